@@ -1,0 +1,1 @@
+//! The seedlet seed agent: controllers, health and metrics server, leader election.

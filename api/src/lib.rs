@@ -1,0 +1,1 @@
+//! Gardener API types, conditions and well-known names used by seedlet.

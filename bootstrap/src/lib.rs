@@ -1,0 +1,1 @@
+//! Garden client identity: key and CSR, certificate issuance, kubeconfig storage, rotation.

@@ -1,0 +1,1 @@
+//! Helm chart archives to Kubernetes manifests via Go-template to minijinja translation.

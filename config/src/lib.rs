@@ -1,0 +1,1 @@
+//! Component configuration for the seedlet agent and garden controller.

@@ -1,0 +1,1 @@
+//! The seedlet garden-side controller: CSR approval, seed lifecycle, extension scheduling.

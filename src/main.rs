@@ -1,0 +1,2 @@
+//! seedlet command line: parses arguments and dispatches into the crates.
+fn main() {}
