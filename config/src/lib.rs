@@ -1,1 +1,210 @@
 //! Component configuration for the seedlet agent and garden controller.
+//!
+//! [`load`] reads a YAML (or JSON) file, recognises the kind from `apiVersion`/`kind`, decodes it,
+//! applies defaults and validates it, returning every problem with its field path:
+//!
+//! - [`GardenletConfiguration`] (`gardenlet.config.gardener.cloud/v1alpha1`) for the agent, compatible
+//!   with gardenlet's: every field gardenlet knows is accepted, unimplemented ones are listed by
+//!   [`GardenletConfiguration::ignored_fields`];
+//! - [`GardenControllerConfiguration`] (`seedlet.gardener.cloud/v1alpha1`) for the garden controller.
+//!
+//! Durations use Go syntax ([`Duration`]). Unknown fields are errors naming their path.
+
+mod common;
+mod decode;
+mod defaults;
+mod duration;
+mod error;
+pub mod garden;
+pub mod gardenlet;
+mod quantity;
+mod validate;
+
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+pub use common::{
+    ClientConnection, ConditionThreshold, LeaderElection, LogFormat, LogLevel, SecretReference,
+    Server, ServerConfiguration, UnknownValue, threshold_for,
+};
+pub use defaults::{
+    GARDEN_CONTROLLER_HEALTH_PORT, GARDEN_CONTROLLER_LEADER_ELECTION_NAME,
+    GARDEN_CONTROLLER_METRICS_PORT, GARDENLET_HEALTH_PORT, GARDENLET_LEADER_ELECTION_NAME,
+    GARDENLET_METRICS_PORT, LEADER_ELECTION_NAMESPACE,
+};
+pub use duration::{Duration, DurationError};
+pub use error::{ConfigError, Problem};
+pub use garden::GardenControllerConfiguration;
+pub use gardenlet::GardenletConfiguration;
+pub use quantity::{Quantity, QuantityError};
+
+/// A loaded configuration of either component.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AnyConfig {
+    /// The agent's configuration.
+    Gardenlet(Box<GardenletConfiguration>),
+    /// The garden controller's configuration.
+    GardenController(Box<GardenControllerConfiguration>),
+}
+
+impl AnyConfig {
+    /// The `kind` of the configuration.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            AnyConfig::Gardenlet(_) => gardenlet::KIND,
+            AnyConfig::GardenController(_) => garden::KIND,
+        }
+    }
+
+    /// The log threshold the configuration asks for.
+    pub fn log_level(&self) -> LogLevel {
+        match self {
+            AnyConfig::Gardenlet(config) => config.log_level,
+            AnyConfig::GardenController(config) => config.log_level,
+        }
+    }
+
+    /// The log format the configuration asks for.
+    pub fn log_format(&self) -> LogFormat {
+        match self {
+            AnyConfig::Gardenlet(config) => config.log_format,
+            AnyConfig::GardenController(config) => config.log_format,
+        }
+    }
+
+    /// Paths of set fields that seedlet does not implement (see [`GardenletConfiguration::ignored_fields`]).
+    pub fn ignored_fields(&self) -> Vec<String> {
+        match self {
+            AnyConfig::Gardenlet(config) => config.ignored_fields(),
+            AnyConfig::GardenController(_) => Vec::new(),
+        }
+    }
+}
+
+/// Reads, decodes, defaults and validates the configuration in `path`, whichever kind it is.
+///
+/// # Errors
+///
+/// [`ConfigError::Read`] / [`ConfigError::Yaml`] when the file cannot be read or parsed,
+/// [`ConfigError::UnknownKind`] for another `apiVersion`/`kind`, and [`ConfigError::Invalid`] with
+/// every problem (unknown fields, bad values, failed rules) by field path.
+pub fn load(path: impl AsRef<Path>) -> Result<AnyConfig, ConfigError> {
+    let path = path.as_ref();
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        file: path.to_owned(),
+        source,
+    })?;
+    parse(&text, path)
+}
+
+/// Like [`load`], for text already read; `file` names the origin in errors.
+///
+/// # Errors
+///
+/// As [`load`], except for reading.
+pub fn parse(text: &str, file: impl Into<PathBuf>) -> Result<AnyConfig, ConfigError> {
+    let file = file.into();
+    let document: Value = serde_yaml::from_str(text).map_err(|source| ConfigError::Yaml {
+        file: file.clone(),
+        source,
+    })?;
+    let field = |name: &str| {
+        document
+            .get(name)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let (api_version, kind) = (field("apiVersion"), field("kind"));
+    match (api_version.as_str(), kind.as_str()) {
+        (gardenlet::API_VERSION, gardenlet::KIND) => {
+            let config = finish(
+                &document,
+                &file,
+                defaults::apply_gardenlet_defaults,
+                gardenlet::validate,
+            )?;
+            Ok(AnyConfig::Gardenlet(Box::new(config)))
+        }
+        (garden::API_VERSION, garden::KIND) => {
+            let config = finish(
+                &document,
+                &file,
+                defaults::apply_garden_controller_defaults,
+                garden::validate,
+            )?;
+            Ok(AnyConfig::GardenController(Box::new(config)))
+        }
+        _ => Err(ConfigError::UnknownKind {
+            file,
+            api_version,
+            kind,
+            expected: format!(
+                "{}/{} or {}/{}",
+                gardenlet::API_VERSION,
+                gardenlet::KIND,
+                garden::API_VERSION,
+                garden::KIND
+            ),
+        }),
+    }
+}
+
+/// Loads an agent configuration.
+///
+/// # Errors
+///
+/// As [`load`], plus [`ConfigError::WrongKind`] when the file holds a garden controller configuration.
+pub fn load_gardenlet(path: impl AsRef<Path>) -> Result<GardenletConfiguration, ConfigError> {
+    let path = path.as_ref();
+    match load(path)? {
+        AnyConfig::Gardenlet(config) => Ok(*config),
+        other => Err(ConfigError::WrongKind {
+            file: path.to_owned(),
+            found: other.kind(),
+            expected: gardenlet::KIND,
+        }),
+    }
+}
+
+/// Loads a garden controller configuration.
+///
+/// # Errors
+///
+/// As [`load`], plus [`ConfigError::WrongKind`] when the file holds an agent configuration.
+pub fn load_garden_controller(
+    path: impl AsRef<Path>,
+) -> Result<GardenControllerConfiguration, ConfigError> {
+    let path = path.as_ref();
+    match load(path)? {
+        AnyConfig::GardenController(config) => Ok(*config),
+        other => Err(ConfigError::WrongKind {
+            file: path.to_owned(),
+            found: other.kind(),
+            expected: garden::KIND,
+        }),
+    }
+}
+
+/// Decodes, defaults and validates one kind; unknown fields and rule violations are reported together.
+fn finish<T: DeserializeOwned>(
+    document: &Value,
+    file: &Path,
+    apply_defaults: fn(&mut T),
+    validate: fn(&T) -> Vec<Problem>,
+) -> Result<T, ConfigError> {
+    let invalid = |problems| ConfigError::Invalid {
+        file: file.to_owned(),
+        problems,
+    };
+    let (mut config, mut problems) = decode::decode::<T>(document).map_err(invalid)?;
+    apply_defaults(&mut config);
+    problems.extend(validate(&config));
+    if problems.is_empty() {
+        Ok(config)
+    } else {
+        Err(invalid(problems))
+    }
+}

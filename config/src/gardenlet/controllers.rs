@@ -1,0 +1,207 @@
+//! `controllers` of the agent: the ones seedlet runs, plus gardenlet's others, accepted and ignored.
+
+use serde::{Deserialize, Serialize};
+
+use crate::common::ConditionThreshold;
+use crate::duration::Duration;
+use crate::gardenlet::ignored::{
+    BackupEntryController, ConcurrentSyncsController, ManagedSeedController,
+    NetworkPolicyController, ShootCareController, ShootController, SyncPeriodController,
+    TokenRequestorWorkloadIdentityController,
+};
+
+/// The `controllers` block.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct GardenletControllers {
+    /// How long a controller waits for its caches to sync before giving up.
+    pub cache_sync_timeout: Duration,
+    /// Installs extension charts for ControllerInstallations of this seed.
+    pub controller_installation: ControllerInstallationController,
+    /// Reports ControllerInstallation health from their ManagedResources.
+    pub controller_installation_care: ControllerInstallationCareController,
+    /// Marks ControllerInstallations required when extension objects need them.
+    pub controller_installation_required: ControllerInstallationRequiredController,
+    /// Seed registration and heartbeat.
+    pub seed: SeedController,
+    /// Seed system component health.
+    pub seed_care: SeedCareController,
+    /// Periodic ShootState backups into the garden.
+    pub shoot_state: ShootStateController,
+    /// Seedlet extension: applies ManagedResources of class `seed` itself (off where gardener-resource-manager runs).
+    pub managed_resource: ManagedResourceController,
+
+    /// Ignored by seedlet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backup_bucket: Option<ConcurrentSyncsController>,
+    /// Ignored by seedlet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backup_entry: Option<BackupEntryController>,
+    /// Ignored by seedlet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bastion: Option<ConcurrentSyncsController>,
+    /// Ignored by seedlet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gardenlet: Option<SyncPeriodController>,
+    /// Ignored by seedlet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub managed_seed: Option<ManagedSeedController>,
+    /// Ignored by seedlet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network_policy: Option<NetworkPolicyController>,
+    /// Ignored by seedlet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shoot: Option<ShootController>,
+    /// Ignored by seedlet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shoot_care: Option<ShootCareController>,
+    /// Ignored by seedlet (older gardenlets; seedlet's secret persistence is part of `shootState`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shoot_secret: Option<ConcurrentSyncsController>,
+    /// Ignored by seedlet (older gardenlets; seedlet's extension state sync is part of `shootState`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shoot_state_sync: Option<ConcurrentSyncsController>,
+    /// Ignored by seedlet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shoot_status: Option<ConcurrentSyncsController>,
+    /// Ignored by seedlet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token_requestor: Option<ConcurrentSyncsController>,
+    /// Ignored by seedlet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token_requestor_workload_identity: Option<TokenRequestorWorkloadIdentityController>,
+    /// Ignored by seedlet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vpa_eviction_requirements: Option<ConcurrentSyncsController>,
+}
+
+/// `controllers.controllerInstallation`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ControllerInstallationController {
+    /// Parallel reconciles.
+    pub concurrent_syncs: u32,
+}
+
+/// `controllers.controllerInstallationCare`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ControllerInstallationCareController {
+    /// Parallel reconciles.
+    pub concurrent_syncs: u32,
+    /// Requeue period, reconcile timeout and maximum backoff.
+    pub sync_period: Duration,
+}
+
+/// `controllers.controllerInstallationRequired`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ControllerInstallationRequiredController {
+    /// Parallel reconciles.
+    pub concurrent_syncs: u32,
+}
+
+/// `controllers.seed`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SeedController {
+    /// Requeue period after a successful Seed reconcile.
+    pub sync_period: Duration,
+    /// Lease renewal period in seconds (also the lease duration and the heartbeat timeout).
+    pub lease_resync_seconds: u32,
+    /// Missed renewals before the agent reports itself unhealthy.
+    pub lease_resync_miss_threshold: u32,
+}
+
+impl SeedController {
+    /// The lease renewal period.
+    pub fn lease_resync_period(&self) -> Duration {
+        Duration::from_secs(u64::from(self.lease_resync_seconds))
+    }
+
+    /// How long the heartbeat may be stuck before `/healthz` fails (`leaseResyncSeconds × leaseResyncMissThreshold`).
+    pub fn health_grace_period(&self) -> Duration {
+        self.lease_resync_period()
+            .saturating_mul(self.lease_resync_miss_threshold)
+    }
+}
+
+/// `controllers.seedCare`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SeedCareController {
+    /// Health check period.
+    pub sync_period: Duration,
+    /// How long failing conditions may stay `Progressing`, per condition type.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub condition_thresholds: Vec<ConditionThreshold>,
+}
+
+/// `controllers.shootState`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ShootStateController {
+    /// Parallel reconciles; 0 switches the periodic backup off, as in gardenlet.
+    pub concurrent_syncs: u32,
+    /// Backup interval per shoot.
+    pub sync_period: Duration,
+}
+
+/// `controllers.managedResource` (seedlet extension).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ManagedResourceController {
+    /// Whether the agent applies ManagedResources of class `seed` itself.
+    pub enabled: bool,
+    /// Parallel reconciles.
+    pub concurrent_syncs: u32,
+    /// Requeue period (re-apply and health check).
+    pub sync_period: Duration,
+}
+
+impl GardenletControllers {
+    /// Names (under `controllers.`) of the configured controllers seedlet does not run.
+    pub fn ignored_fields(&self) -> Vec<&'static str> {
+        [
+            ("backupBucket", self.backup_bucket.is_some()),
+            ("backupEntry", self.backup_entry.is_some()),
+            ("bastion", self.bastion.is_some()),
+            ("gardenlet", self.gardenlet.is_some()),
+            ("managedSeed", self.managed_seed.is_some()),
+            ("networkPolicy", self.network_policy.is_some()),
+            ("shoot", self.shoot.is_some()),
+            ("shootCare", self.shoot_care.is_some()),
+            ("shootSecret", self.shoot_secret.is_some()),
+            ("shootStateSync", self.shoot_state_sync.is_some()),
+            ("shootStatus", self.shoot_status.is_some()),
+            ("tokenRequestor", self.token_requestor.is_some()),
+            (
+                "tokenRequestorWorkloadIdentity",
+                self.token_requestor_workload_identity.is_some(),
+            ),
+            (
+                "vpaEvictionRequirements",
+                self.vpa_eviction_requirements.is_some(),
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(name, set)| set.then_some(name))
+        .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn health_grace_period_is_resync_times_miss_threshold() {
+        let seed = SeedController {
+            sync_period: Duration::from_mins(1),
+            lease_resync_seconds: 2,
+            lease_resync_miss_threshold: 10,
+        };
+        assert_eq!(seed.lease_resync_period(), Duration::from_secs(2));
+        assert_eq!(seed.health_grace_period(), Duration::from_secs(20));
+    }
+}

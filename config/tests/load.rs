@@ -1,0 +1,347 @@
+//! Loading whole files: the shipped examples, Gardener's own gardenlet example, and rejected documents.
+
+use std::path::{Path, PathBuf};
+
+use seedlet_config::{
+    AnyConfig, ConfigError, Duration, LogFormat, load, load_garden_controller, load_gardenlet,
+    parse,
+};
+
+fn crate_file(relative: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(relative)
+}
+
+fn problems(text: &str) -> Vec<String> {
+    match parse(text, "test.yaml") {
+        Err(error @ ConfigError::Invalid { .. }) => {
+            error.problems().iter().map(ToString::to_string).collect()
+        }
+        other => panic!("expected an invalid configuration, got {other:?}"),
+    }
+}
+
+const GARDENLET_HEADER: &str =
+    "apiVersion: gardenlet.config.gardener.cloud/v1alpha1\nkind: GardenletConfiguration\n";
+
+#[test]
+fn every_example_loads_and_validates() {
+    let mut kinds = Vec::new();
+    for entry in std::fs::read_dir(crate_file("examples")).unwrap() {
+        let path = entry.unwrap().path();
+        let config = load(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+        assert!(
+            config.ignored_fields().is_empty(),
+            "{}: {:?}",
+            path.display(),
+            config.ignored_fields()
+        );
+        kinds.push(config.kind());
+    }
+    kinds.sort_unstable();
+    assert_eq!(
+        kinds,
+        [
+            "GardenControllerConfiguration",
+            "GardenletConfiguration",
+            "GardenletConfiguration"
+        ]
+    );
+}
+
+#[test]
+fn bootstrap_token_example_carries_bootstrap_and_rotation_settings() {
+    let config = load_gardenlet(crate_file("examples/agent-bootstrap-token.yaml")).unwrap();
+    let garden = &config.garden_client_connection;
+    assert_eq!(
+        garden.bootstrap_kubeconfig.as_ref().unwrap().to_string(),
+        "garden/gardenlet-kubeconfig-bootstrap"
+    );
+    assert_eq!(
+        garden.kubeconfig_secret.as_ref().unwrap().to_string(),
+        "garden/gardenlet-kubeconfig"
+    );
+    assert_eq!(
+        garden.kubeconfig_validity.validity,
+        Some(Duration::from_hours(24))
+    );
+    assert_eq!(config.seed_name(), Some("local"));
+    assert_eq!(
+        config.seed_config.unwrap().spec["provider"]["type"],
+        "local"
+    );
+}
+
+#[test]
+fn static_kubeconfig_example_uses_files_and_disables_managed_resources() {
+    let config = load_gardenlet(crate_file("examples/agent-static-kubeconfig.yaml")).unwrap();
+    assert_eq!(
+        config.garden_client_connection.kubeconfig.as_deref(),
+        Some(Path::new("/etc/seedlet/garden-kubeconfig.yaml"))
+    );
+    assert!(config.garden_client_connection.kubeconfig_secret.is_none());
+    assert!(!config.controllers.managed_resource.enabled);
+    assert_eq!(config.log_format, LogFormat::Text);
+    assert_eq!(
+        config.server.metrics.socket_addr().unwrap().to_string(),
+        "127.0.0.1:2729"
+    );
+}
+
+#[test]
+fn garden_controller_example_sets_the_lifecycle_periods() {
+    let config = load_garden_controller(crate_file("examples/garden-controller.yaml")).unwrap();
+    let lifecycle = &config.controllers.seed_lifecycle;
+    assert_eq!(lifecycle.monitor_period, Duration::from_secs(40));
+    assert_eq!(lifecycle.shoot_monitor_period, Duration::from_secs(200));
+    let thresholds = &config
+        .controllers
+        .seed_extensions_check
+        .condition_thresholds;
+    assert_eq!(
+        seedlet_config::threshold_for(thresholds, "ExtensionsReady"),
+        Some(Duration::from_mins(1))
+    );
+}
+
+#[test]
+fn gardeners_gardenlet_example_passes_unchanged_and_reports_what_seedlet_ignores() {
+    let config = load(crate_file(
+        "tests/fixtures/20-componentconfig-gardenlet.yaml",
+    ))
+    .unwrap();
+    let AnyConfig::Gardenlet(gardenlet) = &config else {
+        panic!("wrong kind {}", config.kind())
+    };
+    assert_eq!(gardenlet.garden_client_connection.qps, 100.0);
+    assert_eq!(
+        gardenlet.controllers.seed.sync_period,
+        Duration::from_hours(1)
+    );
+    assert_eq!(gardenlet.controllers.seed.lease_resync_seconds, 2);
+    assert_eq!(
+        gardenlet.controllers.shoot_state.sync_period,
+        Duration::from_hours(6)
+    );
+    assert_eq!(
+        gardenlet.resources.as_ref().unwrap().capacity["shoots"].as_str(),
+        "200"
+    );
+    assert_eq!(
+        config.ignored_fields(),
+        [
+            "shootClientConnection",
+            "debugging",
+            "logging",
+            "etcdConfig",
+            "nodeToleration",
+            "controllers.backupBucket",
+            "controllers.backupEntry",
+            "controllers.bastion",
+            "controllers.gardenlet",
+            "controllers.managedSeed",
+            "controllers.networkPolicy",
+            "controllers.shoot",
+            "controllers.shootCare",
+            "controllers.shootStatus",
+            "controllers.tokenRequestor",
+            "controllers.tokenRequestorWorkloadIdentity",
+            "controllers.vpaEvictionRequirements",
+            "featureGates.DefaultSeccompProfile",
+        ]
+    );
+}
+
+#[test]
+fn unknown_fields_are_all_reported_with_their_paths() {
+    let text = format!(
+        "{GARDENLET_HEADER}\
+gardenClientConnection:
+  kubeconfigValidty: {{}}
+controllers:
+  seedCare:
+    conditionThresholds:
+    - type: SeedSystemComponentsHealthy
+      duration: 1m
+      severity: high
+  shoot:
+    concurrentSynks: 3
+etcdConfig:
+  etcdController:
+    worker: 3
+seedConfig:
+  metadata:
+    name: local
+    lables: {{}}
+  spec:
+    provider: {{type: local, region: local}}
+unknownTopLevel: true
+"
+    );
+    assert_eq!(
+        problems(&text),
+        [
+            "gardenClientConnection.kubeconfigValidty: unknown field",
+            "controllers.seedCare.conditionThresholds[0].severity: unknown field",
+            "controllers.shoot.concurrentSynks: unknown field",
+            "etcdConfig.etcdController.worker: unknown field",
+            "seedConfig.metadata.lables: unknown field",
+            "unknownTopLevel: unknown field",
+        ]
+    );
+}
+
+#[test]
+fn a_bad_duration_names_its_path_and_the_reason() {
+    let text = format!(
+        "{GARDENLET_HEADER}controllers:\n  seedCare:\n    conditionThresholds:\n    - type: X\n      duration: 5 minutes\n"
+    );
+    let found = problems(&text);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].starts_with(
+            "controllers.seedCare.conditionThresholds[0].duration: invalid duration \"5 minutes\""
+        ),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn a_number_where_a_duration_belongs_is_rejected() {
+    let text = format!("{GARDENLET_HEADER}controllers:\n  seed:\n    syncPeriod: 60\n");
+    let found = problems(&text);
+    assert_eq!(found.len(), 1);
+    assert!(
+        found[0].starts_with("controllers.seed.syncPeriod: invalid type: integer `60`"),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn unknown_fields_and_rule_violations_are_reported_together() {
+    let text = format!(
+        "{GARDENLET_HEADER}\
+gardenClientConnection:
+  kubeconfigValidity:
+    validity: 5m
+    autoRotationJitterPercentageMin: 95
+controllers:
+  seedCare:
+    conditionThresholds:
+    - type: SeedSystemComponentsHealthy
+      duration: 0s
+  typoController: {{}}
+server:
+  metrics:
+    bindAddress: everywhere
+seedConfig:
+  metadata:
+    labels: {{a: b}}
+  spec: {{}}
+"
+    );
+    assert_eq!(
+        problems(&text),
+        [
+            "controllers.typoController: unknown field",
+            "gardenClientConnection.kubeconfigValidity.validity: must be at least 10m",
+            "gardenClientConnection.kubeconfigValidity.autoRotationJitterPercentageMin: must be less than autoRotationJitterPercentageMax",
+            "controllers.seedCare.conditionThresholds[0].duration: must be > 0",
+            "server.metrics.bindAddress: \"everywhere\" is not an IP address",
+            "seedConfig.metadata.name: required",
+            "seedConfig.spec.provider.type: required",
+            "seedConfig.spec.provider.region: required",
+        ]
+    );
+}
+
+#[test]
+fn out_of_range_ports_and_unknown_log_levels_are_type_errors_at_their_path() {
+    let port = problems(&format!(
+        "{GARDENLET_HEADER}server:\n  healthProbes:\n    port: 70000\n"
+    ));
+    assert_eq!(port.len(), 1);
+    assert!(
+        port[0].starts_with("server.healthProbes.port: invalid value: integer `70000`"),
+        "{port:?}"
+    );
+    let level = problems(&format!("{GARDENLET_HEADER}logLevel: warn\n"));
+    assert_eq!(level.len(), 1);
+    assert!(
+        level[0].starts_with("logLevel: unknown variant `warn`"),
+        "{level:?}"
+    );
+}
+
+#[test]
+fn garden_controller_unknown_fields_are_reported() {
+    let text = "apiVersion: seedlet.gardener.cloud/v1alpha1\nkind: GardenControllerConfiguration\n\
+controllers:\n  seedLifecycle:\n    monitorPeriod: 1m\n    gracePeriod: 1m\n  bastion: {}\n";
+    assert_eq!(
+        problems(text),
+        [
+            "controllers.seedLifecycle.gracePeriod: unknown field",
+            "controllers.bastion: unknown field"
+        ]
+    );
+}
+
+#[test]
+fn other_kinds_and_missing_type_information_are_refused() {
+    let error = parse(
+        "apiVersion: controllermanager.config.gardener.cloud/v1alpha1\nkind: ControllerManagerConfiguration\n",
+        "gcm.yaml",
+    )
+    .unwrap_err();
+    assert!(
+        matches!(error, ConfigError::UnknownKind { ref kind, .. } if kind == "ControllerManagerConfiguration")
+    );
+    assert!(
+        error
+            .to_string()
+            .contains("expected gardenlet.config.gardener.cloud/v1alpha1/GardenletConfiguration")
+    );
+    assert!(matches!(
+        parse("logLevel: info\n", "x.yaml"),
+        Err(ConfigError::UnknownKind { .. })
+    ));
+    assert!(matches!(
+        parse("a: [", "x.yaml"),
+        Err(ConfigError::Yaml { .. })
+    ));
+    assert!(matches!(
+        load("/nonexistent/seedlet.yaml"),
+        Err(ConfigError::Read { .. })
+    ));
+}
+
+#[test]
+fn typed_loaders_refuse_the_other_kind() {
+    let error = load_gardenlet(crate_file("examples/garden-controller.yaml")).unwrap_err();
+    assert!(matches!(
+        error,
+        ConfigError::WrongKind {
+            found: "GardenControllerConfiguration",
+            ..
+        }
+    ));
+    let error =
+        load_garden_controller(crate_file("examples/agent-static-kubeconfig.yaml")).unwrap_err();
+    assert!(matches!(
+        error,
+        ConfigError::WrongKind {
+            found: "GardenletConfiguration",
+            ..
+        }
+    ));
+}
+
+#[test]
+fn a_loaded_configuration_serialises_back_to_an_equal_one() {
+    let config = load_gardenlet(crate_file("examples/agent-bootstrap-token.yaml")).unwrap();
+    let text = serde_yaml::to_string(&config).unwrap();
+    assert!(text.contains("syncPeriod: 1m0s"), "{text}");
+    let AnyConfig::Gardenlet(again) = parse(&text, "round-trip.yaml").unwrap() else {
+        panic!("wrong kind")
+    };
+    assert_eq!(*again, config);
+}
