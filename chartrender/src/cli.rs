@@ -1,0 +1,198 @@
+//! `seedlet render`: offline rendering of a chart or a ControllerDeployment, printed like `helm template`.
+
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+use clap::{Args, ValueEnum};
+
+use crate::values::{GardenerInfo, gardener_values, merge_values};
+use crate::{Chart, ChartError, Limits, RenderError, RenderOptions, Renderer};
+
+/// Arguments of `seedlet render`.
+#[derive(Debug, Clone, Args)]
+pub struct RenderArgs {
+    /// Chart directory or `.tgz` archive.
+    #[arg(long, conflicts_with = "deployment", required_unless_present = "deployment")]
+    pub chart: Option<PathBuf>,
+    /// ControllerDeployment YAML (core.gardener.cloud/v1 `helm.rawChart`, or v1beta1 `type: helm` + `providerConfig.chart`).
+    #[arg(long)]
+    pub deployment: Option<PathBuf>,
+    /// Values files layered in order over the chart's (and the deployment's) values.
+    #[arg(long = "values", value_name = "FILE")]
+    pub values: Vec<PathBuf>,
+    /// Seed YAML to build the injected `gardener.*` values from.
+    #[arg(long)]
+    pub seed: Option<PathBuf>,
+    /// Release name (gardenlet uses the ControllerRegistration name).
+    #[arg(long, default_value = "release-name")]
+    pub release: String,
+    /// Release namespace (gardenlet uses `extension-<ControllerInstallation name>`).
+    #[arg(long, default_value = "default")]
+    pub namespace: String,
+    /// `.Capabilities.KubeVersion`.
+    #[arg(long, default_value = "v1.20.0")]
+    pub kube_version: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Yaml)]
+    pub output: OutputFormat,
+}
+
+/// How `seedlet render` prints its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// `---\n# Source: <path>\n<text>` per template, like `helm template`.
+    Yaml,
+    /// A JSON object `{template path: rendered text}`.
+    Json,
+}
+
+/// Why `seedlet render` failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An input file could not be read.
+    #[error("reading {path}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An input file is not valid YAML.
+    #[error("parsing {path}")]
+    Yaml {
+        /// The file.
+        path: PathBuf,
+        /// The YAML error.
+        #[source]
+        source: serde_yaml::Error,
+    },
+    /// The ControllerDeployment carries no usable chart.
+    #[error("{path}: {message}")]
+    Deployment {
+        /// The file.
+        path: PathBuf,
+        /// What is missing or wrong.
+        message: String,
+    },
+    /// Loading the chart failed.
+    #[error("loading chart")]
+    Chart(#[from] ChartError),
+    /// Rendering failed.
+    #[error("rendering chart")]
+    Render(#[from] RenderError),
+    /// Encoding the JSON output failed.
+    #[error("encoding output")]
+    Output(#[from] serde_json::Error),
+}
+
+/// Renders according to `args` and returns the text to print.
+///
+/// # Errors
+/// Unreadable or invalid inputs, chart loading and rendering failures.
+pub fn run(args: &RenderArgs) -> Result<String, Error> {
+    let limits = Limits::default();
+    let (chart, mut values) = match (&args.chart, &args.deployment) {
+        (Some(path), _) => (load_chart(path, &limits)?, serde_json::json!({})),
+        (None, Some(path)) => deployment_chart(path, &limits)?,
+        (None, None) => {
+            return Err(Error::Deployment { path: PathBuf::from("-"), message: "either --chart or --deployment is required".into() });
+        }
+    };
+    for path in &args.values {
+        let overlay = read_yaml(path)?;
+        merge_values(&mut values, &overlay);
+    }
+    if let Some(path) = &args.seed {
+        let seed = read_yaml(path)?;
+        merge_values(&mut values, &gardener_values(&seed, &GardenerInfo::default()));
+    }
+    let options = RenderOptions {
+        release_name: args.release.clone(),
+        namespace: args.namespace.clone(),
+        values,
+        kube_version: args.kube_version.clone(),
+        ..RenderOptions::default()
+    };
+    let rendered = Renderer::new().render(&chart, &options)?;
+    match args.output {
+        OutputFormat::Json => Ok(serde_json::to_string_pretty(&rendered.templates)? + "\n"),
+        OutputFormat::Yaml => Ok(helm_template_text(&rendered.templates)),
+    }
+}
+
+/// Formats templates like `helm template`: whitespace-only outputs skipped, each prefixed with its source.
+pub fn helm_template_text(templates: &std::collections::BTreeMap<String, String>) -> String {
+    let mut out = String::new();
+    for (path, text) in templates {
+        if text.trim().is_empty() {
+            continue;
+        }
+        out.push_str("---\n# Source: ");
+        out.push_str(path);
+        out.push('\n');
+        out.push_str(text.trim_start_matches('\n'));
+        if !text.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, Error> {
+    std::fs::read(path).map_err(|source| Error::Read { path: path.to_path_buf(), source })
+}
+
+fn read_yaml(path: &Path) -> Result<serde_json::Value, Error> {
+    let value: serde_json::Value =
+        serde_yaml::from_slice(&read(path)?).map_err(|source| Error::Yaml { path: path.to_path_buf(), source })?;
+    Ok(if value.is_null() { serde_json::json!({}) } else { value })
+}
+
+fn load_chart(path: &Path, limits: &Limits) -> Result<Chart, Error> {
+    if path.is_dir() {
+        return Ok(Chart::from_dir(path, limits)?);
+    }
+    Ok(Chart::from_bytes(&read(path)?, limits)?)
+}
+
+/// Extracts chart bytes and values from a ControllerDeployment in either API version.
+fn deployment_chart(path: &Path, limits: &Limits) -> Result<(Chart, serde_json::Value), Error> {
+    let deployment = read_yaml(path)?;
+    let invalid = |message: &str| Error::Deployment { path: path.to_path_buf(), message: message.to_string() };
+    let (encoded, values) = if let Some(helm) = deployment.get("helm") {
+        let raw = helm.get("rawChart").and_then(serde_json::Value::as_str);
+        if raw.is_none() && helm.get("ociRepository").is_some() {
+            return Err(invalid("helm.ociRepository charts cannot be rendered offline, use helm.rawChart"));
+        }
+        (raw.ok_or_else(|| invalid("helm.rawChart is missing"))?, helm.get("values"))
+    } else if deployment.get("type").and_then(serde_json::Value::as_str) == Some("helm") {
+        let config = deployment.get("providerConfig").ok_or_else(|| invalid("providerConfig is missing"))?;
+        let chart = config.get("chart").and_then(serde_json::Value::as_str).ok_or_else(|| invalid("providerConfig.chart is missing"))?;
+        (chart, config.get("values"))
+    } else {
+        return Err(invalid("not a helm ControllerDeployment (no .helm and no type: helm)"));
+    };
+    let compact: String = encoded.chars().filter(|c| !c.is_whitespace()).collect();
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(compact)
+        .map_err(|e| invalid(&format!("chart is not valid base64: {e}")))?;
+    let values = values.filter(|v| v.is_object()).cloned().unwrap_or_else(|| serde_json::json!({}));
+    Ok((Chart::from_bytes(&bytes, limits)?, values))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    #[test]
+    fn helm_template_text_skips_empty_outputs_and_adds_sources() {
+        let mut templates = BTreeMap::new();
+        templates.insert("c/templates/a.yaml".to_string(), "\nkind: A\n".to_string());
+        templates.insert("c/templates/empty.yaml".to_string(), "\n  \n".to_string());
+        assert_eq!(helm_template_text(&templates), "---\n# Source: c/templates/a.yaml\nkind: A\n");
+    }
+}

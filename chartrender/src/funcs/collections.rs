@@ -1,0 +1,443 @@
+//! Sprig list and dict functions; dicts are shared mutable [`GoMap`]s like Go maps.
+
+use std::collections::BTreeMap;
+
+use minijinja::Error;
+use minijinja::value::{Value, ValueKind};
+
+use super::value::{GoMap, deep_copy, go_equal, is_nil, key_string, list_items, map_entries, to_go_string, to_i64};
+use super::{arg_str, fail, want};
+
+fn list_of(name: &str, value: &Value) -> Result<Vec<Value>, Error> {
+    if is_nil(value) {
+        return Ok(Vec::new());
+    }
+    list_items(value).ok_or_else(|| fail(format!("{name}: cannot use type {} as a list", super::value::type_of(value))))
+}
+
+fn go_map<'a>(name: &str, value: &'a Value) -> Result<&'a GoMap, Error> {
+    value.downcast_object_ref::<GoMap>().ok_or_else(|| fail(format!("{name}: expected a dict, got {}", super::value::type_of(value))))
+}
+
+/// `list a b …`
+pub(crate) fn list(args: &[Value]) -> Result<Value, Error> {
+    Ok(Value::from(args.to_vec()))
+}
+
+/// `append list v` / `push list v`
+pub(crate) fn append(args: &[Value]) -> Result<Value, Error> {
+    want("append", args, 2)?;
+    let mut items = list_of("append", &args[0])?;
+    items.push(args[1].clone());
+    Ok(Value::from(items))
+}
+
+/// `prepend list v`
+pub(crate) fn prepend(args: &[Value]) -> Result<Value, Error> {
+    want("prepend", args, 2)?;
+    let mut items = list_of("prepend", &args[0])?;
+    items.insert(0, args[1].clone());
+    Ok(Value::from(items))
+}
+
+/// `concat list list …`
+pub(crate) fn concat(args: &[Value]) -> Result<Value, Error> {
+    let mut out = Vec::new();
+    for value in args {
+        out.extend(list_of("concat", value)?);
+    }
+    Ok(Value::from(out))
+}
+
+/// `first list` (nil for an empty list)
+pub(crate) fn first(args: &[Value]) -> Result<Value, Error> {
+    want("first", args, 1)?;
+    Ok(list_of("first", &args[0])?.into_iter().next().unwrap_or(Value::from(())))
+}
+
+/// `last list`
+pub(crate) fn last(args: &[Value]) -> Result<Value, Error> {
+    want("last", args, 1)?;
+    Ok(list_of("last", &args[0])?.pop().unwrap_or(Value::from(())))
+}
+
+/// `rest list`: all but the first.
+pub(crate) fn rest(args: &[Value]) -> Result<Value, Error> {
+    want("rest", args, 1)?;
+    Ok(Value::from(list_of("rest", &args[0])?.into_iter().skip(1).collect::<Vec<_>>()))
+}
+
+/// `initial list`: all but the last.
+pub(crate) fn initial(args: &[Value]) -> Result<Value, Error> {
+    want("initial", args, 1)?;
+    let mut items = list_of("initial", &args[0])?;
+    items.pop();
+    Ok(Value::from(items))
+}
+
+/// `reverse list`
+pub(crate) fn reverse(args: &[Value]) -> Result<Value, Error> {
+    want("reverse", args, 1)?;
+    let mut items = list_of("reverse", &args[0])?;
+    items.reverse();
+    Ok(Value::from(items))
+}
+
+/// `uniq list`: first occurrences in order.
+pub(crate) fn uniq(args: &[Value]) -> Result<Value, Error> {
+    want("uniq", args, 1)?;
+    let mut out: Vec<Value> = Vec::new();
+    for item in list_of("uniq", &args[0])? {
+        if !out.iter().any(|seen| go_equal(seen, &item)) {
+            out.push(item);
+        }
+    }
+    Ok(Value::from(out))
+}
+
+/// `compact list`: drops empty elements.
+pub(crate) fn compact(args: &[Value]) -> Result<Value, Error> {
+    want("compact", args, 1)?;
+    Ok(Value::from(list_of("compact", &args[0])?.into_iter().filter(|v| !super::value::is_empty(v)).collect::<Vec<_>>()))
+}
+
+/// `without list a b …`
+pub(crate) fn without(args: &[Value]) -> Result<Value, Error> {
+    let (list, drop) = args.split_first().ok_or_else(|| fail("without: missing list"))?;
+    let items = list_of("without", list)?;
+    Ok(Value::from(items.into_iter().filter(|v| !drop.iter().any(|d| go_equal(d, v))).collect::<Vec<_>>()))
+}
+
+/// `has needle list`
+pub(crate) fn has(args: &[Value]) -> Result<Value, Error> {
+    want("has", args, 2)?;
+    Ok(Value::from(list_of("has", &args[1])?.iter().any(|v| go_equal(v, &args[0]))))
+}
+
+/// `slice list start [end]` (also strings)
+pub(crate) fn slice(args: &[Value]) -> Result<Value, Error> {
+    let (target, bounds) = args.split_first().ok_or_else(|| fail("slice: missing argument"))?;
+    if let Some(s) = target.as_str() {
+        let start = bounds.first().map_or(0, to_i64) as usize;
+        let end = bounds.get(1).map_or(s.len() as i64, to_i64) as usize;
+        if start > end || end > s.len() {
+            return Err(fail(format!("slice: index out of range [{start}:{end}] with length {}", s.len())));
+        }
+        return Ok(Value::from(String::from_utf8_lossy(&s.as_bytes()[start..end]).into_owned()));
+    }
+    let items = list_of("slice", target)?;
+    let start = bounds.first().map_or(0, to_i64);
+    let end = bounds.get(1).map_or(items.len() as i64, to_i64);
+    if start < 0 || end < start || end as usize > items.len() {
+        return Err(fail(format!("slice: index out of range [{start}:{end}] with length {}", items.len())));
+    }
+    Ok(Value::from(items[start as usize..end as usize].to_vec()))
+}
+
+/// `until n`: 0 … n-1 (counting down for negative n).
+pub(crate) fn until(args: &[Value]) -> Result<Value, Error> {
+    want("until", args, 1)?;
+    let n = to_i64(&args[0]);
+    let step = if n < 0 { -1 } else { 1 };
+    step_range(0, n, step)
+}
+
+/// `untilStep start stop step`
+pub(crate) fn until_step(args: &[Value]) -> Result<Value, Error> {
+    want("untilStep", args, 3)?;
+    step_range(to_i64(&args[0]), to_i64(&args[1]), to_i64(&args[2]))
+}
+
+fn step_range(start: i64, stop: i64, step: i64) -> Result<Value, Error> {
+    if step == 0 || (step > 0 && start > stop) || (step < 0 && start < stop) {
+        return Ok(Value::from(Vec::<Value>::new()));
+    }
+    let count = ((stop - start).unsigned_abs()).div_ceil(step.unsigned_abs());
+    if count > 1_000_000 {
+        return Err(fail("until: more than 1000000 elements"));
+    }
+    Ok(Value::from((0..count as i64).map(|i| Value::from(start + i * step)).collect::<Vec<_>>()))
+}
+
+/// `dict k v k v …`
+pub(crate) fn dict(args: &[Value]) -> Result<Value, Error> {
+    let mut entries = BTreeMap::new();
+    for pair in args.chunks(2) {
+        let value = pair.get(1).cloned().unwrap_or(Value::from(""));
+        entries.insert(key_string(&pair[0]), value);
+    }
+    Ok(GoMap::value(entries))
+}
+
+/// `get dict key` ("" when missing)
+pub(crate) fn get(args: &[Value]) -> Result<Value, Error> {
+    want("get", args, 2)?;
+    let key = arg_str(args, 1);
+    Ok(map_entries(&args[0]).and_then(|m| m.get(&key).cloned()).unwrap_or(Value::from("")))
+}
+
+/// `set dict key value`: mutates and returns the dict.
+pub(crate) fn set(args: &[Value]) -> Result<Value, Error> {
+    want("set", args, 3)?;
+    let key = arg_str(args, 1);
+    go_map("set", &args[0])?.update(|m| m.insert(key, args[2].clone()));
+    Ok(args[0].clone())
+}
+
+/// `unset dict key`: mutates and returns the dict.
+pub(crate) fn unset(args: &[Value]) -> Result<Value, Error> {
+    want("unset", args, 2)?;
+    let key = arg_str(args, 1);
+    go_map("unset", &args[0])?.update(|m| m.remove(&key));
+    Ok(args[0].clone())
+}
+
+/// `hasKey dict key`
+pub(crate) fn has_key(args: &[Value]) -> Result<Value, Error> {
+    want("hasKey", args, 2)?;
+    let key = arg_str(args, 1);
+    Ok(Value::from(match args[0].downcast_object_ref::<GoMap>() {
+        Some(map) => map.contains(&key),
+        None => map_entries(&args[0]).is_some_and(|m| m.contains_key(&key)),
+    }))
+}
+
+/// `keys dict …` (unsorted in Go; sorted here, which Go allows)
+pub(crate) fn keys(args: &[Value]) -> Result<Value, Error> {
+    let mut out = Vec::new();
+    for value in args {
+        out.extend(map_entries(value).unwrap_or_default().into_keys().map(Value::from));
+    }
+    Ok(Value::from(out))
+}
+
+/// `values dict`
+pub(crate) fn values(args: &[Value]) -> Result<Value, Error> {
+    want("values", args, 1)?;
+    Ok(Value::from(map_entries(&args[0]).unwrap_or_default().into_values().collect::<Vec<_>>()))
+}
+
+/// `pick dict k …`
+pub(crate) fn pick(args: &[Value]) -> Result<Value, Error> {
+    let (map, wanted) = args.split_first().ok_or_else(|| fail("pick: missing dict"))?;
+    let wanted: Vec<String> = wanted.iter().map(to_go_string).collect();
+    let entries = map_entries(map).unwrap_or_default().into_iter().filter(|(k, _)| wanted.contains(k)).collect();
+    Ok(GoMap::value(entries))
+}
+
+/// `omit dict k …`
+pub(crate) fn omit(args: &[Value]) -> Result<Value, Error> {
+    let (map, dropped) = args.split_first().ok_or_else(|| fail("omit: missing dict"))?;
+    let dropped: Vec<String> = dropped.iter().map(to_go_string).collect();
+    let entries = map_entries(map).unwrap_or_default().into_iter().filter(|(k, _)| !dropped.contains(k)).collect();
+    Ok(GoMap::value(entries))
+}
+
+/// `pluck key dict …`: the key's value from each dict that has it.
+pub(crate) fn pluck(args: &[Value]) -> Result<Value, Error> {
+    let (key, maps) = args.split_first().ok_or_else(|| fail("pluck: missing key"))?;
+    let key = to_go_string(key);
+    Ok(Value::from(maps.iter().filter_map(|m| map_entries(m).and_then(|e| e.get(&key).cloned())).collect::<Vec<_>>()))
+}
+
+/// `dig k1 k2 … default dict`
+pub(crate) fn dig(args: &[Value]) -> Result<Value, Error> {
+    if args.len() < 3 {
+        return Err(fail("dig: needs at least one key, a default and a dict"));
+    }
+    let (map, rest) = args.split_last().ok_or_else(|| fail("dig: missing dict"))?;
+    let (default, keys) = rest.split_last().ok_or_else(|| fail("dig: missing default"))?;
+    let mut current = map.clone();
+    for key in keys {
+        match map_entries(&current).and_then(|m| m.get(&to_go_string(key)).cloned()) {
+            Some(next) => current = next,
+            None => return Ok(default.clone()),
+        }
+    }
+    Ok(current)
+}
+
+/// `merge dst src …`: fills keys missing in dst (recursively), mutating dst.
+pub(crate) fn merge(args: &[Value]) -> Result<Value, Error> {
+    merge_into("merge", args, false)
+}
+
+/// `mergeOverwrite dst src …`: later sources win, mutating dst.
+pub(crate) fn merge_overwrite(args: &[Value]) -> Result<Value, Error> {
+    merge_into("mergeOverwrite", args, true)
+}
+
+fn merge_into(name: &str, args: &[Value], overwrite: bool) -> Result<Value, Error> {
+    let (dst, sources) = args.split_first().ok_or_else(|| fail(format!("{name}: missing destination")))?;
+    let target = go_map(name, dst)?;
+    for source in sources {
+        let Some(entries) = map_entries(source) else { continue };
+        for (key, value) in entries {
+            merge_value(target, key, value, overwrite);
+        }
+    }
+    Ok(dst.clone())
+}
+
+/// mergo semantics: nested maps merge recursively; otherwise dst keeps non-empty values unless overwriting.
+fn merge_value(target: &GoMap, key: String, value: Value, overwrite: bool) {
+    let existing = target.get(&key);
+    match existing {
+        Some(current) if current.kind() == ValueKind::Map && value.kind() == ValueKind::Map => {
+            if let Some(inner) = current.downcast_object_ref::<GoMap>() {
+                for (k, v) in map_entries(&value).unwrap_or_default() {
+                    merge_value(inner, k, v, overwrite);
+                }
+            }
+        }
+        Some(current) if !super::value::is_empty(&current) && !(overwrite && !super::value::is_empty(&value)) => {}
+        _ => {
+            let copied = if value.kind() == ValueKind::Map { deep_copy(&value) } else { value };
+            target.update(|m| m.insert(key, copied));
+        }
+    }
+}
+
+/// `deepCopy v`
+pub(crate) fn deep_copy_fn(args: &[Value]) -> Result<Value, Error> {
+    want("deepCopy", args, 1)?;
+    Ok(deep_copy(&args[0]))
+}
+
+/// Go's `index x k1 k2 …`.
+pub(crate) fn index(args: &[Value]) -> Result<Value, Error> {
+    let (target, keys) = args.split_first().ok_or_else(|| fail("wrong number of args for index: want at least 1 got 0"))?;
+    let mut current = target.clone();
+    for key in keys {
+        if is_nil(&current) {
+            return Err(fail("error calling index: index of untyped nil"));
+        }
+        current = match current.kind() {
+            ValueKind::Map => match current.downcast_object_ref::<GoMap>() {
+                Some(map) => map.get(&key_string(key)).unwrap_or(Value::UNDEFINED),
+                None => current.get_item(key).unwrap_or(Value::UNDEFINED),
+            },
+            ValueKind::Seq | ValueKind::String | ValueKind::Bytes => {
+                let position = to_i64(key);
+                let len = current.len().unwrap_or(0) as i64;
+                if position < 0 || position >= len {
+                    return Err(fail(format!("error calling index: index out of range: {position}")));
+                }
+                if let Some(s) = current.as_str() {
+                    Value::from(i64::from(s.as_bytes()[position as usize]))
+                } else {
+                    current.get_item(&Value::from(position)).unwrap_or(Value::UNDEFINED)
+                }
+            }
+            _ => return Err(fail(format!("error calling index: cannot index slice/array with type {}", super::value::type_of(&current)))),
+        };
+    }
+    Ok(current)
+}
+
+/// Go's `len x`.
+pub(crate) fn len(args: &[Value]) -> Result<Value, Error> {
+    want("len", args, 1)?;
+    let value = &args[0];
+    if let Some(s) = value.as_str() {
+        return Ok(Value::from(s.len() as i64));
+    }
+    match value.kind() {
+        ValueKind::Seq | ValueKind::Map | ValueKind::Bytes | ValueKind::Iterable => Ok(Value::from(value.len().unwrap_or(0) as i64)),
+        _ => Err(fail(format!("error calling len: len of {}", if is_nil(value) { "nil pointer".to_string() } else { format!("type {}", super::value::type_of(value)) }))),
+    }
+}
+
+/// `range` helper: elements of a list, values of a map in key order; nil ranges over nothing.
+pub(crate) fn range_values(args: &[Value]) -> Result<Value, Error> {
+    want("range", args, 1)?;
+    Ok(Value::from(range_pairs_of(&args[0])?.into_iter().map(|(_, v)| v).collect::<Vec<_>>()))
+}
+
+/// `range $k, $v` helper: `[key or index, element]` pairs.
+pub(crate) fn range_pairs(args: &[Value]) -> Result<Value, Error> {
+    want("range", args, 1)?;
+    Ok(Value::from(range_pairs_of(&args[0])?.into_iter().map(|(k, v)| Value::from(vec![k, v])).collect::<Vec<_>>()))
+}
+
+fn range_pairs_of(value: &Value) -> Result<Vec<(Value, Value)>, Error> {
+    if is_nil(value) {
+        return Ok(Vec::new());
+    }
+    match value.kind() {
+        ValueKind::Map => Ok(map_entries(value).unwrap_or_default().into_iter().map(|(k, v)| (Value::from(k), v)).collect()),
+        ValueKind::Seq | ValueKind::Iterable => {
+            Ok(list_items(value).unwrap_or_default().into_iter().enumerate().map(|(i, v)| (Value::from(i as i64), v)).collect())
+        }
+        ValueKind::Number if value.is_integer() => {
+            let n = value.as_i64().unwrap_or(0).clamp(0, 1_000_000);
+            Ok((0..n).map(|i| (Value::from(i), Value::from(i))).collect())
+        }
+        _ => Err(fail(format!("range can't iterate over {}", super::value::go_string(value)))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::super::value::{from_json, to_json};
+    use super::*;
+
+    #[test]
+    fn set_and_unset_mutate_the_shared_dict() {
+        let map = from_json(&json!({"a": 1}));
+        set(&[map.clone(), Value::from("b"), Value::from(2)]).unwrap();
+        unset(&[map.clone(), Value::from("a")]).unwrap();
+        assert_eq!(to_json(&map), json!({"b": 2}));
+    }
+
+    #[test]
+    fn merge_keeps_destination_values_and_merge_overwrite_replaces_them() {
+        let dst = from_json(&json!({"keep": "mine", "nested": {"x": 1}}));
+        let src = from_json(&json!({"keep": "base", "drop": "base", "nested": {"x": 2, "y": 3}}));
+        merge(&[dst.clone(), src.clone()]).unwrap();
+        assert_eq!(to_json(&dst), json!({"drop": "base", "keep": "mine", "nested": {"x": 1.0, "y": 3.0}}));
+        merge_overwrite(&[dst.clone(), src]).unwrap();
+        assert_eq!(to_json(&dst)["keep"], json!("base"));
+    }
+
+    #[test]
+    fn list_functions_follow_sprig() {
+        let items = Value::from(vec![Value::from(3), Value::from(1), Value::from(3)]);
+        assert_eq!(uniq(&[items.clone()]).unwrap().len(), Some(2));
+        assert_eq!(first(&[items.clone()]).unwrap().as_i64(), Some(3));
+        assert!(has(&[Value::from(1), items.clone()]).unwrap().is_true());
+        assert_eq!(until(&[Value::from(3)]).unwrap().to_string(), "[0, 1, 2]");
+        assert_eq!(append(&[Value::UNDEFINED, Value::from("x")]).unwrap().len(), Some(1));
+        assert!(last(&[Value::from(Vec::<Value>::new())]).unwrap().is_none());
+    }
+
+    #[test]
+    fn index_and_len_follow_go_builtins() {
+        let map = from_json(&json!({"a": {"b": [10, 20]}}));
+        let found = index(&[map.clone(), Value::from("a"), Value::from("b"), Value::from(1)]).unwrap();
+        assert_eq!(found.to_string(), "20.0");
+        assert!(index(&[map.clone(), Value::from("missing")]).unwrap().is_undefined());
+        assert!(index(&[Value::from(vec![Value::from(1)]), Value::from(5)]).is_err());
+        assert_eq!(len(&[Value::from("héllo")]).unwrap().as_i64(), Some(6));
+        assert!(len(&[Value::UNDEFINED]).is_err());
+    }
+
+    #[test]
+    fn range_pairs_sort_map_keys() {
+        let map = from_json(&json!({"z": 1, "a": 2}));
+        let pairs = range_pairs(&[map]).unwrap();
+        assert_eq!(pairs.get_item(&Value::from(0)).unwrap().get_item(&Value::from(0)).unwrap().to_string(), "a");
+    }
+
+    #[test]
+    fn dict_pick_omit_and_dig() {
+        let d = dict(&[Value::from("a"), Value::from(1), Value::from("b"), Value::from(2)]).unwrap();
+        assert_eq!(to_json(&pick(&[d.clone(), Value::from("a")]).unwrap()), json!({"a": 1}));
+        assert_eq!(to_json(&omit(&[d.clone(), Value::from("a")]).unwrap()), json!({"b": 2}));
+        let nested = from_json(&json!({"x": {"y": "found"}}));
+        assert_eq!(dig(&[Value::from("x"), Value::from("y"), Value::from("dflt"), nested.clone()]).unwrap().to_string(), "found");
+        assert_eq!(dig(&[Value::from("q"), Value::from("dflt"), nested]).unwrap().to_string(), "dflt");
+    }
+}

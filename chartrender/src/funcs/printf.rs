@@ -1,0 +1,329 @@
+//! Go's `fmt.Sprintf` for `printf`: verbs, flags, width and precision, and Go's `%!verb(type=value)` errors.
+
+use minijinja::value::{Value, ValueKind};
+
+use super::value::{format_float, go_string, is_nil, type_of};
+
+/// Formats `args` according to the Go format string `format`.
+pub(crate) fn sprintf(format: &str, args: &[Value]) -> String {
+    let mut out = String::new();
+    let mut chars = format.chars().peekable();
+    let mut next_arg = 0;
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        let mut spec = Spec::default();
+        while let Some(&flag) = chars.peek() {
+            match flag {
+                '-' => spec.minus = true,
+                '+' => spec.plus = true,
+                '#' => spec.sharp = true,
+                ' ' => spec.space = true,
+                '0' => spec.zero = true,
+                _ => break,
+            }
+            chars.next();
+        }
+        spec.width = read_number(&mut chars, args, &mut next_arg);
+        if chars.peek() == Some(&'.') {
+            chars.next();
+            spec.precision = Some(read_number(&mut chars, args, &mut next_arg).unwrap_or(0));
+        }
+        let Some(verb) = chars.next() else {
+            out.push_str("%!(NOVERB)");
+            break;
+        };
+        if verb == '%' {
+            out.push('%');
+            continue;
+        }
+        let Some(arg) = args.get(next_arg) else {
+            out.push_str(&format!("%!{verb}(MISSING)"));
+            continue;
+        };
+        next_arg += 1;
+        let text = format_one(verb, &spec, arg);
+        out.push_str(&text);
+    }
+    if next_arg < args.len() {
+        let extra: Vec<String> = args[next_arg..].iter().map(|a| format!("{}={}", type_of(a), go_string(a))).collect();
+        out.push_str(&format!("%!(EXTRA {})", extra.join(", ")));
+    }
+    out
+}
+
+#[derive(Debug, Default)]
+struct Spec {
+    minus: bool,
+    plus: bool,
+    sharp: bool,
+    space: bool,
+    zero: bool,
+    width: Option<usize>,
+    precision: Option<usize>,
+}
+
+fn read_number(
+    chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
+    args: &[Value],
+    next_arg: &mut usize,
+) -> Option<usize> {
+    if chars.peek() == Some(&'*') {
+        chars.next();
+        let value = args.get(*next_arg).and_then(Value::as_i64).unwrap_or(0);
+        *next_arg += 1;
+        return Some(value.clamp(0, 1_000_000) as usize);
+    }
+    let mut digits = String::new();
+    while let Some(&d) = chars.peek() {
+        if !d.is_ascii_digit() {
+            break;
+        }
+        digits.push(d);
+        chars.next();
+    }
+    // Widths beyond a million characters are nonsense in a template; clamp to keep output bounded.
+    digits.parse::<usize>().ok().map(|n| n.min(1_000_000))
+}
+
+fn bad_verb(verb: char, arg: &Value) -> String {
+    if is_nil(arg) {
+        return format!("%!{verb}(<nil>)");
+    }
+    format!("%!{verb}({}={})", type_of(arg), go_string(arg))
+}
+
+fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
+    let is_int = arg.kind() == ValueKind::Number && arg.is_integer();
+    let is_float = arg.kind() == ValueKind::Number && !arg.is_integer();
+    let body = match verb {
+        'v' => {
+            if is_float {
+                float_with(spec, f64::try_from(arg.clone()).unwrap_or(0.0), 'g')
+            } else if is_int {
+                int_with(spec, arg.as_i64().unwrap_or(0), 10, false)
+            } else if spec.sharp && arg.as_str().is_some() {
+                quote_go(arg.as_str().unwrap_or_default())
+            } else {
+                truncate(go_string(arg), spec.precision)
+            }
+        }
+        's' => match arg.kind() {
+            ValueKind::String | ValueKind::Seq | ValueKind::Map | ValueKind::Bytes => truncate(go_string(arg), spec.precision),
+            _ => return pad(bad_verb(verb, arg), spec, false),
+        },
+        'q' => match (arg.as_str(), is_int) {
+            (Some(s), _) => {
+                if spec.sharp && !s.contains('`') {
+                    format!("`{s}`")
+                } else {
+                    quote_go(s)
+                }
+            }
+            (None, true) => {
+                let c = u32::try_from(arg.as_i64().unwrap_or(0)).ok().and_then(char::from_u32).unwrap_or('\u{fffd}');
+                format!("'{}'", quote_go(&c.to_string()).trim_matches('"').replace("\\\"", "\"").replace('\'', "\\'"))
+            }
+            _ => return pad(bad_verb(verb, arg), spec, false),
+        },
+        't' => match arg.kind() {
+            ValueKind::Bool => arg.is_true().to_string(),
+            _ => return pad(bad_verb(verb, arg), spec, false),
+        },
+        'd' | 'b' | 'o' | 'O' | 'x' | 'X' | 'c' | 'U' if is_int => {
+            let n = arg.as_i64().unwrap_or(0);
+            match verb {
+                'd' => int_with(spec, n, 10, false),
+                'b' => int_with(spec, n, 2, false),
+                'o' => int_with(spec, n, 8, false),
+                'O' => format!("0o{}", int_with(spec, n, 8, false)),
+                'x' => int_with(spec, n, 16, false),
+                'X' => int_with(spec, n, 16, true),
+                'c' => u32::try_from(n).ok().and_then(char::from_u32).unwrap_or('\u{fffd}').to_string(),
+                _ => format!("U+{:04X}", n),
+            }
+        }
+        'x' | 'X' if arg.as_str().is_some() => {
+            let text = hex::encode(arg.as_str().unwrap_or_default());
+            if verb == 'X' { text.to_uppercase() } else { text }
+        }
+        'e' | 'E' | 'f' | 'F' | 'g' | 'G' if is_float || is_int => {
+            let f = if is_int { return pad(bad_verb(verb, arg), spec, false) } else { f64::try_from(arg.clone()).unwrap_or(0.0) };
+            float_with(spec, f, verb)
+        }
+        _ => return pad(bad_verb(verb, arg), spec, false),
+    };
+    let numeric = (is_int || is_float) && matches!(verb, 'v' | 'd' | 'b' | 'o' | 'x' | 'X' | 'e' | 'E' | 'f' | 'F' | 'g' | 'G');
+    pad(body, spec, numeric)
+}
+
+fn truncate(text: String, precision: Option<usize>) -> String {
+    match precision {
+        Some(p) => text.chars().take(p).collect(),
+        None => text,
+    }
+}
+
+fn int_with(spec: &Spec, n: i64, radix: u32, upper: bool) -> String {
+    let magnitude = n.unsigned_abs();
+    let mut digits = match radix {
+        2 => format!("{magnitude:b}"),
+        8 => format!("{magnitude:o}"),
+        16 if upper => format!("{magnitude:X}"),
+        16 => format!("{magnitude:x}"),
+        _ => magnitude.to_string(),
+    };
+    if let Some(p) = spec.precision
+        && digits.len() < p
+    {
+        digits = format!("{}{digits}", "0".repeat(p - digits.len()));
+    }
+    if spec.sharp {
+        match radix {
+            2 => digits.insert_str(0, "0b"),
+            8 => digits.insert(0, '0'),
+            16 if upper => digits.insert_str(0, "0X"),
+            16 => digits.insert_str(0, "0x"),
+            _ => {}
+        }
+    }
+    sign(spec, n < 0) + &digits
+}
+
+fn sign(spec: &Spec, negative: bool) -> String {
+    if negative {
+        "-".into()
+    } else if spec.plus {
+        "+".into()
+    } else if spec.space {
+        " ".into()
+    } else {
+        String::new()
+    }
+}
+
+fn float_with(spec: &Spec, f: f64, verb: char) -> String {
+    let negative = f.is_sign_negative() && f != 0.0 || (f == 0.0 && f.is_sign_negative());
+    let magnitude = f.abs();
+    let body = match verb {
+        'f' | 'F' => format!("{:.*}", spec.precision.unwrap_or(6), magnitude),
+        'e' | 'E' => {
+            let text = exponent_form(magnitude, spec.precision.unwrap_or(6));
+            if verb == 'E' { text.to_uppercase() } else { text }
+        }
+        _ => match spec.precision {
+            None => format_float(magnitude),
+            Some(p) => general_form(magnitude, p.max(1)),
+        },
+    };
+    let body = if verb == 'G' { body.to_uppercase() } else { body };
+    sign(spec, negative) + &body
+}
+
+/// `%.Ne`: mantissa with N decimals and a two-digit exponent.
+fn exponent_form(f: f64, precision: usize) -> String {
+    let text = format!("{:.*e}", precision, f);
+    let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    format!("{mantissa}e{}{:02}", if exponent < 0 { '-' } else { '+' }, exponent.abs())
+}
+
+/// `%.Ng`: N significant digits, exponent form when the exponent is < -4 or >= N, trailing zeros removed.
+fn general_form(f: f64, precision: usize) -> String {
+    if f == 0.0 {
+        return "0".into();
+    }
+    let text = format!("{:.*e}", precision - 1, f);
+    let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    if exponent < -4 || exponent >= precision as i32 {
+        let mantissa = trim_fraction(mantissa);
+        return format!("{mantissa}e{}{:02}", if exponent < 0 { '-' } else { '+' }, exponent.abs());
+    }
+    let decimals = (precision as i32 - 1 - exponent).max(0) as usize;
+    trim_fraction(&format!("{:.*}", decimals, f)).to_string()
+}
+
+fn trim_fraction(text: &str) -> &str {
+    if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.') } else { text }
+}
+
+fn pad(body: String, spec: &Spec, numeric: bool) -> String {
+    let Some(width) = spec.width else { return body };
+    let len = body.chars().count();
+    if len >= width {
+        return body;
+    }
+    let fill = width - len;
+    if spec.minus {
+        return body + &" ".repeat(fill);
+    }
+    if spec.zero && numeric {
+        let split = body.find(|c: char| c.is_ascii_alphanumeric()).unwrap_or(0);
+        let (sign, digits) = body.split_at(split);
+        return format!("{sign}{}{digits}", "0".repeat(fill));
+    }
+    " ".repeat(fill) + &body
+}
+
+/// Go's `strconv.Quote`.
+pub(crate) fn quote_go(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{b}' => out.push_str("\\v"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if c.is_control() || c == '\u{fffd}' && false => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(format: &str, args: &[Value]) -> String {
+        sprintf(format, args)
+    }
+
+    #[test]
+    fn sprintf_formats_common_verbs() {
+        assert_eq!(f("%s=%d (%v) %q", &[Value::from("n"), Value::from(42), Value::from(true), Value::from("x")]), "n=42 (true) \"x\"");
+        assert_eq!(f("%s-%s", &[Value::from("a"), Value::from("b")]), "a-b");
+        assert_eq!(f("%05.2f|%-4d|%4s|%x", &[Value::from(3.14159), Value::from(7), Value::from("ab"), Value::from(255)]), "03.14|7   |  ab|ff");
+        assert_eq!(f("%v %v", &[Value::from(1e6), Value::from(2.5)]), "1e+06 2.5");
+        assert_eq!(f("100%%", &[]), "100%");
+    }
+
+    #[test]
+    fn sprintf_reports_mismatches_like_go() {
+        assert_eq!(f("%d", &[Value::from(8080.0)]), "%!d(float64=8080)");
+        assert_eq!(f("%d", &[Value::from("x")]), "%!d(string=x)");
+        assert_eq!(f("%s %s", &[Value::from("a")]), "a %!s(MISSING)");
+        assert_eq!(f("%s", &[Value::from("a"), Value::from(1)]), "a%!(EXTRA int=1)");
+    }
+
+    #[test]
+    fn quote_go_escapes_like_strconv() {
+        assert_eq!(quote_go("a\"b\\c\n\u{1}é"), "\"a\\\"b\\\\c\\n\\x01é\"");
+    }
+
+    #[test]
+    fn general_and_exponent_forms_follow_go() {
+        assert_eq!(f("%.3g %e %.2e", &[Value::from(1234.5678), Value::from(1500.0), Value::from(0.000123)]), "1.23e+03 1.500000e+03 1.23e-04");
+    }
+}

@@ -1,0 +1,167 @@
+//! Template-aware functions (`include`, `tpl`, `required`, `fail`, `lookup`) and Go-style error descriptions.
+
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex};
+
+use minijinja::value::{Rest, Value};
+use minijinja::{Environment, Error, ErrorKind, State, context};
+
+use super::value::{GoMap, is_nil, to_go_string};
+use super::{arg_str, fail, want};
+use crate::gotmpl;
+
+/// How deep `include`/`template`/`tpl` calls may nest before rendering fails (Helm allows 1000 per name; each
+/// level here is a nested minijinja render on the native stack, so the bound is lower and global).
+pub(crate) const MAX_INCLUDE_DEPTH: i64 = 100;
+
+/// The Go action source per template and line, for error messages.
+pub(crate) type ActionTable = HashMap<String, Vec<(usize, String)>>;
+
+/// Registers `include`, `tpl`, `required`, `fail`, `lookup` and `getHostByName` for one chart's environment.
+pub(crate) fn register(env: &mut Environment<'static>, actions: Arc<ActionTable>) {
+    let include_actions = Arc::clone(&actions);
+    env.add_function("f_include", move |state: &State, args: Rest<Value>| include(state, &args, &include_actions));
+    env.add_function("f_tpl", move |state: &State, args: Rest<Value>| tpl(state, &args, &actions));
+    env.add_function("f_required", |args: Rest<Value>| required(&args));
+    env.add_function("f_fail", |args: Rest<Value>| Err::<Value, _>(user_error(&arg_str(&args, 0))));
+    env.add_function("f_lookup", |args: Rest<Value>| {
+        want("lookup", &args, 4)?;
+        Ok::<_, Error>(GoMap::value(Default::default()))
+    });
+    env.add_function("f_getHostByName", |args: Rest<Value>| {
+        want("getHostByName", &args, 1)?;
+        Ok::<_, Error>(Value::from(""))
+    });
+}
+
+/// Marker prefix for `required`/`fail` messages so the outermost error can report them like Helm.
+pub(crate) const USER_ERROR_PREFIX: &str = "\u{1}user:";
+
+fn user_error(message: &str) -> Error {
+    Error::new(ErrorKind::InvalidOperation, format!("{USER_ERROR_PREFIX}{message}"))
+}
+
+fn required(args: &[Value]) -> Result<Value, Error> {
+    want("required", args, 2)?;
+    let value = &args[1];
+    if is_nil(value) || value.as_str() == Some("") {
+        return Err(user_error(&to_go_string(&args[0])));
+    }
+    Ok(value.clone())
+}
+
+fn depth(state: &State) -> i64 {
+    state.lookup("_depth").and_then(|d| d.as_i64()).unwrap_or(0)
+}
+
+fn include(state: &State, args: &[Value], actions: &ActionTable) -> Result<Value, Error> {
+    want("include", args, 2)?;
+    let name = arg_str(args, 0);
+    let depth = depth(state);
+    if depth >= MAX_INCLUDE_DEPTH {
+        return Err(fail(format!("rendering template has a nested reference name: {name}: nesting deeper than {MAX_INCLUDE_DEPTH}")));
+    }
+    let template = state
+        .env()
+        .get_template(&name)
+        .map_err(|_| fail(format!("error calling include: template: no template {name:?} associated with template \"gotpl\"")))?;
+    template
+        .render(context! { _d0 => args[1].clone(), _depth => depth + 1 })
+        .map(Value::from)
+        .map_err(|e| fail(format!("error calling include: {}", describe(&e, actions))))
+}
+
+static TPL_CACHE: LazyLock<Mutex<HashMap<String, Arc<str>>>> = LazyLock::new(|| Mutex::new(HashMap::new()));
+const TPL_CACHE_ENTRIES: usize = 1024;
+
+fn tpl(state: &State, args: &[Value], actions: &ActionTable) -> Result<Value, Error> {
+    want("tpl", args, 2)?;
+    let source = arg_str(args, 0);
+    if !source.contains("{{") {
+        return Ok(Value::from(source));
+    }
+    let depth = depth(state);
+    if depth >= MAX_INCLUDE_DEPTH {
+        return Err(fail(format!("error calling tpl: nesting deeper than {MAX_INCLUDE_DEPTH}")));
+    }
+    let cached = TPL_CACHE.lock().unwrap_or_else(|p| p.into_inner()).get(&source).cloned();
+    let translated = match cached {
+        Some(translated) => translated,
+        None => {
+            let file = gotmpl::translate_file(state.name(), &source, &super::is_function)
+                .map_err(|e| fail(format!("error calling tpl: {e}")))?;
+            let translated: Arc<str> = Arc::from(file.body.source.as_str());
+            let mut cache = TPL_CACHE.lock().unwrap_or_else(|p| p.into_inner());
+            if cache.len() >= TPL_CACHE_ENTRIES {
+                cache.clear();
+            }
+            cache.insert(source.clone(), Arc::clone(&translated));
+            translated
+        }
+    };
+    state
+        .env()
+        .render_str(&translated, context! { _d0 => args[1].clone(), _depth => depth + 1 })
+        .map(Value::from)
+        .map_err(|e| fail(format!("error calling tpl: {}", describe(&e, actions))))
+}
+
+/// Describes a minijinja error like Go's `template: name:line: executing "name" at <action>: message`.
+pub(crate) fn describe(error: &Error, actions: &ActionTable) -> String {
+    let message = message(error);
+    if let Some(user) = message.strip_prefix(USER_ERROR_PREFIX) {
+        let location = match (error.name(), error.line()) {
+            (Some(name), Some(line)) => format!("{name}:{line}"),
+            (Some(name), None) => name.to_string(),
+            _ => "template".to_string(),
+        };
+        return format!("{USER_ERROR_PREFIX}execution error at ({location}): {user}");
+    }
+    if message.contains(USER_ERROR_PREFIX) {
+        // A nested include already described a `required`/`fail` failure: keep Helm's outermost wording.
+        return message.to_string();
+    }
+    let Some(name) = error.name() else { return message.to_string() };
+    let line = error.line().unwrap_or(0);
+    match action_at(actions, name, line) {
+        Some(action) => format!("template: {name}:{line}: executing {name:?} at <{action}>: {message}"),
+        None => format!("template: {name}:{line}: {message}"),
+    }
+}
+
+/// The error text without minijinja's location suffix.
+pub(crate) fn message(error: &Error) -> String {
+    match (error.kind(), error.detail()) {
+        (ErrorKind::UndefinedError, _) => "nil pointer evaluating a field of a missing value".to_string(),
+        (_, Some(detail)) => detail.to_string(),
+        (kind, None) => kind.to_string(),
+    }
+}
+
+/// The Go source of the action(s) on `line` of template `name`.
+pub(crate) fn action_at(actions: &ActionTable, name: &str, line: usize) -> Option<String> {
+    let on_line: Vec<&str> = actions.get(name)?.iter().filter(|(l, _)| *l == line).map(|(_, a)| a.as_str()).collect();
+    if on_line.is_empty() { None } else { Some(on_line.join(" ")) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn required_fails_on_nil_and_empty_strings_only() {
+        assert!(required(&[Value::from("msg"), Value::UNDEFINED]).is_err());
+        assert!(required(&[Value::from("msg"), Value::from("")]).is_err());
+        assert_eq!(required(&[Value::from("msg"), Value::from(0)]).unwrap().as_i64(), Some(0));
+        let err = required(&[Value::from("a token must be set"), Value::from(())]).unwrap_err();
+        assert!(message(&err).ends_with("a token must be set"));
+    }
+
+    #[test]
+    fn action_at_joins_actions_on_the_same_line() {
+        let mut table = ActionTable::new();
+        table.insert("t".into(), vec![(3, "{{ a }}".into()), (3, "{{ b }}".into()), (4, "{{ c }}".into())]);
+        assert_eq!(action_at(&table, "t", 3).as_deref(), Some("{{ a }} {{ b }}"));
+        assert_eq!(action_at(&table, "t", 9), None);
+    }
+}

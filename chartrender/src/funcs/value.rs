@@ -1,0 +1,468 @@
+//! Go value semantics on minijinja values: mutable maps, printing (`%v`), emptiness, conversions, equality.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::{Arc, RwLock};
+
+use minijinja::value::{Enumerator, Object, ObjectRepr, Value, ValueKind};
+
+/// A Go `map[string]interface{}`: shared and mutable (`set`, `unset`, `merge` change it in place), sorted keys.
+#[derive(Debug, Default)]
+pub(crate) struct GoMap {
+    entries: RwLock<BTreeMap<String, Value>>,
+}
+
+impl GoMap {
+    /// Wraps `entries` into a template value.
+    pub(crate) fn value(entries: BTreeMap<String, Value>) -> Value {
+        Value::from_object(GoMap { entries: RwLock::new(entries) })
+    }
+
+    /// A copy of the entries (the lock is not held while the caller works on them).
+    pub(crate) fn snapshot(&self) -> BTreeMap<String, Value> {
+        self.entries.read().map(|entries| entries.clone()).unwrap_or_else(|poisoned| poisoned.into_inner().clone())
+    }
+
+    /// Looks up one key.
+    pub(crate) fn get(&self, key: &str) -> Option<Value> {
+        match self.entries.read() {
+            Ok(entries) => entries.get(key).cloned(),
+            Err(poisoned) => poisoned.into_inner().get(key).cloned(),
+        }
+    }
+
+    /// Whether `key` is present (even with a nil value).
+    pub(crate) fn contains(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// Runs `change` on the entries under the write lock.
+    pub(crate) fn update<R>(&self, change: impl FnOnce(&mut BTreeMap<String, Value>) -> R) -> R {
+        match self.entries.write() {
+            Ok(mut entries) => change(&mut entries),
+            Err(poisoned) => change(&mut poisoned.into_inner()),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self.entries.read() {
+            Ok(entries) => entries.len(),
+            Err(poisoned) => poisoned.into_inner().len(),
+        }
+    }
+}
+
+impl Object for GoMap {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Map
+    }
+
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        let key = key.as_str()?;
+        self.get_value_by_str(key)
+    }
+
+    fn get_value_by_str(self: &Arc<Self>, key: &str) -> Option<Value> {
+        // A nil entry behaves like a missing one: printing gives nothing, a field on it is an error (as in Go).
+        self.get(key).map(|value| if value.is_none() { Value::UNDEFINED } else { value })
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Values(self.snapshot().into_keys().map(Value::from).collect())
+    }
+
+    fn enumerator_len(self: &Arc<Self>) -> Option<usize> {
+        Some(self.len())
+    }
+
+    fn is_true(self: &Arc<Self>) -> bool {
+        self.len() > 0
+    }
+}
+
+/// The sorted entries of a map value (a [`GoMap`] or a native minijinja map), or `None` for non-maps.
+pub(crate) fn map_entries(value: &Value) -> Option<BTreeMap<String, Value>> {
+    if let Some(map) = value.downcast_object_ref::<GoMap>() {
+        return Some(map.snapshot());
+    }
+    if value.kind() != ValueKind::Map {
+        return None;
+    }
+    let mut out = BTreeMap::new();
+    for key in value.try_iter().ok()? {
+        let item = value.get_item(&key).unwrap_or(Value::UNDEFINED);
+        out.insert(key_string(&key), item);
+    }
+    Some(out)
+}
+
+/// A map key as Go would print it.
+pub(crate) fn key_string(key: &Value) -> String {
+    match key.as_str() {
+        Some(s) => s.to_string(),
+        None => go_string(key),
+    }
+}
+
+/// The elements of a list value (strings and maps are not lists).
+pub(crate) fn list_items(value: &Value) -> Option<Vec<Value>> {
+    match value.kind() {
+        ValueKind::Seq | ValueKind::Iterable => Some(value.try_iter().ok()?.collect()),
+        _ => None,
+    }
+}
+
+/// Whether a value is Go's nil (missing, `nil` or JSON null).
+pub(crate) fn is_nil(value: &Value) -> bool {
+    value.is_undefined() || value.is_none()
+}
+
+/// Converts JSON (values files, Chart.yaml) into template values; numbers become float64 like Helm's JSON round trip.
+pub(crate) fn from_json(json: &serde_json::Value) -> Value {
+    match json {
+        serde_json::Value::Null => Value::from(()),
+        serde_json::Value::Bool(b) => Value::from(*b),
+        serde_json::Value::Number(n) => Value::from(n.as_f64().unwrap_or(0.0)),
+        serde_json::Value::String(s) => Value::from(s.as_str()),
+        serde_json::Value::Array(items) => Value::from(items.iter().map(from_json).collect::<Vec<_>>()),
+        serde_json::Value::Object(map) => {
+            GoMap::value(map.iter().map(|(k, v)| (k.clone(), from_json(v))).collect())
+        }
+    }
+}
+
+/// Converts JSON keeping integers as integers (for `fromJson`-free internal objects such as `.Release.Revision`).
+pub(crate) fn from_json_exact(json: &serde_json::Value) -> Value {
+    match json {
+        serde_json::Value::Number(n) if n.is_i64() => Value::from(n.as_i64().unwrap_or(0)),
+        serde_json::Value::Array(items) => Value::from(items.iter().map(from_json_exact).collect::<Vec<_>>()),
+        serde_json::Value::Object(map) => {
+            GoMap::value(map.iter().map(|(k, v)| (k.clone(), from_json_exact(v))).collect())
+        }
+        other => from_json(other),
+    }
+}
+
+/// Converts a template value into JSON (maps with sorted keys); used by `toJson`, `toYaml` and the values merge.
+pub(crate) fn to_json(value: &Value) -> serde_json::Value {
+    match value.kind() {
+        ValueKind::Undefined | ValueKind::None => serde_json::Value::Null,
+        ValueKind::Bool => serde_json::Value::Bool(value.is_true()),
+        ValueKind::Number => {
+            if value.is_integer() {
+                serde_json::Value::from(value.as_i64().unwrap_or(0))
+            } else {
+                let f = f64::try_from(value.clone()).unwrap_or(0.0);
+                serde_json::Number::from_f64(f).map_or(serde_json::Value::Null, serde_json::Value::Number)
+            }
+        }
+        ValueKind::String => serde_json::Value::String(value.as_str().unwrap_or_default().to_string()),
+        ValueKind::Bytes => serde_json::Value::String(String::from_utf8_lossy(value.as_bytes().unwrap_or_default()).into_owned()),
+        ValueKind::Seq | ValueKind::Iterable => {
+            serde_json::Value::Array(list_items(value).unwrap_or_default().iter().map(to_json).collect())
+        }
+        ValueKind::Map => serde_json::Value::Object(
+            map_entries(value).unwrap_or_default().iter().map(|(k, v)| (k.clone(), to_json(v))).collect(),
+        ),
+        ValueKind::Plain | ValueKind::Invalid => serde_json::Value::String(value.to_string()),
+        _ => serde_json::Value::String(value.to_string()),
+    }
+}
+
+/// A float as Go's `%v`/`strconv.FormatFloat(f, 'g', -1, 64)` prints it (`1`, `0.5`, `1e+06`).
+pub(crate) fn format_float(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "+Inf".into() } else { "-Inf".into() };
+    }
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0".into() } else { "0".into() };
+    }
+    // Rust's `{:e}` gives the shortest round-trip digits: "1.234e6".
+    let scientific = format!("{f:e}");
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    let negative = mantissa.starts_with('-');
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let sign = if negative { "-" } else { "" };
+    // Shortest `%g` uses precision 6 for the decision: exponent form below 1e-4 and from 1e6 on.
+    if exponent < -4 || exponent >= 6 {
+        let (first, rest) = digits.split_at(1);
+        let fraction = if rest.is_empty() { String::new() } else { format!(".{rest}") };
+        let exp_sign = if exponent < 0 { '-' } else { '+' };
+        return format!("{sign}{first}{fraction}e{exp_sign}{:02}", exponent.abs());
+    }
+    let exponent = exponent as isize;
+    let len = digits.len() as isize;
+    if exponent < 0 {
+        let zeros = "0".repeat((-exponent - 1) as usize);
+        return format!("{sign}0.{zeros}{digits}");
+    }
+    if exponent + 1 >= len {
+        let zeros = "0".repeat((exponent + 1 - len) as usize);
+        return format!("{sign}{digits}{zeros}");
+    }
+    let (int, frac) = digits.split_at((exponent + 1) as usize);
+    format!("{sign}{int}.{frac}")
+}
+
+/// Formats a value like Go's `fmt.Sprint`/`%v` (nil as `<nil>`).
+pub(crate) fn go_string(value: &Value) -> String {
+    let mut out = String::new();
+    write_go(&mut out, value);
+    out
+}
+
+/// Appends a value formatted like Go's `%v`.
+pub(crate) fn write_go(out: &mut String, value: &Value) {
+    match value.kind() {
+        ValueKind::Undefined | ValueKind::None => out.push_str("<nil>"),
+        ValueKind::Bool => out.push_str(if value.is_true() { "true" } else { "false" }),
+        ValueKind::Number => {
+            if value.is_integer() {
+                let _ = write!(out, "{value}");
+            } else {
+                out.push_str(&format_float(f64::try_from(value.clone()).unwrap_or(0.0)));
+            }
+        }
+        ValueKind::String => out.push_str(value.as_str().unwrap_or_default()),
+        ValueKind::Bytes => {
+            out.push('[');
+            let bytes = value.as_bytes().unwrap_or_default();
+            let joined: Vec<String> = bytes.iter().map(u8::to_string).collect();
+            out.push_str(&joined.join(" "));
+            out.push(']');
+        }
+        ValueKind::Seq | ValueKind::Iterable => {
+            out.push('[');
+            for (i, item) in list_items(value).unwrap_or_default().iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                write_go(out, item);
+            }
+            out.push(']');
+        }
+        ValueKind::Map if value.downcast_object_ref::<GoMap>().is_some() || value.as_object().is_none() => {
+            out.push_str("map[");
+            for (i, (key, item)) in map_entries(value).unwrap_or_default().iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                out.push_str(key);
+                out.push(':');
+                write_go(out, item);
+            }
+            out.push(']');
+        }
+        _ => {
+            let _ = write!(out, "{value}");
+        }
+    }
+}
+
+/// Sprig's `empty`: nil, false, 0, and empty strings, lists and maps.
+pub(crate) fn is_empty(value: &Value) -> bool {
+    match value.kind() {
+        ValueKind::Undefined | ValueKind::None => true,
+        ValueKind::Bool | ValueKind::Number => !value.is_true(),
+        ValueKind::String => value.as_str().is_none_or(str::is_empty),
+        ValueKind::Bytes => value.as_bytes().is_none_or(<[u8]>::is_empty),
+        ValueKind::Seq | ValueKind::Map | ValueKind::Iterable => value.len() == Some(0),
+        _ => false,
+    }
+}
+
+/// `cast.ToInt64` as Sprig uses it: lenient, 0 for anything it cannot convert.
+pub(crate) fn to_i64(value: &Value) -> i64 {
+    match value.kind() {
+        ValueKind::Bool => i64::from(value.is_true()),
+        ValueKind::Number => {
+            if value.is_integer() {
+                value.as_i64().unwrap_or(0)
+            } else {
+                let f = f64::try_from(value.clone()).unwrap_or(0.0);
+                if f.is_finite() { f as i64 } else { 0 }
+            }
+        }
+        ValueKind::String => parse_go_int(value.as_str().unwrap_or_default()).unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// `strconv.ParseInt(s, 0, 64)` after cast's trimming of a zero decimal part (`"8.0"` → 8).
+pub(crate) fn parse_go_int(text: &str) -> Option<i64> {
+    let text = text.strip_suffix(".0").map_or(text, |t| t.trim_end_matches('0'));
+    let text = if text.is_empty() { "0" } else { text };
+    let (negative, digits) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let lower = digits.to_ascii_lowercase().replace('_', "");
+    let value = if let Some(hex) = lower.strip_prefix("0x") {
+        i64::from_str_radix(hex, 16).ok()?
+    } else if let Some(bin) = lower.strip_prefix("0b") {
+        i64::from_str_radix(bin, 2).ok()?
+    } else if let Some(oct) = lower.strip_prefix("0o") {
+        i64::from_str_radix(oct, 8).ok()?
+    } else if lower.len() > 1 && lower.starts_with('0') {
+        i64::from_str_radix(&lower[1..], 8).ok()?
+    } else {
+        if lower.is_empty() || !lower.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        lower.parse().ok()?
+    };
+    Some(if negative { -value } else { value })
+}
+
+/// `cast.ToFloat64`: lenient, 0 for anything it cannot convert.
+pub(crate) fn to_f64(value: &Value) -> f64 {
+    match value.kind() {
+        ValueKind::Bool => f64::from(u8::from(value.is_true())),
+        ValueKind::Number => f64::try_from(value.clone()).unwrap_or(0.0),
+        ValueKind::String => value.as_str().unwrap_or_default().trim().parse().unwrap_or(0.0),
+        _ => 0.0,
+    }
+}
+
+/// Sprig's `strval`/`toString`: strings unchanged, everything else `%v`.
+pub(crate) fn to_go_string(value: &Value) -> String {
+    match value.as_str() {
+        Some(s) => s.to_string(),
+        None => go_string(value),
+    }
+}
+
+/// Go's `reflect.Kind` name as `kindOf`/`kindIs` report it.
+pub(crate) fn kind_of(value: &Value) -> &'static str {
+    match value.kind() {
+        ValueKind::Undefined | ValueKind::None => "invalid",
+        ValueKind::Bool => "bool",
+        ValueKind::Number if value.is_integer() => "int",
+        ValueKind::Number => "float64",
+        ValueKind::String => "string",
+        ValueKind::Bytes | ValueKind::Seq | ValueKind::Iterable => "slice",
+        ValueKind::Map => "map",
+        _ => "struct",
+    }
+}
+
+/// Go's `%T` as `typeOf` reports it.
+pub(crate) fn type_of(value: &Value) -> &'static str {
+    match value.kind() {
+        ValueKind::Undefined | ValueKind::None => "<nil>",
+        ValueKind::Bool => "bool",
+        ValueKind::Number if value.is_integer() => "int",
+        ValueKind::Number => "float64",
+        ValueKind::String => "string",
+        ValueKind::Bytes => "[]uint8",
+        ValueKind::Seq | ValueKind::Iterable => "[]interface {}",
+        ValueKind::Map => "map[string]interface {}",
+        _ => "struct",
+    }
+}
+
+/// A deep copy: new maps and lists all the way down, so mutating the copy leaves the original alone.
+pub(crate) fn deep_copy(value: &Value) -> Value {
+    match value.kind() {
+        ValueKind::Map if value.downcast_object_ref::<GoMap>().is_some() || value.as_object().is_none() => {
+            GoMap::value(map_entries(value).unwrap_or_default().iter().map(|(k, v)| (k.clone(), deep_copy(v))).collect())
+        }
+        ValueKind::Seq => Value::from(list_items(value).unwrap_or_default().iter().map(deep_copy).collect::<Vec<_>>()),
+        _ => value.clone(),
+    }
+}
+
+/// Go's `eq` for one pair, lenient about int/float mixes (Go would refuse to compare them).
+pub(crate) fn go_equal(a: &Value, b: &Value) -> bool {
+    if is_nil(a) || is_nil(b) {
+        return is_nil(a) && is_nil(b);
+    }
+    if a.kind() == ValueKind::Number && b.kind() == ValueKind::Number {
+        if a.is_integer() && b.is_integer() {
+            return a.as_i64() == b.as_i64();
+        }
+        return to_f64(a) == to_f64(b);
+    }
+    if let (Some(x), Some(y)) = (a.as_str(), b.as_str()) {
+        return x == y;
+    }
+    if a.kind() != b.kind() {
+        return false;
+    }
+    if a.kind() == ValueKind::Map {
+        return to_json(a) == to_json(b);
+    }
+    a == b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_float_matches_go_percent_v() {
+        assert_eq!(format_float(1.0), "1");
+        assert_eq!(format_float(0.5), "0.5");
+        assert_eq!(format_float(8080.0), "8080");
+        assert_eq!(format_float(123456.0), "123456");
+        assert_eq!(format_float(1e6), "1e+06");
+        assert_eq!(format_float(1234567.0), "1.234567e+06");
+        assert_eq!(format_float(0.0001), "0.0001");
+        assert_eq!(format_float(0.00001), "1e-05");
+        assert_eq!(format_float(-2.5), "-2.5");
+        assert_eq!(format_float(1e21), "1e+21");
+    }
+
+    #[test]
+    fn go_string_prints_maps_and_lists_like_go() {
+        let map = from_json(&serde_json::json!({"b": [1, "x"], "a": null}));
+        assert_eq!(go_string(&map), "map[a:<nil> b:[1 x]]");
+    }
+
+    #[test]
+    fn go_map_hides_nil_entries_from_lookups_but_keeps_the_key() {
+        let map = from_json(&serde_json::json!({"a": null}));
+        assert!(map.get_attr("a").unwrap().is_undefined());
+        assert!(map.downcast_object_ref::<GoMap>().unwrap().contains("a"));
+    }
+
+    #[test]
+    fn is_empty_follows_sprig() {
+        for empty in [serde_json::json!(null), serde_json::json!(0), serde_json::json!(""), serde_json::json!([]), serde_json::json!({}), serde_json::json!(false)] {
+            assert!(is_empty(&from_json(&empty)), "{empty} is empty");
+        }
+        assert!(!is_empty(&from_json(&serde_json::json!(" "))));
+        assert!(!is_empty(&Value::from(0.5)));
+    }
+
+    #[test]
+    fn to_i64_is_lenient_like_cast() {
+        assert_eq!(to_i64(&Value::from("0x10")), 16);
+        assert_eq!(to_i64(&Value::from("8.0")), 8);
+        assert_eq!(to_i64(&Value::from("abc")), 0);
+        assert_eq!(to_i64(&Value::from(3.9)), 3);
+        assert_eq!(to_i64(&Value::from(true)), 1);
+    }
+
+    #[test]
+    fn go_equal_compares_numbers_across_int_and_float() {
+        assert!(go_equal(&Value::from(1), &Value::from(1.0)));
+        assert!(!go_equal(&Value::from("1"), &Value::from(1)));
+        assert!(go_equal(&Value::UNDEFINED, &Value::from(())));
+        assert!(!go_equal(&Value::UNDEFINED, &Value::from("a")));
+    }
+
+    #[test]
+    fn deep_copy_detaches_nested_maps() {
+        let original = from_json(&serde_json::json!({"a": {"b": 1}}));
+        let copy = deep_copy(&original);
+        let inner = copy.get_attr("a").unwrap();
+        inner.downcast_object_ref::<GoMap>().unwrap().update(|m| m.remove("b"));
+        assert_eq!(to_json(&original), serde_json::json!({"a": {"b": 1.0}}));
+    }
+}

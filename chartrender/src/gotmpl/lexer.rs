@@ -1,0 +1,399 @@
+//! Go `text/template` lexer: splits source into text and action tokens, applying `{{-`/`-}}` trimming.
+
+use super::ParseError;
+
+/// A lexical item inside an action.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Tok {
+    /// `.name` (a field or method on the preceding term, or on dot); `true` when directly attached to the
+    /// previous token (`$x.a`), `false` after whitespace (`f $x .a` passes `.a` as a new argument).
+    Field(String, bool),
+    /// A lone `.`.
+    Dot,
+    /// `$name`, or `$` alone (empty name).
+    Variable(String),
+    /// A bare identifier: function name or keyword.
+    Ident(String),
+    /// A string literal, already unquoted.
+    Str(String),
+    /// A number literal, as written.
+    Number(String),
+    /// A character literal's code point.
+    Char(u32),
+    /// `:=`
+    Declare,
+    /// `=`
+    Assign,
+    /// `,` (between range variables)
+    Comma,
+    /// `|`
+    Pipe,
+    /// `(`
+    LeftParen,
+    /// `)`
+    RightParen,
+}
+
+/// One piece of template source.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Piece {
+    /// Literal text, trimmed where markers asked for it, and the line it starts on.
+    Text { text: String, line: usize },
+    /// A `{{ … }}` action with its tokens, the line it starts on, and its source text.
+    Action { tokens: Vec<(Tok, usize)>, line: usize, source: String, newlines: usize },
+    /// A `{{/* … */}}` comment spanning `newlines` newlines.
+    Comment { line: usize, newlines: usize },
+}
+
+/// Splits `source` into pieces (the template name is only used in errors).
+pub(crate) fn lex(name: &str, source: &str) -> Result<Vec<Piece>, ParseError> {
+    let bytes = source.as_bytes();
+    let mut pieces = Vec::new();
+    let mut pos = 0;
+    let mut line = 1;
+    let mut trim_next_text = false;
+    let error = |line: usize, message: String| ParseError { template: name.to_string(), line, message };
+    loop {
+        let open = find(source, pos, "{{");
+        let text_end = open.unwrap_or(source.len());
+        let raw = &source[pos..text_end];
+        let left_trim = open.is_some_and(|o| is_trim_marker_left(bytes, o + 2));
+        let start = if trim_next_text { raw.len() - raw.trim_start_matches(is_go_space).len() } else { 0 };
+        let end = if left_trim { start + raw[start..].trim_end_matches(is_go_space).len() } else { raw.len() };
+        if start < end {
+            let text_line = line + raw[..start].matches('\n').count();
+            pieces.push(Piece::Text { text: raw[start..end].to_string(), line: text_line });
+        }
+        line += raw.matches('\n').count();
+        let Some(open) = open else { break };
+        let action_line = line;
+        let mut inner_start = open + 2;
+        if left_trim {
+            inner_start += 2;
+        }
+        // Comments: `{{/*` … `*/}}`, optionally with trim markers.
+        let after_space = skip_spaces(bytes, inner_start);
+        if source[if left_trim { after_space } else { inner_start }..].starts_with("/*") {
+            let comment_start = if left_trim { after_space } else { inner_start };
+            let Some(close) = find(source, comment_start + 2, "*/") else {
+                return Err(error(action_line, "unclosed comment".into()));
+            };
+            let mut rest = close + 2;
+            let right_trim = source[rest..].starts_with(" -}}")
+                || (rest < bytes.len() && is_go_space(bytes[rest] as char) && source[skip_spaces(bytes, rest)..].starts_with("-}}"));
+            if right_trim {
+                rest = skip_spaces(bytes, rest) + 3;
+            } else if source[rest..].starts_with("}}") {
+                rest += 2;
+            } else {
+                return Err(error(action_line, "comment ends before closing delimiter".into()));
+            }
+            let newlines = source[open..rest].matches('\n').count();
+            line += newlines;
+            pieces.push(Piece::Comment { line: action_line, newlines });
+            trim_next_text = right_trim;
+            pos = rest;
+            continue;
+        }
+        let (tokens, end, right_trim) = lex_action(source, inner_start, &mut line).map_err(|(l, m)| error(l, m))?;
+        let newlines = source[open..end].matches('\n').count();
+        pieces.push(Piece::Action { tokens, line: action_line, source: source[open..end].to_string(), newlines });
+        trim_next_text = right_trim;
+        pos = end;
+    }
+    Ok(pieces)
+}
+
+fn is_go_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\r' | '\n')
+}
+
+fn find(source: &str, from: usize, needle: &str) -> Option<usize> {
+    source.get(from..)?.find(needle).map(|i| i + from)
+}
+
+fn skip_spaces(bytes: &[u8], mut i: usize) -> usize {
+    while i < bytes.len() && is_go_space(bytes[i] as char) {
+        i += 1;
+    }
+    i
+}
+
+/// `{{-` counts as a trim marker only when followed by a space (`{{-3}}` is a number).
+fn is_trim_marker_left(bytes: &[u8], i: usize) -> bool {
+    bytes.get(i) == Some(&b'-') && bytes.get(i + 1).is_some_and(|c| is_go_space(*c as char))
+}
+
+type ActionResult = Result<(Vec<(Tok, usize)>, usize, bool), (usize, String)>;
+
+/// Lexes the inside of an action starting at `i`; returns tokens, the end offset after `}}` and the right-trim flag.
+fn lex_action(source: &str, mut i: usize, line: &mut usize) -> ActionResult {
+    let bytes = source.as_bytes();
+    let mut tokens = Vec::new();
+    loop {
+        // Whitespace, possibly followed by the ` -}}` trim marker.
+        let space_start = i;
+        while i < bytes.len() && is_go_space(bytes[i] as char) {
+            if bytes[i] == b'\n' {
+                *line += 1;
+            }
+            i += 1;
+        }
+        if i > space_start && source[i..].starts_with("-}}") {
+            return Ok((tokens, i + 3, true));
+        }
+        if i >= bytes.len() {
+            return Err((*line, "unclosed action".into()));
+        }
+        if source[i..].starts_with("}}") {
+            return Ok((tokens, i + 2, false));
+        }
+        let c = bytes[i];
+        let tok_line = *line;
+        match c {
+            b'|' => {
+                tokens.push((Tok::Pipe, tok_line));
+                i += 1;
+            }
+            b'(' => {
+                tokens.push((Tok::LeftParen, tok_line));
+                i += 1;
+            }
+            b')' => {
+                tokens.push((Tok::RightParen, tok_line));
+                i += 1;
+            }
+            b',' => {
+                tokens.push((Tok::Comma, tok_line));
+                i += 1;
+            }
+            b':' if bytes.get(i + 1) == Some(&b'=') => {
+                tokens.push((Tok::Declare, tok_line));
+                i += 2;
+            }
+            b'=' => {
+                tokens.push((Tok::Assign, tok_line));
+                i += 1;
+            }
+            b'"' => {
+                let (value, end) = lex_quoted(source, i).ok_or((tok_line, "unterminated quoted string".to_string()))?;
+                tokens.push((Tok::Str(value), tok_line));
+                i = end;
+            }
+            b'`' => {
+                let end = find(source, i + 1, "`").ok_or((tok_line, "unterminated raw quoted string".to_string()))?;
+                let value = source[i + 1..end].replace('\r', "");
+                *line += value.matches('\n').count();
+                tokens.push((Tok::Str(value), tok_line));
+                i = end + 1;
+            }
+            b'\'' => {
+                let (value, end) = lex_char(source, i).ok_or((tok_line, "unterminated character constant".to_string()))?;
+                tokens.push((Tok::Char(value), tok_line));
+                i = end;
+            }
+            b'$' => {
+                let end = scan_identifier(bytes, i + 1);
+                tokens.push((Tok::Variable(source[i + 1..end].to_string()), tok_line));
+                i = end;
+            }
+            b'.' if bytes.get(i + 1).is_some_and(u8::is_ascii_digit) && !previous_is_term(&tokens) => {
+                let end = scan_number(bytes, i);
+                tokens.push((Tok::Number(source[i..end].to_string()), tok_line));
+                i = end;
+            }
+            b'.' => {
+                let end = scan_identifier(bytes, i + 1);
+                if end == i + 1 {
+                    tokens.push((Tok::Dot, tok_line));
+                    i += 1;
+                } else {
+                    let attached = i > 0 && !is_go_space(bytes[i - 1] as char);
+                    tokens.push((Tok::Field(source[i + 1..end].to_string(), attached), tok_line));
+                    i = end;
+                }
+            }
+            b'0'..=b'9' | b'+' | b'-' => {
+                let end = scan_number(bytes, i);
+                if end == i + 1 && !bytes[i].is_ascii_digit() {
+                    return Err((tok_line, format!("unexpected {:?} in command", bytes[i] as char)));
+                }
+                tokens.push((Tok::Number(source[i..end].to_string()), tok_line));
+                i = end;
+            }
+            c if c == b'_' || c.is_ascii_alphabetic() || c >= 0x80 => {
+                let end = scan_identifier(bytes, i);
+                if end == i {
+                    return Err((tok_line, "unrecognized character in action".into()));
+                }
+                tokens.push((Tok::Ident(source[i..end].to_string()), tok_line));
+                i = end;
+            }
+            other => {
+                let ch = source[i..].chars().next().unwrap_or(other as char);
+                return Err((tok_line, format!("unrecognized character in action: {ch:?}")));
+            }
+        }
+    }
+}
+
+fn previous_is_term(tokens: &[(Tok, usize)]) -> bool {
+    matches!(tokens.last(), Some((Tok::RightParen | Tok::Variable(_) | Tok::Field(..), _)))
+}
+
+fn scan_identifier(bytes: &[u8], mut i: usize) -> usize {
+    while i < bytes.len() && (bytes[i] == b'_' || bytes[i].is_ascii_alphanumeric() || bytes[i] >= 0x80) {
+        i += 1;
+    }
+    i
+}
+
+fn scan_number(bytes: &[u8], mut i: usize) -> usize {
+    if matches!(bytes.get(i), Some(b'+' | b'-')) {
+        i += 1;
+    }
+    while i < bytes.len() {
+        let c = bytes[i];
+        let exponent_sign = matches!(c, b'+' | b'-') && matches!(bytes.get(i - 1), Some(b'e' | b'E' | b'p' | b'P'));
+        if c.is_ascii_alphanumeric() || c == b'_' || c == b'.' || exponent_sign {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    i
+}
+
+fn lex_quoted(source: &str, start: usize) -> Option<(String, usize)> {
+    let mut out = String::new();
+    let mut chars = source[start + 1..].char_indices();
+    while let Some((offset, c)) = chars.next() {
+        match c {
+            '"' => return Some((out, start + 1 + offset + 1)),
+            '\n' => return None,
+            '\\' => {
+                let (_, escaped) = chars.next()?;
+                match escaped {
+                    'n' => out.push('\n'),
+                    't' => out.push('\t'),
+                    'r' => out.push('\r'),
+                    'a' => out.push('\u{7}'),
+                    'b' => out.push('\u{8}'),
+                    'f' => out.push('\u{c}'),
+                    'v' => out.push('\u{b}'),
+                    '\\' => out.push('\\'),
+                    '"' => out.push('"'),
+                    '\'' => out.push('\''),
+                    'x' | 'u' | 'U' => {
+                        let width = match escaped {
+                            'x' => 2,
+                            'u' => 4,
+                            _ => 8,
+                        };
+                        let hex: String = (0..width).filter_map(|_| chars.next().map(|(_, c)| c)).collect();
+                        let code = u32::from_str_radix(&hex, 16).ok()?;
+                        out.push(char::from_u32(code)?);
+                    }
+                    '0'..='7' => {
+                        let mut octal = String::from(escaped);
+                        for _ in 0..2 {
+                            octal.push(chars.next()?.1);
+                        }
+                        out.push(char::from_u32(u32::from_str_radix(&octal, 8).ok()?)?);
+                    }
+                    _ => return None,
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    None
+}
+
+fn lex_char(source: &str, start: usize) -> Option<(u32, usize)> {
+    let rest = &source[start + 1..];
+    let close = rest.find('\'')?;
+    let body = &rest[..close.max(1)];
+    let body = if body == "\\" { &rest[..rest[1..].find('\'')? + 1] } else { body };
+    let end = start + 1 + body.len() + 1;
+    let value = if let Some(escaped) = body.strip_prefix('\\') {
+        let (text, _) = lex_quoted(&format!("\"\\{escaped}\""), 0)?;
+        let mut chars = text.chars();
+        let c = chars.next()?;
+        if chars.next().is_some() {
+            return None;
+        }
+        c as u32
+    } else {
+        let mut chars = body.chars();
+        let c = chars.next()?;
+        if chars.next().is_some() {
+            return None;
+        }
+        c as u32
+    };
+    Some((value, end))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(pieces: &[Piece]) -> Vec<String> {
+        pieces
+            .iter()
+            .filter_map(|p| match p {
+                Piece::Text { text, .. } => Some(text.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn lex_trims_whitespace_around_markers() {
+        let pieces = lex("t", "a  \n {{- .X -}} \n b").unwrap();
+        assert_eq!(texts(&pieces), ["a", "b"]);
+    }
+
+    #[test]
+    fn lex_keeps_dash_numbers_without_space() {
+        let pieces = lex("t", "{{-3}}").unwrap();
+        let Piece::Action { tokens, .. } = &pieces[0] else { panic!("expected action") };
+        assert_eq!(tokens[0].0, Tok::Number("-3".into()));
+    }
+
+    #[test]
+    fn lex_reads_strings_with_braces_and_escapes() {
+        let pieces = lex("t", r#"{{ "}}\n\"x\"" `raw}}` 'a' }}"#).unwrap();
+        let Piece::Action { tokens, .. } = &pieces[0] else { panic!("expected action") };
+        assert_eq!(tokens[0].0, Tok::Str("}}\n\"x\"".into()));
+        assert_eq!(tokens[1].0, Tok::Str("raw}}".into()));
+        assert_eq!(tokens[2].0, Tok::Char('a' as u32));
+    }
+
+    #[test]
+    fn lex_drops_comments_and_reports_unclosed_actions() {
+        let pieces = lex("t", "a{{/* c\n */}}b").unwrap();
+        assert!(matches!(pieces[1], Piece::Comment { newlines: 1, .. }));
+        let err = lex("t", "x\n{{ .A").unwrap_err();
+        assert_eq!(err.line, 2);
+    }
+
+    #[test]
+    fn lex_distinguishes_fields_variables_and_dot() {
+        let pieces = lex("t", "{{ $x.a . .b.c $ }}").unwrap();
+        let Piece::Action { tokens, .. } = &pieces[0] else { panic!("expected action") };
+        let kinds: Vec<Tok> = tokens.iter().map(|t| t.0.clone()).collect();
+        assert_eq!(
+            kinds,
+            [
+                Tok::Variable("x".into()),
+                Tok::Field("a".into(), true),
+                Tok::Dot,
+                Tok::Field("b".into(), false),
+                Tok::Field("c".into(), true),
+                Tok::Variable(String::new())
+            ]
+        );
+    }
+}

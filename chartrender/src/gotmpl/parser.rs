@@ -1,0 +1,520 @@
+//! Go `text/template` parser: pieces from the lexer into a tree of nodes plus named `define`s.
+
+use super::ParseError;
+use super::lexer::{Piece, Tok};
+
+/// A node of a parsed template body.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Node {
+    /// Literal text.
+    Text { text: String, line: usize },
+    /// `{{ pipeline }}`: prints the value unless the pipeline declares or assigns variables.
+    Action { pipe: Pipe, line: usize, source: String },
+    /// `if`/`with` (`rebind` = with): condition, body, optional else body.
+    Branch { rebind: bool, pipe: Pipe, body: Vec<Node>, otherwise: Option<Vec<Node>>, line: usize, source: String },
+    /// `range`: pipeline, body, optional else body.
+    Range { pipe: Pipe, body: Vec<Node>, otherwise: Option<Vec<Node>>, line: usize, source: String },
+    /// `template "name" pipeline` (also the call half of `block`).
+    Template { name: String, pipe: Option<Pipe>, line: usize, source: String },
+    /// `break` inside a range.
+    Break { line: usize },
+    /// `continue` inside a range.
+    Continue { line: usize },
+}
+
+/// A pipeline: optional variable declaration/assignment and `|`-separated commands.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Pipe {
+    /// Declared or assigned variable names (without `$`).
+    pub(crate) vars: Vec<String>,
+    /// `=` rather than `:=`.
+    pub(crate) assign: bool,
+    /// The commands, in order; each later command receives the previous result as last argument.
+    pub(crate) commands: Vec<Command>,
+}
+
+/// One command: a function call, or a single operand (possibly a method call with arguments).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Command {
+    /// First element is the function or operand, the rest are arguments.
+    pub(crate) args: Vec<Operand>,
+}
+
+/// An argument or term.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Operand {
+    /// `.a.b` (empty path = `.`).
+    Field(Vec<String>),
+    /// `$x.a.b` (`$` alone has an empty name).
+    Variable(String, Vec<String>),
+    /// `(pipeline).a.b`.
+    Chain(Box<Pipe>, Vec<String>),
+    /// A function name.
+    Function(String),
+    /// A string literal.
+    Str(String),
+    /// An integer literal.
+    Int(i64),
+    /// A floating point literal.
+    Float(f64),
+    /// `true` / `false`.
+    Bool(bool),
+    /// `nil`.
+    Nil,
+}
+
+/// A parsed template file: its body and the templates it defines.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Parsed {
+    /// Top-level body.
+    pub(crate) body: Vec<Node>,
+    /// `define`/`block` templates in source order.
+    pub(crate) defines: Vec<(String, Vec<Node>)>,
+}
+
+/// Parses a template; `is_function` says which identifiers are known functions.
+pub(crate) fn parse(name: &str, source: &str, is_function: &dyn Fn(&str) -> bool) -> Result<Parsed, ParseError> {
+    let pieces = super::lexer::lex(name, source)?;
+    let end_line = 1 + source.matches('\n').count();
+    let mut parser = Parser { name, pieces, pos: 0, defines: Vec::new(), is_function, end_line, range_depth: 0 };
+    let (body, end) = parser.list(0)?;
+    match end {
+        End::Eof => Ok(Parsed { body, defines: parser.defines }),
+        End::End(line) => Err(parser.error(line, "unexpected {{end}}")),
+        End::Else(line, _) => Err(parser.error(line, "unexpected {{else}}")),
+    }
+}
+
+/// How a node list ended.
+enum End {
+    Eof,
+    End(usize),
+    /// `{{else}}` (tokens after `else`, e.g. `if x`).
+    Else(usize, Vec<(Tok, usize)>),
+}
+
+struct Parser<'a> {
+    name: &'a str,
+    pieces: Vec<Piece>,
+    pos: usize,
+    defines: Vec<(String, Vec<Node>)>,
+    is_function: &'a dyn Fn(&str) -> bool,
+    end_line: usize,
+    range_depth: usize,
+}
+
+const MAX_NESTING: usize = 200;
+
+impl Parser<'_> {
+    fn error(&self, line: usize, message: impl Into<String>) -> ParseError {
+        ParseError { template: self.name.to_string(), line, message: message.into() }
+    }
+
+    /// Parses nodes until `{{end}}`, `{{else}}` or end of input.
+    fn list(&mut self, depth: usize) -> Result<(Vec<Node>, End), ParseError> {
+        if depth > MAX_NESTING {
+            return Err(self.error(self.end_line, "control structures nested too deeply"));
+        }
+        let mut nodes = Vec::new();
+        while self.pos < self.pieces.len() {
+            let piece = self.pieces[self.pos].clone();
+            self.pos += 1;
+            match piece {
+                Piece::Text { text, line } => nodes.push(Node::Text { text, line }),
+                Piece::Comment { .. } => {}
+                Piece::Action { tokens, line, source, .. } => {
+                    if let Some(end) = self.action(tokens, line, source, depth, &mut nodes)? {
+                        return Ok((nodes, end));
+                    }
+                }
+            }
+        }
+        Ok((nodes, End::Eof))
+    }
+
+    /// Handles one action; returns `Some` when it ends the current list.
+    fn action(
+        &mut self,
+        tokens: Vec<(Tok, usize)>,
+        line: usize,
+        source: String,
+        depth: usize,
+        nodes: &mut Vec<Node>,
+    ) -> Result<Option<End>, ParseError> {
+        let keyword = match tokens.first() {
+            Some((Tok::Ident(word), _)) => word.as_str(),
+            None => return Err(self.error(line, "missing value for command")),
+            _ => "",
+        };
+        let rest = tokens.get(1..).unwrap_or_default().to_vec();
+        match keyword {
+            "end" => {
+                self.expect_empty(&rest, line, "end")?;
+                Ok(Some(End::End(line)))
+            }
+            "else" => Ok(Some(End::Else(line, rest))),
+            "if" | "with" => {
+                let node = self.branch(keyword == "with", rest, line, source, depth)?;
+                nodes.push(node);
+                Ok(None)
+            }
+            "range" => {
+                let pipe = self.pipeline(&rest, line, true)?;
+                self.range_depth += 1;
+                let (body, end) = self.list(depth + 1)?;
+                let otherwise = match end {
+                    End::End(_) => None,
+                    End::Else(else_line, tokens) => {
+                        self.expect_empty(&tokens, else_line, "else")?;
+                        Some(self.expect_end(depth)?)
+                    }
+                    End::Eof => return Err(self.error(self.end_line, "unexpected EOF")),
+                };
+                self.range_depth -= 1;
+                nodes.push(Node::Range { pipe, body, otherwise, line, source });
+                Ok(None)
+            }
+            "define" => {
+                let name = self.template_name(&rest, line, "define")?;
+                if rest.len() != 1 {
+                    return Err(self.error(line, "unexpected arguments in define clause"));
+                }
+                if depth > 0 {
+                    return Err(self.error(line, "unexpected define inside a control structure"));
+                }
+                let body = self.expect_end(depth)?;
+                self.defines.push((name, body));
+                Ok(None)
+            }
+            "block" => {
+                let name = self.template_name(&rest, line, "block")?;
+                let pipe = if rest.len() > 1 { Some(self.pipeline(&rest[1..], line, false)?) } else { None };
+                let body = self.expect_end(depth)?;
+                self.defines.push((name.clone(), body));
+                nodes.push(Node::Template { name, pipe, line, source });
+                Ok(None)
+            }
+            "template" => {
+                let name = self.template_name(&rest, line, "template")?;
+                let pipe = if rest.len() > 1 { Some(self.pipeline(&rest[1..], line, false)?) } else { None };
+                nodes.push(Node::Template { name, pipe, line, source });
+                Ok(None)
+            }
+            "break" | "continue" => {
+                self.expect_empty(&rest, line, keyword)?;
+                if self.range_depth == 0 {
+                    return Err(self.error(line, format!("{{{{{keyword}}}}} outside {{{{range}}}}")));
+                }
+                nodes.push(if keyword == "break" { Node::Break { line } } else { Node::Continue { line } });
+                Ok(None)
+            }
+            _ => {
+                let pipe = self.pipeline(&tokens, line, false)?;
+                nodes.push(Node::Action { pipe, line, source });
+                Ok(None)
+            }
+        }
+    }
+
+    fn branch(
+        &mut self,
+        rebind: bool,
+        tokens: Vec<(Tok, usize)>,
+        line: usize,
+        source: String,
+        depth: usize,
+    ) -> Result<Node, ParseError> {
+        let pipe = self.pipeline(&tokens, line, false)?;
+        let (body, end) = self.list(depth + 1)?;
+        let otherwise = match end {
+            End::End(_) => None,
+            End::Eof => return Err(self.error(self.end_line, "unexpected EOF")),
+            End::Else(else_line, tokens) => match tokens.first() {
+                None => Some(self.expect_end(depth)?),
+                // `{{else if …}}` / `{{else with …}}`: a nested branch sharing our `{{end}}`.
+                Some((Tok::Ident(word), _)) if word == "if" || word == "with" => {
+                    let nested = self.branch(word == "with", tokens[1..].to_vec(), else_line, source.clone(), depth)?;
+                    Some(vec![nested])
+                }
+                Some(_) => return Err(self.error(else_line, "unexpected tokens after else")),
+            },
+        };
+        Ok(Node::Branch { rebind, pipe, body, otherwise, line, source })
+    }
+
+    fn expect_end(&mut self, depth: usize) -> Result<Vec<Node>, ParseError> {
+        let (body, end) = self.list(depth + 1)?;
+        match end {
+            End::End(_) => Ok(body),
+            End::Else(line, _) => Err(self.error(line, "unexpected {{else}}")),
+            End::Eof => Err(self.error(self.end_line, "unexpected EOF")),
+        }
+    }
+
+    fn expect_empty(&self, tokens: &[(Tok, usize)], line: usize, keyword: &str) -> Result<(), ParseError> {
+        if tokens.is_empty() { Ok(()) } else { Err(self.error(line, format!("unexpected tokens in {{{{{keyword}}}}}"))) }
+    }
+
+    fn template_name(&self, tokens: &[(Tok, usize)], line: usize, keyword: &str) -> Result<String, ParseError> {
+        match tokens.first() {
+            Some((Tok::Str(name), _)) => Ok(name.clone()),
+            _ => Err(self.error(line, format!("unexpected token in {keyword} clause, expected a quoted name"))),
+        }
+    }
+
+    /// Parses a pipeline, with an optional `$x :=`, `$x =` or (in range) `$k, $v :=` prefix.
+    fn pipeline(&self, tokens: &[(Tok, usize)], line: usize, in_range: bool) -> Result<Pipe, ParseError> {
+        let mut vars = Vec::new();
+        let mut assign = false;
+        let mut rest = tokens;
+        if let Some((Tok::Variable(first), _)) = tokens.first() {
+            match tokens.get(1).map(|t| &t.0) {
+                Some(Tok::Declare) | Some(Tok::Assign) => {
+                    assign = tokens[1].0 == Tok::Assign;
+                    vars.push(first.clone());
+                    rest = &tokens[2..];
+                }
+                Some(Tok::Comma) if in_range => match (tokens.get(2), tokens.get(3)) {
+                    (Some((Tok::Variable(second), _)), Some((Tok::Declare | Tok::Assign, _))) => {
+                        assign = tokens[3].0 == Tok::Assign;
+                        vars.push(first.clone());
+                        vars.push(second.clone());
+                        rest = &tokens[4..];
+                    }
+                    _ => return Err(self.error(line, "too many declarations in command")),
+                },
+                _ => {}
+            }
+        }
+        if vars.iter().any(String::is_empty) {
+            return Err(self.error(line, "cannot assign to $"));
+        }
+        let mut position = 0;
+        let commands = self.commands(rest, &mut position, line, 0)?;
+        if position < rest.len() {
+            return Err(self.error(line, format!("unexpected {} in operand", describe(&rest[position].0))));
+        }
+        if commands.is_empty() {
+            return Err(self.error(line, "missing value for command"));
+        }
+        Ok(Pipe { vars, assign, commands })
+    }
+
+    /// Parses `|`-separated commands until `)` or the end of the tokens.
+    fn commands(
+        &self,
+        tokens: &[(Tok, usize)],
+        pos: &mut usize,
+        line: usize,
+        depth: usize,
+    ) -> Result<Vec<Command>, ParseError> {
+        if depth > MAX_NESTING {
+            return Err(self.error(line, "parenthesised expressions nested too deeply"));
+        }
+        let mut commands = Vec::new();
+        loop {
+            let mut args = Vec::new();
+            while let Some((tok, tok_line)) = tokens.get(*pos) {
+                if matches!(tok, Tok::Pipe | Tok::RightParen) {
+                    break;
+                }
+                args.push(self.operand(tokens, pos, *tok_line, depth)?);
+            }
+            if args.is_empty() {
+                return Err(self.error(line, "missing value for command"));
+            }
+            if args.len() > 1 && !matches!(args[0], Operand::Function(_) | Operand::Field(_) | Operand::Variable(..) | Operand::Chain(..)) {
+                return Err(self.error(line, "can't give argument to non-function"));
+            }
+            if let Operand::Field(path) | Operand::Variable(_, path) = &args[0]
+                && args.len() > 1
+                && path.is_empty()
+            {
+                return Err(self.error(line, "can't give argument to non-function"));
+            }
+            commands.push(Command { args });
+            match tokens.get(*pos) {
+                Some((Tok::Pipe, _)) => *pos += 1,
+                _ => return Ok(commands),
+            }
+        }
+    }
+
+    fn operand(&self, tokens: &[(Tok, usize)], pos: &mut usize, line: usize, depth: usize) -> Result<Operand, ParseError> {
+        let (tok, _) = &tokens[*pos];
+        *pos += 1;
+        let term = match tok {
+            Tok::Dot => Operand::Field(Vec::new()),
+            Tok::Field(name, _) => {
+                let mut path = vec![name.clone()];
+                path.extend(fields(tokens, pos));
+                return Ok(Operand::Field(path));
+            }
+            Tok::Variable(name) => {
+                let path = fields(tokens, pos);
+                return Ok(Operand::Variable(name.clone(), path));
+            }
+            Tok::LeftParen => {
+                let commands = self.commands(tokens, pos, line, depth + 1)?;
+                match tokens.get(*pos) {
+                    Some((Tok::RightParen, _)) => *pos += 1,
+                    _ => return Err(self.error(line, "unclosed left paren")),
+                }
+                let path = fields(tokens, pos);
+                return Ok(Operand::Chain(Box::new(Pipe { vars: Vec::new(), assign: false, commands }), path));
+            }
+            Tok::Ident(word) => match word.as_str() {
+                "true" => Operand::Bool(true),
+                "false" => Operand::Bool(false),
+                "nil" => Operand::Nil,
+                name if (self.is_function)(name) => Operand::Function(name.to_string()),
+                name => return Err(self.error(line, format!("function {name:?} not defined"))),
+            },
+            Tok::Str(value) => Operand::Str(value.clone()),
+            Tok::Char(code) => Operand::Int(i64::from(*code)),
+            Tok::Number(text) => parse_number(text).ok_or_else(|| self.error(line, format!("bad number syntax: {text:?}")))?,
+            other => return Err(self.error(line, format!("unexpected {} in operand", describe(other)))),
+        };
+        if let Some((Tok::Field(_, true), _)) = tokens.get(*pos) {
+            return Err(self.error(line, "unexpected . after term"));
+        }
+        Ok(term)
+    }
+}
+
+fn fields(tokens: &[(Tok, usize)], pos: &mut usize) -> Vec<String> {
+    let mut path = Vec::new();
+    while let Some((Tok::Field(name, true), _)) = tokens.get(*pos) {
+        path.push(name.clone());
+        *pos += 1;
+    }
+    path
+}
+
+fn describe(tok: &Tok) -> String {
+    match tok {
+        Tok::Declare => "\":=\"".into(),
+        Tok::Assign => "\"=\"".into(),
+        Tok::Comma => "\",\"".into(),
+        Tok::Pipe => "\"|\"".into(),
+        Tok::LeftParen => "\"(\"".into(),
+        Tok::RightParen => "\")\"".into(),
+        Tok::Dot => "\".\"".into(),
+        Tok::Field(name, _) => format!("field .{name}"),
+        Tok::Variable(name) => format!("variable ${name}"),
+        Tok::Ident(name) => format!("identifier {name:?}"),
+        Tok::Str(value) => format!("string {value:?}"),
+        Tok::Number(text) => format!("number {text}"),
+        Tok::Char(_) => "character constant".into(),
+    }
+}
+
+/// Parses a Go number literal: decimal/hex/octal/binary integers with `_`, or a float.
+pub(crate) fn parse_number(text: &str) -> Option<Operand> {
+    let (negative, digits) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    let clean = digits.replace('_', "");
+    let lower = clean.to_ascii_lowercase();
+    let integer = if let Some(hex) = lower.strip_prefix("0x") {
+        if hex.contains('p') || hex.contains('.') { None } else { i64::from_str_radix(hex, 16).ok() }
+    } else if let Some(bin) = lower.strip_prefix("0b") {
+        i64::from_str_radix(bin, 2).ok()
+    } else if let Some(oct) = lower.strip_prefix("0o") {
+        i64::from_str_radix(oct, 8).ok()
+    } else if lower.len() > 1 && lower.starts_with('0') && lower.bytes().all(|b| b.is_ascii_digit()) {
+        i64::from_str_radix(&lower[1..], 8).ok()
+    } else if lower.bytes().all(|b| b.is_ascii_digit()) {
+        lower.parse::<i64>().ok()
+    } else {
+        None
+    };
+    if let Some(value) = integer {
+        return Some(Operand::Int(if negative { -value } else { value }));
+    }
+    if lower.starts_with("0x") || lower.bytes().any(|b| !(b.is_ascii_digit() || b == b'.' || b == b'e' || b == b'+' || b == b'-')) {
+        return None;
+    }
+    // Like Go's `idealConstant`: a literal written with `.` or an exponent is a float (`1e3` is 1000.0).
+    let value: f64 = lower.parse().ok()?;
+    Some(Operand::Float(if negative { -value } else { value }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn known(name: &str) -> bool {
+        matches!(name, "include" | "quote" | "default" | "eq" | "and")
+    }
+
+    fn parse_ok(source: &str) -> Parsed {
+        parse("t", source, &known).unwrap()
+    }
+
+    #[test]
+    fn parse_builds_pipelines_with_arguments() {
+        let parsed = parse_ok(r#"{{ include "x" . | quote }}"#);
+        let Node::Action { pipe, .. } = &parsed.body[0] else { panic!("expected action") };
+        assert_eq!(pipe.commands.len(), 2);
+        assert_eq!(pipe.commands[0].args[0], Operand::Function("include".into()));
+        assert_eq!(pipe.commands[0].args[2], Operand::Field(vec![]));
+    }
+
+    #[test]
+    fn parse_treats_spaced_fields_as_new_arguments() {
+        let parsed = parse_ok("{{ quote $ .A }}");
+        let Node::Action { pipe, .. } = &parsed.body[0] else { panic!("expected action") };
+        assert_eq!(pipe.commands[0].args.len(), 3);
+    }
+
+    #[test]
+    fn parse_nests_else_if_into_the_else_branch() {
+        let parsed = parse_ok("{{ if .A }}a{{ else if .B }}b{{ else }}c{{ end }}");
+        let Node::Branch { otherwise: Some(otherwise), .. } = &parsed.body[0] else { panic!("expected branch") };
+        assert!(matches!(&otherwise[0], Node::Branch { otherwise: Some(_), .. }));
+    }
+
+    #[test]
+    fn parse_collects_defines_and_blocks() {
+        let parsed = parse_ok(r#"{{ define "a" }}x{{ end }}{{ block "b" . }}y{{ end }}"#);
+        assert_eq!(parsed.defines.len(), 2);
+        assert!(matches!(&parsed.body[0], Node::Template { name, .. } if name == "b"));
+    }
+
+    #[test]
+    fn parse_reads_range_declarations_and_chains() {
+        let parsed = parse_ok("{{ range $k, $v := .M }}{{ ($v).x.y }}{{ break }}{{ end }}");
+        let Node::Range { pipe, body, .. } = &parsed.body[0] else { panic!("expected range") };
+        assert_eq!(pipe.vars, ["k", "v"]);
+        assert!(matches!(&body[0], Node::Action { pipe, .. } if matches!(&pipe.commands[0].args[0], Operand::Chain(_, path) if path.len() == 2)));
+    }
+
+    #[test]
+    fn parse_reports_unexpected_eof_at_the_last_line() {
+        let err = parse("t", "a\n{{ if .X }}\nb\n", &known).unwrap_err();
+        assert_eq!((err.line, err.message.as_str()), (4, "unexpected EOF"));
+    }
+
+    #[test]
+    fn parse_rejects_unknown_functions_and_stray_ends() {
+        assert!(parse("t", "{{ nope 1 }}", &known).unwrap_err().message.contains("\"nope\" not defined"));
+        assert!(parse("t", "{{ end }}", &known).is_err());
+        assert!(parse("t", "{{ break }}", &known).is_err());
+        assert!(parse("t", "{{ 1 2 }}", &known).is_err());
+    }
+
+    #[test]
+    fn parse_number_reads_go_literals() {
+        assert_eq!(parse_number("0x1F"), Some(Operand::Int(31)));
+        assert_eq!(parse_number("1_000"), Some(Operand::Int(1000)));
+        assert_eq!(parse_number("-2.5"), Some(Operand::Float(-2.5)));
+        assert_eq!(parse_number("1e3"), Some(Operand::Float(1000.0)));
+        assert_eq!(parse_number("1.2.3"), None);
+    }
+}

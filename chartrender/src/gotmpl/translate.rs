@@ -1,0 +1,399 @@
+//! Go template tree → minijinja source, keeping Go line numbers so minijinja errors point at the Go source.
+//!
+//! Conventions of the generated source (the runtime in `crate::funcs` relies on them):
+//! - the template's data (Go's `$`) is the context variable `_d0`; `with`/`range` bind fresh `_dN` names for dot;
+//! - `$x := …` declarations live in a per-execution `namespace()` named `_v` (slot `vN` per declaration, so Go's
+//!   lexical scoping and assignments from inside `range` both work); two-variable `range` keys are `_kN` loop variables;
+//! - every Go function `f` is the global `f_f`, pipelines pass the piped value as the last argument;
+//!   `and`/`or`/`not` become minijinja's operators, which already return operands and short-circuit like Go.
+
+use super::ParseError;
+use super::parser::{Command, Node, Operand, Pipe};
+
+/// A translated template: minijinja source plus the Go action source for each line (for error messages).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Translated {
+    /// minijinja template source.
+    pub(crate) source: String,
+    /// `(line, action source)` for every action, in source order.
+    pub(crate) actions: Vec<(usize, String)>,
+}
+
+/// Translates one template body (a file or a `define`).
+pub(crate) fn translate(name: &str, nodes: &[Node]) -> Result<Translated, ParseError> {
+    let mut translator = Translator {
+        name,
+        out: String::new(),
+        line: 1,
+        scopes: vec![vec![(String::new(), "_d0".to_string())]],
+        dot: "_d0".to_string(),
+        counter: 0,
+        uses_namespace: false,
+        actions: Vec::new(),
+    };
+    translator.nodes(nodes)?;
+    let mut source = translator.out;
+    if translator.uses_namespace {
+        source.insert_str(0, "{% set _v = namespace() %}");
+    }
+    Ok(Translated { source, actions: translator.actions })
+}
+
+struct Translator<'a> {
+    name: &'a str,
+    out: String,
+    line: usize,
+    /// Go variable name → minijinja expression, innermost scope last.
+    scopes: Vec<Vec<(String, String)>>,
+    dot: String,
+    counter: usize,
+    uses_namespace: bool,
+    actions: Vec<(usize, String)>,
+}
+
+impl Translator<'_> {
+    fn error(&self, line: usize, message: impl Into<String>) -> ParseError {
+        ParseError { template: self.name.to_string(), line, message: message.into() }
+    }
+
+    fn emit(&mut self, text: &str) {
+        self.line += text.matches('\n').count();
+        self.out.push_str(text);
+    }
+
+    /// Pads with a newline-only comment so the next output starts on Go line `line`.
+    fn pad_to(&mut self, line: usize) {
+        if line > self.line {
+            let newlines = "\n".repeat(line - self.line);
+            self.emit(&format!("{{#{newlines}#}}"));
+        }
+    }
+
+    fn fresh(&mut self) -> usize {
+        self.counter += 1;
+        self.counter
+    }
+
+    fn nodes(&mut self, nodes: &[Node]) -> Result<(), ParseError> {
+        for node in nodes {
+            self.node(node)?;
+        }
+        Ok(())
+    }
+
+    fn node(&mut self, node: &Node) -> Result<(), ParseError> {
+        match node {
+            Node::Text { text, line } => {
+                self.pad_to(*line);
+                self.text(text);
+            }
+            Node::Action { pipe, line, source } => {
+                self.pad_to(*line);
+                self.actions.push((*line, source.clone()));
+                if pipe.vars.is_empty() {
+                    let expr = self.pipe(pipe, *line)?;
+                    self.emit(&format!("{{{{ {expr} }}}}"));
+                } else {
+                    self.declaration(pipe, *line)?;
+                }
+            }
+            Node::Branch { rebind, pipe, body, otherwise, line, source } => {
+                self.pad_to(*line);
+                self.actions.push((*line, source.clone()));
+                self.scopes.push(Vec::new());
+                let condition = if pipe.vars.is_empty() { self.pipe(pipe, *line)? } else { self.declaration(pipe, *line)? };
+                let outer_dot = self.dot.clone();
+                if *rebind {
+                    let name = format!("_d{}", self.fresh());
+                    self.emit(&format!("{{% set {name} = {condition} %}}{{% if {name} %}}"));
+                    self.dot = name;
+                } else {
+                    self.emit(&format!("{{% if {condition} %}}"));
+                }
+                self.block(body)?;
+                self.dot = outer_dot;
+                if let Some(otherwise) = otherwise {
+                    self.emit("{% else %}");
+                    self.block(otherwise)?;
+                }
+                self.emit("{% endif %}");
+                self.scopes.pop();
+            }
+            Node::Range { pipe, body, otherwise, line, source } => {
+                self.pad_to(*line);
+                self.actions.push((*line, source.clone()));
+                let bare = Pipe { vars: Vec::new(), assign: false, commands: pipe.commands.clone() };
+                let expr = self.pipe(&bare, *line)?;
+                let n = self.fresh();
+                let (key, element) = (format!("_k{n}"), format!("_d{n}"));
+                self.scopes.push(Vec::new());
+                match pipe.vars.as_slice() {
+                    [] => self.emit(&format!("{{% for {element} in f_range_values({expr}) %}}")),
+                    [value] => {
+                        self.bind(value, &element);
+                        self.emit(&format!("{{% for {element} in f_range_values({expr}) %}}"));
+                    }
+                    [index, value] => {
+                        self.bind(index, &key);
+                        self.bind(value, &element);
+                        self.emit(&format!("{{% for {key}, {element} in f_range_pairs({expr}) %}}"));
+                    }
+                    _ => return Err(self.error(*line, "too many declarations in range")),
+                }
+                let outer_dot = std::mem::replace(&mut self.dot, element);
+                self.block(body)?;
+                self.dot = outer_dot;
+                self.scopes.pop();
+                if let Some(otherwise) = otherwise {
+                    self.emit("{% else %}");
+                    self.block(otherwise)?;
+                }
+                self.emit("{% endfor %}");
+            }
+            Node::Template { name, pipe, line, source } => {
+                self.pad_to(*line);
+                self.actions.push((*line, source.clone()));
+                let argument = match pipe {
+                    Some(pipe) => self.pipe(pipe, *line)?,
+                    None => "none".to_string(),
+                };
+                self.emit(&format!("{{{{ f_include({}, {argument}) }}}}", string_literal(name)));
+            }
+            Node::Break { line } => {
+                self.pad_to(*line);
+                self.emit("{% break %}");
+            }
+            Node::Continue { line } => {
+                self.pad_to(*line);
+                self.emit("{% continue %}");
+            }
+        }
+        Ok(())
+    }
+
+    fn block(&mut self, nodes: &[Node]) -> Result<(), ParseError> {
+        self.scopes.push(Vec::new());
+        let result = self.nodes(nodes);
+        self.scopes.pop();
+        result
+    }
+
+    fn bind(&mut self, go_name: &str, expr: &str) {
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.push((go_name.to_string(), expr.to_string()));
+        }
+    }
+
+    fn resolve(&self, go_name: &str, line: usize) -> Result<String, ParseError> {
+        self.scopes
+            .iter()
+            .rev()
+            .flat_map(|scope| scope.iter().rev())
+            .find(|(name, _)| name == go_name)
+            .map(|(_, expr)| expr.clone())
+            .ok_or_else(|| self.error(line, format!("undefined variable \"${go_name}\"")))
+    }
+
+    /// Emits `$x := …` / `$x = …` and returns the expression now naming the value.
+    fn declaration(&mut self, pipe: &Pipe, line: usize) -> Result<String, ParseError> {
+        let bare = Pipe { vars: Vec::new(), assign: false, commands: pipe.commands.clone() };
+        let expr = self.pipe(&bare, line)?;
+        let [var] = pipe.vars.as_slice() else {
+            return Err(self.error(line, "too many declarations in command"));
+        };
+        let target = if pipe.assign {
+            self.resolve(var, line)?
+        } else {
+            self.uses_namespace = true;
+            format!("_v.v{}", self.fresh())
+        };
+        self.emit(&format!("{{% set {target} = {expr} %}}"));
+        if !pipe.assign {
+            self.bind(var, &target);
+        }
+        Ok(target)
+    }
+
+    fn text(&mut self, text: &str) {
+        let needs_escape = text.contains("{{") || text.contains("{%") || text.contains("{#") || text.ends_with('{');
+        if needs_escape {
+            let literal = text.replace('\\', "\\\\").replace('"', "\\\"");
+            self.emit(&format!("{{{{ \"{literal}\" }}}}"));
+        } else {
+            self.emit(text);
+        }
+    }
+
+    fn pipe(&mut self, pipe: &Pipe, line: usize) -> Result<String, ParseError> {
+        let mut acc: Option<String> = None;
+        for command in &pipe.commands {
+            acc = Some(self.command(command, acc, line)?);
+        }
+        acc.ok_or_else(|| self.error(line, "missing value for command"))
+    }
+
+    fn command(&mut self, command: &Command, piped: Option<String>, line: usize) -> Result<String, ParseError> {
+        let (head, rest) = command.args.split_first().ok_or_else(|| self.error(line, "empty command"))?;
+        let mut args = rest.iter().map(|arg| self.operand(arg, line)).collect::<Result<Vec<_>, _>>()?;
+        args.extend(piped);
+        if let Operand::Function(name) = head {
+            return match name.as_str() {
+                "and" | "or" => {
+                    if args.is_empty() {
+                        return Err(self.error(line, format!("wrong number of args for {name}: want at least 1 got 0")));
+                    }
+                    Ok(format!("({})", args.join(&format!(" {name} "))))
+                }
+                "not" => match args.as_slice() {
+                    [single] => Ok(format!("(not {single})")),
+                    _ => Err(self.error(line, format!("wrong number of args for not: want 1 got {}", args.len()))),
+                },
+                _ => Ok(format!("f_{name}({})", args.join(", "))),
+            };
+        }
+        if args.is_empty() {
+            return self.operand(head, line);
+        }
+        // A field with arguments is a method call on its parent (`.Files.Get "x"`, `$caps.APIVersions.Has "v"`).
+        let (base, path) = match head {
+            Operand::Field(path) => (self.dot.clone(), path.clone()),
+            Operand::Variable(name, path) => (self.resolve(name, line)?, path.clone()),
+            Operand::Chain(pipe, path) => (format!("({})", self.pipe(pipe, line)?), path.clone()),
+            _ => return Err(self.error(line, "can't give argument to non-function")),
+        };
+        let Some((method, parents)) = path.split_last() else {
+            return Err(self.error(line, "can't give argument to non-function"));
+        };
+        Ok(format!("{}.{}({})", with_path(&base, parents), method, args.join(", ")))
+    }
+
+    fn operand(&mut self, operand: &Operand, line: usize) -> Result<String, ParseError> {
+        Ok(match operand {
+            Operand::Field(path) => with_path(&self.dot, path),
+            Operand::Variable(name, path) => with_path(&self.resolve(name, line)?, path),
+            Operand::Chain(pipe, path) => with_path(&format!("({})", self.pipe(pipe, line)?), path),
+            Operand::Function(name) => match name.as_str() {
+                "and" | "or" | "not" => {
+                    return Err(self.error(line, format!("wrong number of args for {name}: want at least 1 got 0")));
+                }
+                _ => format!("f_{name}()"),
+            },
+            Operand::Str(value) => string_literal(value),
+            Operand::Int(value) => {
+                if *value < 0 {
+                    format!("({value})")
+                } else {
+                    value.to_string()
+                }
+            }
+            Operand::Float(value) => {
+                if !value.is_finite() {
+                    return Err(self.error(line, "number out of range"));
+                }
+                let text = format!("{value:?}");
+                if *value < 0.0 { format!("({text})") } else { text }
+            }
+            Operand::Bool(value) => value.to_string(),
+            Operand::Nil => "none".to_string(),
+        })
+    }
+}
+
+/// `base.a.b`, using subscripts for names that are not plain ASCII identifiers.
+fn with_path(base: &str, path: &[String]) -> String {
+    let mut out = base.to_string();
+    for name in path {
+        let plain = name.bytes().all(|b| b == b'_' || b.is_ascii_alphanumeric())
+            && !name.starts_with(|c: char| c.is_ascii_digit());
+        if plain {
+            out.push('.');
+            out.push_str(name);
+        } else {
+            out.push('[');
+            out.push_str(&string_literal(name));
+            out.push(']');
+        }
+    }
+    out
+}
+
+/// A minijinja string literal for `value` (no raw newlines, so tags stay on one line).
+pub(crate) fn string_literal(value: &str) -> String {
+    let mut out = String::with_capacity(value.len() + 2);
+    out.push('"');
+    for c in value.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::parser::parse;
+    use super::*;
+
+    fn known(name: &str) -> bool {
+        matches!(name, "include" | "quote" | "default" | "eq" | "and" | "or" | "not" | "list" | "add")
+    }
+
+    fn jinja(source: &str) -> String {
+        let parsed = parse("t", source, &known).unwrap();
+        translate("t", &parsed.body).unwrap().source
+    }
+
+    #[test]
+    fn translate_passes_the_piped_value_last() {
+        assert_eq!(jinja(r#"{{ .Values.x | default "a" | quote }}"#), r#"{{ f_quote(f_default("a", _d0.Values.x)) }}"#);
+    }
+
+    #[test]
+    fn translate_maps_and_or_not_to_operators() {
+        assert_eq!(jinja("{{ and .A (or .B .C) | not }}"), "{{ (not (_d0.A and (_d0.B or _d0.C))) }}");
+    }
+
+    #[test]
+    fn translate_rebinds_dot_in_with_and_range() {
+        assert_eq!(
+            jinja("{{ with .A }}{{ .B }}{{ $.C }}{{ end }}"),
+            "{% set _d1 = _d0.A %}{% if _d1 %}{{ _d1.B }}{{ _d0.C }}{% endif %}"
+        );
+        assert_eq!(
+            jinja("{{ range $k, $v := .M }}{{ $k }}={{ $v.x }}{{ else }}none{{ end }}"),
+            "{% for _k1, _d1 in f_range_pairs(_d0.M) %}{{ _k1 }}={{ _d1.x }}{% else %}none{% endfor %}"
+        );
+    }
+
+    #[test]
+    fn translate_keeps_variables_in_a_namespace_with_go_scoping() {
+        let out = jinja("{{ $c := 0 }}{{ range .L }}{{ $c = add $c . }}{{ end }}{{ $c }}");
+        assert_eq!(
+            out,
+            "{% set _v = namespace() %}{% set _v.v1 = 0 %}{% for _d2 in f_range_values(_d0.L) %}{% set _v.v1 = f_add(_v.v1, _d2) %}{% endfor %}{{ _v.v1 }}"
+        );
+        let parsed = parse("t", "{{ if .A }}{{ $x := 1 }}{{ end }}{{ $x }}", &known).unwrap();
+        assert!(translate("t", &parsed.body).unwrap_err().message.contains("undefined variable"));
+    }
+
+    #[test]
+    fn translate_preserves_line_numbers_across_trimmed_newlines() {
+        let out = jinja("a\n{{- .X }}\n\n{{- .Y }}");
+        assert_eq!(out, "a{#\n#}{{ _d0.X }}{#\n\n#}{{ _d0.Y }}");
+    }
+
+    #[test]
+    fn translate_escapes_jinja_delimiters_in_text_and_calls_methods() {
+        assert_eq!(jinja("{% raw %} {#"), r#"{{ "{% raw %} {#" }}"#);
+        assert_eq!(jinja(r#"{{ .Files.Get "a" }}"#), r#"{{ _d0.Files.Get("a") }}"#);
+        assert_eq!(jinja(r#"{{ template "x" }}"#), r#"{{ f_include("x", none) }}"#);
+        assert_eq!(jinja(r#"{{ (list 1 -2).x }}"#), "{{ (f_list(1, (-2))).x }}");
+    }
+}

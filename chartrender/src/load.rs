@@ -1,0 +1,355 @@
+//! Safe unpacking of chart archives and directories into bounded, validated file lists.
+
+use std::cell::Cell;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use flate2::read::GzDecoder;
+use tar::EntryType;
+
+/// Bounds applied while unpacking a chart, so hostile archives cannot exhaust memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Maximum number of archive entries (files, directories and headers) over all nested archives.
+    pub max_entries: usize,
+    /// Maximum number of decompressed bytes over all nested archives.
+    pub max_total_bytes: u64,
+    /// Maximum size of a single file.
+    pub max_file_bytes: u64,
+    /// Maximum nesting of `charts/*.tgz` archives inside archives.
+    pub max_depth: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_entries: 5_000,
+            max_total_bytes: 64 * 1024 * 1024,
+            max_file_bytes: 5 * 1024 * 1024,
+            max_depth: 8,
+        }
+    }
+}
+
+/// Why a chart could not be unpacked or read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// The archive is not valid gzip.
+    #[error("reading chart archive: corrupt gzip stream")]
+    Gzip {
+        /// The decoder's error.
+        #[source]
+        source: io::Error,
+    },
+    /// The archive is not a valid tar stream.
+    #[error("reading chart archive: corrupt tar stream")]
+    Tar {
+        /// The tar reader's error.
+        #[source]
+        source: io::Error,
+    },
+    /// An entry name leaves the chart directory.
+    #[error("archive entry {path:?} is not a safe relative path (absolute, drive or `..`)")]
+    UnsafePath {
+        /// The entry name as found in the archive.
+        path: String,
+    },
+    /// An entry is a link or device, which charts never need.
+    #[error("archive entry {path:?} is a {kind}, only regular files and directories are allowed")]
+    ForbiddenEntry {
+        /// The entry name.
+        path: String,
+        /// What kind of entry it is.
+        kind: &'static str,
+    },
+    /// The archive holds more entries than allowed.
+    #[error("chart has more than {limit} entries")]
+    TooManyEntries {
+        /// The configured bound.
+        limit: usize,
+    },
+    /// The archive decompresses to more bytes than allowed.
+    #[error("chart decompresses to more than {limit} bytes")]
+    TooLarge {
+        /// The configured bound.
+        limit: u64,
+    },
+    /// One file is larger than allowed.
+    #[error("chart file {path:?} is larger than {limit} bytes")]
+    FileTooLarge {
+        /// The file.
+        path: String,
+        /// The configured bound.
+        limit: u64,
+    },
+    /// `charts/*.tgz` archives are nested deeper than allowed.
+    #[error("subchart archives nested deeper than {limit} levels")]
+    TooDeep {
+        /// The configured bound.
+        limit: usize,
+    },
+    /// `Chart.yaml` sits at the archive root instead of inside the chart directory.
+    #[error("Chart.yaml is at the archive root, expected it inside a chart directory")]
+    ChartYamlAtRoot,
+    /// A chart directory could not be read.
+    #[error("reading chart directory {path}")]
+    ReadDir {
+        /// The file or directory that failed.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: io::Error,
+    },
+    /// A chart directory contains a symbolic link or special file.
+    #[error("chart directory entry {path} is a {kind}, only regular files and directories are allowed")]
+    ForbiddenDirEntry {
+        /// The offending path.
+        path: PathBuf,
+        /// What kind of entry it is.
+        kind: &'static str,
+    },
+}
+
+/// One file of a chart, path relative to the chart directory with `/` separators.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChartFile {
+    /// Relative path, e.g. `templates/deployment.yaml`.
+    pub name: String,
+    /// File content (a leading UTF-8 byte order mark removed).
+    pub data: Vec<u8>,
+}
+
+/// Tracks the shared entry and byte budget while unpacking nested archives.
+#[derive(Debug)]
+pub(crate) struct Budget {
+    pub(crate) limits: Limits,
+    entries: usize,
+    bytes: u64,
+}
+
+impl Budget {
+    pub(crate) fn new(limits: Limits) -> Self {
+        Self { limits, entries: 0, bytes: 0 }
+    }
+
+    fn entry(&mut self) -> Result<(), LoadError> {
+        self.entries += 1;
+        if self.entries > self.limits.max_entries {
+            return Err(LoadError::TooManyEntries { limit: self.limits.max_entries });
+        }
+        Ok(())
+    }
+
+    fn bytes(&mut self, n: u64) -> Result<(), LoadError> {
+        self.bytes = self.bytes.saturating_add(n);
+        if self.bytes > self.limits.max_total_bytes {
+            return Err(LoadError::TooLarge { limit: self.limits.max_total_bytes });
+        }
+        Ok(())
+    }
+}
+
+/// Unpacks a gzipped tar archive into files relative to the chart directory (first path component stripped).
+pub(crate) fn unpack_archive(bytes: &[u8], budget: &mut Budget) -> Result<Vec<ChartFile>, LoadError> {
+    let total_limit = budget.limits.max_total_bytes;
+    let fault = Cell::new(Fault::None);
+    let decoder =
+        BoundedReader { inner: GzDecoder::new(bytes), remaining: total_limit.saturating_add(1), fault: &fault };
+    let mut archive = tar::Archive::new(decoder);
+    let entries = archive.entries().map_err(|source| classify_io(source, &fault, total_limit))?;
+    let mut files = Vec::new();
+    for entry in entries {
+        budget.entry()?;
+        let mut entry = entry.map_err(|source| classify_io(source, &fault, total_limit))?;
+        let raw_path = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+        let kind = entry.header().entry_type();
+        match kind {
+            EntryType::Directory
+            | EntryType::XGlobalHeader
+            | EntryType::XHeader
+            | EntryType::GNULongName
+            | EntryType::GNULongLink => continue,
+            EntryType::Regular | EntryType::Continuous => {}
+            other => {
+                return Err(LoadError::ForbiddenEntry { path: raw_path, kind: entry_kind_name(other) });
+            }
+        }
+        let relative = safe_relative_path(&raw_path)?;
+        let Some((_, inside)) = relative.split_once('/') else {
+            if relative == "Chart.yaml" {
+                return Err(LoadError::ChartYamlAtRoot);
+            }
+            // A file directly at the archive root is not part of any chart directory: Helm ignores it too.
+            continue;
+        };
+        let max_file = budget.limits.max_file_bytes;
+        let mut data = Vec::new();
+        (&mut entry)
+            .take(max_file.saturating_add(1))
+            .read_to_end(&mut data)
+            .map_err(|source| classify_io(source, &fault, total_limit))?;
+        if data.len() as u64 > max_file {
+            return Err(LoadError::FileTooLarge { path: relative, limit: max_file });
+        }
+        budget.bytes(data.len() as u64)?;
+        files.push(ChartFile { name: inside.to_string(), data: strip_bom(data) });
+    }
+    Ok(files)
+}
+
+/// Reads a chart directory (no symlinks followed), applying `.helmignore` like `helm package` does.
+pub(crate) fn read_dir(root: &Path, budget: &mut Budget) -> Result<Vec<ChartFile>, LoadError> {
+    let mut files = Vec::new();
+    walk(root, root, budget, &mut files)?;
+    let ignore = files
+        .iter()
+        .find(|f| f.name == ".helmignore")
+        .map(|f| crate::helmignore::HelmIgnore::parse(&String::from_utf8_lossy(&f.data)))
+        .unwrap_or_default();
+    files.retain(|f| !ignore.ignores(&f.name));
+    files.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(files)
+}
+
+fn walk(root: &Path, dir: &Path, budget: &mut Budget, out: &mut Vec<ChartFile>) -> Result<(), LoadError> {
+    let read_error = |path: &Path, source| LoadError::ReadDir { path: path.to_path_buf(), source };
+    let mut entries = std::fs::read_dir(dir)
+        .map_err(|e| read_error(dir, e))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| read_error(dir, e))?;
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        budget.entry()?;
+        let path = entry.path();
+        let file_type = entry.file_type().map_err(|e| read_error(&path, e))?;
+        if file_type.is_symlink() {
+            return Err(LoadError::ForbiddenDirEntry { path, kind: "symbolic link" });
+        }
+        if file_type.is_dir() {
+            walk(root, &path, budget, out)?;
+            continue;
+        }
+        if !file_type.is_file() {
+            return Err(LoadError::ForbiddenDirEntry { path, kind: "special file" });
+        }
+        let relative = path
+            .strip_prefix(root)
+            .map_err(|_| LoadError::ForbiddenDirEntry { path: path.clone(), kind: "path outside the chart" })?
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join("/");
+        let max_file = budget.limits.max_file_bytes;
+        let file = std::fs::File::open(&path).map_err(|e| read_error(&path, e))?;
+        let mut data = Vec::new();
+        file.take(max_file.saturating_add(1)).read_to_end(&mut data).map_err(|e| read_error(&path, e))?;
+        if data.len() as u64 > max_file {
+            return Err(LoadError::FileTooLarge { path: relative, limit: max_file });
+        }
+        budget.bytes(data.len() as u64)?;
+        out.push(ChartFile { name: relative, data: strip_bom(data) });
+    }
+    Ok(())
+}
+
+/// Normalises an archive entry name and rejects anything that could leave the chart directory.
+pub(crate) fn safe_relative_path(raw: &str) -> Result<String, LoadError> {
+    let unsafe_path = || LoadError::UnsafePath { path: raw.to_string() };
+    let normalized = raw.replace('\\', "/");
+    if normalized.starts_with('/') || has_drive_prefix(&normalized) || normalized.contains('\0') {
+        return Err(unsafe_path());
+    }
+    let mut parts = Vec::new();
+    for part in normalized.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => return Err(unsafe_path()),
+            other => parts.push(other),
+        }
+    }
+    if parts.is_empty() {
+        return Err(unsafe_path());
+    }
+    Ok(parts.join("/"))
+}
+
+fn has_drive_prefix(path: &str) -> bool {
+    let bytes = path.as_bytes();
+    bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':'
+}
+
+fn strip_bom(mut data: Vec<u8>) -> Vec<u8> {
+    if data.starts_with(&[0xEF, 0xBB, 0xBF]) {
+        data.drain(..3);
+    }
+    data
+}
+
+fn entry_kind_name(kind: EntryType) -> &'static str {
+    match kind {
+        EntryType::Symlink => "symbolic link",
+        EntryType::Link => "hard link",
+        EntryType::Char => "character device",
+        EntryType::Block => "block device",
+        EntryType::Fifo => "fifo",
+        _ => "special entry",
+    }
+}
+
+/// Which layer below the tar reader failed, recorded by [`BoundedReader`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fault {
+    None,
+    Gzip,
+    Bound,
+}
+
+/// Maps an I/O error from the gzip/tar stack to the step that failed.
+fn classify_io(source: io::Error, fault: &Cell<Fault>, limit: u64) -> LoadError {
+    match fault.get() {
+        Fault::Bound => LoadError::TooLarge { limit },
+        Fault::Gzip => LoadError::Gzip { source },
+        Fault::None => LoadError::Tar { source },
+    }
+}
+
+/// The gzip-bomb guard: fails once more than `remaining` bytes were produced, and records gzip failures.
+struct BoundedReader<'a, R> {
+    inner: R,
+    remaining: u64,
+    fault: &'a Cell<Fault>,
+}
+
+impl<R: Read> Read for BoundedReader<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf).inspect_err(|_| self.fault.set(Fault::Gzip))?;
+        if n as u64 >= self.remaining {
+            self.fault.set(Fault::Bound);
+            return Err(io::Error::other("decompressed size bound exceeded"));
+        }
+        self.remaining -= n as u64;
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn safe_relative_path_rejects_parent_and_absolute_paths() {
+        assert!(safe_relative_path("../x").is_err());
+        assert!(safe_relative_path("a/../../x").is_err());
+        assert!(safe_relative_path("/etc/passwd").is_err());
+        assert!(safe_relative_path("C:/x").is_err());
+        assert!(safe_relative_path("a\\..\\x").is_err());
+        assert_eq!(safe_relative_path("./a//b/c.yaml").unwrap(), "a/b/c.yaml");
+    }
+
+    #[test]
+    fn strip_bom_removes_only_a_leading_mark() {
+        assert_eq!(strip_bom(vec![0xEF, 0xBB, 0xBF, b'a']), b"a");
+        assert_eq!(strip_bom(b"ab".to_vec()), b"ab");
+    }
+}

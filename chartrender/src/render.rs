@@ -1,0 +1,478 @@
+//! Rendering: per-chart translation cache, template objects, execution order, output splitting and ordering.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+use minijinja::value::Value;
+use minijinja::{Environment, UndefinedBehavior, context};
+
+use crate::chart::Chart;
+use crate::funcs::template::{self, ActionTable, USER_ERROR_PREFIX};
+use crate::funcs::value::{GoMap, from_json, from_json_exact, write_go};
+use crate::gotmpl::{self, ParseError};
+use crate::objects::{self, Files};
+use crate::values;
+
+/// Why rendering failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RenderError {
+    /// A template does not parse as a Go template.
+    #[error(transparent)]
+    Parse(#[from] ParseError),
+    /// The translated template was rejected by minijinja (a translator bug; the message names the template).
+    #[error("compiling translated template {template}: {message}")]
+    Compile {
+        /// The template path or define name.
+        template: String,
+        /// minijinja's message.
+        message: String,
+    },
+    /// Executing a template failed (including `required` and `fail`).
+    #[error("{message}")]
+    Execute {
+        /// The outermost template being executed.
+        template: String,
+        /// Line in that template.
+        line: Option<usize>,
+        /// The Go action that failed, if known.
+        action: Option<String>,
+        /// Helm-like message (for `required`/`fail`: `execution error at (path:line): message`).
+        message: String,
+    },
+    /// A rendered document is not valid YAML.
+    #[error("YAML parse error on {template}: {source}")]
+    Yaml {
+        /// The template path.
+        template: String,
+        /// The YAML error.
+        #[source]
+        source: serde_yaml::Error,
+    },
+}
+
+impl RenderError {
+    /// The template path (or define name) the error is about.
+    pub fn template(&self) -> &str {
+        match self {
+            RenderError::Parse(e) => &e.template,
+            RenderError::Compile { template, .. } | RenderError::Execute { template, .. } | RenderError::Yaml { template, .. } => {
+                template
+            }
+        }
+    }
+}
+
+/// Release and cluster information for one render.
+#[derive(Debug, Clone)]
+pub struct RenderOptions {
+    /// `.Release.Name`.
+    pub release_name: String,
+    /// `.Release.Namespace`.
+    pub namespace: String,
+    /// Supplied values (ControllerDeployment values with injected `gardener` values merged on top).
+    pub values: serde_json::Value,
+    /// `.Capabilities.KubeVersion` (default `v1.20.0`, the fixtures' Helm engine default).
+    pub kube_version: String,
+    /// `.Capabilities.APIVersions` (default empty, so `.Capabilities.APIVersions.Has` is false as in gardenlet).
+    pub api_versions: Vec<String>,
+    /// `.Release.Revision`.
+    pub revision: i64,
+    /// `.Release.IsUpgrade` (and `IsInstall` is its negation).
+    pub is_upgrade: bool,
+}
+
+impl Default for RenderOptions {
+    fn default() -> Self {
+        Self {
+            release_name: "release-name".into(),
+            namespace: "default".into(),
+            values: serde_json::Value::Object(serde_json::Map::new()),
+            kube_version: "v1.20.0".into(),
+            api_versions: Vec::new(),
+            revision: 1,
+            is_upgrade: false,
+        }
+    }
+}
+
+/// One rendered object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Manifest {
+    /// The template path that produced it.
+    pub template: String,
+    /// The object.
+    pub object: serde_json::Value,
+}
+
+/// The output of a render: text per template path, like Helm's engine returns it (partials and NOTES.txt excluded).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Rendered {
+    /// Rendered text by template path.
+    pub templates: BTreeMap<String, String>,
+}
+
+impl Rendered {
+    /// Splits every template into objects: empty and comment-only documents and `helm.sh/hook` objects dropped,
+    /// ordered by Helm's install order of kinds, then template path, then position.
+    ///
+    /// # Errors
+    /// A document that is not valid YAML, naming its template.
+    pub fn manifests(&self) -> Result<Vec<Manifest>, RenderError> {
+        let mut out = Vec::new();
+        for (template, text) in &self.templates {
+            for object in parse_documents(template, text)? {
+                let hook = object.pointer("/metadata/annotations/helm.sh~1hook").is_some();
+                if !hook {
+                    out.push(Manifest { template: template.clone(), object });
+                }
+            }
+        }
+        out.sort_by_key(|m| install_rank(m.object.get("kind").and_then(serde_json::Value::as_str).unwrap_or_default()));
+        Ok(out)
+    }
+}
+
+/// Parses a rendered template as a multi-document YAML stream, dropping empty and comment-only documents.
+///
+/// # Errors
+/// Invalid YAML, naming the template.
+pub fn parse_documents(template: &str, text: &str) -> Result<Vec<serde_json::Value>, RenderError> {
+    use serde::Deserialize as _;
+    let mut out = Vec::new();
+    if text.trim().is_empty() {
+        return Ok(out);
+    }
+    for document in serde_yaml::Deserializer::from_str(text) {
+        let object = serde_json::Value::deserialize(document)
+            .map_err(|source| RenderError::Yaml { template: template.to_string(), source })?;
+        if !object.is_null() {
+            out.push(object);
+        }
+    }
+    Ok(out)
+}
+
+/// Helm's install order; unknown kinds sort after all known ones (by name).
+fn install_rank(kind: &str) -> (usize, String) {
+    const ORDER: &[&str] = &[
+        "PriorityClass", "Namespace", "NetworkPolicy", "ResourceQuota", "LimitRange", "PodSecurityPolicy",
+        "PodDisruptionBudget", "ServiceAccount", "Secret", "SecretList", "ConfigMap", "StorageClass",
+        "PersistentVolume", "PersistentVolumeClaim", "CustomResourceDefinition", "ClusterRole", "ClusterRoleList",
+        "ClusterRoleBinding", "ClusterRoleBindingList", "Role", "RoleList", "RoleBinding", "RoleBindingList",
+        "Service", "DaemonSet", "Pod", "ReplicationController", "ReplicaSet", "Deployment",
+        "HorizontalPodAutoscaler", "StatefulSet", "Job", "CronJob", "IngressClass", "Ingress", "APIService",
+    ];
+    match ORDER.iter().position(|k| *k == kind) {
+        Some(rank) => (rank, String::new()),
+        None => (ORDER.len(), kind.to_string()),
+    }
+}
+
+/// Renders charts; holds the per-chart translation cache (thread-safe, shareable).
+#[derive(Debug, Default)]
+pub struct Renderer {
+    cache: Mutex<HashMap<String, Arc<Compiled>>>,
+}
+
+/// Charts kept translated at once; beyond this the cache starts over.
+const CACHE_CHARTS: usize = 64;
+
+impl Renderer {
+    /// An empty renderer.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Renders `chart` with `options`, translating it on first use.
+    ///
+    /// # Errors
+    /// Parse errors, template execution errors (with template, line, action and `required`/`fail` messages).
+    pub fn render(&self, chart: &Chart, options: &RenderOptions) -> Result<Rendered, RenderError> {
+        let compiled = self.compiled(chart)?;
+        compiled.render(chart, options)
+    }
+
+    fn compiled(&self, chart: &Chart) -> Result<Arc<Compiled>, RenderError> {
+        let key = chart.digest().to_string();
+        if let Some(found) = self.cache.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+            return Ok(Arc::clone(found));
+        }
+        let compiled = Arc::new(Compiled::new(chart)?);
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        if cache.len() >= CACHE_CHARTS {
+            cache.clear();
+        }
+        cache.insert(key, Arc::clone(&compiled));
+        Ok(compiled)
+    }
+}
+
+/// A chart translated into one minijinja environment (templates of the chart and all subcharts).
+#[derive(Debug)]
+struct Compiled {
+    env: Environment<'static>,
+    actions: Arc<ActionTable>,
+    /// `.Files` per chart path (`name`, `name/charts/sub`, …).
+    files: HashMap<String, Value>,
+}
+
+/// A template file with the chart path it belongs to.
+struct TemplateFile<'a> {
+    path: String,
+    data: &'a [u8],
+}
+
+fn collect_templates<'a>(chart: &'a Chart, chart_path: &str, out: &mut Vec<TemplateFile<'a>>, files: &mut HashMap<String, Value>) {
+    files.insert(
+        chart_path.to_string(),
+        Value::from_object(Files::new(chart.files.iter().map(|f| (f.name.clone(), f.data.clone())))),
+    );
+    for file in &chart.templates {
+        out.push(TemplateFile { path: format!("{chart_path}/{}", file.name), data: &file.data });
+    }
+    for (name, sub) in values::subcharts(chart) {
+        collect_templates(sub, &format!("{chart_path}/charts/{name}"), out, files);
+    }
+}
+
+/// Helm's parse order: deeper paths first, then reverse lexical order; later definitions win.
+fn parse_order(paths: &mut [TemplateFile<'_>]) {
+    paths.sort_by(|a, b| {
+        let depth = |p: &str| p.matches('/').count();
+        depth(&b.path).cmp(&depth(&a.path)).then_with(|| b.path.cmp(&a.path))
+    });
+}
+
+impl Compiled {
+    fn new(chart: &Chart) -> Result<Self, RenderError> {
+        let mut templates = Vec::new();
+        let mut files = HashMap::new();
+        collect_templates(chart, chart.name(), &mut templates, &mut files);
+        parse_order(&mut templates);
+        let mut sources: BTreeMap<String, String> = BTreeMap::new();
+        let mut actions = ActionTable::new();
+        for file in &templates {
+            let text = String::from_utf8_lossy(file.data);
+            let translated = gotmpl::translate_file(&file.path, &text, &crate::funcs::is_function)?;
+            let define_actions: Vec<(usize, String)> = translated.defines.iter().flat_map(|(_, t)| t.actions.clone()).collect();
+            let entry = actions.entry(file.path.clone()).or_default();
+            entry.extend(translated.body.actions);
+            entry.extend(define_actions);
+            sources.insert(file.path.clone(), translated.body.source);
+            for (name, define) in translated.defines {
+                // Errors inside a define report the file it lives in; record its actions under its name too.
+                actions.insert(name.clone(), define.actions);
+                sources.insert(name, define.source);
+            }
+        }
+        let actions = Arc::new(actions);
+        let mut env = Environment::new();
+        env.set_keep_trailing_newline(true);
+        env.set_undefined_behavior(UndefinedBehavior::Lenient);
+        env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
+        env.set_recursion_limit(1000);
+        env.set_formatter(|out, _state, value| {
+            // Go prints `<no value>` for nil, which Helm strips from the output.
+            if value.is_undefined() || value.is_none() {
+                return Ok(());
+            }
+            if let Some(s) = value.as_str() {
+                return out.write_str(s).map_err(minijinja::Error::from);
+            }
+            let mut text = String::new();
+            write_go(&mut text, value);
+            out.write_str(&text).map_err(minijinja::Error::from)
+        });
+        crate::funcs::register(&mut env);
+        template::register(&mut env, Arc::clone(&actions));
+        for (name, source) in sources {
+            env.add_template_owned(name.clone(), source)
+                .map_err(|e| RenderError::Compile { template: name, message: e.to_string() })?;
+        }
+        Ok(Self { env, actions, files })
+    }
+
+    fn render(&self, chart: &Chart, options: &RenderOptions) -> Result<Rendered, RenderError> {
+        let values_json = values::coalesce(chart, &options.values);
+        let release = from_json_exact(&serde_json::json!({
+            "Name": options.release_name,
+            "Namespace": options.namespace,
+            "IsInstall": !options.is_upgrade,
+            "IsUpgrade": options.is_upgrade,
+            "Revision": options.revision,
+            "Service": "Helm",
+        }));
+        let capabilities = objects::capabilities(&options.kube_version, &options.api_versions);
+        let shared = Shared { release, capabilities };
+        let root_values = from_json(&values_json);
+        let mut units = Vec::new();
+        self.collect_units(chart, chart.name(), chart.name(), true, &root_values, &values_json, &shared, &mut units);
+        // Helm executes templates in its parse order (deeper paths first, then reverse lexical), which decides
+        // which error is reported first and the order of side effects such as `set` on shared values.
+        units.sort_by(|a, b| {
+            let depth = |p: &str| p.matches('/').count();
+            depth(&b.path).cmp(&depth(&a.path)).then_with(|| b.path.cmp(&a.path))
+        });
+        let mut out = BTreeMap::new();
+        for unit in units {
+            let template = self
+                .env
+                .get_template(&unit.path)
+                .map_err(|e| RenderError::Compile { template: unit.path.clone(), message: e.to_string() })?;
+            let text = template.render(context! { _d0 => unit.root, _depth => 0 }).map_err(|e| self.execute_error(&unit.path, &e))?;
+            if unit.path.ends_with("/NOTES.txt") {
+                continue;
+            }
+            out.insert(unit.path, text);
+        }
+        Ok(Rendered { templates: out })
+    }
+
+    /// Prepares the root data (`.`) of every template to execute in `chart` and its enabled subcharts.
+    #[allow(clippy::too_many_arguments)]
+    fn collect_units(
+        &self,
+        chart: &Chart,
+        name: &str,
+        chart_path: &str,
+        is_root: bool,
+        values: &Value,
+        values_json: &serde_json::Value,
+        shared: &Shared,
+        units: &mut Vec<Unit>,
+    ) {
+        let chart_value = chart_object(chart, name, is_root);
+        let mut subchart_values = BTreeMap::new();
+        let mut enabled = Vec::new();
+        for (sub_name, sub) in values::subcharts(chart) {
+            if !values::subchart_enabled(chart, &sub_name, &sub.metadata.name, values_json) {
+                continue;
+            }
+            subchart_values.insert(sub_name.clone(), chart_object(sub, &sub_name, false));
+            enabled.push((sub_name, sub));
+        }
+        let subcharts = GoMap::value(subchart_values);
+        let files = self.files.get(chart_path).cloned().unwrap_or_else(|| Value::from_object(Files::default()));
+        let base_path = Value::from(format!("{chart_path}/templates"));
+        for file in &chart.templates {
+            let base_name = file.name.rsplit('/').next().unwrap_or(&file.name);
+            if base_name.starts_with('_') {
+                continue;
+            }
+            let path = format!("{chart_path}/{}", file.name);
+            let template = GoMap::value(
+                [("Name".to_string(), Value::from(path.as_str())), ("BasePath".to_string(), base_path.clone())].into_iter().collect(),
+            );
+            let root = GoMap::value(
+                [
+                    ("Values".to_string(), values.clone()),
+                    ("Release".to_string(), shared.release.clone()),
+                    ("Chart".to_string(), chart_value.clone()),
+                    ("Capabilities".to_string(), shared.capabilities.clone()),
+                    ("Files".to_string(), files.clone()),
+                    ("Subcharts".to_string(), subcharts.clone()),
+                    ("Template".to_string(), template),
+                ]
+                .into_iter()
+                .collect(),
+            );
+            units.push(Unit { path, root });
+        }
+        for (sub_name, sub) in enabled {
+            let sub_json = values_json.get(&sub_name).cloned().unwrap_or(serde_json::Value::Object(serde_json::Map::new()));
+            // The subchart sees the very map the parent has under `.Values.<sub>`, as in Helm.
+            let sub_values = values.get_attr(&sub_name).ok().filter(|v| !v.is_undefined()).unwrap_or_else(|| from_json(&sub_json));
+            let sub_path = format!("{chart_path}/charts/{sub_name}");
+            self.collect_units(sub, &sub_name, &sub_path, false, &sub_values, &sub_json, shared, units);
+        }
+    }
+
+    fn execute_error(&self, path: &str, error: &minijinja::Error) -> RenderError {
+        let described = template::describe(error, &self.actions);
+        let line = error.line();
+        let action = line.and_then(|l| template::action_at(&self.actions, error.name().unwrap_or(path), l));
+        let message = match described.rfind(USER_ERROR_PREFIX) {
+            // `required`/`fail`: Helm reports only the innermost location and the message.
+            Some(at) => described[at + USER_ERROR_PREFIX.len()..].to_string(),
+            None => described,
+        };
+        RenderError::Execute { template: path.to_string(), line, action, message }
+    }
+}
+
+/// One template to execute with its root data.
+struct Unit {
+    path: String,
+    root: Value,
+}
+
+/// Objects shared by all templates of one render.
+struct Shared {
+    release: Value,
+    capabilities: Value,
+}
+
+/// `.Chart`: Chart.yaml with Go field names (missing fields as zero values) plus `IsRoot`.
+fn chart_object(chart: &Chart, name: &str, is_root: bool) -> Value {
+    let raw = &chart.metadata_raw;
+    let text = |key: &str| Value::from(raw.get(key).and_then(serde_json::Value::as_str).unwrap_or_default());
+    let list = |key: &str| from_json(raw.get(key).filter(|v| v.is_array()).unwrap_or(&serde_json::json!([])));
+    let maintainers: Vec<Value> = raw
+        .get("maintainers")
+        .and_then(serde_json::Value::as_array)
+        .map(|list| {
+            list.iter()
+                .map(|m| {
+                    let field = |k: &str| Value::from(m.get(k).and_then(serde_json::Value::as_str).unwrap_or_default());
+                    GoMap::value([("Name".into(), field("name")), ("Email".into(), field("email")), ("URL".into(), field("url"))].into_iter().collect())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let dependencies: Vec<Value> = chart
+        .metadata
+        .dependencies
+        .iter()
+        .map(|d| {
+            GoMap::value(
+                [
+                    ("Name".into(), Value::from(d.name.as_str())),
+                    ("Version".into(), Value::from(d.version.as_str())),
+                    ("Repository".into(), Value::from(d.repository.as_str())),
+                    ("Condition".into(), Value::from(d.condition.as_str())),
+                    ("Tags".into(), Value::from(d.tags.iter().map(|t| Value::from(t.as_str())).collect::<Vec<_>>())),
+                    ("Alias".into(), Value::from(d.alias.as_str())),
+                    ("Enabled".into(), Value::from(true)),
+                ]
+                .into_iter()
+                .collect(),
+            )
+        })
+        .collect();
+    let annotations = from_json(raw.get("annotations").filter(|v| v.is_object()).unwrap_or(&serde_json::json!({})));
+    GoMap::value(
+        [
+            ("Name".into(), Value::from(name)),
+            ("Version".into(), Value::from(chart.metadata.version.as_str())),
+            ("AppVersion".into(), Value::from(chart.metadata.app_version.as_str())),
+            ("APIVersion".into(), Value::from(chart.metadata.api_version.as_str())),
+            ("Description".into(), text("description")),
+            ("Home".into(), text("home")),
+            ("Icon".into(), text("icon")),
+            ("Type".into(), text("type")),
+            ("KubeVersion".into(), text("kubeVersion")),
+            ("Condition".into(), text("condition")),
+            ("Tags".into(), text("tags")),
+            ("Deprecated".into(), Value::from(raw.get("deprecated").and_then(serde_json::Value::as_bool).unwrap_or(false))),
+            ("Keywords".into(), list("keywords")),
+            ("Sources".into(), list("sources")),
+            ("Maintainers".into(), Value::from(maintainers)),
+            ("Dependencies".into(), Value::from(dependencies)),
+            ("Annotations".into(), annotations),
+            ("IsRoot".into(), Value::from(is_root)),
+        ]
+        .into_iter()
+        .collect(),
+    )
+}
