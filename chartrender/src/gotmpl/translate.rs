@@ -357,7 +357,7 @@ mod tests {
 
     #[test]
     fn translate_maps_and_or_not_to_operators() {
-        assert_eq!(jinja("{{ and .A (or .B .C) | not }}"), "{{ (not (_d0.A and (_d0.B or _d0.C))) }}");
+        assert_eq!(jinja("{{ and .A (or .B .C) | not }}"), "{{ (not (_d0.A and ((_d0.B or _d0.C)))) }}");
     }
 
     #[test]
