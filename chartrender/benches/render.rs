@@ -8,18 +8,32 @@ use seedlet_chartrender::{Chart, Limits, RenderOptions, Renderer};
 
 fn options() -> RenderOptions {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/charts/ext-basic");
-    let values: serde_json::Value =
-        serde_yaml::from_slice(&std::fs::read(dir.join("values-gardener.yaml")).expect("fixture values are readable"))
-            .expect("fixture values are YAML");
-    RenderOptions { release_name: "demo".into(), namespace: "extension-demo".into(), values, ..RenderOptions::default() }
+    let values: serde_json::Value = serde_yaml::from_slice(
+        &std::fs::read(dir.join("values-gardener.yaml")).expect("fixture values are readable"),
+    )
+    .expect("fixture values are YAML");
+    RenderOptions {
+        release_name: "demo".into(),
+        namespace: "extension-demo".into(),
+        values,
+        ..RenderOptions::default()
+    }
 }
 
 /// The chart as a `.tgz`, as a ControllerDeployment carries it.
 fn archive() -> Vec<u8> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/charts/ext-basic");
-    let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default()));
-    builder.append_dir_all("ext-basic", &dir).expect("fixture chart is readable");
-    builder.into_inner().and_then(|gz| gz.finish()).expect("archive is written to memory")
+    let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(
+        Vec::new(),
+        flate2::Compression::default(),
+    ));
+    builder
+        .append_dir_all("ext-basic", &dir)
+        .expect("fixture chart is readable");
+    builder
+        .into_inner()
+        .and_then(|gz| gz.finish())
+        .expect("archive is written to memory")
 }
 
 fn render(c: &mut Criterion) {
@@ -27,12 +41,28 @@ fn render(c: &mut Criterion) {
     let bytes = archive();
     let chart = Chart::from_archive(&bytes, &Limits::default()).expect("fixture chart loads");
     let renderer = Renderer::new();
-    renderer.render(&chart, &options).expect("fixture chart renders");
+    renderer
+        .render(&chart, &options)
+        .expect("fixture chart renders");
     c.bench_function("ext-basic cached render", |b| {
-        b.iter(|| black_box(renderer.render(black_box(&chart), &options).expect("renders")))
+        b.iter(|| {
+            black_box(
+                renderer
+                    .render(black_box(&chart), &options)
+                    .expect("renders"),
+            )
+        })
     });
     c.bench_function("ext-basic cached render + manifests", |b| {
-        b.iter(|| black_box(renderer.render(&chart, &options).expect("renders").manifests().expect("parses")))
+        b.iter(|| {
+            black_box(
+                renderer
+                    .render(&chart, &options)
+                    .expect("renders")
+                    .manifests()
+                    .expect("parses"),
+            )
+        })
     });
     c.bench_function("ext-basic cold load + translate + render", |b| {
         b.iter(|| {

@@ -151,9 +151,14 @@ impl Chart {
         let mut gzipped = Vec::new();
         {
             use std::io::Write;
-            let mut encoder = flate2::write::GzEncoder::new(&mut gzipped, flate2::Compression::fast());
-            encoder.write_all(bytes).map_err(|source| LoadError::Tar { source })?;
-            encoder.finish().map_err(|source| LoadError::Tar { source })?;
+            let mut encoder =
+                flate2::write::GzEncoder::new(&mut gzipped, flate2::Compression::fast());
+            encoder
+                .write_all(bytes)
+                .map_err(|source| LoadError::Tar { source })?;
+            encoder
+                .finish()
+                .map_err(|source| LoadError::Tar { source })?;
         }
         Self::from_archive(&gzipped, limits)
     }
@@ -168,16 +173,27 @@ impl Chart {
         &self.metadata.name
     }
 
-    fn from_archive_with(bytes: &[u8], budget: &mut Budget, depth: usize) -> Result<Self, ChartError> {
+    fn from_archive_with(
+        bytes: &[u8],
+        budget: &mut Budget,
+        depth: usize,
+    ) -> Result<Self, ChartError> {
         if depth > budget.limits.max_depth {
-            return Err(LoadError::TooDeep { limit: budget.limits.max_depth }.into());
+            return Err(LoadError::TooDeep {
+                limit: budget.limits.max_depth,
+            }
+            .into());
         }
         let files = load::unpack_archive(bytes, budget)?;
         Self::from_files(files, budget, depth)
     }
 
     /// Builds a chart from its files (names relative to the chart directory).
-    fn from_files(files: Vec<ChartFile>, budget: &mut Budget, depth: usize) -> Result<Self, ChartError> {
+    fn from_files(
+        files: Vec<ChartFile>,
+        budget: &mut Budget,
+        depth: usize,
+    ) -> Result<Self, ChartError> {
         let mut hasher = Sha256::new();
         for file in &files {
             hasher.update((file.name.len() as u64).to_le_bytes());
@@ -205,7 +221,13 @@ impl Chart {
                     match rest.split_once('/') {
                         Some((dir, inner)) if !dir.starts_with(['_', '.']) => {
                             let inner = inner.to_string();
-                            sub_dirs.entry(dir.to_string()).or_default().push(ChartFile { name: inner, data: file.data });
+                            sub_dirs
+                                .entry(dir.to_string())
+                                .or_default()
+                                .push(ChartFile {
+                                    name: inner,
+                                    data: file.data,
+                                });
                         }
                         None if rest.ends_with(".tgz") && !rest.starts_with(['_', '.']) => {
                             sub_archives.insert(rest.to_string(), file.data);
@@ -217,18 +239,28 @@ impl Chart {
             }
         }
         let chart_yaml = chart_yaml.ok_or(ChartError::MissingChartYaml)?;
-        let mut metadata_raw: serde_json::Value = parse_yaml_map(&chart_yaml)
-            .map_err(|source| ChartError::ChartYaml { path: "Chart.yaml".into(), source })?;
+        let mut metadata_raw: serde_json::Value =
+            parse_yaml_map(&chart_yaml).map_err(|source| ChartError::ChartYaml {
+                path: "Chart.yaml".into(),
+                source,
+            })?;
         stringify_scalar_fields(&mut metadata_raw);
-        let mut metadata: Metadata = serde_json::from_value(metadata_raw.clone()).map_err(|e| ChartError::ChartYaml {
-            path: "Chart.yaml".into(),
-            source: serde::de::Error::custom(e.to_string()),
-        })?;
+        let mut metadata: Metadata =
+            serde_json::from_value(metadata_raw.clone()).map_err(|e| ChartError::ChartYaml {
+                path: "Chart.yaml".into(),
+                source: serde::de::Error::custom(e.to_string()),
+            })?;
         if metadata.name.is_empty() {
-            return Err(ChartError::MissingField { path: "Chart.yaml".into(), field: "name" });
+            return Err(ChartError::MissingField {
+                path: "Chart.yaml".into(),
+                field: "name",
+            });
         }
         if metadata.version.is_empty() {
-            return Err(ChartError::MissingField { path: "Chart.yaml".into(), field: "version" });
+            return Err(ChartError::MissingField {
+                path: "Chart.yaml".into(),
+                field: "version",
+            });
         }
         if metadata.api_version.is_empty() {
             metadata.api_version = "v1".into();
@@ -241,25 +273,36 @@ impl Chart {
                 #[serde(default)]
                 dependencies: Vec<Dependency>,
             }
-            let parsed: Requirements = serde_yaml::from_slice(&requirements)
-                .map_err(|source| ChartError::ChartYaml { path: "requirements.yaml".into(), source })?;
+            let parsed: Requirements =
+                serde_yaml::from_slice(&requirements).map_err(|source| ChartError::ChartYaml {
+                    path: "requirements.yaml".into(),
+                    source,
+                })?;
             metadata.dependencies = parsed.dependencies;
         }
         let values = match values {
-            Some(data) => {
-                parse_yaml_map(&data).map_err(|source| ChartError::Values { path: "values.yaml".into(), source })?
-            }
+            Some(data) => parse_yaml_map(&data).map_err(|source| ChartError::Values {
+                path: "values.yaml".into(),
+                source,
+            })?,
             None => serde_json::Value::Object(serde_json::Map::new()),
         };
         let mut subcharts = Vec::new();
         for (name, files) in sub_dirs {
-            let chart = Self::from_files(files, budget, depth)
-                .map_err(|source| ChartError::Subchart { name: name.clone(), source: Box::new(source) })?;
+            let chart =
+                Self::from_files(files, budget, depth).map_err(|source| ChartError::Subchart {
+                    name: name.clone(),
+                    source: Box::new(source),
+                })?;
             subcharts.push((name, chart));
         }
         for (name, bytes) in sub_archives {
-            let chart = Self::from_archive_with(&bytes, budget, depth + 1)
-                .map_err(|source| ChartError::Subchart { name: name.clone(), source: Box::new(source) })?;
+            let chart = Self::from_archive_with(&bytes, budget, depth + 1).map_err(|source| {
+                ChartError::Subchart {
+                    name: name.clone(),
+                    source: Box::new(source),
+                }
+            })?;
             subcharts.push((name, chart));
         }
         subcharts.sort_by(|a, b| a.0.cmp(&b.0));
@@ -279,8 +322,20 @@ impl Chart {
 
 /// Turns unquoted numeric or boolean `Chart.yaml` scalars (`appVersion: 2.5`) into the strings Helm reads them as.
 fn stringify_scalar_fields(raw: &mut serde_json::Value) {
-    let Some(map) = raw.as_object_mut() else { return };
-    for key in ["name", "version", "appVersion", "apiVersion", "kubeVersion", "description", "type", "icon", "home"] {
+    let Some(map) = raw.as_object_mut() else {
+        return;
+    };
+    for key in [
+        "name",
+        "version",
+        "appVersion",
+        "apiVersion",
+        "kubeVersion",
+        "description",
+        "type",
+        "icon",
+        "home",
+    ] {
         if let Some(value) = map.get_mut(key)
             && (value.is_number() || value.is_boolean())
         {
@@ -299,7 +354,9 @@ pub(crate) fn parse_yaml_map(data: &[u8]) -> Result<serde_json::Value, serde_yam
     match value {
         serde_json::Value::Null => Ok(serde_json::Value::Object(serde_json::Map::new())),
         serde_json::Value::Object(_) => Ok(value),
-        other => Err(serde::de::Error::custom(format!("expected a map at the top level, found {other}"))),
+        other => Err(serde::de::Error::custom(format!(
+            "expected a map at the top level, found {other}"
+        ))),
     }
 }
 
@@ -308,7 +365,10 @@ mod tests {
     use super::*;
 
     fn file(name: &str, data: &str) -> ChartFile {
-        ChartFile { name: name.into(), data: data.as_bytes().to_vec() }
+        ChartFile {
+            name: name.into(),
+            data: data.as_bytes().to_vec(),
+        }
     }
 
     #[test]
@@ -329,7 +389,14 @@ mod tests {
         )
         .unwrap();
         assert_eq!(chart.metadata.api_version, "v1");
-        assert_eq!(chart.templates.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["templates/_h.tpl", "templates/b.yaml"]);
+        assert_eq!(
+            chart
+                .templates
+                .iter()
+                .map(|f| f.name.as_str())
+                .collect::<Vec<_>>(),
+            ["templates/_h.tpl", "templates/b.yaml"]
+        );
         assert_eq!(chart.subcharts.len(), 1);
         assert_eq!(chart.subcharts[0].values["port"], 1);
         assert!(chart.files.iter().any(|f| f.name == "crds/x.yaml"));
@@ -338,9 +405,14 @@ mod tests {
     #[test]
     fn from_files_requires_name_and_version() {
         let mut budget = Budget::new(Limits::default());
-        let err = Chart::from_files(vec![file("Chart.yaml", "version: 1.0.0\n")], &mut budget, 0).unwrap_err();
-        assert!(matches!(err, ChartError::MissingField { field: "name", .. }));
-        let err = Chart::from_files(vec![file("values.yaml", "a: 1\n")], &mut budget, 0).unwrap_err();
+        let err = Chart::from_files(vec![file("Chart.yaml", "version: 1.0.0\n")], &mut budget, 0)
+            .unwrap_err();
+        assert!(matches!(
+            err,
+            ChartError::MissingField { field: "name", .. }
+        ));
+        let err =
+            Chart::from_files(vec![file("values.yaml", "a: 1\n")], &mut budget, 0).unwrap_err();
         assert!(matches!(err, ChartError::MissingChartYaml));
     }
 

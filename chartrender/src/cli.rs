@@ -12,7 +12,11 @@ use crate::{Chart, ChartError, Limits, RenderError, RenderOptions, Renderer};
 #[derive(Debug, Clone, Args)]
 pub struct RenderArgs {
     /// Chart directory or `.tgz` archive.
-    #[arg(long, conflicts_with = "deployment", required_unless_present = "deployment")]
+    #[arg(
+        long,
+        conflicts_with = "deployment",
+        required_unless_present = "deployment"
+    )]
     pub chart: Option<PathBuf>,
     /// ControllerDeployment YAML (core.gardener.cloud/v1 `helm.rawChart`, or v1beta1 `type: helm` + `providerConfig.chart`).
     #[arg(long)]
@@ -97,7 +101,10 @@ pub fn run(args: &RenderArgs) -> Result<String, Error> {
         (Some(path), _) => (load_chart(path, &limits)?, serde_json::json!({})),
         (None, Some(path)) => deployment_chart(path, &limits)?,
         (None, None) => {
-            return Err(Error::Deployment { path: PathBuf::from("-"), message: "either --chart or --deployment is required".into() });
+            return Err(Error::Deployment {
+                path: PathBuf::from("-"),
+                message: "either --chart or --deployment is required".into(),
+            });
         }
     };
     for path in &args.values {
@@ -106,7 +113,10 @@ pub fn run(args: &RenderArgs) -> Result<String, Error> {
     }
     if let Some(path) = &args.seed {
         let seed = read_yaml(path)?;
-        merge_values(&mut values, &gardener_values(&seed, &GardenerInfo::default()));
+        merge_values(
+            &mut values,
+            &gardener_values(&seed, &GardenerInfo::default()),
+        );
     }
     let options = RenderOptions {
         release_name: args.release.clone(),
@@ -141,13 +151,23 @@ pub fn helm_template_text(templates: &std::collections::BTreeMap<String, String>
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, Error> {
-    std::fs::read(path).map_err(|source| Error::Read { path: path.to_path_buf(), source })
+    std::fs::read(path).map_err(|source| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 fn read_yaml(path: &Path) -> Result<serde_json::Value, Error> {
     let value: serde_json::Value =
-        serde_yaml::from_slice(&read(path)?).map_err(|source| Error::Yaml { path: path.to_path_buf(), source })?;
-    Ok(if value.is_null() { serde_json::json!({}) } else { value })
+        serde_yaml::from_slice(&read(path)?).map_err(|source| Error::Yaml {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    Ok(if value.is_null() {
+        serde_json::json!({})
+    } else {
+        value
+    })
 }
 
 fn load_chart(path: &Path, limits: &Limits) -> Result<Chart, Error> {
@@ -160,25 +180,43 @@ fn load_chart(path: &Path, limits: &Limits) -> Result<Chart, Error> {
 /// Extracts chart bytes and values from a ControllerDeployment in either API version.
 fn deployment_chart(path: &Path, limits: &Limits) -> Result<(Chart, serde_json::Value), Error> {
     let deployment = read_yaml(path)?;
-    let invalid = |message: &str| Error::Deployment { path: path.to_path_buf(), message: message.to_string() };
+    let invalid = |message: &str| Error::Deployment {
+        path: path.to_path_buf(),
+        message: message.to_string(),
+    };
     let (encoded, values) = if let Some(helm) = deployment.get("helm") {
         let raw = helm.get("rawChart").and_then(serde_json::Value::as_str);
         if raw.is_none() && helm.get("ociRepository").is_some() {
-            return Err(invalid("helm.ociRepository charts cannot be rendered offline, use helm.rawChart"));
+            return Err(invalid(
+                "helm.ociRepository charts cannot be rendered offline, use helm.rawChart",
+            ));
         }
-        (raw.ok_or_else(|| invalid("helm.rawChart is missing"))?, helm.get("values"))
+        (
+            raw.ok_or_else(|| invalid("helm.rawChart is missing"))?,
+            helm.get("values"),
+        )
     } else if deployment.get("type").and_then(serde_json::Value::as_str) == Some("helm") {
-        let config = deployment.get("providerConfig").ok_or_else(|| invalid("providerConfig is missing"))?;
-        let chart = config.get("chart").and_then(serde_json::Value::as_str).ok_or_else(|| invalid("providerConfig.chart is missing"))?;
+        let config = deployment
+            .get("providerConfig")
+            .ok_or_else(|| invalid("providerConfig is missing"))?;
+        let chart = config
+            .get("chart")
+            .and_then(serde_json::Value::as_str)
+            .ok_or_else(|| invalid("providerConfig.chart is missing"))?;
         (chart, config.get("values"))
     } else {
-        return Err(invalid("not a helm ControllerDeployment (no .helm and no type: helm)"));
+        return Err(invalid(
+            "not a helm ControllerDeployment (no .helm and no type: helm)",
+        ));
     };
     let compact: String = encoded.chars().filter(|c| !c.is_whitespace()).collect();
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(compact)
         .map_err(|e| invalid(&format!("chart is not valid base64: {e}")))?;
-    let values = values.filter(|v| v.is_object()).cloned().unwrap_or_else(|| serde_json::json!({}));
+    let values = values
+        .filter(|v| v.is_object())
+        .cloned()
+        .unwrap_or_else(|| serde_json::json!({}));
     Ok((Chart::from_bytes(&bytes, limits)?, values))
 }
 
@@ -193,6 +231,9 @@ mod tests {
         let mut templates = BTreeMap::new();
         templates.insert("c/templates/a.yaml".to_string(), "\nkind: A\n".to_string());
         templates.insert("c/templates/empty.yaml".to_string(), "\n  \n".to_string());
-        assert_eq!(helm_template_text(&templates), "---\n# Source: c/templates/a.yaml\nkind: A\n");
+        assert_eq!(
+            helm_template_text(&templates),
+            "---\n# Source: c/templates/a.yaml\nkind: A\n"
+        );
     }
 }

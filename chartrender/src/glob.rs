@@ -5,7 +5,9 @@ pub(crate) fn glob_match(pattern: &str, name: &str) -> bool {
     let pattern: Vec<char> = pattern.chars().collect();
     let name: Vec<char> = name.chars().collect();
     // Alternatives are expanded first; patterns in charts are short, so the expansion stays small.
-    expand_braces(&pattern).iter().any(|p| match_from(p, &name, 0))
+    expand_braces(&pattern)
+        .iter()
+        .any(|p| match_from(p, &name, 0))
 }
 
 fn expand_braces(pattern: &[char]) -> Vec<Vec<char>> {
@@ -87,7 +89,9 @@ fn match_from(pattern: &[char], name: &[char], depth: usize) -> bool {
                 }
             }
             '[' => {
-                let Some((matched, width)) = name.get(n).and_then(|c| match_class(&pattern[p..], *c)) else {
+                let Some((matched, width)) =
+                    name.get(n).and_then(|c| match_class(&pattern[p..], *c))
+                else {
                     return false;
                 };
                 if !matched {

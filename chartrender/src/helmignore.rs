@@ -34,7 +34,12 @@ impl HelmIgnore {
                     None => (false, line),
                 };
                 let pattern = line.trim_start_matches('/').to_string();
-                Rule { base_name: !line.contains('/'), pattern, negate, dir_only }
+                Rule {
+                    base_name: !line.contains('/'),
+                    pattern,
+                    negate,
+                    dir_only,
+                }
             })
             .collect();
         Self { rules }

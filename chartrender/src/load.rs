@@ -102,7 +102,9 @@ pub enum LoadError {
         source: io::Error,
     },
     /// A chart directory contains a symbolic link or special file.
-    #[error("chart directory entry {path} is a {kind}, only regular files and directories are allowed")]
+    #[error(
+        "chart directory entry {path} is a {kind}, only regular files and directories are allowed"
+    )]
     ForbiddenDirEntry {
         /// The offending path.
         path: PathBuf,
@@ -130,13 +132,19 @@ pub(crate) struct Budget {
 
 impl Budget {
     pub(crate) fn new(limits: Limits) -> Self {
-        Self { limits, entries: 0, bytes: 0 }
+        Self {
+            limits,
+            entries: 0,
+            bytes: 0,
+        }
     }
 
     fn entry(&mut self) -> Result<(), LoadError> {
         self.entries += 1;
         if self.entries > self.limits.max_entries {
-            return Err(LoadError::TooManyEntries { limit: self.limits.max_entries });
+            return Err(LoadError::TooManyEntries {
+                limit: self.limits.max_entries,
+            });
         }
         Ok(())
     }
@@ -144,20 +152,30 @@ impl Budget {
     fn bytes(&mut self, n: u64) -> Result<(), LoadError> {
         self.bytes = self.bytes.saturating_add(n);
         if self.bytes > self.limits.max_total_bytes {
-            return Err(LoadError::TooLarge { limit: self.limits.max_total_bytes });
+            return Err(LoadError::TooLarge {
+                limit: self.limits.max_total_bytes,
+            });
         }
         Ok(())
     }
 }
 
 /// Unpacks a gzipped tar archive into files relative to the chart directory (first path component stripped).
-pub(crate) fn unpack_archive(bytes: &[u8], budget: &mut Budget) -> Result<Vec<ChartFile>, LoadError> {
+pub(crate) fn unpack_archive(
+    bytes: &[u8],
+    budget: &mut Budget,
+) -> Result<Vec<ChartFile>, LoadError> {
     let total_limit = budget.limits.max_total_bytes;
     let fault = Cell::new(Fault::None);
-    let decoder =
-        BoundedReader { inner: GzDecoder::new(bytes), remaining: total_limit.saturating_add(1), fault: &fault };
+    let decoder = BoundedReader {
+        inner: GzDecoder::new(bytes),
+        remaining: total_limit.saturating_add(1),
+        fault: &fault,
+    };
     let mut archive = tar::Archive::new(decoder);
-    let entries = archive.entries().map_err(|source| classify_io(source, &fault, total_limit))?;
+    let entries = archive
+        .entries()
+        .map_err(|source| classify_io(source, &fault, total_limit))?;
     let mut files = Vec::new();
     for entry in entries {
         budget.entry()?;
@@ -172,7 +190,10 @@ pub(crate) fn unpack_archive(bytes: &[u8], budget: &mut Budget) -> Result<Vec<Ch
             | EntryType::GNULongLink => continue,
             EntryType::Regular | EntryType::Continuous => {}
             other => {
-                return Err(LoadError::ForbiddenEntry { path: raw_path, kind: entry_kind_name(other) });
+                return Err(LoadError::ForbiddenEntry {
+                    path: raw_path,
+                    kind: entry_kind_name(other),
+                });
             }
         }
         let relative = safe_relative_path(&raw_path)?;
@@ -190,10 +211,16 @@ pub(crate) fn unpack_archive(bytes: &[u8], budget: &mut Budget) -> Result<Vec<Ch
             .read_to_end(&mut data)
             .map_err(|source| classify_io(source, &fault, total_limit))?;
         if data.len() as u64 > max_file {
-            return Err(LoadError::FileTooLarge { path: relative, limit: max_file });
+            return Err(LoadError::FileTooLarge {
+                path: relative,
+                limit: max_file,
+            });
         }
         budget.bytes(data.len() as u64)?;
-        files.push(ChartFile { name: inside.to_string(), data: strip_bom(data) });
+        files.push(ChartFile {
+            name: inside.to_string(),
+            data: strip_bom(data),
+        });
     }
     Ok(files)
 }
@@ -212,8 +239,16 @@ pub(crate) fn read_dir(root: &Path, budget: &mut Budget) -> Result<Vec<ChartFile
     Ok(files)
 }
 
-fn walk(root: &Path, dir: &Path, budget: &mut Budget, out: &mut Vec<ChartFile>) -> Result<(), LoadError> {
-    let read_error = |path: &Path, source| LoadError::ReadDir { path: path.to_path_buf(), source };
+fn walk(
+    root: &Path,
+    dir: &Path,
+    budget: &mut Budget,
+    out: &mut Vec<ChartFile>,
+) -> Result<(), LoadError> {
+    let read_error = |path: &Path, source| LoadError::ReadDir {
+        path: path.to_path_buf(),
+        source,
+    };
     let mut entries = std::fs::read_dir(dir)
         .map_err(|e| read_error(dir, e))?
         .collect::<Result<Vec<_>, _>>()
@@ -224,18 +259,27 @@ fn walk(root: &Path, dir: &Path, budget: &mut Budget, out: &mut Vec<ChartFile>) 
         let path = entry.path();
         let file_type = entry.file_type().map_err(|e| read_error(&path, e))?;
         if file_type.is_symlink() {
-            return Err(LoadError::ForbiddenDirEntry { path, kind: "symbolic link" });
+            return Err(LoadError::ForbiddenDirEntry {
+                path,
+                kind: "symbolic link",
+            });
         }
         if file_type.is_dir() {
             walk(root, &path, budget, out)?;
             continue;
         }
         if !file_type.is_file() {
-            return Err(LoadError::ForbiddenDirEntry { path, kind: "special file" });
+            return Err(LoadError::ForbiddenDirEntry {
+                path,
+                kind: "special file",
+            });
         }
         let relative = path
             .strip_prefix(root)
-            .map_err(|_| LoadError::ForbiddenDirEntry { path: path.clone(), kind: "path outside the chart" })?
+            .map_err(|_| LoadError::ForbiddenDirEntry {
+                path: path.clone(),
+                kind: "path outside the chart",
+            })?
             .components()
             .map(|c| c.as_os_str().to_string_lossy().into_owned())
             .collect::<Vec<_>>()
@@ -243,19 +287,29 @@ fn walk(root: &Path, dir: &Path, budget: &mut Budget, out: &mut Vec<ChartFile>) 
         let max_file = budget.limits.max_file_bytes;
         let file = std::fs::File::open(&path).map_err(|e| read_error(&path, e))?;
         let mut data = Vec::new();
-        file.take(max_file.saturating_add(1)).read_to_end(&mut data).map_err(|e| read_error(&path, e))?;
+        file.take(max_file.saturating_add(1))
+            .read_to_end(&mut data)
+            .map_err(|e| read_error(&path, e))?;
         if data.len() as u64 > max_file {
-            return Err(LoadError::FileTooLarge { path: relative, limit: max_file });
+            return Err(LoadError::FileTooLarge {
+                path: relative,
+                limit: max_file,
+            });
         }
         budget.bytes(data.len() as u64)?;
-        out.push(ChartFile { name: relative, data: strip_bom(data) });
+        out.push(ChartFile {
+            name: relative,
+            data: strip_bom(data),
+        });
     }
     Ok(())
 }
 
 /// Normalises an archive entry name and rejects anything that could leave the chart directory.
 pub(crate) fn safe_relative_path(raw: &str) -> Result<String, LoadError> {
-    let unsafe_path = || LoadError::UnsafePath { path: raw.to_string() };
+    let unsafe_path = || LoadError::UnsafePath {
+        path: raw.to_string(),
+    };
     let normalized = raw.replace('\\', "/");
     if normalized.starts_with('/') || has_drive_prefix(&normalized) || normalized.contains('\0') {
         return Err(unsafe_path());
@@ -323,7 +377,10 @@ struct BoundedReader<'a, R> {
 
 impl<R: Read> Read for BoundedReader<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf).inspect_err(|_| self.fault.set(Fault::Gzip))?;
+        let n = self
+            .inner
+            .read(buf)
+            .inspect_err(|_| self.fault.set(Fault::Gzip))?;
         if n as u64 >= self.remaining {
             self.fault.set(Fault::Bound);
             return Err(io::Error::other("decompressed size bound exceeded"));

@@ -21,20 +21,38 @@ pub(crate) struct Files {
 impl Files {
     /// Builds the object from `(path, bytes)` pairs.
     pub(crate) fn new(entries: impl IntoIterator<Item = (String, Vec<u8>)>) -> Self {
-        Self { entries: Arc::new(entries.into_iter().map(|(k, v)| (k, Arc::from(v))).collect()) }
+        Self {
+            entries: Arc::new(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k, Arc::from(v)))
+                    .collect(),
+            ),
+        }
     }
 
     fn text(&self, name: &str) -> String {
-        self.entries.get(name).map(|data| String::from_utf8_lossy(data).into_owned()).unwrap_or_default()
+        self.entries
+            .get(name)
+            .map(|data| String::from_utf8_lossy(data).into_owned())
+            .unwrap_or_default()
     }
 
     fn glob(&self, pattern: &str) -> Files {
-        let matched = self.entries.iter().filter(|(name, _)| glob_match(pattern, name)).map(|(k, v)| (k.clone(), v.clone()));
-        Files { entries: Arc::new(matched.collect()) }
+        let matched = self
+            .entries
+            .iter()
+            .filter(|(name, _)| glob_match(pattern, name))
+            .map(|(k, v)| (k.clone(), v.clone()));
+        Files {
+            entries: Arc::new(matched.collect()),
+        }
     }
 
     fn lines(&self, name: &str) -> Vec<Value> {
-        let Some(data) = self.entries.get(name) else { return Vec::new() };
+        let Some(data) = self.entries.get(name) else {
+            return Vec::new();
+        };
         let text = String::from_utf8_lossy(data);
         let text = text.strip_suffix('\n').unwrap_or(&text);
         text.split('\n').map(Value::from).collect()
@@ -72,24 +90,49 @@ impl Object for Files {
             // Niladic methods are reached with field syntax in Go templates (`(.Files.Glob "x").AsConfig`).
             "AsConfig" => Some(Value::from(self.as_map(false))),
             "AsSecrets" => Some(Value::from(self.as_map(true))),
-            name => self.entries.get(name).map(|data| Value::from_bytes(data.to_vec())),
+            name => self
+                .entries
+                .get(name)
+                .map(|data| Value::from_bytes(data.to_vec())),
         }
     }
 
     fn enumerate(self: &Arc<Self>) -> Enumerator {
-        Enumerator::Values(self.entries.keys().map(|k| Value::from(k.as_str())).collect())
+        Enumerator::Values(
+            self.entries
+                .keys()
+                .map(|k| Value::from(k.as_str()))
+                .collect(),
+        )
     }
 
-    fn call_method(self: &Arc<Self>, _state: &State<'_, '_>, method: &str, args: &[Value]) -> Result<Value, Error> {
-        let name = || args.first().and_then(Value::as_str).unwrap_or_default().to_string();
+    fn call_method(
+        self: &Arc<Self>,
+        _state: &State<'_, '_>,
+        method: &str,
+        args: &[Value],
+    ) -> Result<Value, Error> {
+        let name = || {
+            args.first()
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
         match method {
             "Get" => Ok(Value::from(self.text(&name()))),
-            "GetBytes" => Ok(Value::from_bytes(self.entries.get(&name()).map(|d| d.to_vec()).unwrap_or_default())),
+            "GetBytes" => Ok(Value::from_bytes(
+                self.entries
+                    .get(&name())
+                    .map(|d| d.to_vec())
+                    .unwrap_or_default(),
+            )),
             "Glob" => Ok(Value::from_object(self.glob(&name()))),
             "Lines" => Ok(Value::from(self.lines(&name()))),
             "AsConfig" => Ok(Value::from(self.as_map(false))),
             "AsSecrets" => Ok(Value::from(self.as_map(true))),
-            other => Err(crate::funcs::fail(format!("can't evaluate field {other} in type chart.Files"))),
+            other => Err(crate::funcs::fail(format!(
+                "can't evaluate field {other} in type chart.Files"
+            ))),
         }
     }
 }
@@ -105,11 +148,19 @@ pub(crate) struct KubeVersion {
 impl KubeVersion {
     /// Parses `v1.20.0` (a leading `v` is added when missing).
     pub(crate) fn new(version: &str) -> Self {
-        let version = if version.starts_with('v') { version.to_string() } else { format!("v{version}") };
+        let version = if version.starts_with('v') {
+            version.to_string()
+        } else {
+            format!("v{version}")
+        };
         let mut parts = version.trim_start_matches('v').split(['.', '-', '+']);
         let major = parts.next().unwrap_or_default().to_string();
         let minor = parts.next().unwrap_or_default().to_string();
-        Self { version, major, minor }
+        Self {
+            version,
+            major,
+            minor,
+        }
     }
 }
 
@@ -152,13 +203,20 @@ impl Object for ApiVersions {
         Enumerator::Seq(self.versions.len())
     }
 
-    fn call_method(self: &Arc<Self>, _state: &State<'_, '_>, method: &str, args: &[Value]) -> Result<Value, Error> {
+    fn call_method(
+        self: &Arc<Self>,
+        _state: &State<'_, '_>,
+        method: &str,
+        args: &[Value],
+    ) -> Result<Value, Error> {
         match method {
             "Has" => {
                 let wanted = args.first().and_then(Value::as_str).unwrap_or_default();
                 Ok(Value::from(self.versions.iter().any(|v| v == wanted)))
             }
-            other => Err(crate::funcs::fail(format!("can't evaluate field {other} in type chartutil.VersionSet"))),
+            other => Err(crate::funcs::fail(format!(
+                "can't evaluate field {other} in type chartutil.VersionSet"
+            ))),
         }
     }
 }
@@ -177,8 +235,16 @@ pub(crate) fn capabilities(kube_version: &str, api_versions: &[String]) -> Value
     );
     GoMap::value(
         [
-            ("KubeVersion".to_string(), Value::from_object(KubeVersion::new(kube_version))),
-            ("APIVersions".to_string(), Value::from_object(ApiVersions { versions: api_versions.to_vec() })),
+            (
+                "KubeVersion".to_string(),
+                Value::from_object(KubeVersion::new(kube_version)),
+            ),
+            (
+                "APIVersions".to_string(),
+                Value::from_object(ApiVersions {
+                    versions: api_versions.to_vec(),
+                }),
+            ),
             ("HelmVersion".to_string(), helm),
         ]
         .into_iter()
@@ -192,7 +258,10 @@ mod tests {
 
     #[test]
     fn files_as_config_uses_base_names_and_yaml() {
-        let files = Files::new([("files/a.json".to_string(), b"{}".to_vec()), ("files/b.txt".to_string(), b"x\ny\n".to_vec())]);
+        let files = Files::new([
+            ("files/a.json".to_string(), b"{}".to_vec()),
+            ("files/b.txt".to_string(), b"x\ny\n".to_vec()),
+        ]);
         assert_eq!(files.as_map(false), "a.json: '{}'\nb.txt: |\n  x\n  y");
         assert_eq!(files.lines("files/b.txt").len(), 2);
         assert_eq!(files.glob("files/*.json").entries.len(), 1);
@@ -202,6 +271,13 @@ mod tests {
     #[test]
     fn kube_version_splits_major_and_minor() {
         let version = KubeVersion::new("1.20.3");
-        assert_eq!((version.version.as_str(), version.major.as_str(), version.minor.as_str()), ("v1.20.3", "1", "20"));
+        assert_eq!(
+            (
+                version.version.as_str(),
+                version.major.as_str(),
+                version.minor.as_str()
+            ),
+            ("v1.20.3", "1", "20")
+        );
     }
 }

@@ -56,9 +56,9 @@ impl RenderError {
     pub fn template(&self) -> &str {
         match self {
             RenderError::Parse(e) => &e.template,
-            RenderError::Compile { template, .. } | RenderError::Execute { template, .. } | RenderError::Yaml { template, .. } => {
-                template
-            }
+            RenderError::Compile { template, .. }
+            | RenderError::Execute { template, .. }
+            | RenderError::Yaml { template, .. } => template,
         }
     }
 }
@@ -122,13 +122,25 @@ impl Rendered {
         let mut out = Vec::new();
         for (template, text) in &self.templates {
             for object in parse_documents(template, text)? {
-                let hook = object.pointer("/metadata/annotations/helm.sh~1hook").is_some();
+                let hook = object
+                    .pointer("/metadata/annotations/helm.sh~1hook")
+                    .is_some();
                 if !hook {
-                    out.push(Manifest { template: template.clone(), object });
+                    out.push(Manifest {
+                        template: template.clone(),
+                        object,
+                    });
                 }
             }
         }
-        out.sort_by_key(|m| install_rank(m.object.get("kind").and_then(serde_json::Value::as_str).unwrap_or_default()));
+        out.sort_by_key(|m| {
+            install_rank(
+                m.object
+                    .get("kind")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or_default(),
+            )
+        });
         Ok(out)
     }
 }
@@ -144,8 +156,11 @@ pub fn parse_documents(template: &str, text: &str) -> Result<Vec<serde_json::Val
         return Ok(out);
     }
     for document in serde_yaml::Deserializer::from_str(text) {
-        let object = serde_json::Value::deserialize(document)
-            .map_err(|source| RenderError::Yaml { template: template.to_string(), source })?;
+        let object =
+            serde_json::Value::deserialize(document).map_err(|source| RenderError::Yaml {
+                template: template.to_string(),
+                source,
+            })?;
         if !object.is_null() {
             out.push(object);
         }
@@ -156,12 +171,42 @@ pub fn parse_documents(template: &str, text: &str) -> Result<Vec<serde_json::Val
 /// Helm's install order; unknown kinds sort after all known ones (by name).
 fn install_rank(kind: &str) -> (usize, String) {
     const ORDER: &[&str] = &[
-        "PriorityClass", "Namespace", "NetworkPolicy", "ResourceQuota", "LimitRange", "PodSecurityPolicy",
-        "PodDisruptionBudget", "ServiceAccount", "Secret", "SecretList", "ConfigMap", "StorageClass",
-        "PersistentVolume", "PersistentVolumeClaim", "CustomResourceDefinition", "ClusterRole", "ClusterRoleList",
-        "ClusterRoleBinding", "ClusterRoleBindingList", "Role", "RoleList", "RoleBinding", "RoleBindingList",
-        "Service", "DaemonSet", "Pod", "ReplicationController", "ReplicaSet", "Deployment",
-        "HorizontalPodAutoscaler", "StatefulSet", "Job", "CronJob", "IngressClass", "Ingress", "APIService",
+        "PriorityClass",
+        "Namespace",
+        "NetworkPolicy",
+        "ResourceQuota",
+        "LimitRange",
+        "PodSecurityPolicy",
+        "PodDisruptionBudget",
+        "ServiceAccount",
+        "Secret",
+        "SecretList",
+        "ConfigMap",
+        "StorageClass",
+        "PersistentVolume",
+        "PersistentVolumeClaim",
+        "CustomResourceDefinition",
+        "ClusterRole",
+        "ClusterRoleList",
+        "ClusterRoleBinding",
+        "ClusterRoleBindingList",
+        "Role",
+        "RoleList",
+        "RoleBinding",
+        "RoleBindingList",
+        "Service",
+        "DaemonSet",
+        "Pod",
+        "ReplicationController",
+        "ReplicaSet",
+        "Deployment",
+        "HorizontalPodAutoscaler",
+        "StatefulSet",
+        "Job",
+        "CronJob",
+        "IngressClass",
+        "Ingress",
+        "APIService",
     ];
     match ORDER.iter().position(|k| *k == kind) {
         Some(rank) => (rank, String::new()),
@@ -195,7 +240,12 @@ impl Renderer {
 
     fn compiled(&self, chart: &Chart) -> Result<Arc<Compiled>, RenderError> {
         let key = chart.digest().to_string();
-        if let Some(found) = self.cache.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+        if let Some(found) = self
+            .cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+        {
             return Ok(Arc::clone(found));
         }
         let compiled = Arc::new(Compiled::new(chart)?);
@@ -223,13 +273,23 @@ struct TemplateFile<'a> {
     data: &'a [u8],
 }
 
-fn collect_templates<'a>(chart: &'a Chart, chart_path: &str, out: &mut Vec<TemplateFile<'a>>, files: &mut HashMap<String, Value>) {
+fn collect_templates<'a>(
+    chart: &'a Chart,
+    chart_path: &str,
+    out: &mut Vec<TemplateFile<'a>>,
+    files: &mut HashMap<String, Value>,
+) {
     files.insert(
         chart_path.to_string(),
-        Value::from_object(Files::new(chart.files.iter().map(|f| (f.name.clone(), f.data.clone())))),
+        Value::from_object(Files::new(
+            chart.files.iter().map(|f| (f.name.clone(), f.data.clone())),
+        )),
     );
     for file in &chart.templates {
-        out.push(TemplateFile { path: format!("{chart_path}/{}", file.name), data: &file.data });
+        out.push(TemplateFile {
+            path: format!("{chart_path}/{}", file.name),
+            data: &file.data,
+        });
     }
     for (name, sub) in values::subcharts(chart) {
         collect_templates(sub, &format!("{chart_path}/charts/{name}"), out, files);
@@ -240,7 +300,9 @@ fn collect_templates<'a>(chart: &'a Chart, chart_path: &str, out: &mut Vec<Templ
 fn parse_order(paths: &mut [TemplateFile<'_>]) {
     paths.sort_by(|a, b| {
         let depth = |p: &str| p.matches('/').count();
-        depth(&b.path).cmp(&depth(&a.path)).then_with(|| b.path.cmp(&a.path))
+        depth(&b.path)
+            .cmp(&depth(&a.path))
+            .then_with(|| b.path.cmp(&a.path))
     });
 }
 
@@ -255,7 +317,11 @@ impl Compiled {
         for file in &templates {
             let text = String::from_utf8_lossy(file.data);
             let translated = gotmpl::translate_file(&file.path, &text, &crate::funcs::is_function)?;
-            let define_actions: Vec<(usize, String)> = translated.defines.iter().flat_map(|(_, t)| t.actions.clone()).collect();
+            let define_actions: Vec<(usize, String)> = translated
+                .defines
+                .iter()
+                .flat_map(|(_, t)| t.actions.clone())
+                .collect();
             let entry = actions.entry(file.path.clone()).or_default();
             entry.extend(translated.body.actions);
             entry.extend(define_actions);
@@ -288,9 +354,16 @@ impl Compiled {
         template::register(&mut env, Arc::clone(&actions));
         for (name, source) in sources {
             env.add_template_owned(name.clone(), source)
-                .map_err(|e| RenderError::Compile { template: name, message: e.to_string() })?;
+                .map_err(|e| RenderError::Compile {
+                    template: name,
+                    message: e.to_string(),
+                })?;
         }
-        Ok(Self { env, actions, files })
+        Ok(Self {
+            env,
+            actions,
+            files,
+        })
     }
 
     fn render(&self, chart: &Chart, options: &RenderOptions) -> Result<Rendered, RenderError> {
@@ -304,23 +377,42 @@ impl Compiled {
             "Service": "Helm",
         }));
         let capabilities = objects::capabilities(&options.kube_version, &options.api_versions);
-        let shared = Shared { release, capabilities };
+        let shared = Shared {
+            release,
+            capabilities,
+        };
         let root_values = from_json(&values_json);
         let mut units = Vec::new();
-        self.collect_units(chart, chart.name(), chart.name(), true, &root_values, &values_json, &shared, &mut units);
+        self.collect_units(
+            chart,
+            chart.name(),
+            chart.name(),
+            true,
+            &root_values,
+            &values_json,
+            &shared,
+            &mut units,
+        );
         // Helm executes templates in its parse order (deeper paths first, then reverse lexical), which decides
         // which error is reported first and the order of side effects such as `set` on shared values.
         units.sort_by(|a, b| {
             let depth = |p: &str| p.matches('/').count();
-            depth(&b.path).cmp(&depth(&a.path)).then_with(|| b.path.cmp(&a.path))
+            depth(&b.path)
+                .cmp(&depth(&a.path))
+                .then_with(|| b.path.cmp(&a.path))
         });
         let mut out = BTreeMap::new();
         for unit in units {
             let template = self
                 .env
                 .get_template(&unit.path)
-                .map_err(|e| RenderError::Compile { template: unit.path.clone(), message: e.to_string() })?;
-            let text = template.render(context! { _d0 => unit.root, _depth => 0 }).map_err(|e| self.execute_error(&unit.path, &e))?;
+                .map_err(|e| RenderError::Compile {
+                    template: unit.path.clone(),
+                    message: e.to_string(),
+                })?;
+            let text = template
+                .render(context! { _d0 => unit.root, _depth => 0 })
+                .map_err(|e| self.execute_error(&unit.path, &e))?;
             if unit.path.ends_with("/NOTES.txt") {
                 continue;
             }
@@ -353,7 +445,11 @@ impl Compiled {
             enabled.push((sub_name, sub));
         }
         let subcharts = GoMap::value(subchart_values);
-        let files = self.files.get(chart_path).cloned().unwrap_or_else(|| Value::from_object(Files::default()));
+        let files = self
+            .files
+            .get(chart_path)
+            .cloned()
+            .unwrap_or_else(|| Value::from_object(Files::default()));
         let base_path = Value::from(format!("{chart_path}/templates"));
         for file in &chart.templates {
             let base_name = file.name.rsplit('/').next().unwrap_or(&file.name);
@@ -362,7 +458,12 @@ impl Compiled {
             }
             let path = format!("{chart_path}/{}", file.name);
             let template = GoMap::value(
-                [("Name".to_string(), Value::from(path.as_str())), ("BasePath".to_string(), base_path.clone())].into_iter().collect(),
+                [
+                    ("Name".to_string(), Value::from(path.as_str())),
+                    ("BasePath".to_string(), base_path.clone()),
+                ]
+                .into_iter()
+                .collect(),
             );
             let root = GoMap::value(
                 [
@@ -380,24 +481,46 @@ impl Compiled {
             units.push(Unit { path, root });
         }
         for (sub_name, sub) in enabled {
-            let sub_json = values_json.get(&sub_name).cloned().unwrap_or(serde_json::Value::Object(serde_json::Map::new()));
+            let sub_json = values_json
+                .get(&sub_name)
+                .cloned()
+                .unwrap_or(serde_json::Value::Object(serde_json::Map::new()));
             // The subchart sees the very map the parent has under `.Values.<sub>`, as in Helm.
-            let sub_values = values.get_attr(&sub_name).ok().filter(|v| !v.is_undefined()).unwrap_or_else(|| from_json(&sub_json));
+            let sub_values = values
+                .get_attr(&sub_name)
+                .ok()
+                .filter(|v| !v.is_undefined())
+                .unwrap_or_else(|| from_json(&sub_json));
             let sub_path = format!("{chart_path}/charts/{sub_name}");
-            self.collect_units(sub, &sub_name, &sub_path, false, &sub_values, &sub_json, shared, units);
+            self.collect_units(
+                sub,
+                &sub_name,
+                &sub_path,
+                false,
+                &sub_values,
+                &sub_json,
+                shared,
+                units,
+            );
         }
     }
 
     fn execute_error(&self, path: &str, error: &minijinja::Error) -> RenderError {
         let described = template::describe(error, &self.actions);
         let line = error.line();
-        let action = line.and_then(|l| template::action_at(&self.actions, error.name().unwrap_or(path), l));
+        let action =
+            line.and_then(|l| template::action_at(&self.actions, error.name().unwrap_or(path), l));
         let message = match described.rfind(USER_ERROR_PREFIX) {
             // `required`/`fail`: Helm reports only the innermost location and the message.
             Some(at) => described[at + USER_ERROR_PREFIX.len()..].to_string(),
             None => described,
         };
-        RenderError::Execute { template: path.to_string(), line, action, message }
+        RenderError::Execute {
+            template: path.to_string(),
+            line,
+            action,
+            message,
+        }
     }
 }
 
@@ -416,16 +539,42 @@ struct Shared {
 /// `.Chart`: Chart.yaml with Go field names (missing fields as zero values) plus `IsRoot`.
 fn chart_object(chart: &Chart, name: &str, is_root: bool) -> Value {
     let raw = &chart.metadata_raw;
-    let text = |key: &str| Value::from(raw.get(key).and_then(serde_json::Value::as_str).unwrap_or_default());
-    let list = |key: &str| from_json(raw.get(key).filter(|v| v.is_array()).unwrap_or(&serde_json::json!([])));
+    let text = |key: &str| {
+        Value::from(
+            raw.get(key)
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default(),
+        )
+    };
+    let list = |key: &str| {
+        from_json(
+            raw.get(key)
+                .filter(|v| v.is_array())
+                .unwrap_or(&serde_json::json!([])),
+        )
+    };
     let maintainers: Vec<Value> = raw
         .get("maintainers")
         .and_then(serde_json::Value::as_array)
         .map(|list| {
             list.iter()
                 .map(|m| {
-                    let field = |k: &str| Value::from(m.get(k).and_then(serde_json::Value::as_str).unwrap_or_default());
-                    GoMap::value([("Name".into(), field("name")), ("Email".into(), field("email")), ("URL".into(), field("url"))].into_iter().collect())
+                    let field = |k: &str| {
+                        Value::from(
+                            m.get(k)
+                                .and_then(serde_json::Value::as_str)
+                                .unwrap_or_default(),
+                        )
+                    };
+                    GoMap::value(
+                        [
+                            ("Name".into(), field("name")),
+                            ("Email".into(), field("email")),
+                            ("URL".into(), field("url")),
+                        ]
+                        .into_iter()
+                        .collect(),
+                    )
                 })
                 .collect()
         })
@@ -441,7 +590,15 @@ fn chart_object(chart: &Chart, name: &str, is_root: bool) -> Value {
                     ("Version".into(), Value::from(d.version.as_str())),
                     ("Repository".into(), Value::from(d.repository.as_str())),
                     ("Condition".into(), Value::from(d.condition.as_str())),
-                    ("Tags".into(), Value::from(d.tags.iter().map(|t| Value::from(t.as_str())).collect::<Vec<_>>())),
+                    (
+                        "Tags".into(),
+                        Value::from(
+                            d.tags
+                                .iter()
+                                .map(|t| Value::from(t.as_str()))
+                                .collect::<Vec<_>>(),
+                        ),
+                    ),
                     ("Alias".into(), Value::from(d.alias.as_str())),
                     ("Enabled".into(), Value::from(true)),
                 ]
@@ -450,13 +607,26 @@ fn chart_object(chart: &Chart, name: &str, is_root: bool) -> Value {
             )
         })
         .collect();
-    let annotations = from_json(raw.get("annotations").filter(|v| v.is_object()).unwrap_or(&serde_json::json!({})));
+    let annotations = from_json(
+        raw.get("annotations")
+            .filter(|v| v.is_object())
+            .unwrap_or(&serde_json::json!({})),
+    );
     GoMap::value(
         [
             ("Name".into(), Value::from(name)),
-            ("Version".into(), Value::from(chart.metadata.version.as_str())),
-            ("AppVersion".into(), Value::from(chart.metadata.app_version.as_str())),
-            ("APIVersion".into(), Value::from(chart.metadata.api_version.as_str())),
+            (
+                "Version".into(),
+                Value::from(chart.metadata.version.as_str()),
+            ),
+            (
+                "AppVersion".into(),
+                Value::from(chart.metadata.app_version.as_str()),
+            ),
+            (
+                "APIVersion".into(),
+                Value::from(chart.metadata.api_version.as_str()),
+            ),
             ("Description".into(), text("description")),
             ("Home".into(), text("home")),
             ("Icon".into(), text("icon")),
@@ -464,7 +634,14 @@ fn chart_object(chart: &Chart, name: &str, is_root: bool) -> Value {
             ("KubeVersion".into(), text("kubeVersion")),
             ("Condition".into(), text("condition")),
             ("Tags".into(), text("tags")),
-            ("Deprecated".into(), Value::from(raw.get("deprecated").and_then(serde_json::Value::as_bool).unwrap_or(false))),
+            (
+                "Deprecated".into(),
+                Value::from(
+                    raw.get("deprecated")
+                        .and_then(serde_json::Value::as_bool)
+                        .unwrap_or(false),
+                ),
+            ),
             ("Keywords".into(), list("keywords")),
             ("Sources".into(), list("sources")),
             ("Maintainers".into(), Value::from(maintainers)),

@@ -15,7 +15,9 @@ pub fn merge_values(base: &mut Json, overlay: &Json) {
                     continue;
                 }
                 match base_map.get_mut(key) {
-                    Some(existing) if existing.is_object() && value.is_object() => merge_values(existing, value),
+                    Some(existing) if existing.is_object() && value.is_object() => {
+                        merge_values(existing, value)
+                    }
                     _ => {
                         base_map.insert(key.clone(), strip_nulls(value));
                     }
@@ -29,7 +31,12 @@ pub fn merge_values(base: &mut Json, overlay: &Json) {
 /// Removes `null` map entries recursively (a supplied `null` only ever means "delete the default").
 fn strip_nulls(value: &Json) -> Json {
     match value {
-        Json::Object(map) => Json::Object(map.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), strip_nulls(v))).collect()),
+        Json::Object(map) => Json::Object(
+            map.iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k.clone(), strip_nulls(v)))
+                .collect(),
+        ),
         other => other.clone(),
     }
 }
@@ -41,11 +48,22 @@ pub(crate) fn coalesce(chart: &Chart, supplied: &Json) -> Json {
         result = Json::Object(Map::new());
     }
     merge_values(&mut result, supplied);
-    let globals = result.get("global").cloned().unwrap_or(Json::Object(Map::new()));
+    let globals = result
+        .get("global")
+        .cloned()
+        .unwrap_or(Json::Object(Map::new()));
     for (name, sub) in subcharts(chart) {
-        let supplied_sub = result.get(&name).filter(|v| v.is_object()).cloned().unwrap_or(Json::Object(Map::new()));
+        let supplied_sub = result
+            .get(&name)
+            .filter(|v| v.is_object())
+            .cloned()
+            .unwrap_or(Json::Object(Map::new()));
         let mut sub_values = coalesce(sub, &supplied_sub);
-        let mut sub_globals = sub_values.get("global").cloned().filter(Json::is_object).unwrap_or(Json::Object(Map::new()));
+        let mut sub_globals = sub_values
+            .get("global")
+            .cloned()
+            .filter(Json::is_object)
+            .unwrap_or(Json::Object(Map::new()));
         // Parent globals win over the subchart's own.
         merge_values(&mut sub_globals, &globals);
         if let Some(map) = sub_values.as_object_mut() {
@@ -56,7 +74,8 @@ pub(crate) fn coalesce(chart: &Chart, supplied: &Json) -> Json {
         }
     }
     if let Some(map) = result.as_object_mut() {
-        map.entry("global").or_insert_with(|| Json::Object(Map::new()));
+        map.entry("global")
+            .or_insert_with(|| Json::Object(Map::new()));
     }
     result
 }
@@ -80,15 +99,17 @@ pub(crate) fn subcharts(chart: &Chart) -> Vec<(String, &Chart)> {
 
 /// Whether the subchart rendered as `name` is enabled by its dependency `condition`/`tags` in `values`.
 pub(crate) fn subchart_enabled(chart: &Chart, name: &str, chart_name: &str, values: &Json) -> bool {
-    let Some(dependency) = chart
-        .metadata
-        .dependencies
-        .iter()
-        .find(|d| (!d.alias.is_empty() && d.alias == name) || (d.alias.is_empty() && d.name == chart_name))
-    else {
+    let Some(dependency) = chart.metadata.dependencies.iter().find(|d| {
+        (!d.alias.is_empty() && d.alias == name) || (d.alias.is_empty() && d.name == chart_name)
+    }) else {
         return true;
     };
-    for path in dependency.condition.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+    for path in dependency
+        .condition
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+    {
         let mut current = values;
         let mut found = true;
         for part in path.split('.') {
@@ -107,7 +128,13 @@ pub(crate) fn subchart_enabled(chart: &Chart, name: &str, chart_name: &str, valu
     if dependency.tags.is_empty() {
         return true;
     }
-    dependency.tags.iter().any(|tag| values.get("tags").and_then(|t| t.get(tag)).and_then(Json::as_bool).unwrap_or(false))
+    dependency.tags.iter().any(|tag| {
+        values
+            .get("tags")
+            .and_then(|t| t.get(tag))
+            .and_then(Json::as_bool)
+            .unwrap_or(false)
+    })
 }
 
 /// Inputs for Gardener's injected values besides the Seed itself.
@@ -125,8 +152,14 @@ pub struct GardenerInfo {
 
 /// Builds the `gardener` values object gardenlet injects for a Seed (`{"gardener": {...}}`).
 pub fn gardener_values(seed: &Json, info: &GardenerInfo) -> Json {
-    let spec = seed.get("spec").cloned().unwrap_or(Json::Object(Map::new()));
-    let metadata = seed.get("metadata").cloned().unwrap_or(Json::Object(Map::new()));
+    let spec = seed
+        .get("spec")
+        .cloned()
+        .unwrap_or(Json::Object(Map::new()));
+    let metadata = seed
+        .get("metadata")
+        .cloned()
+        .unwrap_or(Json::Object(Map::new()));
     let non_empty = |v: Option<&Json>| match v {
         Some(Json::Object(m)) if !m.is_empty() => Json::Object(m.clone()),
         Some(Json::Array(a)) if !a.is_empty() => Json::Array(a.clone()),
@@ -140,35 +173,82 @@ pub fn gardener_values(seed: &Json, info: &GardenerInfo) -> Json {
         .cloned()
         .unwrap_or(Json::String(String::new()));
     let taints = spec.get("taints").cloned().unwrap_or(Json::Null);
-    let protected = taints
-        .as_array()
-        .is_some_and(|list| list.iter().any(|t| t.get("key").and_then(Json::as_str) == Some("seed.gardener.cloud/protected")));
+    let protected = taints.as_array().is_some_and(|list| {
+        list.iter()
+            .any(|t| t.get("key").and_then(Json::as_str) == Some("seed.gardener.cloud/protected"))
+    });
     let mut seed_values = Map::new();
-    seed_values.insert("name".into(), metadata.get("name").cloned().unwrap_or(Json::String(String::new())));
-    seed_values.insert("clusterIdentity".into(), seed.pointer("/status/clusterIdentity").cloned().unwrap_or(Json::Null));
+    seed_values.insert(
+        "name".into(),
+        metadata
+            .get("name")
+            .cloned()
+            .unwrap_or(Json::String(String::new())),
+    );
+    seed_values.insert(
+        "clusterIdentity".into(),
+        seed.pointer("/status/clusterIdentity")
+            .cloned()
+            .unwrap_or(Json::Null),
+    );
     seed_values.insert("annotations".into(), non_empty(metadata.get("annotations")));
     seed_values.insert("labels".into(), non_empty(metadata.get("labels")));
-    seed_values.insert("provider".into(), spec.pointer("/provider/type").cloned().unwrap_or(Json::String(String::new())));
-    seed_values.insert("region".into(), spec.pointer("/provider/region").cloned().unwrap_or(Json::String(String::new())));
+    seed_values.insert(
+        "provider".into(),
+        spec.pointer("/provider/type")
+            .cloned()
+            .unwrap_or(Json::String(String::new())),
+    );
+    seed_values.insert(
+        "region".into(),
+        spec.pointer("/provider/region")
+            .cloned()
+            .unwrap_or(Json::String(String::new())),
+    );
     seed_values.insert("volumeProvider".into(), first_volume_provider);
-    seed_values.insert("volumeProviders".into(), non_empty(volume_providers.as_ref()));
+    seed_values.insert(
+        "volumeProviders".into(),
+        non_empty(volume_providers.as_ref()),
+    );
     if let Some(domain) = spec.pointer("/ingress/domain") {
         seed_values.insert("ingressDomain".into(), domain.clone());
     }
     seed_values.insert("protected".into(), Json::Bool(protected));
-    seed_values.insert("visible".into(), spec.pointer("/settings/scheduling/visible").cloned().unwrap_or(Json::Bool(true)));
+    seed_values.insert(
+        "visible".into(),
+        spec.pointer("/settings/scheduling/visible")
+            .cloned()
+            .unwrap_or(Json::Bool(true)),
+    );
     seed_values.insert("taints".into(), taints);
-    seed_values.insert("networks".into(), spec.get("networks").cloned().unwrap_or(Json::Null));
-    seed_values.insert("blockCIDRs".into(), spec.pointer("/networks/blockCIDRs").cloned().unwrap_or(Json::Null));
+    seed_values.insert(
+        "networks".into(),
+        spec.get("networks").cloned().unwrap_or(Json::Null),
+    );
+    seed_values.insert(
+        "blockCIDRs".into(),
+        spec.pointer("/networks/blockCIDRs")
+            .cloned()
+            .unwrap_or(Json::Null),
+    );
     seed_values.insert("spec".into(), spec);
 
     let mut garden = Map::new();
-    garden.insert("clusterIdentity".into(), Json::String(info.garden_cluster_identity.clone()));
+    garden.insert(
+        "clusterIdentity".into(),
+        Json::String(info.garden_cluster_identity.clone()),
+    );
     if let Some(name) = &info.generic_kubeconfig_secret_name {
-        garden.insert("genericKubeconfigSecretName".into(), Json::String(name.clone()));
+        garden.insert(
+            "genericKubeconfigSecretName".into(),
+            Json::String(name.clone()),
+        );
     }
     let mut gardenlet = Map::new();
-    gardenlet.insert("featureGates".into(), Json::Object(info.feature_gates.clone()));
+    gardenlet.insert(
+        "featureGates".into(),
+        Json::Object(info.feature_gates.clone()),
+    );
     let mut gardener = Map::new();
     gardener.insert("version".into(), Json::String(info.version.clone()));
     gardener.insert("garden".into(), Json::Object(garden));
@@ -188,8 +268,14 @@ mod tests {
     #[test]
     fn merge_values_merges_maps_replaces_scalars_and_deletes_nulls() {
         let mut base = json!({"a": {"b": 1, "c": 2}, "list": [1, 2], "foo": "x"});
-        merge_values(&mut base, &json!({"a": {"c": 3}, "list": [9], "foo": null, "new": {"n": null, "m": 1}}));
-        assert_eq!(base, json!({"a": {"b": 1, "c": 3}, "list": [9], "new": {"m": 1}}));
+        merge_values(
+            &mut base,
+            &json!({"a": {"c": 3}, "list": [9], "foo": null, "new": {"n": null, "m": 1}}),
+        );
+        assert_eq!(
+            base,
+            json!({"a": {"b": 1, "c": 3}, "list": [9], "new": {"m": 1}})
+        );
     }
 
     #[test]
@@ -200,7 +286,13 @@ mod tests {
                      "ingress": {"domain": "ingress.local"}},
             "status": {"clusterIdentity": "seed-local"}
         });
-        let values = gardener_values(&seed, &GardenerInfo { version: "v1.110.0".into(), ..Default::default() });
+        let values = gardener_values(
+            &seed,
+            &GardenerInfo {
+                version: "v1.110.0".into(),
+                ..Default::default()
+            },
+        );
         let seed_values = &values["gardener"]["seed"];
         assert_eq!(seed_values["name"], "local");
         assert_eq!(seed_values["protected"], true);

@@ -13,7 +13,13 @@ fn load(bytes: &[u8]) -> Result<Chart, ChartError> {
 
 fn with_entry(name: &str, kind: tar::EntryType, link: &str) -> Vec<u8> {
     let mut tar = Vec::new();
-    raw_entry(&mut tar, "c/Chart.yaml", tar::EntryType::Regular, CHART_YAML.as_bytes(), "");
+    raw_entry(
+        &mut tar,
+        "c/Chart.yaml",
+        tar::EntryType::Regular,
+        CHART_YAML.as_bytes(),
+        "",
+    );
     raw_entry(&mut tar, name, kind, b"", link);
     raw_end(&mut tar);
     gzip(&tar)
@@ -21,11 +27,35 @@ fn with_entry(name: &str, kind: tar::EntryType, link: &str) -> Vec<u8> {
 
 #[test]
 fn well_formed_archive_with_nested_subchart_archive_loads() {
-    let sub = archive("sub", &[("Chart.yaml", "name: sub\nversion: 0.0.1\n"), ("values.yaml", "a: 1\n")]);
+    let sub = archive(
+        "sub",
+        &[
+            ("Chart.yaml", "name: sub\nversion: 0.0.1\n"),
+            ("values.yaml", "a: 1\n"),
+        ],
+    );
     let mut tar = Vec::new();
-    raw_entry(&mut tar, "c/Chart.yaml", tar::EntryType::Regular, CHART_YAML.as_bytes(), "");
-    raw_entry(&mut tar, "c/charts/sub-0.0.1.tgz", tar::EntryType::Regular, &sub, "");
-    raw_entry(&mut tar, "c/crds/x.yaml", tar::EntryType::Regular, b"kind: CustomResourceDefinition\n", "");
+    raw_entry(
+        &mut tar,
+        "c/Chart.yaml",
+        tar::EntryType::Regular,
+        CHART_YAML.as_bytes(),
+        "",
+    );
+    raw_entry(
+        &mut tar,
+        "c/charts/sub-0.0.1.tgz",
+        tar::EntryType::Regular,
+        &sub,
+        "",
+    );
+    raw_entry(
+        &mut tar,
+        "c/crds/x.yaml",
+        tar::EntryType::Regular,
+        b"kind: CustomResourceDefinition\n",
+        "",
+    );
     raw_end(&mut tar);
     let chart = load(&gzip(&tar)).unwrap();
     assert_eq!(chart.subcharts[0].name(), "sub");
@@ -36,10 +66,16 @@ fn well_formed_archive_with_nested_subchart_archive_loads() {
 #[test]
 fn corrupt_gzip_is_rejected() {
     let err = load(b"\x1f\x8b\x08\x00garbage that is not deflate").unwrap_err();
-    assert!(matches!(err, ChartError::Load(LoadError::Gzip { .. })), "{err:?}");
+    assert!(
+        matches!(err, ChartError::Load(LoadError::Gzip { .. })),
+        "{err:?}"
+    );
     let mut truncated = archive("c", &[("Chart.yaml", CHART_YAML)]);
     truncated.truncate(truncated.len() / 2);
-    assert!(matches!(load(&truncated).unwrap_err(), ChartError::Load(LoadError::Gzip { .. } | LoadError::Tar { .. })));
+    assert!(matches!(
+        load(&truncated).unwrap_err(),
+        ChartError::Load(LoadError::Gzip { .. } | LoadError::Tar { .. })
+    ));
 }
 
 #[test]
@@ -47,14 +83,25 @@ fn corrupt_tar_is_rejected() {
     let mut block = vec![0xAAu8; 512];
     block.extend(vec![0u8; 1024]);
     let err = load(&gzip(&block)).unwrap_err();
-    assert!(matches!(err, ChartError::Load(LoadError::Tar { .. })), "{err:?}");
+    assert!(
+        matches!(err, ChartError::Load(LoadError::Tar { .. })),
+        "{err:?}"
+    );
 }
 
 #[test]
 fn parent_directory_and_absolute_paths_are_rejected() {
-    for name in ["c/../../etc/passwd", "/etc/passwd", "C:/x", "c/templates/../../x"] {
+    for name in [
+        "c/../../etc/passwd",
+        "/etc/passwd",
+        "C:/x",
+        "c/templates/../../x",
+    ] {
         let err = load(&with_entry(name, tar::EntryType::Regular, "")).unwrap_err();
-        assert!(matches!(err, ChartError::Load(LoadError::UnsafePath { .. })), "{name}: {err:?}");
+        assert!(
+            matches!(err, ChartError::Load(LoadError::UnsafePath { .. })),
+            "{name}: {err:?}"
+        );
     }
 }
 
@@ -80,9 +127,18 @@ fn too_many_entries_are_rejected() {
     let names: Vec<String> = (0..30).map(|i| format!("files/{i}.txt")).collect();
     let mut files: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "x")).collect();
     files.push(("Chart.yaml", CHART_YAML));
-    let limits = Limits { max_entries: 20, ..Limits::default() };
+    let limits = Limits {
+        max_entries: 20,
+        ..Limits::default()
+    };
     let err = Chart::from_archive(&archive("c", &files), &limits).unwrap_err();
-    assert!(matches!(err, ChartError::Load(LoadError::TooManyEntries { limit: 20 })), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            ChartError::Load(LoadError::TooManyEntries { limit: 20 })
+        ),
+        "{err:?}"
+    );
 }
 
 #[test]
@@ -90,27 +146,54 @@ fn gzip_bomb_over_the_total_bound_is_rejected() {
     // 3 × 512 KiB of zeros compress to a few KiB but decompress beyond a 1 MiB bound.
     let zeros = vec![0u8; 512 * 1024];
     let mut tar = Vec::new();
-    raw_entry(&mut tar, "c/Chart.yaml", tar::EntryType::Regular, CHART_YAML.as_bytes(), "");
+    raw_entry(
+        &mut tar,
+        "c/Chart.yaml",
+        tar::EntryType::Regular,
+        CHART_YAML.as_bytes(),
+        "",
+    );
     for i in 0..3 {
-        raw_entry(&mut tar, &format!("c/files/{i}"), tar::EntryType::Regular, &zeros, "");
+        raw_entry(
+            &mut tar,
+            &format!("c/files/{i}"),
+            tar::EntryType::Regular,
+            &zeros,
+            "",
+        );
     }
     raw_end(&mut tar);
     let bomb = gzip(&tar);
     assert!(bomb.len() < 64 * 1024, "the bomb is small: {}", bomb.len());
-    let limits = Limits { max_total_bytes: 1024 * 1024, ..Limits::default() };
+    let limits = Limits {
+        max_total_bytes: 1024 * 1024,
+        ..Limits::default()
+    };
     let err = Chart::from_archive(&bomb, &limits).unwrap_err();
-    assert!(matches!(err, ChartError::Load(LoadError::TooLarge { .. })), "{err:?}");
+    assert!(
+        matches!(err, ChartError::Load(LoadError::TooLarge { .. })),
+        "{err:?}"
+    );
 }
 
 #[test]
 fn single_file_over_the_file_bound_is_rejected_with_default_limits() {
     let zeros = vec![0u8; 6 * 1024 * 1024];
     let mut tar = Vec::new();
-    raw_entry(&mut tar, "c/Chart.yaml", tar::EntryType::Regular, CHART_YAML.as_bytes(), "");
+    raw_entry(
+        &mut tar,
+        "c/Chart.yaml",
+        tar::EntryType::Regular,
+        CHART_YAML.as_bytes(),
+        "",
+    );
     raw_entry(&mut tar, "c/files/big", tar::EntryType::Regular, &zeros, "");
     raw_end(&mut tar);
     let err = load(&gzip(&tar)).unwrap_err();
-    assert!(matches!(err, ChartError::Load(LoadError::FileTooLarge { .. })), "{err:?}");
+    assert!(
+        matches!(err, ChartError::Load(LoadError::FileTooLarge { .. })),
+        "{err:?}"
+    );
 }
 
 #[test]
@@ -118,11 +201,29 @@ fn missing_or_misplaced_chart_yaml_is_rejected() {
     let err = load(&archive("c", &[("values.yaml", "a: 1\n")])).unwrap_err();
     assert!(matches!(err, ChartError::MissingChartYaml), "{err:?}");
     let mut tar = Vec::new();
-    raw_entry(&mut tar, "Chart.yaml", tar::EntryType::Regular, CHART_YAML.as_bytes(), "");
+    raw_entry(
+        &mut tar,
+        "Chart.yaml",
+        tar::EntryType::Regular,
+        CHART_YAML.as_bytes(),
+        "",
+    );
     raw_end(&mut tar);
-    assert!(matches!(load(&gzip(&tar)).unwrap_err(), ChartError::Load(LoadError::ChartYamlAtRoot)));
+    assert!(matches!(
+        load(&gzip(&tar)).unwrap_err(),
+        ChartError::Load(LoadError::ChartYamlAtRoot)
+    ));
     let err = load(&archive("c", &[("Chart.yaml", "name: c\n")])).unwrap_err();
-    assert!(matches!(err, ChartError::MissingField { field: "version", .. }), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            ChartError::MissingField {
+                field: "version",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
 }
 
 #[test]
@@ -131,8 +232,20 @@ fn deeply_nested_subchart_archives_are_rejected() {
     for level in 1..12 {
         let mut tar = Vec::new();
         let chart_yaml = format!("name: l{level}\nversion: 0.0.1\n");
-        raw_entry(&mut tar, &format!("l{level}/Chart.yaml"), tar::EntryType::Regular, chart_yaml.as_bytes(), "");
-        raw_entry(&mut tar, &format!("l{level}/charts/sub.tgz"), tar::EntryType::Regular, &inner, "");
+        raw_entry(
+            &mut tar,
+            &format!("l{level}/Chart.yaml"),
+            tar::EntryType::Regular,
+            chart_yaml.as_bytes(),
+            "",
+        );
+        raw_entry(
+            &mut tar,
+            &format!("l{level}/charts/sub.tgz"),
+            tar::EntryType::Regular,
+            &inner,
+            "",
+        );
         raw_end(&mut tar);
         inner = gzip(&tar);
     }

@@ -6,7 +6,12 @@ use proptest::prelude::*;
 use seedlet_chartrender::{Chart, Limits};
 
 fn small_limits() -> Limits {
-    Limits { max_entries: 50, max_total_bytes: 1 << 20, max_file_bytes: 1 << 18, max_depth: 3 }
+    Limits {
+        max_entries: 50,
+        max_total_bytes: 1 << 20,
+        max_file_bytes: 1 << 18,
+        max_depth: 3,
+    }
 }
 
 proptest! {

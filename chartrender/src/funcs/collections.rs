@@ -5,18 +5,30 @@ use std::collections::BTreeMap;
 use minijinja::Error;
 use minijinja::value::{Value, ValueKind};
 
-use super::value::{GoMap, deep_copy, go_equal, is_nil, key_string, list_items, map_entries, to_go_string, to_i64};
+use super::value::{
+    GoMap, deep_copy, go_equal, is_nil, key_string, list_items, map_entries, to_go_string, to_i64,
+};
 use super::{arg_str, fail, want};
 
 fn list_of(name: &str, value: &Value) -> Result<Vec<Value>, Error> {
     if is_nil(value) {
         return Ok(Vec::new());
     }
-    list_items(value).ok_or_else(|| fail(format!("{name}: cannot use type {} as a list", super::value::type_of(value))))
+    list_items(value).ok_or_else(|| {
+        fail(format!(
+            "{name}: cannot use type {} as a list",
+            super::value::type_of(value)
+        ))
+    })
 }
 
 fn go_map<'a>(name: &str, value: &'a Value) -> Result<&'a GoMap, Error> {
-    value.downcast_object_ref::<GoMap>().ok_or_else(|| fail(format!("{name}: expected a dict, got {}", super::value::type_of(value))))
+    value.downcast_object_ref::<GoMap>().ok_or_else(|| {
+        fail(format!(
+            "{name}: expected a dict, got {}",
+            super::value::type_of(value)
+        ))
+    })
 }
 
 /// `list a b …`
@@ -52,7 +64,10 @@ pub(crate) fn concat(args: &[Value]) -> Result<Value, Error> {
 /// `first list` (nil for an empty list)
 pub(crate) fn first(args: &[Value]) -> Result<Value, Error> {
     want("first", args, 1)?;
-    Ok(list_of("first", &args[0])?.into_iter().next().unwrap_or(Value::from(())))
+    Ok(list_of("first", &args[0])?
+        .into_iter()
+        .next()
+        .unwrap_or(Value::from(())))
 }
 
 /// `last list`
@@ -64,7 +79,12 @@ pub(crate) fn last(args: &[Value]) -> Result<Value, Error> {
 /// `rest list`: all but the first.
 pub(crate) fn rest(args: &[Value]) -> Result<Value, Error> {
     want("rest", args, 1)?;
-    Ok(Value::from(list_of("rest", &args[0])?.into_iter().skip(1).collect::<Vec<_>>()))
+    Ok(Value::from(
+        list_of("rest", &args[0])?
+            .into_iter()
+            .skip(1)
+            .collect::<Vec<_>>(),
+    ))
 }
 
 /// `initial list`: all but the last.
@@ -98,38 +118,64 @@ pub(crate) fn uniq(args: &[Value]) -> Result<Value, Error> {
 /// `compact list`: drops empty elements.
 pub(crate) fn compact(args: &[Value]) -> Result<Value, Error> {
     want("compact", args, 1)?;
-    Ok(Value::from(list_of("compact", &args[0])?.into_iter().filter(|v| !super::value::is_empty(v)).collect::<Vec<_>>()))
+    Ok(Value::from(
+        list_of("compact", &args[0])?
+            .into_iter()
+            .filter(|v| !super::value::is_empty(v))
+            .collect::<Vec<_>>(),
+    ))
 }
 
 /// `without list a b …`
 pub(crate) fn without(args: &[Value]) -> Result<Value, Error> {
-    let (list, drop) = args.split_first().ok_or_else(|| fail("without: missing list"))?;
+    let (list, drop) = args
+        .split_first()
+        .ok_or_else(|| fail("without: missing list"))?;
     let items = list_of("without", list)?;
-    Ok(Value::from(items.into_iter().filter(|v| !drop.iter().any(|d| go_equal(d, v))).collect::<Vec<_>>()))
+    Ok(Value::from(
+        items
+            .into_iter()
+            .filter(|v| !drop.iter().any(|d| go_equal(d, v)))
+            .collect::<Vec<_>>(),
+    ))
 }
 
 /// `has needle list`
 pub(crate) fn has(args: &[Value]) -> Result<Value, Error> {
     want("has", args, 2)?;
-    Ok(Value::from(list_of("has", &args[1])?.iter().any(|v| go_equal(v, &args[0]))))
+    Ok(Value::from(
+        list_of("has", &args[1])?
+            .iter()
+            .any(|v| go_equal(v, &args[0])),
+    ))
 }
 
 /// `slice list start [end]` (also strings)
 pub(crate) fn slice(args: &[Value]) -> Result<Value, Error> {
-    let (target, bounds) = args.split_first().ok_or_else(|| fail("slice: missing argument"))?;
+    let (target, bounds) = args
+        .split_first()
+        .ok_or_else(|| fail("slice: missing argument"))?;
     if let Some(s) = target.as_str() {
         let start = bounds.first().map_or(0, to_i64) as usize;
         let end = bounds.get(1).map_or(s.len() as i64, to_i64) as usize;
         if start > end || end > s.len() {
-            return Err(fail(format!("slice: index out of range [{start}:{end}] with length {}", s.len())));
+            return Err(fail(format!(
+                "slice: index out of range [{start}:{end}] with length {}",
+                s.len()
+            )));
         }
-        return Ok(Value::from(String::from_utf8_lossy(&s.as_bytes()[start..end]).into_owned()));
+        return Ok(Value::from(
+            String::from_utf8_lossy(&s.as_bytes()[start..end]).into_owned(),
+        ));
     }
     let items = list_of("slice", target)?;
     let start = bounds.first().map_or(0, to_i64);
     let end = bounds.get(1).map_or(items.len() as i64, to_i64);
     if start < 0 || end < start || end as usize > items.len() {
-        return Err(fail(format!("slice: index out of range [{start}:{end}] with length {}", items.len())));
+        return Err(fail(format!(
+            "slice: index out of range [{start}:{end}] with length {}",
+            items.len()
+        )));
     }
     Ok(Value::from(items[start as usize..end as usize].to_vec()))
 }
@@ -156,7 +202,11 @@ fn step_range(start: i64, stop: i64, step: i64) -> Result<Value, Error> {
     if count > 1_000_000 {
         return Err(fail("until: more than 1000000 elements"));
     }
-    Ok(Value::from((0..count as i64).map(|i| Value::from(start + i * step)).collect::<Vec<_>>()))
+    Ok(Value::from(
+        (0..count as i64)
+            .map(|i| Value::from(start + i * step))
+            .collect::<Vec<_>>(),
+    ))
 }
 
 /// `dict k v k v …`
@@ -173,7 +223,9 @@ pub(crate) fn dict(args: &[Value]) -> Result<Value, Error> {
 pub(crate) fn get(args: &[Value]) -> Result<Value, Error> {
     want("get", args, 2)?;
     let key = arg_str(args, 1);
-    Ok(map_entries(&args[0]).and_then(|m| m.get(&key).cloned()).unwrap_or(Value::from("")))
+    Ok(map_entries(&args[0])
+        .and_then(|m| m.get(&key).cloned())
+        .unwrap_or(Value::from("")))
 }
 
 /// `set dict key value`: mutates and returns the dict.
@@ -206,7 +258,12 @@ pub(crate) fn has_key(args: &[Value]) -> Result<Value, Error> {
 pub(crate) fn keys(args: &[Value]) -> Result<Value, Error> {
     let mut out = Vec::new();
     for value in args {
-        out.extend(map_entries(value).unwrap_or_default().into_keys().map(Value::from));
+        out.extend(
+            map_entries(value)
+                .unwrap_or_default()
+                .into_keys()
+                .map(Value::from),
+        );
     }
     Ok(Value::from(out))
 }
@@ -214,30 +271,53 @@ pub(crate) fn keys(args: &[Value]) -> Result<Value, Error> {
 /// `values dict`
 pub(crate) fn values(args: &[Value]) -> Result<Value, Error> {
     want("values", args, 1)?;
-    Ok(Value::from(map_entries(&args[0]).unwrap_or_default().into_values().collect::<Vec<_>>()))
+    Ok(Value::from(
+        map_entries(&args[0])
+            .unwrap_or_default()
+            .into_values()
+            .collect::<Vec<_>>(),
+    ))
 }
 
 /// `pick dict k …`
 pub(crate) fn pick(args: &[Value]) -> Result<Value, Error> {
-    let (map, wanted) = args.split_first().ok_or_else(|| fail("pick: missing dict"))?;
+    let (map, wanted) = args
+        .split_first()
+        .ok_or_else(|| fail("pick: missing dict"))?;
     let wanted: Vec<String> = wanted.iter().map(to_go_string).collect();
-    let entries = map_entries(map).unwrap_or_default().into_iter().filter(|(k, _)| wanted.contains(k)).collect();
+    let entries = map_entries(map)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(k, _)| wanted.contains(k))
+        .collect();
     Ok(GoMap::value(entries))
 }
 
 /// `omit dict k …`
 pub(crate) fn omit(args: &[Value]) -> Result<Value, Error> {
-    let (map, dropped) = args.split_first().ok_or_else(|| fail("omit: missing dict"))?;
+    let (map, dropped) = args
+        .split_first()
+        .ok_or_else(|| fail("omit: missing dict"))?;
     let dropped: Vec<String> = dropped.iter().map(to_go_string).collect();
-    let entries = map_entries(map).unwrap_or_default().into_iter().filter(|(k, _)| !dropped.contains(k)).collect();
+    let entries = map_entries(map)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(k, _)| !dropped.contains(k))
+        .collect();
     Ok(GoMap::value(entries))
 }
 
 /// `pluck key dict …`: the key's value from each dict that has it.
 pub(crate) fn pluck(args: &[Value]) -> Result<Value, Error> {
-    let (key, maps) = args.split_first().ok_or_else(|| fail("pluck: missing key"))?;
+    let (key, maps) = args
+        .split_first()
+        .ok_or_else(|| fail("pluck: missing key"))?;
     let key = to_go_string(key);
-    Ok(Value::from(maps.iter().filter_map(|m| map_entries(m).and_then(|e| e.get(&key).cloned())).collect::<Vec<_>>()))
+    Ok(Value::from(
+        maps.iter()
+            .filter_map(|m| map_entries(m).and_then(|e| e.get(&key).cloned()))
+            .collect::<Vec<_>>(),
+    ))
 }
 
 /// `dig k1 k2 … default dict`
@@ -246,7 +326,9 @@ pub(crate) fn dig(args: &[Value]) -> Result<Value, Error> {
         return Err(fail("dig: needs at least one key, a default and a dict"));
     }
     let (map, rest) = args.split_last().ok_or_else(|| fail("dig: missing dict"))?;
-    let (default, keys) = rest.split_last().ok_or_else(|| fail("dig: missing default"))?;
+    let (default, keys) = rest
+        .split_last()
+        .ok_or_else(|| fail("dig: missing default"))?;
     let mut current = map.clone();
     for key in keys {
         match map_entries(&current).and_then(|m| m.get(&to_go_string(key)).cloned()) {
@@ -268,10 +350,14 @@ pub(crate) fn merge_overwrite(args: &[Value]) -> Result<Value, Error> {
 }
 
 fn merge_into(name: &str, args: &[Value], overwrite: bool) -> Result<Value, Error> {
-    let (dst, sources) = args.split_first().ok_or_else(|| fail(format!("{name}: missing destination")))?;
+    let (dst, sources) = args
+        .split_first()
+        .ok_or_else(|| fail(format!("{name}: missing destination")))?;
     let target = go_map(name, dst)?;
     for source in sources {
-        let Some(entries) = map_entries(source) else { continue };
+        let Some(entries) = map_entries(source) else {
+            continue;
+        };
         for (key, value) in entries {
             merge_value(target, key, value, overwrite);
         }
@@ -290,9 +376,15 @@ fn merge_value(target: &GoMap, key: String, value: Value, overwrite: bool) {
                 }
             }
         }
-        Some(current) if !super::value::is_empty(&current) && !(overwrite && !super::value::is_empty(&value)) => {}
+        Some(current)
+            if !super::value::is_empty(&current)
+                && (!overwrite || super::value::is_empty(&value)) => {}
         _ => {
-            let copied = if value.kind() == ValueKind::Map { deep_copy(&value) } else { value };
+            let copied = if value.kind() == ValueKind::Map {
+                deep_copy(&value)
+            } else {
+                value
+            };
             target.update(|m| m.insert(key, copied));
         }
     }
@@ -306,7 +398,9 @@ pub(crate) fn deep_copy_fn(args: &[Value]) -> Result<Value, Error> {
 
 /// Go's `index x k1 k2 …`.
 pub(crate) fn index(args: &[Value]) -> Result<Value, Error> {
-    let (target, keys) = args.split_first().ok_or_else(|| fail("wrong number of args for index: want at least 1 got 0"))?;
+    let (target, keys) = args
+        .split_first()
+        .ok_or_else(|| fail("wrong number of args for index: want at least 1 got 0"))?;
     let mut current = target.clone();
     for key in keys {
         if is_nil(&current) {
@@ -321,15 +415,24 @@ pub(crate) fn index(args: &[Value]) -> Result<Value, Error> {
                 let position = to_i64(key);
                 let len = current.len().unwrap_or(0) as i64;
                 if position < 0 || position >= len {
-                    return Err(fail(format!("error calling index: index out of range: {position}")));
+                    return Err(fail(format!(
+                        "error calling index: index out of range: {position}"
+                    )));
                 }
                 if let Some(s) = current.as_str() {
                     Value::from(i64::from(s.as_bytes()[position as usize]))
                 } else {
-                    current.get_item(&Value::from(position)).unwrap_or(Value::UNDEFINED)
+                    current
+                        .get_item(&Value::from(position))
+                        .unwrap_or(Value::UNDEFINED)
                 }
             }
-            _ => return Err(fail(format!("error calling index: cannot index slice/array with type {}", super::value::type_of(&current)))),
+            _ => {
+                return Err(fail(format!(
+                    "error calling index: cannot index slice/array with type {}",
+                    super::value::type_of(&current)
+                )));
+            }
         };
     }
     Ok(current)
@@ -343,21 +446,40 @@ pub(crate) fn len(args: &[Value]) -> Result<Value, Error> {
         return Ok(Value::from(s.len() as i64));
     }
     match value.kind() {
-        ValueKind::Seq | ValueKind::Map | ValueKind::Bytes | ValueKind::Iterable => Ok(Value::from(value.len().unwrap_or(0) as i64)),
-        _ => Err(fail(format!("error calling len: len of {}", if is_nil(value) { "nil pointer".to_string() } else { format!("type {}", super::value::type_of(value)) }))),
+        ValueKind::Seq | ValueKind::Map | ValueKind::Bytes | ValueKind::Iterable => {
+            Ok(Value::from(value.len().unwrap_or(0) as i64))
+        }
+        _ => Err(fail(format!(
+            "error calling len: len of {}",
+            if is_nil(value) {
+                "nil pointer".to_string()
+            } else {
+                format!("type {}", super::value::type_of(value))
+            }
+        ))),
     }
 }
 
 /// `range` helper: elements of a list, values of a map in key order; nil ranges over nothing.
 pub(crate) fn range_values(args: &[Value]) -> Result<Value, Error> {
     want("range", args, 1)?;
-    Ok(Value::from(range_pairs_of(&args[0])?.into_iter().map(|(_, v)| v).collect::<Vec<_>>()))
+    Ok(Value::from(
+        range_pairs_of(&args[0])?
+            .into_iter()
+            .map(|(_, v)| v)
+            .collect::<Vec<_>>(),
+    ))
 }
 
 /// `range $k, $v` helper: `[key or index, element]` pairs.
 pub(crate) fn range_pairs(args: &[Value]) -> Result<Value, Error> {
     want("range", args, 1)?;
-    Ok(Value::from(range_pairs_of(&args[0])?.into_iter().map(|(k, v)| Value::from(vec![k, v])).collect::<Vec<_>>()))
+    Ok(Value::from(
+        range_pairs_of(&args[0])?
+            .into_iter()
+            .map(|(k, v)| Value::from(vec![k, v]))
+            .collect::<Vec<_>>(),
+    ))
 }
 
 fn range_pairs_of(value: &Value) -> Result<Vec<(Value, Value)>, Error> {
@@ -365,15 +487,25 @@ fn range_pairs_of(value: &Value) -> Result<Vec<(Value, Value)>, Error> {
         return Ok(Vec::new());
     }
     match value.kind() {
-        ValueKind::Map => Ok(map_entries(value).unwrap_or_default().into_iter().map(|(k, v)| (Value::from(k), v)).collect()),
-        ValueKind::Seq | ValueKind::Iterable => {
-            Ok(list_items(value).unwrap_or_default().into_iter().enumerate().map(|(i, v)| (Value::from(i as i64), v)).collect())
-        }
+        ValueKind::Map => Ok(map_entries(value)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, v)| (Value::from(k), v))
+            .collect()),
+        ValueKind::Seq | ValueKind::Iterable => Ok(list_items(value)
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| (Value::from(i as i64), v))
+            .collect()),
         ValueKind::Number if value.is_integer() => {
             let n = value.as_i64().unwrap_or(0).clamp(0, 1_000_000);
             Ok((0..n).map(|i| (Value::from(i), Value::from(i))).collect())
         }
-        _ => Err(fail(format!("range can't iterate over {}", super::value::go_string(value)))),
+        _ => Err(fail(format!(
+            "range can't iterate over {}",
+            super::value::go_string(value)
+        ))),
     }
 }
 
@@ -397,7 +529,10 @@ mod tests {
         let dst = from_json(&json!({"keep": "mine", "nested": {"x": 1}}));
         let src = from_json(&json!({"keep": "base", "drop": "base", "nested": {"x": 2, "y": 3}}));
         merge(&[dst.clone(), src.clone()]).unwrap();
-        assert_eq!(to_json(&dst), json!({"drop": "base", "keep": "mine", "nested": {"x": 1.0, "y": 3.0}}));
+        assert_eq!(
+            to_json(&dst),
+            json!({"drop": "base", "keep": "mine", "nested": {"x": 1.0, "y": 3.0}})
+        );
         merge_overwrite(&[dst.clone(), src]).unwrap();
         assert_eq!(to_json(&dst)["keep"], json!("base"));
     }
@@ -405,20 +540,36 @@ mod tests {
     #[test]
     fn list_functions_follow_sprig() {
         let items = Value::from(vec![Value::from(3), Value::from(1), Value::from(3)]);
-        assert_eq!(uniq(&[items.clone()]).unwrap().len(), Some(2));
-        assert_eq!(first(&[items.clone()]).unwrap().as_i64(), Some(3));
+        assert_eq!(uniq(std::slice::from_ref(&items)).unwrap().len(), Some(2));
+        assert_eq!(
+            first(std::slice::from_ref(&items)).unwrap().as_i64(),
+            Some(3)
+        );
         assert!(has(&[Value::from(1), items.clone()]).unwrap().is_true());
         assert_eq!(until(&[Value::from(3)]).unwrap().to_string(), "[0, 1, 2]");
-        assert_eq!(append(&[Value::UNDEFINED, Value::from("x")]).unwrap().len(), Some(1));
+        assert_eq!(
+            append(&[Value::UNDEFINED, Value::from("x")]).unwrap().len(),
+            Some(1)
+        );
         assert!(last(&[Value::from(Vec::<Value>::new())]).unwrap().is_none());
     }
 
     #[test]
     fn index_and_len_follow_go_builtins() {
         let map = from_json(&json!({"a": {"b": [10, 20]}}));
-        let found = index(&[map.clone(), Value::from("a"), Value::from("b"), Value::from(1)]).unwrap();
+        let found = index(&[
+            map.clone(),
+            Value::from("a"),
+            Value::from("b"),
+            Value::from(1),
+        ])
+        .unwrap();
         assert_eq!(found.to_string(), "20.0");
-        assert!(index(&[map.clone(), Value::from("missing")]).unwrap().is_undefined());
+        assert!(
+            index(&[map.clone(), Value::from("missing")])
+                .unwrap()
+                .is_undefined()
+        );
         assert!(index(&[Value::from(vec![Value::from(1)]), Value::from(5)]).is_err());
         assert_eq!(len(&[Value::from("héllo")]).unwrap().as_i64(), Some(6));
         assert!(len(&[Value::UNDEFINED]).is_err());
@@ -428,16 +579,51 @@ mod tests {
     fn range_pairs_sort_map_keys() {
         let map = from_json(&json!({"z": 1, "a": 2}));
         let pairs = range_pairs(&[map]).unwrap();
-        assert_eq!(pairs.get_item(&Value::from(0)).unwrap().get_item(&Value::from(0)).unwrap().to_string(), "a");
+        assert_eq!(
+            pairs
+                .get_item(&Value::from(0))
+                .unwrap()
+                .get_item(&Value::from(0))
+                .unwrap()
+                .to_string(),
+            "a"
+        );
     }
 
     #[test]
     fn dict_pick_omit_and_dig() {
-        let d = dict(&[Value::from("a"), Value::from(1), Value::from("b"), Value::from(2)]).unwrap();
-        assert_eq!(to_json(&pick(&[d.clone(), Value::from("a")]).unwrap()), json!({"a": 1}));
-        assert_eq!(to_json(&omit(&[d.clone(), Value::from("a")]).unwrap()), json!({"b": 2}));
+        let d = dict(&[
+            Value::from("a"),
+            Value::from(1),
+            Value::from("b"),
+            Value::from(2),
+        ])
+        .unwrap();
+        assert_eq!(
+            to_json(&pick(&[d.clone(), Value::from("a")]).unwrap()),
+            json!({"a": 1})
+        );
+        assert_eq!(
+            to_json(&omit(&[d.clone(), Value::from("a")]).unwrap()),
+            json!({"b": 2})
+        );
         let nested = from_json(&json!({"x": {"y": "found"}}));
-        assert_eq!(dig(&[Value::from("x"), Value::from("y"), Value::from("dflt"), nested.clone()]).unwrap().to_string(), "found");
-        assert_eq!(dig(&[Value::from("q"), Value::from("dflt"), nested]).unwrap().to_string(), "dflt");
+        assert_eq!(
+            dig(&[
+                Value::from("x"),
+                Value::from("y"),
+                Value::from("dflt"),
+                nested.clone()
+            ])
+            .unwrap()
+            .to_string(),
+            "found"
+        );
+        assert_eq!(
+            dig(&[Value::from("q"), Value::from("dflt"), nested])
+                .unwrap()
+                .to_string(),
+            "dflt"
+        );
     }
 }

@@ -22,7 +22,12 @@ pub(crate) fn to_yaml(value: &Json) -> String {
     out
 }
 
-fn write_map(out: &mut String, map: &serde_json::Map<String, Json>, indent: usize, first_inline: bool) {
+fn write_map(
+    out: &mut String,
+    map: &serde_json::Map<String, Json>,
+    indent: usize,
+    first_inline: bool,
+) {
     let mut keys: Vec<&String> = map.keys().collect();
     keys.sort_by(|a, b| key_order(a, b));
     for (i, key) in keys.into_iter().enumerate() {
@@ -221,7 +226,11 @@ struct Analysis {
 /// A port of libyaml's `yaml_emitter_analyze_scalar` for block context.
 fn analyze(s: &str) -> Analysis {
     if s.is_empty() {
-        return Analysis { plain_allowed: false, single_allowed: true, block_allowed: false };
+        return Analysis {
+            plain_allowed: false,
+            single_allowed: true,
+            block_allowed: false,
+        };
     }
     let chars: Vec<char> = s.chars().collect();
     let mut block_indicators = s.starts_with("---") || s.starts_with("...");
@@ -229,12 +238,18 @@ fn analyze(s: &str) -> Analysis {
     let mut line_breaks = false;
     let (mut space_break, mut break_space) = (false, false);
     let (mut previous_space, mut previous_break) = (false, false);
-    let (mut leading_space, mut leading_break, mut trailing_space, mut trailing_break) = (false, false, false, false);
-    let blank_or_end = |i: usize| chars.get(i + 1).is_none_or(|c| matches!(c, ' ' | '\t' | '\n' | '\r'));
+    let (mut leading_space, mut leading_break, mut trailing_space, mut trailing_break) =
+        (false, false, false, false);
+    let blank_or_end = |i: usize| {
+        chars
+            .get(i + 1)
+            .is_none_or(|c| matches!(c, ' ' | '\t' | '\n' | '\r'))
+    };
     for (i, &c) in chars.iter().enumerate() {
         if i == 0 {
             match c {
-                '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"' | '%' | '@' | '`' => {
+                '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"'
+                | '%' | '@' | '`' => {
                     block_indicators = true;
                 }
                 '?' | ':' | '-' if blank_or_end(i) => block_indicators = true,
@@ -297,14 +312,20 @@ fn analyze(s: &str) -> Analysis {
     if line_breaks || block_indicators {
         plain_allowed = false;
     }
-    Analysis { plain_allowed, single_allowed, block_allowed }
+    Analysis {
+        plain_allowed,
+        single_allowed,
+        block_allowed,
+    }
 }
 
 static YAML_FLOAT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$").expect("the float pattern is a valid regex")
+    Regex::new(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
+        .expect("the float pattern is a valid regex")
 });
 static BASE60_FLOAT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$").expect("the base 60 pattern is a valid regex")
+    Regex::new(r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$")
+        .expect("the base 60 pattern is a valid regex")
 });
 static TIMESTAMP: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt ][0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}(?:\.[0-9]*)?(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?)?)?$")
@@ -314,9 +335,10 @@ static TIMESTAMP: LazyLock<Regex> = LazyLock::new(|| {
 /// Whether go-yaml v2 would read the plain scalar `s` as something other than a string (null, bool, number, …).
 pub(crate) fn resolves_to_non_string(s: &str) -> bool {
     const SPECIAL: &[&str] = &[
-        "", "~", "null", "Null", "NULL", "y", "Y", "yes", "Yes", "YES", "on", "On", "ON", "true", "True", "TRUE", "n", "N",
-        "no", "No", "NO", "off", "Off", "OFF", "false", "False", "FALSE", ".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF",
-        "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF", "<<",
+        "", "~", "null", "Null", "NULL", "y", "Y", "yes", "Yes", "YES", "on", "On", "ON", "true",
+        "True", "TRUE", "n", "N", "no", "No", "NO", "off", "Off", "OFF", "false", "False", "FALSE",
+        ".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf",
+        "-.Inf", "-.INF", "<<",
     ];
     if SPECIAL.contains(&s) {
         return true;
@@ -329,10 +351,18 @@ pub(crate) fn resolves_to_non_string(s: &str) -> bool {
             }
             let plain = s.replace('_', "");
             crate::funcs::value::parse_go_int(&plain).is_some_and(|_| !plain.contains('.'))
-                || plain.strip_prefix('+').unwrap_or(&plain).parse::<u64>().is_ok()
+                || plain
+                    .strip_prefix('+')
+                    .unwrap_or(&plain)
+                    .parse::<u64>()
+                    .is_ok()
                 || (YAML_FLOAT.is_match(&plain) && plain.parse::<f64>().is_ok())
-                || plain.strip_prefix("0b").is_some_and(|b| i64::from_str_radix(b, 2).is_ok())
-                || plain.strip_prefix("-0b").is_some_and(|b| i64::from_str_radix(b, 2).is_ok())
+                || plain
+                    .strip_prefix("0b")
+                    .is_some_and(|b| i64::from_str_radix(b, 2).is_ok())
+                || plain
+                    .strip_prefix("-0b")
+                    .is_some_and(|b| i64::from_str_radix(b, 2).is_ok())
         }
         _ => false,
     }
@@ -356,7 +386,11 @@ pub(crate) fn key_order(a: &str, b: &str) -> Ordering {
             return ar[i].cmp(&br[i]);
         }
         if al || bl {
-            return if bl { Ordering::Less } else { Ordering::Greater };
+            return if bl {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            };
         }
         let (mut an, mut bn) = (0i64, 0i64);
         if ar[i] == '0' || br[i] == '0' {
@@ -372,12 +406,16 @@ pub(crate) fn key_order(a: &str, b: &str) -> Ordering {
         }
         let mut ai = i;
         while ai < ar.len() && ar[ai].is_ascii_digit() {
-            an = an.saturating_mul(10).saturating_add(i64::from(ar[ai] as u8 - b'0'));
+            an = an
+                .saturating_mul(10)
+                .saturating_add(i64::from(ar[ai] as u8 - b'0'));
             ai += 1;
         }
         let mut bi = i;
         while bi < br.len() && br[bi].is_ascii_digit() {
-            bn = bn.saturating_mul(10).saturating_add(i64::from(br[bi] as u8 - b'0'));
+            bn = bn
+                .saturating_mul(10)
+                .saturating_add(i64::from(br[bi] as u8 - b'0'));
             bi += 1;
         }
         if an != bn {
@@ -399,26 +437,43 @@ mod tests {
 
     #[test]
     fn to_yaml_sorts_keys_and_does_not_indent_sequences() {
-        let yaml = to_yaml(&json!({"b": [1, {"z": 2, "x": "s"}], "a": {}, "c": {"d": null}, "y": "n"}));
+        let yaml =
+            to_yaml(&json!({"b": [1, {"z": 2, "x": "s"}], "a": {}, "c": {"d": null}, "y": "n"}));
         // go-yaml v2 reads `y` and `n` as booleans, so they are quoted even as keys.
-        assert_eq!(yaml, "a: {}\nb:\n- 1\n- x: s\n  z: 2\nc:\n  d: null\n\"y\": \"n\"\n");
+        assert_eq!(
+            yaml,
+            "a: {}\nb:\n- 1\n- x: s\n  z: 2\nc:\n  d: null\n\"y\": \"n\"\n"
+        );
     }
 
     #[test]
     fn to_yaml_quotes_strings_that_would_change_type() {
-        let yaml = to_yaml(&json!({"a": "true", "b": "1.5", "c": "yes", "d": "", "e": "plain text", "f": "2024-01-02", "g": "0x1F"}));
-        assert_eq!(yaml, "a: \"true\"\nb: \"1.5\"\nc: \"yes\"\nd: \"\"\ne: plain text\nf: \"2024-01-02\"\ng: \"0x1F\"\n");
+        let yaml = to_yaml(
+            &json!({"a": "true", "b": "1.5", "c": "yes", "d": "", "e": "plain text", "f": "2024-01-02", "g": "0x1F"}),
+        );
+        assert_eq!(
+            yaml,
+            "a: \"true\"\nb: \"1.5\"\nc: \"yes\"\nd: \"\"\ne: plain text\nf: \"2024-01-02\"\ng: \"0x1F\"\n"
+        );
     }
 
     #[test]
     fn to_yaml_uses_single_quotes_for_indicators_and_literals_for_multiline() {
-        let yaml = to_yaml(&json!({"a": "- x", "b": "a: b", "c": " lead", "d": "*star", "e": "line1\nline2\n", "f": "x\ny"}));
-        assert_eq!(yaml, "a: '- x'\nb: 'a: b'\nc: ' lead'\nd: '*star'\ne: |\n  line1\n  line2\nf: |-\n  x\n  y\n");
+        let yaml = to_yaml(
+            &json!({"a": "- x", "b": "a: b", "c": " lead", "d": "*star", "e": "line1\nline2\n", "f": "x\ny"}),
+        );
+        assert_eq!(
+            yaml,
+            "a: '- x'\nb: 'a: b'\nc: ' lead'\nd: '*star'\ne: |\n  line1\n  line2\nf: |-\n  x\n  y\n"
+        );
     }
 
     #[test]
     fn to_yaml_prints_numbers_after_the_json_round_trip() {
-        assert_eq!(to_yaml(&json!([1.0, 2.5, 1e6, -3])), "- 1\n- 2.5\n- 1000000\n- -3\n");
+        assert_eq!(
+            to_yaml(&json!([1.0, 2.5, 1e6, -3])),
+            "- 1\n- 2.5\n- 1000000\n- -3\n"
+        );
         assert_eq!(to_yaml(&json!("tab\there")), "\"tab\\there\"\n");
         assert_eq!(to_yaml(&json!(null)), "null\n");
     }
@@ -432,6 +487,9 @@ mod tests {
 
     #[test]
     fn nested_sequences_and_maps_in_sequences_are_inline() {
-        assert_eq!(to_yaml(&json!([[1, 2], {"a": [3]}])), "- - 1\n  - 2\n- a:\n  - 3\n");
+        assert_eq!(
+            to_yaml(&json!([[1, 2], {"a": [3]}])),
+            "- - 1\n  - 2\n- a:\n  - 3\n"
+        );
     }
 }

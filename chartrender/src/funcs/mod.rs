@@ -166,7 +166,17 @@ const FUNCTIONS: &[(&str, Func)] = &[
 ];
 
 /// Names handled directly by the translator (operators) or by [`template`].
-const SPECIAL: &[&str] = &["and", "or", "not", "include", "tpl", "required", "fail", "lookup", "getHostByName"];
+const SPECIAL: &[&str] = &[
+    "and",
+    "or",
+    "not",
+    "include",
+    "tpl",
+    "required",
+    "fail",
+    "lookup",
+    "getHostByName",
+];
 
 /// Whether `name` is a function templates may call.
 pub(crate) fn is_function(name: &str) -> bool {
@@ -191,7 +201,10 @@ pub(crate) fn want(name: &str, args: &[Value], count: usize) -> Result<(), Error
     if args.len() == count {
         Ok(())
     } else {
-        Err(fail(format!("wrong number of args for {name}: want {count} got {}", args.len())))
+        Err(fail(format!(
+            "wrong number of args for {name}: want {count} got {}",
+            args.len()
+        )))
     }
 }
 
@@ -210,7 +223,9 @@ pub(crate) fn arg_str(args: &[Value], i: usize) -> String {
 }
 
 fn eq(args: &[Value]) -> Result<Value, Error> {
-    let (first, rest) = args.split_first().ok_or_else(|| fail("missing argument for comparison"))?;
+    let (first, rest) = args
+        .split_first()
+        .ok_or_else(|| fail("missing argument for comparison"))?;
     if rest.is_empty() {
         return Err(fail("missing argument for comparison"));
     }
@@ -230,11 +245,15 @@ fn compare(name: &str, args: &[Value]) -> Result<std::cmp::Ordering, Error> {
             if a.is_integer() && b.is_integer() {
                 Ok(a.as_i64().cmp(&b.as_i64()))
             } else {
-                to_f64(a).partial_cmp(&to_f64(b)).ok_or_else(|| fail("incomparable numbers"))
+                to_f64(a)
+                    .partial_cmp(&to_f64(b))
+                    .ok_or_else(|| fail("incomparable numbers"))
             }
         }
         (ValueKind::String, ValueKind::String) => Ok(a.as_str().cmp(&b.as_str())),
-        _ => Err(fail(format!("error calling {name}: incompatible types for comparison"))),
+        _ => Err(fail(format!(
+            "error calling {name}: incompatible types for comparison"
+        ))),
     }
 }
 
@@ -258,8 +277,15 @@ fn ge(args: &[Value]) -> Result<Value, Error> {
 fn default(args: &[Value]) -> Result<Value, Error> {
     match args {
         [fallback] => Ok(fallback.clone()),
-        [fallback, given] => Ok(if is_empty(given) { fallback.clone() } else { given.clone() }),
-        _ => Err(fail(format!("wrong number of args for default: want 2 got {}", args.len()))),
+        [fallback, given] => Ok(if is_empty(given) {
+            fallback.clone()
+        } else {
+            given.clone()
+        }),
+        _ => Err(fail(format!(
+            "wrong number of args for default: want 2 got {}",
+            args.len()
+        ))),
     }
 }
 
@@ -269,13 +295,21 @@ fn empty(args: &[Value]) -> Result<Value, Error> {
 }
 
 fn coalesce(args: &[Value]) -> Result<Value, Error> {
-    Ok(args.iter().find(|v| !is_empty(v)).cloned().unwrap_or(Value::from(())))
+    Ok(args
+        .iter()
+        .find(|v| !is_empty(v))
+        .cloned()
+        .unwrap_or(Value::from(())))
 }
 
 /// `ternary a b cond`
 fn ternary(args: &[Value]) -> Result<Value, Error> {
     want("ternary", args, 3)?;
-    Ok(if args[2].is_true() { args[0].clone() } else { args[1].clone() })
+    Ok(if args[2].is_true() {
+        args[0].clone()
+    } else {
+        args[1].clone()
+    })
 }
 
 fn kind_of_fn(args: &[Value]) -> Result<Value, Error> {
@@ -287,7 +321,9 @@ fn kind_is(args: &[Value]) -> Result<Value, Error> {
     want("kindIs", args, 2)?;
     let kind = kind_of(&args[1]);
     let wanted = arg_str(args, 0);
-    Ok(Value::from(wanted == kind || (wanted == "int64" && kind == "int")))
+    Ok(Value::from(
+        wanted == kind || (wanted == "int64" && kind == "int"),
+    ))
 }
 
 fn type_of_fn(args: &[Value]) -> Result<Value, Error> {
@@ -302,7 +338,9 @@ fn type_is(args: &[Value]) -> Result<Value, Error> {
 
 fn deep_equal(args: &[Value]) -> Result<Value, Error> {
     want("deepEqual", args, 2)?;
-    Ok(Value::from(value::to_json(&args[0]) == value::to_json(&args[1])))
+    Ok(Value::from(
+        value::to_json(&args[0]) == value::to_json(&args[1]),
+    ))
 }
 
 fn int(args: &[Value]) -> Result<Value, Error> {
@@ -312,7 +350,9 @@ fn int(args: &[Value]) -> Result<Value, Error> {
 
 fn atoi(args: &[Value]) -> Result<Value, Error> {
     want("atoi", args, 1)?;
-    Ok(Value::from(arg_str(args, 0).trim().parse::<i64>().unwrap_or(0)))
+    Ok(Value::from(
+        arg_str(args, 0).trim().parse::<i64>().unwrap_or(0),
+    ))
 }
 
 fn float64(args: &[Value]) -> Result<Value, Error> {
@@ -321,10 +361,16 @@ fn float64(args: &[Value]) -> Result<Value, Error> {
 }
 
 fn int_fold(name: &str, args: &[Value], fold: fn(i64, i64) -> Option<i64>) -> Result<Value, Error> {
-    let (first, rest) = args.split_first().ok_or_else(|| fail(format!("wrong number of args for {name}")))?;
+    let (first, rest) = args
+        .split_first()
+        .ok_or_else(|| fail(format!("wrong number of args for {name}")))?;
     let mut acc = to_i64(first);
     for value in rest {
-        acc = fold(acc, to_i64(value)).ok_or_else(|| fail(format!("error calling {name}: integer divide by zero or overflow")))?;
+        acc = fold(acc, to_i64(value)).ok_or_else(|| {
+            fail(format!(
+                "error calling {name}: integer divide by zero or overflow"
+            ))
+        })?;
     }
     Ok(Value::from(acc))
 }
@@ -366,8 +412,13 @@ fn min(args: &[Value]) -> Result<Value, Error> {
 }
 
 fn float_fold(name: &str, args: &[Value], fold: fn(f64, f64) -> f64) -> Result<Value, Error> {
-    let (first, rest) = args.split_first().ok_or_else(|| fail(format!("wrong number of args for {name}")))?;
-    Ok(Value::from(rest.iter().fold(to_f64(first), |acc, v| fold(acc, to_f64(v)))))
+    let (first, rest) = args
+        .split_first()
+        .ok_or_else(|| fail(format!("wrong number of args for {name}")))?;
+    Ok(Value::from(
+        rest.iter()
+            .fold(to_f64(first), |acc, v| fold(acc, to_f64(v))),
+    ))
 }
 
 fn addf(args: &[Value]) -> Result<Value, Error> {
@@ -428,7 +479,9 @@ fn semver_fn(args: &[Value]) -> Result<Value, Error> {
 /// `semverCompare constraint version`
 fn semver_compare(args: &[Value]) -> Result<Value, Error> {
     want("semverCompare", args, 2)?;
-    semver::satisfies(&arg_str(args, 0), &arg_str(args, 1)).map(Value::from).map_err(fail)
+    semver::satisfies(&arg_str(args, 0), &arg_str(args, 1))
+        .map(Value::from)
+        .map_err(fail)
 }
 
 #[cfg(test)]
@@ -437,7 +490,11 @@ mod tests {
 
     #[test]
     fn eq_accepts_several_candidates_and_nil() {
-        assert!(eq(&[Value::from("b"), Value::from("a"), Value::from("b")]).unwrap().is_true());
+        assert!(
+            eq(&[Value::from("b"), Value::from("a"), Value::from("b")])
+                .unwrap()
+                .is_true()
+        );
         assert!(!eq(&[Value::UNDEFINED, Value::from("a")]).unwrap().is_true());
         assert!(eq(&[Value::from(1)]).is_err());
     }
@@ -451,23 +508,72 @@ mod tests {
 
     #[test]
     fn math_uses_int64_like_sprig() {
-        assert_eq!(div(&[Value::from(17), Value::from(5)]).unwrap().as_i64(), Some(3));
-        assert_eq!(modulo(&[Value::from(17), Value::from(5)]).unwrap().as_i64(), Some(2));
-        assert_eq!(max(&[Value::from(3), Value::from(9), Value::from(4)]).unwrap().as_i64(), Some(9));
-        assert_eq!(min(&[Value::from(3), Value::from(9), Value::from(4)]).unwrap().as_i64(), Some(3));
-        assert_eq!(sub(&[Value::from(5.0), Value::from(1)]).unwrap().as_i64(), Some(4));
+        assert_eq!(
+            div(&[Value::from(17), Value::from(5)]).unwrap().as_i64(),
+            Some(3)
+        );
+        assert_eq!(
+            modulo(&[Value::from(17), Value::from(5)]).unwrap().as_i64(),
+            Some(2)
+        );
+        assert_eq!(
+            max(&[Value::from(3), Value::from(9), Value::from(4)])
+                .unwrap()
+                .as_i64(),
+            Some(9)
+        );
+        assert_eq!(
+            min(&[Value::from(3), Value::from(9), Value::from(4)])
+                .unwrap()
+                .as_i64(),
+            Some(3)
+        );
+        assert_eq!(
+            sub(&[Value::from(5.0), Value::from(1)]).unwrap().as_i64(),
+            Some(4)
+        );
         assert!(div(&[Value::from(1), Value::from(0)]).is_err());
-        assert_eq!(mul(&[Value::from(3.0), Value::from(10)]).unwrap().as_i64(), Some(30));
+        assert_eq!(
+            mul(&[Value::from(3.0), Value::from(10)]).unwrap().as_i64(),
+            Some(30)
+        );
     }
 
     #[test]
     fn defaults_and_types_follow_sprig() {
-        assert_eq!(default(&[Value::from("d"), Value::from(false)]).unwrap().to_string(), "d");
-        assert_eq!(default(&[Value::from("d"), Value::from("v")]).unwrap().to_string(), "v");
-        assert_eq!(coalesce(&[Value::UNDEFINED, Value::from(0), Value::from("third")]).unwrap().to_string(), "third");
-        assert_eq!(ternary(&[Value::from("on"), Value::from("off"), Value::from(false)]).unwrap().to_string(), "off");
-        assert!(kind_is(&[Value::from("map"), value::from_json(&serde_json::json!({}))]).unwrap().is_true());
-        assert_eq!(type_of_fn(&[Value::from(1.5)]).unwrap().to_string(), "float64");
+        assert_eq!(
+            default(&[Value::from("d"), Value::from(false)])
+                .unwrap()
+                .to_string(),
+            "d"
+        );
+        assert_eq!(
+            default(&[Value::from("d"), Value::from("v")])
+                .unwrap()
+                .to_string(),
+            "v"
+        );
+        assert_eq!(
+            coalesce(&[Value::UNDEFINED, Value::from(0), Value::from("third")])
+                .unwrap()
+                .to_string(),
+            "third"
+        );
+        assert_eq!(
+            ternary(&[Value::from("on"), Value::from("off"), Value::from(false)])
+                .unwrap()
+                .to_string(),
+            "off"
+        );
+        assert!(
+            kind_is(&[Value::from("map"), value::from_json(&serde_json::json!({}))])
+                .unwrap()
+                .is_true()
+        );
+        assert_eq!(
+            type_of_fn(&[Value::from(1.5)]).unwrap().to_string(),
+            "float64"
+        );
         assert_eq!(int(&[Value::from("42")]).unwrap().as_i64(), Some(42));
     }
 

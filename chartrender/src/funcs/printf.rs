@@ -48,7 +48,10 @@ pub(crate) fn sprintf(format: &str, args: &[Value]) -> String {
         out.push_str(&text);
     }
     if next_arg < args.len() {
-        let extra: Vec<String> = args[next_arg..].iter().map(|a| format!("{}={}", type_of(a), go_string(a))).collect();
+        let extra: Vec<String> = args[next_arg..]
+            .iter()
+            .map(|a| format!("{}={}", type_of(a), go_string(a)))
+            .collect();
         out.push_str(&format!("%!(EXTRA {})", extra.join(", ")));
     }
     out
@@ -111,7 +114,9 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
             }
         }
         's' => match arg.kind() {
-            ValueKind::String | ValueKind::Seq | ValueKind::Map | ValueKind::Bytes => truncate(go_string(arg), spec.precision),
+            ValueKind::String | ValueKind::Seq | ValueKind::Map | ValueKind::Bytes => {
+                truncate(go_string(arg), spec.precision)
+            }
             _ => return pad(bad_verb(verb, arg), spec, false),
         },
         'q' => match (arg.as_str(), is_int) {
@@ -123,8 +128,17 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
                 }
             }
             (None, true) => {
-                let c = u32::try_from(arg.as_i64().unwrap_or(0)).ok().and_then(char::from_u32).unwrap_or('\u{fffd}');
-                format!("'{}'", quote_go(&c.to_string()).trim_matches('"').replace("\\\"", "\"").replace('\'', "\\'"))
+                let c = u32::try_from(arg.as_i64().unwrap_or(0))
+                    .ok()
+                    .and_then(char::from_u32)
+                    .unwrap_or('\u{fffd}');
+                format!(
+                    "'{}'",
+                    quote_go(&c.to_string())
+                        .trim_matches('"')
+                        .replace("\\\"", "\"")
+                        .replace('\'', "\\'")
+                )
             }
             _ => return pad(bad_verb(verb, arg), spec, false),
         },
@@ -141,21 +155,37 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
                 'O' => format!("0o{}", int_with(spec, n, 8, false)),
                 'x' => int_with(spec, n, 16, false),
                 'X' => int_with(spec, n, 16, true),
-                'c' => u32::try_from(n).ok().and_then(char::from_u32).unwrap_or('\u{fffd}').to_string(),
+                'c' => u32::try_from(n)
+                    .ok()
+                    .and_then(char::from_u32)
+                    .unwrap_or('\u{fffd}')
+                    .to_string(),
                 _ => format!("U+{:04X}", n),
             }
         }
         'x' | 'X' if arg.as_str().is_some() => {
             let text = hex::encode(arg.as_str().unwrap_or_default());
-            if verb == 'X' { text.to_uppercase() } else { text }
+            if verb == 'X' {
+                text.to_uppercase()
+            } else {
+                text
+            }
         }
         'e' | 'E' | 'f' | 'F' | 'g' | 'G' if is_float || is_int => {
-            let f = if is_int { return pad(bad_verb(verb, arg), spec, false) } else { f64::try_from(arg.clone()).unwrap_or(0.0) };
+            let f = if is_int {
+                return pad(bad_verb(verb, arg), spec, false);
+            } else {
+                f64::try_from(arg.clone()).unwrap_or(0.0)
+            };
             float_with(spec, f, verb)
         }
         _ => return pad(bad_verb(verb, arg), spec, false),
     };
-    let numeric = (is_int || is_float) && matches!(verb, 'v' | 'd' | 'b' | 'o' | 'x' | 'X' | 'e' | 'E' | 'f' | 'F' | 'g' | 'G');
+    let numeric = (is_int || is_float)
+        && matches!(
+            verb,
+            'v' | 'd' | 'b' | 'o' | 'x' | 'X' | 'e' | 'E' | 'f' | 'F' | 'g' | 'G'
+        );
     pad(body, spec, numeric)
 }
 
@@ -211,14 +241,22 @@ fn float_with(spec: &Spec, f: f64, verb: char) -> String {
         'f' | 'F' => format!("{:.*}", spec.precision.unwrap_or(6), magnitude),
         'e' | 'E' => {
             let text = exponent_form(magnitude, spec.precision.unwrap_or(6));
-            if verb == 'E' { text.to_uppercase() } else { text }
+            if verb == 'E' {
+                text.to_uppercase()
+            } else {
+                text
+            }
         }
         _ => match spec.precision {
             None => format_float(magnitude),
             Some(p) => general_form(magnitude, p.max(1)),
         },
     };
-    let body = if verb == 'G' { body.to_uppercase() } else { body };
+    let body = if verb == 'G' {
+        body.to_uppercase()
+    } else {
+        body
+    };
     sign(spec, negative) + &body
 }
 
@@ -227,7 +265,11 @@ fn exponent_form(f: f64, precision: usize) -> String {
     let text = format!("{:.*e}", precision, f);
     let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
     let exponent: i32 = exponent.parse().unwrap_or(0);
-    format!("{mantissa}e{}{:02}", if exponent < 0 { '-' } else { '+' }, exponent.abs())
+    format!(
+        "{mantissa}e{}{:02}",
+        if exponent < 0 { '-' } else { '+' },
+        exponent.abs()
+    )
 }
 
 /// `%.Ng`: N significant digits, exponent form when the exponent is < -4 or >= N, trailing zeros removed.
@@ -240,14 +282,22 @@ fn general_form(f: f64, precision: usize) -> String {
     let exponent: i32 = exponent.parse().unwrap_or(0);
     if exponent < -4 || exponent >= precision as i32 {
         let mantissa = trim_fraction(mantissa);
-        return format!("{mantissa}e{}{:02}", if exponent < 0 { '-' } else { '+' }, exponent.abs());
+        return format!(
+            "{mantissa}e{}{:02}",
+            if exponent < 0 { '-' } else { '+' },
+            exponent.abs()
+        );
     }
     let decimals = (precision as i32 - 1 - exponent).max(0) as usize;
     trim_fraction(&format!("{:.*}", decimals, f)).to_string()
 }
 
 fn trim_fraction(text: &str) -> &str {
-    if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.') } else { text }
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        text
+    }
 }
 
 fn pad(body: String, spec: &Spec, numeric: bool) -> String {
@@ -283,8 +333,10 @@ pub(crate) fn quote_go(text: &str) -> String {
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
             '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c if c.is_control() || c == '\u{fffd}' && false => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
             c => out.push(c),
         }
     }
@@ -302,10 +354,35 @@ mod tests {
 
     #[test]
     fn sprintf_formats_common_verbs() {
-        assert_eq!(f("%s=%d (%v) %q", &[Value::from("n"), Value::from(42), Value::from(true), Value::from("x")]), "n=42 (true) \"x\"");
+        assert_eq!(
+            f(
+                "%s=%d (%v) %q",
+                &[
+                    Value::from("n"),
+                    Value::from(42),
+                    Value::from(true),
+                    Value::from("x")
+                ]
+            ),
+            "n=42 (true) \"x\""
+        );
         assert_eq!(f("%s-%s", &[Value::from("a"), Value::from("b")]), "a-b");
-        assert_eq!(f("%05.2f|%-4d|%4s|%x", &[Value::from(3.14159), Value::from(7), Value::from("ab"), Value::from(255)]), "03.14|7   |  ab|ff");
-        assert_eq!(f("%v %v", &[Value::from(1e6), Value::from(2.5)]), "1e+06 2.5");
+        assert_eq!(
+            f(
+                "%05.2f|%-4d|%4s|%x",
+                &[
+                    Value::from(3.25159),
+                    Value::from(7),
+                    Value::from("ab"),
+                    Value::from(255)
+                ]
+            ),
+            "03.25|7   |  ab|ff"
+        );
+        assert_eq!(
+            f("%v %v", &[Value::from(1e6), Value::from(2.5)]),
+            "1e+06 2.5"
+        );
         assert_eq!(f("100%%", &[]), "100%");
     }
 
@@ -314,7 +391,10 @@ mod tests {
         assert_eq!(f("%d", &[Value::from(8080.0)]), "%!d(float64=8080)");
         assert_eq!(f("%d", &[Value::from("x")]), "%!d(string=x)");
         assert_eq!(f("%s %s", &[Value::from("a")]), "a %!s(MISSING)");
-        assert_eq!(f("%s", &[Value::from("a"), Value::from(1)]), "a%!(EXTRA int=1)");
+        assert_eq!(
+            f("%s", &[Value::from("a"), Value::from(1)]),
+            "a%!(EXTRA int=1)"
+        );
     }
 
     #[test]
@@ -324,6 +404,16 @@ mod tests {
 
     #[test]
     fn general_and_exponent_forms_follow_go() {
-        assert_eq!(f("%.3g %e %.2e", &[Value::from(1234.5678), Value::from(1500.0), Value::from(0.000123)]), "1.23e+03 1.500000e+03 1.23e-04");
+        assert_eq!(
+            f(
+                "%.3g %e %.2e",
+                &[
+                    Value::from(1234.5678),
+                    Value::from(1500.0),
+                    Value::from(0.000123)
+                ]
+            ),
+            "1.23e+03 1.500000e+03 1.23e-04"
+        );
     }
 }

@@ -23,15 +23,35 @@ pub(crate) fn parse_version(text: &str) -> Result<Version, String> {
         None => (body, ""),
     };
     let parts: Vec<&str> = core.split('.').collect();
-    if parts.is_empty() || parts.len() > 3 || parts.iter().any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit())) {
+    if parts.is_empty()
+        || parts.len() > 3
+        || parts
+            .iter()
+            .any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
+    {
         return Err(invalid());
     }
-    let number = |i: usize| parts.get(i).map_or(Ok(0), |p| p.parse::<u64>().map_err(|_| invalid()));
-    let valid_ids = |s: &str| s.is_empty() || s.split('.').all(|id| !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'));
+    let number = |i: usize| {
+        parts
+            .get(i)
+            .map_or(Ok(0), |p| p.parse::<u64>().map_err(|_| invalid()))
+    };
+    let valid_ids = |s: &str| {
+        s.is_empty()
+            || s.split('.').all(|id| {
+                !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            })
+    };
     if !valid_ids(pre) || !valid_ids(metadata) {
         return Err(invalid());
     }
-    Ok(Version { major: number(0)?, minor: number(1)?, patch: number(2)?, pre: pre.to_string(), metadata: metadata.to_string() })
+    Ok(Version {
+        major: number(0)?,
+        minor: number(1)?,
+        patch: number(2)?,
+        pre: pre.to_string(),
+        metadata: metadata.to_string(),
+    })
 }
 
 impl Version {
@@ -48,7 +68,9 @@ impl PartialOrd for Version {
 
 impl Ord for Version {
     fn cmp(&self, other: &Self) -> Ordering {
-        self.triple().cmp(&other.triple()).then_with(|| compare_pre(&self.pre, &other.pre))
+        self.triple()
+            .cmp(&other.triple())
+            .then_with(|| compare_pre(&self.pre, &other.pre))
     }
 }
 
@@ -94,7 +116,8 @@ pub(crate) fn satisfies(constraint: &str, version: &str) -> Result<bool, String>
     let version = parse_version(version)?;
     let mut any = false;
     for alternative in constraint.split("||") {
-        let comparisons = parse_group(alternative.trim()).map_err(|e| format!("improper constraint: {constraint}: {e}"))?;
+        let comparisons = parse_group(alternative.trim())
+            .map_err(|e| format!("improper constraint: {constraint}: {e}"))?;
         if comparisons.iter().all(|c| c.matches(&version)) {
             any = true;
         }
@@ -130,10 +153,15 @@ fn parse_group(group: &str) -> Result<Vec<Comparison>, String> {
 }
 
 fn parse_comparison(token: &str) -> Result<Comparison, String> {
-    let split = token.find(|c: char| !"<>=!~^".contains(c)).unwrap_or(token.len());
+    let split = token
+        .find(|c: char| !"<>=!~^".contains(c))
+        .unwrap_or(token.len());
     let (op, rest) = token.split_at(split);
     let rest = rest.trim_start_matches('v');
-    if !matches!(op, "" | "=" | "==" | "!=" | ">" | "<" | ">=" | "=>" | "<=" | "=<" | "~" | "~>" | "^") {
+    if !matches!(
+        op,
+        "" | "=" | "==" | "!=" | ">" | "<" | ">=" | "=>" | "<=" | "=<" | "~" | "~>" | "^"
+    ) {
         return Err(format!("unknown operator {op:?}"));
     }
     let (core, suffix) = match rest.find(['-', '+']) {
@@ -141,14 +169,26 @@ fn parse_comparison(token: &str) -> Result<Comparison, String> {
         None => (rest, ""),
     };
     let raw_parts: Vec<&str> = core.split('.').collect();
-    let parts = raw_parts.iter().take_while(|p| !matches!(**p, "x" | "X" | "*" | "")).count();
-    if raw_parts.len() > 3 || (parts == 0 && !matches!(raw_parts.first(), Some(&("x" | "X" | "*")))) {
+    let parts = raw_parts
+        .iter()
+        .take_while(|p| !matches!(**p, "x" | "X" | "*" | ""))
+        .count();
+    if raw_parts.len() > 3 || (parts == 0 && !matches!(raw_parts.first(), Some(&("x" | "X" | "*"))))
+    {
         return Err(format!("invalid version {rest:?}"));
     }
     let concrete: Vec<&str> = raw_parts.iter().take(parts).copied().collect();
-    let text = if concrete.is_empty() { "0".to_string() } else { concrete.join(".") };
+    let text = if concrete.is_empty() {
+        "0".to_string()
+    } else {
+        concrete.join(".")
+    };
     let bound = parse_version(&format!("{text}{suffix}"))?;
-    Ok(Comparison { op: op.to_string(), bound, parts })
+    Ok(Comparison {
+        op: op.to_string(),
+        bound,
+        parts,
+    })
 }
 
 impl Comparison {
@@ -161,8 +201,20 @@ impl Comparison {
         let wildcard = self.parts < 3;
         let upper_of_wildcard = || match self.parts {
             0 => None,
-            1 => Some(Version { major: b.major + 1, minor: 0, patch: 0, pre: String::new(), metadata: String::new() }),
-            _ => Some(Version { major: b.major, minor: b.minor + 1, patch: 0, pre: String::new(), metadata: String::new() }),
+            1 => Some(Version {
+                major: b.major + 1,
+                minor: 0,
+                patch: 0,
+                pre: String::new(),
+                metadata: String::new(),
+            }),
+            _ => Some(Version {
+                major: b.major,
+                minor: b.minor + 1,
+                patch: 0,
+                pre: String::new(),
+                metadata: String::new(),
+            }),
         };
         let below = |upper: Option<Version>| upper.is_none_or(|u| v.triple() < u.triple());
         match self.op.as_str() {
@@ -170,7 +222,9 @@ impl Comparison {
                 if wildcard {
                     v >= b && below(upper_of_wildcard())
                 } else {
-                    v == b || (v.triple() == b.triple() && compare_pre(&v.pre, &b.pre) == Ordering::Equal)
+                    v == b
+                        || (v.triple() == b.triple()
+                            && compare_pre(&v.pre, &b.pre) == Ordering::Equal)
                 }
             }
             "!=" => {
@@ -198,19 +252,49 @@ impl Comparison {
             }
             "~" | "~>" => {
                 let upper = if self.parts <= 1 {
-                    Version { major: b.major + 1, minor: 0, patch: 0, pre: String::new(), metadata: String::new() }
+                    Version {
+                        major: b.major + 1,
+                        minor: 0,
+                        patch: 0,
+                        pre: String::new(),
+                        metadata: String::new(),
+                    }
                 } else {
-                    Version { major: b.major, minor: b.minor + 1, patch: 0, pre: String::new(), metadata: String::new() }
+                    Version {
+                        major: b.major,
+                        minor: b.minor + 1,
+                        patch: 0,
+                        pre: String::new(),
+                        metadata: String::new(),
+                    }
                 };
                 v >= b && v.triple() < upper.triple()
             }
             "^" => {
                 let upper = if b.major > 0 || self.parts <= 1 {
-                    Version { major: b.major + 1, minor: 0, patch: 0, pre: String::new(), metadata: String::new() }
+                    Version {
+                        major: b.major + 1,
+                        minor: 0,
+                        patch: 0,
+                        pre: String::new(),
+                        metadata: String::new(),
+                    }
                 } else if b.minor > 0 || self.parts == 2 {
-                    Version { major: 0, minor: b.minor + 1, patch: 0, pre: String::new(), metadata: String::new() }
+                    Version {
+                        major: 0,
+                        minor: b.minor + 1,
+                        patch: 0,
+                        pre: String::new(),
+                        metadata: String::new(),
+                    }
                 } else {
-                    Version { major: 0, minor: 0, patch: b.patch + 1, pre: String::new(), metadata: String::new() }
+                    Version {
+                        major: 0,
+                        minor: 0,
+                        patch: b.patch + 1,
+                        pre: String::new(),
+                        metadata: String::new(),
+                    }
                 };
                 v >= b && v.triple() < upper.triple()
             }

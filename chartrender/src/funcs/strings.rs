@@ -1,11 +1,11 @@
 //! Sprig string, regex and encoding functions (Go argument order: piped value last).
 
-use std::sync::{LazyLock, Mutex};
 use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
 
 use base64::Engine as _;
-use minijinja::value::Value;
 use minijinja::Error;
+use minijinja::value::Value;
 use regex::Regex;
 use sha2::Digest as _;
 
@@ -26,7 +26,9 @@ fn is_unicode_space(c: char) -> bool {
 pub(crate) fn trim_all(args: &[Value]) -> Result<Value, Error> {
     want("trimAll", args, 2)?;
     let cutset: Vec<char> = arg_str(args, 0).chars().collect();
-    Ok(Value::from(arg_str(args, 1).trim_matches(|c| cutset.contains(&c))))
+    Ok(Value::from(
+        arg_str(args, 1).trim_matches(|c| cutset.contains(&c)),
+    ))
 }
 
 /// `trimPrefix prefix s`
@@ -122,7 +124,12 @@ pub(crate) fn substr(args: &[Value]) -> Result<Value, Error> {
 /// `nospace s`
 pub(crate) fn nospace(args: &[Value]) -> Result<Value, Error> {
     want("nospace", args, 1)?;
-    Ok(Value::from(arg_str(args, 0).chars().filter(|c| !c.is_whitespace()).collect::<String>()))
+    Ok(Value::from(
+        arg_str(args, 0)
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect::<String>(),
+    ))
 }
 
 /// `trunc n s`: first n bytes, or the last |n| for negative n.
@@ -157,36 +164,55 @@ pub(crate) fn abbrev(args: &[Value]) -> Result<Value, Error> {
 /// `initials s`
 pub(crate) fn initials(args: &[Value]) -> Result<Value, Error> {
     want("initials", args, 1)?;
-    Ok(Value::from(arg_str(args, 0).split_whitespace().filter_map(|w| w.chars().next()).collect::<String>()))
+    Ok(Value::from(
+        arg_str(args, 0)
+            .split_whitespace()
+            .filter_map(|w| w.chars().next())
+            .collect::<String>(),
+    ))
 }
 
 /// `contains substr s`
 pub(crate) fn contains(args: &[Value]) -> Result<Value, Error> {
     want("contains", args, 2)?;
-    Ok(Value::from(arg_str(args, 1).contains(arg_str(args, 0).as_str())))
+    Ok(Value::from(
+        arg_str(args, 1).contains(arg_str(args, 0).as_str()),
+    ))
 }
 
 /// `hasPrefix prefix s`
 pub(crate) fn has_prefix(args: &[Value]) -> Result<Value, Error> {
     want("hasPrefix", args, 2)?;
-    Ok(Value::from(arg_str(args, 1).starts_with(arg_str(args, 0).as_str())))
+    Ok(Value::from(
+        arg_str(args, 1).starts_with(arg_str(args, 0).as_str()),
+    ))
 }
 
 /// `hasSuffix suffix s`
 pub(crate) fn has_suffix(args: &[Value]) -> Result<Value, Error> {
     want("hasSuffix", args, 2)?;
-    Ok(Value::from(arg_str(args, 1).ends_with(arg_str(args, 0).as_str())))
+    Ok(Value::from(
+        arg_str(args, 1).ends_with(arg_str(args, 0).as_str()),
+    ))
 }
 
 /// `quote a b …`: each non-nil argument Go-quoted, joined by spaces.
 pub(crate) fn quote(args: &[Value]) -> Result<Value, Error> {
-    let parts: Vec<String> = args.iter().filter(|a| !is_nil(a)).map(|a| printf::quote_go(&to_go_string(a))).collect();
+    let parts: Vec<String> = args
+        .iter()
+        .filter(|a| !is_nil(a))
+        .map(|a| printf::quote_go(&to_go_string(a)))
+        .collect();
     Ok(Value::from(parts.join(" ")))
 }
 
 /// `squote a b …`: each non-nil argument in single quotes, joined by spaces.
 pub(crate) fn squote(args: &[Value]) -> Result<Value, Error> {
-    let parts: Vec<String> = args.iter().filter(|a| !is_nil(a)).map(|a| format!("'{}'", to_go_string(a))).collect();
+    let parts: Vec<String> = args
+        .iter()
+        .filter(|a| !is_nil(a))
+        .map(|a| format!("'{}'", to_go_string(a)))
+        .collect();
     Ok(Value::from(parts.join(" ")))
 }
 
@@ -201,13 +227,19 @@ pub(crate) fn indent(args: &[Value]) -> Result<Value, Error> {
     want("indent", args, 2)?;
     let pad = " ".repeat(usize::try_from(to_i64(&args[0])).unwrap_or(0).min(4096));
     let s = arg_str(args, 1);
-    Ok(Value::from(format!("{pad}{}", s.replace('\n', &format!("\n{pad}")))))
+    Ok(Value::from(format!(
+        "{pad}{}",
+        s.replace('\n', &format!("\n{pad}"))
+    )))
 }
 
 /// `nindent n s`: a newline, then `indent n s`.
 pub(crate) fn nindent(args: &[Value]) -> Result<Value, Error> {
     let indented = indent(args)?;
-    Ok(Value::from(format!("\n{}", indented.as_str().unwrap_or_default())))
+    Ok(Value::from(format!(
+        "\n{}",
+        indented.as_str().unwrap_or_default()
+    )))
 }
 
 /// `replace old new s`: replaces all occurrences.
@@ -235,13 +267,17 @@ pub(crate) fn plural(args: &[Value]) -> Result<Value, Error> {
 /// `snakecase s`
 pub(crate) fn snakecase(args: &[Value]) -> Result<Value, Error> {
     want("snakecase", args, 1)?;
-    Ok(Value::from(words(&arg_str(args, 0)).join("_").to_lowercase()))
+    Ok(Value::from(
+        words(&arg_str(args, 0)).join("_").to_lowercase(),
+    ))
 }
 
 /// `kebabcase s`
 pub(crate) fn kebabcase(args: &[Value]) -> Result<Value, Error> {
     want("kebabcase", args, 1)?;
-    Ok(Value::from(words(&arg_str(args, 0)).join("-").to_lowercase()))
+    Ok(Value::from(
+        words(&arg_str(args, 0)).join("-").to_lowercase(),
+    ))
 }
 
 /// `camelcase s`: `foo_bar` → `FooBar`.
@@ -251,7 +287,10 @@ pub(crate) fn camelcase(args: &[Value]) -> Result<Value, Error> {
         .split('_')
         .map(|w| {
             let mut chars = w.chars();
-            chars.next().map(|c| c.to_uppercase().chain(chars).collect::<String>()).unwrap_or_default()
+            chars
+                .next()
+                .map(|c| c.to_uppercase().chain(chars).collect::<String>())
+                .unwrap_or_default()
         })
         .collect();
     Ok(Value::from(out))
@@ -284,13 +323,21 @@ fn words(s: &str) -> Vec<String> {
 /// `wrap width s`: word wrap.
 pub(crate) fn wrap(args: &[Value]) -> Result<Value, Error> {
     want("wrap", args, 2)?;
-    Ok(Value::from(wrap_words(&arg_str(args, 1), usize::try_from(to_i64(&args[0])).unwrap_or(1).max(1), "\n")))
+    Ok(Value::from(wrap_words(
+        &arg_str(args, 1),
+        usize::try_from(to_i64(&args[0])).unwrap_or(1).max(1),
+        "\n",
+    )))
 }
 
 /// `wrapWith width sep s`
 pub(crate) fn wrap_with(args: &[Value]) -> Result<Value, Error> {
     want("wrapWith", args, 3)?;
-    Ok(Value::from(wrap_words(&arg_str(args, 2), usize::try_from(to_i64(&args[0])).unwrap_or(1).max(1), &arg_str(args, 1))))
+    Ok(Value::from(wrap_words(
+        &arg_str(args, 2),
+        usize::try_from(to_i64(&args[0])).unwrap_or(1).max(1),
+        &arg_str(args, 1),
+    )))
 }
 
 fn wrap_words(s: &str, width: usize, separator: &str) -> String {
@@ -313,7 +360,13 @@ pub(crate) fn split(args: &[Value]) -> Result<Value, Error> {
     want("split", args, 2)?;
     let (sep, s) = (arg_str(args, 0), arg_str(args, 1));
     let parts = go_split(&s, &sep, None);
-    Ok(super::value::GoMap::value(parts.into_iter().enumerate().map(|(i, p)| (format!("_{i}"), Value::from(p))).collect()))
+    Ok(super::value::GoMap::value(
+        parts
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| (format!("_{i}"), Value::from(p)))
+            .collect(),
+    ))
 }
 
 /// `splitn sep n s`: like `split` with at most n parts.
@@ -321,14 +374,22 @@ pub(crate) fn splitn(args: &[Value]) -> Result<Value, Error> {
     want("splitn", args, 3)?;
     let (sep, n, s) = (arg_str(args, 0), to_i64(&args[1]), arg_str(args, 2));
     let parts = go_split(&s, &sep, usize::try_from(n).ok());
-    Ok(super::value::GoMap::value(parts.into_iter().enumerate().map(|(i, p)| (format!("_{i}"), Value::from(p))).collect()))
+    Ok(super::value::GoMap::value(
+        parts
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| (format!("_{i}"), Value::from(p)))
+            .collect(),
+    ))
 }
 
 /// `splitList sep s`
 pub(crate) fn split_list(args: &[Value]) -> Result<Value, Error> {
     want("splitList", args, 2)?;
     let parts = go_split(&arg_str(args, 1), &arg_str(args, 0), None);
-    Ok(Value::from(parts.into_iter().map(Value::from).collect::<Vec<_>>()))
+    Ok(Value::from(
+        parts.into_iter().map(Value::from).collect::<Vec<_>>(),
+    ))
 }
 
 /// Go's `strings.Split`/`SplitN`: an empty separator splits into runes.
@@ -350,17 +411,24 @@ pub(crate) fn join(args: &[Value]) -> Result<Value, Error> {
     want("join", args, 2)?;
     let sep = arg_str(args, 0);
     let items = match list_items(&args[1]) {
-        Some(items) => items.iter().filter(|v| !is_nil(v)).map(to_go_string).collect::<Vec<_>>(),
+        Some(items) => items
+            .iter()
+            .filter(|v| !is_nil(v))
+            .map(to_go_string)
+            .collect::<Vec<_>>(),
         None if is_nil(&args[1]) => Vec::new(),
         None => vec![to_go_string(&args[1])],
     };
     Ok(Value::from(items.join(&sep)))
 }
 
-static REGEX_CACHE: LazyLock<Mutex<HashMap<String, Regex>>> = LazyLock::new(|| Mutex::new(HashMap::new()));
+static REGEX_CACHE: LazyLock<Mutex<HashMap<String, Regex>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
 
 fn regex(pattern: &str) -> Result<Regex, Error> {
-    let mut cache = REGEX_CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut cache = REGEX_CACHE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     if let Some(found) = cache.get(pattern) {
         return Ok(found.clone());
     }
@@ -378,14 +446,20 @@ fn regex(pattern: &str) -> Result<Regex, Error> {
 /// `regexMatch regex s`
 pub(crate) fn regex_match(args: &[Value]) -> Result<Value, Error> {
     want("regexMatch", args, 2)?;
-    Ok(Value::from(regex(&arg_str(args, 0))?.is_match(&arg_str(args, 1))))
+    Ok(Value::from(
+        regex(&arg_str(args, 0))?.is_match(&arg_str(args, 1)),
+    ))
 }
 
 /// `regexFind regex s`: the first match or "".
 pub(crate) fn regex_find(args: &[Value]) -> Result<Value, Error> {
     want("regexFind", args, 2)?;
     let s = arg_str(args, 1);
-    Ok(Value::from(regex(&arg_str(args, 0))?.find(&s).map_or("", |m| m.as_str())))
+    Ok(Value::from(
+        regex(&arg_str(args, 0))?
+            .find(&s)
+            .map_or("", |m| m.as_str()),
+    ))
 }
 
 /// `regexFindAll regex s n`: up to n matches (n < 0: all).
@@ -393,7 +467,11 @@ pub(crate) fn regex_find_all(args: &[Value]) -> Result<Value, Error> {
     want("regexFindAll", args, 3)?;
     let s = arg_str(args, 1);
     let limit = usize::try_from(to_i64(&args[2])).unwrap_or(usize::MAX);
-    let found: Vec<Value> = regex(&arg_str(args, 0))?.find_iter(&s).take(limit).map(|m| Value::from(m.as_str())).collect();
+    let found: Vec<Value> = regex(&arg_str(args, 0))?
+        .find_iter(&s)
+        .take(limit)
+        .map(|m| Value::from(m.as_str()))
+        .collect();
     Ok(Value::from(found))
 }
 
@@ -401,7 +479,11 @@ pub(crate) fn regex_find_all(args: &[Value]) -> Result<Value, Error> {
 pub(crate) fn regex_replace_all(args: &[Value]) -> Result<Value, Error> {
     want("regexReplaceAll", args, 3)?;
     let s = arg_str(args, 1);
-    Ok(Value::from(regex(&arg_str(args, 0))?.replace_all(&s, arg_str(args, 2).as_str()).into_owned()))
+    Ok(Value::from(
+        regex(&arg_str(args, 0))?
+            .replace_all(&s, arg_str(args, 2).as_str())
+            .into_owned(),
+    ))
 }
 
 /// `regexReplaceAllLiteral regex s repl`
@@ -409,7 +491,11 @@ pub(crate) fn regex_replace_all_literal(args: &[Value]) -> Result<Value, Error> 
     want("regexReplaceAllLiteral", args, 3)?;
     let s = arg_str(args, 1);
     let replacement = arg_str(args, 2);
-    Ok(Value::from(regex(&arg_str(args, 0))?.replace_all(&s, regex::NoExpand(&replacement)).into_owned()))
+    Ok(Value::from(
+        regex(&arg_str(args, 0))?
+            .replace_all(&s, regex::NoExpand(&replacement))
+            .into_owned(),
+    ))
 }
 
 /// `regexSplit regex s n`
@@ -429,22 +515,28 @@ pub(crate) fn regex_split(args: &[Value]) -> Result<Value, Error> {
 /// `b64enc s`
 pub(crate) fn b64enc(args: &[Value]) -> Result<Value, Error> {
     want("b64enc", args, 1)?;
-    Ok(Value::from(base64::engine::general_purpose::STANDARD.encode(arg_str(args, 0))))
+    Ok(Value::from(
+        base64::engine::general_purpose::STANDARD.encode(arg_str(args, 0)),
+    ))
 }
 
 /// `b64dec s`: Sprig returns the error text instead of failing.
 pub(crate) fn b64dec(args: &[Value]) -> Result<Value, Error> {
     want("b64dec", args, 1)?;
-    Ok(Value::from(match base64::engine::general_purpose::STANDARD.decode(arg_str(args, 0)) {
-        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-        Err(e) => e.to_string(),
-    }))
+    Ok(Value::from(
+        match base64::engine::general_purpose::STANDARD.decode(arg_str(args, 0)) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) => e.to_string(),
+        },
+    ))
 }
 
 /// `sha256sum s` (lower-case hex)
 pub(crate) fn sha256sum(args: &[Value]) -> Result<Value, Error> {
     want("sha256sum", args, 1)?;
-    Ok(Value::from(hex::encode(sha2::Sha256::digest(arg_str(args, 0)))))
+    Ok(Value::from(hex::encode(sha2::Sha256::digest(arg_str(
+        args, 0,
+    )))))
 }
 
 /// `adler32sum s` (decimal)
@@ -501,16 +593,22 @@ fn normalize_numbers(value: &serde_json::Value) -> serde_json::Value {
                 value.clone()
             }
         }
-        serde_json::Value::Array(items) => serde_json::Value::Array(items.iter().map(normalize_numbers).collect()),
-        serde_json::Value::Object(map) => {
-            serde_json::Value::Object(map.iter().map(|(k, v)| (k.clone(), normalize_numbers(v))).collect())
+        serde_json::Value::Array(items) => {
+            serde_json::Value::Array(items.iter().map(normalize_numbers).collect())
         }
+        serde_json::Value::Object(map) => serde_json::Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), normalize_numbers(v)))
+                .collect(),
+        ),
         other => other.clone(),
     }
 }
 
 fn escape_html(text: &str) -> String {
-    text.replace('<', "\\u003c").replace('>', "\\u003e").replace('&', "\\u0026")
+    text.replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
 }
 
 /// `fromYaml s`: a map, or `{"Error": message}`.
@@ -520,7 +618,10 @@ pub(crate) fn from_yaml(args: &[Value]) -> Result<Value, Error> {
     Ok(match parsed {
         Ok(serde_json::Value::Object(map)) => from_json(&serde_json::Value::Object(map)),
         Ok(serde_json::Value::Null) => from_json(&serde_json::json!({})),
-        Ok(other) => error_map(format!("error unmarshaling JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}", json_kind(&other))),
+        Ok(other) => error_map(format!(
+            "error unmarshaling JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+            json_kind(&other)
+        )),
         Err(e) => error_map(format!("error converting YAML to JSON: {e}")),
     })
 }
@@ -531,7 +632,10 @@ pub(crate) fn from_yaml_array(args: &[Value]) -> Result<Value, Error> {
     let parsed: Result<serde_json::Value, _> = serde_yaml::from_str(&arg_str(args, 0));
     Ok(match parsed {
         Ok(value @ serde_json::Value::Array(_)) => from_json(&value),
-        Ok(other) => Value::from(vec![Value::from(format!("cannot unmarshal {} into a list", json_kind(&other)))]),
+        Ok(other) => Value::from(vec![Value::from(format!(
+            "cannot unmarshal {} into a list",
+            json_kind(&other)
+        ))]),
         Err(e) => Value::from(vec![Value::from(e.to_string())]),
     })
 }
@@ -539,25 +643,39 @@ pub(crate) fn from_yaml_array(args: &[Value]) -> Result<Value, Error> {
 /// `fromJson s`: a map, or `{"Error": message}`.
 pub(crate) fn from_json_fn(args: &[Value]) -> Result<Value, Error> {
     want("fromJson", args, 1)?;
-    Ok(match serde_json::from_str::<serde_json::Value>(&arg_str(args, 0)) {
-        Ok(value @ serde_json::Value::Object(_)) => from_json(&value),
-        Ok(other) => error_map(format!("json: cannot unmarshal {} into Go value of type map[string]interface {{}}", json_kind(&other))),
-        Err(e) => error_map(e.to_string()),
-    })
+    Ok(
+        match serde_json::from_str::<serde_json::Value>(&arg_str(args, 0)) {
+            Ok(value @ serde_json::Value::Object(_)) => from_json(&value),
+            Ok(other) => error_map(format!(
+                "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+                json_kind(&other)
+            )),
+            Err(e) => error_map(e.to_string()),
+        },
+    )
 }
 
 /// `fromJsonArray s`: a list, or `[message]`.
 pub(crate) fn from_json_array(args: &[Value]) -> Result<Value, Error> {
     want("fromJsonArray", args, 1)?;
-    Ok(match serde_json::from_str::<serde_json::Value>(&arg_str(args, 0)) {
-        Ok(value @ serde_json::Value::Array(_)) => from_json(&value),
-        Ok(other) => Value::from(vec![Value::from(format!("cannot unmarshal {} into a list", json_kind(&other)))]),
-        Err(e) => Value::from(vec![Value::from(e.to_string())]),
-    })
+    Ok(
+        match serde_json::from_str::<serde_json::Value>(&arg_str(args, 0)) {
+            Ok(value @ serde_json::Value::Array(_)) => from_json(&value),
+            Ok(other) => Value::from(vec![Value::from(format!(
+                "cannot unmarshal {} into a list",
+                json_kind(&other)
+            ))]),
+            Err(e) => Value::from(vec![Value::from(e.to_string())]),
+        },
+    )
 }
 
 fn error_map(message: String) -> Value {
-    super::value::GoMap::value([("Error".to_string(), Value::from(message))].into_iter().collect())
+    super::value::GoMap::value(
+        [("Error".to_string(), Value::from(message))]
+            .into_iter()
+            .collect(),
+    )
 }
 
 fn json_kind(value: &serde_json::Value) -> &'static str {
@@ -581,7 +699,12 @@ pub(crate) fn to_string(args: &[Value]) -> Result<Value, Error> {
 pub(crate) fn html(args: &[Value]) -> Result<Value, Error> {
     let s: String = args.iter().map(to_go_string).collect();
     Ok(Value::from(
-        s.replace('&', "&amp;").replace('\'', "&#39;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&#34;").replace('\0', "\u{fffd}"),
+        s.replace('&', "&amp;")
+            .replace('\'', "&#39;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&#34;")
+            .replace('\0', "\u{fffd}"),
     ))
 }
 
@@ -591,7 +714,9 @@ pub(crate) fn urlquery(args: &[Value]) -> Result<Value, Error> {
     let mut out = String::new();
     for byte in s.bytes() {
         match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => out.push(byte as char),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(byte as char)
+            }
             b' ' => out.push('+'),
             other => out.push_str(&format!("%{other:02X}")),
         }
@@ -607,7 +732,9 @@ pub(crate) fn sort_alpha(args: &[Value]) -> Result<Value, Error> {
         None => vec![to_go_string(&args[0])],
     };
     items.sort();
-    Ok(Value::from(items.into_iter().map(Value::from).collect::<Vec<_>>()))
+    Ok(Value::from(
+        items.into_iter().map(Value::from).collect::<Vec<_>>(),
+    ))
 }
 
 /// `print a b …`: Go's `fmt.Sprint` (spaces only between operands that are not both strings).
@@ -632,7 +759,10 @@ pub(crate) fn println(args: &[Value]) -> Result<Value, Error> {
 /// `printf format a b …`
 pub(crate) fn printf_fn(args: &[Value]) -> Result<Value, Error> {
     let format = arg(args, 0).map(to_go_string).unwrap_or_default();
-    Ok(Value::from(printf::sprintf(&format, args.get(1..).unwrap_or_default())))
+    Ok(Value::from(printf::sprintf(
+        &format,
+        args.get(1..).unwrap_or_default(),
+    )))
 }
 
 #[cfg(test)]
@@ -645,56 +775,139 @@ mod tests {
 
     #[test]
     fn trunc_and_indent_behave_like_sprig() {
-        assert_eq!(trunc(&[Value::from(3), s("abcdef")]).unwrap().to_string(), "abc");
-        assert_eq!(trunc(&[Value::from(-2), s("abcdef")]).unwrap().to_string(), "ef");
-        assert_eq!(trunc(&[Value::from(10), s("ab")]).unwrap().to_string(), "ab");
-        assert_eq!(indent(&[Value::from(2), s("a\nb")]).unwrap().to_string(), "  a\n  b");
-        assert_eq!(nindent(&[Value::from(2), s("a")]).unwrap().to_string(), "\n  a");
+        assert_eq!(
+            trunc(&[Value::from(3), s("abcdef")]).unwrap().to_string(),
+            "abc"
+        );
+        assert_eq!(
+            trunc(&[Value::from(-2), s("abcdef")]).unwrap().to_string(),
+            "ef"
+        );
+        assert_eq!(
+            trunc(&[Value::from(10), s("ab")]).unwrap().to_string(),
+            "ab"
+        );
+        assert_eq!(
+            indent(&[Value::from(2), s("a\nb")]).unwrap().to_string(),
+            "  a\n  b"
+        );
+        assert_eq!(
+            nindent(&[Value::from(2), s("a")]).unwrap().to_string(),
+            "\n  a"
+        );
     }
 
     #[test]
     fn quote_skips_nil_and_formats_numbers() {
         assert_eq!(quote(&[Value::from(7)]).unwrap().to_string(), "\"7\"");
         assert_eq!(quote(&[Value::UNDEFINED]).unwrap().to_string(), "");
-        assert_eq!(quote(&[Value::from(8080.0), s("a\"b")]).unwrap().to_string(), "\"8080\" \"a\\\"b\"");
+        assert_eq!(
+            quote(&[Value::from(8080.0), s("a\"b")])
+                .unwrap()
+                .to_string(),
+            "\"8080\" \"a\\\"b\""
+        );
         assert_eq!(squote(&[s("x")]).unwrap().to_string(), "'x'");
     }
 
     #[test]
     fn string_helpers_follow_go_semantics() {
-        assert_eq!(title(&[s("gardener seed agent")]).unwrap().to_string(), "Gardener Seed Agent");
-        assert_eq!(trim_suffix(&[s("-"), s("name-")]).unwrap().to_string(), "name");
-        assert_eq!(replace(&[s("+"), s("_"), s("1+2+3")]).unwrap().to_string(), "1_2_3");
+        assert_eq!(
+            title(&[s("gardener seed agent")]).unwrap().to_string(),
+            "Gardener Seed Agent"
+        );
+        assert_eq!(
+            trim_suffix(&[s("-"), s("name-")]).unwrap().to_string(),
+            "name"
+        );
+        assert_eq!(
+            replace(&[s("+"), s("_"), s("1+2+3")]).unwrap().to_string(),
+            "1_2_3"
+        );
         assert_eq!(split_list(&[s(","), s("a,b,c")]).unwrap().len(), Some(3));
-        assert_eq!(split(&[s("."), s("a.b")]).unwrap().get_attr("_1").unwrap().to_string(), "b");
-        assert_eq!(join(&[s(","), Value::from(vec![Value::from(1), Value::from("x")])]).unwrap().to_string(), "1,x");
-        assert_eq!(snakecase(&[s("fooBar baz")]).unwrap().to_string(), "foo_bar_baz");
-        assert_eq!(substr(&[Value::from(1), Value::from(3), s("abcd")]).unwrap().to_string(), "bc");
+        assert_eq!(
+            split(&[s("."), s("a.b")])
+                .unwrap()
+                .get_attr("_1")
+                .unwrap()
+                .to_string(),
+            "b"
+        );
+        assert_eq!(
+            join(&[s(","), Value::from(vec![Value::from(1), Value::from("x")])])
+                .unwrap()
+                .to_string(),
+            "1,x"
+        );
+        assert_eq!(
+            snakecase(&[s("fooBar baz")]).unwrap().to_string(),
+            "foo_bar_baz"
+        );
+        assert_eq!(
+            substr(&[Value::from(1), Value::from(3), s("abcd")])
+                .unwrap()
+                .to_string(),
+            "bc"
+        );
     }
 
     #[test]
     fn regex_functions_use_go_argument_order() {
-        assert_eq!(regex_replace_all(&[s("[0-9]+"), s("seed-123-abc-45"), s("N")]).unwrap().to_string(), "seed-N-abc-N");
+        assert_eq!(
+            regex_replace_all(&[s("[0-9]+"), s("seed-123-abc-45"), s("N")])
+                .unwrap()
+                .to_string(),
+            "seed-N-abc-N"
+        );
         assert!(regex_match(&[s("^a.c$"), s("abc")]).unwrap().is_true());
-        assert_eq!(regex_find(&[s("[0-9]+"), s("ab12cd34")]).unwrap().to_string(), "12");
+        assert_eq!(
+            regex_find(&[s("[0-9]+"), s("ab12cd34")])
+                .unwrap()
+                .to_string(),
+            "12"
+        );
         assert!(regex_match(&[s("("), s("x")]).is_err());
     }
 
     #[test]
     fn encodings_round_trip() {
-        assert_eq!(b64enc(&[s("seed:agent")]).unwrap().to_string(), "c2VlZDphZ2VudA==");
-        assert_eq!(b64dec(&[s("c2VlZDphZ2VudA==")]).unwrap().to_string(), "seed:agent");
-        assert_eq!(sha256sum(&[s("abc")]).unwrap().to_string(), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        assert_eq!(
+            b64enc(&[s("seed:agent")]).unwrap().to_string(),
+            "c2VlZDphZ2VudA=="
+        );
+        assert_eq!(
+            b64dec(&[s("c2VlZDphZ2VudA==")]).unwrap().to_string(),
+            "seed:agent"
+        );
+        assert_eq!(
+            sha256sum(&[s("abc")]).unwrap().to_string(),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
         let map = from_json(&serde_json::json!({"z": 26, "a": 1, "h": "<b>"}));
-        assert_eq!(to_json_fn(&[map]).unwrap().to_string(), r#"{"a":1,"h":"\u003cb\u003e","z":26}"#);
+        assert_eq!(
+            to_json_fn(&[map]).unwrap().to_string(),
+            r#"{"a":1,"h":"\u003cb\u003e","z":26}"#
+        );
         let parsed = from_yaml(&[s("key: value\nlist: [1, 2]")]).unwrap();
         assert_eq!(parsed.get_attr("key").unwrap().to_string(), "value");
-        assert!(from_yaml(&[s(": : :")]).unwrap().get_attr("Error").unwrap().as_str().is_some());
+        assert!(
+            from_yaml(&[s(": : :")])
+                .unwrap()
+                .get_attr("Error")
+                .unwrap()
+                .as_str()
+                .is_some()
+        );
     }
 
     #[test]
     fn print_spaces_only_between_non_strings() {
-        assert_eq!(print(&[s("a"), s("b"), Value::from(1), Value::from(2)]).unwrap().to_string(), "ab1 2");
+        assert_eq!(
+            print(&[s("a"), s("b"), Value::from(1), Value::from(2)])
+                .unwrap()
+                .to_string(),
+            "ab1 2"
+        );
         assert_eq!(print(&[Value::UNDEFINED]).unwrap().to_string(), "<nil>");
     }
 }

@@ -20,10 +20,16 @@ pub(crate) type ActionTable = HashMap<String, Vec<(usize, String)>>;
 /// Registers `include`, `tpl`, `required`, `fail`, `lookup` and `getHostByName` for one chart's environment.
 pub(crate) fn register(env: &mut Environment<'static>, actions: Arc<ActionTable>) {
     let include_actions = Arc::clone(&actions);
-    env.add_function("f_include", move |state: &State, args: Rest<Value>| include(state, &args, &include_actions));
-    env.add_function("f_tpl", move |state: &State, args: Rest<Value>| tpl(state, &args, &actions));
+    env.add_function("f_include", move |state: &State, args: Rest<Value>| {
+        include(state, &args, &include_actions)
+    });
+    env.add_function("f_tpl", move |state: &State, args: Rest<Value>| {
+        tpl(state, &args, &actions)
+    });
     env.add_function("f_required", |args: Rest<Value>| required(&args));
-    env.add_function("f_fail", |args: Rest<Value>| Err::<Value, _>(user_error(&arg_str(&args, 0))));
+    env.add_function("f_fail", |args: Rest<Value>| {
+        Err::<Value, _>(user_error(&arg_str(&args, 0)))
+    });
     env.add_function("f_lookup", |args: Rest<Value>| {
         want("lookup", &args, 4)?;
         Ok::<_, Error>(GoMap::value(Default::default()))
@@ -38,7 +44,10 @@ pub(crate) fn register(env: &mut Environment<'static>, actions: Arc<ActionTable>
 pub(crate) const USER_ERROR_PREFIX: &str = "\u{1}user:";
 
 fn user_error(message: &str) -> Error {
-    Error::new(ErrorKind::InvalidOperation, format!("{USER_ERROR_PREFIX}{message}"))
+    Error::new(
+        ErrorKind::InvalidOperation,
+        format!("{USER_ERROR_PREFIX}{message}"),
+    )
 }
 
 fn required(args: &[Value]) -> Result<Value, Error> {
@@ -59,7 +68,9 @@ fn include(state: &State, args: &[Value], actions: &ActionTable) -> Result<Value
     let name = arg_str(args, 0);
     let depth = depth(state);
     if depth >= MAX_INCLUDE_DEPTH {
-        return Err(fail(format!("rendering template has a nested reference name: {name}: nesting deeper than {MAX_INCLUDE_DEPTH}")));
+        return Err(fail(format!(
+            "rendering template has a nested reference name: {name}: nesting deeper than {MAX_INCLUDE_DEPTH}"
+        )));
     }
     let template = state
         .env()
@@ -71,7 +82,8 @@ fn include(state: &State, args: &[Value], actions: &ActionTable) -> Result<Value
         .map_err(|e| fail(format!("error calling include: {}", describe(&e, actions))))
 }
 
-static TPL_CACHE: LazyLock<Mutex<HashMap<String, Arc<str>>>> = LazyLock::new(|| Mutex::new(HashMap::new()));
+static TPL_CACHE: LazyLock<Mutex<HashMap<String, Arc<str>>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
 const TPL_CACHE_ENTRIES: usize = 1024;
 
 fn tpl(state: &State, args: &[Value], actions: &ActionTable) -> Result<Value, Error> {
@@ -82,9 +94,15 @@ fn tpl(state: &State, args: &[Value], actions: &ActionTable) -> Result<Value, Er
     }
     let depth = depth(state);
     if depth >= MAX_INCLUDE_DEPTH {
-        return Err(fail(format!("error calling tpl: nesting deeper than {MAX_INCLUDE_DEPTH}")));
+        return Err(fail(format!(
+            "error calling tpl: nesting deeper than {MAX_INCLUDE_DEPTH}"
+        )));
     }
-    let cached = TPL_CACHE.lock().unwrap_or_else(|p| p.into_inner()).get(&source).cloned();
+    let cached = TPL_CACHE
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(&source)
+        .cloned();
     let translated = match cached {
         Some(translated) => translated,
         None => {
@@ -101,7 +119,10 @@ fn tpl(state: &State, args: &[Value], actions: &ActionTable) -> Result<Value, Er
     };
     state
         .env()
-        .render_str(&translated, context! { _d0 => args[1].clone(), _depth => depth + 1 })
+        .render_str(
+            &translated,
+            context! { _d0 => args[1].clone(), _depth => depth + 1 },
+        )
         .map(Value::from)
         .map_err(|e| fail(format!("error calling tpl: {}", describe(&e, actions))))
 }
@@ -121,10 +142,14 @@ pub(crate) fn describe(error: &Error, actions: &ActionTable) -> String {
         // A nested include already described a `required`/`fail` failure: keep Helm's outermost wording.
         return message.to_string();
     }
-    let Some(name) = error.name() else { return message.to_string() };
+    let Some(name) = error.name() else {
+        return message.to_string();
+    };
     let line = error.line().unwrap_or(0);
     match action_at(actions, name, line) {
-        Some(action) => format!("template: {name}:{line}: executing {name:?} at <{action}>: {message}"),
+        Some(action) => {
+            format!("template: {name}:{line}: executing {name:?} at <{action}>: {message}")
+        }
         None => format!("template: {name}:{line}: {message}"),
     }
 }
@@ -132,7 +157,9 @@ pub(crate) fn describe(error: &Error, actions: &ActionTable) -> String {
 /// The error text without minijinja's location suffix.
 pub(crate) fn message(error: &Error) -> String {
     match (error.kind(), error.detail()) {
-        (ErrorKind::UndefinedError, _) => "nil pointer evaluating a field of a missing value".to_string(),
+        (ErrorKind::UndefinedError, _) => {
+            "nil pointer evaluating a field of a missing value".to_string()
+        }
         (_, Some(detail)) => detail.to_string(),
         (kind, None) => kind.to_string(),
     }
@@ -140,8 +167,17 @@ pub(crate) fn message(error: &Error) -> String {
 
 /// The Go source of the action(s) on `line` of template `name`.
 pub(crate) fn action_at(actions: &ActionTable, name: &str, line: usize) -> Option<String> {
-    let on_line: Vec<&str> = actions.get(name)?.iter().filter(|(l, _)| *l == line).map(|(_, a)| a.as_str()).collect();
-    if on_line.is_empty() { None } else { Some(on_line.join(" ")) }
+    let on_line: Vec<&str> = actions
+        .get(name)?
+        .iter()
+        .filter(|(l, _)| *l == line)
+        .map(|(_, a)| a.as_str())
+        .collect();
+    if on_line.is_empty() {
+        None
+    } else {
+        Some(on_line.join(" "))
+    }
 }
 
 #[cfg(test)]
@@ -152,7 +188,12 @@ mod tests {
     fn required_fails_on_nil_and_empty_strings_only() {
         assert!(required(&[Value::from("msg"), Value::UNDEFINED]).is_err());
         assert!(required(&[Value::from("msg"), Value::from("")]).is_err());
-        assert_eq!(required(&[Value::from("msg"), Value::from(0)]).unwrap().as_i64(), Some(0));
+        assert_eq!(
+            required(&[Value::from("msg"), Value::from(0)])
+                .unwrap()
+                .as_i64(),
+            Some(0)
+        );
         let err = required(&[Value::from("a token must be set"), Value::from(())]).unwrap_err();
         assert!(message(&err).ends_with("a token must be set"));
     }
@@ -160,8 +201,18 @@ mod tests {
     #[test]
     fn action_at_joins_actions_on_the_same_line() {
         let mut table = ActionTable::new();
-        table.insert("t".into(), vec![(3, "{{ a }}".into()), (3, "{{ b }}".into()), (4, "{{ c }}".into())]);
-        assert_eq!(action_at(&table, "t", 3).as_deref(), Some("{{ a }} {{ b }}"));
+        table.insert(
+            "t".into(),
+            vec![
+                (3, "{{ a }}".into()),
+                (3, "{{ b }}".into()),
+                (4, "{{ c }}".into()),
+            ],
+        );
+        assert_eq!(
+            action_at(&table, "t", 3).as_deref(),
+            Some("{{ a }} {{ b }}")
+        );
         assert_eq!(action_at(&table, "t", 9), None);
     }
 }

@@ -15,12 +15,17 @@ pub(crate) struct GoMap {
 impl GoMap {
     /// Wraps `entries` into a template value.
     pub(crate) fn value(entries: BTreeMap<String, Value>) -> Value {
-        Value::from_object(GoMap { entries: RwLock::new(entries) })
+        Value::from_object(GoMap {
+            entries: RwLock::new(entries),
+        })
     }
 
     /// A copy of the entries (the lock is not held while the caller works on them).
     pub(crate) fn snapshot(&self) -> BTreeMap<String, Value> {
-        self.entries.read().map(|entries| entries.clone()).unwrap_or_else(|poisoned| poisoned.into_inner().clone())
+        self.entries
+            .read()
+            .map(|entries| entries.clone())
+            .unwrap_or_else(|poisoned| poisoned.into_inner().clone())
     }
 
     /// Looks up one key.
@@ -64,7 +69,13 @@ impl Object for GoMap {
 
     fn get_value_by_str(self: &Arc<Self>, key: &str) -> Option<Value> {
         // A nil entry behaves like a missing one: printing gives nothing, a field on it is an error (as in Go).
-        self.get(key).map(|value| if value.is_none() { Value::UNDEFINED } else { value })
+        self.get(key).map(|value| {
+            if value.is_none() {
+                Value::UNDEFINED
+            } else {
+                value
+            }
+        })
     }
 
     fn enumerate(self: &Arc<Self>) -> Enumerator {
@@ -124,7 +135,9 @@ pub(crate) fn from_json(json: &serde_json::Value) -> Value {
         serde_json::Value::Bool(b) => Value::from(*b),
         serde_json::Value::Number(n) => Value::from(n.as_f64().unwrap_or(0.0)),
         serde_json::Value::String(s) => Value::from(s.as_str()),
-        serde_json::Value::Array(items) => Value::from(items.iter().map(from_json).collect::<Vec<_>>()),
+        serde_json::Value::Array(items) => {
+            Value::from(items.iter().map(from_json).collect::<Vec<_>>())
+        }
         serde_json::Value::Object(map) => {
             GoMap::value(map.iter().map(|(k, v)| (k.clone(), from_json(v))).collect())
         }
@@ -135,10 +148,14 @@ pub(crate) fn from_json(json: &serde_json::Value) -> Value {
 pub(crate) fn from_json_exact(json: &serde_json::Value) -> Value {
     match json {
         serde_json::Value::Number(n) if n.is_i64() => Value::from(n.as_i64().unwrap_or(0)),
-        serde_json::Value::Array(items) => Value::from(items.iter().map(from_json_exact).collect::<Vec<_>>()),
-        serde_json::Value::Object(map) => {
-            GoMap::value(map.iter().map(|(k, v)| (k.clone(), from_json_exact(v))).collect())
+        serde_json::Value::Array(items) => {
+            Value::from(items.iter().map(from_json_exact).collect::<Vec<_>>())
         }
+        serde_json::Value::Object(map) => GoMap::value(
+            map.iter()
+                .map(|(k, v)| (k.clone(), from_json_exact(v)))
+                .collect(),
+        ),
         other => from_json(other),
     }
 }
@@ -153,16 +170,29 @@ pub(crate) fn to_json(value: &Value) -> serde_json::Value {
                 serde_json::Value::from(value.as_i64().unwrap_or(0))
             } else {
                 let f = f64::try_from(value.clone()).unwrap_or(0.0);
-                serde_json::Number::from_f64(f).map_or(serde_json::Value::Null, serde_json::Value::Number)
+                serde_json::Number::from_f64(f)
+                    .map_or(serde_json::Value::Null, serde_json::Value::Number)
             }
         }
-        ValueKind::String => serde_json::Value::String(value.as_str().unwrap_or_default().to_string()),
-        ValueKind::Bytes => serde_json::Value::String(String::from_utf8_lossy(value.as_bytes().unwrap_or_default()).into_owned()),
-        ValueKind::Seq | ValueKind::Iterable => {
-            serde_json::Value::Array(list_items(value).unwrap_or_default().iter().map(to_json).collect())
+        ValueKind::String => {
+            serde_json::Value::String(value.as_str().unwrap_or_default().to_string())
         }
+        ValueKind::Bytes => serde_json::Value::String(
+            String::from_utf8_lossy(value.as_bytes().unwrap_or_default()).into_owned(),
+        ),
+        ValueKind::Seq | ValueKind::Iterable => serde_json::Value::Array(
+            list_items(value)
+                .unwrap_or_default()
+                .iter()
+                .map(to_json)
+                .collect(),
+        ),
         ValueKind::Map => serde_json::Value::Object(
-            map_entries(value).unwrap_or_default().iter().map(|(k, v)| (k.clone(), to_json(v))).collect(),
+            map_entries(value)
+                .unwrap_or_default()
+                .iter()
+                .map(|(k, v)| (k.clone(), to_json(v)))
+                .collect(),
         ),
         ValueKind::Plain | ValueKind::Invalid => serde_json::Value::String(value.to_string()),
         _ => serde_json::Value::String(value.to_string()),
@@ -175,10 +205,18 @@ pub(crate) fn format_float(f: f64) -> String {
         return "NaN".into();
     }
     if f.is_infinite() {
-        return if f > 0.0 { "+Inf".into() } else { "-Inf".into() };
+        return if f > 0.0 {
+            "+Inf".into()
+        } else {
+            "-Inf".into()
+        };
     }
     if f == 0.0 {
-        return if f.is_sign_negative() { "-0".into() } else { "0".into() };
+        return if f.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
     }
     // Rust's `{:e}` gives the shortest round-trip digits: "1.234e6".
     let scientific = format!("{f:e}");
@@ -188,9 +226,13 @@ pub(crate) fn format_float(f: f64) -> String {
     let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
     let sign = if negative { "-" } else { "" };
     // Shortest `%g` uses precision 6 for the decision: exponent form below 1e-4 and from 1e6 on.
-    if exponent < -4 || exponent >= 6 {
+    if !(-4..6).contains(&exponent) {
         let (first, rest) = digits.split_at(1);
-        let fraction = if rest.is_empty() { String::new() } else { format!(".{rest}") };
+        let fraction = if rest.is_empty() {
+            String::new()
+        } else {
+            format!(".{rest}")
+        };
         let exp_sign = if exponent < 0 { '-' } else { '+' };
         return format!("{sign}{first}{fraction}e{exp_sign}{:02}", exponent.abs());
     }
@@ -245,7 +287,9 @@ pub(crate) fn write_go(out: &mut String, value: &Value) {
             }
             out.push(']');
         }
-        ValueKind::Map if value.downcast_object_ref::<GoMap>().is_some() || value.as_object().is_none() => {
+        ValueKind::Map
+            if value.downcast_object_ref::<GoMap>().is_some() || value.as_object().is_none() =>
+        {
             out.push_str("map[");
             for (i, (key, item)) in map_entries(value).unwrap_or_default().iter().enumerate() {
                 if i > 0 {
@@ -294,7 +338,9 @@ pub(crate) fn to_i64(value: &Value) -> i64 {
 
 /// `strconv.ParseInt(s, 0, 64)` after cast's trimming of a zero decimal part (`"8.0"` → 8).
 pub(crate) fn parse_go_int(text: &str) -> Option<i64> {
-    let text = text.strip_suffix(".0").map_or(text, |t| t.trim_end_matches('0'));
+    let text = text
+        .strip_suffix(".0")
+        .map_or(text, |t| t.trim_end_matches('0'));
     let text = if text.is_empty() { "0" } else { text };
     let (negative, digits) = match text.as_bytes().first() {
         Some(b'-') => (true, &text[1..]),
@@ -324,7 +370,12 @@ pub(crate) fn to_f64(value: &Value) -> f64 {
     match value.kind() {
         ValueKind::Bool => f64::from(u8::from(value.is_true())),
         ValueKind::Number => f64::try_from(value.clone()).unwrap_or(0.0),
-        ValueKind::String => value.as_str().unwrap_or_default().trim().parse().unwrap_or(0.0),
+        ValueKind::String => value
+            .as_str()
+            .unwrap_or_default()
+            .trim()
+            .parse()
+            .unwrap_or(0.0),
         _ => 0.0,
     }
 }
@@ -369,10 +420,24 @@ pub(crate) fn type_of(value: &Value) -> &'static str {
 /// A deep copy: new maps and lists all the way down, so mutating the copy leaves the original alone.
 pub(crate) fn deep_copy(value: &Value) -> Value {
     match value.kind() {
-        ValueKind::Map if value.downcast_object_ref::<GoMap>().is_some() || value.as_object().is_none() => {
-            GoMap::value(map_entries(value).unwrap_or_default().iter().map(|(k, v)| (k.clone(), deep_copy(v))).collect())
+        ValueKind::Map
+            if value.downcast_object_ref::<GoMap>().is_some() || value.as_object().is_none() =>
+        {
+            GoMap::value(
+                map_entries(value)
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|(k, v)| (k.clone(), deep_copy(v)))
+                    .collect(),
+            )
         }
-        ValueKind::Seq => Value::from(list_items(value).unwrap_or_default().iter().map(deep_copy).collect::<Vec<_>>()),
+        ValueKind::Seq => Value::from(
+            list_items(value)
+                .unwrap_or_default()
+                .iter()
+                .map(deep_copy)
+                .collect::<Vec<_>>(),
+        ),
         _ => value.clone(),
     }
 }
@@ -433,7 +498,14 @@ mod tests {
 
     #[test]
     fn is_empty_follows_sprig() {
-        for empty in [serde_json::json!(null), serde_json::json!(0), serde_json::json!(""), serde_json::json!([]), serde_json::json!({}), serde_json::json!(false)] {
+        for empty in [
+            serde_json::json!(null),
+            serde_json::json!(0),
+            serde_json::json!(""),
+            serde_json::json!([]),
+            serde_json::json!({}),
+            serde_json::json!(false),
+        ] {
             assert!(is_empty(&from_json(&empty)), "{empty} is empty");
         }
         assert!(!is_empty(&from_json(&serde_json::json!(" "))));
@@ -462,7 +534,10 @@ mod tests {
         let original = from_json(&serde_json::json!({"a": {"b": 1}}));
         let copy = deep_copy(&original);
         let inner = copy.get_attr("a").unwrap();
-        inner.downcast_object_ref::<GoMap>().unwrap().update(|m| m.remove("b"));
+        inner
+            .downcast_object_ref::<GoMap>()
+            .unwrap()
+            .update(|m| m.remove("b"));
         assert_eq!(to_json(&original), serde_json::json!({"a": {"b": 1.0}}));
     }
 }

@@ -40,7 +40,12 @@ pub(crate) enum Piece {
     /// Literal text, trimmed where markers asked for it, and the line it starts on.
     Text { text: String, line: usize },
     /// A `{{ … }}` action with its tokens, the line it starts on, and its source text.
-    Action { tokens: Vec<(Tok, usize)>, line: usize, source: String, newlines: usize },
+    Action {
+        tokens: Vec<(Tok, usize)>,
+        line: usize,
+        source: String,
+        newlines: usize,
+    },
     /// A `{{/* … */}}` comment spanning `newlines` newlines.
     Comment { line: usize, newlines: usize },
 }
@@ -52,17 +57,32 @@ pub(crate) fn lex(name: &str, source: &str) -> Result<Vec<Piece>, ParseError> {
     let mut pos = 0;
     let mut line = 1;
     let mut trim_next_text = false;
-    let error = |line: usize, message: String| ParseError { template: name.to_string(), line, message };
+    let error = |line: usize, message: String| ParseError {
+        template: name.to_string(),
+        line,
+        message,
+    };
     loop {
         let open = find(source, pos, "{{");
         let text_end = open.unwrap_or(source.len());
         let raw = &source[pos..text_end];
         let left_trim = open.is_some_and(|o| is_trim_marker_left(bytes, o + 2));
-        let start = if trim_next_text { raw.len() - raw.trim_start_matches(is_go_space).len() } else { 0 };
-        let end = if left_trim { start + raw[start..].trim_end_matches(is_go_space).len() } else { raw.len() };
+        let start = if trim_next_text {
+            raw.len() - raw.trim_start_matches(is_go_space).len()
+        } else {
+            0
+        };
+        let end = if left_trim {
+            start + raw[start..].trim_end_matches(is_go_space).len()
+        } else {
+            raw.len()
+        };
         if start < end {
             let text_line = line + raw[..start].matches('\n').count();
-            pieces.push(Piece::Text { text: raw[start..end].to_string(), line: text_line });
+            pieces.push(Piece::Text {
+                text: raw[start..end].to_string(),
+                line: text_line,
+            });
         }
         line += raw.matches('\n').count();
         let Some(open) = open else { break };
@@ -80,24 +100,38 @@ pub(crate) fn lex(name: &str, source: &str) -> Result<Vec<Piece>, ParseError> {
             };
             let mut rest = close + 2;
             let right_trim = source[rest..].starts_with(" -}}")
-                || (rest < bytes.len() && is_go_space(bytes[rest] as char) && source[skip_spaces(bytes, rest)..].starts_with("-}}"));
+                || (rest < bytes.len()
+                    && is_go_space(bytes[rest] as char)
+                    && source[skip_spaces(bytes, rest)..].starts_with("-}}"));
             if right_trim {
                 rest = skip_spaces(bytes, rest) + 3;
             } else if source[rest..].starts_with("}}") {
                 rest += 2;
             } else {
-                return Err(error(action_line, "comment ends before closing delimiter".into()));
+                return Err(error(
+                    action_line,
+                    "comment ends before closing delimiter".into(),
+                ));
             }
             let newlines = source[open..rest].matches('\n').count();
             line += newlines;
-            pieces.push(Piece::Comment { line: action_line, newlines });
+            pieces.push(Piece::Comment {
+                line: action_line,
+                newlines,
+            });
             trim_next_text = right_trim;
             pos = rest;
             continue;
         }
-        let (tokens, end, right_trim) = lex_action(source, inner_start, &mut line).map_err(|(l, m)| error(l, m))?;
+        let (tokens, end, right_trim) =
+            lex_action(source, inner_start, &mut line).map_err(|(l, m)| error(l, m))?;
         let newlines = source[open..end].matches('\n').count();
-        pieces.push(Piece::Action { tokens, line: action_line, source: source[open..end].to_string(), newlines });
+        pieces.push(Piece::Action {
+            tokens,
+            line: action_line,
+            source: source[open..end].to_string(),
+            newlines,
+        });
         trim_next_text = right_trim;
         pos = end;
     }
@@ -176,19 +210,22 @@ fn lex_action(source: &str, mut i: usize, line: &mut usize) -> ActionResult {
                 i += 1;
             }
             b'"' => {
-                let (value, end) = lex_quoted(source, i).ok_or((tok_line, "unterminated quoted string".to_string()))?;
+                let (value, end) = lex_quoted(source, i)
+                    .ok_or((tok_line, "unterminated quoted string".to_string()))?;
                 tokens.push((Tok::Str(value), tok_line));
                 i = end;
             }
             b'`' => {
-                let end = find(source, i + 1, "`").ok_or((tok_line, "unterminated raw quoted string".to_string()))?;
+                let end = find(source, i + 1, "`")
+                    .ok_or((tok_line, "unterminated raw quoted string".to_string()))?;
                 let value = source[i + 1..end].replace('\r', "");
                 *line += value.matches('\n').count();
                 tokens.push((Tok::Str(value), tok_line));
                 i = end + 1;
             }
             b'\'' => {
-                let (value, end) = lex_char(source, i).ok_or((tok_line, "unterminated character constant".to_string()))?;
+                let (value, end) = lex_char(source, i)
+                    .ok_or((tok_line, "unterminated character constant".to_string()))?;
                 tokens.push((Tok::Char(value), tok_line));
                 i = end;
             }
@@ -197,7 +234,9 @@ fn lex_action(source: &str, mut i: usize, line: &mut usize) -> ActionResult {
                 tokens.push((Tok::Variable(source[i + 1..end].to_string()), tok_line));
                 i = end;
             }
-            b'.' if bytes.get(i + 1).is_some_and(u8::is_ascii_digit) && !previous_is_term(&tokens) => {
+            b'.' if bytes.get(i + 1).is_some_and(u8::is_ascii_digit)
+                && !previous_is_term(&tokens) =>
+            {
                 let end = scan_number(bytes, i);
                 tokens.push((Tok::Number(source[i..end].to_string()), tok_line));
                 i = end;
@@ -209,14 +248,20 @@ fn lex_action(source: &str, mut i: usize, line: &mut usize) -> ActionResult {
                     i += 1;
                 } else {
                     let attached = i > 0 && !is_go_space(bytes[i - 1] as char);
-                    tokens.push((Tok::Field(source[i + 1..end].to_string(), attached), tok_line));
+                    tokens.push((
+                        Tok::Field(source[i + 1..end].to_string(), attached),
+                        tok_line,
+                    ));
                     i = end;
                 }
             }
             b'0'..=b'9' | b'+' | b'-' => {
                 let end = scan_number(bytes, i);
                 if end == i + 1 && !bytes[i].is_ascii_digit() {
-                    return Err((tok_line, format!("unexpected {:?} in command", bytes[i] as char)));
+                    return Err((
+                        tok_line,
+                        format!("unexpected {:?} in command", bytes[i] as char),
+                    ));
                 }
                 tokens.push((Tok::Number(source[i..end].to_string()), tok_line));
                 i = end;
@@ -231,18 +276,26 @@ fn lex_action(source: &str, mut i: usize, line: &mut usize) -> ActionResult {
             }
             other => {
                 let ch = source[i..].chars().next().unwrap_or(other as char);
-                return Err((tok_line, format!("unrecognized character in action: {ch:?}")));
+                return Err((
+                    tok_line,
+                    format!("unrecognized character in action: {ch:?}"),
+                ));
             }
         }
     }
 }
 
 fn previous_is_term(tokens: &[(Tok, usize)]) -> bool {
-    matches!(tokens.last(), Some((Tok::RightParen | Tok::Variable(_) | Tok::Field(..), _)))
+    matches!(
+        tokens.last(),
+        Some((Tok::RightParen | Tok::Variable(_) | Tok::Field(..), _))
+    )
 }
 
 fn scan_identifier(bytes: &[u8], mut i: usize) -> usize {
-    while i < bytes.len() && (bytes[i] == b'_' || bytes[i].is_ascii_alphanumeric() || bytes[i] >= 0x80) {
+    while i < bytes.len()
+        && (bytes[i] == b'_' || bytes[i].is_ascii_alphanumeric() || bytes[i] >= 0x80)
+    {
         i += 1;
     }
     i
@@ -254,7 +307,8 @@ fn scan_number(bytes: &[u8], mut i: usize) -> usize {
     }
     while i < bytes.len() {
         let c = bytes[i];
-        let exponent_sign = matches!(c, b'+' | b'-') && matches!(bytes.get(i - 1), Some(b'e' | b'E' | b'p' | b'P'));
+        let exponent_sign =
+            matches!(c, b'+' | b'-') && matches!(bytes.get(i - 1), Some(b'e' | b'E' | b'p' | b'P'));
         if c.is_ascii_alphanumeric() || c == b'_' || c == b'.' || exponent_sign {
             i += 1;
         } else {
@@ -290,7 +344,9 @@ fn lex_quoted(source: &str, start: usize) -> Option<(String, usize)> {
                             'u' => 4,
                             _ => 8,
                         };
-                        let hex: String = (0..width).filter_map(|_| chars.next().map(|(_, c)| c)).collect();
+                        let hex: String = (0..width)
+                            .filter_map(|_| chars.next().map(|(_, c)| c))
+                            .collect();
                         let code = u32::from_str_radix(&hex, 16).ok()?;
                         out.push(char::from_u32(code)?);
                     }
@@ -314,7 +370,11 @@ fn lex_char(source: &str, start: usize) -> Option<(u32, usize)> {
     let rest = &source[start + 1..];
     let close = rest.find('\'')?;
     let body = &rest[..close.max(1)];
-    let body = if body == "\\" { &rest[..rest[1..].find('\'')? + 1] } else { body };
+    let body = if body == "\\" {
+        &rest[..rest[1..].find('\'')? + 1]
+    } else {
+        body
+    };
     let end = start + 1 + body.len() + 1;
     let value = if let Some(escaped) = body.strip_prefix('\\') {
         let (text, _) = lex_quoted(&format!("\"\\{escaped}\""), 0)?;
@@ -358,14 +418,18 @@ mod tests {
     #[test]
     fn lex_keeps_dash_numbers_without_space() {
         let pieces = lex("t", "{{-3}}").unwrap();
-        let Piece::Action { tokens, .. } = &pieces[0] else { panic!("expected action") };
+        let Piece::Action { tokens, .. } = &pieces[0] else {
+            panic!("expected action")
+        };
         assert_eq!(tokens[0].0, Tok::Number("-3".into()));
     }
 
     #[test]
     fn lex_reads_strings_with_braces_and_escapes() {
         let pieces = lex("t", r#"{{ "}}\n\"x\"" `raw}}` 'a' }}"#).unwrap();
-        let Piece::Action { tokens, .. } = &pieces[0] else { panic!("expected action") };
+        let Piece::Action { tokens, .. } = &pieces[0] else {
+            panic!("expected action")
+        };
         assert_eq!(tokens[0].0, Tok::Str("}}\n\"x\"".into()));
         assert_eq!(tokens[1].0, Tok::Str("raw}}".into()));
         assert_eq!(tokens[2].0, Tok::Char('a' as u32));
@@ -382,7 +446,9 @@ mod tests {
     #[test]
     fn lex_distinguishes_fields_variables_and_dot() {
         let pieces = lex("t", "{{ $x.a . .b.c $ }}").unwrap();
-        let Piece::Action { tokens, .. } = &pieces[0] else { panic!("expected action") };
+        let Piece::Action { tokens, .. } = &pieces[0] else {
+            panic!("expected action")
+        };
         let kinds: Vec<Tok> = tokens.iter().map(|t| t.0.clone()).collect();
         assert_eq!(
             kinds,

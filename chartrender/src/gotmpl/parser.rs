@@ -9,13 +9,35 @@ pub(crate) enum Node {
     /// Literal text.
     Text { text: String, line: usize },
     /// `{{ pipeline }}`: prints the value unless the pipeline declares or assigns variables.
-    Action { pipe: Pipe, line: usize, source: String },
+    Action {
+        pipe: Pipe,
+        line: usize,
+        source: String,
+    },
     /// `if`/`with` (`rebind` = with): condition, body, optional else body.
-    Branch { rebind: bool, pipe: Pipe, body: Vec<Node>, otherwise: Option<Vec<Node>>, line: usize, source: String },
+    Branch {
+        rebind: bool,
+        pipe: Pipe,
+        body: Vec<Node>,
+        otherwise: Option<Vec<Node>>,
+        line: usize,
+        source: String,
+    },
     /// `range`: pipeline, body, optional else body.
-    Range { pipe: Pipe, body: Vec<Node>, otherwise: Option<Vec<Node>>, line: usize, source: String },
+    Range {
+        pipe: Pipe,
+        body: Vec<Node>,
+        otherwise: Option<Vec<Node>>,
+        line: usize,
+        source: String,
+    },
     /// `template "name" pipeline` (also the call half of `block`).
-    Template { name: String, pipe: Option<Pipe>, line: usize, source: String },
+    Template {
+        name: String,
+        pipe: Option<Pipe>,
+        line: usize,
+        source: String,
+    },
     /// `break` inside a range.
     Break { line: usize },
     /// `continue` inside a range.
@@ -73,14 +95,29 @@ pub(crate) struct Parsed {
 }
 
 /// Parses a template; `is_function` says which identifiers are known functions.
-pub(crate) fn parse(name: &str, source: &str, is_function: &dyn Fn(&str) -> bool) -> Result<Parsed, ParseError> {
+pub(crate) fn parse(
+    name: &str,
+    source: &str,
+    is_function: &dyn Fn(&str) -> bool,
+) -> Result<Parsed, ParseError> {
     let pieces = super::lexer::lex(name, source)?;
     let end_line = 1 + source.matches('\n').count();
-    let mut parser = Parser { name, pieces, pos: 0, defines: Vec::new(), is_function, end_line, range_depth: 0 };
+    let mut parser = Parser {
+        name,
+        pieces,
+        pos: 0,
+        defines: Vec::new(),
+        is_function,
+        end_line,
+        range_depth: 0,
+    };
     let (body, end) = parser.list(0)?;
     match end {
-        End::Eof => Ok(Parsed { body, defines: parser.defines }),
-        End::End(line) => Err(parser.error(line, "unexpected {{end}}")),
+        End::Eof => Ok(Parsed {
+            body,
+            defines: parser.defines,
+        }),
+        End::Closed(line) => Err(parser.error(line, "unexpected {{end}}")),
         End::Else(line, _) => Err(parser.error(line, "unexpected {{else}}")),
     }
 }
@@ -88,7 +125,7 @@ pub(crate) fn parse(name: &str, source: &str, is_function: &dyn Fn(&str) -> bool
 /// How a node list ended.
 enum End {
     Eof,
-    End(usize),
+    Closed(usize),
     /// `{{else}}` (tokens after `else`, e.g. `if x`).
     Else(usize, Vec<(Tok, usize)>),
 }
@@ -107,7 +144,11 @@ const MAX_NESTING: usize = 200;
 
 impl Parser<'_> {
     fn error(&self, line: usize, message: impl Into<String>) -> ParseError {
-        ParseError { template: self.name.to_string(), line, message: message.into() }
+        ParseError {
+            template: self.name.to_string(),
+            line,
+            message: message.into(),
+        }
     }
 
     /// Parses nodes until `{{end}}`, `{{else}}` or end of input.
@@ -122,7 +163,12 @@ impl Parser<'_> {
             match piece {
                 Piece::Text { text, line } => nodes.push(Node::Text { text, line }),
                 Piece::Comment { .. } => {}
-                Piece::Action { tokens, line, source, .. } => {
+                Piece::Action {
+                    tokens,
+                    line,
+                    source,
+                    ..
+                } => {
                     if let Some(end) = self.action(tokens, line, source, depth, &mut nodes)? {
                         return Ok((nodes, end));
                     }
@@ -150,7 +196,7 @@ impl Parser<'_> {
         match keyword {
             "end" => {
                 self.expect_empty(&rest, line, "end")?;
-                Ok(Some(End::End(line)))
+                Ok(Some(End::Closed(line)))
             }
             "else" => Ok(Some(End::Else(line, rest))),
             "if" | "with" => {
@@ -163,7 +209,7 @@ impl Parser<'_> {
                 self.range_depth += 1;
                 let (body, end) = self.list(depth + 1)?;
                 let otherwise = match end {
-                    End::End(_) => None,
+                    End::Closed(_) => None,
                     End::Else(else_line, tokens) => {
                         self.expect_empty(&tokens, else_line, "else")?;
                         Some(self.expect_end(depth)?)
@@ -171,7 +217,13 @@ impl Parser<'_> {
                     End::Eof => return Err(self.error(self.end_line, "unexpected EOF")),
                 };
                 self.range_depth -= 1;
-                nodes.push(Node::Range { pipe, body, otherwise, line, source });
+                nodes.push(Node::Range {
+                    pipe,
+                    body,
+                    otherwise,
+                    line,
+                    source,
+                });
                 Ok(None)
             }
             "define" => {
@@ -188,24 +240,48 @@ impl Parser<'_> {
             }
             "block" => {
                 let name = self.template_name(&rest, line, "block")?;
-                let pipe = if rest.len() > 1 { Some(self.pipeline(&rest[1..], line, false)?) } else { None };
+                let pipe = if rest.len() > 1 {
+                    Some(self.pipeline(&rest[1..], line, false)?)
+                } else {
+                    None
+                };
                 let body = self.expect_end(depth)?;
                 self.defines.push((name.clone(), body));
-                nodes.push(Node::Template { name, pipe, line, source });
+                nodes.push(Node::Template {
+                    name,
+                    pipe,
+                    line,
+                    source,
+                });
                 Ok(None)
             }
             "template" => {
                 let name = self.template_name(&rest, line, "template")?;
-                let pipe = if rest.len() > 1 { Some(self.pipeline(&rest[1..], line, false)?) } else { None };
-                nodes.push(Node::Template { name, pipe, line, source });
+                let pipe = if rest.len() > 1 {
+                    Some(self.pipeline(&rest[1..], line, false)?)
+                } else {
+                    None
+                };
+                nodes.push(Node::Template {
+                    name,
+                    pipe,
+                    line,
+                    source,
+                });
                 Ok(None)
             }
             "break" | "continue" => {
                 self.expect_empty(&rest, line, keyword)?;
                 if self.range_depth == 0 {
-                    return Err(self.error(line, format!("{{{{{keyword}}}}} outside {{{{range}}}}")));
+                    return Err(
+                        self.error(line, format!("{{{{{keyword}}}}} outside {{{{range}}}}"))
+                    );
                 }
-                nodes.push(if keyword == "break" { Node::Break { line } } else { Node::Continue { line } });
+                nodes.push(if keyword == "break" {
+                    Node::Break { line }
+                } else {
+                    Node::Continue { line }
+                });
                 Ok(None)
             }
             _ => {
@@ -227,43 +303,78 @@ impl Parser<'_> {
         let pipe = self.pipeline(&tokens, line, false)?;
         let (body, end) = self.list(depth + 1)?;
         let otherwise = match end {
-            End::End(_) => None,
+            End::Closed(_) => None,
             End::Eof => return Err(self.error(self.end_line, "unexpected EOF")),
             End::Else(else_line, tokens) => match tokens.first() {
                 None => Some(self.expect_end(depth)?),
                 // `{{else if …}}` / `{{else with …}}`: a nested branch sharing our `{{end}}`.
                 Some((Tok::Ident(word), _)) if word == "if" || word == "with" => {
-                    let nested = self.branch(word == "with", tokens[1..].to_vec(), else_line, source.clone(), depth)?;
+                    let nested = self.branch(
+                        word == "with",
+                        tokens[1..].to_vec(),
+                        else_line,
+                        source.clone(),
+                        depth,
+                    )?;
                     Some(vec![nested])
                 }
                 Some(_) => return Err(self.error(else_line, "unexpected tokens after else")),
             },
         };
-        Ok(Node::Branch { rebind, pipe, body, otherwise, line, source })
+        Ok(Node::Branch {
+            rebind,
+            pipe,
+            body,
+            otherwise,
+            line,
+            source,
+        })
     }
 
     fn expect_end(&mut self, depth: usize) -> Result<Vec<Node>, ParseError> {
         let (body, end) = self.list(depth + 1)?;
         match end {
-            End::End(_) => Ok(body),
+            End::Closed(_) => Ok(body),
             End::Else(line, _) => Err(self.error(line, "unexpected {{else}}")),
             End::Eof => Err(self.error(self.end_line, "unexpected EOF")),
         }
     }
 
-    fn expect_empty(&self, tokens: &[(Tok, usize)], line: usize, keyword: &str) -> Result<(), ParseError> {
-        if tokens.is_empty() { Ok(()) } else { Err(self.error(line, format!("unexpected tokens in {{{{{keyword}}}}}"))) }
+    fn expect_empty(
+        &self,
+        tokens: &[(Tok, usize)],
+        line: usize,
+        keyword: &str,
+    ) -> Result<(), ParseError> {
+        if tokens.is_empty() {
+            Ok(())
+        } else {
+            Err(self.error(line, format!("unexpected tokens in {{{{{keyword}}}}}")))
+        }
     }
 
-    fn template_name(&self, tokens: &[(Tok, usize)], line: usize, keyword: &str) -> Result<String, ParseError> {
+    fn template_name(
+        &self,
+        tokens: &[(Tok, usize)],
+        line: usize,
+        keyword: &str,
+    ) -> Result<String, ParseError> {
         match tokens.first() {
             Some((Tok::Str(name), _)) => Ok(name.clone()),
-            _ => Err(self.error(line, format!("unexpected token in {keyword} clause, expected a quoted name"))),
+            _ => Err(self.error(
+                line,
+                format!("unexpected token in {keyword} clause, expected a quoted name"),
+            )),
         }
     }
 
     /// Parses a pipeline, with an optional `$x :=`, `$x =` or (in range) `$k, $v :=` prefix.
-    fn pipeline(&self, tokens: &[(Tok, usize)], line: usize, in_range: bool) -> Result<Pipe, ParseError> {
+    fn pipeline(
+        &self,
+        tokens: &[(Tok, usize)],
+        line: usize,
+        in_range: bool,
+    ) -> Result<Pipe, ParseError> {
         let mut vars = Vec::new();
         let mut assign = false;
         let mut rest = tokens;
@@ -292,12 +403,19 @@ impl Parser<'_> {
         let mut position = 0;
         let commands = self.commands(rest, &mut position, line, 0)?;
         if position < rest.len() {
-            return Err(self.error(line, format!("unexpected {} in operand", describe(&rest[position].0))));
+            return Err(self.error(
+                line,
+                format!("unexpected {} in operand", describe(&rest[position].0)),
+            ));
         }
         if commands.is_empty() {
             return Err(self.error(line, "missing value for command"));
         }
-        Ok(Pipe { vars, assign, commands })
+        Ok(Pipe {
+            vars,
+            assign,
+            commands,
+        })
     }
 
     /// Parses `|`-separated commands until `)` or the end of the tokens.
@@ -323,7 +441,15 @@ impl Parser<'_> {
             if args.is_empty() {
                 return Err(self.error(line, "missing value for command"));
             }
-            if args.len() > 1 && !matches!(args[0], Operand::Function(_) | Operand::Field(_) | Operand::Variable(..) | Operand::Chain(..)) {
+            if args.len() > 1
+                && !matches!(
+                    args[0],
+                    Operand::Function(_)
+                        | Operand::Field(_)
+                        | Operand::Variable(..)
+                        | Operand::Chain(..)
+                )
+            {
                 return Err(self.error(line, "can't give argument to non-function"));
             }
             if let Operand::Field(path) | Operand::Variable(_, path) = &args[0]
@@ -340,7 +466,13 @@ impl Parser<'_> {
         }
     }
 
-    fn operand(&self, tokens: &[(Tok, usize)], pos: &mut usize, line: usize, depth: usize) -> Result<Operand, ParseError> {
+    fn operand(
+        &self,
+        tokens: &[(Tok, usize)],
+        pos: &mut usize,
+        line: usize,
+        depth: usize,
+    ) -> Result<Operand, ParseError> {
         let (tok, _) = &tokens[*pos];
         *pos += 1;
         let term = match tok {
@@ -361,7 +493,14 @@ impl Parser<'_> {
                     _ => return Err(self.error(line, "unclosed left paren")),
                 }
                 let path = fields(tokens, pos);
-                return Ok(Operand::Chain(Box::new(Pipe { vars: Vec::new(), assign: false, commands }), path));
+                return Ok(Operand::Chain(
+                    Box::new(Pipe {
+                        vars: Vec::new(),
+                        assign: false,
+                        commands,
+                    }),
+                    path,
+                ));
             }
             Tok::Ident(word) => match word.as_str() {
                 "true" => Operand::Bool(true),
@@ -372,8 +511,11 @@ impl Parser<'_> {
             },
             Tok::Str(value) => Operand::Str(value.clone()),
             Tok::Char(code) => Operand::Int(i64::from(*code)),
-            Tok::Number(text) => parse_number(text).ok_or_else(|| self.error(line, format!("bad number syntax: {text:?}")))?,
-            other => return Err(self.error(line, format!("unexpected {} in operand", describe(other)))),
+            Tok::Number(text) => parse_number(text)
+                .ok_or_else(|| self.error(line, format!("bad number syntax: {text:?}")))?,
+            other => {
+                return Err(self.error(line, format!("unexpected {} in operand", describe(other))));
+            }
         };
         if let Some((Tok::Field(_, true), _)) = tokens.get(*pos) {
             return Err(self.error(line, "unexpected . after term"));
@@ -422,12 +564,17 @@ pub(crate) fn parse_number(text: &str) -> Option<Operand> {
     let clean = digits.replace('_', "");
     let lower = clean.to_ascii_lowercase();
     let integer = if let Some(hex) = lower.strip_prefix("0x") {
-        if hex.contains('p') || hex.contains('.') { None } else { i64::from_str_radix(hex, 16).ok() }
+        if hex.contains('p') || hex.contains('.') {
+            None
+        } else {
+            i64::from_str_radix(hex, 16).ok()
+        }
     } else if let Some(bin) = lower.strip_prefix("0b") {
         i64::from_str_radix(bin, 2).ok()
     } else if let Some(oct) = lower.strip_prefix("0o") {
         i64::from_str_radix(oct, 8).ok()
-    } else if lower.len() > 1 && lower.starts_with('0') && lower.bytes().all(|b| b.is_ascii_digit()) {
+    } else if lower.len() > 1 && lower.starts_with('0') && lower.bytes().all(|b| b.is_ascii_digit())
+    {
         i64::from_str_radix(&lower[1..], 8).ok()
     } else if lower.bytes().all(|b| b.is_ascii_digit()) {
         lower.parse::<i64>().ok()
@@ -437,7 +584,11 @@ pub(crate) fn parse_number(text: &str) -> Option<Operand> {
     if let Some(value) = integer {
         return Some(Operand::Int(if negative { -value } else { value }));
     }
-    if lower.starts_with("0x") || lower.bytes().any(|b| !(b.is_ascii_digit() || b == b'.' || b == b'e' || b == b'+' || b == b'-')) {
+    if lower.starts_with("0x")
+        || lower
+            .bytes()
+            .any(|b| !(b.is_ascii_digit() || b == b'.' || b == b'e' || b == b'+' || b == b'-'))
+    {
         return None;
     }
     // Like Go's `idealConstant`: a literal written with `.` or an exponent is a float (`1e3` is 1000.0).
@@ -460,24 +611,43 @@ mod tests {
     #[test]
     fn parse_builds_pipelines_with_arguments() {
         let parsed = parse_ok(r#"{{ include "x" . | quote }}"#);
-        let Node::Action { pipe, .. } = &parsed.body[0] else { panic!("expected action") };
+        let Node::Action { pipe, .. } = &parsed.body[0] else {
+            panic!("expected action")
+        };
         assert_eq!(pipe.commands.len(), 2);
-        assert_eq!(pipe.commands[0].args[0], Operand::Function("include".into()));
+        assert_eq!(
+            pipe.commands[0].args[0],
+            Operand::Function("include".into())
+        );
         assert_eq!(pipe.commands[0].args[2], Operand::Field(vec![]));
     }
 
     #[test]
     fn parse_treats_spaced_fields_as_new_arguments() {
         let parsed = parse_ok("{{ quote $ .A }}");
-        let Node::Action { pipe, .. } = &parsed.body[0] else { panic!("expected action") };
+        let Node::Action { pipe, .. } = &parsed.body[0] else {
+            panic!("expected action")
+        };
         assert_eq!(pipe.commands[0].args.len(), 3);
     }
 
     #[test]
     fn parse_nests_else_if_into_the_else_branch() {
         let parsed = parse_ok("{{ if .A }}a{{ else if .B }}b{{ else }}c{{ end }}");
-        let Node::Branch { otherwise: Some(otherwise), .. } = &parsed.body[0] else { panic!("expected branch") };
-        assert!(matches!(&otherwise[0], Node::Branch { otherwise: Some(_), .. }));
+        let Node::Branch {
+            otherwise: Some(otherwise),
+            ..
+        } = &parsed.body[0]
+        else {
+            panic!("expected branch")
+        };
+        assert!(matches!(
+            &otherwise[0],
+            Node::Branch {
+                otherwise: Some(_),
+                ..
+            }
+        ));
     }
 
     #[test]
@@ -490,9 +660,13 @@ mod tests {
     #[test]
     fn parse_reads_range_declarations_and_chains() {
         let parsed = parse_ok("{{ range $k, $v := .M }}{{ ($v).x.y }}{{ break }}{{ end }}");
-        let Node::Range { pipe, body, .. } = &parsed.body[0] else { panic!("expected range") };
+        let Node::Range { pipe, body, .. } = &parsed.body[0] else {
+            panic!("expected range")
+        };
         assert_eq!(pipe.vars, ["k", "v"]);
-        assert!(matches!(&body[0], Node::Action { pipe, .. } if matches!(&pipe.commands[0].args[0], Operand::Chain(_, path) if path.len() == 2)));
+        assert!(
+            matches!(&body[0], Node::Action { pipe, .. } if matches!(&pipe.commands[0].args[0], Operand::Chain(_, path) if path.len() == 2))
+        );
     }
 
     #[test]
@@ -503,7 +677,12 @@ mod tests {
 
     #[test]
     fn parse_rejects_unknown_functions_and_stray_ends() {
-        assert!(parse("t", "{{ nope 1 }}", &known).unwrap_err().message.contains("\"nope\" not defined"));
+        assert!(
+            parse("t", "{{ nope 1 }}", &known)
+                .unwrap_err()
+                .message
+                .contains("\"nope\" not defined")
+        );
         assert!(parse("t", "{{ end }}", &known).is_err());
         assert!(parse("t", "{{ break }}", &known).is_err());
         assert!(parse("t", "{{ 1 2 }}", &known).is_err());

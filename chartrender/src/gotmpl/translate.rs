@@ -36,7 +36,10 @@ pub(crate) fn translate(name: &str, nodes: &[Node]) -> Result<Translated, ParseE
     if translator.uses_namespace {
         source.insert_str(0, "{% set _v = namespace() %}");
     }
-    Ok(Translated { source, actions: translator.actions })
+    Ok(Translated {
+        source,
+        actions: translator.actions,
+    })
 }
 
 struct Translator<'a> {
@@ -53,7 +56,11 @@ struct Translator<'a> {
 
 impl Translator<'_> {
     fn error(&self, line: usize, message: impl Into<String>) -> ParseError {
-        ParseError { template: self.name.to_string(), line, message: message.into() }
+        ParseError {
+            template: self.name.to_string(),
+            line,
+            message: message.into(),
+        }
     }
 
     fn emit(&mut self, text: &str) {
@@ -97,15 +104,28 @@ impl Translator<'_> {
                     self.declaration(pipe, *line)?;
                 }
             }
-            Node::Branch { rebind, pipe, body, otherwise, line, source } => {
+            Node::Branch {
+                rebind,
+                pipe,
+                body,
+                otherwise,
+                line,
+                source,
+            } => {
                 self.pad_to(*line);
                 self.actions.push((*line, source.clone()));
                 self.scopes.push(Vec::new());
-                let condition = if pipe.vars.is_empty() { self.pipe(pipe, *line)? } else { self.declaration(pipe, *line)? };
+                let condition = if pipe.vars.is_empty() {
+                    self.pipe(pipe, *line)?
+                } else {
+                    self.declaration(pipe, *line)?
+                };
                 let outer_dot = self.dot.clone();
                 if *rebind {
                     let name = format!("_d{}", self.fresh());
-                    self.emit(&format!("{{% set {name} = {condition} %}}{{% if {name} %}}"));
+                    self.emit(&format!(
+                        "{{% set {name} = {condition} %}}{{% if {name} %}}"
+                    ));
                     self.dot = name;
                 } else {
                     self.emit(&format!("{{% if {condition} %}}"));
@@ -119,10 +139,20 @@ impl Translator<'_> {
                 self.emit("{% endif %}");
                 self.scopes.pop();
             }
-            Node::Range { pipe, body, otherwise, line, source } => {
+            Node::Range {
+                pipe,
+                body,
+                otherwise,
+                line,
+                source,
+            } => {
                 self.pad_to(*line);
                 self.actions.push((*line, source.clone()));
-                let bare = Pipe { vars: Vec::new(), assign: false, commands: pipe.commands.clone() };
+                let bare = Pipe {
+                    vars: Vec::new(),
+                    assign: false,
+                    commands: pipe.commands.clone(),
+                };
                 let expr = self.pipe(&bare, *line)?;
                 let n = self.fresh();
                 let (key, element) = (format!("_k{n}"), format!("_d{n}"));
@@ -136,7 +166,9 @@ impl Translator<'_> {
                     [index, value] => {
                         self.bind(index, &key);
                         self.bind(value, &element);
-                        self.emit(&format!("{{% for {key}, {element} in f_range_pairs({expr}) %}}"));
+                        self.emit(&format!(
+                            "{{% for {key}, {element} in f_range_pairs({expr}) %}}"
+                        ));
                     }
                     _ => return Err(self.error(*line, "too many declarations in range")),
                 }
@@ -150,14 +182,22 @@ impl Translator<'_> {
                 }
                 self.emit("{% endfor %}");
             }
-            Node::Template { name, pipe, line, source } => {
+            Node::Template {
+                name,
+                pipe,
+                line,
+                source,
+            } => {
                 self.pad_to(*line);
                 self.actions.push((*line, source.clone()));
                 let argument = match pipe {
                     Some(pipe) => self.pipe(pipe, *line)?,
                     None => "none".to_string(),
                 };
-                self.emit(&format!("{{{{ f_include({}, {argument}) }}}}", string_literal(name)));
+                self.emit(&format!(
+                    "{{{{ f_include({}, {argument}) }}}}",
+                    string_literal(name)
+                ));
             }
             Node::Break { line } => {
                 self.pad_to(*line);
@@ -196,7 +236,11 @@ impl Translator<'_> {
 
     /// Emits `$x := …` / `$x = …` and returns the expression now naming the value.
     fn declaration(&mut self, pipe: &Pipe, line: usize) -> Result<String, ParseError> {
-        let bare = Pipe { vars: Vec::new(), assign: false, commands: pipe.commands.clone() };
+        let bare = Pipe {
+            vars: Vec::new(),
+            assign: false,
+            commands: pipe.commands.clone(),
+        };
         let expr = self.pipe(&bare, line)?;
         let [var] = pipe.vars.as_slice() else {
             return Err(self.error(line, "too many declarations in command"));
@@ -215,7 +259,10 @@ impl Translator<'_> {
     }
 
     fn text(&mut self, text: &str) {
-        let needs_escape = text.contains("{{") || text.contains("{%") || text.contains("{#") || text.ends_with('{');
+        let needs_escape = text.contains("{{")
+            || text.contains("{%")
+            || text.contains("{#")
+            || text.ends_with('{');
         if needs_escape {
             let literal = text.replace('\\', "\\\\").replace('"', "\\\"");
             self.emit(&format!("{{{{ \"{literal}\" }}}}"));
@@ -232,21 +279,38 @@ impl Translator<'_> {
         acc.ok_or_else(|| self.error(line, "missing value for command"))
     }
 
-    fn command(&mut self, command: &Command, piped: Option<String>, line: usize) -> Result<String, ParseError> {
-        let (head, rest) = command.args.split_first().ok_or_else(|| self.error(line, "empty command"))?;
-        let mut args = rest.iter().map(|arg| self.operand(arg, line)).collect::<Result<Vec<_>, _>>()?;
+    fn command(
+        &mut self,
+        command: &Command,
+        piped: Option<String>,
+        line: usize,
+    ) -> Result<String, ParseError> {
+        let (head, rest) = command
+            .args
+            .split_first()
+            .ok_or_else(|| self.error(line, "empty command"))?;
+        let mut args = rest
+            .iter()
+            .map(|arg| self.operand(arg, line))
+            .collect::<Result<Vec<_>, _>>()?;
         args.extend(piped);
         if let Operand::Function(name) = head {
             return match name.as_str() {
                 "and" | "or" => {
                     if args.is_empty() {
-                        return Err(self.error(line, format!("wrong number of args for {name}: want at least 1 got 0")));
+                        return Err(self.error(
+                            line,
+                            format!("wrong number of args for {name}: want at least 1 got 0"),
+                        ));
                     }
                     Ok(format!("({})", args.join(&format!(" {name} "))))
                 }
                 "not" => match args.as_slice() {
                     [single] => Ok(format!("(not {single})")),
-                    _ => Err(self.error(line, format!("wrong number of args for not: want 1 got {}", args.len()))),
+                    _ => Err(self.error(
+                        line,
+                        format!("wrong number of args for not: want 1 got {}", args.len()),
+                    )),
                 },
                 _ => Ok(format!("f_{name}({})", args.join(", "))),
             };
@@ -264,7 +328,12 @@ impl Translator<'_> {
         let Some((method, parents)) = path.split_last() else {
             return Err(self.error(line, "can't give argument to non-function"));
         };
-        Ok(format!("{}.{}({})", with_path(&base, parents), method, args.join(", ")))
+        Ok(format!(
+            "{}.{}({})",
+            with_path(&base, parents),
+            method,
+            args.join(", ")
+        ))
     }
 
     fn operand(&mut self, operand: &Operand, line: usize) -> Result<String, ParseError> {
@@ -274,7 +343,10 @@ impl Translator<'_> {
             Operand::Chain(pipe, path) => with_path(&format!("({})", self.pipe(pipe, line)?), path),
             Operand::Function(name) => match name.as_str() {
                 "and" | "or" | "not" => {
-                    return Err(self.error(line, format!("wrong number of args for {name}: want at least 1 got 0")));
+                    return Err(self.error(
+                        line,
+                        format!("wrong number of args for {name}: want at least 1 got 0"),
+                    ));
                 }
                 _ => format!("f_{name}()"),
             },
@@ -291,7 +363,11 @@ impl Translator<'_> {
                     return Err(self.error(line, "number out of range"));
                 }
                 let text = format!("{value:?}");
-                if *value < 0.0 { format!("({text})") } else { text }
+                if *value < 0.0 {
+                    format!("({text})")
+                } else {
+                    text
+                }
             }
             Operand::Bool(value) => value.to_string(),
             Operand::Nil => "none".to_string(),
@@ -328,7 +404,9 @@ pub(crate) fn string_literal(value: &str) -> String {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                out.push_str(&format!("\\u{:04x}", c as u32))
+            }
             c => out.push(c),
         }
     }
@@ -342,7 +420,10 @@ mod tests {
     use super::*;
 
     fn known(name: &str) -> bool {
-        matches!(name, "include" | "quote" | "default" | "eq" | "and" | "or" | "not" | "list" | "add")
+        matches!(
+            name,
+            "include" | "quote" | "default" | "eq" | "and" | "or" | "not" | "list" | "add"
+        )
     }
 
     fn jinja(source: &str) -> String {
@@ -352,12 +433,18 @@ mod tests {
 
     #[test]
     fn translate_passes_the_piped_value_last() {
-        assert_eq!(jinja(r#"{{ .Values.x | default "a" | quote }}"#), r#"{{ f_quote(f_default("a", _d0.Values.x)) }}"#);
+        assert_eq!(
+            jinja(r#"{{ .Values.x | default "a" | quote }}"#),
+            r#"{{ f_quote(f_default("a", _d0.Values.x)) }}"#
+        );
     }
 
     #[test]
     fn translate_maps_and_or_not_to_operators() {
-        assert_eq!(jinja("{{ and .A (or .B .C) | not }}"), "{{ (not (_d0.A and ((_d0.B or _d0.C)))) }}");
+        assert_eq!(
+            jinja("{{ and .A (or .B .C) | not }}"),
+            "{{ (not (_d0.A and ((_d0.B or _d0.C)))) }}"
+        );
     }
 
     #[test]
@@ -380,7 +467,12 @@ mod tests {
             "{% set _v = namespace() %}{% set _v.v1 = 0 %}{% for _d2 in f_range_values(_d0.L) %}{% set _v.v1 = f_add(_v.v1, _d2) %}{% endfor %}{{ _v.v1 }}"
         );
         let parsed = parse("t", "{{ if .A }}{{ $x := 1 }}{{ end }}{{ $x }}", &known).unwrap();
-        assert!(translate("t", &parsed.body).unwrap_err().message.contains("undefined variable"));
+        assert!(
+            translate("t", &parsed.body)
+                .unwrap_err()
+                .message
+                .contains("undefined variable")
+        );
     }
 
     #[test]
@@ -392,8 +484,14 @@ mod tests {
     #[test]
     fn translate_escapes_jinja_delimiters_in_text_and_calls_methods() {
         assert_eq!(jinja("{% raw %} {#"), r#"{{ "{% raw %} {#" }}"#);
-        assert_eq!(jinja(r#"{{ .Files.Get "a" }}"#), r#"{{ _d0.Files.Get("a") }}"#);
-        assert_eq!(jinja(r#"{{ template "x" }}"#), r#"{{ f_include("x", none) }}"#);
+        assert_eq!(
+            jinja(r#"{{ .Files.Get "a" }}"#),
+            r#"{{ _d0.Files.Get("a") }}"#
+        );
+        assert_eq!(
+            jinja(r#"{{ template "x" }}"#),
+            r#"{{ f_include("x", none) }}"#
+        );
         assert_eq!(jinja(r#"{{ (list 1 -2).x }}"#), "{{ (f_list(1, (-2))).x }}");
     }
 }

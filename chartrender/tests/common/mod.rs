@@ -11,8 +11,8 @@ use seedlet_chartrender::{Chart, Limits, RenderOptions, Rendered, Renderer};
 /// Gzips `data`.
 pub fn gzip(data: &[u8]) -> Vec<u8> {
     let mut encoder = GzEncoder::new(Vec::new(), Compression::fast());
-    encoder.write_all(data).unwrap();
-    encoder.finish().unwrap()
+    encoder.write_all(data).expect("writing to memory succeeds");
+    encoder.finish().expect("finishing in memory succeeds")
 }
 
 /// A raw tar entry written without the `tar` crate's path checks (so hostile names can be produced).
@@ -42,7 +42,13 @@ pub fn raw_end(out: &mut Vec<u8>) {
 pub fn archive(top: &str, files: &[(&str, &str)]) -> Vec<u8> {
     let mut tar = Vec::new();
     for (name, content) in files {
-        raw_entry(&mut tar, &format!("{top}/{name}"), tar::EntryType::Regular, content.as_bytes(), "");
+        raw_entry(
+            &mut tar,
+            &format!("{top}/{name}"),
+            tar::EntryType::Regular,
+            content.as_bytes(),
+            "",
+        );
     }
     raw_end(&mut tar);
     gzip(&tar)
@@ -51,12 +57,22 @@ pub fn archive(top: &str, files: &[(&str, &str)]) -> Vec<u8> {
 /// Loads a chart named `test` with the given templates (path relative to `templates/`) and values.yaml.
 pub fn chart(templates: &[(&str, &str)], values: &str) -> Chart {
     let mut files: Vec<(String, String)> = vec![
-        ("Chart.yaml".into(), "apiVersion: v2\nname: test\nversion: 1.2.3\nappVersion: \"9.9\"\n".into()),
+        (
+            "Chart.yaml".into(),
+            "apiVersion: v2\nname: test\nversion: 1.2.3\nappVersion: \"9.9\"\n".into(),
+        ),
         ("values.yaml".into(), values.into()),
     ];
-    files.extend(templates.iter().map(|(name, content)| (format!("templates/{name}"), content.to_string())));
-    let borrowed: Vec<(&str, &str)> = files.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
-    Chart::from_archive(&archive("test", &borrowed), &Limits::default()).unwrap()
+    files.extend(
+        templates
+            .iter()
+            .map(|(name, content)| (format!("templates/{name}"), content.to_string())),
+    );
+    let borrowed: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    Chart::from_archive(&archive("test", &borrowed), &Limits::default()).expect("test chart loads")
 }
 
 /// Renders a one-template chart and returns the template's text.
@@ -67,6 +83,13 @@ pub fn render_one(template: &str, values: &str) -> Result<String, String> {
 
 /// Renders with release `rel` in namespace `ns`.
 pub fn render(chart: &Chart, values: serde_json::Value) -> Result<Rendered, String> {
-    let options = RenderOptions { release_name: "rel".into(), namespace: "ns".into(), values, ..RenderOptions::default() };
-    Renderer::new().render(chart, &options).map_err(|e| e.to_string())
+    let options = RenderOptions {
+        release_name: "rel".into(),
+        namespace: "ns".into(),
+        values,
+        ..RenderOptions::default()
+    };
+    Renderer::new()
+        .render(chart, &options)
+        .map_err(|e| e.to_string())
 }
