@@ -313,22 +313,15 @@ impl Compiled {
         collect_templates(chart, chart.name(), &mut templates, &mut files);
         parse_order(&mut templates);
         let mut sources: BTreeMap<String, String> = BTreeMap::new();
-        let mut actions = ActionTable::new();
+        let mut actions = ActionTable::default();
         for file in &templates {
             let text = String::from_utf8_lossy(file.data);
             let translated = gotmpl::translate_file(&file.path, &text, &crate::funcs::is_function)?;
-            let define_actions: Vec<(usize, String)> = translated
-                .defines
-                .iter()
-                .flat_map(|(_, t)| t.actions.clone())
-                .collect();
-            let entry = actions.entry(file.path.clone()).or_default();
-            entry.extend(translated.body.actions);
-            entry.extend(define_actions);
+            actions.add_actions(&file.path, translated.body.actions);
             sources.insert(file.path.clone(), translated.body.source);
             for (name, define) in translated.defines {
-                // Errors inside a define report the file it lives in; record its actions under its name too.
-                actions.insert(name.clone(), define.actions);
+                actions.add_actions(&name, define.actions);
+                actions.set_origin(&name, &file.path);
                 sources.insert(name, define.source);
             }
         }

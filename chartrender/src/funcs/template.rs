@@ -14,8 +14,32 @@ use crate::gotmpl;
 /// level here is a nested minijinja render on the native stack, so the bound is lower and global).
 pub(crate) const MAX_INCLUDE_DEPTH: i64 = 100;
 
-/// The Go action source per template and line, for error messages.
-pub(crate) type ActionTable = HashMap<String, Vec<(usize, String)>>;
+/// The Go action source per template and line, and the file each `define` lives in, for error messages.
+#[derive(Debug, Default)]
+pub(crate) struct ActionTable {
+    actions: HashMap<String, Vec<(usize, String)>>,
+    origins: HashMap<String, String>,
+}
+
+impl ActionTable {
+    /// Records the actions of template `name` (a file path or a define name).
+    pub(crate) fn add_actions(&mut self, name: &str, actions: Vec<(usize, String)>) {
+        self.actions
+            .entry(name.to_string())
+            .or_default()
+            .extend(actions);
+    }
+
+    /// Records that `define` is written in `file`.
+    pub(crate) fn set_origin(&mut self, define: &str, file: &str) {
+        self.origins.insert(define.to_string(), file.to_string());
+    }
+
+    /// The file template `name` is written in (itself for file templates).
+    pub(crate) fn origin<'a>(&'a self, name: &'a str) -> &'a str {
+        self.origins.get(name).map_or(name, String::as_str)
+    }
+}
 
 /// Registers `include`, `tpl`, `required`, `fail`, `lookup` and `getHostByName` for one chart's environment.
 pub(crate) fn register(env: &mut Environment<'static>, actions: Arc<ActionTable>) {
@@ -132,8 +156,8 @@ pub(crate) fn describe(error: &Error, actions: &ActionTable) -> String {
     let message = message(error);
     if let Some(user) = message.strip_prefix(USER_ERROR_PREFIX) {
         let location = match (error.name(), error.line()) {
-            (Some(name), Some(line)) => format!("{name}:{line}"),
-            (Some(name), None) => name.to_string(),
+            (Some(name), Some(line)) => format!("{}:{line}", actions.origin(name)),
+            (Some(name), None) => actions.origin(name).to_string(),
             _ => "template".to_string(),
         };
         return format!("{USER_ERROR_PREFIX}execution error at ({location}): {user}");
@@ -168,6 +192,7 @@ pub(crate) fn message(error: &Error) -> String {
 /// The Go source of the action(s) on `line` of template `name`.
 pub(crate) fn action_at(actions: &ActionTable, name: &str, line: usize) -> Option<String> {
     let on_line: Vec<&str> = actions
+        .actions
         .get(name)?
         .iter()
         .filter(|(l, _)| *l == line)

@@ -1,0 +1,304 @@
+//! Go template semantics kept through the translation: control flow, scoping, functions, objects and errors.
+
+mod common;
+
+use common::{chart, render, render_one};
+
+#[test]
+fn range_over_maps_is_key_sorted_with_index_and_value() {
+    let out = render_one(
+        "{{ range $k, $v := .Values.m }}{{ $k }}={{ $v }};{{ end }}",
+        "m: {b: 2, a: 1, c: x}\n",
+    )
+    .unwrap();
+    assert_eq!(out, "a=1;b=2;c=x;");
+}
+
+#[test]
+fn range_supports_break_continue_and_else() {
+    let template = "{{ range $i, $e := .Values.l }}{{ if eq $i 1 }}{{ continue }}{{ end }}{{ if gt $e 3 }}{{ break }}{{ end }}{{ $e }}{{ end }}|{{ range .Values.none }}x{{ else }}empty{{ end }}";
+    assert_eq!(
+        render_one(template, "l: [1, 2, 3, 4, 5]\n").unwrap(),
+        "13|empty"
+    );
+}
+
+#[test]
+fn variables_assigned_in_range_are_visible_after_it() {
+    let template =
+        "{{- $sum := 0 }}{{ range .Values.l }}{{ $sum = add $sum . }}{{ end }}{{ $sum }}";
+    assert_eq!(render_one(template, "l: [1, 2, 3]\n").unwrap(), "6");
+}
+
+#[test]
+fn with_rebinds_dot_and_dollar_stays_root() {
+    let template = "{{ with .Values.a }}{{ .b }}-{{ $.Release.Name }}{{ else }}none{{ end }}|{{ with .Values.missing }}x{{ else }}{{ .Release.Namespace }}{{ end }}";
+    assert_eq!(
+        render_one(template, "a: {b: deep}\n").unwrap(),
+        "deep-rel|ns"
+    );
+}
+
+#[test]
+fn else_if_and_else_with_chains_pick_the_first_true_branch() {
+    let template = "{{ if eq .Values.m \"a\" }}A{{ else if eq .Values.m \"b\" }}B{{ else with .Values.w }}W{{ . }}{{ else }}O{{ end }}";
+    assert_eq!(render_one(template, "m: b\n").unwrap(), "B");
+    assert_eq!(render_one(template, "m: z\nw: 1\n").unwrap(), "W1");
+    assert_eq!(render_one(template, "m: z\n").unwrap(), "O");
+}
+
+#[test]
+fn and_or_return_operands_and_short_circuit() {
+    let template = "{{ or .Values.missing \"fallback\" }}|{{ and 1 \"last\" }}|{{ and false (fail \"not evaluated\") }}|{{ not .Values.missing }}";
+    assert_eq!(
+        render_one(template, "").unwrap(),
+        "fallback|last|false|true"
+    );
+}
+
+#[test]
+fn missing_values_print_nothing_and_fields_on_them_fail() {
+    assert_eq!(
+        render_one("[{{ .Values.missing }}][{{ .Values.nul }}]", "nul: null\n").unwrap(),
+        "[][]"
+    );
+    let err = render_one("a\n{{ .Values.missing.deeper }}", "").unwrap_err();
+    assert!(err.contains("test/templates/t.yaml:2"), "{err}");
+    assert!(err.contains(".Values.missing.deeper"), "{err}");
+}
+
+#[test]
+fn include_returns_a_string_usable_in_pipelines_and_dollar_is_its_argument() {
+    let helpers = "{{- define \"h\" -}}{{ $.name }}:{{ .name | upper }}{{- end -}}";
+    let chart = chart(
+        &[
+            ("_h.tpl", helpers),
+            (
+                "t.yaml",
+                "{{ include \"h\" (dict \"name\" \"x\") | quote }}{{ template \"h\" .Values }}",
+            ),
+        ],
+        "name: v\n",
+    );
+    let out = render(&chart, serde_json::json!({})).unwrap();
+    assert_eq!(out.templates["test/templates/t.yaml"], "\"x:X\"v:V");
+    assert!(!out.templates.contains_key("test/templates/_h.tpl"));
+}
+
+#[test]
+fn block_defines_a_default_that_a_define_can_override() {
+    let chart = chart(
+        &[
+            ("a.yaml", "{{ block \"b\" . }}default{{ end }}"),
+            ("_o.tpl", ""),
+        ],
+        "",
+    );
+    assert_eq!(
+        render(&chart, serde_json::json!({})).unwrap().templates["test/templates/a.yaml"],
+        "default"
+    );
+}
+
+#[test]
+fn recursive_includes_hit_the_depth_limit_instead_of_overflowing() {
+    let chart = chart(
+        &[
+            ("_r.tpl", "{{ define \"r\" }}{{ include \"r\" . }}{{ end }}"),
+            ("t.yaml", "{{ include \"r\" . }}"),
+        ],
+        "",
+    );
+    let err = render(&chart, serde_json::json!({})).unwrap_err();
+    assert!(err.contains("nesting deeper than"), "{err}");
+}
+
+#[test]
+fn tpl_renders_strings_with_the_template_set() {
+    let chart = chart(
+        &[
+            ("_h.tpl", "{{ define \"n\" }}named{{ end }}"),
+            ("t.yaml", "{{ tpl .Values.s . }}|{{ tpl \"plain\" . }}"),
+        ],
+        "s: \"{{ .Release.Name }}-{{ include \\\"n\\\" . }}-{{ index .Values.ports 1 }}\"\nports: [80, 443]\n",
+    );
+    assert_eq!(
+        render(&chart, serde_json::json!({})).unwrap().templates["test/templates/t.yaml"],
+        "rel-named-443|plain"
+    );
+}
+
+#[test]
+fn required_and_fail_report_template_line_and_message() {
+    let err = render_one("a: 1\nb: {{ required \"b is required\" .Values.b }}", "").unwrap_err();
+    assert_eq!(
+        err,
+        "execution error at (test/templates/t.yaml:2): b is required"
+    );
+    let chart = chart(
+        &[
+            ("_h.tpl", "{{ define \"f\" }}\n{{ fail \"boom\" }}{{ end }}"),
+            ("t.yaml", "{{ include \"f\" . }}"),
+        ],
+        "",
+    );
+    let err = render(&chart, serde_json::json!({})).unwrap_err();
+    assert_eq!(err, "execution error at (test/templates/_h.tpl:2): boom");
+}
+
+#[test]
+fn parse_errors_name_template_and_line() {
+    let err = render_one("a\n{{ if .X }}\n", "").unwrap_err();
+    assert_eq!(
+        err,
+        "parse error at (test/templates/t.yaml:3): unexpected EOF"
+    );
+    let err = render_one("{{ nosuchfunc 1 }}", "").unwrap_err();
+    assert!(err.contains("function \"nosuchfunc\" not defined"), "{err}");
+}
+
+#[test]
+fn to_yaml_and_nindent_produce_helm_layout() {
+    let template = "spec:{{ toYaml .Values.s | nindent 2 }}";
+    let out = render_one(template, "s: {b: [1, 2], a: {c: \"true\"}}\n").unwrap();
+    assert_eq!(out, "spec:\n  a:\n    c: \"true\"\n  b:\n  - 1\n  - 2");
+}
+
+#[test]
+fn printf_and_print_follow_go_fmt() {
+    let out = render_one("{{ printf \"%s-%d-%v-%05.1f\" \"a\" 3 .Values.f 2.25 }}|{{ print \"a\" 1 2 }}|{{ .Values.big }}", "f: 1.5\nbig: 1000000\n").unwrap();
+    assert_eq!(out, "a-3-1.5-002.2|a1 2|1e+06");
+}
+
+#[test]
+fn set_and_unset_change_values_seen_by_later_actions() {
+    let template = "{{- $c := fromYaml \"a: {b: 1, name: x}\" }}{{ $_ := unset $c.a \"name\" }}{{ $_ := set $c \"k\" \"v\" }}{{ toJson $c }}";
+    assert_eq!(
+        render_one(template, "").unwrap(),
+        r#"{"a":{"b":1},"k":"v"}"#
+    );
+}
+
+#[test]
+fn files_and_capabilities_are_available() {
+    let mut files: Vec<(&str, &str)> = vec![
+        ("Chart.yaml", "apiVersion: v2\nname: test\nversion: 1.2.3\n"),
+        ("files/a.conf", "x=1\n"),
+        ("files/b.conf", "y=2\n"),
+        (
+            "templates/t.yaml",
+            "{{ .Files.Get \"files/a.conf\" }}{{ (.Files.Glob \"files/*.conf\").AsConfig }}\n{{ .Capabilities.KubeVersion.Version }} {{ .Capabilities.APIVersions.Has \"v1\" }} {{ .Template.BasePath }} {{ .Chart.Name }}-{{ .Chart.Version }}",
+        ),
+    ];
+    files.sort();
+    let chart = seedlet_chartrender::Chart::from_archive(
+        &common::archive("test", &files),
+        &Default::default(),
+    )
+    .unwrap();
+    let out = render(&chart, serde_json::json!({})).unwrap();
+    assert_eq!(
+        out.templates["test/templates/t.yaml"],
+        "x=1\na.conf: |\n  x=1\nb.conf: |\n  y=2\nv1.20.0 false test/templates test-1.2.3"
+    );
+}
+
+#[test]
+fn subcharts_get_scoped_values_globals_conditions_and_aliases() {
+    let files: Vec<(&str, &str)> = vec![
+        (
+            "Chart.yaml",
+            "apiVersion: v2\nname: parent\nversion: 1.0.0\ndependencies:\n- name: sub\n  alias: renamed\n- name: off\n  condition: off.enabled\n",
+        ),
+        (
+            "values.yaml",
+            "global: {reg: parent-reg}\nrenamed: {port: 1}\noff: {enabled: false}\n",
+        ),
+        ("charts/sub/Chart.yaml", "name: sub\nversion: 0.1.0\n"),
+        (
+            "charts/sub/values.yaml",
+            "port: 9\nother: d\nglobal: {reg: sub-reg, own: o}\n",
+        ),
+        (
+            "charts/sub/templates/s.yaml",
+            "{{ .Chart.Name }} {{ .Values.port }} {{ .Values.other }} {{ .Values.global.reg }} {{ .Values.global.own }}",
+        ),
+        ("charts/off/Chart.yaml", "name: off\nversion: 0.1.0\n"),
+        ("charts/off/templates/o.yaml", "never"),
+        ("templates/p.yaml", "{{ .Values.renamed.other }}"),
+    ];
+    let chart = seedlet_chartrender::Chart::from_archive(
+        &common::archive("parent", &files),
+        &Default::default(),
+    )
+    .unwrap();
+    let out = render(&chart, serde_json::json!({"renamed": {"other": "user"}})).unwrap();
+    assert_eq!(
+        out.templates["parent/charts/renamed/templates/s.yaml"],
+        "renamed 1 user parent-reg o"
+    );
+    assert_eq!(out.templates["parent/templates/p.yaml"], "user");
+    assert!(!out.templates.keys().any(|k| k.contains("/off/")));
+}
+
+#[test]
+fn supplied_null_removes_a_default_and_supplied_values_win() {
+    let chart = chart(
+        &[(
+            "t.yaml",
+            "{{ .Values.replicas }}|{{ .Values.foo | default \"gone\" }}",
+        )],
+        "replicas: 1\nfoo: bar\n",
+    );
+    let out = render(&chart, serde_json::json!({"replicas": 3, "foo": null})).unwrap();
+    assert_eq!(out.templates["test/templates/t.yaml"], "3|gone");
+}
+
+#[test]
+fn manifests_drop_notes_hooks_and_comment_only_documents() {
+    let chart = chart(
+        &[
+            ("NOTES.txt", "notes"),
+            (
+                "a.yaml",
+                "# only a comment\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: h\n  annotations:\n    helm.sh/hook: pre-install\n",
+            ),
+            (
+                "b.yaml",
+                "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: n\n",
+            ),
+        ],
+        "",
+    );
+    let out = render(&chart, serde_json::json!({})).unwrap();
+    assert!(!out.templates.contains_key("test/templates/NOTES.txt"));
+    let kinds: Vec<String> = out
+        .manifests()
+        .unwrap()
+        .iter()
+        .map(|m| m.object["kind"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(kinds, ["Namespace", "Secret"]);
+}
+
+#[test]
+fn invalid_yaml_output_names_the_template() {
+    let chart = chart(&[("bad.yaml", "a: [unclosed\n")], "");
+    let err = render(&chart, serde_json::json!({}))
+        .unwrap()
+        .manifests()
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("YAML parse error on test/templates/bad.yaml"),
+        "{err}"
+    );
+}
+
+#[test]
+fn jinja_syntax_in_chart_text_is_kept_literally() {
+    assert_eq!(
+        render_one("{% raw %} {# x #} {{ \"{{\" }}", "").unwrap(),
+        "{% raw %} {# x #} {{"
+    );
+}
