@@ -1,0 +1,95 @@
+//! `seedlet render` behaviour through `cli::run`: chart directories, ControllerDeployments in both API versions, seeds.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+use seedlet_chartrender::cli::{OutputFormat, RenderArgs, run};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/charts")
+        .join(name)
+}
+
+fn args() -> RenderArgs {
+    RenderArgs {
+        chart: None,
+        deployment: None,
+        values: Vec::new(),
+        seed: None,
+        release: "demo".into(),
+        namespace: "extension-demo".into(),
+        kube_version: "v1.20.0".into(),
+        output: OutputFormat::Yaml,
+    }
+}
+
+#[test]
+fn render_prints_sources_like_helm_template() {
+    let mut args = args();
+    args.chart = Some(fixture("ext-basic"));
+    args.values = vec![fixture("ext-basic/values-gardener.yaml")];
+    let out = run(&args).unwrap();
+    assert!(
+        out.starts_with(
+            "---\n# Source: gardener-extension-demo/templates/configmap.yaml\napiVersion: v1\n"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("# Source: gardener-extension-demo/templates/vpa.yaml"));
+}
+
+#[test]
+fn render_reads_both_controller_deployment_versions_identically() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = [
+        ("Chart.yaml", "apiVersion: v2\nname: d\nversion: 0.1.0\n"),
+        ("values.yaml", "replicas: 1\n"),
+        (
+            "templates/cm.yaml",
+            "kind: ConfigMap\nreplicas: {{ .Values.replicas }}\nseed: {{ .Values.gardener.seed.name }}\n",
+        ),
+    ];
+    let chart = base64::engine::general_purpose::STANDARD.encode(common::archive("d", &files));
+    let v1 = dir.path().join("v1.yaml");
+    std::fs::write(&v1, format!("apiVersion: core.gardener.cloud/v1\nkind: ControllerDeployment\nhelm:\n  rawChart: {chart}\n  values:\n    replicas: 3\n")).unwrap();
+    let v1beta1 = dir.path().join("v1beta1.yaml");
+    std::fs::write(&v1beta1, format!("apiVersion: core.gardener.cloud/v1beta1\nkind: ControllerDeployment\ntype: helm\nproviderConfig:\n  chart: {chart}\n  values:\n    replicas: 3\n")).unwrap();
+    let seed = dir.path().join("seed.yaml");
+    std::fs::write(&seed, "apiVersion: core.gardener.cloud/v1beta1\nkind: Seed\nmetadata:\n  name: local\nspec:\n  provider:\n    type: local\n").unwrap();
+    let mut outputs = Vec::new();
+    for deployment in [v1, v1beta1] {
+        let mut args = args();
+        args.deployment = Some(deployment);
+        args.seed = Some(seed.clone());
+        args.output = OutputFormat::Json;
+        outputs.push(run(&args).unwrap());
+    }
+    assert_eq!(outputs[0], outputs[1]);
+    let parsed: serde_json::Value = serde_json::from_str(&outputs[0]).unwrap();
+    assert_eq!(
+        parsed["d/templates/cm.yaml"],
+        "kind: ConfigMap\nreplicas: 3\nseed: local\n"
+    );
+}
+
+#[test]
+fn render_fails_with_the_template_and_message() {
+    let mut args = args();
+    args.chart = Some(fixture("fail-required"));
+    let err = run(&args).unwrap_err();
+    let mut chain = err.to_string();
+    let mut source = std::error::Error::source(&err);
+    while let Some(next) = source {
+        chain.push_str(": ");
+        chain.push_str(&next.to_string());
+        source = next.source();
+    }
+    assert!(
+        chain.contains("fail-required/templates/secret.yaml:7"),
+        "{chain}"
+    );
+    assert!(chain.contains("a provider token must be set"), "{chain}");
+}
