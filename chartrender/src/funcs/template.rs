@@ -225,15 +225,18 @@ mod tests {
 
     #[test]
     fn action_at_joins_actions_on_the_same_line() {
-        let mut table = ActionTable::new();
-        table.insert(
-            "t".into(),
+        let mut table = ActionTable::default();
+        table.add_actions(
+            "t",
             vec![
                 (3, "{{ a }}".into()),
                 (3, "{{ b }}".into()),
                 (4, "{{ c }}".into()),
             ],
         );
+        table.set_origin("d", "c/templates/_h.tpl");
+        assert_eq!(table.origin("d"), "c/templates/_h.tpl");
+        assert_eq!(table.origin("t"), "t");
         assert_eq!(
             action_at(&table, "t", 3).as_deref(),
             Some("{{ a }} {{ b }}")
