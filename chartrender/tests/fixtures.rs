@@ -106,6 +106,14 @@ fn fixture_charts_render_like_helm() {
             "{}: rendered template paths",
             case.name
         );
+        for (path, text) in &rendered.templates {
+            // Byte equality is a stretch goal of the fixtures; these charts reach it.
+            assert_eq!(
+                text, &expected_rendered[path],
+                "{}: {path} text differs from Helm's",
+                case.name
+            );
+        }
         let expected_manifests = case.expected["manifests"].as_object().unwrap();
         for (path, text) in &rendered.templates {
             let documents = parse_documents(path, text)
