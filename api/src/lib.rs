@@ -1,1 +1,18 @@
 //! Gardener API types, conditions and well-known names used by seedlet.
+//!
+//! - [`core`]: `core.gardener.cloud` (Seed, Shoot, Controller*, ShootState, ...).
+//! - [`extensions`]: `extensions.gardener.cloud` (Cluster and the extension kinds).
+//! - [`resources`]: `resources.gardener.cloud` (ManagedResource).
+//! - [`conditions`]: the Condition type and pure helpers with gardener's time semantics.
+//! - [`names`]: every well-known label, annotation, namespace, finalizer, reason, ...
+//! - [`crds`]: CustomResourceDefinitions generated from these types.
+
+pub mod common;
+pub mod conditions;
+pub mod core;
+pub mod crds;
+pub mod extensions;
+pub mod names;
+pub mod resources;
+
+pub use conditions::{Condition, ConditionStatus};

@@ -1,0 +1,46 @@
+//! `core.gardener.cloud` kinds (v1beta1, plus the v1 `ControllerDeployment`) as served by
+//! gardener-apiserver, and the small types they share.
+
+mod backup;
+mod cloudprofile;
+mod controller;
+mod project;
+mod seed;
+mod shoot;
+mod shootstate;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+pub use backup::*;
+pub use cloudprofile::*;
+pub use controller::*;
+pub use project::*;
+pub use seed::*;
+pub use shoot::*;
+pub use shootstate::*;
+
+use crate::common::schema;
+
+/// An extension enabled on a Shoot or Seed (`spec.extensions[]`).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Extension {
+    /// Extension type.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// Extension configuration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "schema::raw_any")]
+    pub provider_config: Option<serde_json::Value>,
+    /// Disables an auto-enabled extension.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disabled: Option<bool>,
+}
+
+impl Extension {
+    /// Whether the extension is explicitly disabled.
+    pub fn is_disabled(&self) -> bool {
+        self.disabled == Some(true)
+    }
+}

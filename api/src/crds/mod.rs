@@ -1,0 +1,117 @@
+//! CustomResourceDefinitions generated from the Rust types: the seed-side set gardenlet installs
+//! (Cluster, extension kinds, ManagedResource) and the `core.gardener.cloud` set for development
+//! gardens that run without gardener-apiserver; plus multi-document YAML output and a checker for
+//! the structural-schema rules.
+
+mod structural;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceDefinition, CustomResourceSubresourceStatus, CustomResourceSubresources,
+};
+use kube::CustomResourceExt;
+
+pub use structural::structural_violations;
+
+use crate::{core, extensions, resources};
+
+/// Errors of this module.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A CRD could not be serialised to YAML.
+    #[error("serialising CRD {name} to YAML")]
+    Serialize {
+        /// Name of the CRD.
+        name: String,
+        /// The cause.
+        #[source]
+        source: serde_yaml::Error,
+    },
+}
+
+/// CRDs the agent (like gardenlet) needs in the seed: `Cluster`, the twelve extension kinds and
+/// `ManagedResource`.
+pub fn seed_crds() -> Vec<CustomResourceDefinition> {
+    let mut cluster = extensions::Cluster::crd();
+    // Upstream serves a status subresource for Clusters although the type has no status field.
+    for version in &mut cluster.spec.versions {
+        version.subresources = Some(CustomResourceSubresources {
+            status: Some(CustomResourceSubresourceStatus(serde_json::json!({}))),
+            scale: None,
+        });
+    }
+    vec![
+        cluster,
+        extensions::BackupBucket::crd(),
+        extensions::BackupEntry::crd(),
+        extensions::Bastion::crd(),
+        extensions::ContainerRuntime::crd(),
+        extensions::ControlPlane::crd(),
+        extensions::DNSRecord::crd(),
+        extensions::Extension::crd(),
+        extensions::Infrastructure::crd(),
+        extensions::Network::crd(),
+        extensions::OperatingSystemConfig::crd(),
+        extensions::SelfHostedShootExposure::crd(),
+        extensions::Worker::crd(),
+        resources::ManagedResource::crd(),
+    ]
+}
+
+/// CRDs for the `core.gardener.cloud` kinds seedlet reads or writes, for development gardens
+/// without gardener-apiserver.
+///
+/// `ControllerDeployment` is one CRD serving `v1` (storage) and `v1beta1`. Without a conversion
+/// webhook the API server converts between them by rewriting `apiVersion` only, so both versions
+/// share one schema — the union of both shapes (`helm`, `resources`, `injectGardenKubeconfig`,
+/// `type`, `providerConfig`) — and nothing is pruned whichever version an object is written in.
+/// seedlet reads v1 and understands both shapes ([`core::ControllerDeployment::helm_deployment`]).
+pub fn garden_crds() -> Vec<CustomResourceDefinition> {
+    vec![
+        core::Seed::crd(),
+        core::Shoot::crd(),
+        core::CloudProfile::crd(),
+        core::NamespacedCloudProfile::crd(),
+        core::ControllerRegistration::crd(),
+        controller_deployment_crd(),
+        core::ControllerInstallation::crd(),
+        core::ShootState::crd(),
+        core::BackupBucket::crd(),
+        core::BackupEntry::crd(),
+        core::Project::crd(),
+    ]
+}
+
+/// The two-version ControllerDeployment CRD described in [`garden_crds`].
+fn controller_deployment_crd() -> CustomResourceDefinition {
+    let mut crd = core::ControllerDeployment::crd();
+    let mut versions = Vec::with_capacity(2);
+    for version in crd.spec.versions.drain(..) {
+        let mut v1beta1 = version.clone();
+        v1beta1.name = "v1beta1".to_owned();
+        v1beta1.storage = false;
+        v1beta1.served = true;
+        let mut v1 = version;
+        v1.storage = true;
+        versions.push(v1);
+        versions.push(v1beta1);
+    }
+    crd.spec.versions = versions;
+    crd
+}
+
+/// The CRDs as one multi-document YAML stream (`---` before each document).
+///
+/// # Errors
+/// When a CRD cannot be serialised (not expected for generated CRDs).
+pub fn to_yaml(crds: &[CustomResourceDefinition]) -> Result<String, Error> {
+    let mut out = String::new();
+    for crd in crds {
+        let document = serde_yaml::to_string(crd).map_err(|source| Error::Serialize {
+            name: crd.metadata.name.clone().unwrap_or_default(),
+            source,
+        })?;
+        out.push_str("---\n");
+        out.push_str(&document);
+    }
+    Ok(out)
+}

@@ -1,0 +1,725 @@
+//! Well-known Gardener names in one place: API groups, namespaces, annotation and label keys,
+//! finalizers, condition types and reasons, field managers, CSR constants and naming helpers.
+//!
+//! Values are exact upstream strings (gardener/gardener); the specs under `spec/` cite them.
+
+/// API groups and versions.
+pub mod groups {
+    /// `core.gardener.cloud`: Seeds, Shoots, ControllerRegistrations, ...
+    pub const CORE: &str = "core.gardener.cloud";
+    /// `core.gardener.cloud/v1beta1`.
+    pub const CORE_V1BETA1: &str = "core.gardener.cloud/v1beta1";
+    /// `core.gardener.cloud/v1` (only ControllerDeployment).
+    pub const CORE_V1: &str = "core.gardener.cloud/v1";
+    /// `extensions.gardener.cloud`: Cluster and extension resources in the seed.
+    pub const EXTENSIONS: &str = "extensions.gardener.cloud";
+    /// `extensions.gardener.cloud/v1alpha1`.
+    pub const EXTENSIONS_V1ALPHA1: &str = "extensions.gardener.cloud/v1alpha1";
+    /// `resources.gardener.cloud`: ManagedResources.
+    pub const RESOURCES: &str = "resources.gardener.cloud";
+    /// `resources.gardener.cloud/v1alpha1`.
+    pub const RESOURCES_V1ALPHA1: &str = "resources.gardener.cloud/v1alpha1";
+}
+
+/// Namespaces and fixed object names.
+pub mod namespaces {
+    /// The `garden` namespace (garden: project of the operators; seed: gardenlet and extension MRs).
+    pub const GARDEN: &str = "garden";
+    /// Garden namespace holding one Lease per seed (`gardener-system-seed-lease/<seed>`).
+    pub const SEED_LEASE: &str = "gardener-system-seed-lease";
+    /// Garden namespace readable by every authenticated user (`kube-root-ca.crt`, `gardener-info`).
+    pub const PUBLIC: &str = "gardener-system-public";
+    /// `kube-system`: cluster identity ConfigMap, bootstrap token Secrets, self-hosted control plane.
+    pub const KUBE_SYSTEM: &str = "kube-system";
+    /// Prefix of the per-seed namespace in the garden (`seed-<name>`).
+    pub const SEED_NAMESPACE_PREFIX: &str = "seed-";
+    /// Prefix of the per-ControllerInstallation namespace in the seed (`extension-<ci>`).
+    pub const EXTENSION_NAMESPACE_PREFIX: &str = "extension-";
+    /// Prefix of project namespaces in the garden (`garden-<project>`).
+    pub const PROJECT_NAMESPACE_PREFIX: &str = "garden-";
+
+    /// The garden namespace of a seed: `seed-<seedName>`.
+    pub fn seed_namespace(seed_name: &str) -> String {
+        format!("{SEED_NAMESPACE_PREFIX}{seed_name}")
+    }
+
+    /// The seed namespace of a ControllerInstallation: `extension-<ciName>`.
+    pub fn extension_namespace(controller_installation_name: &str) -> String {
+        format!("{EXTENSION_NAMESPACE_PREFIX}{controller_installation_name}")
+    }
+}
+
+/// Well-known objects read or written by name.
+pub mod objects {
+    /// ConfigMap (garden, `gardener-system-public`) with the garden CA under [`KUBE_ROOT_CA_KEY`].
+    pub const KUBE_ROOT_CA: &str = "kube-root-ca.crt";
+    /// Data key of [`KUBE_ROOT_CA`].
+    pub const KUBE_ROOT_CA_KEY: &str = "ca.crt";
+    /// ConfigMap (garden, `gardener-system-public`) with gardener component versions.
+    pub const GARDENER_INFO: &str = "gardener-info";
+    /// Key of [`GARDENER_INFO`] holding the API server version YAML.
+    pub const GARDENER_INFO_API_SERVER_KEY: &str = "gardenerAPIServer";
+    /// ConfigMap (`kube-system`) holding a cluster's identity.
+    pub const CLUSTER_IDENTITY: &str = "cluster-identity";
+    /// Key of the [`CLUSTER_IDENTITY`] ConfigMap.
+    pub const CLUSTER_IDENTITY_KEY: &str = "cluster-identity";
+    /// ConfigMap (`kube-system`) with a shoot's network CIDRs (`podNetwork`, `serviceNetwork`, `nodeNetwork`).
+    pub const SHOOT_INFO: &str = "shoot-info";
+    /// Data key of kubeconfig Secrets.
+    pub const KUBECONFIG_KEY: &str = "kubeconfig";
+    /// Name of the cluster, user and context in a gardenlet-built kubeconfig.
+    pub const KUBECONFIG_CONTEXT: &str = "gardenlet";
+    /// Default leader-election lock name of gardenlet.
+    pub const LEADER_ELECTION_NAME: &str = "gardenlet-leader-election";
+    /// Default name of the generic token kubeconfig Secret read by extensions.
+    pub const GENERIC_TOKEN_KUBECONFIG: &str = "generic-token-kubeconfig";
+    /// Secret in an extension namespace holding the garden access token.
+    pub const GARDEN_ACCESS_EXTENSION: &str = "garden-access-extension";
+    /// Prefix of the generic garden kubeconfig Secret (`generic-garden-kubeconfig-<hash8>`).
+    pub const GENERIC_GARDEN_KUBECONFIG_PREFIX: &str = "generic-garden-kubeconfig-";
+    /// Projected volume name for the garden kubeconfig in extension workloads.
+    pub const GARDEN_KUBECONFIG_VOLUME: &str = "garden-kubeconfig";
+    /// Mount path of the garden kubeconfig volume in extension workloads.
+    pub const GARDEN_KUBECONFIG_MOUNT_PATH: &str =
+        "/var/run/secrets/gardener.cloud/garden/generic-kubeconfig";
+    /// Environment variable pointing extension workloads to the garden kubeconfig.
+    pub const GARDEN_KUBECONFIG_ENV: &str = "GARDEN_KUBECONFIG";
+    /// Environment variable carrying the seed name into extension workloads.
+    pub const SEED_NAME_ENV: &str = "SEED_NAME";
+    /// Prefix of bootstrap-token Secrets in `kube-system` (`bootstrap-token-<tokenID>`).
+    pub const BOOTSTRAP_TOKEN_SECRET_PREFIX: &str = "bootstrap-token-";
+    /// Prefix of the garden ServiceAccount of an extension (`extension-<ci>` in `seed-<seed>`).
+    pub const EXTENSION_SERVICE_ACCOUNT_PREFIX: &str = "extension-";
+
+    /// `bootstrap-token-<tokenID>`.
+    pub fn bootstrap_token_secret(token_id: &str) -> String {
+        format!("{BOOTSTRAP_TOKEN_SECRET_PREFIX}{token_id}")
+    }
+}
+
+/// Annotation keys and values.
+pub mod annotations {
+    /// `gardener.cloud/operation`: asks a controller to perform an operation.
+    pub const OPERATION: &str = "gardener.cloud/operation";
+    /// Operation value on the kubeconfig Secret: rotate the client certificate.
+    pub const OPERATION_RENEW: &str = "renew";
+    /// Operation value on a Seed/ManagedSeed: renew the garden kubeconfig.
+    pub const OPERATION_RENEW_KUBECONFIG: &str = "renew-kubeconfig";
+    /// Operation value: reconcile now.
+    pub const OPERATION_RECONCILE: &str = "reconcile";
+    /// Operation value: migrate (extension objects, ManagedResources).
+    pub const OPERATION_MIGRATE: &str = "migrate";
+    /// Operation value: restore after state injection.
+    pub const OPERATION_RESTORE: &str = "restore";
+    /// Operation value: state injection in progress; controllers skip the object.
+    pub const OPERATION_WAIT_FOR_STATE: &str = "wait-for-state";
+    /// `gardener.cloud/timestamp` (RFC3339, set together with an operation or a ShootState backup).
+    pub const TIMESTAMP: &str = "gardener.cloud/timestamp";
+    /// `confirmation.gardener.cloud/deletion`, merge-patched to `"true"` before deleting.
+    pub const CONFIRMATION_DELETION: &str = "confirmation.gardener.cloud/deletion";
+    /// Copied from a ControllerRegistration to its installation and extension namespace.
+    pub const POD_SECURITY_ENFORCE: &str = "security.gardener.cloud/pod-security-enforce";
+    /// On a Cluster: name of the generic token kubeconfig Secret.
+    pub const GENERIC_TOKEN_KUBECONFIG_SECRET_NAME: &str =
+        "generic-token-kubeconfig.secret.gardener.cloud/name";
+    /// On a Shoot: ignore the shoot (truthy value).
+    pub const SHOOT_IGNORE: &str = "shoot.gardener.cloud/ignore";
+    /// On a Shoot: comma-separated tasks (e.g. `deployInfrastructure`).
+    pub const SHOOT_TASKS: &str = "shoot.gardener.cloud/tasks";
+    /// On the control-plane namespace: the shoot's `status.uid`.
+    pub const SHOOT_UID: &str = "shoot.gardener.cloud/uid";
+    /// HA config: failure tolerance type (`node`, `zone` or empty).
+    pub const HA_FAILURE_TOLERANCE_TYPE: &str =
+        "high-availability-config.resources.gardener.cloud/failure-tolerance-type";
+    /// HA config: comma-separated zones.
+    pub const HA_ZONES: &str = "high-availability-config.resources.gardener.cloud/zones";
+    /// Secret annotation: default DNS provider type.
+    pub const DNS_PROVIDER: &str = "dns.gardener.cloud/provider";
+    /// Secret annotation: default DNS domain.
+    pub const DNS_DOMAIN: &str = "dns.gardener.cloud/domain";
+    /// Secret annotation: default DNS zone.
+    pub const DNS_ZONE: &str = "dns.gardener.cloud/zone";
+    /// Secret annotation: priority of a default domain (highest first).
+    pub const DNS_DOMAIN_DEFAULT_PRIORITY: &str = "dns.gardener.cloud/domain-default-priority";
+    /// Marker on a v1 ControllerDeployment converted from a non-helm v1beta1 `type`.
+    pub const MIGRATION_CONTROLLER_DEPLOYMENT_TYPE: &str =
+        "migration.controllerdeployment.gardener.cloud/type";
+    /// Marker on a v1 ControllerDeployment holding the v1beta1 `providerConfig` (JSON).
+    pub const MIGRATION_CONTROLLER_DEPLOYMENT_PROVIDER_CONFIG: &str =
+        "migration.controllerdeployment.gardener.cloud/providerConfig";
+    /// ServiceAccount name requested by a token-requestor Secret.
+    pub const SERVICE_ACCOUNT_NAME: &str = "serviceaccount.resources.gardener.cloud/name";
+    /// ServiceAccount labels (JSON) requested by a token-requestor Secret.
+    pub const SERVICE_ACCOUNT_LABELS: &str = "serviceaccount.resources.gardener.cloud/labels";
+    /// Pod template annotation kept across applies.
+    pub const KUBECTL_RESTARTED_AT: &str = "kubectl.kubernetes.io/restartedAt";
+}
+
+/// Label keys and values.
+pub mod labels {
+    /// `gardener.cloud/role`.
+    pub const ROLE: &str = "gardener.cloud/role";
+    /// Role of a Seed object.
+    pub const ROLE_SEED: &str = "seed";
+    /// Role of a control-plane namespace.
+    pub const ROLE_SHOOT: &str = "shoot";
+    /// Role of an extension namespace.
+    pub const ROLE_EXTENSION: &str = "extension";
+    /// Role of default-domain Secrets.
+    pub const ROLE_DEFAULT_DOMAIN: &str = "default-domain";
+    /// Role of ConfigMaps/Secrets referenced by ControllerDeployment `resources`.
+    pub const ROLE_RESOURCE_REFERENCE: &str = "resource-reference";
+    /// Role of Helm OCI pull Secrets.
+    pub const ROLE_HELM_PULL_SECRET: &str = "helm-pull-secret";
+    /// Role of OCI CA bundle Secrets.
+    pub const ROLE_OCI_CA_BUNDLE: &str = "oci-ca-bundle";
+    /// Role of seed ManagedResources outside shoot namespaces.
+    pub const ROLE_SEED_SYSTEM_COMPONENT: &str = "seed-system-component";
+    /// Prefix of the per-seed label the API server maintains (`name.seed.gardener.cloud/<seed>=true`).
+    pub const SEED_NAME_PREFIX: &str = "name.seed.gardener.cloud/";
+    /// Seed provider type label (Seed, control-plane namespace).
+    pub const SEED_PROVIDER: &str = "seed.gardener.cloud/provider";
+    /// Seed region label.
+    pub const SEED_REGION: &str = "seed.gardener.cloud/region";
+    /// Marks a seed that is itself a self-hosted shoot.
+    pub const SEED_SELF_HOSTED_SHOOT_CLUSTER: &str = "seed.gardener.cloud/self-hosted-shoot-cluster";
+    /// Marks a self-hosted Shoot.
+    pub const SHOOT_SELF_HOSTED: &str = "shoot.gardener.cloud/self-hosted";
+    /// Shoot provider type label on the control-plane namespace.
+    pub const SHOOT_PROVIDER: &str = "shoot.gardener.cloud/provider";
+    /// Networking provider type label on the control-plane namespace.
+    pub const NETWORKING_PROVIDER: &str = "networking.shoot.gardener.cloud/provider";
+    /// Backup provider label on the control-plane namespace.
+    pub const BACKUP_PROVIDER: &str = "backup.gardener.cloud/provider";
+    /// Prefix of required-extension labels (`extensions.gardener.cloud/<type>=true`).
+    pub const EXTENSION_TYPE_PREFIX: &str = "extensions.gardener.cloud/";
+    /// Opt-out label for garden kubeconfig injection on extension workloads.
+    pub const INJECT_GARDEN_KUBECONFIG: &str = "extensions.gardener.cloud/inject-garden-kubeconfig";
+    /// Pod security admission level.
+    pub const POD_SECURITY_ENFORCE: &str = "pod-security.kubernetes.io/enforce";
+    /// HA config opt-in label.
+    pub const HA_CONSIDER: &str = "high-availability-config.resources.gardener.cloud/consider";
+    /// Network policy label allowing access to the (virtual) garden API server.
+    pub const ACCESS_TARGET_APISERVER: &str = "networking.gardener.cloud/access-target-apiserver";
+    /// On the extension namespace: the ControllerRegistration name.
+    pub const CONTROLLER_REGISTRATION_NAME: &str = "controllerregistration.core.gardener.cloud/name";
+    /// On a ControllerInstallation's ManagedResource: the installation name.
+    pub const CONTROLLER_INSTALLATION_NAME: &str = "controllerinstallation-name";
+    /// On a ControllerInstallation's ManagedResource: the registration name.
+    pub const CONTROLLER_REGISTRATION_NAME_SHORT: &str = "controllerregistration-name";
+    /// GCM hash labels on ControllerInstallations.
+    pub const SEED_SPEC_HASH: &str = "seed-spec-hash";
+    /// GCM hash label: registration spec.
+    pub const REGISTRATION_SPEC_HASH: &str = "registration-spec-hash";
+    /// GCM hash label: deployment.
+    pub const DEPLOYMENT_HASH: &str = "deployment-hash";
+    /// Secrets-manager ownership label key.
+    pub const MANAGED_BY: &str = "managed-by";
+    /// Value of [`MANAGED_BY`] for secrets-manager Secrets.
+    pub const MANAGED_BY_SECRETS_MANAGER: &str = "secrets-manager";
+    /// Secrets to be persisted in the ShootState (`persist=true`).
+    pub const PERSIST: &str = "persist";
+    /// Creator of shoot ManagedResources (`origin=gardener`).
+    pub const ORIGIN: &str = "origin";
+    /// Value of [`ORIGIN`] written by gardenlet.
+    pub const ORIGIN_GARDENER: &str = "gardener";
+    /// Purpose of token-requestor Secrets.
+    pub const RESOURCES_PURPOSE: &str = "resources.gardener.cloud/purpose";
+    /// Value of [`RESOURCES_PURPOSE`] for token requestors.
+    pub const RESOURCES_PURPOSE_TOKEN_REQUESTOR: &str = "token-requestor";
+    /// Class of token-requestor Secrets.
+    pub const RESOURCES_CLASS: &str = "resources.gardener.cloud/class";
+    /// Value of [`RESOURCES_CLASS`] for garden access.
+    pub const RESOURCES_CLASS_GARDEN: &str = "garden";
+
+    /// `name.seed.gardener.cloud/<seed>`.
+    pub fn seed_name(seed_name: &str) -> String {
+        format!("{SEED_NAME_PREFIX}{seed_name}")
+    }
+
+    /// `extensions.gardener.cloud/<type>`.
+    pub fn extension_type(extension_type: &str) -> String {
+        format!("{EXTENSION_TYPE_PREFIX}{extension_type}")
+    }
+}
+
+/// Finalizer names.
+pub mod finalizers {
+    /// On ControllerInstallations (gardenlet).
+    pub const CONTROLLER_INSTALLATION: &str = "core.gardener.cloud/controllerinstallation";
+    /// On Seeds and ControllerRegistrations (GCM).
+    pub const CONTROLLER_REGISTRATION: &str = "core.gardener.cloud/controllerregistration";
+    /// On ControllerDeployments (GCM).
+    pub const CONTROLLER_DEPLOYMENT: &str = "core.gardener.cloud/controllerdeployment";
+    /// On ShootStates during migration (GCM).
+    pub const SHOOT_STATE: &str = "core.gardener.cloud/shootstate";
+    /// On Shoots (and most gardener-owned objects).
+    pub const GARDENER: &str = "gardener";
+    /// Legacy finalizer of the shootstate-secret controller on persisted Secrets.
+    pub const LEGACY_SECRET_CONTROLLER: &str = "gardenlet.gardener.cloud/secret-controller";
+    /// ManagedResource finalizer of the default (or `*`) class.
+    pub const RESOURCE_MANAGER: &str = "resources.gardener.cloud/gardener-resource-manager";
+
+    /// The ManagedResource finalizer for a class: the default for `None`, `resources` or `*`,
+    /// else `resources.gardener.cloud/gardener-resource-manager-<class>`.
+    pub fn resource_manager(class: Option<&str>) -> String {
+        match class {
+            None | Some("") | Some(super::managed_resources::DEFAULT_CLASS) | Some("*") => {
+                RESOURCE_MANAGER.to_owned()
+            }
+            Some(class) => format!("{RESOURCE_MANAGER}-{class}"),
+        }
+    }
+}
+
+/// ManagedResource classes, annotations and labels (`resources.gardener.cloud`).
+pub mod managed_resources {
+    /// Default class (an MR without class belongs to it).
+    pub const DEFAULT_CLASS: &str = "resources";
+    /// Class of seed ManagedResources (extension charts, seed system components).
+    pub const CLASS_SEED: &str = "seed";
+    /// Class `*` handles all MRs.
+    pub const CLASS_ALL: &str = "*";
+    /// Ignore an MR or a desired object (truthy value).
+    pub const IGNORE: &str = "resources.gardener.cloud/ignore";
+    /// Keep an object when it leaves the MR (truthy value).
+    pub const KEEP_OBJECT: &str = "resources.gardener.cloud/keep-object";
+    /// `Ignore` mode: not applied, not listed.
+    pub const MODE: &str = "resources.gardener.cloud/mode";
+    /// Value of [`MODE`] that releases an object.
+    pub const MODE_IGNORE: &str = "Ignore";
+    /// Origin of applied objects (`<ns>/<mr>` or `<clusterID>:<ns>/<mr>`).
+    pub const ORIGIN: &str = "resources.gardener.cloud/origin";
+    /// "DO NOT EDIT" description on applied objects.
+    pub const DESCRIPTION: &str = "resources.gardener.cloud/description";
+    /// The description text written to applied objects.
+    pub const DESCRIPTION_TEXT: &str = "DO NOT EDIT - This resource is managed by gardener-resource-manager.\nAny modifications are discarded and the resource is returned to the original state.";
+    /// Label on applied objects: the managing component.
+    pub const MANAGED_BY: &str = "resources.gardener.cloud/managed-by";
+    /// Default value of [`MANAGED_BY`].
+    pub const MANAGED_BY_GARDENER: &str = "gardener";
+    /// Skip health and progressing checks (exact value `true`).
+    pub const SKIP_HEALTH_CHECK: &str = "resources.gardener.cloud/skip-health-check";
+    /// Keep live replicas of Deployments/StatefulSets.
+    pub const PRESERVE_REPLICAS: &str = "resources.gardener.cloud/preserve-replicas";
+    /// Keep live container resources.
+    pub const PRESERVE_RESOURCES: &str = "resources.gardener.cloud/preserve-resources";
+    /// Delete (and re-create) on an `Invalid` update (truthy value).
+    pub const DELETE_ON_INVALID_UPDATE: &str = "resources.gardener.cloud/delete-on-invalid-update";
+    /// Propagation policy for [`DELETE_ON_INVALID_UPDATE`].
+    pub const DELETION_PROPAGATION_ON_INVALID_UPDATE: &str =
+        "resources.gardener.cloud/deletion-propagation-on-invalid-update";
+    /// Clear finalizers this long (Go duration) after deletion started.
+    pub const FINALIZE_DELETION_AFTER: &str = "resources.gardener.cloud/finalize-deletion-after";
+    /// Label on manifest Secrets that may be garbage collected once unreferenced.
+    pub const GARBAGE_COLLECTABLE_REFERENCE: &str =
+        "resources.gardener.cloud/garbage-collectable-reference";
+    /// Prefix of reference annotations on an MR (`reference.resources.gardener.cloud/secret-<hash8>`).
+    pub const REFERENCE_PREFIX: &str = "reference.resources.gardener.cloud/";
+    /// Injected into shoot MRs' objects.
+    pub const SHOOT_NO_CLEANUP: &str = "shoot.gardener.cloud/no-cleanup";
+    /// Data key of a Brotli-compressed manifest stream.
+    pub const DATA_KEY_BROTLI: &str = "data.yaml.br";
+
+    /// `reference.resources.gardener.cloud/secret-<hash8>` for a Secret whose name hashes to `hash8`
+    /// (first 8 hex chars of sha256(secret name); computing the hash is the caller's job).
+    pub fn secret_reference_annotation(hash8: &str) -> String {
+        format!("{REFERENCE_PREFIX}secret-{hash8}")
+    }
+}
+
+/// ShootState and persisted-state names.
+pub mod shoot_state {
+    /// `gardener[].type` of a persisted Secret.
+    pub const DATA_TYPE_SECRET: &str = "secret";
+    /// `gardener[].type` of the machine state.
+    pub const DATA_TYPE_MACHINE_STATE: &str = "machine-state";
+    /// `gardener[].name` of the machine state.
+    pub const MACHINE_STATE_NAME: &str = "machine-state";
+}
+
+/// Condition types.
+pub mod condition_types {
+    /// Seed: gardenlet heartbeat.
+    pub const GARDENLET_READY: &str = "GardenletReady";
+    /// Seed: all ControllerInstallations ready.
+    pub const EXTENSIONS_READY: &str = "ExtensionsReady";
+    /// Seed: backup buckets ready.
+    pub const BACKUP_BUCKETS_READY: &str = "BackupBucketsReady";
+    /// Seed: system components healthy.
+    pub const SEED_SYSTEM_COMPONENTS_HEALTHY: &str = "SeedSystemComponentsHealthy";
+    /// ControllerInstallation: chart valid.
+    pub const VALID: &str = "Valid";
+    /// ControllerInstallation: chart installed.
+    pub const INSTALLED: &str = "Installed";
+    /// ControllerInstallation: controller healthy.
+    pub const HEALTHY: &str = "Healthy";
+    /// ControllerInstallation: rollout in progress.
+    pub const PROGRESSING: &str = "Progressing";
+    /// ControllerInstallation: extension objects exist.
+    pub const REQUIRED: &str = "Required";
+    /// ManagedResource: objects applied.
+    pub const RESOURCES_APPLIED: &str = "ResourcesApplied";
+    /// ManagedResource: objects healthy.
+    pub const RESOURCES_HEALTHY: &str = "ResourcesHealthy";
+    /// ManagedResource: objects progressing.
+    pub const RESOURCES_PROGRESSING: &str = "ResourcesProgressing";
+    /// Shoot: API server available.
+    pub const API_SERVER_AVAILABLE: &str = "APIServerAvailable";
+    /// Shoot: control plane healthy.
+    pub const CONTROL_PLANE_HEALTHY: &str = "ControlPlaneHealthy";
+    /// Shoot: observability components healthy.
+    pub const OBSERVABILITY_COMPONENTS_HEALTHY: &str = "ObservabilityComponentsHealthy";
+    /// Shoot: every node ready (absent for workerless shoots).
+    pub const EVERY_NODE_READY: &str = "EveryNodeReady";
+    /// Shoot: system components healthy.
+    pub const SYSTEM_COMPONENTS_HEALTHY: &str = "SystemComponentsHealthy";
+    /// Shoot constraint: hibernation possible.
+    pub const HIBERNATION_POSSIBLE: &str = "HibernationPossible";
+    /// Shoot constraint: maintenance preconditions satisfied.
+    pub const MAINTENANCE_PRECONDITIONS_SATISFIED: &str = "MaintenancePreconditionsSatisfied";
+    /// CertificateSigningRequest condition: approved.
+    pub const CSR_APPROVED: &str = "Approved";
+    /// CertificateSigningRequest condition: denied.
+    pub const CSR_DENIED: &str = "Denied";
+    /// CertificateSigningRequest condition: failed.
+    pub const CSR_FAILED: &str = "Failed";
+}
+
+/// Condition reasons and fixed messages.
+pub mod reasons {
+    /// Reason of a freshly initialised condition.
+    pub const CONDITION_INITIALIZED: &str = "ConditionInitialized";
+    /// Message of a freshly initialised condition.
+    pub const CONDITION_INITIALIZED_MESSAGE: &str =
+        "The condition has been initialized but its semantic check has not been performed yet.";
+    /// Reason of an Unknown condition whose check failed to run.
+    pub const CONDITION_CHECK_ERROR: &str = "ConditionCheckError";
+    /// Status unknown (stale heartbeat).
+    pub const STATUS_UNKNOWN: &str = "StatusUnknown";
+
+    // --- Seed heartbeat and lifecycle ---
+    /// GardenletReady True.
+    pub const GARDENLET_READY: &str = "GardenletReady";
+    /// GardenletReady True message.
+    pub const GARDENLET_READY_MESSAGE: &str = "Gardenlet is posting ready status.";
+    /// GardenletReady Unknown message (stale lease).
+    pub const GARDENLET_STOPPED_POSTING_MESSAGE: &str = "Gardenlet stopped posting status updates.";
+    /// Shoot conditions Unknown message when the seed stopped heart-beating.
+    pub const GARDENLET_STOPPED_HEARTBEATS_MESSAGE: &str = "Gardenlet stopped sending heartbeats.";
+    /// Warning event reason when rotation failed.
+    pub const CERTIFICATE_ROTATION_FAILED: &str = "GardenletCertificateRotationFailed";
+
+    // --- CSR approval ---
+    /// Approved CSR reason.
+    pub const CSR_AUTO_APPROVED: &str = "AutoApproved";
+    /// Approved CSR message.
+    pub const CSR_AUTO_APPROVED_MESSAGE: &str =
+        "Auto approving gardenlet client certificate after SubjectAccessReview.";
+    /// Denied CSR reason.
+    pub const CSR_REQUEST_DENIED: &str = "RequestDenied";
+
+    // --- Seed ExtensionsReady ---
+    /// Some ControllerInstallation not valid.
+    pub const NOT_ALL_EXTENSIONS_VALID: &str = "NotAllExtensionsValid";
+    /// Some ControllerInstallation not installed.
+    pub const NOT_ALL_EXTENSIONS_INSTALLED: &str = "NotAllExtensionsInstalled";
+    /// Some ControllerInstallation not healthy.
+    pub const NOT_ALL_EXTENSIONS_HEALTHY: &str = "NotAllExtensionsHealthy";
+    /// Some ControllerInstallation progressing.
+    pub const SOME_EXTENSIONS_PROGRESSING: &str = "SomeExtensionsProgressing";
+    /// All ready.
+    pub const ALL_EXTENSIONS_READY: &str = "AllExtensionsReady";
+    /// All ready message.
+    pub const ALL_EXTENSIONS_READY_MESSAGE: &str =
+        "All extensions installed into the seed cluster are ready and healthy.";
+
+    // --- ControllerInstallation Valid ---
+    /// Valid True.
+    pub const REGISTRATION_VALID: &str = "RegistrationValid";
+    /// Valid False: registration missing.
+    pub const REGISTRATION_NOT_FOUND: &str = "RegistrationNotFound";
+    /// Valid Unknown: registration read failed.
+    pub const REGISTRATION_READ_ERROR: &str = "RegistrationReadError";
+    /// Valid False: seed missing.
+    pub const SEED_NOT_FOUND: &str = "SeedNotFound";
+    /// Valid/Installed/Healthy/Progressing Unknown: seed-side read failed.
+    pub const SEED_READ_ERROR: &str = "SeedReadError";
+    /// Valid False: values undecodable.
+    pub const CHART_INFORMATION_INVALID: &str = "ChartInformationInvalid";
+    /// Valid False: value templates failed.
+    pub const RENDERING_HELM_VALUES_FAILED: &str = "RenderingHelmValuesFailed";
+    /// Valid False: OCI pull failed.
+    pub const OCI_CHART_CANNOT_BE_PULLED: &str = "OCIChartCannotBePulled";
+    /// Valid False: chart rendering failed.
+    pub const CHART_CANNOT_BE_RENDERED: &str = "ChartCannotBeRendered";
+
+    // --- ControllerInstallation Installed / Healthy / Progressing / Required ---
+    /// Installed False: waiting for the MR.
+    pub const INSTALLATION_PENDING: &str = "InstallationPending";
+    /// Installed False: MR write failed.
+    pub const INSTALLATION_FAILED: &str = "InstallationFailed";
+    /// Installed True.
+    pub const INSTALLATION_SUCCESSFUL: &str = "InstallationSuccessful";
+    /// Installed False: deletion in progress.
+    pub const DELETION_PENDING: &str = "DeletionPending";
+    /// Installed False: deletion failed.
+    pub const DELETION_FAILED: &str = "DeletionFailed";
+    /// Installed False: deletion done.
+    pub const DELETION_SUCCESSFUL: &str = "DeletionSuccessful";
+    /// Healthy True.
+    pub const CONTROLLER_HEALTHY: &str = "ControllerHealthy";
+    /// Healthy False.
+    pub const CONTROLLER_NOT_HEALTHY: &str = "ControllerNotHealthy";
+    /// Progressing False.
+    pub const CONTROLLER_ROLLED_OUT: &str = "ControllerRolledOut";
+    /// Progressing True.
+    pub const CONTROLLER_NOT_ROLLED_OUT: &str = "ControllerNotRolledOut";
+    /// Required True.
+    pub const EXTENSION_OBJECTS_EXIST: &str = "ExtensionObjectsExist";
+    /// Required False.
+    pub const NO_EXTENSION_OBJECTS: &str = "NoExtensionObjects";
+
+    // --- ManagedResource ---
+    /// Applied/Healthy True, Progressing False for ignored MRs.
+    pub const MANAGED_RESOURCE_IGNORED: &str = "ManagedResourceIgnored";
+    /// Message for ignored MRs.
+    pub const MANAGED_RESOURCE_IGNORED_MESSAGE: &str = "ManagedResource is marked to be ignored.";
+    /// Applied False: Secret unreadable.
+    pub const CANNOT_READ_SECRET: &str = "CannotReadSecret";
+    /// Healthy/Progressing Unknown after a change.
+    pub const CHECKS_PENDING: &str = "ChecksPending";
+    /// Applied Progressing.
+    pub const APPLY_PROGRESSING: &str = "ApplyProgressing";
+    /// Applied False: apply failed.
+    pub const APPLY_FAILED: &str = "ApplyFailed";
+    /// Applied True.
+    pub const APPLY_SUCCEEDED: &str = "ApplySucceeded";
+    /// Applied True message.
+    pub const APPLY_SUCCEEDED_MESSAGE: &str = "All resources are applied.";
+    /// Applied False: manifests undecodable.
+    pub const DECODING_FAILED: &str = "DecodingFailed";
+    /// Applied False: releasing orphans failed.
+    pub const RELEASE_OF_ORPHANED_RESOURCES_FAILED: &str = "ReleaseOfOrphanedResourcesFailed";
+    /// Deletion message for Healthy/Progressing.
+    pub const DELETION_PENDING_MESSAGE: &str = "The resources are currently being deleted.";
+    /// Healthy: the health check itself failed.
+    pub const HEALTH_CHECK_ERROR: &str = "HealthCheckError";
+    /// Healthy True.
+    pub const RESOURCES_HEALTHY: &str = "ResourcesHealthy";
+    /// Healthy True message.
+    pub const RESOURCES_HEALTHY_MESSAGE: &str = "All resources are healthy.";
+    /// Progressing False.
+    pub const RESOURCES_ROLLED_OUT: &str = "ResourcesRolledOut";
+    /// Progressing False message.
+    pub const RESOURCES_ROLLED_OUT_MESSAGE: &str = "All resources have been fully rolled out.";
+
+    /// `<Kind>Missing` (Healthy False).
+    pub fn kind_missing(kind: &str) -> String {
+        format!("{kind}Missing")
+    }
+
+    /// `<Kind>Unhealthy` (Healthy False).
+    pub fn kind_unhealthy(kind: &str) -> String {
+        format!("{kind}Unhealthy")
+    }
+
+    /// `<Kind>Progressing` (Progressing True).
+    pub fn kind_progressing(kind: &str) -> String {
+        format!("{kind}Progressing")
+    }
+}
+
+/// Field managers for server-side apply and managed-fields attribution.
+pub mod field_managers {
+    /// The seed agent.
+    pub const AGENT: &str = "seedlet-agent";
+    /// The garden-side controller.
+    pub const GARDEN: &str = "seedlet-garden";
+    /// The agent's ManagedResource applier (objects applied from MR manifests).
+    pub const RESOURCE_MANAGER: &str = "seedlet-resource-manager";
+}
+
+/// Client-certificate and CertificateSigningRequest constants.
+pub mod csr {
+    /// CN prefix of a seed client certificate (`gardener.cloud:system:seed:<seed>`).
+    pub const SEED_CN_PREFIX: &str = "gardener.cloud:system:seed:";
+    /// The single O entry of a seed client certificate.
+    pub const SEED_ORGANIZATION: &str = "gardener.cloud:system:seeds";
+    /// CN prefix of a self-hosted-shoot client certificate (`...:shoot:<ns>:<name>`).
+    pub const SHOOT_CN_PREFIX: &str = "gardener.cloud:system:shoot:";
+    /// CN prefix of a gardenadm shoot client certificate.
+    pub const GARDENADM_SHOOT_CN_PREFIX: &str = "gardener.cloud:gardenadm:shoot:";
+    /// The single O entry of a shoot client certificate.
+    pub const SHOOT_ORGANIZATION: &str = "gardener.cloud:system:shoots";
+    /// CSR name prefix for seeds.
+    pub const SEED_NAME_PREFIX: &str = "seed-csr-";
+    /// CSR name prefix for self-hosted shoots.
+    pub const SHOOT_NAME_PREFIX: &str = "shoot-csr-";
+    /// Signer of client certificates.
+    pub const SIGNER: &str = "kubernetes.io/kube-apiserver-client";
+    /// Usages in request order.
+    pub const USAGES: [&str; 3] = ["digital signature", "key encipherment", "client auth"];
+    /// `certificates.k8s.io` (SubjectAccessReview group).
+    pub const GROUP: &str = "certificates.k8s.io";
+    /// Resource checked by the SubjectAccessReview.
+    pub const RESOURCE: &str = "certificatesigningrequests";
+    /// Subresource a seed needs `create` on.
+    pub const SUBRESOURCE_SEED_CLIENT: &str = "seedclient";
+    /// Subresource a shoot needs `create` on.
+    pub const SUBRESOURCE_SHOOT_CLIENT: &str = "shootclient";
+    /// Bootstrap-token user prefix (`system:bootstrap:<tokenID>`).
+    pub const BOOTSTRAP_USER_PREFIX: &str = "system:bootstrap:";
+    /// Bootstrap-token group.
+    pub const BOOTSTRAPPERS_GROUP: &str = "system:bootstrappers";
+    /// ServiceAccount user prefix.
+    pub const SERVICE_ACCOUNT_USER_PREFIX: &str = "system:serviceaccount:";
+    /// ClusterRole bound to bootstrappers.
+    pub const SEED_BOOTSTRAPPER_CLUSTER_ROLE: &str = "gardener.cloud:system:seed-bootstrapper";
+
+    /// `gardener.cloud:system:seed:<seed>`.
+    pub fn seed_common_name(seed_name: &str) -> String {
+        format!("{SEED_CN_PREFIX}{seed_name}")
+    }
+
+    /// The seed name of a seed client CN, `None` if the CN is not one (or names no seed).
+    pub fn seed_name_from_common_name(common_name: &str) -> Option<&str> {
+        common_name
+            .strip_prefix(SEED_CN_PREFIX)
+            .filter(|name| !name.is_empty())
+    }
+
+    /// `gardener.cloud:system:seed-bootstrapper:<ns>:<name>`: ClusterRoleBinding of a bootstrap SA.
+    pub fn seed_bootstrapper_binding(namespace: &str, name: &str) -> String {
+        format!("{SEED_BOOTSTRAPPER_CLUSTER_ROLE}:{namespace}:{name}")
+    }
+}
+
+/// Shoot technical IDs and control-plane namespaces.
+pub mod technical_id {
+    /// Constant prefix of technical IDs (`shoot-`).
+    pub const PREFIX: &str = "shoot-";
+
+    /// The technical ID of a shoot: the stored `status.technicalID` if non-empty, else
+    /// `shoot--<project>--<shoot>`.
+    pub fn compute(stored: Option<&str>, project_name: &str, shoot_name: &str) -> String {
+        match stored {
+            Some(id) if !id.is_empty() => id.to_owned(),
+            _ => format!("{PREFIX}-{project_name}--{shoot_name}"),
+        }
+    }
+
+    /// The short ID: the technical ID with the regex `^shoot-?` stripped, exactly like upstream
+    /// (`shoot-dev-foo` → `dev-foo`, `shoot--dev--foo` → `-dev--foo`).
+    pub fn short(technical_id: &str) -> &str {
+        match technical_id.strip_prefix("shoot") {
+            Some(rest) => rest.strip_prefix('-').unwrap_or(rest),
+            None => technical_id,
+        }
+    }
+
+    /// Whether a namespace is a shoot control-plane namespace (both ID shapes start with `shoot-`).
+    pub fn is_shoot_namespace(namespace: &str) -> bool {
+        namespace.starts_with(PREFIX)
+    }
+
+    /// The project name of a project namespace (`garden-dev` → `dev`; `garden` → `garden`).
+    pub fn project_of_namespace(namespace: &str) -> &str {
+        namespace
+            .strip_prefix(super::namespaces::PROJECT_NAMESPACE_PREFIX)
+            .filter(|project| !project.is_empty())
+            .unwrap_or(namespace)
+    }
+
+    /// Name of the extension BackupEntry of a shoot: `<controlPlaneNamespace>--<uid>`.
+    pub fn backup_entry_name(control_plane_namespace: &str, shoot_uid: &str) -> String {
+        format!("{control_plane_namespace}--{shoot_uid}")
+    }
+
+    /// The control-plane namespace of a BackupEntry name: strips an optional `source-` prefix and
+    /// the trailing `--<uid>`; `None` if the name has no `--<uid>` suffix.
+    pub fn control_plane_namespace_of_backup_entry(name: &str) -> Option<&str> {
+        let name = name.strip_prefix("source-").unwrap_or(name);
+        let (namespace, uid) = name.rsplit_once("--")?;
+        (!namespace.is_empty() && !uid.is_empty()).then_some(namespace)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seed_namespace_is_prefixed_with_seed() {
+        assert_eq!(namespaces::seed_namespace("aws"), "seed-aws");
+        assert_eq!(namespaces::extension_namespace("ci-1"), "extension-ci-1");
+    }
+
+    #[test]
+    fn technical_id_prefers_stored_value_over_computed_one() {
+        let cases = [
+            (Some("shoot-dev-foo"), "dev", "foo", "shoot-dev-foo"),
+            (Some(""), "dev", "bar", "shoot--dev--bar"),
+            (None, "dev", "bar", "shoot--dev--bar"),
+        ];
+        for (stored, project, shoot, expected) in cases {
+            assert_eq!(technical_id::compute(stored, project, shoot), expected);
+        }
+    }
+
+    #[test]
+    fn short_id_strips_shoot_prefix_and_one_hyphen() {
+        assert_eq!(technical_id::short("shoot-dev-foo"), "dev-foo");
+        assert_eq!(technical_id::short("shoot--dev--foo"), "-dev--foo");
+        assert_eq!(technical_id::short("kube-system"), "kube-system");
+        assert!(technical_id::is_shoot_namespace("shoot--dev--foo"));
+        assert!(technical_id::is_shoot_namespace("shoot-dev-foo"));
+        assert!(!technical_id::is_shoot_namespace("garden"));
+    }
+
+    #[test]
+    fn project_of_namespace_strips_garden_prefix() {
+        assert_eq!(technical_id::project_of_namespace("garden-dev"), "dev");
+        assert_eq!(technical_id::project_of_namespace("garden"), "garden");
+    }
+
+    #[test]
+    fn backup_entry_name_parses_back_to_namespace() {
+        let name = technical_id::backup_entry_name("shoot--dev--foo", "1234-ab");
+        assert_eq!(name, "shoot--dev--foo--1234-ab");
+        assert_eq!(
+            technical_id::control_plane_namespace_of_backup_entry(&name),
+            Some("shoot--dev--foo")
+        );
+        assert_eq!(
+            technical_id::control_plane_namespace_of_backup_entry("source-shoot--dev--foo--uid"),
+            Some("shoot--dev--foo")
+        );
+        assert_eq!(technical_id::control_plane_namespace_of_backup_entry("nouid"), None);
+    }
+
+    #[test]
+    fn resource_manager_finalizer_depends_on_class() {
+        assert_eq!(
+            finalizers::resource_manager(None),
+            "resources.gardener.cloud/gardener-resource-manager"
+        );
+        assert_eq!(
+            finalizers::resource_manager(Some("*")),
+            "resources.gardener.cloud/gardener-resource-manager"
+        );
+        assert_eq!(
+            finalizers::resource_manager(Some("seed")),
+            "resources.gardener.cloud/gardener-resource-manager-seed"
+        );
+    }
+
+    #[test]
+    fn seed_common_name_round_trips() {
+        let cn = csr::seed_common_name("local");
+        assert_eq!(cn, "gardener.cloud:system:seed:local");
+        assert_eq!(csr::seed_name_from_common_name(&cn), Some("local"));
+        assert_eq!(csr::seed_name_from_common_name("gardener.cloud:system:seed:"), None);
+        assert_eq!(csr::seed_name_from_common_name("system:admin"), None);
+    }
+}
