@@ -1,0 +1,125 @@
+//! `GardenClient`: the hot-swappable handle to the garden API that every agent controller uses.
+//!
+//! The identity replaces the inner `kube::Client` when it rotates, renews or re-bootstraps the certificate.
+//! Each swap bumps a generation counter published on a `tokio::sync::watch` channel, so long-running work
+//! (watches, controllers) can restart on the new credentials:
+//!
+//! ```no_run
+//! # async fn controller(client: kube::Client) -> Result<(), kube::Error> { Ok(()) }
+//! # async fn demo(garden: seedlet_bootstrap::GardenClient) -> Result<(), kube::Error> {
+//! // One-off calls: take the current client each time.
+//! let _version = garden.client().apiserver_version().await?;
+//! // Long-running work: restarted with the new client after every swap.
+//! garden.run_with_current(|client| controller(client)).await?;
+//! # Ok(()) }
+//! ```
+
+use std::future::Future;
+use std::sync::{Arc, PoisonError, RwLock};
+
+use jiff::Timestamp;
+use tokio::sync::watch;
+
+/// A cheaply clonable handle to the garden API whose credentials can be swapped in place.
+#[derive(Clone)]
+pub struct GardenClient {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    client: RwLock<kube::Client>,
+    generation: watch::Sender<u64>,
+    expiry: watch::Sender<Option<Timestamp>>,
+}
+
+impl GardenClient {
+    /// A handle starting with `client`, at generation 0, whose certificate ends at `expiry` (if known).
+    pub fn new(client: kube::Client, expiry: Option<Timestamp>) -> Self {
+        let (generation, _) = watch::channel(0);
+        let (expiry, _) = watch::channel(expiry);
+        Self {
+            shared: Arc::new(Shared {
+                client: RwLock::new(client),
+                generation,
+                expiry,
+            }),
+        }
+    }
+
+    /// The current client; cheap (a clone of a `kube::Client`). Take it per call, do not keep it across awaits
+    /// that may outlive a swap.
+    pub fn client(&self) -> kube::Client {
+        self.shared
+            .client
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// How many times the client has been swapped.
+    pub fn generation(&self) -> u64 {
+        *self.shared.generation.borrow()
+    }
+
+    /// A receiver that is notified after every swap (its value is the new generation).
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.shared.generation.subscribe()
+    }
+
+    /// NotAfter of the client certificate in use; `None` for credentials without an inline certificate.
+    pub fn certificate_expiry(&self) -> Option<Timestamp> {
+        *self.shared.expiry.borrow()
+    }
+
+    /// A receiver that is notified whenever the certificate expiry changes (for metrics and Seed status).
+    pub fn subscribe_expiry(&self) -> watch::Receiver<Option<Timestamp>> {
+        self.shared.expiry.subscribe()
+    }
+
+    /// Runs `work` with the current client; when the client is swapped, the running future is dropped and
+    /// `work` starts again with the new client. Returns when `work` returns.
+    pub async fn run_with_current<F, Fut, T>(&self, mut work: F) -> T
+    where
+        F: FnMut(kube::Client) -> Fut,
+        Fut: Future<Output = T>,
+    {
+        let mut swaps = self.subscribe();
+        loop {
+            swaps.mark_unchanged();
+            let future = work(self.client());
+            tokio::select! {
+                out = future => return out,
+                changed = swaps.changed() => {
+                    if changed.is_err() {
+                        // The sender lives in `self.shared`, which `self` keeps alive, so this cannot happen;
+                        // if it ever did, keep running on the current client rather than spin.
+                        return work(self.client()).await;
+                    }
+                    tracing::info!(generation = *swaps.borrow(), "garden client swapped, restarting work");
+                }
+            }
+        }
+    }
+
+    /// Replaces the client and publishes the new generation and expiry.
+    pub(crate) fn swap(&self, client: kube::Client, expiry: Option<Timestamp>) {
+        *self
+            .shared
+            .client
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = client;
+        self.shared.expiry.send_replace(expiry);
+        self.shared
+            .generation
+            .send_modify(|generation| *generation += 1);
+    }
+}
+
+impl std::fmt::Debug for GardenClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GardenClient")
+            .field("generation", &self.generation())
+            .field("certificate_expiry", &self.certificate_expiry())
+            .finish_non_exhaustive()
+    }
+}
