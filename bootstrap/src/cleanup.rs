@@ -10,12 +10,8 @@ use serde::de::DeserializeOwned;
 use crate::error::is_not_found;
 use crate::names::{
     BOOTSTRAP_TOKEN_NAMESPACE, BOOTSTRAP_TOKEN_SECRET_PREFIX, BOOTSTRAP_TOKEN_USER_PREFIX,
+    SEED_BOOTSTRAPPER_CLUSTER_ROLE, SERVICE_ACCOUNT_USER_PREFIX,
 };
-
-/// Service-account username prefix.
-const SERVICE_ACCOUNT_USER_PREFIX: &str = "system:serviceaccount:";
-/// Name prefix of the ClusterRoleBinding that lets a bootstrap service account create CSRs.
-const SERVICE_ACCOUNT_BINDING_PREFIX: &str = "gardener.cloud:system:seed-bootstrapper:";
 
 /// A garden object that carried the bootstrap credential.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,7 +71,7 @@ pub async fn delete_bootstrap_credentials(garden: &kube::Client, csr: &Certifica
             delete_logged(
                 &bindings,
                 "ClusterRoleBinding",
-                &format!("{SERVICE_ACCOUNT_BINDING_PREFIX}{namespace}:{name}"),
+                &format!("{SEED_BOOTSTRAPPER_CLUSTER_ROLE}:{namespace}:{name}"),
             )
             .await;
         }

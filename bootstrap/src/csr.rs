@@ -294,17 +294,61 @@ mod tests {
     }
 
     #[test]
-    fn generated_key_is_sec1_pem_that_rustls_accepts() {
+    fn generated_key_is_sec1_pem_with_curve_parameters() {
         let prepared = PreparedRequest::generate(&Subject::seed("s1").unwrap()).unwrap();
         let pem = x509_parser::pem::parse_x509_pem(prepared.key_pem.expose().as_bytes())
             .unwrap()
             .1;
         assert_eq!(pem.label, "EC PRIVATE KEY");
         assert_eq!(pem.contents.len(), 121);
-        let key = rcgen::KeyPair::try_from(&rustls_pki_types::PrivateKeyDer::Sec1(
-            pem.contents.clone().into(),
-        ));
-        assert!(key.is_ok(), "sec1 key must load: {key:?}");
+        assert_eq!(&pem.contents[..7], &SEC1_P256_HEAD);
+        assert_eq!(&pem.contents[39..56], &SEC1_P256_MIDDLE);
+    }
+
+    #[tokio::test]
+    async fn sec1_key_with_matching_certificate_builds_a_kube_client() {
+        let key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256).unwrap();
+        let certificate = CertificateParams::new(Vec::<String>::new())
+            .unwrap()
+            .self_signed(&key)
+            .unwrap();
+        let key_pem = PrivateKeyPem(sec1_pem(&key).unwrap());
+        let cluster = crate::kubeconfig::GardenCluster {
+            server: "https://127.0.0.1:1".into(),
+            insecure_skip_tls_verify: true,
+            certificate_authority: crate::kubeconfig::CertificateAuthority::None,
+        };
+        let text = crate::kubeconfig::build(&cluster, certificate.pem().as_bytes(), &key_pem);
+        let parsed = crate::kubeconfig::ParsedKubeconfig::parse(&text, "test").unwrap();
+        let client = parsed.client("test").await;
+        assert!(
+            client.is_ok(),
+            "rustls must load the sec1 key: {:?}",
+            client.err()
+        );
+    }
+
+    #[tokio::test]
+    async fn mismatched_key_is_rejected_when_building_a_kube_client() {
+        let key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256).unwrap();
+        let certificate = CertificateParams::new(Vec::<String>::new())
+            .unwrap()
+            .self_signed(&key)
+            .unwrap();
+        let mut der = x509_parser::pem::parse_x509_pem(sec1_pem(&key).unwrap().as_bytes())
+            .unwrap()
+            .1
+            .contents;
+        der[10] ^= 0xff; // corrupt the private scalar: no longer the certificate's key
+        let key_pem = PrivateKeyPem(pem_encode("EC PRIVATE KEY", &der));
+        let cluster = crate::kubeconfig::GardenCluster {
+            server: "https://127.0.0.1:1".into(),
+            insecure_skip_tls_verify: true,
+            certificate_authority: crate::kubeconfig::CertificateAuthority::None,
+        };
+        let text = crate::kubeconfig::build(&cluster, certificate.pem().as_bytes(), &key_pem);
+        let parsed = crate::kubeconfig::ParsedKubeconfig::parse(&text, "test").unwrap();
+        assert!(parsed.client("test").await.is_err());
     }
 
     #[test]

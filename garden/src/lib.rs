@@ -1,1 +1,3 @@
 //! The seedlet garden-side controller: CSR approval, seed lifecycle, extension scheduling.
+
+pub mod csr_approval;

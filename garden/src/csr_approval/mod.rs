@@ -1,0 +1,45 @@
+//! CSR auto-approval controller (spec §3, gardener's `csr-autoapprove`): watches CertificateSigningRequests in
+//! the garden; for the `kubernetes.io/kube-apiserver-client` signer it approves valid seed client requests
+//! after a SubjectAccessReview for `create certificatesigningrequests/seedclient`, denies requests that claim the
+//! seed identity but break a rule, and leaves all others alone. Writes only the `/approval` subresource in the
+//! garden. No periodic requeue: decided CSRs are final, pending ones are retried by `error_policy`.
+
+pub mod checks;
+pub mod rbac;
+pub mod reconcile;
+
+use std::sync::Arc;
+
+use futures::StreamExt as _;
+use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
+use kube::Api;
+use kube::runtime::controller::{self, Controller};
+use kube::runtime::watcher;
+
+pub use rbac::ensure_bootstrapper_rbac;
+pub use reconcile::{Error, error_policy, reconcile};
+
+/// Controller name (logs, metrics label).
+pub const NAME: &str = "csr-autoapprove";
+/// Default parallel reconciles (`controllers.certificateSigningRequest.concurrentSyncs`).
+pub const DEFAULT_CONCURRENT_SYNCS: u16 = 5;
+
+/// Dependencies of the controller.
+#[derive(Clone)]
+pub struct Ctx {
+    /// Garden client with permission to read CSRs, create SubjectAccessReviews and update approvals.
+    pub client: kube::Client,
+    /// Parallel reconciles.
+    pub concurrent_syncs: u16,
+}
+
+/// Runs the controller until the CSR watch ends.
+pub async fn run(ctx: Arc<Ctx>) {
+    let api: Api<CertificateSigningRequest> = Api::all(ctx.client.clone());
+    let config = controller::Config::default().concurrency(ctx.concurrent_syncs);
+    Controller::new(api, watcher::Config::default())
+        .with_config(config)
+        .run(reconcile, error_policy, ctx)
+        .for_each(|_| futures::future::ready(()))
+        .await;
+}
