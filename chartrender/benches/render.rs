@@ -2,6 +2,7 @@
 
 use std::hint::black_box;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use seedlet_chartrender::{Chart, Limits, RenderOptions, Renderer};
@@ -36,6 +37,34 @@ fn archive() -> Vec<u8> {
         .expect("archive is written to memory")
 }
 
+/// CPU time consumed by this thread so far (`/proc/thread-self/schedstat`, nanoseconds), so the numbers stay
+/// meaningful on a machine shared with other builds; `None` where the file does not exist.
+fn thread_cpu_time() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    stat.split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+        .map(Duration::from_nanos)
+}
+
+/// Measures `iters` runs of `f` in thread CPU time (wall time where CPU time is unavailable). The kernel updates
+/// the counter at scheduler ticks, so every iteration runs `f` [`REPEAT`] times and the total is scaled back.
+fn cpu_time<F: FnMut()>(iters: u64, mut f: F) -> Duration {
+    let (cpu_start, wall_start) = (thread_cpu_time(), Instant::now());
+    for _ in 0..iters * REPEAT {
+        f();
+    }
+    let total = match (cpu_start, thread_cpu_time()) {
+        (Some(start), Some(end)) => end.saturating_sub(start),
+        _ => wall_start.elapsed(),
+    };
+    total / REPEAT as u32
+}
+
+/// Inner repetitions per measured iteration of the CPU-time benchmarks.
+const REPEAT: u64 = 50;
+
 fn render(c: &mut Criterion) {
     let options = options();
     let bytes = archive();
@@ -64,6 +93,29 @@ fn render(c: &mut Criterion) {
             )
         })
     });
+    c.bench_function("ext-basic cached render (thread cpu time)", |b| {
+        b.iter_custom(|iters| {
+            cpu_time(iters, || {
+                drop(black_box(
+                    renderer.render(&chart, &options).expect("renders"),
+                ))
+            })
+        })
+    });
+    c.bench_function(
+        "ext-basic cold load + translate + render (thread cpu time)",
+        |b| {
+            b.iter_custom(|iters| {
+                cpu_time(iters, || {
+                    let chart =
+                        Chart::from_archive(black_box(&bytes), &Limits::default()).expect("loads");
+                    drop(black_box(
+                        Renderer::new().render(&chart, &options).expect("renders"),
+                    ));
+                })
+            })
+        },
+    );
     c.bench_function("ext-basic cold load + translate + render", |b| {
         b.iter(|| {
             let chart = Chart::from_archive(black_box(&bytes), &Limits::default()).expect("loads");

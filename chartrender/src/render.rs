@@ -326,7 +326,9 @@ impl Compiled {
             }
         }
         let actions = Arc::new(actions);
-        let mut env = Environment::new();
+        // No default filters, tests or globals: translated templates only call our `f_*` functions.
+        let mut env = Environment::empty();
+        env.add_function("namespace", minijinja::functions::namespace);
         env.set_keep_trailing_newline(true);
         env.set_undefined_behavior(UndefinedBehavior::Lenient);
         env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);

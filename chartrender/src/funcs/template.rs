@@ -89,7 +89,9 @@ fn depth(state: &State) -> i64 {
 
 fn include(state: &State, args: &[Value], actions: &ActionTable) -> Result<Value, Error> {
     want("include", args, 2)?;
-    let name = arg_str(args, 0);
+    let name = args[0]
+        .as_str()
+        .map_or_else(|| arg_str(args, 0).into(), std::borrow::Cow::Borrowed);
     let depth = depth(state);
     if depth >= MAX_INCLUDE_DEPTH {
         return Err(fail(format!(
