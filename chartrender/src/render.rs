@@ -397,6 +397,7 @@ impl Compiled {
                 .then_with(|| b.path.cmp(&a.path))
         });
         let mut out = BTreeMap::new();
+        let cache = Value::from_object(template::IncludeCache::default());
         for unit in units {
             let template = self
                 .env
@@ -406,7 +407,7 @@ impl Compiled {
                     message: e.to_string(),
                 })?;
             let text = template
-                .render(context! { _d0 => unit.root, _depth => 0 })
+                .render(context! { _d0 => unit.root, _depth => 0, _cache => cache.clone() })
                 .map_err(|e| self.execute_error(&unit.path, &e))?;
             if unit.path.ends_with("/NOTES.txt") {
                 continue;

@@ -302,3 +302,14 @@ fn jinja_syntax_in_chart_text_is_kept_literally() {
         "{% raw %} {# x #} {{"
     );
 }
+
+#[test]
+fn repeated_includes_see_mutations_made_by_and_between_calls() {
+    let helpers = "{{- define \"inc\" }}{{ $_ := set . \"n\" (add1 .n) }}{{ .n }}{{ end -}}{{- define \"show\" }}{{ .a }}{{ end -}}";
+    let template = "{{- $c := dict \"n\" 0 }}{{ include \"inc\" $c }}{{ include \"inc\" $c }}|{{ $d := dict \"a\" \"x\" }}{{ include \"show\" $d }}{{ include \"show\" $d }}{{ $_ := set $d \"a\" \"y\" }}{{ include \"show\" $d }}";
+    let chart = chart(&[("_h.tpl", helpers), ("t.yaml", template)], "");
+    assert_eq!(
+        render(&chart, serde_json::json!({})).unwrap().templates["test/templates/t.yaml"],
+        "12|xxy"
+    );
+}

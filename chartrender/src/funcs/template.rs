@@ -1,12 +1,13 @@
 //! Template-aware functions (`include`, `tpl`, `required`, `fail`, `lookup`) and Go-style error descriptions.
 
 use std::collections::HashMap;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, LazyLock, Mutex};
 
 use minijinja::value::{Rest, Value};
 use minijinja::{Environment, Error, ErrorKind, State, context};
 
-use super::value::{GoMap, is_nil, to_go_string};
+use super::value::{GoMap, MUTATIONS, is_nil, to_go_string};
 use super::{arg_str, fail, want};
 use crate::gotmpl;
 
@@ -87,8 +88,69 @@ fn depth(state: &State) -> i64 {
     state.lookup("_depth").and_then(|d| d.as_i64()).unwrap_or(0)
 }
 
+/// Results of `include` calls within one render, keyed by template name and the identity of the map passed as
+/// dot. An entry is used only while no map anywhere was mutated since it was stored, and calls that mutate maps
+/// themselves are never stored, so reuse cannot change the output.
+#[derive(Debug, Default)]
+pub(crate) struct IncludeCache {
+    entries: Mutex<HashMap<(String, usize), CachedInclude>>,
+}
+
+#[derive(Debug)]
+struct CachedInclude {
+    epoch: u64,
+    /// Keeps the dot map alive so its address cannot be reused by another map during the render.
+    _dot: Value,
+    output: Value,
+}
+
+impl minijinja::value::Object for IncludeCache {}
+
+fn cache_key(name: &str, dot: &Value) -> Option<(String, usize)> {
+    let map = dot.downcast_object_ref::<GoMap>()?;
+    Some((name.to_string(), std::ptr::from_ref(map) as usize))
+}
+
 fn include(state: &State, args: &[Value], actions: &ActionTable) -> Result<Value, Error> {
     want("include", args, 2)?;
+    let cache = state.lookup("_cache");
+    let key = cache_key(args[0].as_str().unwrap_or_default(), &args[1]);
+    let cached = cache
+        .as_ref()
+        .and_then(|c| c.downcast_object_ref::<IncludeCache>());
+    if let (Some(cache), Some(key)) = (cached, &key) {
+        let entries = cache.entries.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(hit) = entries.get(key)
+            && hit.epoch == MUTATIONS.load(Ordering::Relaxed)
+        {
+            return Ok(hit.output.clone());
+        }
+    }
+    let epoch = MUTATIONS.load(Ordering::Relaxed);
+    let output = render_include(state, args, actions, cache.clone())?;
+    if let (Some(cache), Some(key)) = (cached, key)
+        && epoch == MUTATIONS.load(Ordering::Relaxed)
+    {
+        let entry = CachedInclude {
+            epoch,
+            _dot: args[1].clone(),
+            output: output.clone(),
+        };
+        cache
+            .entries
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key, entry);
+    }
+    Ok(output)
+}
+
+fn render_include(
+    state: &State,
+    args: &[Value],
+    actions: &ActionTable,
+    cache: Option<Value>,
+) -> Result<Value, Error> {
     let name = args[0]
         .as_str()
         .map_or_else(|| arg_str(args, 0).into(), std::borrow::Cow::Borrowed);
@@ -103,7 +165,7 @@ fn include(state: &State, args: &[Value], actions: &ActionTable) -> Result<Value
         .get_template(&name)
         .map_err(|_| fail(format!("error calling include: template: no template {name:?} associated with template \"gotpl\"")))?;
     template
-        .render(context! { _d0 => args[1].clone(), _depth => depth + 1 })
+        .render(context! { _d0 => args[1].clone(), _depth => depth + 1, _cache => cache })
         .map(Value::from)
         .map_err(|e| fail(format!("error calling include: {}", describe(&e, actions))))
 }

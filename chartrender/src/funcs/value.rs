@@ -2,9 +2,13 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 use minijinja::value::{Enumerator, Object, ObjectRepr, Value, ValueKind};
+
+/// Counts map mutations process-wide; `include` results are reused only while it stays unchanged.
+pub(crate) static MUTATIONS: AtomicU64 = AtomicU64::new(0);
 
 /// A Go `map[string]interface{}`: shared and mutable (`set`, `unset`, `merge` change it in place), sorted keys.
 #[derive(Debug, Default)]
@@ -43,6 +47,7 @@ impl GoMap {
 
     /// Runs `change` on the entries under the write lock.
     pub(crate) fn update<R>(&self, change: impl FnOnce(&mut BTreeMap<String, Value>) -> R) -> R {
+        MUTATIONS.fetch_add(1, Ordering::Relaxed);
         match self.entries.write() {
             Ok(mut entries) => change(&mut entries),
             Err(poisoned) => change(&mut poisoned.into_inner()),
