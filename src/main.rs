@@ -1,2 +1,162 @@
 //! seedlet command line: parses arguments and dispatches into the crates.
-fn main() {}
+//!
+//! Adding a command is one `Command` variant (its doc comment is the help text) and one arm in `run`.
+//! Commands that read a configuration initialise logging from it via `init_logging`; one-shot
+//! commands use the flags or text output at `info`.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use seedlet_config::{LogFormat, LogLevel};
+use tracing_subscriber::EnvFilter;
+
+/// `seedlet version` and `--version`: crate version and the git commit recorded by `build.rs`.
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("SEEDLET_GIT_COMMIT"),
+    ")"
+);
+
+/// Exit code of `check-config` when a configuration is invalid.
+const EXIT_INVALID_CONFIG: u8 = 2;
+
+/// Gardener-compatible seed agent and garden-side controller.
+#[derive(Debug, Parser)]
+#[command(name = "seedlet", version = VERSION)]
+struct Cli {
+    /// Log threshold (debug, info, error); overrides the configuration's `logLevel`.
+    /// A non-empty `RUST_LOG` replaces it with a full tracing filter.
+    #[arg(long, global = true, value_name = "LEVEL")]
+    log_level: Option<LogLevel>,
+    /// Log format (json, text); overrides the configuration's `logFormat`.
+    #[arg(long, global = true, value_name = "FORMAT")]
+    log_format: Option<LogFormat>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Print the version and the git commit it was built from.
+    Version,
+    /// Validate configuration files (agent or garden controller); exit 0 when all are valid, 2 otherwise.
+    CheckConfig {
+        /// Files to check; the kind is detected from `apiVersion` and `kind`.
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+    },
+    /// Print CustomResourceDefinitions for the Gardener types as YAML (both sets without a flag).
+    Crds {
+        /// Only the `core.gardener.cloud` kinds, for development gardens without gardener-apiserver.
+        #[arg(long, conflicts_with = "seed")]
+        garden: bool,
+        /// Only the seed-side kinds: Cluster, the extension kinds and ManagedResource.
+        #[arg(long)]
+        seed: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let one_shot_level = cli.log_level.unwrap_or_default();
+    let one_shot_format = cli.log_format.unwrap_or(LogFormat::Text);
+    match cli.command {
+        Command::Version => {
+            println!("seedlet {VERSION}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::CheckConfig { files } => {
+            init_logging(one_shot_level, one_shot_format)?;
+            Ok(check_config(&files))
+        }
+        Command::Crds { garden, seed } => {
+            let crds = match (garden, seed) {
+                (true, _) => seedlet_api::crds::garden_crds(),
+                (_, true) => seedlet_api::crds::seed_crds(),
+                (false, false) => {
+                    let mut all = seedlet_api::crds::garden_crds();
+                    all.extend(seedlet_api::crds::seed_crds());
+                    all
+                }
+            };
+            print!(
+                "{}",
+                seedlet_api::crds::to_yaml(&crds).context("rendering CRDs")?
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Checks each file; prints `OK: <kind> <file>` on stdout or each problem on its own line on stderr.
+fn check_config(files: &[PathBuf]) -> ExitCode {
+    let mut all_valid = true;
+    for file in files {
+        all_valid &= check_one(file);
+    }
+    if all_valid {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_INVALID_CONFIG)
+    }
+}
+
+fn check_one(file: &Path) -> bool {
+    match seedlet_config::load(file) {
+        Ok(config) => {
+            println!("OK: {} {}", config.kind(), file.display());
+            for field in config.ignored_fields() {
+                tracing::info!(file = %file.display(), field = %field, "field accepted but ignored by seedlet");
+            }
+            true
+        }
+        Err(error) if !error.problems().is_empty() => {
+            for problem in error.problems() {
+                eprintln!("{}: {problem}", file.display());
+            }
+            false
+        }
+        Err(error) => {
+            eprintln!("{:#}", anyhow::Error::from(error));
+            false
+        }
+    }
+}
+
+/// Installs the global tracing subscriber on stderr.
+///
+/// # Errors
+///
+/// Fails when a subscriber is already installed or `RUST_LOG` is not a valid filter.
+fn init_logging(level: LogLevel, format: LogFormat) -> anyhow::Result<()> {
+    let filter = match std::env::var("RUST_LOG") {
+        Ok(directives) if !directives.is_empty() => EnvFilter::try_new(&directives)
+            .with_context(|| format!("parsing RUST_LOG {directives:?}"))?,
+        _ => EnvFilter::new(level.as_str()),
+    };
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal());
+    let installed = match format {
+        LogFormat::Json => builder.json().try_init(),
+        LogFormat::Text => builder.try_init(),
+    };
+    installed
+        .map_err(|error| anyhow::anyhow!(error))
+        .context("initialising logging")
+}
