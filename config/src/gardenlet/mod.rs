@@ -206,6 +206,19 @@ impl Default for GardenletConfiguration {
     }
 }
 
+impl GardenClientConnection {
+    /// The plain client settings (kubeconfig file, rate limits, content types) for building a garden client.
+    pub fn connection(&self) -> ClientConnection {
+        ClientConnection {
+            kubeconfig: self.kubeconfig.clone(),
+            accept_content_types: self.accept_content_types.clone(),
+            content_type: self.content_type.clone(),
+            qps: self.qps,
+            burst: self.burst,
+        }
+    }
+}
+
 impl GardenletConfiguration {
     /// The seed name from `seedConfig.metadata.name`, if configured.
     pub fn seed_name(&self) -> Option<&str> {
@@ -304,6 +317,21 @@ mod tests {
             config.garden_client_connection.kubeconfig,
             Some(PathBuf::from("/garden"))
         );
+    }
+
+    #[test]
+    fn connection_carries_the_client_settings_of_the_garden_connection() {
+        let garden = GardenClientConnection {
+            kubeconfig: Some(PathBuf::from("/garden")),
+            content_type: "application/json".into(),
+            qps: 7.0,
+            burst: 9,
+            ..GardenClientConnection::default()
+        };
+        let connection = garden.connection();
+        assert_eq!(connection.kubeconfig, Some(PathBuf::from("/garden")));
+        assert_eq!(connection.content_type, "application/json");
+        assert_eq!((connection.qps, connection.burst), (7.0, 9));
     }
 
     #[test]
