@@ -1,0 +1,42 @@
+//! The `kubernetes.io/kube-apiserver-client` signer: approved CSRs get a certificate from the cluster CA.
+
+use serde_json::{Value, json};
+
+use crate::csr::{self, SignerOutcome};
+use crate::ops::{self, Ownership, Writer};
+use crate::pki::CertificateAuthority;
+use crate::store::{State, object_key};
+
+const CSR_KEY: &str = "certificatesigningrequests.certificates.k8s.io";
+
+/// One signing pass; returns whether anything was written.
+pub fn pass(state: &mut State, ca: &CertificateAuthority, writer: &Writer<'_>) -> bool {
+    let Some(rt) = state.registry().by_storage_key(CSR_KEY) else { return false };
+    let mut changed = false;
+    for request in state.list(CSR_KEY, None) {
+        let outcome = csr::signer_outcome(&request, ca);
+        let mut object = (*request).clone();
+        match outcome {
+            SignerOutcome::Skip => continue,
+            SignerOutcome::Issue(certificate) => {
+                if !object.get("status").is_some_and(Value::is_object) {
+                    object["status"] = json!({});
+                }
+                object["status"]["certificate"] = json!(certificate);
+            }
+            SignerOutcome::Fail { reason, message } => {
+                let condition = csr::failed_condition(&reason, &message, jiff::Timestamp::now());
+                if !object.get("status").is_some_and(Value::is_object) {
+                    object["status"] = json!({});
+                }
+                let conditions = object["status"].as_object_mut().map(|s| s.entry("conditions").or_insert_with(|| json!([])));
+                if let Some(Value::Array(conditions)) = conditions {
+                    conditions.push(condition);
+                }
+            }
+        }
+        let name = object_key(&request).1;
+        changed |= ops::update(state, &rt, "", &name, "status", object, writer, Ownership::Record).is_ok();
+    }
+    changed
+}

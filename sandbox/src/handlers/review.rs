@@ -1,0 +1,56 @@
+//! SubjectAccessReview, SelfSubjectAccessReview and LocalSubjectAccessReview, answered from RBAC.
+
+use http::Response;
+use serde_json::{Value, json};
+
+use super::{Body, Call, json_response};
+use crate::authz;
+use crate::status::{ApiError, Cause};
+
+/// POST of an access review: the answer is the review with its `status` filled in.
+pub fn create(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
+    let mut review = call.json_body()?;
+    let spec = review.get("spec").cloned().unwrap_or_else(|| json!({}));
+    let user = match call.rt.kind.as_str() {
+        "SelfSubjectAccessReview" => call.user.clone(),
+        _ => authz::review_user(&spec),
+    };
+    let Some(mut attributes) = authz::review_attributes(&spec, user) else {
+        return Err(ApiError::invalid(
+            &call.rt,
+            &call.rt.kind,
+            "",
+            vec![Cause::new(
+                "spec.resourceAttributes",
+                "FieldValueInvalid",
+                "Invalid value: \"null\": exactly one of nonResourceAttributes or resourceAttributes must be specified",
+            )],
+        ));
+    };
+    if call.rt.kind == "LocalSubjectAccessReview" {
+        if attributes.namespace != call.path.namespace {
+            return Err(ApiError::invalid(
+                &call.rt,
+                &call.rt.kind,
+                "",
+                vec![Cause::new(
+                    "spec.resourceAttributes.namespace",
+                    "FieldValueInvalid",
+                    format!("Invalid value: \"{}\": must match metadata.namespace", attributes.namespace),
+                )],
+            ));
+        }
+        attributes.namespace = call.path.namespace.clone();
+    }
+    let decision = call.api.authorize(&attributes);
+    if let Some(map) = review.as_object_mut() {
+        map.insert("apiVersion".into(), json!(call.rt.api_version()));
+        map.insert("kind".into(), json!(call.rt.kind));
+        let metadata = map.entry("metadata").or_insert_with(|| json!({}));
+        if let Some(metadata) = metadata.as_object_mut() {
+            metadata.insert("creationTimestamp".into(), Value::Null);
+        }
+        map.insert("status".into(), authz::review_status(&decision));
+    }
+    Ok(json_response(201, &review))
+}

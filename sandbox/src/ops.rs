@@ -1,0 +1,572 @@
+//! The storage operations every write path shares: create, update and delete with kube-apiserver's
+//! metadata rules (system fields, generation, finalizers, status split, managedFields, no-op detection).
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+
+use crate::admission;
+use crate::fieldpath::ListRules;
+use crate::managed::{self, Scope};
+use crate::resources::ResourceType;
+use crate::status::{ApiError, Cause, details};
+use crate::store::State;
+use crate::validation;
+
+/// Who writes, for managedFields and spec.username style defaults.
+#[derive(Clone, Debug)]
+pub struct Writer<'a> {
+    /// Field manager name.
+    pub manager: &'a str,
+    /// The authenticated (possibly impersonated) user.
+    pub user: &'a crate::authn::UserInfo,
+}
+
+/// Options of a delete.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeleteOptions {
+    /// `Background` (default), `Foreground` or `Orphan`.
+    pub propagation: Option<String>,
+    /// `preconditions.uid`.
+    pub uid: Option<String>,
+    /// `preconditions.resourceVersion`.
+    pub resource_version: Option<String>,
+}
+
+impl DeleteOptions {
+    /// Reads a DeleteOptions body and the `propagationPolicy` query parameter.
+    pub fn parse(body: Option<&Value>, query_policy: Option<&str>) -> Self {
+        let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
+        let mut propagation = body.and_then(|b| text(b.get("propagationPolicy"))).or(query_policy.map(str::to_string));
+        if propagation.is_none() {
+            if let Some(orphan) = body.and_then(|b| b.get("orphanDependents")).and_then(Value::as_bool) {
+                propagation = Some(if orphan { "Orphan" } else { "Background" }.to_string());
+            }
+        }
+        DeleteOptions {
+            propagation,
+            uid: body.and_then(|b| text(b.pointer("/preconditions/uid"))),
+            resource_version: body.and_then(|b| text(b.pointer("/preconditions/resourceVersion"))),
+        }
+    }
+}
+
+/// What a delete did.
+#[derive(Clone, Debug)]
+pub enum DeleteOutcome {
+    /// The object is gone; this was its last state.
+    Removed(Arc<Value>),
+    /// The object is still there (finalizers), marked for deletion.
+    Marked(Arc<Value>),
+}
+
+/// Now as kube-apiserver writes `metav1.Time`: RFC 3339 in seconds.
+pub fn now_rfc3339() -> String {
+    jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// Creates an object at `namespace` (already checked by the caller to match the path).
+pub fn create(state: &mut State, rt: &ResourceType, namespace: &str, object: Value, writer: &Writer<'_>) -> Result<Arc<Value>, ApiError> {
+    create_with(state, rt, namespace, object, writer, Ownership::Record)
+}
+
+/// Creates an object; with [`Ownership::Precomputed`] its managedFields (from server-side apply) are kept.
+pub fn create_with(
+    state: &mut State,
+    rt: &ResourceType,
+    namespace: &str,
+    mut object: Value,
+    writer: &Writer<'_>,
+    ownership: Ownership,
+) -> Result<Arc<Value>, ApiError> {
+    if !object.is_object() {
+        return Err(ApiError::bad_request("the body of the request must be an object"));
+    }
+    let kind = object.get("kind").and_then(Value::as_str).unwrap_or_default().to_string();
+    if object.get("metadata").is_none_or(|m| !m.is_object()) {
+        object["metadata"] = json!({});
+    }
+    let generated = assign_name(&mut object, rt, &kind)?;
+    let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string();
+    if rt.custom && !kind.is_empty() && kind != rt.kind {
+        return Err(ApiError::invalid(
+            rt,
+            &kind,
+            &name,
+            vec![Cause::new("kind", "FieldValueInvalid", format!("Invalid value: \"{kind}\": must be {}", rt.kind))],
+        ));
+    }
+    let causes = validation::validate_name(&name, validation::name_rule(&rt.group, &rt.kind));
+    if !causes.is_empty() && !generated {
+        return Err(ApiError::invalid(rt, &rt.kind, &name, causes));
+    }
+    if rt.namespaced {
+        check_namespace_accepts(state, rt, namespace, &name)?;
+    }
+    if state.get(rt, namespace, &name).is_some() {
+        return Err(ApiError::already_exists(rt, &name));
+    }
+    set_identity(&mut object, rt, namespace);
+    let metadata = metadata_mut(&mut object);
+    for key in ["resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"] {
+        metadata.remove(key);
+    }
+    if ownership == Ownership::Record {
+        metadata.remove("managedFields");
+    }
+    metadata.insert("uid".into(), json!(new_uid()));
+    metadata.insert("creationTimestamp".into(), json!(now_rfc3339()));
+    if rt.generation || rt.custom {
+        metadata.insert("generation".into(), json!(1));
+    } else {
+        metadata.remove("generation");
+    }
+    if rt.status_subresource {
+        if rt.custom {
+            object.as_object_mut().map(|o| o.remove("status"));
+        } else {
+            object["status"] = json!({});
+        }
+    }
+    admission::prepare_create(state, rt, &mut object, writer)?;
+    if ownership == Ownership::Record {
+        let rules = admission::list_rules(rt);
+        let api_version = rt.api_version();
+        managed::record_update(None, &mut object, writer.manager, &api_version, scope_for(rt, ""), rules.as_ref(), &now_rfc3339());
+    }
+    let stored = state.insert(&rt.storage_key(), object);
+    admission::after_write(state, rt, &stored);
+    Ok(stored)
+}
+
+/// How an update treats managedFields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ownership {
+    /// Record the writer as an `Update` manager of what it changed.
+    Record,
+    /// managedFields were already computed (server-side apply).
+    Precomputed,
+}
+
+/// Replaces an existing object through the main resource or a subresource.
+/// Returns the object as stored (or, when the write removed the last finalizer of a deleting object,
+/// its final state) and whether anything changed.
+#[allow(clippy::too_many_arguments)]
+pub fn update(
+    state: &mut State,
+    rt: &ResourceType,
+    namespace: &str,
+    name: &str,
+    subresource: &str,
+    mut object: Value,
+    writer: &Writer<'_>,
+    ownership: Ownership,
+) -> Result<Arc<Value>, ApiError> {
+    let Some(old) = state.get(rt, namespace, name) else {
+        return Err(ApiError::not_found(rt, name));
+    };
+    if !object.is_object() {
+        return Err(ApiError::bad_request("the body of the request must be an object"));
+    }
+    if object.get("metadata").is_none_or(|m| !m.is_object()) {
+        object["metadata"] = json!({});
+    }
+    let body_name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string();
+    if !body_name.is_empty() && body_name != name {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({body_name}) does not match the name on the URL ({name})"
+        )));
+    }
+    let kind = object.get("kind").and_then(Value::as_str).unwrap_or_default().to_string();
+    if rt.custom && !kind.is_empty() && kind != rt.kind {
+        return Err(ApiError::invalid(
+            rt,
+            &kind,
+            name,
+            vec![Cause::new("kind", "FieldValueInvalid", format!("Invalid value: \"{kind}\": must be {}", rt.kind))],
+        ));
+    }
+    let requested_rv = object.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or_default();
+    let current_rv = old.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or_default();
+    if !requested_rv.is_empty() && requested_rv != current_rv {
+        return Err(ApiError::stale(rt, name));
+    }
+
+    let scope = scope_for(rt, subresource);
+    let mut new = if subresource.is_empty() {
+        {
+            // Main resource: status is owned by the status subresource.
+            if rt.status_subresource {
+                match old.get("status") {
+                    Some(status) => object["status"] = status.clone(),
+                    None => {
+                        object.as_object_mut().map(|o| o.remove("status"));
+                    }
+                }
+            }
+            object
+        }
+    } else {
+        subresource_object(rt, &old, object)
+    };
+    set_identity(&mut new, rt, namespace);
+    keep_system_fields(&mut new, &old);
+    admission::prepare_update(state, rt, &old, &mut new, subresource, writer)?;
+    check_finalizers(rt, &old, &new, name)?;
+    if (rt.generation || rt.custom) && spec_changed(&old, &new) {
+        let generation = old.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(0) + 1;
+        metadata_mut(&mut new).insert("generation".into(), json!(generation));
+    }
+    if ownership == Ownership::Record {
+        let rules = admission::list_rules(rt);
+        managed::record_update(Some(&old), &mut new, writer.manager, &rt.api_version(), scope, rules.as_ref(), &now_rfc3339());
+    }
+    if unchanged(&old, &new) {
+        return Ok(old);
+    }
+    let deleting = new.pointer("/metadata/deletionTimestamp").is_some();
+    if deleting && finalizers(&new).is_empty() && !admission::removal_blocked(rt, &new) {
+        // The last finalizer is gone: the object is removed; watchers see its previous state.
+        state.remove(&rt.storage_key(), namespace, name);
+        admission::after_remove(state, rt, &new);
+        return Ok(Arc::new(new));
+    }
+    let stored = state.replace(&rt.storage_key(), new);
+    admission::after_write(state, rt, &stored);
+    Ok(stored)
+}
+
+/// Deletes an object: preconditions, propagation finalizers, deletionTimestamp or removal.
+pub fn delete(
+    state: &mut State,
+    rt: &ResourceType,
+    namespace: &str,
+    name: &str,
+    options: &DeleteOptions,
+) -> Result<DeleteOutcome, ApiError> {
+    let Some(current) = state.get(rt, namespace, name) else {
+        return Err(ApiError::not_found(rt, name));
+    };
+    let object_kind = current.get("kind").and_then(Value::as_str).unwrap_or(&rt.kind).to_string();
+    if let Some(uid) = &options.uid {
+        let actual = current.pointer("/metadata/uid").and_then(Value::as_str).unwrap_or_default();
+        if uid != actual {
+            return Err(precondition_failed(&object_kind, name, &format!(
+                "the UID in the precondition ({uid}) does not match the UID in record ({actual}). The object might have been deleted and then recreated"
+            )));
+        }
+    }
+    if let Some(rv) = &options.resource_version {
+        let actual = current.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or_default();
+        if rv != actual {
+            return Err(precondition_failed(&object_kind, name, &format!(
+                "the ResourceVersion in the precondition ({rv}) does not match the ResourceVersion in record ({actual}). The object might have been modified"
+            )));
+        }
+    }
+    let mut object = (*current).clone();
+    let mut extra_finalizers: Vec<&str> = match options.propagation.as_deref() {
+        Some("Foreground") => vec!["foregroundDeletion"],
+        Some("Orphan") => vec!["orphan"],
+        _ => Vec::new(),
+    };
+    extra_finalizers.extend(admission::deletion_finalizers(rt, &object));
+    let already_deleting = object.pointer("/metadata/deletionTimestamp").is_some();
+    let mut present = finalizers(&object);
+    let mut changed = false;
+    for finalizer in extra_finalizers {
+        if !present.iter().any(|f| f == finalizer) {
+            present.push(finalizer.to_string());
+            changed = true;
+        }
+    }
+    if already_deleting {
+        if !changed {
+            return Ok(DeleteOutcome::Marked(current));
+        }
+        metadata_mut(&mut object).insert("finalizers".into(), json!(present));
+        return Ok(DeleteOutcome::Marked(state.replace(&rt.storage_key(), object)));
+    }
+    if present.is_empty() && !admission::graceful_namespace(rt) {
+        let removed = state.remove(&rt.storage_key(), namespace, name).unwrap_or(current);
+        admission::after_remove(state, rt, &removed);
+        return Ok(DeleteOutcome::Removed(removed));
+    }
+    let metadata = metadata_mut(&mut object);
+    metadata.insert("deletionTimestamp".into(), json!(now_rfc3339()));
+    if !admission::graceful_namespace(rt) {
+        metadata.insert("deletionGracePeriodSeconds".into(), json!(0));
+    }
+    if !present.is_empty() {
+        metadata.insert("finalizers".into(), json!(present));
+    }
+    admission::mark_deleting(rt, &mut object);
+    Ok(DeleteOutcome::Marked(state.replace(&rt.storage_key(), object)))
+}
+
+/// The Status answered for a removed object.
+pub fn deleted_status(rt: &ResourceType, object: &Value) -> Value {
+    let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+    let mut d = details(&rt.group, &rt.plural, name);
+    if let (Some(map), Some(uid)) = (d.as_object_mut(), object.pointer("/metadata/uid")) {
+        map.insert("uid".into(), uid.clone());
+    }
+    json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": d})
+}
+
+fn precondition_failed(kind: &str, name: &str, reason: &str) -> ApiError {
+    ApiError::status(
+        409,
+        "Conflict",
+        format!("Operation cannot be fulfilled on {kind} \"{name}\": {reason}"),
+        Some(json!({"name": name, "kind": kind})),
+    )
+}
+
+/// Which managedFields scope a write through `subresource` has.
+pub fn scope_for(rt: &ResourceType, subresource: &str) -> Scope {
+    if !subresource.is_empty() {
+        Scope::Status
+    } else if rt.status_subresource {
+        Scope::Main
+    } else {
+        Scope::Whole
+    }
+}
+
+/// The object a subresource write produces: the old object with the subresource's part taken from the body.
+fn subresource_object(rt: &ResourceType, old: &Value, body: Value) -> Value {
+    let mut new = old.clone();
+    if !rt.custom {
+        if let Some(metadata) = body.get("metadata") {
+            new["metadata"] = metadata.clone();
+        }
+    }
+    match body.get("status") {
+        Some(status) => new["status"] = status.clone(),
+        None => {
+            new.as_object_mut().map(|o| o.remove("status"));
+        }
+    }
+    new
+}
+
+/// Sets apiVersion, kind and namespace from the resource type and path.
+fn set_identity(object: &mut Value, rt: &ResourceType, namespace: &str) {
+    if let Some(map) = object.as_object_mut() {
+        let rest: Map<String, Value> = std::mem::take(map);
+        map.insert("apiVersion".into(), json!(rt.api_version()));
+        map.insert("kind".into(), json!(rt.kind));
+        for (k, v) in rest {
+            if k != "apiVersion" && k != "kind" {
+                map.insert(k, v);
+            }
+        }
+    }
+    let metadata = metadata_mut(object);
+    if rt.namespaced {
+        metadata.insert("namespace".into(), json!(namespace));
+    } else {
+        metadata.remove("namespace");
+    }
+}
+
+/// Carries the fields clients cannot change over from the stored object.
+fn keep_system_fields(new: &mut Value, old: &Value) {
+    let old_metadata = old.get("metadata").and_then(Value::as_object).cloned().unwrap_or_default();
+    let metadata = metadata_mut(new);
+    for key in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation", "managedFields"] {
+        match old_metadata.get(key) {
+            Some(v) => {
+                metadata.insert(key.into(), v.clone());
+            }
+            None => {
+                metadata.remove(key);
+            }
+        }
+    }
+    metadata.remove("resourceVersion");
+    if let Some(rv) = old_metadata.get("resourceVersion") {
+        metadata.insert("resourceVersion".into(), rv.clone());
+    }
+}
+
+/// "No new finalizers can be added if the object is being deleted".
+fn check_finalizers(rt: &ResourceType, old: &Value, new: &Value, name: &str) -> Result<(), ApiError> {
+    if old.pointer("/metadata/deletionTimestamp").is_none() {
+        return Ok(());
+    }
+    let before = finalizers(old);
+    let added: Vec<String> = finalizers(new).into_iter().filter(|f| !before.contains(f)).collect();
+    if added.is_empty() {
+        return Ok(());
+    }
+    let quoted: Vec<String> = added.iter().map(|f| format!("\"{f}\"")).collect();
+    let message = format!(
+        "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}",
+        quoted.join(", ")
+    );
+    // kube-apiserver reports this twice (metadata update validation runs in two places).
+    let cause = Cause::new("metadata.finalizers", "FieldValueForbidden", message);
+    Err(ApiError::invalid(rt, &rt.kind, name, vec![cause.clone(), cause]))
+}
+
+/// Whether anything but metadata and status differs.
+fn spec_changed(old: &Value, new: &Value) -> bool {
+    let strip = |v: &Value| {
+        let mut v = v.clone();
+        if let Some(map) = v.as_object_mut() {
+            map.remove("metadata");
+            map.remove("status");
+        }
+        v
+    };
+    strip(old) != strip(new)
+}
+
+/// Whether an update changes nothing but managedFields timestamps and the resourceVersion.
+fn unchanged(old: &Value, new: &Value) -> bool {
+    let strip = |v: &Value| {
+        let mut v = v.clone();
+        if let Some(metadata) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+            metadata.remove("resourceVersion");
+            if let Some(Value::Array(entries)) = metadata.get_mut("managedFields") {
+                for entry in entries.iter_mut().filter_map(Value::as_object_mut) {
+                    entry.remove("time");
+                }
+            }
+        }
+        v
+    };
+    strip(old) == strip(new)
+}
+
+/// `metadata.finalizers` as strings.
+pub fn finalizers(object: &Value) -> Vec<String> {
+    object
+        .pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .map(|f| f.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+/// Mutable metadata map (created when missing).
+pub fn metadata_mut(object: &mut Value) -> &mut Map<String, Value> {
+    if object.get("metadata").is_none_or(|m| !m.is_object()) {
+        object["metadata"] = json!({});
+    }
+    object
+        .get_mut("metadata")
+        .and_then(Value::as_object_mut)
+        .expect("metadata was made an object just above")
+}
+
+/// Fills `metadata.name` from `generateName`; returns whether the name was generated.
+fn assign_name(object: &mut Value, rt: &ResourceType, kind: &str) -> Result<bool, ApiError> {
+    let metadata = metadata_mut(object);
+    let name = metadata.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+    if !name.is_empty() {
+        return Ok(false);
+    }
+    let prefix = metadata.get("generateName").and_then(Value::as_str).unwrap_or_default().to_string();
+    if prefix.is_empty() {
+        let kind = if kind.is_empty() { rt.kind.as_str() } else { kind };
+        return Err(ApiError::invalid(rt, kind, "", vec![validation::name_required()]));
+    }
+    let generated = format!("{prefix}{}", random_suffix());
+    metadata.insert("name".into(), json!(generated));
+    Ok(true)
+}
+
+/// Five characters from kube's name-generation alphabet.
+fn random_suffix() -> String {
+    use rand::Rng;
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let mut rng = rand::rng();
+    (0..5).map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char).collect()
+}
+
+/// A random RFC 4122 version-4 UUID.
+pub fn new_uid() -> String {
+    let bytes: [u8; 16] = rand::random();
+    let hex: String = bytes
+        .iter()
+        .enumerate()
+        .map(|(i, b)| match i {
+            6 => format!("{:02x}", (b & 0x0f) | 0x40),
+            8 => format!("{:02x}", (b & 0x3f) | 0x80),
+            _ => format!("{b:02x}"),
+        })
+        .collect();
+    format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
+}
+
+/// 404 for a missing namespace, 403 for a terminating one.
+fn check_namespace_accepts(state: &State, rt: &ResourceType, namespace: &str, name: &str) -> Result<(), ApiError> {
+    let ns = state.get_by_key("namespaces", "", namespace);
+    let Some(ns) = ns else {
+        return Err(ApiError::not_found_in("", "namespaces", namespace));
+    };
+    let terminating = ns.pointer("/metadata/deletionTimestamp").is_some()
+        || ns.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating");
+    if terminating {
+        let mut d = details(&rt.group, &rt.plural, name);
+        if let Some(map) = d.as_object_mut() {
+            map.insert(
+                "causes".into(),
+                json!([{"reason": "NamespaceTerminating", "message": format!("namespace {namespace} is being terminated"), "field": "metadata.namespace"}]),
+            );
+        }
+        let subject =
+            if name.is_empty() { rt.qualified_plural() } else { format!("{} \"{name}\"", rt.qualified_plural()) };
+        return Err(ApiError::status(
+            403,
+            "Forbidden",
+            format!("{subject} is forbidden: unable to create new content in namespace {namespace} because it is being terminated"),
+            Some(d),
+        ));
+    }
+    Ok(())
+}
+
+/// List rules for a type, boxed for dynamic use.
+pub fn rules_for(rt: &ResourceType) -> Box<dyn ListRules + '_> {
+    admission::list_rules(rt)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uids_look_like_version_4_uuids() {
+        let uid = new_uid();
+        assert_eq!(uid.len(), 36);
+        assert_eq!(&uid[14..15], "4");
+    }
+
+    #[test]
+    fn generated_suffixes_use_kube_alphabet() {
+        let suffix = random_suffix();
+        assert_eq!(suffix.len(), 5);
+        assert!(suffix.chars().all(|c| "bcdfghjklmnpqrstvwxz2456789".contains(c)));
+    }
+
+    #[test]
+    fn spec_change_ignores_metadata_and_status() {
+        let old = json!({"metadata": {"labels": {}}, "spec": {"a": 1}, "status": {"x": 1}});
+        let same = json!({"metadata": {"labels": {"b": "c"}}, "spec": {"a": 1}, "status": {"x": 2}});
+        let changed = json!({"metadata": {}, "spec": {"a": 2}});
+        assert!(!spec_changed(&old, &same));
+        assert!(spec_changed(&old, &changed));
+    }
+
+    #[test]
+    fn delete_options_read_body_then_query() {
+        let body = json!({"propagationPolicy": "Foreground", "preconditions": {"uid": "u"}});
+        let options = DeleteOptions::parse(Some(&body), Some("Orphan"));
+        assert_eq!(options.propagation.as_deref(), Some("Foreground"));
+        assert_eq!(options.uid.as_deref(), Some("u"));
+        assert_eq!(DeleteOptions::parse(None, Some("Orphan")).propagation.as_deref(), Some("Orphan"));
+    }
+}

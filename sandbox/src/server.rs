@@ -1,0 +1,55 @@
+//! HTTPS serving: TLS (rustls) on a TCP listener, HTTP/1.1 and HTTP/2 via hyper, graceful shutdown.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::handlers::{self, Api};
+
+/// Accepts connections until `shutdown` is cancelled; connection tasks are tracked by `tasks`.
+pub async fn run(
+    listener: TcpListener,
+    tls: Arc<rustls::ServerConfig>,
+    api: Arc<Api>,
+    shutdown: CancellationToken,
+    tasks: TaskTracker,
+) {
+    let acceptor = TlsAcceptor::from(tls);
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            _ = shutdown.cancelled() => return,
+        };
+        let Ok((tcp, _)) = accepted else { continue };
+        // Latency matters more than throughput for API calls.
+        let _ = tcp.set_nodelay(true);
+        let acceptor = acceptor.clone();
+        let api = api.clone();
+        let shutdown = shutdown.clone();
+        tasks.spawn(async move {
+            let Ok(stream) = acceptor.accept(tcp).await else { return };
+            let peer = stream.get_ref().1.peer_certificates().and_then(|c| c.first()).map(|c| Arc::new(c.to_vec()));
+            let service = service_fn(move |request| {
+                let api = api.clone();
+                let peer = peer.clone();
+                async move { Ok::<_, Infallible>(handlers::handle(api, request, peer).await) }
+            });
+            let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+            let connection = builder.serve_connection(TokioIo::new(stream), service);
+            tokio::pin!(connection);
+            tokio::select! {
+                _ = connection.as_mut() => {}
+                _ = shutdown.cancelled() => {
+                    connection.as_mut().graceful_shutdown();
+                    let _ = connection.await;
+                }
+            }
+        });
+    }
+}

@@ -1,0 +1,350 @@
+//! Object storage: JSON objects per resource, one global resourceVersion, and the event history watches replay.
+
+mod persist;
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde_json::{Value, json};
+use tokio::sync::{Notify, broadcast};
+
+pub use persist::{PersistError, write_private};
+
+use crate::resources::{Registry, ResourceType};
+
+/// How many events the history keeps for watch replay before answering 410 Gone.
+pub const HISTORY_CAPACITY: usize = 20_000;
+/// Buffer of the live event channel; a watcher lagging further behind is closed and re-lists.
+const CHANNEL_CAPACITY: usize = 16_384;
+
+/// What happened to an object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventType {
+    /// Created.
+    Added,
+    /// Changed.
+    Modified,
+    /// Removed.
+    Deleted,
+}
+
+impl EventType {
+    /// The watch event type string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::Added => "ADDED",
+            EventType::Modified => "MODIFIED",
+            EventType::Deleted => "DELETED",
+        }
+    }
+}
+
+/// One change to one object.
+#[derive(Debug)]
+pub struct Event {
+    /// The resourceVersion the change got.
+    pub rv: u64,
+    /// Storage key of the resource (`plural.group`).
+    pub resource: String,
+    /// What happened.
+    pub kind: EventType,
+    /// The object after the change (for deletions: the last state, carrying the deletion's resourceVersion).
+    pub object: Arc<Value>,
+    /// The object before the change (modifications only).
+    pub previous: Option<Arc<Value>>,
+}
+
+/// Namespace + name of an object.
+pub type ObjectKey = (String, String);
+
+/// Everything that is stored; guarded by the store's lock.
+pub struct State {
+    rv: u64,
+    objects: HashMap<String, BTreeMap<ObjectKey, Arc<Value>>>,
+    history: VecDeque<Arc<Event>>,
+    /// Events with an rv above this are all in `history`.
+    history_floor: u64,
+    registry: Arc<Registry>,
+    rbac_rv: u64,
+    sender: broadcast::Sender<Arc<Event>>,
+    dirty: bool,
+}
+
+/// Shared storage handle.
+pub struct Store {
+    state: Mutex<State>,
+    changed: Notify,
+    dir: Option<PathBuf>,
+}
+
+impl Store {
+    /// An empty store (or the one persisted in `dir`), with the given registry.
+    pub fn open(dir: Option<PathBuf>, registry_for: impl Fn(&State) -> Registry) -> Result<Self, PersistError> {
+        let (sender, _) = broadcast::channel(CHANNEL_CAPACITY);
+        let mut state = State {
+            rv: 1,
+            objects: HashMap::new(),
+            history: VecDeque::new(),
+            history_floor: 1,
+            registry: Arc::new(Registry::new(Vec::new())),
+            rbac_rv: 0,
+            sender,
+            dirty: false,
+        };
+        if let Some(dir) = &dir {
+            if let Some((rv, objects)) = persist::load(dir)? {
+                state.rv = rv;
+                state.history_floor = rv;
+                state.objects = objects;
+            }
+        }
+        state.registry = Arc::new(registry_for(&state));
+        Ok(Store { state: Mutex::new(state), changed: Notify::new(), dir })
+    }
+
+    /// Locks the state. A poisoned lock (a panic while holding it) is recovered: every mutation
+    /// leaves the maps consistent before it could panic.
+    pub fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Wakes controllers after a change.
+    pub fn notify_changed(&self) {
+        self.changed.notify_waiters();
+    }
+
+    /// Resolves at the next change notification.
+    pub async fn changed(&self) {
+        self.changed.notified().await;
+    }
+
+    /// Writes the state to the persistence directory if it changed since the last flush.
+    pub fn flush(&self) -> Result<(), PersistError> {
+        let Some(dir) = &self.dir else { return Ok(()) };
+        let snapshot = {
+            let mut state = self.lock();
+            if !state.dirty {
+                return Ok(());
+            }
+            state.dirty = false;
+            persist::snapshot(state.rv, &state.objects)
+        };
+        persist::write(dir, &snapshot)
+    }
+}
+
+impl State {
+    /// The current (latest) resourceVersion.
+    pub fn resource_version(&self) -> u64 {
+        self.rv
+    }
+
+    /// The served types.
+    pub fn registry(&self) -> Arc<Registry> {
+        self.registry.clone()
+    }
+
+    /// Replaces the served types (after CRD changes).
+    pub fn set_registry(&mut self, registry: Registry) {
+        self.registry = Arc::new(registry);
+    }
+
+    /// One object.
+    pub fn get(&self, rt: &ResourceType, namespace: &str, name: &str) -> Option<Arc<Value>> {
+        self.get_by_key(&rt.storage_key(), namespace, name)
+    }
+
+    /// One object by storage key.
+    pub fn get_by_key(&self, key: &str, namespace: &str, name: &str) -> Option<Arc<Value>> {
+        self.objects.get(key)?.get(&(namespace.to_string(), name.to_string())).cloned()
+    }
+
+    /// Objects of a resource, ordered by namespace then name; `namespace` narrows to one namespace.
+    pub fn list(&self, key: &str, namespace: Option<&str>) -> Vec<Arc<Value>> {
+        let Some(objects) = self.objects.get(key) else { return Vec::new() };
+        match namespace {
+            Some(ns) => objects
+                .range((ns.to_string(), String::new())..)
+                .take_while(|((n, _), _)| n == ns)
+                .map(|(_, v)| v.clone())
+                .collect(),
+            None => objects.values().cloned().collect(),
+        }
+    }
+
+    /// Objects of a resource after `(namespace, name)` in list order (for continue tokens).
+    pub fn list_after(&self, key: &str, namespace: Option<&str>, after: &ObjectKey) -> Vec<Arc<Value>> {
+        let Some(objects) = self.objects.get(key) else { return Vec::new() };
+        use std::ops::Bound::{Excluded, Unbounded};
+        objects
+            .range((Excluded(after.clone()), Unbounded))
+            .filter(|((n, _), _)| namespace.is_none_or(|ns| ns == n))
+            .map(|(_, v)| v.clone())
+            .collect()
+    }
+
+    /// Storage keys that hold at least one object.
+    pub fn resource_keys(&self) -> Vec<String> {
+        self.objects.iter().filter(|(_, m)| !m.is_empty()).map(|(k, _)| k.clone()).collect()
+    }
+
+    /// Whether any object of any namespaced resource is in `namespace`.
+    pub fn namespace_has_objects(&self, namespace: &str) -> bool {
+        self.objects.values().any(|m| {
+            m.range((namespace.to_string(), String::new())..).next().is_some_and(|((n, _), _)| n == namespace)
+        })
+    }
+
+    /// Stores a new object, assigning the next resourceVersion; returns what was stored.
+    pub fn insert(&mut self, key: &str, mut object: Value) -> Arc<Value> {
+        let rv = self.next_rv();
+        set_rv(&mut object, rv);
+        let object = Arc::new(object);
+        let (namespace, name) = object_key(&object);
+        self.objects.entry(key.to_string()).or_default().insert((namespace.clone(), name), object.clone());
+        self.record(key, EventType::Added, object.clone(), None);
+        object
+    }
+
+    /// Replaces a stored object, assigning the next resourceVersion; returns what was stored.
+    pub fn replace(&mut self, key: &str, mut object: Value) -> Arc<Value> {
+        let rv = self.next_rv();
+        set_rv(&mut object, rv);
+        let object = Arc::new(object);
+        let (namespace, name) = object_key(&object);
+        let previous =
+            self.objects.entry(key.to_string()).or_default().insert((namespace.clone(), name), object.clone());
+        self.record(key, EventType::Modified, object.clone(), previous);
+        object
+    }
+
+    /// Removes an object; the DELETED event carries its last stored state with the deletion's resourceVersion.
+    pub fn remove(&mut self, key: &str, namespace: &str, name: &str) -> Option<Arc<Value>> {
+        let removed = self.objects.get_mut(key)?.remove(&(namespace.to_string(), name.to_string()))?;
+        let rv = self.next_rv();
+        let mut last = (*removed).clone();
+        set_rv(&mut last, rv);
+        let last = Arc::new(last);
+        self.record(key, EventType::Deleted, last.clone(), None);
+        Some(last)
+    }
+
+    /// Drops every object of a resource without events (used when its CRD is gone and nothing can watch it).
+    pub fn drop_resource(&mut self, key: &str) {
+        self.objects.remove(key);
+        self.dirty = true;
+    }
+
+    /// Subscribes to live events. Call while holding the lock, before reading history, to miss nothing.
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
+        self.sender.subscribe()
+    }
+
+    /// Events of `key` after `rv`, or `Err(oldest)` when the history no longer reaches back that far.
+    pub fn events_since(&self, key: &str, rv: u64) -> Result<Vec<Arc<Event>>, u64> {
+        if rv < self.history_floor {
+            return Err(self.history_floor);
+        }
+        let start = self.history.partition_point(|e| e.rv <= rv);
+        Ok(self.history.iter().skip(start).filter(|e| e.resource == key).cloned().collect())
+    }
+
+    /// The resourceVersion of the latest RBAC change (to invalidate cached RBAC snapshots).
+    pub fn rbac_version(&self) -> u64 {
+        self.rbac_rv
+    }
+
+    fn next_rv(&mut self) -> u64 {
+        self.rv += 1;
+        self.dirty = true;
+        self.rv
+    }
+
+    fn record(&mut self, key: &str, kind: EventType, object: Arc<Value>, previous: Option<Arc<Value>>) {
+        if key.ends_with(".rbac.authorization.k8s.io") {
+            self.rbac_rv = self.rv;
+        }
+        let event = Arc::new(Event { rv: self.rv, resource: key.to_string(), kind, object, previous });
+        if self.history.len() >= HISTORY_CAPACITY {
+            if let Some(dropped) = self.history.pop_front() {
+                self.history_floor = dropped.rv;
+            }
+        }
+        self.history.push_back(event.clone());
+        // No receivers is fine: nobody watches.
+        let _ = self.sender.send(event);
+    }
+}
+
+fn set_rv(object: &mut Value, rv: u64) {
+    if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        metadata.insert("resourceVersion".into(), json!(rv.to_string()));
+    }
+}
+
+/// `(namespace, name)` of an object.
+pub fn object_key(object: &Value) -> ObjectKey {
+    let metadata = object.get("metadata");
+    let field = |f: &str| metadata.and_then(|m| m.get(f)).and_then(Value::as_str).unwrap_or_default().to_string();
+    (field("namespace"), field("name"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store() -> Store {
+        Store::open(None, |_| Registry::new(Vec::new())).expect("memory store opens")
+    }
+
+    fn cm(name: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "ns"}})
+    }
+
+    #[test]
+    fn every_write_gets_a_new_resource_version() {
+        let store = store();
+        let mut state = store.lock();
+        let a = state.insert("configmaps", cm("a"));
+        let b = state.replace("configmaps", cm("a"));
+        assert_eq!(a["metadata"]["resourceVersion"], "2");
+        assert_eq!(b["metadata"]["resourceVersion"], "3");
+        assert_eq!(state.list("configmaps", Some("ns")).len(), 1);
+    }
+
+    #[test]
+    fn history_replays_only_events_after_the_given_version() {
+        let store = store();
+        let mut state = store.lock();
+        state.insert("configmaps", cm("a"));
+        state.insert("configmaps", cm("b"));
+        state.insert("secrets", cm("c"));
+        state.remove("configmaps", "ns", "a");
+        let events = state.events_since("configmaps", 2).expect("history reaches back");
+        let kinds: Vec<EventType> = events.iter().map(|e| e.kind).collect();
+        assert_eq!(kinds, [EventType::Added, EventType::Deleted]);
+    }
+
+    #[test]
+    fn history_answers_too_old_once_events_were_dropped() {
+        let store = store();
+        let mut state = store.lock();
+        for i in 0..HISTORY_CAPACITY + 5 {
+            state.insert("configmaps", cm(&format!("c{i}")));
+        }
+        assert!(state.events_since("configmaps", 3).is_err());
+        assert!(state.events_since("configmaps", state.resource_version() - 1).is_ok());
+    }
+
+    #[test]
+    fn list_is_ordered_by_namespace_then_name() {
+        let store = store();
+        let mut state = store.lock();
+        for (ns, name) in [("b", "x"), ("a", "z"), ("a", "y")] {
+            state.insert("configmaps", json!({"metadata": {"name": name, "namespace": ns}}));
+        }
+        let keys: Vec<ObjectKey> = state.list("configmaps", None).iter().map(|o| object_key(o)).collect();
+        assert_eq!(keys, [("a".into(), "y".into()), ("a".into(), "z".into()), ("b".into(), "x".into())]);
+    }
+}
