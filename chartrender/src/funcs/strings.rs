@@ -225,21 +225,33 @@ pub(crate) fn cat(args: &[Value]) -> Result<Value, Error> {
 /// `indent n s`: pads the first line and every line after a newline.
 pub(crate) fn indent(args: &[Value]) -> Result<Value, Error> {
     want("indent", args, 2)?;
-    let pad = " ".repeat(usize::try_from(to_i64(&args[0])).unwrap_or(0).min(4096));
-    let s = arg_str(args, 1);
-    Ok(Value::from(format!(
-        "{pad}{}",
-        s.replace('\n', &format!("\n{pad}"))
-    )))
+    Ok(Value::from(indented(args, false)))
+}
+
+fn indented(args: &[Value], leading_newline: bool) -> String {
+    let width = usize::try_from(to_i64(&args[0])).unwrap_or(0).min(4096);
+    let text = args[1]
+        .as_str()
+        .map_or_else(|| arg_str(args, 1).into(), std::borrow::Cow::Borrowed);
+    let lines = text.bytes().filter(|b| *b == b'\n').count() + 1;
+    let mut out = String::with_capacity(text.len() + lines * width + 1);
+    if leading_newline {
+        out.push('\n');
+    }
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.extend(std::iter::repeat_n(' ', width));
+        out.push_str(line);
+    }
+    out
 }
 
 /// `nindent n s`: a newline, then `indent n s`.
 pub(crate) fn nindent(args: &[Value]) -> Result<Value, Error> {
-    let indented = indent(args)?;
-    Ok(Value::from(format!(
-        "\n{}",
-        indented.as_str().unwrap_or_default()
-    )))
+    want("nindent", args, 2)?;
+    Ok(Value::from(indented(args, true)))
 }
 
 /// `replace old new s`: replaces all occurrences.
