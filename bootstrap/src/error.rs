@@ -192,17 +192,88 @@ pub enum Error {
 }
 
 impl Error {
-    /// Whether the garden answered 401 Unauthorized, i.e. the credential itself is not accepted.
+    /// Whether the garden refused the credential itself (see [`credential_refused`]).
     pub fn is_unauthorized(&self) -> bool {
-        let source = match self {
-            Self::CreateCsr { source, .. } | Self::WatchCsr { source, .. } => source,
-            _ => return false,
-        };
-        matches!(source.as_ref(), kube::Error::Api(status) if status.code == 401)
+        match self {
+            Self::CreateCsr { source, .. } | Self::WatchCsr { source, .. } => {
+                credential_refused(source)
+            }
+            _ => false,
+        }
     }
+}
+
+/// TLS alerts a server sends when it refuses the client certificate during the handshake.
+const CLIENT_CERTIFICATE_ALERTS: [&str; 6] = [
+    "BadCertificate",
+    "UnknownCA",
+    "CertificateExpired",
+    "CertificateRevoked",
+    "CertificateUnknown",
+    "CertificateRequired",
+];
+
+/// Whether the garden refused the credential: kube-apiserver answers 401; API servers that verify client
+/// certificates in the TLS handshake answer with a fatal alert about the certificate instead. Alerts about
+/// the *server's* certificate are raised locally and never match.
+pub fn credential_refused(error: &kube::Error) -> bool {
+    if matches!(error, kube::Error::Api(status) if status.code == 401) {
+        return true;
+    }
+    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(cause) = current {
+        let text = cause.to_string();
+        if text.contains("received fatal alert")
+            && CLIENT_CERTIFICATE_ALERTS
+                .iter()
+                .any(|alert| text.contains(alert))
+        {
+            return true;
+        }
+        current = cause.source();
+    }
+    false
 }
 
 /// Whether a kube error is a 404.
 pub(crate) fn is_not_found(error: &kube::Error) -> bool {
     matches!(error, kube::Error::Api(status) if status.code == 404)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct Alert(&'static str);
+
+    impl std::fmt::Display for Alert {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "received fatal alert: {}", self.0)
+        }
+    }
+
+    impl std::error::Error for Alert {}
+
+    fn status(code: u16) -> kube::Error {
+        kube::Error::Api(Box::new(kube::core::Status {
+            code,
+            ..kube::core::Status::default()
+        }))
+    }
+
+    #[test]
+    fn credential_is_refused_on_401_only_among_api_errors() {
+        assert!(credential_refused(&status(401)));
+        assert!(!credential_refused(&status(403)));
+        assert!(!credential_refused(&status(500)));
+    }
+
+    #[test]
+    fn credential_is_refused_on_client_certificate_alerts() {
+        let refused = kube::Error::Service(Box::new(Alert("UnknownCA")));
+        assert!(credential_refused(&refused));
+        let other = kube::Error::Service(Box::new(Alert("HandshakeFailure")));
+        assert!(!credential_refused(&other));
+    }
 }

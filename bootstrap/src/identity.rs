@@ -18,7 +18,7 @@ use crate::certificate::CertificateInfo;
 use crate::cleanup::delete_bootstrap_credentials;
 use crate::csr::Subject;
 use crate::deadline::is_expired;
-use crate::error::Error;
+use crate::error::{Error, credential_refused};
 use crate::garden_client::GardenClient;
 use crate::kubeconfig::{ParsedKubeconfig, build};
 use crate::observer::{BootstrapStep, report};
@@ -243,7 +243,8 @@ pub(crate) async fn usable_client(
     Ok((credential, client))
 }
 
-/// Whether the garden answers 401 to a SelfSubjectAccessReview, which any authenticated user may create.
+/// Whether the garden refuses the credential (401 or a client-certificate TLS alert) on a
+/// SelfSubjectAccessReview, which any authenticated user may create.
 pub(crate) async fn rejected_by_garden(client: &kube::Client) -> bool {
     let api: Api<SelfSubjectAccessReview> = Api::all(client.clone());
     let review = SelfSubjectAccessReview {
@@ -260,7 +261,7 @@ pub(crate) async fn rejected_by_garden(client: &kube::Client) -> bool {
     };
     match api.create(&PostParams::default(), &review).await {
         Ok(_) => false,
-        Err(kube::Error::Api(status)) if status.code == 401 => true,
+        Err(error) if credential_refused(&error) => true,
         Err(error) => {
             tracing::warn!(error = %error, "could not verify garden credential, assuming it is valid");
             false

@@ -21,7 +21,7 @@ pub mod rotation;
 pub mod seed_status;
 pub mod store;
 
-pub use error::Error;
+pub use error::{Error, credential_refused};
 pub use garden_client::GardenClient;
 pub use identity::GardenIdentity;
 pub use observer::{BootstrapStep, StepObserver};
