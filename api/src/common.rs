@@ -207,6 +207,9 @@ mod tests {
             codes: Vec::new(),
             last_update_time: None,
         };
-        assert_eq!(serde_json::to_value(&err).unwrap(), serde_json::json!({"description": "boom"}));
+        assert_eq!(
+            serde_json::to_value(&err).unwrap(),
+            serde_json::json!({"description": "boom"})
+        );
     }
 }

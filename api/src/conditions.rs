@@ -216,7 +216,10 @@ pub fn set(
 
 /// Merges `updates` into `existing` by type: a same-type entry is replaced in place, new types are
 /// appended in the order given. Other entries keep their position.
-pub fn merge(existing: &[Condition], updates: impl IntoIterator<Item = Condition>) -> Vec<Condition> {
+pub fn merge(
+    existing: &[Condition],
+    updates: impl IntoIterator<Item = Condition>,
+) -> Vec<Condition> {
     let mut out = existing.to_vec();
     for condition in updates {
         upsert(&mut out, condition);
@@ -325,8 +328,16 @@ mod tests {
         ];
         for (status, reason, message, transition, update) in cases {
             let next = old.updated(status.clone(), reason, message, at(100));
-            assert_eq!(next.last_transition_time, Time(at(transition)), "{status} {reason} {message}");
-            assert_eq!(next.last_update_time, Time(at(update)), "{status} {reason} {message}");
+            assert_eq!(
+                next.last_transition_time,
+                Time(at(transition)),
+                "{status} {reason} {message}"
+            );
+            assert_eq!(
+                next.last_update_time,
+                Time(at(update)),
+                "{status} {reason} {message}"
+            );
             assert_eq!((next.status, next.reason.as_str()), (status, reason));
         }
     }
@@ -345,20 +356,37 @@ mod tests {
     fn stamped_times_are_truncated_to_seconds() {
         let now = Timestamp::from_millisecond(1_700_000_000_750).unwrap();
         let c = Condition::initialized("Valid", now);
-        assert_eq!(c.last_update_time, Time(Timestamp::from_second(1_700_000_000).unwrap()));
+        assert_eq!(
+            c.last_update_time,
+            Time(Timestamp::from_second(1_700_000_000).unwrap())
+        );
     }
 
     #[test]
     fn set_reports_no_change_when_state_is_identical() {
         let mut conditions = vec![condition(ConditionStatus::True, "Ok", 0, 0)];
-        assert!(!set(&mut conditions, "Healthy", ConditionStatus::True, "Ok", "msg", at(9)));
+        assert!(!set(
+            &mut conditions,
+            "Healthy",
+            ConditionStatus::True,
+            "Ok",
+            "msg",
+            at(9)
+        ));
         assert_eq!(conditions[0].last_update_time, Time(at(0)));
     }
 
     #[test]
     fn set_initialises_missing_condition_and_appends_it() {
         let mut conditions = vec![condition(ConditionStatus::True, "Ok", 0, 0)];
-        assert!(set(&mut conditions, "Valid", ConditionStatus::True, "RegistrationValid", "ok", at(7)));
+        assert!(set(
+            &mut conditions,
+            "Valid",
+            ConditionStatus::True,
+            "RegistrationValid",
+            "ok",
+            at(7)
+        ));
         assert_eq!(conditions.len(), 2);
         let valid = find(&conditions, "Valid").unwrap();
         // Unknown (initialised) -> True is a transition at `now`.
@@ -368,18 +396,36 @@ mod tests {
 
     #[test]
     fn merge_replaces_in_place_and_appends_new_types() {
-        let a = Condition { type_: "A".into(), ..condition(ConditionStatus::True, "x", 0, 0) };
-        let b = Condition { type_: "B".into(), ..condition(ConditionStatus::True, "x", 0, 0) };
-        let b2 = Condition { type_: "B".into(), ..condition(ConditionStatus::False, "y", 1, 1) };
-        let c = Condition { type_: "C".into(), ..condition(ConditionStatus::True, "z", 0, 0) };
+        let a = Condition {
+            type_: "A".into(),
+            ..condition(ConditionStatus::True, "x", 0, 0)
+        };
+        let b = Condition {
+            type_: "B".into(),
+            ..condition(ConditionStatus::True, "x", 0, 0)
+        };
+        let b2 = Condition {
+            type_: "B".into(),
+            ..condition(ConditionStatus::False, "y", 1, 1)
+        };
+        let c = Condition {
+            type_: "C".into(),
+            ..condition(ConditionStatus::True, "z", 0, 0)
+        };
         let merged = merge(&[a.clone(), b], [c.clone(), b2.clone()]);
         assert_eq!(merged, vec![a, b2, c]);
     }
 
     #[test]
     fn remove_drops_listed_types() {
-        let a = Condition { type_: "A".into(), ..condition(ConditionStatus::True, "x", 0, 0) };
-        let b = Condition { type_: "B".into(), ..condition(ConditionStatus::True, "x", 0, 0) };
+        let a = Condition {
+            type_: "A".into(),
+            ..condition(ConditionStatus::True, "x", 0, 0)
+        };
+        let b = Condition {
+            type_: "B".into(),
+            ..condition(ConditionStatus::True, "x", 0, 0)
+        };
         assert_eq!(remove(&[a.clone(), b], &["B"]), vec![a]);
     }
 
@@ -401,7 +447,10 @@ mod tests {
         for (status, transition, threshold, now, expected) in cases {
             let old = condition(status.clone(), "Old", transition, transition);
             let next = progressing_or_false(&old, threshold, "Bad", "boom", at(now));
-            assert_eq!(next.status, expected, "{status} after {now}s with {threshold:?}");
+            assert_eq!(
+                next.status, expected,
+                "{status} after {now}s with {threshold:?}"
+            );
             assert_eq!(next.reason, "Bad");
         }
     }
@@ -426,7 +475,10 @@ mod tests {
             "codes": ["ERR_CONFIGURATION_PROBLEM"]
         });
         let parsed: Condition = serde_json::from_value(json.clone()).unwrap();
-        assert_eq!(parsed.status, ConditionStatus::Other("ConditionCheckError".into()));
+        assert_eq!(
+            parsed.status,
+            ConditionStatus::Other("ConditionCheckError".into())
+        );
         assert_eq!(serde_json::to_value(&parsed).unwrap(), json);
     }
 

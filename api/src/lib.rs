@@ -7,6 +7,8 @@
 //! - [`names`]: every well-known label, annotation, namespace, finalizer, reason, ...
 //! - [`crds`]: CustomResourceDefinitions generated from these types.
 
+#![warn(missing_docs)]
+
 pub mod common;
 pub mod conditions;
 pub mod core;

@@ -182,7 +182,8 @@ pub mod labels {
     /// Seed region label.
     pub const SEED_REGION: &str = "seed.gardener.cloud/region";
     /// Marks a seed that is itself a self-hosted shoot.
-    pub const SEED_SELF_HOSTED_SHOOT_CLUSTER: &str = "seed.gardener.cloud/self-hosted-shoot-cluster";
+    pub const SEED_SELF_HOSTED_SHOOT_CLUSTER: &str =
+        "seed.gardener.cloud/self-hosted-shoot-cluster";
     /// Marks a self-hosted Shoot.
     pub const SHOOT_SELF_HOSTED: &str = "shoot.gardener.cloud/self-hosted";
     /// Shoot provider type label on the control-plane namespace.
@@ -202,7 +203,8 @@ pub mod labels {
     /// Network policy label allowing access to the (virtual) garden API server.
     pub const ACCESS_TARGET_APISERVER: &str = "networking.gardener.cloud/access-target-apiserver";
     /// On the extension namespace: the ControllerRegistration name.
-    pub const CONTROLLER_REGISTRATION_NAME: &str = "controllerregistration.core.gardener.cloud/name";
+    pub const CONTROLLER_REGISTRATION_NAME: &str =
+        "controllerregistration.core.gardener.cloud/name";
     /// On a ControllerInstallation's ManagedResource: the installation name.
     pub const CONTROLLER_INSTALLATION_NAME: &str = "controllerinstallation-name";
     /// On a ControllerInstallation's ManagedResource: the registration name.
@@ -695,7 +697,10 @@ mod tests {
             technical_id::control_plane_namespace_of_backup_entry("source-shoot--dev--foo--uid"),
             Some("shoot--dev--foo")
         );
-        assert_eq!(technical_id::control_plane_namespace_of_backup_entry("nouid"), None);
+        assert_eq!(
+            technical_id::control_plane_namespace_of_backup_entry("nouid"),
+            None
+        );
     }
 
     #[test]
@@ -719,7 +724,10 @@ mod tests {
         let cn = csr::seed_common_name("local");
         assert_eq!(cn, "gardener.cloud:system:seed:local");
         assert_eq!(csr::seed_name_from_common_name(&cn), Some("local"));
-        assert_eq!(csr::seed_name_from_common_name("gardener.cloud:system:seed:"), None);
+        assert_eq!(
+            csr::seed_name_from_common_name("gardener.cloud:system:seed:"),
+            None
+        );
         assert_eq!(csr::seed_name_from_common_name("system:admin"), None);
     }
 }

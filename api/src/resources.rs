@@ -1,6 +1,10 @@
 //! `resources.gardener.cloud/v1alpha1` `ManagedResource` (namespaced, short name `mr`): a set of
 //! manifests in Secrets that a resource manager applies and health-checks.
 
+// kube's `printcolumn(...)` arguments repeat `type_ = "string"`, which clippy mistakes for
+// duplicated attributes.
+#![allow(clippy::duplicated_attributes)]
+
 use std::collections::BTreeMap;
 
 use kube::CustomResource;
@@ -39,7 +43,11 @@ use crate::names::{condition_types, managed_resources};
         type_ = "string",
         json_path = ".status.conditions[?(@.type==\"ResourcesProgressing\")].status"
     ),
-    printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
 )]
 #[serde(rename_all = "camelCase")]
 pub struct ManagedResourceSpec {
@@ -69,7 +77,9 @@ pub struct ManagedResourceSpec {
 }
 
 /// `metav1.GroupKind`.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, JsonSchema)]
+#[derive(
+    Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, JsonSchema,
+)]
 pub struct GroupKind {
     /// API group (empty for core).
     pub group: String,

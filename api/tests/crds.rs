@@ -1,6 +1,9 @@
 //! Checks the generated CRDs: structural schemas, names/columns/scope matching gardenlet's CRDs,
 //! objects valid under upstream CRDs valid under ours, and the YAML output.
 
+// Test helpers outside #[test] fns: a panic is how they report a broken fixture.
+#![allow(clippy::unwrap_used)]
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::PathBuf;
@@ -36,13 +39,29 @@ fn upstream_crds() -> BTreeMap<String, CustomResourceDefinition> {
 }
 
 fn by_name(crds: Vec<CustomResourceDefinition>) -> BTreeMap<String, CustomResourceDefinition> {
-    crds.into_iter().map(|crd| (crd.metadata.name.clone().unwrap(), crd)).collect()
+    crds.into_iter()
+        .map(|crd| (crd.metadata.name.clone().unwrap(), crd))
+        .collect()
 }
 
 /// The schema of `version` in `crd`, as JSON.
 fn schema(crd: &CustomResourceDefinition, version: &str) -> Value {
-    let version = crd.spec.versions.iter().find(|v| v.name == version).unwrap();
-    serde_json::to_value(version.schema.as_ref().unwrap().open_api_v3_schema.as_ref().unwrap()).unwrap()
+    let version = crd
+        .spec
+        .versions
+        .iter()
+        .find(|v| v.name == version)
+        .unwrap();
+    serde_json::to_value(
+        version
+            .schema
+            .as_ref()
+            .unwrap()
+            .open_api_v3_schema
+            .as_ref()
+            .unwrap(),
+    )
+    .unwrap()
 }
 
 /// A small validator for what kube-apiserver checks and prunes: types, required fields, enums,
@@ -84,7 +103,12 @@ fn validate(value: &Value, schema: &Value, path: &str, errors: &mut Vec<String>)
         errors.push(format!("{path}: {value} not in enum"));
     }
     if let Some(map) = value.as_object() {
-        for required in schema.get("required").and_then(Value::as_array).into_iter().flatten() {
+        for required in schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             let key = required.as_str().unwrap();
             if !map.contains_key(key) {
                 errors.push(format!("{path}.{key}: required"));
@@ -98,7 +122,9 @@ fn validate(value: &Value, schema: &Value, path: &str, errors: &mut Vec<String>)
             let child_path = format!("{path}.{key}");
             if let Some(property) = properties.and_then(|p| p.get(key)) {
                 validate(child, property, &child_path, errors);
-            } else if let Some(additional) = schema.get("additionalProperties").filter(|a| a.is_object()) {
+            } else if let Some(additional) =
+                schema.get("additionalProperties").filter(|a| a.is_object())
+            {
                 validate(child, additional, &child_path, errors);
             } else if !flag("x-kubernetes-preserve-unknown-fields") {
                 errors.push(format!("{child_path}: unknown field would be pruned"));
@@ -113,8 +139,15 @@ fn validate(value: &Value, schema: &Value, path: &str, errors: &mut Vec<String>)
 }
 
 /// Validates `object` against the CRD (looked up by group and kind) and version in `crds`.
-fn validate_against(crds: &BTreeMap<String, CustomResourceDefinition>, object: &Value) -> Vec<String> {
-    let (group, version) = object["apiVersion"].as_str().unwrap().split_once('/').unwrap();
+fn validate_against(
+    crds: &BTreeMap<String, CustomResourceDefinition>,
+    object: &Value,
+) -> Vec<String> {
+    let (group, version) = object["apiVersion"]
+        .as_str()
+        .unwrap()
+        .split_once('/')
+        .unwrap();
     let kind = object["kind"].as_str().unwrap();
     let crd = crds
         .values()
@@ -129,7 +162,11 @@ fn validate_against(crds: &BTreeMap<String, CustomResourceDefinition>, object: &
 fn every_generated_crd_is_structural() {
     for crd in seed_crds().into_iter().chain(garden_crds()) {
         let problems = structural_violations(&crd);
-        assert!(problems.is_empty(), "{}: {problems:#?}", crd.metadata.name.unwrap());
+        assert!(
+            problems.is_empty(),
+            "{}: {problems:#?}",
+            crd.metadata.name.unwrap()
+        );
     }
 }
 
@@ -145,7 +182,13 @@ fn upstream_crds_pass_the_structural_checker() {
 fn structural_checker_reports_non_structural_schemas() {
     let mut crd = seed_crds().remove(0);
     let version = &mut crd.spec.versions[0];
-    let schema = version.schema.as_mut().unwrap().open_api_v3_schema.as_mut().unwrap();
+    let schema = version
+        .schema
+        .as_mut()
+        .unwrap()
+        .open_api_v3_schema
+        .as_mut()
+        .unwrap();
     let mut bad: Value = serde_json::json!({
         "type": "object",
         "properties": {
@@ -170,7 +213,10 @@ fn structural_checker_reports_non_structural_schemas() {
         ".spec.list: uniqueItems must not be true",
         ".spec.either.anyOf: type inside a logical junctor",
     ] {
-        assert!(problems.contains(expected), "missing {expected:?} in:\n{problems}");
+        assert!(
+            problems.contains(expected),
+            "missing {expected:?} in:\n{problems}"
+        );
     }
 }
 
@@ -179,18 +225,32 @@ fn seed_crds_match_gardenlet_names_scope_columns_and_subresources() {
     let ours = by_name(seed_crds());
     let upstream = upstream_crds();
     for (name, theirs) in &upstream {
-        let mine = ours.get(name).unwrap_or_else(|| panic!("missing CRD {name}"));
+        let mine = ours
+            .get(name)
+            .unwrap_or_else(|| panic!("missing CRD {name}"));
         assert_eq!(mine.spec.group, theirs.spec.group, "{name}");
         assert_eq!(mine.spec.scope, theirs.spec.scope, "{name} scope");
         assert_eq!(mine.spec.names.kind, theirs.spec.names.kind, "{name}");
         assert_eq!(mine.spec.names.plural, theirs.spec.names.plural, "{name}");
-        assert_eq!(mine.spec.names.singular, theirs.spec.names.singular, "{name}");
-        assert_eq!(mine.spec.names.list_kind, theirs.spec.names.list_kind, "{name}");
-        assert_eq!(mine.spec.names.short_names, theirs.spec.names.short_names, "{name} short names");
+        assert_eq!(
+            mine.spec.names.singular, theirs.spec.names.singular,
+            "{name}"
+        );
+        assert_eq!(
+            mine.spec.names.list_kind, theirs.spec.names.list_kind,
+            "{name}"
+        );
+        assert_eq!(
+            mine.spec.names.short_names, theirs.spec.names.short_names,
+            "{name} short names"
+        );
         let (mine_v, theirs_v) = (&mine.spec.versions[0], &theirs.spec.versions[0]);
         assert_eq!(mine_v.name, theirs_v.name, "{name}");
         assert!(mine_v.served && mine_v.storage, "{name}");
-        assert_eq!(mine_v.subresources, theirs_v.subresources, "{name} subresources");
+        assert_eq!(
+            mine_v.subresources, theirs_v.subresources,
+            "{name} subresources"
+        );
         let columns = |v: &k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionVersion| {
             v.additional_printer_columns
                 .iter()
@@ -214,9 +274,15 @@ fn objects_valid_under_upstream_crds_are_valid_under_ours() {
     for object in &objects {
         let kind = object["kind"].as_str().unwrap().to_owned();
         let upstream_errors = validate_against(&upstream, object);
-        assert!(upstream_errors.is_empty(), "fixture {kind} invalid upstream: {upstream_errors:#?}");
+        assert!(
+            upstream_errors.is_empty(),
+            "fixture {kind} invalid upstream: {upstream_errors:#?}"
+        );
         let our_errors = validate_against(&ours, object);
-        assert!(our_errors.is_empty(), "{kind} invalid under seedlet's CRD: {our_errors:#?}");
+        assert!(
+            our_errors.is_empty(),
+            "{kind} invalid under seedlet's CRD: {our_errors:#?}"
+        );
     }
 }
 
@@ -260,14 +326,22 @@ fn validator_rejects_wrong_types_and_missing_required_fields() {
     let errors = validate_against(&ours, &object).join("\n");
     assert!(errors.contains(".spec.type: required"), "{errors}");
     assert!(errors.contains(".spec.class: expected"), "{errors}");
-    assert!(errors.contains(".status.conditions[0].status: required"), "{errors}");
+    assert!(
+        errors.contains(".status.conditions[0].status: required"),
+        "{errors}"
+    );
 }
 
 #[test]
 fn controller_deployment_crd_serves_v1_and_v1beta1_with_v1_storage() {
     let crds = by_name(garden_crds());
     let crd = &crds["controllerdeployments.core.gardener.cloud"];
-    let versions: Vec<_> = crd.spec.versions.iter().map(|v| (v.name.as_str(), v.served, v.storage)).collect();
+    let versions: Vec<_> = crd
+        .spec
+        .versions
+        .iter()
+        .map(|v| (v.name.as_str(), v.served, v.storage))
+        .collect();
     assert_eq!(versions, [("v1", true, true), ("v1beta1", true, false)]);
     assert_eq!(schema(crd, "v1"), schema(crd, "v1beta1"));
 }
@@ -293,7 +367,13 @@ fn garden_crds_cover_every_core_kind_with_the_right_scope() {
         assert_eq!(crd.spec.scope, scope, "{plural}");
     }
     assert_eq!(crds.len(), expected.len());
-    let status = |name: &str| crds[name].spec.versions[0].subresources.as_ref().and_then(|s| s.status.as_ref()).is_some();
+    let status = |name: &str| {
+        crds[name].spec.versions[0]
+            .subresources
+            .as_ref()
+            .and_then(|s| s.status.as_ref())
+            .is_some()
+    };
     assert!(status("seeds.core.gardener.cloud"));
     assert!(status("controllerinstallations.core.gardener.cloud"));
     assert!(!status("shootstates.core.gardener.cloud"));

@@ -1,6 +1,9 @@
 //! Parses Gardener-shaped YAML (upstream examples and fixtures written from the specs) into the
 //! typed API and checks that serialising back yields the same object, unknown fields included.
 
+// Test helpers outside #[test] fns: a panic is how they report a broken fixture.
+#![allow(clippy::unwrap_used)]
+
 use std::fs;
 use std::path::PathBuf;
 
@@ -18,7 +21,9 @@ use seedlet_api::extensions::{self, Cluster, ExtensionObject};
 use seedlet_api::resources::ManagedResource;
 
 fn fixture(path: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(path);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(path);
     fs::read_to_string(&path).unwrap_or_else(|err| panic!("reading {}: {err}", path.display()))
 }
 
@@ -57,7 +62,12 @@ fn round_trip<T: DeserializeOwned + Serialize>(value: &Value) -> T {
     let typed: T = serde_json::from_value(value.clone())
         .unwrap_or_else(|err| panic!("parsing {}: {err}", value["kind"]));
     let back = serde_json::to_value(&typed).unwrap();
-    assert_eq!(without_nulls(&back), without_nulls(value), "round trip of {}", value["kind"]);
+    assert_eq!(
+        without_nulls(&back),
+        without_nulls(value),
+        "round trip of {}",
+        value["kind"]
+    );
     typed
 }
 
@@ -66,11 +76,33 @@ fn upstream_seed_example_round_trips() {
     let seed: Seed = round_trip(&document("upstream/50-seed.yaml"));
     assert_eq!(seed.spec.provider.region, "europe-1");
     assert_eq!(seed.spec.provider.zones, ["europe-1a"]);
-    assert_eq!(seed.spec.dns.provider.as_ref().unwrap().type_, "aws-route53");
-    assert_eq!(seed.spec.dns.internal.as_ref().unwrap().domain, "internal.dev.example.com");
+    assert_eq!(
+        seed.spec.dns.provider.as_ref().unwrap().type_,
+        "aws-route53"
+    );
+    assert_eq!(
+        seed.spec.dns.internal.as_ref().unwrap().domain,
+        "internal.dev.example.com"
+    );
     assert_eq!(seed.spec.networks.block_cidrs, ["169.254.169.254/32"]);
-    assert!(seed.spec.settings.as_ref().unwrap().scheduling.as_ref().unwrap().visible);
-    assert!(seed.spec.settings.as_ref().unwrap().extra.contains_key("dependencyWatchdog"));
+    assert!(
+        seed.spec
+            .settings
+            .as_ref()
+            .unwrap()
+            .scheduling
+            .as_ref()
+            .unwrap()
+            .visible
+    );
+    assert!(
+        seed.spec
+            .settings
+            .as_ref()
+            .unwrap()
+            .extra
+            .contains_key("dependencyWatchdog")
+    );
     assert_eq!(seed.spec.ingress.as_ref().unwrap().controller.kind, "nginx");
     assert_eq!(seed.spec.extensions[0].type_, "foobar");
 }
@@ -79,14 +111,26 @@ fn upstream_seed_example_round_trips() {
 fn upstream_shoot_example_round_trips() {
     let shoot: Shoot = round_trip(&document("upstream/90-shoot.yaml"));
     assert_eq!(shoot.cloud_profile().unwrap().name, "cloudprofile1");
-    assert_eq!(shoot.cloud_profile().unwrap().kind_or_default(), "CloudProfile");
-    assert_eq!(shoot.spec.credentials_binding_name.as_deref(), Some("my-provider-account"));
+    assert_eq!(
+        shoot.cloud_profile().unwrap().kind_or_default(),
+        "CloudProfile"
+    );
+    assert_eq!(
+        shoot.spec.credentials_binding_name.as_deref(),
+        Some("my-provider-account")
+    );
     let worker = &shoot.spec.provider.workers[0];
     assert_eq!((worker.minimum, worker.maximum), (Some(3), Some(5)));
-    assert_eq!(worker.machine.image.as_ref().unwrap().name, "<some-image-name>");
+    assert_eq!(
+        worker.machine.image.as_ref().unwrap().name,
+        "<some-image-name>"
+    );
     assert!(worker.extra.contains_key("volume"));
     assert!(shoot.spec.extra.contains_key("maintenance"));
-    assert!(shoot.spec.kubernetes.is_none(), "`kubernetes:` is null in the example");
+    assert!(
+        shoot.spec.kubernetes.is_none(),
+        "`kubernetes:` is null in the example"
+    );
     assert_eq!(shoot.technical_id("dev"), "shoot--dev--crazy-botany");
 }
 
@@ -125,18 +169,30 @@ fn upstream_cloud_profile_keeps_its_spec_verbatim() {
 fn seed_with_status_round_trips_and_exposes_conditions() {
     let seed: Seed = round_trip(&document("own/seed-with-status.yaml"));
     let status = seed.status.as_ref().unwrap();
-    assert_eq!(status.cluster_identity.as_deref(), Some("seed-local-identity"));
+    assert_eq!(
+        status.cluster_identity.as_deref(),
+        Some("seed-local-identity")
+    );
     assert_eq!(status.gardener.as_ref().unwrap().version, "v1.120.0");
     assert_eq!(status.capacity["shoots"].0, "250");
     let ready = seedlet_api::conditions::find(seed.conditions(), "GardenletReady").unwrap();
     assert!(ready.is_true());
-    let extensions_ready = seedlet_api::conditions::find(seed.conditions(), "ExtensionsReady").unwrap();
+    let extensions_ready =
+        seedlet_api::conditions::find(seed.conditions(), "ExtensionsReady").unwrap();
     assert_eq!(extensions_ready.status, ConditionStatus::Progressing);
     assert!(seed.has_taint("seed.gardener.cloud/protected"));
-    assert_eq!(seed.spec.dns.defaults.as_ref().unwrap()[0].domain, "local.gardener.cloud");
+    assert_eq!(
+        seed.spec.dns.defaults.as_ref().unwrap()[0].domain,
+        "local.gardener.cloud"
+    );
     assert!(seed.spec.extra.contains_key("accessRestrictions"));
     assert_eq!(
-        status.client_certificate_expiration_timestamp.as_ref().unwrap().0.to_string(),
+        status
+            .client_certificate_expiration_timestamp
+            .as_ref()
+            .unwrap()
+            .0
+            .to_string(),
         "2026-12-31T23:59:59Z"
     );
 }
@@ -147,15 +203,29 @@ fn shoot_with_status_round_trips() {
     let status = shoot.status.as_ref().unwrap();
     assert_eq!(shoot.technical_id("ignored"), "shoot--dev--foo");
     assert_eq!(status.hibernated, Some(false));
-    assert_eq!(status.last_errors[0].task_id.as_deref(), Some("deployInfrastructure"));
-    assert_eq!(shoot.cloud_profile().unwrap().kind_or_default(), "NamespacedCloudProfile");
     assert_eq!(
-        shoot.spec.provider.workers[0].cri.as_ref().unwrap().container_runtimes[0].type_,
+        status.last_errors[0].task_id.as_deref(),
+        Some("deployInfrastructure")
+    );
+    assert_eq!(
+        shoot.cloud_profile().unwrap().kind_or_default(),
+        "NamespacedCloudProfile"
+    );
+    assert_eq!(
+        shoot.spec.provider.workers[0]
+            .cri
+            .as_ref()
+            .unwrap()
+            .container_runtimes[0]
+            .type_,
         "gvisor"
     );
     assert!(!shoot.hibernation_enabled());
     assert!(shoot.spec.extensions[1].is_disabled());
-    assert_eq!(shoot.spec.dns.as_ref().unwrap().providers[0].primary, Some(true));
+    assert_eq!(
+        shoot.spec.dns.as_ref().unwrap().providers[0].primary,
+        Some(true)
+    );
     assert!(!shoot.is_workerless());
 }
 
@@ -164,13 +234,24 @@ fn controller_objects_round_trip() {
     let installation: ControllerInstallation =
         round_trip(&document("own/controllerinstallation-with-status.yaml"));
     assert_eq!(installation.conditions().len(), 3);
-    assert_eq!(installation.spec.resource_refs[0].resource_version.as_deref(), Some("78"));
+    assert_eq!(
+        installation.spec.resource_refs[0]
+            .resource_version
+            .as_deref(),
+        Some("78")
+    );
 
     let registration: ControllerRegistration =
         round_trip(&document("own/controllerregistration-full.yaml"));
-    assert_eq!(registration.policy(), ControllerDeploymentPolicy::AlwaysExceptNoShoots);
+    assert_eq!(
+        registration.policy(),
+        ControllerDeploymentPolicy::AlwaysExceptNoShoots
+    );
     assert!(registration.spec.resources[0].auto_enabled_for("seed"));
-    assert_eq!(registration.spec.resources[1].continuous_endpoint_update, Some(false));
+    assert_eq!(
+        registration.spec.resources[1].continuous_endpoint_update,
+        Some(false)
+    );
 
     let v1: ControllerDeployment = round_trip(&document("own/controllerdeployment-v1-raw.yaml"));
     let helm = v1.helm_deployment().unwrap().unwrap();
@@ -180,9 +261,9 @@ fn controller_objects_round_trip() {
     let old_value = document("own/controllerdeployment-v1beta1.yaml");
     let old: ControllerDeploymentV1beta1 = round_trip(&old_value);
     assert_eq!(old.spec.type_, "helm");
-    let converted = ControllerDeployment::from(old);
+    let converted = ControllerDeployment::try_from(old).unwrap();
     let helm = converted.spec.helm.clone().unwrap();
-    assert!(helm.raw_chart.is_some());
+    assert_eq!(&helm.raw_chart.unwrap().0[..2], &[0x1f, 0x8b], "gzip magic");
     assert_eq!(helm.values.unwrap()["replicaCount"], 2);
     // The same object read through v1 without conversion (development garden) gives the same chart.
     let unconverted: ControllerDeployment = serde_json::from_value(old_value).unwrap();
@@ -193,7 +274,10 @@ fn controller_objects_round_trip() {
 fn shoot_state_round_trips() {
     let state: ShootState = round_trip(&document("own/shootstate.yaml"));
     assert_eq!(state.spec.gardener[1].type_, "machine-state");
-    assert_eq!(state.spec.extensions[1].purpose.as_deref(), Some("provision"));
+    assert_eq!(
+        state.spec.extensions[1].purpose.as_deref(),
+        Some("provision")
+    );
     assert_eq!(state.spec.resources[0].data["metadata"]["name"], "tf");
 }
 
@@ -220,7 +304,10 @@ where
 {
     assert_eq!(value["kind"], kind);
     let object: K = round_trip(value);
-    assert_eq!(object.default_spec().type_, value["spec"]["type"].as_str().unwrap());
+    assert_eq!(
+        object.default_spec().type_,
+        value["spec"]["type"].as_str().unwrap()
+    );
     object
 }
 
@@ -246,7 +333,10 @@ fn every_extension_kind_round_trips_with_kind_specific_fields() {
     let _: extensions::Extension = extension(&docs[6], "Extension");
     let _: extensions::ContainerRuntime = extension(&docs[7], "ContainerRuntime");
     let bastion: extensions::Bastion = extension(&docs[8], "Bastion");
-    assert_eq!(bastion.extension_status().unwrap().extra["ingress"]["ip"], "1.2.3.4");
+    assert_eq!(
+        bastion.extension_status().unwrap().extra["ingress"]["ip"],
+        "1.2.3.4"
+    );
     let _: extensions::SelfHostedShootExposure = extension(&docs[9], "SelfHostedShootExposure");
     let _: extensions::BackupBucket = extension(&docs[10], "BackupBucket");
     let _: extensions::BackupEntry = extension(&docs[11], "BackupEntry");
@@ -258,9 +348,18 @@ fn cluster_and_managed_resource_round_trip() {
     let docs = documents("own/seed-objects.yaml");
     let cluster: Cluster = round_trip(&docs[0]);
     let shoot = cluster.spec.shoot().unwrap();
-    assert_eq!(shoot.status.unwrap().technical_id.as_deref(), Some("shoot--dev--foo"));
-    assert_eq!(cluster.spec.seed().unwrap().unwrap().spec.provider.type_, "local");
-    assert_eq!(cluster.spec.cloud_profile().unwrap().spec.provider_type(), Some("local"));
+    assert_eq!(
+        shoot.status.unwrap().technical_id.as_deref(),
+        Some("shoot--dev--foo")
+    );
+    assert_eq!(
+        cluster.spec.seed().unwrap().unwrap().spec.provider.type_,
+        "local"
+    );
+    assert_eq!(
+        cluster.spec.cloud_profile().unwrap().spec.provider_type(),
+        Some("local")
+    );
 
     let managed: ManagedResource = round_trip(&docs[1]);
     assert_eq!(managed.class_or_default(), "seed");

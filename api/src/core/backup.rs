@@ -21,8 +21,16 @@ use crate::common::{Extra, LastError, LastOperation, ObjectReference, schema};
     printcolumn(name = "Provider", type_ = "string", json_path = ".spec.provider.type"),
     printcolumn(name = "Region", type_ = "string", json_path = ".spec.provider.region"),
     printcolumn(name = "Seed", type_ = "string", json_path = ".spec.seedName"),
-    printcolumn(name = "Status", type_ = "string", json_path = ".status.lastOperation.state"),
-    printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
+    printcolumn(
+        name = "Status",
+        type_ = "string",
+        json_path = ".status.lastOperation.state"
+    ),
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
 )]
 #[serde(rename_all = "camelCase")]
 pub struct BackupBucketSpec {
@@ -92,8 +100,16 @@ pub struct BackupBucketStatus {
     doc = "A BackupEntry is the backup of one shoot's etcd inside a BackupBucket.",
     printcolumn(name = "Bucket", type_ = "string", json_path = ".spec.bucketName"),
     printcolumn(name = "Seed", type_ = "string", json_path = ".spec.seedName"),
-    printcolumn(name = "Status", type_ = "string", json_path = ".status.lastOperation.state"),
-    printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
+    printcolumn(
+        name = "Status",
+        type_ = "string",
+        json_path = ".status.lastOperation.state"
+    ),
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
 )]
 #[serde(rename_all = "camelCase")]
 pub struct BackupEntrySpec {

@@ -19,7 +19,11 @@ use crate::common::{Extra, schema};
     shortname = "cpfl",
     doc = "A CloudProfile lists what shoots of one provider may use.",
     printcolumn(name = "Type", type_ = "string", json_path = ".spec.type"),
-    printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
 )]
 pub struct CloudProfileSpec {
     /// All spec fields.
@@ -56,7 +60,11 @@ impl CloudProfileSpec {
     derive = "Default",
     shortname = "nscpfl",
     doc = "A NamespacedCloudProfile extends a CloudProfile for one project.",
-    printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
 )]
 pub struct NamespacedCloudProfileSpec {
     /// All spec fields.

@@ -23,8 +23,16 @@ use crate::names::annotations;
     derive = "Default",
     shortname = "ctrlreg",
     doc = "A ControllerRegistration registers an extension controller for kind/type combinations.",
-    printcolumn(name = "Resources", type_ = "string", json_path = ".spec.resources[*].kind"),
-    printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
+    printcolumn(
+        name = "Resources",
+        type_ = "string",
+        json_path = ".spec.resources[*].kind"
+    ),
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
 )]
 #[serde(rename_all = "camelCase")]
 pub struct ControllerRegistrationSpec {
@@ -150,7 +158,10 @@ impl ControllerRegistration {
     /// The name of the referenced ControllerDeployment, if any.
     pub fn deployment_name(&self) -> Option<&str> {
         let deployment = self.spec.deployment.as_ref()?;
-        deployment.deployment_refs.first().map(|reference| reference.name.as_str())
+        deployment
+            .deployment_refs
+            .first()
+            .map(|reference| reference.name.as_str())
     }
 }
 
@@ -170,7 +181,11 @@ impl ControllerRegistration {
     derive = "Default",
     shortname = "ctrldeploy",
     doc = "A ControllerDeployment describes how an extension controller is deployed (Helm chart).",
-    printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
 )]
 #[serde(rename_all = "camelCase")]
 pub struct ControllerDeploymentFields {
@@ -325,18 +340,26 @@ impl From<HelmProviderConfig> for HelmControllerDeployment {
     }
 }
 
-impl From<ControllerDeploymentV1beta1> for ControllerDeployment {
+impl TryFrom<ControllerDeploymentV1beta1> for ControllerDeployment {
+    type Error = serde_json::Error;
+
     /// Gardener's v1beta1 → v1 conversion: a `helm` provider config becomes `.helm`; any other type
     /// is kept in the `migration.controllerdeployment.gardener.cloud/*` annotations.
-    fn from(old: ControllerDeploymentV1beta1) -> Self {
+    ///
+    /// # Errors
+    /// When a `helm` provider config does not have the Helm shape (e.g. `chart` is not base64),
+    /// like the API server's conversion.
+    fn try_from(old: ControllerDeploymentV1beta1) -> Result<Self, Self::Error> {
         let mut metadata = old.metadata;
         let fields = old.spec;
         let mut helm = None;
         if fields.type_ == HELM_DEPLOYMENT_TYPE {
-            let config = fields.provider_config.clone().unwrap_or_else(|| serde_json::json!({}));
-            helm = serde_json::from_value::<HelmProviderConfig>(config).ok().map(Into::into);
-        }
-        if helm.is_none() {
+            let config = fields
+                .provider_config
+                .clone()
+                .unwrap_or_else(|| serde_json::json!({}));
+            helm = Some(serde_json::from_value::<HelmProviderConfig>(config)?.into());
+        } else {
             let annotations_map = metadata.annotations.get_or_insert_with(BTreeMap::new);
             annotations_map.insert(
                 annotations::MIGRATION_CONTROLLER_DEPLOYMENT_TYPE.to_owned(),
@@ -349,14 +372,14 @@ impl From<ControllerDeploymentV1beta1> for ControllerDeployment {
                 );
             }
         }
-        ControllerDeployment {
+        Ok(ControllerDeployment {
             metadata,
             spec: ControllerDeploymentFields {
                 helm,
                 inject_garden_kubeconfig: fields.inject_garden_kubeconfig,
                 ..ControllerDeploymentFields::default()
             },
-        }
+        })
     }
 }
 
@@ -371,7 +394,11 @@ impl From<ControllerDeploymentV1beta1> for ControllerDeployment {
     derive = "Default",
     shortname = "ctrlinst",
     doc = "A ControllerInstallation requests an extension controller on a seed.",
-    printcolumn(name = "Registration", type_ = "string", json_path = ".spec.registrationRef.name"),
+    printcolumn(
+        name = "Registration",
+        type_ = "string",
+        json_path = ".spec.registrationRef.name"
+    ),
     printcolumn(name = "Seed", type_ = "string", json_path = ".spec.seedRef.name"),
     printcolumn(
         name = "Valid",
@@ -393,7 +420,11 @@ impl From<ControllerDeploymentV1beta1> for ControllerDeployment {
         type_ = "string",
         json_path = ".status.conditions[?(@.type==\"Progressing\")].status"
     ),
-    printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
 )]
 #[serde(rename_all = "camelCase")]
 pub struct ControllerInstallationSpec {
@@ -443,7 +474,10 @@ impl ControllerInstallation {
 
     /// The seed name, if the installation targets a seed.
     pub fn seed_name(&self) -> Option<&str> {
-        self.spec.seed_ref.as_ref().map(|reference| reference.name.as_str())
+        self.spec
+            .seed_ref
+            .as_ref()
+            .map(|reference| reference.name.as_str())
     }
 }
 
@@ -453,7 +487,10 @@ mod tests {
 
     #[test]
     fn oci_pull_reference_prefers_ref_then_digest_then_tag() {
-        let repo = |reference: Option<&str>, repository: Option<&str>, tag: Option<&str>, digest: Option<&str>| {
+        let repo = |reference: Option<&str>,
+                    repository: Option<&str>,
+                    tag: Option<&str>,
+                    digest: Option<&str>| {
             OciRepository {
                 reference: reference.map(Into::into),
                 repository: repository.map(Into::into),
@@ -463,14 +500,27 @@ mod tests {
             }
         };
         let cases = [
-            (repo(Some("oci://r.io/a:1"), None, None, None), Some("r.io/a:1")),
-            (repo(None, Some("r.io/a"), Some("1"), Some("sha256:ab")), Some("r.io/a@sha256:ab")),
-            (repo(None, Some("oci://r.io/a"), Some("1"), None), Some("r.io/a:1")),
+            (
+                repo(Some("oci://r.io/a:1"), None, None, None),
+                Some("r.io/a:1"),
+            ),
+            (
+                repo(None, Some("r.io/a"), Some("1"), Some("sha256:ab")),
+                Some("r.io/a@sha256:ab"),
+            ),
+            (
+                repo(None, Some("oci://r.io/a"), Some("1"), None),
+                Some("r.io/a:1"),
+            ),
             (repo(None, Some("r.io/a"), None, None), None),
             (repo(None, None, Some("1"), None), None),
         ];
         for (repository, expected) in cases {
-            assert_eq!(repository.pull_reference().as_deref(), expected, "{repository:?}");
+            assert_eq!(
+                repository.pull_reference().as_deref(),
+                expected,
+                "{repository:?}"
+            );
         }
     }
 
@@ -506,10 +556,13 @@ mod tests {
             },
             ..ControllerDeploymentV1beta1::default()
         };
-        let new = ControllerDeployment::from(old);
+        let new = ControllerDeployment::try_from(old).unwrap();
         assert!(new.spec.helm.is_none());
         let annotations = new.metadata.annotations.unwrap();
-        assert_eq!(annotations[annotations::MIGRATION_CONTROLLER_DEPLOYMENT_TYPE], "custom");
+        assert_eq!(
+            annotations[annotations::MIGRATION_CONTROLLER_DEPLOYMENT_TYPE],
+            "custom"
+        );
         assert_eq!(
             annotations[annotations::MIGRATION_CONTROLLER_DEPLOYMENT_PROVIDER_CONFIG],
             r#"{"k":"v"}"#
@@ -518,10 +571,26 @@ mod tests {
     }
 
     #[test]
+    fn v1beta1_helm_conversion_fails_on_invalid_chart_encoding() {
+        let old = ControllerDeploymentV1beta1 {
+            spec: ControllerDeploymentV1beta1Fields {
+                type_: "helm".into(),
+                provider_config: Some(serde_json::json!({"chart": "not base64!"})),
+                inject_garden_kubeconfig: None,
+            },
+            ..ControllerDeploymentV1beta1::default()
+        };
+        assert!(ControllerDeployment::try_from(old).is_err());
+    }
+
+    #[test]
     fn controller_resource_primary_defaults_to_true() {
         let resource = ControllerResource::default();
         assert!(resource.is_primary());
-        let resource = ControllerResource { primary: Some(false), ..ControllerResource::default() };
+        let resource = ControllerResource {
+            primary: Some(false),
+            ..ControllerResource::default()
+        };
         assert!(!resource.is_primary());
     }
 }

@@ -1,6 +1,10 @@
 //! `core.gardener.cloud` kinds (v1beta1, plus the v1 `ControllerDeployment`) as served by
 //! gardener-apiserver, and the small types they share.
 
+// kube's `printcolumn(...)` arguments repeat `type_ = "string"`, which clippy mistakes for
+// duplicated attributes.
+#![allow(clippy::duplicated_attributes)]
+
 mod backup;
 mod cloudprofile;
 mod controller;

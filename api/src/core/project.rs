@@ -19,7 +19,11 @@ use crate::common::Extra;
     doc = "A Project groups shoots of one team in a namespace.",
     printcolumn(name = "Namespace", type_ = "string", json_path = ".spec.namespace"),
     printcolumn(name = "Status", type_ = "string", json_path = ".status.phase"),
-    printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
 )]
 #[serde(rename_all = "camelCase")]
 pub struct ProjectSpec {

@@ -29,9 +29,21 @@ use crate::core::Extension;
     ),
     printcolumn(name = "Provider", type_ = "string", json_path = ".spec.provider.type"),
     printcolumn(name = "Region", type_ = "string", json_path = ".spec.provider.region"),
-    printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp"),
-    printcolumn(name = "Version", type_ = "string", json_path = ".status.gardener.version"),
-    printcolumn(name = "K8S Version", type_ = "string", json_path = ".status.kubernetesVersion")
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    ),
+    printcolumn(
+        name = "Version",
+        type_ = "string",
+        json_path = ".status.gardener.version"
+    ),
+    printcolumn(
+        name = "K8S Version",
+        type_ = "string",
+        json_path = ".status.kubernetesVersion"
+    )
 )]
 #[serde(rename_all = "camelCase")]
 pub struct SeedSpec {

@@ -24,13 +24,29 @@ use crate::names::technical_id;
     derive = "PartialEq",
     derive = "Default",
     doc = "A Shoot is a Kubernetes cluster whose control plane runs in a seed.",
-    printcolumn(name = "Cloud Profile", type_ = "string", json_path = ".spec.cloudProfile.name"),
+    printcolumn(
+        name = "Cloud Profile",
+        type_ = "string",
+        json_path = ".spec.cloudProfile.name"
+    ),
     printcolumn(name = "Provider", type_ = "string", json_path = ".spec.provider.type"),
     printcolumn(name = "Region", type_ = "string", json_path = ".spec.region"),
-    printcolumn(name = "K8S Version", type_ = "string", json_path = ".spec.kubernetes.version"),
+    printcolumn(
+        name = "K8S Version",
+        type_ = "string",
+        json_path = ".spec.kubernetes.version"
+    ),
     printcolumn(name = "Seed", type_ = "string", json_path = ".status.seedName"),
-    printcolumn(name = "Operation", type_ = "string", json_path = ".status.lastOperation.state"),
-    printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
+    printcolumn(
+        name = "Operation",
+        type_ = "string",
+        json_path = ".status.lastOperation.state"
+    ),
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
 )]
 #[serde(rename_all = "camelCase")]
 pub struct ShootSpec {
@@ -317,7 +333,11 @@ pub struct ShootStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed_name: Option<String>,
     /// Technical ID = control-plane namespace; immutable once set.
-    #[serde(rename = "technicalID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "technicalID",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub technical_id: Option<String>,
     /// Unique ID of the shoot (stable across migration).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -340,7 +360,11 @@ impl Shoot {
             .status
             .as_ref()
             .and_then(|status| status.technical_id.as_deref());
-        technical_id::compute(stored, project_name, self.metadata.name.as_deref().unwrap_or(""))
+        technical_id::compute(
+            stored,
+            project_name,
+            self.metadata.name.as_deref().unwrap_or(""),
+        )
     }
 
     /// The referenced cloud profile: `spec.cloudProfile` wins over `spec.cloudProfileName`.

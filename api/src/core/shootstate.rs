@@ -20,7 +20,11 @@ use crate::common::{Extra, NamedResourceReference, schema};
     derive = "PartialEq",
     derive = "Default",
     doc = "A ShootState holds the state of a shoot needed to restore its control plane.",
-    printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
 )]
 #[serde(rename_all = "camelCase")]
 pub struct ShootStateSpec {
@@ -96,7 +100,11 @@ impl ShootStateSpec {
     /// Upserts a gardener entry by `name`: overwrites type, data and labels in place, else appends.
     /// Returns whether the spec changed.
     pub fn upsert_gardener(&mut self, entry: GardenerResourceData) -> bool {
-        match self.gardener.iter_mut().find(|existing| existing.name == entry.name) {
+        match self
+            .gardener
+            .iter_mut()
+            .find(|existing| existing.name == entry.name)
+        {
             Some(existing) if *existing == entry => false,
             Some(existing) => {
                 *existing = entry;
@@ -113,10 +121,14 @@ impl ShootStateSpec {
     /// overwrites only `state` and `resources`. Returns whether the spec changed.
     pub fn upsert_extension(&mut self, entry: ExtensionResourceState) -> bool {
         let found = self.extensions.iter_mut().find(|existing| {
-            existing.kind == entry.kind && existing.name == entry.name && existing.purpose == entry.purpose
+            existing.kind == entry.kind
+                && existing.name == entry.name
+                && existing.purpose == entry.purpose
         });
         match found {
-            Some(existing) if existing.state == entry.state && existing.resources == entry.resources => {
+            Some(existing)
+                if existing.state == entry.state && existing.resources == entry.resources =>
+            {
                 false
             }
             Some(existing) => {
@@ -132,10 +144,17 @@ impl ShootStateSpec {
     }
 
     /// Removes the extension entry with (kind, name, purpose). Returns whether one was removed.
-    pub fn remove_extension(&mut self, kind: &str, name: Option<&str>, purpose: Option<&str>) -> bool {
+    pub fn remove_extension(
+        &mut self,
+        kind: &str,
+        name: Option<&str>,
+        purpose: Option<&str>,
+    ) -> bool {
         let before = self.extensions.len();
         self.extensions.retain(|existing| {
-            !(existing.kind == kind && existing.name.as_deref() == name && existing.purpose.as_deref() == purpose)
+            !(existing.kind == kind
+                && existing.name.as_deref() == name
+                && existing.purpose.as_deref() == purpose)
         });
         before != self.extensions.len()
     }
@@ -143,7 +162,9 @@ impl ShootStateSpec {
     /// Upserts a resource by the whole (apiVersion, kind, name). Returns whether the spec changed.
     pub fn upsert_resource(&mut self, entry: ResourceData) -> bool {
         let found = self.resources.iter_mut().find(|existing| {
-            existing.api_version == entry.api_version && existing.kind == entry.kind && existing.name == entry.name
+            existing.api_version == entry.api_version
+                && existing.kind == entry.kind
+                && existing.name == entry.name
         });
         match found {
             Some(existing) if *existing == entry => false,
@@ -164,7 +185,12 @@ mod tests {
     use super::*;
 
     fn gardener(name: &str, data: serde_json::Value) -> GardenerResourceData {
-        GardenerResourceData { name: name.into(), type_: "secret".into(), data, labels: BTreeMap::new() }
+        GardenerResourceData {
+            name: name.into(),
+            type_: "secret".into(),
+            data,
+            labels: BTreeMap::new(),
+        }
     }
 
     fn extension(kind: &str, purpose: Option<&str>, state: i64) -> ExtensionResourceState {
@@ -184,7 +210,11 @@ mod tests {
         assert!(spec.upsert_gardener(gardener("b", serde_json::json!({"d": 2}))));
         assert!(spec.upsert_gardener(gardener("a", serde_json::json!({"d": 3}))));
         assert!(!spec.upsert_gardener(gardener("a", serde_json::json!({"d": 3}))));
-        let names: Vec<_> = spec.gardener.iter().map(|entry| entry.name.as_str()).collect();
+        let names: Vec<_> = spec
+            .gardener
+            .iter()
+            .map(|entry| entry.name.as_str())
+            .collect();
         assert_eq!(names, ["a", "b"]);
         assert_eq!(spec.gardener[0].data, serde_json::json!({"d": 3}));
     }

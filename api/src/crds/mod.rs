@@ -39,7 +39,7 @@ pub fn seed_crds() -> Vec<CustomResourceDefinition> {
             scale: None,
         });
     }
-    vec![
+    let crds = vec![
         cluster,
         extensions::BackupBucket::crd(),
         extensions::BackupEntry::crd(),
@@ -54,7 +54,8 @@ pub fn seed_crds() -> Vec<CustomResourceDefinition> {
         extensions::SelfHostedShootExposure::crd(),
         extensions::Worker::crd(),
         resources::ManagedResource::crd(),
-    ]
+    ];
+    crds.into_iter().map(finish).collect()
 }
 
 /// CRDs for the `core.gardener.cloud` kinds seedlet reads or writes, for development gardens
@@ -66,7 +67,7 @@ pub fn seed_crds() -> Vec<CustomResourceDefinition> {
 /// `type`, `providerConfig`) — and nothing is pruned whichever version an object is written in.
 /// seedlet reads v1 and understands both shapes ([`core::ControllerDeployment::helm_deployment`]).
 pub fn garden_crds() -> Vec<CustomResourceDefinition> {
-    vec![
+    let crds = vec![
         core::Seed::crd(),
         core::Shoot::crd(),
         core::CloudProfile::crd(),
@@ -78,7 +79,17 @@ pub fn garden_crds() -> Vec<CustomResourceDefinition> {
         core::BackupBucket::crd(),
         core::BackupEntry::crd(),
         core::Project::crd(),
-    ]
+    ];
+    crds.into_iter().map(finish).collect()
+}
+
+/// Completes a generated CRD like controller-gen does: an explicit `listKind` (`<Kind>List`),
+/// which kube-apiserver would default but simpler API servers may not.
+fn finish(mut crd: CustomResourceDefinition) -> CustomResourceDefinition {
+    if crd.spec.names.list_kind.is_none() {
+        crd.spec.names.list_kind = Some(format!("{}List", crd.spec.names.kind));
+    }
+    crd
 }
 
 /// The two-version ControllerDeployment CRD described in [`garden_crds`].

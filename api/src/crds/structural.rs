@@ -5,18 +5,34 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use serde_json::{Map, Value};
 
 /// Keywords never allowed in structural schemas.
-const FORBIDDEN: [&str; 5] = ["$ref", "$schema", "definitions", "additionalItems", "dependencies"];
+const FORBIDDEN: [&str; 5] = [
+    "$ref",
+    "$schema",
+    "definitions",
+    "additionalItems",
+    "dependencies",
+];
 /// Junctors that may only carry value validations.
 const JUNCTORS: [&str; 4] = ["allOf", "anyOf", "oneOf", "not"];
 /// Keys a junctor branch must not specify.
-const JUNCTOR_FORBIDDEN: [&str; 5] = ["type", "nullable", "default", "additionalProperties", "description"];
+const JUNCTOR_FORBIDDEN: [&str; 5] = [
+    "type",
+    "nullable",
+    "default",
+    "additionalProperties",
+    "description",
+];
 
 /// Every structural-schema violation of every version of `crd`, as `<version>: <path>: <problem>`.
 /// Empty means the CRD is structural.
 pub fn structural_violations(crd: &CustomResourceDefinition) -> Vec<String> {
     let mut out = Vec::new();
     for version in &crd.spec.versions {
-        let Some(schema) = version.schema.as_ref().and_then(|s| s.open_api_v3_schema.as_ref()) else {
+        let Some(schema) = version
+            .schema
+            .as_ref()
+            .and_then(|s| s.open_api_v3_schema.as_ref())
+        else {
             out.push(format!("{}: no openAPIV3Schema", version.name));
             continue;
         };
@@ -30,7 +46,11 @@ pub fn structural_violations(crd: &CustomResourceDefinition) -> Vec<String> {
         let mut problems = Vec::new();
         check_node(&value, "", &mut problems);
         check_root_metadata(&value, &mut problems);
-        out.extend(problems.into_iter().map(|problem| format!("{}: {problem}", version.name)));
+        out.extend(
+            problems
+                .into_iter()
+                .map(|problem| format!("{}: {problem}", version.name)),
+        );
     }
     out
 }
@@ -48,7 +68,10 @@ fn check_node(node: &Value, path: &str, problems: &mut Vec<String>) {
     }
     let preserve = flag(map, "x-kubernetes-preserve-unknown-fields");
     let int_or_string = flag(map, "x-kubernetes-int-or-string");
-    let type_ = map.get("type").and_then(Value::as_str).filter(|t| !t.is_empty());
+    let type_ = map
+        .get("type")
+        .and_then(Value::as_str)
+        .filter(|t| !t.is_empty());
     if type_.is_none() && !preserve && !int_or_string {
         problems.push(format!("{}: missing type", display(path)));
     }
@@ -63,11 +86,17 @@ fn check_node(node: &Value, path: &str, problems: &mut Vec<String>) {
     }
     if let Some(additional) = map.get("additionalProperties") {
         if map.contains_key("properties") {
-            problems.push(format!("{}: additionalProperties together with properties", display(path)));
+            problems.push(format!(
+                "{}: additionalProperties together with properties",
+                display(path)
+            ));
         }
         match additional {
             Value::Bool(false) => {
-                problems.push(format!("{}: additionalProperties false is not allowed", display(path)));
+                problems.push(format!(
+                    "{}: additionalProperties false is not allowed",
+                    display(path)
+                ));
             }
             Value::Bool(true) => {}
             schema => check_node(schema, &format!("{path}.additionalProperties"), problems),
@@ -96,6 +125,9 @@ fn check_node(node: &Value, path: &str, problems: &mut Vec<String>) {
         problems.push(format!("{}: array without items", display(path)));
     }
     for junctor in JUNCTORS {
+        if int_or_string && is_int_or_string_pattern(junctor, map.get(junctor)) {
+            continue;
+        }
         if let Some(branches) = map.get(junctor) {
             let branches: Vec<&Value> = match branches {
                 Value::Array(list) => list.iter().collect(),
@@ -119,7 +151,10 @@ fn check_junctor_branch(branch: &Value, path: &str, problems: &mut Vec<String>) 
         }
     }
     if map.keys().any(|key| key.starts_with("x-kubernetes-")) {
-        problems.push(format!("{}: x-kubernetes extension inside a logical junctor", display(path)));
+        problems.push(format!(
+            "{}: x-kubernetes extension inside a logical junctor",
+            display(path)
+        ));
     }
     if let Some(properties) = map.get("properties").and_then(Value::as_object) {
         for (name, property) in properties {
@@ -139,10 +174,19 @@ fn check_root_metadata(root: &Value, problems: &mut Vec<String>) {
     if let Some(properties) = map.get("properties").and_then(Value::as_object) {
         for name in properties.keys() {
             if name != "name" && name != "generateName" {
-                problems.push(format!(".metadata.{name}: only name and generateName may be specified"));
+                problems.push(format!(
+                    ".metadata.{name}: only name and generateName may be specified"
+                ));
             }
         }
     }
+}
+
+/// The one junctor use allowed to carry types: `x-kubernetes-int-or-string` nodes may say
+/// `anyOf: [{type: integer}, {type: string}]` (as controller-gen writes them).
+fn is_int_or_string_pattern(junctor: &str, branches: Option<&Value>) -> bool {
+    let expected = serde_json::json!([{"type": "integer"}, {"type": "string"}]);
+    junctor == "anyOf" && branches == Some(&expected)
 }
 
 fn flag(map: &Map<String, Value>, key: &str) -> bool {

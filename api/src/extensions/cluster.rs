@@ -19,7 +19,11 @@ use crate::names::groups;
     derive = "PartialEq",
     derive = "Default",
     doc = "A Cluster describes a shoot, its seed and its cloud profile for extensions.",
-    printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
 )]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterSpec {
@@ -75,7 +79,10 @@ where
     if let Some(map) = value.as_object_mut() {
         map.insert("apiVersion".into(), groups::CORE_V1BETA1.into());
         map.insert("kind".into(), K::kind(&()).into_owned().into());
-        if let Some(metadata) = map.get_mut("metadata").and_then(serde_json::Value::as_object_mut) {
+        if let Some(metadata) = map
+            .get_mut("metadata")
+            .and_then(serde_json::Value::as_object_mut)
+        {
             metadata.remove("managedFields");
         }
     }
@@ -128,8 +135,14 @@ mod tests {
         assert_eq!(embedded["kind"], "Shoot");
         assert!(embedded["metadata"].get("managedFields").is_none());
         assert_eq!(embedded["status"]["technicalID"], "shoot--dev--foo");
-        let cluster = ClusterSpec { shoot: embedded, ..ClusterSpec::default() };
-        assert_eq!(cluster.shoot().unwrap().metadata.name.as_deref(), Some("foo"));
+        let cluster = ClusterSpec {
+            shoot: embedded,
+            ..ClusterSpec::default()
+        };
+        assert_eq!(
+            cluster.shoot().unwrap().metadata.name.as_deref(),
+            Some("foo")
+        );
     }
 
     #[test]
@@ -141,7 +154,10 @@ mod tests {
         });
         let value = synthesized_cloud_profile(&profile, "garden-dev");
         assert_eq!(value["kind"], "CloudProfile");
-        assert_eq!(value["metadata"], serde_json::json!({"name": "custom", "namespace": "garden-dev"}));
+        assert_eq!(
+            value["metadata"],
+            serde_json::json!({"name": "custom", "namespace": "garden-dev"})
+        );
         assert_eq!(value["spec"], serde_json::json!({"type": "local"}));
     }
 }

@@ -50,129 +50,325 @@ macro_rules! extension_kind {
     };
 }
 
-extension_kind!(BackupBucket, BackupBucketSpec, "BackupBucket",
+extension_kind!(
+    BackupBucket,
+    BackupBucketSpec,
+    "BackupBucket",
     "A BackupBucket is an object-store bucket for etcd backups.",
     [
         shortname = "bb",
         printcolumn(name = "Type", type_ = "string", json_path = ".spec.type"),
-        printcolumn(name = "Region", type_ = "string", json_path = ".spec.region"),
-        printcolumn(name = "State", type_ = "string", json_path = ".status.lastOperation.state"),
-        printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp"),
-    ]);
+        printcolumn(
+            name = "Region",
+            type_ = "string",
+            json_path = ".spec.region"
+        ),
+        printcolumn(
+            name = "State",
+            type_ = "string",
+            json_path = ".status.lastOperation.state"
+        ),
+        printcolumn(
+            name = "Age",
+            type_ = "date",
+            json_path = ".metadata.creationTimestamp"
+        ),
+    ]
+);
 
-extension_kind!(BackupEntry, BackupEntrySpec, "BackupEntry",
+extension_kind!(
+    BackupEntry,
+    BackupEntrySpec,
+    "BackupEntry",
     "A BackupEntry is the etcd backup of one shoot in a bucket.",
     [
         shortname = "be",
         printcolumn(name = "Type", type_ = "string", json_path = ".spec.type"),
-        printcolumn(name = "Region", type_ = "string", json_path = ".spec.region"),
-        printcolumn(name = "Bucket", type_ = "string", json_path = ".spec.bucketName"),
-        printcolumn(name = "State", type_ = "string", json_path = ".status.lastOperation.state"),
-        printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp"),
-    ]);
+        printcolumn(
+            name = "Region",
+            type_ = "string",
+            json_path = ".spec.region"
+        ),
+        printcolumn(
+            name = "Bucket",
+            type_ = "string",
+            json_path = ".spec.bucketName"
+        ),
+        printcolumn(
+            name = "State",
+            type_ = "string",
+            json_path = ".status.lastOperation.state"
+        ),
+        printcolumn(
+            name = "Age",
+            type_ = "date",
+            json_path = ".metadata.creationTimestamp"
+        ),
+    ]
+);
 
-extension_kind!(Bastion, BastionSpec, "Bastion",
+extension_kind!(
+    Bastion,
+    BastionSpec,
+    "Bastion",
     "A Bastion is an SSH jump host into a shoot's worker network.",
     [
         namespaced,
-        printcolumn(name = "IP", type_ = "string", json_path = ".status.ingress.ip"),
-        printcolumn(name = "Hostname", type_ = "string", json_path = ".status.ingress.hostname"),
-        printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp"),
-    ]);
+        printcolumn(
+            name = "IP",
+            type_ = "string",
+            json_path = ".status.ingress.ip"
+        ),
+        printcolumn(
+            name = "Hostname",
+            type_ = "string",
+            json_path = ".status.ingress.hostname"
+        ),
+        printcolumn(
+            name = "Age",
+            type_ = "date",
+            json_path = ".metadata.creationTimestamp"
+        ),
+    ]
+);
 
-extension_kind!(ContainerRuntime, ContainerRuntimeSpec, "ContainerRuntime",
+extension_kind!(
+    ContainerRuntime,
+    ContainerRuntimeSpec,
+    "ContainerRuntime",
     "A ContainerRuntime installs an additional runtime on a worker pool.",
     [
         namespaced,
         shortname = "cr",
         printcolumn(name = "Type", type_ = "string", json_path = ".spec.type"),
-        printcolumn(name = "Status", type_ = "string", json_path = ".status.lastOperation.state"),
-        printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp"),
-    ]);
+        printcolumn(
+            name = "Status",
+            type_ = "string",
+            json_path = ".status.lastOperation.state"
+        ),
+        printcolumn(
+            name = "Age",
+            type_ = "date",
+            json_path = ".metadata.creationTimestamp"
+        ),
+    ]
+);
 
-extension_kind!(ControlPlane, ControlPlaneSpec, "ControlPlane",
+extension_kind!(
+    ControlPlane,
+    ControlPlaneSpec,
+    "ControlPlane",
     "A ControlPlane holds provider-specific control-plane components of a shoot.",
     [
         namespaced,
         shortname = "cp",
         printcolumn(name = "Type", type_ = "string", json_path = ".spec.type"),
-        printcolumn(name = "Status", type_ = "string", json_path = ".status.lastOperation.state"),
-        printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp"),
-    ]);
+        printcolumn(
+            name = "Status",
+            type_ = "string",
+            json_path = ".status.lastOperation.state"
+        ),
+        printcolumn(
+            name = "Age",
+            type_ = "date",
+            json_path = ".metadata.creationTimestamp"
+        ),
+    ]
+);
 
-extension_kind!(DNSRecord, DNSRecordSpec, "DNSRecord",
+extension_kind!(
+    DNSRecord,
+    DNSRecordSpec,
+    "DNSRecord",
     "A DNSRecord is a DNS record managed by a provider extension.",
     [
         namespaced,
         shortname = "dns",
         printcolumn(name = "Type", type_ = "string", json_path = ".spec.type"),
-        printcolumn(name = "Domain Name", type_ = "string", json_path = ".spec.name"),
-        printcolumn(name = "Record Type", type_ = "string", json_path = ".spec.recordType"),
-        printcolumn(name = "Status", type_ = "string", json_path = ".status.lastOperation.state"),
-        printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp"),
-    ]);
+        printcolumn(
+            name = "Domain Name",
+            type_ = "string",
+            json_path = ".spec.name"
+        ),
+        printcolumn(
+            name = "Record Type",
+            type_ = "string",
+            json_path = ".spec.recordType"
+        ),
+        printcolumn(
+            name = "Status",
+            type_ = "string",
+            json_path = ".status.lastOperation.state"
+        ),
+        printcolumn(
+            name = "Age",
+            type_ = "date",
+            json_path = ".metadata.creationTimestamp"
+        ),
+    ]
+);
 
-extension_kind!(Extension, ExtensionSpec, "Extension",
+extension_kind!(
+    Extension,
+    ExtensionSpec,
+    "Extension",
     "An Extension is a generic shoot or seed extension.",
     [
         namespaced,
         shortname = "ext",
         printcolumn(name = "Type", type_ = "string", json_path = ".spec.type"),
-        printcolumn(name = "Status", type_ = "string", json_path = ".status.lastOperation.state"),
-        printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp"),
-    ]);
+        printcolumn(
+            name = "Status",
+            type_ = "string",
+            json_path = ".status.lastOperation.state"
+        ),
+        printcolumn(
+            name = "Age",
+            type_ = "date",
+            json_path = ".metadata.creationTimestamp"
+        ),
+    ]
+);
 
-extension_kind!(Infrastructure, InfrastructureSpec, "Infrastructure",
+extension_kind!(
+    Infrastructure,
+    InfrastructureSpec,
+    "Infrastructure",
     "An Infrastructure is the provider infrastructure of a shoot (networks, roles, ...).",
     [
         namespaced,
         shortname = "infra",
         printcolumn(name = "Type", type_ = "string", json_path = ".spec.type"),
-        printcolumn(name = "Region", type_ = "string", json_path = ".spec.region"),
-        printcolumn(name = "Status", type_ = "string", json_path = ".status.lastOperation.state"),
-        printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp"),
-    ]);
+        printcolumn(
+            name = "Region",
+            type_ = "string",
+            json_path = ".spec.region"
+        ),
+        printcolumn(
+            name = "Status",
+            type_ = "string",
+            json_path = ".status.lastOperation.state"
+        ),
+        printcolumn(
+            name = "Age",
+            type_ = "date",
+            json_path = ".metadata.creationTimestamp"
+        ),
+    ]
+);
 
-extension_kind!(Network, NetworkSpec, "Network",
+extension_kind!(
+    Network,
+    NetworkSpec,
+    "Network",
     "A Network is the pod network plugin of a shoot.",
     [
         namespaced,
         printcolumn(name = "Type", type_ = "string", json_path = ".spec.type"),
-        printcolumn(name = "Pod CIDR", type_ = "string", json_path = ".spec.podCIDR"),
-        printcolumn(name = "Service CIDR", type_ = "string", json_path = ".spec.serviceCIDR"),
-        printcolumn(name = "Status", type_ = "string", json_path = ".status.lastOperation.state"),
-        printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp"),
-    ]);
+        printcolumn(
+            name = "Pod CIDR",
+            type_ = "string",
+            json_path = ".spec.podCIDR"
+        ),
+        printcolumn(
+            name = "Service CIDR",
+            type_ = "string",
+            json_path = ".spec.serviceCIDR"
+        ),
+        printcolumn(
+            name = "Status",
+            type_ = "string",
+            json_path = ".status.lastOperation.state"
+        ),
+        printcolumn(
+            name = "Age",
+            type_ = "date",
+            json_path = ".metadata.creationTimestamp"
+        ),
+    ]
+);
 
-extension_kind!(OperatingSystemConfig, OperatingSystemConfigSpec, "OperatingSystemConfig",
+extension_kind!(
+    OperatingSystemConfig,
+    OperatingSystemConfigSpec,
+    "OperatingSystemConfig",
     "An OperatingSystemConfig is the node configuration of a worker pool.",
     [
         namespaced,
         shortname = "osc",
         printcolumn(name = "Type", type_ = "string", json_path = ".spec.type"),
-        printcolumn(name = "Purpose", type_ = "string", json_path = ".spec.purpose"),
-        printcolumn(name = "Status", type_ = "string", json_path = ".status.lastOperation.state"),
-        printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp"),
-    ]);
+        printcolumn(
+            name = "Purpose",
+            type_ = "string",
+            json_path = ".spec.purpose"
+        ),
+        printcolumn(
+            name = "Status",
+            type_ = "string",
+            json_path = ".status.lastOperation.state"
+        ),
+        printcolumn(
+            name = "Age",
+            type_ = "date",
+            json_path = ".metadata.creationTimestamp"
+        ),
+    ]
+);
 
-extension_kind!(SelfHostedShootExposure, SelfHostedShootExposureSpec, "SelfHostedShootExposure",
+extension_kind!(
+    SelfHostedShootExposure,
+    SelfHostedShootExposureSpec,
+    "SelfHostedShootExposure",
     "A SelfHostedShootExposure exposes a self-hosted shoot's API server.",
     [
         namespaced,
         shortname = "exp",
         printcolumn(name = "Type", type_ = "string", json_path = ".spec.type"),
-        printcolumn(name = "IP", type_ = "string", json_path = ".status.ingress[0].ip"),
-        printcolumn(name = "Hostname", type_ = "string", json_path = ".status.ingress[0].hostname"),
-        printcolumn(name = "Status", type_ = "string", json_path = ".status.lastOperation.state"),
-        printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp"),
-    ]);
+        printcolumn(
+            name = "IP",
+            type_ = "string",
+            json_path = ".status.ingress[0].ip"
+        ),
+        printcolumn(
+            name = "Hostname",
+            type_ = "string",
+            json_path = ".status.ingress[0].hostname"
+        ),
+        printcolumn(
+            name = "Status",
+            type_ = "string",
+            json_path = ".status.lastOperation.state"
+        ),
+        printcolumn(
+            name = "Age",
+            type_ = "date",
+            json_path = ".metadata.creationTimestamp"
+        ),
+    ]
+);
 
-extension_kind!(Worker, WorkerSpec, "Worker",
+extension_kind!(
+    Worker,
+    WorkerSpec,
+    "Worker",
     "A Worker is the set of machine pools of a shoot.",
     [
         namespaced,
         printcolumn(name = "Type", type_ = "string", json_path = ".spec.type"),
-        printcolumn(name = "Region", type_ = "string", json_path = ".spec.region"),
-        printcolumn(name = "Status", type_ = "string", json_path = ".status.lastOperation.state"),
-        printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp"),
-    ]);
+        printcolumn(
+            name = "Region",
+            type_ = "string",
+            json_path = ".spec.region"
+        ),
+        printcolumn(
+            name = "Status",
+            type_ = "string",
+            json_path = ".status.lastOperation.state"
+        ),
+        printcolumn(
+            name = "Age",
+            type_ = "date",
+            json_path = ".metadata.creationTimestamp"
+        ),
+    ]
+);

@@ -2,6 +2,10 @@
 //! share one generic shape ([`DefaultSpec`] + [`ExtensionStatus`]) with kind-specific fields kept
 //! as raw JSON.
 
+// kube's `printcolumn(...)` arguments repeat `type_ = "string"`, which clippy mistakes for
+// duplicated attributes.
+#![allow(clippy::duplicated_attributes)]
+
 mod cluster;
 mod kinds;
 
@@ -105,6 +109,8 @@ pub trait ExtensionObject: Resource<DynamicType = ()> {
 
     /// `spec.purpose` (OperatingSystemConfig; legacy ControlPlane), if set.
     fn purpose(&self) -> Option<&str> {
-        self.spec_extra().get("purpose").and_then(serde_json::Value::as_str)
+        self.spec_extra()
+            .get("purpose")
+            .and_then(serde_json::Value::as_str)
     }
 }
