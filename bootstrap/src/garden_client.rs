@@ -123,3 +123,60 @@ impl std::fmt::Debug for GardenClient {
             .finish_non_exhaustive()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    use super::*;
+
+    fn offline_client() -> kube::Client {
+        kube::Client::try_from(kube::Config::new("http://127.0.0.1:1".parse().unwrap())).unwrap()
+    }
+
+    #[tokio::test]
+    async fn swap_bumps_generation_and_publishes_expiry() {
+        let garden = GardenClient::new(offline_client(), None);
+        let mut swaps = garden.subscribe();
+        let expiry: Timestamp = "2031-01-01T00:00:00Z".parse().unwrap();
+        garden.swap(offline_client(), Some(expiry));
+        assert!(swaps.has_changed().unwrap());
+        assert_eq!(*swaps.borrow_and_update(), 1);
+        assert_eq!(garden.generation(), 1);
+        assert_eq!(garden.certificate_expiry(), Some(expiry));
+    }
+
+    #[tokio::test]
+    async fn work_restarts_with_new_client_after_swap_and_returns_its_result() {
+        let garden = GardenClient::new(offline_client(), None);
+        let starts = Arc::new(AtomicUsize::new(0));
+        let runner = {
+            let (garden, starts) = (garden.clone(), Arc::clone(&starts));
+            tokio::spawn(async move {
+                garden
+                    .run_with_current(|_client| {
+                        let start = starts.fetch_add(1, Ordering::SeqCst);
+                        async move {
+                            if start == 0 {
+                                std::future::pending::<()>().await;
+                            }
+                            start
+                        }
+                    })
+                    .await
+            })
+        };
+        while starts.load(Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        garden.swap(offline_client(), None);
+        let result = tokio::time::timeout(Duration::from_secs(5), runner)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(result, 1, "second run (after the swap) returned");
+        assert_eq!(starts.load(Ordering::SeqCst), 2);
+    }
+}
