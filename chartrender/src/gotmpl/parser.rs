@@ -158,7 +158,14 @@ impl Parser<'_> {
         }
         let mut nodes = Vec::new();
         while self.pos < self.pieces.len() {
-            let piece = self.pieces[self.pos].clone();
+            // Each piece is visited once: take it instead of cloning its tokens.
+            let piece = std::mem::replace(
+                &mut self.pieces[self.pos],
+                Piece::Comment {
+                    line: 0,
+                    newlines: 0,
+                },
+            );
             self.pos += 1;
             match piece {
                 Piece::Text { text, line } => nodes.push(Node::Text { text, line }),
@@ -192,7 +199,24 @@ impl Parser<'_> {
             None => return Err(self.error(line, "missing value for command")),
             _ => "",
         };
-        let rest = tokens.get(1..).unwrap_or_default().to_vec();
+        let is_keyword = matches!(
+            keyword,
+            "end"
+                | "else"
+                | "if"
+                | "with"
+                | "range"
+                | "define"
+                | "block"
+                | "template"
+                | "break"
+                | "continue"
+        );
+        let rest = if is_keyword {
+            tokens.get(1..).unwrap_or_default().to_vec()
+        } else {
+            Vec::new()
+        };
         match keyword {
             "end" => {
                 self.expect_empty(&rest, line, "end")?;
