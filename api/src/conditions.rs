@@ -464,6 +464,43 @@ mod tests {
     }
 
     #[test]
+    fn find_or_init_returns_existing_or_initialised_condition() {
+        let conditions = vec![condition(ConditionStatus::True, "Ok", 0, 0)];
+        assert_eq!(find_or_init(&conditions, "Healthy", at(9)), conditions[0]);
+        let fresh = find_or_init(&conditions, "Valid", at(9));
+        assert_eq!(
+            (fresh.type_.as_str(), fresh.status),
+            ("Valid", ConditionStatus::Unknown)
+        );
+        assert!(find(&conditions, "Valid").is_none());
+    }
+
+    #[test]
+    fn needs_update_compares_whole_lists() {
+        let old = vec![condition(ConditionStatus::True, "Ok", 0, 0)];
+        assert!(!needs_update(&old, &old.clone()));
+        let newer = merge(
+            &old,
+            [old[0].updated(ConditionStatus::False, "Bad", "m", at(1))],
+        );
+        assert!(needs_update(&old, &newer));
+    }
+
+    #[test]
+    fn status_parse_is_exact_and_round_trips() {
+        for (wire, status) in [
+            ("True", ConditionStatus::True),
+            ("False", ConditionStatus::False),
+            ("Unknown", ConditionStatus::Unknown),
+            ("Progressing", ConditionStatus::Progressing),
+            ("true", ConditionStatus::Other("true".into())),
+        ] {
+            assert_eq!(ConditionStatus::parse(wire), status);
+            assert_eq!(status.as_str(), wire);
+        }
+    }
+
+    #[test]
     fn condition_round_trips_gardener_json_including_unknown_status() {
         let json = serde_json::json!({
             "type": "Installed",

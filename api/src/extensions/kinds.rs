@@ -13,7 +13,7 @@ use crate::common::Extra;
 /// `$kind` the kind string, then extra `#[kube(...)]` arguments (scope, short names, columns).
 macro_rules! extension_kind {
     ($root:ident, $spec:ident, $kind:tt, $doc:tt, [$($kube:tt)*]) => {
-        #[doc = concat!("Spec of a `", $kind, "`: the generic fields plus kind-specific ones as raw JSON.")]
+        #[doc = concat!("Spec of the `", $kind, "` kind: the generic fields plus kind-specific ones as raw JSON.")]
         #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
         #[kube(
             group = "extensions.gardener.cloud",

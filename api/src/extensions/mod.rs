@@ -9,8 +9,11 @@
 mod cluster;
 mod kinds;
 
+use std::fmt::Debug;
+
 use kube::Resource;
 use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 pub use cluster::*;
@@ -98,8 +101,11 @@ pub struct ExtensionStatus {
     pub extra: Extra,
 }
 
-/// Common access to all extension kinds, for controllers that handle them generically.
-pub trait ExtensionObject: Resource<DynamicType = ()> {
+/// Common access to all extension kinds, for controllers that handle them generically (the
+/// supertraits are what `kube::Api<K>` and watchers need).
+pub trait ExtensionObject:
+    Resource<DynamicType = ()> + Clone + Debug + Serialize + DeserializeOwned + Send + Sync + 'static
+{
     /// The common spec fields.
     fn default_spec(&self) -> &DefaultSpec;
     /// The kind-specific spec fields.
