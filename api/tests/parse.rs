@@ -261,7 +261,8 @@ fn controller_objects_round_trip() {
     let old_value = document("own/controllerdeployment-v1beta1.yaml");
     let old: ControllerDeploymentV1beta1 = round_trip(&old_value);
     assert_eq!(old.spec.type_, "helm");
-    let converted = ControllerDeployment::try_from(old).unwrap();
+    let converted = old.clone().try_into_v1().unwrap();
+    assert_eq!(ControllerDeployment::from(old), converted);
     let helm = converted.spec.helm.clone().unwrap();
     assert_eq!(&helm.raw_chart.unwrap().0[..2], &[0x1f, 0x8b], "gzip magic");
     assert_eq!(helm.values.unwrap()["replicaCount"], 2);

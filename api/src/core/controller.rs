@@ -340,46 +340,73 @@ impl From<HelmProviderConfig> for HelmControllerDeployment {
     }
 }
 
-impl TryFrom<ControllerDeploymentV1beta1> for ControllerDeployment {
-    type Error = serde_json::Error;
-
-    /// Gardener's v1beta1 → v1 conversion: a `helm` provider config becomes `.helm`; any other type
-    /// is kept in the `migration.controllerdeployment.gardener.cloud/*` annotations.
+impl ControllerDeploymentV1beta1 {
+    /// Gardener's strict v1beta1 → v1 conversion: a `helm` provider config becomes `.helm`; any
+    /// other type is kept in the `migration.controllerdeployment.gardener.cloud/*` annotations.
     ///
     /// # Errors
     /// When a `helm` provider config does not have the Helm shape (e.g. `chart` is not base64),
     /// like the API server's conversion.
-    fn try_from(old: ControllerDeploymentV1beta1) -> Result<Self, Self::Error> {
-        let mut metadata = old.metadata;
-        let fields = old.spec;
-        let mut helm = None;
-        if fields.type_ == HELM_DEPLOYMENT_TYPE {
-            let config = fields
-                .provider_config
-                .clone()
-                .unwrap_or_else(|| serde_json::json!({}));
-            helm = Some(serde_json::from_value::<HelmProviderConfig>(config)?.into());
-        } else {
-            let annotations_map = metadata.annotations.get_or_insert_with(BTreeMap::new);
+    pub fn try_into_v1(self) -> Result<ControllerDeployment, serde_json::Error> {
+        let helm = helm_of(&self.spec)?;
+        Ok(assemble(self, helm))
+    }
+}
+
+impl From<ControllerDeploymentV1beta1> for ControllerDeployment {
+    /// Lenient v1beta1 → v1 conversion: like [`ControllerDeploymentV1beta1::try_into_v1`], but a
+    /// `helm` provider config that does not decode is kept (verbatim) in the migration annotations
+    /// instead, so the result has no `.helm` and is ignored like any non-Helm deployment. Nothing
+    /// is lost; use `try_into_v1` to surface the decoding error instead.
+    fn from(old: ControllerDeploymentV1beta1) -> Self {
+        let helm = helm_of(&old.spec).ok().flatten();
+        assemble(old, helm)
+    }
+}
+
+/// The Helm deployment of a v1beta1 `type: helm` provider config; `None` for other types.
+fn helm_of(
+    fields: &ControllerDeploymentV1beta1Fields,
+) -> Result<Option<HelmControllerDeployment>, serde_json::Error> {
+    if fields.type_ != HELM_DEPLOYMENT_TYPE {
+        return Ok(None);
+    }
+    let config = fields
+        .provider_config
+        .clone()
+        .unwrap_or_else(|| serde_json::json!({}));
+    Ok(Some(
+        serde_json::from_value::<HelmProviderConfig>(config)?.into(),
+    ))
+}
+
+/// The v1 object: `.helm` if given, else the type and provider config in migration annotations.
+fn assemble(
+    old: ControllerDeploymentV1beta1,
+    helm: Option<HelmControllerDeployment>,
+) -> ControllerDeployment {
+    let mut metadata = old.metadata;
+    let fields = old.spec;
+    if helm.is_none() {
+        let annotations_map = metadata.annotations.get_or_insert_with(BTreeMap::new);
+        annotations_map.insert(
+            annotations::MIGRATION_CONTROLLER_DEPLOYMENT_TYPE.to_owned(),
+            fields.type_.clone(),
+        );
+        if let Some(config) = &fields.provider_config {
             annotations_map.insert(
-                annotations::MIGRATION_CONTROLLER_DEPLOYMENT_TYPE.to_owned(),
-                fields.type_.clone(),
+                annotations::MIGRATION_CONTROLLER_DEPLOYMENT_PROVIDER_CONFIG.to_owned(),
+                config.to_string(),
             );
-            if let Some(config) = &fields.provider_config {
-                annotations_map.insert(
-                    annotations::MIGRATION_CONTROLLER_DEPLOYMENT_PROVIDER_CONFIG.to_owned(),
-                    config.to_string(),
-                );
-            }
         }
-        Ok(ControllerDeployment {
-            metadata,
-            spec: ControllerDeploymentFields {
-                helm,
-                inject_garden_kubeconfig: fields.inject_garden_kubeconfig,
-                ..ControllerDeploymentFields::default()
-            },
-        })
+    }
+    ControllerDeployment {
+        metadata,
+        spec: ControllerDeploymentFields {
+            helm,
+            inject_garden_kubeconfig: fields.inject_garden_kubeconfig,
+            ..ControllerDeploymentFields::default()
+        },
     }
 }
 
@@ -556,7 +583,7 @@ mod tests {
             },
             ..ControllerDeploymentV1beta1::default()
         };
-        let new = ControllerDeployment::try_from(old).unwrap();
+        let new = old.try_into_v1().unwrap();
         assert!(new.spec.helm.is_none());
         let annotations = new.metadata.annotations.unwrap();
         assert_eq!(
@@ -571,7 +598,7 @@ mod tests {
     }
 
     #[test]
-    fn v1beta1_helm_conversion_fails_on_invalid_chart_encoding() {
+    fn v1beta1_helm_conversion_with_invalid_chart_is_strict_or_lossless() {
         let old = ControllerDeploymentV1beta1 {
             spec: ControllerDeploymentV1beta1Fields {
                 type_: "helm".into(),
@@ -580,7 +607,18 @@ mod tests {
             },
             ..ControllerDeploymentV1beta1::default()
         };
-        assert!(ControllerDeployment::try_from(old).is_err());
+        assert!(old.clone().try_into_v1().is_err());
+        let lenient = ControllerDeployment::from(old);
+        assert!(lenient.spec.helm.is_none());
+        let annotations = lenient.metadata.annotations.unwrap();
+        assert_eq!(
+            annotations[annotations::MIGRATION_CONTROLLER_DEPLOYMENT_TYPE],
+            "helm"
+        );
+        assert_eq!(
+            annotations[annotations::MIGRATION_CONTROLLER_DEPLOYMENT_PROVIDER_CONFIG],
+            r#"{"chart":"not base64!"}"#
+        );
     }
 
     #[test]
