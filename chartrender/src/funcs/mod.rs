@@ -1,6 +1,7 @@
 //! Go builtins, Sprig and Helm functions registered as `f_<name>` globals on a minijinja environment.
 
 mod collections;
+mod encoding;
 pub(crate) mod goyaml;
 mod printf;
 mod semver;
@@ -80,20 +81,20 @@ const FUNCTIONS: &[(&str, Func)] = &[
     ("mustRegexReplaceAll", strings::regex_replace_all),
     ("regexReplaceAllLiteral", strings::regex_replace_all_literal),
     ("regexSplit", strings::regex_split),
-    ("b64enc", strings::b64enc),
-    ("b64dec", strings::b64dec),
-    ("sha256sum", strings::sha256sum),
-    ("adler32sum", strings::adler32sum),
-    ("toYaml", strings::to_yaml),
-    ("mustToYaml", strings::to_yaml),
-    ("fromYaml", strings::from_yaml),
-    ("fromYamlArray", strings::from_yaml_array),
-    ("toJson", strings::to_json_fn),
-    ("mustToJson", strings::to_json_fn),
-    ("toRawJson", strings::to_raw_json),
-    ("toPrettyJson", strings::to_pretty_json),
-    ("fromJson", strings::from_json_fn),
-    ("fromJsonArray", strings::from_json_array),
+    ("b64enc", encoding::b64enc),
+    ("b64dec", encoding::b64dec),
+    ("sha256sum", encoding::sha256sum),
+    ("adler32sum", encoding::adler32sum),
+    ("toYaml", encoding::to_yaml),
+    ("mustToYaml", encoding::to_yaml),
+    ("fromYaml", encoding::from_yaml),
+    ("fromYamlArray", encoding::from_yaml_array),
+    ("toJson", encoding::to_json_fn),
+    ("mustToJson", encoding::to_json_fn),
+    ("toRawJson", encoding::to_raw_json),
+    ("toPrettyJson", encoding::to_pretty_json),
+    ("fromJson", encoding::from_json_fn),
+    ("fromJsonArray", encoding::from_json_array),
     // lists and dicts
     ("list", collections::list),
     ("tuple", collections::list),

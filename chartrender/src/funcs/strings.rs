@@ -1,16 +1,14 @@
-//! Sprig string, regex and encoding functions (Go argument order: piped value last).
+//! Sprig string and regex functions (Go argument order: piped value last).
 
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};
 
-use base64::Engine as _;
 use minijinja::Error;
 use minijinja::value::Value;
 use regex::Regex;
-use sha2::Digest as _;
 
-use super::value::{from_json, go_string, is_nil, list_items, to_go_string, to_i64, to_json};
-use super::{arg, arg_str, fail, goyaml, printf, want};
+use super::value::{go_string, is_nil, list_items, to_go_string, to_i64};
+use super::{arg, arg_str, fail, printf, want};
 
 /// `trim s`
 pub(crate) fn trim(args: &[Value]) -> Result<Value, Error> {
@@ -524,183 +522,6 @@ pub(crate) fn regex_split(args: &[Value]) -> Result<Value, Error> {
     Ok(Value::from(parts))
 }
 
-/// `b64enc s`
-pub(crate) fn b64enc(args: &[Value]) -> Result<Value, Error> {
-    want("b64enc", args, 1)?;
-    Ok(Value::from(
-        base64::engine::general_purpose::STANDARD.encode(arg_str(args, 0)),
-    ))
-}
-
-/// `b64dec s`: Sprig returns the error text instead of failing.
-pub(crate) fn b64dec(args: &[Value]) -> Result<Value, Error> {
-    want("b64dec", args, 1)?;
-    Ok(Value::from(
-        match base64::engine::general_purpose::STANDARD.decode(arg_str(args, 0)) {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-            Err(e) => e.to_string(),
-        },
-    ))
-}
-
-/// `sha256sum s` (lower-case hex)
-pub(crate) fn sha256sum(args: &[Value]) -> Result<Value, Error> {
-    want("sha256sum", args, 1)?;
-    Ok(Value::from(hex::encode(sha2::Sha256::digest(arg_str(
-        args, 0,
-    )))))
-}
-
-/// `adler32sum s` (decimal)
-pub(crate) fn adler32sum(args: &[Value]) -> Result<Value, Error> {
-    want("adler32sum", args, 1)?;
-    let (mut a, mut b) = (1u32, 0u32);
-    for byte in arg_str(args, 0).bytes() {
-        a = (a + u32::from(byte)) % 65521;
-        b = (b + a) % 65521;
-    }
-    Ok(Value::from(((b << 16) | a).to_string()))
-}
-
-/// `toYaml v`: Helm's output with the trailing newline removed; "" on error.
-pub(crate) fn to_yaml(args: &[Value]) -> Result<Value, Error> {
-    want("toYaml", args, 1)?;
-    let yaml = goyaml::to_yaml(&to_json(&args[0]));
-    Ok(Value::from(yaml.strip_suffix('\n').unwrap_or(&yaml)))
-}
-
-/// `toJson v` (compact, sorted keys, HTML characters escaped like Go).
-pub(crate) fn to_json_fn(args: &[Value]) -> Result<Value, Error> {
-    want("toJson", args, 1)?;
-    Ok(Value::from(go_json(&to_json(&args[0]), true)))
-}
-
-/// `toRawJson v` (no HTML escaping)
-pub(crate) fn to_raw_json(args: &[Value]) -> Result<Value, Error> {
-    want("toRawJson", args, 1)?;
-    Ok(Value::from(go_json(&to_json(&args[0]), false)))
-}
-
-/// `toPrettyJson v` (two-space indent)
-pub(crate) fn to_pretty_json(args: &[Value]) -> Result<Value, Error> {
-    want("toPrettyJson", args, 1)?;
-    let text = serde_json::to_string_pretty(&to_json(&args[0])).map_err(|e| fail(e.to_string()))?;
-    Ok(Value::from(escape_html(&text)))
-}
-
-/// Go's encoding/json output: floats without a fraction print as integers, `<>&` escaped when asked.
-fn go_json(value: &serde_json::Value, html: bool) -> String {
-    let normalized = normalize_numbers(value);
-    let text = serde_json::to_string(&normalized).unwrap_or_default();
-    if html { escape_html(&text) } else { text }
-}
-
-fn normalize_numbers(value: &serde_json::Value) -> serde_json::Value {
-    match value {
-        serde_json::Value::Number(n) if !n.is_i64() && !n.is_u64() => {
-            let f = n.as_f64().unwrap_or(0.0);
-            if f.fract() == 0.0 && f.abs() < 1e21 {
-                serde_json::Value::from(f as i64)
-            } else {
-                value.clone()
-            }
-        }
-        serde_json::Value::Array(items) => {
-            serde_json::Value::Array(items.iter().map(normalize_numbers).collect())
-        }
-        serde_json::Value::Object(map) => serde_json::Value::Object(
-            map.iter()
-                .map(|(k, v)| (k.clone(), normalize_numbers(v)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
-}
-
-fn escape_html(text: &str) -> String {
-    text.replace('<', "\\u003c")
-        .replace('>', "\\u003e")
-        .replace('&', "\\u0026")
-}
-
-/// `fromYaml s`: a map, or `{"Error": message}`.
-pub(crate) fn from_yaml(args: &[Value]) -> Result<Value, Error> {
-    want("fromYaml", args, 1)?;
-    let parsed: Result<serde_json::Value, _> = serde_yaml::from_str(&arg_str(args, 0));
-    Ok(match parsed {
-        Ok(serde_json::Value::Object(map)) => from_json(&serde_json::Value::Object(map)),
-        Ok(serde_json::Value::Null) => from_json(&serde_json::json!({})),
-        Ok(other) => error_map(format!(
-            "error unmarshaling JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
-            json_kind(&other)
-        )),
-        Err(e) => error_map(format!("error converting YAML to JSON: {e}")),
-    })
-}
-
-/// `fromYamlArray s`: a list, or `[message]`.
-pub(crate) fn from_yaml_array(args: &[Value]) -> Result<Value, Error> {
-    want("fromYamlArray", args, 1)?;
-    let parsed: Result<serde_json::Value, _> = serde_yaml::from_str(&arg_str(args, 0));
-    Ok(match parsed {
-        Ok(value @ serde_json::Value::Array(_)) => from_json(&value),
-        Ok(other) => Value::from(vec![Value::from(format!(
-            "cannot unmarshal {} into a list",
-            json_kind(&other)
-        ))]),
-        Err(e) => Value::from(vec![Value::from(e.to_string())]),
-    })
-}
-
-/// `fromJson s`: a map, or `{"Error": message}`.
-pub(crate) fn from_json_fn(args: &[Value]) -> Result<Value, Error> {
-    want("fromJson", args, 1)?;
-    Ok(
-        match serde_json::from_str::<serde_json::Value>(&arg_str(args, 0)) {
-            Ok(value @ serde_json::Value::Object(_)) => from_json(&value),
-            Ok(other) => error_map(format!(
-                "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
-                json_kind(&other)
-            )),
-            Err(e) => error_map(e.to_string()),
-        },
-    )
-}
-
-/// `fromJsonArray s`: a list, or `[message]`.
-pub(crate) fn from_json_array(args: &[Value]) -> Result<Value, Error> {
-    want("fromJsonArray", args, 1)?;
-    Ok(
-        match serde_json::from_str::<serde_json::Value>(&arg_str(args, 0)) {
-            Ok(value @ serde_json::Value::Array(_)) => from_json(&value),
-            Ok(other) => Value::from(vec![Value::from(format!(
-                "cannot unmarshal {} into a list",
-                json_kind(&other)
-            ))]),
-            Err(e) => Value::from(vec![Value::from(e.to_string())]),
-        },
-    )
-}
-
-fn error_map(message: String) -> Value {
-    super::value::GoMap::value(
-        [("Error".to_string(), Value::from(message))]
-            .into_iter()
-            .collect(),
-    )
-}
-
-fn json_kind(value: &serde_json::Value) -> &'static str {
-    match value {
-        serde_json::Value::Null => "null",
-        serde_json::Value::Bool(_) => "bool",
-        serde_json::Value::Number(_) => "number",
-        serde_json::Value::String(_) => "string",
-        serde_json::Value::Array(_) => "array",
-        serde_json::Value::Object(_) => "object",
-    }
-}
-
 /// `toString v`
 pub(crate) fn to_string(args: &[Value]) -> Result<Value, Error> {
     want("toString", args, 1)?;
@@ -879,37 +700,6 @@ mod tests {
             "12"
         );
         assert!(regex_match(&[s("("), s("x")]).is_err());
-    }
-
-    #[test]
-    fn encodings_round_trip() {
-        assert_eq!(
-            b64enc(&[s("seed:agent")]).unwrap().to_string(),
-            "c2VlZDphZ2VudA=="
-        );
-        assert_eq!(
-            b64dec(&[s("c2VlZDphZ2VudA==")]).unwrap().to_string(),
-            "seed:agent"
-        );
-        assert_eq!(
-            sha256sum(&[s("abc")]).unwrap().to_string(),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
-        let map = from_json(&serde_json::json!({"z": 26, "a": 1, "h": "<b>"}));
-        assert_eq!(
-            to_json_fn(&[map]).unwrap().to_string(),
-            r#"{"a":1,"h":"\u003cb\u003e","z":26}"#
-        );
-        let parsed = from_yaml(&[s("key: value\nlist: [1, 2]")]).unwrap();
-        assert_eq!(parsed.get_attr("key").unwrap().to_string(), "value");
-        assert!(
-            from_yaml(&[s(": : :")])
-                .unwrap()
-                .get_attr("Error")
-                .unwrap()
-                .as_str()
-                .is_some()
-        );
     }
 
     #[test]
