@@ -49,7 +49,7 @@ use std::sync::Arc;
 use seedlet_bootstrap::GardenClient;
 use tokio_util::sync::CancellationToken;
 
-pub use runtime::{Agent, AgentSettings, Error, RunningAgent, run_agent};
+pub use runtime::{Agent, AgentSettings, Error, RunningAgent, run_agent, shutdown_on_signals};
 
 use crate::clock::Clock;
 use crate::health::HealthManager;

@@ -46,7 +46,7 @@ type FloatGauge = Gauge<f64, AtomicU64>;
 /// | `seedlet_reconcile_total{controller}` | counter | reconciles per controller |
 /// | `seedlet_reconcile_errors_total{controller}` | counter | failed reconciles per controller |
 /// | `seedlet_reconcile_duration_seconds{controller}` | histogram | reconcile durations per controller |
-/// | `seedlet_garden_client_certificate_expiry_seconds` | gauge | seconds until the garden client certificate expires (absent without a certificate) |
+/// | `seedlet_garden_client_certificate_expiry_seconds{cluster="garden"}` | gauge | seconds until the garden client certificate expires (absent without a certificate) |
 /// | `seedlet_leader` | gauge | 1 while this replica holds the leader lease |
 /// | `seedlet_healthy` | gauge | 1 while the health manager reports healthy |
 /// | `seedlet_build_info{version,component}` | info | build version |
@@ -207,7 +207,7 @@ impl Metrics {
             self.garden_certificate_expiry.clear();
             if let Some(not_after) = times.certificate_not_after {
                 self.garden_certificate_expiry
-                    .get_or_create(&Vec::new())
+                    .get_or_create(&vec![("cluster".to_owned(), "garden".to_owned())])
                     .set(seconds_between(now, not_after));
             }
         }
@@ -258,7 +258,7 @@ mod tests {
             "seedlet_reconcile_total{controller=\"heartbeat\"} 1",
             "seedlet_reconcile_errors_total{controller=\"heartbeat\"} 1",
             "seedlet_reconcile_duration_seconds_count{controller=\"heartbeat\"} 1",
-            "seedlet_garden_client_certificate_expiry_seconds 3590.0",
+            "seedlet_garden_client_certificate_expiry_seconds{cluster=\"garden\"} 3590.0",
             "seedlet_leader 1",
             "seedlet_build_info{version=\"",
         ] {

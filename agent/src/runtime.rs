@@ -188,6 +188,41 @@ pub async fn run_agent(config: GardenletConfiguration, shutdown: CancellationTok
     Agent::new(config)?.start(shutdown).await?.wait().await
 }
 
+/// A token cancelled on SIGTERM or SIGINT (Ctrl-C), for the process entry points. Must be called
+/// inside a tokio runtime.
+pub fn shutdown_on_signals() -> CancellationToken {
+    let token = CancellationToken::new();
+    let cancel = token.clone();
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        tracing::info!("shutdown signal received");
+        cancel.cancel();
+    });
+    token
+}
+
+#[cfg(unix)]
+async fn wait_for_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut terminate) => {
+            tokio::select! {
+                _ = terminate.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        }
+        Err(error) => {
+            tracing::warn!(error = %error, "cannot listen for SIGTERM, only Ctrl-C stops the process");
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+#[cfg(not(unix))]
+async fn wait_for_signal() {
+    let _ = tokio::signal::ctrl_c().await;
+}
+
 /// A configurable agent; [`run_agent`] is `Agent::new(config)?.start(shutdown)`.
 pub struct Agent {
     config: Arc<GardenletConfiguration>,

@@ -1,0 +1,508 @@
+//! End-to-end heartbeat tests: an agent against in-process garden and seed sandboxes.
+//!
+//! Covers Lease renewal cadence and drift, seed and garden outages, leader election failover and
+//! the `/metrics` exposition.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::{Api, ResourceExt};
+use kube::api::PostParams;
+use seedlet_agent::leader_election;
+use seedlet_agent::{Agent, RunningAgent};
+use seedlet_api::conditions::ConditionStatus;
+use seedlet_api::core::Seed;
+use seedlet_bootstrap::GardenClient;
+use seedlet_sandbox::Sandbox;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_util::sync::CancellationToken;
+
+const SEED: &str = "local";
+
+const CONFIG: &str = r#"
+apiVersion: gardenlet.config.gardener.cloud/v1alpha1
+kind: GardenletConfiguration
+gardenClientConnection:
+  kubeconfig: /nonexistent/garden-kubeconfig
+seedConfig:
+  metadata:
+    name: local
+    labels:
+      env: test
+  spec:
+    provider:
+      type: local
+      region: local
+    networks:
+      pods: 10.1.0.0/16
+      services: 10.2.0.0/16
+"#;
+
+/// Installs the garden CRDs and the namespaces the garden controller would create.
+async fn prepare_garden(garden: &kube::Client) {
+    let crds: Api<CustomResourceDefinition> = Api::all(garden.clone());
+    for crd in seedlet_api::crds::garden_crds() {
+        crds.create(&PostParams::default(), &crd).await.expect("create crd");
+    }
+    let namespaces: Api<Namespace> = Api::all(garden.clone());
+    for name in ["gardener-system-seed-lease", "seed-local", "garden"] {
+        let namespace: Namespace = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name}
+        }))
+        .expect("namespace");
+        match namespaces.create(&PostParams::default(), &namespace).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.is_already_exists() => {}
+            Err(error) => panic!("create namespace {name}: {error}"),
+        }
+    }
+    // CRDs become servable asynchronously; wait until Seeds can be listed.
+    let seeds: Api<Seed> = Api::all(garden.clone());
+    wait_for("seed crd served", Duration::from_secs(10), || {
+        let seeds = seeds.clone();
+        async move { seeds.list(&Default::default()).await.is_ok() }
+    })
+    .await;
+}
+
+async fn prepare_seed(seed: &kube::Client) {
+    let namespaces: Api<Namespace> = Api::all(seed.clone());
+    let namespace: Namespace =
+        serde_json::from_value(serde_json::json!({"metadata": {"name": "garden"}})).expect("namespace");
+    match namespaces.create(&PostParams::default(), &namespace).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(status)) if status.is_already_exists() => {}
+        Err(error) => panic!("create namespace garden: {error}"),
+    }
+}
+
+struct AgentOptions {
+    period: Duration,
+    leader_election: Option<(Duration, Duration, Duration)>,
+}
+
+async fn start_agent(
+    garden: kube::Client,
+    seed: kube::Client,
+    options: AgentOptions,
+    shutdown: CancellationToken,
+) -> RunningAgent {
+    let config = match seedlet_config::parse(CONFIG, "test.yaml").expect("valid config") {
+        seedlet_config::AnyConfig::Gardenlet(config) => *config,
+        other => panic!("unexpected config kind {}", other.kind()),
+    };
+    let mut agent = Agent::new(config).expect("agent");
+    let settings = agent.settings_mut();
+    settings.heartbeat.period = options.period;
+    settings.heartbeat.miss_threshold = 4;
+    settings.health_address = "127.0.0.1:0".parse().expect("address");
+    settings.metrics_address = "127.0.0.1:0".parse().expect("address");
+    settings.leader_election = options.leader_election.map(|(lease_duration, renew_deadline, retry_period)| {
+        leader_election::Settings {
+            namespace: "garden".into(),
+            name: "gardenlet-leader-election".into(),
+            identity: leader_election::default_identity(),
+            lease_duration,
+            renew_deadline,
+            retry_period,
+        }
+    });
+    agent
+        .with_seed_client(seed)
+        .with_garden_client(GardenClient::new(garden, None))
+        .start(shutdown)
+        .await
+        .expect("agent starts")
+}
+
+async fn wait_for<F, Fut>(what: &str, timeout: Duration, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + timeout;
+    loop {
+        if check().await {
+            return;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A minimal HTTP/1.0 GET; returns status code and body.
+async fn http_get(address: SocketAddr, path: &str) -> (u16, String) {
+    let mut stream = tokio::net::TcpStream::connect(address).await.expect("connect");
+    stream
+        .write_all(format!("GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").as_bytes())
+        .await
+        .expect("write request");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.expect("read response");
+    let status = response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("status code");
+    let body = response.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
+    (status, body)
+}
+
+async fn renew_time(garden: &kube::Client) -> Option<jiff::Timestamp> {
+    let leases: Api<Lease> = Api::namespaced(garden.clone(), "gardener-system-seed-lease");
+    leases
+        .get_opt(SEED)
+        .await
+        .ok()
+        .flatten()
+        .and_then(|l| l.spec)
+        .and_then(|s| s.renew_time)
+        .map(|t| t.0)
+}
+
+async fn gardenlet_ready(garden: &kube::Client) -> Option<ConditionStatus> {
+    let seeds: Api<Seed> = Api::all(garden.clone());
+    let seed = seeds.get_opt(SEED).await.ok().flatten()?;
+    seedlet_api::conditions::find(seed.conditions(), "GardenletReady").map(|c| c.status.clone())
+}
+
+/// Collects `count` distinct consecutive renewTimes of the seed Lease, polling every 10 ms.
+async fn collect_renewals(garden: &kube::Client, count: usize, timeout: Duration) -> Vec<jiff::Timestamp> {
+    let deadline = Instant::now() + timeout;
+    let mut seen: Vec<jiff::Timestamp> = Vec::new();
+    while seen.len() < count {
+        assert!(Instant::now() < deadline, "only {} renewals within {timeout:?}", seen.len());
+        if let Some(t) = renew_time(garden).await
+            && seen.last() != Some(&t)
+        {
+            seen.push(t);
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    seen
+}
+
+fn gaps(times: &[jiff::Timestamp]) -> Vec<Duration> {
+    times
+        .windows(2)
+        .map(|w| w[1].duration_since(w[0]).unsigned_abs())
+        .collect()
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[index.min(sorted.len() - 1)]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn lease_renew_time_advances_every_interval_and_seed_becomes_ready() {
+    let garden = Sandbox::builder().name("garden").start().await.expect("garden");
+    let seed = Sandbox::builder().name("seed").start().await.expect("seed");
+    prepare_garden(&garden.client()).await;
+    prepare_seed(&seed.client()).await;
+    let shutdown = CancellationToken::new();
+    let period = Duration::from_secs(1);
+    let agent = start_agent(
+        garden.client(),
+        seed.client(),
+        AgentOptions { period, leader_election: None },
+        shutdown.clone(),
+    )
+    .await;
+
+    let renewals = collect_renewals(&garden.client(), 21, Duration::from_secs(40)).await;
+    let gaps = gaps(&renewals);
+    let max = gaps.iter().max().copied().unwrap_or_default();
+    assert!(max < period + Duration::from_millis(500), "max gap {max:?} in {gaps:?}");
+
+    assert_eq!(gardenlet_ready(&garden.client()).await, Some(ConditionStatus::True));
+    let seeds: Api<Seed> = Api::all(garden.client());
+    let stored = seeds.get(SEED).await.expect("seed");
+    assert_eq!(stored.labels().get("gardener.cloud/role").map(String::as_str), Some("seed"));
+    assert_eq!(stored.labels().get("env").map(String::as_str), Some("test"));
+    let leases: Api<Lease> = Api::namespaced(garden.client(), "gardener-system-seed-lease");
+    let lease = leases.get(SEED).await.expect("lease");
+    let owner = &lease.metadata.owner_references.expect("owner")[0];
+    assert_eq!((owner.kind.as_str(), owner.name.as_str()), ("Seed", SEED));
+    assert_eq!(lease.spec.expect("spec").holder_identity.as_deref(), Some(SEED));
+
+    let (status, _) = http_get(agent.health_address, "/healthz").await;
+    assert_eq!(status, 200);
+    let (status, _) = http_get(agent.health_address, "/readyz").await;
+    assert_eq!(status, 200);
+
+    shutdown.cancel();
+    agent.wait().await.expect("agent stops");
+    garden.shutdown().await;
+    seed.shutdown().await;
+}
+
+/// Measures renewal drift (|gap − period|) over 100 renewals; prints p50/p99 for the README.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn lease_renewal_drift_stays_small_over_a_hundred_renewals() {
+    let garden = Sandbox::builder().name("garden").start().await.expect("garden");
+    let seed = Sandbox::builder().name("seed").start().await.expect("seed");
+    prepare_garden(&garden.client()).await;
+    prepare_seed(&seed.client()).await;
+    let shutdown = CancellationToken::new();
+    let period = Duration::from_millis(250);
+    let agent = start_agent(
+        garden.client(),
+        seed.client(),
+        AgentOptions { period, leader_election: None },
+        shutdown.clone(),
+    )
+    .await;
+
+    let renewals = collect_renewals(&garden.client(), 101, Duration::from_secs(60)).await;
+    let mut drift: Vec<Duration> = gaps(&renewals)
+        .into_iter()
+        .map(|gap| if gap > period { gap - period } else { period - gap })
+        .collect();
+    drift.sort();
+    let (p50, p99) = (percentile(&drift, 0.50), percentile(&drift, 0.99));
+    println!(
+        "lease renewal drift over {} renewals at {period:?}: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        drift.len(),
+        p50.as_secs_f64() * 1e3,
+        p99.as_secs_f64() * 1e3,
+        drift.last().copied().unwrap_or_default().as_secs_f64() * 1e3,
+    );
+    assert!(p99 < Duration::from_millis(100), "p99 drift {p99:?}");
+    assert!(agent.metrics.lease_renewals() >= 100);
+
+    shutdown.cancel();
+    agent.wait().await.expect("agent stops");
+    garden.shutdown().await;
+    seed.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn health_fails_while_seed_api_server_is_down_and_recovers_without_restart() {
+    let garden = Sandbox::builder().name("garden").start().await.expect("garden");
+    let seed_dir = tempfile::tempdir().expect("tempdir");
+    let seed = Sandbox::builder().name("seed").dir(seed_dir.path()).start().await.expect("seed");
+    let seed_port: u16 = seed
+        .endpoint()
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.trim_end_matches('/').parse().ok())
+        .expect("seed port");
+    prepare_garden(&garden.client()).await;
+    prepare_seed(&seed.client()).await;
+    let shutdown = CancellationToken::new();
+    let period = Duration::from_millis(500);
+    let agent = start_agent(
+        garden.client(),
+        seed.client(),
+        AgentOptions { period, leader_election: None },
+        shutdown.clone(),
+    )
+    .await;
+    let health = agent.health_address;
+    wait_for("GardenletReady True", Duration::from_secs(10), || async {
+        gardenlet_ready(&garden.client()).await == Some(ConditionStatus::True)
+    })
+    .await;
+
+    seed.shutdown().await;
+    let stopped = Instant::now();
+    wait_for("healthz 500", Duration::from_secs(5), || async { http_get(health, "/healthz").await.0 == 500 }).await;
+    assert!(stopped.elapsed() <= 2 * period + Duration::from_millis(500), "took {:?}", stopped.elapsed());
+    wait_for("GardenletReady False", Duration::from_secs(5), || async {
+        gardenlet_ready(&garden.client()).await == Some(ConditionStatus::False)
+    })
+    .await;
+
+    let seed = Sandbox::builder()
+        .name("seed")
+        .dir(seed_dir.path())
+        .port(seed_port)
+        .start()
+        .await
+        .expect("seed restarts");
+    wait_for("healthz 200", Duration::from_secs(10), || async { http_get(health, "/healthz").await.0 == 200 }).await;
+    wait_for("GardenletReady True again", Duration::from_secs(10), || async {
+        gardenlet_ready(&garden.client()).await == Some(ConditionStatus::True)
+    })
+    .await;
+
+    shutdown.cancel();
+    agent.wait().await.expect("agent stops");
+    garden.shutdown().await;
+    seed.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn agent_keeps_running_while_garden_is_down_and_recovers() {
+    let garden_dir = tempfile::tempdir().expect("tempdir");
+    let garden = Sandbox::builder().name("garden").dir(garden_dir.path()).start().await.expect("garden");
+    let garden_port: u16 = garden
+        .endpoint()
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.trim_end_matches('/').parse().ok())
+        .expect("garden port");
+    let garden_client = garden.client();
+    let seed = Sandbox::builder().name("seed").start().await.expect("seed");
+    prepare_garden(&garden_client).await;
+    prepare_seed(&seed.client()).await;
+    let shutdown = CancellationToken::new();
+    let period = Duration::from_millis(500);
+    let agent = start_agent(
+        garden_client.clone(),
+        seed.client(),
+        AgentOptions { period, leader_election: None },
+        shutdown.clone(),
+    )
+    .await;
+    let health = agent.health_address;
+    wait_for("first renewal", Duration::from_secs(10), || async { renew_time(&garden_client).await.is_some() }).await;
+
+    garden.shutdown().await;
+    wait_for("healthz 500", Duration::from_secs(5), || async { http_get(health, "/healthz").await.0 == 500 }).await;
+    let failures_before = agent.metrics.encode(jiff::Timestamp::now());
+    assert!(failures_before.contains("seedlet_lease_renewal_failures_total"));
+
+    let garden = Sandbox::builder()
+        .name("garden")
+        .dir(garden_dir.path())
+        .port(garden_port)
+        .start()
+        .await
+        .expect("garden restarts");
+    let restarted = jiff::Timestamp::now();
+    wait_for("healthz 200", Duration::from_secs(10), || async { http_get(health, "/healthz").await.0 == 200 }).await;
+    wait_for("renewal after restart", Duration::from_secs(10), || async {
+        renew_time(&garden.client()).await.is_some_and(|t| t > restarted)
+    })
+    .await;
+
+    shutdown.cancel();
+    agent.wait().await.expect("agent stops");
+    garden.shutdown().await;
+    seed.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn standby_replica_takes_over_when_the_leader_dies() {
+    let garden = Sandbox::builder().name("garden").start().await.expect("garden");
+    let seed = Sandbox::builder().name("seed").start().await.expect("seed");
+    prepare_garden(&garden.client()).await;
+    prepare_seed(&seed.client()).await;
+    let election = Some((Duration::from_secs(3), Duration::from_secs(2), Duration::from_millis(300)));
+    let options = || AgentOptions { period: Duration::from_millis(500), leader_election: election };
+    let first_stop = CancellationToken::new();
+    let second_stop = CancellationToken::new();
+    let first = start_agent(garden.client(), seed.client(), options(), first_stop.clone()).await;
+    let second = start_agent(garden.client(), seed.client(), options(), second_stop.clone()).await;
+
+    wait_for("a leader", Duration::from_secs(10), || async { first.is_leader() || second.is_leader() }).await;
+    // Give a second campaign round a chance to (wrongly) elect the other one as well.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(first.is_leader() ^ second.is_leader(), "exactly one leader");
+    let (leader, standby, standby_stop) = if first.is_leader() {
+        (first, second, second_stop)
+    } else {
+        (second, first, first_stop)
+    };
+    assert_eq!(standby.metrics.lease_renewals(), 0, "standby never renews the seed lease");
+    let (status, _) = http_get(standby.health_address, "/healthz").await;
+    assert_eq!(status, 200, "standby stays healthy");
+
+    // Kill the leader: no release, so the standby must wait for the lease to expire.
+    leader.abort();
+    let killed = Instant::now();
+    wait_for("standby takes over", Duration::from_secs(10), || async { standby.is_leader() }).await;
+    assert!(killed.elapsed() < Duration::from_secs(3) + Duration::from_secs(2), "took {:?}", killed.elapsed());
+    let before = renew_time(&garden.client()).await;
+    wait_for("new leader renews the seed lease", Duration::from_secs(5), || async {
+        renew_time(&garden.client()).await > before
+    })
+    .await;
+
+    standby_stop.cancel();
+    standby.wait().await.expect("agent stops");
+    let leader_lease: Api<Lease> = Api::namespaced(seed.client(), "garden");
+    let released = leader_lease.get("gardenlet-leader-election").await.expect("lock");
+    assert_eq!(released.spec.and_then(|s| s.holder_identity), None, "graceful shutdown releases the lock");
+    garden.shutdown().await;
+    seed.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn metrics_endpoint_serves_valid_prometheus_text() {
+    let garden = Sandbox::builder().name("garden").start().await.expect("garden");
+    let seed = Sandbox::builder().name("seed").start().await.expect("seed");
+    prepare_garden(&garden.client()).await;
+    prepare_seed(&seed.client()).await;
+    let shutdown = CancellationToken::new();
+    let agent = start_agent(
+        garden.client(),
+        seed.client(),
+        AgentOptions { period: Duration::from_millis(300), leader_election: None },
+        shutdown.clone(),
+    )
+    .await;
+    let metrics = agent.metrics.clone();
+    wait_for("two renewals", Duration::from_secs(10), || {
+        let metrics = Arc::clone(&metrics);
+        async move { metrics.lease_renewals() >= 2 }
+    })
+    .await;
+
+    let (status, body) = http_get(agent.metrics_address, "/metrics").await;
+    assert_eq!(status, 200);
+    assert!(body.ends_with("# EOF\n"), "OpenMetrics text ends with # EOF");
+    let sample = regex_lite_sample();
+    for line in body.lines() {
+        if line.starts_with('#') {
+            assert!(
+                line.starts_with("# HELP ") || line.starts_with("# TYPE ") || line.starts_with("# UNIT ") || line == "# EOF",
+                "bad comment line {line:?}"
+            );
+            continue;
+        }
+        assert!(sample(line), "bad sample line {line:?}");
+    }
+    for name in [
+        "seedlet_lease_renewals_total",
+        "seedlet_lease_last_renew_age_seconds",
+        "seedlet_reconcile_total{controller=\"heartbeat\"}",
+        "seedlet_reconcile_duration_seconds_count{controller=\"heartbeat\"}",
+        "seedlet_build_info{",
+        "seedlet_leader 1",
+        "seedlet_healthy 1",
+    ] {
+        assert!(body.contains(name), "missing {name} in\n{body}");
+    }
+
+    shutdown.cancel();
+    agent.wait().await.expect("agent stops");
+    garden.shutdown().await;
+    seed.shutdown().await;
+}
+
+/// A checker for `name{labels} value` sample lines of the text exposition format.
+fn regex_lite_sample() -> impl Fn(&str) -> bool {
+    |line: &str| {
+        let (name_and_labels, value) = match line.rsplit_once(' ') {
+            Some(parts) => parts,
+            None => return false,
+        };
+        let value_ok = value.parse::<f64>().is_ok() || ["+Inf", "-Inf", "NaN"].contains(&value);
+        let name = name_and_labels.split('{').next().unwrap_or_default();
+        let name_ok = !name.is_empty()
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':')
+            && !name.starts_with(|c: char| c.is_ascii_digit());
+        let labels_ok = match name_and_labels.find('{') {
+            None => true,
+            Some(start) => name_and_labels.ends_with('}') && name_and_labels[start..].contains('='),
+        };
+        value_ok && name_ok && labels_ok
+    }
+}
