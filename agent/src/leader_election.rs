@@ -368,7 +368,7 @@ fn duration_seconds(duration: Duration) -> i32 {
 }
 
 /// Formats an error with its sources, `a: b: c`.
-pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
+pub fn error_chain(error: &dyn std::error::Error) -> String {
     let mut out = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {

@@ -1,0 +1,86 @@
+//! Seed lifecycle controller (spec §5.3, gardener's `gardenlet-lifecycle`): watches Seeds in the
+//! garden and, every `syncPeriod` per Seed, checks the Seed's Lease in
+//! `gardener-system-seed-lease`. When the agent has not renewed it for `monitorPeriod`, it sets
+//! the Seed's `GardenletReady` to `Unknown`; when that has lasted `shootMonitorPeriod`, it sets the
+//! health conditions and constraints of the Seed's Shoots to `Unknown`. Writes only to the garden.
+//! Recovery is the agent's: its next heartbeat turns `GardenletReady` back to `True`.
+
+pub mod reconcile;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use kube::Api;
+use kube::runtime::controller::{self, Controller};
+use kube::runtime::watcher;
+use seedlet_agent::clock::Clock;
+use seedlet_agent::metrics::Metrics;
+use seedlet_api::core::Seed;
+use tokio_util::sync::CancellationToken;
+
+pub use reconcile::{Error, error_policy, reconcile};
+
+/// Controller name (logs, metrics label).
+pub const NAME: &str = "seed-lifecycle";
+
+/// Timing of the controller (`controllers.seedLifecycle`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    /// Parallel reconciles.
+    pub concurrent_syncs: u16,
+    /// Check period per Seed; also the reconcile timeout.
+    pub sync_period: Duration,
+    /// Lease age after which `GardenletReady` turns `Unknown`.
+    pub monitor_period: Duration,
+    /// Time after that transition before the Seed's Shoots turn `Unknown`.
+    pub shoot_monitor_period: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            concurrent_syncs: 5,
+            sync_period: Duration::from_secs(10),
+            monitor_period: Duration::from_secs(40),
+            shoot_monitor_period: Duration::from_secs(200),
+        }
+    }
+}
+
+impl Settings {
+    /// Settings from the garden controller configuration.
+    pub fn from_config(config: &seedlet_config::GardenControllerConfiguration) -> Self {
+        let lifecycle = &config.controllers.seed_lifecycle;
+        Self {
+            concurrent_syncs: u16::try_from(lifecycle.concurrent_syncs.max(1)).unwrap_or(u16::MAX),
+            sync_period: lifecycle.sync_period.as_std(),
+            monitor_period: lifecycle.monitor_period.as_std(),
+            shoot_monitor_period: lifecycle.shoot_monitor_period.as_std(),
+        }
+    }
+}
+
+/// Dependencies of the controller.
+pub struct Ctx {
+    /// Garden client.
+    pub client: kube::Client,
+    /// Timing.
+    pub settings: Settings,
+    /// Time source for staleness decisions and condition timestamps.
+    pub clock: Arc<dyn Clock>,
+    /// Process metrics (reconcile counts and durations).
+    pub metrics: Arc<Metrics>,
+}
+
+/// Runs the controller until `shutdown` is cancelled.
+pub async fn run(ctx: Arc<Ctx>, shutdown: CancellationToken) {
+    let seeds: Api<Seed> = Api::all(ctx.client.clone());
+    let config = controller::Config::default().concurrency(ctx.settings.concurrent_syncs);
+    Controller::new(seeds, watcher::Config::default())
+        .with_config(config)
+        .graceful_shutdown_on(shutdown.cancelled_owned())
+        .run(reconcile, error_policy, ctx)
+        .for_each(|_| futures::future::ready(()))
+        .await;
+}

@@ -1,0 +1,462 @@
+//! Seed lifecycle logic: Lease staleness → `GardenletReady=Unknown` → Shoot conditions `Unknown`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::join_all;
+use jiff::{SignedDuration, Timestamp};
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::api::{ApiResource, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams};
+use kube::runtime::controller::Action;
+use kube::{Api, ResourceExt};
+use serde_json::json;
+use seedlet_api::conditions::{self, Condition, ConditionStatus};
+use seedlet_api::core::{Seed, Shoot};
+use seedlet_api::names::{annotations, condition_types, namespaces, reasons};
+
+use super::{Ctx, NAME};
+
+/// Errors of one seed-lifecycle reconcile.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The Seed has no name.
+    #[error("seed without a name")]
+    MissingName,
+    /// Reading the Seed's Lease failed.
+    #[error("reading lease {}/{seed}", namespaces::SEED_LEASE)]
+    ReadLease {
+        /// Seed name.
+        seed: String,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
+    /// Writing the Seed's `GardenletReady` condition failed.
+    #[error("patching GardenletReady of seed {seed}")]
+    PatchSeed {
+        /// Seed name.
+        seed: String,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
+    /// Nudging the ManagedSeed of a seed with an expired client certificate failed.
+    #[error("annotating managedseed garden/{seed}")]
+    AnnotateManagedSeed {
+        /// Seed name.
+        seed: String,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
+    /// Listing Shoots failed.
+    #[error("listing shoots of seed {seed}")]
+    ListShoots {
+        /// Seed name.
+        seed: String,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
+    /// Writing a Shoot's conditions failed.
+    #[error("patching status of shoot {shoot}")]
+    PatchShoot {
+        /// `namespace/name` of the Shoot.
+        shoot: String,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
+    /// The reconcile did not finish within the sync period.
+    #[error("reconcile of seed {seed} timed out")]
+    Timeout {
+        /// Seed name.
+        seed: String,
+    },
+}
+
+impl Error {
+    /// CamelCase reason for conditions and logs.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Error::MissingName => "SeedInvalid",
+            Error::ReadLease { .. } => "LeaseReadError",
+            Error::PatchSeed { .. } => "SeedPatchError",
+            Error::AnnotateManagedSeed { .. } => "ManagedSeedPatchError",
+            Error::ListShoots { .. } => "ShootListError",
+            Error::PatchShoot { .. } => "ShootPatchError",
+            Error::Timeout { .. } => "ReconcileTimeout",
+        }
+    }
+}
+
+/// Shoot health conditions set to `Unknown` when the agent stops sending heartbeats.
+pub const SHOOT_CONDITIONS: [&str; 5] = [
+    condition_types::API_SERVER_AVAILABLE,
+    condition_types::CONTROL_PLANE_HEALTHY,
+    condition_types::OBSERVABILITY_COMPONENTS_HEALTHY,
+    condition_types::EVERY_NODE_READY,
+    condition_types::SYSTEM_COMPONENTS_HEALTHY,
+];
+/// Shoot constraints set to `Unknown` when the agent stops sending heartbeats.
+pub const SHOOT_CONSTRAINTS: [&str; 2] = [
+    condition_types::HIBERNATION_POSSIBLE,
+    condition_types::MAINTENANCE_PRECONDITIONS_SATISFIED,
+];
+
+/// Checks one Seed's heartbeat; see the module docs. Requeues every `syncPeriod`.
+///
+/// # Errors
+/// API failures, see [`Error`]; the next run reads fresh state.
+pub async fn reconcile(seed: Arc<Seed>, ctx: Arc<Ctx>) -> Result<Action, Error> {
+    let started = std::time::Instant::now();
+    let name = seed.metadata.name.clone().ok_or(Error::MissingName)?;
+    let result = match tokio::time::timeout(ctx.settings.sync_period, check(&seed, &name, &ctx)).await {
+        Ok(result) => result,
+        Err(_) => Err(Error::Timeout { seed: name }),
+    };
+    ctx.metrics.reconciled(NAME, started.elapsed(), result.is_ok());
+    result.map(|()| Action::requeue(ctx.settings.sync_period))
+}
+
+/// Requeues after a short delay, capped at the sync period, and logs the error once.
+pub fn error_policy(seed: Arc<Seed>, error: &Error, ctx: Arc<Ctx>) -> Action {
+    tracing::warn!(
+        seed = %seed.name_any(),
+        reason = error.reason(),
+        error = %seedlet_agent::leader_election::error_chain(error),
+        "seed lifecycle reconcile failed"
+    );
+    Action::requeue(ctx.settings.sync_period.min(Duration::from_secs(5)))
+}
+
+async fn check(seed: &Seed, name: &str, ctx: &Ctx) -> Result<(), Error> {
+    // A Seed that never reported any condition has no agent yet; nothing to judge.
+    if seed.conditions().is_empty() {
+        return Ok(());
+    }
+    let leases: Api<Lease> = Api::namespaced(ctx.client.clone(), namespaces::SEED_LEASE);
+    let lease = leases.get_opt(name).await.map_err(|source| Error::ReadLease {
+        seed: name.to_owned(),
+        source,
+    })?;
+    let now = ctx.clock.now();
+    if !lease_is_stale(lease.as_ref(), now, signed(ctx.settings.monitor_period)) {
+        return Ok(());
+    }
+
+    let ready = match gardenlet_ready_unknown(seed.conditions(), now) {
+        Some(updated) => {
+            patch_seed_conditions(&ctx.client, seed, name, &updated).await?;
+            tracing::info!(seed = %name, "gardenlet stopped posting status updates");
+            conditions::find(&updated, condition_types::GARDENLET_READY).cloned()
+        }
+        None => conditions::find(seed.conditions(), condition_types::GARDENLET_READY).cloned(),
+    };
+
+    if certificate_expired(seed, now) {
+        nudge_managed_seed(&ctx.client, name).await?;
+    }
+
+    let Some(ready) = ready else {
+        return Ok(());
+    };
+    if !shoot_monitor_period_elapsed(&ready, now, signed(ctx.settings.shoot_monitor_period)) {
+        return Ok(());
+    }
+    mark_shoots_unknown(&ctx.client, name, now).await
+}
+
+/// Whether the seed Lease (None = missing) was not renewed within `monitor_period` before `now`.
+pub fn lease_is_stale(lease: Option<&Lease>, now: Timestamp, monitor_period: SignedDuration) -> bool {
+    let renewed = lease
+        .and_then(|l| l.spec.as_ref())
+        .and_then(|s| s.renew_time.as_ref())
+        .map(|t| t.0);
+    match renewed {
+        None => true,
+        Some(renewed) => renewed.saturating_add(monitor_period).unwrap_or(Timestamp::MAX) <= now,
+    }
+}
+
+/// The Seed's conditions with `GardenletReady=Unknown` (`StatusUnknown`, "Gardenlet stopped
+/// posting status updates."), or `None` when it already says so.
+pub fn gardenlet_ready_unknown(existing: &[Condition], now: Timestamp) -> Option<Vec<Condition>> {
+    let mut updated = existing.to_vec();
+    conditions::set(
+        &mut updated,
+        condition_types::GARDENLET_READY,
+        ConditionStatus::Unknown,
+        reasons::STATUS_UNKNOWN,
+        reasons::GARDENLET_STOPPED_POSTING_MESSAGE,
+        now,
+    )
+    .then_some(updated)
+}
+
+/// Whether `GardenletReady` has been not `True` for at least `period` at `now`.
+pub fn shoot_monitor_period_elapsed(ready: &Condition, now: Timestamp, period: SignedDuration) -> bool {
+    !ready.is_true()
+        && ready
+            .last_transition_time
+            .0
+            .saturating_add(period)
+            .unwrap_or(Timestamp::MAX)
+            <= now
+}
+
+/// Whether the Seed reports a garden client certificate that has expired.
+pub fn certificate_expired(seed: &Seed, now: Timestamp) -> bool {
+    seed.status
+        .as_ref()
+        .and_then(|s| s.client_certificate_expiration_timestamp.as_ref())
+        .is_some_and(|t| t.0 < now)
+}
+
+/// The Shoot's conditions and constraints with the heartbeat-dependent ones set to `Unknown`
+/// (`StatusUnknown`, "Gardenlet stopped sending heartbeats.", missing ones initialised;
+/// `EveryNodeReady` omitted for workerless Shoots), or `None` when nothing changes.
+pub fn shoot_unknown(shoot: &Shoot, now: Timestamp) -> Option<(Vec<Condition>, Vec<Condition>)> {
+    let status = shoot.status.clone().unwrap_or_default();
+    let mut conditions = status.conditions;
+    let mut constraints = status.constraints;
+    let mut changed = false;
+    for type_ in SHOOT_CONDITIONS {
+        if type_ == condition_types::EVERY_NODE_READY && shoot.is_workerless() {
+            continue;
+        }
+        changed |= set_unknown(&mut conditions, type_, now);
+    }
+    for type_ in SHOOT_CONSTRAINTS {
+        changed |= set_unknown(&mut constraints, type_, now);
+    }
+    changed.then_some((conditions, constraints))
+}
+
+fn set_unknown(list: &mut Vec<Condition>, type_: &str, now: Timestamp) -> bool {
+    conditions::set(
+        list,
+        type_,
+        ConditionStatus::Unknown,
+        reasons::STATUS_UNKNOWN,
+        reasons::GARDENLET_STOPPED_HEARTBEATS_MESSAGE,
+        now,
+    )
+}
+
+/// Writes the Seed's conditions as a status merge patch guarded by its `resourceVersion`.
+async fn patch_seed_conditions(client: &kube::Client, seed: &Seed, name: &str, updated: &[Condition]) -> Result<(), Error> {
+    let seeds: Api<Seed> = Api::all(client.clone());
+    let patch = json!({
+        "metadata": { "resourceVersion": seed.metadata.resource_version },
+        "status": { "conditions": updated },
+    });
+    seeds
+        .patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map(|_| ())
+        .map_err(|source| Error::PatchSeed {
+            seed: name.to_owned(),
+            source,
+        })
+}
+
+/// Annotates ManagedSeed `garden/<seed>` with `gardener.cloud/operation=reconcile` when it
+/// exists, so its deployer issues a new bootstrap credential. A garden that does not serve
+/// ManagedSeeds counts as "no ManagedSeed".
+async fn nudge_managed_seed(client: &kube::Client, name: &str) -> Result<(), Error> {
+    let resource = ApiResource::from_gvk(&GroupVersionKind::gvk(
+        "seedmanagement.gardener.cloud",
+        "v1alpha1",
+        "ManagedSeed",
+    ));
+    let managed_seeds: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), namespaces::GARDEN, &resource);
+    let patch = json!({
+        "metadata": { "annotations": { annotations::OPERATION: annotations::OPERATION_RECONCILE } },
+    });
+    match managed_seeds
+        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.is_not_found() => Ok(()),
+        Err(source) => Err(Error::AnnotateManagedSeed {
+            seed: name.to_owned(),
+            source,
+        }),
+    }
+}
+
+/// Sets the heartbeat-dependent conditions of every Shoot scheduled to `seed_name` to
+/// `Unknown`, in parallel.
+async fn mark_shoots_unknown(client: &kube::Client, seed_name: &str, now: Timestamp) -> Result<(), Error> {
+    let shoots: Api<Shoot> = Api::all(client.clone());
+    let list = shoots
+        .list(&ListParams::default())
+        .await
+        .map_err(|source| Error::ListShoots {
+            seed: seed_name.to_owned(),
+            source,
+        })?;
+    let writes = list
+        .items
+        .iter()
+        .filter(|shoot| {
+            shoot
+                .status
+                .as_ref()
+                .and_then(|s| s.seed_name.as_deref())
+                == Some(seed_name)
+        })
+        .filter_map(|shoot| shoot_unknown(shoot, now).map(|update| (shoot, update)))
+        .map(|(shoot, (conditions, constraints))| {
+            let namespace = shoot.namespace().unwrap_or_default();
+            let name = shoot.name_any();
+            let api: Api<Shoot> = Api::namespaced(client.clone(), &namespace);
+            let patch = json!({
+                "metadata": { "resourceVersion": shoot.metadata.resource_version },
+                "status": { "conditions": conditions, "constraints": constraints },
+            });
+            async move {
+                api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                    .await
+                    .map(|_| ())
+                    .map_err(|source| Error::PatchShoot {
+                        shoot: format!("{namespace}/{name}"),
+                        source,
+                    })
+            }
+        });
+    let results = join_all(writes).await;
+    let mut first_error = None;
+    let mut marked = 0usize;
+    for result in results {
+        match result {
+            Ok(()) => marked += 1,
+            Err(error) if first_error.is_none() => first_error = Some(error),
+            Err(_) => {}
+        }
+    }
+    if marked > 0 {
+        tracing::info!(seed = %seed_name, shoots = marked, "gardenlet stopped sending heartbeats, shoot conditions unknown");
+    }
+    first_error.map_or(Ok(()), Err)
+}
+
+fn signed(duration: Duration) -> SignedDuration {
+    SignedDuration::try_from(duration).unwrap_or(SignedDuration::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::coordination::v1::LeaseSpec;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+
+    use super::*;
+
+    fn at(second: i64) -> Timestamp {
+        Timestamp::from_second(second).unwrap()
+    }
+
+    fn lease(renewed: Option<i64>) -> Lease {
+        Lease {
+            spec: Some(LeaseSpec {
+                renew_time: renewed.map(|s| MicroTime(at(s))),
+                ..LeaseSpec::default()
+            }),
+            ..Lease::default()
+        }
+    }
+
+    const MONITOR: SignedDuration = SignedDuration::from_secs(40);
+
+    #[test]
+    fn lease_is_stale_when_missing_or_without_renew_time() {
+        assert!(lease_is_stale(None, at(100), MONITOR));
+        assert!(lease_is_stale(Some(&lease(None)), at(100), MONITOR));
+    }
+
+    #[test]
+    fn lease_is_fresh_within_monitor_period_and_stale_after() {
+        assert!(!lease_is_stale(Some(&lease(Some(100))), at(139), MONITOR));
+        assert!(lease_is_stale(Some(&lease(Some(100))), at(140), MONITOR));
+    }
+
+    #[test]
+    fn gardenlet_ready_unknown_sets_reason_and_message_once() {
+        let ready = Condition::initialized("GardenletReady", at(1)).updated(
+            ConditionStatus::True,
+            "GardenletReady",
+            "Gardenlet is posting ready status.",
+            at(1),
+        );
+        let updated = gardenlet_ready_unknown(&[ready], at(50)).unwrap();
+        assert_eq!(updated[0].status, ConditionStatus::Unknown);
+        assert_eq!(updated[0].reason, "StatusUnknown");
+        assert_eq!(updated[0].message, "Gardenlet stopped posting status updates.");
+        assert_eq!(updated[0].last_transition_time.0, at(50));
+        assert_eq!(gardenlet_ready_unknown(&updated, at(60)), None);
+    }
+
+    #[test]
+    fn shoot_monitor_period_counts_from_the_transition() {
+        let unknown = Condition::initialized("GardenletReady", at(0))
+            .updated(ConditionStatus::True, "GardenletReady", "x", at(0))
+            .updated(ConditionStatus::Unknown, "StatusUnknown", "y", at(100));
+        let period = SignedDuration::from_secs(200);
+        assert!(!shoot_monitor_period_elapsed(&unknown, at(299), period));
+        assert!(shoot_monitor_period_elapsed(&unknown, at(300), period));
+    }
+
+    #[test]
+    fn shoot_monitor_period_never_elapses_while_ready() {
+        let ready = Condition::initialized("GardenletReady", at(0)).updated(
+            ConditionStatus::True,
+            "GardenletReady",
+            "x",
+            at(0),
+        );
+        assert!(!shoot_monitor_period_elapsed(&ready, at(10_000), SignedDuration::from_secs(1)));
+    }
+
+    fn shoot(workers: bool) -> Shoot {
+        let mut value = json!({
+            "apiVersion": "core.gardener.cloud/v1beta1",
+            "kind": "Shoot",
+            "metadata": {"name": "s", "namespace": "garden-p"},
+            "spec": {"region": "local", "provider": {"type": "local", "workers": []}},
+        });
+        if workers {
+            value["spec"]["provider"]["workers"] = json!([{"name": "w", "minimum": 1, "maximum": 1, "machine": {"type": "m"}}]);
+        }
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn shoot_unknown_initialises_all_conditions_and_constraints() {
+        let (conditions, constraints) = shoot_unknown(&shoot(true), at(10)).unwrap();
+        assert_eq!(conditions.len(), 5);
+        assert_eq!(constraints.len(), 2);
+        assert!(conditions.iter().all(|c| c.status == ConditionStatus::Unknown
+            && c.reason == "StatusUnknown"
+            && c.message == "Gardenlet stopped sending heartbeats."));
+    }
+
+    #[test]
+    fn shoot_unknown_omits_every_node_ready_for_workerless_shoots() {
+        let (conditions, _) = shoot_unknown(&shoot(false), at(10)).unwrap();
+        assert_eq!(conditions.len(), 4);
+        assert!(conditions.iter().all(|c| c.type_ != "EveryNodeReady"));
+    }
+
+    #[test]
+    fn shoot_unknown_changes_nothing_the_second_time() {
+        let mut shoot = shoot(true);
+        let (conditions, constraints) = shoot_unknown(&shoot, at(10)).unwrap();
+        let status = shoot.status.get_or_insert_with(Default::default);
+        status.conditions = conditions;
+        status.constraints = constraints;
+        assert_eq!(shoot_unknown(&shoot, at(20)), None);
+    }
+}
