@@ -9,9 +9,9 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
-use serde_json::{Value, json};
 use seedlet_api::core::{GardenerInfo, Seed};
 use seedlet_api::names::{namespaces, objects};
+use serde_json::{Value, json};
 
 use super::{Ctx, NAME};
 use crate::leader_election::error_chain;
@@ -20,7 +20,11 @@ use crate::leader_election::error_chain;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// Reading or creating the cluster identity ConfigMap in the seed failed.
-    #[error("determining seed cluster identity ({}/{})", namespaces::KUBE_SYSTEM, objects::CLUSTER_IDENTITY)]
+    #[error(
+        "determining seed cluster identity ({}/{})",
+        namespaces::KUBE_SYSTEM,
+        objects::CLUSTER_IDENTITY
+    )]
     ClusterIdentity(#[source] kube::Error),
     /// Reading the seed API server version failed.
     #[error("reading seed kubernetes version")]
@@ -67,7 +71,9 @@ pub struct DesiredStatus {
 pub async fn reconcile(seed: Arc<Seed>, ctx: Arc<Ctx>) -> Result<Action, Error> {
     let started = std::time::Instant::now();
     let result = update(&seed, &ctx).await;
-    ctx.agent.metrics.reconciled(NAME, started.elapsed(), result.is_ok());
+    ctx.agent
+        .metrics
+        .reconciled(NAME, started.elapsed(), result.is_ok());
     result.map(|()| Action::requeue(ctx.sync_period))
 }
 
@@ -84,7 +90,12 @@ pub fn error_policy(seed: Arc<Seed>, error: &Error, ctx: Arc<Ctx>) -> Action {
 
 async fn update(seed: &Seed, ctx: &Ctx) -> Result<(), Error> {
     let cluster_identity = ensure_cluster_identity(&ctx.agent.seed).await?;
-    let version = ctx.agent.seed.apiserver_version().await.map_err(Error::Version)?;
+    let version = ctx
+        .agent
+        .seed
+        .apiserver_version()
+        .await
+        .map_err(Error::Version)?;
     let desired = DesiredStatus {
         cluster_identity,
         gardener: ctx.gardener.clone(),
@@ -125,10 +136,18 @@ pub fn status_patch(seed: &Seed, desired: &DesiredStatus) -> Option<Value> {
         patch.insert("gardener".into(), json!(desired.gardener));
     }
     if status.kubernetes_version.as_deref() != Some(desired.kubernetes_version.as_str()) {
-        patch.insert("kubernetesVersion".into(), json!(desired.kubernetes_version));
+        patch.insert(
+            "kubernetesVersion".into(),
+            json!(desired.kubernetes_version),
+        );
     }
-    if desired.observed_generation.is_some() && status.observed_generation != desired.observed_generation {
-        patch.insert("observedGeneration".into(), json!(desired.observed_generation));
+    if desired.observed_generation.is_some()
+        && status.observed_generation != desired.observed_generation
+    {
+        patch.insert(
+            "observedGeneration".into(),
+            json!(desired.observed_generation),
+        );
     }
     (!patch.is_empty()).then(|| json!({"status": patch}))
 }
@@ -161,7 +180,10 @@ async fn ensure_cluster_identity(seed: &kube::Client) -> Result<String, Error> {
             namespace: Some(namespaces::KUBE_SYSTEM.to_owned()),
             ..Default::default()
         },
-        data: Some(BTreeMap::from([(objects::CLUSTER_IDENTITY_KEY.to_owned(), identity.clone())])),
+        data: Some(BTreeMap::from([(
+            objects::CLUSTER_IDENTITY_KEY.to_owned(),
+            identity.clone(),
+        )])),
         immutable: Some(true),
         ..Default::default()
     };
@@ -236,16 +258,25 @@ mod tests {
         assert_eq!(status_patch(&seed, &wanted), None);
         let mut newer = wanted.clone();
         newer.observed_generation = Some(4);
-        assert_eq!(status_patch(&seed, &newer), Some(json!({"status": {"observedGeneration": 4}})));
+        assert_eq!(
+            status_patch(&seed, &newer),
+            Some(json!({"status": {"observedGeneration": 4}}))
+        );
     }
 
     #[test]
     fn identity_of_ignores_missing_and_empty_values() {
         let mut config_map = ConfigMap::default();
         assert_eq!(identity_of(&config_map), None);
-        config_map.data = Some(BTreeMap::from([("cluster-identity".to_owned(), String::new())]));
+        config_map.data = Some(BTreeMap::from([(
+            "cluster-identity".to_owned(),
+            String::new(),
+        )]));
         assert_eq!(identity_of(&config_map), None);
-        config_map.data = Some(BTreeMap::from([("cluster-identity".to_owned(), "x".to_owned())]));
+        config_map.data = Some(BTreeMap::from([(
+            "cluster-identity".to_owned(),
+            "x".to_owned(),
+        )]));
         assert_eq!(identity_of(&config_map).as_deref(), Some("x"));
     }
 

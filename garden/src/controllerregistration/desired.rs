@@ -8,8 +8,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use seedlet_api::common::ObjectReference;
 use seedlet_api::conditions;
 use seedlet_api::core::{
-    ControllerDeployment, ControllerDeploymentPolicy, ControllerInstallation, ControllerInstallationSpec,
-    ControllerRegistration, Seed,
+    ControllerDeployment, ControllerDeploymentPolicy, ControllerInstallation,
+    ControllerInstallationSpec, ControllerRegistration, Seed,
 };
 use seedlet_api::names::{condition_types, labels};
 use sha2::{Digest, Sha256};
@@ -20,7 +20,9 @@ use super::wanted::kind_type;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum WantedError {
     /// A wanted `Kind/type` is served by no registration.
-    #[error("need to install an extension controller for {0:?} but no appropriate ControllerRegistration found")]
+    #[error(
+        "need to install an extension controller for {0:?} but no appropriate ControllerRegistration found"
+    )]
     NoRegistration(String),
 }
 
@@ -78,7 +80,8 @@ pub fn wanted_registrations(
         wanted.extend(names.iter().map(|name| (*name).to_owned()));
     }
     for installation in demand.installations {
-        let required = conditions::find(installation.conditions(), condition_types::REQUIRED).is_some_and(|c| c.is_true());
+        let required = conditions::find(installation.conditions(), condition_types::REQUIRED)
+            .is_some_and(|c| c.is_true());
         if required {
             wanted.insert(installation.spec.registration_ref.name.clone());
         }
@@ -87,7 +90,11 @@ pub fn wanted_registrations(
     let selectors: BTreeMap<&str, Option<&LabelSelector>> = registrations
         .iter()
         .filter_map(|r| {
-            let selector = r.spec.deployment.as_ref().and_then(|d| d.seed_selector.as_ref());
+            let selector = r
+                .spec
+                .deployment
+                .as_ref()
+                .and_then(|d| d.seed_selector.as_ref());
             Some((r.metadata.name.as_deref()?, selector))
         })
         .collect();
@@ -101,7 +108,10 @@ pub fn wanted_registrations(
 
 /// Whether `labels` match a Kubernetes label selector; an absent selector matches everything, an
 /// empty one too. An unknown operator never matches.
-pub fn selector_matches(selector: Option<&LabelSelector>, labels: &BTreeMap<String, String>) -> bool {
+pub fn selector_matches(
+    selector: Option<&LabelSelector>,
+    labels: &BTreeMap<String, String>,
+) -> bool {
     let Some(selector) = selector else {
         return true;
     };
@@ -110,17 +120,21 @@ pub fn selector_matches(selector: Option<&LabelSelector>, labels: &BTreeMap<Stri
         .iter()
         .flatten()
         .all(|(key, value)| labels.get(key) == Some(value));
-    let expressions_match = selector.match_expressions.iter().flatten().all(|expression| {
-        let values = expression.values.as_deref().unwrap_or_default();
-        let value = labels.get(&expression.key);
-        match expression.operator.as_str() {
-            "In" => value.is_some_and(|v| values.contains(v)),
-            "NotIn" => value.is_none_or(|v| !values.contains(v)),
-            "Exists" => value.is_some(),
-            "DoesNotExist" => value.is_none(),
-            _ => false,
-        }
-    });
+    let expressions_match = selector
+        .match_expressions
+        .iter()
+        .flatten()
+        .all(|expression| {
+            let values = expression.values.as_deref().unwrap_or_default();
+            let value = labels.get(&expression.key);
+            match expression.operator.as_str() {
+                "In" => value.is_some_and(|v| values.contains(v)),
+                "NotIn" => value.is_none_or(|v| !values.contains(v)),
+                "Exists" => value.is_some(),
+                "DoesNotExist" => value.is_none(),
+                _ => false,
+            }
+        });
     labels_match && expressions_match
 }
 
@@ -142,7 +156,10 @@ pub fn desired_spec(
     resource_refs: Vec<ObjectReference>,
 ) -> ControllerInstallationSpec {
     let reference = |meta: &kube::api::ObjectMeta| {
-        versioned_reference(meta.name.as_deref().unwrap_or_default(), meta.resource_version.as_deref())
+        versioned_reference(
+            meta.name.as_deref().unwrap_or_default(),
+            meta.resource_version.as_deref(),
+        )
     };
     ControllerInstallationSpec {
         registration_ref: reference(&registration.metadata),
@@ -166,9 +183,15 @@ pub fn hash_labels(
 ) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     out.insert(labels::SEED_SPEC_HASH.to_owned(), short_hash(&seed.spec));
-    out.insert(labels::REGISTRATION_SPEC_HASH.to_owned(), short_hash(&registration.spec));
+    out.insert(
+        labels::REGISTRATION_SPEC_HASH.to_owned(),
+        short_hash(&registration.spec),
+    );
     if let Some(deployment) = deployment {
-        out.insert(labels::DEPLOYMENT_HASH.to_owned(), short_hash(&deployment.spec));
+        out.insert(
+            labels::DEPLOYMENT_HASH.to_owned(),
+            short_hash(&deployment.spec),
+        );
     }
     out
 }
@@ -178,7 +201,11 @@ pub fn short_hash<T: serde::Serialize>(value: &T) -> String {
     // Serializing plain API structs to a Vec cannot fail; an empty input still hashes.
     let bytes = serde_json::to_vec(value).unwrap_or_default();
     let digest = Sha256::digest(&bytes);
-    digest.iter().take(8).map(|byte| format!("{byte:02x}")).collect()
+    digest
+        .iter()
+        .take(8)
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
 }
 
 /// Names of this Seed's installations whose registration is not wanted any more.
@@ -199,7 +226,11 @@ mod tests {
 
     use super::*;
 
-    fn registration(name: &str, policy: Option<&str>, resources: serde_json::Value) -> ControllerRegistration {
+    fn registration(
+        name: &str,
+        policy: Option<&str>,
+        resources: serde_json::Value,
+    ) -> ControllerRegistration {
         let mut deployment = json!({"deploymentRefs": [{"name": name}]});
         if let Some(policy) = policy {
             deployment["policy"] = json!(policy);
@@ -235,18 +266,40 @@ mod tests {
     #[test]
     fn wanted_registrations_follow_policy_kind_types_and_required() {
         let registrations = [
-            registration("always", Some("Always"), json!([{"kind": "Extension", "type": "a"}])),
-            registration("except", Some("AlwaysExceptNoShoots"), json!([{"kind": "Extension", "type": "b"}])),
-            registration("on-demand", None, json!([{"kind": "Worker", "type": "local"}])),
+            registration(
+                "always",
+                Some("Always"),
+                json!([{"kind": "Extension", "type": "a"}]),
+            ),
+            registration(
+                "except",
+                Some("AlwaysExceptNoShoots"),
+                json!([{"kind": "Extension", "type": "b"}]),
+            ),
+            registration(
+                "on-demand",
+                None,
+                json!([{"kind": "Worker", "type": "local"}]),
+            ),
             registration("unused", None, json!([{"kind": "Extension", "type": "u"}])),
-            registration("still-required", None, json!([{"kind": "Extension", "type": "r"}])),
+            registration(
+                "still-required",
+                None,
+                json!([{"kind": "Extension", "type": "r"}]),
+            ),
         ];
         let seed = seed(json!({}));
-        let installations = [installation("still-required", Some("True")), installation("unused", Some("False"))];
+        let installations = [
+            installation("still-required", Some("True")),
+            installation("unused", Some("False")),
+        ];
         let kind_types = names(&["Worker/local"]);
         let cases = [
             (0, names(&["always", "on-demand", "still-required"])),
-            (2, names(&["always", "except", "on-demand", "still-required"])),
+            (
+                2,
+                names(&["always", "except", "on-demand", "still-required"]),
+            ),
         ];
         for (shoot_count, expected) in cases {
             let demand = Demand {
@@ -255,7 +308,11 @@ mod tests {
                 shoot_count,
                 installations: &installations,
             };
-            assert_eq!(wanted_registrations(&registrations, &demand).unwrap(), expected, "shoots={shoot_count}");
+            assert_eq!(
+                wanted_registrations(&registrations, &demand).unwrap(),
+                expected,
+                "shoots={shoot_count}"
+            );
         }
     }
 
@@ -311,7 +368,10 @@ mod tests {
         }
         let registrations = [selective];
         let empty = BTreeSet::new();
-        for (labels, expected) in [(json!({"env": "prod"}), names(&["selective"])), (json!({"env": "dev"}), names(&[]))] {
+        for (labels, expected) in [
+            (json!({"env": "prod"}), names(&["selective"])),
+            (json!({"env": "dev"}), names(&[])),
+        ] {
             let seed = seed(labels);
             let demand = Demand {
                 seed: &seed,
@@ -319,7 +379,10 @@ mod tests {
                 shoot_count: 0,
                 installations: &[],
             };
-            assert_eq!(wanted_registrations(&registrations, &demand).unwrap(), expected);
+            assert_eq!(
+                wanted_registrations(&registrations, &demand).unwrap(),
+                expected
+            );
         }
     }
 
@@ -346,7 +409,11 @@ mod tests {
             (Some(expression("Bogus", &[])), false),
         ];
         for (selector, expected) in cases {
-            assert_eq!(selector_matches(selector.as_ref(), &labels), expected, "{selector:?}");
+            assert_eq!(
+                selector_matches(selector.as_ref(), &labels),
+                expected,
+                "{selector:?}"
+            );
         }
     }
 
@@ -356,9 +423,17 @@ mod tests {
         let mut deployment = ControllerDeployment::default();
         deployment.metadata.name = Some("ext".into());
         deployment.metadata.resource_version = Some("9".into());
-        let spec = desired_spec(&registration, Some(&deployment), &seed(json!({})), Vec::new());
+        let spec = desired_spec(
+            &registration,
+            Some(&deployment),
+            &seed(json!({})),
+            Vec::new(),
+        );
         assert_eq!(spec.registration_ref, versioned_reference("ext", Some("7")));
-        assert_eq!(spec.deployment_ref, Some(versioned_reference("ext", Some("9"))));
+        assert_eq!(
+            spec.deployment_ref,
+            Some(versioned_reference("ext", Some("9")))
+        );
         assert_eq!(spec.seed_ref, Some(versioned_reference("s1", Some("3"))));
     }
 
@@ -371,9 +446,15 @@ mod tests {
         let a = hash_labels(&registration, None, &seed_a);
         let b = hash_labels(&registration, None, &seed_b);
         assert_eq!(a.len(), 2);
-        assert!(a.values().all(|v| v.len() == 16 && v.chars().all(|c| c.is_ascii_hexdigit())));
+        assert!(
+            a.values()
+                .all(|v| v.len() == 16 && v.chars().all(|c| c.is_ascii_hexdigit()))
+        );
         assert_ne!(a[labels::SEED_SPEC_HASH], b[labels::SEED_SPEC_HASH]);
-        assert_eq!(a[labels::REGISTRATION_SPEC_HASH], b[labels::REGISTRATION_SPEC_HASH]);
+        assert_eq!(
+            a[labels::REGISTRATION_SPEC_HASH],
+            b[labels::REGISTRATION_SPEC_HASH]
+        );
     }
 
     #[test]

@@ -26,7 +26,8 @@ use kube::runtime::{WatchStreamExt, watcher};
 use seedlet_agent::metrics::Metrics;
 use seedlet_api::conditions;
 use seedlet_api::core::{
-    BackupBucket, BackupEntry, ControllerDeployment, ControllerInstallation, ControllerRegistration, Seed, Shoot,
+    BackupBucket, BackupEntry, ControllerDeployment, ControllerInstallation,
+    ControllerRegistration, Seed, Shoot,
 };
 use seedlet_api::names::{condition_types, labels, namespaces};
 use tokio_util::sync::CancellationToken;
@@ -69,61 +70,104 @@ pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
     out
 }
 
+/// Starts the controller for one leadership term of the garden process.
+pub async fn start(garden: Arc<crate::runtime::GardenContext>) {
+    let concurrent_syncs = garden
+        .config
+        .controllers
+        .controller_registration
+        .concurrent_syncs
+        .max(1);
+    let ctx = Arc::new(Ctx {
+        client: garden.client.clone(),
+        concurrent_syncs: u16::try_from(concurrent_syncs).unwrap_or(DEFAULT_CONCURRENT_SYNCS),
+        metrics: garden.metrics.clone(),
+    });
+    run(ctx, garden.stop.clone()).await;
+}
+
 /// Runs the controller until `shutdown` is cancelled.
 pub async fn run(ctx: Arc<Ctx>, shutdown: CancellationToken) {
     let client = ctx.client.clone();
     let (reader, writer) = reflector::store::<Seed>();
-    let seed_events = watcher::watcher(Api::<Seed>::all(client.clone()), watcher::Config::default())
-        .default_backoff()
-        .reflect(writer);
+    let seed_events =
+        watcher::watcher(Api::<Seed>::all(client.clone()), watcher::Config::default())
+            .default_backoff()
+            .reflect(writer);
     let seeds = filter_changes(seed_events, seed_key);
     let all = reader.clone();
     let all_for_deployments = reader.clone();
     let all_for_config_maps = reader.clone();
     let all_for_secrets = reader.clone();
-    let references = watcher::Config::default().labels(&format!("{}={}", labels::ROLE, labels::ROLE_RESOURCE_REFERENCE));
+    let references = watcher::Config::default().labels(&format!(
+        "{}={}",
+        labels::ROLE,
+        labels::ROLE_RESOURCE_REFERENCE
+    ));
     Controller::for_stream(seeds, reader)
         .with_config(controller::Config::default().concurrency(ctx.concurrent_syncs))
         .watches_stream(
-            changes(Api::<ControllerRegistration>::all(client.clone()), watcher::Config::default(), |r| {
-                key_of(&(&r.spec, r.metadata.deletion_timestamp.is_some()))
-            }),
+            changes(
+                Api::<ControllerRegistration>::all(client.clone()),
+                watcher::Config::default(),
+                |r| key_of(&(&r.spec, r.metadata.deletion_timestamp.is_some())),
+            ),
             move |_: ControllerRegistration| all_seeds(&all),
         )
         .watches_stream(
-            changes(Api::<ControllerDeployment>::all(client.clone()), watcher::Config::default(), |d| key_of(&d.spec)),
+            changes(
+                Api::<ControllerDeployment>::all(client.clone()),
+                watcher::Config::default(),
+                |d| key_of(&d.spec),
+            ),
             move |_: ControllerDeployment| all_seeds(&all_for_deployments),
         )
         .watches_stream(
-            changes(Api::<ConfigMap>::namespaced(client.clone(), namespaces::GARDEN), references.clone(), |c| {
-                c.metadata.resource_version.clone().unwrap_or_default()
-            }),
+            changes(
+                Api::<ConfigMap>::namespaced(client.clone(), namespaces::GARDEN),
+                references.clone(),
+                |c| c.metadata.resource_version.clone().unwrap_or_default(),
+            ),
             move |_: ConfigMap| all_seeds(&all_for_config_maps),
         )
         .watches_stream(
-            changes(Api::<Secret>::namespaced(client.clone(), namespaces::GARDEN), references, |s| {
-                s.metadata.resource_version.clone().unwrap_or_default()
-            }),
+            changes(
+                Api::<Secret>::namespaced(client.clone(), namespaces::GARDEN),
+                references,
+                |s| s.metadata.resource_version.clone().unwrap_or_default(),
+            ),
             move |_: Secret| all_seeds(&all_for_secrets),
         )
         .watches_stream(
-            changes(Api::<BackupBucket>::all(client.clone()), watcher::Config::default(), |b| {
-                key_of(&(&b.spec.seed_name, &b.spec.provider.type_))
-            }),
+            changes(
+                Api::<BackupBucket>::all(client.clone()),
+                watcher::Config::default(),
+                |b| key_of(&(&b.spec.seed_name, &b.spec.provider.type_)),
+            ),
             backup_bucket_seed,
         )
         .watches_stream(
-            changes(Api::<BackupEntry>::all(client.clone()), watcher::Config::default(), |e| {
-                key_of(&(&e.spec.seed_name, &e.spec.bucket_name))
-            }),
+            changes(
+                Api::<BackupEntry>::all(client.clone()),
+                watcher::Config::default(),
+                |e| key_of(&(&e.spec.seed_name, &e.spec.bucket_name)),
+            ),
             backup_entry_seed,
         )
         .watches_stream(
-            changes(Api::<Shoot>::all(client.clone()), watcher::Config::default(), shoot_key),
+            changes(
+                Api::<Shoot>::all(client.clone()),
+                watcher::Config::default(),
+                shoot_key,
+            ),
             shoot_seeds,
         )
         .watches_stream(
-            changes(Api::<ControllerInstallation>::all(client), watcher::Config::default(), installation_key),
+            changes(
+                Api::<ControllerInstallation>::all(client),
+                watcher::Config::default(),
+                installation_key,
+            ),
             installation_seed,
         )
         .graceful_shutdown_on(shutdown.cancelled_owned())
@@ -146,25 +190,37 @@ pub fn seed_key(seed: &Seed) -> String {
 pub fn shoot_key(shoot: &Shoot) -> String {
     key_of(&(
         &shoot.spec.seed_name,
-        shoot.status.as_ref().and_then(|status| status.seed_name.as_ref()),
+        shoot
+            .status
+            .as_ref()
+            .and_then(|status| status.seed_name.as_ref()),
         &shoot.spec.provider.type_,
         &shoot.spec.provider.workers,
         &shoot.spec.extensions,
         &shoot.spec.dns,
-        shoot.spec.networking.as_ref().and_then(|networking| networking.type_.as_ref()),
+        shoot
+            .spec
+            .networking
+            .as_ref()
+            .and_then(|networking| networking.type_.as_ref()),
     ))
 }
 
 /// Change key of a ControllerInstallation: its Seed and `Required` status (creation passes as the
 /// first sighting).
 pub fn installation_key(installation: &ControllerInstallation) -> String {
-    let required = conditions::find(installation.conditions(), condition_types::REQUIRED).map(|c| c.status.to_string());
+    let required = conditions::find(installation.conditions(), condition_types::REQUIRED)
+        .map(|c| c.status.to_string());
     key_of(&(installation.seed_name(), required))
 }
 
 /// Every Seed in the store.
 pub fn all_seeds(store: &Store<Seed>) -> Vec<ObjectRef<Seed>> {
-    store.state().iter().map(|seed| ObjectRef::from_obj(seed.as_ref())).collect()
+    store
+        .state()
+        .iter()
+        .map(|seed| ObjectRef::from_obj(seed.as_ref()))
+        .collect()
 }
 
 /// The Seed of a BackupBucket (`spec.seedName`).
@@ -184,7 +240,12 @@ pub fn shoot_seeds(shoot: Shoot) -> Vec<ObjectRef<Seed>> {
         .seed_name
         .as_deref()
         .into_iter()
-        .chain(shoot.status.as_ref().and_then(|status| status.seed_name.as_deref()))
+        .chain(
+            shoot
+                .status
+                .as_ref()
+                .and_then(|status| status.seed_name.as_deref()),
+        )
         .collect();
     names.into_iter().map(ObjectRef::new).collect()
 }
@@ -202,15 +263,17 @@ mod tests {
 
     #[test]
     fn shoot_maps_to_spec_and_status_seed_once_each() {
-        let shoot: Shoot = serde_json::from_value(json!({"metadata": {"name": "a", "namespace": "garden-dev"},
+        let shoot: Shoot =
+            serde_json::from_value(json!({"metadata": {"name": "a", "namespace": "garden-dev"},
             "spec": {"region": "r", "provider": {"type": "aws"}, "seedName": "new"},
             "status": {"seedName": "old"}}))
-        .unwrap();
+            .unwrap();
         let seeds: Vec<String> = shoot_seeds(shoot).into_iter().map(|r| r.name).collect();
         assert_eq!(seeds, ["new", "old"]);
-        let unscheduled: Shoot = serde_json::from_value(json!({"metadata": {"name": "a", "namespace": "garden-dev"},
+        let unscheduled: Shoot =
+            serde_json::from_value(json!({"metadata": {"name": "a", "namespace": "garden-dev"},
             "spec": {"region": "r", "provider": {"type": "aws"}}}))
-        .unwrap();
+            .unwrap();
         assert!(shoot_seeds(unscheduled).is_empty());
     }
 
@@ -219,15 +282,23 @@ mod tests {
         let bucket: BackupBucket = serde_json::from_value(json!({"metadata": {"name": "b"},
             "spec": {"provider": {"type": "s3", "region": "r"}, "seedName": "s1"}}))
         .unwrap();
-        assert_eq!(backup_bucket_seed(bucket).map(|r| r.name).as_deref(), Some("s1"));
-        let entry: BackupEntry = serde_json::from_value(json!({"metadata": {"name": "e", "namespace": "n"},
+        assert_eq!(
+            backup_bucket_seed(bucket).map(|r| r.name).as_deref(),
+            Some("s1")
+        );
+        let entry: BackupEntry =
+            serde_json::from_value(json!({"metadata": {"name": "e", "namespace": "n"},
             "spec": {"bucketName": "b"}}))
-        .unwrap();
+            .unwrap();
         assert!(backup_entry_seed(entry).is_none());
-        let installation: ControllerInstallation = serde_json::from_value(json!({"metadata": {"name": "ci"},
+        let installation: ControllerInstallation =
+            serde_json::from_value(json!({"metadata": {"name": "ci"},
             "spec": {"registrationRef": {"name": "r"}, "seedRef": {"name": "s2"}}}))
-        .unwrap();
-        assert_eq!(installation_seed(installation).map(|r| r.name).as_deref(), Some("s2"));
+            .unwrap();
+        assert_eq!(
+            installation_seed(installation).map(|r| r.name).as_deref(),
+            Some("s2")
+        );
     }
 
     #[test]

@@ -10,12 +10,13 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
-use serde_json::{Value, json};
 use seedlet_api::common::ObjectReference;
 use seedlet_api::core::{
-    BackupBucket, BackupEntry, ControllerDeployment, ControllerInstallation, ControllerRegistration, Seed, Shoot,
+    BackupBucket, BackupEntry, ControllerDeployment, ControllerInstallation,
+    ControllerRegistration, Seed, Shoot,
 };
 use seedlet_api::names::{annotations, field_managers, namespaces};
+use serde_json::{Value, json};
 
 use super::desired::{self, Demand, WantedError};
 use super::wanted::{self, Inputs};
@@ -46,7 +47,9 @@ pub enum Error {
     #[error("ControllerRegistration {0:?} does not exist")]
     UnknownRegistration(String),
     /// The referenced ControllerDeployment cannot be read.
-    #[error("cannot deploy ControllerInstallation because the referenced ControllerDeployment cannot be retrieved: {name}")]
+    #[error(
+        "cannot deploy ControllerInstallation because the referenced ControllerDeployment cannot be retrieved: {name}"
+    )]
     ReadDeployment {
         /// Deployment name.
         name: String,
@@ -67,7 +70,10 @@ pub enum Error {
         problem: &'static str,
     },
     /// Reading a resource referenced by the deployment failed.
-    #[error("reading {kind} {}/{name} referenced by a ControllerDeployment", namespaces::GARDEN)]
+    #[error(
+        "reading {kind} {}/{name} referenced by a ControllerDeployment",
+        namespaces::GARDEN
+    )]
     ReadResource {
         /// Kind of the referenced object.
         kind: String,
@@ -78,7 +84,9 @@ pub enum Error {
         source: kube::Error,
     },
     /// The old installation of a wanted registration is still being deleted.
-    #[error("cannot deploy new ControllerInstallation for {registration:?} because the deletion of the old ControllerInstallation is still pending")]
+    #[error(
+        "cannot deploy new ControllerInstallation for {registration:?} because the deletion of the old ControllerInstallation is still pending"
+    )]
     DeletionPending {
         /// Registration name.
         registration: String,
@@ -113,7 +121,9 @@ impl Error {
             Error::Wanted { .. } => "NoControllerRegistration",
             Error::UnknownRegistration(_) => "RegistrationNotFound",
             Error::ReadDeployment { .. } => "DeploymentReadError",
-            Error::ResourceReference { .. } | Error::ReadResource { .. } => "ResourceReferenceError",
+            Error::ResourceReference { .. } | Error::ReadResource { .. } => {
+                "ResourceReferenceError"
+            }
             Error::DeletionPending { .. } => "DeletionPending",
             Error::WriteInstallation { .. } => "InstallationWriteError",
             Error::DeleteInstallation { .. } => "InstallationDeleteError",
@@ -129,7 +139,8 @@ impl Error {
 pub async fn reconcile(seed: Arc<Seed>, ctx: Arc<Ctx>) -> Result<Action, Error> {
     let started = std::time::Instant::now();
     let result = reconcile_seed(&seed, &ctx).await;
-    ctx.metrics.reconciled(NAME, started.elapsed(), result.is_ok());
+    ctx.metrics
+        .reconciled(NAME, started.elapsed(), result.is_ok());
     // Event-driven like upstream: every input is watched, so nothing changes without an event.
     result.map(|()| Action::await_change())
 }
@@ -158,13 +169,19 @@ where
 async fn reconcile_seed(seed: &Seed, ctx: &Ctx) -> Result<(), Error> {
     let client = &ctx.client;
     let name = seed.name_any();
-    let registrations = list(Api::<ControllerRegistration>::all(client.clone()), "ControllerRegistration").await?;
-    let installations: Vec<ControllerInstallation> =
-        list(Api::<ControllerInstallation>::all(client.clone()), "ControllerInstallation")
-            .await?
-            .into_iter()
-            .filter(|installation| installation.seed_name() == Some(name.as_str()))
-            .collect();
+    let registrations = list(
+        Api::<ControllerRegistration>::all(client.clone()),
+        "ControllerRegistration",
+    )
+    .await?;
+    let installations: Vec<ControllerInstallation> = list(
+        Api::<ControllerInstallation>::all(client.clone()),
+        "ControllerInstallation",
+    )
+    .await?
+    .into_iter()
+    .filter(|installation| installation.seed_name() == Some(name.as_str()))
+    .collect();
     let buckets = list(Api::<BackupBucket>::all(client.clone()), "BackupBucket").await?;
     let entries: Vec<BackupEntry> = list(Api::<BackupEntry>::all(client.clone()), "BackupEntry")
         .await?
@@ -253,14 +270,19 @@ async fn reconcile_seed(seed: &Seed, ctx: &Ctx) -> Result<(), Error> {
                     continue;
                 }
                 let patch = installation_patch(&spec, &labels, pod_security.as_deref());
-                api.patch(&current.name_any(), &PatchParams::default(), &Patch::Merge(&patch))
-                    .await
-                    .map_err(write)?;
+                api.patch(
+                    &current.name_any(),
+                    &PatchParams::default(),
+                    &Patch::Merge(&patch),
+                )
+                .await
+                .map_err(write)?;
             }
             None => {
                 let mut annotations_map = BTreeMap::new();
                 if let Some(value) = &pod_security {
-                    annotations_map.insert(annotations::POD_SECURITY_ENFORCE.to_owned(), value.clone());
+                    annotations_map
+                        .insert(annotations::POD_SECURITY_ENFORCE.to_owned(), value.clone());
                 }
                 let installation = ControllerInstallation {
                     metadata: ObjectMeta {
@@ -286,7 +308,10 @@ async fn reconcile_seed(seed: &Seed, ctx: &Ctx) -> Result<(), Error> {
             continue;
         }
         let installation_name = installation.name_any();
-        match api.delete(&installation_name, &DeleteParams::default()).await {
+        match api
+            .delete(&installation_name, &DeleteParams::default())
+            .await
+        {
             Ok(_) => {}
             Err(kube::Error::Api(status)) if status.is_not_found() => {}
             Err(source) => {
@@ -332,21 +357,29 @@ async fn resolve_resource_refs(
             source,
         };
         let resource_version = match reference.kind.as_str() {
-            "ConfigMap" => Api::<ConfigMap>::namespaced(client.clone(), namespaces::GARDEN)
-                .get_opt(&reference.name)
-                .await
-                .map_err(read)?
-                .ok_or_else(|| problem("does not exist"))?
-                .metadata
-                .resource_version,
-            "Secret" => Api::<Secret>::namespaced(client.clone(), namespaces::GARDEN)
-                .get_opt(&reference.name)
-                .await
-                .map_err(read)?
-                .ok_or_else(|| problem("does not exist"))?
-                .metadata
-                .resource_version,
-            _ => return Err(problem("has an unsupported kind (only ConfigMap and Secret)")),
+            "ConfigMap" => {
+                Api::<ConfigMap>::namespaced(client.clone(), namespaces::GARDEN)
+                    .get_opt(&reference.name)
+                    .await
+                    .map_err(read)?
+                    .ok_or_else(|| problem("does not exist"))?
+                    .metadata
+                    .resource_version
+            }
+            "Secret" => {
+                Api::<Secret>::namespaced(client.clone(), namespaces::GARDEN)
+                    .get_opt(&reference.name)
+                    .await
+                    .map_err(read)?
+                    .ok_or_else(|| problem("does not exist"))?
+                    .metadata
+                    .resource_version
+            }
+            _ => {
+                return Err(problem(
+                    "has an unsupported kind (only ConfigMap and Secret)",
+                ));
+            }
         };
         out.push(ObjectReference {
             kind: Some(reference.kind.clone()),
@@ -371,8 +404,14 @@ fn up_to_date(
         && current.spec.deployment_ref == spec.deployment_ref
         && current.spec.seed_ref == spec.seed_ref
         && current.spec.resource_refs == spec.resource_refs
-        && labels.iter().all(|(key, value)| current_labels.get(key) == Some(value))
-        && current.annotations().get(annotations::POD_SECURITY_ENFORCE).map(String::as_str) == pod_security
+        && labels
+            .iter()
+            .all(|(key, value)| current_labels.get(key) == Some(value))
+        && current
+            .annotations()
+            .get(annotations::POD_SECURITY_ENFORCE)
+            .map(String::as_str)
+            == pod_security
 }
 
 /// The merge patch replacing the installation's spec fields, hash labels and annotation (absent
@@ -387,7 +426,10 @@ fn installation_patch(
         labels_patch.insert(key.clone(), json!(value));
     }
     if !labels.contains_key(seedlet_api::names::labels::DEPLOYMENT_HASH) {
-        labels_patch.insert(seedlet_api::names::labels::DEPLOYMENT_HASH.to_owned(), Value::Null);
+        labels_patch.insert(
+            seedlet_api::names::labels::DEPLOYMENT_HASH.to_owned(),
+            Value::Null,
+        );
     }
     json!({
         "metadata": {
@@ -419,7 +461,10 @@ mod tests {
         assert_eq!(patch["spec"]["deploymentRef"], Value::Null);
         assert_eq!(patch["spec"]["resourceRefs"], Value::Null);
         assert_eq!(patch["metadata"]["labels"]["deployment-hash"], Value::Null);
-        assert_eq!(patch["metadata"]["annotations"][annotations::POD_SECURITY_ENFORCE], Value::Null);
+        assert_eq!(
+            patch["metadata"]["annotations"][annotations::POD_SECURITY_ENFORCE],
+            Value::Null
+        );
         assert_eq!(patch["spec"]["seedRef"]["resourceVersion"], "2");
     }
 
@@ -434,6 +479,11 @@ mod tests {
         let mut newer = spec.clone();
         newer.registration_ref.resource_version = Some("2".into());
         assert!(!up_to_date(&current, &newer, &BTreeMap::new(), None));
-        assert!(!up_to_date(&current, &spec, &BTreeMap::new(), Some("privileged")));
+        assert!(!up_to_date(
+            &current,
+            &spec,
+            &BTreeMap::new(),
+            Some("privileged")
+        ));
     }
 }

@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use std::fmt::Debug;
 
 use futures::{Stream, StreamExt};
-use kube::runtime::watcher::{self, Event};
 use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher::{self, Event};
 use kube::{Api, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 
@@ -27,7 +27,10 @@ where
 }
 
 /// [`changes`] over an existing event stream (e.g. one feeding a reflector).
-pub fn filter_changes<K, F, S>(events: S, key: F) -> impl Stream<Item = Result<K, watcher::Error>> + Send + 'static
+pub fn filter_changes<K, F, S>(
+    events: S,
+    key: F,
+) -> impl Stream<Item = Result<K, watcher::Error>> + Send + 'static
 where
     K: Resource + Clone + Debug + Send + Sync + 'static,
     F: Fn(&K) -> String + Send + Sync + 'static,
@@ -35,21 +38,21 @@ where
 {
     let mut seen: HashMap<String, String> = HashMap::new();
     events.filter_map(move |event| {
-            let out = match event {
-                Err(error) => Some(Err(error)),
-                Ok(Event::Apply(object) | Event::InitApply(object)) => {
-                    let id = identity(&object);
-                    let current = key(&object);
-                    let changed = seen.get(&id) != Some(&current);
-                    seen.insert(id, current);
-                    changed.then_some(Ok(object))
-                }
-                Ok(Event::Delete(object)) => {
-                    seen.remove(&identity(&object));
-                    Some(Ok(object))
-                }
-                Ok(Event::Init | Event::InitDone) => None,
-            };
+        let out = match event {
+            Err(error) => Some(Err(error)),
+            Ok(Event::Apply(object) | Event::InitApply(object)) => {
+                let id = identity(&object);
+                let current = key(&object);
+                let changed = seen.get(&id) != Some(&current);
+                seen.insert(id, current);
+                changed.then_some(Ok(object))
+            }
+            Ok(Event::Delete(object)) => {
+                seen.remove(&identity(&object));
+                Some(Ok(object))
+            }
+            Ok(Event::Init | Event::InitDone) => None,
+        };
         futures::future::ready(out)
     })
 }

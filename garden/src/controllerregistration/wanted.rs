@@ -65,10 +65,19 @@ pub fn wanted_kind_types(inputs: &Inputs<'_>) -> BTreeSet<String> {
 
 /// `BackupBucket/<provider>` of the Seed's buckets and `BackupEntry/<bucket provider>` of its
 /// entries; an entry whose bucket is unknown is skipped.
-pub fn backup_kind_types(seed_name: &str, buckets: &[BackupBucket], entries: &[BackupEntry]) -> BTreeSet<String> {
+pub fn backup_kind_types(
+    seed_name: &str,
+    buckets: &[BackupBucket],
+    entries: &[BackupEntry],
+) -> BTreeSet<String> {
     let bucket_types: BTreeMap<&str, &str> = buckets
         .iter()
-        .filter_map(|bucket| Some((bucket.metadata.name.as_deref()?, bucket.spec.provider.type_.as_str())))
+        .filter_map(|bucket| {
+            Some((
+                bucket.metadata.name.as_deref()?,
+                bucket.spec.provider.type_.as_str(),
+            ))
+        })
         .collect();
     let mut wanted = BTreeSet::new();
     for bucket in buckets {
@@ -91,7 +100,11 @@ pub fn backup_kind_types(seed_name: &str, buckets: &[BackupBucket], entries: &[B
 ///
 /// The internal domain comes from `seed.spec.dns.internal` only; upstream's legacy fallback to a
 /// `gardener.cloud/role=internal-domain` Secret is not supported.
-pub fn shoot_kind_types(shoot: &Shoot, seed: &Seed, registrations: &[ControllerRegistration]) -> BTreeSet<String> {
+pub fn shoot_kind_types(
+    shoot: &Shoot,
+    seed: &Seed,
+    registrations: &[ControllerRegistration],
+) -> BTreeSet<String> {
     let mut wanted = BTreeSet::new();
     let workerless = shoot.is_workerless();
     if let Some(backup) = &seed.spec.backup {
@@ -104,7 +117,12 @@ pub fn shoot_kind_types(shoot: &Shoot, seed: &Seed, registrations: &[ControllerR
         wanted.insert(kind_type(CONTROL_PLANE, provider));
         wanted.insert(kind_type(INFRASTRUCTURE, provider));
         wanted.insert(kind_type(WORKER, provider));
-        if let Some(network) = shoot.spec.networking.as_ref().and_then(|n| n.type_.as_deref()) {
+        if let Some(network) = shoot
+            .spec
+            .networking
+            .as_ref()
+            .and_then(|n| n.type_.as_deref())
+        {
             wanted.insert(kind_type(NETWORK, network));
         }
     }
@@ -228,11 +246,15 @@ mod tests {
     }
 
     fn shoot(spec: serde_json::Value) -> Shoot {
-        serde_json::from_value(json!({"metadata": {"name": "sh", "namespace": "garden-dev"}, "spec": spec})).unwrap()
+        serde_json::from_value(
+            json!({"metadata": {"name": "sh", "namespace": "garden-dev"}, "spec": spec}),
+        )
+        .unwrap()
     }
 
     fn registration(resources: serde_json::Value) -> ControllerRegistration {
-        serde_json::from_value(json!({"metadata": {"name": "r"}, "spec": {"resources": resources}})).unwrap()
+        serde_json::from_value(json!({"metadata": {"name": "r"}, "spec": {"resources": resources}}))
+            .unwrap()
     }
 
     fn set(items: &[&str]) -> BTreeSet<String> {
@@ -270,7 +292,9 @@ mod tests {
 
     #[test]
     fn workerless_shoot_needs_only_seed_control_plane_and_workerless_auto_extensions() {
-        let shoot = shoot(json!({"region": "r", "provider": {"type": "aws"}, "networking": {"type": "calico"}}));
+        let shoot = shoot(
+            json!({"region": "r", "provider": {"type": "aws"}, "networking": {"type": "calico"}}),
+        );
         let registrations = [registration(json!([
             {"kind": "Extension", "type": "auto", "autoEnable": ["shoot"]},
             {"kind": "Extension", "type": "auto-wl", "autoEnable": ["shoot"], "workerlessSupported": true}
@@ -281,9 +305,13 @@ mod tests {
 
     #[test]
     fn auto_enabled_extension_is_not_wanted_when_shoot_disables_it() {
-        let shoot = shoot(json!({"region": "r", "provider": {"type": "aws", "workers": [{"name": "w", "machine": {"type": "m"}}]},
-            "extensions": [{"type": "auto", "disabled": true}]}));
-        let registrations = [registration(json!([{"kind": "Extension", "type": "auto", "autoEnable": ["shoot"]}]))];
+        let shoot = shoot(
+            json!({"region": "r", "provider": {"type": "aws", "workers": [{"name": "w", "machine": {"type": "m"}}]},
+            "extensions": [{"type": "auto", "disabled": true}]}),
+        );
+        let registrations = [registration(
+            json!([{"kind": "Extension", "type": "auto", "autoEnable": ["shoot"]}]),
+        )];
         let got = shoot_kind_types(&shoot, &seed(json!({})), &registrations);
         assert!(!got.contains("Extension/auto"), "{got:?}");
     }
@@ -312,7 +340,8 @@ mod tests {
 
     #[test]
     fn external_domain_falls_back_to_primary_provider_when_no_default_matches() {
-        let seed = seed(json!({"dns": {"defaults": [{"type": "default-dns", "domain": "example.com"}]}}));
+        let seed =
+            seed(json!({"dns": {"defaults": [{"type": "default-dns", "domain": "example.com"}]}}));
         let shoot = shoot(json!({"region": "r", "provider": {"type": "aws"},
             "dns": {"domain": "a.other.org", "providers": [{"type": "gcp-dns", "primary": true}, {"type": "secondary"}]}}));
         let got = shoot_kind_types(&shoot, &seed, &[]);
@@ -327,7 +356,8 @@ mod tests {
             {"kind": "Extension", "type": "seed-auto", "autoEnable": ["seed"]},
             {"kind": "Extension", "type": "shoot-auto", "autoEnable": ["shoot"]}
         ]))];
-        let mut seed = seed(json!({"dns": {"provider": {"type": "route53"}}, "extensions": [{"type": "x"}]}));
+        let mut seed =
+            seed(json!({"dns": {"provider": {"type": "route53"}}, "extensions": [{"type": "x"}]}));
         let got = seed_kind_types(&seed, &registrations);
         assert_eq!(
             got,
@@ -340,7 +370,9 @@ mod tests {
                 "Worker/local"
             ])
         );
-        seed.metadata.deletion_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(jiff::Timestamp::UNIX_EPOCH));
+        seed.metadata.deletion_timestamp = Some(
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(jiff::Timestamp::UNIX_EPOCH),
+        );
         assert!(seed_kind_types(&seed, &registrations).is_empty());
     }
 
@@ -357,7 +389,11 @@ mod tests {
             .unwrap()
         };
         let buckets = [bucket("b1", "s1", "s3"), bucket("b2", "other", "gcs")];
-        let entries = [entry("b2", "s1"), entry("missing", "s1"), entry("b1", "other")];
+        let entries = [
+            entry("b2", "s1"),
+            entry("missing", "s1"),
+            entry("b1", "other"),
+        ];
         assert_eq!(
             backup_kind_types("s1", &buckets, &entries),
             set(&["BackupBucket/s3", "BackupEntry/gcs"])
@@ -375,6 +411,9 @@ mod tests {
             entries: &[],
             registrations: &[],
         });
-        assert_eq!(got, set(&["ControlPlane/local", "Infrastructure/local", "Worker/local"]));
+        assert_eq!(
+            got,
+            set(&["ControlPlane/local", "Infrastructure/local", "Worker/local"])
+        );
     }
 }

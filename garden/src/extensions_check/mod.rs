@@ -57,8 +57,11 @@ impl Settings {
         Self {
             concurrent_syncs: u16::try_from(check.concurrent_syncs.max(1)).unwrap_or(u16::MAX),
             sync_period: check.sync_period.as_std(),
-            threshold: seedlet_config::threshold_for(&check.condition_thresholds, condition_types::EXTENSIONS_READY)
-                .map(|duration| duration.as_std()),
+            threshold: seedlet_config::threshold_for(
+                &check.condition_thresholds,
+                condition_types::EXTENSIONS_READY,
+            )
+            .map(|duration| duration.as_std()),
         }
     }
 }
@@ -77,8 +80,21 @@ pub struct Ctx {
 
 impl std::fmt::Debug for Ctx {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ctx").field("settings", &self.settings).finish_non_exhaustive()
+        f.debug_struct("Ctx")
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
     }
+}
+
+/// Starts the controller for one leadership term of the garden process.
+pub async fn start(garden: Arc<crate::runtime::GardenContext>) {
+    let ctx = Arc::new(Ctx {
+        client: garden.client.clone(),
+        settings: Settings::from_config(&garden.config),
+        clock: garden.clock.clone(),
+        metrics: garden.metrics.clone(),
+    });
+    run(ctx, garden.stop.clone()).await;
 }
 
 /// Runs the controller until `shutdown` is cancelled.
@@ -90,11 +106,17 @@ pub async fn run(ctx: Arc<Ctx>, shutdown: CancellationToken) {
         .reflect(writer);
     // Seed status changes (heartbeats, our own writes) must not trigger: the periodic requeue
     // covers the Seed itself.
-    let seeds = filter_changes(events, |seed: &Seed| key_of(&seed.metadata.deletion_timestamp.is_some()));
+    let seeds = filter_changes(events, |seed: &Seed| {
+        key_of(&seed.metadata.deletion_timestamp.is_some())
+    });
     Controller::for_stream(seeds, reader)
         .with_config(controller::Config::default().concurrency(ctx.settings.concurrent_syncs))
         .watches_stream(
-            changes(Api::<ControllerInstallation>::all(client), watcher::Config::default(), installation_key),
+            changes(
+                Api::<ControllerInstallation>::all(client),
+                watcher::Config::default(),
+                installation_key,
+            ),
             installation_seed,
         )
         .graceful_shutdown_on(shutdown.cancelled_owned())
@@ -140,9 +162,20 @@ mod tests {
 
     #[test]
     fn installation_key_ignores_times_and_required() {
-        let a = installation(json!([condition("Healthy", "True", "2024-01-01T00:00:00Z")]));
-        let b = installation(json!([condition("Healthy", "True", "2024-02-01T00:00:00Z"), condition("Required", "True", "2024-01-01T00:00:00Z")]));
-        let c = installation(json!([condition("Healthy", "False", "2024-01-01T00:00:00Z")]));
+        let a = installation(json!([condition(
+            "Healthy",
+            "True",
+            "2024-01-01T00:00:00Z"
+        )]));
+        let b = installation(json!([
+            condition("Healthy", "True", "2024-02-01T00:00:00Z"),
+            condition("Required", "True", "2024-01-01T00:00:00Z")
+        ]));
+        let c = installation(json!([condition(
+            "Healthy",
+            "False",
+            "2024-01-01T00:00:00Z"
+        )]));
         assert_eq!(installation_key(&a), installation_key(&b));
         assert_ne!(installation_key(&a), installation_key(&c));
     }
@@ -150,7 +183,10 @@ mod tests {
     #[test]
     fn settings_take_the_extensions_ready_threshold() {
         let mut config = seedlet_config::GardenControllerConfiguration::default();
-        config.controllers.seed_extensions_check.condition_thresholds = vec![seedlet_config::ConditionThreshold {
+        config
+            .controllers
+            .seed_extensions_check
+            .condition_thresholds = vec![seedlet_config::ConditionThreshold {
             condition_type: "ExtensionsReady".into(),
             duration: seedlet_config::Duration::from_secs(60),
         }];

@@ -9,10 +9,10 @@ use jiff::Timestamp;
 use kube::api::{ListParams, Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
-use serde_json::json;
 use seedlet_api::conditions::{self, Condition, ConditionStatus};
 use seedlet_api::core::{ControllerInstallation, Seed};
 use seedlet_api::names::{condition_types, field_managers, reasons};
+use serde_json::json;
 
 use super::{Ctx, NAME};
 use crate::controllerregistration::error_chain;
@@ -62,7 +62,8 @@ impl Error {
 pub async fn reconcile(seed: Arc<Seed>, ctx: Arc<Ctx>) -> Result<Action, Error> {
     let started = std::time::Instant::now();
     let result = check(&seed, &ctx).await;
-    ctx.metrics.reconciled(NAME, started.elapsed(), result.is_ok());
+    ctx.metrics
+        .reconciled(NAME, started.elapsed(), result.is_ok());
     result.map(|()| Action::requeue(ctx.settings.sync_period))
 }
 
@@ -84,29 +85,35 @@ async fn check(seed: &Seed, ctx: &Ctx) -> Result<(), Error> {
     let name = seed.name_any();
     let seeds: Api<Seed> = Api::all(ctx.client.clone());
     // The store copy may be older than our last write; read the latest status to merge into.
-    let Some(seed) = seeds.get_opt(&name).await.map_err(|source| Error::PatchSeed {
-        seed: name.clone(),
-        source,
-    })?
-    else {
-        return Ok(());
-    };
-    let installations: Vec<ControllerInstallation> = Api::<ControllerInstallation>::all(ctx.client.clone())
-        .list(&ListParams::default())
+    let Some(seed) = seeds
+        .get_opt(&name)
         .await
-        .map_err(|source| Error::ListInstallations {
+        .map_err(|source| Error::PatchSeed {
             seed: name.clone(),
             source,
         })?
-        .items
-        .into_iter()
-        .filter(|installation| installation.seed_name() == Some(name.as_str()))
-        .collect();
+    else {
+        return Ok(());
+    };
+    let installations: Vec<ControllerInstallation> =
+        Api::<ControllerInstallation>::all(ctx.client.clone())
+            .list(&ListParams::default())
+            .await
+            .map_err(|source| Error::ListInstallations {
+                seed: name.clone(),
+                source,
+            })?
+            .items
+            .into_iter()
+            .filter(|installation| installation.seed_name() == Some(name.as_str()))
+            .collect();
     let now = ctx.clock.now();
     let existing = seed.conditions();
     let previous = conditions::find_or_init(existing, condition_types::EXTENSIONS_READY, now);
     let next = extensions_ready(&installations, &previous, ctx.settings.threshold, now);
-    if conditions::find(existing, condition_types::EXTENSIONS_READY).is_some_and(|c| c.same_state(&next)) {
+    if conditions::find(existing, condition_types::EXTENSIONS_READY)
+        .is_some_and(|c| c.same_state(&next))
+    {
         return Ok(());
     }
     let merged = conditions::merge(existing, [next]);
@@ -152,9 +159,16 @@ pub fn extensions_ready(
                 continue;
             };
             let (failing, target) = match type_ {
-                condition_types::VALID => (condition.status != ConditionStatus::True, &mut not_valid),
-                condition_types::INSTALLED => (condition.status != ConditionStatus::True, &mut not_installed),
-                condition_types::HEALTHY => (condition.status != ConditionStatus::True, &mut not_healthy),
+                condition_types::VALID => {
+                    (condition.status != ConditionStatus::True, &mut not_valid)
+                }
+                condition_types::INSTALLED => (
+                    condition.status != ConditionStatus::True,
+                    &mut not_installed,
+                ),
+                condition_types::HEALTHY => {
+                    (condition.status != ConditionStatus::True, &mut not_healthy)
+                }
                 _ => (condition.status != ConditionStatus::False, &mut progressing),
             };
             if failing {
@@ -162,14 +176,32 @@ pub fn extensions_ready(
             }
         }
         if missing {
-            not_healthy.entry(name).or_insert_with(|| MISSING_CONDITIONS.to_owned());
+            not_healthy
+                .entry(name)
+                .or_insert_with(|| MISSING_CONDITIONS.to_owned());
         }
     }
     let failure = [
-        (not_valid, reasons::NOT_ALL_EXTENSIONS_VALID, "Some extensions are not valid"),
-        (not_installed, reasons::NOT_ALL_EXTENSIONS_INSTALLED, "Some extensions are not installed"),
-        (not_healthy, reasons::NOT_ALL_EXTENSIONS_HEALTHY, "Some extensions are not healthy"),
-        (progressing, reasons::SOME_EXTENSIONS_PROGRESSING, "Some extensions are progressing"),
+        (
+            not_valid,
+            reasons::NOT_ALL_EXTENSIONS_VALID,
+            "Some extensions are not valid",
+        ),
+        (
+            not_installed,
+            reasons::NOT_ALL_EXTENSIONS_INSTALLED,
+            "Some extensions are not installed",
+        ),
+        (
+            not_healthy,
+            reasons::NOT_ALL_EXTENSIONS_HEALTHY,
+            "Some extensions are not healthy",
+        ),
+        (
+            progressing,
+            reasons::SOME_EXTENSIONS_PROGRESSING,
+            "Some extensions are progressing",
+        ),
     ]
     .into_iter()
     .find(|(map, _, _)| !map.is_empty());
@@ -189,7 +221,10 @@ pub fn extensions_ready(
 
 /// A map printed like Go's `%v`: `map[a:x b:y]`, keys sorted.
 pub fn go_map(map: &BTreeMap<String, String>) -> String {
-    let entries: Vec<String> = map.iter().map(|(key, value)| format!("{key}:{value}")).collect();
+    let entries: Vec<String> = map
+        .iter()
+        .map(|(key, value)| format!("{key}:{value}"))
+        .collect();
     format!("map[{}]", entries.join(" "))
 }
 
@@ -217,14 +252,29 @@ mod tests {
         .unwrap()
     }
 
-    const READY: [(&str, &str); 4] = [("Valid", "True"), ("Installed", "True"), ("Healthy", "True"), ("Progressing", "False")];
+    const READY: [(&str, &str); 4] = [
+        ("Valid", "True"),
+        ("Installed", "True"),
+        ("Healthy", "True"),
+        ("Progressing", "False"),
+    ];
 
     #[test]
     fn extensions_ready_reports_first_failing_class() {
         let initial = Condition::initialized("ExtensionsReady", at(0));
         let cases: Vec<(Vec<ControllerInstallation>, ConditionStatus, &str, &str)> = vec![
-            (vec![], ConditionStatus::True, "AllExtensionsReady", reasons::ALL_EXTENSIONS_READY_MESSAGE),
-            (vec![installation("a", &READY)], ConditionStatus::True, "AllExtensionsReady", reasons::ALL_EXTENSIONS_READY_MESSAGE),
+            (
+                vec![],
+                ConditionStatus::True,
+                "AllExtensionsReady",
+                reasons::ALL_EXTENSIONS_READY_MESSAGE,
+            ),
+            (
+                vec![installation("a", &READY)],
+                ConditionStatus::True,
+                "AllExtensionsReady",
+                reasons::ALL_EXTENSIONS_READY_MESSAGE,
+            ),
             (
                 vec![installation("a", &[])],
                 ConditionStatus::False,
@@ -232,14 +282,30 @@ mod tests {
                 "Some extensions are not installed: map[a:extension was not yet installed]",
             ),
             (
-                vec![installation("a", &[("Valid", "False"), ("Installed", "False"), ("Healthy", "True"), ("Progressing", "False")])],
+                vec![installation(
+                    "a",
+                    &[
+                        ("Valid", "False"),
+                        ("Installed", "False"),
+                        ("Healthy", "True"),
+                        ("Progressing", "False"),
+                    ],
+                )],
                 ConditionStatus::False,
                 "NotAllExtensionsValid",
                 "Some extensions are not valid: map[a:Valid is False]",
             ),
             (
                 vec![
-                    installation("b", &[("Valid", "True"), ("Installed", "True"), ("Healthy", "False"), ("Progressing", "False")]),
+                    installation(
+                        "b",
+                        &[
+                            ("Valid", "True"),
+                            ("Installed", "True"),
+                            ("Healthy", "False"),
+                            ("Progressing", "False"),
+                        ],
+                    ),
                     installation("a", &[("Valid", "True"), ("Installed", "True")]),
                 ],
                 ConditionStatus::False,
@@ -247,7 +313,15 @@ mod tests {
                 "Some extensions are not healthy: map[a:not all required conditions found in ControllerInstallation b:Healthy is False]",
             ),
             (
-                vec![installation("a", &[("Valid", "True"), ("Installed", "True"), ("Healthy", "True"), ("Progressing", "True")])],
+                vec![installation(
+                    "a",
+                    &[
+                        ("Valid", "True"),
+                        ("Installed", "True"),
+                        ("Healthy", "True"),
+                        ("Progressing", "True"),
+                    ],
+                )],
                 ConditionStatus::False,
                 "SomeExtensionsProgressing",
                 "Some extensions are progressing: map[a:Progressing is True]",
@@ -255,13 +329,21 @@ mod tests {
         ];
         for (installations, status, reason, message) in cases {
             let got = extensions_ready(&installations, &initial, None, at(10));
-            assert_eq!((got.status, got.reason.as_str(), got.message.as_str()), (status, reason, message));
+            assert_eq!(
+                (got.status, got.reason.as_str(), got.message.as_str()),
+                (status, reason, message)
+            );
         }
     }
 
     #[test]
     fn failure_of_a_ready_seed_is_progressing_within_threshold_then_false() {
-        let ready = Condition::initialized("ExtensionsReady", at(0)).updated(ConditionStatus::True, "AllExtensionsReady", "ok", at(0));
+        let ready = Condition::initialized("ExtensionsReady", at(0)).updated(
+            ConditionStatus::True,
+            "AllExtensionsReady",
+            "ok",
+            at(0),
+        );
         let failing = [installation("a", &[])];
         let threshold = Some(Duration::from_secs(60));
         let first = extensions_ready(&failing, &ready, threshold, at(10));
@@ -276,7 +358,8 @@ mod tests {
 
     #[test]
     fn go_map_prints_sorted_entries() {
-        let map: BTreeMap<String, String> = [("b".into(), "y".into()), ("a".into(), "x".into())].into();
+        let map: BTreeMap<String, String> =
+            [("b".into(), "y".into()), ("a".into(), "x".into())].into();
         assert_eq!(go_map(&map), "map[a:x b:y]");
         assert_eq!(go_map(&BTreeMap::new()), "map[]");
     }

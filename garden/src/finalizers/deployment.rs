@@ -15,35 +15,52 @@ use super::{Ctx, DEPLOYMENT_NAME, Error, RESYNC_PERIOD, ensure_unreferenced, lis
 ///
 /// # Errors
 /// See [`Error`]; a blocked deletion is [`Error::StillReferenced`] inside [`Error::Finalizer`].
-pub async fn reconcile(deployment: Arc<ControllerDeployment>, ctx: Arc<Ctx>) -> Result<Action, Error> {
+pub async fn reconcile(
+    deployment: Arc<ControllerDeployment>,
+    ctx: Arc<Ctx>,
+) -> Result<Action, Error> {
     let started = std::time::Instant::now();
     let name = deployment.name_any();
     let api: Api<ControllerDeployment> = Api::all(ctx.client.clone());
-    let result = finalizer(&api, finalizers::CONTROLLER_DEPLOYMENT, deployment, |event| async {
-        match event {
-            Event::Apply(_) => Ok(Action::requeue(RESYNC_PERIOD)),
-            Event::Cleanup(deployment) => {
-                let registrations: Vec<ControllerRegistration> =
-                    list_all(&ctx.client, "ControllerRegistration").await?;
-                let deployment_name = deployment.name_any();
-                let names = registrations_of_deployment(&registrations, &deployment_name);
-                ensure_unreferenced("ControllerDeployment", &deployment_name, "ControllerRegistrations", names)?;
-                Ok(Action::await_change())
+    let result = finalizer(
+        &api,
+        finalizers::CONTROLLER_DEPLOYMENT,
+        deployment,
+        |event| async {
+            match event {
+                Event::Apply(_) => Ok(Action::requeue(RESYNC_PERIOD)),
+                Event::Cleanup(deployment) => {
+                    let registrations: Vec<ControllerRegistration> =
+                        list_all(&ctx.client, "ControllerRegistration").await?;
+                    let deployment_name = deployment.name_any();
+                    let names = registrations_of_deployment(&registrations, &deployment_name);
+                    ensure_unreferenced(
+                        "ControllerDeployment",
+                        &deployment_name,
+                        "ControllerRegistrations",
+                        names,
+                    )?;
+                    Ok(Action::await_change())
+                }
             }
-        }
-    })
+        },
+    )
     .await
     .map_err(|source| Error::Finalizer {
         kind: "ControllerDeployment",
         name,
         source: Box::new(source),
     });
-    ctx.metrics.reconciled(DEPLOYMENT_NAME, started.elapsed(), result.is_ok());
+    ctx.metrics
+        .reconciled(DEPLOYMENT_NAME, started.elapsed(), result.is_ok());
     result
 }
 
 /// Names of the registrations listing `deployment` in `spec.deployment.deploymentRefs`.
-pub fn registrations_of_deployment(registrations: &[ControllerRegistration], deployment: &str) -> Vec<String> {
+pub fn registrations_of_deployment(
+    registrations: &[ControllerRegistration],
+    deployment: &str,
+) -> Vec<String> {
     registrations
         .iter()
         .filter(|registration| {
@@ -71,7 +88,11 @@ mod tests {
                 "spec": {"deployment": {"deploymentRefs": [{"name": deployment}]}}}))
             .unwrap()
         };
-        let registrations = [registration("a", "d1"), registration("b", "d2"), ControllerRegistration::default()];
+        let registrations = [
+            registration("a", "d1"),
+            registration("b", "d2"),
+            ControllerRegistration::default(),
+        ];
         assert_eq!(registrations_of_deployment(&registrations, "d1"), ["a"]);
         assert!(registrations_of_deployment(&registrations, "d3").is_empty());
     }

@@ -24,7 +24,9 @@ use kube::runtime::reflector::{self, ObjectRef};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Resource, ResourceExt};
 use seedlet_agent::metrics::Metrics;
-use seedlet_api::core::{ControllerDeployment, ControllerInstallation, ControllerRegistration, Seed};
+use seedlet_api::core::{
+    ControllerDeployment, ControllerInstallation, ControllerRegistration, Seed,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::controllerregistration::error_chain;
@@ -57,6 +59,15 @@ impl std::fmt::Debug for Ctx {
     }
 }
 
+/// Starts the finalizer controllers for one leadership term of the garden process.
+pub async fn start(garden: Arc<crate::runtime::GardenContext>) {
+    let ctx = Arc::new(Ctx {
+        client: garden.client.clone(),
+        metrics: garden.metrics.clone(),
+    });
+    run(ctx, garden.stop.clone()).await;
+}
+
 /// Runs the three finalizer controllers until `shutdown` is cancelled.
 pub async fn run(ctx: Arc<Ctx>, shutdown: CancellationToken) {
     tokio::join!(
@@ -75,9 +86,11 @@ async fn run_seeds(ctx: Arc<Ctx>, shutdown: CancellationToken) {
     Controller::for_stream(filter_changes(events, lifecycle_key), reader)
         .with_config(controller::Config::default().concurrency(5))
         .watches_stream(
-            changes(Api::<ControllerInstallation>::all(client), watcher::Config::default(), |ci| {
-                key_of(&ci.seed_name())
-            }),
+            changes(
+                Api::<ControllerInstallation>::all(client),
+                watcher::Config::default(),
+                |ci| key_of(&ci.seed_name()),
+            ),
             installation_seed,
         )
         .graceful_shutdown_on(shutdown.cancelled_owned())
@@ -88,39 +101,52 @@ async fn run_seeds(ctx: Arc<Ctx>, shutdown: CancellationToken) {
 
 async fn run_registrations(ctx: Arc<Ctx>, shutdown: CancellationToken) {
     let client = ctx.client.clone();
-    Controller::new(Api::<ControllerRegistration>::all(client.clone()), watcher::Config::default())
-        .with_config(controller::Config::default().concurrency(5))
-        .watches_stream(
-            changes(Api::<ControllerInstallation>::all(client), watcher::Config::default(), |ci| {
-                key_of(&ci.spec.registration_ref.name)
-            }),
-            installation_registration,
-        )
-        .graceful_shutdown_on(shutdown.cancelled_owned())
-        .run(registration::reconcile, error_policy, ctx)
-        .for_each(|_| futures::future::ready(()))
-        .await;
+    Controller::new(
+        Api::<ControllerRegistration>::all(client.clone()),
+        watcher::Config::default(),
+    )
+    .with_config(controller::Config::default().concurrency(5))
+    .watches_stream(
+        changes(
+            Api::<ControllerInstallation>::all(client),
+            watcher::Config::default(),
+            |ci| key_of(&ci.spec.registration_ref.name),
+        ),
+        installation_registration,
+    )
+    .graceful_shutdown_on(shutdown.cancelled_owned())
+    .run(registration::reconcile, error_policy, ctx)
+    .for_each(|_| futures::future::ready(()))
+    .await;
 }
 
 async fn run_deployments(ctx: Arc<Ctx>, shutdown: CancellationToken) {
     let client = ctx.client.clone();
-    Controller::new(Api::<ControllerDeployment>::all(client.clone()), watcher::Config::default())
-        .with_config(controller::Config::default().concurrency(5))
-        .watches_stream(
-            changes(Api::<ControllerRegistration>::all(client), watcher::Config::default(), |r| {
-                key_of(&r.deployment_name())
-            }),
-            registration_deployments,
-        )
-        .graceful_shutdown_on(shutdown.cancelled_owned())
-        .run(deployment::reconcile, error_policy, ctx)
-        .for_each(|_| futures::future::ready(()))
-        .await;
+    Controller::new(
+        Api::<ControllerDeployment>::all(client.clone()),
+        watcher::Config::default(),
+    )
+    .with_config(controller::Config::default().concurrency(5))
+    .watches_stream(
+        changes(
+            Api::<ControllerRegistration>::all(client),
+            watcher::Config::default(),
+            |r| key_of(&r.deployment_name()),
+        ),
+        registration_deployments,
+    )
+    .graceful_shutdown_on(shutdown.cancelled_owned())
+    .run(deployment::reconcile, error_policy, ctx)
+    .for_each(|_| futures::future::ready(()))
+    .await;
 }
 
 /// Change key for finalizer work: whether the object is deleting and its finalizers.
 pub fn lifecycle_key<K: Resource>(object: &K) -> String {
-    key_of(&(object.meta().deletion_timestamp.is_some(), object.finalizers()))
+    key_of(&(
+        object.meta().deletion_timestamp.is_some(),
+        object.finalizers(),
+    ))
 }
 
 /// The Seed of a ControllerInstallation.
@@ -129,12 +155,16 @@ pub fn installation_seed(installation: ControllerInstallation) -> Option<ObjectR
 }
 
 /// The registration of a ControllerInstallation.
-pub fn installation_registration(installation: ControllerInstallation) -> Option<ObjectRef<ControllerRegistration>> {
+pub fn installation_registration(
+    installation: ControllerInstallation,
+) -> Option<ObjectRef<ControllerRegistration>> {
     Some(ObjectRef::new(&installation.spec.registration_ref.name))
 }
 
 /// The deployments a ControllerRegistration references.
-pub fn registration_deployments(registration: ControllerRegistration) -> Vec<ObjectRef<ControllerDeployment>> {
+pub fn registration_deployments(
+    registration: ControllerRegistration,
+) -> Vec<ObjectRef<ControllerDeployment>> {
     registration
         .spec
         .deployment
@@ -243,7 +273,10 @@ pub fn ensure_unreferenced(
 /// Lists all objects of `K`.
 pub(crate) async fn list_all<K>(client: &kube::Client, kind: &'static str) -> Result<Vec<K>, Error>
 where
-    K: Resource<Scope = kube::core::ClusterResourceScope> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+    K: Resource<Scope = kube::core::ClusterResourceScope>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug,
     K::DynamicType: Default,
 {
     Api::<K>::all(client.clone())
@@ -261,21 +294,38 @@ mod tests {
 
     #[test]
     fn still_referenced_message_lists_referrers_like_upstream() {
-        let error = ensure_unreferenced("ControllerRegistration", "ext", "ControllerInstallations", vec!["ext-a".into(), "ext-b".into()])
-            .unwrap_err();
+        let error = ensure_unreferenced(
+            "ControllerRegistration",
+            "ext",
+            "ControllerInstallations",
+            vec!["ext-a".into(), "ext-b".into()],
+        )
+        .unwrap_err();
         assert_eq!(
             error.to_string(),
             "cannot remove finalizer of ControllerRegistration \"ext\" because still found ControllerInstallations: [ext-a ext-b]"
         );
-        assert!(ensure_unreferenced("ControllerRegistration", "ext", "ControllerInstallations", vec![]).is_ok());
+        assert!(
+            ensure_unreferenced(
+                "ControllerRegistration",
+                "ext",
+                "ControllerInstallations",
+                vec![]
+            )
+            .is_ok()
+        );
     }
 
     #[test]
     fn registration_maps_to_its_deployments() {
-        let registration: ControllerRegistration = serde_json::from_value(json!({"metadata": {"name": "r"},
+        let registration: ControllerRegistration =
+            serde_json::from_value(json!({"metadata": {"name": "r"},
             "spec": {"deployment": {"deploymentRefs": [{"name": "d"}]}}}))
-        .unwrap();
-        let refs: Vec<String> = registration_deployments(registration).into_iter().map(|r| r.name).collect();
+            .unwrap();
+        let refs: Vec<String> = registration_deployments(registration)
+            .into_iter()
+            .map(|r| r.name)
+            .collect();
         assert_eq!(refs, ["d"]);
     }
 

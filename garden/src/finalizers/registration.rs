@@ -15,35 +15,52 @@ use super::{Ctx, Error, REGISTRATION_NAME, RESYNC_PERIOD, ensure_unreferenced, l
 ///
 /// # Errors
 /// See [`Error`]; a blocked deletion is [`Error::StillReferenced`] inside [`Error::Finalizer`].
-pub async fn reconcile(registration: Arc<ControllerRegistration>, ctx: Arc<Ctx>) -> Result<Action, Error> {
+pub async fn reconcile(
+    registration: Arc<ControllerRegistration>,
+    ctx: Arc<Ctx>,
+) -> Result<Action, Error> {
     let started = std::time::Instant::now();
     let name = registration.name_any();
     let api: Api<ControllerRegistration> = Api::all(ctx.client.clone());
-    let result = finalizer(&api, finalizers::CONTROLLER_REGISTRATION, registration, |event| async {
-        match event {
-            Event::Apply(_) => Ok(Action::requeue(RESYNC_PERIOD)),
-            Event::Cleanup(registration) => {
-                let installations: Vec<ControllerInstallation> =
-                    list_all(&ctx.client, "ControllerInstallation").await?;
-                let registration_name = registration.name_any();
-                let names = installations_of_registration(&installations, &registration_name);
-                ensure_unreferenced("ControllerRegistration", &registration_name, "ControllerInstallations", names)?;
-                Ok(Action::await_change())
+    let result = finalizer(
+        &api,
+        finalizers::CONTROLLER_REGISTRATION,
+        registration,
+        |event| async {
+            match event {
+                Event::Apply(_) => Ok(Action::requeue(RESYNC_PERIOD)),
+                Event::Cleanup(registration) => {
+                    let installations: Vec<ControllerInstallation> =
+                        list_all(&ctx.client, "ControllerInstallation").await?;
+                    let registration_name = registration.name_any();
+                    let names = installations_of_registration(&installations, &registration_name);
+                    ensure_unreferenced(
+                        "ControllerRegistration",
+                        &registration_name,
+                        "ControllerInstallations",
+                        names,
+                    )?;
+                    Ok(Action::await_change())
+                }
             }
-        }
-    })
+        },
+    )
     .await
     .map_err(|source| Error::Finalizer {
         kind: "ControllerRegistration",
         name,
         source: Box::new(source),
     });
-    ctx.metrics.reconciled(REGISTRATION_NAME, started.elapsed(), result.is_ok());
+    ctx.metrics
+        .reconciled(REGISTRATION_NAME, started.elapsed(), result.is_ok());
     result
 }
 
 /// Names of the installations whose `spec.registrationRef.name` is `registration`.
-pub fn installations_of_registration(installations: &[ControllerInstallation], registration: &str) -> Vec<String> {
+pub fn installations_of_registration(
+    installations: &[ControllerInstallation],
+    registration: &str,
+) -> Vec<String> {
     installations
         .iter()
         .filter(|installation| installation.spec.registration_ref.name == registration)

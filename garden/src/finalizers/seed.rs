@@ -10,9 +10,9 @@ use kube::api::{Patch, PatchParams, PostParams};
 use kube::runtime::controller::Action;
 use kube::runtime::finalizer::{Event, finalizer};
 use kube::{Api, Resource, ResourceExt};
-use serde_json::json;
 use seedlet_api::core::{ControllerInstallation, Seed};
 use seedlet_api::names::{field_managers, finalizers, labels, namespaces};
+use serde_json::json;
 
 use super::{Ctx, Error, RESYNC_PERIOD, SEED_NAME, ensure_unreferenced, list_all};
 
@@ -24,29 +24,35 @@ pub async fn reconcile(seed: Arc<Seed>, ctx: Arc<Ctx>) -> Result<Action, Error> 
     let started = std::time::Instant::now();
     let name = seed.name_any();
     let api: Api<Seed> = Api::all(ctx.client.clone());
-    let result = finalizer(&api, finalizers::CONTROLLER_REGISTRATION, seed, |event| async {
-        match event {
-            Event::Apply(seed) => {
-                ensure_namespace(&ctx.client, &seed).await?;
-                Ok(Action::requeue(RESYNC_PERIOD))
+    let result = finalizer(
+        &api,
+        finalizers::CONTROLLER_REGISTRATION,
+        seed,
+        |event| async {
+            match event {
+                Event::Apply(seed) => {
+                    ensure_namespace(&ctx.client, &seed).await?;
+                    Ok(Action::requeue(RESYNC_PERIOD))
+                }
+                Event::Cleanup(seed) => {
+                    let installations: Vec<ControllerInstallation> =
+                        list_all(&ctx.client, "ControllerInstallation").await?;
+                    let seed_name = seed.name_any();
+                    let names = installations_of_seed(&installations, &seed_name);
+                    ensure_unreferenced("Seed", &seed_name, "ControllerInstallations", names)?;
+                    Ok(Action::await_change())
+                }
             }
-            Event::Cleanup(seed) => {
-                let installations: Vec<ControllerInstallation> =
-                    list_all(&ctx.client, "ControllerInstallation").await?;
-                let seed_name = seed.name_any();
-                let names = installations_of_seed(&installations, &seed_name);
-                ensure_unreferenced("Seed", &seed_name, "ControllerInstallations", names)?;
-                Ok(Action::await_change())
-            }
-        }
-    })
+        },
+    )
     .await
     .map_err(|source| Error::Finalizer {
         kind: "Seed",
         name,
         source: Box::new(source),
     });
-    ctx.metrics.reconciled(SEED_NAME, started.elapsed(), result.is_ok());
+    ctx.metrics
+        .reconciled(SEED_NAME, started.elapsed(), result.is_ok());
     result
 }
 
@@ -94,9 +100,14 @@ async fn ensure_namespace(client: &kube::Client, seed: &Seed) -> Result<(), Erro
             Err(source) => Err(failed(source)),
         };
     };
-    let mut owners = existing.metadata.owner_references.clone().unwrap_or_default();
+    let mut owners = existing
+        .metadata
+        .owner_references
+        .clone()
+        .unwrap_or_default();
     let has_owner = owners.iter().any(|reference| reference.uid == owner.uid);
-    let has_label = existing.labels().get(labels::ROLE).map(String::as_str) == Some(labels::ROLE_SEED);
+    let has_label =
+        existing.labels().get(labels::ROLE).map(String::as_str) == Some(labels::ROLE_SEED);
     if has_owner && has_label {
         return Ok(());
     }
