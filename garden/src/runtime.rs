@@ -21,7 +21,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::{csr_approval, seed_lifecycle};
+use crate::{controllerregistration, csr_approval, extensions_check, finalizers, seed_lifecycle};
 
 /// Pause before a controller that returned early is started again.
 pub const CONTROLLER_RESTART_DELAY: Duration = Duration::from_secs(5);
@@ -109,6 +109,9 @@ impl std::fmt::Debug for GardenControllerSpec {
 /// Every built-in garden-side controller.
 pub fn builtin_controllers() -> Vec<GardenControllerSpec> {
     vec![
+        GardenControllerSpec::new(controllerregistration::NAME, |ctx| Box::pin(controllerregistration::start(ctx))),
+        GardenControllerSpec::new(finalizers::NAME, |ctx| Box::pin(finalizers::start(ctx))),
+        GardenControllerSpec::new(extensions_check::NAME, |ctx| Box::pin(extensions_check::start(ctx))),
         GardenControllerSpec::new(csr_approval::NAME, |ctx| {
             let csr = Arc::new(csr_approval::Ctx {
                 client: ctx.client.clone(),
