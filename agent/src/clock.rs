@@ -39,19 +39,28 @@ impl FakeClock {
 
     /// Moves the clock forward by `by`.
     pub fn advance(&self, by: SignedDuration) {
-        let mut now = self.now.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut now = self
+            .now
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         *now = now.saturating_add(by).unwrap_or(*now);
     }
 
     /// Sets the clock to `to`.
     pub fn set(&self, to: Timestamp) {
-        *self.now.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = to;
+        *self
+            .now
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = to;
     }
 }
 
 impl Clock for FakeClock {
     fn now(&self) -> Timestamp {
-        *self.now.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        *self
+            .now
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 

@@ -196,7 +196,10 @@ mod tests {
         let mut state = HealthState::new(GRACE);
         state.start(at(100));
         assert_eq!(state.unhealthy_reason(at(119)), None);
-        assert_eq!(state.unhealthy_reason(at(120)), Some(Unhealthy::HeartbeatStuck));
+        assert_eq!(
+            state.unhealthy_reason(at(120)),
+            Some(Unhealthy::HeartbeatStuck)
+        );
     }
 
     #[test]
@@ -205,7 +208,10 @@ mod tests {
         state.start(at(100));
         state.set(true, at(115));
         assert_eq!(state.unhealthy_reason(at(130)), None);
-        assert_eq!(state.unhealthy_reason(at(135)), Some(Unhealthy::HeartbeatStuck));
+        assert_eq!(
+            state.unhealthy_reason(at(135)),
+            Some(Unhealthy::HeartbeatStuck)
+        );
     }
 
     #[test]
@@ -213,7 +219,10 @@ mod tests {
         let mut state = HealthState::new(GRACE);
         state.start(at(100));
         state.set(false, at(101));
-        assert_eq!(state.unhealthy_reason(at(101)), Some(Unhealthy::HeartbeatFailed));
+        assert_eq!(
+            state.unhealthy_reason(at(101)),
+            Some(Unhealthy::HeartbeatFailed)
+        );
         state.set(true, at(102));
         assert_eq!(state.unhealthy_reason(at(102)), None);
     }

@@ -352,7 +352,9 @@ impl LeaderElector {
             Ok(Err(error)) => {
                 tracing::warn!(error = %error, lease = %self.settings.key(), "releasing leader lease failed");
             }
-            Err(_) => tracing::warn!(lease = %self.settings.key(), "releasing leader lease timed out"),
+            Err(_) => {
+                tracing::warn!(lease = %self.settings.key(), "releasing leader lease timed out")
+            }
         }
     }
 
@@ -403,16 +405,25 @@ mod tests {
     fn decide_renews_when_we_hold_the_lease() {
         let now = Instant::now();
         let held = spec(Some("me"), Some(15));
-        assert_eq!(decide(Some(&held), "me", now, now, DURATION), Decision::Renew);
+        assert_eq!(
+            decide(Some(&held), "me", now, now, DURATION),
+            Decision::Renew
+        );
     }
 
     #[test]
     fn decide_acquires_when_lease_was_released() {
         let now = Instant::now();
         let released = spec(None, Some(1));
-        assert_eq!(decide(Some(&released), "me", now, now, DURATION), Decision::Acquire);
+        assert_eq!(
+            decide(Some(&released), "me", now, now, DURATION),
+            Decision::Acquire
+        );
         let empty = spec(Some(""), Some(1));
-        assert_eq!(decide(Some(&empty), "me", now, now, DURATION), Decision::Acquire);
+        assert_eq!(
+            decide(Some(&empty), "me", now, now, DURATION),
+            Decision::Acquire
+        );
     }
 
     #[test]
@@ -420,7 +431,10 @@ mod tests {
         let since = Instant::now();
         let other = spec(Some("other"), Some(15));
         let now = since + Duration::from_secs(14);
-        assert_eq!(decide(Some(&other), "me", since, now, DURATION), Decision::Wait);
+        assert_eq!(
+            decide(Some(&other), "me", since, now, DURATION),
+            Decision::Wait
+        );
     }
 
     #[test]
@@ -428,7 +442,10 @@ mod tests {
         let since = Instant::now();
         let other = spec(Some("other"), Some(15));
         let now = since + Duration::from_secs(15);
-        assert_eq!(decide(Some(&other), "me", since, now, DURATION), Decision::Acquire);
+        assert_eq!(
+            decide(Some(&other), "me", since, now, DURATION),
+            Decision::Acquire
+        );
     }
 
     #[test]

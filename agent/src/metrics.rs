@@ -77,7 +77,11 @@ impl Metrics {
     pub fn new(component: &str) -> Self {
         let mut registry = Registry::with_prefix(PREFIX);
         let lease_renewals = Counter::default();
-        registry.register("lease_renewals", "Successful seed Lease renewals", lease_renewals.clone());
+        registry.register(
+            "lease_renewals",
+            "Successful seed Lease renewals",
+            lease_renewals.clone(),
+        );
         let lease_renewal_failures = Counter::default();
         registry.register(
             "lease_renewal_failures",
@@ -106,8 +110,9 @@ impl Metrics {
             "Failed reconciles per controller",
             reconcile_errors.clone(),
         );
-        let reconcile_duration =
-            Family::<ControllerLabels, Histogram>::new_with_constructor(duration_histogram as fn() -> Histogram);
+        let reconcile_duration = Family::<ControllerLabels, Histogram>::new_with_constructor(
+            duration_histogram as fn() -> Histogram,
+        );
         registry.register_with_unit(
             "reconcile_duration",
             "Reconcile durations per controller",
@@ -122,9 +127,17 @@ impl Metrics {
             garden_certificate_expiry.clone(),
         );
         let leader = Gauge::default();
-        registry.register("leader", "1 while this replica holds the leader lease", leader.clone());
+        registry.register(
+            "leader",
+            "1 while this replica holds the leader lease",
+            leader.clone(),
+        );
         let healthy = Gauge::default();
-        registry.register("healthy", "1 while the health manager reports healthy", healthy.clone());
+        registry.register(
+            "healthy",
+            "1 while the health manager reports healthy",
+            healthy.clone(),
+        );
         registry.register(
             "build",
             "Build information",
@@ -271,7 +284,10 @@ mod tests {
     fn last_renew_age_is_negative_before_the_first_renewal() {
         let metrics = Metrics::new("agent");
         let text = metrics.encode(at(5));
-        assert!(text.contains("seedlet_lease_last_renew_age_seconds -1.0"), "{text}");
+        assert!(
+            text.contains("seedlet_lease_last_renew_age_seconds -1.0"),
+            "{text}"
+        );
         assert!(!text.contains("seedlet_garden_client_certificate_expiry_seconds "));
     }
 }

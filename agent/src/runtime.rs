@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kube::config::{KubeConfigOptions, Kubeconfig};
-use seedlet_bootstrap::{BootstrapOptions, BootstrapSource, GardenClient, GardenIdentity, JitterRange, SecretRef};
+use seedlet_bootstrap::{
+    BootstrapOptions, BootstrapSource, GardenClient, GardenIdentity, JitterRange, SecretRef,
+};
 use seedlet_config::GardenletConfiguration;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
@@ -115,8 +117,14 @@ impl AgentSettings {
             .kubeconfig_secret
             .as_ref()
             .map(|s| SecretRef::new(&s.namespace, &s.name));
-        bootstrap.bootstrap = match (&garden.bootstrap_kubeconfig, &garden.bootstrap_kubeconfig_file) {
-            (Some(secret), _) => Some(BootstrapSource::Secret(SecretRef::new(&secret.namespace, &secret.name))),
+        bootstrap.bootstrap = match (
+            &garden.bootstrap_kubeconfig,
+            &garden.bootstrap_kubeconfig_file,
+        ) {
+            (Some(secret), _) => Some(BootstrapSource::Secret(SecretRef::new(
+                &secret.namespace,
+                &secret.name,
+            ))),
             (None, Some(file)) => Some(BootstrapSource::File(file.clone())),
             (None, None) => None,
         };
@@ -124,8 +132,16 @@ impl AgentSettings {
             .or_else(|| garden.kubeconfig.clone());
         bootstrap.validity = garden.kubeconfig_validity.validity.map(|v| v.as_std());
         bootstrap.jitter = JitterRange {
-            min_percent: percent(garden.kubeconfig_validity.auto_rotation_jitter_percentage_min),
-            max_percent: percent(garden.kubeconfig_validity.auto_rotation_jitter_percentage_max),
+            min_percent: percent(
+                garden
+                    .kubeconfig_validity
+                    .auto_rotation_jitter_percentage_min,
+            ),
+            max_percent: percent(
+                garden
+                    .kubeconfig_validity
+                    .auto_rotation_jitter_percentage_max,
+            ),
         };
         bootstrap.approval_timeout = garden.bootstrap_approval_timeout.as_std();
 
@@ -152,17 +168,19 @@ impl AgentSettings {
                 field: "server.healthProbes",
                 source,
             })?;
-        let metrics_address = config
-            .server
-            .metrics
-            .socket_addr()
-            .map_err(|source| Error::InvalidAddress {
-                field: "server.metrics",
-                source,
-            })?;
+        let metrics_address =
+            config
+                .server
+                .metrics
+                .socket_addr()
+                .map_err(|source| Error::InvalidAddress {
+                    field: "server.metrics",
+                    source,
+                })?;
         Ok(Self {
             registration,
-            seed_kubeconfig: env_path("KUBECONFIG").or_else(|| config.seed_client_connection.kubeconfig.clone()),
+            seed_kubeconfig: env_path("KUBECONFIG")
+                .or_else(|| config.seed_client_connection.kubeconfig.clone()),
             bootstrap,
             leader_election,
             heartbeat,
@@ -173,7 +191,9 @@ impl AgentSettings {
 }
 
 fn env_path(name: &str) -> Option<PathBuf> {
-    std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from)
+    std::env::var_os(name)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
 }
 
 fn percent(value: i32) -> u8 {
@@ -184,7 +204,10 @@ fn percent(value: i32) -> u8 {
 ///
 /// # Errors
 /// Configuration, seed client and server binding errors; see [`Error`].
-pub async fn run_agent(config: GardenletConfiguration, shutdown: CancellationToken) -> Result<(), Error> {
+pub async fn run_agent(
+    config: GardenletConfiguration,
+    shutdown: CancellationToken,
+) -> Result<(), Error> {
     Agent::new(config)?.start(shutdown).await?.wait().await
 }
 
@@ -303,10 +326,8 @@ impl Agent {
             None => seed_client(self.settings.seed_kubeconfig.as_deref()).await?,
         };
         let metrics = Arc::new(Metrics::new("agent"));
-        let health = HealthManager::new(
-            signed(self.settings.heartbeat.grace()),
-            self.clock.clone(),
-        );
+        let health =
+            HealthManager::new(signed(self.settings.heartbeat.grace()), self.clock.clone());
         let readiness = Arc::new(Readiness::default());
         let server_stop = CancellationToken::new();
         let servers = Servers::start(
@@ -397,7 +418,8 @@ impl Agent {
                     term.cancel();
                 }))
             };
-            self.lead(&shared, &mut garden, &mut identity_task, &term).await;
+            self.lead(&shared, &mut garden, &mut identity_task, &term)
+                .await;
             drop(watcher);
             shared.health.reset();
             shared.readiness.reset();
@@ -431,7 +453,9 @@ impl Agent {
             if let Some(client) = garden.clone() {
                 break client;
             }
-            match GardenIdentity::establish(shared.seed.clone(), self.settings.bootstrap.clone()).await {
+            match GardenIdentity::establish(shared.seed.clone(), self.settings.bootstrap.clone())
+                .await
+            {
                 Ok(identity) => {
                     let client = identity.client();
                     *garden = Some(client.clone());
@@ -447,7 +471,9 @@ impl Agent {
             }
         };
         shared.readiness.set(Step::Bootstrap, true);
-        shared.metrics.garden_certificate_not_after(client.certificate_expiry());
+        shared
+            .metrics
+            .garden_certificate_not_after(client.certificate_expiry());
 
         loop {
             match registration::register_seed(&client.client(), &self.settings.registration).await {
@@ -505,7 +531,10 @@ async fn supervise(spec: Arc<ControllerSpec>, ctx: Arc<AgentContext>) {
         if ctx.stop.is_cancelled() {
             return;
         }
-        tracing::error!(controller = spec.name, "controller stopped unexpectedly, restarting");
+        tracing::error!(
+            controller = spec.name,
+            "controller stopped unexpectedly, restarting"
+        );
         if sleep_or_cancel(CONTROLLER_RESTART_DELAY, &ctx.stop).await {
             return;
         }
@@ -589,10 +618,11 @@ impl RunningAgent {
 async fn seed_client(path: Option<&std::path::Path>) -> Result<kube::Client, Error> {
     let config = match path {
         Some(path) => {
-            let kubeconfig = Kubeconfig::read_from(path).map_err(|source| Error::ReadSeedKubeconfig {
-                path: path.display().to_string(),
-                source,
-            })?;
+            let kubeconfig =
+                Kubeconfig::read_from(path).map_err(|source| Error::ReadSeedKubeconfig {
+                    path: path.display().to_string(),
+                    source,
+                })?;
             kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
                 .await
                 .map_err(|e| Error::SeedClientConfig(Box::new(e)))?

@@ -280,7 +280,10 @@ mod tests {
 
     #[test]
     fn check_response_is_500_and_names_the_failing_check() {
-        let response = check_response(&[("ping", None), ("periodic-health", Some("bad"))], "healthz");
+        let response = check_response(
+            &[("ping", None), ("periodic-health", Some("bad"))],
+            "healthz",
+        );
         assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
         let ok = check_response(&[("ping", None)], "healthz");
         assert_eq!(ok.status(), StatusCode::OK);

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::{Api, ResourceExt};
 use kube::api::PostParams;
+use kube::{Api, ResourceExt};
 use seedlet_agent::leader_election;
 use seedlet_agent::{Agent, RunningAgent};
 use seedlet_api::conditions::ConditionStatus;
@@ -46,7 +46,9 @@ seedConfig:
 async fn prepare_garden(garden: &kube::Client) {
     let crds: Api<CustomResourceDefinition> = Api::all(garden.clone());
     for crd in seedlet_api::crds::garden_crds() {
-        crds.create(&PostParams::default(), &crd).await.expect("create crd");
+        crds.create(&PostParams::default(), &crd)
+            .await
+            .expect("create crd");
     }
     let namespaces: Api<Namespace> = Api::all(garden.clone());
     for name in ["gardener-system-seed-lease", "seed-local", "garden"] {
@@ -72,7 +74,8 @@ async fn prepare_garden(garden: &kube::Client) {
 async fn prepare_seed(seed: &kube::Client) {
     let namespaces: Api<Namespace> = Api::all(seed.clone());
     let namespace: Namespace =
-        serde_json::from_value(serde_json::json!({"metadata": {"name": "garden"}})).expect("namespace");
+        serde_json::from_value(serde_json::json!({"metadata": {"name": "garden"}}))
+            .expect("namespace");
     match namespaces.create(&PostParams::default(), &namespace).await {
         Ok(_) => {}
         Err(kube::Error::Api(status)) if status.is_already_exists() => {}
@@ -101,16 +104,19 @@ async fn start_agent(
     settings.heartbeat.miss_threshold = 4;
     settings.health_address = "127.0.0.1:0".parse().expect("address");
     settings.metrics_address = "127.0.0.1:0".parse().expect("address");
-    settings.leader_election = options.leader_election.map(|(lease_duration, renew_deadline, retry_period)| {
-        leader_election::Settings {
-            namespace: "garden".into(),
-            name: "gardenlet-leader-election".into(),
-            identity: leader_election::default_identity(),
-            lease_duration,
-            renew_deadline,
-            retry_period,
-        }
-    });
+    settings.leader_election =
+        options
+            .leader_election
+            .map(
+                |(lease_duration, renew_deadline, retry_period)| leader_election::Settings {
+                    namespace: "garden".into(),
+                    name: "gardenlet-leader-election".into(),
+                    identity: leader_election::default_identity(),
+                    lease_duration,
+                    renew_deadline,
+                    retry_period,
+                },
+            );
     agent
         .with_seed_client(seed)
         .with_garden_client(GardenClient::new(garden, None))
@@ -136,19 +142,27 @@ where
 
 /// A minimal HTTP/1.0 GET; returns status code and body.
 async fn http_get(address: SocketAddr, path: &str) -> (u16, String) {
-    let mut stream = tokio::net::TcpStream::connect(address).await.expect("connect");
+    let mut stream = tokio::net::TcpStream::connect(address)
+        .await
+        .expect("connect");
     stream
         .write_all(format!("GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").as_bytes())
         .await
         .expect("write request");
     let mut response = String::new();
-    stream.read_to_string(&mut response).await.expect("read response");
+    stream
+        .read_to_string(&mut response)
+        .await
+        .expect("read response");
     let status = response
         .split_whitespace()
         .nth(1)
         .and_then(|s| s.parse().ok())
         .expect("status code");
-    let body = response.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
     (status, body)
 }
 
@@ -171,11 +185,19 @@ async fn gardenlet_ready(garden: &kube::Client) -> Option<ConditionStatus> {
 }
 
 /// Collects `count` distinct consecutive renewTimes of the seed Lease, polling every 10 ms.
-async fn collect_renewals(garden: &kube::Client, count: usize, timeout: Duration) -> Vec<jiff::Timestamp> {
+async fn collect_renewals(
+    garden: &kube::Client,
+    count: usize,
+    timeout: Duration,
+) -> Vec<jiff::Timestamp> {
     let deadline = Instant::now() + timeout;
     let mut seen: Vec<jiff::Timestamp> = Vec::new();
     while seen.len() < count {
-        assert!(Instant::now() < deadline, "only {} renewals within {timeout:?}", seen.len());
+        assert!(
+            Instant::now() < deadline,
+            "only {} renewals within {timeout:?}",
+            seen.len()
+        );
         if let Some(t) = renew_time(garden).await
             && seen.last() != Some(&t)
         {
@@ -200,7 +222,11 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn lease_renew_time_advances_every_interval_and_seed_becomes_ready() {
-    let garden = Sandbox::builder().name("garden").start().await.expect("garden");
+    let garden = Sandbox::builder()
+        .name("garden")
+        .start()
+        .await
+        .expect("garden");
     let seed = Sandbox::builder().name("seed").start().await.expect("seed");
     prepare_garden(&garden.client()).await;
     prepare_seed(&seed.client()).await;
@@ -209,7 +235,10 @@ async fn lease_renew_time_advances_every_interval_and_seed_becomes_ready() {
     let agent = start_agent(
         garden.client(),
         seed.client(),
-        AgentOptions { period, leader_election: None },
+        AgentOptions {
+            period,
+            leader_election: None,
+        },
         shutdown.clone(),
     )
     .await;
@@ -217,18 +246,33 @@ async fn lease_renew_time_advances_every_interval_and_seed_becomes_ready() {
     let renewals = collect_renewals(&garden.client(), 21, Duration::from_secs(40)).await;
     let gaps = gaps(&renewals);
     let max = gaps.iter().max().copied().unwrap_or_default();
-    assert!(max < period + Duration::from_millis(500), "max gap {max:?} in {gaps:?}");
+    assert!(
+        max < period + Duration::from_millis(500),
+        "max gap {max:?} in {gaps:?}"
+    );
 
-    assert_eq!(gardenlet_ready(&garden.client()).await, Some(ConditionStatus::True));
+    assert_eq!(
+        gardenlet_ready(&garden.client()).await,
+        Some(ConditionStatus::True)
+    );
     let seeds: Api<Seed> = Api::all(garden.client());
     let stored = seeds.get(SEED).await.expect("seed");
-    assert_eq!(stored.labels().get("gardener.cloud/role").map(String::as_str), Some("seed"));
+    assert_eq!(
+        stored
+            .labels()
+            .get("gardener.cloud/role")
+            .map(String::as_str),
+        Some("seed")
+    );
     assert_eq!(stored.labels().get("env").map(String::as_str), Some("test"));
     let leases: Api<Lease> = Api::namespaced(garden.client(), "gardener-system-seed-lease");
     let lease = leases.get(SEED).await.expect("lease");
     let owner = &lease.metadata.owner_references.expect("owner")[0];
     assert_eq!((owner.kind.as_str(), owner.name.as_str()), ("Seed", SEED));
-    assert_eq!(lease.spec.expect("spec").holder_identity.as_deref(), Some(SEED));
+    assert_eq!(
+        lease.spec.expect("spec").holder_identity.as_deref(),
+        Some(SEED)
+    );
 
     let (status, _) = http_get(agent.health_address, "/healthz").await;
     assert_eq!(status, 200);
@@ -244,7 +288,11 @@ async fn lease_renew_time_advances_every_interval_and_seed_becomes_ready() {
 /// Measures renewal drift (|gap − period|) over 100 renewals; prints p50/p99 for the README.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn lease_renewal_drift_stays_small_over_a_hundred_renewals() {
-    let garden = Sandbox::builder().name("garden").start().await.expect("garden");
+    let garden = Sandbox::builder()
+        .name("garden")
+        .start()
+        .await
+        .expect("garden");
     let seed = Sandbox::builder().name("seed").start().await.expect("seed");
     prepare_garden(&garden.client()).await;
     prepare_seed(&seed.client()).await;
@@ -253,7 +301,10 @@ async fn lease_renewal_drift_stays_small_over_a_hundred_renewals() {
     let agent = start_agent(
         garden.client(),
         seed.client(),
-        AgentOptions { period, leader_election: None },
+        AgentOptions {
+            period,
+            leader_election: None,
+        },
         shutdown.clone(),
     )
     .await;
@@ -261,7 +312,7 @@ async fn lease_renewal_drift_stays_small_over_a_hundred_renewals() {
     let renewals = collect_renewals(&garden.client(), 101, Duration::from_secs(60)).await;
     let mut drift: Vec<Duration> = gaps(&renewals)
         .into_iter()
-        .map(|gap| if gap > period { gap - period } else { period - gap })
+        .map(|gap| gap.abs_diff(period))
         .collect();
     drift.sort();
     let (p50, p99) = (percentile(&drift, 0.50), percentile(&drift, 0.99));
@@ -283,9 +334,18 @@ async fn lease_renewal_drift_stays_small_over_a_hundred_renewals() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn health_fails_while_seed_api_server_is_down_and_recovers_without_restart() {
-    let garden = Sandbox::builder().name("garden").start().await.expect("garden");
+    let garden = Sandbox::builder()
+        .name("garden")
+        .start()
+        .await
+        .expect("garden");
     let seed_dir = tempfile::tempdir().expect("tempdir");
-    let seed = Sandbox::builder().name("seed").dir(seed_dir.path()).start().await.expect("seed");
+    let seed = Sandbox::builder()
+        .name("seed")
+        .dir(seed_dir.path())
+        .start()
+        .await
+        .expect("seed");
     let seed_port: u16 = seed
         .endpoint()
         .rsplit(':')
@@ -299,7 +359,10 @@ async fn health_fails_while_seed_api_server_is_down_and_recovers_without_restart
     let agent = start_agent(
         garden.client(),
         seed.client(),
-        AgentOptions { period, leader_election: None },
+        AgentOptions {
+            period,
+            leader_election: None,
+        },
         shutdown.clone(),
     )
     .await;
@@ -311,8 +374,15 @@ async fn health_fails_while_seed_api_server_is_down_and_recovers_without_restart
 
     seed.shutdown().await;
     let stopped = Instant::now();
-    wait_for("healthz 500", Duration::from_secs(5), || async { http_get(health, "/healthz").await.0 == 500 }).await;
-    assert!(stopped.elapsed() <= 2 * period + Duration::from_millis(500), "took {:?}", stopped.elapsed());
+    wait_for("healthz 500", Duration::from_secs(5), || async {
+        http_get(health, "/healthz").await.0 == 500
+    })
+    .await;
+    assert!(
+        stopped.elapsed() <= 2 * period + Duration::from_millis(500),
+        "took {:?}",
+        stopped.elapsed()
+    );
     wait_for("GardenletReady False", Duration::from_secs(5), || async {
         gardenlet_ready(&garden.client()).await == Some(ConditionStatus::False)
     })
@@ -325,10 +395,15 @@ async fn health_fails_while_seed_api_server_is_down_and_recovers_without_restart
         .start()
         .await
         .expect("seed restarts");
-    wait_for("healthz 200", Duration::from_secs(10), || async { http_get(health, "/healthz").await.0 == 200 }).await;
-    wait_for("GardenletReady True again", Duration::from_secs(10), || async {
-        gardenlet_ready(&garden.client()).await == Some(ConditionStatus::True)
+    wait_for("healthz 200", Duration::from_secs(10), || async {
+        http_get(health, "/healthz").await.0 == 200
     })
+    .await;
+    wait_for(
+        "GardenletReady True again",
+        Duration::from_secs(10),
+        || async { gardenlet_ready(&garden.client()).await == Some(ConditionStatus::True) },
+    )
     .await;
 
     shutdown.cancel();
@@ -340,7 +415,12 @@ async fn health_fails_while_seed_api_server_is_down_and_recovers_without_restart
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn agent_keeps_running_while_garden_is_down_and_recovers() {
     let garden_dir = tempfile::tempdir().expect("tempdir");
-    let garden = Sandbox::builder().name("garden").dir(garden_dir.path()).start().await.expect("garden");
+    let garden = Sandbox::builder()
+        .name("garden")
+        .dir(garden_dir.path())
+        .start()
+        .await
+        .expect("garden");
     let garden_port: u16 = garden
         .endpoint()
         .rsplit(':')
@@ -356,15 +436,24 @@ async fn agent_keeps_running_while_garden_is_down_and_recovers() {
     let agent = start_agent(
         garden_client.clone(),
         seed.client(),
-        AgentOptions { period, leader_election: None },
+        AgentOptions {
+            period,
+            leader_election: None,
+        },
         shutdown.clone(),
     )
     .await;
     let health = agent.health_address;
-    wait_for("first renewal", Duration::from_secs(10), || async { renew_time(&garden_client).await.is_some() }).await;
+    wait_for("first renewal", Duration::from_secs(10), || async {
+        renew_time(&garden_client).await.is_some()
+    })
+    .await;
 
     garden.shutdown().await;
-    wait_for("healthz 500", Duration::from_secs(5), || async { http_get(health, "/healthz").await.0 == 500 }).await;
+    wait_for("healthz 500", Duration::from_secs(5), || async {
+        http_get(health, "/healthz").await.0 == 500
+    })
+    .await;
     let failures_before = agent.metrics.encode(jiff::Timestamp::now());
     assert!(failures_before.contains("seedlet_lease_renewal_failures_total"));
 
@@ -376,9 +465,14 @@ async fn agent_keeps_running_while_garden_is_down_and_recovers() {
         .await
         .expect("garden restarts");
     let restarted = jiff::Timestamp::now();
-    wait_for("healthz 200", Duration::from_secs(10), || async { http_get(health, "/healthz").await.0 == 200 }).await;
+    wait_for("healthz 200", Duration::from_secs(10), || async {
+        http_get(health, "/healthz").await.0 == 200
+    })
+    .await;
     wait_for("renewal after restart", Duration::from_secs(10), || async {
-        renew_time(&garden.client()).await.is_some_and(|t| t > restarted)
+        renew_time(&garden.client())
+            .await
+            .is_some_and(|t| t > restarted)
     })
     .await;
 
@@ -390,18 +484,44 @@ async fn agent_keeps_running_while_garden_is_down_and_recovers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn standby_replica_takes_over_when_the_leader_dies() {
-    let garden = Sandbox::builder().name("garden").start().await.expect("garden");
+    let garden = Sandbox::builder()
+        .name("garden")
+        .start()
+        .await
+        .expect("garden");
     let seed = Sandbox::builder().name("seed").start().await.expect("seed");
     prepare_garden(&garden.client()).await;
     prepare_seed(&seed.client()).await;
-    let election = Some((Duration::from_secs(3), Duration::from_secs(2), Duration::from_millis(300)));
-    let options = || AgentOptions { period: Duration::from_millis(500), leader_election: election };
+    let election = Some((
+        Duration::from_secs(3),
+        Duration::from_secs(2),
+        Duration::from_millis(300),
+    ));
+    let options = || AgentOptions {
+        period: Duration::from_millis(500),
+        leader_election: election,
+    };
     let first_stop = CancellationToken::new();
     let second_stop = CancellationToken::new();
-    let first = start_agent(garden.client(), seed.client(), options(), first_stop.clone()).await;
-    let second = start_agent(garden.client(), seed.client(), options(), second_stop.clone()).await;
+    let first = start_agent(
+        garden.client(),
+        seed.client(),
+        options(),
+        first_stop.clone(),
+    )
+    .await;
+    let second = start_agent(
+        garden.client(),
+        seed.client(),
+        options(),
+        second_stop.clone(),
+    )
+    .await;
 
-    wait_for("a leader", Duration::from_secs(10), || async { first.is_leader() || second.is_leader() }).await;
+    wait_for("a leader", Duration::from_secs(10), || async {
+        first.is_leader() || second.is_leader()
+    })
+    .await;
     // Give a second campaign round a chance to (wrongly) elect the other one as well.
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert!(first.is_leader() ^ second.is_leader(), "exactly one leader");
@@ -410,33 +530,57 @@ async fn standby_replica_takes_over_when_the_leader_dies() {
     } else {
         (second, first, first_stop)
     };
-    assert_eq!(standby.metrics.lease_renewals(), 0, "standby never renews the seed lease");
+    assert_eq!(
+        standby.metrics.lease_renewals(),
+        0,
+        "standby never renews the seed lease"
+    );
     let (status, _) = http_get(standby.health_address, "/healthz").await;
     assert_eq!(status, 200, "standby stays healthy");
 
     // Kill the leader: no release, so the standby must wait for the lease to expire.
     leader.abort();
     let killed = Instant::now();
-    wait_for("standby takes over", Duration::from_secs(10), || async { standby.is_leader() }).await;
-    assert!(killed.elapsed() < Duration::from_secs(3) + Duration::from_secs(2), "took {:?}", killed.elapsed());
-    let before = renew_time(&garden.client()).await;
-    wait_for("new leader renews the seed lease", Duration::from_secs(5), || async {
-        renew_time(&garden.client()).await > before
+    wait_for("standby takes over", Duration::from_secs(10), || async {
+        standby.is_leader()
     })
+    .await;
+    assert!(
+        killed.elapsed() < Duration::from_secs(3) + Duration::from_secs(2),
+        "took {:?}",
+        killed.elapsed()
+    );
+    let before = renew_time(&garden.client()).await;
+    wait_for(
+        "new leader renews the seed lease",
+        Duration::from_secs(5),
+        || async { renew_time(&garden.client()).await > before },
+    )
     .await;
 
     standby_stop.cancel();
     standby.wait().await.expect("agent stops");
     let leader_lease: Api<Lease> = Api::namespaced(seed.client(), "garden");
-    let released = leader_lease.get("gardenlet-leader-election").await.expect("lock");
-    assert_eq!(released.spec.and_then(|s| s.holder_identity), None, "graceful shutdown releases the lock");
+    let released = leader_lease
+        .get("gardenlet-leader-election")
+        .await
+        .expect("lock");
+    assert_eq!(
+        released.spec.and_then(|s| s.holder_identity),
+        None,
+        "graceful shutdown releases the lock"
+    );
     garden.shutdown().await;
     seed.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn metrics_endpoint_serves_valid_prometheus_text() {
-    let garden = Sandbox::builder().name("garden").start().await.expect("garden");
+    let garden = Sandbox::builder()
+        .name("garden")
+        .start()
+        .await
+        .expect("garden");
     let seed = Sandbox::builder().name("seed").start().await.expect("seed");
     prepare_garden(&garden.client()).await;
     prepare_seed(&seed.client()).await;
@@ -444,7 +588,10 @@ async fn metrics_endpoint_serves_valid_prometheus_text() {
     let agent = start_agent(
         garden.client(),
         seed.client(),
-        AgentOptions { period: Duration::from_millis(300), leader_election: None },
+        AgentOptions {
+            period: Duration::from_millis(300),
+            leader_election: None,
+        },
         shutdown.clone(),
     )
     .await;
@@ -457,12 +604,18 @@ async fn metrics_endpoint_serves_valid_prometheus_text() {
 
     let (status, body) = http_get(agent.metrics_address, "/metrics").await;
     assert_eq!(status, 200);
-    assert!(body.ends_with("# EOF\n"), "OpenMetrics text ends with # EOF");
+    assert!(
+        body.ends_with("# EOF\n"),
+        "OpenMetrics text ends with # EOF"
+    );
     let sample = regex_lite_sample();
     for line in body.lines() {
         if line.starts_with('#') {
             assert!(
-                line.starts_with("# HELP ") || line.starts_with("# TYPE ") || line.starts_with("# UNIT ") || line == "# EOF",
+                line.starts_with("# HELP ")
+                    || line.starts_with("# TYPE ")
+                    || line.starts_with("# UNIT ")
+                    || line == "# EOF",
                 "bad comment line {line:?}"
             );
             continue;
@@ -497,7 +650,9 @@ fn regex_lite_sample() -> impl Fn(&str) -> bool {
         let value_ok = value.parse::<f64>().is_ok() || ["+Inf", "-Inf", "NaN"].contains(&value);
         let name = name_and_labels.split('{').next().unwrap_or_default();
         let name_ok = !name.is_empty()
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':')
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':')
             && !name.starts_with(|c: char| c.is_ascii_digit());
         let labels_ok = match name_and_labels.find('{') {
             None => true,

@@ -47,7 +47,11 @@ async fn create_namespace(client: &kube::Client, name: &str) {
     }
 }
 
-async fn start_agent(garden: &Sandbox, seed: &Sandbox, shutdown: CancellationToken) -> RunningAgent {
+async fn start_agent(
+    garden: &Sandbox,
+    seed: &Sandbox,
+    shutdown: CancellationToken,
+) -> RunningAgent {
     let config = match seedlet_config::parse(CONFIG, "test.yaml").expect("valid config") {
         seedlet_config::AnyConfig::Gardenlet(config) => *config,
         other => panic!("unexpected config kind {}", other.kind()),
@@ -91,14 +95,25 @@ fn gardenlet_ready(status: ConditionStatus) -> impl Fn(Seed) -> Option<Condition
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn seed_and_shoots_turn_unknown_when_heartbeats_stop_and_seed_recovers_when_they_resume() {
-    let garden = Sandbox::builder().name("garden").start().await.expect("garden");
+    let garden = Sandbox::builder()
+        .name("garden")
+        .start()
+        .await
+        .expect("garden");
     let seed = Sandbox::builder().name("seed").start().await.expect("seed");
     let client = garden.client();
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     for crd in seedlet_api::crds::garden_crds() {
-        crds.create(&PostParams::default(), &crd).await.expect("create crd");
+        crds.create(&PostParams::default(), &crd)
+            .await
+            .expect("create crd");
     }
-    for name in ["gardener-system-seed-lease", "seed-local", "garden", "garden-dev"] {
+    for name in [
+        "gardener-system-seed-lease",
+        "seed-local",
+        "garden",
+        "garden-dev",
+    ] {
         create_namespace(&client, name).await;
     }
     create_namespace(&seed.client(), "garden").await;
@@ -116,7 +131,10 @@ async fn seed_and_shoots_turn_unknown_when_heartbeats_stop_and_seed_recovers_whe
             "spec": {"region": "local", "provider": {"type": "local", "workers": []}},
         }))
         .expect("shoot");
-        shoots.create(&PostParams::default(), &shoot).await.expect("create shoot");
+        shoots
+            .create(&PostParams::default(), &shoot)
+            .await
+            .expect("create shoot");
         let status = serde_json::json!({"status": {"seedName": seed_name}});
         shoots
             .patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
@@ -126,7 +144,13 @@ async fn seed_and_shoots_turn_unknown_when_heartbeats_stop_and_seed_recovers_whe
 
     let agent_stop = CancellationToken::new();
     let agent = start_agent(&garden, &seed, agent_stop.clone()).await;
-    condition(&client, "GardenletReady True", Duration::from_secs(10), gardenlet_ready(ConditionStatus::True)).await;
+    condition(
+        &client,
+        "GardenletReady True",
+        Duration::from_secs(10),
+        gardenlet_ready(ConditionStatus::True),
+    )
+    .await;
 
     let settings = seed_lifecycle::Settings {
         concurrent_syncs: 2,
@@ -145,12 +169,24 @@ async fn seed_and_shoots_turn_unknown_when_heartbeats_stop_and_seed_recovers_whe
 
     // While the agent heartbeats, the controller leaves the Seed alone.
     tokio::time::sleep(settings.monitor_period + Duration::from_millis(500)).await;
-    condition(&client, "GardenletReady still True", Duration::from_secs(1), gardenlet_ready(ConditionStatus::True)).await;
+    condition(
+        &client,
+        "GardenletReady still True",
+        Duration::from_secs(1),
+        gardenlet_ready(ConditionStatus::True),
+    )
+    .await;
 
     agent_stop.cancel();
     agent.wait().await.expect("agent stops");
     let stopped = Instant::now();
-    let unknown = condition(&client, "GardenletReady Unknown", Duration::from_secs(10), gardenlet_ready(ConditionStatus::Unknown)).await;
+    let unknown = condition(
+        &client,
+        "GardenletReady Unknown",
+        Duration::from_secs(10),
+        gardenlet_ready(ConditionStatus::Unknown),
+    )
+    .await;
     let unknown_seen = Instant::now();
     assert_eq!(unknown.reason, "StatusUnknown");
     assert_eq!(unknown.message, "Gardenlet stopped posting status updates.");
@@ -168,7 +204,11 @@ async fn seed_and_shoots_turn_unknown_when_heartbeats_stop_and_seed_recovers_whe
         if status.conditions.len() == 4 && status.constraints.len() == 2 {
             break shoot;
         }
-        assert!(Instant::now() < deadline, "shoot conditions not set: {:?}", shoot.status);
+        assert!(
+            Instant::now() < deadline,
+            "shoot conditions not set: {:?}",
+            shoot.status
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     let status = ours.status.expect("status");
@@ -184,16 +224,40 @@ async fn seed_and_shoots_turn_unknown_when_heartbeats_stop_and_seed_recovers_whe
         assert_eq!(condition.reason, "StatusUnknown");
         assert_eq!(condition.message, "Gardenlet stopped sending heartbeats.");
     }
-    assert!(status.conditions.iter().all(|c| c.type_ != "EveryNodeReady"), "workerless shoot");
+    assert!(
+        status
+            .conditions
+            .iter()
+            .all(|c| c.type_ != "EveryNodeReady"),
+        "workerless shoot"
+    );
     let other = shoots.get("other").await.expect("shoot");
-    assert!(other.status.map(|s| s.conditions.is_empty()).unwrap_or(true), "other seed's shoot untouched");
+    assert!(
+        other
+            .status
+            .map(|s| s.conditions.is_empty())
+            .unwrap_or(true),
+        "other seed's shoot untouched"
+    );
 
     let agent_stop = CancellationToken::new();
     let agent = start_agent(&garden, &seed, agent_stop.clone()).await;
-    condition(&client, "GardenletReady True after resume", Duration::from_secs(10), gardenlet_ready(ConditionStatus::True)).await;
+    condition(
+        &client,
+        "GardenletReady True after resume",
+        Duration::from_secs(10),
+        gardenlet_ready(ConditionStatus::True),
+    )
+    .await;
     // The controller must not flip it back while heartbeats flow.
     tokio::time::sleep(Duration::from_secs(2)).await;
-    condition(&client, "GardenletReady stays True", Duration::from_secs(1), gardenlet_ready(ConditionStatus::True)).await;
+    condition(
+        &client,
+        "GardenletReady stays True",
+        Duration::from_secs(1),
+        gardenlet_ready(ConditionStatus::True),
+    )
+    .await;
 
     agent_stop.cancel();
     agent.wait().await.expect("agent stops");

@@ -111,7 +111,10 @@ impl Error {
     /// A missing Seed leaves health alone (stuck detection catches it), a failed condition write
     /// happens after a successful renewal.
     pub fn affects_health(&self) -> bool {
-        !matches!(self, Error::SeedNotFound { .. } | Error::PatchCondition { .. })
+        !matches!(
+            self,
+            Error::SeedNotFound { .. } | Error::PatchCondition { .. }
+        )
     }
 }
 
@@ -134,8 +137,10 @@ pub async fn run(ctx: Arc<AgentContext>) {
         match result {
             Ok(beat) => {
                 ctx.health.set(true);
-                ctx.metrics
-                    .lease_renewed(beat.renewed_at, beat.renew_started.saturating_duration_since(scheduled));
+                ctx.metrics.lease_renewed(
+                    beat.renewed_at,
+                    beat.renew_started.saturating_duration_since(scheduled),
+                );
                 ctx.metrics.reconciled(NAME, took, true);
                 tracing::trace!(seed = %ctx.seed_name, condition_written = beat.condition_written, "heartbeat");
             }
@@ -144,7 +149,10 @@ pub async fn run(ctx: Arc<AgentContext>) {
                     ctx.health.set(false);
                     ctx.metrics.lease_renewal_failed();
                 } else if matches!(error, Error::PatchCondition { .. }) {
-                    ctx.metrics.lease_renewed(ctx.clock.now(), started.saturating_duration_since(scheduled));
+                    ctx.metrics.lease_renewed(
+                        ctx.clock.now(),
+                        started.saturating_duration_since(scheduled),
+                    );
                 }
                 ctx.metrics.reconciled(NAME, took, false);
                 tracing::warn!(error = %crate::leader_election::error_chain(&error), seed = %ctx.seed_name, "heartbeat failed");

@@ -8,10 +8,10 @@ use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
-use serde_json::{Value, json};
 use seedlet_api::conditions::{self, Condition, ConditionStatus};
-use seedlet_api::names::{condition_types, groups, namespaces, reasons};
 use seedlet_api::core::Seed;
+use seedlet_api::names::{condition_types, groups, namespaces, reasons};
+use serde_json::{Value, json};
 
 use super::Error;
 use crate::AgentContext;
@@ -64,8 +64,17 @@ pub async fn beat(ctx: &AgentContext) -> Result<Beat, Error> {
 
     if let Err(source) = probe_seed(&ctx.seed, ctx.heartbeat.period).await {
         let now = ctx.clock.now();
-        let message = format!("Seed API server health check failed: {}", crate::leader_election::error_chain(&source));
-        if let Some(updated) = gardenlet_ready(&existing, ConditionStatus::False, SEED_API_SERVER_UNHEALTHY, &message, now) {
+        let message = format!(
+            "Seed API server health check failed: {}",
+            crate::leader_election::error_chain(&source)
+        );
+        if let Some(updated) = gardenlet_ready(
+            &existing,
+            ConditionStatus::False,
+            SEED_API_SERVER_UNHEALTHY,
+            &message,
+            now,
+        ) {
             // Best effort: the garden may be unreachable as well; the Lease going stale tells the
             // garden controller in that case.
             if let Err(error) = patch_conditions(&seeds, &seed, updated).await {
@@ -78,7 +87,14 @@ pub async fn beat(ctx: &AgentContext) -> Result<Beat, Error> {
     let renew_started = tokio::time::Instant::now();
     let renewed_at = ctx.clock.now();
     let leases: Api<Lease> = Api::namespaced(garden, namespaces::SEED_LEASE);
-    renew_lease(&leases, name, &uid, ctx.heartbeat.lease_duration_seconds(), renewed_at).await?;
+    renew_lease(
+        &leases,
+        name,
+        &uid,
+        ctx.heartbeat.lease_duration_seconds(),
+        renewed_at,
+    )
+    .await?;
 
     let now = ctx.clock.now();
     let mut condition_written = false;
@@ -131,16 +147,21 @@ async fn renew_lease(
     {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(status)) if status.is_not_found() => {
-            let lease: Lease = serde_json::from_value(body).map_err(|source| Error::EncodeLease {
-                seed: seed_name.to_owned(),
-                source,
-            })?;
+            let lease: Lease =
+                serde_json::from_value(body).map_err(|source| Error::EncodeLease {
+                    seed: seed_name.to_owned(),
+                    source,
+                })?;
             match leases.create(&PostParams::default(), &lease).await {
                 Ok(_) => Ok(()),
                 Err(kube::Error::Api(status)) if status.is_already_exists() => {
                     // Created concurrently (e.g. by a previous leader): patch it.
                     leases
-                        .patch(seed_name, &PatchParams::default(), &Patch::Merge(&lease_body(seed_name, seed_uid, duration_seconds, now)))
+                        .patch(
+                            seed_name,
+                            &PatchParams::default(),
+                            &Patch::Merge(&lease_body(seed_name, seed_uid, duration_seconds, now)),
+                        )
                         .await
                         .map(|_| ())
                         .map_err(error)
@@ -186,13 +207,24 @@ pub fn gardenlet_ready(
     now: Timestamp,
 ) -> Option<Vec<Condition>> {
     let mut updated = existing.to_vec();
-    conditions::set(&mut updated, condition_types::GARDENLET_READY, status, reason, message, now)
-        .then_some(updated)
+    conditions::set(
+        &mut updated,
+        condition_types::GARDENLET_READY,
+        status,
+        reason,
+        message,
+        now,
+    )
+    .then_some(updated)
 }
 
 /// Writes `conditions` as a status merge patch guarded by the Seed's `resourceVersion` (other
 /// writers share the list); a conflict surfaces as an error and is retried next beat.
-async fn patch_conditions(seeds: &Api<Seed>, seed: &Seed, conditions: Vec<Condition>) -> Result<(), Error> {
+async fn patch_conditions(
+    seeds: &Api<Seed>,
+    seed: &Seed,
+    conditions: Vec<Condition>,
+) -> Result<(), Error> {
     let name = seed.metadata.name.clone().unwrap_or_default();
     let patch = json!({
         "metadata": { "resourceVersion": seed.metadata.resource_version },
@@ -215,7 +247,8 @@ mod tests {
 
     #[test]
     fn gardenlet_ready_is_written_when_missing() {
-        let updated = gardenlet_ready(&[], ConditionStatus::True, "GardenletReady", "m", at(10)).unwrap();
+        let updated =
+            gardenlet_ready(&[], ConditionStatus::True, "GardenletReady", "m", at(10)).unwrap();
         assert_eq!(updated.len(), 1);
         assert_eq!(updated[0].type_, "GardenletReady");
         assert!(updated[0].is_true());
@@ -223,25 +256,46 @@ mod tests {
 
     #[test]
     fn gardenlet_ready_is_not_written_when_unchanged() {
-        let first = gardenlet_ready(&[], ConditionStatus::True, "GardenletReady", "m", at(10)).unwrap();
-        assert_eq!(gardenlet_ready(&first, ConditionStatus::True, "GardenletReady", "m", at(20)), None);
+        let first =
+            gardenlet_ready(&[], ConditionStatus::True, "GardenletReady", "m", at(10)).unwrap();
+        assert_eq!(
+            gardenlet_ready(&first, ConditionStatus::True, "GardenletReady", "m", at(20)),
+            None
+        );
     }
 
     #[test]
     fn gardenlet_ready_moves_transition_time_only_on_status_change() {
-        let first = gardenlet_ready(&[], ConditionStatus::Unknown, "StatusUnknown", "x", at(10)).unwrap();
-        let second = gardenlet_ready(&first, ConditionStatus::True, "GardenletReady", "m", at(20)).unwrap();
+        let first =
+            gardenlet_ready(&[], ConditionStatus::Unknown, "StatusUnknown", "x", at(10)).unwrap();
+        let second =
+            gardenlet_ready(&first, ConditionStatus::True, "GardenletReady", "m", at(20)).unwrap();
         assert_eq!(second[0].last_transition_time.0, at(20));
-        let third = gardenlet_ready(&second, ConditionStatus::True, "GardenletReady", "other", at(30)).unwrap();
+        let third = gardenlet_ready(
+            &second,
+            ConditionStatus::True,
+            "GardenletReady",
+            "other",
+            at(30),
+        )
+        .unwrap();
         assert_eq!(third[0].last_transition_time.0, at(20));
         assert_eq!(third[0].last_update_time.0, at(30));
     }
 
     #[test]
     fn gardenlet_ready_keeps_other_conditions() {
-        let mut existing = gardenlet_ready(&[], ConditionStatus::True, "GardenletReady", "m", at(10)).unwrap();
+        let mut existing =
+            gardenlet_ready(&[], ConditionStatus::True, "GardenletReady", "m", at(10)).unwrap();
         existing.insert(0, Condition::initialized("ExtensionsReady", at(1)));
-        let updated = gardenlet_ready(&existing, ConditionStatus::False, SEED_API_SERVER_UNHEALTHY, "down", at(20)).unwrap();
+        let updated = gardenlet_ready(
+            &existing,
+            ConditionStatus::False,
+            SEED_API_SERVER_UNHEALTHY,
+            "down",
+            at(20),
+        )
+        .unwrap();
         assert_eq!(updated.len(), 2);
         assert_eq!(updated[0].type_, "ExtensionsReady");
         assert_eq!(updated[1].status, ConditionStatus::False);
@@ -253,7 +307,11 @@ mod tests {
         assert_eq!(body["metadata"]["namespace"], "gardener-system-seed-lease");
         assert_eq!(body["metadata"]["ownerReferences"][0]["kind"], "Seed");
         assert_eq!(body["metadata"]["ownerReferences"][0]["uid"], "uid-1");
-        assert!(body["metadata"]["ownerReferences"][0].get("controller").is_none());
+        assert!(
+            body["metadata"]["ownerReferences"][0]
+                .get("controller")
+                .is_none()
+        );
         assert_eq!(body["spec"]["holderIdentity"], "s1");
         assert_eq!(body["spec"]["leaseDurationSeconds"], 2);
         let lease: Lease = serde_json::from_value(body).unwrap();

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Secret;
-use serde_json::{Map, Value, json};
 use seedlet_api::names::{annotations, labels};
+use serde_json::{Map, Value, json};
 
 use super::Error;
 
@@ -25,10 +25,13 @@ pub fn registration_patch(
     template_annotations: &BTreeMap<String, String>,
     template_spec: &Value,
 ) -> Value {
-    let mut desired_labels = BTreeMap::from([(labels::ROLE.to_owned(), labels::ROLE_SEED.to_owned())]);
+    let mut desired_labels =
+        BTreeMap::from([(labels::ROLE.to_owned(), labels::ROLE_SEED.to_owned())]);
     desired_labels.extend(template_labels.iter().map(|(k, v)| (k.clone(), v.clone())));
     let mut label_patch = Map::new();
-    if let Some(Value::Object(existing_labels)) = existing.and_then(|s| s.pointer("/metadata/labels")) {
+    if let Some(Value::Object(existing_labels)) =
+        existing.and_then(|s| s.pointer("/metadata/labels"))
+    {
         for key in existing_labels.keys() {
             if !desired_labels.contains_key(key) {
                 label_patch.insert(key.clone(), Value::Null);
@@ -156,7 +159,10 @@ mod tests {
     use super::*;
 
     fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
     }
 
     #[test]
@@ -179,7 +185,12 @@ mod tests {
 
     #[test]
     fn registration_patch_lets_config_override_the_role_label() {
-        let patch = registration_patch(None, &map(&[("gardener.cloud/role", "other")]), &map(&[]), &json!({}));
+        let patch = registration_patch(
+            None,
+            &map(&[("gardener.cloud/role", "other")]),
+            &map(&[]),
+            &json!({}),
+        );
         assert_eq!(patch["metadata"]["labels"]["gardener.cloud/role"], "other");
     }
 
@@ -188,11 +199,19 @@ mod tests {
         let existing = json!({
             "spec": {"dns": {"defaults": [{"domain": "a.example"}], "provider": {"type": "x"}}, "old": 1},
         });
-        let patch = registration_patch(Some(&existing), &map(&[]), &map(&[]), &json!({"dns": {}, "new": 2}));
+        let patch = registration_patch(
+            Some(&existing),
+            &map(&[]),
+            &map(&[]),
+            &json!({"dns": {}, "new": 2}),
+        );
         assert_eq!(patch["spec"]["old"], Value::Null);
         assert_eq!(patch["spec"]["new"], 2);
         assert_eq!(patch["spec"]["dns"]["provider"], Value::Null);
-        assert_eq!(patch["spec"]["dns"]["defaults"], json!([{"domain": "a.example"}]));
+        assert_eq!(
+            patch["spec"]["dns"]["defaults"],
+            json!([{"domain": "a.example"}])
+        );
     }
 
     #[test]
@@ -221,7 +240,13 @@ mod tests {
     #[test]
     fn dns_defaults_are_sorted_by_priority_and_carry_zone_only_when_set() {
         let secrets = vec![
-            secret("low", &[("dns.gardener.cloud/provider", "p"), ("dns.gardener.cloud/domain", "low.example")]),
+            secret(
+                "low",
+                &[
+                    ("dns.gardener.cloud/provider", "p"),
+                    ("dns.gardener.cloud/domain", "low.example"),
+                ],
+            ),
             secret(
                 "high",
                 &[
@@ -243,6 +268,8 @@ mod tests {
     #[test]
     fn dns_defaults_fail_when_a_secret_lacks_the_domain() {
         let secrets = vec![secret("bad", &[("dns.gardener.cloud/provider", "p")])];
-        assert!(matches!(dns_defaults(&secrets), Err(Error::DefaultDomainSecret { name }) if name == "bad"));
+        assert!(
+            matches!(dns_defaults(&secrets), Err(Error::DefaultDomainSecret { name }) if name == "bad")
+        );
     }
 }

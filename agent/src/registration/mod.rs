@@ -12,8 +12,8 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::Api;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
-use serde_json::{Value, json};
 use seedlet_api::names::{labels, namespaces};
+use serde_json::{Value, json};
 
 pub use desired::{dns_defaults, registration_patch};
 
@@ -84,7 +84,9 @@ pub enum Error {
         source: kube::Error,
     },
     /// A default-domain Secret lacks the provider or domain annotation.
-    #[error("default-domain secret {name} lacks dns.gardener.cloud/provider or dns.gardener.cloud/domain")]
+    #[error(
+        "default-domain secret {name} lacks dns.gardener.cloud/provider or dns.gardener.cloud/domain"
+    )]
     DefaultDomainSecret {
         /// Secret name.
         name: String,
@@ -108,7 +110,10 @@ pub struct SeedRegistration {
 ///
 /// # Errors
 /// Any failing step, see [`Error`]. Idempotent: a second run patches nothing new.
-pub async fn register_seed(garden: &kube::Client, registration: &SeedRegistration) -> Result<Seed, Error> {
+pub async fn register_seed(
+    garden: &kube::Client,
+    registration: &SeedRegistration,
+) -> Result<Seed, Error> {
     let api: Api<Seed> = Api::all(garden.clone());
     let name = &registration.name;
     let existing = api.get_opt(name).await.map_err(|source| Error::ReadSeed {
@@ -160,7 +165,13 @@ pub async fn register_seed(garden: &kube::Client, registration: &SeedRegistratio
     tracing::info!(seed = %name, "registered seed");
 
     let namespace = format!("{}{name}", namespaces::SEED_NAMESPACE_PREFIX);
-    wait_for_namespace(garden, &namespace, NAMESPACE_POLL_INTERVAL, NAMESPACE_TIMEOUT).await?;
+    wait_for_namespace(
+        garden,
+        &namespace,
+        NAMESPACE_POLL_INTERVAL,
+        NAMESPACE_TIMEOUT,
+    )
+    .await?;
 
     if registration.spec.pointer("/dns/defaults").is_none() {
         let secrets: Api<Secret> = Api::namespaced(garden.clone(), &namespace);

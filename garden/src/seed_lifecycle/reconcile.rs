@@ -9,10 +9,10 @@ use k8s_openapi::api::coordination::v1::Lease;
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
-use serde_json::json;
 use seedlet_api::conditions::{self, Condition, ConditionStatus};
 use seedlet_api::core::{Seed, Shoot};
 use seedlet_api::names::{annotations, condition_types, namespaces, reasons};
+use serde_json::json;
 
 use super::{Ctx, NAME};
 
@@ -111,11 +111,13 @@ pub const SHOOT_CONSTRAINTS: [&str; 2] = [
 pub async fn reconcile(seed: Arc<Seed>, ctx: Arc<Ctx>) -> Result<Action, Error> {
     let started = std::time::Instant::now();
     let name = seed.metadata.name.clone().ok_or(Error::MissingName)?;
-    let result = match tokio::time::timeout(ctx.settings.sync_period, check(&seed, &name, &ctx)).await {
-        Ok(result) => result,
-        Err(_) => Err(Error::Timeout { seed: name }),
-    };
-    ctx.metrics.reconciled(NAME, started.elapsed(), result.is_ok());
+    let result =
+        match tokio::time::timeout(ctx.settings.sync_period, check(&seed, &name, &ctx)).await {
+            Ok(result) => result,
+            Err(_) => Err(Error::Timeout { seed: name }),
+        };
+    ctx.metrics
+        .reconciled(NAME, started.elapsed(), result.is_ok());
     result.map(|()| Action::requeue(ctx.settings.sync_period))
 }
 
@@ -136,10 +138,13 @@ async fn check(seed: &Seed, name: &str, ctx: &Ctx) -> Result<(), Error> {
         return Ok(());
     }
     let leases: Api<Lease> = Api::namespaced(ctx.client.clone(), namespaces::SEED_LEASE);
-    let lease = leases.get_opt(name).await.map_err(|source| Error::ReadLease {
-        seed: name.to_owned(),
-        source,
-    })?;
+    let lease = leases
+        .get_opt(name)
+        .await
+        .map_err(|source| Error::ReadLease {
+            seed: name.to_owned(),
+            source,
+        })?;
     let now = ctx.clock.now();
     if !lease_is_stale(lease.as_ref(), now, signed(ctx.settings.monitor_period)) {
         return Ok(());
@@ -168,14 +173,23 @@ async fn check(seed: &Seed, name: &str, ctx: &Ctx) -> Result<(), Error> {
 }
 
 /// Whether the seed Lease (None = missing) was not renewed within `monitor_period` before `now`.
-pub fn lease_is_stale(lease: Option<&Lease>, now: Timestamp, monitor_period: SignedDuration) -> bool {
+pub fn lease_is_stale(
+    lease: Option<&Lease>,
+    now: Timestamp,
+    monitor_period: SignedDuration,
+) -> bool {
     let renewed = lease
         .and_then(|l| l.spec.as_ref())
         .and_then(|s| s.renew_time.as_ref())
         .map(|t| t.0);
     match renewed {
         None => true,
-        Some(renewed) => renewed.saturating_add(monitor_period).unwrap_or(Timestamp::MAX) <= now,
+        Some(renewed) => {
+            renewed
+                .saturating_add(monitor_period)
+                .unwrap_or(Timestamp::MAX)
+                <= now
+        }
     }
 }
 
@@ -195,7 +209,11 @@ pub fn gardenlet_ready_unknown(existing: &[Condition], now: Timestamp) -> Option
 }
 
 /// Whether `GardenletReady` has been not `True` for at least `period` at `now`.
-pub fn shoot_monitor_period_elapsed(ready: &Condition, now: Timestamp, period: SignedDuration) -> bool {
+pub fn shoot_monitor_period_elapsed(
+    ready: &Condition,
+    now: Timestamp,
+    period: SignedDuration,
+) -> bool {
     !ready.is_true()
         && ready
             .last_transition_time
@@ -245,7 +263,12 @@ fn set_unknown(list: &mut Vec<Condition>, type_: &str, now: Timestamp) -> bool {
 }
 
 /// Writes the Seed's conditions as a status merge patch guarded by its `resourceVersion`.
-async fn patch_seed_conditions(client: &kube::Client, seed: &Seed, name: &str, updated: &[Condition]) -> Result<(), Error> {
+async fn patch_seed_conditions(
+    client: &kube::Client,
+    seed: &Seed,
+    name: &str,
+    updated: &[Condition],
+) -> Result<(), Error> {
     let seeds: Api<Seed> = Api::all(client.clone());
     let patch = json!({
         "metadata": { "resourceVersion": seed.metadata.resource_version },
@@ -290,7 +313,11 @@ async fn nudge_managed_seed(client: &kube::Client, name: &str) -> Result<(), Err
 
 /// Sets the heartbeat-dependent conditions of every Shoot scheduled to `seed_name` to
 /// `Unknown`, in parallel.
-async fn mark_shoots_unknown(client: &kube::Client, seed_name: &str, now: Timestamp) -> Result<(), Error> {
+async fn mark_shoots_unknown(
+    client: &kube::Client,
+    seed_name: &str,
+    now: Timestamp,
+) -> Result<(), Error> {
     let shoots: Api<Shoot> = Api::all(client.clone());
     let list = shoots
         .list(&ListParams::default())
@@ -303,11 +330,7 @@ async fn mark_shoots_unknown(client: &kube::Client, seed_name: &str, now: Timest
         .items
         .iter()
         .filter(|shoot| {
-            shoot
-                .status
-                .as_ref()
-                .and_then(|s| s.seed_name.as_deref())
-                == Some(seed_name)
+            shoot.status.as_ref().and_then(|s| s.seed_name.as_deref()) == Some(seed_name)
         })
         .filter_map(|shoot| shoot_unknown(shoot, now).map(|update| (shoot, update)))
         .map(|(shoot, (conditions, constraints))| {
@@ -394,7 +417,10 @@ mod tests {
         let updated = gardenlet_ready_unknown(&[ready], at(50)).unwrap();
         assert_eq!(updated[0].status, ConditionStatus::Unknown);
         assert_eq!(updated[0].reason, "StatusUnknown");
-        assert_eq!(updated[0].message, "Gardenlet stopped posting status updates.");
+        assert_eq!(
+            updated[0].message,
+            "Gardenlet stopped posting status updates."
+        );
         assert_eq!(updated[0].last_transition_time.0, at(50));
         assert_eq!(gardenlet_ready_unknown(&updated, at(60)), None);
     }
@@ -417,7 +443,11 @@ mod tests {
             "x",
             at(0),
         );
-        assert!(!shoot_monitor_period_elapsed(&ready, at(10_000), SignedDuration::from_secs(1)));
+        assert!(!shoot_monitor_period_elapsed(
+            &ready,
+            at(10_000),
+            SignedDuration::from_secs(1)
+        ));
     }
 
     fn shoot(workers: bool) -> Shoot {
@@ -428,7 +458,8 @@ mod tests {
             "spec": {"region": "local", "provider": {"type": "local", "workers": []}},
         });
         if workers {
-            value["spec"]["provider"]["workers"] = json!([{"name": "w", "minimum": 1, "maximum": 1, "machine": {"type": "m"}}]);
+            value["spec"]["provider"]["workers"] =
+                json!([{"name": "w", "minimum": 1, "maximum": 1, "machine": {"type": "m"}}]);
         }
         serde_json::from_value(value).unwrap()
     }
@@ -438,9 +469,13 @@ mod tests {
         let (conditions, constraints) = shoot_unknown(&shoot(true), at(10)).unwrap();
         assert_eq!(conditions.len(), 5);
         assert_eq!(constraints.len(), 2);
-        assert!(conditions.iter().all(|c| c.status == ConditionStatus::Unknown
-            && c.reason == "StatusUnknown"
-            && c.message == "Gardenlet stopped sending heartbeats."));
+        assert!(
+            conditions
+                .iter()
+                .all(|c| c.status == ConditionStatus::Unknown
+                    && c.reason == "StatusUnknown"
+                    && c.message == "Gardenlet stopped sending heartbeats.")
+        );
     }
 
     #[test]
