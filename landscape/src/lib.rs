@@ -1,0 +1,312 @@
+//! The one-command sandbox landscape behind `seedlet sandbox`: a garden and a seed sandbox API
+//! server, the garden controller and the agent, wired the way an operator wires a real landscape.
+//!
+//! The agent gets nothing but a bootstrap-token kubeconfig in a seed Secret, exactly as on a real
+//! seed: it requests its client certificate with a CertificateSigningRequest, the garden controller
+//! approves it, and the agent then registers its Seed and starts its heartbeat. [`run`] prints each
+//! step with its duration, a status summary, and the `KUBECONFIG` lines to look around with kubectl.
+
+mod files;
+mod garden_setup;
+mod progress;
+mod summary;
+mod wait;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use seedlet_agent::Agent;
+use seedlet_garden::runtime::Garden;
+use seedlet_sandbox::Sandbox;
+use tokio_util::sync::CancellationToken;
+
+use crate::files::StateDir;
+use crate::progress::Progress;
+
+/// Name of the demo seed.
+pub const SEED_NAME: &str = "local";
+
+/// How `seedlet sandbox` runs.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Where sandbox state, kubeconfigs and component configs are kept; a fresh temporary
+    /// directory when `None`. Reusing a directory resumes the landscape kept there.
+    pub dir: Option<PathBuf>,
+    /// Exit once everything is Ready instead of running until interrupted.
+    pub once: bool,
+    /// How long to wait for each step before giving up.
+    pub step_timeout: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            dir: None,
+            once: false,
+            step_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Why the landscape did not come up.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The state directory could not be prepared or written.
+    #[error("cannot prepare state directory {path}")]
+    StateDir {
+        /// The directory or file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A sandbox API server did not start.
+    #[error("cannot start the {name} sandbox API server")]
+    Sandbox {
+        /// `garden` or `seed`.
+        name: &'static str,
+        /// The cause.
+        #[source]
+        source: seedlet_sandbox::SandboxError,
+    },
+    /// Preparing the garden or seed (CRDs, namespaces, bootstrap token) failed.
+    #[error("cannot {step}")]
+    Prepare {
+        /// What was being prepared.
+        step: String,
+        /// The cause.
+        #[source]
+        source: kube::Error,
+    },
+    /// A component configuration written by the landscape was rejected.
+    #[error("invalid {component} configuration")]
+    Config {
+        /// `agent` or `garden controller`.
+        component: &'static str,
+        /// The cause.
+        #[source]
+        source: seedlet_config::ConfigError,
+    },
+    /// The garden controller did not start.
+    #[error("cannot start the garden controller")]
+    Garden(#[source] seedlet_garden::runtime::Error),
+    /// The agent did not start.
+    #[error("cannot start the agent")]
+    Agent(#[source] seedlet_agent::Error),
+    /// A step did not finish in time.
+    #[error("timed out after {timeout:?} waiting for: {what} (last seen: {last})")]
+    Timeout {
+        /// The step.
+        what: String,
+        /// The step timeout.
+        timeout: Duration,
+        /// What the last check saw.
+        last: String,
+    },
+}
+
+/// Runs the landscape until everything is Ready, then (unless `options.once`) until `shutdown`.
+///
+/// # Errors
+/// The first step that fails, see [`Error`]; everything started so far is shut down first.
+pub async fn run(options: Options, shutdown: CancellationToken) -> Result<(), Error> {
+    let started = Instant::now();
+    let mut progress = Progress::new();
+    let state = StateDir::prepare(options.dir.clone())?;
+    progress.note(&format!("state directory: {}", state.root().display()));
+
+    let garden = progress
+        .step("start garden API server", async {
+            let sandbox = Sandbox::builder()
+                .name("garden")
+                .dir(state.path("garden"))
+                .start()
+                .await
+                .map_err(|source| Error::Sandbox { name: "garden", source })?;
+            let detail = sandbox.endpoint();
+            Ok((sandbox, detail))
+        })
+        .await?;
+    let seed = progress
+        .step("start seed API server", async {
+            let sandbox = Sandbox::builder()
+                .name("seed")
+                .dir(state.path("seed"))
+                .workload_simulation(true)
+                .start()
+                .await
+                .map_err(|source| Error::Sandbox { name: "seed", source })?;
+            let detail = sandbox.endpoint();
+            Ok((sandbox, detail))
+        })
+        .await?;
+    state.write_kubeconfig("garden.kubeconfig", &garden.admin_kubeconfig_yaml())?;
+    state.write_kubeconfig("seed.kubeconfig", &seed.admin_kubeconfig_yaml())?;
+
+    let outcome = bring_up(&options, &state, &garden, &seed, &mut progress, &shutdown).await;
+    let result = match outcome {
+        Ok(components) => {
+            progress.note(&format!("landscape Ready in {:.1?}", started.elapsed()));
+            summary::print(&garden.client(), &seed.client(), SEED_NAME).await;
+            summary::print_kubectl_hints(&state);
+            if !options.once {
+                progress.note("running; press Ctrl-C to stop");
+                shutdown.cancelled().await;
+            }
+            components.stop().await;
+            Ok(())
+        }
+        Err(error) => Err(error),
+    };
+    garden.shutdown().await;
+    seed.shutdown().await;
+    result
+}
+
+/// The components started by [`bring_up`], stopped together.
+struct Components {
+    stop: CancellationToken,
+    garden: seedlet_garden::runtime::RunningGarden,
+    agent: seedlet_agent::RunningAgent,
+}
+
+impl Components {
+    async fn stop(self) {
+        self.stop.cancel();
+        if let Err(error) = self.agent.wait().await {
+            tracing::warn!(error = %error, "agent stopped with an error");
+        }
+        if let Err(error) = self.garden.wait().await {
+            tracing::warn!(error = %error, "garden controller stopped with an error");
+        }
+    }
+}
+
+/// Prepares both clusters, starts garden controller and agent, and waits until the Seed is Ready.
+async fn bring_up(
+    options: &Options,
+    state: &StateDir,
+    garden: &Sandbox,
+    seed: &Sandbox,
+    progress: &mut Progress,
+    shutdown: &CancellationToken,
+) -> Result<Components, Error> {
+    let garden_client = garden.client();
+    let seed_client = seed.client();
+    let timeout = options.step_timeout;
+
+    progress
+        .step("install Gardener CRDs (garden: core.gardener.cloud, seed: extensions + resources)", async {
+            let garden_count = garden_setup::install_crds(&garden_client, seedlet_api::crds::garden_crds()).await?;
+            let seed_count = garden_setup::install_crds(&seed_client, seedlet_api::crds::seed_crds()).await?;
+            Ok(((), format!("{garden_count} + {seed_count} CRDs")))
+        })
+        .await?;
+    let token = progress
+        .step("prepare garden: namespaces, cluster identity, bootstrap token", async {
+            let token = garden_setup::prepare_garden(&garden_client, SEED_NAME).await?;
+            let detail = format!("token {}.<secret>", token.id);
+            Ok((token, detail))
+        })
+        .await?;
+
+    let stop = shutdown.child_token();
+    let garden_config_path = state.write_config("garden-controller.yaml", &files::garden_controller_config())?;
+    let running_garden = progress
+        .step("start garden controller (CSR approval, seed lifecycle)", async {
+            let config = match seedlet_config::load(&garden_config_path)
+                .map_err(|source| Error::Config { component: "garden controller", source })?
+            {
+                seedlet_config::AnyConfig::GardenController(config) => *config,
+                seedlet_config::AnyConfig::Gardenlet(_) => {
+                    unreachable!("the landscape writes a GardenControllerConfiguration")
+                }
+            };
+            let running = Garden::new(config, garden_client.clone())
+                .map_err(Error::Garden)?
+                .with_addresses(files::ephemeral_address(), files::ephemeral_address())
+                .start(stop.clone())
+                .await
+                .map_err(Error::Garden)?;
+            Ok((running, garden_config_path.display().to_string()))
+        })
+        .await?;
+
+    progress
+        .step("store bootstrap kubeconfig in the seed (Secret garden/gardenlet-kubeconfig-bootstrap)", async {
+            let kubeconfig = files::bootstrap_kubeconfig(&garden.endpoint(), &garden.ca_cert_pem(), &token.bearer());
+            garden_setup::store_bootstrap_kubeconfig(&seed_client, &kubeconfig).await?;
+            Ok(((), String::new()))
+        })
+        .await?;
+
+    let agent_config_path = state.write_config("agent.yaml", &files::agent_config(SEED_NAME))?;
+    let running_agent = progress
+        .step("start agent", async {
+            let config = match seedlet_config::load(&agent_config_path)
+                .map_err(|source| Error::Config { component: "agent", source })?
+            {
+                seedlet_config::AnyConfig::Gardenlet(config) => *config,
+                seedlet_config::AnyConfig::GardenController(_) => {
+                    unreachable!("the landscape writes a GardenletConfiguration")
+                }
+            };
+            let mut agent = Agent::new(config).map_err(Error::Agent)?;
+            let settings = agent.settings_mut();
+            settings.health_address = files::ephemeral_address();
+            settings.metrics_address = files::ephemeral_address();
+            let running = agent
+                .with_seed_client(seed_client.clone())
+                .start(stop.clone())
+                .await
+                .map_err(Error::Agent)?;
+            Ok((running, agent_config_path.display().to_string()))
+        })
+        .await?;
+    let components = Components {
+        stop,
+        garden: running_garden,
+        agent: running_agent,
+    };
+
+    let waited = wait_until_ready(&garden_client, &seed_client, progress, timeout).await;
+    match waited {
+        Ok(()) => Ok(components),
+        Err(error) => {
+            components.stop().await;
+            Err(error)
+        }
+    }
+}
+
+/// The readiness steps, each watched on the real objects.
+async fn wait_until_ready(
+    garden: &kube::Client,
+    seed: &kube::Client,
+    progress: &mut Progress,
+    timeout: Duration,
+) -> Result<(), Error> {
+    let garden = Arc::new(garden.clone());
+    let seed = Arc::new(seed.clone());
+    progress
+        .step("garden identity: CSR approved, certificate kubeconfig stored, bootstrap Secret removed", {
+            let (garden, seed) = (garden.clone(), seed.clone());
+            async move { wait::garden_identity(&garden, &seed, timeout).await.map(|detail| ((), detail)) }
+        })
+        .await?;
+    progress
+        .step("Seed registered in the garden", {
+            let garden = garden.clone();
+            async move { wait::seed_registered(&garden, SEED_NAME, timeout).await.map(|detail| ((), detail)) }
+        })
+        .await?;
+    progress
+        .step("heartbeat: Lease renewed and GardenletReady True", {
+            let garden = garden.clone();
+            async move { wait::gardenlet_ready(&garden, SEED_NAME, timeout).await.map(|detail| ((), detail)) }
+        })
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,86 @@
+//! The status summary printed once the landscape is Ready, and how to look around with kubectl.
+
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::Api;
+use seedlet_api::core::Seed;
+use seedlet_api::names::namespaces;
+
+use crate::files::StateDir;
+
+/// Prints the Seed's conditions, the Lease age and the client certificate expiry, read fresh from
+/// the garden. Read errors are printed in place of the value: the summary never fails the run.
+pub async fn print(garden: &kube::Client, _seed: &kube::Client, seed_name: &str) {
+    let now = jiff::Timestamp::now();
+    println!();
+    println!("Seed {seed_name}:");
+    let seeds: Api<Seed> = Api::all(garden.clone());
+    match seeds.get(seed_name).await {
+        Ok(seed) => {
+            let status = seed.status.unwrap_or_default();
+            for condition in &status.conditions {
+                println!(
+                    "  condition {:<22} {:<8} {:<24} {}",
+                    condition.type_, condition.status, condition.reason, condition.message
+                );
+            }
+            match status.client_certificate_expiration_timestamp {
+                Some(expiry) => println!("  client certificate expires {} (in {})", expiry.0, age(now, expiry.0, true)),
+                None => println!("  client certificate expiry not reported yet"),
+            }
+        }
+        Err(error) => println!("  cannot read Seed: {error}"),
+    }
+    let leases: Api<Lease> = Api::namespaced(garden.clone(), namespaces::SEED_LEASE);
+    match leases.get(seed_name).await {
+        Ok(lease) => {
+            let renewed = lease.spec.and_then(|spec| spec.renew_time);
+            match renewed {
+                Some(time) => println!("  lease {}/{seed_name} renewed {} ago", namespaces::SEED_LEASE, age(now, time.0, false)),
+                None => println!("  lease {}/{seed_name} never renewed", namespaces::SEED_LEASE),
+            }
+        }
+        Err(error) => println!("  cannot read Lease: {error}"),
+    }
+}
+
+/// Prints the `export KUBECONFIG=...` lines and a few commands worth trying.
+pub fn print_kubectl_hints(state: &StateDir) {
+    let garden = state.path("garden.kubeconfig");
+    let seed = state.path("seed.kubeconfig");
+    println!();
+    println!("Look around with kubectl:");
+    println!("  export KUBECONFIG={}   # the garden", garden.display());
+    println!("  kubectl get seeds,csr,controllerregistrations,controllerinstallations");
+    println!("  kubectl -n {} get leases -o wide", namespaces::SEED_LEASE);
+    println!("  export KUBECONFIG={}     # the seed", seed.display());
+    println!("  kubectl -n garden get secrets,leases,managedresources");
+    println!("Component configurations: {} and {}", state.path("agent.yaml").display(), state.path("garden-controller.yaml").display());
+}
+
+/// Whole seconds between `now` and `time`, in the future (`ahead`) or past.
+fn age(now: jiff::Timestamp, time: jiff::Timestamp, ahead: bool) -> String {
+    let span = if ahead { time.duration_since(now) } else { now.duration_since(time) };
+    let seconds = span.as_secs().max(0);
+    if seconds >= 3600 {
+        format!("{}h{:02}m", seconds / 3600, (seconds % 3600) / 60)
+    } else if seconds >= 60 {
+        format!("{}m{:02}s", seconds / 60, seconds % 60)
+    } else {
+        format!("{}.{:01}s", seconds, span.subsec_millis().max(0) / 100)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_print_in_the_largest_sensible_unit() {
+        let now: jiff::Timestamp = "2026-01-01T00:00:00Z".parse().expect("time");
+        let later: jiff::Timestamp = "2026-01-02T01:30:00Z".parse().expect("time");
+        assert_eq!(age(now, later, true), "25h30m");
+        let earlier: jiff::Timestamp = "2026-01-01T00:00:00Z".parse().expect("time");
+        let shortly: jiff::Timestamp = "2026-01-01T00:01:05Z".parse().expect("time");
+        assert_eq!(age(shortly, earlier, false), "1m05s");
+    }
+}
