@@ -481,6 +481,21 @@ pub mod reasons {
     pub const EXTENSION_OBJECTS_EXIST: &str = "ExtensionObjectsExist";
     /// Required False.
     pub const NO_EXTENSION_OBJECTS: &str = "NoExtensionObjects";
+    /// Required False message.
+    pub const NO_EXTENSION_OBJECTS_MESSAGE: &str = "no extension objects exist in the seed having the kind/type combinations the controller is responsible for";
+    /// Valid True message.
+    pub const REGISTRATION_VALID_MESSAGE: &str = "chart could be rendered successfully.";
+    /// Installed True message.
+    pub const INSTALLATION_SUCCESSFUL_MESSAGE: &str =
+        "The controller was successfully installed in the seed cluster.";
+    /// Installed False message after a completed deletion.
+    pub const DELETION_SUCCESSFUL_MESSAGE: &str = "Deletion of old resources succeeded.";
+    /// Healthy True message.
+    pub const CONTROLLER_HEALTHY_MESSAGE: &str =
+        "The controller running in the seed cluster is healthy.";
+    /// Progressing False message.
+    pub const CONTROLLER_ROLLED_OUT_MESSAGE: &str =
+        "The controller has been rolled out successfully.";
 
     // --- ManagedResource ---
     /// Applied/Healthy True, Progressing False for ignored MRs.
