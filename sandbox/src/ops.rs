@@ -134,6 +134,7 @@ pub fn create_with(
         let api_version = rt.api_version();
         managed::record_update(None, &mut object, writer.manager, &api_version, scope_for(rt, ""), rules.as_ref(), &now_rfc3339());
     }
+    drop_empty_fields(rt, &mut object);
     let stored = state.insert(&rt.storage_key(), object);
     admission::after_write(state, rt, &stored);
     Ok(stored)
@@ -162,9 +163,6 @@ pub fn update(
     writer: &Writer<'_>,
     ownership: Ownership,
 ) -> Result<Arc<Value>, ApiError> {
-    let Some(old) = state.get(rt, namespace, name) else {
-        return Err(ApiError::not_found(rt, name));
-    };
     if !object.is_object() {
         return Err(ApiError::bad_request("the body of the request must be an object"));
     }
@@ -177,6 +175,9 @@ pub fn update(
             "the name of the object ({body_name}) does not match the name on the URL ({name})"
         )));
     }
+    let Some(old) = state.get(rt, namespace, name) else {
+        return Err(ApiError::not_found(rt, name));
+    };
     let kind = object.get("kind").and_then(Value::as_str).unwrap_or_default().to_string();
     if rt.custom && !kind.is_empty() && kind != rt.kind {
         return Err(ApiError::invalid(
@@ -193,6 +194,7 @@ pub fn update(
     }
 
     let scope = scope_for(rt, subresource);
+    let applied_fields = object.pointer("/metadata/managedFields").cloned();
     let mut new = if subresource.is_empty() {
         {
             // Main resource: status is owned by the status subresource.
@@ -207,10 +209,17 @@ pub fn update(
             object
         }
     } else {
-        subresource_object(rt, &old, object)
+        subresource_object(rt, &old, object, subresource)
     };
     set_identity(&mut new, rt, namespace);
     keep_system_fields(&mut new, &old);
+    if ownership == Ownership::Precomputed {
+        let metadata = metadata_mut(&mut new);
+        match applied_fields {
+            Some(fields) => metadata.insert("managedFields".into(), fields),
+            None => metadata.remove("managedFields"),
+        };
+    }
     admission::prepare_update(state, rt, &old, &mut new, subresource, writer)?;
     check_finalizers(rt, &old, &new, name)?;
     if (rt.generation || rt.custom) && spec_changed(&old, &new) {
@@ -221,6 +230,7 @@ pub fn update(
         let rules = admission::list_rules(rt);
         managed::record_update(Some(&old), &mut new, writer.manager, &rt.api_version(), scope, rules.as_ref(), &now_rfc3339());
     }
+    drop_empty_fields(rt, &mut new);
     if unchanged(&old, &new) {
         return Ok(old);
     }
@@ -335,8 +345,14 @@ pub fn scope_for(rt: &ResourceType, subresource: &str) -> Scope {
 }
 
 /// The object a subresource write produces: the old object with the subresource's part taken from the body.
-fn subresource_object(rt: &ResourceType, old: &Value, body: Value) -> Value {
+fn subresource_object(rt: &ResourceType, old: &Value, body: Value, subresource: &str) -> Value {
     let mut new = old.clone();
+    if subresource == "finalize" {
+        // A namespace's finalize subresource changes its spec (the finalizers list).
+        if let Some(spec) = body.get("spec") {
+            new["spec"] = spec.clone();
+        }
+    }
     if !rt.custom {
         if let Some(metadata) = body.get("metadata") {
             new["metadata"] = metadata.clone();
@@ -409,6 +425,33 @@ fn check_finalizers(rt: &ResourceType, old: &Value, new: &Value, name: &str) -> 
     // kube-apiserver reports this twice (metadata update validation runs in two places).
     let cause = Cause::new("metadata.finalizers", "FieldValueForbidden", message);
     Err(ApiError::invalid(rt, &rt.kind, name, vec![cause.clone(), cause]))
+}
+
+/// Drops empty metadata maps and lists (and empty data maps of built-in kinds), which kube-apiserver's
+/// typed serialization omits.
+fn drop_empty_fields(rt: &ResourceType, object: &mut Value) {
+    let empty = |v: &Value| match v {
+        Value::Object(m) => m.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Null => true,
+        _ => false,
+    };
+    if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        for key in ["labels", "annotations", "finalizers", "ownerReferences", "managedFields"] {
+            if metadata.get(key).is_some_and(empty) {
+                metadata.remove(key);
+            }
+        }
+    }
+    if !rt.custom && rt.group.is_empty() && (rt.kind == "Secret" || rt.kind == "ConfigMap") {
+        if let Some(map) = object.as_object_mut() {
+            for key in ["data", "binaryData", "stringData"] {
+                if map.get(key).is_some_and(empty) {
+                    map.remove(key);
+                }
+            }
+        }
+    }
 }
 
 /// Whether anything but metadata and status differs.

@@ -2,6 +2,7 @@
 //! owners wait for their blocking dependents; `orphan` owners release their dependents first.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
@@ -20,8 +21,8 @@ struct Location {
 pub fn pass(state: &mut State, writer: &Writer<'_>) -> bool {
     let registry = state.registry();
     let mut existing: HashSet<String> = HashSet::new();
-    let mut dependents: HashMap<String, Vec<(Location, Value)>> = HashMap::new();
-    let mut owners_waiting: Vec<(Location, Value)> = Vec::new();
+    let mut dependents: HashMap<String, Vec<(Location, Arc<Value>)>> = HashMap::new();
+    let mut owners_waiting: Vec<(Location, Arc<Value>)> = Vec::new();
     for key in state.resource_keys() {
         for object in state.list(&key, None) {
             let (namespace, name) = object_key(&object);
@@ -31,14 +32,14 @@ pub fn pass(state: &mut State, writer: &Writer<'_>) -> bool {
             }
             for reference in object.pointer("/metadata/ownerReferences").and_then(Value::as_array).into_iter().flatten() {
                 if let Some(uid) = reference.get("uid").and_then(Value::as_str) {
-                    dependents.entry(uid.to_string()).or_default().push((location.clone(), (*object).clone()));
+                    dependents.entry(uid.to_string()).or_default().push((location.clone(), object.clone()));
                 }
             }
             let finalizers = ops::finalizers(&object);
             if object.pointer("/metadata/deletionTimestamp").is_some()
                 && finalizers.iter().any(|f| f == "foregroundDeletion" || f == "orphan")
             {
-                owners_waiting.push((location, (*object).clone()));
+                owners_waiting.push((location, object.clone()));
             }
         }
     }
