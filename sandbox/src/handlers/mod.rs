@@ -139,6 +139,14 @@ pub fn parse_body(body: &[u8], content_type: &str, rt: &ResourceType) -> Result<
     let decode_error = |e: String| {
         ApiError::bad_request(format!("{} in version \"{}\" cannot be handled as a {}: {e}", rt.kind, rt.version, rt.kind))
     };
+    if content_type.contains("protobuf") {
+        return Err(ApiError::status(
+            415,
+            "UnsupportedMediaType",
+            "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml",
+            None,
+        ));
+    }
     if content_type.contains("yaml") {
         serde_yaml::from_slice::<Value>(body).map_err(|e| decode_error(e.to_string()))
     } else {
