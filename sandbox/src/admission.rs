@@ -73,11 +73,10 @@ pub fn prepare_update(
         }
         ("", "Service") => {
             for field in ["clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"] {
-                if new.pointer(&format!("/spec/{field}")).is_none() {
-                    if let (Some(value), Some(spec)) = (old.pointer(&format!("/spec/{field}")), new.get_mut("spec").and_then(Value::as_object_mut)) {
+                if new.pointer(&format!("/spec/{field}")).is_none()
+                    && let (Some(value), Some(spec)) = (old.pointer(&format!("/spec/{field}")), new.get_mut("spec").and_then(Value::as_object_mut)) {
                         spec.insert(field.into(), value.clone());
                     }
-                }
             }
         }
         ("coordination.k8s.io", "Lease") => normalize_lease(rt, new)?,

@@ -214,11 +214,10 @@ fn apply_defaults_to_children(map: &mut Map<String, Value>, schema: &Value) {
         if matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
             continue;
         }
-        if !map.contains_key(key) {
-            if let Some(default) = sub.get("default") {
+        if !map.contains_key(key)
+            && let Some(default) = sub.get("default") {
                 map.insert(key.clone(), default.clone());
             }
-        }
         if let Some(child) = map.get_mut(key) {
             apply_defaults(child, sub);
         }
@@ -288,8 +287,8 @@ fn validate(value: &Value, schema: &Value, path: &str, causes: &mut Vec<Cause>) 
             return;
         }
     }
-    if let Some(allowed) = schema.get("enum").and_then(Value::as_array) {
-        if !allowed.contains(value) {
+    if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
+        && !allowed.contains(value) {
             let supported: Vec<String> = allowed.iter().map(Value::to_string).collect();
             causes.push(Cause::new(
                 path,
@@ -297,7 +296,6 @@ fn validate(value: &Value, schema: &Value, path: &str, causes: &mut Vec<Cause>) 
                 format!("Unsupported value: {value}: supported values: {}", supported.join(", ")),
             ));
         }
-    }
     match value {
         Value::Object(map) => {
             let properties = schema.get("properties").and_then(Value::as_object);

@@ -224,7 +224,10 @@ fn lookup_index(list: &Value, element: &Element) -> Option<usize> {
     let items = list.as_array()?;
     match element {
         Element::Index(i) => Some(*i).filter(|i| *i < items.len()),
-        Element::Value(v) => items.iter().position(|item| item.to_string() == *v),
+        Element::Value(v) => {
+            let wanted: Value = serde_json::from_str(v).ok()?;
+            items.iter().position(|item| *item == wanted)
+        }
         Element::Key(k) => {
             let wanted: Map<String, Value> = serde_json::from_str(k).ok()?;
             items.iter().position(|item| wanted.iter().all(|(wk, wv)| item.get(wk) == Some(wv)))
@@ -315,11 +318,10 @@ pub fn from_fields_v1(fields: &Value) -> FieldSet {
 
 fn decode(node: &Value, path: &mut Path, out: &mut FieldSet) {
     let Some(map) = node.as_object() else { return };
-    if map.is_empty() || map.contains_key(".") {
-        if !path.is_empty() {
+    if (map.is_empty() || map.contains_key("."))
+        && !path.is_empty() {
             out.insert(path.clone());
         }
-    }
     for (key, child) in map {
         let Some(element) = parse_element(key) else { continue };
         path.push(element);

@@ -38,11 +38,10 @@ impl DeleteOptions {
     pub fn parse(body: Option<&Value>, query_policy: Option<&str>) -> Self {
         let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
         let mut propagation = body.and_then(|b| text(b.get("propagationPolicy"))).or(query_policy.map(str::to_string));
-        if propagation.is_none() {
-            if let Some(orphan) = body.and_then(|b| b.get("orphanDependents")).and_then(Value::as_bool) {
+        if propagation.is_none()
+            && let Some(orphan) = body.and_then(|b| b.get("orphanDependents")).and_then(Value::as_bool) {
                 propagation = Some(if orphan { "Orphan" } else { "Background" }.to_string());
             }
-        }
         DeleteOptions {
             propagation,
             uid: body.and_then(|b| text(b.pointer("/preconditions/uid"))),
@@ -353,11 +352,10 @@ fn subresource_object(rt: &ResourceType, old: &Value, body: Value, subresource: 
             new["spec"] = spec.clone();
         }
     }
-    if !rt.custom {
-        if let Some(metadata) = body.get("metadata") {
+    if !rt.custom
+        && let Some(metadata) = body.get("metadata") {
             new["metadata"] = metadata.clone();
         }
-    }
     match body.get("status") {
         Some(status) => new["status"] = status.clone(),
         None => {
@@ -443,15 +441,14 @@ fn drop_empty_fields(rt: &ResourceType, object: &mut Value) {
             }
         }
     }
-    if !rt.custom && rt.group.is_empty() && (rt.kind == "Secret" || rt.kind == "ConfigMap") {
-        if let Some(map) = object.as_object_mut() {
+    if !rt.custom && rt.group.is_empty() && (rt.kind == "Secret" || rt.kind == "ConfigMap")
+        && let Some(map) = object.as_object_mut() {
             for key in ["data", "binaryData", "stringData"] {
                 if map.get(key).is_some_and(empty) {
                     map.remove(key);
                 }
             }
         }
-    }
 }
 
 /// Whether anything but metadata and status differs.

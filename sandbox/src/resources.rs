@@ -344,7 +344,7 @@ impl Registry {
                 let mut versions: Vec<String> =
                     self.by_path.keys().filter(|(kg, _, _)| kg == g).map(|(_, v, _)| v.clone()).collect();
                 versions.dedup();
-                versions.sort_by(|a, b| version_priority(b).cmp(&version_priority(a)));
+                versions.sort_by_key(|v| std::cmp::Reverse(version_priority(v)));
                 (g.clone(), versions)
             })
             .collect()
@@ -407,7 +407,7 @@ mod tests {
     #[test]
     fn versions_sort_ga_before_beta_before_alpha() {
         let mut versions = vec!["v1alpha1", "v1", "v2beta1", "v1beta2"];
-        versions.sort_by(|a, b| version_priority(b).cmp(&version_priority(a)));
+        versions.sort_by_key(|v| std::cmp::Reverse(version_priority(v)));
         assert_eq!(versions, ["v1", "v2beta1", "v1beta2", "v1alpha1"]);
     }
 }

@@ -155,7 +155,7 @@ impl Parser {
                 let value = self.single_value()?;
                 let number: i64 = value
                     .parse()
-                    .map_err(|_| format!("for 'Gt', 'Lt' operators, the value must be an integer"))?;
+                    .map_err(|_| "for 'Gt', 'Lt' operators, the value must be an integer".to_string())?;
                 Ok(if op == Token::Greater {
                     Requirement::GreaterThan(key, number)
                 } else {
@@ -223,7 +223,7 @@ fn validate_label_key(key: &str) -> Result<(), String> {
         && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
         && name.starts_with(|c: char| c.is_ascii_alphanumeric())
         && name.ends_with(|c: char| c.is_ascii_alphanumeric());
-    let prefix_ok = prefix.is_none_or(|p| crate::validation::is_dns1123_subdomain(p));
+    let prefix_ok = prefix.is_none_or(crate::validation::is_dns1123_subdomain);
     if name_ok && prefix_ok {
         Ok(())
     } else {

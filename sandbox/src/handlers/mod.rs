@@ -54,11 +54,10 @@ impl Api {
     pub fn rbac(&self, state: &State) -> Arc<RbacSnapshot> {
         let version = state.rbac_version();
         let mut cache = self.rbac.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((cached_version, snapshot)) = cache.as_ref() {
-            if *cached_version == version {
+        if let Some((cached_version, snapshot)) = cache.as_ref()
+            && *cached_version == version {
                 return snapshot.clone();
             }
-        }
         let list = |plural: &str| -> Vec<Value> {
             state.list(&format!("{plural}.rbac.authorization.k8s.io"), None).iter().map(|o| (**o).clone()).collect()
         };
@@ -233,9 +232,7 @@ async fn serve(
     if call.rt.behaviour == Behaviour::Review {
         return match verb {
             "create" => review::create(&call),
-            _ => Err(ApiError::method_not_allowed(format!(
-                "the server does not allow this method on the requested resource"
-            ))),
+            _ => Err(ApiError::method_not_allowed("the server does not allow this method on the requested resource".to_string())),
         };
     }
     match verb {

@@ -102,12 +102,11 @@ pub fn list_item(call: &Call<'_>, object: &Value) -> Value {
         return present(call, object);
     }
     let mut item = object.clone();
-    if !call.rt.custom {
-        if let Some(map) = item.as_object_mut() {
+    if !call.rt.custom
+        && let Some(map) = item.as_object_mut() {
             map.remove("apiVersion");
             map.remove("kind");
         }
-    }
     item
 }
 

@@ -51,7 +51,7 @@ pub fn update(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
 /// DELETE of one object.
 pub fn delete(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     let body: Option<Value> =
-        if call.body.is_empty() { None } else { Some(call.json_body().map_err(|e| delete_options_error(e))?) };
+        if call.body.is_empty() { None } else { Some(call.json_body().map_err(delete_options_error)?) };
     let options = DeleteOptions::parse(body.as_ref(), call.query.get("propagationPolicy").map(String::as_str));
     let outcome = {
         let mut state = call.api.store.lock();
@@ -68,7 +68,7 @@ pub fn delete(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
 pub fn delete_collection(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     let selectors = Selectors::parse(call)?;
     let body: Option<Value> =
-        if call.body.is_empty() { None } else { Some(call.json_body().map_err(|e| delete_options_error(e))?) };
+        if call.body.is_empty() { None } else { Some(call.json_body().map_err(delete_options_error)?) };
     let options = DeleteOptions::parse(body.as_ref(), call.query.get("propagationPolicy").map(String::as_str));
     let namespace = (!call.path.namespace.is_empty()).then_some(call.path.namespace.as_str());
     let (items, rv) = {

@@ -92,13 +92,12 @@ impl Store {
             sender,
             dirty: false,
         };
-        if let Some(dir) = &dir {
-            if let Some((rv, objects)) = persist::load(dir)? {
+        if let Some(dir) = &dir
+            && let Some((rv, objects)) = persist::load(dir)? {
                 state.rv = rv;
                 state.history_floor = rv;
                 state.objects = objects;
             }
-        }
         state.registry = Arc::new(registry_for(&state));
         Ok(Store { state: Mutex::new(state), changed: Notify::new(), dir })
     }
@@ -266,11 +265,10 @@ impl State {
             self.rbac_rv = self.rv;
         }
         let event = Arc::new(Event { rv: self.rv, resource: key.to_string(), kind, object, previous });
-        if self.history.len() >= HISTORY_CAPACITY {
-            if let Some(dropped) = self.history.pop_front() {
+        if self.history.len() >= HISTORY_CAPACITY
+            && let Some(dropped) = self.history.pop_front() {
                 self.history_floor = dropped.rv;
             }
-        }
         self.history.push_back(event.clone());
         // No receivers is fine: nobody watches.
         let _ = self.sender.send(event);
