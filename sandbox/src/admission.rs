@@ -10,14 +10,23 @@ use crate::status::ApiError;
 use crate::store::State;
 
 /// Defaults and validation for a new object (identity and system metadata are already set).
-pub fn prepare_create(state: &mut State, rt: &ResourceType, object: &mut Value, writer: &Writer<'_>) -> Result<(), ApiError> {
+pub fn prepare_create(
+    state: &mut State,
+    rt: &ResourceType,
+    object: &mut Value,
+    writer: &Writer<'_>,
+) -> Result<(), ApiError> {
     if rt.custom {
         return crd::admit(rt, object);
     }
     match (rt.group.as_str(), rt.kind.as_str()) {
         ("", "Secret") => secret_defaults(object, None),
         ("", "Namespace") => {
-            let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string();
+            let name = object
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
             let metadata = crate::ops::metadata_mut(object);
             let labels = metadata.entry("labels").or_insert_with(|| json!({}));
             if let Some(labels) = labels.as_object_mut() {
@@ -65,8 +74,13 @@ pub fn prepare_update(
             if subresource.is_empty() {
                 new["status"] = old.get("status").cloned().unwrap_or_else(|| json!({}));
             }
-            let name = old.pointer("/metadata/name").cloned().unwrap_or(Value::Null);
-            let labels = crate::ops::metadata_mut(new).entry("labels").or_insert_with(|| json!({}));
+            let name = old
+                .pointer("/metadata/name")
+                .cloned()
+                .unwrap_or(Value::Null);
+            let labels = crate::ops::metadata_mut(new)
+                .entry("labels")
+                .or_insert_with(|| json!({}));
             if let Some(labels) = labels.as_object_mut() {
                 labels.insert("kubernetes.io/metadata.name".into(), name);
             }
@@ -74,21 +88,31 @@ pub fn prepare_update(
         ("", "Service") => {
             for field in ["clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"] {
                 if new.pointer(&format!("/spec/{field}")).is_none()
-                    && let (Some(value), Some(spec)) = (old.pointer(&format!("/spec/{field}")), new.get_mut("spec").and_then(Value::as_object_mut)) {
-                        spec.insert(field.into(), value.clone());
-                    }
+                    && let (Some(value), Some(spec)) = (
+                        old.pointer(&format!("/spec/{field}")),
+                        new.get_mut("spec").and_then(Value::as_object_mut),
+                    )
+                {
+                    spec.insert(field.into(), value.clone());
+                }
             }
         }
         ("coordination.k8s.io", "Lease") => normalize_lease(rt, new)?,
         ("certificates.k8s.io", "CertificateSigningRequest") => {
             let now = jiff::Timestamp::now();
             match subresource {
-                "approval" => crate::csr::prepare_approval_update(old, new, now).map_err(status_error)?,
-                "status" => crate::csr::prepare_status_update(old, new, now).map_err(status_error)?,
+                "approval" => {
+                    crate::csr::prepare_approval_update(old, new, now).map_err(status_error)?
+                }
+                "status" => {
+                    crate::csr::prepare_status_update(old, new, now).map_err(status_error)?
+                }
                 _ => crate::csr::prepare_update(old, new),
             }
         }
-        ("apiextensions.k8s.io", "CustomResourceDefinition") if subresource.is_empty() => crd::prepare(rt, new)?,
+        ("apiextensions.k8s.io", "CustomResourceDefinition") if subresource.is_empty() => {
+            crd::prepare(rt, new)?
+        }
         ("apps", "Deployment") => deployment_defaults(new),
         ("apps", "StatefulSet") | ("apps", "ReplicaSet") => replicas_default(new),
         _ => {}
@@ -112,7 +136,11 @@ pub fn graceful_namespace(rt: &ResourceType) -> bool {
 
 /// Whether something besides `metadata.finalizers` keeps a deleting object (a namespace's `spec.finalizers`).
 pub fn removal_blocked(rt: &ResourceType, object: &Value) -> bool {
-    graceful_namespace(rt) && object.pointer("/spec/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty())
+    graceful_namespace(rt)
+        && object
+            .pointer("/spec/finalizers")
+            .and_then(Value::as_array)
+            .is_some_and(|f| !f.is_empty())
 }
 
 /// Extra changes when an object is marked for deletion.
@@ -150,23 +178,42 @@ pub fn list_rules(rt: &ResourceType) -> Box<dyn ListRules + '_> {
 }
 
 fn status_error(body: Value) -> ApiError {
-    let code = body.get("code").and_then(Value::as_u64).and_then(|c| u16::try_from(c).ok()).unwrap_or(422);
-    ApiError { code, body, plain: None, retry_after: None }
+    let code = body
+        .get("code")
+        .and_then(Value::as_u64)
+        .and_then(|c| u16::try_from(c).ok())
+        .unwrap_or(422);
+    ApiError {
+        code,
+        body,
+        plain: None,
+        retry_after: None,
+    }
 }
 
 fn secret_defaults(object: &mut Value, old: Option<&Value>) {
     use base64::Engine;
-    if let Some(Value::Object(string_data)) = object.as_object_mut().and_then(|o| o.remove("stringData")) {
-        let data = object.as_object_mut().map(|o| o.entry("data").or_insert_with(|| json!({})));
+    if let Some(Value::Object(string_data)) =
+        object.as_object_mut().and_then(|o| o.remove("stringData"))
+    {
+        let data = object
+            .as_object_mut()
+            .map(|o| o.entry("data").or_insert_with(|| json!({})));
         if let Some(Value::Object(data)) = data {
             for (k, v) in string_data {
                 let text = v.as_str().unwrap_or_default().to_string();
-                data.insert(k, json!(base64::engine::general_purpose::STANDARD.encode(text)));
+                data.insert(
+                    k,
+                    json!(base64::engine::general_purpose::STANDARD.encode(text)),
+                );
             }
         }
     }
     if object.get("type").is_none_or(Value::is_null) {
-        let previous = old.and_then(|o| o.get("type")).cloned().unwrap_or_else(|| json!("Opaque"));
+        let previous = old
+            .and_then(|o| o.get("type"))
+            .cloned()
+            .unwrap_or_else(|| json!("Opaque"));
         object["type"] = previous;
     }
 }
@@ -176,7 +223,11 @@ fn service_defaults(state: &State, object: &mut Value) {
         object["spec"] = json!({});
     }
     let spec = &mut object["spec"];
-    let service_type = spec.get("type").and_then(Value::as_str).unwrap_or("ClusterIP").to_string();
+    let service_type = spec
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("ClusterIP")
+        .to_string();
     spec["type"] = json!(service_type);
     if spec.get("sessionAffinity").is_none() {
         spec["sessionAffinity"] = json!("None");
@@ -202,7 +253,9 @@ fn service_defaults(state: &State, object: &mut Value) {
 
 fn deployment_defaults(object: &mut Value) {
     replicas_default(object);
-    let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else { return };
+    let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
     spec.entry("strategy").or_insert_with(|| {
         json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}})
     });
@@ -219,7 +272,9 @@ fn replicas_default(object: &mut Value) {
 /// MicroTime fields of a Lease must parse; they are stored as kube serializes them (6 fraction digits, UTC).
 fn normalize_lease(rt: &ResourceType, object: &mut Value) -> Result<(), ApiError> {
     for field in ["acquireTime", "renewTime"] {
-        let Some(Value::String(text)) = object.pointer(&format!("/spec/{field}")).cloned() else { continue };
+        let Some(Value::String(text)) = object.pointer(&format!("/spec/{field}")).cloned() else {
+            continue;
+        };
         let normalized = normalize_micro_time(&text).ok_or_else(|| {
             ApiError::bad_request(format!(
                 "{kind} in version \"{version}\" cannot be handled as a {kind}: parsing time \"{text}\" as \"2006-01-02T15:04:05.000000Z07:00\": cannot parse \"{rest}\" as \"{element}\"",
@@ -242,7 +297,14 @@ pub fn normalize_micro_time(text: &str) -> Option<String> {
 
 /// The layout element Go's time.Parse reports as failing, approximated from the first bad position.
 fn failing_layout_element(text: &str) -> &'static str {
-    const ELEMENTS: [(usize, &str); 6] = [(4, "2006"), (7, "-01"), (10, "-02"), (13, "T15"), (16, ":04"), (19, ":05")];
+    const ELEMENTS: [(usize, &str); 6] = [
+        (4, "2006"),
+        (7, "-01"),
+        (10, "-02"),
+        (13, "T15"),
+        (16, ":04"),
+        (19, ":05"),
+    ];
     let bytes = text.as_bytes();
     let year_ok = bytes.len() >= 4 && bytes[..4].iter().all(u8::is_ascii_digit);
     if !year_ok {
@@ -262,8 +324,14 @@ mod tests {
 
     #[test]
     fn micro_time_keeps_microseconds_and_uses_utc() {
-        assert_eq!(normalize_micro_time("2026-01-02T03:04:07.000001Z").as_deref(), Some("2026-01-02T03:04:07.000001Z"));
-        assert_eq!(normalize_micro_time("2026-01-02T04:04:07+01:00").as_deref(), Some("2026-01-02T03:04:07.000000Z"));
+        assert_eq!(
+            normalize_micro_time("2026-01-02T03:04:07.000001Z").as_deref(),
+            Some("2026-01-02T03:04:07.000001Z")
+        );
+        assert_eq!(
+            normalize_micro_time("2026-01-02T04:04:07+01:00").as_deref(),
+            Some("2026-01-02T03:04:07.000000Z")
+        );
         assert!(normalize_micro_time("yesterday").is_none());
     }
 
@@ -276,6 +344,9 @@ mod tests {
     fn string_data_is_encoded_into_data() {
         let mut secret = json!({"stringData": {"user": "admin"}, "data": {"pw": "c2VjcmV0"}});
         secret_defaults(&mut secret, None);
-        assert_eq!(secret, json!({"data": {"pw": "c2VjcmV0", "user": "YWRtaW4="}, "type": "Opaque"}));
+        assert_eq!(
+            secret,
+            json!({"data": {"pw": "c2VjcmV0", "user": "YWRtaW4="}, "type": "Opaque"})
+        );
     }
 }

@@ -14,7 +14,13 @@ pub const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io"
 
 /// The registry for the CRDs stored in `state`.
 pub fn registry_for(state: &State) -> Registry {
-    Registry::new(state.list(CRD_KEY, None).iter().flat_map(|crd| types_of(crd)).collect())
+    Registry::new(
+        state
+            .list(CRD_KEY, None)
+            .iter()
+            .flat_map(|crd| types_of(crd))
+            .collect(),
+    )
 }
 
 /// The served types of one CRD (one per served version).
@@ -22,7 +28,14 @@ pub fn types_of(crd: &Value) -> Vec<ResourceType> {
     let spec = &crd["spec"];
     let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
     let strings = |v: &Value| -> Vec<String> {
-        v.as_array().map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect()).unwrap_or_default()
+        v.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
     };
     let names = &spec["names"];
     let kind = text(&names["kind"]);
@@ -35,9 +48,15 @@ pub fn types_of(crd: &Value) -> Vec<ResourceType> {
             group: text(&spec["group"]),
             version: text(&version["name"]),
             kind: kind.clone(),
-            list_kind: names["listKind"].as_str().map(str::to_string).unwrap_or_else(|| format!("{kind}List")),
+            list_kind: names["listKind"]
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| format!("{kind}List")),
             plural: text(&names["plural"]),
-            singular: names["singular"].as_str().map(str::to_string).unwrap_or_else(|| kind.to_lowercase()),
+            singular: names["singular"]
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| kind.to_lowercase()),
             namespaced: spec["scope"].as_str() != Some("Cluster"),
             short_names: strings(&names["shortNames"]),
             categories: strings(&names["categories"]),
@@ -53,10 +72,26 @@ pub fn types_of(crd: &Value) -> Vec<ResourceType> {
 
 /// Validates a CRD and fills its defaults and its (always accepted) status.
 pub fn prepare(rt: &ResourceType, crd: &mut Value) -> Result<(), ApiError> {
-    let name = crd.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string();
-    let group = crd.pointer("/spec/group").and_then(Value::as_str).unwrap_or_default().to_string();
-    let plural = crd.pointer("/spec/names/plural").and_then(Value::as_str).unwrap_or_default().to_string();
-    let kind = crd.pointer("/spec/names/kind").and_then(Value::as_str).unwrap_or_default().to_string();
+    let name = crd
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let group = crd
+        .pointer("/spec/group")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let plural = crd
+        .pointer("/spec/names/plural")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let kind = crd
+        .pointer("/spec/names/kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
     let mut causes = Vec::new();
     if name != format!("{plural}.{group}") {
         causes.push(Cause::new(
@@ -66,27 +101,59 @@ pub fn prepare(rt: &ResourceType, crd: &mut Value) -> Result<(), ApiError> {
         ));
     }
     if kind.is_empty() {
-        causes.push(Cause::new("spec.names.kind", "FieldValueRequired", "Required value"));
+        causes.push(Cause::new(
+            "spec.names.kind",
+            "FieldValueRequired",
+            "Required value",
+        ));
     }
-    let versions = crd.pointer("/spec/versions").and_then(Value::as_array).cloned().unwrap_or_default();
+    let versions = crd
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     if versions.is_empty() {
         causes.push(Cause::new("spec.versions", "FieldValueInvalid", "Invalid value: []apiextensions.CustomResourceDefinitionVersion(nil): must have exactly one version marked as storage version"));
-    } else if versions.iter().filter(|v| v["storage"].as_bool() == Some(true)).count() != 1 {
-        causes.push(Cause::new("spec.versions", "FieldValueInvalid", "Invalid value: \"\": must have exactly one version marked as storage version"));
+    } else if versions
+        .iter()
+        .filter(|v| v["storage"].as_bool() == Some(true))
+        .count()
+        != 1
+    {
+        causes.push(Cause::new(
+            "spec.versions",
+            "FieldValueInvalid",
+            "Invalid value: \"\": must have exactly one version marked as storage version",
+        ));
     }
     if !causes.is_empty() {
-        return Err(ApiError::invalid(rt, "CustomResourceDefinition", &name, causes));
+        return Err(ApiError::invalid(
+            rt,
+            "CustomResourceDefinition",
+            &name,
+            causes,
+        ));
     }
-    let names = crd["spec"]["names"].as_object_mut().map(std::mem::take).unwrap_or_default();
+    let names = crd["spec"]["names"]
+        .as_object_mut()
+        .map(std::mem::take)
+        .unwrap_or_default();
     let mut names = names;
-    names.entry("singular").or_insert_with(|| json!(kind.to_lowercase()));
-    names.entry("listKind").or_insert_with(|| json!(format!("{kind}List")));
+    names
+        .entry("singular")
+        .or_insert_with(|| json!(kind.to_lowercase()));
+    names
+        .entry("listKind")
+        .or_insert_with(|| json!(format!("{kind}List")));
     crd["spec"]["names"] = Value::Object(names.clone());
     if crd.pointer("/spec/conversion").is_none() {
         crd["spec"]["conversion"] = json!({"strategy": "None"});
     }
-    let storage: Vec<Value> =
-        versions.iter().filter(|v| v["storage"].as_bool() == Some(true)).map(|v| v["name"].clone()).collect();
+    let storage: Vec<Value> = versions
+        .iter()
+        .filter(|v| v["storage"].as_bool() == Some(true))
+        .map(|v| v["name"].clone())
+        .collect();
     let now = crate::ops::now_rfc3339();
     let previous = crd.pointer("/status/conditions").cloned();
     let transition = |ty: &str| -> String {
@@ -98,8 +165,11 @@ pub fn prepare(rt: &ResourceType, crd: &mut Value) -> Result<(), ApiError> {
             .map(str::to_string)
             .unwrap_or_else(|| now.clone())
     };
-    let mut stored_versions: Vec<Value> =
-        crd.pointer("/status/storedVersions").and_then(Value::as_array).cloned().unwrap_or_default();
+    let mut stored_versions: Vec<Value> = crd
+        .pointer("/status/storedVersions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     for version in storage {
         if !stored_versions.contains(&version) {
             stored_versions.push(version);
@@ -118,8 +188,12 @@ pub fn prepare(rt: &ResourceType, crd: &mut Value) -> Result<(), ApiError> {
 
 /// Prunes unknown fields, applies defaults and validates types of a custom object against its schema.
 pub fn admit(rt: &ResourceType, object: &mut Value) -> Result<(), ApiError> {
-    let Some(schema) = &rt.schema else { return Ok(()) };
-    let Some(map) = object.as_object_mut() else { return Ok(()) };
+    let Some(schema) = &rt.schema else {
+        return Ok(());
+    };
+    let Some(map) = object.as_object_mut() else {
+        return Ok(());
+    };
     let properties = schema.get("properties").and_then(Value::as_object);
     let preserve = preserves_unknown(schema);
     let keys: Vec<String> = map.keys().cloned().collect();
@@ -147,7 +221,12 @@ pub fn admit(rt: &ResourceType, object: &mut Value) -> Result<(), ApiError> {
             validate(value, sub, key, &mut causes);
         }
     }
-    for required in schema.get("required").and_then(Value::as_array).into_iter().flatten() {
+    for required in schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         if let Some(field) = required.as_str().filter(|f| !map.contains_key(*f)) {
             causes.push(Cause::new(field, "FieldValueRequired", "Required value"));
         }
@@ -155,24 +234,36 @@ pub fn admit(rt: &ResourceType, object: &mut Value) -> Result<(), ApiError> {
     if causes.is_empty() {
         return Ok(());
     }
-    let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string();
+    let name = object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
     Err(ApiError::invalid(rt, &rt.kind, &name, causes))
 }
 
 fn preserves_unknown(schema: &Value) -> bool {
-    schema.get("x-kubernetes-preserve-unknown-fields").and_then(Value::as_bool) == Some(true)
+    schema
+        .get("x-kubernetes-preserve-unknown-fields")
+        .and_then(Value::as_bool)
+        == Some(true)
 }
 
 /// Removes fields the schema does not know (and nulls for non-nullable fields).
 fn prune(value: &mut Value, schema: &Value) {
-    if schema.get("x-kubernetes-int-or-string").and_then(Value::as_bool) == Some(true) {
+    if schema
+        .get("x-kubernetes-int-or-string")
+        .and_then(Value::as_bool)
+        == Some(true)
+    {
         return;
     }
     match value {
         Value::Object(map) => {
             let properties = schema.get("properties").and_then(Value::as_object);
             let additional = schema.get("additionalProperties").filter(|a| a.is_object());
-            let preserve = preserves_unknown(schema) || schema.get("additionalProperties") == Some(&Value::Bool(true));
+            let preserve = preserves_unknown(schema)
+                || schema.get("additionalProperties") == Some(&Value::Bool(true));
             if properties.is_none() && additional.is_none() && preserve {
                 return;
             }
@@ -209,15 +300,18 @@ fn prune(value: &mut Value, schema: &Value) {
 }
 
 fn apply_defaults_to_children(map: &mut Map<String, Value>, schema: &Value) {
-    let Some(properties) = schema.get("properties").and_then(Value::as_object) else { return };
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return;
+    };
     for (key, sub) in properties {
         if matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
             continue;
         }
         if !map.contains_key(key)
-            && let Some(default) = sub.get("default") {
-                map.insert(key.clone(), default.clone());
-            }
+            && let Some(default) = sub.get("default")
+        {
+            map.insert(key.clone(), default.clone());
+        }
         if let Some(child) = map.get_mut(key) {
             apply_defaults(child, sub);
         }
@@ -263,7 +357,10 @@ fn validate(value: &Value, schema: &Value, path: &str, causes: &mut Vec<Cause>) 
     if value.is_null() && schema.get("nullable").and_then(Value::as_bool) == Some(true) {
         return;
     }
-    let int_or_string = schema.get("x-kubernetes-int-or-string").and_then(Value::as_bool) == Some(true);
+    let int_or_string = schema
+        .get("x-kubernetes-int-or-string")
+        .and_then(Value::as_bool)
+        == Some(true);
     if int_or_string {
         if !matches!(type_name(value), "integer" | "string") {
             let actual = type_name(value);
@@ -288,26 +385,41 @@ fn validate(value: &Value, schema: &Value, path: &str, causes: &mut Vec<Cause>) 
         }
     }
     if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
-        && !allowed.contains(value) {
-            let supported: Vec<String> = allowed.iter().map(Value::to_string).collect();
-            causes.push(Cause::new(
-                path,
-                "FieldValueNotSupported",
-                format!("Unsupported value: {value}: supported values: {}", supported.join(", ")),
-            ));
-        }
+        && !allowed.contains(value)
+    {
+        let supported: Vec<String> = allowed.iter().map(Value::to_string).collect();
+        causes.push(Cause::new(
+            path,
+            "FieldValueNotSupported",
+            format!(
+                "Unsupported value: {value}: supported values: {}",
+                supported.join(", ")
+            ),
+        ));
+    }
     match value {
         Value::Object(map) => {
             let properties = schema.get("properties").and_then(Value::as_object);
             for (key, child) in map {
-                let sub = properties.and_then(|p| p.get(key)).or(schema.get("additionalProperties").filter(|a| a.is_object()));
+                let sub = properties
+                    .and_then(|p| p.get(key))
+                    .or(schema.get("additionalProperties").filter(|a| a.is_object()));
                 if let Some(sub) = sub {
                     validate(child, sub, &format!("{path}.{key}"), causes);
                 }
             }
-            for required in schema.get("required").and_then(Value::as_array).into_iter().flatten() {
+            for required in schema
+                .get("required")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
                 if let Some(field) = required.as_str().filter(|f| !map.contains_key(*f)) {
-                    causes.push(Cause::new(format!("{path}.{field}"), "FieldValueRequired", "Required value"));
+                    causes.push(Cause::new(
+                        format!("{path}.{field}"),
+                        "FieldValueRequired",
+                        "Required value",
+                    ));
                 }
             }
         }
@@ -350,7 +462,10 @@ mod tests {
         let mut object = json!({"apiVersion": "kc.example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
             "spec": {"color": "red", "unknownField": "x", "providerConfig": {"any": {"n": true}}}, "extra": 1});
         admit(&rt, &mut object).expect("valid object");
-        assert_eq!(object["spec"], json!({"color": "red", "providerConfig": {"any": {"n": true}}, "size": 1}));
+        assert_eq!(
+            object["spec"],
+            json!({"color": "red", "providerConfig": {"any": {"n": true}}, "size": 1})
+        );
         assert!(object.get("extra").is_none());
     }
 
@@ -368,7 +483,14 @@ mod tests {
     #[test]
     fn crd_types_carry_names_and_subresources() {
         let rt = widget_type();
-        assert_eq!((rt.plural.as_str(), rt.singular.as_str(), rt.list_kind.as_str()), ("widgets", "widget", "WidgetList"));
+        assert_eq!(
+            (
+                rt.plural.as_str(),
+                rt.singular.as_str(),
+                rt.list_kind.as_str()
+            ),
+            ("widgets", "widget", "WidgetList")
+        );
         assert!(rt.status_subresource && rt.namespaced && rt.custom);
     }
 }

@@ -27,19 +27,29 @@ pub struct Faults {
 
 impl Default for Faults {
     fn default() -> Self {
-        Faults { failing: Mutex::new(None), drops: watch::channel(0).0 }
+        Faults {
+            failing: Mutex::new(None),
+            drops: watch::channel(0).0,
+        }
     }
 }
 
 impl Faults {
     /// Fails `fraction` (0.0..=1.0) of the following requests with `kind`.
     pub fn fail_requests(&self, fraction: f64, kind: FaultKind) {
-        *self.failing.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some((fraction.clamp(0.0, 1.0), kind));
+        *self
+            .failing
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) =
+            Some((fraction.clamp(0.0, 1.0), kind));
     }
 
     /// Stops failing requests.
     pub fn clear(&self) {
-        *self.failing.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+        *self
+            .failing
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
     }
 
     /// Ends every open watch connection now (clients see the stream close and re-watch).
@@ -49,13 +59,18 @@ impl Faults {
 
     /// The error to answer instead of serving, when this request is picked to fail.
     pub(crate) fn injected_error(&self) -> Option<ApiError> {
-        let (fraction, kind) = (*self.failing.lock().unwrap_or_else(std::sync::PoisonError::into_inner))?;
+        let (fraction, kind) = (*self
+            .failing
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner))?;
         if rand::random::<f64>() >= fraction {
             return None;
         }
         Some(match kind {
             FaultKind::InternalError => ApiError::internal("injected fault"),
-            FaultKind::TooManyRequests { retry_after_seconds } => {
+            FaultKind::TooManyRequests {
+                retry_after_seconds,
+            } => {
                 let mut error = ApiError::status(
                     429,
                     "TooManyRequests",
@@ -81,7 +96,12 @@ mod tests {
     #[test]
     fn full_fraction_fails_every_request_with_retry_after() {
         let faults = Faults::default();
-        faults.fail_requests(1.0, FaultKind::TooManyRequests { retry_after_seconds: 2 });
+        faults.fail_requests(
+            1.0,
+            FaultKind::TooManyRequests {
+                retry_after_seconds: 2,
+            },
+        );
         let error = faults.injected_error().expect("always fails");
         assert_eq!((error.code, error.retry_after), (429, Some(2)));
         faults.clear();

@@ -52,14 +52,19 @@ impl ListRules for BuiltinListRules {
         match name(1) {
             "finalizers" if name(2) == "metadata" => ListKind::Set,
             "ownerReferences" => keys(&["uid"]),
-            "containers" | "initContainers" | "ephemeralContainers" | "volumes" | "env" | "imagePullSecrets" => {
-                keys(&["name"])
-            }
+            "containers"
+            | "initContainers"
+            | "ephemeralContainers"
+            | "volumes"
+            | "env"
+            | "imagePullSecrets" => keys(&["name"]),
             "volumeMounts" => keys(&["mountPath"]),
             "volumeDevices" => keys(&["devicePath"]),
             "hostAliases" => keys(&["ip"]),
             "conditions" => keys(&["type"]),
-            "ports" if name(3) == "containers" || name(3) == "initContainers" => keys(&["containerPort", "protocol"]),
+            "ports" if name(3) == "containers" || name(3) == "initContainers" => {
+                keys(&["containerPort", "protocol"])
+            }
             "ports" if name(2) == "spec" => keys(&["port", "protocol"]),
             "topologySpreadConstraints" => keys(&["topologyKey", "whenUnsatisfiable"]),
             _ => ListKind::Atomic,
@@ -149,7 +154,9 @@ fn collect(value: &Value, path: &mut Path, rules: &dyn ListRules, out: &mut Fiel
             }
             ListKind::Map(keys) if items.iter().all(|i| item_key(i, &keys).is_some()) => {
                 for item in items {
-                    let Some(key) = item_key(item, &keys) else { continue };
+                    let Some(key) = item_key(item, &keys) else {
+                        continue;
+                    };
                     path.push(key);
                     out.insert(path.clone());
                     collect(item, path, rules, out);
@@ -177,10 +184,16 @@ pub fn lookup<'a>(value: &'a Value, path: &[Element]) -> Option<&'a Value> {
         current = match element {
             Element::Field(f) => current.get(f)?,
             Element::Index(i) => current.get(*i)?,
-            Element::Value(v) => current.as_array()?.iter().find(|item| item.to_string() == *v)?,
+            Element::Value(v) => current
+                .as_array()?
+                .iter()
+                .find(|item| item.to_string() == *v)?,
             Element::Key(k) => {
                 let wanted: Map<String, Value> = serde_json::from_str(k).ok()?;
-                current.as_array()?.iter().find(|item| wanted.iter().all(|(wk, wv)| item.get(wk) == Some(wv)))?
+                current
+                    .as_array()?
+                    .iter()
+                    .find(|item| wanted.iter().all(|(wk, wv)| item.get(wk) == Some(wv)))?
             }
         };
     }
@@ -189,7 +202,9 @@ pub fn lookup<'a>(value: &'a Value, path: &[Element]) -> Option<&'a Value> {
 
 /// Removes the value at a path; returns whether something was removed.
 pub fn remove(value: &mut Value, path: &[Element]) -> bool {
-    let Some((last, parent_path)) = path.split_last() else { return false };
+    let Some((last, parent_path)) = path.split_last() else {
+        return false;
+    };
     let mut current = value;
     for element in parent_path {
         let next = match element {
@@ -230,7 +245,9 @@ fn lookup_index(list: &Value, element: &Element) -> Option<usize> {
         }
         Element::Key(k) => {
             let wanted: Map<String, Value> = serde_json::from_str(k).ok()?;
-            items.iter().position(|item| wanted.iter().all(|(wk, wv)| item.get(wk) == Some(wv)))
+            items
+                .iter()
+                .position(|item| wanted.iter().all(|(wk, wv)| item.get(wk) == Some(wv)))
         }
         Element::Field(_) => None,
     }
@@ -286,7 +303,9 @@ fn mark_prefixes(node: &mut Map<String, Value>, set: &FieldSet, path: &mut Path)
         if key == "." {
             continue;
         }
-        let Some(element) = parse_element(key) else { continue };
+        let Some(element) = parse_element(key) else {
+            continue;
+        };
         path.push(element);
         if let Some(map) = child.as_object_mut() {
             if !map.is_empty() && set.contains(path.as_slice()) {
@@ -318,12 +337,13 @@ pub fn from_fields_v1(fields: &Value) -> FieldSet {
 
 fn decode(node: &Value, path: &mut Path, out: &mut FieldSet) {
     let Some(map) = node.as_object() else { return };
-    if (map.is_empty() || map.contains_key("."))
-        && !path.is_empty() {
-            out.insert(path.clone());
-        }
+    if (map.is_empty() || map.contains_key(".")) && !path.is_empty() {
+        out.insert(path.clone());
+    }
     for (key, child) in map {
-        let Some(element) = parse_element(key) else { continue };
+        let Some(element) = parse_element(key) else {
+            continue;
+        };
         path.push(element);
         decode(child, path, out);
         path.pop();
@@ -338,12 +358,18 @@ mod tests {
 
     #[test]
     fn field_set_covers_leaves_and_keyed_items() {
-        let object = json!({"data": {"a": "1"}, "spec": {"containers": [{"name": "c", "image": "i"}]}});
+        let object =
+            json!({"data": {"a": "1"}, "spec": {"containers": [{"name": "c", "image": "i"}]}});
         let set = field_set(&object, &BuiltinListRules);
         let shown: Vec<String> = set.iter().map(|p| display(p)).collect();
         assert_eq!(
             shown,
-            [".data.a", ".spec.containers[name=\"c\"]", ".spec.containers[name=\"c\"].image", ".spec.containers[name=\"c\"].name"]
+            [
+                ".data.a",
+                ".spec.containers[name=\"c\"]",
+                ".spec.containers[name=\"c\"].image",
+                ".spec.containers[name=\"c\"].name"
+            ]
         );
     }
 
@@ -358,17 +384,34 @@ mod tests {
 
     #[test]
     fn remove_deletes_keyed_items_and_fields() {
-        let mut object = json!({"spec": {"containers": [{"name": "a"}, {"name": "b"}]}, "data": {"x": "1"}});
-        assert!(remove(&mut object, &[Element::Field("spec".into()), Element::Field("containers".into()), Element::Key("{\"name\":\"a\"}".into())]));
-        assert!(remove(&mut object, &[Element::Field("data".into()), Element::Field("x".into())]));
-        assert_eq!(object, json!({"spec": {"containers": [{"name": "b"}]}, "data": {}}));
+        let mut object =
+            json!({"spec": {"containers": [{"name": "a"}, {"name": "b"}]}, "data": {"x": "1"}});
+        assert!(remove(
+            &mut object,
+            &[
+                Element::Field("spec".into()),
+                Element::Field("containers".into()),
+                Element::Key("{\"name\":\"a\"}".into())
+            ]
+        ));
+        assert!(remove(
+            &mut object,
+            &[Element::Field("data".into()), Element::Field("x".into())]
+        ));
+        assert_eq!(
+            object,
+            json!({"spec": {"containers": [{"name": "b"}]}, "data": {}})
+        );
     }
 
     #[test]
     fn schema_rules_read_list_type_annotations() {
         let schema = json!({"properties": {"spec": {"properties": {"items": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["id"]}}}}});
         let rules = SchemaListRules { schema: &schema };
-        let path = vec![Element::Field("spec".into()), Element::Field("items".into())];
+        let path = vec![
+            Element::Field("spec".into()),
+            Element::Field("items".into()),
+        ];
         assert_eq!(rules.list_kind(&path), ListKind::Map(vec!["id".into()]));
     }
 }

@@ -50,20 +50,31 @@ impl Scope {
 
 /// Reads the entries of an object.
 pub fn decode(object: &Value) -> Vec<Entry> {
-    let Some(entries) = object.pointer("/metadata/managedFields").and_then(Value::as_array) else {
+    let Some(entries) = object
+        .pointer("/metadata/managedFields")
+        .and_then(Value::as_array)
+    else {
         return Vec::new();
     };
     entries
         .iter()
         .map(|e| {
-            let text = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+            let text = |k: &str| {
+                e.get(k)
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string()
+            };
             Entry {
                 manager: text("manager"),
                 operation: text("operation"),
                 api_version: text("apiVersion"),
                 subresource: text("subresource"),
                 time: text("time"),
-                fields: e.get("fieldsV1").map(fieldpath::from_fields_v1).unwrap_or_default(),
+                fields: e
+                    .get("fieldsV1")
+                    .map(fieldpath::from_fields_v1)
+                    .unwrap_or_default(),
             }
         })
         .collect()
@@ -73,13 +84,20 @@ pub fn decode(object: &Value) -> Vec<Entry> {
 pub fn encode(object: &mut Value, mut entries: Vec<Entry>) {
     entries.retain(|e| !e.fields.is_empty());
     entries.sort_by(|a, b| {
-        (a.operation.as_str(), a.time.as_str(), a.manager.as_str(), a.api_version.as_str(), a.subresource.as_str()).cmp(&(
-            b.operation.as_str(),
-            b.time.as_str(),
-            b.manager.as_str(),
-            b.api_version.as_str(),
-            b.subresource.as_str(),
-        ))
+        (
+            a.operation.as_str(),
+            a.time.as_str(),
+            a.manager.as_str(),
+            a.api_version.as_str(),
+            a.subresource.as_str(),
+        )
+            .cmp(&(
+                b.operation.as_str(),
+                b.time.as_str(),
+                b.manager.as_str(),
+                b.api_version.as_str(),
+                b.subresource.as_str(),
+            ))
     });
     let encoded: Vec<Value> = entries
         .iter()
@@ -109,7 +127,9 @@ pub fn encode(object: &mut Value, mut entries: Vec<Entry>) {
 /// The part of an object whose fields are tracked in a scope (identity and system fields removed).
 pub fn tracked(object: &Value, scope: Scope) -> Value {
     let mut out = object.clone();
-    let Some(map) = out.as_object_mut() else { return Value::Null };
+    let Some(map) = out.as_object_mut() else {
+        return Value::Null;
+    };
     map.remove("apiVersion");
     map.remove("kind");
     match scope {
@@ -164,18 +184,27 @@ pub fn record_update(
         .filter(|p| {
             let existence_only = matches!(p.last(), Some(Element::Key(_) | Element::Value(_)));
             let before = fieldpath::lookup(&old_tracked, p);
-            if existence_only { before.is_none() } else { before != fieldpath::lookup(&new_tracked, p) }
+            if existence_only {
+                before.is_none()
+            } else {
+                before != fieldpath::lookup(&new_tracked, p)
+            }
         })
         .cloned()
         .collect();
     let removed: FieldSet = old_set.difference(&new_set).cloned().collect();
     for entry in &mut entries {
-        entry.fields.retain(|p| !changed.contains(p) && !removed.contains(p));
+        entry
+            .fields
+            .retain(|p| !changed.contains(p) && !removed.contains(p));
     }
     if !changed.is_empty() {
         let subresource = scope.subresource();
         match entries.iter_mut().find(|e| {
-            e.manager == manager && e.operation == "Update" && e.subresource == subresource && e.api_version == api_version
+            e.manager == manager
+                && e.operation == "Update"
+                && e.subresource == subresource
+                && e.api_version == api_version
         }) {
             Some(entry) => {
                 entry.fields.extend(changed);
@@ -212,7 +241,8 @@ pub fn apply(
     let live_tracked = tracked(live, scope);
     let applied_set = fieldpath::field_set(&applied_tracked, rules);
     let subresource = scope.subresource();
-    let is_self = |e: &Entry| e.manager == manager && e.operation == "Apply" && e.subresource == subresource;
+    let is_self =
+        |e: &Entry| e.manager == manager && e.operation == "Apply" && e.subresource == subresource;
 
     let mut conflicts: Vec<(usize, Path)> = Vec::new();
     for (index, entry) in entries.iter().enumerate() {
@@ -238,7 +268,10 @@ pub fn apply(
                 } else {
                     format!("\"{}\" using {}", entry.manager, entry.api_version)
                 };
-                Conflict { manager: who, path: fieldpath::display(path) }
+                Conflict {
+                    manager: who,
+                    path: fieldpath::display(path),
+                }
             })
             .collect());
     }
@@ -249,7 +282,11 @@ pub fn apply(
     let mut merged = live.clone();
     merge_into(&mut merged, &applied_tracked, &mut Vec::new(), rules);
 
-    let previous: FieldSet = entries.iter().find(|e| is_self(e)).map(|e| e.fields.clone()).unwrap_or_default();
+    let previous: FieldSet = entries
+        .iter()
+        .find(|e| is_self(e))
+        .map(|e| e.fields.clone())
+        .unwrap_or_default();
     let mut dropped: Vec<&Path> = previous
         .difference(&applied_set)
         .filter(|p| !entries.iter().any(|e| !is_self(e) && e.fields.contains(*p)))
@@ -307,7 +344,9 @@ fn merge_into(target: &mut Value, applied: &Value, path: &mut Path, rules: &dyn 
                 for item in a {
                     let key = fieldpath::item_key(item, &keys);
                     let position = key.as_ref().and_then(|k| {
-                        t.iter().position(|existing| fieldpath::item_key(existing, &keys).as_ref() == Some(k))
+                        t.iter().position(|existing| {
+                            fieldpath::item_key(existing, &keys).as_ref() == Some(k)
+                        })
                     });
                     match (position, key) {
                         (Some(i), Some(k)) => {
@@ -330,7 +369,10 @@ pub fn conflict_message(conflicts: &[Conflict]) -> String {
     let count = conflicts.len();
     let plural = if count == 1 { "" } else { "s" };
     let body = if count == 1 {
-        format!("conflict with {}: {}", conflicts[0].manager, conflicts[0].path)
+        format!(
+            "conflict with {}: {}",
+            conflicts[0].manager, conflicts[0].path
+        )
     } else {
         let mut managers: Vec<&str> = conflicts.iter().map(|c| c.manager.as_str()).collect();
         managers.sort_unstable();
@@ -358,25 +400,63 @@ mod tests {
         json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "data": data})
     }
 
-    fn apply_as(live: &Value, applied: &Value, manager: &str, force: bool) -> Result<Value, Vec<Conflict>> {
-        apply(live, applied, manager, force, "v1", Scope::Whole, &BuiltinListRules, NOW)
+    fn apply_as(
+        live: &Value,
+        applied: &Value,
+        manager: &str,
+        force: bool,
+    ) -> Result<Value, Vec<Conflict>> {
+        apply(
+            live,
+            applied,
+            manager,
+            force,
+            "v1",
+            Scope::Whole,
+            &BuiltinListRules,
+            NOW,
+        )
     }
 
     #[test]
     fn second_applier_conflicts_on_a_different_value_but_shares_an_equal_one() {
-        let live = apply_as(&cm(json!({})), &cm(json!({"a": "1", "b": "2"})), "alpha", false).expect("first apply");
-        let conflicts = apply_as(&live, &cm(json!({"a": "x"})), "beta", false).expect_err("a is alpha's");
-        assert_eq!(conflicts, [Conflict { manager: "\"alpha\"".into(), path: ".data.a".into() }]);
-        let shared = apply_as(&live, &cm(json!({"a": "1", "c": "3"})), "beta", false).expect("same value is shared");
+        let live = apply_as(
+            &cm(json!({})),
+            &cm(json!({"a": "1", "b": "2"})),
+            "alpha",
+            false,
+        )
+        .expect("first apply");
+        let conflicts =
+            apply_as(&live, &cm(json!({"a": "x"})), "beta", false).expect_err("a is alpha's");
+        assert_eq!(
+            conflicts,
+            [Conflict {
+                manager: "\"alpha\"".into(),
+                path: ".data.a".into()
+            }]
+        );
+        let shared = apply_as(&live, &cm(json!({"a": "1", "c": "3"})), "beta", false)
+            .expect("same value is shared");
         assert_eq!(shared["data"], json!({"a": "1", "b": "2", "c": "3"}));
     }
 
     #[test]
     fn force_takes_ownership_and_sole_owner_removal_drops_the_field() {
-        let live = apply_as(&cm(json!({})), &cm(json!({"a": "1", "b": "2"})), "alpha", false).expect("first apply");
-        let forced = apply_as(&live, &cm(json!({"a": "forced"})), "beta", true).expect("force wins");
+        let live = apply_as(
+            &cm(json!({})),
+            &cm(json!({"a": "1", "b": "2"})),
+            "alpha",
+            false,
+        )
+        .expect("first apply");
+        let forced =
+            apply_as(&live, &cm(json!({"a": "forced"})), "beta", true).expect("force wins");
         let entries = decode(&forced);
-        let alpha = entries.iter().find(|e| e.manager == "alpha").expect("alpha still owns b");
+        let alpha = entries
+            .iter()
+            .find(|e| e.manager == "alpha")
+            .expect("alpha still owns b");
         assert_eq!(alpha.fields.len(), 1);
         let dropped = apply_as(&forced, &cm(json!({})), "alpha", false).expect("alpha drops b");
         assert_eq!(dropped["data"], json!({"a": "forced"}));
@@ -387,16 +467,34 @@ mod tests {
         let live = apply_as(&cm(json!({})), &cm(json!({"c": "3"})), "beta", false).expect("apply");
         let mut updated = live.clone();
         updated["data"]["c"] = json!("by-gamma");
-        record_update(Some(&live), &mut updated, "gamma", "v1", Scope::Whole, &BuiltinListRules, NOW);
-        let conflicts = apply_as(&updated, &cm(json!({"c": "3"})), "beta", false).expect_err("gamma owns c");
-        assert_eq!(conflict_message(&conflicts), "Apply failed with 1 conflict: conflict with \"gamma\" using v1: .data.c");
+        record_update(
+            Some(&live),
+            &mut updated,
+            "gamma",
+            "v1",
+            Scope::Whole,
+            &BuiltinListRules,
+            NOW,
+        );
+        let conflicts =
+            apply_as(&updated, &cm(json!({"c": "3"})), "beta", false).expect_err("gamma owns c");
+        assert_eq!(
+            conflict_message(&conflicts),
+            "Apply failed with 1 conflict: conflict with \"gamma\" using v1: .data.c"
+        );
     }
 
     #[test]
     fn several_conflicts_are_grouped_by_manager() {
         let conflicts = vec![
-            Conflict { manager: "\"b\"".into(), path: ".x".into() },
-            Conflict { manager: "\"a\"".into(), path: ".y".into() },
+            Conflict {
+                manager: "\"b\"".into(),
+                path: ".x".into(),
+            },
+            Conflict {
+                manager: "\"a\"".into(),
+                path: ".y".into(),
+            },
         ];
         assert_eq!(
             conflict_message(&conflicts),
@@ -415,7 +513,14 @@ mod tests {
             time: NOW.into(),
             fields: [vec![Element::Field("a".into())]].into_iter().collect(),
         };
-        encode(&mut object, vec![entry("z", "Update"), entry("b", "Apply"), entry("a", "Apply")]);
+        encode(
+            &mut object,
+            vec![
+                entry("z", "Update"),
+                entry("b", "Apply"),
+                entry("a", "Apply"),
+            ],
+        );
         let managers: Vec<&str> = object["metadata"]["managedFields"]
             .as_array()
             .expect("entries")

@@ -37,11 +37,16 @@ impl DeleteOptions {
     /// Reads a DeleteOptions body and the `propagationPolicy` query parameter.
     pub fn parse(body: Option<&Value>, query_policy: Option<&str>) -> Self {
         let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
-        let mut propagation = body.and_then(|b| text(b.get("propagationPolicy"))).or(query_policy.map(str::to_string));
+        let mut propagation = body
+            .and_then(|b| text(b.get("propagationPolicy")))
+            .or(query_policy.map(str::to_string));
         if propagation.is_none()
-            && let Some(orphan) = body.and_then(|b| b.get("orphanDependents")).and_then(Value::as_bool) {
-                propagation = Some(if orphan { "Orphan" } else { "Background" }.to_string());
-            }
+            && let Some(orphan) = body
+                .and_then(|b| b.get("orphanDependents"))
+                .and_then(Value::as_bool)
+        {
+            propagation = Some(if orphan { "Orphan" } else { "Background" }.to_string());
+        }
         DeleteOptions {
             propagation,
             uid: body.and_then(|b| text(b.pointer("/preconditions/uid"))),
@@ -61,11 +66,19 @@ pub enum DeleteOutcome {
 
 /// Now as kube-apiserver writes `metav1.Time`: RFC 3339 in seconds.
 pub fn now_rfc3339() -> String {
-    jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+    jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
 }
 
 /// Creates an object at `namespace` (already checked by the caller to match the path).
-pub fn create(state: &mut State, rt: &ResourceType, namespace: &str, object: Value, writer: &Writer<'_>) -> Result<Arc<Value>, ApiError> {
+pub fn create(
+    state: &mut State,
+    rt: &ResourceType,
+    namespace: &str,
+    object: Value,
+    writer: &Writer<'_>,
+) -> Result<Arc<Value>, ApiError> {
     create_with(state, rt, namespace, object, writer, Ownership::Record)
 }
 
@@ -79,20 +92,34 @@ pub fn create_with(
     ownership: Ownership,
 ) -> Result<Arc<Value>, ApiError> {
     if !object.is_object() {
-        return Err(ApiError::bad_request("the body of the request must be an object"));
+        return Err(ApiError::bad_request(
+            "the body of the request must be an object",
+        ));
     }
-    let kind = object.get("kind").and_then(Value::as_str).unwrap_or_default().to_string();
+    let kind = object
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
     if object.get("metadata").is_none_or(|m| !m.is_object()) {
         object["metadata"] = json!({});
     }
     let generated = assign_name(&mut object, rt, &kind)?;
-    let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string();
+    let name = object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
     if rt.custom && !kind.is_empty() && kind != rt.kind {
         return Err(ApiError::invalid(
             rt,
             &kind,
             &name,
-            vec![Cause::new("kind", "FieldValueInvalid", format!("Invalid value: \"{kind}\": must be {}", rt.kind))],
+            vec![Cause::new(
+                "kind",
+                "FieldValueInvalid",
+                format!("Invalid value: \"{kind}\": must be {}", rt.kind),
+            )],
         ));
     }
     let causes = validation::validate_name(&name, validation::name_rule(&rt.group, &rt.kind));
@@ -107,7 +134,12 @@ pub fn create_with(
     }
     set_identity(&mut object, rt, namespace);
     let metadata = metadata_mut(&mut object);
-    for key in ["resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"] {
+    for key in [
+        "resourceVersion",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "selfLink",
+    ] {
         metadata.remove(key);
     }
     if ownership == Ownership::Record {
@@ -131,7 +163,15 @@ pub fn create_with(
     if ownership == Ownership::Record {
         let rules = admission::list_rules(rt);
         let api_version = rt.api_version();
-        managed::record_update(None, &mut object, writer.manager, &api_version, scope_for(rt, ""), rules.as_ref(), &now_rfc3339());
+        managed::record_update(
+            None,
+            &mut object,
+            writer.manager,
+            &api_version,
+            scope_for(rt, ""),
+            rules.as_ref(),
+            &now_rfc3339(),
+        );
     }
     drop_empty_fields(rt, &mut object);
     let stored = state.insert(&rt.storage_key(), object);
@@ -163,12 +203,18 @@ pub fn update(
     ownership: Ownership,
 ) -> Result<Arc<Value>, ApiError> {
     if !object.is_object() {
-        return Err(ApiError::bad_request("the body of the request must be an object"));
+        return Err(ApiError::bad_request(
+            "the body of the request must be an object",
+        ));
     }
     if object.get("metadata").is_none_or(|m| !m.is_object()) {
         object["metadata"] = json!({});
     }
-    let body_name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string();
+    let body_name = object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
     if !body_name.is_empty() && body_name != name {
         return Err(ApiError::bad_request(format!(
             "the name of the object ({body_name}) does not match the name on the URL ({name})"
@@ -177,17 +223,31 @@ pub fn update(
     let Some(old) = state.get(rt, namespace, name) else {
         return Err(ApiError::not_found(rt, name));
     };
-    let kind = object.get("kind").and_then(Value::as_str).unwrap_or_default().to_string();
+    let kind = object
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
     if rt.custom && !kind.is_empty() && kind != rt.kind {
         return Err(ApiError::invalid(
             rt,
             &kind,
             name,
-            vec![Cause::new("kind", "FieldValueInvalid", format!("Invalid value: \"{kind}\": must be {}", rt.kind))],
+            vec![Cause::new(
+                "kind",
+                "FieldValueInvalid",
+                format!("Invalid value: \"{kind}\": must be {}", rt.kind),
+            )],
         ));
     }
-    let requested_rv = object.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or_default();
-    let current_rv = old.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or_default();
+    let requested_rv = object
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let current_rv = old
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     if !requested_rv.is_empty() && requested_rv != current_rv {
         return Err(ApiError::stale(rt, name));
     }
@@ -222,12 +282,24 @@ pub fn update(
     admission::prepare_update(state, rt, &old, &mut new, subresource, writer)?;
     check_finalizers(rt, &old, &new, name)?;
     if (rt.generation || rt.custom) && spec_changed(&old, &new) {
-        let generation = old.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(0) + 1;
+        let generation = old
+            .pointer("/metadata/generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(0)
+            + 1;
         metadata_mut(&mut new).insert("generation".into(), json!(generation));
     }
     if ownership == Ownership::Record {
         let rules = admission::list_rules(rt);
-        managed::record_update(Some(&old), &mut new, writer.manager, &rt.api_version(), scope, rules.as_ref(), &now_rfc3339());
+        managed::record_update(
+            Some(&old),
+            &mut new,
+            writer.manager,
+            &rt.api_version(),
+            scope,
+            rules.as_ref(),
+            &now_rfc3339(),
+        );
     }
     drop_empty_fields(rt, &mut new);
     if unchanged(&old, &new) {
@@ -256,21 +328,39 @@ pub fn delete(
     let Some(current) = state.get(rt, namespace, name) else {
         return Err(ApiError::not_found(rt, name));
     };
-    let object_kind = current.get("kind").and_then(Value::as_str).unwrap_or(&rt.kind).to_string();
+    let object_kind = current
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or(&rt.kind)
+        .to_string();
     if let Some(uid) = &options.uid {
-        let actual = current.pointer("/metadata/uid").and_then(Value::as_str).unwrap_or_default();
+        let actual = current
+            .pointer("/metadata/uid")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         if uid != actual {
-            return Err(precondition_failed(&object_kind, name, &format!(
-                "the UID in the precondition ({uid}) does not match the UID in record ({actual}). The object might have been deleted and then recreated"
-            )));
+            return Err(precondition_failed(
+                &object_kind,
+                name,
+                &format!(
+                    "the UID in the precondition ({uid}) does not match the UID in record ({actual}). The object might have been deleted and then recreated"
+                ),
+            ));
         }
     }
     if let Some(rv) = &options.resource_version {
-        let actual = current.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or_default();
+        let actual = current
+            .pointer("/metadata/resourceVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         if rv != actual {
-            return Err(precondition_failed(&object_kind, name, &format!(
-                "the ResourceVersion in the precondition ({rv}) does not match the ResourceVersion in record ({actual}). The object might have been modified"
-            )));
+            return Err(precondition_failed(
+                &object_kind,
+                name,
+                &format!(
+                    "the ResourceVersion in the precondition ({rv}) does not match the ResourceVersion in record ({actual}). The object might have been modified"
+                ),
+            ));
         }
     }
     let mut object = (*current).clone();
@@ -294,10 +384,14 @@ pub fn delete(
             return Ok(DeleteOutcome::Marked(current));
         }
         metadata_mut(&mut object).insert("finalizers".into(), json!(present));
-        return Ok(DeleteOutcome::Marked(state.replace(&rt.storage_key(), object)));
+        return Ok(DeleteOutcome::Marked(
+            state.replace(&rt.storage_key(), object),
+        ));
     }
     if present.is_empty() && !admission::graceful_namespace(rt) {
-        let removed = state.remove(&rt.storage_key(), namespace, name).unwrap_or(current);
+        let removed = state
+            .remove(&rt.storage_key(), namespace, name)
+            .unwrap_or(current);
         admission::after_remove(state, rt, &removed);
         return Ok(DeleteOutcome::Removed(removed));
     }
@@ -310,12 +404,17 @@ pub fn delete(
         metadata.insert("finalizers".into(), json!(present));
     }
     admission::mark_deleting(rt, &mut object);
-    Ok(DeleteOutcome::Marked(state.replace(&rt.storage_key(), object)))
+    Ok(DeleteOutcome::Marked(
+        state.replace(&rt.storage_key(), object),
+    ))
 }
 
 /// The Status answered for a removed object.
 pub fn deleted_status(rt: &ResourceType, object: &Value) -> Value {
-    let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+    let name = object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let mut d = details(&rt.group, &rt.plural, name);
     if let (Some(map), Some(uid)) = (d.as_object_mut(), object.pointer("/metadata/uid")) {
         map.insert("uid".into(), uid.clone());
@@ -353,9 +452,10 @@ fn subresource_object(rt: &ResourceType, old: &Value, body: Value, subresource: 
         }
     }
     if !rt.custom
-        && let Some(metadata) = body.get("metadata") {
-            new["metadata"] = metadata.clone();
-        }
+        && let Some(metadata) = body.get("metadata")
+    {
+        new["metadata"] = metadata.clone();
+    }
     match body.get("status") {
         Some(status) => new["status"] = status.clone(),
         None => {
@@ -387,9 +487,20 @@ fn set_identity(object: &mut Value, rt: &ResourceType, namespace: &str) {
 
 /// Carries the fields clients cannot change over from the stored object.
 fn keep_system_fields(new: &mut Value, old: &Value) {
-    let old_metadata = old.get("metadata").and_then(Value::as_object).cloned().unwrap_or_default();
+    let old_metadata = old
+        .get("metadata")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
     let metadata = metadata_mut(new);
-    for key in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation", "managedFields"] {
+    for key in [
+        "uid",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "generation",
+        "managedFields",
+    ] {
         match old_metadata.get(key) {
             Some(v) => {
                 metadata.insert(key.into(), v.clone());
@@ -406,12 +517,20 @@ fn keep_system_fields(new: &mut Value, old: &Value) {
 }
 
 /// "No new finalizers can be added if the object is being deleted".
-fn check_finalizers(rt: &ResourceType, old: &Value, new: &Value, name: &str) -> Result<(), ApiError> {
+fn check_finalizers(
+    rt: &ResourceType,
+    old: &Value,
+    new: &Value,
+    name: &str,
+) -> Result<(), ApiError> {
     if old.pointer("/metadata/deletionTimestamp").is_none() {
         return Ok(());
     }
     let before = finalizers(old);
-    let added: Vec<String> = finalizers(new).into_iter().filter(|f| !before.contains(f)).collect();
+    let added: Vec<String> = finalizers(new)
+        .into_iter()
+        .filter(|f| !before.contains(f))
+        .collect();
     if added.is_empty() {
         return Ok(());
     }
@@ -422,7 +541,12 @@ fn check_finalizers(rt: &ResourceType, old: &Value, new: &Value, name: &str) -> 
     );
     // kube-apiserver reports this twice (metadata update validation runs in two places).
     let cause = Cause::new("metadata.finalizers", "FieldValueForbidden", message);
-    Err(ApiError::invalid(rt, &rt.kind, name, vec![cause.clone(), cause]))
+    Err(ApiError::invalid(
+        rt,
+        &rt.kind,
+        name,
+        vec![cause.clone(), cause],
+    ))
 }
 
 /// Drops empty metadata maps and lists (and empty data maps of built-in kinds), which kube-apiserver's
@@ -435,20 +559,29 @@ fn drop_empty_fields(rt: &ResourceType, object: &mut Value) {
         _ => false,
     };
     if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
-        for key in ["labels", "annotations", "finalizers", "ownerReferences", "managedFields"] {
+        for key in [
+            "labels",
+            "annotations",
+            "finalizers",
+            "ownerReferences",
+            "managedFields",
+        ] {
             if metadata.get(key).is_some_and(empty) {
                 metadata.remove(key);
             }
         }
     }
-    if !rt.custom && rt.group.is_empty() && (rt.kind == "Secret" || rt.kind == "ConfigMap")
-        && let Some(map) = object.as_object_mut() {
-            for key in ["data", "binaryData", "stringData"] {
-                if map.get(key).is_some_and(empty) {
-                    map.remove(key);
-                }
+    if !rt.custom
+        && rt.group.is_empty()
+        && (rt.kind == "Secret" || rt.kind == "ConfigMap")
+        && let Some(map) = object.as_object_mut()
+    {
+        for key in ["data", "binaryData", "stringData"] {
+            if map.get(key).is_some_and(empty) {
+                map.remove(key);
             }
         }
+    }
 }
 
 /// Whether anything but metadata and status differs.
@@ -486,7 +619,12 @@ pub fn finalizers(object: &Value) -> Vec<String> {
     object
         .pointer("/metadata/finalizers")
         .and_then(Value::as_array)
-        .map(|f| f.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .map(|f| {
+            f.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -504,14 +642,31 @@ pub fn metadata_mut(object: &mut Value) -> &mut Map<String, Value> {
 /// Fills `metadata.name` from `generateName`; returns whether the name was generated.
 fn assign_name(object: &mut Value, rt: &ResourceType, kind: &str) -> Result<bool, ApiError> {
     let metadata = metadata_mut(object);
-    let name = metadata.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+    let name = metadata
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
     if !name.is_empty() {
         return Ok(false);
     }
-    let prefix = metadata.get("generateName").and_then(Value::as_str).unwrap_or_default().to_string();
+    let prefix = metadata
+        .get("generateName")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
     if prefix.is_empty() {
-        let kind = if kind.is_empty() { rt.kind.as_str() } else { kind };
-        return Err(ApiError::invalid(rt, kind, "", vec![validation::name_required()]));
+        let kind = if kind.is_empty() {
+            rt.kind.as_str()
+        } else {
+            kind
+        };
+        return Err(ApiError::invalid(
+            rt,
+            kind,
+            "",
+            vec![validation::name_required()],
+        ));
     }
     let generated = format!("{prefix}{}", random_suffix());
     metadata.insert("name".into(), json!(generated));
@@ -523,7 +678,9 @@ fn random_suffix() -> String {
     use rand::Rng;
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
     let mut rng = rand::rng();
-    (0..5).map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char).collect()
+    (0..5)
+        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
+        .collect()
 }
 
 /// A random RFC 4122 version-4 UUID.
@@ -538,11 +695,23 @@ pub fn new_uid() -> String {
             _ => format!("{b:02x}"),
         })
         .collect();
-    format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
 }
 
 /// 404 for a missing namespace, 403 for a terminating one.
-fn check_namespace_accepts(state: &State, rt: &ResourceType, namespace: &str, name: &str) -> Result<(), ApiError> {
+fn check_namespace_accepts(
+    state: &State,
+    rt: &ResourceType,
+    namespace: &str,
+    name: &str,
+) -> Result<(), ApiError> {
     let ns = state.get_by_key("namespaces", "", namespace);
     let Some(ns) = ns else {
         return Err(ApiError::not_found_in("", "namespaces", namespace));
@@ -557,12 +726,17 @@ fn check_namespace_accepts(state: &State, rt: &ResourceType, namespace: &str, na
                 json!([{"reason": "NamespaceTerminating", "message": format!("namespace {namespace} is being terminated"), "field": "metadata.namespace"}]),
             );
         }
-        let subject =
-            if name.is_empty() { rt.qualified_plural() } else { format!("{} \"{name}\"", rt.qualified_plural()) };
+        let subject = if name.is_empty() {
+            rt.qualified_plural()
+        } else {
+            format!("{} \"{name}\"", rt.qualified_plural())
+        };
         return Err(ApiError::status(
             403,
             "Forbidden",
-            format!("{subject} is forbidden: unable to create new content in namespace {namespace} because it is being terminated"),
+            format!(
+                "{subject} is forbidden: unable to create new content in namespace {namespace} because it is being terminated"
+            ),
             Some(d),
         ));
     }
@@ -589,13 +763,18 @@ mod tests {
     fn generated_suffixes_use_kube_alphabet() {
         let suffix = random_suffix();
         assert_eq!(suffix.len(), 5);
-        assert!(suffix.chars().all(|c| "bcdfghjklmnpqrstvwxz2456789".contains(c)));
+        assert!(
+            suffix
+                .chars()
+                .all(|c| "bcdfghjklmnpqrstvwxz2456789".contains(c))
+        );
     }
 
     #[test]
     fn spec_change_ignores_metadata_and_status() {
         let old = json!({"metadata": {"labels": {}}, "spec": {"a": 1}, "status": {"x": 1}});
-        let same = json!({"metadata": {"labels": {"b": "c"}}, "spec": {"a": 1}, "status": {"x": 2}});
+        let same =
+            json!({"metadata": {"labels": {"b": "c"}}, "spec": {"a": 1}, "status": {"x": 2}});
         let changed = json!({"metadata": {}, "spec": {"a": 2}});
         assert!(!spec_changed(&old, &same));
         assert!(spec_changed(&old, &changed));
@@ -607,6 +786,11 @@ mod tests {
         let options = DeleteOptions::parse(Some(&body), Some("Orphan"));
         assert_eq!(options.propagation.as_deref(), Some("Foreground"));
         assert_eq!(options.uid.as_deref(), Some("u"));
-        assert_eq!(DeleteOptions::parse(None, Some("Orphan")).propagation.as_deref(), Some("Orphan"));
+        assert_eq!(
+            DeleteOptions::parse(None, Some("Orphan"))
+                .propagation
+                .as_deref(),
+            Some("Orphan")
+        );
     }
 }

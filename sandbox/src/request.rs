@@ -32,13 +32,21 @@ pub struct ResourcePath {
 
 /// Parses the path part of a URL.
 pub fn parse_path(path: &str) -> Target {
-    let parts: Vec<&str> = path.trim_matches('/').split('/').filter(|p| !p.is_empty()).collect();
+    let parts: Vec<&str> = path
+        .trim_matches('/')
+        .split('/')
+        .filter(|p| !p.is_empty())
+        .collect();
     let (group, version, rest) = match parts.as_slice() {
         ["api", version, rest @ ..] if !rest.is_empty() => ("", *version, rest),
         ["apis", group, version, rest @ ..] if !rest.is_empty() => (*group, *version, rest),
         _ => return Target::NonResource(path.to_string()),
     };
-    let mut info = ResourcePath { group: group.to_string(), version: version.to_string(), ..Default::default() };
+    let mut info = ResourcePath {
+        group: group.to_string(),
+        version: version.to_string(),
+        ..Default::default()
+    };
     let mut rest: Vec<&str> = rest.to_vec();
     if rest.first() == Some(&"watch") {
         info.legacy_watch = true;
@@ -79,7 +87,11 @@ pub fn parse_path(path: &str) -> Target {
 /// Parses a query string into a map (last value wins), decoding `%XX` and `+`.
 pub fn parse_query(query: Option<&str>) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
-    for pair in query.unwrap_or_default().split('&').filter(|p| !p.is_empty()) {
+    for pair in query
+        .unwrap_or_default()
+        .split('&')
+        .filter(|p| !p.is_empty())
+    {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
         out.insert(percent_decode(k), percent_decode(v));
     }
@@ -95,7 +107,9 @@ pub fn percent_decode(input: &str) -> String {
         match bytes[i] {
             b'+' => out.push(b' '),
             b'%' if i + 2 < bytes.len() => {
-                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok());
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3])
+                    .ok()
+                    .and_then(|h| u8::from_str_radix(h, 16).ok());
                 match hex {
                     Some(b) => {
                         out.push(b);
@@ -130,14 +144,20 @@ mod tests {
     #[test]
     fn namespaced_object_paths_split_into_parts() {
         let r = resource("/apis/apps/v1/namespaces/ns/deployments/web/status");
-        assert_eq!((r.group.as_str(), r.namespace.as_str(), r.resource.as_str()), ("apps", "ns", "deployments"));
+        assert_eq!(
+            (r.group.as_str(), r.namespace.as_str(), r.resource.as_str()),
+            ("apps", "ns", "deployments")
+        );
         assert_eq!((r.name.as_str(), r.subresource.as_str()), ("web", "status"));
     }
 
     #[test]
     fn namespace_status_addresses_the_namespace_object() {
         let r = resource("/api/v1/namespaces/kc/status");
-        assert_eq!((r.resource.as_str(), r.name.as_str(), r.subresource.as_str()), ("namespaces", "kc", "status"));
+        assert_eq!(
+            (r.resource.as_str(), r.name.as_str(), r.subresource.as_str()),
+            ("namespaces", "kc", "status")
+        );
         assert_eq!(r.namespace, "");
     }
 
@@ -150,7 +170,10 @@ mod tests {
 
     #[test]
     fn discovery_paths_are_not_resources() {
-        assert_eq!(parse_path("/apis/apps/v1"), Target::NonResource("/apis/apps/v1".into()));
+        assert_eq!(
+            parse_path("/apis/apps/v1"),
+            Target::NonResource("/apis/apps/v1".into())
+        );
         assert_eq!(parse_path("/api"), Target::NonResource("/api".into()));
     }
 

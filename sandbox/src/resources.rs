@@ -6,9 +6,27 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 /// Verbs of an ordinary built-in resource, in the order kube-apiserver lists them in discovery.
-const BUILTIN_VERBS: &[&str] = &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
+const BUILTIN_VERBS: &[&str] = &[
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
 /// Verbs of a custom resource, in the order the apiextensions server lists them.
-const CUSTOM_VERBS: &[&str] = &["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"];
+const CUSTOM_VERBS: &[&str] = &[
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "create",
+    "update",
+    "watch",
+];
 /// Verbs of a status-like subresource.
 const SUBRESOURCE_VERBS: &[&str] = &["get", "patch", "update"];
 
@@ -59,12 +77,20 @@ pub struct ResourceType {
 impl ResourceType {
     /// `group/version`, or `version` for the core group.
     pub fn api_version(&self) -> String {
-        if self.group.is_empty() { self.version.clone() } else { format!("{}/{}", self.group, self.version) }
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
     }
 
     /// The key objects are stored under: `plural` or `plural.group`.
     pub fn storage_key(&self) -> String {
-        if self.group.is_empty() { self.plural.clone() } else { format!("{}.{}", self.plural, self.group) }
+        if self.group.is_empty() {
+            self.plural.clone()
+        } else {
+            format!("{}.{}", self.plural, self.group)
+        }
     }
 
     /// `plural.group` as kube-apiserver names the resource in messages (`secrets`, `leases.coordination.k8s.io`).
@@ -74,12 +100,17 @@ impl ResourceType {
 
     /// `Kind.group` as used in validation messages (`Secret`, `Widget.kc.example.com`).
     pub fn qualified_kind(&self, kind: &str) -> String {
-        if self.group.is_empty() { kind.to_string() } else { format!("{kind}.{}", self.group) }
+        if self.group.is_empty() {
+            kind.to_string()
+        } else {
+            format!("{kind}.{}", self.group)
+        }
     }
 
     /// Whether the resource has the named subresource.
     pub fn has_subresource(&self, name: &str) -> bool {
-        (name == "status" && self.status_subresource) || self.extra_subresources.iter().any(|s| s == name)
+        (name == "status" && self.status_subresource)
+            || self.extra_subresources.iter().any(|s| s == name)
     }
 
     /// The discovery entries (resource and subresources) of this type.
@@ -87,9 +118,9 @@ impl ResourceType {
         let verbs: &[&str] = match self.behaviour {
             Behaviour::Review => &["create"],
             Behaviour::Plain if self.custom => CUSTOM_VERBS,
-            Behaviour::Plain if self.plural == "namespaces" => {
-                &["create", "delete", "get", "list", "patch", "update", "watch"]
-            }
+            Behaviour::Plain if self.plural == "namespaces" => &[
+                "create", "delete", "get", "list", "patch", "update", "watch",
+            ],
             Behaviour::Plain => BUILTIN_VERBS,
         };
         let mut main = serde_json::Map::new();
@@ -105,7 +136,8 @@ impl ResourceType {
             main.insert("categories".into(), json!(self.categories));
         }
         let mut out = vec![Value::Object(main)];
-        let mut subresources: Vec<&str> = self.extra_subresources.iter().map(String::as_str).collect();
+        let mut subresources: Vec<&str> =
+            self.extra_subresources.iter().map(String::as_str).collect();
         if self.status_subresource {
             subresources.push("status");
         }
@@ -136,7 +168,12 @@ struct Builtin {
     all: bool,
 }
 
-const fn builtin(group: &'static str, version: &'static str, kind: &'static str, plural: &'static str) -> Builtin {
+const fn builtin(
+    group: &'static str,
+    version: &'static str,
+    kind: &'static str,
+    plural: &'static str,
+) -> Builtin {
     Builtin {
         group,
         version,
@@ -174,57 +211,168 @@ impl Builtin {
 }
 
 const BUILTINS: &[Builtin] = &[
-    builtin("", "v1", "Namespace", "namespaces").cluster().short(&["ns"]).status(),
+    builtin("", "v1", "Namespace", "namespaces")
+        .cluster()
+        .short(&["ns"])
+        .status(),
     builtin("", "v1", "Secret", "secrets"),
     builtin("", "v1", "ConfigMap", "configmaps").short(&["cm"]),
     builtin("", "v1", "ServiceAccount", "serviceaccounts").short(&["sa"]),
     builtin("", "v1", "Event", "events").short(&["ev"]),
-    builtin("", "v1", "Service", "services").short(&["svc"]).status().all(),
+    builtin("", "v1", "Service", "services")
+        .short(&["svc"])
+        .status()
+        .all(),
     builtin("", "v1", "Endpoints", "endpoints").short(&["ep"]),
-    builtin("", "v1", "Pod", "pods").short(&["po"]).status().all(),
-    builtin("", "v1", "Node", "nodes").cluster().short(&["no"]).status(),
-    builtin("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims").short(&["pvc"]).status(),
-    builtin("", "v1", "PersistentVolume", "persistentvolumes").cluster().short(&["pv"]).status(),
-    builtin("", "v1", "ResourceQuota", "resourcequotas").short(&["quota"]).status(),
+    builtin("", "v1", "Pod", "pods")
+        .short(&["po"])
+        .status()
+        .all(),
+    builtin("", "v1", "Node", "nodes")
+        .cluster()
+        .short(&["no"])
+        .status(),
+    builtin("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims")
+        .short(&["pvc"])
+        .status(),
+    builtin("", "v1", "PersistentVolume", "persistentvolumes")
+        .cluster()
+        .short(&["pv"])
+        .status(),
+    builtin("", "v1", "ResourceQuota", "resourcequotas")
+        .short(&["quota"])
+        .status(),
     builtin("", "v1", "LimitRange", "limitranges").short(&["limits"]),
-    builtin("apps", "v1", "Deployment", "deployments").short(&["deploy"]).status().generation().all(),
-    builtin("apps", "v1", "StatefulSet", "statefulsets").short(&["sts"]).status().generation().all(),
-    builtin("apps", "v1", "DaemonSet", "daemonsets").short(&["ds"]).status().generation().all(),
-    builtin("apps", "v1", "ReplicaSet", "replicasets").short(&["rs"]).status().generation().all(),
-    builtin("apps", "v1", "ControllerRevision", "controllerrevisions"),
-    builtin("batch", "v1", "Job", "jobs").status().generation().all(),
-    builtin("batch", "v1", "CronJob", "cronjobs").short(&["cj"]).status().generation().all(),
-    builtin("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers")
-        .short(&["hpa"])
+    builtin("apps", "v1", "Deployment", "deployments")
+        .short(&["deploy"])
         .status()
         .generation()
         .all(),
+    builtin("apps", "v1", "StatefulSet", "statefulsets")
+        .short(&["sts"])
+        .status()
+        .generation()
+        .all(),
+    builtin("apps", "v1", "DaemonSet", "daemonsets")
+        .short(&["ds"])
+        .status()
+        .generation()
+        .all(),
+    builtin("apps", "v1", "ReplicaSet", "replicasets")
+        .short(&["rs"])
+        .status()
+        .generation()
+        .all(),
+    builtin("apps", "v1", "ControllerRevision", "controllerrevisions"),
+    builtin("batch", "v1", "Job", "jobs")
+        .status()
+        .generation()
+        .all(),
+    builtin("batch", "v1", "CronJob", "cronjobs")
+        .short(&["cj"])
+        .status()
+        .generation()
+        .all(),
+    builtin(
+        "autoscaling",
+        "v2",
+        "HorizontalPodAutoscaler",
+        "horizontalpodautoscalers",
+    )
+    .short(&["hpa"])
+    .status()
+    .generation()
+    .all(),
     builtin("coordination.k8s.io", "v1", "Lease", "leases"),
-    builtin("certificates.k8s.io", "v1", "CertificateSigningRequest", "certificatesigningrequests")
-        .cluster()
-        .short(&["csr"])
-        .status(),
-    builtin("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions")
-        .cluster()
-        .short(&["crd", "crds"])
+    builtin(
+        "certificates.k8s.io",
+        "v1",
+        "CertificateSigningRequest",
+        "certificatesigningrequests",
+    )
+    .cluster()
+    .short(&["csr"])
+    .status(),
+    builtin(
+        "apiextensions.k8s.io",
+        "v1",
+        "CustomResourceDefinition",
+        "customresourcedefinitions",
+    )
+    .cluster()
+    .short(&["crd", "crds"])
+    .status()
+    .generation(),
+    builtin("rbac.authorization.k8s.io", "v1", "Role", "roles"),
+    builtin(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "RoleBinding",
+        "rolebindings",
+    ),
+    builtin(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "ClusterRole",
+        "clusterroles",
+    )
+    .cluster(),
+    builtin(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "ClusterRoleBinding",
+        "clusterrolebindings",
+    )
+    .cluster(),
+    builtin(
+        "admissionregistration.k8s.io",
+        "v1",
+        "ValidatingWebhookConfiguration",
+        "validatingwebhookconfigurations",
+    )
+    .cluster()
+    .generation(),
+    builtin(
+        "admissionregistration.k8s.io",
+        "v1",
+        "MutatingWebhookConfiguration",
+        "mutatingwebhookconfigurations",
+    )
+    .cluster()
+    .generation(),
+    builtin(
+        "scheduling.k8s.io",
+        "v1",
+        "PriorityClass",
+        "priorityclasses",
+    )
+    .cluster()
+    .short(&["pc"]),
+    builtin(
+        "policy",
+        "v1",
+        "PodDisruptionBudget",
+        "poddisruptionbudgets",
+    )
+    .short(&["pdb"])
+    .status()
+    .generation(),
+    builtin(
+        "networking.k8s.io",
+        "v1",
+        "NetworkPolicy",
+        "networkpolicies",
+    )
+    .short(&["netpol"])
+    .generation(),
+    builtin("networking.k8s.io", "v1", "Ingress", "ingresses")
+        .short(&["ing"])
         .status()
         .generation(),
-    builtin("rbac.authorization.k8s.io", "v1", "Role", "roles"),
-    builtin("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings"),
-    builtin("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles").cluster(),
-    builtin("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings").cluster(),
-    builtin("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations")
-        .cluster()
-        .generation(),
-    builtin("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations")
-        .cluster()
-        .generation(),
-    builtin("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses").cluster().short(&["pc"]),
-    builtin("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets").short(&["pdb"]).status().generation(),
-    builtin("networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies").short(&["netpol"]).generation(),
-    builtin("networking.k8s.io", "v1", "Ingress", "ingresses").short(&["ing"]).status().generation(),
     builtin("networking.k8s.io", "v1", "IngressClass", "ingressclasses").cluster(),
-    builtin("storage.k8s.io", "v1", "StorageClass", "storageclasses").cluster().short(&["sc"]),
+    builtin("storage.k8s.io", "v1", "StorageClass", "storageclasses")
+        .cluster()
+        .short(&["sc"]),
     builtin("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices"),
 ];
 
@@ -232,7 +380,11 @@ const BUILTINS: &[Builtin] = &[
 const REVIEWS: &[(&str, &str, bool)] = &[
     ("SubjectAccessReview", "subjectaccessreviews", false),
     ("SelfSubjectAccessReview", "selfsubjectaccessreviews", false),
-    ("LocalSubjectAccessReview", "localsubjectaccessreviews", true),
+    (
+        "LocalSubjectAccessReview",
+        "localsubjectaccessreviews",
+        true,
+    ),
 ];
 
 /// All built-in resource types.
@@ -248,7 +400,11 @@ pub fn builtin_types() -> Vec<ResourceType> {
             singular: String::new(),
             namespaced: b.namespaced,
             short_names: b.short_names.iter().map(|s| s.to_string()).collect(),
-            categories: if b.all { vec!["all".to_string()] } else { Vec::new() },
+            categories: if b.all {
+                vec!["all".to_string()]
+            } else {
+                Vec::new()
+            },
             status_subresource: b.status,
             extra_subresources: if b.plural == "certificatesigningrequests" {
                 vec!["approval".to_string()]
@@ -308,29 +464,43 @@ impl Registry {
 
     /// The type served at `group/version/plural`.
     pub fn lookup(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceType>> {
-        self.by_path.get(&(group.to_string(), version.to_string(), plural.to_string())).cloned()
+        self.by_path
+            .get(&(group.to_string(), version.to_string(), plural.to_string()))
+            .cloned()
     }
 
     /// The type for `apiVersion` + `kind` (used for owner references).
     pub fn by_kind(&self, api_version: &str, kind: &str) -> Option<Arc<ResourceType>> {
         let (group, version) = split_api_version(api_version);
-        self.by_path.values().find(|rt| rt.group == group && rt.version == version && rt.kind == kind).cloned()
+        self.by_path
+            .values()
+            .find(|rt| rt.group == group && rt.version == version && rt.kind == kind)
+            .cloned()
     }
 
     /// The (first) type stored under a storage key.
     pub fn by_storage_key(&self, key: &str) -> Option<Arc<ResourceType>> {
-        self.by_path.values().find(|rt| rt.storage_key() == key).cloned()
+        self.by_path
+            .values()
+            .find(|rt| rt.storage_key() == key)
+            .cloned()
     }
 
     /// Whether a group/version is served at all.
     pub fn serves_group_version(&self, group: &str, version: &str) -> bool {
-        self.by_path.keys().any(|(g, v, _)| g == group && v == version)
+        self.by_path
+            .keys()
+            .any(|(g, v, _)| g == group && v == version)
     }
 
     /// Types of one group/version in discovery order.
     pub fn group_version_types(&self, group: &str, version: &str) -> Vec<Arc<ResourceType>> {
-        let mut out: Vec<Arc<ResourceType>> =
-            self.by_path.values().filter(|rt| rt.group == group && rt.version == version).cloned().collect();
+        let mut out: Vec<Arc<ResourceType>> = self
+            .by_path
+            .values()
+            .filter(|rt| rt.group == group && rt.version == version)
+            .cloned()
+            .collect();
         out.sort_by(|a, b| a.plural.cmp(&b.plural));
         out
     }
@@ -341,15 +511,18 @@ impl Registry {
             .iter()
             .filter(|g| !g.is_empty())
             .map(|g| {
-                let mut versions: Vec<String> =
-                    self.by_path.keys().filter(|(kg, _, _)| kg == g).map(|(_, v, _)| v.clone()).collect();
+                let mut versions: Vec<String> = self
+                    .by_path
+                    .keys()
+                    .filter(|(kg, _, _)| kg == g)
+                    .map(|(_, v, _)| v.clone())
+                    .collect();
                 versions.dedup();
                 versions.sort_by_key(|v| std::cmp::Reverse(version_priority(v)));
                 (g.clone(), versions)
             })
             .collect()
     }
-
 }
 
 /// Splits `group/version` (or `version` for core) into its parts.
@@ -362,7 +535,9 @@ pub fn split_api_version(api_version: &str) -> (&str, &str) {
 
 /// Kubernetes version ordering: GA > beta > alpha, higher numbers first.
 fn version_priority(version: &str) -> (u8, u32, u32) {
-    let Some(rest) = version.strip_prefix('v') else { return (0, 0, 0) };
+    let Some(rest) = version.strip_prefix('v') else {
+        return (0, 0, 0);
+    };
     let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
     let major: u32 = digits.parse().unwrap_or(0);
     let tail = &rest[digits.len()..];
@@ -386,7 +561,9 @@ mod tests {
     #[test]
     fn registry_finds_builtin_by_path_and_kind() {
         let registry = Registry::new(Vec::new());
-        let leases = registry.lookup("coordination.k8s.io", "v1", "leases").expect("leases are built in");
+        let leases = registry
+            .lookup("coordination.k8s.io", "v1", "leases")
+            .expect("leases are built in");
         assert_eq!(leases.kind, "Lease");
         assert_eq!(leases.storage_key(), "leases.coordination.k8s.io");
         assert!(registry.by_kind("v1", "ConfigMap").is_some());
@@ -395,12 +572,21 @@ mod tests {
     #[test]
     fn csr_discovery_lists_approval_and_status_subresources() {
         let registry = Registry::new(Vec::new());
-        let csr = registry.lookup("certificates.k8s.io", "v1", "certificatesigningrequests").expect("csr built in");
-        let names: Vec<String> =
-            csr.discovery_entries().iter().map(|e| e["name"].as_str().unwrap_or_default().to_string()).collect();
+        let csr = registry
+            .lookup("certificates.k8s.io", "v1", "certificatesigningrequests")
+            .expect("csr built in");
+        let names: Vec<String> = csr
+            .discovery_entries()
+            .iter()
+            .map(|e| e["name"].as_str().unwrap_or_default().to_string())
+            .collect();
         assert_eq!(
             names,
-            ["certificatesigningrequests", "certificatesigningrequests/approval", "certificatesigningrequests/status"]
+            [
+                "certificatesigningrequests",
+                "certificatesigningrequests/approval",
+                "certificatesigningrequests/status"
+            ]
         );
     }
 

@@ -91,7 +91,12 @@ pub struct SandboxBuilder {
 
 impl Default for SandboxBuilder {
     fn default() -> Self {
-        SandboxBuilder { name: "sandbox".into(), dir: None, port: 0, workload_simulation: true }
+        SandboxBuilder {
+            name: "sandbox".into(),
+            dir: None,
+            port: 0,
+            workload_simulation: true,
+        }
     }
 }
 
@@ -127,25 +132,45 @@ impl SandboxBuilder {
     pub async fn start(self) -> Result<Sandbox, SandboxError> {
         let ca = match &self.dir {
             Some(dir) => {
-                std::fs::create_dir_all(dir)
-                    .map_err(|source| SandboxError::StateDirectory { path: dir.clone(), source })?;
+                std::fs::create_dir_all(dir).map_err(|source| SandboxError::StateDirectory {
+                    path: dir.clone(),
+                    source,
+                })?;
                 CertificateAuthority::load_or_generate(dir)
             }
             None => CertificateAuthority::generate(&format!("{}-ca", self.name)),
         }
         .map_err(SandboxError::CertificateAuthority)?;
         let ca = Arc::new(ca);
-        let tls = ca.server_config().map_err(SandboxError::CertificateAuthority)?;
-        let store = Store::open(self.dir.clone(), crd::registry_for).map_err(SandboxError::Persist)?;
+        let tls = ca
+            .server_config()
+            .map_err(SandboxError::CertificateAuthority)?;
+        let store =
+            Store::open(self.dir.clone(), crd::registry_for).map_err(SandboxError::Persist)?;
         bootstrap(&store);
         let faults = Arc::new(Faults::default());
         let api = Arc::new(Api::new(store, ca.clone(), faults.clone()));
         let listener = TcpListener::bind(("127.0.0.1", self.port))
             .await
-            .map_err(|source| SandboxError::Bind { port: self.port, source })?;
-        let port = listener.local_addr().map_err(|source| SandboxError::Bind { port: self.port, source })?.port();
+            .map_err(|source| SandboxError::Bind {
+                port: self.port,
+                source,
+            })?;
+        let port = listener
+            .local_addr()
+            .map_err(|source| SandboxError::Bind {
+                port: self.port,
+                source,
+            })?
+            .port();
         let tasks = TaskTracker::new();
-        tasks.spawn(server::run(listener, tls, api.clone(), api.shutdown.clone(), tasks.clone()));
+        tasks.spawn(server::run(
+            listener,
+            tls,
+            api.clone(),
+            api.shutdown.clone(),
+            tasks.clone(),
+        ));
         tasks.spawn(controllers::run(api.clone(), self.workload_simulation));
         if self.dir.is_some() {
             let api = api.clone();
@@ -163,12 +188,27 @@ impl SandboxBuilder {
         }
         let endpoint = format!("https://127.0.0.1:{port}");
         let admin = issue(&ca, "admin", &["system:masters"])?;
-        let admin_kubeconfig = kubeconfig(&self.name, &endpoint, ca.ca_pem(), "admin", &admin.0, &admin.1);
+        let admin_kubeconfig = kubeconfig(
+            &self.name,
+            &endpoint,
+            ca.ca_pem(),
+            "admin",
+            &admin.0,
+            &admin.1,
+        );
         let config = kube::Config::from_custom_kubeconfig(admin_kubeconfig, &Default::default())
             .await
             .map_err(SandboxError::Kubeconfig)?;
         let client = kube::Client::try_from(config).map_err(SandboxError::Client)?;
-        Ok(Sandbox { name: self.name, endpoint, api, tasks, faults, admin, client })
+        Ok(Sandbox {
+            name: self.name,
+            endpoint,
+            api,
+            tasks,
+            faults,
+            admin,
+            client,
+        })
     }
 }
 
@@ -201,7 +241,14 @@ impl Sandbox {
 
     /// A kubeconfig for user `admin` in group `system:masters`.
     pub fn admin_kubeconfig(&self) -> kube::config::Kubeconfig {
-        kubeconfig(&self.name, &self.endpoint, self.api.ca.ca_pem(), "admin", &self.admin.0, &self.admin.1)
+        kubeconfig(
+            &self.name,
+            &self.endpoint,
+            self.api.ca.ca_pem(),
+            "admin",
+            &self.admin.0,
+            &self.admin.1,
+        )
     }
 
     /// The admin kubeconfig as YAML (for files and kubectl).
@@ -218,9 +265,20 @@ impl Sandbox {
     ///
     /// # Errors
     /// When the certificate cannot be issued.
-    pub fn kubeconfig_for(&self, user: &str, groups: &[&str]) -> Result<kube::config::Kubeconfig, SandboxError> {
+    pub fn kubeconfig_for(
+        &self,
+        user: &str,
+        groups: &[&str],
+    ) -> Result<kube::config::Kubeconfig, SandboxError> {
         let (cert, key) = issue(&self.api.ca, user, groups)?;
-        Ok(kubeconfig(&self.name, &self.endpoint, self.api.ca.ca_pem(), user, &cert, &key))
+        Ok(kubeconfig(
+            &self.name,
+            &self.endpoint,
+            self.api.ca.ca_pem(),
+            user,
+            &cert,
+            &key,
+        ))
     }
 
     /// Fault injection for this sandbox.
@@ -237,18 +295,31 @@ impl Sandbox {
             tracing::warn!(error = %error, "persisting sandbox state failed");
         }
     }
-
 }
 
 /// Issues a client certificate from the CA.
-fn issue(ca: &CertificateAuthority, user: &str, groups: &[&str]) -> Result<(String, String), SandboxError> {
+fn issue(
+    ca: &CertificateAuthority,
+    user: &str,
+    groups: &[&str],
+) -> Result<(String, String), SandboxError> {
     let groups: Vec<String> = groups.iter().map(|g| g.to_string()).collect();
     ca.issue_client_certificate(user, &groups, CLIENT_CERTIFICATE_VALIDITY)
-        .map_err(|source| SandboxError::ClientCertificate { user: user.to_string(), source })
+        .map_err(|source| SandboxError::ClientCertificate {
+            user: user.to_string(),
+            source,
+        })
 }
 
 /// A kubeconfig for one user with embedded certificate data.
-fn kubeconfig(cluster: &str, endpoint: &str, ca_pem: &str, user: &str, cert_pem: &str, key_pem: &str) -> kube::config::Kubeconfig {
+fn kubeconfig(
+    cluster: &str,
+    endpoint: &str,
+    ca_pem: &str,
+    user: &str,
+    cert_pem: &str,
+    key_pem: &str,
+) -> kube::config::Kubeconfig {
     let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
     let context = format!("{user}@{cluster}");
     let document = json!({
@@ -265,13 +336,23 @@ fn kubeconfig(cluster: &str, endpoint: &str, ca_pem: &str, user: &str, cert_pem:
 
 /// Creates the initial namespaces and the default RBAC policy in a fresh store.
 fn bootstrap(store: &Store) {
-    let system = UserInfo { username: "system:apiserver".into(), groups: vec!["system:masters".into()], ..UserInfo::default() };
-    let writer = Writer { manager: "kube-apiserver", user: &system };
+    let system = UserInfo {
+        username: "system:apiserver".into(),
+        groups: vec!["system:masters".into()],
+        ..UserInfo::default()
+    };
+    let writer = Writer {
+        manager: "kube-apiserver",
+        user: &system,
+    };
     let mut state = store.lock();
     let registry = state.registry();
     let create = |state: &mut crate::store::State, group: &str, plural: &str, object: Value| {
         if let Some(rt) = registry.lookup(group, "v1", plural) {
-            let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+            let name = object
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             if state.get(&rt, "", name).is_none() {
                 // Creating a well-formed bootstrap object cannot fail on a store without it.
                 let _ = ops::create(state, &rt, "", object, &writer);
@@ -279,14 +360,29 @@ fn bootstrap(store: &Store) {
         }
     };
     for namespace in INITIAL_NAMESPACES {
-        create(&mut state, "", "namespaces", json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}));
+        create(
+            &mut state,
+            "",
+            "namespaces",
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}),
+        );
     }
     let policy = authz::bootstrap_policy();
     for role in policy.cluster_roles {
-        create(&mut state, "rbac.authorization.k8s.io", "clusterroles", role);
+        create(
+            &mut state,
+            "rbac.authorization.k8s.io",
+            "clusterroles",
+            role,
+        );
     }
     for binding in policy.cluster_role_bindings {
-        create(&mut state, "rbac.authorization.k8s.io", "clusterrolebindings", binding);
+        create(
+            &mut state,
+            "rbac.authorization.k8s.io",
+            "clusterrolebindings",
+            binding,
+        );
     }
 }
 
@@ -306,15 +402,22 @@ pub struct ServeOptions {
 /// # Errors
 /// When the sandbox cannot start or the files cannot be written.
 pub async fn serve(options: ServeOptions) -> Result<(), SandboxError> {
-    let sandbox = Sandbox::builder().name(options.name).dir(&options.dir).port(options.port).start().await?;
+    let sandbox = Sandbox::builder()
+        .name(options.name)
+        .dir(&options.dir)
+        .port(options.port)
+        .start()
+        .await?;
     let write = |name: &str, text: &str| {
         let path = options.dir.join(name);
-        crate::store::write_private(&path, text.as_bytes()).map_err(|source| SandboxError::WriteFile { path, source })
+        crate::store::write_private(&path, text.as_bytes())
+            .map_err(|source| SandboxError::WriteFile { path, source })
     };
     write("ca.crt", &sandbox.ca_cert_pem())?;
     write("admin.kubeconfig", &sandbox.admin_kubeconfig_yaml())?;
     tracing::info!(endpoint = %sandbox.endpoint(), "sandbox serving");
-    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).map_err(SandboxError::Signal)?;
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(SandboxError::Signal)?;
     tokio::select! {
         _ = terminate.recv() => {}
         result = tokio::signal::ctrl_c() => result.map_err(SandboxError::Signal)?,

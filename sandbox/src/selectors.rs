@@ -127,7 +127,9 @@ impl Parser {
         };
         let key = match self.next() {
             Some(Token::Identifier(key)) => key,
-            Some(other) => return Err(format!("found '{}', expected: identifier", other.literal())),
+            Some(other) => {
+                return Err(format!("found '{}', expected: identifier", other.literal()));
+            }
             None => return Err("found '', expected: identifier".into()),
         };
         validate_label_key(&key)?;
@@ -149,13 +151,17 @@ impl Parser {
             }
             Token::In | Token::NotIn => {
                 let values = self.value_set()?;
-                Ok(if op == Token::In { Requirement::In(key, values) } else { Requirement::NotIn(key, values) })
+                Ok(if op == Token::In {
+                    Requirement::In(key, values)
+                } else {
+                    Requirement::NotIn(key, values)
+                })
             }
             Token::Greater | Token::Less => {
                 let value = self.single_value()?;
-                let number: i64 = value
-                    .parse()
-                    .map_err(|_| "for 'Gt', 'Lt' operators, the value must be an integer".to_string())?;
+                let number: i64 = value.parse().map_err(|_| {
+                    "for 'Gt', 'Lt' operators, the value must be an integer".to_string()
+                })?;
                 Ok(if op == Token::Greater {
                     Requirement::GreaterThan(key, number)
                 } else {
@@ -198,7 +204,12 @@ impl Parser {
                     match self.next() {
                         Some(Token::Comma) => continue,
                         Some(Token::Close) => return Ok(values),
-                        Some(other) => return Err(format!("found '{}', expected: ',' or ')'", other.literal())),
+                        Some(other) => {
+                            return Err(format!(
+                                "found '{}', expected: ',' or ')'",
+                                other.literal()
+                            ));
+                        }
                         None => return Err("found '', expected: ',' or ')'".into()),
                     }
                 }
@@ -206,7 +217,12 @@ impl Parser {
                 Some(Token::Comma) => {
                     values.insert(String::new());
                 }
-                Some(other) => return Err(format!("found '{}', expected: ',', ')' or identifier", other.literal())),
+                Some(other) => {
+                    return Err(format!(
+                        "found '{}', expected: ',', ')' or identifier",
+                        other.literal()
+                    ));
+                }
                 None => return Err("found '', expected: ',', ')' or identifier".into()),
             }
         }
@@ -220,47 +236,62 @@ fn validate_label_key(key: &str) -> Result<(), String> {
     };
     let name_ok = !name.is_empty()
         && name.len() <= 63
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
         && name.starts_with(|c: char| c.is_ascii_alphanumeric())
         && name.ends_with(|c: char| c.is_ascii_alphanumeric());
     let prefix_ok = prefix.is_none_or(crate::validation::is_dns1123_subdomain);
     if name_ok && prefix_ok {
         Ok(())
     } else {
-        Err(format!("invalid label key \"{key}\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"))
+        Err(format!(
+            "invalid label key \"{key}\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+        ))
     }
 }
 
 fn validate_label_value(value: &str) -> Result<(), String> {
     let ok = value.is_empty()
         || (value.len() <= 63
-            && value.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+            && value
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
             && value.starts_with(|c: char| c.is_ascii_alphanumeric())
             && value.ends_with(|c: char| c.is_ascii_alphanumeric()));
     if ok {
         Ok(())
     } else {
-        Err(format!("invalid label value: \"{value}\": at key: : a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"))
+        Err(format!(
+            "invalid label value: \"{value}\": at key: : a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+        ))
     }
 }
 
 impl LabelSelector {
     /// Parses `env=prod,tier in (web),!legacy`; the error is kube-apiserver's 400 message.
     pub fn parse(input: &str) -> Result<Self, String> {
-        let mut parser = Parser { tokens: lex(input), position: 0 };
+        let mut parser = Parser {
+            tokens: lex(input),
+            position: 0,
+        };
         let mut requirements = Vec::new();
         if parser.tokens.is_empty() {
             return Ok(LabelSelector::default());
         }
         loop {
-            let requirement =
-                parser.requirement().map_err(|e| format!("unable to parse requirement: {e}"))?;
+            let requirement = parser
+                .requirement()
+                .map_err(|e| format!("unable to parse requirement: {e}"))?;
             requirements.push(requirement);
             match parser.next() {
                 None => break,
                 Some(Token::Comma) => continue,
                 Some(other) => {
-                    return Err(format!("found '{}', expected: ',' or 'end of string'", other.literal()));
+                    return Err(format!(
+                        "found '{}', expected: ',' or 'end of string'",
+                        other.literal()
+                    ));
                 }
             }
         }
@@ -282,8 +313,12 @@ impl LabelSelector {
             Requirement::NotIn(k, vs) => label(k).is_none_or(|l| !vs.contains(l)),
             Requirement::Exists(k) => label(k).is_some(),
             Requirement::DoesNotExist(k) => label(k).is_none(),
-            Requirement::GreaterThan(k, n) => label(k).and_then(|l| l.parse::<i64>().ok()).is_some_and(|l| l > *n),
-            Requirement::LessThan(k, n) => label(k).and_then(|l| l.parse::<i64>().ok()).is_some_and(|l| l < *n),
+            Requirement::GreaterThan(k, n) => label(k)
+                .and_then(|l| l.parse::<i64>().ok())
+                .is_some_and(|l| l > *n),
+            Requirement::LessThan(k, n) => label(k)
+                .and_then(|l| l.parse::<i64>().ok())
+                .is_some_and(|l| l < *n),
         })
     }
 }
@@ -301,7 +336,15 @@ const COMMON_FIELDS: &[&str] = &["metadata.name", "metadata.namespace"];
 fn kind_fields(kind: &str) -> &'static [&'static str] {
     match kind {
         "Secret" => &["type"],
-        "Pod" => &["spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName", "status.phase", "status.podIP", "status.nominatedNodeName"],
+        "Pod" => &[
+            "spec.nodeName",
+            "spec.restartPolicy",
+            "spec.schedulerName",
+            "spec.serviceAccountName",
+            "status.phase",
+            "status.podIP",
+            "status.nominatedNodeName",
+        ],
         "Event" => &[
             "involvedObject.kind",
             "involvedObject.namespace",
@@ -336,7 +379,9 @@ impl FieldSelector {
             } else if let Some((f, v)) = part.split_once('=') {
                 (f, true, v)
             } else {
-                return Err(format!("invalid selector: '{input}'; can't understand '{part}'"));
+                return Err(format!(
+                    "invalid selector: '{input}'; can't understand '{part}'"
+                ));
             };
             let field = field.trim();
             if !COMMON_FIELDS.contains(&field) && !kind_fields(kind).contains(&field) {
@@ -365,7 +410,11 @@ impl FieldSelector {
 
 fn field_value(object: &Value, field: &str) -> String {
     if field == "source" {
-        return object.pointer("/source/component").and_then(Value::as_str).unwrap_or_default().to_string();
+        return object
+            .pointer("/source/component")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
     }
     let mut current = object;
     for part in field.split('.') {
@@ -407,7 +456,11 @@ mod tests {
         ];
         for (selector, want_prod_web, want_dev) in cases {
             let parsed = LabelSelector::parse(selector).expect("valid selector");
-            assert_eq!(parsed.matches(Some(&prod_web)), want_prod_web, "{selector} on prod_web");
+            assert_eq!(
+                parsed.matches(Some(&prod_web)),
+                want_prod_web,
+                "{selector} on prod_web"
+            );
             assert_eq!(parsed.matches(Some(&dev)), want_dev, "{selector} on dev");
         }
     }
@@ -415,7 +468,10 @@ mod tests {
     #[test]
     fn label_selector_reports_missing_parenthesis_like_kube() {
         let err = LabelSelector::parse("env in prod").expect_err("in needs a set");
-        assert_eq!(err, "unable to parse requirement: found 'prod' expected: '('");
+        assert_eq!(
+            err,
+            "unable to parse requirement: found 'prod' expected: '('"
+        );
     }
 
     #[test]
@@ -428,14 +484,29 @@ mod tests {
     #[test]
     fn field_selector_rejects_unknown_fields_with_kube_message() {
         let err = FieldSelector::parse("data.k=1", "ConfigMap").expect_err("unknown field");
-        assert_eq!(err, "\"data.k\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\"");
+        assert_eq!(
+            err,
+            "\"data.k\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+        );
     }
 
     #[test]
     fn field_selector_matches_name_and_negation() {
         let object = json!({"metadata": {"name": "b", "namespace": "x"}});
-        assert!(FieldSelector::parse("metadata.name=b", "ConfigMap").expect("valid").matches(&object));
-        assert!(!FieldSelector::parse("metadata.name!=b", "ConfigMap").expect("valid").matches(&object));
-        assert!(FieldSelector::parse("metadata.namespace==x", "ConfigMap").expect("valid").matches(&object));
+        assert!(
+            FieldSelector::parse("metadata.name=b", "ConfigMap")
+                .expect("valid")
+                .matches(&object)
+        );
+        assert!(
+            !FieldSelector::parse("metadata.name!=b", "ConfigMap")
+                .expect("valid")
+                .matches(&object)
+        );
+        assert!(
+            FieldSelector::parse("metadata.namespace==x", "ConfigMap")
+                .expect("valid")
+                .matches(&object)
+        );
     }
 }

@@ -33,8 +33,15 @@ pub async fn run(
         let api = api.clone();
         let shutdown = shutdown.clone();
         tasks.spawn(async move {
-            let Ok(stream) = acceptor.accept(tcp).await else { return };
-            let peer = stream.get_ref().1.peer_certificates().and_then(|c| c.first()).map(|c| Arc::new(c.to_vec()));
+            let Ok(stream) = acceptor.accept(tcp).await else {
+                return;
+            };
+            let peer = stream
+                .get_ref()
+                .1
+                .peer_certificates()
+                .and_then(|c| c.first())
+                .map(|c| Arc::new(c.to_vec()));
             let service = service_fn(move |request| {
                 let api = api.clone();
                 let peer = peer.clone();

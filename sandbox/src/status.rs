@@ -17,8 +17,16 @@ pub struct Cause {
 
 impl Cause {
     /// A cause from its three parts.
-    pub fn new(field: impl Into<String>, reason: impl Into<String>, message: impl Into<String>) -> Self {
-        Cause { field: field.into(), message: message.into(), reason: reason.into() }
+    pub fn new(
+        field: impl Into<String>,
+        reason: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        Cause {
+            field: field.into(),
+            message: message.into(),
+            reason: reason.into(),
+        }
     }
 }
 
@@ -37,7 +45,12 @@ pub struct ApiError {
 
 impl ApiError {
     /// A Status with the given code, reason and message and optional details.
-    pub fn status(code: u16, reason: &str, message: impl Into<String>, details: Option<Value>) -> Self {
+    pub fn status(
+        code: u16,
+        reason: &str,
+        message: impl Into<String>,
+        details: Option<Value>,
+    ) -> Self {
         let mut body = Map::new();
         body.insert("kind".into(), json!("Status"));
         body.insert("apiVersion".into(), json!("v1"));
@@ -51,12 +64,22 @@ impl ApiError {
             body.insert("details".into(), details);
         }
         body.insert("code".into(), json!(code));
-        ApiError { code, body: Value::Object(body), plain: None, retry_after: None }
+        ApiError {
+            code,
+            body: Value::Object(body),
+            plain: None,
+            retry_after: None,
+        }
     }
 
     /// `404 page not found` as plain text, for paths no API serves.
     pub fn page_not_found() -> Self {
-        ApiError { code: 404, body: Value::Null, plain: Some("404 page not found".into()), retry_after: None }
+        ApiError {
+            code: 404,
+            body: Value::Null,
+            plain: Some("404 page not found".into()),
+            retry_after: None,
+        }
     }
 
     /// 400 BadRequest with a message and no details.
@@ -77,7 +100,12 @@ impl ApiError {
     /// 404 NotFound for `plural.group "name"`.
     pub fn not_found_in(group: &str, plural: &str, name: &str) -> Self {
         let qualified = qualified(group, plural);
-        Self::status(404, "NotFound", format!("{qualified} \"{name}\" not found"), Some(details(group, plural, name)))
+        Self::status(
+            404,
+            "NotFound",
+            format!("{qualified} \"{name}\" not found"),
+            Some(details(group, plural, name)),
+        )
     }
 
     /// 409 AlreadyExists.
@@ -106,7 +134,10 @@ impl ApiError {
     /// 422 Invalid with causes, named after the object's kind.
     pub fn invalid(rt: &ResourceType, kind: &str, name: &str, causes: Vec<Cause>) -> Self {
         let summary = summarize_causes(&causes);
-        let message = format!("{} \"{name}\" is invalid: {summary}", rt.qualified_kind(kind));
+        let message = format!(
+            "{} \"{name}\" is invalid: {summary}",
+            rt.qualified_kind(kind)
+        );
         let mut d = Map::new();
         d.insert("name".into(), json!(name));
         if !rt.group.is_empty() {
@@ -154,7 +185,11 @@ pub fn details(group: &str, plural: &str, name: &str) -> Value {
 
 /// `plural` or `plural.group`.
 pub fn qualified(group: &str, plural: &str) -> String {
-    if group.is_empty() { plural.to_string() } else { format!("{plural}.{group}") }
+    if group.is_empty() {
+        plural.to_string()
+    } else {
+        format!("{plural}.{group}")
+    }
 }
 
 fn causes_json(causes: &[Cause]) -> Value {
@@ -171,12 +206,20 @@ fn causes_json(causes: &[Cause]) -> Value {
 fn summarize_causes(causes: &[Cause]) -> String {
     let mut rendered: Vec<String> = Vec::new();
     for cause in causes {
-        let text = if cause.field.is_empty() { cause.message.clone() } else { format!("{}: {}", cause.field, cause.message) };
+        let text = if cause.field.is_empty() {
+            cause.message.clone()
+        } else {
+            format!("{}: {}", cause.field, cause.message)
+        };
         if !rendered.contains(&text) {
             rendered.push(text);
         }
     }
-    if rendered.len() == 1 { rendered.remove(0) } else { format!("[{}]", rendered.join(", ")) }
+    if rendered.len() == 1 {
+        rendered.remove(0)
+    } else {
+        format!("[{}]", rendered.join(", "))
+    }
 }
 
 #[cfg(test)]
@@ -186,13 +229,20 @@ mod tests {
     #[test]
     fn duplicate_causes_render_once_in_the_message() {
         let cause = Cause::new("metadata.finalizers", "FieldValueForbidden", "Forbidden: x");
-        assert_eq!(summarize_causes(&[cause.clone(), cause]), "metadata.finalizers: Forbidden: x");
+        assert_eq!(
+            summarize_causes(&[cause.clone(), cause]),
+            "metadata.finalizers: Forbidden: x"
+        );
     }
 
     #[test]
     fn not_found_names_group_qualified_resource() {
-        let err = ApiError::not_found_in("apiextensions.k8s.io", "customresourcedefinitions", "a.b");
-        assert_eq!(err.body["message"], "customresourcedefinitions.apiextensions.k8s.io \"a.b\" not found");
+        let err =
+            ApiError::not_found_in("apiextensions.k8s.io", "customresourcedefinitions", "a.b");
+        assert_eq!(
+            err.body["message"],
+            "customresourcedefinitions.apiextensions.k8s.io \"a.b\" not found"
+        );
         assert_eq!(err.body["details"]["group"], "apiextensions.k8s.io");
     }
 }

@@ -38,7 +38,8 @@ pub fn is_dns1123_subdomain(s: &str) -> bool {
 pub fn is_dns1123_label(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 63
-        && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
         && !s.starts_with('-')
         && !s.ends_with('-')
 }
@@ -50,7 +51,11 @@ fn is_dns1035_label(s: &str) -> bool {
 /// Validates `metadata.name` under a rule; returns the causes (empty when valid).
 pub fn validate_name(name: &str, rule: NameRule) -> Vec<Cause> {
     let invalid = |message: &str| {
-        vec![Cause::new("metadata.name", "FieldValueInvalid", format!("Invalid value: \"{name}\": {message}"))]
+        vec![Cause::new(
+            "metadata.name",
+            "FieldValueInvalid",
+            format!("Invalid value: \"{name}\": {message}"),
+        )]
     };
     match rule {
         NameRule::Subdomain if !is_dns1123_subdomain(name) => {
@@ -77,7 +82,11 @@ pub fn validate_name(name: &str, rule: NameRule) -> Vec<Cause> {
 
 /// The cause for an object with neither name nor generateName.
 pub fn name_required() -> Cause {
-    Cause::new("metadata.name", "FieldValueRequired", "Required value: name or generateName is required")
+    Cause::new(
+        "metadata.name",
+        "FieldValueRequired",
+        "Required value: name or generateName is required",
+    )
 }
 
 #[cfg(test)]
@@ -88,7 +97,11 @@ mod tests {
     fn subdomain_rejects_uppercase_and_underscore_with_kube_message() {
         let causes = validate_name("Bad_Name", NameRule::Subdomain);
         assert_eq!(causes.len(), 1);
-        assert!(causes[0].message.starts_with("Invalid value: \"Bad_Name\": a lowercase RFC 1123 subdomain"));
+        assert!(
+            causes[0]
+                .message
+                .starts_with("Invalid value: \"Bad_Name\": a lowercase RFC 1123 subdomain")
+        );
     }
 
     #[test]

@@ -15,17 +15,26 @@ use seedlet_sandbox::Sandbox;
 use serde_json::json;
 
 async fn sandbox() -> Sandbox {
-    Sandbox::builder().name("test").start().await.expect("sandbox starts")
+    Sandbox::builder()
+        .name("test")
+        .start()
+        .await
+        .expect("sandbox starts")
 }
 
 async fn namespace(client: &Client, name: &str) {
     let namespaces: Api<Namespace> = Api::all(client.clone());
-    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name}})).expect("valid namespace");
-    namespaces.create(&PostParams::default(), &ns).await.expect("namespace created");
+    let ns: Namespace =
+        serde_json::from_value(json!({"metadata": {"name": name}})).expect("valid namespace");
+    namespaces
+        .create(&PostParams::default(), &ns)
+        .await
+        .expect("namespace created");
 }
 
 fn config_map(name: &str, data: serde_json::Value) -> ConfigMap {
-    serde_json::from_value(json!({"metadata": {"name": name}, "data": data})).expect("valid configmap")
+    serde_json::from_value(json!({"metadata": {"name": name}, "data": data}))
+        .expect("valid configmap")
 }
 
 #[tokio::test]
@@ -34,25 +43,45 @@ async fn crud_round_trip_with_optimistic_concurrency() {
     let client = sb.client();
     namespace(&client, "crud").await;
     let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "crud");
-    let created = maps.create(&PostParams::default(), &config_map("a", json!({"k": "1"}))).await.expect("create");
+    let created = maps
+        .create(&PostParams::default(), &config_map("a", json!({"k": "1"})))
+        .await
+        .expect("create");
     let fetched = maps.get("a").await.expect("get");
     assert_eq!(fetched.metadata.uid, created.metadata.uid);
 
     let mut changed = fetched.clone();
     changed.data = Some([("k".to_string(), "2".to_string())].into());
-    maps.replace("a", &PostParams::default(), &changed).await.expect("replace with current version");
-    let stale = maps.replace("a", &PostParams::default(), &fetched).await.expect_err("stale version conflicts");
-    assert!(matches!(stale, kube::Error::Api(ref s) if s.code == 409), "{stale:?}");
+    maps.replace("a", &PostParams::default(), &changed)
+        .await
+        .expect("replace with current version");
+    let stale = maps
+        .replace("a", &PostParams::default(), &fetched)
+        .await
+        .expect_err("stale version conflicts");
+    assert!(
+        matches!(stale, kube::Error::Api(ref s) if s.code == 409),
+        "{stale:?}"
+    );
 
     let patched = maps
-        .patch("a", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"labels": {"x": "y"}}})))
+        .patch(
+            "a",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"x": "y"}}})),
+        )
         .await
         .expect("merge patch");
     assert_eq!(patched.metadata.labels.expect("labels")["x"], "y");
 
-    let listed = maps.list(&ListParams::default().labels("x=y")).await.expect("list");
+    let listed = maps
+        .list(&ListParams::default().labels("x=y"))
+        .await
+        .expect("list");
     assert_eq!(listed.items.len(), 1);
-    maps.delete("a", &DeleteParams::default()).await.expect("delete");
+    maps.delete("a", &DeleteParams::default())
+        .await
+        .expect("delete");
     let gone = maps.get("a").await.expect_err("deleted");
     assert!(matches!(gone, kube::Error::Api(ref s) if s.code == 404));
     sb.shutdown().await;
@@ -63,8 +92,12 @@ async fn secrets_encode_string_data() {
     let sb = sandbox().await;
     let secrets: Api<Secret> = Api::namespaced(sb.client(), "default");
     let secret: Secret =
-        serde_json::from_value(json!({"metadata": {"name": "s"}, "stringData": {"user": "admin"}})).expect("valid");
-    let created = secrets.create(&PostParams::default(), &secret).await.expect("create");
+        serde_json::from_value(json!({"metadata": {"name": "s"}, "stringData": {"user": "admin"}}))
+            .expect("valid");
+    let created = secrets
+        .create(&PostParams::default(), &secret)
+        .await
+        .expect("create");
     assert_eq!(created.type_.as_deref(), Some("Opaque"));
     assert_eq!(created.data.expect("data")["user"].0, b"admin");
     sb.shutdown().await;
@@ -78,12 +111,39 @@ async fn watcher_sees_creations_updates_and_deletions() {
     let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "watched");
     let stream = watcher(maps.clone(), watcher::Config::default()).applied_objects();
     let mut stream = Box::pin(stream);
-    maps.create(&PostParams::default(), &config_map("w", json!({"v": "1"}))).await.expect("create");
-    let first = tokio::time::timeout(Duration::from_secs(10), stream.try_next()).await.expect("event in time");
-    assert_eq!(first.expect("no error").expect("an object").metadata.name.as_deref(), Some("w"));
-    maps.patch("w", &PatchParams::default(), &Patch::Merge(json!({"data": {"v": "2"}}))).await.expect("patch");
-    let second = tokio::time::timeout(Duration::from_secs(10), stream.try_next()).await.expect("event in time");
-    assert_eq!(second.expect("no error").expect("an object").data.expect("data")["v"], "2");
+    maps.create(&PostParams::default(), &config_map("w", json!({"v": "1"})))
+        .await
+        .expect("create");
+    let first = tokio::time::timeout(Duration::from_secs(10), stream.try_next())
+        .await
+        .expect("event in time");
+    assert_eq!(
+        first
+            .expect("no error")
+            .expect("an object")
+            .metadata
+            .name
+            .as_deref(),
+        Some("w")
+    );
+    maps.patch(
+        "w",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"data": {"v": "2"}})),
+    )
+    .await
+    .expect("patch");
+    let second = tokio::time::timeout(Duration::from_secs(10), stream.try_next())
+        .await
+        .expect("event in time");
+    assert_eq!(
+        second
+            .expect("no error")
+            .expect("an object")
+            .data
+            .expect("data")["v"],
+        "2"
+    );
     sb.shutdown().await;
 }
 
@@ -92,11 +152,26 @@ async fn server_side_apply_tracks_owners_and_conflicts() {
     let sb = sandbox().await;
     let maps: Api<ConfigMap> = Api::namespaced(sb.client(), "default");
     let applied = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ssa"}, "data": {"a": "1"}});
-    maps.patch("ssa", &PatchParams::apply("alpha"), &Patch::Apply(&applied)).await.expect("first apply creates");
+    maps.patch("ssa", &PatchParams::apply("alpha"), &Patch::Apply(&applied))
+        .await
+        .expect("first apply creates");
     let other = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ssa"}, "data": {"a": "2"}});
-    let conflict = maps.patch("ssa", &PatchParams::apply("beta"), &Patch::Apply(&other)).await.expect_err("conflict");
-    assert!(matches!(conflict, kube::Error::Api(ref s) if s.code == 409), "{conflict:?}");
-    let forced = maps.patch("ssa", &PatchParams::apply("beta").force(), &Patch::Apply(&other)).await.expect("force");
+    let conflict = maps
+        .patch("ssa", &PatchParams::apply("beta"), &Patch::Apply(&other))
+        .await
+        .expect_err("conflict");
+    assert!(
+        matches!(conflict, kube::Error::Api(ref s) if s.code == 409),
+        "{conflict:?}"
+    );
+    let forced = maps
+        .patch(
+            "ssa",
+            &PatchParams::apply("beta").force(),
+            &Patch::Apply(&other),
+        )
+        .await
+        .expect("force");
     assert_eq!(forced.data.expect("data")["a"], "2");
     let managers: Vec<String> = forced
         .metadata
@@ -118,7 +193,10 @@ async fn lease_micro_time_round_trips() {
         "spec": {"holderIdentity": "me", "leaseDurationSeconds": 40, "renewTime": "2026-01-02T03:04:05.123456Z"}
     }))
     .expect("valid lease");
-    let created = leases.create(&PostParams::default(), &lease).await.expect("create");
+    let created = leases
+        .create(&PostParams::default(), &lease)
+        .await
+        .expect("create");
     let renew = created.spec.expect("spec").renew_time.expect("renew time");
     assert_eq!(renew.0.to_string(), "2026-01-02T03:04:05.123456Z");
     sb.shutdown().await;
@@ -141,18 +219,29 @@ async fn custom_resources_are_served_after_their_crd_is_created() {
         }
     }))
     .expect("valid crd");
-    crds.create(&PostParams::default(), &crd).await.expect("crd created");
+    crds.create(&PostParams::default(), &crd)
+        .await
+        .expect("crd created");
     let gvk = GroupVersionKind::gvk("example.com", "v1", "Gizmo");
-    let (resource, _) = discovery::pinned_kind(&client, &gvk).await.expect("discovered");
+    let (resource, _) = discovery::pinned_kind(&client, &gvk)
+        .await
+        .expect("discovered");
     let gizmos: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &resource);
     let object: DynamicObject = serde_json::from_value(json!({
         "apiVersion": "example.com/v1", "kind": "Gizmo", "metadata": {"name": "g"}, "spec": {}
     }))
     .expect("valid object");
-    let created = gizmos.create(&PostParams::default(), &object).await.expect("created");
+    let created = gizmos
+        .create(&PostParams::default(), &object)
+        .await
+        .expect("created");
     assert_eq!(created.data["spec"]["size"], 2);
     let status = gizmos
-        .patch_status("g", &PatchParams::default(), &Patch::Merge(json!({"status": {"ready": true}})))
+        .patch_status(
+            "g",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"ready": true}})),
+        )
         .await
         .expect("status patch");
     assert_eq!(status.data["status"]["ready"], true);
@@ -170,7 +259,10 @@ async fn deployments_become_ready_through_simulation() {
             "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}
     }))
     .expect("valid deployment");
-    deployments.create(&PostParams::default(), &deployment).await.expect("created");
+    deployments
+        .create(&PostParams::default(), &deployment)
+        .await
+        .expect("created");
     let mut ready = false;
     for _ in 0..50 {
         let current = deployments.get("web").await.expect("get");
@@ -188,24 +280,52 @@ async fn deployments_become_ready_through_simulation() {
 async fn users_without_rbac_are_forbidden() {
     let sb = sandbox().await;
     let kubeconfig = sb.kubeconfig_for("nobody", &[]).expect("issued");
-    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await.expect("config");
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .expect("config");
     let client = Client::try_from(config).expect("client");
     let maps: Api<ConfigMap> = Api::namespaced(client, "default");
-    let denied = maps.list(&ListParams::default()).await.expect_err("forbidden");
-    assert!(matches!(denied, kube::Error::Api(ref s) if s.code == 403), "{denied:?}");
+    let denied = maps
+        .list(&ListParams::default())
+        .await
+        .expect_err("forbidden");
+    assert!(
+        matches!(denied, kube::Error::Api(ref s) if s.code == 403),
+        "{denied:?}"
+    );
     sb.shutdown().await;
 }
 
 #[tokio::test]
 async fn state_survives_a_restart_on_the_same_directory() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let sb = Sandbox::builder().dir(dir.path()).start().await.expect("starts");
+    let sb = Sandbox::builder()
+        .dir(dir.path())
+        .start()
+        .await
+        .expect("starts");
     let maps: Api<ConfigMap> = Api::namespaced(sb.client(), "default");
-    maps.create(&PostParams::default(), &config_map("kept", json!({"a": "b"}))).await.expect("create");
+    maps.create(
+        &PostParams::default(),
+        &config_map("kept", json!({"a": "b"})),
+    )
+    .await
+    .expect("create");
     sb.shutdown().await;
-    let again = Sandbox::builder().dir(dir.path()).start().await.expect("restarts");
+    let again = Sandbox::builder()
+        .dir(dir.path())
+        .start()
+        .await
+        .expect("restarts");
     let maps: Api<ConfigMap> = Api::namespaced(again.client(), "default");
-    assert_eq!(maps.get("kept").await.expect("still there").data.expect("data")["a"], "b");
+    assert_eq!(
+        maps.get("kept")
+            .await
+            .expect("still there")
+            .data
+            .expect("data")["a"],
+        "b"
+    );
     again.shutdown().await;
 }
 
@@ -215,9 +335,14 @@ async fn namespace_deletion_removes_contents_and_the_namespace() {
     let client = sb.client();
     namespace(&client, "doomed").await;
     let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "doomed");
-    maps.create(&PostParams::default(), &config_map("x", json!({}))).await.expect("create");
+    maps.create(&PostParams::default(), &config_map("x", json!({})))
+        .await
+        .expect("create");
     let namespaces: Api<Namespace> = Api::all(client.clone());
-    namespaces.delete("doomed", &DeleteParams::default()).await.expect("delete namespace");
+    namespaces
+        .delete("doomed", &DeleteParams::default())
+        .await
+        .expect("delete namespace");
     let mut gone = false;
     for _ in 0..50 {
         if namespaces.get_opt("doomed").await.expect("get").is_none() {

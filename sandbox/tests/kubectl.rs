@@ -28,7 +28,11 @@ async fn kubectl_gets_applies_and_deletes() {
         println!("note: {KUBECTL} is missing, kubectl smoke test skipped");
         return;
     }
-    let sb = Sandbox::builder().name("kubectl").start().await.expect("sandbox starts");
+    let sb = Sandbox::builder()
+        .name("kubectl")
+        .start()
+        .await
+        .expect("sandbox starts");
     let dir = tempfile::tempdir().expect("temp dir");
     let kubeconfig = dir.path().join("kubeconfig");
     std::fs::write(&kubeconfig, sb.admin_kubeconfig_yaml()).expect("kubeconfig written");
@@ -53,7 +57,10 @@ async fn kubectl_gets_applies_and_deletes() {
     let args = |s: &str| s.split(' ').map(str::to_string).collect::<Vec<_>>();
 
     let (ok, out, err) = run(args("get namespaces")).await;
-    assert!(ok && out.contains("kube-system"), "get namespaces: {out} {err}");
+    assert!(
+        ok && out.contains("kube-system"),
+        "get namespaces: {out} {err}"
+    );
     let mut apply = args("apply --validate=false -f");
     apply.push(manifest.display().to_string());
     let (ok, out, err) = run(apply.clone()).await;
@@ -63,7 +70,10 @@ async fn kubectl_gets_applies_and_deletes() {
     let (ok, out, err) = run(args("get configmap smoke -o jsonpath={.data.a}")).await;
     assert!(ok && out == "1", "get: {out} {err}");
     let (ok, out, err) = run(args("api-resources")).await;
-    assert!(ok && out.contains("leases") && out.contains("certificatesigningrequests"), "api-resources: {out} {err}");
+    assert!(
+        ok && out.contains("leases") && out.contains("certificatesigningrequests"),
+        "api-resources: {out} {err}"
+    );
     let (ok, out, err) = run(args("delete configmap smoke")).await;
     assert!(ok, "delete: {out} {err}");
     let (ok, _, _) = run(args("get configmap smoke")).await;

@@ -21,7 +21,9 @@ pub fn namespaces(state: &mut State, writer: &Writer<'_>) -> bool {
     for namespace in terminating {
         if state.namespace_has_objects(&namespace) {
             for key in state.resource_keys() {
-                let Some(rt) = registry.by_storage_key(&key) else { continue };
+                let Some(rt) = registry.by_storage_key(&key) else {
+                    continue;
+                };
                 if !rt.namespaced {
                     continue;
                 }
@@ -30,21 +32,42 @@ pub fn namespaces(state: &mut State, writer: &Writer<'_>) -> bool {
                         continue;
                     }
                     let name = object_key(&object).1;
-                    changed |= ops::delete(state, &rt, &namespace, &name, &DeleteOptions::default()).is_ok();
+                    changed |=
+                        ops::delete(state, &rt, &namespace, &name, &DeleteOptions::default())
+                            .is_ok();
                 }
             }
             continue;
         }
-        let Some(rt) = registry.by_storage_key("namespaces") else { continue };
-        let Some(current) = state.get(&rt, "", &namespace) else { continue };
+        let Some(rt) = registry.by_storage_key("namespaces") else {
+            continue;
+        };
+        let Some(current) = state.get(&rt, "", &namespace) else {
+            continue;
+        };
         let mut object = (*current).clone();
         let remaining: Vec<Value> = object
             .pointer("/spec/finalizers")
             .and_then(Value::as_array)
-            .map(|f| f.iter().filter(|f| f.as_str() != Some("kubernetes")).cloned().collect())
+            .map(|f| {
+                f.iter()
+                    .filter(|f| f.as_str() != Some("kubernetes"))
+                    .cloned()
+                    .collect()
+            })
             .unwrap_or_default();
         object["spec"] = json!({"finalizers": remaining});
-        changed |= ops::update(state, &rt, "", &namespace, "finalize", object, writer, Ownership::Record).is_ok();
+        changed |= ops::update(
+            state,
+            &rt,
+            "",
+            &namespace,
+            "finalize",
+            object,
+            writer,
+            Ownership::Record,
+        )
+        .is_ok();
     }
     changed
 }
@@ -54,7 +77,10 @@ pub fn custom_resource_definitions(state: &mut State, writer: &Writer<'_>) -> bo
     let deleting: Vec<Value> = state
         .list(CRD_KEY, None)
         .iter()
-        .filter(|c| c.pointer("/metadata/deletionTimestamp").is_some() && ops::finalizers(c).iter().any(|f| f == CLEANUP_FINALIZER))
+        .filter(|c| {
+            c.pointer("/metadata/deletionTimestamp").is_some()
+                && ops::finalizers(c).iter().any(|f| f == CLEANUP_FINALIZER)
+        })
         .map(|c| (**c).clone())
         .collect();
     let mut changed = false;
@@ -67,11 +93,17 @@ pub fn custom_resource_definitions(state: &mut State, writer: &Writer<'_>) -> bo
                     continue;
                 }
                 let (namespace, name) = object_key(&object);
-                changed |= ops::delete(state, &custom, &namespace, &name, &DeleteOptions::default()).is_ok();
+                changed |=
+                    ops::delete(state, &custom, &namespace, &name, &DeleteOptions::default())
+                        .is_ok();
             }
         }
         if remaining == 0 {
-            let location = (CRD_KEY.to_string(), String::new(), object_key(&definition).1);
+            let location = (
+                CRD_KEY.to_string(),
+                String::new(),
+                object_key(&definition).1,
+            );
             changed |= remove_finalizer(state, &location, CLEANUP_FINALIZER, writer);
         }
     }

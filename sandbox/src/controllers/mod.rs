@@ -32,7 +32,10 @@ pub async fn run(api: Arc<Api>, simulate_workloads: bool) {
             _ = tokio::time::sleep(RESYNC) => {}
             _ = api.shutdown.cancelled() => return,
         }
-        let writer = Writer { manager: "kube-controller-manager", user: &user };
+        let writer = Writer {
+            manager: "kube-controller-manager",
+            user: &user,
+        };
         let mut changed = false;
         {
             let mut state = api.store.lock();

@@ -11,7 +11,9 @@ const CSR_KEY: &str = "certificatesigningrequests.certificates.k8s.io";
 
 /// One signing pass; returns whether anything was written.
 pub fn pass(state: &mut State, ca: &CertificateAuthority, writer: &Writer<'_>) -> bool {
-    let Some(rt) = state.registry().by_storage_key(CSR_KEY) else { return false };
+    let Some(rt) = state.registry().by_storage_key(CSR_KEY) else {
+        return false;
+    };
     let mut changed = false;
     for request in state.list(CSR_KEY, None) {
         let outcome = csr::signer_outcome(&request, ca);
@@ -29,14 +31,26 @@ pub fn pass(state: &mut State, ca: &CertificateAuthority, writer: &Writer<'_>) -
                 if !object.get("status").is_some_and(Value::is_object) {
                     object["status"] = json!({});
                 }
-                let conditions = object["status"].as_object_mut().map(|s| s.entry("conditions").or_insert_with(|| json!([])));
+                let conditions = object["status"]
+                    .as_object_mut()
+                    .map(|s| s.entry("conditions").or_insert_with(|| json!([])));
                 if let Some(Value::Array(conditions)) = conditions {
                     conditions.push(condition);
                 }
             }
         }
         let name = object_key(&request).1;
-        changed |= ops::update(state, &rt, "", &name, "status", object, writer, Ownership::Record).is_ok();
+        changed |= ops::update(
+            state,
+            &rt,
+            "",
+            &name,
+            "status",
+            object,
+            writer,
+            Ownership::Record,
+        )
+        .is_ok();
     }
     changed
 }

@@ -6,26 +6,46 @@ use serde_json::{Value, json};
 use crate::ops::{self, Ownership, Writer};
 use crate::store::{State, object_key};
 
-const KINDS: &[&str] = &["deployments.apps", "statefulsets.apps", "daemonsets.apps", "replicasets.apps", "jobs.batch"];
+const KINDS: &[&str] = &[
+    "deployments.apps",
+    "statefulsets.apps",
+    "daemonsets.apps",
+    "replicasets.apps",
+    "jobs.batch",
+];
 
 /// One simulation pass; returns whether anything was written.
 pub fn pass(state: &mut State, writer: &Writer<'_>) -> bool {
     let registry = state.registry();
     let mut changed = false;
     for key in KINDS {
-        let Some(rt) = registry.by_storage_key(key) else { continue };
+        let Some(rt) = registry.by_storage_key(key) else {
+            continue;
+        };
         for object in state.list(key, None) {
             if object.pointer("/metadata/deletionTimestamp").is_some() {
                 continue;
             }
-            let Some(status) = desired_status(&rt.kind, &object, &ops::now_rfc3339()) else { continue };
+            let Some(status) = desired_status(&rt.kind, &object, &ops::now_rfc3339()) else {
+                continue;
+            };
             if status_matches(object.get("status"), &status) {
                 continue;
             }
             let mut updated = (*object).clone();
             updated["status"] = status;
             let (namespace, name) = object_key(&object);
-            changed |= ops::update(state, &rt, &namespace, &name, "status", updated, writer, Ownership::Record).is_ok();
+            changed |= ops::update(
+                state,
+                &rt,
+                &namespace,
+                &name,
+                "status",
+                updated,
+                writer,
+                Ownership::Record,
+            )
+            .is_ok();
         }
     }
     changed
@@ -52,12 +72,19 @@ fn status_matches(current: Option<&Value>, desired: &Value) -> bool {
 
 /// The ready status a controller would report for this object's current generation.
 pub fn desired_status(kind: &str, object: &Value, now: &str) -> Option<Value> {
-    let generation = object.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(1);
-    let replicas = object.pointer("/spec/replicas").and_then(Value::as_i64).unwrap_or(1);
-    let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
-    let condition = |ty: &str, reason: &str, message: String| {
-        json!({"type": ty, "status": "True", "lastUpdateTime": now, "lastTransitionTime": now, "reason": reason, "message": message})
-    };
+    let generation = object
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(1);
+    let replicas = object
+        .pointer("/spec/replicas")
+        .and_then(Value::as_i64)
+        .unwrap_or(1);
+    let name = object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let condition = |ty: &str, reason: &str, message: String| json!({"type": ty, "status": "True", "lastUpdateTime": now, "lastTransitionTime": now, "reason": reason, "message": message});
     Some(match kind {
         "Deployment" => json!({
             "observedGeneration": generation,
@@ -98,8 +125,15 @@ pub fn desired_status(kind: &str, object: &Value, now: &str) -> Option<Value> {
             "updatedNumberScheduled": 1,
         }),
         "Job" => {
-            let completions = object.pointer("/spec/completions").and_then(Value::as_i64).unwrap_or(1);
-            let start = object.pointer("/status/startTime").and_then(Value::as_str).unwrap_or(now).to_string();
+            let completions = object
+                .pointer("/spec/completions")
+                .and_then(Value::as_i64)
+                .unwrap_or(1);
+            let start = object
+                .pointer("/status/startTime")
+                .and_then(Value::as_str)
+                .unwrap_or(now)
+                .to_string();
             json!({
                 "startTime": start,
                 "completionTime": now,
@@ -118,8 +152,10 @@ mod tests {
 
     #[test]
     fn deployment_becomes_available_for_its_generation() {
-        let deployment = json!({"metadata": {"name": "web", "generation": 3}, "spec": {"replicas": 2}});
-        let status = desired_status("Deployment", &deployment, "t").expect("deployments are simulated");
+        let deployment =
+            json!({"metadata": {"name": "web", "generation": 3}, "spec": {"replicas": 2}});
+        let status =
+            desired_status("Deployment", &deployment, "t").expect("deployments are simulated");
         assert_eq!(status["observedGeneration"], 3);
         assert_eq!(status["readyReplicas"], 2);
         assert_eq!(status["conditions"][0]["type"], "Available");

@@ -19,7 +19,13 @@ pub fn serve(api: &Api, method: &Method, path: &str) -> Result<Response<Body>, A
     let registry = api.store.lock().registry();
     let parts: Vec<&str> = trimmed.split('/').filter(|p| !p.is_empty()).collect();
     let document = match parts.as_slice() {
-        ["healthz" | "livez" | "readyz", ..] => return Ok(response(200, "text/plain; charset=utf-8", Bytes::from_static(b"ok"))),
+        ["healthz" | "livez" | "readyz", ..] => {
+            return Ok(response(
+                200,
+                "text/plain; charset=utf-8",
+                Bytes::from_static(b"ok"),
+            ));
+        }
         ["version"] => json!({
             "major": "1",
             "minor": "24",
@@ -31,14 +37,21 @@ pub fn serve(api: &Api, method: &Method, path: &str) -> Result<Response<Body>, A
             "compiler": "gc",
             "platform": "linux/amd64",
         }),
-        ["api"] => json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": []}),
+        ["api"] => {
+            json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": []})
+        }
         ["api", "v1"] => resource_list(&registry, "", "v1"),
         ["apis"] => {
-            let groups: Vec<Value> = registry.groups().iter().map(|(g, versions)| group_document(g, versions)).collect();
+            let groups: Vec<Value> = registry
+                .groups()
+                .iter()
+                .map(|(g, versions)| group_document(g, versions))
+                .collect();
             json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
         }
         ["apis", group] => {
-            let Some((name, versions)) = registry.groups().into_iter().find(|(g, _)| g == group) else {
+            let Some((name, versions)) = registry.groups().into_iter().find(|(g, _)| g == group)
+            else {
                 return Err(ApiError::page_not_found());
             };
             let mut document = group_document(&name, &versions);
@@ -50,7 +63,11 @@ pub fn serve(api: &Api, method: &Method, path: &str) -> Result<Response<Body>, A
             resource_list(&registry, group, version)
         }
         [] => {
-            let mut paths = vec!["/api".to_string(), "/api/v1".to_string(), "/apis".to_string()];
+            let mut paths = vec![
+                "/api".to_string(),
+                "/api/v1".to_string(),
+                "/apis".to_string(),
+            ];
             for (group, versions) in registry.groups() {
                 paths.push(format!("/apis/{group}"));
                 paths.extend(versions.iter().map(|v| format!("/apis/{group}/{v}")));
@@ -64,15 +81,24 @@ pub fn serve(api: &Api, method: &Method, path: &str) -> Result<Response<Body>, A
 }
 
 fn group_document(group: &str, versions: &[String]) -> Value {
-    let entries: Vec<Value> =
-        versions.iter().map(|v| json!({"groupVersion": format!("{group}/{v}"), "version": v})).collect();
+    let entries: Vec<Value> = versions
+        .iter()
+        .map(|v| json!({"groupVersion": format!("{group}/{v}"), "version": v}))
+        .collect();
     let preferred = entries.first().cloned().unwrap_or(Value::Null);
     json!({"name": group, "versions": entries, "preferredVersion": preferred})
 }
 
 fn resource_list(registry: &crate::resources::Registry, group: &str, version: &str) -> Value {
-    let resources: Vec<Value> =
-        registry.group_version_types(group, version).iter().flat_map(|rt| rt.discovery_entries()).collect();
-    let group_version = if group.is_empty() { version.to_string() } else { format!("{group}/{version}") };
+    let resources: Vec<Value> = registry
+        .group_version_types(group, version)
+        .iter()
+        .flat_map(|rt| rt.discovery_entries())
+        .collect();
+    let group_version = if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    };
     json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": resources})
 }

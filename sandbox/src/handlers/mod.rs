@@ -47,19 +47,33 @@ pub struct Api {
 impl Api {
     /// A new API over a store.
     pub fn new(store: Store, ca: Arc<CertificateAuthority>, faults: Arc<Faults>) -> Self {
-        Api { store, ca, faults, shutdown: tokio_util::sync::CancellationToken::new(), rbac: Mutex::new(None) }
+        Api {
+            store,
+            ca,
+            faults,
+            shutdown: tokio_util::sync::CancellationToken::new(),
+            rbac: Mutex::new(None),
+        }
     }
 
     /// The current RBAC objects, rebuilt only after RBAC writes.
     pub fn rbac(&self, state: &State) -> Arc<RbacSnapshot> {
         let version = state.rbac_version();
-        let mut cache = self.rbac.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut cache = self
+            .rbac
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some((cached_version, snapshot)) = cache.as_ref()
-            && *cached_version == version {
-                return snapshot.clone();
-            }
+            && *cached_version == version
+        {
+            return snapshot.clone();
+        }
         let list = |plural: &str| -> Vec<Value> {
-            state.list(&format!("{plural}.rbac.authorization.k8s.io"), None).iter().map(|o| (**o).clone()).collect()
+            state
+                .list(&format!("{plural}.rbac.authorization.k8s.io"), None)
+                .iter()
+                .map(|o| (**o).clone())
+                .collect()
         };
         let snapshot = Arc::new(RbacSnapshot {
             roles: list("roles"),
@@ -86,7 +100,9 @@ struct StoreSecrets<'a>(&'a State);
 
 impl SecretReader for StoreSecrets<'_> {
     fn secret(&self, namespace: &str, name: &str) -> Option<Value> {
-        self.0.get_by_key("secrets", namespace, name).map(|s| (*s).clone())
+        self.0
+            .get_by_key("secrets", namespace, name)
+            .map(|s| (*s).clone())
     }
 }
 
@@ -119,7 +135,11 @@ impl Call<'_> {
             return manager.clone();
         }
         let program = self.user_agent.split('/').next().unwrap_or_default();
-        if program.is_empty() { "unknown".to_string() } else { program.to_string() }
+        if program.is_empty() {
+            "unknown".to_string()
+        } else {
+            program.to_string()
+        }
     }
 
     /// The body parsed as JSON (or YAML for YAML content types).
@@ -136,7 +156,10 @@ impl Call<'_> {
 /// Parses a request body as JSON, or YAML when the content type says so.
 pub fn parse_body(body: &[u8], content_type: &str, rt: &ResourceType) -> Result<Value, ApiError> {
     let decode_error = |e: String| {
-        ApiError::bad_request(format!("{} in version \"{}\" cannot be handled as a {}: {e}", rt.kind, rt.version, rt.kind))
+        ApiError::bad_request(format!(
+            "{} in version \"{}\" cannot be handled as a {}: {e}",
+            rt.kind, rt.version, rt.kind
+        ))
     };
     if content_type.contains("protobuf") {
         return Err(ApiError::status(
@@ -154,7 +177,11 @@ pub fn parse_body(body: &[u8], content_type: &str, rt: &ResourceType) -> Result<
 }
 
 /// Entry point for every HTTP request.
-pub async fn handle(api: Arc<Api>, request: Request<hyper::body::Incoming>, peer: Option<Arc<Vec<u8>>>) -> Response<Body> {
+pub async fn handle(
+    api: Arc<Api>,
+    request: Request<hyper::body::Incoming>,
+    peer: Option<Arc<Vec<u8>>>,
+) -> Response<Body> {
     if let Some(injected) = api.faults.injected_error() {
         return error_response(&injected);
     }
@@ -162,10 +189,24 @@ pub async fn handle(api: Arc<Api>, request: Request<hyper::body::Incoming>, peer
     let body = match Limited::new(incoming, MAX_BODY).collect().await {
         Ok(collected) => collected.to_bytes(),
         Err(_) => {
-            return error_response(&ApiError::status(413, "RequestEntityTooLarge", "Request entity too large: limit is 3145728", None));
+            return error_response(&ApiError::status(
+                413,
+                "RequestEntityTooLarge",
+                "Request entity too large: limit is 3145728",
+                None,
+            ));
         }
     };
-    match serve(&api, &parts.method, &parts.uri, &parts.headers, &body, peer.as_deref().map(Vec::as_slice)).await {
+    match serve(
+        &api,
+        &parts.method,
+        &parts.uri,
+        &parts.headers,
+        &body,
+        peer.as_deref().map(Vec::as_slice),
+    )
+    .await
+    {
         Ok(response) => response,
         Err(error) => error_response(&error),
     }
@@ -179,7 +220,12 @@ async fn serve(
     body: &[u8],
     peer: Option<&[u8]>,
 ) -> Result<Response<Body>, ApiError> {
-    let header_text = |name: header::HeaderName| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    let header_text = |name: header::HeaderName| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+    };
     let user = authenticate(api, headers, peer)?;
     let target = request::parse_path(uri.path());
     let query = request::parse_query(uri.query());
@@ -212,9 +258,13 @@ async fn serve(
     };
     check(api, &attributes)?;
     let registry = api.store.lock().registry();
-    let rt = registry.lookup(&path.group, &path.version, &path.resource).ok_or_else(ApiError::page_not_found)?;
+    let rt = registry
+        .lookup(&path.group, &path.version, &path.resource)
+        .ok_or_else(ApiError::page_not_found)?;
     if (!rt.namespaced && !path.namespace.is_empty())
-        || (!path.subresource.is_empty() && !rt.has_subresource(&path.subresource) && path.subresource != "finalize")
+        || (!path.subresource.is_empty()
+            && !rt.has_subresource(&path.subresource)
+            && path.subresource != "finalize")
     {
         return Err(ApiError::page_not_found());
     }
@@ -232,7 +282,9 @@ async fn serve(
     if call.rt.behaviour == Behaviour::Review {
         return match verb {
             "create" => review::create(&call),
-            _ => Err(ApiError::method_not_allowed("the server does not allow this method on the requested resource".to_string())),
+            _ => Err(ApiError::method_not_allowed(
+                "the server does not allow this method on the requested resource".to_string(),
+            )),
         };
     }
     match verb {
@@ -244,12 +296,18 @@ async fn serve(
         "patch" => patch::patch(&call),
         "delete" => write::delete(&call),
         "deletecollection" => write::delete_collection(&call),
-        _ => Err(ApiError::method_not_allowed("the server does not allow this method on the requested resource")),
+        _ => Err(ApiError::method_not_allowed(
+            "the server does not allow this method on the requested resource",
+        )),
     }
 }
 
 /// The authorization verb of a resource request.
-fn verb_for(method: &Method, path: &ResourcePath, watching: bool) -> Result<&'static str, ApiError> {
+fn verb_for(
+    method: &Method,
+    path: &ResourcePath,
+    watching: bool,
+) -> Result<&'static str, ApiError> {
     let has_name = !path.name.is_empty();
     Ok(match *method {
         Method::GET | Method::HEAD if watching => "watch",
@@ -260,20 +318,38 @@ fn verb_for(method: &Method, path: &ResourcePath, watching: bool) -> Result<&'st
         Method::PATCH if has_name => "patch",
         Method::DELETE if has_name => "delete",
         Method::DELETE => "deletecollection",
-        _ => return Err(ApiError::method_not_allowed("the server does not allow this method on the requested resource")),
+        _ => {
+            return Err(ApiError::method_not_allowed(
+                "the server does not allow this method on the requested resource",
+            ));
+        }
     })
 }
 
 /// Authenticates the request and applies impersonation.
-fn authenticate(api: &Arc<Api>, headers: &HeaderMap, peer: Option<&[u8]>) -> Result<UserInfo, ApiError> {
-    let authorization = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok());
+fn authenticate(
+    api: &Arc<Api>,
+    headers: &HeaderMap,
+    peer: Option<&[u8]>,
+) -> Result<UserInfo, ApiError> {
+    let authorization = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
     let user = {
         let state = api.store.lock();
-        authn::authenticate(peer, authorization, &StoreSecrets(&state), jiff::Timestamp::now())
-            .map_err(|_| ApiError::unauthorized())?
+        authn::authenticate(
+            peer,
+            authorization,
+            &StoreSecrets(&state),
+            jiff::Timestamp::now(),
+        )
+        .map_err(|_| ApiError::unauthorized())?
     };
-    let impersonation = authn::impersonation_request(headers).map_err(|e| ApiError::bad_request(e.to_string()))?;
-    let Some(impersonation) = impersonation else { return Ok(user) };
+    let impersonation =
+        authn::impersonation_request(headers).map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let Some(impersonation) = impersonation else {
+        return Ok(user);
+    };
     for attributes in authz::impersonation_attributes(&user, &impersonation) {
         let decision = api.authorize(&attributes);
         if !decision.allowed {
@@ -286,11 +362,20 @@ fn authenticate(api: &Arc<Api>, headers: &HeaderMap, peer: Option<&[u8]>) -> Res
 /// Authorizes or answers 403.
 pub fn check(api: &Api, attributes: &Attributes) -> Result<(), ApiError> {
     let decision = api.authorize(attributes);
-    if decision.allowed { Ok(()) } else { Err(forbidden(attributes, &decision.reason)) }
+    if decision.allowed {
+        Ok(())
+    } else {
+        Err(forbidden(attributes, &decision.reason))
+    }
 }
 
 fn forbidden(attributes: &Attributes, reason: &str) -> ApiError {
-    ApiError { code: 403, body: authz::forbidden_status(attributes, reason), plain: None, retry_after: None }
+    ApiError {
+        code: 403,
+        body: authz::forbidden_status(attributes, reason),
+        plain: None,
+        retry_after: None,
+    }
 }
 
 /// A JSON response.
@@ -302,7 +387,8 @@ pub fn json_response(code: u16, value: &Value) -> Response<Body> {
 /// A response with a body and content type.
 pub fn response(code: u16, content_type: &str, body: Bytes) -> Response<Body> {
     let mut response = Response::new(Full::new(body).map_err(|never| match never {}).boxed());
-    *response.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    *response.status_mut() =
+        StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     if let Ok(value) = http::HeaderValue::from_str(content_type) {
         response.headers_mut().insert(header::CONTENT_TYPE, value);
     }
@@ -312,11 +398,16 @@ pub fn response(code: u16, content_type: &str, body: Bytes) -> Response<Body> {
 /// The response for an API error.
 pub fn error_response(error: &ApiError) -> Response<Body> {
     let mut out = match &error.plain {
-        Some(text) => response(error.code, "text/plain; charset=utf-8", Bytes::from(format!("{text}\n"))),
+        Some(text) => response(
+            error.code,
+            "text/plain; charset=utf-8",
+            Bytes::from(format!("{text}\n")),
+        ),
         None => json_response(error.code, &error.body),
     };
     if let Some(seconds) = error.retry_after {
-        out.headers_mut().insert(header::RETRY_AFTER, http::HeaderValue::from(seconds));
+        out.headers_mut()
+            .insert(header::RETRY_AFTER, http::HeaderValue::from(seconds));
     }
     out
 }

@@ -14,7 +14,12 @@ const UNSUPPORTED: &str = "the body of the request was in an unknown format - ac
 
 /// PATCH of an object or a subresource.
 pub fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
-    let content_type = call.content_type.split(';').next().unwrap_or_default().trim();
+    let content_type = call
+        .content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim();
     if content_type == "application/apply-patch+yaml" {
         return apply(call);
     }
@@ -22,15 +27,25 @@ pub fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         "application/merge-patch+json" => PatchKind::Merge,
         "application/json-patch+json" => PatchKind::Json,
         "application/strategic-merge-patch+json" if !call.rt.custom => PatchKind::Strategic,
-        _ => return Err(ApiError::status(415, "UnsupportedMediaType", UNSUPPORTED, None)),
+        _ => {
+            return Err(ApiError::status(
+                415,
+                "UnsupportedMediaType",
+                UNSUPPORTED,
+                None,
+            ));
+        }
     };
-    let patch: Value =
-        serde_json::from_slice(call.body).map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
+    let patch: Value = serde_json::from_slice(call.body)
+        .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
     if call.path.subresource == "approval" {
         check_signer_approval(call)?;
     }
     let manager = call.field_manager();
-    let writer = Writer { manager: &manager, user: call.user };
+    let writer = Writer {
+        manager: &manager,
+        user: call.user,
+    };
     let stored = {
         let mut state = call.api.store.lock();
         let live = state
@@ -43,7 +58,12 @@ pub fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
                 let operations: json_patch::Patch = serde_json::from_value(patch)
                     .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
                 json_patch::patch(&mut document, &operations).map_err(|_| {
-                    ApiError::status(422, "Invalid", "the server rejected our request due to an error in our request", Some(json!({})))
+                    ApiError::status(
+                        422,
+                        "Invalid",
+                        "the server rejected our request due to an error in our request",
+                        Some(json!({})),
+                    )
                 })?;
             }
             PatchKind::Strategic => {
@@ -74,21 +94,33 @@ enum PatchKind {
 
 /// Server-side apply: merge the applied configuration, track ownership, report conflicts.
 fn apply(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
-    let Some(manager) = call.query.get("fieldManager").filter(|m| !m.is_empty()).cloned() else {
+    let Some(manager) = call
+        .query
+        .get("fieldManager")
+        .filter(|m| !m.is_empty())
+        .cloned()
+    else {
         return Err(ApiError::status(
             422,
             "Invalid",
             "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
-            Some(json!({"group": "meta.k8s.io", "kind": "PatchOptions", "causes": [{"reason": "FieldValueRequired", "message": "Required value: is required for apply patch", "field": "fieldManager"}]})),
+            Some(
+                json!({"group": "meta.k8s.io", "kind": "PatchOptions", "causes": [{"reason": "FieldValueRequired", "message": "Required value: is required for apply patch", "field": "fieldManager"}]}),
+            ),
         ));
     };
     let applied: Value = serde_yaml::from_slice(call.body)
         .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
     if !applied.is_object() {
-        return Err(ApiError::bad_request("error decoding YAML: the applied configuration must be an object"));
+        return Err(ApiError::bad_request(
+            "error decoding YAML: the applied configuration must be an object",
+        ));
     }
     let force = crate::request::flag(call.query, "force");
-    let writer = Writer { manager: &manager, user: call.user };
+    let writer = Writer {
+        manager: &manager,
+        user: call.user,
+    };
     let scope = ops::scope_for(&call.rt, &call.path.subresource);
     let api_version = call.rt.api_version();
     let now = ops::now_rfc3339();
@@ -97,8 +129,17 @@ fn apply(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         let mut state = call.api.store.lock();
         match state.get(&call.rt, &call.path.namespace, &call.path.name) {
             Some(live) => {
-                let merged = managed::apply(&live, &applied, &manager, force, &api_version, scope, rules.as_ref(), &now)
-                    .map_err(|conflicts| conflict_error(&conflicts))?;
+                let merged = managed::apply(
+                    &live,
+                    &applied,
+                    &manager,
+                    force,
+                    &api_version,
+                    scope,
+                    rules.as_ref(),
+                    &now,
+                )
+                .map_err(|conflicts| conflict_error(&conflicts))?;
                 let stored = ops::update(
                     &mut state,
                     &call.rt,
@@ -116,16 +157,35 @@ fn apply(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
                 if let Some(kind) = applied.get("kind") {
                     base["kind"] = kind.clone();
                 }
-                let merged = managed::apply(&base, &applied, &manager, force, &api_version, scope, rules.as_ref(), &now)
-                    .map_err(|conflicts| conflict_error(&conflicts))?;
-                let stored = ops::create_with(&mut state, &call.rt, &call.path.namespace, merged, &writer, Ownership::Precomputed)?;
+                let merged = managed::apply(
+                    &base,
+                    &applied,
+                    &manager,
+                    force,
+                    &api_version,
+                    scope,
+                    rules.as_ref(),
+                    &now,
+                )
+                .map_err(|conflicts| conflict_error(&conflicts))?;
+                let stored = ops::create_with(
+                    &mut state,
+                    &call.rt,
+                    &call.path.namespace,
+                    merged,
+                    &writer,
+                    Ownership::Precomputed,
+                )?;
                 (stored, true)
             }
             None => return Err(ApiError::not_found(&call.rt, &call.path.name)),
         }
     };
     call.api.store.notify_changed();
-    Ok(json_response(if created { 201 } else { 200 }, &present(call, &stored)))
+    Ok(json_response(
+        if created { 201 } else { 200 },
+        &present(call, &stored),
+    ))
 }
 
 fn conflict_error(conflicts: &[managed::Conflict]) -> ApiError {
@@ -133,7 +193,12 @@ fn conflict_error(conflicts: &[managed::Conflict]) -> ApiError {
         .iter()
         .map(|c| json!({"reason": "FieldManagerConflict", "message": format!("conflict with {}", c.manager), "field": c.path}))
         .collect();
-    ApiError::status(409, "Conflict", managed::conflict_message(conflicts), Some(json!({"causes": causes})))
+    ApiError::status(
+        409,
+        "Conflict",
+        managed::conflict_message(conflicts),
+        Some(json!({"causes": causes})),
+    )
 }
 
 /// Strategic merge patch for built-in kinds: maps merge, keyed lists merge by their merge key
@@ -151,7 +216,9 @@ pub fn strategic_merge(target: &mut Value, patch: &Value, path: &mut Path, rules
     if !target.is_object() {
         *target = json!({});
     }
-    let Some(target_map) = target.as_object_mut() else { return };
+    let Some(target_map) = target.as_object_mut() else {
+        return;
+    };
     if let Some(retain) = patch_map.get("$retainKeys").and_then(Value::as_array) {
         let keep: Vec<&str> = retain.iter().filter_map(Value::as_str).collect();
         target_map.retain(|k, _| keep.contains(&k.as_str()));
@@ -173,12 +240,20 @@ pub fn strategic_merge(target: &mut Value, patch: &Value, path: &mut Path, rules
         }
         path.push(Element::Field(key.clone()));
         match (target_map.get_mut(key), value) {
-            (Some(existing @ Value::Object(_)), Value::Object(_)) => strategic_merge(existing, value, path, rules),
-            (Some(Value::Array(existing)), Value::Array(items)) => merge_list(existing, items, path, rules),
+            (Some(existing @ Value::Object(_)), Value::Object(_)) => {
+                strategic_merge(existing, value, path, rules)
+            }
+            (Some(Value::Array(existing)), Value::Array(items)) => {
+                merge_list(existing, items, path, rules)
+            }
             _ => {
                 let cleaned = match value {
                     Value::Array(items) => Value::Array(
-                        items.iter().filter(|i| i.get("$patch").is_none()).map(strip_directives).collect(),
+                        items
+                            .iter()
+                            .filter(|i| i.get("$patch").is_none())
+                            .map(strip_directives)
+                            .collect(),
                     ),
                     other => strip_directives(other),
                 };
@@ -203,7 +278,8 @@ fn merge_list(existing: &mut Vec<Value>, items: &[Value], path: &mut Path, rules
             let merge_key = keys.first().cloned().unwrap_or_default();
             for item in items {
                 let wanted = item.get(&merge_key);
-                let position = wanted.and_then(|w| existing.iter().position(|e| e.get(&merge_key) == Some(w)));
+                let position =
+                    wanted.and_then(|w| existing.iter().position(|e| e.get(&merge_key) == Some(w)));
                 let delete = item.get("$patch").and_then(Value::as_str) == Some("delete");
                 match (position, delete) {
                     (Some(i), true) => {
@@ -227,7 +303,10 @@ fn merge_list(existing: &mut Vec<Value>, items: &[Value], path: &mut Path, rules
 fn strip_directives(value: &Value) -> Value {
     match value {
         Value::Object(map) => Value::Object(
-            map.iter().filter(|(k, _)| !k.starts_with('$')).map(|(k, v)| (k.clone(), strip_directives(v))).collect(),
+            map.iter()
+                .filter(|(k, _)| !k.starts_with('$'))
+                .map(|(k, v)| (k.clone(), strip_directives(v)))
+                .collect(),
         ),
         Value::Array(items) => Value::Array(items.iter().map(strip_directives).collect()),
         other => other.clone(),
@@ -248,21 +327,39 @@ mod tests {
     #[test]
     fn strategic_merge_merges_containers_by_name() {
         let target = json!({"spec": {"containers": [{"name": "a", "image": "1"}, {"name": "b", "image": "2"}]}});
-        let patched = smp(target, json!({"spec": {"containers": [{"name": "b", "image": "3"}]}}));
-        assert_eq!(patched["spec"]["containers"], json!([{"name": "a", "image": "1"}, {"name": "b", "image": "3"}]));
+        let patched = smp(
+            target,
+            json!({"spec": {"containers": [{"name": "b", "image": "3"}]}}),
+        );
+        assert_eq!(
+            patched["spec"]["containers"],
+            json!([{"name": "a", "image": "1"}, {"name": "b", "image": "3"}])
+        );
     }
 
     #[test]
     fn strategic_merge_deletes_items_and_null_fields() {
         let target = json!({"data": {"a": "1", "b": "2"}, "spec": {"containers": [{"name": "a"}, {"name": "b"}]}});
-        let patched = smp(target, json!({"data": {"a": null}, "spec": {"containers": [{"name": "a", "$patch": "delete"}]}}));
-        assert_eq!(patched, json!({"data": {"b": "2"}, "spec": {"containers": [{"name": "b"}]}}));
+        let patched = smp(
+            target,
+            json!({"data": {"a": null}, "spec": {"containers": [{"name": "a", "$patch": "delete"}]}}),
+        );
+        assert_eq!(
+            patched,
+            json!({"data": {"b": "2"}, "spec": {"containers": [{"name": "b"}]}})
+        );
     }
 
     #[test]
     fn strategic_merge_unions_finalizers_and_replaces_plain_lists() {
         let target = json!({"metadata": {"finalizers": ["a"]}, "spec": {"args": ["x"]}});
-        let patched = smp(target, json!({"metadata": {"finalizers": ["b"]}, "spec": {"args": ["y"]}}));
-        assert_eq!(patched, json!({"metadata": {"finalizers": ["a", "b"]}, "spec": {"args": ["y"]}}));
+        let patched = smp(
+            target,
+            json!({"metadata": {"finalizers": ["b"]}, "spec": {"args": ["y"]}}),
+        );
+        assert_eq!(
+            patched,
+            json!({"metadata": {"finalizers": ["a", "b"]}, "spec": {"args": ["y"]}})
+        );
     }
 }

@@ -11,7 +11,11 @@ use crate::store::ObjectKey;
 
 /// GET of one object (also its `status` / `approval` subresource, which show the whole object).
 pub fn get(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
-    let object = call.api.store.lock().get(&call.rt, &call.path.namespace, &call.path.name);
+    let object = call
+        .api
+        .store
+        .lock()
+        .get(&call.rt, &call.path.namespace, &call.path.name);
     let object = object.ok_or_else(|| ApiError::not_found(&call.rt, &call.path.name))?;
     Ok(json_response(200, &present(call, &object)))
 }
@@ -27,17 +31,31 @@ pub struct Selectors {
 impl Selectors {
     /// Parses the selectors of a call; errors are kube-apiserver's 400 answers.
     pub fn parse(call: &Call<'_>) -> Result<Self, ApiError> {
-        let labels = LabelSelector::parse(call.query.get("labelSelector").map(String::as_str).unwrap_or_default())
-            .map_err(ApiError::bad_request)?;
-        let fields =
-            FieldSelector::parse(call.query.get("fieldSelector").map(String::as_str).unwrap_or_default(), &call.rt.kind)
-                .map_err(ApiError::bad_request)?;
+        let labels = LabelSelector::parse(
+            call.query
+                .get("labelSelector")
+                .map(String::as_str)
+                .unwrap_or_default(),
+        )
+        .map_err(ApiError::bad_request)?;
+        let fields = FieldSelector::parse(
+            call.query
+                .get("fieldSelector")
+                .map(String::as_str)
+                .unwrap_or_default(),
+            &call.rt.kind,
+        )
+        .map_err(ApiError::bad_request)?;
         Ok(Selectors { labels, fields })
     }
 
     /// Whether an object matches both selectors.
     pub fn matches(&self, object: &Value) -> bool {
-        self.labels.matches(object.pointer("/metadata/labels").and_then(Value::as_object)) && self.fields.matches(object)
+        self.labels.matches(
+            object
+                .pointer("/metadata/labels")
+                .and_then(Value::as_object),
+        ) && self.fields.matches(object)
     }
 
     /// Whether neither selector restricts anything.
@@ -50,7 +68,12 @@ impl Selectors {
 pub fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     let selectors = Selectors::parse(call)?;
     let namespace = (!call.path.namespace.is_empty()).then_some(call.path.namespace.as_str());
-    let limit: usize = call.query.get("limit").and_then(|l| l.parse().ok()).filter(|l| *l > 0).unwrap_or(usize::MAX);
+    let limit: usize = call
+        .query
+        .get("limit")
+        .and_then(|l| l.parse().ok())
+        .filter(|l| *l > 0)
+        .unwrap_or(usize::MAX);
     let start = match call.query.get("continue").filter(|c| !c.is_empty()) {
         Some(token) => Some(decode_continue(token)?),
         None => None,
@@ -64,14 +87,21 @@ pub fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         };
         (objects, state.resource_version())
     };
-    let matching: Vec<&Value> = objects.iter().map(|o| o.as_ref()).filter(|o| selectors.matches(o)).collect();
+    let matching: Vec<&Value> = objects
+        .iter()
+        .map(|o| o.as_ref())
+        .filter(|o| selectors.matches(o))
+        .collect();
     let page: Vec<&Value> = matching.iter().take(limit).copied().collect();
     let remaining = matching.len() - page.len();
     let mut metadata = Map::new();
     metadata.insert("resourceVersion".into(), json!(rv.to_string()));
     if remaining > 0 {
         if let Some(last) = page.last() {
-            metadata.insert("continue".into(), json!(encode_continue(&crate::store::object_key(last), rv)));
+            metadata.insert(
+                "continue".into(),
+                json!(encode_continue(&crate::store::object_key(last), rv)),
+            );
         }
         if selectors.is_empty() {
             metadata.insert("remainingItemCount".into(), json!(remaining));
@@ -103,10 +133,11 @@ pub fn list_item(call: &Call<'_>, object: &Value) -> Value {
     }
     let mut item = object.clone();
     if !call.rt.custom
-        && let Some(map) = item.as_object_mut() {
-            map.remove("apiVersion");
-            map.remove("kind");
-        }
+        && let Some(map) = item.as_object_mut()
+    {
+        map.remove("apiVersion");
+        map.remove("kind");
+    }
     item
 }
 
@@ -116,11 +147,26 @@ fn encode_continue(key: &ObjectKey, rv: u64) -> String {
 }
 
 fn decode_continue(token: &str) -> Result<ObjectKey, ApiError> {
-    let invalid = || ApiError::bad_request("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)");
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(token).map_err(|_| invalid())?;
+    let invalid = || {
+        ApiError::bad_request(
+            "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
+        )
+    };
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(token)
+        .map_err(|_| invalid())?;
     let value: Value = serde_json::from_slice(&bytes).map_err(|_| invalid())?;
-    let start = value.get("start").and_then(Value::as_array).ok_or_else(invalid)?;
-    let part = |i: usize| start.get(i).and_then(Value::as_str).map(str::to_string).ok_or_else(invalid);
+    let start = value
+        .get("start")
+        .and_then(Value::as_array)
+        .ok_or_else(invalid)?;
+    let part = |i: usize| {
+        start
+            .get(i)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .ok_or_else(invalid)
+    };
     Ok((part(0)?, part(1)?))
 }
 
@@ -131,7 +177,10 @@ mod tests {
     #[test]
     fn continue_tokens_round_trip() {
         let key = ("ns".to_string(), "b".to_string());
-        assert_eq!(decode_continue(&encode_continue(&key, 9)).expect("valid token"), key);
+        assert_eq!(
+            decode_continue(&encode_continue(&key, 9)).expect("valid token"),
+            key
+        );
         assert!(decode_continue("garbage!").is_err());
     }
 }

@@ -36,7 +36,10 @@ pub fn create(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
                 vec![Cause::new(
                     "spec.resourceAttributes.namespace",
                     "FieldValueInvalid",
-                    format!("Invalid value: \"{}\": must match metadata.namespace", attributes.namespace),
+                    format!(
+                        "Invalid value: \"{}\": must match metadata.namespace",
+                        attributes.namespace
+                    ),
                 )],
             ));
         }

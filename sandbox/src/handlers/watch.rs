@@ -34,7 +34,10 @@ struct Filter {
 impl Filter {
     fn matches(&self, object: &Value) -> bool {
         let namespace_ok = self.namespace.is_empty()
-            || object.pointer("/metadata/namespace").and_then(Value::as_str) == Some(self.namespace.as_str());
+            || object
+                .pointer("/metadata/namespace")
+                .and_then(Value::as_str)
+                == Some(self.namespace.as_str());
         namespace_ok && self.selectors.matches(object)
     }
 
@@ -54,8 +57,11 @@ impl Filter {
                     (false, true) => Some((EventType::Added, (*event.object).clone())),
                     (true, false) => {
                         // Leaving the selection: the previous state, at the event's resourceVersion.
-                        let mut previous = event.previous.as_deref().cloned().unwrap_or(Value::Null);
-                        if let Some(metadata) = previous.get_mut("metadata").and_then(Value::as_object_mut) {
+                        let mut previous =
+                            event.previous.as_deref().cloned().unwrap_or(Value::Null);
+                        if let Some(metadata) =
+                            previous.get_mut("metadata").and_then(Value::as_object_mut)
+                        {
                             metadata.insert("resourceVersion".into(), json!(event.rv.to_string()));
                         }
                         Some((EventType::Deleted, previous))
@@ -72,7 +78,8 @@ impl Filter {
         } else {
             object.clone()
         };
-        let mut text = serde_json::to_vec(&json!({"type": kind, "object": object})).unwrap_or_default();
+        let mut text =
+            serde_json::to_vec(&json!({"type": kind, "object": object})).unwrap_or_default();
         text.push(b'\n');
         Bytes::from(text)
     }
@@ -94,10 +101,17 @@ pub fn watch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         .unwrap_or(DEFAULT_TIMEOUT);
     let bookmarks = crate::request::flag(call.query, "allowWatchBookmarks");
     let send_initial = crate::request::flag(call.query, "sendInitialEvents");
-    let requested = call.query.get("resourceVersion").cloned().unwrap_or_default();
+    let requested = call
+        .query
+        .get("resourceVersion")
+        .cloned()
+        .unwrap_or_default();
     let requested_rv: Option<u64> = match requested.as_str() {
         "" | "0" => None,
-        text => Some(text.parse().map_err(|_| ApiError::bad_request(format!("invalid resource version: {text}")))?),
+        text => Some(
+            text.parse()
+                .map_err(|_| ApiError::bad_request(format!("invalid resource version: {text}")))?,
+        ),
     };
     let bookmark_kind = (call.rt.api_version(), call.rt.kind.clone());
 
@@ -116,7 +130,8 @@ pub fn watch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
                     }
                 }
                 Err(oldest) => {
-                    let status = ApiError::gone(format!("too old resource version: {rv} ({oldest})")).body;
+                    let status =
+                        ApiError::gone(format!("too old resource version: {rv} ({oldest})")).body;
                     initial.push(filter.line("ERROR", &status));
                     return Ok(stream_response(initial, None));
                 }
@@ -198,7 +213,11 @@ impl Live {
 }
 
 fn stream_response(initial: Vec<Bytes>, live: Option<Live>) -> Response<Body> {
-    let head = futures::stream::iter(initial.into_iter().map(|b| Ok::<_, std::io::Error>(Frame::data(b))));
+    let head = futures::stream::iter(
+        initial
+            .into_iter()
+            .map(|b| Ok::<_, std::io::Error>(Frame::data(b))),
+    );
     let tail = futures::stream::unfold(live, |live| async move {
         let mut live = live?;
         let line = live.next_line().await?;
@@ -206,8 +225,14 @@ fn stream_response(initial: Vec<Bytes>, live: Option<Live>) -> Response<Body> {
     });
     let body = BodyExt::boxed(StreamBody::new(head.chain(tail)));
     let mut response = Response::new(body);
-    response.headers_mut().insert(header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
-    response.headers_mut().insert(header::CACHE_CONTROL, http::HeaderValue::from_static("no-cache, private"));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    response.headers_mut().insert(
+        header::CACHE_CONTROL,
+        http::HeaderValue::from_static("no-cache, private"),
+    );
     response
 }
 
@@ -229,7 +254,9 @@ mod tests {
     }
 
     fn cm(live: &str) -> Arc<Value> {
-        Arc::new(json!({"metadata": {"name": "a", "namespace": "ns", "labels": {"live": live}, "resourceVersion": "1"}}))
+        Arc::new(
+            json!({"metadata": {"name": "a", "namespace": "ns", "labels": {"live": live}, "resourceVersion": "1"}}),
+        )
     }
 
     fn modified(before: &str, after: &str) -> Event {
@@ -244,7 +271,9 @@ mod tests {
 
     #[test]
     fn leaving_the_selector_is_a_deletion_of_the_previous_state() {
-        let (kind, object) = filter("live=yes").translate(&modified("yes", "no")).expect("visible");
+        let (kind, object) = filter("live=yes")
+            .translate(&modified("yes", "no"))
+            .expect("visible");
         assert_eq!(kind, EventType::Deleted);
         assert_eq!(object["metadata"]["labels"]["live"], "yes");
         assert_eq!(object["metadata"]["resourceVersion"], "9");
@@ -252,9 +281,15 @@ mod tests {
 
     #[test]
     fn entering_the_selector_is_an_addition() {
-        let (kind, _) = filter("live=yes").translate(&modified("no", "yes")).expect("visible");
+        let (kind, _) = filter("live=yes")
+            .translate(&modified("no", "yes"))
+            .expect("visible");
         assert_eq!(kind, EventType::Added);
-        assert!(filter("live=yes").translate(&modified("no", "no")).is_none());
+        assert!(
+            filter("live=yes")
+                .translate(&modified("no", "no"))
+                .is_none()
+        );
     }
 
     #[test]

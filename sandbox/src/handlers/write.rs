@@ -13,7 +13,10 @@ pub fn create(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     let body = call.json_body()?;
     check_body_namespace(call, &body)?;
     let manager = call.field_manager();
-    let writer = Writer { manager: &manager, user: call.user };
+    let writer = Writer {
+        manager: &manager,
+        user: call.user,
+    };
     let stored = {
         let mut state = call.api.store.lock();
         ops::create(&mut state, &call.rt, &call.path.namespace, body, &writer)?
@@ -30,7 +33,10 @@ pub fn update(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         check_signer_approval(call)?;
     }
     let manager = call.field_manager();
-    let writer = Writer { manager: &manager, user: call.user };
+    let writer = Writer {
+        manager: &manager,
+        user: call.user,
+    };
     let stored = {
         let mut state = call.api.store.lock();
         ops::update(
@@ -50,16 +56,30 @@ pub fn update(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
 
 /// DELETE of one object.
 pub fn delete(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
-    let body: Option<Value> =
-        if call.body.is_empty() { None } else { Some(call.json_body().map_err(delete_options_error)?) };
-    let options = DeleteOptions::parse(body.as_ref(), call.query.get("propagationPolicy").map(String::as_str));
+    let body: Option<Value> = if call.body.is_empty() {
+        None
+    } else {
+        Some(call.json_body().map_err(delete_options_error)?)
+    };
+    let options = DeleteOptions::parse(
+        body.as_ref(),
+        call.query.get("propagationPolicy").map(String::as_str),
+    );
     let outcome = {
         let mut state = call.api.store.lock();
-        ops::delete(&mut state, &call.rt, &call.path.namespace, &call.path.name, &options)?
+        ops::delete(
+            &mut state,
+            &call.rt,
+            &call.path.namespace,
+            &call.path.name,
+            &options,
+        )?
     };
     call.api.store.notify_changed();
     Ok(match outcome {
-        DeleteOutcome::Removed(object) => json_response(200, &ops::deleted_status(&call.rt, &object)),
+        DeleteOutcome::Removed(object) => {
+            json_response(200, &ops::deleted_status(&call.rt, &object))
+        }
         DeleteOutcome::Marked(object) => json_response(200, &present(call, &object)),
     })
 }
@@ -67,9 +87,15 @@ pub fn delete(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
 /// DELETE of a collection: every matching object is deleted; the answer lists them.
 pub fn delete_collection(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     let selectors = Selectors::parse(call)?;
-    let body: Option<Value> =
-        if call.body.is_empty() { None } else { Some(call.json_body().map_err(delete_options_error)?) };
-    let options = DeleteOptions::parse(body.as_ref(), call.query.get("propagationPolicy").map(String::as_str));
+    let body: Option<Value> = if call.body.is_empty() {
+        None
+    } else {
+        Some(call.json_body().map_err(delete_options_error)?)
+    };
+    let options = DeleteOptions::parse(
+        body.as_ref(),
+        call.query.get("propagationPolicy").map(String::as_str),
+    );
     let namespace = (!call.path.namespace.is_empty()).then_some(call.path.namespace.as_str());
     let (items, rv) = {
         let mut state = call.api.store.lock();
@@ -78,7 +104,9 @@ pub fn delete_collection(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         for object in candidates.iter().filter(|o| selectors.matches(o)) {
             let (ns, name) = crate::store::object_key(object);
             match ops::delete(&mut state, &call.rt, &ns, &name, &options) {
-                Ok(DeleteOutcome::Removed(o) | DeleteOutcome::Marked(o)) => items.push(list_item(call, &o)),
+                Ok(DeleteOutcome::Removed(o) | DeleteOutcome::Marked(o)) => {
+                    items.push(list_item(call, &o))
+                }
                 Err(e) if e.code == 404 => {}
                 Err(e) => return Err(e),
             }
@@ -92,13 +120,21 @@ pub fn delete_collection(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
 }
 
 fn delete_options_error(error: ApiError) -> ApiError {
-    let message = error.body.get("message").and_then(Value::as_str).unwrap_or_default().to_string();
+    let message = error
+        .body
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
     ApiError::bad_request(message)
 }
 
 /// The object's namespace, when given, must be the one in the path.
 fn check_body_namespace(call: &Call<'_>, body: &Value) -> Result<(), ApiError> {
-    let given = body.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default();
+    let given = body
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     if call.rt.namespaced && !given.is_empty() && given != call.path.namespace {
         return Err(ApiError::bad_request(
             "the namespace of the provided object does not match the namespace sent on the request",
@@ -110,8 +146,14 @@ fn check_body_namespace(call: &Call<'_>, body: &Value) -> Result<(), ApiError> {
 /// Approving or denying a CSR also needs `approve` on its signer (by name or `domain/*`).
 pub fn check_signer_approval(call: &Call<'_>) -> Result<(), ApiError> {
     let state = call.api.store.lock();
-    let object = state.get(&call.rt, "", &call.path.name).ok_or_else(|| ApiError::not_found(&call.rt, &call.path.name))?;
+    let object = state
+        .get(&call.rt, "", &call.path.name)
+        .ok_or_else(|| ApiError::not_found(&call.rt, &call.path.name))?;
     let rbac = call.api.rbac(&state);
-    crate::csr::approval_admission(&object, call.user, &rbac)
-        .map_err(|body| ApiError { code: 403, body, plain: None, retry_after: None })
+    crate::csr::approval_admission(&object, call.user, &rbac).map_err(|body| ApiError {
+        code: 403,
+        body,
+        plain: None,
+        retry_after: None,
+    })
 }

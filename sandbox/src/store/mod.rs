@@ -80,7 +80,10 @@ pub struct Store {
 
 impl Store {
     /// An empty store (or the one persisted in `dir`), with the given registry.
-    pub fn open(dir: Option<PathBuf>, registry_for: impl Fn(&State) -> Registry) -> Result<Self, PersistError> {
+    pub fn open(
+        dir: Option<PathBuf>,
+        registry_for: impl Fn(&State) -> Registry,
+    ) -> Result<Self, PersistError> {
         let (sender, _) = broadcast::channel(CHANNEL_CAPACITY);
         let mut state = State {
             rv: 1,
@@ -93,19 +96,26 @@ impl Store {
             dirty: false,
         };
         if let Some(dir) = &dir
-            && let Some((rv, objects)) = persist::load(dir)? {
-                state.rv = rv;
-                state.history_floor = rv;
-                state.objects = objects;
-            }
+            && let Some((rv, objects)) = persist::load(dir)?
+        {
+            state.rv = rv;
+            state.history_floor = rv;
+            state.objects = objects;
+        }
         state.registry = Arc::new(registry_for(&state));
-        Ok(Store { state: Mutex::new(state), changed: Notify::new(), dir })
+        Ok(Store {
+            state: Mutex::new(state),
+            changed: Notify::new(),
+            dir,
+        })
     }
 
     /// Locks the state. A poisoned lock (a panic while holding it) is recovered: every mutation
     /// leaves the maps consistent before it could panic.
     pub fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Wakes controllers after a change.
@@ -156,12 +166,17 @@ impl State {
 
     /// One object by storage key.
     pub fn get_by_key(&self, key: &str, namespace: &str, name: &str) -> Option<Arc<Value>> {
-        self.objects.get(key)?.get(&(namespace.to_string(), name.to_string())).cloned()
+        self.objects
+            .get(key)?
+            .get(&(namespace.to_string(), name.to_string()))
+            .cloned()
     }
 
     /// Objects of a resource, ordered by namespace then name; `namespace` narrows to one namespace.
     pub fn list(&self, key: &str, namespace: Option<&str>) -> Vec<Arc<Value>> {
-        let Some(objects) = self.objects.get(key) else { return Vec::new() };
+        let Some(objects) = self.objects.get(key) else {
+            return Vec::new();
+        };
         match namespace {
             Some(ns) => objects
                 .range((ns.to_string(), String::new())..)
@@ -173,8 +188,15 @@ impl State {
     }
 
     /// Objects of a resource after `(namespace, name)` in list order (for continue tokens).
-    pub fn list_after(&self, key: &str, namespace: Option<&str>, after: &ObjectKey) -> Vec<Arc<Value>> {
-        let Some(objects) = self.objects.get(key) else { return Vec::new() };
+    pub fn list_after(
+        &self,
+        key: &str,
+        namespace: Option<&str>,
+        after: &ObjectKey,
+    ) -> Vec<Arc<Value>> {
+        let Some(objects) = self.objects.get(key) else {
+            return Vec::new();
+        };
         use std::ops::Bound::{Excluded, Unbounded};
         objects
             .range((Excluded(after.clone()), Unbounded))
@@ -185,13 +207,19 @@ impl State {
 
     /// Storage keys that hold at least one object.
     pub fn resource_keys(&self) -> Vec<String> {
-        self.objects.iter().filter(|(_, m)| !m.is_empty()).map(|(k, _)| k.clone()).collect()
+        self.objects
+            .iter()
+            .filter(|(_, m)| !m.is_empty())
+            .map(|(k, _)| k.clone())
+            .collect()
     }
 
     /// Whether any object of any namespaced resource is in `namespace`.
     pub fn namespace_has_objects(&self, namespace: &str) -> bool {
         self.objects.values().any(|m| {
-            m.range((namespace.to_string(), String::new())..).next().is_some_and(|((n, _), _)| n == namespace)
+            m.range((namespace.to_string(), String::new())..)
+                .next()
+                .is_some_and(|((n, _), _)| n == namespace)
         })
     }
 
@@ -201,7 +229,10 @@ impl State {
         set_rv(&mut object, rv);
         let object = Arc::new(object);
         let (namespace, name) = object_key(&object);
-        self.objects.entry(key.to_string()).or_default().insert((namespace.clone(), name), object.clone());
+        self.objects
+            .entry(key.to_string())
+            .or_default()
+            .insert((namespace.clone(), name), object.clone());
         self.record(key, EventType::Added, object.clone(), None);
         object
     }
@@ -212,15 +243,21 @@ impl State {
         set_rv(&mut object, rv);
         let object = Arc::new(object);
         let (namespace, name) = object_key(&object);
-        let previous =
-            self.objects.entry(key.to_string()).or_default().insert((namespace.clone(), name), object.clone());
+        let previous = self
+            .objects
+            .entry(key.to_string())
+            .or_default()
+            .insert((namespace.clone(), name), object.clone());
         self.record(key, EventType::Modified, object.clone(), previous);
         object
     }
 
     /// Removes an object; the DELETED event carries its last stored state with the deletion's resourceVersion.
     pub fn remove(&mut self, key: &str, namespace: &str, name: &str) -> Option<Arc<Value>> {
-        let removed = self.objects.get_mut(key)?.remove(&(namespace.to_string(), name.to_string()))?;
+        let removed = self
+            .objects
+            .get_mut(key)?
+            .remove(&(namespace.to_string(), name.to_string()))?;
         let rv = self.next_rv();
         let mut last = (*removed).clone();
         set_rv(&mut last, rv);
@@ -246,7 +283,13 @@ impl State {
             return Err(self.history_floor);
         }
         let start = self.history.partition_point(|e| e.rv <= rv);
-        Ok(self.history.iter().skip(start).filter(|e| e.resource == key).cloned().collect())
+        Ok(self
+            .history
+            .iter()
+            .skip(start)
+            .filter(|e| e.resource == key)
+            .cloned()
+            .collect())
     }
 
     /// The resourceVersion of the latest RBAC change (to invalidate cached RBAC snapshots).
@@ -260,15 +303,28 @@ impl State {
         self.rv
     }
 
-    fn record(&mut self, key: &str, kind: EventType, object: Arc<Value>, previous: Option<Arc<Value>>) {
+    fn record(
+        &mut self,
+        key: &str,
+        kind: EventType,
+        object: Arc<Value>,
+        previous: Option<Arc<Value>>,
+    ) {
         if key.ends_with(".rbac.authorization.k8s.io") {
             self.rbac_rv = self.rv;
         }
-        let event = Arc::new(Event { rv: self.rv, resource: key.to_string(), kind, object, previous });
+        let event = Arc::new(Event {
+            rv: self.rv,
+            resource: key.to_string(),
+            kind,
+            object,
+            previous,
+        });
         if self.history.len() >= HISTORY_CAPACITY
-            && let Some(dropped) = self.history.pop_front() {
-                self.history_floor = dropped.rv;
-            }
+            && let Some(dropped) = self.history.pop_front()
+        {
+            self.history_floor = dropped.rv;
+        }
         self.history.push_back(event.clone());
         // No receivers is fine: nobody watches.
         let _ = self.sender.send(event);
@@ -284,7 +340,13 @@ fn set_rv(object: &mut Value, rv: u64) {
 /// `(namespace, name)` of an object.
 pub fn object_key(object: &Value) -> ObjectKey {
     let metadata = object.get("metadata");
-    let field = |f: &str| metadata.and_then(|m| m.get(f)).and_then(Value::as_str).unwrap_or_default().to_string();
+    let field = |f: &str| {
+        metadata
+            .and_then(|m| m.get(f))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
     (field("namespace"), field("name"))
 }
 
@@ -319,7 +381,9 @@ mod tests {
         state.insert("configmaps", cm("b"));
         state.insert("secrets", cm("c"));
         state.remove("configmaps", "ns", "a");
-        let events = state.events_since("configmaps", 2).expect("history reaches back");
+        let events = state
+            .events_since("configmaps", 2)
+            .expect("history reaches back");
         let kinds: Vec<EventType> = events.iter().map(|e| e.kind).collect();
         assert_eq!(kinds, [EventType::Added, EventType::Deleted]);
     }
@@ -332,7 +396,11 @@ mod tests {
             state.insert("configmaps", cm(&format!("c{i}")));
         }
         assert!(state.events_since("configmaps", 3).is_err());
-        assert!(state.events_since("configmaps", state.resource_version() - 1).is_ok());
+        assert!(
+            state
+                .events_since("configmaps", state.resource_version() - 1)
+                .is_ok()
+        );
     }
 
     #[test]
@@ -340,9 +408,23 @@ mod tests {
         let store = store();
         let mut state = store.lock();
         for (ns, name) in [("b", "x"), ("a", "z"), ("a", "y")] {
-            state.insert("configmaps", json!({"metadata": {"name": name, "namespace": ns}}));
+            state.insert(
+                "configmaps",
+                json!({"metadata": {"name": name, "namespace": ns}}),
+            );
         }
-        let keys: Vec<ObjectKey> = state.list("configmaps", None).iter().map(|o| object_key(o)).collect();
-        assert_eq!(keys, [("a".into(), "y".into()), ("a".into(), "z".into()), ("b".into(), "x".into())]);
+        let keys: Vec<ObjectKey> = state
+            .list("configmaps", None)
+            .iter()
+            .map(|o| object_key(o))
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                ("a".into(), "y".into()),
+                ("a".into(), "z".into()),
+                ("b".into(), "x".into())
+            ]
+        );
     }
 }

@@ -52,8 +52,14 @@ pub fn load(dir: &Path) -> Result<Option<(u64, Objects)>, PersistError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(source) => return Err(PersistError::Read { path, source }),
     };
-    let parsed: Value = serde_json::from_str(&text).map_err(|source| PersistError::Parse { path: path.clone(), source })?;
-    let rv = parsed.get("resourceVersion").and_then(Value::as_u64).unwrap_or(1);
+    let parsed: Value = serde_json::from_str(&text).map_err(|source| PersistError::Parse {
+        path: path.clone(),
+        source,
+    })?;
+    let rv = parsed
+        .get("resourceVersion")
+        .and_then(Value::as_u64)
+        .unwrap_or(1);
     let mut objects: Objects = HashMap::new();
     if let Some(resources) = parsed.get("resources").and_then(Value::as_object) {
         for (key, items) in resources {
@@ -71,7 +77,12 @@ pub fn snapshot(rv: u64, objects: &Objects) -> Value {
     let resources: serde_json::Map<String, Value> = objects
         .iter()
         .filter(|(_, m)| !m.is_empty())
-        .map(|(k, m)| (k.clone(), Value::Array(m.values().map(|o| (**o).clone()).collect())))
+        .map(|(k, m)| {
+            (
+                k.clone(),
+                Value::Array(m.values().map(|o| (**o).clone()).collect()),
+            )
+        })
         .collect();
     json!({"resourceVersion": rv, "resources": resources})
 }
@@ -80,8 +91,14 @@ pub fn snapshot(rv: u64, objects: &Objects) -> Value {
 pub fn write(dir: &Path, snapshot: &Value) -> Result<(), PersistError> {
     let path = dir.join(FILE_NAME);
     let tmp = dir.join(format!("{FILE_NAME}.tmp"));
-    let text = serde_json::to_vec(snapshot).map_err(|source| PersistError::Parse { path: path.clone(), source })?;
-    write_private(&tmp, &text).map_err(|source| PersistError::Write { path: tmp.clone(), source })?;
+    let text = serde_json::to_vec(snapshot).map_err(|source| PersistError::Parse {
+        path: path.clone(),
+        source,
+    })?;
+    write_private(&tmp, &text).map_err(|source| PersistError::Write {
+        path: tmp.clone(),
+        source,
+    })?;
     std::fs::rename(&tmp, &path).map_err(|source| PersistError::Write { path, source })
 }
 
@@ -89,7 +106,12 @@ pub fn write(dir: &Path, snapshot: &Value) -> Result<(), PersistError> {
 pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
-    let mut file = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path)?;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
     file.write_all(bytes)?;
     file.sync_all()
 }
@@ -103,11 +125,17 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let mut objects: Objects = HashMap::new();
         let cm = json!({"metadata": {"name": "a", "namespace": "n", "resourceVersion": "7"}});
-        objects.entry("configmaps".into()).or_default().insert(object_key(&cm), Arc::new(cm.clone()));
+        objects
+            .entry("configmaps".into())
+            .or_default()
+            .insert(object_key(&cm), Arc::new(cm.clone()));
         write(dir.path(), &snapshot(7, &objects)).expect("write works");
         let (rv, loaded) = load(dir.path()).expect("load works").expect("file exists");
         assert_eq!(rv, 7);
-        assert_eq!(*loaded["configmaps"][&("n".to_string(), "a".to_string())], cm);
+        assert_eq!(
+            *loaded["configmaps"][&("n".to_string(), "a".to_string())],
+            cm
+        );
     }
 
     #[test]
