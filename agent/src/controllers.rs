@@ -1,14 +1,17 @@
 //! The controllers the agent runs while it leads; each controller module adds one line here.
 
 use crate::ControllerSpec;
+use crate::controllerinstallation;
 use crate::heartbeat;
 use crate::managedresource;
 
 /// Every built-in controller, in start order. The heartbeat comes first so that health and the
 /// seed Lease do not wait for other controllers' caches.
 pub fn builtin() -> Vec<ControllerSpec> {
-    vec![
+    let mut controllers = vec![
         ControllerSpec::new(heartbeat::NAME, |ctx| Box::pin(heartbeat::run(ctx))),
         ControllerSpec::new(managedresource::NAME, |ctx| Box::pin(managedresource::run(ctx))),
-    ]
+    ];
+    controllers.extend(controllerinstallation::controllers());
+    controllers
 }

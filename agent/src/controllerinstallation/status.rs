@@ -31,7 +31,10 @@ pub async fn patch_conditions(
         "metadata": {"resourceVersion": latest.metadata.resource_version},
         "status": {"conditions": merged},
     });
-    match api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch)).await {
+    match api
+        .patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+    {
         Ok(_) => Ok(true),
         Err(kube::Error::Api(status)) if status.is_not_found() => Ok(false),
         Err(error) => Err(error),

@@ -34,7 +34,12 @@ impl KindCache {
     ///
     /// # Errors
     /// Discovery requests that fail for other reasons than an unknown group or kind.
-    pub async fn resolve(&self, client: &Client, api_version: &str, kind: &str) -> Result<Option<Resolved>, kube::Error> {
+    pub async fn resolve(
+        &self,
+        client: &Client,
+        api_version: &str,
+        kind: &str,
+    ) -> Result<Option<Resolved>, kube::Error> {
         let key = (api_version.to_owned(), kind.to_owned());
         if let Some(found) = self.lock().get(&key) {
             return Ok(Some(found.clone()));
@@ -51,13 +56,16 @@ impl KindCache {
                 Ok(Some(resolved))
             }
             Err(kube::Error::Discovery(_)) => Ok(None),
-            Err(kube::Error::Api(status)) if status.is_not_found() => Ok(None),
+            // An unknown group answers 404 without a Status body (no reason `NotFound`).
+            Err(kube::Error::Api(status)) if status.code == 404 => Ok(None),
             Err(error) => Err(error),
         }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), Resolved>> {
-        self.kinds.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.kinds
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
@@ -95,9 +103,26 @@ pub fn effective_namespace(object: &Value, namespaced: Option<bool>) -> Option<S
 
 /// The desired object as applied: scoped, with `injectLabels` and the managed-by label, the
 /// origin and description annotations; server-populated fields and `status` removed.
-pub fn prepare(object: &Value, namespace: Option<&str>, origin: &str, inject_labels: &BTreeMap<String, String>) -> Value {
-    let mut metadata = object.get("metadata").and_then(Value::as_object).cloned().unwrap_or_default();
-    for key in ["resourceVersion", "uid", "creationTimestamp", "managedFields", "generation", "selfLink", "deletionTimestamp"] {
+pub fn prepare(
+    object: &Value,
+    namespace: Option<&str>,
+    origin: &str,
+    inject_labels: &BTreeMap<String, String>,
+) -> Value {
+    let mut metadata = object
+        .get("metadata")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    for key in [
+        "resourceVersion",
+        "uid",
+        "creationTimestamp",
+        "managedFields",
+        "generation",
+        "selfLink",
+        "deletionTimestamp",
+    ] {
         metadata.remove(key);
     }
     match namespace {
@@ -112,11 +137,17 @@ pub fn prepare(object: &Value, namespace: Option<&str>, origin: &str, inject_lab
     for (key, value) in inject_labels {
         labels.insert(key.clone(), json!(value));
     }
-    labels.insert(managed_resources::MANAGED_BY.into(), json!(managed_resources::MANAGED_BY_GARDENER));
+    labels.insert(
+        managed_resources::MANAGED_BY.into(),
+        json!(managed_resources::MANAGED_BY_GARDENER),
+    );
     metadata.insert("labels".into(), Value::Object(labels));
     let mut annotations = object_field(&metadata, "annotations");
     annotations.insert(managed_resources::ORIGIN.into(), json!(origin));
-    annotations.insert(managed_resources::DESCRIPTION.into(), json!(managed_resources::DESCRIPTION_TEXT));
+    annotations.insert(
+        managed_resources::DESCRIPTION.into(),
+        json!(managed_resources::DESCRIPTION_TEXT),
+    );
     metadata.insert("annotations".into(), Value::Object(annotations));
 
     let mut out = object.as_object().cloned().unwrap_or_default();
@@ -127,12 +158,21 @@ pub fn prepare(object: &Value, namespace: Option<&str>, origin: &str, inject_lab
 
 /// The `status.resources` entry of a prepared object.
 pub fn reference(prepared: &Value) -> ObjectReference {
-    let text = |pointer: &str| prepared.pointer(pointer).and_then(Value::as_str).map(str::to_owned);
+    let text = |pointer: &str| {
+        prepared
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
     let map = |pointer: &str| -> BTreeMap<String, String> {
         prepared
             .pointer(pointer)
             .and_then(Value::as_object)
-            .map(|m| m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned()))).collect())
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                    .collect()
+            })
             .unwrap_or_default()
     };
     ObjectReference {
@@ -160,15 +200,52 @@ pub fn identity(reference: &ObjectReference) -> (String, String, String, String)
 /// Sort key in Helm's install order; unknown kinds last by kind, then name.
 pub fn install_order(object: &Value) -> (usize, String, String) {
     const ORDER: &[&str] = &[
-        "PriorityClass", "Namespace", "NetworkPolicy", "ResourceQuota", "LimitRange", "PodSecurityPolicy",
-        "PodDisruptionBudget", "ServiceAccount", "Secret", "SecretList", "ConfigMap", "StorageClass",
-        "PersistentVolume", "PersistentVolumeClaim", "CustomResourceDefinition", "ClusterRole",
-        "ClusterRoleList", "ClusterRoleBinding", "ClusterRoleBindingList", "Role", "RoleList", "RoleBinding",
-        "RoleBindingList", "Service", "DaemonSet", "Pod", "ReplicationController", "ReplicaSet", "Deployment",
-        "HorizontalPodAutoscaler", "StatefulSet", "Job", "CronJob", "IngressClass", "Ingress", "APIService",
+        "PriorityClass",
+        "Namespace",
+        "NetworkPolicy",
+        "ResourceQuota",
+        "LimitRange",
+        "PodSecurityPolicy",
+        "PodDisruptionBudget",
+        "ServiceAccount",
+        "Secret",
+        "SecretList",
+        "ConfigMap",
+        "StorageClass",
+        "PersistentVolume",
+        "PersistentVolumeClaim",
+        "CustomResourceDefinition",
+        "ClusterRole",
+        "ClusterRoleList",
+        "ClusterRoleBinding",
+        "ClusterRoleBindingList",
+        "Role",
+        "RoleList",
+        "RoleBinding",
+        "RoleBindingList",
+        "Service",
+        "DaemonSet",
+        "Pod",
+        "ReplicationController",
+        "ReplicaSet",
+        "Deployment",
+        "HorizontalPodAutoscaler",
+        "StatefulSet",
+        "Job",
+        "CronJob",
+        "IngressClass",
+        "Ingress",
+        "APIService",
     ];
-    let kind = object.get("kind").and_then(Value::as_str).unwrap_or_default();
-    let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_owned();
+    let kind = object
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let name = object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
     match ORDER.iter().position(|k| *k == kind) {
         Some(rank) => (rank, String::new(), name),
         None => (ORDER.len(), kind.to_owned(), name),
@@ -176,9 +253,15 @@ pub fn install_order(object: &Value) -> (usize, String, String) {
 }
 
 /// The dynamic API for an object of `resolved` kind in `namespace`.
-pub fn dynamic_api(client: &Client, resolved: &Resolved, namespace: Option<&str>) -> Api<DynamicObject> {
+pub fn dynamic_api(
+    client: &Client,
+    resolved: &Resolved,
+    namespace: Option<&str>,
+) -> Api<DynamicObject> {
     match namespace {
-        Some(namespace) if resolved.namespaced => Api::namespaced_with(client.clone(), namespace, &resolved.resource),
+        Some(namespace) if resolved.namespaced => {
+            Api::namespaced_with(client.clone(), namespace, &resolved.resource)
+        }
         _ => Api::all_with(client.clone(), &resolved.resource),
     }
 }
@@ -189,7 +272,12 @@ pub fn dynamic_api(client: &Client, resolved: &Resolved, namespace: Option<&str>
 ///
 /// # Errors
 /// The API error of the apply.
-pub async fn server_side_apply(api: &Api<DynamicObject>, name: &str, prepared: &Value, field_manager: &str) -> Result<Value, kube::Error> {
+pub async fn server_side_apply(
+    api: &Api<DynamicObject>,
+    name: &str,
+    prepared: &Value,
+    field_manager: &str,
+) -> Result<Value, kube::Error> {
     let params = PatchParams::apply(field_manager).force();
     let live = api.patch(name, &params, &Patch::Apply(prepared)).await?;
     serde_json::to_value(live).map_err(kube::Error::SerdeError)
@@ -200,17 +288,27 @@ pub async fn server_side_apply(api: &Api<DynamicObject>, name: &str, prepared: &
 ///
 /// # Errors
 /// API errors of the read, create or patch.
-pub async fn create_if_absent(api: &Api<DynamicObject>, name: &str, object: &Value) -> Result<Value, kube::Error> {
+pub async fn create_if_absent(
+    api: &Api<DynamicObject>,
+    name: &str,
+    object: &Value,
+) -> Result<Value, kube::Error> {
     if let Some(live) = api.get_opt(name).await? {
         let live = serde_json::to_value(live).map_err(kube::Error::SerdeError)?;
-        if crate::managedresource::manifests::annotation(&live, managed_resources::DESCRIPTION).is_some() {
-            let patch = json!({"metadata": {"annotations": {managed_resources::DESCRIPTION: null}}});
-            let patched = api.patch(name, &PatchParams::default(), &Patch::Merge(&patch)).await?;
+        if crate::managedresource::manifests::annotation(&live, managed_resources::DESCRIPTION)
+            .is_some()
+        {
+            let patch =
+                json!({"metadata": {"annotations": {managed_resources::DESCRIPTION: null}}});
+            let patched = api
+                .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await?;
             return serde_json::to_value(patched).map_err(kube::Error::SerdeError);
         }
         return Ok(live);
     }
-    let typed: DynamicObject = serde_json::from_value(object.clone()).map_err(kube::Error::SerdeError)?;
+    let typed: DynamicObject =
+        serde_json::from_value(object.clone()).map_err(kube::Error::SerdeError)?;
     let created = api.create(&PostParams::default(), &typed).await?;
     serde_json::to_value(created).map_err(kube::Error::SerdeError)
 }
@@ -219,7 +317,12 @@ pub async fn create_if_absent(api: &Api<DynamicObject>, name: &str, object: &Val
 ///
 /// # Errors
 /// API errors other than NotFound.
-pub async fn delete(api: &Api<DynamicObject>, group: &str, name: &str, propagation: Option<PropagationPolicy>) -> Result<(), kube::Error> {
+pub async fn delete(
+    api: &Api<DynamicObject>,
+    group: &str,
+    name: &str,
+    propagation: Option<PropagationPolicy>,
+) -> Result<(), kube::Error> {
     let propagation = propagation.or_else(|| {
         matches!(group, "apps" | "extensions" | "batch").then_some(PropagationPolicy::Foreground)
     });
@@ -236,7 +339,10 @@ pub async fn delete(api: &Api<DynamicObject>, group: &str, name: &str, propagati
 
 /// A copy of the object-valued field `key` (empty when absent or not an object).
 fn object_field(map: &Map<String, Value>, key: &str) -> Map<String, Value> {
-    map.get(key).and_then(Value::as_object).cloned().unwrap_or_default()
+    map.get(key)
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -248,8 +354,14 @@ mod tests {
         let cm = json!({"kind": "ConfigMap", "metadata": {"name": "a"}});
         let cm_ns = json!({"kind": "ConfigMap", "metadata": {"name": "a", "namespace": "x"}});
         let ns = json!({"kind": "Namespace", "metadata": {"name": "a", "namespace": "x"}});
-        assert_eq!(effective_namespace(&cm, Some(true)).as_deref(), Some("default"));
-        assert_eq!(effective_namespace(&cm_ns, Some(true)).as_deref(), Some("x"));
+        assert_eq!(
+            effective_namespace(&cm, Some(true)).as_deref(),
+            Some("default")
+        );
+        assert_eq!(
+            effective_namespace(&cm_ns, Some(true)).as_deref(),
+            Some("x")
+        );
         assert_eq!(effective_namespace(&cm_ns, Some(false)), None);
         assert_eq!(effective_namespace(&cm, None).as_deref(), Some("default"));
         assert_eq!(effective_namespace(&ns, None), None);
@@ -261,36 +373,68 @@ mod tests {
         let inject = BTreeMap::from([("i".to_owned(), "2".to_owned())]);
         let prepared = prepare(&object, Some("n"), "garden/mr", &inject);
         assert_eq!(prepared["metadata"]["namespace"], "n");
-        assert_eq!(prepared["metadata"]["labels"], json!({"x": "1", "i": "2", "resources.gardener.cloud/managed-by": "gardener"}));
-        assert_eq!(prepared["metadata"]["annotations"]["resources.gardener.cloud/origin"], "garden/mr");
+        assert_eq!(
+            prepared["metadata"]["labels"],
+            json!({"x": "1", "i": "2", "resources.gardener.cloud/managed-by": "gardener"})
+        );
+        assert_eq!(
+            prepared["metadata"]["annotations"]["resources.gardener.cloud/origin"],
+            "garden/mr"
+        );
         assert!(prepared["metadata"].get("resourceVersion").is_none());
         assert!(prepared.get("status").is_none());
         let reference = reference(&prepared);
-        assert_eq!(identity(&reference), ("".into(), "ConfigMap".into(), "n".into(), "a".into()));
+        assert_eq!(
+            identity(&reference),
+            ("".into(), "ConfigMap".into(), "n".into(), "a".into())
+        );
         assert_eq!(reference.labels.get("x").map(String::as_str), Some("1"));
     }
 
     #[test]
     fn origin_parses_with_and_without_cluster_id() {
         assert_eq!(parse_origin("garden/ci-1"), Some(("garden", "ci-1")));
-        assert_eq!(parse_origin("abc-123:garden/ci-1"), Some(("garden", "ci-1")));
+        assert_eq!(
+            parse_origin("abc-123:garden/ci-1"),
+            Some(("garden", "ci-1"))
+        );
         assert_eq!(parse_origin("nonsense"), None);
         assert_eq!(parse_origin("/x"), None);
     }
 
     #[test]
     fn identity_ignores_version() {
-        let a = ObjectReference { api_version: Some("apps/v1".into()), kind: Some("Deployment".into()), name: Some("d".into()), namespace: Some("n".into()), ..Default::default() };
-        let b = ObjectReference { api_version: Some("apps/v1beta2".into()), ..a.clone() };
+        let a = ObjectReference {
+            api_version: Some("apps/v1".into()),
+            kind: Some("Deployment".into()),
+            name: Some("d".into()),
+            namespace: Some("n".into()),
+            ..Default::default()
+        };
+        let b = ObjectReference {
+            api_version: Some("apps/v1beta2".into()),
+            ..a.clone()
+        };
         assert_eq!(identity(&a), identity(&b));
     }
 
     #[test]
     fn install_order_puts_crds_before_workloads_and_unknown_kinds_last() {
         let obj = |kind: &str, name: &str| json!({"kind": kind, "metadata": {"name": name}});
-        let mut objects = vec![obj("Foo", "a"), obj("Deployment", "b"), obj("CustomResourceDefinition", "c"), obj("Namespace", "d")];
+        let mut objects = [
+            obj("Foo", "a"),
+            obj("Deployment", "b"),
+            obj("CustomResourceDefinition", "c"),
+            obj("Namespace", "d"),
+        ];
         objects.sort_by_key(install_order);
-        let kinds: Vec<_> = objects.iter().map(|o| o["kind"].as_str().unwrap().to_owned()).collect();
-        assert_eq!(kinds, ["Namespace", "CustomResourceDefinition", "Deployment", "Foo"]);
+        let kinds: Vec<_> = objects
+            .iter()
+            .map(|o| o["kind"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(
+            kinds,
+            ["Namespace", "CustomResourceDefinition", "Deployment", "Foo"]
+        );
     }
 }

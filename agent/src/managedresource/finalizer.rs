@@ -38,7 +38,12 @@ where
     if !object.finalizers().iter().any(|f| f == finalizer) {
         return Ok(false);
     }
-    let finalizers: Vec<String> = object.finalizers().iter().filter(|f| *f != finalizer).cloned().collect();
+    let finalizers: Vec<String> = object
+        .finalizers()
+        .iter()
+        .filter(|f| *f != finalizer)
+        .cloned()
+        .collect();
     match write(api, object, finalizers).await {
         Ok(()) => Ok(true),
         Err(kube::Error::Api(status)) if status.is_not_found() => Ok(true),
@@ -56,7 +61,11 @@ where
             "resourceVersion": object.resource_version(),
         }
     });
-    api.patch(&object.name_any(), &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .map(|_| ())
+    api.patch(
+        &object.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(&patch),
+    )
+    .await
+    .map(|_| ())
 }

@@ -74,7 +74,9 @@ pub fn healthy(objects: &[Observed]) -> Verdict {
 /// `ResourcesProgressing` over the applied set: `True` for the first progressing object.
 pub fn progressing(objects: &[Observed]) -> Verdict {
     for observed in objects {
-        let Some(object) = &observed.object else { continue };
+        let Some(object) = &observed.object else {
+            continue;
+        };
         if skips_checks(object) {
             continue;
         }
@@ -145,7 +147,8 @@ pub fn check_health(group: &str, kind: &str, object: &Value) -> Result<(), Strin
             forbid_condition(object, "Terminating")
         }
         ("", "Service") => {
-            let load_balancer = object.pointer("/spec/type").and_then(Value::as_str) == Some("LoadBalancer");
+            let load_balancer =
+                object.pointer("/spec/type").and_then(Value::as_str) == Some("LoadBalancer");
             let ingress = object
                 .pointer("/status/loadBalancer/ingress")
                 .and_then(Value::as_array)
@@ -155,7 +158,9 @@ pub fn check_health(group: &str, kind: &str, object: &Value) -> Result<(), Strin
             }
             Ok(())
         }
-        ("autoscaling.k8s.io", "VerticalPodAutoscaler") => forbid_condition(object, "ConfigUnsupported"),
+        ("autoscaling.k8s.io", "VerticalPodAutoscaler") => {
+            forbid_condition(object, "ConfigUnsupported")
+        }
         _ => Ok(()),
     }
 }
@@ -233,12 +238,17 @@ fn daemon_set_health(object: &Value) -> Result<(), String> {
         .and_then(Value::as_str)
         .is_none_or(|t| t == "RollingUpdate");
     let allowed = if rolling && updated < desired {
-        max_unavailable(object.pointer("/spec/updateStrategy/rollingUpdate/maxUnavailable"), desired)
+        max_unavailable(
+            object.pointer("/spec/updateStrategy/rollingUpdate/maxUnavailable"),
+            desired,
+        )
     } else {
         0
     };
     if unavailable > allowed {
-        return Err(format!("too many unavailable pods found ({unavailable}/{desired}, only max. {allowed} unavailable pods allowed)"));
+        return Err(format!(
+            "too many unavailable pods found ({unavailable}/{desired}, only max. {allowed} unavailable pods allowed)"
+        ));
     }
     Ok(())
 }
@@ -260,7 +270,9 @@ fn observed_generation_current(object: &Value) -> Result<(), String> {
     let generation = int(object, "/metadata/generation").unwrap_or(0);
     let observed = int(object, "/status/observedGeneration").unwrap_or(0);
     if observed < generation {
-        return Err(format!("observed generation outdated ({observed}/{generation})"));
+        return Err(format!(
+            "observed generation outdated ({observed}/{generation})"
+        ));
     }
     Ok(())
 }
@@ -274,7 +286,12 @@ fn condition<'a>(object: &'a Value, type_: &str) -> Option<&'a Value> {
 }
 
 /// The condition must have `status`; when `required`, it must also be present.
-fn require_condition(object: &Value, type_: &str, status: &str, required: bool) -> Result<(), String> {
+fn require_condition(
+    object: &Value,
+    type_: &str,
+    status: &str,
+    required: bool,
+) -> Result<(), String> {
     match condition(object, type_) {
         None if required => Err(format!("condition {type_:?} is missing")),
         None => Ok(()),
@@ -311,7 +328,12 @@ mod tests {
 
     use super::*;
 
-    fn deployment(generation: i64, observed: i64, available: &str, progressing_reason: &str) -> Value {
+    fn deployment(
+        generation: i64,
+        observed: i64,
+        available: &str,
+        progressing_reason: &str,
+    ) -> Value {
         json!({
             "metadata": {"name": "d", "namespace": "n", "generation": generation},
             "spec": {"replicas": 2},
@@ -331,18 +353,36 @@ mod tests {
             (deployment(1, 1, "True", "NewReplicaSetAvailable"), true),
             (deployment(2, 1, "True", "NewReplicaSetAvailable"), false),
             (deployment(1, 1, "False", "NewReplicaSetAvailable"), false),
-            (json!({"metadata": {"generation": 1}, "status": {"observedGeneration": 1}}), false),
+            (
+                json!({"metadata": {"generation": 1}, "status": {"observedGeneration": 1}}),
+                false,
+            ),
         ];
         for (object, expected) in cases {
-            assert_eq!(check_health("apps", "Deployment", &object).is_ok(), expected, "{object}");
+            assert_eq!(
+                check_health("apps", "Deployment", &object).is_ok(),
+                expected,
+                "{object}"
+            );
         }
     }
 
     #[test]
     fn deployment_is_progressing_until_new_replica_set_is_available() {
-        assert_eq!(check_progressing("apps", "Deployment", &deployment(1, 1, "True", "NewReplicaSetAvailable")), None);
         assert_eq!(
-            check_progressing("apps", "Deployment", &deployment(1, 1, "True", "ReplicaSetUpdated")),
+            check_progressing(
+                "apps",
+                "Deployment",
+                &deployment(1, 1, "True", "NewReplicaSetAvailable")
+            ),
+            None
+        );
+        assert_eq!(
+            check_progressing(
+                "apps",
+                "Deployment",
+                &deployment(1, 1, "True", "ReplicaSetUpdated")
+            ),
             Some("p".to_owned())
         );
         let mut scaling = deployment(1, 1, "True", "NewReplicaSetAvailable");
@@ -369,11 +409,34 @@ mod tests {
 
     #[test]
     fn crd_needs_names_accepted_and_established() {
-        let crd = |established: &str| json!({"status": {"conditions": [
-            {"type": "NamesAccepted", "status": "True"}, {"type": "Established", "status": established}]}});
-        assert!(check_health("apiextensions.k8s.io", "CustomResourceDefinition", &crd("True")).is_ok());
-        assert!(check_health("apiextensions.k8s.io", "CustomResourceDefinition", &crd("False")).is_err());
-        assert!(check_health("apiextensions.k8s.io", "CustomResourceDefinition", &json!({})).is_err());
+        let crd = |established: &str| {
+            json!({"status": {"conditions": [
+            {"type": "NamesAccepted", "status": "True"}, {"type": "Established", "status": established}]}})
+        };
+        assert!(
+            check_health(
+                "apiextensions.k8s.io",
+                "CustomResourceDefinition",
+                &crd("True")
+            )
+            .is_ok()
+        );
+        assert!(
+            check_health(
+                "apiextensions.k8s.io",
+                "CustomResourceDefinition",
+                &crd("False")
+            )
+            .is_err()
+        );
+        assert!(
+            check_health(
+                "apiextensions.k8s.io",
+                "CustomResourceDefinition",
+                &json!({})
+            )
+            .is_err()
+        );
     }
 
     #[test]
@@ -386,30 +449,55 @@ mod tests {
     #[test]
     fn healthy_reports_first_missing_or_unhealthy_object() {
         let observed = |kind: &str, object: Option<Value>| Observed {
-            group: if kind == "Deployment" { "apps".into() } else { String::new() },
+            group: if kind == "Deployment" {
+                "apps".into()
+            } else {
+                String::new()
+            },
             kind: kind.into(),
             namespace: "n".into(),
             name: "x".into(),
             object,
         };
-        let verdict = healthy(&[observed("ConfigMap", Some(json!({}))), observed("Secret", None)]);
+        let verdict = healthy(&[
+            observed("ConfigMap", Some(json!({}))),
+            observed("Secret", None),
+        ]);
         assert_eq!(
             verdict,
-            Verdict { status: false, reason: "SecretMissing".into(), message: "Required Secret \"x\" in namespace \"n\" is missing".into() }
+            Verdict {
+                status: false,
+                reason: "SecretMissing".into(),
+                message: "Required Secret \"x\" in namespace \"n\" is missing".into()
+            }
         );
         let verdict = healthy(&[observed("Deployment", Some(deployment(1, 1, "False", "x")))]);
         assert_eq!(verdict.reason, "DeploymentUnhealthy");
-        assert!(verdict.message.starts_with("Deployment \"n/x\" is unhealthy: condition \"Available\""), "{}", verdict.message);
+        assert!(
+            verdict
+                .message
+                .starts_with("Deployment \"n/x\" is unhealthy: condition \"Available\""),
+            "{}",
+            verdict.message
+        );
         assert!(healthy(&[observed("ConfigMap", Some(json!({})))]).status);
     }
 
     #[test]
     fn skip_health_check_needs_exact_true() {
         let mut object = deployment(1, 1, "False", "x");
-        object["metadata"]["annotations"] = json!({"resources.gardener.cloud/skip-health-check": "True"});
-        let observed = |object: Value| Observed { group: "apps".into(), kind: "Deployment".into(), namespace: "n".into(), name: "x".into(), object: Some(object) };
+        object["metadata"]["annotations"] =
+            json!({"resources.gardener.cloud/skip-health-check": "True"});
+        let observed = |object: Value| Observed {
+            group: "apps".into(),
+            kind: "Deployment".into(),
+            namespace: "n".into(),
+            name: "x".into(),
+            object: Some(object),
+        };
         assert!(!healthy(&[observed(object.clone())]).status);
-        object["metadata"]["annotations"] = json!({"resources.gardener.cloud/skip-health-check": "true"});
+        object["metadata"]["annotations"] =
+            json!({"resources.gardener.cloud/skip-health-check": "true"});
         assert!(healthy(&[observed(object.clone())]).status);
         assert!(!progressing(&[observed(object)]).status);
     }

@@ -44,7 +44,8 @@ pub fn decode(secrets: &[SecretData]) -> Decoded {
                 continue;
             }
             let Ok(text) = std::str::from_utf8(bytes) else {
-                out.errors.push(format!("{}/{key}: data is not valid UTF-8", secret.name));
+                out.errors
+                    .push(format!("{}/{key}: data is not valid UTF-8", secret.name));
                 continue;
             };
             decode_stream(text, &format!("{}/{key}", secret.name), &mut out);
@@ -59,17 +60,28 @@ fn decode_stream(text: &str, origin: &str, out: &mut Decoded) {
             Ok(Value::Null) => {}
             Ok(Value::Object(map)) if map.is_empty() => {}
             Ok(object @ Value::Object(_)) => {
-                if object.get("kind").and_then(Value::as_str).is_none_or(str::is_empty)
-                    || object.get("apiVersion").and_then(Value::as_str).is_none_or(str::is_empty)
+                if object
+                    .get("kind")
+                    .and_then(Value::as_str)
+                    .is_none_or(str::is_empty)
+                    || object
+                        .get("apiVersion")
+                        .and_then(Value::as_str)
+                        .is_none_or(str::is_empty)
                 {
-                    out.errors.push(format!("{origin}: document {index} has no apiVersion or kind"));
+                    out.errors.push(format!(
+                        "{origin}: document {index} has no apiVersion or kind"
+                    ));
                 } else {
                     out.objects.push(object);
                 }
             }
-            Ok(_) => out.errors.push(format!("{origin}: document {index} is not an object")),
+            Ok(_) => out
+                .errors
+                .push(format!("{origin}: document {index} is not an object")),
             Err(error) => {
-                out.errors.push(format!("{origin}: document {index}: {error}"));
+                out.errors
+                    .push(format!("{origin}: document {index}: {error}"));
                 // The YAML stream cannot be resynchronised after a syntax error.
                 break;
             }
@@ -97,11 +109,13 @@ pub fn checksum(secrets: &[SecretData]) -> String {
 /// Lower-case hex of `bytes`.
 pub fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write as _;
-    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut out, byte| {
-        // Writing to a String cannot fail.
-        let _ = write!(out, "{byte:02x}");
-        out
-    })
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut out, byte| {
+            // Writing to a String cannot fail.
+            let _ = write!(out, "{byte:02x}");
+            out
+        })
 }
 
 /// Whether a Go `strconv.ParseBool` would read `value` as true.
@@ -143,10 +157,18 @@ mod tests {
             secret("s1", &[("a.yaml", stream)]),
             secret("s2", &[("bad.yaml", "kind: [unclosed\n")]),
         ]);
-        let names: Vec<_> = decoded.objects.iter().map(|o| o["metadata"]["name"].clone()).collect();
+        let names: Vec<_> = decoded
+            .objects
+            .iter()
+            .map(|o| o["metadata"]["name"].clone())
+            .collect();
         assert_eq!(names, vec![Value::from("a"), Value::from("b")]);
         assert_eq!(decoded.errors.len(), 1);
-        assert!(decoded.errors[0].starts_with("s2/bad.yaml"), "{:?}", decoded.errors);
+        assert!(
+            decoded.errors[0].starts_with("s2/bad.yaml"),
+            "{:?}",
+            decoded.errors
+        );
     }
 
     #[test]
@@ -166,7 +188,13 @@ mod tests {
 
     #[test]
     fn decode_reports_brotli_keys_and_objects_without_kind() {
-        let decoded = decode(&[secret("s", &[("data.yaml.br", "xx"), ("x.yaml", "apiVersion: v1\nmetadata: {}\n")])]);
+        let decoded = decode(&[secret(
+            "s",
+            &[
+                ("data.yaml.br", "xx"),
+                ("x.yaml", "apiVersion: v1\nmetadata: {}\n"),
+            ],
+        )]);
         assert!(decoded.objects.is_empty());
         assert_eq!(decoded.errors.len(), 2);
     }
@@ -181,7 +209,13 @@ mod tests {
 
     #[test]
     fn truthy_follows_go_parse_bool() {
-        for (value, expected) in [(Some("true"), true), (Some("1"), true), (Some("True"), true), (Some("yes"), false), (None, false)] {
+        for (value, expected) in [
+            (Some("true"), true),
+            (Some("1"), true),
+            (Some("True"), true),
+            (Some("yes"), false),
+            (None, false),
+        ] {
             assert_eq!(truthy(value), expected, "{value:?}");
         }
     }

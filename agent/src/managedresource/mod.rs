@@ -79,7 +79,11 @@ pub async fn run(ctx: Arc<AgentContext>) {
         agent: ctx.clone(),
         kinds: apply::KindCache::default(),
         watches: watches::Watches::new(ctx.seed.clone(), sender, ctx.stop.clone()),
-        sync_period: if sync_period.is_zero() { Duration::from_secs(60) } else { sync_period },
+        sync_period: if sync_period.is_zero() {
+            Duration::from_secs(60)
+        } else {
+            sync_period
+        },
         field_manager: field_managers::RESOURCE_MANAGER,
     });
 
@@ -90,12 +94,17 @@ pub async fn run(ctx: Arc<AgentContext>) {
         .reflect(writer)
         .applied_objects()
         .predicate_filter(relevant_change, PredicateConfig::default());
-    let secrets = watcher(Api::<PartialObjectMeta<Secret>>::all(ctx.seed.clone()), watcher::Config::default())
-        .default_backoff()
-        .touched_objects();
+    let secrets = watcher(
+        Api::<PartialObjectMeta<Secret>>::all(ctx.seed.clone()),
+        watcher::Config::default(),
+    )
+    .default_backoff()
+    .touched_objects();
     let store = reader.clone();
     Controller::for_stream(managed_resources, reader)
-        .watches_stream(secrets, move |secret| referencing_managed_resources(&store, &secret))
+        .watches_stream(secrets, move |secret| {
+            referencing_managed_resources(&store, &secret)
+        })
         .reconcile_on(receiver)
         .with_config(controller::Config::default().concurrency(concurrency))
         .graceful_shutdown_on(ctx.stop.clone().cancelled_owned())
@@ -117,7 +126,10 @@ pub fn relevant_change(mr: &ManagedResource) -> Option<u64> {
 }
 
 /// Maps a Secret event to the ManagedResources of class `seed` in its namespace referencing it.
-pub fn referencing_managed_resources(store: &Store<ManagedResource>, secret: &PartialObjectMeta<Secret>) -> Vec<ObjectRef<ManagedResource>> {
+pub fn referencing_managed_resources(
+    store: &Store<ManagedResource>,
+    secret: &PartialObjectMeta<Secret>,
+) -> Vec<ObjectRef<ManagedResource>> {
     let namespace = secret.namespace();
     let name = secret.name_any();
     store
@@ -125,7 +137,12 @@ pub fn referencing_managed_resources(store: &Store<ManagedResource>, secret: &Pa
         .iter()
         .filter(|mr| mr.namespace() == namespace)
         .filter(|mr| mr.spec.class.as_deref() == Some(managed_resources::CLASS_SEED))
-        .filter(|mr| mr.spec.secret_refs.iter().any(|reference| reference.name == name))
+        .filter(|mr| {
+            mr.spec
+                .secret_refs
+                .iter()
+                .any(|reference| reference.name == name)
+        })
         .map(|mr| ObjectRef::from_obj(mr.as_ref()))
         .collect()
 }
@@ -142,7 +159,10 @@ mod tests {
             name,
             ManagedResourceSpec {
                 class: class.map(Into::into),
-                secret_refs: secrets.iter().map(|s| LocalReference { name: (*s).into() }).collect(),
+                secret_refs: secrets
+                    .iter()
+                    .map(|s| LocalReference { name: (*s).into() })
+                    .collect(),
                 ..ManagedResourceSpec::default()
             },
         );
@@ -164,7 +184,10 @@ mod tests {
         let mut secret: PartialObjectMeta<Secret> = PartialObjectMeta::default();
         secret.metadata.name = Some("s1".into());
         secret.metadata.namespace = Some("garden".into());
-        let targets: Vec<_> = referencing_managed_resources(&reader, &secret).into_iter().map(|r| r.name).collect();
+        let targets: Vec<_> = referencing_managed_resources(&reader, &secret)
+            .into_iter()
+            .map(|r| r.name)
+            .collect();
         assert_eq!(targets, ["a"]);
     }
 

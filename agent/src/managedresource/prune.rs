@@ -15,9 +15,16 @@ use super::apply::{self, KindCache, identity, split_api_version};
 use super::manifests::{annotation, truthy};
 
 /// Old references that are neither desired any more nor released (`mode=Ignore`).
-pub fn to_prune(old: &[ObjectReference], desired: &[ObjectReference], released: &[ObjectReference]) -> Vec<ObjectReference> {
+pub fn to_prune(
+    old: &[ObjectReference],
+    desired: &[ObjectReference],
+    released: &[ObjectReference],
+) -> Vec<ObjectReference> {
     let keep: HashSet<_> = desired.iter().chain(released).map(identity).collect();
-    old.iter().filter(|reference| !keep.contains(&identity(reference))).cloned().collect()
+    old.iter()
+        .filter(|reference| !keep.contains(&identity(reference)))
+        .cloned()
+        .collect()
 }
 
 /// Whether a live object stays when pruned: `resources.gardener.cloud/keep-object` truthy.
@@ -37,16 +44,23 @@ pub fn finalizers_due(live: &Value, now: Timestamp) -> Result<bool, String> {
     let Some(after) = annotation(live, managed_resources::FINALIZE_DELETION_AFTER) else {
         return Ok(false);
     };
-    let Some(deleted) = live.pointer("/metadata/deletionTimestamp").and_then(Value::as_str) else {
+    let Some(deleted) = live
+        .pointer("/metadata/deletionTimestamp")
+        .and_then(Value::as_str)
+    else {
         return Ok(false);
     };
-    let after: seedlet_config::Duration = after
-        .parse()
-        .map_err(|error| format!("invalid {} annotation {after:?}: {error}", managed_resources::FINALIZE_DELETION_AFTER))?;
+    let after: seedlet_config::Duration = after.parse().map_err(|error| {
+        format!(
+            "invalid {} annotation {after:?}: {error}",
+            managed_resources::FINALIZE_DELETION_AFTER
+        )
+    })?;
     let deleted: Timestamp = deleted
         .parse()
         .map_err(|error| format!("invalid deletionTimestamp {deleted:?}: {error}"))?;
-    let after = jiff::SignedDuration::try_from(std::time::Duration::from(after)).unwrap_or(jiff::SignedDuration::MAX);
+    let after = jiff::SignedDuration::try_from(std::time::Duration::from(after))
+        .unwrap_or(jiff::SignedDuration::MAX);
     Ok(deleted.saturating_add(after).is_ok_and(|due| due < now))
 }
 
@@ -60,9 +74,19 @@ pub struct Pruned {
 }
 
 /// Deletes every object of `references` that still exists and is not kept.
-pub async fn prune(client: &Client, kinds: &KindCache, references: &[ObjectReference], now: Timestamp) -> Pruned {
+pub async fn prune(
+    client: &Client,
+    kinds: &KindCache,
+    references: &[ObjectReference],
+    now: Timestamp,
+) -> Pruned {
     let mut out = Pruned::default();
-    let results = futures::future::join_all(references.iter().map(|reference| prune_one(client, kinds, reference, now))).await;
+    let results = futures::future::join_all(
+        references
+            .iter()
+            .map(|reference| prune_one(client, kinds, reference, now)),
+    )
+    .await;
     for (reference, result) in references.iter().zip(results) {
         let (_, kind, namespace, name) = identity(reference);
         let label = format!("{kind} {namespace}/{name}");
@@ -76,11 +100,20 @@ pub async fn prune(client: &Client, kinds: &KindCache, references: &[ObjectRefer
 }
 
 /// Prunes one object; `Ok(true)` while its deletion is pending.
-async fn prune_one(client: &Client, kinds: &KindCache, reference: &ObjectReference, now: Timestamp) -> Result<bool, String> {
+async fn prune_one(
+    client: &Client,
+    kinds: &KindCache,
+    reference: &ObjectReference,
+    now: Timestamp,
+) -> Result<bool, String> {
     let api_version = reference.api_version.as_deref().unwrap_or_default();
     let kind = reference.kind.as_deref().unwrap_or_default();
     let name = reference.name.as_deref().unwrap_or_default();
-    let Some(resolved) = kinds.resolve(client, api_version, kind).await.map_err(|e| e.to_string())? else {
+    let Some(resolved) = kinds
+        .resolve(client, api_version, kind)
+        .await
+        .map_err(|e| e.to_string())?
+    else {
         // The kind is no longer served: nothing left to delete.
         return Ok(false);
     };
@@ -99,12 +132,16 @@ async fn prune_one(client: &Client, kinds: &KindCache, reference: &ObjectReferen
             } else {
                 json!({"metadata": {"finalizers": null}})
             };
-            api.patch(name, &PatchParams::default(), &Patch::Merge(&patch)).await.map_err(|e| e.to_string())?;
+            api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+                .map_err(|e| e.to_string())?;
         }
         return Ok(true);
     }
     let group = split_api_version(api_version).0;
-    apply::delete(&api, group, name, None).await.map_err(|e| e.to_string())?;
+    apply::delete(&api, group, name, None)
+        .await
+        .map_err(|e| e.to_string())?;
     Ok(true)
 }
 
@@ -124,11 +161,25 @@ mod tests {
 
     #[test]
     fn to_prune_is_old_minus_desired_and_released() {
-        let old = [reference("ConfigMap", "a"), reference("ConfigMap", "b"), reference("Secret", "a"), reference("ConfigMap", "c")];
+        let old = [
+            reference("ConfigMap", "a"),
+            reference("ConfigMap", "b"),
+            reference("Secret", "a"),
+            reference("ConfigMap", "c"),
+        ];
         let desired = [reference("ConfigMap", "a")];
         let released = [reference("ConfigMap", "c")];
-        let pruned: Vec<_> = to_prune(&old, &desired, &released).into_iter().map(|r| (r.kind.unwrap(), r.name.unwrap())).collect();
-        assert_eq!(pruned, [("ConfigMap".into(), "b".into()), ("Secret".into(), "a".into())]);
+        let pruned: Vec<_> = to_prune(&old, &desired, &released)
+            .into_iter()
+            .map(|r| (r.kind.unwrap(), r.name.unwrap()))
+            .collect();
+        assert_eq!(
+            pruned,
+            [
+                ("ConfigMap".into(), "b".into()),
+                ("Secret".into(), "a".into())
+            ]
+        );
     }
 
     #[test]

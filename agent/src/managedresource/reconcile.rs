@@ -77,7 +77,9 @@ pub enum Error {
         source: kube::Error,
     },
     /// An object rejected an update as invalid and was deleted to be re-created on the next pass.
-    #[error("deleted {object} of managed resource {key} after an invalid update, re-creating on next pass")]
+    #[error(
+        "deleted {object} of managed resource {key} after an invalid update, re-creating on next pass"
+    )]
     RecreateAfterInvalidUpdate {
         /// `namespace/name` of the MR.
         key: String,
@@ -143,7 +145,9 @@ impl Error {
 pub async fn reconcile(mr: Arc<ManagedResource>, ctx: Arc<Applier>) -> Result<Action, Error> {
     let started = tokio::time::Instant::now();
     let result = reconcile_inner(&mr, &ctx).await;
-    ctx.agent.metrics.reconciled(super::NAME, started.elapsed(), result.is_ok());
+    ctx.agent
+        .metrics
+        .reconciled(super::NAME, started.elapsed(), result.is_ok());
     result
 }
 
@@ -151,7 +155,9 @@ pub async fn reconcile(mr: Arc<ManagedResource>, ctx: Arc<Applier>) -> Result<Ac
 pub fn error_policy(mr: Arc<ManagedResource>, error: &Error, ctx: Arc<Applier>) -> Action {
     tracing::warn!(managed_resource = %key(&mr), error = %crate::leader_election::error_chain(error), "reconciling managed resource failed");
     let delay = match error {
-        Error::RecreateAfterInvalidUpdate { .. } | Error::Finalizer { .. } => Duration::from_millis(200),
+        Error::RecreateAfterInvalidUpdate { .. } | Error::Finalizer { .. } => {
+            Duration::from_millis(200)
+        }
         Error::ReadSecret { .. } => Duration::from_secs(2),
         _ => Duration::from_secs(5),
     };
@@ -164,7 +170,9 @@ fn key(mr: &ManagedResource) -> String {
 
 async fn reconcile_inner(mr: &ManagedResource, ctx: &Applier) -> Result<Action, Error> {
     let name = mr.name_any();
-    let namespace = mr.namespace().ok_or_else(|| Error::MissingNamespace { name: name.clone() })?;
+    let namespace = mr
+        .namespace()
+        .ok_or_else(|| Error::MissingNamespace { name: name.clone() })?;
     let key = format!("{namespace}/{name}");
     let api: Api<ManagedResource> = Api::namespaced(ctx.client(), &namespace);
     let finalizer_name = finalizers::resource_manager(Some(managed_resources::CLASS_SEED));
@@ -176,11 +184,35 @@ async fn reconcile_inner(mr: &ManagedResource, ctx: &Applier) -> Result<Action, 
     let deleting = mr.metadata.deletion_timestamp.is_some();
     let mut status = StatusWriter::new(mr, ctx.agent.clock.now());
 
-    if !deleting && truthy(mr.annotations().get(managed_resources::IGNORE).map(String::as_str)) {
-        let (reason, message) = (reasons::MANAGED_RESOURCE_IGNORED, reasons::MANAGED_RESOURCE_IGNORED_MESSAGE);
-        status.set(condition_types::RESOURCES_APPLIED, ConditionStatus::True, reason, message);
-        status.set(condition_types::RESOURCES_HEALTHY, ConditionStatus::True, reason, message);
-        status.set(condition_types::RESOURCES_PROGRESSING, ConditionStatus::False, reason, message);
+    if !deleting
+        && truthy(
+            mr.annotations()
+                .get(managed_resources::IGNORE)
+                .map(String::as_str),
+        )
+    {
+        let (reason, message) = (
+            reasons::MANAGED_RESOURCE_IGNORED,
+            reasons::MANAGED_RESOURCE_IGNORED_MESSAGE,
+        );
+        status.set(
+            condition_types::RESOURCES_APPLIED,
+            ConditionStatus::True,
+            reason,
+            message,
+        );
+        status.set(
+            condition_types::RESOURCES_HEALTHY,
+            ConditionStatus::True,
+            reason,
+            message,
+        );
+        status.set(
+            condition_types::RESOURCES_PROGRESSING,
+            ConditionStatus::False,
+            reason,
+            message,
+        );
         status.write(&api, &key).await?;
         return Ok(Action::requeue(ctx.sync_period));
     }
@@ -189,13 +221,21 @@ async fn reconcile_inner(mr: &ManagedResource, ctx: &Applier) -> Result<Action, 
     }
     finalizer::ensure(&api, mr, &finalizer_name)
         .await
-        .map_err(|source| Error::Finalizer { key: key.clone(), source })?;
+        .map_err(|source| Error::Finalizer {
+            key: key.clone(),
+            source,
+        })?;
 
     // Manifests.
     let secrets = match read_secrets(ctx, &namespace, mr).await {
         Ok(secrets) => secrets,
         Err(error) => {
-            status.set(condition_types::RESOURCES_APPLIED, ConditionStatus::False, reasons::CANNOT_READ_SECRET, &crate::leader_election::error_chain(&error));
+            status.set(
+                condition_types::RESOURCES_APPLIED,
+                ConditionStatus::False,
+                reasons::CANNOT_READ_SECRET,
+                &crate::leader_election::error_chain(&error),
+            );
             status.write(&api, &key).await?;
             return Err(error);
         }
@@ -203,38 +243,79 @@ async fn reconcile_inner(mr: &ManagedResource, ctx: &Applier) -> Result<Action, 
     let decoded = manifests::decode(&secrets);
     let checksum = manifests::checksum(&secrets);
     let origin = apply::origin(&namespace, &name);
-    let old_refs = mr.status.as_ref().map(|s| s.resources.clone()).unwrap_or_default();
+    let old_refs = mr
+        .status
+        .as_ref()
+        .map(|s| s.resources.clone())
+        .unwrap_or_default();
 
     // Desired set: scope, prepare, split off released (`mode=Ignore`) objects.
     let mut desired = Vec::new();
     let mut released = Vec::new();
     for object in &decoded.objects {
-        let api_version = object.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
-        let kind = object.get("kind").and_then(Value::as_str).unwrap_or_default();
+        let api_version = object
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let kind = object
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let resolved = ctx
             .kinds
             .resolve(&ctx.client(), api_version, kind)
             .await
-            .map_err(|source| Error::Discovery { key: key.clone(), kind: format!("{api_version}, Kind={kind}"), source })?;
-        let target_namespace = apply::effective_namespace(object, resolved.as_ref().map(|r| r.namespaced));
-        let prepared = apply::prepare(object, target_namespace.as_deref(), &origin, &mr.spec.inject_labels);
+            .map_err(|source| Error::Discovery {
+                key: key.clone(),
+                kind: format!("{api_version}, Kind={kind}"),
+                source,
+            })?;
+        let target_namespace =
+            apply::effective_namespace(object, resolved.as_ref().map(|r| r.namespaced));
+        let prepared = apply::prepare(
+            object,
+            target_namespace.as_deref(),
+            &origin,
+            &mr.spec.inject_labels,
+        );
         let reference = apply::reference(&prepared);
         if manifests::is_mode_ignore(object) {
-            if old_refs.iter().any(|old| identity(old) == identity(&reference)) {
+            if old_refs
+                .iter()
+                .any(|old| identity(old) == identity(&reference))
+            {
                 released.push(reference);
             }
             continue;
         }
-        desired.push(Desired { original: object.clone(), prepared, reference, resolved });
+        desired.push(Desired {
+            original: object.clone(),
+            prepared,
+            reference,
+            resolved,
+        });
     }
     desired.sort_by_key(|d| apply::install_order(&d.prepared));
     let mut new_refs: Vec<ObjectReference> = desired.iter().map(|d| d.reference.clone()).collect();
     new_refs.sort_by_key(identity);
 
-    let old_checksum = mr.status.as_ref().and_then(|s| s.secrets_data_checksum.clone());
+    let old_checksum = mr
+        .status
+        .as_ref()
+        .and_then(|s| s.secrets_data_checksum.clone());
     if new_refs != old_refs || old_checksum.as_deref() != Some(checksum.as_str()) {
-        status.set(condition_types::RESOURCES_HEALTHY, ConditionStatus::Unknown, reasons::CHECKS_PENDING, "Checks are pending.");
-        status.set(condition_types::RESOURCES_PROGRESSING, ConditionStatus::Unknown, reasons::CHECKS_PENDING, "Checks are pending.");
+        status.set(
+            condition_types::RESOURCES_HEALTHY,
+            ConditionStatus::Unknown,
+            reasons::CHECKS_PENDING,
+            "Checks are pending.",
+        );
+        status.set(
+            condition_types::RESOURCES_PROGRESSING,
+            ConditionStatus::Unknown,
+            reasons::CHECKS_PENDING,
+            "Checks are pending.",
+        );
         status.applying();
         status.write(&api, &key).await?;
     }
@@ -245,13 +326,26 @@ async fn reconcile_inner(mr: &ManagedResource, ctx: &Applier) -> Result<Action, 
         let pruned = prune::prune(&ctx.client(), &ctx.kinds, &stale, ctx.agent.clock.now()).await;
         if !pruned.failed.is_empty() {
             let failures = pruned.failed.join(", ");
-            status.set(condition_types::RESOURCES_APPLIED, ConditionStatus::False, reasons::DELETION_FAILED, &format!("Could not clean all old resources: {failures}"));
+            status.set(
+                condition_types::RESOURCES_APPLIED,
+                ConditionStatus::False,
+                reasons::DELETION_FAILED,
+                &format!("Could not clean all old resources: {failures}"),
+            );
             status.write(&api, &key).await?;
             return Err(Error::Prune { key, failures });
         }
         if !pruned.pending.is_empty() {
-            let message = format!("Deletion of old resources is still pending: [{}]", pruned.pending.join(", "));
-            status.set(condition_types::RESOURCES_APPLIED, ConditionStatus::Progressing, reasons::DELETION_PENDING, &message);
+            let message = format!(
+                "Deletion of old resources is still pending: [{}]",
+                pruned.pending.join(", ")
+            );
+            status.set(
+                condition_types::RESOURCES_APPLIED,
+                ConditionStatus::Progressing,
+                reasons::DELETION_PENDING,
+                &message,
+            );
             status.write(&api, &key).await?;
             return Ok(Action::requeue(DELETION_PENDING_REQUEUE));
         }
@@ -260,8 +354,17 @@ async fn reconcile_inner(mr: &ManagedResource, ctx: &Applier) -> Result<Action, 
     // Release objects switched to `mode=Ignore`.
     for reference in &released {
         if let Err(error) = release(ctx, reference, &origin).await {
-            let error = Error::Release { key: key.clone(), object: describe(reference), source: error };
-            status.set(condition_types::RESOURCES_APPLIED, ConditionStatus::False, error.reason(), &crate::leader_election::error_chain(&error));
+            let error = Error::Release {
+                key: key.clone(),
+                object: describe(reference),
+                source: error,
+            };
+            status.set(
+                condition_types::RESOURCES_APPLIED,
+                ConditionStatus::False,
+                error.reason(),
+                &crate::leader_election::error_chain(&error),
+            );
             status.write(&api, &key).await?;
             return Err(error);
         }
@@ -273,7 +376,12 @@ async fn reconcile_inner(mr: &ManagedResource, ctx: &Applier) -> Result<Action, 
         match apply_one(ctx, &key, item).await {
             Ok(live) => observed.push(live),
             Err(error) => {
-                status.set(condition_types::RESOURCES_APPLIED, ConditionStatus::False, error.reason(), &crate::leader_election::error_chain(&error));
+                status.set(
+                    condition_types::RESOURCES_APPLIED,
+                    ConditionStatus::False,
+                    error.reason(),
+                    &crate::leader_election::error_chain(&error),
+                );
                 status.write(&api, &key).await?;
                 return Err(error);
             }
@@ -281,14 +389,37 @@ async fn reconcile_inner(mr: &ManagedResource, ctx: &Applier) -> Result<Action, 
     }
 
     if decoded.errors.is_empty() {
-        status.set(condition_types::RESOURCES_APPLIED, ConditionStatus::True, reasons::APPLY_SUCCEEDED, reasons::APPLY_SUCCEEDED_MESSAGE);
+        status.set(
+            condition_types::RESOURCES_APPLIED,
+            ConditionStatus::True,
+            reasons::APPLY_SUCCEEDED,
+            reasons::APPLY_SUCCEEDED_MESSAGE,
+        );
         let verdict = health::healthy(&observed);
-        status.set(condition_types::RESOURCES_HEALTHY, bool_status(verdict.status), &verdict.reason, &verdict.message);
+        status.set(
+            condition_types::RESOURCES_HEALTHY,
+            bool_status(verdict.status),
+            &verdict.reason,
+            &verdict.message,
+        );
         let verdict = health::progressing(&observed);
-        status.set(condition_types::RESOURCES_PROGRESSING, bool_status(verdict.status), &verdict.reason, &verdict.message);
+        status.set(
+            condition_types::RESOURCES_PROGRESSING,
+            bool_status(verdict.status),
+            &verdict.reason,
+            &verdict.message,
+        );
     } else {
-        let message = format!("Could not decode all resources: {}", decoded.errors.join("; "));
-        status.set(condition_types::RESOURCES_APPLIED, ConditionStatus::False, reasons::DECODING_FAILED, &message);
+        let message = format!(
+            "Could not decode all resources: {}",
+            decoded.errors.join("; ")
+        );
+        status.set(
+            condition_types::RESOURCES_APPLIED,
+            ConditionStatus::False,
+            reasons::DECODING_FAILED,
+            &message,
+        );
     }
     status.resources = Some(new_refs);
     status.checksum = Some(checksum);
@@ -305,18 +436,30 @@ struct Desired {
     resolved: Option<Resolved>,
 }
 
-async fn read_secrets(ctx: &Applier, namespace: &str, mr: &ManagedResource) -> Result<Vec<SecretData>, Error> {
+async fn read_secrets(
+    ctx: &Applier,
+    namespace: &str,
+    mr: &ManagedResource,
+) -> Result<Vec<SecretData>, Error> {
     let secrets: Api<Secret> = Api::namespaced(ctx.client(), namespace);
     let mut out = Vec::with_capacity(mr.spec.secret_refs.len());
     for reference in &mr.spec.secret_refs {
-        let secret = secrets.get(&reference.name).await.map_err(|source| Error::ReadSecret {
-            key: key(mr),
-            secret: reference.name.clone(),
-            source,
-        })?;
+        let secret = secrets
+            .get(&reference.name)
+            .await
+            .map_err(|source| Error::ReadSecret {
+                key: key(mr),
+                secret: reference.name.clone(),
+                source,
+            })?;
         out.push(SecretData {
             name: reference.name.clone(),
-            data: secret.data.unwrap_or_default().into_iter().map(|(k, v)| (k, v.0)).collect(),
+            data: secret
+                .data
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(k, v)| (k, v.0))
+                .collect(),
         });
     }
     Ok(out)
@@ -337,17 +480,34 @@ async fn apply_one(ctx: &Applier, key: &str, item: &Desired) -> Result<Observed,
             .kinds
             .resolve(&ctx.client(), &api_version, &kind)
             .await
-            .map_err(|source| Error::Discovery { key: key.to_owned(), kind: format!("{api_version}, Kind={kind}"), source })?,
+            .map_err(|source| Error::Discovery {
+                key: key.to_owned(),
+                kind: format!("{api_version}, Kind={kind}"),
+                source,
+            })?,
     };
     let Some(resolved) = resolved else {
-        let status = kube::core::Status::failure(&format!("no matches for kind {kind:?} in version {api_version:?}"), "NotFound").with_code(404);
-        return Err(Error::Apply { key: key.to_owned(), object, source: kube::Error::Api(status.boxed()) });
+        let status = kube::core::Status::failure(
+            &format!("no matches for kind {kind:?} in version {api_version:?}"),
+            "NotFound",
+        )
+        .with_code(404);
+        return Err(Error::Apply {
+            key: key.to_owned(),
+            object,
+            source: kube::Error::Api(status.boxed()),
+        });
     };
     let api = apply::dynamic_api(&ctx.client(), &resolved, namespace.as_deref());
     let ignored = truthy(annotation(&item.original, managed_resources::IGNORE));
     let result = if ignored {
         let mut verbatim = item.original.clone();
-        if let (Some(map), Some(namespace)) = (verbatim.pointer_mut("/metadata").and_then(Value::as_object_mut), &namespace) {
+        if let (Some(map), Some(namespace)) = (
+            verbatim
+                .pointer_mut("/metadata")
+                .and_then(Value::as_object_mut),
+            &namespace,
+        ) {
             map.insert("namespace".into(), json!(namespace));
         }
         apply::create_if_absent(&api, &name, &verbatim).await
@@ -356,19 +516,36 @@ async fn apply_one(ctx: &Applier, key: &str, item: &Desired) -> Result<Observed,
     };
     let live = match result {
         Ok(live) => live,
-        Err(kube::Error::Api(status)) if status.is_invalid() && recreate_on_invalid(&item.original) => {
-            let propagation = propagation_on_invalid(&item.original).map_err(|message| Error::InvalidAnnotation {
-                key: key.to_owned(),
-                object: object.clone(),
-                message,
+        Err(kube::Error::Api(status))
+            if status.is_invalid() && recreate_on_invalid(&item.original) =>
+        {
+            let propagation = propagation_on_invalid(&item.original).map_err(|message| {
+                Error::InvalidAnnotation {
+                    key: key.to_owned(),
+                    object: object.clone(),
+                    message,
+                }
             })?;
             let group = split_api_version(&api_version).0;
             apply::delete(&api, group, &name, propagation)
                 .await
-                .map_err(|source| Error::Apply { key: key.to_owned(), object: object.clone(), source })?;
-            return Err(Error::RecreateAfterInvalidUpdate { key: key.to_owned(), object });
+                .map_err(|source| Error::Apply {
+                    key: key.to_owned(),
+                    object: object.clone(),
+                    source,
+                })?;
+            return Err(Error::RecreateAfterInvalidUpdate {
+                key: key.to_owned(),
+                object,
+            });
         }
-        Err(source) => return Err(Error::Apply { key: key.to_owned(), object, source }),
+        Err(source) => {
+            return Err(Error::Apply {
+                key: key.to_owned(),
+                object,
+                source,
+            });
+        }
     };
     ctx.watches.ensure(&resolved);
     Ok(Observed {
@@ -382,17 +559,24 @@ async fn apply_one(ctx: &Applier, key: &str, item: &Desired) -> Result<Observed,
 
 /// Delete and re-create on `Invalid`: annotated `delete-on-invalid-update`, or an immutable v1 ConfigMap/Secret.
 fn recreate_on_invalid(object: &Value) -> bool {
-    if truthy(annotation(object, managed_resources::DELETE_ON_INVALID_UPDATE)) {
+    if truthy(annotation(
+        object,
+        managed_resources::DELETE_ON_INVALID_UPDATE,
+    )) {
         return true;
     }
     let core = object.get("apiVersion").and_then(Value::as_str) == Some("v1");
     let kind = object.get("kind").and_then(Value::as_str);
-    core && matches!(kind, Some("ConfigMap" | "Secret")) && object.get("immutable").and_then(Value::as_bool) == Some(true)
+    core && matches!(kind, Some("ConfigMap" | "Secret"))
+        && object.get("immutable").and_then(Value::as_bool) == Some(true)
 }
 
 /// The propagation policy of `deletion-propagation-on-invalid-update`.
 fn propagation_on_invalid(object: &Value) -> Result<Option<PropagationPolicy>, String> {
-    match annotation(object, managed_resources::DELETION_PROPAGATION_ON_INVALID_UPDATE) {
+    match annotation(
+        object,
+        managed_resources::DELETION_PROPAGATION_ON_INVALID_UPDATE,
+    ) {
         None => Ok(None),
         Some("Background") => Ok(Some(PropagationPolicy::Background)),
         Some("Foreground") => Ok(Some(PropagationPolicy::Foreground)),
@@ -402,7 +586,11 @@ fn propagation_on_invalid(object: &Value) -> Result<Option<PropagationPolicy>, S
 }
 
 /// Removes origin and description from a released object if it still names this MR.
-async fn release(ctx: &Applier, reference: &ObjectReference, origin: &str) -> Result<(), kube::Error> {
+async fn release(
+    ctx: &Applier,
+    reference: &ObjectReference,
+    origin: &str,
+) -> Result<(), kube::Error> {
     let api_version = reference.api_version.as_deref().unwrap_or_default();
     let kind = reference.kind.as_deref().unwrap_or_default();
     let Some(resolved) = ctx.kinds.resolve(&ctx.client(), api_version, kind).await? else {
@@ -413,11 +601,17 @@ async fn release(ctx: &Applier, reference: &ObjectReference, origin: &str) -> Re
     let Some(live) = api.get_opt(name).await? else {
         return Ok(());
     };
-    if live.annotations().get(managed_resources::ORIGIN).map(String::as_str) != Some(origin) {
+    if live
+        .annotations()
+        .get(managed_resources::ORIGIN)
+        .map(String::as_str)
+        != Some(origin)
+    {
         return Ok(());
     }
     let patch = json!({"metadata": {"annotations": {managed_resources::ORIGIN: null, managed_resources::DESCRIPTION: null}}});
-    api.patch(name, &PatchParams::default(), &Patch::Merge(&patch)).await?;
+    api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await?;
     Ok(())
 }
 
@@ -430,17 +624,44 @@ async fn delete(
     mut status: StatusWriter,
     finalizer_name: &str,
 ) -> Result<Action, Error> {
-    status.set(condition_types::RESOURCES_HEALTHY, ConditionStatus::False, reasons::DELETION_PENDING, reasons::DELETION_PENDING_MESSAGE);
-    status.set(condition_types::RESOURCES_PROGRESSING, ConditionStatus::True, reasons::DELETION_PENDING, reasons::DELETION_PENDING_MESSAGE);
+    status.set(
+        condition_types::RESOURCES_HEALTHY,
+        ConditionStatus::False,
+        reasons::DELETION_PENDING,
+        reasons::DELETION_PENDING_MESSAGE,
+    );
+    status.set(
+        condition_types::RESOURCES_PROGRESSING,
+        ConditionStatus::True,
+        reasons::DELETION_PENDING,
+        reasons::DELETION_PENDING_MESSAGE,
+    );
     if mr.spec.keep_objects != Some(true) {
-        status.set(condition_types::RESOURCES_APPLIED, ConditionStatus::Progressing, reasons::DELETION_PENDING, reasons::DELETION_PENDING_MESSAGE);
-        let refs = mr.status.as_ref().map(|s| s.resources.clone()).unwrap_or_default();
+        status.set(
+            condition_types::RESOURCES_APPLIED,
+            ConditionStatus::Progressing,
+            reasons::DELETION_PENDING,
+            reasons::DELETION_PENDING_MESSAGE,
+        );
+        let refs = mr
+            .status
+            .as_ref()
+            .map(|s| s.resources.clone())
+            .unwrap_or_default();
         let pruned = prune::prune(&ctx.client(), &ctx.kinds, &refs, ctx.agent.clock.now()).await;
         if !pruned.failed.is_empty() {
             let failures = pruned.failed.join(", ");
-            status.set(condition_types::RESOURCES_APPLIED, ConditionStatus::False, reasons::DELETION_FAILED, &format!("Could not delete all resources: {failures}"));
+            status.set(
+                condition_types::RESOURCES_APPLIED,
+                ConditionStatus::False,
+                reasons::DELETION_FAILED,
+                &format!("Could not delete all resources: {failures}"),
+            );
             status.write(api, key).await?;
-            return Err(Error::Prune { key: key.to_owned(), failures });
+            return Err(Error::Prune {
+                key: key.to_owned(),
+                failures,
+            });
         }
         if !pruned.pending.is_empty() {
             status.write(api, key).await?;
@@ -450,7 +671,10 @@ async fn delete(
     status.write(api, key).await?;
     finalizer::remove(api, mr, finalizer_name)
         .await
-        .map_err(|source| Error::Finalizer { key: key.to_owned(), source })?;
+        .map_err(|source| Error::Finalizer {
+            key: key.to_owned(),
+            source,
+        })?;
     Ok(Action::await_change())
 }
 
@@ -464,7 +688,11 @@ fn describe(reference: &ObjectReference) -> String {
 }
 
 fn bool_status(value: bool) -> ConditionStatus {
-    if value { ConditionStatus::True } else { ConditionStatus::False }
+    if value {
+        ConditionStatus::True
+    } else {
+        ConditionStatus::False
+    }
 }
 
 /// Accumulates status changes and writes them as one JSON merge patch on `/status` when anything changed.
@@ -499,20 +727,38 @@ impl StatusWriter {
     }
 
     fn set(&mut self, type_: &str, status: ConditionStatus, reason: &str, message: &str) {
-        conditions::set(&mut self.conditions, type_, status, reason, message, self.now);
+        conditions::set(
+            &mut self.conditions,
+            type_,
+            status,
+            reason,
+            message,
+            self.now,
+        );
     }
 
     /// `ResourcesApplied=Progressing ApplyProgressing`, keeping a failure's reason and message.
     fn applying(&mut self) {
         let previous = conditions::find(&self.original, condition_types::RESOURCES_APPLIED);
         let keep = previous.filter(|c| {
-            matches!(c.reason.as_str(), reasons::APPLY_FAILED | reasons::DELETION_FAILED | reasons::DELETION_PENDING)
+            matches!(
+                c.reason.as_str(),
+                reasons::APPLY_FAILED | reasons::DELETION_FAILED | reasons::DELETION_PENDING
+            )
         });
         let (reason, message) = match keep {
             Some(c) => (c.reason.clone(), c.message.clone()),
-            None => (reasons::APPLY_PROGRESSING.to_owned(), "The resources are currently being applied.".to_owned()),
+            None => (
+                reasons::APPLY_PROGRESSING.to_owned(),
+                "The resources are currently being applied.".to_owned(),
+            ),
         };
-        self.set(condition_types::RESOURCES_APPLIED, ConditionStatus::Progressing, &reason, &message);
+        self.set(
+            condition_types::RESOURCES_APPLIED,
+            ConditionStatus::Progressing,
+            &reason,
+            &message,
+        );
     }
 
     async fn write(&mut self, api: &Api<ManagedResource>, key: &str) -> Result<(), Error> {
@@ -530,7 +776,9 @@ impl StatusWriter {
         {
             patch.insert("secretsDataChecksum".into(), json!(checksum));
         }
-        if self.observed_generation.is_some() && self.observed_generation != self.original_generation {
+        if self.observed_generation.is_some()
+            && self.observed_generation != self.original_generation
+        {
             patch.insert("observedGeneration".into(), json!(self.observed_generation));
         }
         if patch.is_empty() {
@@ -538,11 +786,19 @@ impl StatusWriter {
         }
         let name = key.rsplit_once('/').map_or(key, |(_, name)| name);
         let body = json!({"status": patch});
-        match api.patch_status(name, &PatchParams::default(), &Patch::Merge(&body)).await {
+        match api
+            .patch_status(name, &PatchParams::default(), &Patch::Merge(&body))
+            .await
+        {
             Ok(_) => {}
             // The MR vanished (its finalizer was just removed elsewhere): nothing to report.
             Err(kube::Error::Api(status)) if status.is_not_found() => {}
-            Err(source) => return Err(Error::WriteStatus { key: key.to_owned(), source }),
+            Err(source) => {
+                return Err(Error::WriteStatus {
+                    key: key.to_owned(),
+                    source,
+                });
+            }
         }
         self.written = self.conditions.clone();
         if let Some(resources) = &self.resources {
@@ -565,10 +821,22 @@ mod tests {
     #[test]
     fn immutable_core_config_maps_and_annotated_objects_are_recreated_on_invalid() {
         let cases = [
-            (json!({"apiVersion": "v1", "kind": "ConfigMap", "immutable": true}), true),
-            (json!({"apiVersion": "v1", "kind": "Secret", "immutable": false}), false),
-            (json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"annotations": {"resources.gardener.cloud/delete-on-invalid-update": "true"}}}), true),
-            (json!({"apiVersion": "apps/v1", "kind": "Deployment"}), false),
+            (
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "immutable": true}),
+                true,
+            ),
+            (
+                json!({"apiVersion": "v1", "kind": "Secret", "immutable": false}),
+                false,
+            ),
+            (
+                json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"annotations": {"resources.gardener.cloud/delete-on-invalid-update": "true"}}}),
+                true,
+            ),
+            (
+                json!({"apiVersion": "apps/v1", "kind": "Deployment"}),
+                false,
+            ),
         ];
         for (object, expected) in cases {
             assert_eq!(recreate_on_invalid(&object), expected, "{object}");
@@ -578,7 +846,10 @@ mod tests {
     #[test]
     fn propagation_on_invalid_accepts_known_policies_only() {
         let object = |value: &str| json!({"metadata": {"annotations": {"resources.gardener.cloud/deletion-propagation-on-invalid-update": value}}});
-        assert!(matches!(propagation_on_invalid(&object("Orphan")), Ok(Some(PropagationPolicy::Orphan))));
+        assert!(matches!(
+            propagation_on_invalid(&object("Orphan")),
+            Ok(Some(PropagationPolicy::Orphan))
+        ));
         assert!(propagation_on_invalid(&object("Whatever")).is_err());
         assert!(matches!(propagation_on_invalid(&json!({})), Ok(None)));
     }
@@ -587,16 +858,33 @@ mod tests {
     fn applying_keeps_failure_reason_and_message() {
         let now = Timestamp::from_second(1_700_000_000).unwrap();
         let mut mr = ManagedResource::new("x", Default::default());
-        let failed = Condition::initialized(condition_types::RESOURCES_APPLIED, now).updated(ConditionStatus::False, reasons::APPLY_FAILED, "boom", now);
-        mr.status = Some(seedlet_api::resources::ManagedResourceStatus { conditions: vec![failed], ..Default::default() });
+        let failed = Condition::initialized(condition_types::RESOURCES_APPLIED, now).updated(
+            ConditionStatus::False,
+            reasons::APPLY_FAILED,
+            "boom",
+            now,
+        );
+        mr.status = Some(seedlet_api::resources::ManagedResourceStatus {
+            conditions: vec![failed],
+            ..Default::default()
+        });
         let mut writer = StatusWriter::new(&mr, now);
         writer.applying();
-        let applied = conditions::find(&writer.conditions, condition_types::RESOURCES_APPLIED).unwrap();
-        assert_eq!((applied.status.clone(), applied.reason.as_str(), applied.message.as_str()), (ConditionStatus::Progressing, reasons::APPLY_FAILED, "boom"));
+        let applied =
+            conditions::find(&writer.conditions, condition_types::RESOURCES_APPLIED).unwrap();
+        assert_eq!(
+            (
+                applied.status.clone(),
+                applied.reason.as_str(),
+                applied.message.as_str()
+            ),
+            (ConditionStatus::Progressing, reasons::APPLY_FAILED, "boom")
+        );
 
         let mut writer = StatusWriter::new(&ManagedResource::new("y", Default::default()), now);
         writer.applying();
-        let applied = conditions::find(&writer.conditions, condition_types::RESOURCES_APPLIED).unwrap();
+        let applied =
+            conditions::find(&writer.conditions, condition_types::RESOURCES_APPLIED).unwrap();
         assert_eq!(applied.reason, reasons::APPLY_PROGRESSING);
     }
 }

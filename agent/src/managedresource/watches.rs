@@ -3,8 +3,8 @@
 //! ManagedResource named by its origin annotation, so hand edits are reverted, deleted objects
 //! re-created and health re-evaluated without waiting for the sync period.
 
-use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
+use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::sync::Mutex;
 
@@ -32,7 +32,11 @@ pub struct Watches {
 
 impl Watches {
     /// Watches that enqueue into `sender` until `stop` is cancelled (or this value is dropped).
-    pub fn new(client: Client, sender: UnboundedSender<ObjectRef<ManagedResource>>, stop: CancellationToken) -> Self {
+    pub fn new(
+        client: Client,
+        sender: UnboundedSender<ObjectRef<ManagedResource>>,
+        stop: CancellationToken,
+    ) -> Self {
         Self {
             client,
             sender,
@@ -43,8 +47,14 @@ impl Watches {
 
     /// Starts a cluster-wide watch on `resolved`'s kind unless one runs.
     pub fn ensure(&self, resolved: &Resolved) {
-        let key = format!("{}/{}", resolved.resource.api_version, resolved.resource.kind);
-        let mut started = self.started.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let key = format!(
+            "{}/{}",
+            resolved.resource.api_version, resolved.resource.kind
+        );
+        let mut started = self
+            .started
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if started.get(&key).is_some_and(|task| !task.is_finished()) {
             return;
         }
@@ -55,7 +65,10 @@ impl Watches {
 
     /// Number of kinds watched.
     pub fn len(&self) -> usize {
-        self.started.lock().unwrap_or_else(std::sync::PoisonError::into_inner).len()
+        self.started
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .len()
     }
 
     /// Whether no kind is watched.
@@ -66,20 +79,29 @@ impl Watches {
 
 impl std::fmt::Debug for Watches {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Watches").field("kinds", &self.len()).finish_non_exhaustive()
+        f.debug_struct("Watches")
+            .field("kinds", &self.len())
+            .finish_non_exhaustive()
     }
 }
 
 impl Drop for Watches {
     fn drop(&mut self) {
-        let started = self.started.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let started = self
+            .started
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         for task in started.values() {
             task.abort();
         }
     }
 }
 
-async fn watch_kind(api: Api<DynamicObject>, sender: UnboundedSender<ObjectRef<ManagedResource>>, stop: CancellationToken) {
+async fn watch_kind(
+    api: Api<DynamicObject>,
+    sender: UnboundedSender<ObjectRef<ManagedResource>>,
+    stop: CancellationToken,
+) {
     let mut events = std::pin::pin!(watcher(api, watcher::Config::default()).default_backoff());
     let mut seen: HashMap<String, u64> = HashMap::new();
     loop {
@@ -98,7 +120,9 @@ async fn watch_kind(api: Api<DynamicObject>, sender: UnboundedSender<ObjectRef<M
                 continue;
             }
         };
-        let Some(target) = owner(&object) else { continue };
+        let Some(target) = owner(&object) else {
+            continue;
+        };
         let uid = object.uid().unwrap_or_else(|| object.name_any());
         if deleted {
             seen.remove(&uid);

@@ -43,7 +43,11 @@ pub async fn run(ctx: Arc<AgentContext>) {
     let sync_period: Duration = config.sync_period.into();
     let care = Arc::new(Care {
         agent: ctx.clone(),
-        sync_period: if sync_period.is_zero() { Duration::from_secs(30) } else { sync_period },
+        sync_period: if sync_period.is_zero() {
+            Duration::from_secs(30)
+        } else {
+            sync_period
+        },
     });
     let concurrency = u16::try_from(config.concurrent_syncs.max(1)).unwrap_or(u16::MAX);
     ctx.garden
@@ -55,12 +59,15 @@ async fn run_with(garden: kube::Client, care: Arc<Care>, concurrency: u16) {
     let ctx = care.agent.clone();
     let seed_name = ctx.seed_name.clone();
     let (reader, writer) = reflector::store();
-    let installations = watcher(Api::<ControllerInstallation>::all(garden), watcher::Config::default())
-        .default_backoff()
-        .reflect(writer)
-        .applied_objects()
-        .try_filter(move |ci| futures::future::ready(ci.seed_name() == Some(seed_name.as_str())))
-        .predicate_filter(installation_change, PredicateConfig::default());
+    let installations = watcher(
+        Api::<ControllerInstallation>::all(garden),
+        watcher::Config::default(),
+    )
+    .default_backoff()
+    .reflect(writer)
+    .applied_objects()
+    .try_filter(move |ci| futures::future::ready(ci.seed_name() == Some(seed_name.as_str())))
+    .predicate_filter(installation_change, PredicateConfig::default());
     let selector = labels::CONTROLLER_INSTALLATION_NAME.to_owned();
     let managed_resources = watcher(
         Api::<ManagedResource>::namespaced(ctx.seed.clone(), namespaces::GARDEN),
@@ -93,11 +100,23 @@ pub fn managed_resource_change(mr: &ManagedResource) -> Option<u64> {
     let mut hasher = DefaultHasher::new();
     mr.uid().hash(&mut hasher);
     mr.metadata.generation.hash(&mut hasher);
-    mr.status.as_ref().and_then(|s| s.observed_generation).hash(&mut hasher);
+    mr.status
+        .as_ref()
+        .and_then(|s| s.observed_generation)
+        .hash(&mut hasher);
     mr.metadata.deletion_timestamp.is_some().hash(&mut hasher);
-    for type_ in [condition_types::RESOURCES_APPLIED, condition_types::RESOURCES_HEALTHY, condition_types::RESOURCES_PROGRESSING] {
+    for type_ in [
+        condition_types::RESOURCES_APPLIED,
+        condition_types::RESOURCES_HEALTHY,
+        condition_types::RESOURCES_PROGRESSING,
+    ] {
         if let Some(condition) = seedlet_api::conditions::find(mr.conditions(), type_) {
-            (condition.status.as_str(), &condition.reason, &condition.message).hash(&mut hasher);
+            (
+                condition.status.as_str(),
+                &condition.reason,
+                &condition.message,
+            )
+                .hash(&mut hasher);
         }
     }
     Some(hasher.finish())
@@ -119,9 +138,21 @@ mod tests {
     fn managed_resource_maps_to_installation_by_label() {
         let mut mr = ManagedResource::new("x", Default::default());
         assert!(installation_of(&mr).is_none());
-        mr.metadata.labels = Some([(labels::CONTROLLER_INSTALLATION_NAME.to_owned(), "ci-1".to_owned())].into());
+        mr.metadata.labels = Some(
+            [(
+                labels::CONTROLLER_INSTALLATION_NAME.to_owned(),
+                "ci-1".to_owned(),
+            )]
+            .into(),
+        );
         assert_eq!(installation_of(&mr).unwrap().name, "ci-1");
-        mr.metadata.labels = Some([(labels::CONTROLLER_INSTALLATION_NAME.to_owned(), String::new())].into());
+        mr.metadata.labels = Some(
+            [(
+                labels::CONTROLLER_INSTALLATION_NAME.to_owned(),
+                String::new(),
+            )]
+            .into(),
+        );
         assert!(installation_of(&mr).is_none());
     }
 
@@ -133,8 +164,12 @@ mod tests {
         let mut b = a.clone();
         b.metadata.resource_version = Some("2".into());
         assert_eq!(managed_resource_change(&a), managed_resource_change(&b));
-        let condition = seedlet_api::Condition::initialized(condition_types::RESOURCES_HEALTHY, now);
-        b.status = Some(seedlet_api::resources::ManagedResourceStatus { conditions: vec![condition], ..Default::default() });
+        let condition =
+            seedlet_api::Condition::initialized(condition_types::RESOURCES_HEALTHY, now);
+        b.status = Some(seedlet_api::resources::ManagedResourceStatus {
+            conditions: vec![condition],
+            ..Default::default()
+        });
         assert_ne!(managed_resource_change(&a), managed_resource_change(&b));
     }
 }

@@ -48,7 +48,9 @@ pub enum Error {
 pub async fn reconcile(ci: Arc<ControllerInstallation>, ctx: Arc<Care>) -> Result<Action, Error> {
     let started = tokio::time::Instant::now();
     let result = care(&ci, &ctx).await;
-    ctx.agent.metrics.reconciled(super::NAME, started.elapsed(), result.is_ok());
+    ctx.agent
+        .metrics
+        .reconciled(super::NAME, started.elapsed(), result.is_ok());
     result
 }
 
@@ -59,17 +61,23 @@ pub fn error_policy(ci: Arc<ControllerInstallation>, error: &Error, ctx: Arc<Car
 }
 
 async fn care(ci: &ControllerInstallation, ctx: &Care) -> Result<Action, Error> {
-    if ci.seed_name() != Some(ctx.agent.seed_name.as_str()) || ci.metadata.deletion_timestamp.is_some() {
+    if ci.seed_name() != Some(ctx.agent.seed_name.as_str())
+        || ci.metadata.deletion_timestamp.is_some()
+    {
         return Ok(Action::await_change());
     }
     let name = ci.name_any();
     let garden: Api<ControllerInstallation> = Api::all(ctx.agent.garden.client());
-    let managed_resources: Api<ManagedResource> = Api::namespaced(ctx.agent.seed.clone(), namespaces::GARDEN);
+    let managed_resources: Api<ManagedResource> =
+        Api::namespaced(ctx.agent.seed.clone(), namespaces::GARDEN);
     let now = ctx.agent.clock.now();
     let write = |updates: Vec<Condition>| async {
         patch_conditions(&garden, &name, |_| updates)
             .await
-            .map_err(|source| Error::WriteConditions { name: name.clone(), source })
+            .map_err(|source| Error::WriteConditions {
+                name: name.clone(),
+                source,
+            })
     };
     match managed_resources.get(&name).await {
         Ok(mr) => {
@@ -79,11 +87,24 @@ async fn care(ci: &ControllerInstallation, ctx: &Care) -> Result<Action, Error> 
         }
         Err(source) => {
             let message = format!("Failed to get ManagedResource \"garden/{name}\": {source}");
-            let updates = [condition_types::INSTALLED, condition_types::HEALTHY, condition_types::PROGRESSING]
-                .map(|type_| conditions::find_or_init(ci.conditions(), type_, now).updated(ConditionStatus::Unknown, reasons::SEED_READ_ERROR, message.clone(), now));
+            let updates = [
+                condition_types::INSTALLED,
+                condition_types::HEALTHY,
+                condition_types::PROGRESSING,
+            ]
+            .map(|type_| {
+                conditions::find_or_init(ci.conditions(), type_, now).updated(
+                    ConditionStatus::Unknown,
+                    reasons::SEED_READ_ERROR,
+                    message.clone(),
+                    now,
+                )
+            });
             write(updates.to_vec()).await?;
             match source {
-                kube::Error::Api(status) if status.is_not_found() => Ok(Action::requeue(MISSING_REQUEUE)),
+                kube::Error::Api(status) if status.is_not_found() => {
+                    Ok(Action::requeue(MISSING_REQUEUE))
+                }
                 source => Err(Error::ReadManagedResource { name, source }),
             }
         }
@@ -91,36 +112,85 @@ async fn care(ci: &ControllerInstallation, ctx: &Care) -> Result<Action, Error> 
 }
 
 /// `Installed`, `Healthy` and `Progressing` from the ManagedResource (spec §2.8 steps 2–4).
-pub fn care_conditions(mr: &ManagedResource, name: &str, existing: &[Condition], now: jiff::Timestamp) -> [Condition; 3] {
+pub fn care_conditions(
+    mr: &ManagedResource,
+    name: &str,
+    existing: &[Condition],
+    now: jiff::Timestamp,
+) -> [Condition; 3] {
     let key = format!("garden/{name}");
     let old = |type_: &str| conditions::find_or_init(existing, type_, now);
     let status_conditions = mr.conditions();
     let check = |type_: &str, expected: ConditionStatus| -> Result<(), String> {
         match conditions::find(status_conditions, type_) {
-            None => Err(format!("condition {type_} for managed resource {key} has not been reported yet")),
+            None => Err(format!(
+                "condition {type_} for managed resource {key} has not been reported yet"
+            )),
             Some(condition) if condition.status == expected => Ok(()),
-            Some(condition) => Err(format!("condition {type_} of managed resource {key} is {}: {}", condition.status, condition.message)),
+            Some(condition) => Err(format!(
+                "condition {type_} of managed resource {key} is {}: {}",
+                condition.status, condition.message
+            )),
         }
     };
 
-    let observed = mr.status.as_ref().and_then(|s| s.observed_generation).unwrap_or(0);
+    let observed = mr
+        .status
+        .as_ref()
+        .and_then(|s| s.observed_generation)
+        .unwrap_or(0);
     let generation = mr.metadata.generation.unwrap_or(0);
     let installed_check = if observed != generation {
-        Err(format!("observed generation of managed resource {key} outdated ({observed}/{generation})"))
+        Err(format!(
+            "observed generation of managed resource {key} outdated ({observed}/{generation})"
+        ))
     } else {
         check(condition_types::RESOURCES_APPLIED, ConditionStatus::True)
     };
     let installed = match installed_check {
-        Ok(()) => old(condition_types::INSTALLED).updated(ConditionStatus::True, reasons::INSTALLATION_SUCCESSFUL, "The controller was successfully installed in the seed cluster.", now),
-        Err(message) => old(condition_types::INSTALLED).updated(ConditionStatus::False, reasons::INSTALLATION_PENDING, message, now),
+        Ok(()) => old(condition_types::INSTALLED).updated(
+            ConditionStatus::True,
+            reasons::INSTALLATION_SUCCESSFUL,
+            reasons::INSTALLATION_SUCCESSFUL_MESSAGE,
+            now,
+        ),
+        Err(message) => old(condition_types::INSTALLED).updated(
+            ConditionStatus::False,
+            reasons::INSTALLATION_PENDING,
+            message,
+            now,
+        ),
     };
     let healthy = match check(condition_types::RESOURCES_HEALTHY, ConditionStatus::True) {
-        Ok(()) => old(condition_types::HEALTHY).updated(ConditionStatus::True, reasons::CONTROLLER_HEALTHY, "The controller running in the seed cluster is healthy.", now),
-        Err(message) => old(condition_types::HEALTHY).updated(ConditionStatus::False, reasons::CONTROLLER_NOT_HEALTHY, message, now),
+        Ok(()) => old(condition_types::HEALTHY).updated(
+            ConditionStatus::True,
+            reasons::CONTROLLER_HEALTHY,
+            reasons::CONTROLLER_HEALTHY_MESSAGE,
+            now,
+        ),
+        Err(message) => old(condition_types::HEALTHY).updated(
+            ConditionStatus::False,
+            reasons::CONTROLLER_NOT_HEALTHY,
+            message,
+            now,
+        ),
     };
-    let progressing = match check(condition_types::RESOURCES_PROGRESSING, ConditionStatus::False) {
-        Ok(()) => old(condition_types::PROGRESSING).updated(ConditionStatus::False, reasons::CONTROLLER_ROLLED_OUT, "The controller has been rolled out successfully.", now),
-        Err(message) => old(condition_types::PROGRESSING).updated(ConditionStatus::True, reasons::CONTROLLER_NOT_ROLLED_OUT, message, now),
+    let progressing = match check(
+        condition_types::RESOURCES_PROGRESSING,
+        ConditionStatus::False,
+    ) {
+        Ok(()) => old(condition_types::PROGRESSING).updated(
+            ConditionStatus::False,
+            reasons::CONTROLLER_ROLLED_OUT,
+            reasons::CONTROLLER_ROLLED_OUT_MESSAGE,
+            now,
+        ),
+        Err(message) => old(condition_types::PROGRESSING).updated(
+            ConditionStatus::True,
+            reasons::CONTROLLER_NOT_ROLLED_OUT,
+            message,
+            now,
+        ),
     };
     [installed, healthy, progressing]
 }
@@ -135,14 +205,25 @@ mod tests {
         jiff::Timestamp::from_second(1_700_000_000).unwrap()
     }
 
-    fn mr(generation: i64, observed: i64, conditions: &[(&str, ConditionStatus, &str)]) -> ManagedResource {
+    fn mr(
+        generation: i64,
+        observed: i64,
+        conditions: &[(&str, ConditionStatus, &str)],
+    ) -> ManagedResource {
         let mut mr = ManagedResource::new("ci", Default::default());
         mr.metadata.generation = Some(generation);
         mr.status = Some(ManagedResourceStatus {
             observed_generation: Some(observed),
             conditions: conditions
                 .iter()
-                .map(|(type_, status, message)| Condition::initialized(*type_, now()).updated(status.clone(), "R", *message, now()))
+                .map(|(type_, status, message)| {
+                    Condition::initialized(*type_, now()).updated(
+                        status.clone(),
+                        "R",
+                        *message,
+                        now(),
+                    )
+                })
                 .collect(),
             ..Default::default()
         });
@@ -150,20 +231,43 @@ mod tests {
     }
 
     fn summary(conditions: &[Condition; 3]) -> Vec<(String, String, String)> {
-        conditions.iter().map(|c| (c.status.to_string(), c.reason.clone(), c.message.clone())).collect()
+        conditions
+            .iter()
+            .map(|c| (c.status.to_string(), c.reason.clone(), c.message.clone()))
+            .collect()
     }
 
     #[test]
     fn healthy_managed_resource_gives_installed_healthy_rolled_out() {
         use ConditionStatus::*;
-        let mr = mr(1, 1, &[("ResourcesApplied", True, ""), ("ResourcesHealthy", True, ""), ("ResourcesProgressing", False, "")]);
+        let mr = mr(
+            1,
+            1,
+            &[
+                ("ResourcesApplied", True, ""),
+                ("ResourcesHealthy", True, ""),
+                ("ResourcesProgressing", False, ""),
+            ],
+        );
         let out = care_conditions(&mr, "ci", &[], now());
         assert_eq!(
             summary(&out),
             [
-                ("True".into(), "InstallationSuccessful".into(), "The controller was successfully installed in the seed cluster.".into()),
-                ("True".into(), "ControllerHealthy".into(), "The controller running in the seed cluster is healthy.".into()),
-                ("False".into(), "ControllerRolledOut".into(), "The controller has been rolled out successfully.".into()),
+                (
+                    "True".into(),
+                    "InstallationSuccessful".into(),
+                    "The controller was successfully installed in the seed cluster.".into()
+                ),
+                (
+                    "True".into(),
+                    "ControllerHealthy".into(),
+                    "The controller running in the seed cluster is healthy.".into()
+                ),
+                (
+                    "False".into(),
+                    "ControllerRolledOut".into(),
+                    "The controller has been rolled out successfully.".into()
+                ),
             ]
         );
     }
@@ -171,7 +275,14 @@ mod tests {
     #[test]
     fn outdated_generation_and_missing_conditions_are_reported() {
         use ConditionStatus::*;
-        let mr = mr(2, 1, &[("ResourcesApplied", True, ""), ("ResourcesHealthy", False, "Deployment \"x\" is unhealthy")]);
+        let mr = mr(
+            2,
+            1,
+            &[
+                ("ResourcesApplied", True, ""),
+                ("ResourcesHealthy", False, "Deployment \"x\" is unhealthy"),
+            ],
+        );
         let out = care_conditions(&mr, "ci", &[], now());
         assert_eq!(
             summary(&out),

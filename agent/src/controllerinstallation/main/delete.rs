@@ -29,7 +29,11 @@ pub const DELETION_PENDING_REQUEUE: Duration = Duration::from_secs(5);
 pub async fn delete(ci: &ControllerInstallation, ctx: &Installer) -> Result<Action, Error> {
     let name = ci.name_any();
     let api: Api<ControllerInstallation> = Api::all(ctx.garden());
-    if !ci.finalizers().iter().any(|f| f == finalizers::CONTROLLER_INSTALLATION) {
+    if !ci
+        .finalizers()
+        .iter()
+        .any(|f| f == finalizers::CONTROLLER_INSTALLATION)
+    {
         return Ok(Action::await_change());
     }
     let now = ctx.agent.clock.now();
@@ -41,7 +45,10 @@ pub async fn delete(ci: &ControllerInstallation, ctx: &Installer) -> Result<Acti
         now,
     };
     let result = steps(ci, ctx, &mut conditions).await;
-    conditions.write(&api, &name).await;
+    let written = conditions.write(&api, &name).await;
+    if let (Ok(_), Err(source)) = (&result, written) {
+        return Err(Error::WriteConditions { name, source });
+    }
     match result {
         Ok(Some(action)) => Ok(action),
         Ok(None) => {
@@ -55,7 +62,11 @@ pub async fn delete(ci: &ControllerInstallation, ctx: &Installer) -> Result<Acti
 }
 
 /// `Ok(None)` when everything is gone, `Ok(Some(requeue))` while pending.
-async fn steps(ci: &ControllerInstallation, ctx: &Installer, conditions: &mut Conditions) -> Result<Option<Action>, Error> {
+async fn steps(
+    ci: &ControllerInstallation,
+    ctx: &Installer,
+    conditions: &mut Conditions,
+) -> Result<Option<Action>, Error> {
     let name = ci.name_any();
     read_seed(ctx, conditions).await?;
     let seed = ctx.agent.seed.clone();
@@ -72,7 +83,11 @@ async fn steps(ci: &ControllerInstallation, ctx: &Installer, conditions: &mut Co
     let existing = match managed_resources.get_opt(&name).await {
         Ok(existing) => existing,
         Err(source) => {
-            conditions.installed(ConditionStatus::False, reasons::DELETION_FAILED, &format!("Deletion of ManagedResource {name:?} failed: {source}"));
+            conditions.installed(
+                ConditionStatus::False,
+                reasons::DELETION_FAILED,
+                &format!("Deletion of ManagedResource {name:?} failed: {source}"),
+            );
             return Err(Error::DeleteManagedResource { name, source });
         }
     };
@@ -93,12 +108,20 @@ async fn steps(ci: &ControllerInstallation, ctx: &Installer, conditions: &mut Co
         }
         match managed_resources.get_opt(&name).await {
             Ok(Some(_)) => {
-                conditions.installed(ConditionStatus::False, reasons::DELETION_PENDING, &format!("Deletion of ManagedResource {name:?} is still pending."));
+                conditions.installed(
+                    ConditionStatus::False,
+                    reasons::DELETION_PENDING,
+                    &format!("Deletion of ManagedResource {name:?} is still pending."),
+                );
                 return Ok(Some(Action::requeue(DELETION_PENDING_REQUEUE)));
             }
             Ok(None) => {}
             Err(source) => {
-                conditions.installed(ConditionStatus::False, reasons::DELETION_FAILED, &format!("Deletion of ManagedResource {name:?} failed: {source}"));
+                conditions.installed(
+                    ConditionStatus::False,
+                    reasons::DELETION_FAILED,
+                    &format!("Deletion of ManagedResource {name:?} failed: {source}"),
+                );
                 return Err(Error::DeleteManagedResource { name, source });
             }
         }
@@ -106,22 +129,44 @@ async fn steps(ci: &ControllerInstallation, ctx: &Installer, conditions: &mut Co
 
     let namespace = namespaces::extension_namespace(&name);
     let namespaces_api: Api<Namespace> = Api::all(seed);
-    match namespaces_api.delete(&namespace, &DeleteParams::default()).await {
+    match namespaces_api
+        .delete(&namespace, &DeleteParams::default())
+        .await
+    {
         Ok(_) => {
-            conditions.installed(ConditionStatus::False, reasons::DELETION_PENDING, &format!("Deletion of Namespace {namespace:?} is still pending."));
+            conditions.installed(
+                ConditionStatus::False,
+                reasons::DELETION_PENDING,
+                &format!("Deletion of Namespace {namespace:?} is still pending."),
+            );
             return Ok(Some(Action::requeue(DELETION_PENDING_REQUEUE)));
         }
         Err(kube::Error::Api(status)) if status.is_conflict() => {
-            conditions.installed(ConditionStatus::False, reasons::DELETION_PENDING, &format!("Deletion of Namespace {namespace:?} is still pending."));
+            conditions.installed(
+                ConditionStatus::False,
+                reasons::DELETION_PENDING,
+                &format!("Deletion of Namespace {namespace:?} is still pending."),
+            );
             return Ok(Some(Action::requeue(DELETION_PENDING_REQUEUE)));
         }
         Err(kube::Error::Api(status)) if status.is_not_found() => {}
         Err(source) => {
-            conditions.installed(ConditionStatus::False, reasons::DELETION_FAILED, &format!("Deletion of Namespace {namespace:?} failed: {source}"));
-            return Err(Error::DeleteNamespace { name: namespace, source });
+            conditions.installed(
+                ConditionStatus::False,
+                reasons::DELETION_FAILED,
+                &format!("Deletion of Namespace {namespace:?} failed: {source}"),
+            );
+            return Err(Error::DeleteNamespace {
+                name: namespace,
+                source,
+            });
         }
     }
-    conditions.installed(ConditionStatus::False, reasons::DELETION_SUCCESSFUL, "Deletion of old resources succeeded.");
+    conditions.installed(
+        ConditionStatus::False,
+        reasons::DELETION_SUCCESSFUL,
+        reasons::DELETION_SUCCESSFUL_MESSAGE,
+    );
 
     let account_namespace = namespaces::seed_namespace(&ctx.agent.seed_name);
     let account = format!("{}{name}", objects::EXTENSION_SERVICE_ACCOUNT_PREFIX);
@@ -132,7 +177,10 @@ async fn steps(ci: &ControllerInstallation, ctx: &Installer, conditions: &mut Co
             reasons::DELETION_FAILED,
             &format!("Deletion of ServiceAccount \"{account_namespace}/{account}\" in garden cluster failed: {source}"),
         );
-        return Err(Error::DeleteServiceAccount { name: account, source });
+        return Err(Error::DeleteServiceAccount {
+            name: account,
+            source,
+        });
     }
     Ok(None)
 }

@@ -23,7 +23,9 @@ pub enum DataError {
         message: String,
     },
     /// An apps/batch object in the extension namespace has a kind the mutation cannot handle.
-    #[error("failed to inject garden access secrets: unsupported kind {api_version}, Kind={kind} ({name})")]
+    #[error(
+        "failed to inject garden access secrets: unsupported kind {api_version}, Kind={kind} ({name})"
+    )]
     UnsupportedWorkload {
         /// apiVersion.
         api_version: String,
@@ -48,7 +50,10 @@ pub fn desired_namespace(
 ) -> Value {
     let mut label_map = Map::new();
     label_map.insert(labels::ROLE.into(), json!(labels::ROLE_EXTENSION));
-    label_map.insert(labels::CONTROLLER_REGISTRATION_NAME.into(), json!(registration));
+    label_map.insert(
+        labels::CONTROLLER_REGISTRATION_NAME.into(),
+        json!(registration),
+    );
     label_map.insert(labels::HA_CONSIDER.into(), json!("true"));
     if hosts_garden || had_access_label {
         label_map.insert(labels::ACCESS_TARGET_APISERVER.into(), json!("allowed"));
@@ -74,23 +79,36 @@ pub fn desired_namespace(
 /// # Errors
 /// [`DataError::Yaml`] for an unparsable template, [`DataError::UnsupportedWorkload`] for an
 /// apps/batch kind the mutation does not know in the extension namespace.
-pub fn secret_data(templates: &BTreeMap<String, String>, extension_namespace: &str, seed: &str) -> Result<BTreeMap<String, String>, DataError> {
+pub fn secret_data(
+    templates: &BTreeMap<String, String>,
+    extension_namespace: &str,
+    seed: &str,
+) -> Result<BTreeMap<String, String>, DataError> {
     let mut out = BTreeMap::new();
     for (path, text) in templates {
-        let documents = seedlet_chartrender::parse_documents(path, text).map_err(|error| DataError::Yaml {
-            template: path.clone(),
-            message: error.to_string(),
-        })?;
+        let documents =
+            seedlet_chartrender::parse_documents(path, text).map_err(|error| DataError::Yaml {
+                template: path.clone(),
+                message: error.to_string(),
+            })?;
         // Key documents by lower-cased `<kind>/<name>`, last wins; without metadata or a hook → dropped.
         let mut by_name: BTreeMap<String, Value> = BTreeMap::new();
         let mut order: Vec<String> = Vec::new();
         for document in documents {
-            let Some(metadata) = document.get("metadata").filter(|m| m.is_object()) else { continue };
+            let Some(metadata) = document.get("metadata").filter(|m| m.is_object()) else {
+                continue;
+            };
             if metadata.pointer("/annotations/helm.sh~1hook").is_some() {
                 continue;
             }
-            let kind = document.get("kind").and_then(Value::as_str).unwrap_or_default();
-            let name = metadata.get("name").and_then(Value::as_str).unwrap_or_default();
+            let kind = document
+                .get("kind")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let name = metadata
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             let key = format!("{kind}/{name}").to_lowercase();
             if !by_name.contains_key(&key) {
                 order.push(key.clone());
@@ -99,7 +117,9 @@ pub fn secret_data(templates: &BTreeMap<String, String>, extension_namespace: &s
         }
         let single = by_name.len() == 1;
         for key in order {
-            let Some(mut object) = by_name.remove(&key) else { continue };
+            let Some(mut object) = by_name.remove(&key) else {
+                continue;
+            };
             mutate(&mut object, extension_namespace, seed)?;
             let data_key = if single {
                 path.replace('/', "_")
@@ -146,7 +166,11 @@ fn sorted(value: &Value) -> Value {
         Value::Object(map) => {
             let mut keys: Vec<_> = map.keys().collect();
             keys.sort();
-            Value::Object(keys.into_iter().map(|k| (k.clone(), sorted(&map[k]))).collect())
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sorted(&map[k])))
+                    .collect(),
+            )
         }
         Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
         other => other.clone(),
@@ -156,30 +180,55 @@ fn sorted(value: &Value) -> Value {
 /// Adds/overwrites env `SEED_NAME` in all (init) containers of apps/batch workloads whose
 /// `metadata.namespace` is the extension namespace.
 fn mutate(object: &mut Value, extension_namespace: &str, seed: &str) -> Result<(), DataError> {
-    let api_version = object.get("apiVersion").and_then(Value::as_str).unwrap_or_default().to_owned();
-    let group = api_version.split_once('/').map(|(g, _)| g).unwrap_or_default();
+    let api_version = object
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let group = api_version
+        .split_once('/')
+        .map(|(g, _)| g)
+        .unwrap_or_default();
     if !matches!(group, "apps" | "batch") {
         return Ok(());
     }
-    if object.pointer("/metadata/namespace").and_then(Value::as_str) != Some(extension_namespace) {
+    if object
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        != Some(extension_namespace)
+    {
         return Ok(());
     }
-    let kind = object.get("kind").and_then(Value::as_str).unwrap_or_default().to_owned();
+    let kind = object
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
     let pod_spec = match (api_version.as_str(), kind.as_str()) {
         ("apps/v1" | "apps/v1beta1" | "apps/v1beta2", "Deployment" | "StatefulSet")
         | ("apps/v1" | "apps/v1beta2", "DaemonSet")
         | ("batch/v1", "Job") => "/spec/template/spec",
         ("batch/v1" | "batch/v1beta1", "CronJob") => "/spec/jobTemplate/spec/template/spec",
         _ => {
-            let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_owned();
-            return Err(DataError::UnsupportedWorkload { api_version, kind, name });
+            let name = object
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            return Err(DataError::UnsupportedWorkload {
+                api_version,
+                kind,
+                name,
+            });
         }
     };
     let Some(spec) = object.pointer_mut(pod_spec).and_then(Value::as_object_mut) else {
         return Ok(());
     };
     for list in ["initContainers", "containers"] {
-        let Some(containers) = spec.get_mut(list).and_then(Value::as_array_mut) else { continue };
+        let Some(containers) = spec.get_mut(list).and_then(Value::as_array_mut) else {
+            continue;
+        };
         for container in containers.iter_mut().filter_map(Value::as_object_mut) {
             let env = container.entry("env").or_insert_with(|| json!([]));
             if !env.is_array() {
@@ -187,7 +236,10 @@ fn mutate(object: &mut Value, extension_namespace: &str, seed: &str) -> Result<(
             }
             if let Some(env) = env.as_array_mut() {
                 let entry = json!({"name": objects::SEED_NAME_ENV, "value": seed});
-                match env.iter_mut().find(|e| e.get("name").and_then(Value::as_str) == Some(objects::SEED_NAME_ENV)) {
+                match env
+                    .iter_mut()
+                    .find(|e| e.get("name").and_then(Value::as_str) == Some(objects::SEED_NAME_ENV))
+                {
                     Some(existing) => *existing = entry,
                     None => env.push(entry),
                 }
@@ -217,19 +269,29 @@ pub fn secret_name(installation: &str, data: &BTreeMap<String, String>) -> Strin
 }
 
 /// The immutable manifest Secret in the seed's `garden` namespace.
-pub fn desired_secret(name: &str, data: &BTreeMap<String, String>) -> k8s_openapi::api::core::v1::Secret {
+pub fn desired_secret(
+    name: &str,
+    data: &BTreeMap<String, String>,
+) -> k8s_openapi::api::core::v1::Secret {
     use k8s_openapi::ByteString;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     k8s_openapi::api::core::v1::Secret {
         metadata: ObjectMeta {
             name: Some(name.to_owned()),
             namespace: Some(namespaces::GARDEN.to_owned()),
-            labels: Some(BTreeMap::from([(managed_resources::GARBAGE_COLLECTABLE_REFERENCE.to_owned(), "true".to_owned())])),
+            labels: Some(BTreeMap::from([(
+                managed_resources::GARBAGE_COLLECTABLE_REFERENCE.to_owned(),
+                "true".to_owned(),
+            )])),
             ..ObjectMeta::default()
         },
         immutable: Some(true),
         type_: Some("Opaque".to_owned()),
-        data: Some(data.iter().map(|(k, v)| (k.clone(), ByteString(v.clone().into_bytes()))).collect()),
+        data: Some(
+            data.iter()
+                .map(|(k, v)| (k.clone(), ByteString(v.clone().into_bytes())))
+                .collect(),
+        ),
         ..Default::default()
     }
 }
@@ -264,28 +326,67 @@ mod tests {
 
     #[test]
     fn namespace_has_labels_zones_and_optional_security_level() {
-        let ns = desired_namespace("ci-1", "reg", &["a".into(), "b".into()], false, false, Some("privileged"));
+        let ns = desired_namespace(
+            "ci-1",
+            "reg",
+            &["a".into(), "b".into()],
+            false,
+            false,
+            Some("privileged"),
+        );
         assert_eq!(ns["metadata"]["name"], "extension-ci-1");
         assert_eq!(ns["metadata"]["labels"]["gardener.cloud/role"], "extension");
-        assert_eq!(ns["metadata"]["labels"]["controllerregistration.core.gardener.cloud/name"], "reg");
-        assert_eq!(ns["metadata"]["labels"]["high-availability-config.resources.gardener.cloud/consider"], "true");
-        assert_eq!(ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"], "privileged");
-        assert_eq!(ns["metadata"]["annotations"]["high-availability-config.resources.gardener.cloud/zones"], "a,b");
-        assert!(ns["metadata"]["labels"].get("networking.gardener.cloud/access-target-apiserver").is_none());
+        assert_eq!(
+            ns["metadata"]["labels"]["controllerregistration.core.gardener.cloud/name"],
+            "reg"
+        );
+        assert_eq!(
+            ns["metadata"]["labels"]["high-availability-config.resources.gardener.cloud/consider"],
+            "true"
+        );
+        assert_eq!(
+            ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"],
+            "privileged"
+        );
+        assert_eq!(
+            ns["metadata"]["annotations"]["high-availability-config.resources.gardener.cloud/zones"],
+            "a,b"
+        );
+        assert!(
+            ns["metadata"]["labels"]
+                .get("networking.gardener.cloud/access-target-apiserver")
+                .is_none()
+        );
     }
 
     #[test]
     fn namespace_keeps_access_label_once_set_and_zones_annotation_even_if_empty() {
         let ns = desired_namespace("ci", "reg", &[], false, true, None);
-        assert_eq!(ns["metadata"]["labels"]["networking.gardener.cloud/access-target-apiserver"], "allowed");
-        assert_eq!(ns["metadata"]["annotations"]["high-availability-config.resources.gardener.cloud/zones"], "");
-        assert!(ns["metadata"]["labels"].get("pod-security.kubernetes.io/enforce").is_none());
+        assert_eq!(
+            ns["metadata"]["labels"]["networking.gardener.cloud/access-target-apiserver"],
+            "allowed"
+        );
+        assert_eq!(
+            ns["metadata"]["annotations"]["high-availability-config.resources.gardener.cloud/zones"],
+            ""
+        );
+        assert!(
+            ns["metadata"]["labels"]
+                .get("pod-security.kubernetes.io/enforce")
+                .is_none()
+        );
         let ns = desired_namespace("ci", "reg", &[], true, false, None);
-        assert_eq!(ns["metadata"]["labels"]["networking.gardener.cloud/access-target-apiserver"], "allowed");
+        assert_eq!(
+            ns["metadata"]["labels"]["networking.gardener.cloud/access-target-apiserver"],
+            "allowed"
+        );
     }
 
     fn templates(entries: &[(&str, &str)]) -> BTreeMap<String, String> {
-        entries.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+        entries
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
     }
 
     #[test]
@@ -315,7 +416,10 @@ mod tests {
             ]
         );
         let value = &data["test_templates_deployment.yaml"];
-        assert!(value.starts_with("\n---\napiVersion: apps/v1\nkind: Deployment\n"), "{value:?}");
+        assert!(
+            value.starts_with("\n---\napiVersion: apps/v1\nkind: Deployment\n"),
+            "{value:?}"
+        );
         assert!(value.ends_with("\n---\n"));
     }
 
@@ -339,27 +443,65 @@ mod tests {
             )
         };
         let with_ns = deployment("  namespace: extension-ci\n");
-        let data = secret_data(&templates(&[("c/templates/d.yaml", &with_ns)]), "extension-ci", "local").unwrap();
-        let object: Value = serde_yaml::from_str(data["c_templates_d.yaml"].trim_start_matches("\n---\n").trim_end_matches("\n---\n")).unwrap();
-        for pointer in ["/spec/template/spec/initContainers/0/env", "/spec/template/spec/containers/0/env"] {
-            assert_eq!(object.pointer(pointer).unwrap(), &json!([{"name": "SEED_NAME", "value": "local"}]), "{pointer}");
+        let data = secret_data(
+            &templates(&[("c/templates/d.yaml", &with_ns)]),
+            "extension-ci",
+            "local",
+        )
+        .unwrap();
+        let object: Value = serde_yaml::from_str(
+            data["c_templates_d.yaml"]
+                .trim_start_matches("\n---\n")
+                .trim_end_matches("\n---\n"),
+        )
+        .unwrap();
+        for pointer in [
+            "/spec/template/spec/initContainers/0/env",
+            "/spec/template/spec/containers/0/env",
+        ] {
+            assert_eq!(
+                object.pointer(pointer).unwrap(),
+                &json!([{"name": "SEED_NAME", "value": "local"}]),
+                "{pointer}"
+            );
         }
         let without_ns = deployment("");
-        let data = secret_data(&templates(&[("c/templates/d.yaml", &without_ns)]), "extension-ci", "local").unwrap();
+        let data = secret_data(
+            &templates(&[("c/templates/d.yaml", &without_ns)]),
+            "extension-ci",
+            "local",
+        )
+        .unwrap();
         assert!(data["c_templates_d.yaml"].contains("value: old"));
     }
 
     #[test]
     fn unsupported_workload_kinds_in_extension_namespace_are_rejected() {
         let rs = "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: r\n  namespace: extension-ci\n";
-        let error = secret_data(&templates(&[("c/templates/r.yaml", rs)]), "extension-ci", "local").unwrap_err();
-        assert!(error.to_string().starts_with("failed to inject garden access secrets"), "{error}");
+        let error = secret_data(
+            &templates(&[("c/templates/r.yaml", rs)]),
+            "extension-ci",
+            "local",
+        )
+        .unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("failed to inject garden access secrets"),
+            "{error}"
+        );
     }
 
     #[test]
     fn hash8_depends_on_values_in_key_order() {
-        let a = BTreeMap::from([("a".to_owned(), "1".to_owned()), ("b".to_owned(), "2".to_owned())]);
-        let b = BTreeMap::from([("a".to_owned(), "2".to_owned()), ("b".to_owned(), "1".to_owned())]);
+        let a = BTreeMap::from([
+            ("a".to_owned(), "1".to_owned()),
+            ("b".to_owned(), "2".to_owned()),
+        ]);
+        let b = BTreeMap::from([
+            ("a".to_owned(), "2".to_owned()),
+            ("b".to_owned(), "1".to_owned()),
+        ]);
         assert_eq!(data_hash8(&a).len(), 8);
         assert_ne!(data_hash8(&a), data_hash8(&b));
         // sha256("") = e3b0c442...; the hash of an empty data map is sha256 of the empty string.
@@ -375,13 +517,28 @@ mod tests {
     #[test]
     fn managed_resource_references_secret_with_hashed_annotation() {
         let mr = desired_managed_resource("ci", "reg", "ci-abcd1234");
-        assert_eq!(mr["spec"], json!({"class": "seed", "secretRefs": [{"name": "ci-abcd1234"}]}));
-        let key = format!("reference.resources.gardener.cloud/secret-{}", text_hash8("ci-abcd1234"));
+        assert_eq!(
+            mr["spec"],
+            json!({"class": "seed", "secretRefs": [{"name": "ci-abcd1234"}]})
+        );
+        let key = format!(
+            "reference.resources.gardener.cloud/secret-{}",
+            text_hash8("ci-abcd1234")
+        );
         assert_eq!(mr["metadata"]["annotations"][key.as_str()], "ci-abcd1234");
-        assert_eq!(mr["metadata"]["labels"]["controllerinstallation-name"], "ci");
-        assert_eq!(mr["metadata"]["labels"]["controllerregistration-name"], "reg");
+        assert_eq!(
+            mr["metadata"]["labels"]["controllerinstallation-name"],
+            "ci"
+        );
+        assert_eq!(
+            mr["metadata"]["labels"]["controllerregistration-name"],
+            "reg"
+        );
         let secret = desired_secret("ci-abcd1234", &BTreeMap::new());
         assert_eq!(secret.immutable, Some(true));
-        assert_eq!(secret.metadata.labels.unwrap()["resources.gardener.cloud/garbage-collectable-reference"], "true");
+        assert_eq!(
+            secret.metadata.labels.unwrap()["resources.gardener.cloud/garbage-collectable-reference"],
+            "true"
+        );
     }
 }

@@ -38,6 +38,15 @@ pub const NAME: &str = "controllerinstallation";
 /// Errors of one main reconcile.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// Writing `Valid`/`Installed` failed.
+    #[error("writing conditions of controller installation {name}")]
+    WriteConditions {
+        /// Installation name.
+        name: String,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
     /// Adding or removing the finalizer failed.
     #[error("updating finalizer of controller installation {name}")]
     Finalizer {
@@ -215,7 +224,11 @@ impl Installer {
             return identity.clone();
         }
         match reconcile::garden_identity(self.garden()).await {
-            Some(identity) => self.garden_identity.get_or_init(|| async { identity }).await.clone(),
+            Some(identity) => self
+                .garden_identity
+                .get_or_init(|| async { identity })
+                .await
+                .clone(),
             None => String::new(),
         }
     }
@@ -252,25 +265,43 @@ pub async fn run(ctx: Arc<AgentContext>) {
 async fn run_with(garden: kube::Client, installer: Arc<Installer>) {
     let ctx = installer.agent.clone();
     let seed_name = ctx.seed_name.clone();
-    let concurrency = u16::try_from(ctx.config.controllers.controller_installation.concurrent_syncs.max(1)).unwrap_or(u16::MAX);
+    let concurrency = u16::try_from(
+        ctx.config
+            .controllers
+            .controller_installation
+            .concurrent_syncs
+            .max(1),
+    )
+    .unwrap_or(u16::MAX);
     let (reader, writer) = reflector::store();
     // The API cannot select installations by `spec.seedRef.name` on CRD-served gardens, so they
     // are filtered here; the cache holds all of them (they are small).
-    let installations = watcher(Api::<ControllerInstallation>::all(garden.clone()), watcher::Config::default())
-        .default_backoff()
-        .reflect(writer)
-        .applied_objects()
-        .try_filter(move |ci| futures::future::ready(ci.seed_name() == Some(seed_name.as_str())))
-        .predicate_filter(relevant_change, PredicateConfig::default());
+    let installations = watcher(
+        Api::<ControllerInstallation>::all(garden.clone()),
+        watcher::Config::default(),
+    )
+    .default_backoff()
+    .reflect(writer)
+    .applied_objects()
+    .try_filter(move |ci| futures::future::ready(ci.seed_name() == Some(seed_name.as_str())))
+    .predicate_filter(relevant_change, PredicateConfig::default());
     let by_deployment = reader.clone();
     let by_registration = reader.clone();
     Controller::for_stream(installations, reader)
-        .watches(Api::<ControllerDeployment>::all(garden.clone()), watcher::Config::default(), move |deployment| {
-            installations_using_deployment(&by_deployment, &deployment.name_any())
-        })
-        .watches(Api::<ControllerRegistration>::all(garden), watcher::Config::default(), move |registration| {
-            installations_using_registration(&by_registration, &registration.name_any())
-        })
+        .watches(
+            Api::<ControllerDeployment>::all(garden.clone()),
+            watcher::Config::default(),
+            move |deployment| {
+                installations_using_deployment(&by_deployment, &deployment.name_any())
+            },
+        )
+        .watches(
+            Api::<ControllerRegistration>::all(garden),
+            watcher::Config::default(),
+            move |registration| {
+                installations_using_registration(&by_registration, &registration.name_any())
+            },
+        )
         .with_config(controller::Config::default().concurrency(concurrency))
         .graceful_shutdown_on(ctx.stop.clone().cancelled_owned())
         .run(reconcile, error_policy, installer)
@@ -282,7 +313,9 @@ async fn run_with(garden: kube::Client, installer: Arc<Installer>) {
 /// Status writes (ours, care's, required's) are dropped.
 pub fn relevant_change(ci: &ControllerInstallation) -> Option<u64> {
     let mut hasher = DefaultHasher::new();
-    serde_json::to_string(&ci.spec).unwrap_or_default().hash(&mut hasher);
+    serde_json::to_string(&ci.spec)
+        .unwrap_or_default()
+        .hash(&mut hasher);
     ci.metadata.deletion_timestamp.is_some().hash(&mut hasher);
     ci.finalizers().hash(&mut hasher);
     ci.annotations().hash(&mut hasher);
@@ -290,17 +323,28 @@ pub fn relevant_change(ci: &ControllerInstallation) -> Option<u64> {
 }
 
 /// Installations of this seed whose `deploymentRef` names `deployment`.
-pub fn installations_using_deployment(store: &Store<ControllerInstallation>, deployment: &str) -> Vec<ObjectRef<ControllerInstallation>> {
+pub fn installations_using_deployment(
+    store: &Store<ControllerInstallation>,
+    deployment: &str,
+) -> Vec<ObjectRef<ControllerInstallation>> {
     store
         .state()
         .iter()
-        .filter(|ci| ci.spec.deployment_ref.as_ref().is_some_and(|r| r.name == deployment))
+        .filter(|ci| {
+            ci.spec
+                .deployment_ref
+                .as_ref()
+                .is_some_and(|r| r.name == deployment)
+        })
         .map(|ci| ObjectRef::from_obj(ci.as_ref()))
         .collect()
 }
 
 /// Installations of this seed whose `registrationRef` names `registration`.
-pub fn installations_using_registration(store: &Store<ControllerInstallation>, registration: &str) -> Vec<ObjectRef<ControllerInstallation>> {
+pub fn installations_using_registration(
+    store: &Store<ControllerInstallation>,
+    registration: &str,
+) -> Vec<ObjectRef<ControllerInstallation>> {
     store
         .state()
         .iter()
@@ -316,12 +360,22 @@ mod tests {
 
     use super::*;
 
-    fn installation(name: &str, registration: &str, deployment: Option<&str>) -> ControllerInstallation {
+    fn installation(
+        name: &str,
+        registration: &str,
+        deployment: Option<&str>,
+    ) -> ControllerInstallation {
         ControllerInstallation::new(
             name,
             ControllerInstallationSpec {
-                registration_ref: ObjectReference { name: registration.into(), ..Default::default() },
-                deployment_ref: deployment.map(|d| ObjectReference { name: d.into(), ..Default::default() }),
+                registration_ref: ObjectReference {
+                    name: registration.into(),
+                    ..Default::default()
+                },
+                deployment_ref: deployment.map(|d| ObjectReference {
+                    name: d.into(),
+                    ..Default::default()
+                }),
                 ..Default::default()
             },
         )
@@ -330,7 +384,11 @@ mod tests {
     #[test]
     fn deployment_and_registration_changes_map_to_their_installations() {
         let (reader, mut writer) = reflector::store::<ControllerInstallation>();
-        for ci in [installation("a", "r1", Some("d1")), installation("b", "r2", Some("d2")), installation("c", "r1", None)] {
+        for ci in [
+            installation("a", "r1", Some("d1")),
+            installation("b", "r2", Some("d2")),
+            installation("c", "r1", None),
+        ] {
             writer.apply_watcher_event(&watcher::Event::Apply(ci));
         }
         let names = |refs: Vec<ObjectRef<ControllerInstallation>>| {
@@ -339,7 +397,10 @@ mod tests {
             names
         };
         assert_eq!(names(installations_using_deployment(&reader, "d1")), ["a"]);
-        assert_eq!(names(installations_using_registration(&reader, "r1")), ["a", "c"]);
+        assert_eq!(
+            names(installations_using_registration(&reader, "r1")),
+            ["a", "c"]
+        );
         assert!(installations_using_deployment(&reader, "nope").is_empty());
     }
 
@@ -349,7 +410,11 @@ mod tests {
         let mut b = a.clone();
         b.status = Some(Default::default());
         assert_eq!(relevant_change(&a), relevant_change(&b));
-        b.spec.deployment_ref = Some(ObjectReference { name: "d1".into(), resource_version: Some("2".into()), ..Default::default() });
+        b.spec.deployment_ref = Some(ObjectReference {
+            name: "d1".into(),
+            resource_version: Some("2".into()),
+            ..Default::default()
+        });
         assert_ne!(relevant_change(&a), relevant_change(&b));
     }
 }

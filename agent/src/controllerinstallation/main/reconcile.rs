@@ -14,8 +14,13 @@ use kube::{Api, ResourceExt};
 use serde_json::json;
 
 use seedlet_api::conditions::{Condition, ConditionStatus, find_or_init};
-use seedlet_api::core::{ControllerDeployment, ControllerDeploymentV1beta1, ControllerInstallation, ControllerRegistration, HelmControllerDeployment, Seed};
-use seedlet_api::names::{condition_types, finalizers, labels, managed_resources, namespaces, objects, reasons};
+use seedlet_api::core::{
+    ControllerDeployment, ControllerDeploymentV1beta1, ControllerInstallation,
+    ControllerRegistration, HelmControllerDeployment, Seed,
+};
+use seedlet_api::names::{
+    condition_types, finalizers, labels, managed_resources, namespaces, objects, reasons,
+};
 use seedlet_api::resources::ManagedResource;
 use seedlet_chartrender::{Chart, GardenerInfo, Limits, RenderOptions};
 
@@ -29,19 +34,30 @@ use crate::managedresource::finalizer;
 ///
 /// # Errors
 /// See [`Error`]; conditions are written on every exit (write failures only logged).
-pub async fn reconcile(ci: Arc<ControllerInstallation>, ctx: Arc<Installer>) -> Result<Action, Error> {
+pub async fn reconcile(
+    ci: Arc<ControllerInstallation>,
+    ctx: Arc<Installer>,
+) -> Result<Action, Error> {
     let started = tokio::time::Instant::now();
     let result = dispatch(&ci, &ctx).await;
-    ctx.agent.metrics.reconciled(super::NAME, started.elapsed(), result.is_ok());
+    ctx.agent
+        .metrics
+        .reconciled(super::NAME, started.elapsed(), result.is_ok());
     result
 }
 
 /// Retry delay by error: short for conflicts and transient reads, capped at 30s.
-pub fn error_policy(ci: Arc<ControllerInstallation>, error: &Error, _ctx: Arc<Installer>) -> Action {
+pub fn error_policy(
+    ci: Arc<ControllerInstallation>,
+    error: &Error,
+    _ctx: Arc<Installer>,
+) -> Action {
     tracing::warn!(controller_installation = %ci.name_any(), error = %crate::leader_election::error_chain(error), "reconciling controller installation failed");
     Action::requeue(match error {
-        Error::Finalizer { .. } => Duration::from_millis(200),
-        Error::ClusterIdentityMissing { .. } | Error::RegistrationNotFound { .. } | Error::SeedNotFound { .. } => Duration::from_secs(5),
+        Error::Finalizer { .. } | Error::WriteConditions { .. } => Duration::from_millis(200),
+        Error::ClusterIdentityMissing { .. }
+        | Error::RegistrationNotFound { .. }
+        | Error::SeedNotFound { .. } => Duration::from_secs(5),
         _ => Duration::from_secs(2),
     })
 }
@@ -57,13 +73,20 @@ async fn dispatch(ci: &ControllerInstallation, ctx: &Installer) -> Result<Action
     let api: Api<ControllerInstallation> = Api::all(ctx.garden());
     finalizer::ensure(&api, ci, finalizers::CONTROLLER_INSTALLATION)
         .await
-        .map_err(|source| Error::Finalizer { name: name.clone(), source })?;
+        .map_err(|source| Error::Finalizer {
+            name: name.clone(),
+            source,
+        })?;
 
     let now = ctx.agent.clock.now();
     let mut conditions = Conditions::load(ci, now);
     let result = install(ci, ctx, &mut conditions).await;
-    conditions.write(&api, &name).await;
-    result
+    let written = conditions.write(&api, &name).await;
+    match (result, written) {
+        // A lost condition write (e.g. 409 against care/required) is retried via the queue.
+        (Ok(_), Err(source)) => Err(Error::WriteConditions { name, source }),
+        (result, _) => result,
+    }
 }
 
 /// `Valid` and `Installed` as this reconcile leaves them.
@@ -93,34 +116,61 @@ impl Conditions {
         self.installed_touched = true;
     }
 
-    /// Writes `Valid` (always) and `Installed` (when this reconcile changed it), logging failures.
-    pub(super) async fn write(&self, api: &Api<ControllerInstallation>, name: &str) {
+    /// Writes `Valid` (always) and `Installed` (when this reconcile changed it).
+    ///
+    /// # Errors
+    /// The read or patch error.
+    pub(super) async fn write(
+        &self,
+        api: &Api<ControllerInstallation>,
+        name: &str,
+    ) -> Result<bool, kube::Error> {
         let mut updates = vec![self.valid.clone()];
         if self.installed_touched {
             updates.push(self.installed.clone());
         }
-        if let Err(error) = patch_conditions(api, name, |_| updates).await {
-            tracing::warn!(controller_installation = %name, error = %error, "writing conditions failed");
-        }
+        patch_conditions(api, name, |_| updates).await
     }
 }
 
-async fn install(ci: &ControllerInstallation, ctx: &Installer, conditions: &mut Conditions) -> Result<Action, Error> {
+async fn install(
+    ci: &ControllerInstallation,
+    ctx: &Installer,
+    conditions: &mut Conditions,
+) -> Result<Action, Error> {
     let name = ci.name_any();
     let garden = ctx.garden();
     let registration_name = ci.spec.registration_ref.name.clone();
 
     // Registration and Seed.
-    match Api::<ControllerRegistration>::all(garden.clone()).get_opt(&registration_name).await {
+    match Api::<ControllerRegistration>::all(garden.clone())
+        .get_opt(&registration_name)
+        .await
+    {
         Ok(Some(_)) => {}
         Ok(None) => {
-            let message = format!("Referenced ControllerRegistration does not exist: controllerregistrations.core.gardener.cloud {registration_name:?} not found");
-            conditions.valid(ConditionStatus::False, reasons::REGISTRATION_NOT_FOUND, &message);
-            return Err(Error::RegistrationNotFound { name: registration_name });
+            let message = format!(
+                "Referenced ControllerRegistration does not exist: controllerregistrations.core.gardener.cloud {registration_name:?} not found"
+            );
+            conditions.valid(
+                ConditionStatus::False,
+                reasons::REGISTRATION_NOT_FOUND,
+                &message,
+            );
+            return Err(Error::RegistrationNotFound {
+                name: registration_name,
+            });
         }
         Err(source) => {
-            conditions.valid(ConditionStatus::Unknown, reasons::REGISTRATION_READ_ERROR, &format!("Referenced ControllerRegistration cannot be read: {source}"));
-            return Err(Error::ReadRegistration { name: registration_name, source });
+            conditions.valid(
+                ConditionStatus::Unknown,
+                reasons::REGISTRATION_READ_ERROR,
+                &format!("Referenced ControllerRegistration cannot be read: {source}"),
+            );
+            return Err(Error::ReadRegistration {
+                name: registration_name,
+                source,
+            });
         }
     }
     let seed = read_seed(ctx, conditions).await?;
@@ -130,13 +180,19 @@ async fn install(ci: &ControllerInstallation, ctx: &Installer, conditions: &mut 
         return Ok(Action::await_change());
     };
     let Some(deployment) = read_deployment(ctx, &deployment_name).await? else {
-        return Err(Error::DeploymentNotFound { name: deployment_name });
+        return Err(Error::DeploymentNotFound {
+            name: deployment_name,
+        });
     };
     let helm = match deployment.helm_deployment() {
         Ok(Some(helm)) => helm,
         Ok(None) => return Ok(Action::await_change()),
         Err(source) => {
-            conditions.valid(ConditionStatus::False, reasons::CHART_INFORMATION_INVALID, &format!("chart information cannot be decoded: {source}"));
+            conditions.valid(
+                ConditionStatus::False,
+                reasons::CHART_INFORMATION_INVALID,
+                &format!("chart information cannot be decoded: {source}"),
+            );
             return Ok(Action::await_change());
         }
     };
@@ -145,7 +201,11 @@ async fn install(ci: &ControllerInstallation, ctx: &Installer, conditions: &mut 
     let mut deployment_values = match values::deployment_values(helm.values.as_ref()) {
         Ok(values) => values,
         Err(message) => {
-            conditions.valid(ConditionStatus::False, reasons::CHART_INFORMATION_INVALID, &format!("chart values cannot be unmarshalled: {message}"));
+            conditions.valid(
+                ConditionStatus::False,
+                reasons::CHART_INFORMATION_INVALID,
+                &format!("chart values cannot be unmarshalled: {message}"),
+            );
             return Ok(Action::await_change());
         }
     };
@@ -157,7 +217,11 @@ async fn install(ci: &ControllerInstallation, ctx: &Installer, conditions: &mut 
         match rendered {
             Ok(rendered) => deployment_values = rendered,
             Err(message) => {
-                conditions.valid(ConditionStatus::False, reasons::RENDERING_HELM_VALUES_FAILED, &format!("helm values cannot be rendered: {message}"));
+                conditions.valid(
+                    ConditionStatus::False,
+                    reasons::RENDERING_HELM_VALUES_FAILED,
+                    &format!("helm values cannot be rendered: {message}"),
+                );
                 return Ok(Action::await_change());
             }
         }
@@ -166,23 +230,41 @@ async fn install(ci: &ControllerInstallation, ctx: &Installer, conditions: &mut 
     // Namespace and identities.
     let hosts_garden = seed_hosts_garden(ctx).await?;
     ensure_namespace(ctx, ci, &registration_name, &seed, hosts_garden).await?;
-    let Some(seed_identity) = seed.status.as_ref().and_then(|s| s.cluster_identity.clone()) else {
-        return Err(Error::ClusterIdentityMissing { seed: seed.name_any() });
+    let Some(seed_identity) = seed
+        .status
+        .as_ref()
+        .and_then(|s| s.cluster_identity.clone())
+    else {
+        return Err(Error::ClusterIdentityMissing {
+            seed: seed.name_any(),
+        });
     };
     if deployment.spec.inject_garden_kubeconfig == Some(true) {
         // Not implemented: the generic garden kubeconfig and token-requestor Secret need a
         // TokenRequestor in the seed, which seedlet does not run (spec §2.6).
         tracing::warn!(controller_installation = %name, "injectGardenKubeconfig is not supported by seedlet, installing without garden access");
     }
-    let mut seed_json = serde_json::to_value(&seed).map_err(|source| Error::Encode { name: name.clone(), source })?;
+    let mut seed_json = serde_json::to_value(&seed).map_err(|source| Error::Encode {
+        name: name.clone(),
+        source,
+    })?;
     seed_json["status"]["clusterIdentity"] = json!(seed_identity);
     let info = GardenerInfo {
         version: env!("CARGO_PKG_VERSION").to_owned(),
         garden_cluster_identity: ctx.garden_identity().await,
         generic_kubeconfig_secret_name: None,
-        feature_gates: ctx.agent.config.feature_gates.iter().map(|(k, v)| (k.clone(), json!(v))).collect(),
+        feature_gates: ctx
+            .agent
+            .config
+            .feature_gates
+            .iter()
+            .map(|(k, v)| (k.clone(), json!(v)))
+            .collect(),
     };
-    let chart_values = values::merged(&deployment_values, &seedlet_chartrender::gardener_values(&seed_json, &info));
+    let chart_values = values::merged(
+        &deployment_values,
+        &seedlet_chartrender::gardener_values(&seed_json, &info),
+    );
 
     // Chart.
     let bytes = match chart_bytes(&helm) {
@@ -194,7 +276,7 @@ async fn install(ci: &ControllerInstallation, ctx: &Installer, conditions: &mut 
     };
     let extension_namespace = namespaces::extension_namespace(&name);
     let rendered = Chart::from_archive(bytes, &Limits::default())
-        .map_err(|error| error.to_string())
+        .map_err(|error| crate::leader_election::error_chain(&error))
         .and_then(|chart| {
             let options = RenderOptions {
                 release_name: registration_name.clone(),
@@ -202,40 +284,78 @@ async fn install(ci: &ControllerInstallation, ctx: &Installer, conditions: &mut 
                 values: chart_values,
                 ..RenderOptions::default()
             };
-            ctx.renderer.render(&chart, &options).map_err(|error| error.to_string())
+            ctx.renderer
+                .render(&chart, &options)
+                .map_err(|error| crate::leader_election::error_chain(&error))
         });
     let rendered = match rendered {
         Ok(rendered) => rendered,
         Err(message) => {
-            conditions.valid(ConditionStatus::False, reasons::CHART_CANNOT_BE_RENDERED, &format!("chart rendering process failed: {message}"));
+            conditions.valid(
+                ConditionStatus::False,
+                reasons::CHART_CANNOT_BE_RENDERED,
+                &format!("chart rendering process failed: {message}"),
+            );
             return Ok(Action::await_change());
         }
     };
-    let data = match desired::secret_data(&rendered.templates, &extension_namespace, &ctx.agent.seed_name) {
+    let data = match desired::secret_data(
+        &rendered.templates,
+        &extension_namespace,
+        &ctx.agent.seed_name,
+    ) {
         Ok(data) => data,
         Err(desired::DataError::Yaml { template, message }) => {
-            conditions.valid(ConditionStatus::False, reasons::CHART_CANNOT_BE_RENDERED, &format!("chart rendering process failed: YAML parse error on {template}: {message}"));
+            conditions.valid(
+                ConditionStatus::False,
+                reasons::CHART_CANNOT_BE_RENDERED,
+                &format!(
+                    "chart rendering process failed: YAML parse error on {template}: {message}"
+                ),
+            );
             return Ok(Action::await_change());
         }
         Err(error @ desired::DataError::UnsupportedWorkload { .. }) => {
-            conditions.valid(ConditionStatus::True, reasons::REGISTRATION_VALID, "chart could be rendered successfully.");
-            conditions.installed(ConditionStatus::False, reasons::INSTALLATION_FAILED, &error.to_string());
-            return Err(Error::Mutate { name, source: error });
+            conditions.valid(
+                ConditionStatus::True,
+                reasons::REGISTRATION_VALID,
+                reasons::REGISTRATION_VALID_MESSAGE,
+            );
+            conditions.installed(
+                ConditionStatus::False,
+                reasons::INSTALLATION_FAILED,
+                &error.to_string(),
+            );
+            return Err(Error::Mutate {
+                name,
+                source: error,
+            });
         }
     };
-    conditions.valid(ConditionStatus::True, reasons::REGISTRATION_VALID, "chart could be rendered successfully.");
+    conditions.valid(
+        ConditionStatus::True,
+        reasons::REGISTRATION_VALID,
+        reasons::REGISTRATION_VALID_MESSAGE,
+    );
 
     // Secret + ManagedResource.
     if let Err(error) = write_managed_resource(ctx, &name, &registration_name, &data).await {
         conditions.installed(
             ConditionStatus::False,
             reasons::INSTALLATION_FAILED,
-            &format!("Creation of ManagedResource {name:?} failed: {}", crate::leader_election::error_chain(&error)),
+            &format!(
+                "Creation of ManagedResource {name:?} failed: {}",
+                crate::leader_election::error_chain(&error)
+            ),
         );
         return Err(error);
     }
     if conditions.installed.status == ConditionStatus::Unknown {
-        conditions.installed(ConditionStatus::False, reasons::INSTALLATION_PENDING, &format!("Installation of ManagedResource {name:?} is still pending."));
+        conditions.installed(
+            ConditionStatus::False,
+            reasons::INSTALLATION_PENDING,
+            &format!("Installation of ManagedResource {name:?} is still pending."),
+        );
     }
     // No periodic requeue: changes of the installation, its registration or deployment trigger.
     Ok(Action::await_change())
@@ -250,20 +370,39 @@ pub(super) async fn read_seed(ctx: &Installer, conditions: &mut Conditions) -> R
             Err(Error::SeedNotFound { name: seed_name })
         }
         Err(source) => {
-            conditions.valid(ConditionStatus::Unknown, reasons::SEED_READ_ERROR, &format!("Referenced Seed cannot be read: {source}"));
-            Err(Error::ReadSeed { name: seed_name, source })
+            conditions.valid(
+                ConditionStatus::Unknown,
+                reasons::SEED_READ_ERROR,
+                &format!("Referenced Seed cannot be read: {source}"),
+            );
+            Err(Error::ReadSeed {
+                name: seed_name,
+                source,
+            })
         }
     }
 }
 
 /// The ControllerDeployment through v1, falling back to v1beta1 when the garden does not serve v1.
-async fn read_deployment(ctx: &Installer, name: &str) -> Result<Option<ControllerDeployment>, Error> {
-    let read_error = |source| Error::ReadDeployment { name: name.to_owned(), source };
-    match Api::<ControllerDeployment>::all(ctx.garden()).get(name).await {
+async fn read_deployment(
+    ctx: &Installer,
+    name: &str,
+) -> Result<Option<ControllerDeployment>, Error> {
+    let read_error = |source| Error::ReadDeployment {
+        name: name.to_owned(),
+        source,
+    };
+    match Api::<ControllerDeployment>::all(ctx.garden())
+        .get(name)
+        .await
+    {
         Ok(deployment) => Ok(Some(deployment)),
         Err(kube::Error::Api(status)) if status.is_not_found() => {
             // Either the object is missing or v1 is not served: ask v1beta1.
-            match Api::<ControllerDeploymentV1beta1>::all(ctx.garden()).get_opt(name).await {
+            match Api::<ControllerDeploymentV1beta1>::all(ctx.garden())
+                .get_opt(name)
+                .await
+            {
                 Ok(old) => Ok(old.map(ControllerDeployment::from)),
                 Err(kube::Error::Api(status)) if status.is_not_found() => Ok(None),
                 Err(source) => Err(read_error(source)),
@@ -275,12 +414,18 @@ async fn read_deployment(ctx: &Installer, name: &str) -> Result<Option<Controlle
 
 /// Data of the deployment's referenced Secrets/ConfigMaps (garden namespace `garden`, label
 /// `gardener.cloud/role=resource-reference`), by logical name.
-async fn referenced_data(ctx: &Installer, deployment: &ControllerDeployment) -> Result<ResourceData, String> {
+async fn referenced_data(
+    ctx: &Installer,
+    deployment: &ControllerDeployment,
+) -> Result<ResourceData, String> {
     let mut out = ResourceData::new();
     for resource in &deployment.spec.resources {
         let reference = &resource.resource_ref;
         if reference.api_version.as_deref().is_some_and(|v| v != "v1") {
-            return Err(format!("resource {:?} has unsupported apiVersion {:?}", resource.name, reference.api_version));
+            return Err(format!(
+                "resource {:?} has unsupported apiVersion {:?}",
+                resource.name, reference.api_version
+            ));
         }
         let (object_labels, data) = match reference.kind.as_str() {
             "Secret" => {
@@ -301,11 +446,22 @@ async fn referenced_data(ctx: &Installer, deployment: &ControllerDeployment) -> 
                     .get(&reference.name)
                     .await
                     .map_err(|e| format!("reading ConfigMap garden/{}: {e}", reference.name))?;
-                (config_map.metadata.labels, config_map.data.unwrap_or_default())
+                (
+                    config_map.metadata.labels,
+                    config_map.data.unwrap_or_default(),
+                )
             }
-            other => return Err(format!("resource {:?} has unsupported kind {other:?}", resource.name)),
+            other => {
+                return Err(format!(
+                    "resource {:?} has unsupported kind {other:?}",
+                    resource.name
+                ));
+            }
         };
-        let role = object_labels.as_ref().and_then(|l| l.get(labels::ROLE)).map(String::as_str);
+        let role = object_labels
+            .as_ref()
+            .and_then(|l| l.get(labels::ROLE))
+            .map(String::as_str);
         if role != Some(labels::ROLE_RESOURCE_REFERENCE) {
             return Err(format!(
                 "{} garden/{} is not labelled {}={}",
@@ -327,26 +483,50 @@ async fn seed_hosts_garden(ctx: &Installer) -> Result<bool, Error> {
     let api: Api<DynamicObject> = Api::all_with(ctx.agent.seed.clone(), &resource);
     match api.list(&ListParams::default().limit(1)).await {
         Ok(list) => Ok(!list.items.is_empty()),
-        Err(kube::Error::Api(status)) if status.is_not_found() => Ok(false),
+        // An unknown group answers 404 without a Status body (no reason `NotFound`).
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(false),
         Err(source) => Err(Error::ReadGardens { source }),
     }
 }
 
-async fn ensure_namespace(ctx: &Installer, ci: &ControllerInstallation, registration: &str, seed: &Seed, hosts_garden: bool) -> Result<(), Error> {
+async fn ensure_namespace(
+    ctx: &Installer,
+    ci: &ControllerInstallation,
+    registration: &str,
+    seed: &Seed,
+    hosts_garden: bool,
+) -> Result<(), Error> {
     let name = namespaces::extension_namespace(&ci.name_any());
     let api: Api<Namespace> = Api::all(ctx.agent.seed.clone());
-    let namespace_error = |source| Error::Namespace { name: name.clone(), source };
+    let namespace_error = |source| Error::Namespace {
+        name: name.clone(),
+        source,
+    };
     let existing = api.get_opt(&name).await.map_err(namespace_error)?;
     let had_access_label = existing
         .as_ref()
         .and_then(|ns| ns.metadata.labels.as_ref())
         .is_some_and(|l| l.contains_key(labels::ACCESS_TARGET_APISERVER));
     let zones = seed.spec.provider.zones.clone();
-    let pod_security = ci.annotations().get(seedlet_api::names::annotations::POD_SECURITY_ENFORCE).map(String::as_str);
-    let desired = desired::desired_namespace(&ci.name_any(), registration, &zones, hosts_garden, had_access_label, pod_security);
-    api.patch(&name, &PatchParams::apply(crate::FIELD_MANAGER), &Patch::Apply(&desired))
-        .await
-        .map_err(namespace_error)?;
+    let pod_security = ci
+        .annotations()
+        .get(seedlet_api::names::annotations::POD_SECURITY_ENFORCE)
+        .map(String::as_str);
+    let desired = desired::desired_namespace(
+        &ci.name_any(),
+        registration,
+        &zones,
+        hosts_garden,
+        had_access_label,
+        pod_security,
+    );
+    api.patch(
+        &name,
+        &PatchParams::apply(crate::FIELD_MANAGER),
+        &Patch::Apply(&desired),
+    )
+    .await
+    .map_err(namespace_error)?;
     Ok(())
 }
 
@@ -358,66 +538,124 @@ fn chart_bytes(helm: &HelmControllerDeployment) -> Result<&[u8], (&'static str, 
     if let Some(repository) = &helm.oci_repository {
         // seedlet does not pull charts from OCI registries: the agent reaches no registry in its
         // supported setups, and a half-working pull is worse than a clear condition.
-        let reference = repository.pull_reference().unwrap_or_else(|| "<incomplete reference>".to_owned());
+        let reference = repository
+            .pull_reference()
+            .unwrap_or_else(|| "<incomplete reference>".to_owned());
         return Err((
             reasons::OCI_CHART_CANNOT_BE_PULLED,
-            format!("chart pulling process failed: OCI chart {reference:?} cannot be pulled: OCI charts are not supported by seedlet, use helm.rawChart"),
+            format!(
+                "chart pulling process failed: OCI chart {reference:?} cannot be pulled: OCI charts are not supported by seedlet, use helm.rawChart"
+            ),
         ));
     }
-    Err((reasons::CHART_INFORMATION_INVALID, "chart information invalid: neither helm.rawChart nor helm.ociRepository is set".to_owned()))
+    Err((
+        reasons::CHART_INFORMATION_INVALID,
+        "chart information invalid: neither helm.rawChart nor helm.ociRepository is set".to_owned(),
+    ))
 }
 
 /// Writes the manifest Secret, marks the previous ones garbage-collectable, applies the
 /// ManagedResource and deletes the previous Secrets (no gardener-resource-manager GC runs).
-async fn write_managed_resource(ctx: &Installer, name: &str, registration: &str, data: &BTreeMap<String, String>) -> Result<(), Error> {
+async fn write_managed_resource(
+    ctx: &Installer,
+    name: &str,
+    registration: &str,
+    data: &BTreeMap<String, String>,
+) -> Result<(), Error> {
     ctx.ensure_garden_namespace().await?;
     let seed = ctx.agent.seed.clone();
     let secrets: Api<Secret> = Api::namespaced(seed.clone(), namespaces::GARDEN);
     let secret_name = desired::secret_name(name, data);
-    match secrets.create(&PostParams::default(), &desired::desired_secret(&secret_name, data)).await {
+    match secrets
+        .create(
+            &PostParams::default(),
+            &desired::desired_secret(&secret_name, data),
+        )
+        .await
+    {
         Ok(_) => {}
         // Content-addressed and immutable: an existing Secret of this name has this data.
         Err(kube::Error::Api(status)) if status.is_already_exists() => {}
-        Err(source) => return Err(Error::WriteSecret { name: secret_name, source }),
+        Err(source) => {
+            return Err(Error::WriteSecret {
+                name: secret_name,
+                source,
+            });
+        }
     }
 
-    let managed_resources_api: Api<ManagedResource> = Api::namespaced(seed.clone(), namespaces::GARDEN);
+    let managed_resources_api: Api<ManagedResource> =
+        Api::namespaced(seed.clone(), namespaces::GARDEN);
     let existing = managed_resources_api
         .get_opt(name)
         .await
-        .map_err(|source| Error::WriteManagedResource { name: name.to_owned(), source })?;
+        .map_err(|source| Error::WriteManagedResource {
+            name: name.to_owned(),
+            source,
+        })?;
     let previous: Vec<String> = existing
-        .map(|mr| mr.spec.secret_refs.into_iter().map(|r| r.name).filter(|n| *n != secret_name).collect())
+        .map(|mr| {
+            mr.spec
+                .secret_refs
+                .into_iter()
+                .map(|r| r.name)
+                .filter(|n| *n != secret_name)
+                .collect()
+        })
         .unwrap_or_default();
-    let gc_label = json!({"metadata": {"labels": {managed_resources::GARBAGE_COLLECTABLE_REFERENCE: "true"}}});
+    let gc_label =
+        json!({"metadata": {"labels": {managed_resources::GARBAGE_COLLECTABLE_REFERENCE: "true"}}});
     for old in &previous {
-        match secrets.patch(old, &PatchParams::default(), &Patch::Merge(&gc_label)).await {
+        match secrets
+            .patch(old, &PatchParams::default(), &Patch::Merge(&gc_label))
+            .await
+        {
             Ok(_) => {}
             Err(kube::Error::Api(status)) if status.is_not_found() => {}
-            Err(source) => return Err(Error::WriteSecret { name: old.clone(), source }),
+            Err(source) => {
+                return Err(Error::WriteSecret {
+                    name: old.clone(),
+                    source,
+                });
+            }
         }
     }
 
     // `force`: gardenlet replaces the whole spec, so fields another manager set are taken over.
     let desired = desired::desired_managed_resource(name, registration, &secret_name);
     managed_resources_api
-        .patch(name, &PatchParams::apply(crate::FIELD_MANAGER).force(), &Patch::Apply(&desired))
+        .patch(
+            name,
+            &PatchParams::apply(crate::FIELD_MANAGER).force(),
+            &Patch::Apply(&desired),
+        )
         .await
-        .map_err(|source| Error::WriteManagedResource { name: name.to_owned(), source })?;
+        .map_err(|source| Error::WriteManagedResource {
+            name: name.to_owned(),
+            source,
+        })?;
 
     // Garbage-collect unreferenced manifest Secrets of this installation.
     let selector = format!("{}=true", managed_resources::GARBAGE_COLLECTABLE_REFERENCE);
     let list = secrets
         .list_metadata(&ListParams::default().labels(&selector))
         .await
-        .map_err(|source| Error::WriteSecret { name: secret_name.clone(), source })?;
+        .map_err(|source| Error::WriteSecret {
+            name: secret_name.clone(),
+            source,
+        })?;
     for item in list.items {
         let candidate = item.name_any();
         if candidate != secret_name && is_manifest_secret_of(&candidate, name) {
             match secrets.delete(&candidate, &DeleteParams::default()).await {
                 Ok(_) => {}
                 Err(kube::Error::Api(status)) if status.is_not_found() => {}
-                Err(source) => return Err(Error::WriteSecret { name: candidate, source }),
+                Err(source) => {
+                    return Err(Error::WriteSecret {
+                        name: candidate,
+                        source,
+                    });
+                }
             }
         }
     }
@@ -436,7 +674,9 @@ pub fn is_manifest_secret_of(secret: &str, installation: &str) -> bool {
 pub(super) async fn garden_identity(garden: kube::Client) -> Option<String> {
     let api: Api<ConfigMap> = Api::namespaced(garden, namespaces::KUBE_SYSTEM);
     match api.get_opt(objects::CLUSTER_IDENTITY).await {
-        Ok(config_map) => config_map.and_then(|cm| cm.data).and_then(|mut data| data.remove(objects::CLUSTER_IDENTITY_KEY)),
+        Ok(config_map) => config_map
+            .and_then(|cm| cm.data)
+            .and_then(|mut data| data.remove(objects::CLUSTER_IDENTITY_KEY)),
         Err(error) => {
             tracing::debug!(error = %error, "reading garden cluster identity failed");
             None
@@ -460,12 +700,18 @@ mod tests {
     #[test]
     fn chart_bytes_rejects_oci_with_clear_reason() {
         let helm = HelmControllerDeployment {
-            oci_repository: Some(seedlet_api::core::OciRepository { reference: Some("oci://r.io/c:1".into()), ..Default::default() }),
+            oci_repository: Some(seedlet_api::core::OciRepository {
+                reference: Some("oci://r.io/c:1".into()),
+                ..Default::default()
+            }),
             ..Default::default()
         };
         let (reason, message) = chart_bytes(&helm).unwrap_err();
         assert_eq!(reason, "OCIChartCannotBePulled");
-        assert!(message.starts_with("chart pulling process failed: "), "{message}");
+        assert!(
+            message.starts_with("chart pulling process failed: "),
+            "{message}"
+        );
         assert!(message.contains("r.io/c:1"));
         let (reason, _) = chart_bytes(&HelmControllerDeployment::default()).unwrap_err();
         assert_eq!(reason, "ChartInformationInvalid");

@@ -17,7 +17,10 @@ pub fn deployment_values(values: Option<&Value>) -> Result<Value, String> {
     match values {
         None | Some(Value::Null) => Ok(Value::Object(Map::new())),
         Some(object @ Value::Object(_)) => Ok(object.clone()),
-        Some(other) => Err(format!("json: cannot unmarshal {} into Go value of type map[string]interface {{}}", json_type(other))),
+        Some(other) => Err(format!(
+            "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+            json_type(other)
+        )),
     }
 }
 
@@ -39,11 +42,18 @@ fn json_type(value: &Value) -> &'static str {
 pub fn render_value_templates(values: &Value, resources: &ResourceData) -> Result<Value, String> {
     match values {
         Value::String(text) => render_string(text, resources).map(Value::String),
-        Value::Array(items) => items.iter().map(|item| render_value_templates(item, resources)).collect::<Result<_, _>>().map(Value::Array),
+        Value::Array(items) => items
+            .iter()
+            .map(|item| render_value_templates(item, resources))
+            .collect::<Result<_, _>>()
+            .map(Value::Array),
         Value::Object(map) => {
             let mut out = Map::new();
             for (key, value) in map {
-                out.insert(render_string(key, resources)?, render_value_templates(value, resources)?);
+                out.insert(
+                    render_string(key, resources)?,
+                    render_value_templates(value, resources)?,
+                );
             }
             Ok(Value::Object(out))
         }
@@ -57,7 +67,9 @@ fn render_string(text: &str, resources: &ResourceData) -> Result<String, String>
     while let Some(start) = rest.find("{{") {
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
-        let end = after.find("}}").ok_or_else(|| format!("template: {text:?}: unclosed action"))?;
+        let end = after
+            .find("}}")
+            .ok_or_else(|| format!("template: {text:?}: unclosed action"))?;
         let action = after[..end].trim();
         out.push_str(&resolve(action, text, resources)?);
         rest = &after[end + 2..];
@@ -67,7 +79,10 @@ fn render_string(text: &str, resources: &ResourceData) -> Result<String, String>
 }
 
 fn resolve(action: &str, text: &str, resources: &ResourceData) -> Result<String, String> {
-    let parts: Vec<&str> = action.strip_prefix('.').map(|a| a.split('.').collect()).unwrap_or_default();
+    let parts: Vec<&str> = action
+        .strip_prefix('.')
+        .map(|a| a.split('.').collect())
+        .unwrap_or_default();
     let valid_name = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric());
     match parts.as_slice() {
         ["resources", name, "data", key] if valid_name(name) && valid_name(key) => {
@@ -78,7 +93,9 @@ fn resolve(action: &str, text: &str, resources: &ResourceData) -> Result<String,
                 .cloned()
                 .ok_or_else(|| format!("template: {text:?}: map has no entry for key {key:?}"))
         }
-        _ => Err(format!("template: {text:?}: unsupported action {{{{ {action} }}}}")),
+        _ => Err(format!(
+            "template: {text:?}: unsupported action {{{{ {action} }}}}"
+        )),
     }
 }
 
@@ -95,7 +112,9 @@ fn merge_into(base: &mut Value, overlay: &Value) {
         (Value::Object(base), Value::Object(overlay)) => {
             for (key, value) in overlay {
                 match base.get_mut(key) {
-                    Some(existing) if existing.is_object() && value.is_object() => merge_into(existing, value),
+                    Some(existing) if existing.is_object() && value.is_object() => {
+                        merge_into(existing, value)
+                    }
                     _ => {
                         base.insert(key.clone(), value.clone());
                     }
@@ -115,21 +134,34 @@ mod tests {
     #[test]
     fn deployment_values_must_be_an_object() {
         assert_eq!(deployment_values(None), Ok(json!({})));
-        assert_eq!(deployment_values(Some(&json!({"a": 1}))), Ok(json!({"a": 1})));
+        assert_eq!(
+            deployment_values(Some(&json!({"a": 1}))),
+            Ok(json!({"a": 1}))
+        );
         assert!(deployment_values(Some(&json!("x"))).is_err());
     }
 
     #[test]
     fn value_templates_resolve_resource_data_in_keys_and_values() {
-        let resources = ResourceData::from([("creds".to_owned(), BTreeMap::from([("user".to_owned(), "alice".to_owned())]))]);
+        let resources = ResourceData::from([(
+            "creds".to_owned(),
+            BTreeMap::from([("user".to_owned(), "alice".to_owned())]),
+        )]);
         let values = json!({"a": "u={{ .resources.creds.data.user }}", "{{.resources.creds.data.user}}": [1, "{{ .resources.creds.data.user }}"]});
-        assert_eq!(render_value_templates(&values, &resources), Ok(json!({"a": "u=alice", "alice": [1, "alice"]})));
+        assert_eq!(
+            render_value_templates(&values, &resources),
+            Ok(json!({"a": "u=alice", "alice": [1, "alice"]}))
+        );
     }
 
     #[test]
     fn value_templates_fail_on_missing_entries_and_other_actions() {
         let resources = ResourceData::new();
-        assert!(render_value_templates(&json!("{{ .resources.x.data.y }}"), &resources).unwrap_err().contains("map has no entry for key \"x\""));
+        assert!(
+            render_value_templates(&json!("{{ .resources.x.data.y }}"), &resources)
+                .unwrap_err()
+                .contains("map has no entry for key \"x\"")
+        );
         assert!(render_value_templates(&json!("{{ .Values.x }}"), &resources).is_err());
         assert!(render_value_templates(&json!("{{ .resources.x.data.y "), &resources).is_err());
     }

@@ -39,7 +39,11 @@ pub struct KindTypes {
 impl KindTypes {
     /// The type set of `kind`, `None` while the kind is not known yet.
     pub fn types(&self, kind: &str) -> Option<BTreeSet<String>> {
-        self.kinds.lock().unwrap_or_else(PoisonError::into_inner).get(kind).cloned()
+        self.kinds
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(kind)
+            .cloned()
     }
 
     /// Records the type set of `kind`; returns whether it changed (or became known).
@@ -69,13 +73,31 @@ pub async fn run(ctx: Arc<AgentContext>) {
     let watch_stop = ctx.stop.child_token();
     let mut tasks = Vec::new();
     for kind in EXTENSION_KINDS {
-        tasks.push(tokio::spawn(watch_kind(ctx.seed.clone(), kind, kinds.clone(), sender.clone(), watch_stop.clone())));
+        tasks.push(tokio::spawn(watch_kind(
+            ctx.seed.clone(),
+            kind,
+            kinds.clone(),
+            sender.clone(),
+            watch_stop.clone(),
+        )));
     }
-    let required = Arc::new(Required { agent: ctx.clone(), kinds });
-    let concurrency = u16::try_from(ctx.config.controllers.controller_installation_required.concurrent_syncs.max(1)).unwrap_or(u16::MAX);
+    let required = Arc::new(Required {
+        agent: ctx.clone(),
+        kinds,
+    });
+    let concurrency = u16::try_from(
+        ctx.config
+            .controllers
+            .controller_installation_required
+            .concurrent_syncs
+            .max(1),
+    )
+    .unwrap_or(u16::MAX);
     let receiver = Arc::new(tokio::sync::Mutex::new(receiver));
     ctx.garden
-        .run_with_current(|client| run_with(client, required.clone(), concurrency, receiver.clone()))
+        .run_with_current(|client| {
+            run_with(client, required.clone(), concurrency, receiver.clone())
+        })
         .await;
     watch_stop.cancel();
     for task in tasks {
@@ -92,12 +114,18 @@ async fn run_with(
     let ctx = required.agent.clone();
     let seed_name = ctx.seed_name.clone();
     let (reader, writer) = reflector::store();
-    let installations = watcher(Api::<ControllerInstallation>::all(garden), watcher::Config::default())
-        .default_backoff()
-        .reflect(writer)
-        .applied_objects()
-        .try_filter(move |ci| futures::future::ready(ci.seed_name() == Some(seed_name.as_str())))
-        .predicate_filter(|ci: &ControllerInstallation| Some(hash_of(&ci.uid())), PredicateConfig::default());
+    let installations = watcher(
+        Api::<ControllerInstallation>::all(garden),
+        watcher::Config::default(),
+    )
+    .default_backoff()
+    .reflect(writer)
+    .applied_objects()
+    .try_filter(move |ci| futures::future::ready(ci.seed_name() == Some(seed_name.as_str())))
+    .predicate_filter(
+        |ci: &ControllerInstallation| Some(hash_of(&ci.uid())),
+        PredicateConfig::default(),
+    );
     // Kind changes arrive on one channel that outlives controller restarts.
     let triggers = futures::stream::unfold(changes, |changes| async move {
         let next = changes.lock().await.next().await;
@@ -120,7 +148,13 @@ fn hash_of(value: &impl std::hash::Hash) -> u64 {
 }
 
 /// Keeps the type set of one extension kind current.
-async fn watch_kind(seed: kube::Client, kind: &'static str, kinds: Arc<KindTypes>, sender: UnboundedSender<()>, stop: CancellationToken) {
+async fn watch_kind(
+    seed: kube::Client,
+    kind: &'static str,
+    kinds: Arc<KindTypes>,
+    sender: UnboundedSender<()>,
+    stop: CancellationToken,
+) {
     let resource = extension_resource(kind);
     let api: Api<DynamicObject> = Api::all_with(seed, &resource);
     let mut events = std::pin::pin!(watcher(api, watcher::Config::default()).default_backoff());
@@ -152,7 +186,9 @@ async fn watch_kind(seed: kube::Client, kind: &'static str, kinds: Arc<KindTypes
             Ok(watcher::Event::Delete(object)) => {
                 objects.remove(&key(&object));
             }
-            Err(watcher::Error::InitialListFailed(kube::Error::Api(status))) if status.is_not_found() => {
+            Err(watcher::Error::InitialListFailed(kube::Error::Api(status)))
+                if status.code == 404 =>
+            {
                 // The kind is not served in the seed: no objects of it exist.
                 objects.clear();
             }
@@ -168,14 +204,24 @@ async fn watch_kind(seed: kube::Client, kind: &'static str, kinds: Arc<KindTypes
     }
 }
 
-/// The ApiResource of an extension kind (`extensions.gardener.cloud/v1alpha1`, plural = lower-case kind + `s`).
+/// The ApiResource of an extension kind (`extensions.gardener.cloud/v1alpha1`; plural = lower-case
+/// kind + `s`, or `ies` for a trailing `y`, as the CRDs name them).
 pub fn extension_resource(kind: &str) -> ApiResource {
     let gvk = GroupVersionKind::gvk(groups::EXTENSIONS, "v1alpha1", kind);
-    ApiResource::from_gvk_with_plural(&gvk, &format!("{}s", kind.to_lowercase()))
+    let lower = kind.to_lowercase();
+    let plural = match lower.strip_suffix('y') {
+        Some(stem) => format!("{stem}ies"),
+        None => format!("{lower}s"),
+    };
+    ApiResource::from_gvk_with_plural(&gvk, &plural)
 }
 
 fn key(object: &DynamicObject) -> String {
-    format!("{}/{}", object.namespace().unwrap_or_default(), object.name_any())
+    format!(
+        "{}/{}",
+        object.namespace().unwrap_or_default(),
+        object.name_any()
+    )
 }
 
 /// The `spec.type` of an object that counts (class `shoot`/`seed`, unset = `shoot`; not `garden`).
@@ -201,8 +247,14 @@ mod tests {
 
     #[test]
     fn garden_class_objects_do_not_count() {
-        assert_eq!(counted_type(&object(None, "local")).as_deref(), Some("local"));
-        assert_eq!(counted_type(&object(Some("seed"), "local")).as_deref(), Some("local"));
+        assert_eq!(
+            counted_type(&object(None, "local")).as_deref(),
+            Some("local")
+        );
+        assert_eq!(
+            counted_type(&object(Some("seed"), "local")).as_deref(),
+            Some("local")
+        );
         assert_eq!(counted_type(&object(Some("garden"), "local")), None);
     }
 
@@ -213,7 +265,10 @@ mod tests {
         assert!(kinds.store("Network", BTreeSet::new()));
         assert!(!kinds.store("Network", BTreeSet::new()));
         assert!(kinds.store("Network", BTreeSet::from(["calico".to_owned()])));
-        assert_eq!(kinds.types("Network"), Some(BTreeSet::from(["calico".to_owned()])));
+        assert_eq!(
+            kinds.types("Network"),
+            Some(BTreeSet::from(["calico".to_owned()]))
+        );
     }
 
     #[test]
@@ -221,5 +276,6 @@ mod tests {
         let resource = extension_resource("DNSRecord");
         assert_eq!(resource.plural, "dnsrecords");
         assert_eq!(resource.api_version, "extensions.gardener.cloud/v1alpha1");
+        assert_eq!(extension_resource("BackupEntry").plural, "backupentries");
     }
 }

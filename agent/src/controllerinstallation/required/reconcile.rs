@@ -15,10 +15,6 @@ use seedlet_api::names::{condition_types, reasons};
 use super::Required;
 use crate::controllerinstallation::status::patch_conditions;
 
-/// Message of `Required=False`.
-pub const NO_EXTENSION_OBJECTS_MESSAGE: &str =
-    "no extension objects exist in the seed having the kind/type combinations the controller is responsible for";
-
 /// Errors of one required pass.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -46,10 +42,15 @@ pub enum Error {
 ///
 /// # Errors
 /// See [`Error`].
-pub async fn reconcile(ci: Arc<ControllerInstallation>, ctx: Arc<Required>) -> Result<Action, Error> {
+pub async fn reconcile(
+    ci: Arc<ControllerInstallation>,
+    ctx: Arc<Required>,
+) -> Result<Action, Error> {
     let started = tokio::time::Instant::now();
     let result = required(&ci, &ctx).await;
-    ctx.agent.metrics.reconciled(super::NAME, started.elapsed(), result.is_ok());
+    ctx.agent
+        .metrics
+        .reconciled(super::NAME, started.elapsed(), result.is_ok());
     result
 }
 
@@ -68,10 +69,18 @@ async fn required(ci: &ControllerInstallation, ctx: &Required) -> Result<Action,
     let registration = Api::<ControllerRegistration>::all(garden.clone())
         .get(&registration_name)
         .await
-        .map_err(|source| Error::ReadRegistration { name: registration_name, source })?;
+        .map_err(|source| Error::ReadRegistration {
+            name: registration_name,
+            source,
+        })?;
     let now = ctx.agent.clock.now();
     let previous = find_or_init(ci.conditions(), condition_types::REQUIRED, now);
-    let Some(next) = required_condition(&registration.spec.resources, |kind| ctx.kinds.types(kind), &previous, now) else {
+    let Some(next) = required_condition(
+        &registration.spec.resources,
+        |kind| ctx.kinds.types(kind),
+        &previous,
+        now,
+    ) else {
         return Ok(Action::await_change());
     };
     let name = ci.name_any();
@@ -95,18 +104,33 @@ pub fn required_condition(
     for resource in resources {
         match types_of(&resource.kind) {
             None => undecided = true,
-            Some(types) if types.contains(&resource.type_) => required.push(format!("{}/{}", resource.kind, resource.type_)),
+            Some(types) if types.contains(&resource.type_) => {
+                required.push(format!("{}/{}", resource.kind, resource.type_))
+            }
             Some(_) => {}
         }
     }
     if !required.is_empty() {
-        let message = format!("extension objects still exist in the seed: [{}]", required.join(" "));
-        return Some(previous.updated(ConditionStatus::True, reasons::EXTENSION_OBJECTS_EXIST, message, now));
+        let message = format!(
+            "extension objects still exist in the seed: [{}]",
+            required.join(" ")
+        );
+        return Some(previous.updated(
+            ConditionStatus::True,
+            reasons::EXTENSION_OBJECTS_EXIST,
+            message,
+            now,
+        ));
     }
     if undecided {
         return None;
     }
-    Some(previous.updated(ConditionStatus::False, reasons::NO_EXTENSION_OBJECTS, NO_EXTENSION_OBJECTS_MESSAGE, now))
+    Some(previous.updated(
+        ConditionStatus::False,
+        reasons::NO_EXTENSION_OBJECTS,
+        reasons::NO_EXTENSION_OBJECTS_MESSAGE,
+        now,
+    ))
 }
 
 #[cfg(test)]
@@ -116,7 +140,11 @@ mod tests {
     use super::*;
 
     fn resource(kind: &str, type_: &str) -> ControllerResource {
-        ControllerResource { kind: kind.into(), type_: type_.into(), ..Default::default() }
+        ControllerResource {
+            kind: kind.into(),
+            type_: type_.into(),
+            ..Default::default()
+        }
     }
 
     fn now() -> jiff::Timestamp {
@@ -132,12 +160,28 @@ mod tests {
         let types_of = |kind: &str| known.get(kind).cloned();
         let previous = Condition::initialized("Required", now());
         // (resources, expected (status, reason) or None for no change)
-        let cases: Vec<(Vec<ControllerResource>, Option<(&str, &str)>)> = vec![
-            (vec![resource("BackupBucket", "local")], Some(("True", "ExtensionObjectsExist"))),
-            (vec![resource("Network", "calico")], Some(("False", "NoExtensionObjects"))),
+        type Case = (
+            Vec<ControllerResource>,
+            Option<(&'static str, &'static str)>,
+        );
+        let cases: Vec<Case> = vec![
+            (
+                vec![resource("BackupBucket", "local")],
+                Some(("True", "ExtensionObjectsExist")),
+            ),
+            (
+                vec![resource("Network", "calico")],
+                Some(("False", "NoExtensionObjects")),
+            ),
             (vec![], Some(("False", "NoExtensionObjects"))),
             (vec![resource("Worker", "local")], None),
-            (vec![resource("Worker", "local"), resource("BackupBucket", "local")], Some(("True", "ExtensionObjectsExist"))),
+            (
+                vec![
+                    resource("Worker", "local"),
+                    resource("BackupBucket", "local"),
+                ],
+                Some(("True", "ExtensionObjectsExist")),
+            ),
         ];
         for (resources, expected) in cases {
             let got = required_condition(&resources, types_of, &previous, now());
@@ -150,7 +194,16 @@ mod tests {
     fn required_message_lists_kind_type_pairs() {
         let types_of = |_: &str| Some(BTreeSet::from(["local".to_owned()]));
         let previous = Condition::initialized("Required", now());
-        let condition = required_condition(&[resource("BackupBucket", "local")], types_of, &previous, now()).unwrap();
-        assert_eq!(condition.message, "extension objects still exist in the seed: [BackupBucket/local]");
+        let condition = required_condition(
+            &[resource("BackupBucket", "local")],
+            types_of,
+            &previous,
+            now(),
+        )
+        .unwrap();
+        assert_eq!(
+            condition.message,
+            "extension objects still exist in the seed: [BackupBucket/local]"
+        );
     }
 }

@@ -1,0 +1,209 @@
+//! Shared helpers of the end-to-end tests: garden + seed sandboxes with the Gardener CRDs, a Seed
+//! ready for extension installation, an agent running against both, and polling helpers.
+
+#![allow(dead_code)]
+
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::Api;
+use kube::api::{Patch, PatchParams, PostParams};
+use seedlet_agent::{Agent, RunningAgent};
+use seedlet_api::core::Seed;
+use seedlet_bootstrap::GardenClient;
+use seedlet_sandbox::Sandbox;
+use tokio_util::sync::CancellationToken;
+
+/// Name of the seed in every test.
+pub const SEED: &str = "local";
+
+/// Agent configuration used by the tests (leader election and servers adjusted in code).
+pub const AGENT_CONFIG: &str = r#"
+apiVersion: gardenlet.config.gardener.cloud/v1alpha1
+kind: GardenletConfiguration
+gardenClientConnection:
+  kubeconfig: /nonexistent/garden-kubeconfig
+controllers:
+  controllerInstallationCare:
+    syncPeriod: 2s
+  managedResource:
+    syncPeriod: 30s
+seedConfig:
+  metadata:
+    name: local
+    labels:
+      env: test
+  spec:
+    provider:
+      type: local
+      region: local
+      zones: [a, b]
+    networks:
+      pods: 10.1.0.0/16
+      services: 10.2.0.0/16
+"#;
+
+/// A garden and a seed sandbox.
+pub struct Clusters {
+    /// The garden.
+    pub garden: Sandbox,
+    /// The seed.
+    pub seed: Sandbox,
+}
+
+impl Clusters {
+    /// Starts both sandboxes (the seed with or without workload status simulation) and installs
+    /// the garden and seed CRDs, the garden namespaces and a Seed with a cluster identity.
+    pub async fn start(workload_simulation: bool) -> Clusters {
+        let garden = Sandbox::builder()
+            .name("garden")
+            .start()
+            .await
+            .expect("garden sandbox");
+        let seed = Sandbox::builder()
+            .name("seed")
+            .workload_simulation(workload_simulation)
+            .start()
+            .await
+            .expect("seed sandbox");
+        install_crds(&garden.client(), seedlet_api::crds::garden_crds()).await;
+        install_crds(&seed.client(), seedlet_api::crds::seed_crds()).await;
+        for name in ["garden", "gardener-system-seed-lease", "seed-local"] {
+            ensure_namespace(&garden.client(), name).await;
+        }
+        ensure_namespace(&seed.client(), "garden").await;
+        create_seed(&garden.client()).await;
+        Clusters { garden, seed }
+    }
+
+    /// Stops both sandboxes.
+    pub async fn shutdown(self) {
+        self.garden.shutdown().await;
+        self.seed.shutdown().await;
+    }
+}
+
+/// Creates `crds` and waits until each is served.
+pub async fn install_crds(client: &kube::Client, crds: Vec<CustomResourceDefinition>) {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for crd in crds {
+        match api.create(&PostParams::default(), &crd).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.is_already_exists() => {}
+            Err(error) => panic!("create crd: {error}"),
+        }
+    }
+    // CRDs are served once Established; give the sandbox a moment and verify with a list.
+    wait_until("crds established", Duration::from_secs(10), || {
+        let api = api.clone();
+        async move {
+            api.list(&Default::default()).await.is_ok_and(|list| {
+                list.items.iter().all(|crd| {
+                    crd.status
+                        .as_ref()
+                        .and_then(|s| s.conditions.as_ref())
+                        .is_some_and(|conditions| {
+                            conditions
+                                .iter()
+                                .any(|c| c.type_ == "Established" && c.status == "True")
+                        })
+                })
+            })
+        }
+    })
+    .await;
+}
+
+/// Creates namespace `name` unless it exists.
+pub async fn ensure_namespace(client: &kube::Client, name: &str) {
+    let api: Api<Namespace> = Api::all(client.clone());
+    let namespace: Namespace =
+        serde_json::from_value(serde_json::json!({"metadata": {"name": name}})).expect("namespace");
+    match api.create(&PostParams::default(), &namespace).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(status)) if status.is_already_exists() => {}
+        Err(error) => panic!("create namespace {name}: {error}"),
+    }
+}
+
+/// Creates the Seed `local` with `status.clusterIdentity` (set by gardenlet's seed controller upstream).
+pub async fn create_seed(garden: &kube::Client) {
+    let seeds: Api<Seed> = Api::all(garden.clone());
+    let seed: Seed = serde_json::from_value(serde_json::json!({
+        "apiVersion": "core.gardener.cloud/v1beta1",
+        "kind": "Seed",
+        "metadata": {"name": SEED, "labels": {"env": "test"}},
+        "spec": {
+            "provider": {"type": "local", "region": "local", "zones": ["a", "b"]},
+            "networks": {"pods": "10.1.0.0/16", "services": "10.2.0.0/16"}
+        }
+    }))
+    .expect("seed");
+    seeds
+        .create(&PostParams::default(), &seed)
+        .await
+        .expect("create seed");
+    let status = serde_json::json!({"status": {"clusterIdentity": "seed-identity"}});
+    seeds
+        .patch_status(SEED, &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .expect("seed status");
+}
+
+/// Starts an agent (no leader election, ephemeral server ports) against the clusters.
+pub async fn start_agent(clusters: &Clusters, shutdown: CancellationToken) -> RunningAgent {
+    // Logs for failing runs: `RUST_LOG=seedlet_agent=debug cargo test ... -- --nocapture`.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_test_writer()
+        .try_init();
+    let config = match seedlet_config::parse(AGENT_CONFIG, "test.yaml").expect("valid config") {
+        seedlet_config::AnyConfig::Gardenlet(config) => *config,
+        other => panic!("unexpected config kind {}", other.kind()),
+    };
+    let mut agent = Agent::new(config).expect("agent");
+    let settings = agent.settings_mut();
+    settings.health_address = "127.0.0.1:0".parse().expect("address");
+    settings.metrics_address = "127.0.0.1:0".parse().expect("address");
+    settings.leader_election = None;
+    agent
+        .with_seed_client(clusters.seed.client())
+        .with_garden_client(GardenClient::new(clusters.garden.client(), None))
+        .start(shutdown)
+        .await
+        .expect("agent starts")
+}
+
+/// Polls `check` every 50ms until it returns `Some`, panicking with `what` after `timeout`.
+pub async fn wait_for<T, F, Fut>(what: &str, timeout: Duration, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {timeout:?} waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Polls `check` until it returns `true`.
+pub async fn wait_until<F, Fut>(what: &str, timeout: Duration, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    wait_for(what, timeout, || {
+        let fut = check();
+        async move { fut.await.then_some(()) }
+    })
+    .await;
+}
