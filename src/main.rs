@@ -58,6 +58,48 @@ enum Command {
         #[arg(long)]
         seed: bool,
     },
+    /// Run the demo landscape (garden + seed sandboxes, garden controller, agent) until Ready,
+    /// or with `serve` a single sandbox API server.
+    Sandbox {
+        #[command(subcommand)]
+        serve: Option<SandboxCommand>,
+        /// State directory, kept across runs; a new temporary directory when omitted.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+        /// Exit 0 once everything is Ready (non-zero with the reason otherwise).
+        #[arg(long)]
+        once: bool,
+    },
+    /// Run the seed agent with a `GardenletConfiguration`.
+    Agent {
+        /// The agent configuration file.
+        #[arg(long, value_name = "FILE")]
+        config: PathBuf,
+    },
+    /// Run the garden-side controller with a `GardenControllerConfiguration`.
+    Garden {
+        /// The garden controller configuration file.
+        #[arg(long, value_name = "FILE")]
+        config: PathBuf,
+    },
+    /// Render a Helm chart or ControllerDeployment offline, like `helm template`; exit 2 on errors.
+    Render(seedlet_chartrender::cli::RenderArgs),
+}
+
+#[derive(Debug, Subcommand)]
+enum SandboxCommand {
+    /// Serve one sandbox API server; writes DIR/admin.kubeconfig and DIR/ca.crt once ready.
+    Serve {
+        /// State directory (CA, data, admin kubeconfig).
+        #[arg(long, value_name = "DIR")]
+        dir: PathBuf,
+        /// Port on 127.0.0.1; 0 picks a free one.
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Cluster name used in the kubeconfig.
+        #[arg(long, default_value = "sandbox")]
+        name: String,
+    },
 }
 
 fn main() -> ExitCode {
@@ -99,6 +141,75 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             );
             Ok(ExitCode::SUCCESS)
         }
+        Command::Sandbox { serve, dir, once } => {
+            init_logging(cli.log_level.unwrap_or(LogLevel::Error), one_shot_format)?;
+            let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+            runtime.block_on(async move {
+                match serve {
+                    Some(SandboxCommand::Serve { dir, port, name }) => {
+                        seedlet_sandbox::serve(seedlet_sandbox::ServeOptions { dir, port, name })
+                            .await
+                            .context("serving the sandbox")?;
+                    }
+                    None => {
+                        let options = seedlet_landscape::Options {
+                            dir,
+                            once,
+                            ..seedlet_landscape::Options::default()
+                        };
+                        let shutdown = seedlet_agent::shutdown_on_signals();
+                        seedlet_landscape::run(options, shutdown)
+                            .await
+                            .context("the sandbox landscape did not become Ready")?;
+                    }
+                }
+                Ok(ExitCode::SUCCESS)
+            })
+        }
+        Command::Agent { config } => {
+            let mut config = seedlet_config::load_gardenlet(&config)
+                .with_context(|| format!("loading {}", config.display()))?;
+            config.apply_environment(|name| std::env::var(name).ok());
+            init_logging(
+                cli.log_level.unwrap_or(config.log_level),
+                cli.log_format.unwrap_or(config.log_format),
+            )?;
+            for field in config.ignored_fields() {
+                tracing::info!(field = %field, "configuration field accepted but ignored by seedlet");
+            }
+            let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+            runtime.block_on(async move {
+                seedlet_agent::run_agent(config, seedlet_agent::shutdown_on_signals())
+                    .await
+                    .context("agent failed")
+            })?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Garden { config } => {
+            let config = seedlet_config::load_garden_controller(&config)
+                .with_context(|| format!("loading {}", config.display()))?;
+            init_logging(
+                cli.log_level.unwrap_or(config.log_level),
+                cli.log_format.unwrap_or(config.log_format),
+            )?;
+            let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+            runtime.block_on(async move {
+                seedlet_garden::runtime::run_garden(config, seedlet_agent::shutdown_on_signals())
+                    .await
+                    .context("garden controller failed")
+            })?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Render(args) => match seedlet_chartrender::cli::run(&args) {
+            Ok(output) => {
+                print!("{output}");
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(error) => {
+                eprintln!("error: {:#}", anyhow::Error::from(error));
+                Ok(ExitCode::from(EXIT_INVALID_CONFIG))
+            }
+        },
     }
 }
 

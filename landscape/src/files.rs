@@ -27,8 +27,13 @@ impl StateDir {
     /// # Errors
     /// [`Error::StateDir`] when it cannot be created.
     pub fn prepare(dir: Option<PathBuf>) -> Result<Self, Error> {
-        let root = dir.unwrap_or_else(|| std::env::temp_dir().join(format!("seedlet-sandbox-{}", std::process::id())));
-        std::fs::create_dir_all(&root).map_err(|source| Error::StateDir { path: root.clone(), source })?;
+        let root = dir.unwrap_or_else(|| {
+            std::env::temp_dir().join(format!("seedlet-sandbox-{}", std::process::id()))
+        });
+        std::fs::create_dir_all(&root).map_err(|source| Error::StateDir {
+            path: root.clone(),
+            source,
+        })?;
         Ok(Self { root })
     }
 
@@ -60,7 +65,10 @@ impl StateDir {
 
     fn write(&self, name: &str, text: &str, mode: u32) -> Result<PathBuf, Error> {
         let path = self.path(name);
-        let failed = |source| Error::StateDir { path: path.clone(), source };
+        let failed = |source| Error::StateDir {
+            path: path.clone(),
+            source,
+        };
         let mut options = std::fs::OpenOptions::new();
         options.write(true).create(true).truncate(true);
         #[cfg(unix)]
@@ -73,7 +81,8 @@ impl StateDir {
         {
             // `mode` only applies to new files; tighten an existing one too.
             use std::os::unix::fs::PermissionsExt;
-            file.set_permissions(std::fs::Permissions::from_mode(mode)).map_err(failed)?;
+            file.set_permissions(std::fs::Permissions::from_mode(mode))
+                .map_err(failed)?;
         }
         #[cfg(not(unix))]
         let _ = mode;
@@ -190,7 +199,10 @@ mod tests {
 
     #[test]
     fn written_configs_are_valid_for_their_components() {
-        for (name, text) in [("agent.yaml", agent_config("local")), ("garden.yaml", garden_controller_config())] {
+        for (name, text) in [
+            ("agent.yaml", agent_config("local")),
+            ("garden.yaml", garden_controller_config()),
+        ] {
             if let Err(error) = seedlet_config::parse(&text, name) {
                 panic!("{name} is invalid: {error}");
             }
@@ -201,19 +213,35 @@ mod tests {
     fn bootstrap_kubeconfig_carries_server_token_and_ca() {
         let text = bootstrap_kubeconfig("https://127.0.0.1:1", "PEM", "abcdef.0123456789abcdef");
         let parsed: serde_yaml::Value = serde_yaml::from_str(&text).expect("kubeconfig is YAML");
-        assert_eq!(parsed["clusters"][0]["cluster"]["server"], "https://127.0.0.1:1");
-        assert_eq!(parsed["users"][0]["user"]["token"], "abcdef.0123456789abcdef");
-        assert_eq!(parsed["clusters"][0]["cluster"]["certificate-authority-data"], STANDARD.encode("PEM"));
+        assert_eq!(
+            parsed["clusters"][0]["cluster"]["server"],
+            "https://127.0.0.1:1"
+        );
+        assert_eq!(
+            parsed["users"][0]["user"]["token"],
+            "abcdef.0123456789abcdef"
+        );
+        assert_eq!(
+            parsed["clusters"][0]["cluster"]["certificate-authority-data"],
+            STANDARD.encode("PEM")
+        );
     }
 
     #[cfg(unix)]
     #[test]
     fn kubeconfigs_are_written_with_mode_0600() {
         use std::os::unix::fs::PermissionsExt;
-        let dir = std::env::temp_dir().join(format!("seedlet-landscape-test-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("seedlet-landscape-test-{}", std::process::id()));
         let state = StateDir::prepare(Some(dir.clone())).expect("state dir");
-        let path = state.write_kubeconfig("x.kubeconfig", "secret").expect("written");
-        let mode = std::fs::metadata(&path).expect("metadata").permissions().mode() & 0o777;
+        let path = state
+            .write_kubeconfig("x.kubeconfig", "secret")
+            .expect("written");
+        let mode = std::fs::metadata(&path)
+            .expect("metadata")
+            .permissions()
+            .mode()
+            & 0o777;
         assert_eq!(mode, 0o600);
         std::fs::remove_dir_all(dir).expect("cleanup");
     }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
 use kube::api::{ObjectMeta, Patch, PatchParams};
@@ -52,14 +53,20 @@ impl BootstrapToken {
 ///
 /// # Errors
 /// [`Error::Prepare`] naming the CRD that was refused.
-pub async fn install_crds(client: &kube::Client, crds: Vec<CustomResourceDefinition>) -> Result<usize, Error> {
+pub async fn install_crds(
+    client: &kube::Client,
+    crds: Vec<CustomResourceDefinition>,
+) -> Result<usize, Error> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     let count = crds.len();
     for crd in crds {
         let name = crd.metadata.name.clone().unwrap_or_default();
         api.patch(&name, &apply_params(), &Patch::Apply(&crd))
             .await
-            .map_err(|source| Error::Prepare { step: format!("apply CustomResourceDefinition {name}"), source })?;
+            .map_err(|source| Error::Prepare {
+                step: format!("apply CustomResourceDefinition {name}"),
+                source,
+            })?;
     }
     Ok(count)
 }
@@ -71,7 +78,10 @@ pub async fn install_crds(client: &kube::Client, crds: Vec<CustomResourceDefinit
 ///
 /// # Errors
 /// [`Error::Prepare`] naming the object that could not be written.
-pub async fn prepare_garden(client: &kube::Client, seed_name: &str) -> Result<BootstrapToken, Error> {
+pub async fn prepare_garden(
+    client: &kube::Client,
+    seed_name: &str,
+) -> Result<BootstrapToken, Error> {
     for namespace in [
         namespaces::GARDEN.to_owned(),
         namespaces::SEED_LEASE.to_owned(),
@@ -82,13 +92,25 @@ pub async fn prepare_garden(client: &kube::Client, seed_name: &str) -> Result<Bo
     let identities: Api<ConfigMap> = Api::namespaced(client.clone(), namespaces::KUBE_SYSTEM);
     let identity = ConfigMap {
         metadata: named(objects::CLUSTER_IDENTITY),
-        data: Some(BTreeMap::from([(objects::CLUSTER_IDENTITY_KEY.to_owned(), "sandbox-garden".to_owned())])),
+        data: Some(BTreeMap::from([(
+            objects::CLUSTER_IDENTITY_KEY.to_owned(),
+            "sandbox-garden".to_owned(),
+        )])),
         ..ConfigMap::default()
     };
     identities
-        .patch(objects::CLUSTER_IDENTITY, &apply_params(), &Patch::Apply(&with_kind(identity, "ConfigMap")))
+        .patch(
+            objects::CLUSTER_IDENTITY,
+            &apply_params(),
+            &Patch::Apply(&with_kind(identity, "ConfigMap")),
+        )
         .await
-        .map_err(|source| Error::Prepare { step: "write the garden cluster identity".to_owned(), source })?;
+        .map_err(|source| Error::Prepare {
+            step: "write the garden cluster identity".to_owned(),
+            source,
+        })?;
+
+    ensure_seeds_rbac(client).await?;
 
     let token = BootstrapToken::generate();
     let secrets: Api<Secret> = Api::namespaced(client.clone(), namespaces::KUBE_SYSTEM);
@@ -100,17 +122,30 @@ pub async fn prepare_garden(client: &kube::Client, seed_name: &str) -> Result<Bo
         string_data: Some(BTreeMap::from([
             ("token-id".to_owned(), token.id.clone()),
             ("token-secret".to_owned(), token.secret.clone()),
-            ("usage-bootstrap-authentication".to_owned(), "true".to_owned()),
+            (
+                "usage-bootstrap-authentication".to_owned(),
+                "true".to_owned(),
+            ),
             ("usage-bootstrap-signing".to_owned(), "true".to_owned()),
             ("expiration".to_owned(), expiration.to_string()),
-            ("description".to_owned(), format!("seedlet sandbox: bootstrap of seed {seed_name}")),
+            (
+                "description".to_owned(),
+                format!("seedlet sandbox: bootstrap of seed {seed_name}"),
+            ),
         ])),
         ..Secret::default()
     };
     secrets
-        .patch(&name, &apply_params(), &Patch::Apply(&with_kind(secret, "Secret")))
+        .patch(
+            &name,
+            &apply_params(),
+            &Patch::Apply(&with_kind(secret, "Secret")),
+        )
         .await
-        .map_err(|source| Error::Prepare { step: format!("create bootstrap token Secret kube-system/{name}"), source })?;
+        .map_err(|source| Error::Prepare {
+            step: format!("create bootstrap token Secret kube-system/{name}"),
+            source,
+        })?;
     Ok(token)
 }
 
@@ -118,7 +153,10 @@ pub async fn prepare_garden(client: &kube::Client, seed_name: &str) -> Result<Bo
 ///
 /// # Errors
 /// [`Error::Prepare`] when the namespace or Secret cannot be written.
-pub async fn store_bootstrap_kubeconfig(client: &kube::Client, kubeconfig: &str) -> Result<(), Error> {
+pub async fn store_bootstrap_kubeconfig(
+    client: &kube::Client,
+    kubeconfig: &str,
+) -> Result<(), Error> {
     ensure_namespace(client, namespaces::GARDEN).await?;
     let secrets: Api<Secret> = Api::namespaced(client.clone(), namespaces::GARDEN);
     let secret = Secret {
@@ -130,9 +168,53 @@ pub async fn store_bootstrap_kubeconfig(client: &kube::Client, kubeconfig: &str)
         ..Secret::default()
     };
     secrets
-        .patch(BOOTSTRAP_SECRET, &apply_params(), &Patch::Apply(&with_kind(secret, "Secret")))
+        .patch(
+            BOOTSTRAP_SECRET,
+            &apply_params(),
+            &Patch::Apply(&with_kind(secret, "Secret")),
+        )
         .await
-        .map_err(|source| Error::Prepare { step: format!("store Secret garden/{BOOTSTRAP_SECRET} in the seed"), source })?;
+        .map_err(|source| Error::Prepare {
+            step: format!("store Secret garden/{BOOTSTRAP_SECRET} in the seed"),
+            source,
+        })?;
+    Ok(())
+}
+
+/// The ClusterRole `gardener.cloud:system:seeds` and its binding to the seeds' group, as Gardener's
+/// control-plane chart installs them. On a real garden the SeedAuthorizer narrows this to each
+/// seed's own objects; a development garden without it grants what the role says.
+async fn ensure_seeds_rbac(client: &kube::Client) -> Result<(), Error> {
+    const NAME: &str = "gardener.cloud:system:seeds";
+    let roles: Api<ClusterRole> = Api::all(client.clone());
+    let role = serde_json::json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": NAME},
+        "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}],
+    });
+    roles
+        .patch(NAME, &apply_params(), &Patch::Apply(&role))
+        .await
+        .map_err(|source| Error::Prepare {
+            step: format!("apply ClusterRole {NAME}"),
+            source,
+        })?;
+    let bindings: Api<ClusterRoleBinding> = Api::all(client.clone());
+    let binding = serde_json::json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": NAME},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": NAME},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": seedlet_api::names::csr::SEED_ORGANIZATION}],
+    });
+    bindings
+        .patch(NAME, &apply_params(), &Patch::Apply(&binding))
+        .await
+        .map_err(|source| Error::Prepare {
+            step: format!("apply ClusterRoleBinding {NAME}"),
+            source,
+        })?;
     Ok(())
 }
 
@@ -142,9 +224,16 @@ async fn ensure_namespace(client: &kube::Client, name: &str) -> Result<(), Error
         metadata: named(name),
         ..Namespace::default()
     };
-    api.patch(name, &apply_params(), &Patch::Apply(&with_kind(namespace, "Namespace")))
-        .await
-        .map_err(|source| Error::Prepare { step: format!("create namespace {name}"), source })?;
+    api.patch(
+        name,
+        &apply_params(),
+        &Patch::Apply(&with_kind(namespace, "Namespace")),
+    )
+    .await
+    .map_err(|source| Error::Prepare {
+        step: format!("create namespace {name}"),
+        source,
+    })?;
     Ok(())
 }
 
@@ -179,6 +268,10 @@ mod tests {
         let (id, secret) = bearer.split_once('.').expect("id.secret");
         assert_eq!(id.len(), 6);
         assert_eq!(secret.len(), 16);
-        assert!(bearer.bytes().all(|b| b == b'.' || TOKEN_ALPHABET.contains(&b)));
+        assert!(
+            bearer
+                .bytes()
+                .all(|b| b == b'.' || TOKEN_ALPHABET.contains(&b))
+        );
     }
 }

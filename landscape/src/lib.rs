@@ -124,7 +124,10 @@ pub async fn run(options: Options, shutdown: CancellationToken) -> Result<(), Er
                 .dir(state.path("garden"))
                 .start()
                 .await
-                .map_err(|source| Error::Sandbox { name: "garden", source })?;
+                .map_err(|source| Error::Sandbox {
+                    name: "garden",
+                    source,
+                })?;
             let detail = sandbox.endpoint();
             Ok((sandbox, detail))
         })
@@ -137,7 +140,10 @@ pub async fn run(options: Options, shutdown: CancellationToken) -> Result<(), Er
                 .workload_simulation(true)
                 .start()
                 .await
-                .map_err(|source| Error::Sandbox { name: "seed", source })?;
+                .map_err(|source| Error::Sandbox {
+                    name: "seed",
+                    source,
+                })?;
             let detail = sandbox.endpoint();
             Ok((sandbox, detail))
         })
@@ -198,61 +204,87 @@ async fn bring_up(
     let timeout = options.step_timeout;
 
     progress
-        .step("install Gardener CRDs (garden: core.gardener.cloud, seed: extensions + resources)", async {
-            let garden_count = garden_setup::install_crds(&garden_client, seedlet_api::crds::garden_crds()).await?;
-            let seed_count = garden_setup::install_crds(&seed_client, seedlet_api::crds::seed_crds()).await?;
-            Ok(((), format!("{garden_count} + {seed_count} CRDs")))
-        })
+        .step(
+            "install Gardener CRDs (garden: core.gardener.cloud, seed: extensions + resources)",
+            async {
+                let garden_count =
+                    garden_setup::install_crds(&garden_client, seedlet_api::crds::garden_crds())
+                        .await?;
+                let seed_count =
+                    garden_setup::install_crds(&seed_client, seedlet_api::crds::seed_crds())
+                        .await?;
+                Ok(((), format!("{garden_count} + {seed_count} CRDs")))
+            },
+        )
         .await?;
     let token = progress
-        .step("prepare garden: namespaces, cluster identity, bootstrap token", async {
-            let token = garden_setup::prepare_garden(&garden_client, SEED_NAME).await?;
-            let detail = format!("token {}.<secret>", token.id);
-            Ok((token, detail))
-        })
+        .step(
+            "prepare garden: namespaces, cluster identity, seeds RBAC, bootstrap token",
+            async {
+                let token = garden_setup::prepare_garden(&garden_client, SEED_NAME).await?;
+                let detail = format!("token {}.<secret>", token.id);
+                Ok((token, detail))
+            },
+        )
         .await?;
 
     let stop = shutdown.child_token();
-    let garden_config_path = state.write_config("garden-controller.yaml", &files::garden_controller_config())?;
+    let garden_config_path =
+        state.write_config("garden-controller.yaml", &files::garden_controller_config())?;
     let running_garden = progress
-        .step("start garden controller (CSR approval, seed lifecycle)", async {
-            let config = match seedlet_config::load(&garden_config_path)
-                .map_err(|source| Error::Config { component: "garden controller", source })?
-            {
-                seedlet_config::AnyConfig::GardenController(config) => *config,
-                seedlet_config::AnyConfig::Gardenlet(_) => {
-                    unreachable!("the landscape writes a GardenControllerConfiguration")
-                }
-            };
-            let running = Garden::new(config, garden_client.clone())
-                .map_err(Error::Garden)?
-                .with_addresses(files::ephemeral_address(), files::ephemeral_address())
-                .start(stop.clone())
-                .await
-                .map_err(Error::Garden)?;
-            Ok((running, garden_config_path.display().to_string()))
-        })
+        .step(
+            "start garden controller (CSR approval, seed lifecycle)",
+            async {
+                let config = match seedlet_config::load(&garden_config_path).map_err(|source| {
+                    Error::Config {
+                        component: "garden controller",
+                        source,
+                    }
+                })? {
+                    seedlet_config::AnyConfig::GardenController(config) => *config,
+                    seedlet_config::AnyConfig::Gardenlet(_) => {
+                        unreachable!("the landscape writes a GardenControllerConfiguration")
+                    }
+                };
+                let running = Garden::new(config, garden_client.clone())
+                    .map_err(Error::Garden)?
+                    .with_addresses(files::ephemeral_address(), files::ephemeral_address())
+                    .start(stop.clone())
+                    .await
+                    .map_err(Error::Garden)?;
+                Ok((running, garden_config_path.display().to_string()))
+            },
+        )
         .await?;
 
     progress
-        .step("store bootstrap kubeconfig in the seed (Secret garden/gardenlet-kubeconfig-bootstrap)", async {
-            let kubeconfig = files::bootstrap_kubeconfig(&garden.endpoint(), &garden.ca_cert_pem(), &token.bearer());
-            garden_setup::store_bootstrap_kubeconfig(&seed_client, &kubeconfig).await?;
-            Ok(((), String::new()))
-        })
+        .step(
+            "store bootstrap kubeconfig in the seed (Secret garden/gardenlet-kubeconfig-bootstrap)",
+            async {
+                let kubeconfig = files::bootstrap_kubeconfig(
+                    &garden.endpoint(),
+                    &garden.ca_cert_pem(),
+                    &token.bearer(),
+                );
+                garden_setup::store_bootstrap_kubeconfig(&seed_client, &kubeconfig).await?;
+                Ok(((), String::new()))
+            },
+        )
         .await?;
 
     let agent_config_path = state.write_config("agent.yaml", &files::agent_config(SEED_NAME))?;
     let running_agent = progress
         .step("start agent", async {
-            let config = match seedlet_config::load(&agent_config_path)
-                .map_err(|source| Error::Config { component: "agent", source })?
-            {
-                seedlet_config::AnyConfig::Gardenlet(config) => *config,
-                seedlet_config::AnyConfig::GardenController(_) => {
-                    unreachable!("the landscape writes a GardenletConfiguration")
-                }
-            };
+            let config =
+                match seedlet_config::load(&agent_config_path).map_err(|source| Error::Config {
+                    component: "agent",
+                    source,
+                })? {
+                    seedlet_config::AnyConfig::Gardenlet(config) => *config,
+                    seedlet_config::AnyConfig::GardenController(_) => {
+                        unreachable!("the landscape writes a GardenletConfiguration")
+                    }
+                };
             let mut agent = Agent::new(config).map_err(Error::Agent)?;
             let settings = agent.settings_mut();
             settings.health_address = files::ephemeral_address();
@@ -299,13 +331,21 @@ async fn wait_until_ready(
     progress
         .step("Seed registered in the garden", {
             let garden = garden.clone();
-            async move { wait::seed_registered(&garden, SEED_NAME, timeout).await.map(|detail| ((), detail)) }
+            async move {
+                wait::seed_registered(&garden, SEED_NAME, timeout)
+                    .await
+                    .map(|detail| ((), detail))
+            }
         })
         .await?;
     progress
         .step("heartbeat: Lease renewed and GardenletReady True", {
             let garden = garden.clone();
-            async move { wait::gardenlet_ready(&garden, SEED_NAME, timeout).await.map(|detail| ((), detail)) }
+            async move {
+                wait::gardenlet_ready(&garden, SEED_NAME, timeout)
+                    .await
+                    .map(|detail| ((), detail))
+            }
         })
         .await?;
     Ok(())

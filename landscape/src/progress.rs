@@ -56,7 +56,9 @@ impl Progress {
         let clear = if self.terminal { "\r\x1b[2K" } else { "" };
         // Progress output is best effort: a closed stdout must not fail the landscape.
         let _ = match &outcome {
-            Ok((_, detail)) if detail.is_empty() => writeln!(stdout, "{clear}✓ [{number}] {name} ({took})"),
+            Ok((_, detail)) if detail.is_empty() => {
+                writeln!(stdout, "{clear}✓ [{number}] {name} ({took})")
+            }
             Ok((_, detail)) => writeln!(stdout, "{clear}✓ [{number}] {name} ({took}): {detail}"),
             Err(error) => writeln!(stdout, "{clear}✗ [{number}] {name} ({took}): {error}"),
         };
@@ -65,7 +67,12 @@ impl Progress {
 }
 
 /// Drives `work` while redrawing a spinner line with the elapsed time.
-async fn spin<T, F>(number: usize, name: &str, begin: Instant, work: F) -> Result<(T, String), Error>
+async fn spin<T, F>(
+    number: usize,
+    name: &str,
+    begin: Instant,
+    work: F,
+) -> Result<(T, String), Error>
 where
     F: Future<Output = Result<(T, String), Error>>,
 {

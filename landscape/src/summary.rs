@@ -24,7 +24,11 @@ pub async fn print(garden: &kube::Client, _seed: &kube::Client, seed_name: &str)
                 );
             }
             match status.client_certificate_expiration_timestamp {
-                Some(expiry) => println!("  client certificate expires {} (in {})", expiry.0, age(now, expiry.0, true)),
+                Some(expiry) => println!(
+                    "  client certificate expires {} (in {})",
+                    expiry.0,
+                    age(now, expiry.0, true)
+                ),
                 None => println!("  client certificate expiry not reported yet"),
             }
         }
@@ -35,8 +39,15 @@ pub async fn print(garden: &kube::Client, _seed: &kube::Client, seed_name: &str)
         Ok(lease) => {
             let renewed = lease.spec.and_then(|spec| spec.renew_time);
             match renewed {
-                Some(time) => println!("  lease {}/{seed_name} renewed {} ago", namespaces::SEED_LEASE, age(now, time.0, false)),
-                None => println!("  lease {}/{seed_name} never renewed", namespaces::SEED_LEASE),
+                Some(time) => println!(
+                    "  lease {}/{seed_name} renewed {} ago",
+                    namespaces::SEED_LEASE,
+                    age(now, time.0, false)
+                ),
+                None => println!(
+                    "  lease {}/{seed_name} never renewed",
+                    namespaces::SEED_LEASE
+                ),
             }
         }
         Err(error) => println!("  cannot read Lease: {error}"),
@@ -54,12 +65,20 @@ pub fn print_kubectl_hints(state: &StateDir) {
     println!("  kubectl -n {} get leases -o wide", namespaces::SEED_LEASE);
     println!("  export KUBECONFIG={}     # the seed", seed.display());
     println!("  kubectl -n garden get secrets,leases,managedresources");
-    println!("Component configurations: {} and {}", state.path("agent.yaml").display(), state.path("garden-controller.yaml").display());
+    println!(
+        "Component configurations: {} and {}",
+        state.path("agent.yaml").display(),
+        state.path("garden-controller.yaml").display()
+    );
 }
 
 /// Whole seconds between `now` and `time`, in the future (`ahead`) or past.
 fn age(now: jiff::Timestamp, time: jiff::Timestamp, ahead: bool) -> String {
-    let span = if ahead { time.duration_since(now) } else { now.duration_since(time) };
+    let span = if ahead {
+        time.duration_since(now)
+    } else {
+        now.duration_since(time)
+    };
     let seconds = span.as_secs().max(0);
     if seconds >= 3600 {
         format!("{}h{:02}m", seconds / 3600, (seconds % 3600) / 60)

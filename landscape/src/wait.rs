@@ -19,7 +19,11 @@ use crate::files::{BOOTSTRAP_SECRET, KUBECONFIG_SECRET};
 ///
 /// # Errors
 /// [`Error::Timeout`] with what the Secrets looked like last.
-pub async fn garden_identity(garden: &kube::Client, seed: &kube::Client, timeout: Duration) -> Result<String, Error> {
+pub async fn garden_identity(
+    garden: &kube::Client,
+    seed: &kube::Client,
+    timeout: Duration,
+) -> Result<String, Error> {
     let secrets: Api<Secret> = Api::namespaced(seed.clone(), namespaces::GARDEN);
     let stored = |secret: Option<&Secret>| {
         secret
@@ -56,7 +60,10 @@ pub async fn garden_identity(garden: &kube::Client, seed: &kube::Client, timeout
                         .as_ref()?
                         .iter()
                         .find(|condition| condition.type_ == "Approved")?;
-                    Some(format!("{name} approved ({})", approval.reason.clone().unwrap_or_default()))
+                    Some(format!(
+                        "{name} approved ({})",
+                        approval.reason.clone().unwrap_or_default()
+                    ))
                 })
                 .collect::<Vec<_>>()
                 .join(", ")
@@ -69,7 +76,11 @@ pub async fn garden_identity(garden: &kube::Client, seed: &kube::Client, timeout
 ///
 /// # Errors
 /// [`Error::Timeout`].
-pub async fn seed_registered(garden: &kube::Client, seed_name: &str, timeout: Duration) -> Result<String, Error> {
+pub async fn seed_registered(
+    garden: &kube::Client,
+    seed_name: &str,
+    timeout: Duration,
+) -> Result<String, Error> {
     let seeds: Api<Seed> = Api::all(garden.clone());
     let seed = bounded(
         &format!("Seed {seed_name} in the garden"),
@@ -79,7 +90,12 @@ pub async fn seed_registered(garden: &kube::Client, seed_name: &str, timeout: Du
     .await?;
     let provider = seed
         .as_ref()
-        .map(|seed| format!("provider {}/{}", seed.spec.provider.type_, seed.spec.provider.region))
+        .map(|seed| {
+            format!(
+                "provider {}/{}",
+                seed.spec.provider.type_, seed.spec.provider.region
+            )
+        })
         .unwrap_or_default();
     Ok(provider)
 }
@@ -88,11 +104,17 @@ pub async fn seed_registered(garden: &kube::Client, seed_name: &str, timeout: Du
 ///
 /// # Errors
 /// [`Error::Timeout`] with the condition as last seen.
-pub async fn gardenlet_ready(garden: &kube::Client, seed_name: &str, timeout: Duration) -> Result<String, Error> {
+pub async fn gardenlet_ready(
+    garden: &kube::Client,
+    seed_name: &str,
+    timeout: Duration,
+) -> Result<String, Error> {
     let seeds: Api<Seed> = Api::all(garden.clone());
     let ready = |seed: Option<&Seed>| {
         seed.and_then(|seed| seed.status.as_ref())
-            .and_then(|status| seedlet_api::conditions::find(&status.conditions, condition_types::GARDENLET_READY))
+            .and_then(|status| {
+                seedlet_api::conditions::find(&status.conditions, condition_types::GARDENLET_READY)
+            })
             .is_some_and(seedlet_api::Condition::is_true)
     };
     if let Err(error) = bounded(
@@ -109,12 +131,22 @@ pub async fn gardenlet_ready(garden: &kube::Client, seed_name: &str, timeout: Du
             .flatten()
             .and_then(|seed| seed.status)
             .and_then(|status| {
-                seedlet_api::conditions::find(&status.conditions, condition_types::GARDENLET_READY).cloned()
+                seedlet_api::conditions::find(&status.conditions, condition_types::GARDENLET_READY)
+                    .cloned()
             })
-            .map(|condition| format!("{} {}: {}", condition.status, condition.reason, condition.message))
+            .map(|condition| {
+                format!(
+                    "{} {}: {}",
+                    condition.status, condition.reason, condition.message
+                )
+            })
             .unwrap_or_else(|| "no GardenletReady condition".to_owned());
         return Err(match error {
-            Error::Timeout { what, timeout, .. } => Error::Timeout { what, timeout, last },
+            Error::Timeout { what, timeout, .. } => Error::Timeout {
+                what,
+                timeout,
+                last,
+            },
             other => other,
         });
     }
