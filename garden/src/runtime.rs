@@ -109,27 +109,37 @@ impl std::fmt::Debug for GardenControllerSpec {
 /// Every built-in garden-side controller.
 pub fn builtin_controllers() -> Vec<GardenControllerSpec> {
     vec![
-        GardenControllerSpec::new(controllerregistration::NAME, |ctx| Box::pin(controllerregistration::start(ctx))),
+        GardenControllerSpec::new(controllerregistration::NAME, |ctx| {
+            Box::pin(controllerregistration::start(ctx))
+        }),
         GardenControllerSpec::new(finalizers::NAME, |ctx| Box::pin(finalizers::start(ctx))),
-        GardenControllerSpec::new(extensions_check::NAME, |ctx| Box::pin(extensions_check::start(ctx))),
+        GardenControllerSpec::new(extensions_check::NAME, |ctx| {
+            Box::pin(extensions_check::start(ctx))
+        }),
         GardenControllerSpec::new(csr_approval::NAME, |ctx| {
             let csr = Arc::new(csr_approval::Ctx {
                 client: ctx.client.clone(),
-                concurrent_syncs: u16::try_from(ctx.config.controllers.certificate_signing_request.concurrent_syncs.max(1))
-                    .unwrap_or(csr_approval::DEFAULT_CONCURRENT_SYNCS),
+                concurrent_syncs: u16::try_from(
+                    ctx.config
+                        .controllers
+                        .certificate_signing_request
+                        .concurrent_syncs
+                        .max(1),
+                )
+                .unwrap_or(csr_approval::DEFAULT_CONCURRENT_SYNCS),
             });
             Box::pin(csr_approval::run(csr))
         }),
         GardenControllerSpec::new(seed_lifecycle::NAME, |ctx| {
-        Box::pin(async move {
-            let lifecycle = Arc::new(seed_lifecycle::Ctx {
-                client: ctx.client.clone(),
-                settings: seed_lifecycle::Settings::from_config(&ctx.config),
-                clock: ctx.clock.clone(),
-                metrics: ctx.metrics.clone(),
-            });
-            seed_lifecycle::run(lifecycle, ctx.stop.clone()).await;
-        })
+            Box::pin(async move {
+                let lifecycle = Arc::new(seed_lifecycle::Ctx {
+                    client: ctx.client.clone(),
+                    settings: seed_lifecycle::Settings::from_config(&ctx.config),
+                    clock: ctx.clock.clone(),
+                    metrics: ctx.metrics.clone(),
+                });
+                seed_lifecycle::run(lifecycle, ctx.stop.clone()).await;
+            })
         }),
     ]
 }
@@ -138,9 +148,16 @@ pub fn builtin_controllers() -> Vec<GardenControllerSpec> {
 ///
 /// # Errors
 /// Client, address and server binding errors; see [`Error`].
-pub async fn run_garden(config: GardenControllerConfiguration, shutdown: CancellationToken) -> Result<(), Error> {
+pub async fn run_garden(
+    config: GardenControllerConfiguration,
+    shutdown: CancellationToken,
+) -> Result<(), Error> {
     let client = garden_client(&config).await?;
-    Garden::new(config, client)?.start(shutdown).await?.wait().await
+    Garden::new(config, client)?
+        .start(shutdown)
+        .await?
+        .wait()
+        .await
 }
 
 /// A configurable garden controller process; [`run_garden`] uses the defaults.
@@ -177,14 +194,15 @@ impl Garden {
                 field: "server.healthProbes",
                 source,
             })?;
-        let metrics_address = config
-            .server
-            .metrics
-            .socket_addr()
-            .map_err(|source| Error::InvalidAddress {
-                field: "server.metrics",
-                source,
-            })?;
+        let metrics_address =
+            config
+                .server
+                .metrics
+                .socket_addr()
+                .map_err(|source| Error::InvalidAddress {
+                    field: "server.metrics",
+                    source,
+                })?;
         Ok(Self {
             config: Arc::new(config),
             client,
@@ -244,7 +262,8 @@ impl Garden {
         .map_err(Error::Servers)?;
         let health_address = servers.health_address;
         let metrics_address = servers.metrics_address;
-        let task = tokio::spawn(self.run(metrics.clone(), readiness, servers, server_stop, shutdown));
+        let task =
+            tokio::spawn(self.run(metrics.clone(), readiness, servers, server_stop, shutdown));
         Ok(RunningGarden {
             health_address,
             metrics_address,
@@ -295,7 +314,11 @@ impl Garden {
                 stop: term.clone(),
             });
             let mut tasks = JoinSet::new();
-            tasks.spawn(ensure_rbac(self.client.clone(), readiness.clone(), term.clone()));
+            tasks.spawn(ensure_rbac(
+                self.client.clone(),
+                readiness.clone(),
+                term.clone(),
+            ));
             for spec in &self.controllers {
                 tasks.spawn(supervise(spec.clone(), ctx.clone()));
             }
@@ -351,7 +374,10 @@ async fn supervise(spec: Arc<GardenControllerSpec>, ctx: Arc<GardenContext>) {
         if ctx.stop.is_cancelled() {
             return;
         }
-        tracing::error!(controller = spec.name, "controller stopped unexpectedly, restarting");
+        tracing::error!(
+            controller = spec.name,
+            "controller stopped unexpectedly, restarting"
+        );
         tokio::select! {
             () = ctx.stop.cancelled() => return,
             () = tokio::time::sleep(CONTROLLER_RESTART_DELAY) => {}
@@ -385,10 +411,11 @@ impl RunningGarden {
 async fn garden_client(config: &GardenControllerConfiguration) -> Result<kube::Client, Error> {
     let client_config = match &config.garden_client_connection.kubeconfig {
         Some(path) => {
-            let kubeconfig = Kubeconfig::read_from(path).map_err(|source| Error::ReadKubeconfig {
-                path: path.display().to_string(),
-                source,
-            })?;
+            let kubeconfig =
+                Kubeconfig::read_from(path).map_err(|source| Error::ReadKubeconfig {
+                    path: path.display().to_string(),
+                    source,
+                })?;
             kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
                 .await
                 .map_err(|e| Error::ClientConfig(Box::new(e)))?

@@ -197,7 +197,13 @@ mod tests {
     const GOOD_USAGES: [&str; 3] = ["digital signature", "key encipherment", "client auth"];
 
     /// Name, request facts, usages, requester, and `Ok` or a fragment of the failed check.
-    type Case<'a> = (&'a str, RequestFacts, Vec<String>, &'a str, Result<(), &'a str>);
+    type Case<'a> = (
+        &'a str,
+        RequestFacts,
+        Vec<String>,
+        &'a str,
+        Result<(), &'a str>,
+    );
 
     #[test]
     fn classification_table() {
