@@ -1,6 +1,6 @@
 //! ControllerInstallation main controller (spec §2.1, §2.2, §2.7): watches the garden's
 //! ControllerInstallations of this seed (plus their ControllerRegistrations and
-//! ControllerDeployments), renders the chart and writes the extension namespace, the manifest
+//! ControllerDeployments, and the Seed's spec, metadata and cluster identity), renders the chart and writes the extension namespace, the manifest
 //! Secret and the ManagedResource `garden/<installation>` in the seed; `Valid`/`Installed` in the
 //! garden. No periodic requeue: spec changes of the installation, registration or deployment
 //! trigger. Restarts on a garden client swap.
@@ -25,7 +25,9 @@ use kube::{Api, ResourceExt};
 use seedlet_chartrender::Renderer;
 use tokio::sync::OnceCell;
 
-use seedlet_api::core::{ControllerDeployment, ControllerInstallation, ControllerRegistration};
+use seedlet_api::core::{
+    ControllerDeployment, ControllerInstallation, ControllerRegistration, Seed,
+};
 use seedlet_api::names::namespaces;
 
 use crate::AgentContext;
@@ -285,6 +287,16 @@ async fn run_with(garden: kube::Client, installer: Arc<Installer>) {
     .applied_objects()
     .try_filter(move |ci| futures::future::ready(ci.seed_name() == Some(seed_name.as_str())))
     .predicate_filter(relevant_change, PredicateConfig::default());
+    // The Seed feeds the injected values and gates installation on `status.clusterIdentity`;
+    // heartbeat writes (conditions) are filtered out by the predicate.
+    let seeds = watcher(
+        Api::<Seed>::all(garden.clone()),
+        watcher::Config::default().fields(&format!("metadata.name={}", ctx.seed_name)),
+    )
+    .default_backoff()
+    .applied_objects()
+    .predicate_filter(seed_change, PredicateConfig::default());
+    let by_seed = reader.clone();
     let by_deployment = reader.clone();
     let by_registration = reader.clone();
     Controller::for_stream(installations, reader)
@@ -295,6 +307,13 @@ async fn run_with(garden: kube::Client, installer: Arc<Installer>) {
                 installations_using_deployment(&by_deployment, &deployment.name_any())
             },
         )
+        .watches_stream(seeds, move |_seed| {
+            by_seed
+                .state()
+                .iter()
+                .map(|ci| ObjectRef::from_obj(ci.as_ref()))
+                .collect::<Vec<_>>()
+        })
         .watches(
             Api::<ControllerRegistration>::all(garden),
             watcher::Config::default(),
@@ -319,6 +338,22 @@ pub fn relevant_change(ci: &ControllerInstallation) -> Option<u64> {
     ci.metadata.deletion_timestamp.is_some().hash(&mut hasher);
     ci.finalizers().hash(&mut hasher);
     ci.annotations().hash(&mut hasher);
+    Some(hasher.finish())
+}
+
+/// Predicate of Seed events that change the installation input: spec, labels, annotations and
+/// `status.clusterIdentity` (heartbeat condition writes are dropped).
+pub fn seed_change(seed: &Seed) -> Option<u64> {
+    let mut hasher = DefaultHasher::new();
+    serde_json::to_string(&seed.spec)
+        .unwrap_or_default()
+        .hash(&mut hasher);
+    seed.labels().hash(&mut hasher);
+    seed.annotations().hash(&mut hasher);
+    seed.status
+        .as_ref()
+        .and_then(|s| s.cluster_identity.as_ref())
+        .hash(&mut hasher);
     Some(hasher.finish())
 }
 
@@ -402,6 +437,21 @@ mod tests {
             ["a", "c"]
         );
         assert!(installations_using_deployment(&reader, "nope").is_empty());
+    }
+
+    #[test]
+    fn seed_heartbeats_do_not_trigger_but_cluster_identity_does() {
+        let now = jiff::Timestamp::from_second(1_700_000_000).unwrap();
+        let seed = Seed::new("local", Default::default());
+        let mut beat = seed.clone();
+        beat.status = Some(seedlet_api::core::SeedStatus {
+            conditions: vec![seedlet_api::Condition::initialized("GardenletReady", now)],
+            ..Default::default()
+        });
+        assert_eq!(seed_change(&seed), seed_change(&beat));
+        let mut identified = beat.clone();
+        identified.status.as_mut().unwrap().cluster_identity = Some("id".into());
+        assert_ne!(seed_change(&beat), seed_change(&identified));
     }
 
     #[test]
