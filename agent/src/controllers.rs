@@ -4,13 +4,17 @@ use crate::ControllerSpec;
 use crate::controllerinstallation;
 use crate::heartbeat;
 use crate::managedresource;
+use crate::seed;
 
 /// Every built-in controller, in start order. The heartbeat comes first so that health and the
 /// seed Lease do not wait for other controllers' caches.
 pub fn builtin() -> Vec<ControllerSpec> {
     let mut controllers = vec![
         ControllerSpec::new(heartbeat::NAME, |ctx| Box::pin(heartbeat::run(ctx))),
-        ControllerSpec::new(managedresource::NAME, |ctx| Box::pin(managedresource::run(ctx))),
+        ControllerSpec::new(managedresource::NAME, |ctx| {
+            Box::pin(managedresource::run(ctx))
+        }),
+        ControllerSpec::new(seed::NAME, |ctx| Box::pin(seed::run(ctx))),
     ];
     controllers.extend(controllerinstallation::controllers());
     controllers

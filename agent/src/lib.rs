@@ -41,6 +41,7 @@ pub mod managedresource;
 pub mod metrics;
 pub mod registration;
 pub mod runtime;
+pub mod seed;
 pub mod server;
 
 use std::future::Future;
