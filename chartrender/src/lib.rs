@@ -32,7 +32,9 @@ mod values;
 pub use chart::{Chart, ChartError, Dependency, Metadata};
 pub use gotmpl::ParseError;
 pub use load::{ChartFile, Limits, LoadError};
-pub use render::{Manifest, RenderError, RenderOptions, Rendered, Renderer, parse_documents};
+pub use render::{
+    Manifest, RenderError, RenderOptions, Rendered, Renderer, install_rank, parse_documents,
+};
 pub use values::{GardenerInfo, gardener_values, merge_values};
 
 /// Any failure of this crate.

@@ -168,8 +168,9 @@ pub fn parse_documents(template: &str, text: &str) -> Result<Vec<serde_json::Val
     Ok(out)
 }
 
-/// Helm's install order; unknown kinds sort after all known ones (by name).
-fn install_rank(kind: &str) -> (usize, String) {
+/// Helm's install order as a sort key for `kind`; unknown kinds sort after all known ones (by
+/// name). The agent's ManagedResource applier applies objects in the same order.
+pub fn install_rank(kind: &str) -> (usize, String) {
     const ORDER: &[&str] = &[
         "PriorityClass",
         "Namespace",

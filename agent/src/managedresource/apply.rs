@@ -197,46 +197,9 @@ pub fn identity(reference: &ObjectReference) -> (String, String, String, String)
     )
 }
 
-/// Sort key in Helm's install order; unknown kinds last by kind, then name.
+/// Sort key in Helm's install order (shared with the chart renderer); unknown kinds last by kind,
+/// then name.
 pub fn install_order(object: &Value) -> (usize, String, String) {
-    const ORDER: &[&str] = &[
-        "PriorityClass",
-        "Namespace",
-        "NetworkPolicy",
-        "ResourceQuota",
-        "LimitRange",
-        "PodSecurityPolicy",
-        "PodDisruptionBudget",
-        "ServiceAccount",
-        "Secret",
-        "SecretList",
-        "ConfigMap",
-        "StorageClass",
-        "PersistentVolume",
-        "PersistentVolumeClaim",
-        "CustomResourceDefinition",
-        "ClusterRole",
-        "ClusterRoleList",
-        "ClusterRoleBinding",
-        "ClusterRoleBindingList",
-        "Role",
-        "RoleList",
-        "RoleBinding",
-        "RoleBindingList",
-        "Service",
-        "DaemonSet",
-        "Pod",
-        "ReplicationController",
-        "ReplicaSet",
-        "Deployment",
-        "HorizontalPodAutoscaler",
-        "StatefulSet",
-        "Job",
-        "CronJob",
-        "IngressClass",
-        "Ingress",
-        "APIService",
-    ];
     let kind = object
         .get("kind")
         .and_then(Value::as_str)
@@ -246,10 +209,8 @@ pub fn install_order(object: &Value) -> (usize, String, String) {
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_owned();
-    match ORDER.iter().position(|k| *k == kind) {
-        Some(rank) => (rank, String::new(), name),
-        None => (ORDER.len(), kind.to_owned(), name),
-    }
+    let (rank, unknown_kind) = seedlet_chartrender::install_rank(kind);
+    (rank, unknown_kind, name)
 }
 
 /// The dynamic API for an object of `resolved` kind in `namespace`.
