@@ -66,6 +66,19 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// The settings `leaderElection` describes for this process, `None` when `leaderElect` is off.
+    /// Agent and garden controller share this configuration block.
+    pub fn from_config(election: &seedlet_config::LeaderElection) -> Option<Self> {
+        election.leader_elect.then(|| Self {
+            namespace: election.resource_namespace.clone(),
+            name: election.resource_name.clone(),
+            identity: default_identity(),
+            lease_duration: election.lease_duration.as_std(),
+            renew_deadline: election.renew_deadline.as_std(),
+            retry_period: election.retry_period.as_std(),
+        })
+    }
+
     /// `namespace/name` of the lock.
     pub fn key(&self) -> String {
         format!("{}/{}", self.namespace, self.name)

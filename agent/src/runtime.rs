@@ -145,15 +145,7 @@ impl AgentSettings {
         };
         bootstrap.approval_timeout = garden.bootstrap_approval_timeout.as_std();
 
-        let election = &config.leader_election;
-        let leader_election = election.leader_elect.then(|| leader_election::Settings {
-            namespace: election.resource_namespace.clone(),
-            name: election.resource_name.clone(),
-            identity: leader_election::default_identity(),
-            lease_duration: election.lease_duration.as_std(),
-            renew_deadline: election.renew_deadline.as_std(),
-            retry_period: election.retry_period.as_std(),
-        });
+        let leader_election = leader_election::Settings::from_config(&config.leader_election);
 
         let seed = &config.controllers.seed;
         let heartbeat = heartbeat::Settings {

@@ -177,15 +177,7 @@ impl Garden {
     /// # Errors
     /// [`Error::InvalidAddress`].
     pub fn new(config: GardenControllerConfiguration, client: kube::Client) -> Result<Self, Error> {
-        let election = &config.leader_election;
-        let leader_election = election.leader_elect.then(|| leader_election::Settings {
-            namespace: election.resource_namespace.clone(),
-            name: election.resource_name.clone(),
-            identity: leader_election::default_identity(),
-            lease_duration: election.lease_duration.as_std(),
-            renew_deadline: election.renew_deadline.as_std(),
-            retry_period: election.retry_period.as_std(),
-        });
+        let leader_election = leader_election::Settings::from_config(&config.leader_election);
         let health_address = config
             .server
             .health_probes
