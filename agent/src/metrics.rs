@@ -46,6 +46,7 @@ type FloatGauge = Gauge<f64, AtomicU64>;
 /// | `seedlet_reconcile_total{controller}` | counter | reconciles per controller |
 /// | `seedlet_reconcile_errors_total{controller}` | counter | failed reconciles per controller |
 /// | `seedlet_reconcile_duration_seconds{controller}` | histogram | reconcile durations per controller |
+/// | `seedlet_controller_restarts_total{controller}` | counter | controllers that returned before their term ended and were started again |
 /// | `seedlet_garden_client_certificate_expiry_seconds{cluster="garden"}` | gauge | seconds until the garden client certificate expires (absent without a certificate) |
 /// | `seedlet_leader` | gauge | 1 while this replica holds the leader lease |
 /// | `seedlet_healthy` | gauge | 1 while the health manager reports healthy |
@@ -60,6 +61,8 @@ pub struct Metrics {
     reconciles: Family<ControllerLabels, Counter>,
     reconcile_errors: Family<ControllerLabels, Counter>,
     reconcile_duration: Family<ControllerLabels, Histogram>,
+    controller_restarts: Family<ControllerLabels, Counter>,
+    controller_restarts_total: Counter,
     garden_certificate_expiry: Family<Vec<(String, String)>, FloatGauge>,
     leader: Gauge,
     healthy: Gauge,
@@ -119,6 +122,12 @@ impl Metrics {
             Unit::Seconds,
             reconcile_duration.clone(),
         );
+        let controller_restarts = Family::<ControllerLabels, Counter>::default();
+        registry.register(
+            "controller_restarts",
+            "Controllers that returned before their leadership term ended and were started again",
+            controller_restarts.clone(),
+        );
         let garden_certificate_expiry = Family::<Vec<(String, String)>, FloatGauge>::default();
         registry.register_with_unit(
             "garden_client_certificate_expiry",
@@ -155,6 +164,8 @@ impl Metrics {
             reconciles,
             reconcile_errors,
             reconcile_duration,
+            controller_restarts,
+            controller_restarts_total: Counter::default(),
             garden_certificate_expiry,
             leader,
             healthy,
@@ -186,6 +197,21 @@ impl Metrics {
         self.reconcile_duration
             .get_or_create(&labels)
             .observe(took.as_secs_f64());
+    }
+
+    /// Records that `controller` returned before its term ended and is started again.
+    pub fn controller_restarted(&self, controller: &str) {
+        self.controller_restarts
+            .get_or_create(&ControllerLabels {
+                controller: controller.to_owned(),
+            })
+            .inc();
+        self.controller_restarts_total.inc();
+    }
+
+    /// Restarts of all controllers so far (0 while every controller keeps running).
+    pub fn controller_restarts(&self) -> u64 {
+        self.controller_restarts_total.get()
     }
 
     /// Records the `NotAfter` of the garden client certificate in use (`None` for token
@@ -262,6 +288,7 @@ mod tests {
         metrics.reconciled("heartbeat", Duration::from_millis(12), false);
         metrics.garden_certificate_not_after(Some(at(3_700)));
         metrics.set_leader(true);
+        metrics.controller_restarted("heartbeat");
         let text = metrics.encode(at(110));
         for needle in [
             "seedlet_lease_renewals_total 1",
@@ -273,11 +300,13 @@ mod tests {
             "seedlet_reconcile_duration_seconds_count{controller=\"heartbeat\"} 1",
             "seedlet_garden_client_certificate_expiry_seconds{cluster=\"garden\"} 3590.0",
             "seedlet_leader 1",
+            "seedlet_controller_restarts_total{controller=\"heartbeat\"} 1",
             "seedlet_build_info{version=\"",
         ] {
             assert!(text.contains(needle), "missing {needle:?} in\n{text}");
         }
         assert!(text.ends_with("# EOF\n"));
+        assert_eq!(metrics.controller_restarts(), 1);
     }
 
     #[test]

@@ -527,6 +527,7 @@ async fn supervise(spec: Arc<ControllerSpec>, ctx: Arc<AgentContext>) {
             controller = spec.name,
             "controller stopped unexpectedly, restarting"
         );
+        ctx.metrics.controller_restarted(spec.name);
         if sleep_or_cancel(CONTROLLER_RESTART_DELAY, &ctx.stop).await {
             return;
         }
