@@ -85,6 +85,8 @@ pub struct AgentContext {
     pub stop: CancellationToken,
     /// Field manager for server-side apply and patches.
     pub field_manager: &'static str,
+    /// systemd watchdog fed by successful heartbeats (`None` unless `$WATCHDOG_USEC` asks for one).
+    pub watchdog: Option<Arc<seedlet_systemd::Watchdog>>,
 }
 
 impl std::fmt::Debug for AgentContext {

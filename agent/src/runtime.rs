@@ -11,6 +11,7 @@ use seedlet_bootstrap::{
     BootstrapOptions, BootstrapSource, GardenClient, GardenIdentity, JitterRange, SecretRef,
 };
 use seedlet_config::GardenletConfiguration;
+use seedlet_systemd::{Notifier, State, Watchdog};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -200,7 +201,12 @@ pub async fn run_agent(
     config: GardenletConfiguration,
     shutdown: CancellationToken,
 ) -> Result<(), Error> {
-    Agent::new(config)?.start(shutdown).await?.wait().await
+    let mut agent = Agent::new(config)?;
+    if let Some(notifier) = Notifier::from_env() {
+        let watchdog = Watchdog::from_env(&notifier);
+        agent = agent.with_service_manager(notifier, watchdog);
+    }
+    agent.start(shutdown).await?.wait().await
 }
 
 /// A token cancelled on SIGTERM or SIGINT (Ctrl-C), for the process entry points. Must be called
@@ -238,7 +244,8 @@ async fn wait_for_signal() {
     let _ = tokio::signal::ctrl_c().await;
 }
 
-/// A configurable agent; [`run_agent`] is `Agent::new(config)?.start(shutdown)`.
+/// A configurable agent; [`run_agent`] is `Agent::new(config)?.start(shutdown)` plus the
+/// service manager notifications of `$NOTIFY_SOCKET`.
 pub struct Agent {
     config: Arc<GardenletConfiguration>,
     settings: AgentSettings,
@@ -246,6 +253,8 @@ pub struct Agent {
     garden_client: Option<GardenClient>,
     controllers: Vec<Arc<ControllerSpec>>,
     clock: Arc<dyn Clock>,
+    notifier: Option<Notifier>,
+    watchdog: Option<Arc<Watchdog>>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -271,6 +280,8 @@ impl Agent {
             garden_client: None,
             controllers: controllers::builtin().into_iter().map(Arc::new).collect(),
             clock: Arc::new(SystemClock),
+            notifier: None,
+            watchdog: None,
         })
     }
 
@@ -304,6 +315,16 @@ impl Agent {
     #[must_use]
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
+        self
+    }
+
+    /// Tells the service manager through `notifier` when the agent is ready (`READY=1` once the
+    /// garden credential is obtained and the Seed registered) and when it stops (`STOPPING=1`);
+    /// with a `watchdog`, every successful heartbeat may send its keepalive.
+    #[must_use]
+    pub fn with_service_manager(mut self, notifier: Notifier, watchdog: Option<Watchdog>) -> Self {
+        self.notifier = Some(notifier);
+        self.watchdog = watchdog.map(Arc::new);
         self
     }
 
@@ -421,6 +442,9 @@ impl Agent {
                 break;
             }
         }
+        if let Some(notifier) = &self.notifier {
+            notifier.notify_or_log(&[State::Stopping, State::Status("stopping")]);
+        }
         drop(identity_task);
         elector_stop.cancel();
         if let Err(error) = elector.join().await {
@@ -479,6 +503,10 @@ impl Agent {
             }
         }
         shared.readiness.set(Step::Registration, true);
+        if let Some(notifier) = &self.notifier {
+            let status = format!("seed {} registered", self.settings.registration.name);
+            notifier.notify_or_log(&[State::Ready, State::Status(&status)]);
+        }
 
         let ctx = Arc::new(AgentContext {
             seed_name: self.settings.registration.name.clone(),
@@ -492,6 +520,7 @@ impl Agent {
             readiness: shared.readiness.clone(),
             stop: term.clone(),
             field_manager: FIELD_MANAGER,
+            watchdog: self.watchdog.clone(),
         });
         shared.health.start();
         // The agent keeps no shared informer cache of its own; controllers that need one

@@ -17,6 +17,7 @@ use seedlet_agent::leader_election::{self, LeaderElector};
 use seedlet_agent::metrics::Metrics;
 use seedlet_agent::server::{ProbeState, Readiness, Servers, Step};
 use seedlet_config::GardenControllerConfiguration;
+use seedlet_systemd::{Notifier, State};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -153,11 +154,11 @@ pub async fn run_garden(
     shutdown: CancellationToken,
 ) -> Result<(), Error> {
     let client = garden_client(&config).await?;
-    Garden::new(config, client)?
-        .start(shutdown)
-        .await?
-        .wait()
-        .await
+    let mut garden = Garden::new(config, client)?;
+    if let Some(notifier) = Notifier::from_env() {
+        garden = garden.with_service_manager(notifier);
+    }
+    garden.start(shutdown).await?.wait().await
 }
 
 /// A configurable garden controller process; [`run_garden`] uses the defaults.
@@ -169,6 +170,7 @@ pub struct Garden {
     leader_election: Option<leader_election::Settings>,
     health_address: SocketAddr,
     metrics_address: SocketAddr,
+    notifier: Option<Notifier>,
 }
 
 impl Garden {
@@ -203,7 +205,16 @@ impl Garden {
             leader_election,
             health_address,
             metrics_address,
+            notifier: None,
         })
+    }
+
+    /// Tells the service manager through `notifier` when the controllers have started
+    /// (`READY=1`) and when the process stops (`STOPPING=1`).
+    #[must_use]
+    pub fn with_service_manager(mut self, notifier: Notifier) -> Self {
+        self.notifier = Some(notifier);
+        self
     }
 
     /// Overrides the probe and metrics addresses (tests bind `127.0.0.1:0`).
@@ -314,6 +325,9 @@ impl Garden {
             for spec in &self.controllers {
                 tasks.spawn(supervise(spec.clone(), ctx.clone()));
             }
+            if let Some(notifier) = &self.notifier {
+                notifier.notify_or_log(&[State::Ready, State::Status("controllers started")]);
+            }
             tokio::select! {
                 () = term.cancelled() => {}
                 _ = leading.wait_for(|l| !*l) => term.cancel(),
@@ -325,6 +339,9 @@ impl Garden {
             if shutdown.is_cancelled() {
                 break;
             }
+        }
+        if let Some(notifier) = &self.notifier {
+            notifier.notify_or_log(&[State::Stopping, State::Status("stopping")]);
         }
         elector_stop.cancel();
         if let Err(error) = elector.await {

@@ -1,7 +1,7 @@
 //! Heartbeat: every `leaseResyncSeconds`, on its own task so busy controllers cannot delay it,
 //! probe the seed API server, renew the seed Lease in the garden
 //! (`gardener-system-seed-lease/<seed>`) and keep the Seed's `GardenletReady` condition current;
-//! feeds the health manager and the lease metrics.
+//! feeds the health manager and the lease metrics, and the systemd watchdog when there is one.
 //!
 //! Renewals follow a fixed schedule (tick `n` at `start + n × period`), so slow beats do not make
 //! later ones drift; a beat is bounded by one period and a missed tick is skipped, not bunched.
@@ -137,6 +137,9 @@ pub async fn run(ctx: Arc<AgentContext>) {
         match result {
             Ok(beat) => {
                 ctx.health.set(true);
+                if let Some(watchdog) = &ctx.watchdog {
+                    watchdog.keepalive(period);
+                }
                 ctx.metrics.lease_renewed(
                     beat.renewed_at,
                     beat.renew_started.saturating_duration_since(scheduled),
