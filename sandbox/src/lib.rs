@@ -23,9 +23,11 @@ mod resources;
 mod sandbox;
 mod selectors;
 mod server;
+mod stats;
 mod status;
 mod store;
 mod validation;
 
 pub use faults::{FaultKind, Faults};
+pub use stats::RequestCounts;
 pub use sandbox::{Sandbox, SandboxBuilder, SandboxError, ServeOptions, serve};

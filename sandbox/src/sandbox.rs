@@ -286,6 +286,11 @@ impl Sandbox {
         self.faults.clone()
     }
 
+    /// Requests served so far per authenticated user (see [`crate::RequestCounts`]).
+    pub fn request_counts(&self) -> std::collections::BTreeMap<String, u64> {
+        self.api.requests.snapshot()
+    }
+
     /// Stops serving (open watches end), stops the controllers and persists state if a directory is set.
     pub async fn shutdown(self) {
         self.api.shutdown.cancel();

@@ -39,6 +39,8 @@ pub struct Api {
     pub ca: Arc<CertificateAuthority>,
     /// Fault injection switches.
     pub faults: Arc<Faults>,
+    /// Requests served per user.
+    pub requests: Arc<crate::stats::RequestCounts>,
     /// Cancelled when the server shuts down (ends watches).
     pub shutdown: tokio_util::sync::CancellationToken,
     rbac: Mutex<Option<(u64, Arc<RbacSnapshot>)>>,
@@ -51,6 +53,7 @@ impl Api {
             store,
             ca,
             faults,
+            requests: Arc::default(),
             shutdown: tokio_util::sync::CancellationToken::new(),
             rbac: Mutex::new(None),
         }
@@ -227,6 +230,7 @@ async fn serve(
             .unwrap_or_default()
     };
     let user = authenticate(api, headers, peer)?;
+    api.requests.record(&user.username);
     let target = request::parse_path(uri.path());
     let query = request::parse_query(uri.query());
     let path = match target {
