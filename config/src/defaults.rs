@@ -215,6 +215,7 @@ impl Default for ShootStateController {
         ShootStateController {
             concurrent_syncs: 5,
             sync_period: Duration::from_hours(6),
+            event_batch_period: Duration::from_millis(100),
         }
     }
 }
@@ -344,6 +345,16 @@ mod tests {
         assert!(controllers.managed_resource.enabled);
         assert_eq!(config.log_level.as_str(), "info");
         assert_eq!(config.log_format.as_str(), "json");
+    }
+
+    #[test]
+    fn shoot_state_backs_up_every_six_hours_and_batches_events_per_100ms_by_default() {
+        let mut config = GardenletConfiguration::default();
+        apply_gardenlet_defaults(&mut config);
+        let shoot_state = &config.controllers.shoot_state;
+        assert_eq!(shoot_state.sync_period, Duration::from_hours(6));
+        assert_eq!(shoot_state.event_batch_period, Duration::from_millis(100));
+        assert_eq!(shoot_state.concurrent_syncs, 5);
     }
 
     #[test]

@@ -145,6 +145,10 @@ pub struct ShootStateController {
     pub concurrent_syncs: u32,
     /// Backup interval per shoot.
     pub sync_period: Duration,
+    /// Seedlet extension: the event-driven sync (extension `status.state`/`status.resources`
+    /// and persisted Secrets) writes each ShootState at most once per this period, so bursts of
+    /// changes coalesce into few writes.
+    pub event_batch_period: Duration,
 }
 
 /// `controllers.managedResource` (seedlet extension).
