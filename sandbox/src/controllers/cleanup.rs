@@ -1,25 +1,28 @@
 //! Namespace termination (delete the contents, then finalize) and CRD cleanup (delete the custom objects,
-//! then drop the cleanup finalizer).
+//! then drop the cleanup finalizer), for the namespaces and CRDs the event stream queued.
+
+use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
 use super::gc::remove_finalizer;
+use super::index::ObjectRef;
 use crate::crd::{self, CLEANUP_FINALIZER, CRD_KEY};
 use crate::ops::{self, DeleteOptions, Ownership, Writer};
 use crate::store::{State, object_key};
 
-/// One pass over terminating namespaces; returns whether anything was written.
-pub fn namespaces(state: &mut State, writer: &Writer<'_>) -> bool {
-    let terminating: Vec<String> = state
-        .list("namespaces", None)
-        .iter()
-        .filter(|ns| ns.pointer("/metadata/deletionTimestamp").is_some())
-        .map(|ns| object_key(ns).1)
-        .collect();
+/// Advances the queued terminating namespaces; returns whether anything was written.
+pub fn namespaces(state: &mut State, queued: &BTreeSet<String>, writer: &Writer<'_>) -> bool {
     let mut changed = false;
     let registry = state.registry();
-    for namespace in terminating {
-        if state.namespace_has_objects(&namespace) {
+    for namespace in queued {
+        let terminating = state
+            .get_by_key("namespaces", "", namespace)
+            .is_some_and(|ns| ns.pointer("/metadata/deletionTimestamp").is_some());
+        if !terminating {
+            continue;
+        }
+        if state.namespace_has_objects(namespace) {
             for key in state.resource_keys() {
                 let Some(rt) = registry.by_storage_key(&key) else {
                     continue;
@@ -27,14 +30,13 @@ pub fn namespaces(state: &mut State, writer: &Writer<'_>) -> bool {
                 if !rt.namespaced {
                     continue;
                 }
-                for object in state.list(&key, Some(&namespace)) {
+                for object in state.list(&key, Some(namespace)) {
                     if object.pointer("/metadata/deletionTimestamp").is_some() {
                         continue;
                     }
                     let name = object_key(&object).1;
-                    changed |=
-                        ops::delete(state, &rt, &namespace, &name, &DeleteOptions::default())
-                            .is_ok();
+                    changed |= ops::delete(state, &rt, namespace, &name, &DeleteOptions::default())
+                        .is_ok();
                 }
             }
             continue;
@@ -42,7 +44,7 @@ pub fn namespaces(state: &mut State, writer: &Writer<'_>) -> bool {
         let Some(rt) = registry.by_storage_key("namespaces") else {
             continue;
         };
-        let Some(current) = state.get(&rt, "", &namespace) else {
+        let Some(current) = state.get(&rt, "", namespace) else {
             continue;
         };
         let mut object = (*current).clone();
@@ -61,7 +63,7 @@ pub fn namespaces(state: &mut State, writer: &Writer<'_>) -> bool {
             state,
             &rt,
             "",
-            &namespace,
+            namespace,
             "finalize",
             object,
             writer,
@@ -72,16 +74,20 @@ pub fn namespaces(state: &mut State, writer: &Writer<'_>) -> bool {
     changed
 }
 
-/// One pass over deleting CRDs; returns whether anything was written.
-pub fn custom_resource_definitions(state: &mut State, writer: &Writer<'_>) -> bool {
-    let deleting: Vec<Value> = state
-        .list(CRD_KEY, None)
+/// Advances the queued deleting CRDs; returns whether anything was written.
+pub fn custom_resource_definitions(
+    state: &mut State,
+    queued: &BTreeSet<String>,
+    writer: &Writer<'_>,
+) -> bool {
+    let deleting: Vec<Value> = queued
         .iter()
+        .filter_map(|name| state.get_by_key(CRD_KEY, "", name))
         .filter(|c| {
             c.pointer("/metadata/deletionTimestamp").is_some()
                 && ops::finalizers(c).iter().any(|f| f == CLEANUP_FINALIZER)
         })
-        .map(|c| (**c).clone())
+        .map(|c| (*c).clone())
         .collect();
     let mut changed = false;
     for definition in deleting {
@@ -99,11 +105,11 @@ pub fn custom_resource_definitions(state: &mut State, writer: &Writer<'_>) -> bo
             }
         }
         if remaining == 0 {
-            let location = (
-                CRD_KEY.to_string(),
-                String::new(),
-                object_key(&definition).1,
-            );
+            let location = ObjectRef {
+                key: CRD_KEY.to_string(),
+                namespace: String::new(),
+                name: object_key(&definition).1,
+            };
             changed |= remove_finalizer(state, &location, CLEANUP_FINALIZER, writer);
         }
     }

@@ -1,154 +1,133 @@
 //! Owner-reference garbage collection: dependents of vanished owners are deleted; `foregroundDeletion`
 //! owners wait for their blocking dependents; `orphan` owners release their dependents first.
+//!
+//! Both passes look only at the objects the event stream queued (see [`super::index`]), with the
+//! index answering "does this UID still exist" and "who depends on this UID".
 
-use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
+use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
+use super::index::{Index, ObjectRef};
 use crate::ops::{self, DeleteOptions, Ownership, Writer};
-use crate::store::{State, object_key};
+use crate::resources::Registry;
+use crate::store::State;
 
-/// Where an object is stored.
-#[derive(Clone, Debug)]
-struct Location {
-    key: String,
-    namespace: String,
-    name: String,
-}
-
-/// One garbage-collection pass; returns whether anything was written.
-pub fn pass(state: &mut State, writer: &Writer<'_>) -> bool {
+/// Deletes the queued dependents whose owners (of served kinds) are all gone; returns whether
+/// anything was written.
+pub fn collect(state: &mut State, index: &Index, queued: &BTreeSet<ObjectRef>) -> bool {
     let registry = state.registry();
-    let mut existing: HashSet<String> = HashSet::new();
-    let mut dependents: HashMap<String, Vec<(Location, Arc<Value>)>> = HashMap::new();
-    let mut owners_waiting: Vec<(Location, Arc<Value>)> = Vec::new();
-    for key in state.resource_keys() {
-        for object in state.list(&key, None) {
-            let (namespace, name) = object_key(&object);
-            let location = Location {
-                key: key.clone(),
-                namespace,
-                name,
-            };
-            if let Some(uid) = object.pointer("/metadata/uid").and_then(Value::as_str) {
-                existing.insert(uid.to_string());
-            }
-            for reference in object
-                .pointer("/metadata/ownerReferences")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                if let Some(uid) = reference.get("uid").and_then(Value::as_str) {
-                    dependents
-                        .entry(uid.to_string())
-                        .or_default()
-                        .push((location.clone(), object.clone()));
-                }
-            }
-            let finalizers = ops::finalizers(&object);
-            if object.pointer("/metadata/deletionTimestamp").is_some()
-                && finalizers
-                    .iter()
-                    .any(|f| f == "foregroundDeletion" || f == "orphan")
-            {
-                owners_waiting.push((location, object.clone()));
-            }
-        }
-    }
     let mut changed = false;
-
-    // Dependents whose owners (of served kinds) are all gone.
-    let mut collected: HashSet<String> = HashSet::new();
-    for (owner_uid, items) in &dependents {
-        if existing.contains(owner_uid) {
+    for target in queued {
+        let Some(object) = target.fetch(state) else {
+            continue;
+        };
+        if object.pointer("/metadata/deletionTimestamp").is_some() {
             continue;
         }
-        for (location, object) in items {
-            let references = object
-                .pointer("/metadata/ownerReferences")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
-            let all_gone = references.iter().all(|r| {
-                let uid = r.get("uid").and_then(Value::as_str).unwrap_or_default();
-                let kind_served = registry
-                    .by_kind(
-                        r.get("apiVersion")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default(),
-                        r.get("kind").and_then(Value::as_str).unwrap_or_default(),
-                    )
-                    .is_some();
-                kind_served && !existing.contains(uid)
-            });
-            let deleting = object.pointer("/metadata/deletionTimestamp").is_some();
-            let id = format!("{}/{}/{}", location.key, location.namespace, location.name);
-            if all_gone && !deleting && collected.insert(id) {
-                changed |= delete(state, location);
-            }
-        }
-    }
-
-    // Owners deleting in the foreground or orphaning.
-    for (location, owner) in owners_waiting {
-        let uid = owner
-            .pointer("/metadata/uid")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        let children = dependents.get(&uid).cloned().unwrap_or_default();
-        let finalizers = ops::finalizers(&owner);
-        let finalizer = if finalizers.iter().any(|f| f == "orphan") {
-            "orphan"
-        } else {
-            "foregroundDeletion"
-        };
-        let mut blocking = false;
-        for (child_location, child) in &children {
-            if finalizer == "orphan" {
-                changed |= release(state, child_location, &uid, writer);
-                continue;
-            }
-            let blocks = child
-                .pointer("/metadata/ownerReferences")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .any(|r| {
-                    r.get("uid").and_then(Value::as_str) == Some(uid.as_str())
-                        && r.get("blockOwnerDeletion") == Some(&json!(true))
-                });
-            blocking |= blocks;
-            if child.pointer("/metadata/deletionTimestamp").is_none() {
-                changed |= delete(state, child_location);
-            }
-        }
-        if !blocking {
-            changed |= remove_finalizer(state, &location, finalizer, writer);
+        let references = object
+            .pointer("/metadata/ownerReferences")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        if all_owners_gone(references, index, &registry) {
+            changed |= delete(state, target);
         }
     }
     changed
 }
 
-fn delete(state: &mut State, location: &Location) -> bool {
-    let Some(rt) = state.registry().by_storage_key(&location.key) else {
+/// Whether every owner reference names a served kind whose object no longer exists (a reference
+/// to a kind nobody serves can't be checked, so it keeps the dependent, like kube's GC).
+fn all_owners_gone(references: &[Value], index: &Index, registry: &Registry) -> bool {
+    !references.is_empty()
+        && references.iter().all(|r| {
+            let text = |field: &str| r.get(field).and_then(Value::as_str).unwrap_or_default();
+            registry.by_kind(text("apiVersion"), text("kind")).is_some()
+                && !index.exists(text("uid"))
+        })
+}
+
+/// Finishes the queued owners that are deleting in the foreground (once no dependent blocks) or
+/// orphaning (after releasing every dependent); returns whether anything was written.
+pub fn finish_owners(
+    state: &mut State,
+    index: &Index,
+    queued: &BTreeSet<ObjectRef>,
+    writer: &Writer<'_>,
+) -> bool {
+    let mut changed = false;
+    for target in queued {
+        let Some(owner) = target.fetch(state) else {
+            continue;
+        };
+        if owner.pointer("/metadata/deletionTimestamp").is_none() {
+            continue;
+        }
+        let finalizers = ops::finalizers(&owner);
+        let finalizer = if finalizers.iter().any(|f| f == "orphan") {
+            "orphan"
+        } else if finalizers.iter().any(|f| f == "foregroundDeletion") {
+            "foregroundDeletion"
+        } else {
+            continue;
+        };
+        let uid = owner
+            .pointer("/metadata/uid")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let mut blocking = false;
+        for child_ref in index.dependents_of(&uid) {
+            let Some(child) = child_ref.fetch(state) else {
+                continue;
+            };
+            if finalizer == "orphan" {
+                changed |= release(state, &child_ref, &uid, writer);
+                continue;
+            }
+            blocking |= blocks_owner(&child, &uid);
+            if child.pointer("/metadata/deletionTimestamp").is_none() {
+                changed |= delete(state, &child_ref);
+            }
+        }
+        if !blocking {
+            changed |= remove_finalizer(state, target, finalizer, writer);
+        }
+    }
+    changed
+}
+
+/// Whether `child` references `owner_uid` with `blockOwnerDeletion: true`.
+fn blocks_owner(child: &Value, owner_uid: &str) -> bool {
+    child
+        .pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .any(|r| {
+            r.get("uid").and_then(Value::as_str) == Some(owner_uid)
+                && r.get("blockOwnerDeletion") == Some(&json!(true))
+        })
+}
+
+fn delete(state: &mut State, target: &ObjectRef) -> bool {
+    let Some(rt) = state.registry().by_storage_key(&target.key) else {
         return false;
     };
     let options = DeleteOptions {
         propagation: Some("Background".into()),
         ..DeleteOptions::default()
     };
-    ops::delete(state, &rt, &location.namespace, &location.name, &options).is_ok()
+    ops::delete(state, &rt, &target.namespace, &target.name, &options).is_ok()
 }
 
 /// Removes the owner reference to `owner_uid` from a dependent.
-fn release(state: &mut State, location: &Location, owner_uid: &str, writer: &Writer<'_>) -> bool {
-    let Some(rt) = state.registry().by_storage_key(&location.key) else {
+fn release(state: &mut State, target: &ObjectRef, owner_uid: &str, writer: &Writer<'_>) -> bool {
+    let Some(rt) = state.registry().by_storage_key(&target.key) else {
         return false;
     };
-    let Some(current) = state.get(&rt, &location.namespace, &location.name) else {
+    let Some(current) = target.fetch(state) else {
         return false;
     };
     let mut object = (*current).clone();
@@ -164,8 +143,8 @@ fn release(state: &mut State, location: &Location, owner_uid: &str, writer: &Wri
     ops::update(
         state,
         &rt,
-        &location.namespace,
-        &location.name,
+        &target.namespace,
+        &target.name,
         "",
         object,
         writer,
@@ -177,14 +156,14 @@ fn release(state: &mut State, location: &Location, owner_uid: &str, writer: &Wri
 /// Removes one finalizer from an object (which removes the object if it was the last one).
 pub fn remove_finalizer(
     state: &mut State,
-    location_key: &LocationRef<'_>,
+    target: &ObjectRef,
     finalizer: &str,
     writer: &Writer<'_>,
 ) -> bool {
-    let Some(rt) = state.registry().by_storage_key(location_key.key()) else {
+    let Some(rt) = state.registry().by_storage_key(&target.key) else {
         return false;
     };
-    let Some(current) = state.get(&rt, location_key.namespace(), location_key.name()) else {
+    let Some(current) = target.fetch(state) else {
         return false;
     };
     let mut object = (*current).clone();
@@ -200,8 +179,8 @@ pub fn remove_finalizer(
     ops::update(
         state,
         &rt,
-        location_key.namespace(),
-        location_key.name(),
+        &target.namespace,
+        &target.name,
         "",
         object,
         writer,
@@ -210,39 +189,24 @@ pub fn remove_finalizer(
     .is_ok()
 }
 
-/// Anything that names a stored object.
-pub trait LocationLike {
-    /// Storage key.
-    fn key(&self) -> &str;
-    /// Namespace.
-    fn namespace(&self) -> &str;
-    /// Name.
-    fn name(&self) -> &str;
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// A borrowed object location.
-pub type LocationRef<'a> = dyn LocationLike + 'a;
+    #[test]
+    fn dependent_blocks_only_the_owner_it_names_with_block_owner_deletion() {
+        let child = json!({"metadata": {"ownerReferences": [
+            {"uid": "a", "blockOwnerDeletion": true},
+            {"uid": "b", "blockOwnerDeletion": false},
+        ]}});
+        assert!(blocks_owner(&child, "a"));
+        assert!(!blocks_owner(&child, "b"));
+        assert!(!blocks_owner(&child, "c"));
+    }
 
-impl LocationLike for Location {
-    fn key(&self) -> &str {
-        &self.key
-    }
-    fn namespace(&self) -> &str {
-        &self.namespace
-    }
-    fn name(&self) -> &str {
-        &self.name
-    }
-}
-
-impl LocationLike for (String, String, String) {
-    fn key(&self) -> &str {
-        &self.0
-    }
-    fn namespace(&self) -> &str {
-        &self.1
-    }
-    fn name(&self) -> &str {
-        &self.2
+    #[test]
+    fn object_without_owner_references_is_never_collected() {
+        let registry = Registry::new(Vec::new());
+        assert!(!all_owners_gone(&[], &Index::default(), &registry));
     }
 }

@@ -1,21 +1,30 @@
 //! The built-in controllers kube-controller-manager would run: garbage collection, namespace and CRD
-//! cleanup, the CSR signer and (optionally) workload status simulation. They run in one task that
-//! wakes on every store change and at least every half second.
+//! cleanup, the CSR signer and (optionally) workload status simulation.
+//!
+//! They run in one task driven by the store's event stream: each event updates an [`Index`] and
+//! queues the objects whose decision it may change, and a pass (after a short settle, so bursts
+//! are handled together) looks only at those, so a write costs O(changed) rather than O(stored).
+//! The task starts from a full index of what is stored and rebuilds it if it ever falls behind the
+//! event stream; nothing the controllers decide depends on time, so no periodic resync is needed.
 
 mod cleanup;
 mod gc;
+mod index;
 mod signer;
 mod workloads;
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::sync::broadcast::{self, error::TryRecvError};
+
+use self::index::{Index, Work};
 use crate::authn::UserInfo;
 use crate::handlers::Api;
 use crate::ops::Writer;
+use crate::pki::CertificateAuthority;
+use crate::store::{Event, State};
 
-/// Longest time between two controller passes.
-const RESYNC: Duration = Duration::from_millis(500);
 /// Pause after a change before a pass, so bursts of writes are handled together.
 const SETTLE: Duration = Duration::from_millis(20);
 
@@ -26,29 +35,107 @@ pub async fn run(api: Arc<Api>, simulate_workloads: bool) {
         groups: vec!["system:authenticated".into()],
         ..UserInfo::default()
     };
+    let mut controllers = {
+        let state = api.store.lock();
+        Controllers::start(&state, simulate_workloads)
+    };
     loop {
-        tokio::select! {
-            _ = api.store.changed() => tokio::time::sleep(SETTLE).await,
-            _ = tokio::time::sleep(RESYNC) => {}
-            _ = api.shutdown.cancelled() => return,
+        if controllers.work.is_empty() {
+            tokio::select! {
+                received = controllers.events.recv() => {
+                    if !controllers.receive(received) {
+                        return;
+                    }
+                }
+                _ = api.shutdown.cancelled() => return,
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(SETTLE) => {}
+                _ = api.shutdown.cancelled() => return,
+            }
         }
         let writer = Writer {
             manager: "kube-controller-manager",
             user: &user,
         };
-        let mut changed = false;
-        {
-            let mut state = api.store.lock();
-            changed |= gc::pass(&mut state, &writer);
-            changed |= cleanup::namespaces(&mut state, &writer);
-            changed |= cleanup::custom_resource_definitions(&mut state, &writer);
-            changed |= signer::pass(&mut state, &api.ca, &writer);
-            if simulate_workloads {
-                changed |= workloads::pass(&mut state, &writer);
+        let mut state = api.store.lock();
+        controllers.catch_up(&state);
+        controllers.pass(&mut state, &api.ca, &writer);
+    }
+}
+
+/// The controllers' event subscription, index and queues.
+struct Controllers {
+    events: broadcast::Receiver<Arc<Event>>,
+    index: Index,
+    work: Work,
+    simulate_workloads: bool,
+    /// Events received before `catch_up`, applied under the store lock together with the rest.
+    pending: Vec<Arc<Event>>,
+    /// Set when events were missed: the next `catch_up` rebuilds the index.
+    lagged: bool,
+}
+
+impl Controllers {
+    /// Subscribes and indexes everything stored, queueing it all once (like a controller's first list).
+    /// Must be called with the store locked, so no event falls between the two.
+    fn start(state: &State, simulate_workloads: bool) -> Self {
+        let events = state.subscribe();
+        let mut work = Work::default();
+        let index = Index::rebuild(state, &mut work);
+        Controllers {
+            events,
+            index,
+            work,
+            simulate_workloads,
+            pending: Vec::new(),
+            lagged: false,
+        }
+    }
+
+    /// Takes one received event; returns false when the store is gone.
+    fn receive(&mut self, received: Result<Arc<Event>, broadcast::error::RecvError>) -> bool {
+        match received {
+            Ok(event) => self.pending.push(event),
+            Err(broadcast::error::RecvError::Lagged(_)) => self.lagged = true,
+            Err(broadcast::error::RecvError::Closed) => return false,
+        }
+        true
+    }
+
+    /// Applies every event up to now. Called with the store locked: events are sent under the same
+    /// lock, so afterwards the index matches the state exactly.
+    fn catch_up(&mut self, state: &State) {
+        loop {
+            match self.events.try_recv() {
+                Ok(event) => self.pending.push(event),
+                Err(TryRecvError::Lagged(_)) => self.lagged = true,
+                Err(TryRecvError::Empty | TryRecvError::Closed) => break,
             }
         }
-        if changed {
-            api.store.notify_changed();
+        if self.lagged {
+            self.lagged = false;
+            self.pending.clear();
+            self.index = Index::rebuild(state, &mut self.work);
+            return;
+        }
+        for event in self.pending.drain(..) {
+            self.index.observe(&event, &mut self.work);
+        }
+        self.index.registry_changed(state, &mut self.work);
+    }
+
+    /// Runs each controller over its queue. What they write comes back as events and queues the
+    /// follow-up work (a deleted child re-queues its owner, a deleted object its namespace).
+    fn pass(&mut self, state: &mut State, ca: &CertificateAuthority, writer: &Writer<'_>) {
+        let work = std::mem::take(&mut self.work);
+        gc::collect(state, &self.index, &work.dependents);
+        gc::finish_owners(state, &self.index, &work.owners, writer);
+        cleanup::namespaces(state, &work.namespaces, writer);
+        cleanup::custom_resource_definitions(state, &work.custom_resource_definitions, writer);
+        signer::pass(state, &work.certificate_signing_requests, ca, writer);
+        if self.simulate_workloads {
+            workloads::pass(state, &work.workloads, writer);
         }
     }
 }

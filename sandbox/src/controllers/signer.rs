@@ -1,21 +1,31 @@
 //! The `kubernetes.io/kube-apiserver-client` signer: approved CSRs get a certificate from the cluster CA.
 
+use std::collections::BTreeSet;
+
 use serde_json::{Value, json};
 
 use crate::csr::{self, SignerOutcome};
 use crate::ops::{self, Ownership, Writer};
 use crate::pki::CertificateAuthority;
-use crate::store::{State, object_key};
+use crate::store::State;
 
-const CSR_KEY: &str = "certificatesigningrequests.certificates.k8s.io";
+use super::index::CSR_KEY;
 
-/// One signing pass; returns whether anything was written.
-pub fn pass(state: &mut State, ca: &CertificateAuthority, writer: &Writer<'_>) -> bool {
+/// Signs (or fails) the queued CSRs; returns whether anything was written.
+pub fn pass(
+    state: &mut State,
+    queued: &BTreeSet<String>,
+    ca: &CertificateAuthority,
+    writer: &Writer<'_>,
+) -> bool {
     let Some(rt) = state.registry().by_storage_key(CSR_KEY) else {
         return false;
     };
     let mut changed = false;
-    for request in state.list(CSR_KEY, None) {
+    for name in queued {
+        let Some(request) = state.get_by_key(CSR_KEY, "", name) else {
+            continue;
+        };
         let outcome = csr::signer_outcome(&request, ca);
         let mut object = (*request).clone();
         match outcome {
@@ -39,12 +49,11 @@ pub fn pass(state: &mut State, ca: &CertificateAuthority, writer: &Writer<'_>) -
                 }
             }
         }
-        let name = object_key(&request).1;
         changed |= ops::update(
             state,
             &rt,
             "",
-            &name,
+            name,
             "status",
             object,
             writer,

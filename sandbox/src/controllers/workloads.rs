@@ -1,12 +1,16 @@
 //! Workload status simulation (like kwok): Deployments, StatefulSets, DaemonSets, ReplicaSets and Jobs
 //! report a ready status for their current generation, so health checks go green without nodes.
 
+use std::collections::BTreeSet;
+
 use serde_json::{Value, json};
 
+use super::index::ObjectRef;
 use crate::ops::{self, Ownership, Writer};
-use crate::store::{State, object_key};
+use crate::store::State;
 
-const KINDS: &[&str] = &[
+/// Storage keys of the simulated workload kinds.
+pub const KINDS: &[&str] = &[
     "deployments.apps",
     "statefulsets.apps",
     "daemonsets.apps",
@@ -14,39 +18,39 @@ const KINDS: &[&str] = &[
     "jobs.batch",
 ];
 
-/// One simulation pass; returns whether anything was written.
-pub fn pass(state: &mut State, writer: &Writer<'_>) -> bool {
+/// Simulates the status of the queued workloads; returns whether anything was written.
+pub fn pass(state: &mut State, queued: &BTreeSet<ObjectRef>, writer: &Writer<'_>) -> bool {
     let registry = state.registry();
     let mut changed = false;
-    for key in KINDS {
-        let Some(rt) = registry.by_storage_key(key) else {
+    for target in queued {
+        let Some(rt) = registry.by_storage_key(&target.key) else {
             continue;
         };
-        for object in state.list(key, None) {
-            if object.pointer("/metadata/deletionTimestamp").is_some() {
-                continue;
-            }
-            let Some(status) = desired_status(&rt.kind, &object, &ops::now_rfc3339()) else {
-                continue;
-            };
-            if status_matches(object.get("status"), &status) {
-                continue;
-            }
-            let mut updated = (*object).clone();
-            updated["status"] = status;
-            let (namespace, name) = object_key(&object);
-            changed |= ops::update(
-                state,
-                &rt,
-                &namespace,
-                &name,
-                "status",
-                updated,
-                writer,
-                Ownership::Record,
-            )
-            .is_ok();
+        let Some(object) = target.fetch(state) else {
+            continue;
+        };
+        if object.pointer("/metadata/deletionTimestamp").is_some() {
+            continue;
         }
+        let Some(status) = desired_status(&rt.kind, &object, &ops::now_rfc3339()) else {
+            continue;
+        };
+        if status_matches(object.get("status"), &status) {
+            continue;
+        }
+        let mut updated = (*object).clone();
+        updated["status"] = status;
+        changed |= ops::update(
+            state,
+            &rt,
+            &target.namespace,
+            &target.name,
+            "status",
+            updated,
+            writer,
+            Ownership::Record,
+        )
+        .is_ok();
     }
     changed
 }

@@ -57,7 +57,7 @@ pub fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
             PatchKind::Json => {
                 let operations: json_patch::Patch = serde_json::from_value(patch)
                     .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
-                json_patch::patch(&mut document, &operations).map_err(|_| {
+                json_patch_missing_is_null(&mut document, &operations).map_err(|_| {
                     ApiError::status(
                         422,
                         "Invalid",
@@ -82,7 +82,6 @@ pub fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
             Ownership::Record,
         )?
     };
-    call.api.store.notify_changed();
     Ok(json_response(200, &present(call, &stored)))
 }
 
@@ -181,11 +180,31 @@ fn apply(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
             None => return Err(ApiError::not_found(&call.rt, &call.path.name)),
         }
     };
-    call.api.store.notify_changed();
     Ok(json_response(
         if created { 201 } else { 200 },
         &present(call, &stored),
     ))
+}
+
+/// Applies a JSON patch atomically the way kube-apiserver (evanphx/json-patch) does: a `test`
+/// of `null` passes on a missing path. kube-runtime's finalizer helper relies on it
+/// (`test /metadata/finalizers == null` before `add`).
+fn json_patch_missing_is_null(
+    document: &mut Value,
+    operations: &json_patch::Patch,
+) -> Result<(), json_patch::PatchError> {
+    let mut working = document.clone();
+    for operation in operations.iter() {
+        if let json_patch::PatchOperation::Test(test) = operation
+            && test.value.is_null()
+            && working.pointer(test.path.as_str()).is_none()
+        {
+            continue;
+        }
+        json_patch::patch(&mut working, std::slice::from_ref(operation))?;
+    }
+    *document = working;
+    Ok(())
 }
 
 fn conflict_error(conflicts: &[managed::Conflict]) -> ApiError {

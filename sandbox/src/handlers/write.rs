@@ -21,7 +21,6 @@ pub fn create(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         let mut state = call.api.store.lock();
         ops::create(&mut state, &call.rt, &call.path.namespace, body, &writer)?
     };
-    call.api.store.notify_changed();
     Ok(json_response(201, &present(call, &stored)))
 }
 
@@ -50,7 +49,6 @@ pub fn update(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
             Ownership::Record,
         )?
     };
-    call.api.store.notify_changed();
     Ok(json_response(200, &present(call, &stored)))
 }
 
@@ -75,7 +73,6 @@ pub fn delete(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
             &options,
         )?
     };
-    call.api.store.notify_changed();
     Ok(match outcome {
         DeleteOutcome::Removed(object) => {
             json_response(200, &ops::deleted_status(&call.rt, &object))
@@ -113,7 +110,6 @@ pub fn delete_collection(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         }
         (items, state.resource_version())
     };
-    call.api.store.notify_changed();
     let mut metadata = Map::new();
     metadata.insert("resourceVersion".into(), json!(rv.to_string()));
     Ok(json_response(200, &list_body(call, items, metadata)))

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::{Value, json};
-use tokio::sync::{Notify, broadcast};
+use tokio::sync::broadcast;
 
 pub use persist::{PersistError, write_private};
 
@@ -74,7 +74,6 @@ pub struct State {
 /// Shared storage handle.
 pub struct Store {
     state: Mutex<State>,
-    changed: Notify,
     dir: Option<PathBuf>,
 }
 
@@ -105,7 +104,6 @@ impl Store {
         state.registry = Arc::new(registry_for(&state));
         Ok(Store {
             state: Mutex::new(state),
-            changed: Notify::new(),
             dir,
         })
     }
@@ -116,16 +114,6 @@ impl Store {
         self.state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Wakes controllers after a change.
-    pub fn notify_changed(&self) {
-        self.changed.notify_waiters();
-    }
-
-    /// Resolves at the next change notification.
-    pub async fn changed(&self) {
-        self.changed.notified().await;
     }
 
     /// Writes the state to the persistence directory if it changed since the last flush.
@@ -203,6 +191,11 @@ impl State {
             .filter(|((n, _), _)| namespace.is_none_or(|ns| ns == n))
             .map(|(_, v)| v.clone())
             .collect()
+    }
+
+    /// How many objects of a resource are stored.
+    pub fn count(&self, key: &str) -> usize {
+        self.objects.get(key).map_or(0, BTreeMap::len)
     }
 
     /// Storage keys that hold at least one object.
