@@ -5,6 +5,7 @@ use crate::controllerinstallation;
 use crate::heartbeat;
 use crate::managedresource;
 use crate::seed;
+use crate::shootstate;
 
 /// Every built-in controller, in start order. The heartbeat comes first so that health and the
 /// seed Lease do not wait for other controllers' caches.
@@ -15,6 +16,7 @@ pub fn builtin() -> Vec<ControllerSpec> {
             Box::pin(managedresource::run(ctx))
         }),
         ControllerSpec::new(seed::NAME, |ctx| Box::pin(seed::run(ctx))),
+        ControllerSpec::new(shootstate::NAME, |ctx| Box::pin(shootstate::run(ctx))),
     ];
     controllers.extend(controllerinstallation::controllers());
     controllers

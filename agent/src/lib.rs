@@ -43,6 +43,7 @@ pub mod registration;
 pub mod runtime;
 pub mod seed;
 pub mod server;
+pub mod shootstate;
 
 use std::future::Future;
 use std::pin::Pin;

@@ -51,6 +51,7 @@ type FloatGauge = Gauge<f64, AtomicU64>;
 /// | `seedlet_leader` | gauge | 1 while this replica holds the leader lease |
 /// | `seedlet_healthy` | gauge | 1 while the health manager reports healthy |
 /// | `seedlet_build_info{version,component}` | info | build version |
+/// | `seedlet_shootstate_writes_total` | counter | ShootState creates and patches issued to the garden |
 #[derive(Debug)]
 pub struct Metrics {
     registry: Registry,
@@ -66,6 +67,7 @@ pub struct Metrics {
     garden_certificate_expiry: Family<Vec<(String, String)>, FloatGauge>,
     leader: Gauge,
     healthy: Gauge,
+    shoot_state_writes: Counter,
     times: Mutex<Times>,
 }
 
@@ -147,6 +149,12 @@ impl Metrics {
             "1 while the health manager reports healthy",
             healthy.clone(),
         );
+        let shoot_state_writes = Counter::default();
+        registry.register(
+            "shootstate_writes",
+            "ShootState creates and patches issued to the garden",
+            shoot_state_writes.clone(),
+        );
         registry.register(
             "build",
             "Build information",
@@ -169,6 +177,7 @@ impl Metrics {
             garden_certificate_expiry,
             leader,
             healthy,
+            shoot_state_writes,
             times: Mutex::new(Times::default()),
         }
     }
@@ -230,6 +239,16 @@ impl Metrics {
         self.healthy.set(i64::from(healthy));
     }
 
+    /// Records one ShootState create or patch sent to the garden.
+    pub fn shoot_state_written(&self) {
+        self.shoot_state_writes.inc();
+    }
+
+    /// Number of ShootState writes so far.
+    pub fn shoot_state_writes(&self) -> u64 {
+        self.shoot_state_writes.get()
+    }
+
     /// Number of successful Lease renewals so far.
     pub fn lease_renewals(&self) -> u64 {
         self.lease_renewals.get()
@@ -289,6 +308,7 @@ mod tests {
         metrics.garden_certificate_not_after(Some(at(3_700)));
         metrics.set_leader(true);
         metrics.controller_restarted("heartbeat");
+        metrics.shoot_state_written();
         let text = metrics.encode(at(110));
         for needle in [
             "seedlet_lease_renewals_total 1",
@@ -300,6 +320,7 @@ mod tests {
             "seedlet_reconcile_duration_seconds_count{controller=\"heartbeat\"} 1",
             "seedlet_garden_client_certificate_expiry_seconds{cluster=\"garden\"} 3590.0",
             "seedlet_leader 1",
+            "seedlet_shootstate_writes_total 1",
             "seedlet_controller_restarts_total{controller=\"heartbeat\"} 1",
             "seedlet_build_info{version=\"",
         ] {
