@@ -207,3 +207,36 @@ where
     })
     .await;
 }
+
+/// Garden controller configuration used by the tests: short extensions-check period and a 2s
+/// `ExtensionsReady` threshold so that the Progressing → False step is observable quickly.
+pub const GARDEN_CONFIG: &str = r#"
+apiVersion: seedlet.gardener.cloud/v1alpha1
+kind: GardenControllerConfiguration
+controllers:
+  seedExtensionsCheck:
+    syncPeriod: 1s
+    conditionThresholds:
+    - type: ExtensionsReady
+      duration: 2s
+"#;
+
+/// Starts the garden controller (all built-in controllers, no leader election, ephemeral server
+/// ports) against the garden sandbox with [`GARDEN_CONFIG`].
+pub async fn start_garden(
+    clusters: &Clusters,
+    shutdown: CancellationToken,
+) -> seedlet_garden::runtime::RunningGarden {
+    let config = match seedlet_config::parse(GARDEN_CONFIG, "garden.yaml").expect("valid config") {
+        seedlet_config::AnyConfig::GardenController(config) => *config,
+        other => panic!("unexpected config kind {}", other.kind()),
+    };
+    let address: std::net::SocketAddr = "127.0.0.1:0".parse().expect("address");
+    seedlet_garden::runtime::Garden::new(config, clusters.garden.client())
+        .expect("garden controller")
+        .with_addresses(address, address)
+        .with_leader_election(None)
+        .start(shutdown)
+        .await
+        .expect("garden controller starts")
+}

@@ -15,9 +15,10 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use futures::{StreamExt, TryStreamExt};
+use futures::{Stream, StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::PostParams;
+use kube::core::PartialObjectMeta;
 use kube::runtime::controller::{self, Controller};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{PredicateConfig, WatchStreamExt, watcher};
@@ -29,6 +30,7 @@ use seedlet_api::core::{
     ControllerDeployment, ControllerInstallation, ControllerRegistration, Seed,
 };
 use seedlet_api::names::namespaces;
+use seedlet_api::resources::ManagedResource;
 
 use crate::AgentContext;
 
@@ -299,6 +301,20 @@ async fn run_with(garden: kube::Client, installer: Arc<Installer>) {
     let by_seed = reader.clone();
     let by_deployment = reader.clone();
     let by_registration = reader.clone();
+    // Uninstalling waits for the ManagedResource and the extension namespace to disappear; their
+    // deletions in the seed re-trigger the installation instead of the pending-requeue timer.
+    let seed_client = ctx.seed.clone();
+    let managed_resources_gone = deletions(watcher(
+        Api::<PartialObjectMeta<ManagedResource>>::namespaced(
+            seed_client.clone(),
+            namespaces::GARDEN,
+        ),
+        watcher::Config::default(),
+    ));
+    let namespaces_gone = deletions(watcher(
+        Api::<PartialObjectMeta<Namespace>>::all(seed_client),
+        watcher::Config::default(),
+    ));
     Controller::for_stream(installations, reader)
         .watches(
             Api::<ControllerDeployment>::all(garden.clone()),
@@ -321,11 +337,47 @@ async fn run_with(garden: kube::Client, installer: Arc<Installer>) {
                 installations_using_registration(&by_registration, &registration.name_any())
             },
         )
+        .watches_stream(managed_resources_gone, |mr| {
+            installation_of_managed_resource(&mr.name_any())
+        })
+        .watches_stream(namespaces_gone, |namespace| {
+            installation_of_namespace(&namespace.name_any())
+        })
         .with_config(controller::Config::default().concurrency(concurrency))
         .graceful_shutdown_on(ctx.stop.clone().cancelled_owned())
         .run(reconcile, error_policy, installer)
         .for_each(|_| futures::future::ready(()))
         .await;
+}
+
+/// Only the deletions of a metadata watch (applies and the initial list are dropped).
+fn deletions<K>(
+    events: impl Stream<Item = Result<watcher::Event<PartialObjectMeta<K>>, watcher::Error>>
+    + Send
+    + 'static,
+) -> impl Stream<Item = Result<PartialObjectMeta<K>, watcher::Error>> + Send + 'static
+where
+    K: Send + 'static,
+{
+    events.default_backoff().try_filter_map(|event| {
+        futures::future::ready(Ok(match event {
+            watcher::Event::Delete(object) => Some(object),
+            _ => None,
+        }))
+    })
+}
+
+/// The installation of a ManagedResource in the seed's `garden` namespace (same name).
+pub fn installation_of_managed_resource(name: &str) -> Option<ObjectRef<ControllerInstallation>> {
+    Some(ObjectRef::new(name))
+}
+
+/// The installation of an extension namespace `extension-<installation>`; other namespaces map
+/// to none.
+pub fn installation_of_namespace(name: &str) -> Option<ObjectRef<ControllerInstallation>> {
+    name.strip_prefix(namespaces::EXTENSION_NAMESPACE_PREFIX)
+        .filter(|installation| !installation.is_empty())
+        .map(ObjectRef::new)
 }
 
 /// Predicate of installation events that need a reconcile: spec, deletion, finalizers.
@@ -437,6 +489,21 @@ mod tests {
             ["a", "c"]
         );
         assert!(installations_using_deployment(&reader, "nope").is_empty());
+    }
+
+    #[test]
+    fn extension_namespaces_map_to_their_installation_and_others_to_none() {
+        let name = |r: Option<ObjectRef<ControllerInstallation>>| r.map(|r| r.name);
+        assert_eq!(
+            name(installation_of_namespace("extension-ext-a-x1")).as_deref(),
+            Some("ext-a-x1")
+        );
+        assert_eq!(name(installation_of_namespace("extension-")), None);
+        assert_eq!(name(installation_of_namespace("garden")), None);
+        assert_eq!(
+            name(installation_of_managed_resource("ext-a-x1")).as_deref(),
+            Some("ext-a-x1")
+        );
     }
 
     #[test]
