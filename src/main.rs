@@ -84,6 +84,44 @@ enum Command {
     },
     /// Render a Helm chart or ControllerDeployment offline, like `helm template`; exit 2 on errors.
     Render(seedlet_chartrender::cli::RenderArgs),
+    /// Measure seedlet under load.
+    Bench {
+        #[command(subcommand)]
+        command: BenchCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum BenchCommand {
+    /// A busy seed in sandboxes with the agent as a separate process: prints a summary and a JSON
+    /// report (RSS, CPU, latencies, lease drift, request rates, lost updates); exit 1 when a goal
+    /// is missed or an update was lost.
+    Scale {
+        /// The CI size (N=25, M=5, K=200, 10 s churn) instead of N=250, M=50, K=2000, 60 s.
+        #[arg(long)]
+        quick: bool,
+        /// Shoots scheduled to the seed (N).
+        #[arg(long, value_name = "N")]
+        shoots: Option<usize>,
+        /// ControllerRegistrations with a chart (M).
+        #[arg(long, value_name = "M")]
+        registrations: Option<usize>,
+        /// Extension objects with a changing state (K).
+        #[arg(long, value_name = "K")]
+        objects: Option<usize>,
+        /// Churn (soak) duration after warm-up, e.g. `60s` or `30m`.
+        #[arg(long, value_name = "DURATION")]
+        duration: Option<seedlet_config::Duration>,
+        /// Extension state changes per second during the churn.
+        #[arg(long, value_name = "PER_SECOND")]
+        rate: Option<u32>,
+        /// Directory for configs, kubeconfigs and the agent log (a temporary one when omitted).
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+        /// Also write the JSON report to this file.
+        #[arg(long, value_name = "FILE")]
+        report: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -199,6 +237,47 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     .context("garden controller failed")
             })?;
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Bench {
+            command:
+                BenchCommand::Scale {
+                    quick,
+                    shoots,
+                    registrations,
+                    objects,
+                    duration,
+                    rate,
+                    dir,
+                    report,
+                },
+        } => {
+            init_logging(cli.log_level.unwrap_or(LogLevel::Error), one_shot_format)?;
+            let binary = std::env::current_exe().context("locating the seedlet binary")?;
+            let overrides = seedlet_scale::Overrides {
+                shoots,
+                registrations,
+                extension_objects: objects,
+                churn: duration.map(seedlet_config::Duration::as_std),
+                state_changes_per_second: rate,
+                dir,
+            };
+            let options = seedlet_scale::options_from(quick, binary, overrides)?;
+            let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+            let measured = runtime
+                .block_on(seedlet_scale::run(&options))
+                .context("the scale run failed")?;
+            let json = serde_json::to_string_pretty(&measured).context("encoding the report")?;
+            if let Some(path) = report {
+                std::fs::write(&path, &json)
+                    .with_context(|| format!("writing the report to {}", path.display()))?;
+            }
+            println!("{json}");
+            eprint!("{}", measured.summary());
+            Ok(if measured.goals.iter().all(|goal| goal.met) {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
         }
         Command::Render(args) => match seedlet_chartrender::cli::run(&args) {
             Ok(output) => {

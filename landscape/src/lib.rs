@@ -6,8 +6,8 @@
 //! approves it, and the agent then registers its Seed and starts its heartbeat. [`run`] prints each
 //! step with its duration, a status summary, and the `KUBECONFIG` lines to look around with kubectl.
 
-mod files;
-mod garden_setup;
+pub mod files;
+pub mod garden_setup;
 mod progress;
 mod summary;
 mod wait;
