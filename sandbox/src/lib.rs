@@ -18,6 +18,7 @@ mod fieldpath;
 mod handlers;
 mod managed;
 mod ops;
+mod protobuf;
 mod request;
 mod resources;
 mod sandbox;

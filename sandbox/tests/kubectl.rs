@@ -1,14 +1,25 @@
-//! kubectl smoke test: the Debian kubectl (v1.20) works against the sandbox. Skipped with a note when
-//! `/usr/bin/kubectl` is not installed.
+//! kubectl smoke test: the installed kubectl works against the sandbox (`get`, `get -w`, `apply`,
+//! `delete`, `api-resources`, `auth can-i` with its protobuf SelfSubjectAccessReview). Skipped with a
+//! note when `/usr/bin/kubectl` is not installed.
 
+use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, PostParams};
 use seedlet_sandbox::Sandbox;
 
 const KUBECTL: &str = "/usr/bin/kubectl";
 
 fn kubectl(kubeconfig: &Path, args: &[&str]) -> (bool, String, String) {
+    let (code, out, err) = kubectl_code(kubeconfig, args);
+    (code == Some(0), out, err)
+}
+
+/// Runs kubectl; returns its exit code, stdout and stderr.
+fn kubectl_code(kubeconfig: &Path, args: &[&str]) -> (Option<i32>, String, String) {
     let output = Command::new(KUBECTL)
         .arg("--kubeconfig")
         .arg(kubeconfig)
@@ -16,7 +27,7 @@ fn kubectl(kubeconfig: &Path, args: &[&str]) -> (bool, String, String) {
         .output()
         .expect("kubectl runs");
     (
-        output.status.success(),
+        output.status.code(),
         String::from_utf8_lossy(&output.stdout).into_owned(),
         String::from_utf8_lossy(&output.stderr).into_owned(),
     )
@@ -78,5 +89,158 @@ async fn kubectl_gets_applies_and_deletes() {
     assert!(ok, "delete: {out} {err}");
     let (ok, _, _) = run(args("get configmap smoke")).await;
     assert!(!ok, "configmap should be gone");
+    sb.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_auth_can_i_answers_yes_and_no_with_exit_codes() {
+    if !Path::new(KUBECTL).exists() {
+        println!("note: {KUBECTL} is missing, kubectl auth can-i test skipped");
+        return;
+    }
+    let sb = Sandbox::builder()
+        .name("kubectl-can-i")
+        .start()
+        .await
+        .expect("sandbox starts");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let admin = dir.path().join("admin");
+    std::fs::write(&admin, sb.admin_kubeconfig_yaml()).expect("kubeconfig written");
+    let viewer = dir.path().join("viewer");
+    let viewer_config = sb
+        .kubeconfig_for("viewer", &["viewers"])
+        .expect("viewer certificate");
+    std::fs::write(
+        &viewer,
+        serde_yaml::to_string(&viewer_config).expect("kubeconfig serializes"),
+    )
+    .expect("kubeconfig written");
+    let rbac = dir.path().join("rbac.yaml");
+    std::fs::write(
+        &rbac,
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: pod-reader, namespace: default}\n\
+         rules: [{apiGroups: [\"\"], resources: [pods], verbs: [get, list]}]\n---\n\
+         apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: pod-reader, namespace: default}\n\
+         roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: pod-reader}\n\
+         subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: viewers}]\n",
+    )
+    .expect("rbac written");
+
+    let can_i = |config: std::path::PathBuf, args: &'static str| async move {
+        tokio::task::spawn_blocking(move || {
+            let args: Vec<&str> = args.split(' ').collect();
+            kubectl_code(&config, &args)
+        })
+        .await
+        .expect("kubectl task")
+    };
+    let apply = format!("apply --validate=false -f {}", rbac.display());
+    let admin_apply = admin.clone();
+    let (ok, out, err) = tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = apply.split(' ').collect();
+        kubectl(&admin_apply, &args)
+    })
+    .await
+    .expect("kubectl task");
+    assert!(ok, "apply rbac: {out} {err}");
+
+    let (code, out, err) = can_i(admin.clone(), "auth can-i delete nodes").await;
+    assert_eq!((code, out.trim()), (Some(0), "yes"), "admin can-i: {err}");
+    let (code, out, err) = can_i(viewer.clone(), "auth can-i get pods -n default").await;
+    assert_eq!(
+        (code, out.trim()),
+        (Some(0), "yes"),
+        "viewer get pods: {err}"
+    );
+    let (code, out, err) = can_i(viewer.clone(), "auth can-i list secrets -n default").await;
+    assert_eq!(
+        (code, out.trim()),
+        (Some(1), "no"),
+        "viewer list secrets: {err}"
+    );
+    let (code, out, err) = can_i(viewer, "auth can-i get pods -n kube-system").await;
+    assert_eq!(
+        (code, out.trim()),
+        (Some(1), "no"),
+        "viewer in kube-system: {err}"
+    );
+    let (code, out, err) = can_i(
+        admin,
+        "auth can-i get pods --as=viewer --as-group=viewers -n default",
+    )
+    .await;
+    assert_eq!(
+        (code, out.trim()),
+        (Some(0), "yes"),
+        "impersonated viewer: {err}"
+    );
+    sb.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_get_watch_prints_objects_created_later() {
+    if !Path::new(KUBECTL).exists() {
+        println!("note: {KUBECTL} is missing, kubectl get -w test skipped");
+        return;
+    }
+    let sb = Sandbox::builder()
+        .name("kubectl-watch")
+        .start()
+        .await
+        .expect("sandbox starts");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(&kubeconfig, sb.admin_kubeconfig_yaml()).expect("kubeconfig written");
+    let mut child = Command::new(KUBECTL)
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .args(["get", "configmaps", "-n", "default", "-w", "-o", "name"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("kubectl starts");
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let (lines, mut received) = tokio::sync::mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                return;
+            }
+        }
+    });
+
+    let maps: Api<ConfigMap> = Api::namespaced(sb.client(), "default");
+    let watched = async {
+        let mut n = 0;
+        loop {
+            n += 1;
+            let object: ConfigMap = serde_json::from_value(
+                serde_json::json!({"metadata": {"name": format!("watched-{n}")}}),
+            )
+            .expect("valid configmap");
+            maps.create(&PostParams::default(), &object)
+                .await
+                .expect("configmap created");
+            // kubectl may still be starting its watch: the next object is created after a pause.
+            let deadline = tokio::time::sleep(Duration::from_millis(500));
+            tokio::pin!(deadline);
+            loop {
+                tokio::select! {
+                    line = received.recv() => match line {
+                        Some(line) if line.starts_with("configmap/watched-") => return line,
+                        Some(_) => continue,
+                        None => panic!("kubectl get -w ended"),
+                    },
+                    _ = &mut deadline => break,
+                }
+            }
+        }
+    };
+    let line = tokio::time::timeout(Duration::from_secs(30), watched)
+        .await
+        .expect("kubectl get -w prints a created configmap");
+    assert!(line.starts_with("configmap/watched-"), "{line}");
+    child.kill().expect("kubectl stops");
+    child.wait().expect("kubectl reaped");
     sb.shutdown().await;
 }

@@ -20,6 +20,7 @@ use crate::authn::{self, SecretReader, UserInfo};
 use crate::authz::{self, Attributes, RbacSnapshot};
 use crate::faults::Faults;
 use crate::pki::CertificateAuthority;
+use crate::protobuf;
 use crate::request::{self, ResourcePath, Target};
 use crate::resources::{Behaviour, ResourceType};
 use crate::status::ApiError;
@@ -164,13 +165,18 @@ pub fn parse_body(body: &[u8], content_type: &str, rt: &ResourceType) -> Result<
             rt.kind, rt.version, rt.kind
         ))
     };
-    if content_type.contains("protobuf") {
-        return Err(ApiError::status(
-            415,
-            "UnsupportedMediaType",
-            "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml",
-            None,
-        ));
+    if protobuf::is_protobuf(content_type) {
+        return match protobuf::decode_object(body) {
+            Ok(object) => Ok(object),
+            // Kinds clients never send as protobuf: like a server without a protobuf serializer for them.
+            Err(protobuf::ProtobufError::UnknownKind { .. }) => Err(ApiError::status(
+                415,
+                "UnsupportedMediaType",
+                "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml",
+                None,
+            )),
+            Err(error) => Err(decode_error(error.to_string())),
+        };
     }
     if content_type.contains("yaml") {
         serde_yaml::from_slice::<Value>(body).map_err(|e| decode_error(e.to_string()))

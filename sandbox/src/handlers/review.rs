@@ -1,10 +1,13 @@
-//! SubjectAccessReview, SelfSubjectAccessReview and LocalSubjectAccessReview, answered from RBAC.
+//! SubjectAccessReview, SelfSubjectAccessReview and LocalSubjectAccessReview, answered from RBAC
+//! (in JSON, or in protobuf for clients that accept nothing else).
 
+use bytes::Bytes;
 use http::Response;
 use serde_json::{Value, json};
 
-use super::{Body, Call, json_response};
+use super::{Body, Call, json_response, response};
 use crate::authz;
+use crate::protobuf;
 use crate::status::{ApiError, Cause};
 
 /// POST of an access review: the answer is the review with its `status` filled in.
@@ -54,6 +57,12 @@ pub fn create(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
             metadata.insert("creationTimestamp".into(), Value::Null);
         }
         map.insert("status".into(), authz::review_status(&decision));
+    }
+    if protobuf::only_protobuf_accepted(call.accept) {
+        let encoded = protobuf::encode_object(&review).map_err(|error| {
+            ApiError::internal(format!("encoding the review as protobuf: {error}"))
+        })?;
+        return Ok(response(201, protobuf::MEDIA_TYPE, Bytes::from(encoded)));
     }
     Ok(json_response(201, &review))
 }

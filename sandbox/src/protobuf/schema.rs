@@ -1,0 +1,235 @@
+//! Field numbers and JSON names of the protobuf messages the sandbox reads and writes, as in
+//! Kubernetes' `generated.proto` files (`k8s.io/api/authorization/v1`, `k8s.io/apimachinery/pkg/apis/meta/v1`).
+//!
+//! Only the access-review kinds are listed: they are what kubectl sends as protobuf (`kubectl auth
+//! can-i` posts a SelfSubjectAccessReview); every other kind is sent as JSON by the clients we serve.
+
+/// How a field is encoded and shown in JSON.
+#[derive(Clone, Copy, Debug)]
+pub enum FieldType {
+    /// `string`: a JSON string.
+    String,
+    /// `bool`: a JSON boolean.
+    Bool,
+    /// `int64` / `int32`: a JSON number.
+    Int,
+    /// `meta.v1.Time` (`{seconds, nanos}`): an RFC 3339 string in JSON.
+    Time,
+    /// An embedded message: a JSON object.
+    Message(&'static Message),
+    /// `map<string, string>`: a JSON object of strings.
+    StringMap,
+    /// `map<string, ExtraValue>` (`ExtraValue` = `repeated string items = 1`): a JSON object of string arrays.
+    StringListMap,
+}
+
+/// One field of a message.
+#[derive(Debug)]
+pub struct Field {
+    /// Field number on the wire.
+    pub number: u32,
+    /// JSON name.
+    pub name: &'static str,
+    /// Encoding.
+    pub kind: FieldType,
+    /// `repeated` (a JSON array).
+    pub repeated: bool,
+}
+
+/// A message: its fields in field-number order.
+#[derive(Debug)]
+pub struct Message {
+    /// Proto message name (for errors).
+    pub name: &'static str,
+    /// Fields, in field-number order.
+    pub fields: &'static [Field],
+}
+
+impl Message {
+    /// The field with this number, if the schema knows it.
+    pub fn field(&self, number: u32) -> Option<&'static Field> {
+        self.fields.iter().find(|f| f.number == number)
+    }
+}
+
+const fn one(number: u32, name: &'static str, kind: FieldType) -> Field {
+    Field {
+        number,
+        name,
+        kind,
+        repeated: false,
+    }
+}
+
+const fn many(number: u32, name: &'static str, kind: FieldType) -> Field {
+    Field {
+        number,
+        name,
+        kind,
+        repeated: true,
+    }
+}
+
+use FieldType as T;
+
+/// `meta.v1.OwnerReference`.
+pub static OWNER_REFERENCE: Message = Message {
+    name: "OwnerReference",
+    fields: &[
+        one(1, "kind", T::String),
+        one(3, "name", T::String),
+        one(4, "uid", T::String),
+        one(5, "apiVersion", T::String),
+        one(6, "controller", T::Bool),
+        one(7, "blockOwnerDeletion", T::Bool),
+    ],
+};
+
+/// `meta.v1.ObjectMeta` (without `managedFields`, which requests never need).
+pub static OBJECT_META: Message = Message {
+    name: "ObjectMeta",
+    fields: &[
+        one(1, "name", T::String),
+        one(2, "generateName", T::String),
+        one(3, "namespace", T::String),
+        one(4, "selfLink", T::String),
+        one(5, "uid", T::String),
+        one(6, "resourceVersion", T::String),
+        one(7, "generation", T::Int),
+        one(8, "creationTimestamp", T::Time),
+        one(9, "deletionTimestamp", T::Time),
+        one(10, "deletionGracePeriodSeconds", T::Int),
+        one(11, "labels", T::StringMap),
+        one(12, "annotations", T::StringMap),
+        many(13, "ownerReferences", T::Message(&OWNER_REFERENCE)),
+        many(14, "finalizers", T::String),
+    ],
+};
+
+/// `authorization.v1.ResourceAttributes`.
+pub static RESOURCE_ATTRIBUTES: Message = Message {
+    name: "ResourceAttributes",
+    fields: &[
+        one(1, "namespace", T::String),
+        one(2, "verb", T::String),
+        one(3, "group", T::String),
+        one(4, "version", T::String),
+        one(5, "resource", T::String),
+        one(6, "subresource", T::String),
+        one(7, "name", T::String),
+    ],
+};
+
+/// `authorization.v1.NonResourceAttributes`.
+pub static NON_RESOURCE_ATTRIBUTES: Message = Message {
+    name: "NonResourceAttributes",
+    fields: &[one(1, "path", T::String), one(2, "verb", T::String)],
+};
+
+/// `authorization.v1.SubjectAccessReviewSpec`.
+pub static SUBJECT_ACCESS_REVIEW_SPEC: Message = Message {
+    name: "SubjectAccessReviewSpec",
+    fields: &[
+        one(1, "resourceAttributes", T::Message(&RESOURCE_ATTRIBUTES)),
+        one(
+            2,
+            "nonResourceAttributes",
+            T::Message(&NON_RESOURCE_ATTRIBUTES),
+        ),
+        one(3, "user", T::String),
+        many(4, "groups", T::String),
+        one(5, "extra", T::StringListMap),
+        one(6, "uid", T::String),
+    ],
+};
+
+/// `authorization.v1.SelfSubjectAccessReviewSpec`.
+pub static SELF_SUBJECT_ACCESS_REVIEW_SPEC: Message = Message {
+    name: "SelfSubjectAccessReviewSpec",
+    fields: &[
+        one(1, "resourceAttributes", T::Message(&RESOURCE_ATTRIBUTES)),
+        one(
+            2,
+            "nonResourceAttributes",
+            T::Message(&NON_RESOURCE_ATTRIBUTES),
+        ),
+    ],
+};
+
+/// `authorization.v1.SubjectAccessReviewStatus`.
+pub static SUBJECT_ACCESS_REVIEW_STATUS: Message = Message {
+    name: "SubjectAccessReviewStatus",
+    fields: &[
+        one(1, "allowed", T::Bool),
+        one(2, "reason", T::String),
+        one(3, "evaluationError", T::String),
+        one(4, "denied", T::Bool),
+    ],
+};
+
+/// `authorization.v1.SubjectAccessReview` (and `LocalSubjectAccessReview`, which has the same fields).
+pub static SUBJECT_ACCESS_REVIEW: Message = Message {
+    name: "SubjectAccessReview",
+    fields: &[
+        one(1, "metadata", T::Message(&OBJECT_META)),
+        one(2, "spec", T::Message(&SUBJECT_ACCESS_REVIEW_SPEC)),
+        one(3, "status", T::Message(&SUBJECT_ACCESS_REVIEW_STATUS)),
+    ],
+};
+
+/// `authorization.v1.SelfSubjectAccessReview`.
+pub static SELF_SUBJECT_ACCESS_REVIEW: Message = Message {
+    name: "SelfSubjectAccessReview",
+    fields: &[
+        one(1, "metadata", T::Message(&OBJECT_META)),
+        one(2, "spec", T::Message(&SELF_SUBJECT_ACCESS_REVIEW_SPEC)),
+        one(3, "status", T::Message(&SUBJECT_ACCESS_REVIEW_STATUS)),
+    ],
+};
+
+/// The top-level message of a kind, if the sandbox speaks protobuf for it.
+pub fn message_for(api_version: &str, kind: &str) -> Option<&'static Message> {
+    match (api_version, kind) {
+        ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => Some(&SELF_SUBJECT_ACCESS_REVIEW),
+        ("authorization.k8s.io/v1", "SubjectAccessReview" | "LocalSubjectAccessReview") => {
+            Some(&SUBJECT_ACCESS_REVIEW)
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_ordered(message: &Message) {
+        let numbers: Vec<u32> = message.fields.iter().map(|f| f.number).collect();
+        let mut sorted = numbers.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(
+            numbers, sorted,
+            "{} fields are unique and in order",
+            message.name
+        );
+        for field in message.fields {
+            if let FieldType::Message(inner) = field.kind {
+                assert_ordered(inner);
+            }
+        }
+    }
+
+    #[test]
+    fn every_message_lists_unique_field_numbers_in_order() {
+        assert_ordered(&SELF_SUBJECT_ACCESS_REVIEW);
+        assert_ordered(&SUBJECT_ACCESS_REVIEW);
+    }
+
+    #[test]
+    fn only_access_reviews_of_authorization_v1_have_a_schema() {
+        assert!(message_for("authorization.k8s.io/v1", "SelfSubjectAccessReview").is_some());
+        assert!(message_for("authorization.k8s.io/v1", "LocalSubjectAccessReview").is_some());
+        assert!(message_for("authorization.k8s.io/v1beta1", "SelfSubjectAccessReview").is_none());
+        assert!(message_for("v1", "ConfigMap").is_none());
+    }
+}
