@@ -1,40 +1,59 @@
 //! API throughput and watch fan-out of the sandbox, measured with a real kube-rs client over HTTPS.
 //!
-//! `create`/`get`/`list` report requests per second (criterion's elements/s): one request at a time
-//! and 16 concurrent requests. `watch_fan_out_100` is the time from one write until all 100 open
-//! watches have received its event.
+//! Run with `cargo bench -p seedlet-sandbox --bench api`.
+//! - `requests/*`: requests per second (criterion's elements/s) for create, get and list (100
+//!   objects per page), one request at a time and [`CONCURRENCY`] requests in flight.
+//! - `scale/*`: create and merge-patch rates with [`STORED`] objects already stored (a fifth of
+//!   them owned by another object, as garbage collection sees them), which shows what a write
+//!   costs the built-in controllers.
+//! - `watch fan-out`: the time from one write until all [`WATCHERS`] open watches have received
+//!   its event, as p50/p99 over [`FAN_OUT_SAMPLES`] writes (printed, not a criterion benchmark,
+//!   since criterion reports means).
 
-use std::time::Duration;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{Api, ListParams, PostParams, WatchEvent, WatchParams};
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
 use seedlet_sandbox::Sandbox;
 use serde_json::json;
 
+/// Requests in flight in the concurrent benchmarks.
 const CONCURRENCY: usize = 16;
+/// Open watches in the fan-out measurement.
 const WATCHERS: usize = 100;
+/// Writes timed in the fan-out measurement.
+const FAN_OUT_SAMPLES: usize = 200;
+/// Objects stored before the scale benchmarks.
+const STORED: usize = 5_000;
 
 fn config_map(generate: &str) -> ConfigMap {
     serde_json::from_value(json!({"metadata": {"generateName": generate}, "data": {"k": "v"}}))
         .expect("valid configmap")
 }
 
-fn api(c: &mut Criterion) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .expect("runtime");
-    let sandbox = runtime.block_on(async {
-        Sandbox::builder()
-            .name("bench")
-            .workload_simulation(false)
-            .start()
-            .await
-            .expect("sandbox starts")
-    });
+        .expect("runtime")
+}
+
+async fn sandbox(name: &str) -> Sandbox {
+    Sandbox::builder()
+        .name(name)
+        .workload_simulation(true)
+        .start()
+        .await
+        .expect("sandbox starts")
+}
+
+fn requests(c: &mut Criterion) {
+    let runtime = runtime();
+    let sandbox = runtime.block_on(sandbox("bench"));
     let maps: Api<ConfigMap> = Api::namespaced(sandbox.client(), "default");
     runtime.block_on(async {
         for _ in 0..100 {
@@ -51,6 +70,7 @@ fn api(c: &mut Criterion) {
             .name
             .expect("named")
     });
+    let list = ListParams::default().limit(100);
 
     let mut group = c.benchmark_group("requests");
     group.throughput(Throughput::Elements(1));
@@ -66,13 +86,20 @@ fn api(c: &mut Criterion) {
             .iter(|| async { maps.get(&name).await.expect("get") })
     });
     group.bench_function("list_100", |b| {
-        b.to_async(&runtime).iter(|| async {
-            maps.list(&ListParams::default().limit(100))
-                .await
-                .expect("list")
-        })
+        b.to_async(&runtime)
+            .iter(|| async { maps.list(&list).await.expect("list") })
     });
     group.throughput(Throughput::Elements(CONCURRENCY as u64));
+    group.bench_function("create_16_concurrent", |b| {
+        b.to_async(&runtime).iter(|| async {
+            futures::future::try_join_all((0..CONCURRENCY).map(|_| async {
+                maps.create(&PostParams::default(), &config_map("cc-"))
+                    .await
+            }))
+            .await
+            .expect("creates")
+        })
+    });
     group.bench_function("get_16_concurrent", |b| {
         b.to_async(&runtime).iter(|| async {
             futures::future::try_join_all((0..CONCURRENCY).map(|_| maps.get(&name)))
@@ -80,51 +107,130 @@ fn api(c: &mut Criterion) {
                 .expect("gets")
         })
     });
+    group.bench_function("list_100_16_concurrent", |b| {
+        b.to_async(&runtime).iter(|| async {
+            futures::future::try_join_all((0..CONCURRENCY).map(|_| maps.list(&list)))
+                .await
+                .expect("lists")
+        })
+    });
     group.finish();
+    runtime.block_on(sandbox.shutdown());
+}
 
-    let mut fan_out = c.benchmark_group("watch");
-    fan_out
-        .sample_size(20)
-        .measurement_time(Duration::from_secs(10));
-    let watchers = runtime.block_on(async {
-        let mut streams = Vec::new();
+fn scale(c: &mut Criterion) {
+    let runtime = runtime();
+    let sandbox = runtime.block_on(sandbox("scale"));
+    let maps: Api<ConfigMap> = Api::namespaced(sandbox.client(), "default");
+    let names: Vec<String> = runtime.block_on(async {
+        let owner = maps
+            .create(&PostParams::default(), &config_map("owner-"))
+            .await
+            .expect("owner");
+        let owner_reference = json!([{
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "name": owner.metadata.name, "uid": owner.metadata.uid,
+        }]);
+        let mut names = Vec::with_capacity(STORED);
+        for batch in 0..STORED / CONCURRENCY {
+            let created = futures::future::try_join_all((0..CONCURRENCY).map(|i| {
+                let mut object =
+                    json!({"metadata": {"generateName": "stored-"}, "data": {"k": "v"}});
+                if (batch * CONCURRENCY + i).is_multiple_of(5) {
+                    object["metadata"]["ownerReferences"] = owner_reference.clone();
+                }
+                let object: ConfigMap = serde_json::from_value(object).expect("valid configmap");
+                let maps = maps.clone();
+                async move { maps.create(&PostParams::default(), &object).await }
+            }))
+            .await
+            .expect("stored objects");
+            names.extend(created.into_iter().filter_map(|o| o.metadata.name));
+        }
+        names
+    });
+    let next = AtomicUsize::new(0);
+    let patch = PatchParams::default();
+
+    let mut group = c.benchmark_group("scale");
+    group.throughput(Throughput::Elements(CONCURRENCY as u64));
+    group.bench_function("create_16_concurrent_with_5000_stored", |b| {
+        b.to_async(&runtime).iter(|| async {
+            futures::future::try_join_all((0..CONCURRENCY).map(|_| async {
+                maps.create(&PostParams::default(), &config_map("sc-"))
+                    .await
+            }))
+            .await
+            .expect("creates")
+        })
+    });
+    group.bench_function("patch_16_concurrent_with_5000_stored", |b| {
+        b.to_async(&runtime).iter(|| async {
+            futures::future::try_join_all((0..CONCURRENCY).map(|_| {
+                let n = next.fetch_add(1, Ordering::Relaxed);
+                let body = Patch::Merge(json!({"data": {"n": n.to_string()}}));
+                let name = &names[n % names.len()];
+                let maps = &maps;
+                let patch = &patch;
+                async move { maps.patch(name, patch, &body).await }
+            }))
+            .await
+            .expect("patches")
+        })
+    });
+    group.finish();
+    runtime.block_on(sandbox.shutdown());
+}
+
+/// Prints p50/p99 of the time from a create until all watchers saw it.
+fn watch_fan_out(_: &mut Criterion) {
+    let runtime = runtime();
+    let sandbox = runtime.block_on(sandbox("fan-out"));
+    let maps: Api<ConfigMap> = Api::namespaced(sandbox.client(), "default");
+    let mut latencies = runtime.block_on(async {
+        let mut watchers = Vec::new();
         for _ in 0..WATCHERS {
             let stream = maps
                 .watch(&WatchParams::default().labels("fanout=yes"), "0")
                 .await
                 .expect("watch");
-            streams.push(stream.boxed());
+            watchers.push(stream.boxed());
         }
-        streams
-    });
-    let watchers = std::sync::Arc::new(tokio::sync::Mutex::new(watchers));
-    fan_out.bench_function("fan_out_100", |b| {
-        b.to_async(&runtime).iter(|| {
-            let watchers = watchers.clone();
-            let maps = maps.clone();
-            async move {
-                let mut watchers = watchers.lock().await;
-                let mut object = config_map("fan-");
-                object.metadata.labels = Some([("fanout".to_string(), "yes".to_string())].into());
-                maps.create(&PostParams::default(), &object)
-                    .await
-                    .expect("create");
-                let receipts = watchers.iter_mut().map(|s| async move {
-                    loop {
-                        match s.try_next().await.expect("watch stream") {
-                            Some(WatchEvent::Added(_)) => return,
-                            Some(_) => continue,
-                            None => panic!("watch ended"),
-                        }
+        let mut latencies = Vec::with_capacity(FAN_OUT_SAMPLES);
+        for _ in 0..FAN_OUT_SAMPLES {
+            let mut object = config_map("fan-");
+            object.metadata.labels = Some([("fanout".to_string(), "yes".to_string())].into());
+            let start = Instant::now();
+            maps.create(&PostParams::default(), &object)
+                .await
+                .expect("create");
+            let receipts = watchers.iter_mut().map(|s| async move {
+                loop {
+                    match s.try_next().await.expect("watch stream") {
+                        Some(WatchEvent::Added(_)) => return,
+                        Some(_) => continue,
+                        None => panic!("watch ended"),
                     }
-                });
-                futures::future::join_all(receipts).await;
-            }
-        })
+                }
+            });
+            futures::future::join_all(receipts).await;
+            latencies.push(start.elapsed());
+        }
+        latencies
     });
-    fan_out.finish();
+    latencies.sort();
+    let percentile = |p: usize| latencies[(latencies.len() * p / 100).min(latencies.len() - 1)];
+    println!(
+        "watch fan-out to {WATCHERS} watchers (create → ADDED at all, n = {FAN_OUT_SAMPLES}): p50 = {:.2?}, p99 = {:.2?}",
+        percentile(50),
+        percentile(99)
+    );
     runtime.block_on(sandbox.shutdown());
 }
 
-criterion_group!(benches, api);
+criterion_group! {
+    name = benches;
+    config = Criterion::default().measurement_time(Duration::from_secs(5));
+    targets = requests, scale, watch_fan_out
+}
 criterion_main!(benches);
