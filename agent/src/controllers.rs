@@ -1,6 +1,7 @@
 //! The controllers the agent runs while it leads; each controller module adds one line here.
 
 use crate::ControllerSpec;
+use crate::cluster;
 use crate::controllerinstallation;
 use crate::heartbeat;
 use crate::managedresource;
@@ -16,6 +17,7 @@ pub fn builtin() -> Vec<ControllerSpec> {
             Box::pin(managedresource::run(ctx))
         }),
         ControllerSpec::new(seed::NAME, |ctx| Box::pin(seed::run(ctx))),
+        ControllerSpec::new(cluster::NAME, |ctx| Box::pin(cluster::run(ctx))),
         ControllerSpec::new(shootstate::NAME, |ctx| Box::pin(shootstate::run(ctx))),
     ];
     controllers.extend(controllerinstallation::controllers());

@@ -32,6 +32,7 @@
 //! [`runtime::CONTROLLER_RESTART_DELAY`].
 
 pub mod clock;
+pub mod cluster;
 pub mod controllerinstallation;
 pub mod controllers;
 pub mod health;
