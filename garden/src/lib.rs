@@ -6,3 +6,4 @@ pub mod extensions_check;
 pub mod finalizers;
 pub mod runtime;
 pub mod seed_lifecycle;
+pub mod shootstate_finalizer;

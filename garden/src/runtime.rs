@@ -22,7 +22,10 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::{controllerregistration, csr_approval, extensions_check, finalizers, seed_lifecycle};
+use crate::{
+    controllerregistration, csr_approval, extensions_check, finalizers, seed_lifecycle,
+    shootstate_finalizer,
+};
 
 /// Pause before a controller that returned early is started again.
 pub const CONTROLLER_RESTART_DELAY: Duration = Duration::from_secs(5);
@@ -114,6 +117,9 @@ pub fn builtin_controllers() -> Vec<GardenControllerSpec> {
             Box::pin(controllerregistration::start(ctx))
         }),
         GardenControllerSpec::new(finalizers::NAME, |ctx| Box::pin(finalizers::start(ctx))),
+        GardenControllerSpec::new(shootstate_finalizer::NAME, |ctx| {
+            Box::pin(shootstate_finalizer::start(ctx))
+        }),
         GardenControllerSpec::new(extensions_check::NAME, |ctx| {
             Box::pin(extensions_check::start(ctx))
         }),

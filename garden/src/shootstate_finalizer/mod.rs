@@ -1,0 +1,103 @@
+//! ShootState finalizer (`shootstate-finalizer`, spec §3.5): keeps `core.gardener.cloud/shootstate`
+//! on a ShootState while its shoot migrates or restores (so the state survives until the
+//! destination seed has it) and removes it once the restore succeeded or the shoot reconciles.
+//!
+//! Triggered by ShootState creation and changes, and by the shoot last-operation transitions of
+//! [`reconcile::is_relevant_transition`] (→ the ShootState of the same name). No periodic requeue:
+//! both inputs are watched.
+
+pub mod reconcile;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use futures::{Stream, StreamExt};
+use kube::Api;
+use kube::ResourceExt;
+use kube::runtime::controller::{self, Controller};
+use kube::runtime::reflector::ObjectRef;
+use kube::runtime::{WatchStreamExt, watcher};
+use seedlet_agent::metrics::Metrics;
+use seedlet_api::common::LastOperation;
+use seedlet_api::core::{Shoot, ShootState};
+use tokio_util::sync::CancellationToken;
+
+pub use reconcile::{
+    Error, FinalizerAction, error_policy, finalizer_action, is_relevant_transition, reconcile,
+};
+
+/// Controller name (logs, metrics label).
+pub const NAME: &str = "shootstate-finalizer";
+
+/// Dependencies of the controller.
+pub struct Ctx {
+    /// Garden client.
+    pub client: kube::Client,
+    /// Process metrics.
+    pub metrics: Arc<Metrics>,
+}
+
+impl std::fmt::Debug for Ctx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ctx").finish_non_exhaustive()
+    }
+}
+
+/// Starts the controller for one leadership term of the garden process.
+pub async fn start(garden: Arc<crate::runtime::GardenContext>) {
+    let ctx = Arc::new(Ctx {
+        client: garden.client.clone(),
+        metrics: garden.metrics.clone(),
+    });
+    let concurrency = u16::try_from(
+        garden
+            .config
+            .controllers
+            .shoot_state
+            .concurrent_syncs
+            .max(1),
+    )
+    .unwrap_or(u16::MAX);
+    run(ctx, concurrency, garden.stop.clone()).await;
+}
+
+/// Runs the controller until `shutdown` is cancelled.
+pub async fn run(ctx: Arc<Ctx>, concurrency: u16, shutdown: CancellationToken) {
+    let client = ctx.client.clone();
+    Controller::new(
+        Api::<ShootState>::all(client.clone()),
+        watcher::Config::default(),
+    )
+    .watches_stream(shoot_transitions(Api::all(client)), |shoot: Shoot| {
+        let namespace = shoot.namespace()?;
+        Some(ObjectRef::<ShootState>::new(&shoot.name_any()).within(&namespace))
+    })
+    .with_config(controller::Config::default().concurrency(concurrency))
+    .graceful_shutdown_on(shutdown.cancelled_owned())
+    .run(reconcile, error_policy, ctx)
+    .for_each(|_| futures::future::ready(()))
+    .await;
+}
+
+/// Shoots whose last operation changed in a way [`is_relevant_transition`] accepts; remembers the
+/// previous last operation per shoot (the first sighting only records it).
+pub fn shoot_transitions(
+    api: Api<Shoot>,
+) -> impl Stream<Item = Result<Shoot, watcher::Error>> + Send + 'static {
+    let mut previous: HashMap<(String, String), Option<LastOperation>> = HashMap::new();
+    watcher::watcher(api, watcher::Config::default())
+        .default_backoff()
+        .touched_objects()
+        .filter_map(move |shoot| {
+            let relevant = match shoot {
+                Ok(shoot) => {
+                    let key = (shoot.namespace().unwrap_or_default(), shoot.name_any());
+                    let current = shoot.last_operation().cloned();
+                    let old = previous.insert(key, current.clone()).flatten();
+                    is_relevant_transition(old.as_ref(), current.as_ref()).then_some(Ok(shoot))
+                }
+                Err(error) => Some(Err(error)),
+            };
+            futures::future::ready(relevant)
+        })
+}
