@@ -54,6 +54,7 @@ pub struct Measured {
     bootstrap: Duration,
     ready: Duration,
     churn_started_s: f64,
+    churn_started_at: jiff::Timestamp,
     churn: Duration,
     usage: (Vec<crate::process::Sample>, f64),
     installation_latencies: Vec<Duration>,
@@ -255,13 +256,15 @@ pub async fn drive(landscape: &mut Landscape, options: &Options) -> Result<Measu
     let ready = agent_started.elapsed();
 
     // Registrations → installations → managed resources.
-    let (deployments, registrations): (Vec<Value>, Vec<Value>) = (0..options.registrations)
-        .map(workload::registration)
-        .unzip();
+    let (deployments, registrations): (Vec<Value>, Vec<Value>) =
+        std::iter::once(workload::provider_registration())
+            .chain((0..options.registrations).map(workload::registration))
+            .unzip();
     workload::create_all(&garden, deployments).await?;
     workload::create_all(&garden, registrations).await?;
     let observers = landscape.observers.clone();
-    let expected = options.registrations;
+    // The provider registration is installed too: the seed's provider type requires it.
+    let expected = options.registrations + 1;
     landscape
         .wait_until("a ManagedResource per registration", timeout, || {
             let observers = observers.clone();
@@ -304,6 +307,7 @@ pub async fn drive(landscape: &mut Landscape, options: &Options) -> Result<Measu
 
     // Churn: extension states at the configured rate, a shoot every SHOOT_CHANGE_INTERVAL.
     let churn_started_s = agent_started.elapsed().as_secs_f64();
+    let churn_started_at = jiff::Timestamp::now();
     let churn_start = Instant::now();
     let interval = Duration::from_secs(1) / options.state_changes_per_second.max(1);
     let mut ticker = tokio::time::interval(interval);
@@ -383,6 +387,7 @@ pub async fn drive(landscape: &mut Landscape, options: &Options) -> Result<Measu
         bootstrap,
         ready,
         churn_started_s,
+        churn_started_at,
         churn,
         usage: (samples, peak),
         installation_latencies,
@@ -406,7 +411,11 @@ impl Measured {
             .lease_renewals
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone();
+            .iter()
+            .copied()
+            // Steady state only: registration renews once outside the schedule.
+            .filter(|renewed| *renewed >= self.churn_started_at)
+            .collect::<Vec<_>>();
         let shoot_state_writes = *self
             .observers
             .shoot_state_writes

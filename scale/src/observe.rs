@@ -123,8 +123,8 @@ pub struct Observers {
     pub cluster_updates: MarkTracker,
     /// ShootState updates seen (each is one write by the agent).
     pub shoot_state_writes: Arc<Mutex<u64>>,
-    /// When the seed Lease's renewTime changed.
-    pub lease_renewals: Arc<Mutex<Vec<Instant>>>,
+    /// The seed Lease's successive renewTimes (as the agent wrote them).
+    pub lease_renewals: Arc<Mutex<Vec<jiff::Timestamp>>>,
 }
 
 impl Observers {
@@ -210,10 +210,12 @@ impl Observers {
                 };
                 match next {
                     Ok(Some(lease)) => {
-                        let renew = lease.spec.and_then(|spec| spec.renew_time);
-                        if renew.is_some() && renew != last {
-                            last = renew;
-                            lock(&renewals).push(Instant::now());
+                        let renew = lease.spec.and_then(|spec| spec.renew_time).map(|t| t.0);
+                        if let Some(renew) = renew
+                            && last != Some(renew)
+                        {
+                            last = Some(renew);
+                            lock(&renewals).push(renew);
                         }
                     }
                     Ok(None) => return,

@@ -41,12 +41,12 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
-/// How far each interval between consecutive instants strays from `period`.
-pub fn drift(instants: &[std::time::Instant], period: Duration) -> Vec<Duration> {
-    instants
+/// How far each interval between consecutive timestamps strays from `period`.
+pub fn drift(timestamps: &[jiff::Timestamp], period: Duration) -> Vec<Duration> {
+    timestamps
         .windows(2)
         .map(|pair| {
-            let interval = pair[1].duration_since(pair[0]);
+            let interval = pair[1].duration_since(pair[0]).unsigned_abs();
             interval.abs_diff(period)
         })
         .collect()
@@ -59,8 +59,6 @@ pub fn round2(value: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Instant;
-
     use super::*;
 
     #[test]
@@ -86,7 +84,7 @@ mod tests {
 
     #[test]
     fn drift_is_the_distance_of_each_interval_from_the_period() {
-        let start = Instant::now();
+        let start = jiff::Timestamp::now();
         let instants = [0, 2_010, 3_990, 6_000].map(|ms| start + Duration::from_millis(ms));
         let drifts = drift(&instants, Duration::from_secs(2));
         assert_eq!(

@@ -165,7 +165,12 @@ pub fn shoot(shoot: &ShootName, seed: &str) -> Value {
             "cloudProfileName": CLOUD_PROFILE,
             "region": "local",
             "seedName": seed,
-            "provider": {"type": "local", "workers": [{"name": "pool", "minimum": 1, "maximum": 2}]},
+            "provider": {"type": "local", "workers": [{
+                "name": "pool",
+                "minimum": 1,
+                "maximum": 2,
+                "machine": {"type": "local", "image": {"name": "local", "version": "1.0.0"}}
+            }]},
             "kubernetes": {"version": "1.33.0"},
             "networking": {"type": "calico", "nodes": "10.10.0.0/16"},
             "purpose": "evaluation"
@@ -221,6 +226,33 @@ pub fn registration(index: usize) -> (Value, Value) {
             "resources": [{"kind": "Extension", "type": name}],
             "deployment": {"policy": "Always", "deploymentRefs": [{"name": name}]}
         }
+    });
+    (deployment, registration)
+}
+
+/// Name of the registration of the seed's and shoots' own provider types.
+pub const PROVIDER_REGISTRATION: &str = "provider-local";
+
+/// ControllerDeployment + ControllerRegistration `provider-local` for the kinds/types the seed
+/// and the shoots require (policy OnDemand): without it the garden refuses to schedule anything
+/// for the seed, as gardener-controller-manager does.
+pub fn provider_registration() -> (Value, Value) {
+    let (mut deployment, mut registration) = registration(0);
+    deployment["metadata"]["name"] = json!(PROVIDER_REGISTRATION);
+    deployment["helm"]["values"]["greeting"] = json!("provider-local");
+    registration["metadata"]["name"] = json!(PROVIDER_REGISTRATION);
+    registration["spec"] = json!({
+        "resources": [
+            {"kind": "ControlPlane", "type": "local"},
+            {"kind": "Infrastructure", "type": "local"},
+            {"kind": "Worker", "type": "local"},
+            {"kind": "DNSRecord", "type": "local"},
+            {"kind": "Network", "type": "calico"},
+            {"kind": "OperatingSystemConfig", "type": "ubuntu"},
+            {"kind": "ContainerRuntime", "type": "gvisor"},
+            {"kind": "Extension", "type": "shoot-dns-service"}
+        ],
+        "deployment": {"policy": "OnDemand", "deploymentRefs": [{"name": PROVIDER_REGISTRATION}]}
     });
     (deployment, registration)
 }
@@ -354,6 +386,20 @@ mod tests {
             objects.iter().map(ExtensionObject::key).collect();
         assert_eq!(keys.len(), 30, "keys are unique");
         assert!(extension_objects(&[], 5).is_empty());
+    }
+
+    #[test]
+    fn the_provider_registration_covers_the_seed_provider_type() {
+        let (deployment, registration) = provider_registration();
+        assert_eq!(deployment["metadata"]["name"], PROVIDER_REGISTRATION);
+        assert_eq!(
+            registration["spec"]["deployment"]["deploymentRefs"][0]["name"],
+            PROVIDER_REGISTRATION
+        );
+        let resources = registration["spec"]["resources"].as_array().expect("list");
+        for kind in ["ControlPlane", "Infrastructure", "Worker"] {
+            assert!(resources.contains(&json!({"kind": kind, "type": "local"})));
+        }
     }
 
     #[test]
