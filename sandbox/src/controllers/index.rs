@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -19,6 +20,12 @@ use crate::store::{Event, EventType, State, object_key};
 
 /// Storage key of CertificateSigningRequests.
 pub const CSR_KEY: &str = "certificatesigningrequests.certificates.k8s.io";
+
+/// How long a namespace stays Terminating before its contents are deleted. kube-controller-manager
+/// waits 5 s (`namespaceDeletionGracePeriod`) so that every API server sees the deletion and
+/// rejects new content first; clients rely on that window (a create right after the delete gets
+/// 403 NamespaceTerminating, not 404). Shortened here, as one server needs no propagation time.
+pub const NAMESPACE_DELETION_GRACE: Duration = Duration::from_secs(2);
 
 /// Where an object is stored.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -65,18 +72,6 @@ pub struct Work {
     pub workloads: BTreeSet<ObjectRef>,
 }
 
-impl Work {
-    /// Whether no controller has anything to do.
-    pub fn is_empty(&self) -> bool {
-        self.dependents.is_empty()
-            && self.owners.is_empty()
-            && self.namespaces.is_empty()
-            && self.custom_resource_definitions.is_empty()
-            && self.certificate_signing_requests.is_empty()
-            && self.workloads.is_empty()
-    }
-}
-
 /// Owner UIDs and UID of one tracked object.
 #[derive(Clone, Debug, Default)]
 struct Tracked {
@@ -91,7 +86,8 @@ pub struct Index {
     by_uid: HashMap<String, ObjectRef>,
     dependents: HashMap<String, HashSet<ObjectRef>>,
     counts: HashMap<String, usize>,
-    terminating_namespaces: HashSet<String>,
+    /// Terminating namespace → when it was first seen terminating.
+    terminating_namespaces: HashMap<String, Instant>,
     /// Custom-object storage key → name of its deleting CRD.
     deleting_crds: HashMap<String, String>,
     registry: Option<Arc<Registry>>,
@@ -99,26 +95,26 @@ pub struct Index {
 
 impl Index {
     /// Indexes everything stored and queues every object, as after a restart or a missed event.
-    pub fn rebuild(state: &State, work: &mut Work) -> Self {
+    pub fn rebuild(state: &State, work: &mut Work, now: Instant) -> Self {
         let mut index = Index {
             registry: Some(state.registry()),
             ..Index::default()
         };
         for key in state.resource_keys() {
-            index.add_key(state, &key, work);
+            index.add_key(state, &key, work, now);
         }
         index
     }
 
     /// Applies one store event and queues what it may affect.
-    pub fn observe(&mut self, event: &Event, work: &mut Work) {
+    pub fn observe(&mut self, event: &Event, work: &mut Work, now: Instant) {
         let target = ObjectRef::of(&event.resource, &event.object);
         match event.kind {
             EventType::Added | EventType::Modified => {
                 if let Some(previous) = &event.previous {
                     self.queue_owners(previous, work);
                 }
-                self.track(&target, &event.object);
+                self.track(&target, &event.object, now);
                 self.queue(&target, &event.object, work);
             }
             EventType::Deleted => {
@@ -138,7 +134,7 @@ impl Index {
     /// After the served types changed (CRDs written): re-indexes resources whose objects were
     /// dropped without events, and queues dependents of missing owners, since a kind that became
     /// served or unserved changes whether they are collected.
-    pub fn registry_changed(&mut self, state: &State, work: &mut Work) {
+    pub fn registry_changed(&mut self, state: &State, work: &mut Work, now: Instant) {
         let registry = state.registry();
         if self
             .registry
@@ -165,7 +161,7 @@ impl Index {
                 self.untrack(target);
             }
             self.counts.remove(&key);
-            self.add_key(state, &key, work);
+            self.add_key(state, &key, work, now);
         }
         for (owner, dependents) in &self.dependents {
             if !self.by_uid.contains_key(owner) {
@@ -190,15 +186,22 @@ impl Index {
         dependents
     }
 
-    fn add_key(&mut self, state: &State, key: &str, work: &mut Work) {
+    /// When the queued terminating namespace `name` may be processed (None: it is not terminating).
+    pub fn namespace_due(&self, name: &str) -> Option<Instant> {
+        self.terminating_namespaces
+            .get(name)
+            .map(|since| *since + NAMESPACE_DELETION_GRACE)
+    }
+
+    fn add_key(&mut self, state: &State, key: &str, work: &mut Work, now: Instant) {
         for object in state.list(key, None) {
             let target = ObjectRef::of(key, &object);
-            self.track(&target, &object);
+            self.track(&target, &object, now);
             self.queue(&target, &object, work);
         }
     }
 
-    fn track(&mut self, target: &ObjectRef, object: &Value) {
+    fn track(&mut self, target: &ObjectRef, object: &Value, now: Instant) {
         let fresh = self.untrack(target);
         if fresh {
             *self.counts.entry(target.key.clone()).or_default() += 1;
@@ -217,7 +220,7 @@ impl Index {
                 .insert(target.clone());
         }
         self.objects.insert(target.clone(), tracked);
-        self.follow_lifecycle(target, object);
+        self.follow_lifecycle(target, object, now);
     }
 
     /// Drops what is known about `target`; returns whether it was not tracked before.
@@ -253,11 +256,13 @@ impl Index {
     }
 
     /// Keeps the sets of terminating namespaces and deleting CRDs current.
-    fn follow_lifecycle(&mut self, target: &ObjectRef, object: &Value) {
+    fn follow_lifecycle(&mut self, target: &ObjectRef, object: &Value, now: Instant) {
         let deleting = object.pointer("/metadata/deletionTimestamp").is_some();
         if target.key == "namespaces" {
             if deleting {
-                self.terminating_namespaces.insert(target.name.clone());
+                self.terminating_namespaces
+                    .entry(target.name.clone())
+                    .or_insert(now);
             } else {
                 self.terminating_namespaces.remove(&target.name);
             }
@@ -294,7 +299,7 @@ impl Index {
         if target.key == CRD_KEY && self.deleting_crds.values().any(|n| n == &target.name) {
             work.custom_resource_definitions.insert(target.name.clone());
         }
-        if target.key == "namespaces" && self.terminating_namespaces.contains(&target.name) {
+        if target.key == "namespaces" && self.terminating_namespaces.contains_key(&target.name) {
             work.namespaces.insert(target.name.clone());
         }
         self.queue_namespace_and_crd(target, work);
@@ -311,7 +316,9 @@ impl Index {
 
     /// Queues the terminating namespace or deleting CRD that `target` keeps waiting.
     fn queue_namespace_and_crd(&self, target: &ObjectRef, work: &mut Work) {
-        if !target.namespace.is_empty() && self.terminating_namespaces.contains(&target.namespace) {
+        if !target.namespace.is_empty()
+            && self.terminating_namespaces.contains_key(&target.namespace)
+        {
             work.namespaces.insert(target.namespace.clone());
         }
         if let Some(definition) = self.deleting_crds.get(&target.key) {
@@ -372,6 +379,7 @@ mod tests {
         index.observe(
             &event(EventType::Added, "configmaps", cm("owner", "u1", &[]), None),
             &mut work,
+            Instant::now(),
         );
         index.observe(
             &event(
@@ -381,10 +389,12 @@ mod tests {
                 None,
             ),
             &mut work,
+            Instant::now(),
         );
         index.observe(
             &event(EventType::Added, "configmaps", cm("other", "u3", &[]), None),
             &mut work,
+            Instant::now(),
         );
         let mut work = Work::default();
         index.observe(
@@ -395,6 +405,7 @@ mod tests {
                 None,
             ),
             &mut work,
+            Instant::now(),
         );
         assert_eq!(
             work.dependents.into_iter().collect::<Vec<_>>(),
@@ -411,6 +422,7 @@ mod tests {
         index.observe(
             &event(EventType::Added, "configmaps", cm("owner", "u1", &[]), None),
             &mut work,
+            Instant::now(),
         );
         index.observe(
             &event(
@@ -420,6 +432,7 @@ mod tests {
                 None,
             ),
             &mut work,
+            Instant::now(),
         );
         let mut work = Work::default();
         index.observe(
@@ -430,6 +443,7 @@ mod tests {
                 Some(cm("child", "u2", &["u1"])),
             ),
             &mut work,
+            Instant::now(),
         );
         assert!(work.owners.contains(&target("owner")));
         assert!(work.dependents.is_empty());
@@ -438,6 +452,7 @@ mod tests {
 
     #[test]
     fn writes_in_a_terminating_namespace_queue_the_namespace_only_while_it_terminates() {
+        let started = Instant::now();
         let mut index = Index::default();
         let mut work = Work::default();
         let namespace = |deleting: bool| {
@@ -450,27 +465,36 @@ mod tests {
         index.observe(
             &event(EventType::Added, "configmaps", cm("a", "u1", &[]), None),
             &mut work,
+            Instant::now(),
         );
         assert!(work.namespaces.is_empty());
         index.observe(
             &event(EventType::Modified, "namespaces", namespace(true), None),
             &mut work,
+            Instant::now(),
         );
         assert!(work.namespaces.contains("ns"));
+        let due = index
+            .namespace_due("ns")
+            .expect("terminating namespaces have a due time");
+        assert!(due >= started + NAMESPACE_DELETION_GRACE);
         let mut work = Work::default();
         index.observe(
             &event(EventType::Deleted, "configmaps", cm("a", "u1", &[]), None),
             &mut work,
+            Instant::now(),
         );
         assert!(work.namespaces.contains("ns"));
         index.observe(
             &event(EventType::Deleted, "namespaces", namespace(true), None),
             &mut work,
+            Instant::now(),
         );
         let mut work = Work::default();
         index.observe(
             &event(EventType::Added, "configmaps", cm("b", "u2", &[]), None),
             &mut work,
+            Instant::now(),
         );
         assert!(work.namespaces.is_empty());
     }
@@ -480,15 +504,21 @@ mod tests {
         let mut index = Index::default();
         let mut work = Work::default();
         let csr = json!({"metadata": {"name": "csr-1", "uid": "c1"}});
-        index.observe(&event(EventType::Added, CSR_KEY, csr, None), &mut work);
+        index.observe(
+            &event(EventType::Added, CSR_KEY, csr, None),
+            &mut work,
+            Instant::now(),
+        );
         let deployment = json!({"metadata": {"name": "web", "namespace": "ns", "uid": "d1"}});
         index.observe(
             &event(EventType::Added, "deployments.apps", deployment, None),
             &mut work,
+            Instant::now(),
         );
         index.observe(
             &event(EventType::Added, "secrets", cm("s", "s1", &[]), None),
             &mut work,
+            Instant::now(),
         );
         assert_eq!(work.certificate_signing_requests.len(), 1);
         assert_eq!(work.workloads.len(), 1);

@@ -5,7 +5,9 @@
 //! queues the objects whose decision it may change, and a pass (after a short settle, so bursts
 //! are handled together) looks only at those, so a write costs O(changed) rather than O(stored).
 //! The task starts from a full index of what is stored and rebuilds it if it ever falls behind the
-//! event stream; nothing the controllers decide depends on time, so no periodic resync is needed.
+//! event stream. The only timed work is a terminating namespace's grace period
+//! ([`index::NAMESPACE_DELETION_GRACE`]), after which it is processed without another event;
+//! nothing else depends on time, so no periodic resync is needed.
 
 mod cleanup;
 mod gc;
@@ -14,7 +16,7 @@ mod signer;
 mod workloads;
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::broadcast::{self, error::TryRecvError};
 
@@ -37,20 +39,22 @@ pub async fn run(api: Arc<Api>, simulate_workloads: bool) {
     };
     let mut controllers = {
         let state = api.store.lock();
-        Controllers::start(&state, simulate_workloads)
+        Controllers::start(&state, simulate_workloads, Instant::now())
     };
     loop {
-        if controllers.work.is_empty() {
+        if !controllers.ready(Instant::now()) {
+            let due = controllers.next_due();
             tokio::select! {
                 received = controllers.events.recv() => {
                     if !controllers.receive(received) {
                         return;
                     }
+                    tokio::select! {
+                        _ = tokio::time::sleep(SETTLE) => {}
+                        _ = api.shutdown.cancelled() => return,
+                    }
                 }
-                _ = api.shutdown.cancelled() => return,
-            }
-            tokio::select! {
-                _ = tokio::time::sleep(SETTLE) => {}
+                _ = until(due) => {}
                 _ = api.shutdown.cancelled() => return,
             }
         }
@@ -59,8 +63,17 @@ pub async fn run(api: Arc<Api>, simulate_workloads: bool) {
             user: &user,
         };
         let mut state = api.store.lock();
-        controllers.catch_up(&state);
-        controllers.pass(&mut state, &api.ca, &writer);
+        let now = Instant::now();
+        controllers.catch_up(&state, now);
+        controllers.pass(&mut state, &api.ca, &writer, now);
+    }
+}
+
+/// Resolves at `deadline`, or never without one.
+async fn until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline.into()).await,
+        None => std::future::pending().await,
     }
 }
 
@@ -79,10 +92,10 @@ struct Controllers {
 impl Controllers {
     /// Subscribes and indexes everything stored, queueing it all once (like a controller's first list).
     /// Must be called with the store locked, so no event falls between the two.
-    fn start(state: &State, simulate_workloads: bool) -> Self {
+    fn start(state: &State, simulate_workloads: bool, now: Instant) -> Self {
         let events = state.subscribe();
         let mut work = Work::default();
-        let index = Index::rebuild(state, &mut work);
+        let index = Index::rebuild(state, &mut work, now);
         Controllers {
             events,
             index,
@@ -105,7 +118,7 @@ impl Controllers {
 
     /// Applies every event up to now. Called with the store locked: events are sent under the same
     /// lock, so afterwards the index matches the state exactly.
-    fn catch_up(&mut self, state: &State) {
+    fn catch_up(&mut self, state: &State, now: Instant) {
         loop {
             match self.events.try_recv() {
                 Ok(event) => self.pending.push(event),
@@ -116,19 +129,54 @@ impl Controllers {
         if self.lagged {
             self.lagged = false;
             self.pending.clear();
-            self.index = Index::rebuild(state, &mut self.work);
+            self.index = Index::rebuild(state, &mut self.work, now);
             return;
         }
         for event in self.pending.drain(..) {
-            self.index.observe(&event, &mut self.work);
+            self.index.observe(&event, &mut self.work, now);
         }
-        self.index.registry_changed(state, &mut self.work);
+        self.index.registry_changed(state, &mut self.work, now);
+    }
+
+    /// Whether a pass has something to do now (queued namespaces count once their grace ended).
+    fn ready(&self, now: Instant) -> bool {
+        let work = &self.work;
+        !work.dependents.is_empty()
+            || !work.owners.is_empty()
+            || !work.custom_resource_definitions.is_empty()
+            || !work.certificate_signing_requests.is_empty()
+            || !work.workloads.is_empty()
+            || work.namespaces.iter().any(|n| self.namespace_due(n, now))
+    }
+
+    /// When the earliest queued namespace's grace period ends.
+    fn next_due(&self) -> Option<Instant> {
+        self.work
+            .namespaces
+            .iter()
+            .filter_map(|n| self.index.namespace_due(n))
+            .min()
+    }
+
+    fn namespace_due(&self, name: &str, now: Instant) -> bool {
+        self.index.namespace_due(name).is_none_or(|due| due <= now)
     }
 
     /// Runs each controller over its queue. What they write comes back as events and queues the
     /// follow-up work (a deleted child re-queues its owner, a deleted object its namespace).
-    fn pass(&mut self, state: &mut State, ca: &CertificateAuthority, writer: &Writer<'_>) {
-        let work = std::mem::take(&mut self.work);
+    fn pass(
+        &mut self,
+        state: &mut State,
+        ca: &CertificateAuthority,
+        writer: &Writer<'_>,
+        now: Instant,
+    ) {
+        let mut work = std::mem::take(&mut self.work);
+        let (due, waiting) = std::mem::take(&mut work.namespaces)
+            .into_iter()
+            .partition(|n| self.namespace_due(n, now));
+        work.namespaces = due;
+        self.work.namespaces = waiting;
         gc::collect(state, &self.index, &work.dependents);
         gc::finish_owners(state, &self.index, &work.owners, writer);
         cleanup::namespaces(state, &work.namespaces, writer);
