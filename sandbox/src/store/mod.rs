@@ -119,14 +119,15 @@ impl Store {
     /// Writes the state to the persistence directory if it changed since the last flush.
     pub fn flush(&self) -> Result<(), PersistError> {
         let Some(dir) = &self.dir else { return Ok(()) };
-        let snapshot = {
+        let (rv, pointers) = {
             let mut state = self.lock();
             if !state.dirty {
                 return Ok(());
             }
             state.dirty = false;
-            persist::snapshot(state.rv, &state.objects)
+            (state.rv, persist::pointers(&state.objects))
         };
+        let snapshot = persist::snapshot(rv, &pointers);
         persist::write(dir, &snapshot)
     }
 }

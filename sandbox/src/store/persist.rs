@@ -72,15 +72,26 @@ pub fn load(dir: &Path) -> Result<Option<(u64, Objects)>, PersistError> {
     Ok(Some((rv, objects)))
 }
 
-/// Serializes the state (cheap clones of the object pointers happen under the lock; encoding outside).
-pub fn snapshot(rv: u64, objects: &Objects) -> Value {
-    let resources: serde_json::Map<String, Value> = objects
+/// The stored objects per resource as pointers: cheap to take under the store lock.
+pub type Pointers = Vec<(String, Vec<Arc<Value>>)>;
+
+/// Takes the object pointers to persist (the only part of a flush that needs the store lock).
+pub fn pointers(objects: &Objects) -> Pointers {
+    objects
         .iter()
         .filter(|(_, m)| !m.is_empty())
-        .map(|(k, m)| {
+        .map(|(k, m)| (k.clone(), m.values().cloned().collect()))
+        .collect()
+}
+
+/// Serializes the state from its pointers (outside the lock).
+pub fn snapshot(rv: u64, objects: &Pointers) -> Value {
+    let resources: serde_json::Map<String, Value> = objects
+        .iter()
+        .map(|(k, items)| {
             (
                 k.clone(),
-                Value::Array(m.values().map(|o| (**o).clone()).collect()),
+                Value::Array(items.iter().map(|o| (**o).clone()).collect()),
             )
         })
         .collect();
@@ -129,7 +140,7 @@ mod tests {
             .entry("configmaps".into())
             .or_default()
             .insert(object_key(&cm), Arc::new(cm.clone()));
-        write(dir.path(), &snapshot(7, &objects)).expect("write works");
+        write(dir.path(), &snapshot(7, &pointers(&objects))).expect("write works");
         let (rv, loaded) = load(dir.path()).expect("load works").expect("file exists");
         assert_eq!(rv, 7);
         assert_eq!(
