@@ -1,0 +1,827 @@
+//! End-to-end tests of shoot state on the seed: the Cluster sync (garden Shoot/Seed/CloudProfile
+//! → seed Cluster and control-plane namespace) and the ShootState sync (extension state,
+//! referenced resources and persisted Secrets → garden ShootState), incl. write batching, drift
+//! repair by the snapshot and an agent restart in the middle of a burst. Prints the burst
+//! throughput and change → ShootState latency (`--nocapture`).
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{Clusters, SEED, ensure_namespace, wait_for, wait_until};
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
+use kube::Api;
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
+use kube::runtime::{WatchStreamExt, watcher};
+use seedlet_agent::{Agent, RunningAgent};
+use seedlet_api::core::{CloudProfile, NamespacedCloudProfile, Project, Seed, Shoot, ShootState};
+use seedlet_api::extensions::{Cluster, Infrastructure, Worker};
+use seedlet_bootstrap::GardenClient;
+use serde_json::{Value, json};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+const PROJECT_NAMESPACE: &str = "garden-dev";
+const CONTROL_PLANE: &str = "shoot--dev--foo";
+const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Starts an agent like `common::start_agent`, with the ShootState snapshot period set.
+async fn start_agent(
+    clusters: &Clusters,
+    snapshot_period: Duration,
+    shutdown: CancellationToken,
+) -> RunningAgent {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_test_writer()
+        .try_init();
+    let mut config =
+        match seedlet_config::parse(common::AGENT_CONFIG, "test.yaml").expect("valid config") {
+            seedlet_config::AnyConfig::Gardenlet(config) => *config,
+            other => panic!("unexpected config kind {}", other.kind()),
+        };
+    config.controllers.shoot_state.sync_period = seedlet_config::Duration::from_millis(
+        u64::try_from(snapshot_period.as_millis()).expect("period"),
+    );
+    let mut agent = Agent::new(config).expect("agent");
+    let settings = agent.settings_mut();
+    settings.health_address = "127.0.0.1:0".parse().expect("address");
+    settings.metrics_address = "127.0.0.1:0".parse().expect("address");
+    settings.leader_election = None;
+    agent
+        .with_seed_client(clusters.seed.client())
+        .with_garden_client(GardenClient::new(clusters.garden.client(), None))
+        .start(shutdown)
+        .await
+        .expect("agent starts")
+}
+
+async fn create<K>(api: Api<K>, value: Value) -> K
+where
+    K: kube::Resource + Clone + std::fmt::Debug + serde::Serialize + serde::de::DeserializeOwned,
+{
+    let object: K = serde_json::from_value(value).expect("object");
+    api.create(&PostParams::default(), &object)
+        .await
+        .expect("create")
+}
+
+fn operation(type_: &str, state: &str) -> Value {
+    json!({"type": type_, "state": state, "progress": 100, "description": "",
+           "lastUpdateTime": "2026-01-01T00:00:00Z"})
+}
+
+/// Project `dev`, its namespace, CloudProfile `local` and Shoot `name` on our seed with a
+/// succeeded reconcile.
+async fn garden_with_shoot(garden: &kube::Client, name: &str, status: Value) {
+    ensure_namespace(garden, PROJECT_NAMESPACE).await;
+    let projects: Api<Project> = Api::all(garden.clone());
+    if projects
+        .get_opt("dev")
+        .await
+        .expect("get project")
+        .is_none()
+    {
+        create::<Project>(
+            Api::all(garden.clone()),
+            json!({
+                "apiVersion": "core.gardener.cloud/v1beta1", "kind": "Project",
+                "metadata": {"name": "dev"}, "spec": {"namespace": PROJECT_NAMESPACE}
+            }),
+        )
+        .await;
+    }
+    let profiles: Api<CloudProfile> = Api::all(garden.clone());
+    if profiles
+        .get_opt("local")
+        .await
+        .expect("get profile")
+        .is_none()
+    {
+        create::<CloudProfile>(
+            Api::all(garden.clone()),
+            json!({
+                "apiVersion": "core.gardener.cloud/v1beta1", "kind": "CloudProfile",
+                "metadata": {"name": "local"},
+                "spec": {"type": "local", "kubernetes": {"versions": [{"version": "1.33.0"}]}}
+            }),
+        )
+        .await;
+    }
+    create::<Shoot>(
+        Api::namespaced(garden.clone(), PROJECT_NAMESPACE),
+        json!({
+            "apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
+            "metadata": {"name": name, "namespace": PROJECT_NAMESPACE},
+            "spec": {"cloudProfile": {"name": "local"}, "provider": {"type": "local"},
+                     "region": "local", "seedName": SEED, "networking": {"type": "calico"}}
+        }),
+    )
+    .await;
+    let mut status = status;
+    status["lastOperation"] = operation("Reconcile", "Succeeded");
+    status["uid"] = json!(format!("uid-{name}"));
+    Api::<Shoot>::namespaced(garden.clone(), PROJECT_NAMESPACE)
+        .patch_status(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"status": status})),
+        )
+        .await
+        .expect("shoot status");
+}
+
+async fn cluster(seed: &kube::Client, name: &str) -> Option<Cluster> {
+    Api::<Cluster>::all(seed.clone())
+        .get_opt(name)
+        .await
+        .expect("get cluster")
+}
+
+/// Waits until Cluster `name` satisfies `check`.
+async fn cluster_where(
+    seed: &kube::Client,
+    name: &str,
+    what: &str,
+    check: impl Fn(&Cluster) -> bool,
+) -> Cluster {
+    wait_for(what, TIMEOUT, || async {
+        cluster(seed, name).await.filter(|c| check(c))
+    })
+    .await
+}
+
+#[tokio::test]
+async fn cluster_follows_shoot_seed_and_cloud_profile_and_goes_after_the_namespace() {
+    let clusters = Clusters::start(false).await;
+    let (garden, seed) = (clusters.garden.client(), clusters.seed.client());
+    let shutdown = CancellationToken::new();
+    let agent = start_agent(&clusters, Duration::from_secs(3600), shutdown.clone()).await;
+    garden_with_shoot(&garden, "foo", json!({})).await;
+
+    // The technical ID is written first; the Cluster embeds all three objects in full.
+    let created = cluster_where(&seed, CONTROL_PLANE, "cluster created", |_| true).await;
+    let shoots: Api<Shoot> = Api::namespaced(garden.clone(), PROJECT_NAMESPACE);
+    let shoot = shoots.get("foo").await.expect("shoot");
+    assert_eq!(
+        shoot
+            .status
+            .as_ref()
+            .and_then(|s| s.technical_id.as_deref()),
+        Some(CONTROL_PLANE)
+    );
+    assert_eq!(created.spec.shoot["kind"], "Shoot");
+    assert_eq!(
+        created.spec.shoot["apiVersion"],
+        "core.gardener.cloud/v1beta1"
+    );
+    assert_eq!(created.spec.shoot["status"]["technicalID"], CONTROL_PLANE);
+    assert_eq!(created.spec.cloud_profile["kind"], "CloudProfile");
+    assert_eq!(created.spec.cloud_profile["spec"]["type"], "local");
+    let embedded_seed = created.spec.seed.clone().expect("seed embedded");
+    assert_eq!(
+        (
+            embedded_seed["kind"].as_str(),
+            embedded_seed["metadata"]["name"].as_str()
+        ),
+        (Some("Seed"), Some(SEED))
+    );
+    assert!(
+        created.spec.shoot["metadata"]
+            .get("managedFields")
+            .is_none()
+    );
+
+    // The control-plane namespace carries the labels and annotations of spec §1.6.
+    let namespace: Namespace = wait_for("namespace", TIMEOUT, || async {
+        Api::<Namespace>::all(seed.clone())
+            .get_opt(CONTROL_PLANE)
+            .await
+            .expect("get ns")
+    })
+    .await;
+    let labels = namespace.metadata.labels.clone().unwrap_or_default();
+    for (key, value) in [
+        ("gardener.cloud/role", "shoot"),
+        ("seed.gardener.cloud/provider", "local"),
+        ("shoot.gardener.cloud/provider", "local"),
+        ("networking.shoot.gardener.cloud/provider", "calico"),
+        ("backup.gardener.cloud/provider", "local"),
+        ("pod-security.kubernetes.io/enforce", "privileged"),
+        (
+            "high-availability-config.resources.gardener.cloud/consider",
+            "true",
+        ),
+    ] {
+        assert_eq!(
+            labels.get(key).map(String::as_str),
+            Some(value),
+            "label {key}"
+        );
+    }
+    let annotations = namespace.metadata.annotations.clone().unwrap_or_default();
+    assert_eq!(
+        annotations
+            .get("shoot.gardener.cloud/uid")
+            .map(String::as_str),
+        Some("uid-foo")
+    );
+    assert_eq!(
+        annotations
+            .get("high-availability-config.resources.gardener.cloud/zones")
+            .map(|z| z.split(',').count()),
+        Some(1)
+    );
+
+    // Hibernation (spec), Seed labels and the CloudProfile reach the Cluster.
+    shoots
+        .patch(
+            "foo",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"spec": {"hibernation": {"enabled": true}}})),
+        )
+        .await
+        .expect("hibernate");
+    cluster_where(&seed, CONTROL_PLANE, "hibernation in cluster", |c| {
+        c.spec.shoot["spec"]["hibernation"]["enabled"] == json!(true)
+    })
+    .await;
+    Api::<Seed>::all(garden.clone())
+        .patch(
+            SEED,
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"metadata": {"labels": {"tier": "one"}}})),
+        )
+        .await
+        .expect("seed labels");
+    cluster_where(&seed, CONTROL_PLANE, "seed label in cluster", |c| {
+        c.spec
+            .seed
+            .as_ref()
+            .is_some_and(|s| s["metadata"]["labels"]["tier"] == json!("one"))
+    })
+    .await;
+    Api::<CloudProfile>::all(garden.clone())
+        .patch(
+            "local",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"spec": {"kubernetes": {"versions": [{"version": "1.34.0"}]}}})),
+        )
+        .await
+        .expect("profile");
+    cluster_where(&seed, CONTROL_PLANE, "cloud profile in cluster", |c| {
+        c.spec.cloud_profile["spec"]["kubernetes"]["versions"][0]["version"] == json!("1.34.0")
+    })
+    .await;
+
+    // A Failed (hibernated) shoot keeps its Cluster current, so extensions see Failed.
+    shoots
+        .patch_status("foo", &PatchParams::default(), &Patch::Merge(&json!({"status": {"lastOperation": operation("Reconcile", "Failed"), "hibernated": true}})))
+        .await
+        .expect("failed");
+    cluster_where(&seed, CONTROL_PLANE, "failed in cluster", |c| {
+        c.spec.shoot["status"]["lastOperation"]["state"] == json!("Failed")
+            && c.spec.shoot["status"]["hibernated"] == json!(true)
+    })
+    .await;
+
+    // A legacy technical ID is kept as is; a NamespacedCloudProfile is embedded synthesized.
+    create::<NamespacedCloudProfile>(
+        Api::namespaced(garden.clone(), PROJECT_NAMESPACE),
+        json!({
+            "apiVersion": "core.gardener.cloud/v1beta1", "kind": "NamespacedCloudProfile",
+            "metadata": {"name": "custom", "namespace": PROJECT_NAMESPACE},
+            "spec": {"parent": {"kind": "CloudProfile", "name": "local"}}
+        }),
+    )
+    .await;
+    Api::<NamespacedCloudProfile>::namespaced(garden.clone(), PROJECT_NAMESPACE)
+        .patch_status(
+            "custom",
+            &PatchParams::default(),
+            &Patch::Merge(
+                &json!({"status": {"cloudProfileSpec": {"type": "local", "custom": true}}}),
+            ),
+        )
+        .await
+        .expect("ncp status");
+    garden_with_shoot(&garden, "bar", json!({"technicalID": "shoot-dev-bar"})).await;
+    shoots
+        .patch("bar", &PatchParams::default(), &Patch::Merge(&json!({"spec": {"cloudProfile": {"kind": "NamespacedCloudProfile", "name": "custom"}}})))
+        .await
+        .expect("ncp ref");
+    let legacy = cluster_where(&seed, "shoot-dev-bar", "legacy cluster with ncp", |c| {
+        c.spec.cloud_profile["spec"]["custom"] == json!(true)
+    })
+    .await;
+    assert_eq!(
+        legacy.spec.cloud_profile["metadata"],
+        json!({"name": "custom", "namespace": PROJECT_NAMESPACE})
+    );
+    assert!(cluster(&seed, "shoot--dev--bar").await.is_none());
+
+    // Deletion: the Cluster stays while the namespace terminates and goes once it is gone.
+    let namespaces: Api<Namespace> = Api::all(seed.clone());
+    namespaces
+        .patch(
+            CONTROL_PLANE,
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"metadata": {"finalizers": ["test.seedlet/hold"]}})),
+        )
+        .await
+        .expect("hold namespace");
+    shoots
+        .delete("foo", &DeleteParams::default())
+        .await
+        .expect("delete shoot");
+    wait_until("namespace terminating", TIMEOUT, || async {
+        namespaces
+            .get_opt(CONTROL_PLANE)
+            .await
+            .expect("get ns")
+            .is_some_and(|ns| ns.metadata.deletion_timestamp.is_some())
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(
+        cluster(&seed, CONTROL_PLANE).await.is_some(),
+        "cluster must outlive its namespace"
+    );
+    namespaces
+        .patch(
+            CONTROL_PLANE,
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"metadata": {"finalizers": null}})),
+        )
+        .await
+        .expect("release namespace");
+    wait_until("cluster removed", TIMEOUT, || async {
+        cluster(&seed, CONTROL_PLANE).await.is_none()
+    })
+    .await;
+    assert!(
+        namespaces
+            .get_opt(CONTROL_PLANE)
+            .await
+            .expect("get ns")
+            .is_none()
+    );
+    assert!(
+        cluster(&seed, "shoot-dev-bar").await.is_some(),
+        "other shoots keep their cluster"
+    );
+
+    shutdown.cancel();
+    agent.wait().await.expect("agent stops");
+    clusters.shutdown().await;
+}
+
+/// What a watch on the ShootState observed most recently.
+#[derive(Clone, Debug, Default)]
+struct Observed {
+    spec: Value,
+    /// Distinct resourceVersions seen (= writes).
+    writes: u64,
+}
+
+/// Watches ShootState `garden-dev/foo` and publishes each version.
+fn observe_shoot_state(garden: &kube::Client) -> watch::Receiver<Observed> {
+    let (sender, receiver) = watch::channel(Observed::default());
+    let api: Api<ShootState> = Api::namespaced(garden.clone(), PROJECT_NAMESPACE);
+    tokio::spawn(async move {
+        let mut last_version = None;
+        let stream = watcher::watcher(api, watcher::Config::default().fields("metadata.name=foo"))
+            .default_backoff()
+            .applied_objects();
+        let mut stream = std::pin::pin!(stream);
+        while let Some(Ok(state)) = stream.next().await {
+            if state.metadata.resource_version == last_version {
+                continue;
+            }
+            last_version = state.metadata.resource_version.clone();
+            let spec = serde_json::to_value(&state.spec).expect("spec");
+            sender.send_modify(|observed| {
+                observed.spec = spec;
+                observed.writes += 1;
+            });
+        }
+    });
+    receiver
+}
+
+/// The `state` of extension entry (kind, name), if any.
+fn entry_state(spec: &Value, kind: &str, name: &str) -> Option<Value> {
+    spec["extensions"]
+        .as_array()?
+        .iter()
+        .find(|e| e["kind"] == json!(kind) && e["name"] == json!(name))
+        .map(|e| e["state"].clone())
+}
+
+fn gardener_entry(spec: &Value, name: &str) -> Option<Value> {
+    spec["gardener"]
+        .as_array()?
+        .iter()
+        .find(|e| e["name"] == json!(name))
+        .cloned()
+}
+
+async fn wait_observed(
+    observed: &mut watch::Receiver<Observed>,
+    what: &str,
+    check: impl Fn(&Observed) -> bool,
+) -> Observed {
+    let outcome = tokio::time::timeout(TIMEOUT, observed.wait_for(|o| check(o)))
+        .await
+        .map(|result| result.map(|o| o.clone()));
+    match outcome {
+        Ok(Ok(observed)) => observed,
+        Ok(Err(_)) => panic!("shootstate observer stopped"),
+        Err(_) => panic!("timed out waiting for {what}: {:?}", observed.borrow().spec),
+    }
+}
+
+async fn set_infrastructure_state(seed: &kube::Client, n: i64) {
+    Api::<Infrastructure>::namespaced(seed.clone(), CONTROL_PLANE)
+        .patch_status(
+            "foo",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"status": {"state": {"n": n}}})),
+        )
+        .await
+        .expect("infrastructure state");
+}
+
+fn infrastructure_n(observed: &Observed) -> Option<i64> {
+    entry_state(&observed.spec, "Infrastructure", "foo")?["n"].as_i64()
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let rank = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[rank.min(sorted.len() - 1)]
+}
+
+/// A shoot on our seed with its control-plane namespace ready in the seed.
+async fn shoot_on_seed(clusters: &Clusters) {
+    garden_with_shoot(&clusters.garden.client(), "foo", json!({})).await;
+    let seed = clusters.seed.client();
+    wait_until("control-plane namespace", TIMEOUT, || async {
+        Api::<Namespace>::all(seed.clone())
+            .get_opt(CONTROL_PLANE)
+            .await
+            .expect("ns")
+            .is_some()
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn shoot_state_follows_extension_state_and_persisted_secrets_with_bounded_writes() {
+    let clusters = Clusters::start(false).await;
+    let (garden, seed) = (clusters.garden.client(), clusters.seed.client());
+    let shutdown = CancellationToken::new();
+    let agent = start_agent(&clusters, Duration::from_secs(6 * 3600), shutdown.clone()).await;
+    shoot_on_seed(&clusters).await;
+    let mut observed = observe_shoot_state(&garden);
+
+    // Infrastructure and Worker state become entries; a referenced ConfigMap is copied.
+    create::<Infrastructure>(
+        Api::namespaced(seed.clone(), CONTROL_PLANE),
+        json!({
+            "apiVersion": "extensions.gardener.cloud/v1alpha1", "kind": "Infrastructure",
+            "metadata": {"name": "foo", "namespace": CONTROL_PLANE}, "spec": {"type": "local"}
+        }),
+    )
+    .await;
+    create::<Worker>(
+        Api::namespaced(seed.clone(), CONTROL_PLANE),
+        json!({
+            "apiVersion": "extensions.gardener.cloud/v1alpha1", "kind": "Worker",
+            "metadata": {"name": "foo", "namespace": CONTROL_PLANE}, "spec": {"type": "local"}
+        }),
+    )
+    .await;
+    create::<ConfigMap>(
+        Api::namespaced(seed.clone(), CONTROL_PLANE),
+        json!({
+            "metadata": {"name": "tf", "namespace": CONTROL_PLANE, "labels": {"app": "tf"}},
+            "data": {"state": "terraform"}
+        }),
+    )
+    .await;
+    set_infrastructure_state(&seed, 0).await;
+    Api::<Infrastructure>::namespaced(seed.clone(), CONTROL_PLANE)
+        .patch_status("foo", &PatchParams::default(), &Patch::Merge(&json!({"status": {"resources": [
+            {"name": "tf", "resourceRef": {"apiVersion": "v1", "kind": "ConfigMap", "name": "tf"}}
+        ]}})))
+        .await
+        .expect("resources");
+    Api::<Worker>::namespaced(seed.clone(), CONTROL_PLANE)
+        .patch_status(
+            "foo",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"status": {"state": {"machines": 3}}})),
+        )
+        .await
+        .expect("worker state");
+    let state = wait_observed(&mut observed, "infrastructure, worker and resource", |o| {
+        infrastructure_n(o) == Some(0)
+            && entry_state(&o.spec, "Worker", "foo") == Some(json!({"machines": 3}))
+            && o.spec["resources"].as_array().is_some_and(|r| r.len() == 1)
+    })
+    .await;
+    let resource = &state.spec["resources"][0];
+    assert_eq!(
+        (resource["kind"].as_str(), resource["name"].as_str()),
+        (Some("ConfigMap"), Some("tf"))
+    );
+    assert_eq!(resource["data"]["data"], json!({"state": "terraform"}));
+    assert_eq!(resource["data"]["metadata"]["labels"], json!({"app": "tf"}));
+    assert!(resource["data"]["metadata"].get("uid").is_none());
+    assert!(
+        resource["data"]["metadata"]
+            .get("resourceVersion")
+            .is_none()
+    );
+
+    // Other status changes write nothing.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let writes_before = agent.metrics.shoot_state_writes();
+    let seen_before = observed.borrow().writes;
+    Api::<Infrastructure>::namespaced(seed.clone(), CONTROL_PLANE)
+        .patch_status(
+            "foo",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"status": {
+                "lastOperation": operation("Reconcile", "Succeeded"), "observedGeneration": 1,
+                "providerStatus": {"vpc": "x"}
+            }})),
+        )
+        .await
+        .expect("other status");
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(
+        agent.metrics.shoot_state_writes(),
+        writes_before,
+        "no write for other status fields"
+    );
+    assert_eq!(observed.borrow().writes, seen_before);
+
+    // Latency of single changes: change → ShootState updated.
+    let mut latencies = Vec::new();
+    for n in 1..=40 {
+        let started = Instant::now();
+        set_infrastructure_state(&seed, n).await;
+        wait_observed(&mut observed, "single change", |o| {
+            infrastructure_n(o) == Some(n)
+        })
+        .await;
+        latencies.push(started.elapsed());
+    }
+    latencies.sort();
+    let (p50, p99) = (percentile(&latencies, 0.5), percentile(&latencies, 0.99));
+    eprintln!(
+        "shootstate change->updated latency over {} changes: p50 {:?}, p99 {:?}",
+        latencies.len(),
+        p50,
+        p99
+    );
+    assert!(
+        p99 < Duration::from_secs(1),
+        "every change within 1s, p99 {p99:?}"
+    );
+
+    // A burst of 200 changes coalesces into few writes and ends in the last state.
+    let writes_before = agent.metrics.shoot_state_writes();
+    let burst_started = Instant::now();
+    for n in 1000..1200 {
+        set_infrastructure_state(&seed, n).await;
+    }
+    let burst_took = burst_started.elapsed();
+    wait_observed(&mut observed, "burst final state", |o| {
+        infrastructure_n(o) == Some(1199)
+    })
+    .await;
+    let settled = burst_started.elapsed();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let burst_writes = agent.metrics.shoot_state_writes() - writes_before;
+    eprintln!(
+        "shootstate burst: 200 changes in {:?} ({:.0} changes/s), final state after {:?}, {} writes",
+        burst_took,
+        200.0 / burst_took.as_secs_f64(),
+        settled,
+        burst_writes
+    );
+    let bound = u64::try_from(settled.as_millis() / 100).expect("bound") + 2;
+    assert!(
+        burst_writes <= bound,
+        "{burst_writes} writes > {bound} for {settled:?}"
+    );
+    assert!(burst_writes < 200);
+
+    // Persisted Secrets: create, update, delete; unlabelled ones are ignored.
+    let secrets: Api<Secret> = Api::namespaced(seed.clone(), CONTROL_PLANE);
+    create::<Secret>(
+        Api::namespaced(seed.clone(), CONTROL_PLANE),
+        json!({
+            "metadata": {"name": "ca", "namespace": CONTROL_PLANE,
+                         "labels": {"persist": "true", "managed-by": "secrets-manager"}},
+            "type": "kubernetes.io/tls", "immutable": false,
+            "data": {"tls.crt": "Yw==", "tls.key": "aw=="}
+        }),
+    )
+    .await;
+    create::<Secret>(
+        Api::namespaced(seed.clone(), CONTROL_PLANE),
+        json!({
+            "metadata": {"name": "plain", "namespace": CONTROL_PLANE}, "data": {"a": "Yg=="}
+        }),
+    )
+    .await;
+    let state = wait_observed(&mut observed, "persisted secret", |o| {
+        gardener_entry(&o.spec, "ca").is_some()
+    })
+    .await;
+    let entry = gardener_entry(&state.spec, "ca").expect("entry");
+    assert_eq!(entry["type"], "secret");
+    assert_eq!(entry["labels"]["managed-by"], "secrets-manager");
+    assert_eq!(
+        entry["data"],
+        json!({"data": {"tls.crt": "Yw==", "tls.key": "aw=="}, "immutable": false, "type": "kubernetes.io/tls"})
+    );
+    assert!(gardener_entry(&state.spec, "plain").is_none());
+    secrets
+        .patch(
+            "ca",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"data": {"tls.crt": "ZA=="}})),
+        )
+        .await
+        .expect("update secret");
+    wait_observed(&mut observed, "secret update", |o| {
+        gardener_entry(&o.spec, "ca").is_some_and(|e| e["data"]["data"]["tls.crt"] == json!("ZA=="))
+    })
+    .await;
+    secrets
+        .delete("ca", &DeleteParams::default())
+        .await
+        .expect("delete secret");
+    wait_observed(&mut observed, "secret removed", |o| {
+        gardener_entry(&o.spec, "ca").is_none()
+    })
+    .await;
+
+    // Deleting an extension object removes its entry.
+    Api::<Worker>::namespaced(seed.clone(), CONTROL_PLANE)
+        .delete("foo", &DeleteParams::default())
+        .await
+        .expect("delete worker");
+    let state = wait_observed(&mut observed, "worker entry removed", |o| {
+        entry_state(&o.spec, "Worker", "foo").is_none()
+    })
+    .await;
+    assert_eq!(infrastructure_n(&state), Some(1199));
+    assert!(gardener_entry(&state.spec, "plain").is_none());
+
+    shutdown.cancel();
+    agent.wait().await.expect("agent stops");
+    clusters.shutdown().await;
+}
+
+#[tokio::test]
+async fn snapshot_repairs_drift_and_a_restart_mid_burst_loses_nothing() {
+    let clusters = Clusters::start(false).await;
+    let (garden, seed) = (clusters.garden.client(), clusters.seed.client());
+    let shutdown = CancellationToken::new();
+    let first = start_agent(&clusters, Duration::from_secs(2), shutdown.clone()).await;
+    shoot_on_seed(&clusters).await;
+    let mut observed = observe_shoot_state(&garden);
+    create::<Infrastructure>(
+        Api::namespaced(seed.clone(), CONTROL_PLANE),
+        json!({
+            "apiVersion": "extensions.gardener.cloud/v1alpha1", "kind": "Infrastructure",
+            "metadata": {"name": "foo", "namespace": CONTROL_PLANE}, "spec": {"type": "local"}
+        }),
+    )
+    .await;
+    set_infrastructure_state(&seed, 1).await;
+    wait_observed(&mut observed, "first state", |o| {
+        infrastructure_n(o) == Some(1)
+    })
+    .await;
+
+    // Hand-edited drift is repaired by the next snapshot, which also stamps its time.
+    let states: Api<ShootState> = Api::namespaced(garden.clone(), PROJECT_NAMESPACE);
+    states
+        .patch(
+            "foo",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"spec": {
+                "extensions": [{"kind": "Infrastructure", "name": "foo", "state": {"n": -1}}],
+                "gardener": [{"name": "secret-old", "type": "secret", "data": {"data": {}}}]
+            }})),
+        )
+        .await
+        .expect("drift");
+    wait_observed(&mut observed, "drift visible", |o| {
+        infrastructure_n(o) == Some(-1)
+    })
+    .await;
+    let repaired = wait_observed(&mut observed, "drift repaired", |o| {
+        infrastructure_n(o) == Some(1) && gardener_entry(&o.spec, "secret-old").is_none()
+    })
+    .await;
+    assert_eq!(infrastructure_n(&repaired), Some(1));
+    let stamped = states.get("foo").await.expect("shootstate");
+    assert!(
+        stamped
+            .metadata
+            .annotations
+            .as_ref()
+            .is_some_and(|a| a.contains_key("gardener.cloud/timestamp"))
+    );
+
+    // Kill the agent in the middle of a burst; changes while it is down are not lost.
+    for n in 100..150 {
+        set_infrastructure_state(&seed, n).await;
+    }
+    first.abort();
+    for n in 150..200 {
+        set_infrastructure_state(&seed, n).await;
+    }
+    create::<Secret>(
+        Api::namespaced(seed.clone(), CONTROL_PLANE),
+        json!({
+            "metadata": {"name": "late", "namespace": CONTROL_PLANE, "labels": {"persist": "true"}},
+            "data": {"k": "dg=="}
+        }),
+    )
+    .await;
+    let second = start_agent(&clusters, Duration::from_secs(2), shutdown.clone()).await;
+    let state = wait_observed(&mut observed, "state after restart", |o| {
+        infrastructure_n(o) == Some(199) && gardener_entry(&o.spec, "late").is_some()
+    })
+    .await;
+    assert_eq!(
+        gardener_entry(&state.spec, "late").expect("late")["data"],
+        json!({"data": {"k": "dg=="}, "type": "Opaque"})
+    );
+
+    shutdown.cancel();
+    second.wait().await.expect("agent stops");
+    clusters.shutdown().await;
+}
+
+#[tokio::test]
+async fn shoot_state_finalizer_protects_the_state_during_migration() {
+    let clusters = Clusters::start(false).await;
+    let garden = clusters.garden.client();
+    let shutdown = CancellationToken::new();
+    let controller = common::start_garden(&clusters, shutdown.clone()).await;
+    garden_with_shoot(&garden, "foo", json!({})).await;
+    let states: Api<ShootState> = Api::namespaced(garden.clone(), PROJECT_NAMESPACE);
+    create::<ShootState>(
+        Api::namespaced(garden.clone(), PROJECT_NAMESPACE),
+        json!({
+            "apiVersion": "core.gardener.cloud/v1beta1", "kind": "ShootState",
+            "metadata": {"name": "foo", "namespace": PROJECT_NAMESPACE}, "spec": {}
+        }),
+    )
+    .await;
+    let shoots: Api<Shoot> = Api::namespaced(garden.clone(), PROJECT_NAMESPACE);
+    let has_finalizer = |state: &ShootState| {
+        state
+            .metadata
+            .finalizers
+            .as_ref()
+            .is_some_and(|f| f.iter().any(|f| f == "core.gardener.cloud/shootstate"))
+    };
+    let set_operation = |type_: &'static str, state: &'static str| {
+        let shoots = shoots.clone();
+        async move {
+            shoots
+                .patch_status(
+                    "foo",
+                    &PatchParams::default(),
+                    &Patch::Merge(&json!({"status": {"lastOperation": operation(type_, state)}})),
+                )
+                .await
+                .expect("operation");
+        }
+    };
+    set_operation("Migrate", "Processing").await;
+    wait_until("finalizer added", TIMEOUT, || async {
+        has_finalizer(&states.get("foo").await.expect("state"))
+    })
+    .await;
+    set_operation("Restore", "Processing").await;
+    set_operation("Restore", "Succeeded").await;
+    wait_until("finalizer removed", TIMEOUT, || async {
+        !has_finalizer(&states.get("foo").await.expect("state"))
+    })
+    .await;
+    shutdown.cancel();
+    controller.wait().await.expect("garden controller stops");
+    clusters.shutdown().await;
+}
