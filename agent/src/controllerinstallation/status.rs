@@ -2,12 +2,23 @@
 //! updates by type, skip the write when nothing changed, and send a JSON merge patch on
 //! `/status` guarded by `resourceVersion` (main, care and required share the list).
 
+use std::time::Duration;
+
 use kube::Api;
 use kube::api::{Patch, PatchParams};
 use serde_json::json;
 
 use seedlet_api::conditions::{self, Condition};
 use seedlet_api::core::ControllerInstallation;
+
+/// Requeue delay after losing a condition write to another writer (409): the three controllers
+/// share the list, so this is routine and the next pass reads fresh state right away.
+pub const CONFLICT_REQUEUE: Duration = Duration::from_millis(200);
+
+/// Whether `error` is a 409 Conflict from the API server.
+pub fn is_conflict(error: &kube::Error) -> bool {
+    matches!(error, kube::Error::Api(status) if status.is_conflict())
+}
 
 /// Merges the conditions returned by `updates` (given the latest stored conditions) into the
 /// installation `name`. Returns whether it wrote. A vanished installation counts as done.
@@ -38,5 +49,24 @@ pub async fn patch_conditions(
         Ok(_) => Ok(true),
         Err(kube::Error::Api(status)) if status.is_not_found() => Ok(false),
         Err(error) => Err(error),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_409_counts_as_a_lost_write() {
+        let status = |code: u16, reason: &str| {
+            kube::Error::Api(
+                kube::core::Status::failure("m", reason)
+                    .with_code(code)
+                    .boxed(),
+            )
+        };
+        assert!(is_conflict(&status(409, "Conflict")));
+        assert!(!is_conflict(&status(404, "NotFound")));
+        assert!(!is_conflict(&status(500, "InternalError")));
     }
 }

@@ -208,6 +208,47 @@ pub fn short_hash<T: serde::Serialize>(value: &T) -> String {
         .collect()
 }
 
+/// Keeps the current installation's `seedRef`, `registrationRef` and `deploymentRef` (with their
+/// old resource versions) in `spec` while the matching hash label (`seed-spec-hash`,
+/// `registration-spec-hash`, `deployment-hash`) in `labels` is unchanged.
+///
+/// [QUIRK] upstream writes the objects' latest resource versions on every reconcile and gardenlet
+/// redeploys on each change, so every Seed status write (ExtensionsReady, other conditions) and
+/// every finalizer added to a registration redeploys all installations of the Seed — quadratic
+/// work when many extensions are registered. Here only spec changes move the references; the agent
+/// watches the Seed's labels, annotations and cluster identity itself.
+pub fn keep_unchanged_references(
+    current: &ControllerInstallation,
+    labels: &BTreeMap<String, String>,
+    spec: &mut ControllerInstallationSpec,
+) {
+    let current_labels = current.metadata.labels.clone().unwrap_or_default();
+    let unchanged = |label: &str| {
+        labels
+            .get(label)
+            .is_some_and(|hash| current_labels.get(label) == Some(hash))
+    };
+    let same_name = |a: Option<&ObjectReference>, b: Option<&ObjectReference>| matches!((a, b), (Some(a), Some(b)) if a.name == b.name);
+    if unchanged(labels::SEED_SPEC_HASH)
+        && same_name(current.spec.seed_ref.as_ref(), spec.seed_ref.as_ref())
+    {
+        spec.seed_ref.clone_from(&current.spec.seed_ref);
+    }
+    if unchanged(labels::REGISTRATION_SPEC_HASH)
+        && current.spec.registration_ref.name == spec.registration_ref.name
+    {
+        spec.registration_ref = current.spec.registration_ref.clone();
+    }
+    if unchanged(labels::DEPLOYMENT_HASH)
+        && same_name(
+            current.spec.deployment_ref.as_ref(),
+            spec.deployment_ref.as_ref(),
+        )
+    {
+        spec.deployment_ref.clone_from(&current.spec.deployment_ref);
+    }
+}
+
 /// Names of this Seed's installations whose registration is not wanted any more.
 pub fn obsolete_installations<'a>(
     installations: &'a [ControllerInstallation],
@@ -455,6 +496,42 @@ mod tests {
             a[labels::REGISTRATION_SPEC_HASH],
             b[labels::REGISTRATION_SPEC_HASH]
         );
+    }
+
+    #[test]
+    fn references_keep_their_versions_until_a_spec_hash_changes() {
+        let registration = registration("ext", None, json!([]));
+        let mut seed = seed(json!({}));
+        let deployment: ControllerDeployment =
+            serde_json::from_value(json!({"metadata": {"name": "ext", "resourceVersion": "9"}}))
+                .unwrap();
+        let labels = hash_labels(&registration, Some(&deployment), &seed);
+        let mut current = ControllerInstallation::new(
+            "ext-abc",
+            desired_spec(&registration, Some(&deployment), &seed, Vec::new()),
+        );
+        current.metadata.labels = Some(labels.clone());
+
+        // Only resource versions moved (status writes, finalizers): references stay as they are.
+        seed.metadata.resource_version = Some("4".into());
+        let mut newer_registration = registration.clone();
+        newer_registration.metadata.resource_version = Some("8".into());
+        let mut spec = desired_spec(&newer_registration, Some(&deployment), &seed, Vec::new());
+        keep_unchanged_references(&current, &labels, &mut spec);
+        assert_eq!(spec.seed_ref, current.spec.seed_ref);
+        assert_eq!(spec.registration_ref, current.spec.registration_ref);
+        assert_eq!(spec.deployment_ref, current.spec.deployment_ref);
+
+        // The Seed's spec changed: its reference takes the new version, the others stay.
+        seed.spec.provider.region = "elsewhere".into();
+        let labels = hash_labels(&newer_registration, Some(&deployment), &seed);
+        let mut spec = desired_spec(&newer_registration, Some(&deployment), &seed, Vec::new());
+        keep_unchanged_references(&current, &labels, &mut spec);
+        assert_eq!(
+            spec.seed_ref.and_then(|r| r.resource_version).as_deref(),
+            Some("4")
+        );
+        assert_eq!(spec.registration_ref, current.spec.registration_ref);
     }
 
     #[test]

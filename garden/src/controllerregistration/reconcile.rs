@@ -253,8 +253,12 @@ async fn reconcile_seed(seed: &Seed, ctx: &Ctx) -> Result<(), Error> {
             Some(deployment) => resolve_resource_refs(client, deployment).await?,
             None => Vec::new(),
         };
-        let spec = desired::desired_spec(registration, deployment.as_ref(), seed, resource_refs);
+        let mut spec =
+            desired::desired_spec(registration, deployment.as_ref(), seed, resource_refs);
         let labels = desired::hash_labels(registration, deployment.as_ref(), seed);
+        if let Some(current) = current {
+            desired::keep_unchanged_references(current, &labels, &mut spec);
+        }
         let pod_security = registration
             .annotations()
             .get(annotations::POD_SECURITY_ENFORCE)

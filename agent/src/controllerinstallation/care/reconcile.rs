@@ -54,8 +54,14 @@ pub async fn reconcile(ci: Arc<ControllerInstallation>, ctx: Arc<Care>) -> Resul
     result
 }
 
-/// Retries quickly, capped at the sync period.
+/// Retries quickly, capped at the sync period; a lost condition write (409) at once.
 pub fn error_policy(ci: Arc<ControllerInstallation>, error: &Error, ctx: Arc<Care>) -> Action {
+    if let Error::WriteConditions { source, .. } = error
+        && crate::controllerinstallation::status::is_conflict(source)
+    {
+        tracing::debug!(controller_installation = %ci.name_any(), "controller installation care lost a condition write, retrying");
+        return Action::requeue(crate::controllerinstallation::status::CONFLICT_REQUEUE);
+    }
     tracing::warn!(controller_installation = %ci.name_any(), error = %crate::leader_election::error_chain(error), "controller installation care failed");
     Action::requeue(Duration::from_secs(2).min(ctx.sync_period))
 }

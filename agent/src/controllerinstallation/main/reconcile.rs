@@ -52,6 +52,13 @@ pub fn error_policy(
     error: &Error,
     _ctx: Arc<Installer>,
 ) -> Action {
+    if let Error::Finalizer { source, .. } | Error::WriteConditions { source, .. } = error
+        && crate::controllerinstallation::status::is_conflict(source)
+    {
+        // Main, care and required share the object: losing a write is routine.
+        tracing::debug!(controller_installation = %ci.name_any(), "controller installation write lost to another writer, retrying");
+        return Action::requeue(crate::controllerinstallation::status::CONFLICT_REQUEUE);
+    }
     tracing::warn!(controller_installation = %ci.name_any(), error = %crate::leader_election::error_chain(error), "reconciling controller installation failed");
     Action::requeue(match error {
         Error::Finalizer { .. } | Error::WriteConditions { .. } => Duration::from_millis(200),

@@ -56,6 +56,12 @@ pub async fn reconcile(
 
 /// Retries after a short delay.
 pub fn error_policy(ci: Arc<ControllerInstallation>, error: &Error, _ctx: Arc<Required>) -> Action {
+    if let Error::WriteCondition { source, .. } = error
+        && crate::controllerinstallation::status::is_conflict(source)
+    {
+        tracing::debug!(controller_installation = %ci.name_any(), "controller installation required check lost a condition write, retrying");
+        return Action::requeue(crate::controllerinstallation::status::CONFLICT_REQUEUE);
+    }
     tracing::warn!(controller_installation = %ci.name_any(), error = %crate::leader_election::error_chain(error), "controller installation required check failed");
     Action::requeue(Duration::from_secs(5))
 }
