@@ -411,6 +411,7 @@ impl Agent {
         let mut identity_task: Option<AbortOnDrop<()>> = None;
         loop {
             // Standby until leading or shutdown.
+            shared.readiness.set_standby(true);
             tokio::select! {
                 () = shutdown.cancelled() => break,
                 result = elector_rx.wait_for(|leading| *leading) => {
@@ -420,6 +421,7 @@ impl Agent {
                 }
             }
             leading_tx.send_replace(true);
+            shared.readiness.set_standby(false);
             shared.metrics.set_leader(true);
             let term = shutdown.child_token();
             let watcher = {

@@ -3,7 +3,9 @@
 //!
 //! `/healthz` answers 200 while the health manager is healthy and 500 (with the failing check
 //! named in the body, controller-runtime style) otherwise; `/readyz` answers 200 once bootstrap,
-//! Seed registration and the caches are done.
+//! Seed registration and the caches are done, and on a standby replica waiting for leadership
+//! (as gardenlet's standby replicas are Ready: otherwise a Deployment with more than one replica
+//! could never finish a rolling update or drain a node).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -41,6 +43,7 @@ pub enum Error {
 /// Startup steps that must be done before `/readyz` answers 200.
 #[derive(Debug, Default)]
 pub struct Readiness {
+    standby: AtomicBool,
     bootstrapped: AtomicBool,
     registered: AtomicBool,
     caches_synced: AtomicBool,
@@ -80,9 +83,19 @@ impl Readiness {
         self.flag(step).load(Ordering::SeqCst)
     }
 
-    /// Whether every step is done.
+    /// Whether every step is done, or this replica is a standby waiting for leadership.
     pub fn is_ready(&self) -> bool {
-        Step::ALL.iter().all(|step| self.is_done(*step))
+        self.is_standby() || Step::ALL.iter().all(|step| self.is_done(*step))
+    }
+
+    /// Marks this replica as a standby (waiting for leadership) or as leading.
+    pub fn set_standby(&self, standby: bool) {
+        self.standby.store(standby, Ordering::SeqCst);
+    }
+
+    /// Whether this replica is a standby waiting for leadership.
+    pub fn is_standby(&self) -> bool {
+        self.standby.load(Ordering::SeqCst)
     }
 
     /// Marks every step not done (a replica stepping down).
@@ -229,6 +242,9 @@ async fn healthz(State(state): State<ProbeState>) -> Response {
 }
 
 async fn readyz(State(state): State<ProbeState>) -> Response {
+    if state.readiness.is_standby() {
+        return check_response(&[("leader-election-standby", None)], "readyz");
+    }
     let checks: Vec<_> = Step::ALL
         .iter()
         .map(|step| {
@@ -276,6 +292,15 @@ mod tests {
         assert!(readiness.is_ready());
         readiness.reset();
         assert!(!readiness.is_ready());
+    }
+
+    #[test]
+    fn a_standby_replica_is_ready_and_a_new_leader_waits_for_its_steps() {
+        let readiness = Readiness::default();
+        readiness.set_standby(true);
+        assert!(readiness.is_ready(), "standby replicas are Ready, like gardenlet's");
+        readiness.set_standby(false);
+        assert!(!readiness.is_ready(), "leading without the startup steps done");
     }
 
     #[test]
