@@ -91,15 +91,23 @@ async fn garden_outage_with_pending_work_is_caught_up_without_agent_restart() {
     let restarted_at = (Instant::now(), jiff::Timestamp::now());
 
     let (garden, seed) = (env.garden.client(), env.seed.client());
-    let took = converge("caught up after garden outage", restarted_at.0, || async {
-        greeting(&seed, "ext-a", "ext").await.as_deref() == Some("after-outage")
-            && greeting(&seed, "ext-late-a", "ext-late").await.as_deref() == Some("late")
-            && ci_has(&garden, "ext-a", HEALTHY).await
-            && ci_has(&garden, "ext-late-a", HEALTHY).await
-            && renew_time(&garden)
-                .await
-                .is_some_and(|t| t > restarted_at.1)
-    })
+    // kube-runtime's default watcher backoff (800 ms doubling to 30 s with jitter, reset only
+    // after 120 s without errors) grows through the outage and once more on the 410 relist that
+    // follows it, so a watch may take tens of seconds to resume; see the suite's report.
+    let took = env::converge_within(
+        "caught up after garden outage",
+        restarted_at.0,
+        Duration::from_secs(60),
+        || async {
+            greeting(&seed, "ext-a", "ext").await.as_deref() == Some("after-outage")
+                && greeting(&seed, "ext-late-a", "ext-late").await.as_deref() == Some("late")
+                && ci_has(&garden, "ext-a", HEALTHY).await
+                && ci_has(&garden, "ext-late-a", HEALTHY).await
+                && renew_time(&garden)
+                    .await
+                    .is_some_and(|t| t > restarted_at.1)
+        },
+    )
     .await;
     wait_heartbeat_after(&garden, restarted_at.1, "GardenletReady after outage").await;
     println!(
@@ -419,6 +427,15 @@ async fn malformed_chart_archives_are_reported_and_never_touch_the_good_installa
     let started = Instant::now();
     let cases = charts::malformed_cases(&mut rng);
     for case in &cases {
+        // Back to the good chart (same values: the ManagedResource content is unchanged) so that
+        // the message awaited below can only come from this case.
+        set_deployment(&garden, "ext", env::CHART, json!({"greeting": "v1"})).await;
+        common::wait_until("Valid True between cases", env::CONVERGE, || async {
+            env::ci_condition(&garden, "ext-a", "Valid")
+                .await
+                .is_some_and(|(status, _, _)| status == "True")
+        })
+        .await;
         set_deployment(&garden, "ext", &case.archive, json!({"greeting": "never"})).await;
         let message = common::wait_for(
             &format!("Valid False for {}", case.name),

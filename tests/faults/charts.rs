@@ -65,7 +65,7 @@ pub fn malformed_cases(rng: &mut Rng) -> Vec<Case> {
                 entry("ext/Chart.yaml", CHART_YAML.as_bytes()),
                 entry("/etc/ext/values.yaml", b"x: 1\n"),
             ]),
-            names_problem: "is not a safe relative path",
+            names_problem: "\"/etc/ext/values.yaml\" is not a safe relative path",
         },
         Case {
             name: "link entry",

@@ -492,6 +492,21 @@ where
     since.elapsed()
 }
 
+/// Waits until `check` holds (at most `timeout`) and returns how long that took from `since`.
+pub async fn converge_within<F, Fut>(
+    what: &str,
+    since: Instant,
+    timeout: Duration,
+    check: F,
+) -> Duration
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    crate::common::wait_until(what, timeout, check).await;
+    since.elapsed()
+}
+
 /// Data of Secret `namespace/name` in `client`'s cluster.
 pub async fn secret_data(
     client: &kube::Client,
