@@ -354,3 +354,71 @@ async fn namespace_deletion_removes_contents_and_the_namespace() {
     assert!(gone, "namespace was not removed");
     sb.shutdown().await;
 }
+
+/// `kubectl auth can-i get pods` as kubectl sends it: a protobuf SelfSubjectAccessReview.
+const CAN_I_GET_PODS: &[u8] = &[
+    0x6b, 0x38, 0x73, 0x00, 0x0a, 0x32, 0x0a, 0x17, 0x61, 0x75, 0x74, 0x68, 0x6f, 0x72, 0x69, 0x7a,
+    0x61, 0x74, 0x69, 0x6f, 0x6e, 0x2e, 0x6b, 0x38, 0x73, 0x2e, 0x69, 0x6f, 0x2f, 0x76, 0x31, 0x12,
+    0x17, 0x53, 0x65, 0x6c, 0x66, 0x53, 0x75, 0x62, 0x6a, 0x65, 0x63, 0x74, 0x41, 0x63, 0x63, 0x65,
+    0x73, 0x73, 0x52, 0x65, 0x76, 0x69, 0x65, 0x77, 0x12, 0x3c, 0x0a, 0x10, 0x0a, 0x00, 0x12, 0x00,
+    0x1a, 0x00, 0x22, 0x00, 0x2a, 0x00, 0x32, 0x00, 0x38, 0x00, 0x42, 0x00, 0x12, 0x1e, 0x0a, 0x1c,
+    0x0a, 0x07, 0x64, 0x65, 0x66, 0x61, 0x75, 0x6c, 0x74, 0x12, 0x03, 0x67, 0x65, 0x74, 0x1a, 0x00,
+    0x22, 0x00, 0x2a, 0x04, 0x70, 0x6f, 0x64, 0x73, 0x32, 0x00, 0x3a, 0x00, 0x1a, 0x08, 0x08, 0x00,
+    0x12, 0x00, 0x1a, 0x00, 0x20, 0x00, 0x1a, 0x00, 0x22, 0x00,
+];
+
+async fn post_review(client: &Client, accept: &str) -> (u16, String, Vec<u8>) {
+    let request = http::Request::post("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews")
+        .header("Content-Type", "application/vnd.kubernetes.protobuf")
+        .header("Accept", accept)
+        .body(kube::client::Body::from(CAN_I_GET_PODS.to_vec()))
+        .expect("valid request");
+    let response = client.send(request).await.expect("review answered");
+    let status = response.status().as_u16();
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    let body = http_body_util::BodyExt::collect(response.into_body())
+        .await
+        .expect("body read")
+        .to_bytes()
+        .to_vec();
+    (status, content_type, body)
+}
+
+#[tokio::test]
+async fn protobuf_access_review_is_answered_in_json_or_protobuf_as_accepted() {
+    let sb = sandbox().await;
+    let client = sb.client();
+
+    let (status, content_type, body) = post_review(
+        &client,
+        "application/vnd.kubernetes.protobuf,application/json",
+    )
+    .await;
+    assert_eq!((status, content_type.as_str()), (201, "application/json"));
+    let review: serde_json::Value = serde_json::from_slice(&body).expect("JSON review");
+    assert_eq!(review["kind"], "SelfSubjectAccessReview");
+    assert_eq!(
+        review["spec"]["resourceAttributes"],
+        json!({"namespace": "default", "verb": "get", "resource": "pods"})
+    );
+    assert_eq!(review["status"]["allowed"], true);
+
+    let (status, content_type, body) =
+        post_review(&client, "application/vnd.kubernetes.protobuf").await;
+    assert_eq!(
+        (status, content_type.as_str()),
+        (201, "application/vnd.kubernetes.protobuf")
+    );
+    assert!(body.starts_with(b"k8s\0"), "protobuf magic prefix");
+    // status (field 3) with allowed (field 1) = true ends the SelfSubjectAccessReview message.
+    let status_field = body
+        .windows(4)
+        .rposition(|w| w[0] == 0x1a && w[2] == 0x08 && w[3] == 0x01);
+    assert!(status_field.is_some(), "allowed status in {body:02x?}");
+    sb.shutdown().await;
+}
