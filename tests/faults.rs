@@ -121,6 +121,15 @@ async fn garden_outage_with_pending_work_is_caught_up_without_agent_restart() {
         .expect("garden controller stops");
 }
 
+fn certificate_expiry_metric(metrics: &str) -> Option<f64> {
+    metrics
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("seedlet_garden_client_certificate_expiry_seconds{cluster=\"garden\"} ")
+        })
+        .and_then(|v| v.trim().parse().ok())
+}
+
 fn lease_failures(metrics: &str) -> String {
     metrics
         .lines()
@@ -554,6 +563,16 @@ async fn rotation_survives_a_stopped_approver_and_completes_when_it_returns() {
         "garden accepts the rotated certificate"
     );
     wait_heartbeat_after(&garden, jiff::Timestamp::now(), "heartbeat after rotation").await;
+    // The agent's expiry metric follows the rotated certificate.
+    common::wait_until("expiry metric follows rotation", env::CONVERGE, || async {
+        let now = jiff::Timestamp::now();
+        certificate_expiry_metric(&agent.agent.metrics.encode(now)).is_some_and(|seconds| {
+            let distance =
+                |t: jiff::Timestamp| (t.duration_since(now).as_secs_f64() - seconds).abs();
+            distance(after.not_after) < distance(before.not_after)
+        })
+    })
+    .await;
     let csrs = identity::csr_count(&garden).await;
     println!(
         "fault approver-stopped: approver down {outage:?} during a renew; heartbeat continued on the old certificate; rotation completed {took:?} after the approver returned ({csrs} CSRs in total, {pending} while it was away; serial {} -> {})",

@@ -489,9 +489,12 @@ impl Agent {
             }
         };
         shared.readiness.set(Step::Bootstrap, true);
-        shared
-            .metrics
-            .garden_certificate_not_after(client.certificate_expiry());
+        // Rotation swaps the certificate in place: the expiry metric follows the client for the
+        // whole term instead of showing the first certificate's expiry forever.
+        let _expiry_metric = AbortOnDrop(tokio::spawn(follow_certificate_expiry(
+            client.clone(),
+            shared.metrics.clone(),
+        )));
 
         loop {
             match registration::register_seed(&client.client(), &self.settings.registration).await {
@@ -539,6 +542,18 @@ impl Agent {
             if let Err(error) = result {
                 tracing::warn!(error = %error, "controller task ended abnormally");
             }
+        }
+    }
+}
+
+/// Keeps `seedlet_garden_client_certificate_expiry_seconds` on the certificate `garden` uses,
+/// across rotations, until the garden client is dropped or the task is aborted.
+async fn follow_certificate_expiry(garden: GardenClient, metrics: Arc<Metrics>) {
+    let mut expiry = garden.subscribe_expiry();
+    loop {
+        metrics.garden_certificate_not_after(*expiry.borrow_and_update());
+        if expiry.changed().await.is_err() {
+            return;
         }
     }
 }
