@@ -44,6 +44,7 @@ pub mod registration;
 pub mod runtime;
 pub mod seed;
 pub mod server;
+pub mod watch_backoff;
 pub mod shootstate;
 
 use std::future::Future;
