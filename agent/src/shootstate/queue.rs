@@ -445,8 +445,28 @@ impl Queue {
         state.in_flight = false;
         match result {
             Ok(outcome) => {
-                state.failures = 0;
                 state.timestamp = Some(outcome.timestamp.clone());
+                if outcome.failed.is_empty() {
+                    state.failures = 0;
+                } else {
+                    let delay = schedule::retry_delay(state.failures);
+                    state.failures = state.failures.saturating_add(1);
+                    let mut retry = Vec::with_capacity(outcome.failed.len());
+                    for (key, error) in outcome.failed {
+                        tracing::warn!(
+                            namespace,
+                            kind = key.0,
+                            name = %key.1,
+                            reason = error.reason(),
+                            error = %error_chain(&error),
+                            "extension state not persisted, retrying"
+                        );
+                        retry.push(key);
+                    }
+                    let pending = self.pending(namespace, now);
+                    pending.extensions.extend(retry);
+                    pending.due = pending.due.max(now + delay);
+                }
                 let shoot = self.model.clusters.get(namespace).cloned();
                 if let Some(shoot) = shoot {
                     self.schedule_snapshot(namespace, &shoot, outcome.timestamp.as_deref(), now);

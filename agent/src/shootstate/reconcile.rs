@@ -177,12 +177,15 @@ pub struct Job {
 }
 
 /// What a job did.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default)]
 pub struct Outcome {
     /// Whether a create or patch was sent.
     pub wrote: bool,
     /// The ShootState's `gardener.cloud/timestamp` afterwards (last snapshot).
     pub timestamp: Option<String>,
+    /// Extension objects whose change could not be prepared (e.g. a referenced object is
+    /// missing); their entries were left as they were, the rest of the batch was written.
+    pub failed: Vec<((&'static str, String), Error)>,
 }
 
 /// Runs one job: reads the ShootState, applies the batch (or computes the snapshot) and writes it
@@ -207,6 +210,7 @@ pub async fn run(ctx: &Ctx, job: &Job) -> Result<Outcome, Error> {
         .as_ref()
         .and_then(|state| state.annotations().get(annotations::TIMESTAMP).cloned());
     let previous = current.as_ref().map(|state| &state.spec);
+    let mut failed = Vec::new();
     let mut extra_annotations = BTreeMap::new();
     let (spec, changed) = if job.snapshot {
         let spec = snapshot(ctx, &job.namespace, previous).await?;
@@ -219,7 +223,8 @@ pub async fn run(ctx: &Ctx, job: &Job) -> Result<Outcome, Error> {
         extra_annotations.insert(annotations::TIMESTAMP.to_owned(), stamp);
         (spec, true)
     } else {
-        let changes = changes(ctx, job).await?;
+        let (changes, not_prepared) = changes(ctx, job).await;
+        failed = not_prepared;
         let mut spec = previous.cloned().unwrap_or_default();
         let changed = entries::apply_changes(&mut spec, changes, job.shoot.migrating());
         (spec, changed)
@@ -230,7 +235,10 @@ pub async fn run(ctx: &Ctx, job: &Job) -> Result<Outcome, Error> {
         .or(timestamp);
     let Some(current) = current else {
         if job.shoot.deleting || (!job.snapshot && spec == ShootStateSpec::default()) {
-            return Ok(Outcome::default());
+            return Ok(Outcome {
+                failed,
+                ..Outcome::default()
+            });
         }
         let mut state = ShootState::new(&job.shoot.name, spec);
         state.metadata.namespace = Some(job.shoot.namespace.clone());
@@ -248,12 +256,14 @@ pub async fn run(ctx: &Ctx, job: &Job) -> Result<Outcome, Error> {
         return Ok(Outcome {
             wrote: true,
             timestamp: new_timestamp,
+            failed,
         });
     };
     if !changed {
         return Ok(Outcome {
             wrote: false,
             timestamp: new_timestamp,
+            failed,
         });
     }
     let patch = entries::spec_patch(
@@ -272,21 +282,24 @@ pub async fn run(ctx: &Ctx, job: &Job) -> Result<Outcome, Error> {
     Ok(Outcome {
         wrote: true,
         timestamp: new_timestamp,
+        failed,
     })
 }
 
-/// The changes of an incremental job; paused objects are left alone.
-async fn changes(ctx: &Ctx, job: &Job) -> Result<Vec<Change>, Error> {
+/// The changes of an incremental job, and the objects whose change could not be prepared (they
+/// must not hold up the rest of the batch); paused objects are left alone.
+async fn changes(ctx: &Ctx, job: &Job) -> (Vec<Change>, Vec<((&'static str, String), Error)>) {
     let mut changes = Vec::new();
+    let mut failed = Vec::new();
     for ((kind, name), item) in &job.extensions {
         if item.as_ref().is_some_and(|item| item.paused) {
             continue;
         }
         match item.as_ref().and_then(ExtensionItem::entry) {
-            Some(entry) => {
-                let resources = copies(ctx, &job.namespace, &entry.resources).await?;
-                changes.push(Change::UpsertExtension { entry, resources });
-            }
+            Some(entry) => match copies(ctx, &job.namespace, &entry.resources).await {
+                Ok(resources) => changes.push(Change::UpsertExtension { entry, resources }),
+                Err(error) => failed.push(((*kind, name.clone()), error)),
+            },
             None => changes.push(Change::RemoveExtension {
                 kind: (*kind).to_owned(),
                 name: name.clone(),
@@ -299,7 +312,7 @@ async fn changes(ctx: &Ctx, job: &Job) -> Result<Vec<Change>, Error> {
             _ => changes.push(Change::RemoveSecret(name.clone())),
         }
     }
-    Ok(changes)
+    (changes, failed)
 }
 
 /// The full spec from fresh lists of the seed.
