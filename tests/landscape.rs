@@ -1,11 +1,12 @@
 //! `seedlet sandbox --once` end to end: the README's first command, run as the built binary, must
-//! bring garden, seed, garden controller and agent to Ready through the bootstrap-token path.
+//! bring garden, seed, garden controller and agent to Ready through the bootstrap-token path, then
+//! install the example extension until the Seed reports `ExtensionsReady`.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 #[test]
-fn sandbox_once_reaches_ready_through_bootstrap_and_heartbeat() {
+fn sandbox_once_reaches_ready_and_installs_the_example_extension() {
     let dir = tempfile::tempdir().expect("temp dir");
     let started = Instant::now();
     let output = Command::new(env!("CARGO_BIN_EXE_seedlet"))
@@ -27,6 +28,16 @@ fn sandbox_once_reaches_ready_through_bootstrap_and_heartbeat() {
         "GardenletReady True",
         "landscape Ready in",
         "export KUBECONFIG=",
+        // The example extension: scheduled by the garden controller, applied by the agent,
+        // reported healthy in the garden.
+        "register the example extension",
+        "garden controller schedules a ControllerInstallation for the Seed",
+        "3 objects in extension-example-",
+        "Installed and Healthy",
+        "Seed condition ExtensionsReady True",
+        "condition ExtensionsReady        True AllExtensionsReady",
+        "condition Healthy              True ControllerHealthy",
+        "-n extension-example-",
     ] {
         assert!(
             stdout.contains(expected),
@@ -48,6 +59,10 @@ fn sandbox_once_reaches_ready_through_bootstrap_and_heartbeat() {
             & 0o777;
         assert_eq!(mode, 0o600, "{name} holds a private key and must be 0600");
     }
-    println!("seedlet sandbox --once took {took:?}");
+    let ready = stdout
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("landscape Ready in "))
+        .unwrap_or("?");
+    println!("seedlet sandbox --once took {took:?}, landscape Ready in {ready}");
     assert!(took < Duration::from_secs(60), "landscape took {took:?}");
 }

@@ -5,7 +5,11 @@
 //! seed: it requests its client certificate with a CertificateSigningRequest, the garden controller
 //! approves it, and the agent then registers its Seed and starts its heartbeat. [`run`] prints each
 //! step with its duration, a status summary, and the `KUBECONFIG` lines to look around with kubectl.
+//!
+//! Once the Seed is Ready, the demo stages (`demo_stages`) run in order; the first registers the
+//! example extension and follows it until the Seed reports `ExtensionsReady`.
 
+mod extension;
 pub mod files;
 pub mod garden_setup;
 mod progress;
@@ -95,6 +99,13 @@ pub enum Error {
     /// The agent did not start.
     #[error("cannot start the agent")]
     Agent(#[source] seedlet_agent::Error),
+    /// The example extension's chart archive could not be built.
+    #[error("cannot package the example extension chart")]
+    Chart {
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
     /// A step did not finish in time.
     #[error("timed out after {timeout:?} waiting for: {what} (last seen: {last})")]
     Timeout {
@@ -156,7 +167,7 @@ pub async fn run(options: Options, shutdown: CancellationToken) -> Result<(), Er
         Ok(components) => {
             progress.note(&format!("landscape Ready in {:.1?}", started.elapsed()));
             summary::print(&garden.client(), &seed.client(), SEED_NAME).await;
-            summary::print_kubectl_hints(&state);
+            summary::print_kubectl_hints(&state, components.installation.as_deref());
             if !options.once {
                 progress.note("running; press Ctrl-C to stop");
                 shutdown.cancelled().await;
@@ -176,6 +187,8 @@ struct Components {
     stop: CancellationToken,
     garden: seedlet_garden::runtime::RunningGarden,
     agent: seedlet_agent::RunningAgent,
+    /// The example extension's ControllerInstallation, once scheduled.
+    installation: Option<String>,
 }
 
 impl Components {
@@ -297,13 +310,21 @@ async fn bring_up(
             Ok((running, agent_config_path.display().to_string()))
         })
         .await?;
-    let components = Components {
+    let mut components = Components {
         stop,
         garden: running_garden,
         agent: running_agent,
+        installation: None,
     };
 
-    let waited = wait_until_ready(&garden_client, &seed_client, progress, timeout).await;
+    let waited = demo_stages(
+        &garden_client,
+        &seed_client,
+        progress,
+        timeout,
+        &mut components,
+    )
+    .await;
     match waited {
         Ok(()) => Ok(components),
         Err(error) => {
@@ -311,6 +332,21 @@ async fn bring_up(
             Err(error)
         }
     }
+}
+
+/// The demo stages, in order: the Seed becomes Ready, then the example extension is installed.
+/// The next stage (e.g. an example Shoot with its Cluster and ShootState) goes at the end.
+async fn demo_stages(
+    garden: &kube::Client,
+    seed: &kube::Client,
+    progress: &mut Progress,
+    timeout: Duration,
+    components: &mut Components,
+) -> Result<(), Error> {
+    wait_until_ready(garden, seed, progress, timeout).await?;
+    components.installation =
+        Some(install_example_extension(garden, seed, progress, timeout).await?);
+    Ok(())
 }
 
 /// The readiness steps, each watched on the real objects.
@@ -349,4 +385,58 @@ async fn wait_until_ready(
         })
         .await?;
     Ok(())
+}
+
+/// Registers the example extension in the garden and follows it to `ExtensionsReady`; returns the
+/// name of its ControllerInstallation.
+async fn install_example_extension(
+    garden: &kube::Client,
+    seed: &kube::Client,
+    progress: &mut Progress,
+    timeout: Duration,
+) -> Result<String, Error> {
+    progress
+        .step(
+            "register the example extension: ControllerDeployment + ControllerRegistration (policy Always)",
+            async { extension::register(garden).await.map(|detail| ((), detail)) },
+        )
+        .await?;
+    let installation = progress
+        .step(
+            "garden controller schedules a ControllerInstallation for the Seed",
+            async {
+                extension::scheduled(garden, SEED_NAME, timeout)
+                    .await
+                    .map(|name| (name.clone(), name))
+            },
+        )
+        .await?;
+    progress
+        .step(
+            &format!("agent renders the chart and applies ManagedResource garden/{installation}"),
+            async {
+                extension::applied(seed, &installation, timeout)
+                    .await
+                    .map(|detail| ((), detail))
+            },
+        )
+        .await?;
+    progress
+        .step(
+            &format!("ControllerInstallation {installation} Installed and Healthy"),
+            async {
+                extension::healthy(garden, &installation, timeout)
+                    .await
+                    .map(|detail| ((), detail))
+            },
+        )
+        .await?;
+    progress
+        .step("Seed condition ExtensionsReady True", async {
+            extension::extensions_ready(garden, SEED_NAME, timeout)
+                .await
+                .map(|detail| ((), detail))
+        })
+        .await?;
+    Ok(installation)
 }

@@ -2,7 +2,7 @@
 
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::Api;
-use seedlet_api::core::Seed;
+use seedlet_api::core::{ControllerInstallation, Seed};
 use seedlet_api::names::namespaces;
 
 use crate::files::StateDir;
@@ -34,6 +34,7 @@ pub async fn print(garden: &kube::Client, _seed: &kube::Client, seed_name: &str)
         }
         Err(error) => println!("  cannot read Seed: {error}"),
     }
+    print_installations(garden, seed_name).await;
     let leases: Api<Lease> = Api::namespaced(garden.clone(), namespaces::SEED_LEASE);
     match leases.get(seed_name).await {
         Ok(lease) => {
@@ -54,17 +55,64 @@ pub async fn print(garden: &kube::Client, _seed: &kube::Client, seed_name: &str)
     }
 }
 
-/// Prints the `export KUBECONFIG=...` lines and a few commands worth trying.
-pub fn print_kubectl_hints(state: &StateDir) {
+/// Prints the Seed's ControllerInstallations with their conditions.
+async fn print_installations(garden: &kube::Client, seed_name: &str) {
+    let installations: Api<ControllerInstallation> = Api::all(garden.clone());
+    match installations.list(&Default::default()).await {
+        Ok(list) => {
+            for installation in list
+                .items
+                .iter()
+                .filter(|ci| ci.seed_name() == Some(seed_name))
+            {
+                println!(
+                    "  ControllerInstallation {} (registration {}):",
+                    installation.metadata.name.as_deref().unwrap_or_default(),
+                    installation.spec.registration_ref.name
+                );
+                for condition in installation.conditions() {
+                    println!(
+                        "    condition {:<20} {:<8} {:<24} {}",
+                        condition.type_, condition.status, condition.reason, condition.message
+                    );
+                }
+            }
+        }
+        Err(error) => println!("  cannot list ControllerInstallations: {error}"),
+    }
+}
+
+/// Prints the `export KUBECONFIG=...` lines and a few commands worth trying (including the
+/// example extension's `installation` and its namespace, when there is one).
+pub fn print_kubectl_hints(state: &StateDir, installation: Option<&str>) {
     let garden = state.path("garden.kubeconfig");
     let seed = state.path("seed.kubeconfig");
     println!();
     println!("Look around with kubectl:");
     println!("  export KUBECONFIG={}   # the garden", garden.display());
-    println!("  kubectl get seeds,csr,controllerregistrations,controllerinstallations");
+    println!(
+        "  kubectl get seeds,csr,controllerregistrations,controllerdeployments,controllerinstallations"
+    );
+    println!(
+        "  kubectl get controllerinstallations -o custom-columns='NAME:.metadata.name,REGISTRATION:.spec.registrationRef.name,CONDITIONS:.status.conditions[*].type,STATUS:.status.conditions[*].status'"
+    );
+    println!(
+        "  kubectl get seed {} -o jsonpath='{{.status.conditions}}'",
+        crate::SEED_NAME
+    );
+    if let Some(installation) = installation {
+        println!("  kubectl get controllerinstallation {installation} -o yaml");
+    }
     println!("  kubectl -n {} get leases -o wide", namespaces::SEED_LEASE);
     println!("  export KUBECONFIG={}     # the seed", seed.display());
     println!("  kubectl -n garden get secrets,leases,managedresources");
+    println!("  kubectl get namespaces -l gardener.cloud/role=extension");
+    if let Some(installation) = installation {
+        println!(
+            "  kubectl -n {} get deployments,configmaps,serviceaccounts",
+            namespaces::extension_namespace(installation)
+        );
+    }
     println!(
         "Component configurations: {} and {}",
         state.path("agent.yaml").display(),
