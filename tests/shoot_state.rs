@@ -689,6 +689,42 @@ async fn shoot_state_follows_extension_state_and_persisted_secrets_with_bounded_
     })
     .await;
 
+    // A reference to a missing object holds back only that object's entry, until it exists.
+    Api::<Worker>::namespaced(seed.clone(), CONTROL_PLANE)
+        .patch_status(
+            "foo",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"status": {"state": {"machines": 4}, "resources": [
+                {"name": "machines", "resourceRef": {"apiVersion": "v1", "kind": "ConfigMap", "name": "machines"}}
+            ]}})),
+        )
+        .await
+        .expect("worker with missing reference");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    set_infrastructure_state(&seed, last + 1).await;
+    let state = wait_observed(
+        &mut observed,
+        "infrastructure despite missing reference",
+        |o| infrastructure_n(o) == Some(last + 1),
+    )
+    .await;
+    assert_eq!(
+        entry_state(&state.spec, "Worker", "foo"),
+        Some(json!({"machines": 3}))
+    );
+    create::<ConfigMap>(
+        Api::namespaced(seed.clone(), CONTROL_PLANE),
+        json!({"metadata": {"name": "machines", "namespace": CONTROL_PLANE}, "data": {"m": "4"}}),
+    )
+    .await;
+    wait_observed(&mut observed, "worker after its reference exists", |o| {
+        entry_state(&o.spec, "Worker", "foo") == Some(json!({"machines": 4}))
+            && o.spec["resources"]
+                .as_array()
+                .is_some_and(|r| r.iter().any(|r| r["name"] == json!("machines")))
+    })
+    .await;
+
     // Deleting an extension object removes its entry.
     Api::<Worker>::namespaced(seed.clone(), CONTROL_PLANE)
         .delete("foo", &DeleteParams::default())
@@ -698,7 +734,7 @@ async fn shoot_state_follows_extension_state_and_persisted_secrets_with_bounded_
         entry_state(&o.spec, "Worker", "foo").is_none()
     })
     .await;
-    assert_eq!(infrastructure_n(&state), Some(last));
+    assert_eq!(infrastructure_n(&state), Some(last + 1));
     assert!(gardener_entry(&state.spec, "plain").is_none());
 
     shutdown.cancel();
