@@ -7,7 +7,7 @@ use std::hash::{Hash, Hasher};
 
 use seedlet_api::core::{ControllerRegistration, Project, Seed, Shoot};
 use seedlet_api::extensions::{ClusterSpec, embed};
-use seedlet_api::names::{annotations, labels, technical_id};
+use seedlet_api::names::{annotations, labels};
 use serde_json::{Map, Value};
 
 /// Kind of the extension resource whose registrations may auto-enable for shoots.
@@ -242,14 +242,10 @@ pub fn merge_diff(old: &Value, new: &Value) -> Option<Value> {
     (!patch.is_empty()).then_some(Value::Object(patch))
 }
 
-/// Whether the namespace is a shoot control-plane namespace name (both technical ID shapes).
-pub fn is_control_plane_namespace(name: &str) -> bool {
-    technical_id::is_shoot_namespace(name)
-}
-
 #[cfg(test)]
 mod tests {
     use seedlet_api::core::ControllerRegistrationSpec;
+    use seedlet_api::names::technical_id;
     use serde_json::json;
 
     use super::*;
@@ -298,8 +294,8 @@ mod tests {
         assert_eq!(control_plane_namespace(&shoot, "dev"), "shoot-dev-foo");
         assert_eq!(stored_technical_id(&shoot), Some("shoot-dev-foo"));
         assert_eq!(technical_id::short("shoot-dev-foo"), "dev-foo");
-        assert!(is_control_plane_namespace("shoot-dev-foo"));
-        assert!(is_control_plane_namespace("shoot--dev--foo"));
+        assert!(technical_id::is_shoot_namespace("shoot-dev-foo"));
+        assert!(technical_id::is_shoot_namespace("shoot--dev--foo"));
     }
 
     #[test]

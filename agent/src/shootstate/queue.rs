@@ -229,10 +229,9 @@ impl Queue {
             Update::ClusterGone(namespace) => {
                 self.model.clusters.remove(&namespace);
                 self.pending.remove(&namespace);
-                if let Some(state) = self.namespaces.get_mut(&namespace) {
-                    state.next_snapshot = None;
-                    state.timestamp = None;
-                }
+                // An in-flight write re-creates the entry when it finishes; without a Cluster it
+                // schedules nothing.
+                self.namespaces.remove(&namespace);
             }
             Update::Relist(source) => match source {
                 Source::Extension(kind) => {
