@@ -123,19 +123,16 @@ impl Landscape {
             .await
             .map_err(Error::Landscape)?;
 
-        let config = match seedlet_config::parse(
-            &files::garden_controller_config(),
-            "scale-garden-controller.yaml",
-        )
-        .map_err(|source| Error::Config {
-            component: "garden controller",
-            source,
-        })? {
-            seedlet_config::AnyConfig::GardenController(config) => *config,
-            seedlet_config::AnyConfig::Gardenlet(_) => {
-                unreachable!("files::garden_controller_config is a GardenControllerConfiguration")
+        let config_path = self
+            .state
+            .write_config("garden-controller.yaml", &files::garden_controller_config())
+            .map_err(Error::Landscape)?;
+        let config = seedlet_config::load_garden_controller(&config_path).map_err(|source| {
+            Error::Config {
+                component: "garden controller",
+                source,
             }
-        };
+        })?;
         let running = Garden::new(config, garden.clone())
             .map_err(Error::Garden)?
             .with_addresses(files::ephemeral_address(), files::ephemeral_address())
