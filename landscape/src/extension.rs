@@ -1,9 +1,9 @@
 //! The example extension of the demo: the chart in `landscape/example-extension/` registered in
 //! the garden as a v1 ControllerDeployment (`helm.rawChart`) plus a ControllerRegistration with
-//! policy `Always` covering the Seed's provider type, and the waits for what follows — the garden
-//! controller schedules a ControllerInstallation, the agent renders it into a ManagedResource and
-//! applies it in `extension-<installation>`, the installation turns Installed and Healthy, and the
-//! Seed's `ExtensionsReady` turns True.
+//! policy `Always` covering the Seed's provider type and the example Shoot's needs, and the
+//! waits for what follows — the garden controller schedules a ControllerInstallation, the agent
+//! renders it into a ManagedResource and applies it in `extension-<installation>`, the
+//! installation turns Installed and Healthy, and the Seed's `ExtensionsReady` turns True.
 
 use std::io::Write;
 use std::time::Duration;
@@ -60,12 +60,15 @@ const CHART_FILES: [(&str, &str); 6] = [
     ),
 ];
 /// The `Kind/type`s the registration serves: what the garden wants for a Seed of provider type
-/// `local` with DNS provider `local` (spec §3.1: the Seed's own provider and DNS types).
-const RESOURCES: [(&str, &str); 4] = [
+/// `local` with DNS provider `local` (spec §3.1: the Seed's own provider and DNS types), plus what
+/// the example Shoot adds (its network type and its worker pool's machine image).
+const RESOURCES: [(&str, &str); 6] = [
     ("ControlPlane", "local"),
     ("Infrastructure", "local"),
     ("Worker", "local"),
     ("DNSRecord", "local"),
+    ("Network", crate::shoot::NETWORK_TYPE),
+    ("OperatingSystemConfig", crate::shoot::MACHINE_IMAGE),
 ];
 
 /// The example chart as a gzipped tar archive (`extension-example/...`), as `helm package` makes

@@ -6,13 +6,16 @@
 //! approves it, and the agent then registers its Seed and starts its heartbeat. [`run`] prints each
 //! step with its duration, a status summary, and the `KUBECONFIG` lines to look around with kubectl.
 //!
-//! Once the Seed is Ready, the demo stages (`demo_stages`) run in order; the first registers the
-//! example extension and follows it until the Seed reports `ExtensionsReady`.
+//! Once the Seed is Ready, the demo stages (`demo_stages`) run in order: the first registers the
+//! example extension and follows it until the Seed reports `ExtensionsReady`; the second creates
+//! an example Shoot and follows it into the seed (Cluster, control-plane namespace) and, through
+//! an Infrastructure's `.status.state`, back into the garden's ShootState.
 
 mod extension;
 pub mod files;
 pub mod garden_setup;
 mod progress;
+mod shoot;
 mod summary;
 mod wait;
 
@@ -334,8 +337,8 @@ async fn bring_up(
     }
 }
 
-/// The demo stages, in order: the Seed becomes Ready, then the example extension is installed.
-/// The next stage (e.g. an example Shoot with its Cluster and ShootState) goes at the end.
+/// The demo stages, in order: the Seed becomes Ready, the example extension is installed, then
+/// the example Shoot is followed to its Cluster and ShootState. A next stage goes at the end.
 async fn demo_stages(
     garden: &kube::Client,
     seed: &kube::Client,
@@ -346,7 +349,7 @@ async fn demo_stages(
     wait_until_ready(garden, seed, progress, timeout).await?;
     components.installation =
         Some(install_example_extension(garden, seed, progress, timeout).await?);
-    Ok(())
+    example_shoot(garden, seed, progress, timeout).await
 }
 
 /// The readiness steps, each watched on the real objects.
@@ -439,4 +442,76 @@ async fn install_example_extension(
         })
         .await?;
     Ok(installation)
+}
+
+/// Creates the example Shoot and follows it: Cluster and control-plane namespace in the seed, then
+/// an Infrastructure's `.status.state` into the ShootState in the garden.
+async fn example_shoot(
+    garden: &kube::Client,
+    seed: &kube::Client,
+    progress: &mut Progress,
+    timeout: Duration,
+) -> Result<(), Error> {
+    let project_namespace = shoot::project_namespace();
+    let technical_id = shoot::control_plane_namespace();
+    progress
+        .step(
+            &format!(
+                "create example Shoot {project_namespace}/{}: CloudProfile, Project, Shoot",
+                shoot::SHOOT
+            ),
+            async {
+                shoot::create(garden, SEED_NAME)
+                    .await
+                    .map(|detail| ((), detail))
+            },
+        )
+        .await?;
+    progress
+        .step(
+            &format!("agent writes Cluster {technical_id} in the seed"),
+            async {
+                shoot::cluster(seed, timeout)
+                    .await
+                    .map(|detail| ((), detail))
+            },
+        )
+        .await?;
+    progress
+        .step(
+            &format!("agent creates control-plane namespace {technical_id}"),
+            async {
+                shoot::control_plane(seed, timeout)
+                    .await
+                    .map(|detail| ((), detail))
+            },
+        )
+        .await?;
+    progress
+        .step(
+            &format!(
+                "extension state: Infrastructure {technical_id}/{} with .status.state",
+                shoot::SHOOT
+            ),
+            async {
+                shoot::write_infrastructure_state(seed)
+                    .await
+                    .map(|detail| ((), detail))
+            },
+        )
+        .await?;
+    progress
+        .step(
+            &format!(
+                "agent syncs ShootState {project_namespace}/{} in the garden",
+                shoot::SHOOT
+            ),
+            async {
+                shoot::shoot_state(garden, timeout)
+                    .await
+                    .map(|detail| ((), detail))
+            },
+        )
+        .await?;
+    Ok(())
 }

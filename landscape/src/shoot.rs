@@ -1,0 +1,441 @@
+//! The example Shoot of the demo: CloudProfile `local`, Project `demo` with its namespace
+//! `garden-demo` and Shoot `garden-demo/hello` scheduled to the demo Seed, created in the garden;
+//! then the waits for what the agent does with them — the Cluster `shoot--demo--hello` embedding
+//! the Shoot and its control-plane namespace in the seed — and an Infrastructure `hello` whose
+//! `.status.state` the agent copies into the ShootState `garden-demo/hello` in the garden.
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Namespace;
+use kube::Api;
+use kube::api::{Patch, PatchParams};
+use kube::runtime::wait::await_condition;
+use seedlet_api::core::{CloudProfile, Project, Shoot, ShootState};
+use seedlet_api::extensions::{Cluster, Infrastructure};
+use seedlet_api::names::{labels, namespaces, technical_id};
+use serde_json::{Value, json};
+
+use crate::Error;
+
+/// Name of the example Project.
+pub const PROJECT: &str = "demo";
+/// Name of the example Shoot (and of its Infrastructure).
+pub const SHOOT: &str = "hello";
+/// Name of the CloudProfile the Shoot uses.
+pub const CLOUD_PROFILE: &str = "local";
+/// Field manager of the objects the demo creates.
+const FIELD_MANAGER: &str = "seedlet-sandbox";
+/// Role label value of project namespaces.
+const ROLE_PROJECT: &str = "project";
+/// Label naming the Project that owns a namespace.
+const PROJECT_NAME_LABEL: &str = "project.gardener.cloud/name";
+/// Machine image of the Shoot's worker pool (makes the garden want `OperatingSystemConfig/local`).
+pub const MACHINE_IMAGE: &str = "local";
+/// Network type of the Shoot (makes the garden want `Network/calico`).
+pub const NETWORK_TYPE: &str = "calico";
+
+/// The project namespace in the garden (`garden-demo`).
+pub fn project_namespace() -> String {
+    format!("{}{PROJECT}", namespaces::PROJECT_NAMESPACE_PREFIX)
+}
+
+/// The Shoot's technical ID: name of its Cluster and control-plane namespace in the seed.
+pub fn control_plane_namespace() -> String {
+    technical_id::compute(None, PROJECT, SHOOT)
+}
+
+/// The CloudProfile `local`: one Kubernetes version, machine image, machine type and region.
+pub fn cloud_profile() -> Value {
+    json!({
+        "apiVersion": "core.gardener.cloud/v1beta1",
+        "kind": "CloudProfile",
+        "metadata": {"name": CLOUD_PROFILE},
+        "spec": {
+            "type": "local",
+            "kubernetes": {"versions": [{"version": "1.33.0"}]},
+            "machineImages": [{"name": MACHINE_IMAGE, "versions": [{"version": "1.0.0"}]}],
+            "machineTypes": [{"name": "local", "cpu": "1", "gpu": "0", "memory": "1Gi", "usable": true}],
+            "regions": [{"name": "local"}]
+        }
+    })
+}
+
+/// The project namespace, labelled the way gardener's project controller labels it.
+pub fn project_namespace_object() -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {
+            "name": project_namespace(),
+            "labels": {labels::ROLE: ROLE_PROJECT, PROJECT_NAME_LABEL: PROJECT}
+        }
+    })
+}
+
+/// The Project `demo` owning [`project_namespace`].
+pub fn project() -> Value {
+    json!({
+        "apiVersion": "core.gardener.cloud/v1beta1",
+        "kind": "Project",
+        "metadata": {"name": PROJECT},
+        "spec": {"namespace": project_namespace()}
+    })
+}
+
+/// The Shoot `hello` of provider type `local`, scheduled to `seed_name`, with one worker pool.
+pub fn shoot(seed_name: &str) -> Value {
+    json!({
+        "apiVersion": "core.gardener.cloud/v1beta1",
+        "kind": "Shoot",
+        "metadata": {"name": SHOOT, "namespace": project_namespace()},
+        "spec": {
+            "cloudProfile": {"kind": "CloudProfile", "name": CLOUD_PROFILE},
+            "region": "local",
+            "seedName": seed_name,
+            "provider": {"type": "local", "workers": [{
+                "name": "pool",
+                "minimum": 1,
+                "maximum": 2,
+                "machine": {"type": "local", "image": {"name": MACHINE_IMAGE, "version": "1.0.0"}}
+            }]},
+            "kubernetes": {"version": "1.33.0"},
+            "networking": {"type": NETWORK_TYPE, "nodes": "10.10.0.0/16"},
+            "purpose": "evaluation"
+        }
+    })
+}
+
+/// The Infrastructure `hello` in the control-plane namespace, as the shoot's reconcile would
+/// create it for the provider extension.
+pub fn infrastructure() -> Value {
+    let namespace = control_plane_namespace();
+    json!({
+        "apiVersion": "extensions.gardener.cloud/v1alpha1",
+        "kind": "Infrastructure",
+        "metadata": {"name": SHOOT, "namespace": namespace},
+        "spec": {
+            "type": "local",
+            "region": "local",
+            "secretRef": {"name": "cloudprovider", "namespace": namespace}
+        }
+    })
+}
+
+/// The provider state the demo writes to the Infrastructure's `.status.state`, as an extension
+/// would after creating the shoot's network.
+pub fn infrastructure_state() -> Value {
+    json!({"network": {"vpc": "vpc-demo", "subnets": ["subnet-a", "subnet-b"]}})
+}
+
+/// Creates (server-side apply, so a resumed landscape re-applies the same objects) CloudProfile,
+/// project namespace, Project and Shoot in the garden; returns a detail line.
+///
+/// # Errors
+/// [`Error::Prepare`] naming the object that was refused.
+pub async fn create(garden: &kube::Client, seed_name: &str) -> Result<String, Error> {
+    let params = PatchParams::apply(FIELD_MANAGER);
+    let refused = |what: String| move |source| Error::Prepare { step: what, source };
+    Api::<CloudProfile>::all(garden.clone())
+        .patch(CLOUD_PROFILE, &params, &Patch::Apply(&cloud_profile()))
+        .await
+        .map_err(refused(format!("apply CloudProfile {CLOUD_PROFILE}")))?;
+    let namespace = project_namespace();
+    Api::<Namespace>::all(garden.clone())
+        .patch(
+            &namespace,
+            &params,
+            &Patch::Apply(&project_namespace_object()),
+        )
+        .await
+        .map_err(refused(format!("apply namespace {namespace}")))?;
+    Api::<Project>::all(garden.clone())
+        .patch(PROJECT, &params, &Patch::Apply(&project()))
+        .await
+        .map_err(refused(format!("apply Project {PROJECT}")))?;
+    Api::<Shoot>::namespaced(garden.clone(), &namespace)
+        .patch(SHOOT, &params, &Patch::Apply(&shoot(seed_name)))
+        .await
+        .map_err(refused(format!("apply Shoot {namespace}/{SHOOT}")))?;
+    Ok(format!(
+        "CloudProfile {CLOUD_PROFILE}, Project {PROJECT}, Shoot {namespace}/{SHOOT} on Seed {seed_name}"
+    ))
+}
+
+/// Waits until the agent wrote the Cluster named after the technical ID, embedding the Shoot;
+/// returns what it embeds.
+///
+/// # Errors
+/// [`Error::Timeout`] with whether the Cluster existed.
+pub async fn cluster(seed: &kube::Client, timeout: Duration) -> Result<String, Error> {
+    let name = control_plane_namespace();
+    let clusters: Api<Cluster> = Api::all(seed.clone());
+    let waited = tokio::time::timeout(
+        timeout,
+        await_condition(clusters.clone(), &name, |cluster: Option<&Cluster>| {
+            cluster.is_some_and(embeds_the_shoot)
+        }),
+    )
+    .await;
+    let what = format!(
+        "Cluster {name} embedding Shoot {}/{SHOOT}",
+        project_namespace()
+    );
+    match waited {
+        Ok(Ok(Some(cluster))) => Ok(describe_cluster(&cluster)),
+        Ok(Ok(None)) => Err(timed_out(what, timeout, "Cluster gone".to_owned())),
+        Ok(Err(error)) => Err(timed_out(what, timeout, format!("watch failed: {error}"))),
+        Err(_) => {
+            let last = match clusters.get_opt(&name).await {
+                Ok(Some(_)) => "Cluster exists but embeds another Shoot".to_owned(),
+                Ok(None) => "no Cluster".to_owned(),
+                Err(error) => format!("cannot read Cluster: {error}"),
+            };
+            Err(timed_out(what, timeout, last))
+        }
+    }
+}
+
+/// Waits until the control-plane namespace exists in the seed; returns its shoot label.
+///
+/// # Errors
+/// [`Error::Timeout`].
+pub async fn control_plane(seed: &kube::Client, timeout: Duration) -> Result<String, Error> {
+    let name = control_plane_namespace();
+    let waited = tokio::time::timeout(
+        timeout,
+        await_condition(
+            Api::<Namespace>::all(seed.clone()),
+            &name,
+            |namespace: Option<&Namespace>| namespace.is_some(),
+        ),
+    )
+    .await;
+    let what = format!("control-plane namespace {name} in the seed");
+    match waited {
+        Ok(Ok(namespace)) => {
+            let role = namespace
+                .and_then(|namespace| namespace.metadata.labels)
+                .and_then(|labels| labels.get(labels::ROLE).cloned())
+                .unwrap_or_default();
+            Ok(format!("{}={role}", labels::ROLE))
+        }
+        Ok(Err(error)) => Err(timed_out(what, timeout, format!("watch failed: {error}"))),
+        Err(_) => Err(timed_out(what, timeout, "not created".to_owned())),
+    }
+}
+
+/// Creates the Infrastructure in the control-plane namespace and writes
+/// [`infrastructure_state`] through its status subresource; returns a detail line.
+///
+/// # Errors
+/// [`Error::Prepare`] naming the write that was refused.
+pub async fn write_infrastructure_state(seed: &kube::Client) -> Result<String, Error> {
+    let namespace = control_plane_namespace();
+    let infrastructures: Api<Infrastructure> = Api::namespaced(seed.clone(), &namespace);
+    let params = PatchParams::apply(FIELD_MANAGER);
+    infrastructures
+        .patch(SHOOT, &params, &Patch::Apply(&infrastructure()))
+        .await
+        .map_err(|source| Error::Prepare {
+            step: format!("apply Infrastructure {namespace}/{SHOOT}"),
+            source,
+        })?;
+    infrastructures
+        .patch_status(
+            SHOOT,
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"status": {"state": infrastructure_state()}})),
+        )
+        .await
+        .map_err(|source| Error::Prepare {
+            step: format!("write .status.state of Infrastructure {namespace}/{SHOOT}"),
+            source,
+        })?;
+    Ok(format!("Infrastructure/local {namespace}/{SHOOT}"))
+}
+
+/// Waits until the ShootState of the Shoot holds the Infrastructure's state; returns how many
+/// entries it has.
+///
+/// # Errors
+/// [`Error::Timeout`] with the entries as last seen.
+pub async fn shoot_state(garden: &kube::Client, timeout: Duration) -> Result<String, Error> {
+    let namespace = project_namespace();
+    let shoot_states: Api<ShootState> = Api::namespaced(garden.clone(), &namespace);
+    let waited = tokio::time::timeout(
+        timeout,
+        await_condition(shoot_states.clone(), SHOOT, |state: Option<&ShootState>| {
+            state.is_some_and(holds_infrastructure_state)
+        }),
+    )
+    .await;
+    let what = format!("ShootState {namespace}/{SHOOT} holding Infrastructure {SHOOT}");
+    match waited {
+        Ok(Ok(Some(state))) => Ok(entries(entry_count(&state))),
+        Ok(Ok(None)) => Err(timed_out(what, timeout, "ShootState gone".to_owned())),
+        Ok(Err(error)) => Err(timed_out(what, timeout, format!("watch failed: {error}"))),
+        Err(_) => {
+            let last = match shoot_states.get_opt(SHOOT).await {
+                Ok(Some(state)) => format!("{}, none with the state", entries(entry_count(&state))),
+                Ok(None) => "no ShootState".to_owned(),
+                Err(error) => format!("cannot read ShootState: {error}"),
+            };
+            Err(timed_out(what, timeout, last))
+        }
+    }
+}
+
+/// Whether a Cluster embeds the example Shoot.
+fn embeds_the_shoot(cluster: &Cluster) -> bool {
+    cluster.spec.shoot.pointer("/metadata/name") == Some(&json!(SHOOT))
+        && cluster.spec.shoot.pointer("/metadata/namespace") == Some(&json!(project_namespace()))
+}
+
+/// `Shoot ns/name, Seed s, CloudProfile c`: what a Cluster embeds.
+fn describe_cluster(cluster: &Cluster) -> String {
+    let name = |value: Option<&Value>| {
+        value
+            .and_then(|value| value.pointer("/metadata/name"))
+            .and_then(Value::as_str)
+            .unwrap_or("-")
+            .to_owned()
+    };
+    format!(
+        "embeds Shoot {}/{}, Seed {}, CloudProfile {}",
+        project_namespace(),
+        name(Some(&cluster.spec.shoot)),
+        name(cluster.spec.seed.as_ref()),
+        name(Some(&cluster.spec.cloud_profile)),
+    )
+}
+
+/// Whether the ShootState holds the Infrastructure entry with the state the demo wrote.
+fn holds_infrastructure_state(state: &ShootState) -> bool {
+    let expected = infrastructure_state();
+    state.spec.extensions.iter().any(|entry| {
+        entry.kind == "Infrastructure"
+            && entry.name.as_deref() == Some(SHOOT)
+            && entry.state.as_ref() == Some(&expected)
+    })
+}
+
+/// Entries of a ShootState: extension states, Gardener data and copied resources.
+pub fn entry_count(state: &ShootState) -> usize {
+    state.spec.extensions.len() + state.spec.gardener.len() + state.spec.resources.len()
+}
+
+/// `1 entry`, `2 entries`.
+pub fn entries(count: usize) -> String {
+    match count {
+        1 => "1 entry".to_owned(),
+        n => format!("{n} entries"),
+    }
+}
+
+fn timed_out(what: String, timeout: Duration, last: String) -> Error {
+    Error::Timeout {
+        what,
+        timeout,
+        last,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use seedlet_api::core::{ControllerRegistration, Seed};
+    use seedlet_garden::controllerregistration::wanted::shoot_kind_types;
+
+    use super::*;
+
+    fn demo_seed() -> Seed {
+        serde_json::from_value(json!({
+            "apiVersion": "core.gardener.cloud/v1beta1",
+            "kind": "Seed",
+            "metadata": {"name": crate::SEED_NAME},
+            "spec": {
+                "provider": {"type": "local", "region": "local"},
+                "dns": {"provider": {"type": "local"}},
+                "ingress": {"domain": "ingress.local.seed.example.com", "controller": {"kind": "nginx"}},
+                "networks": {"nodes": "172.18.0.0/16", "pods": "10.1.0.0/16", "services": "10.2.0.0/16"}
+            }
+        }))
+        .expect("seed")
+    }
+
+    #[test]
+    fn example_objects_decode_into_the_gardener_types() {
+        let shoot: Shoot = serde_json::from_value(shoot(crate::SEED_NAME)).expect("shoot");
+        assert_eq!(shoot.spec.seed_name.as_deref(), Some(crate::SEED_NAME));
+        assert_eq!(
+            shoot.cloud_profile().map(|reference| reference.name),
+            Some(CLOUD_PROFILE.to_owned())
+        );
+        let project: Project = serde_json::from_value(project()).expect("project");
+        assert_eq!(
+            project.spec.namespace.as_deref(),
+            Some(project_namespace().as_str())
+        );
+        let _: CloudProfile = serde_json::from_value(cloud_profile()).expect("cloud profile");
+        let infrastructure: Infrastructure =
+            serde_json::from_value(infrastructure()).expect("infrastructure");
+        assert_eq!(
+            infrastructure.metadata.namespace.as_deref(),
+            Some("shoot--demo--hello")
+        );
+    }
+
+    #[test]
+    fn example_registration_covers_everything_the_example_shoot_needs() {
+        let shoot: Shoot = serde_json::from_value(shoot(crate::SEED_NAME)).expect("shoot");
+        let registration: ControllerRegistration =
+            crate::extension::controller_registration().expect("registration");
+        let covered: Vec<String> = registration
+            .spec
+            .resources
+            .iter()
+            .map(|resource| format!("{}/{}", resource.kind, resource.type_))
+            .collect();
+        let wanted = shoot_kind_types(&shoot, &demo_seed(), &[registration]);
+        assert!(wanted.contains("Network/calico"), "{wanted:?}");
+        for kind_type in &wanted {
+            assert!(
+                covered.contains(kind_type),
+                "{kind_type} is wanted for the example shoot but not covered by {covered:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn shoot_state_counts_as_holding_the_state_only_with_the_written_value() {
+        let mut state: ShootState = serde_json::from_value(json!({
+            "apiVersion": "core.gardener.cloud/v1beta1",
+            "kind": "ShootState",
+            "metadata": {"name": SHOOT, "namespace": project_namespace()},
+            "spec": {"extensions": [{"kind": "Infrastructure", "name": SHOOT, "state": {"old": true}}]}
+        }))
+        .expect("shoot state");
+        assert!(!holds_infrastructure_state(&state));
+        state.spec.extensions[0].state = Some(infrastructure_state());
+        assert!(holds_infrastructure_state(&state));
+        assert_eq!(entries(entry_count(&state)), "1 entry");
+    }
+
+    #[test]
+    fn cluster_counts_only_when_it_embeds_the_example_shoot() {
+        let mut cluster = Cluster::new(
+            &control_plane_namespace(),
+            seedlet_api::extensions::ClusterSpec {
+                cloud_profile: json!({"metadata": {"name": CLOUD_PROFILE}}),
+                seed: Some(json!({"metadata": {"name": crate::SEED_NAME}})),
+                shoot: json!({"metadata": {"name": "other", "namespace": project_namespace()}}),
+            },
+        );
+        assert!(!embeds_the_shoot(&cluster));
+        cluster.spec.shoot = shoot(crate::SEED_NAME);
+        assert!(embeds_the_shoot(&cluster));
+        assert_eq!(
+            describe_cluster(&cluster),
+            "embeds Shoot garden-demo/hello, Seed local, CloudProfile local"
+        );
+    }
+}
