@@ -123,7 +123,10 @@ pub struct GardenClientConnection {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub garden_cluster_address: Option<String>,
     /// Ignored by seedlet (deprecated upstream): the garden CA is taken from the kubeconfig and refreshed.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "gardenClusterCACert",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub garden_cluster_ca_cert: Option<String>,
     /// Seed-cluster Secret whose `data.kubeconfig` is a bootstrap kubeconfig (token or service account).
     #[serde(skip_serializing_if = "Option::is_none")]
