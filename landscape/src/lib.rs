@@ -387,6 +387,16 @@ async fn wait_until_ready(
             }
         })
         .await?;
+    progress
+        .step("Seed status: client certificate expiry reported", {
+            let garden = garden.clone();
+            async move {
+                wait::client_certificate_expiry(&garden, SEED_NAME, timeout)
+                    .await
+                    .map(|detail| ((), detail))
+            }
+        })
+        .await?;
     Ok(())
 }
 

@@ -169,6 +169,37 @@ pub async fn gardenlet_ready(
     Ok(format!("Lease held by {holder}"))
 }
 
+/// Waits until the Seed's status reports the client certificate expiry (the agent writes it
+/// right after its first status update, which can trail `GardenletReady` by a moment); returns it.
+///
+/// # Errors
+/// [`Error::Timeout`].
+pub async fn client_certificate_expiry(
+    garden: &kube::Client,
+    seed_name: &str,
+    timeout: Duration,
+) -> Result<String, Error> {
+    let seeds: Api<Seed> = Api::all(garden.clone());
+    let expiry = |seed: &Seed| {
+        seed.status
+            .as_ref()
+            .and_then(|status| status.client_certificate_expiration_timestamp.clone())
+    };
+    let seed = bounded(
+        &format!("Seed {seed_name} status.clientCertificateExpirationTimestamp"),
+        timeout,
+        await_condition(seeds, seed_name, |seed: Option<&Seed>| {
+            seed.and_then(expiry).is_some()
+        }),
+    )
+    .await?;
+    Ok(seed
+        .as_ref()
+        .and_then(expiry)
+        .map(|time| format!("expires {}", time.0))
+        .unwrap_or_default())
+}
+
 /// Runs `wait` for at most `timeout`; a watch error counts like a timeout with its message.
 async fn bounded<K>(
     what: &str,
