@@ -141,7 +141,7 @@ controllers:
   controllerInstallationCare:
     syncPeriod: 5s
   seed:
-    leaseResyncSeconds: 2
+    leaseResyncSeconds: 1
 leaderElection:
   leaderElect: true
   resourceNamespace: garden

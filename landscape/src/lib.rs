@@ -34,6 +34,9 @@ use crate::progress::Progress;
 /// Name of the demo seed.
 pub const SEED_NAME: &str = "local";
 
+/// Pause between the agent's failed garden credential steps (Seed status patch, rotation).
+const BOOTSTRAP_RETRY_INTERVAL: Duration = Duration::from_millis(250);
+
 /// How `seedlet sandbox` runs.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -305,6 +308,10 @@ async fn bring_up(
             let settings = agent.settings_mut();
             settings.health_address = files::ephemeral_address();
             settings.metrics_address = files::ephemeral_address();
+            // The agent patches the client certificate expiry into the Seed status and, while
+            // registration has not created the Seed yet, retries at this pace (10 s by default):
+            // a landscape on one laptop wants it within a moment.
+            settings.bootstrap.retry_interval = BOOTSTRAP_RETRY_INTERVAL;
             let running = agent
                 .with_seed_client(seed_client.clone())
                 .start(stop.clone())
