@@ -35,7 +35,7 @@ use crate::progress::Progress;
 pub const SEED_NAME: &str = "local";
 
 /// Pause between the agent's failed garden credential steps (Seed status patch, rotation).
-const BOOTSTRAP_RETRY_INTERVAL: Duration = Duration::from_millis(250);
+const BOOTSTRAP_RETRY_INTERVAL: Duration = Duration::from_millis(500);
 
 /// How `seedlet sandbox` runs.
 #[derive(Clone, Debug)]
