@@ -23,6 +23,8 @@ fn sandbox_once_reaches_ready_installs_the_example_extension_and_syncs_the_examp
         "seedlet sandbox --once failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
     );
     for expected in [
+        // The agent starts only once bootstrap tokens may create CSRs (no 5 s startup retry).
+        "garden controller lets bootstrap tokens request certificates",
         "CSR approved, certificate kubeconfig stored",
         "approved (AutoApproved)",
         "Seed registered in the garden",

@@ -278,6 +278,16 @@ async fn bring_up(
 
     progress
         .step(
+            "garden controller lets bootstrap tokens request certificates",
+            async {
+                wait::bootstrapper_rbac(&garden_client, timeout)
+                    .await
+                    .map(|detail| ((), detail))
+            },
+        )
+        .await?;
+    progress
+        .step(
             "store bootstrap kubeconfig in the seed (Secret garden/gardenlet-kubeconfig-bootstrap)",
             async {
                 let kubeconfig = files::bootstrap_kubeconfig(

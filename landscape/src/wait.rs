@@ -6,6 +6,7 @@ use std::time::Duration;
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
 use kube::Api;
 use kube::runtime::wait::await_condition;
 use seedlet_api::core::Seed;
@@ -13,6 +14,26 @@ use seedlet_api::names::{condition_types, namespaces, objects};
 
 use crate::Error;
 use crate::files::{BOOTSTRAP_SECRET, KUBECONFIG_SECRET};
+
+/// Waits until the garden controller let bootstrap tokens request certificates (its
+/// ClusterRoleBinding of `system:bootstrappers`): an agent started earlier would have its first
+/// CertificateSigningRequest refused and retry only after its startup back-off.
+///
+/// # Errors
+/// [`Error::Timeout`].
+pub async fn bootstrapper_rbac(garden: &kube::Client, timeout: Duration) -> Result<String, Error> {
+    let name = seedlet_garden::csr_approval::rbac::SEED_BOOTSTRAPPER;
+    let bindings: Api<ClusterRoleBinding> = Api::all(garden.clone());
+    bounded(
+        &format!("ClusterRoleBinding {name}"),
+        timeout,
+        await_condition(bindings, name, |binding: Option<&ClusterRoleBinding>| {
+            binding.is_some()
+        }),
+    )
+    .await?;
+    Ok(format!("ClusterRoleBinding {name}"))
+}
 
 /// Waits until the agent stored its certificate kubeconfig and removed the bootstrap Secret;
 /// returns which CSR was approved and why.
