@@ -101,4 +101,21 @@ fn sandbox_once_reaches_ready_installs_the_example_extension_and_syncs_the_examp
         .expect("the time to Ready is printed");
     println!("seedlet sandbox --once took {took:?}, landscape Ready in {ready}");
     assert!(took < Duration::from_secs(60), "landscape took {took:?}");
+
+    // `--dir` resumes: same addresses, the agent keeps its certificate, no new bootstrap.
+    let resumed = Command::new(env!("CARGO_BIN_EXE_seedlet"))
+        .args(["sandbox", "--once", "--dir"])
+        .arg(dir.path())
+        .output()
+        .expect("run seedlet sandbox again");
+    let resumed_stdout = String::from_utf8_lossy(&resumed.stdout);
+    assert!(
+        resumed.status.success(),
+        "resuming failed\nstdout:\n{resumed_stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    assert!(
+        resumed_stdout.contains("certificate kubeconfig of the previous run kept"),
+        "{resumed_stdout}"
+    );
 }

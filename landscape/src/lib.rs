@@ -136,31 +136,14 @@ pub async fn run(options: Options, shutdown: CancellationToken) -> Result<(), Er
 
     let garden = progress
         .step("start garden API server", async {
-            let sandbox = Sandbox::builder()
-                .name("garden")
-                .dir(state.path("garden"))
-                .start()
-                .await
-                .map_err(|source| Error::Sandbox {
-                    name: "garden",
-                    source,
-                })?;
+            let sandbox = start_sandbox(&state, "garden", false).await?;
             let detail = sandbox.endpoint();
             Ok((sandbox, detail))
         })
         .await?;
     let seed = progress
         .step("start seed API server", async {
-            let sandbox = Sandbox::builder()
-                .name("seed")
-                .dir(state.path("seed"))
-                .workload_simulation(true)
-                .start()
-                .await
-                .map_err(|source| Error::Sandbox {
-                    name: "seed",
-                    source,
-                })?;
+            let sandbox = start_sandbox(&state, "seed", true).await?;
             let detail = sandbox.endpoint();
             Ok((sandbox, detail))
         })
@@ -186,6 +169,39 @@ pub async fn run(options: Options, shutdown: CancellationToken) -> Result<(), Er
     garden.shutdown().await;
     seed.shutdown().await;
     result
+}
+
+/// Starts the sandbox `name` with its state in the state directory, on the port it had last time
+/// (kept in `<name>.port`): the agent's stored certificate kubeconfig names the garden's address,
+/// so a resumed landscape must come back on the same one.
+async fn start_sandbox(
+    state: &StateDir,
+    name: &'static str,
+    workload_simulation: bool,
+) -> Result<Sandbox, Error> {
+    let port_file = format!("{name}.port");
+    let previous_port = std::fs::read_to_string(state.path(&port_file))
+        .ok()
+        .and_then(|text| text.trim().parse::<u16>().ok());
+    let mut builder = Sandbox::builder()
+        .name(name)
+        .dir(state.path(name))
+        .workload_simulation(workload_simulation);
+    if let Some(port) = previous_port {
+        builder = builder.port(port);
+    }
+    let sandbox = builder
+        .start()
+        .await
+        .map_err(|source| Error::Sandbox { name, source })?;
+    let port = sandbox
+        .endpoint()
+        .rsplit(':')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    state.write_config(&port_file, &format!("{port}\n"))?;
+    Ok(sandbox)
 }
 
 /// The components started by [`bring_up`], stopped together.
@@ -290,6 +306,23 @@ async fn bring_up(
         .step(
             "store bootstrap kubeconfig in the seed (Secret garden/gardenlet-kubeconfig-bootstrap)",
             async {
+                // A resumed landscape keeps the agent's certificate kubeconfig: the agent uses it
+                // and leaves any bootstrap Secret alone, so none is stored.
+                let secrets: kube::Api<k8s_openapi::api::core::v1::Secret> =
+                    kube::Api::namespaced(seed_client.clone(), "garden");
+                let stored = secrets
+                    .get_opt(files::KUBECONFIG_SECRET)
+                    .await
+                    .map_err(|source| Error::Prepare {
+                        step: format!("read Secret garden/{}", files::KUBECONFIG_SECRET),
+                        source,
+                    })?;
+                if stored.is_some() {
+                    return Ok((
+                        (),
+                        "certificate kubeconfig of the previous run kept".to_owned(),
+                    ));
+                }
                 let kubeconfig = files::bootstrap_kubeconfig(
                     &garden.endpoint(),
                     &garden.ca_cert_pem(),
