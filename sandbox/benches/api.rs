@@ -29,8 +29,13 @@ const FAN_OUT_SAMPLES: usize = 200;
 /// Objects stored before the scale benchmarks.
 const STORED: usize = 5_000;
 
-fn config_map(generate: &str) -> ConfigMap {
-    serde_json::from_value(json!({"metadata": {"generateName": generate}, "data": {"k": "v"}}))
+/// Names come from a counter: with thousands of objects, generateName's five random characters
+/// collide (409 AlreadyExists, as on kube-apiserver), which a benchmark must not count.
+static NAMES: AtomicUsize = AtomicUsize::new(0);
+
+fn config_map(prefix: &str) -> ConfigMap {
+    let name = format!("{prefix}{}", NAMES.fetch_add(1, Ordering::Relaxed));
+    serde_json::from_value(json!({"metadata": {"name": name}, "data": {"k": "v"}}))
         .expect("valid configmap")
 }
 
@@ -134,8 +139,8 @@ fn scale(c: &mut Criterion) {
         let mut names = Vec::with_capacity(STORED);
         for batch in 0..STORED / CONCURRENCY {
             let created = futures::future::try_join_all((0..CONCURRENCY).map(|i| {
-                let mut object =
-                    json!({"metadata": {"generateName": "stored-"}, "data": {"k": "v"}});
+                let name = format!("stored-{}", NAMES.fetch_add(1, Ordering::Relaxed));
+                let mut object = json!({"metadata": {"name": name}, "data": {"k": "v"}});
                 if (batch * CONCURRENCY + i).is_multiple_of(5) {
                     object["metadata"]["ownerReferences"] = owner_reference.clone();
                 }

@@ -78,22 +78,31 @@ pub fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         Some(token) => Some(decode_continue(token)?),
         None => None,
     };
-    let (objects, rv) = {
+    // One pass under the lock that stops once the page is full: past it, only a count is kept
+    // (for remainingItemCount, which kube reports for unfiltered lists only), or, with selectors,
+    // whether one more object matches.
+    let mut page: Vec<std::sync::Arc<Value>> = Vec::new();
+    let mut remaining = 0usize;
+    let rv = {
         let state = call.api.store.lock();
-        let key = call.rt.storage_key();
-        let objects = match &start {
-            Some(after) => state.list_after(&key, namespace, after),
-            None => state.list(&key, namespace),
-        };
-        (objects, state.resource_version())
+        state.visit(
+            &call.rt.storage_key(),
+            namespace,
+            start.as_ref(),
+            |object| {
+                if !selectors.matches(object) {
+                    return true;
+                }
+                if page.len() < limit {
+                    page.push(object.clone());
+                    return true;
+                }
+                remaining += 1;
+                selectors.is_empty()
+            },
+        );
+        state.resource_version()
     };
-    let matching: Vec<&Value> = objects
-        .iter()
-        .map(|o| o.as_ref())
-        .filter(|o| selectors.matches(o))
-        .collect();
-    let page: Vec<&Value> = matching.iter().take(limit).copied().collect();
-    let remaining = matching.len() - page.len();
     let mut metadata = Map::new();
     metadata.insert("resourceVersion".into(), json!(rv.to_string()));
     if remaining > 0 {

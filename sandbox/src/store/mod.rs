@@ -176,22 +176,37 @@ impl State {
         }
     }
 
-    /// Objects of a resource after `(namespace, name)` in list order (for continue tokens).
-    pub fn list_after(
+    /// Visits objects of a resource in list order, from the start of `namespace` (or of
+    /// everything) or after `after`, until `visit` returns false; nothing is cloned, so a page
+    /// costs what it reads rather than the size of the resource.
+    pub fn visit(
         &self,
         key: &str,
         namespace: Option<&str>,
-        after: &ObjectKey,
-    ) -> Vec<Arc<Value>> {
+        after: Option<&ObjectKey>,
+        mut visit: impl FnMut(&Arc<Value>) -> bool,
+    ) {
+        use std::ops::Bound::{Excluded, Included, Unbounded};
         let Some(objects) = self.objects.get(key) else {
-            return Vec::new();
+            return;
         };
-        use std::ops::Bound::{Excluded, Unbounded};
-        objects
-            .range((Excluded(after.clone()), Unbounded))
-            .filter(|((n, _), _)| namespace.is_none_or(|ns| ns == n))
-            .map(|(_, v)| v.clone())
-            .collect()
+        let lower = match (after, namespace) {
+            (Some(after), _) => Excluded(after.clone()),
+            (None, Some(ns)) => Included((ns.to_string(), String::new())),
+            (None, None) => Unbounded,
+        };
+        for ((object_namespace, _), object) in objects.range((lower, Unbounded)) {
+            if let Some(ns) = namespace {
+                match object_namespace.as_str().cmp(ns) {
+                    std::cmp::Ordering::Less => continue,
+                    std::cmp::Ordering::Greater => break,
+                    std::cmp::Ordering::Equal => {}
+                }
+            }
+            if !visit(object) {
+                break;
+            }
+        }
     }
 
     /// How many objects of a resource are stored.
@@ -395,6 +410,31 @@ mod tests {
                 .events_since("configmaps", state.resource_version() - 1)
                 .is_ok()
         );
+    }
+
+    #[test]
+    fn visit_stays_in_its_namespace_and_resumes_after_a_key() {
+        let store = store();
+        let mut state = store.lock();
+        for (ns, name) in [("a", "1"), ("b", "1"), ("b", "2"), ("b", "3"), ("c", "1")] {
+            state.insert(
+                "configmaps",
+                json!({"metadata": {"name": name, "namespace": ns}}),
+            );
+        }
+        let mut seen = Vec::new();
+        let after = ("b".to_string(), "1".to_string());
+        state.visit("configmaps", Some("b"), Some(&after), |o| {
+            seen.push(object_key(o));
+            true
+        });
+        assert_eq!(seen, [("b".into(), "2".into()), ("b".into(), "3".into())]);
+        let mut first = Vec::new();
+        state.visit("configmaps", None, None, |o| {
+            first.push(object_key(o));
+            first.len() < 2
+        });
+        assert_eq!(first, [("a".into(), "1".into()), ("b".into(), "1".into())]);
     }
 
     #[test]
