@@ -58,6 +58,7 @@ pub struct Measured {
     churn: Duration,
     usage: (Vec<crate::process::Sample>, f64),
     installation_latencies: Vec<Duration>,
+    initial_sync: Vec<Duration>,
     observers: Observers,
     garden_requests: u64,
     seed_requests: u64,
@@ -303,6 +304,9 @@ pub async fn drive(landscape: &mut Landscape, options: &Options) -> Result<Measu
         .await?;
 
     // Churn: extension states at the configured rate, a shoot every SHOOT_CHANGE_INTERVAL.
+    // The first states of all K objects arrive as one burst; their latencies are the initial
+    // sync, reported apart from the steady churn.
+    let initial_sync = observers.shoot_states.take_latencies();
     let churn_started_s = agent_started.elapsed().as_secs_f64();
     let churn_started_at = jiff::Timestamp::now();
     let churn_start = Instant::now();
@@ -388,6 +392,7 @@ pub async fn drive(landscape: &mut Landscape, options: &Options) -> Result<Measu
         churn,
         usage: (samples, peak),
         installation_latencies,
+        initial_sync,
         observers,
         garden_requests,
         seed_requests,
@@ -443,6 +448,7 @@ impl Measured {
                 samples,
             },
             installation_to_managed_resource: Latency::from_samples(&self.installation_latencies),
+            initial_states_to_shoot_state: Latency::from_samples(&self.initial_sync),
             extension_state_to_shoot_state: Latency::from_samples(
                 &self.observers.shoot_states.latencies(),
             ),

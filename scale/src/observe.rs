@@ -94,6 +94,11 @@ impl MarkTracker {
         lock(&self.0).latencies.clone()
     }
 
+    /// Returns the latencies measured so far and starts a new series (pending marks stay).
+    pub fn take_latencies(&self) -> Vec<Duration> {
+        std::mem::take(&mut lock(&self.0).latencies)
+    }
+
     /// Keys whose last written mark is not (yet) reflected.
     pub fn lagging(&self) -> Vec<String> {
         let state = lock(&self.0);
@@ -276,8 +281,9 @@ mod tests {
         tracker.saw("Worker/a", 2, Instant::now());
         assert_eq!(tracker.latencies().len(), 2, "marks 1 and 2 settled");
         assert_eq!(tracker.lagging(), ["Worker/a"], "mark 3 still pending");
+        assert_eq!(tracker.take_latencies().len(), 2);
         tracker.saw("Worker/a", 3, Instant::now());
-        assert_eq!(tracker.latencies().len(), 3);
+        assert_eq!(tracker.latencies().len(), 1, "a new series after take");
         assert!(tracker.lagging().is_empty());
     }
 

@@ -23,7 +23,11 @@ pub struct Report {
     pub agent: AgentUsage,
     /// ControllerInstallation first seen in the garden → its ManagedResource first seen in the seed.
     pub installation_to_managed_resource: Latency,
-    /// Extension `.status.state` written in the seed → the ShootState in the garden reflects it.
+    /// The first states of all extension objects, written as one burst → reflected in the
+    /// ShootStates (the initial sync).
+    pub initial_states_to_shoot_state: Latency,
+    /// During the churn: extension `.status.state` written in the seed → the ShootState in the
+    /// garden reflects it.
     pub extension_state_to_shoot_state: Latency,
     /// Shoot label changed in the garden → the Cluster's embedded shoot reflects it.
     pub shoot_change_to_cluster: Latency,
@@ -213,7 +217,11 @@ impl Report {
                 &self.installation_to_managed_resource,
             ),
             (
-                "extension state → ShootState",
+                "first states (one burst) → ShootState",
+                &self.initial_states_to_shoot_state,
+            ),
+            (
+                "extension state → ShootState (churn)",
                 &self.extension_state_to_shoot_state,
             ),
             ("shoot change → Cluster", &self.shoot_change_to_cluster),
