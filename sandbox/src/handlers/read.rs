@@ -83,6 +83,7 @@ pub fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     // whether one more object matches.
     let mut page: Vec<std::sync::Arc<Value>> = Vec::new();
     let mut remaining = 0usize;
+    let unfiltered = selectors.is_empty();
     let rv = {
         let state = call.api.store.lock();
         state.visit(
@@ -90,7 +91,7 @@ pub fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
             namespace,
             start.as_ref(),
             |object| {
-                if !selectors.matches(object) {
+                if !unfiltered && !selectors.matches(object) {
                     return true;
                 }
                 if page.len() < limit {
@@ -98,7 +99,7 @@ pub fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
                     return true;
                 }
                 remaining += 1;
-                selectors.is_empty()
+                unfiltered
             },
         );
         state.resource_version()
