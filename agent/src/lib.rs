@@ -44,8 +44,8 @@ pub mod registration;
 pub mod runtime;
 pub mod seed;
 pub mod server;
-pub mod watch_backoff;
 pub mod shootstate;
+pub mod watch_backoff;
 
 use std::future::Future;
 use std::pin::Pin;

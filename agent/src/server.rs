@@ -298,9 +298,15 @@ mod tests {
     fn a_standby_replica_is_ready_and_a_new_leader_waits_for_its_steps() {
         let readiness = Readiness::default();
         readiness.set_standby(true);
-        assert!(readiness.is_ready(), "standby replicas are Ready, like gardenlet's");
+        assert!(
+            readiness.is_ready(),
+            "standby replicas are Ready, like gardenlet's"
+        );
         readiness.set_standby(false);
-        assert!(!readiness.is_ready(), "leading without the startup steps done");
+        assert!(
+            !readiness.is_ready(),
+            "leading without the startup steps done"
+        );
     }
 
     #[test]

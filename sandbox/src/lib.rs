@@ -30,5 +30,5 @@ mod store;
 mod validation;
 
 pub use faults::{FaultKind, Faults};
-pub use stats::RequestCounts;
 pub use sandbox::{Sandbox, SandboxBuilder, SandboxError, ServeOptions, serve};
+pub use stats::RequestCounts;
