@@ -256,10 +256,11 @@ async fn installation_is_applied_healthy_follows_changes_and_is_removed_on_delet
             .as_deref(),
         Some(SEED)
     );
-    let workload = workloads
-        .get("ext-small")
-        .await
-        .expect("deployment applied");
+    // The applier writes in Helm's install order: the ConfigMap lands before the Deployment.
+    let workload = wait_for("deployment applied", TIMEOUT, || async {
+        workloads.get_opt("ext-small").await.ok().flatten()
+    })
+    .await;
     let env = serde_json::to_value(
         &workload
             .spec
@@ -684,6 +685,15 @@ async fn each_rejected_chart_says_why_and_leaves_the_applied_objects_alone() {
         "Healthy",
         "True",
         "ControllerHealthy",
+    )
+    .await;
+    // Healthy and Installed come from different ManagedResource conditions: wait for both.
+    wait_condition(
+        &installations,
+        "ext-reject-a",
+        "Installed",
+        "True",
+        "InstallationSuccessful",
     )
     .await;
     let managed_resources: Api<ManagedResource> = Api::namespaced(seed.clone(), "garden");
