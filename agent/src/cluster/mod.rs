@@ -95,7 +95,7 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
         Api::<Shoot>::all(garden.clone()),
         watcher::Config::default(),
     )
-    .backoff(crate::watch_backoff::watch_backoff())
+    .default_backoff()
     .reflect(shoots_writer)
     .applied_objects();
     let (seeds, seeds_writer) = reflector::store::<Seed>();
@@ -103,7 +103,7 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
         Api::<Seed>::all(garden.clone()),
         watcher::Config::default().fields(&format!("metadata.name={}", agent.seed_name)),
     )
-    .backoff(crate::watch_backoff::watch_backoff())
+    .default_backoff()
     .reflect(seeds_writer)
     .applied_objects();
     let (cloud_profiles, cloud_profiles_writer) = reflector::store::<CloudProfile>();
@@ -154,13 +154,13 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
         .for_each(|_| futures::future::ready(()));
 
     let shoot_changes = watcher::watcher(Api::<Shoot>::all(garden), watcher::Config::default())
-        .backoff(crate::watch_backoff::watch_backoff())
+        .default_backoff()
         .touched_objects();
     let namespace_changes = watcher::watcher(
         Api::<Namespace>::all(agent.seed.clone()),
         watcher::Config::default().labels(&format!("{}={}", labels::ROLE, labels::ROLE_SHOOT)),
     )
-    .backoff(crate::watch_backoff::watch_backoff())
+    .default_backoff()
     .touched_objects();
     let cleanup = Controller::new(
         Api::<Cluster>::all(agent.seed.clone()),
@@ -195,7 +195,7 @@ where
         + 'static,
 {
     watcher::watcher(api, watcher::Config::default())
-        .backoff(crate::watch_backoff::watch_backoff())
+        .default_backoff()
         .reflect(writer)
         .applied_objects()
 }

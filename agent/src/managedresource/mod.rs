@@ -90,7 +90,7 @@ pub async fn run(ctx: Arc<AgentContext>) {
     let api: Api<ManagedResource> = Api::all(ctx.seed.clone());
     let (reader, writer) = reflector::store();
     let managed_resources = watcher(api, watcher::Config::default())
-        .backoff(crate::watch_backoff::watch_backoff())
+        .default_backoff()
         .reflect(writer)
         .applied_objects()
         .predicate_filter(relevant_change, PredicateConfig::default());
@@ -98,7 +98,7 @@ pub async fn run(ctx: Arc<AgentContext>) {
         Api::<PartialObjectMeta<Secret>>::all(ctx.seed.clone()),
         watcher::Config::default(),
     )
-    .backoff(crate::watch_backoff::watch_backoff())
+    .default_backoff()
     .touched_objects();
     let store = reader.clone();
     Controller::for_stream(managed_resources, reader)

@@ -62,7 +62,7 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client, gardener: Garden
     let config = watcher::Config::default().fields(&format!("metadata.name={}", agent.seed_name));
     let (reader, writer) = reflector::store::<Seed>();
     let seeds = watcher::watcher(Api::<Seed>::all(garden.clone()), config)
-        .backoff(crate::watch_backoff::watch_backoff())
+        .default_backoff()
         .reflect(writer)
         .applied_objects()
         .predicate_filter(owned_fields_hash, Default::default());

@@ -63,7 +63,7 @@ async fn run_with(garden: kube::Client, care: Arc<Care>, concurrency: u16) {
         Api::<ControllerInstallation>::all(garden),
         watcher::Config::default(),
     )
-    .backoff(crate::watch_backoff::watch_backoff())
+    .default_backoff()
     .reflect(writer)
     .applied_objects()
     .try_filter(move |ci| futures::future::ready(ci.seed_name() == Some(seed_name.as_str())))
@@ -73,7 +73,7 @@ async fn run_with(garden: kube::Client, care: Arc<Care>, concurrency: u16) {
         Api::<ManagedResource>::namespaced(ctx.seed.clone(), namespaces::GARDEN),
         watcher::Config::default().labels(&selector),
     )
-    .backoff(crate::watch_backoff::watch_backoff())
+    .default_backoff()
     .touched_objects()
     .predicate_filter(managed_resource_change, PredicateConfig::default())
     .filter_map(|mr| futures::future::ready(mr.ok().and_then(|mr| installation_of(&mr))));

@@ -284,7 +284,7 @@ async fn run_with(garden: kube::Client, installer: Arc<Installer>) {
         Api::<ControllerInstallation>::all(garden.clone()),
         watcher::Config::default(),
     )
-    .backoff(crate::watch_backoff::watch_backoff())
+    .default_backoff()
     .reflect(writer)
     .applied_objects()
     .try_filter(move |ci| futures::future::ready(ci.seed_name() == Some(seed_name.as_str())))
@@ -295,7 +295,7 @@ async fn run_with(garden: kube::Client, installer: Arc<Installer>) {
         Api::<Seed>::all(garden.clone()),
         watcher::Config::default().fields(&format!("metadata.name={}", ctx.seed_name)),
     )
-    .backoff(crate::watch_backoff::watch_backoff())
+    .default_backoff()
     .applied_objects()
     .predicate_filter(seed_change, PredicateConfig::default());
     let by_seed = reader.clone();
@@ -359,14 +359,12 @@ fn deletions<K>(
 where
     K: Send + 'static,
 {
-    events
-        .backoff(crate::watch_backoff::watch_backoff())
-        .try_filter_map(|event| {
-            futures::future::ready(Ok(match event {
-                watcher::Event::Delete(object) => Some(object),
-                _ => None,
-            }))
-        })
+    events.default_backoff().try_filter_map(|event| {
+        futures::future::ready(Ok(match event {
+            watcher::Event::Delete(object) => Some(object),
+            _ => None,
+        }))
+    })
 }
 
 /// The installation of a ManagedResource in the seed's `garden` namespace (same name).

@@ -118,7 +118,7 @@ async fn run_with(
         Api::<ControllerInstallation>::all(garden),
         watcher::Config::default(),
     )
-    .backoff(crate::watch_backoff::watch_backoff())
+    .default_backoff()
     .reflect(writer)
     .applied_objects()
     .try_filter(move |ci| futures::future::ready(ci.seed_name() == Some(seed_name.as_str())))
@@ -157,9 +157,7 @@ async fn watch_kind(
 ) {
     let resource = extension_resource(kind);
     let api: Api<DynamicObject> = Api::all_with(seed, &resource);
-    let mut events = std::pin::pin!(
-        watcher(api, watcher::Config::default()).backoff(crate::watch_backoff::watch_backoff())
-    );
+    let mut events = std::pin::pin!(watcher(api, watcher::Config::default()).default_backoff());
     let mut objects: HashMap<String, String> = HashMap::new();
     let mut initial: HashMap<String, String> = HashMap::new();
     loop {
