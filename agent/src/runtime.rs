@@ -153,23 +153,10 @@ impl AgentSettings {
             period: Duration::from_secs(u64::from(seed.lease_resync_seconds.max(1))),
             miss_threshold: seed.lease_resync_miss_threshold.max(1),
         };
-        let health_address = config
+        let (health_address, metrics_address) = config
             .server
-            .health_probes
-            .socket_addr()
-            .map_err(|source| Error::InvalidAddress {
-                field: "server.healthProbes",
-                source,
-            })?;
-        let metrics_address =
-            config
-                .server
-                .metrics
-                .socket_addr()
-                .map_err(|source| Error::InvalidAddress {
-                    field: "server.metrics",
-                    source,
-                })?;
+            .addresses()
+            .map_err(|(field, source)| Error::InvalidAddress { field, source })?;
         Ok(Self {
             registration,
             seed_kubeconfig: env_path("KUBECONFIG")

@@ -77,6 +77,28 @@ pub struct ServerConfiguration {
     pub metrics: Server,
 }
 
+impl ServerConfiguration {
+    /// The probe and metrics addresses to bind, in that order.
+    ///
+    /// # Errors
+    ///
+    /// The field path (`server.healthProbes` or `server.metrics`) of the address that does not
+    /// parse, with the parse error.
+    pub fn addresses(
+        &self,
+    ) -> Result<(SocketAddr, SocketAddr), (&'static str, std::net::AddrParseError)> {
+        let health = self
+            .health_probes
+            .socket_addr()
+            .map_err(|source| ("server.healthProbes", source))?;
+        let metrics = self
+            .metrics
+            .socket_addr()
+            .map_err(|source| ("server.metrics", source))?;
+        Ok((health, metrics))
+    }
+}
+
 /// Where one HTTP server listens.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -219,6 +241,33 @@ pub(crate) fn empty_path_as_none<'de, D: Deserializer<'de>>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn addresses_name_the_field_that_does_not_parse() {
+        let mut servers = ServerConfiguration {
+            health_probes: Server {
+                bind_address: "127.0.0.1".into(),
+                port: 2728,
+            },
+            metrics: Server {
+                bind_address: String::new(),
+                port: 2729,
+            },
+        };
+        let (health, metrics) = servers.addresses().expect("valid");
+        assert_eq!(health.to_string(), "127.0.0.1:2728");
+        assert_eq!(metrics.to_string(), "0.0.0.0:2729");
+        servers.metrics.bind_address = "not-an-ip".into();
+        assert_eq!(
+            servers.addresses().map_err(|(field, _)| field),
+            Err("server.metrics")
+        );
+        servers.health_probes.bind_address = "also-not".into();
+        assert_eq!(
+            servers.addresses().map_err(|(field, _)| field),
+            Err("server.healthProbes")
+        );
+    }
 
     #[test]
     fn socket_addr_listens_everywhere_when_bind_address_is_empty() {

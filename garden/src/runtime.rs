@@ -186,23 +186,10 @@ impl Garden {
     /// [`Error::InvalidAddress`].
     pub fn new(config: GardenControllerConfiguration, client: kube::Client) -> Result<Self, Error> {
         let leader_election = leader_election::Settings::from_config(&config.leader_election);
-        let health_address = config
+        let (health_address, metrics_address) = config
             .server
-            .health_probes
-            .socket_addr()
-            .map_err(|source| Error::InvalidAddress {
-                field: "server.healthProbes",
-                source,
-            })?;
-        let metrics_address =
-            config
-                .server
-                .metrics
-                .socket_addr()
-                .map_err(|source| Error::InvalidAddress {
-                    field: "server.metrics",
-                    source,
-                })?;
+            .addresses()
+            .map_err(|(field, source)| Error::InvalidAddress { field, source })?;
         Ok(Self {
             config: Arc::new(config),
             client,
