@@ -20,7 +20,6 @@ mod summary;
 mod wait;
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use seedlet_agent::Agent;
@@ -202,6 +201,13 @@ async fn start_sandbox(
         .to_owned();
     state.write_config(&port_file, &format!("{port}\n"))?;
     Ok(sandbox)
+}
+
+/// A wait that yields only a detail line, as a progress step without a value.
+async fn detail_only(
+    wait: impl Future<Output = Result<String, Error>>,
+) -> Result<((), String), Error> {
+    wait.await.map(|detail| ((), detail))
 }
 
 /// The components started by [`bring_up`], stopped together.
@@ -409,43 +415,29 @@ async fn wait_until_ready(
     progress: &mut Progress,
     timeout: Duration,
 ) -> Result<(), Error> {
-    let garden = Arc::new(garden.clone());
-    let seed = Arc::new(seed.clone());
     progress
-        .step("garden identity: CSR approved, certificate kubeconfig stored, bootstrap Secret removed", {
-            let (garden, seed) = (garden.clone(), seed.clone());
-            async move { wait::garden_identity(&garden, &seed, timeout).await.map(|detail| ((), detail)) }
-        })
+        .step(
+            "garden identity: CSR approved, certificate kubeconfig stored, bootstrap Secret removed",
+            detail_only(wait::garden_identity(garden, seed, timeout)),
+        )
         .await?;
     progress
-        .step("Seed registered in the garden", {
-            let garden = garden.clone();
-            async move {
-                wait::seed_registered(&garden, SEED_NAME, timeout)
-                    .await
-                    .map(|detail| ((), detail))
-            }
-        })
+        .step(
+            "Seed registered in the garden",
+            detail_only(wait::seed_registered(garden, SEED_NAME, timeout)),
+        )
         .await?;
     progress
-        .step("heartbeat: Lease renewed and GardenletReady True", {
-            let garden = garden.clone();
-            async move {
-                wait::gardenlet_ready(&garden, SEED_NAME, timeout)
-                    .await
-                    .map(|detail| ((), detail))
-            }
-        })
+        .step(
+            "heartbeat: Lease renewed and GardenletReady True",
+            detail_only(wait::gardenlet_ready(garden, SEED_NAME, timeout)),
+        )
         .await?;
     progress
-        .step("Seed status: client certificate expiry reported", {
-            let garden = garden.clone();
-            async move {
-                wait::client_certificate_expiry(&garden, SEED_NAME, timeout)
-                    .await
-                    .map(|detail| ((), detail))
-            }
-        })
+        .step(
+            "Seed status: client certificate expiry reported",
+            detail_only(wait::client_certificate_expiry(garden, SEED_NAME, timeout)),
+        )
         .await?;
     Ok(())
 }
