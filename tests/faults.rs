@@ -62,6 +62,7 @@ async fn installed_system(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn garden_outage_with_pending_work_is_caught_up_without_agent_restart() {
+    let _serial = env::one_at_a_time().await;
     let mut env = Env::start().await;
     let shutdown = CancellationToken::new();
     let (garden_controller, agent) = installed_system(&env, &shutdown).await;
@@ -140,6 +141,7 @@ fn lease_failures(metrics: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn seed_restart_is_survived_and_the_applier_reapplies() {
+    let _serial = env::one_at_a_time().await;
     let mut env = Env::start().await;
     let shutdown = CancellationToken::new();
     let (garden_controller, agent) = installed_system(&env, &shutdown).await;
@@ -188,6 +190,7 @@ async fn seed_restart_is_survived_and_the_applier_reapplies() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn watch_streams_cut_repeatedly_miss_no_update() {
+    let _serial = env::one_at_a_time().await;
     let mut rng = Rng::seeded("watch-drops");
     let env = Env::start().await;
     let shutdown = CancellationToken::new();
@@ -286,6 +289,7 @@ async fn watch_streams_cut_repeatedly_miss_no_update() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn api_errors_and_throttling_are_backed_off_and_converge() {
+    let _serial = env::one_at_a_time().await;
     let env = Env::start().await;
     let shutdown = CancellationToken::new();
     let (garden_controller, agent) = installed_system(&env, &shutdown).await;
@@ -419,6 +423,7 @@ where
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn malformed_chart_archives_are_reported_and_never_touch_the_good_installation() {
+    let _serial = env::one_at_a_time().await;
     let mut rng = Rng::seeded("malformed-charts");
     let env = Env::start().await;
     let shutdown = CancellationToken::new();
@@ -499,6 +504,7 @@ async fn malformed_chart_archives_are_reported_and_never_touch_the_good_installa
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn rotation_survives_a_stopped_approver_and_completes_when_it_returns() {
+    let _serial = env::one_at_a_time().await;
     let env = Env::start().await;
     let shutdown = CancellationToken::new();
     identity::prepare_bootstrap(&env).await;
@@ -589,6 +595,7 @@ async fn rotation_survives_a_stopped_approver_and_completes_when_it_returns() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn agent_process_killed_at_random_points_converges_on_restart() {
+    let _serial = env::one_at_a_time().await;
     let mut rng = Rng::seeded("process-kills");
     process::run_kill_scenario(&mut rng).await;
 }

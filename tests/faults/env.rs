@@ -562,3 +562,11 @@ impl Rng {
         Duration::from_millis(self.between(low, high))
     }
 }
+
+/// Serialises the fault tests: each restarts API servers and measures recovery times, which
+/// several of them running at once on a small CI machine distort (the garden outage then missed
+/// its bound in about half of the full-file runs, and passed in 1–10 s alone).
+pub async fn one_at_a_time() -> tokio::sync::MutexGuard<'static, ()> {
+    static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    SERIAL.lock().await
+}
