@@ -115,14 +115,17 @@ async fn garden_with_shoot(garden: &kube::Client, name: &str, status: Value) {
             "apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
             "metadata": {"name": name, "namespace": PROJECT_NAMESPACE},
             "spec": {"cloudProfile": {"name": "local"}, "provider": {"type": "local"},
-                     "region": "local", "seedName": SEED, "networking": {"type": "calico"}}
+                     "region": "local", "networking": {"type": "calico"}}
         }),
     )
     .await;
+    // Status first, then scheduling (as the scheduler would): the agent never sees the shoot
+    // without the status the test gives it, e.g. a legacy technical ID.
     let mut status = status;
     status["lastOperation"] = operation("Reconcile", "Succeeded");
     status["uid"] = json!(format!("uid-{name}"));
-    Api::<Shoot>::namespaced(garden.clone(), PROJECT_NAMESPACE)
+    let shoots = Api::<Shoot>::namespaced(garden.clone(), PROJECT_NAMESPACE);
+    shoots
         .patch_status(
             name,
             &PatchParams::default(),
@@ -130,6 +133,14 @@ async fn garden_with_shoot(garden: &kube::Client, name: &str, status: Value) {
         )
         .await
         .expect("shoot status");
+    shoots
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"spec": {"seedName": SEED}})),
+        )
+        .await
+        .expect("schedule shoot");
 }
 
 async fn cluster(seed: &kube::Client, name: &str) -> Option<Cluster> {

@@ -25,6 +25,9 @@ use crate::shootstate::schedule::ShootRef;
 pub const NAMESPACE_POLL: Duration = Duration::from_secs(2);
 /// Retry delay of failed reconciles (capped at the sync period).
 pub const RETRY_DELAY: Duration = Duration::from_secs(5);
+/// Delay before re-reading a shoot that changed under a write (its watch event usually
+/// arrives first and triggers the retry sooner).
+pub const CONFLICT_RETRY_DELAY: Duration = Duration::from_millis(200);
 
 /// Errors of a Cluster sync reconcile.
 #[derive(Debug, thiserror::Error)]
@@ -177,14 +180,29 @@ async fn sync(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {
             let project = project(ctx, &namespace).await?;
             let id = desired::control_plane_namespace(&shoot, &project);
             // Spec §1.2 rule 4: the ID is in the shoot status before the Cluster exists.
-            let patch = json!({"status": {"technicalID": id}});
-            shoot = Api::<Shoot>::namespaced(ctx.garden.clone(), &namespace)
+            // The patch carries the resourceVersion we read: an ID written meanwhile by
+            // someone else (another gardenlet, an operator restoring a legacy ID) must win,
+            // never be overwritten by the one computed from a stale copy.
+            let patch = json!({
+                "metadata": {"resourceVersion": shoot.metadata.resource_version},
+                "status": {"technicalID": id},
+            });
+            match Api::<Shoot>::namespaced(ctx.garden.clone(), &namespace)
                 .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await
-                .map_err(|source| Error::PatchShoot {
-                    key: key.clone(),
-                    source,
-                })?;
+            {
+                Ok(patched) => shoot = patched,
+                Err(kube::Error::Api(status)) if status.is_conflict() => {
+                    tracing::debug!(shoot = %key, "shoot changed while writing its technical ID, retrying");
+                    return Ok(Action::requeue(CONFLICT_RETRY_DELAY));
+                }
+                Err(source) => {
+                    return Err(Error::PatchShoot {
+                        key: key.clone(),
+                        source,
+                    });
+                }
+            }
             id
         }
     };
@@ -356,8 +374,12 @@ async fn cleanup(cluster: &Cluster, ctx: &Ctx) -> Result<Action, Error> {
             key,
             source,
         })?;
+    // A Cluster named other than its shoot's technical ID is stale as well (the ID was
+    // replaced, e.g. a legacy ID restored by an operator): it would never be updated again.
     let keep = live.as_ref().is_some_and(|live| {
-        is_scheduled_to(live, &ctx.agent.seed_name) && live.metadata.deletion_timestamp.is_none()
+        is_scheduled_to(live, &ctx.agent.seed_name)
+            && live.metadata.deletion_timestamp.is_none()
+            && desired::stored_technical_id(live) == Some(name.as_str())
     });
     if keep {
         return Ok(Action::requeue(ctx.sync_period));
