@@ -1,4 +1,5 @@
-//! Fault injection for resilience tests: failing a fraction of requests and dropping open watches.
+//! Fault injection for resilience tests: failing a fraction of requests (optionally from a seeded,
+//! reproducible sequence of decisions) and dropping open watches.
 
 use std::sync::Mutex;
 
@@ -19,16 +20,31 @@ pub enum FaultKind {
 }
 
 /// Fault switches of one sandbox; cheap to clone via `Arc`.
+///
+/// Failures are injected after authentication (like kube-apiserver's priority and fairness, which
+/// answers 429 only to authenticated requests), so every injected failure is attributed to a user:
+/// [`crate::Sandbox::injected_failures`] counts them next to the served
+/// [`crate::Sandbox::request_counts`], and a user's requests sent are the sum of both.
 #[derive(Debug)]
 pub struct Faults {
-    failing: Mutex<Option<(f64, FaultKind)>>,
+    failing: Mutex<Failing>,
     drops: watch::Sender<u64>,
+}
+
+/// The failure rule and the generator its decisions are drawn from.
+#[derive(Debug)]
+struct Failing {
+    rule: Option<(f64, FaultKind)>,
+    draws: SplitMix64,
 }
 
 impl Default for Faults {
     fn default() -> Self {
         Faults {
-            failing: Mutex::new(None),
+            failing: Mutex::new(Failing {
+                rule: None,
+                draws: SplitMix64(rand::random()),
+            }),
             drops: watch::channel(0).0,
         }
     }
@@ -37,19 +53,21 @@ impl Default for Faults {
 impl Faults {
     /// Fails `fraction` (0.0..=1.0) of the following requests with `kind`.
     pub fn fail_requests(&self, fraction: f64, kind: FaultKind) {
-        *self
-            .failing
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) =
-            Some((fraction.clamp(0.0, 1.0), kind));
+        self.lock().rule = Some((fraction.clamp(0.0, 1.0), kind));
+    }
+
+    /// Makes the failure decisions reproducible: after this call, whether the n-th request that
+    /// reaches the fault check fails depends only on `seed`, n and the fraction in force. Without
+    /// it the sequence starts from a random seed. Which request is the n-th one depends on the
+    /// order in which concurrent clients arrive, so the same seed gives the same sequence of
+    /// decisions, not necessarily the same failed requests.
+    pub fn seed(&self, seed: u64) {
+        self.lock().draws = SplitMix64(seed);
     }
 
     /// Stops failing requests.
     pub fn clear(&self) {
-        *self
-            .failing
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+        self.lock().rule = None;
     }
 
     /// Ends every open watch connection now (clients see the stream close and re-watch).
@@ -57,15 +75,15 @@ impl Faults {
         self.drops.send_modify(|n| *n += 1);
     }
 
-    /// The error to answer instead of serving, when this request is picked to fail.
+    /// The error to answer instead of serving, when this request is picked to fail. Draws one
+    /// decision from the sequence while a rule is set (none while cleared).
     pub(crate) fn injected_error(&self) -> Option<ApiError> {
-        let (fraction, kind) = (*self
-            .failing
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner))?;
-        if rand::random::<f64>() >= fraction {
-            return None;
-        }
+        let kind = {
+            let mut failing = self.lock();
+            let (fraction, kind) = failing.rule?;
+            let draw = failing.draws.next();
+            picked(draw, fraction).then_some(kind)?
+        };
         Some(match kind {
             FaultKind::InternalError => ApiError::internal("injected fault"),
             FaultKind::TooManyRequests {
@@ -87,11 +105,44 @@ impl Faults {
     pub(crate) fn watch_drops(&self) -> watch::Receiver<u64> {
         self.drops.subscribe()
     }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Failing> {
+        self.failing
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Whether a request with the 64 random bits `draw` fails at `fraction`: the top 53 bits as a
+/// uniform number in `[0, 1)` below the fraction (so 0.0 never and 1.0 always fails).
+fn picked(draw: u64, fraction: f64) -> bool {
+    let uniform = (draw >> 11) as f64 / (1u64 << 53) as f64;
+    uniform < fraction
+}
+
+/// The splitmix64 generator: tiny, fast and fully determined by its seed.
+#[derive(Debug)]
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn pattern(faults: &Faults, requests: usize) -> Vec<bool> {
+        (0..requests)
+            .map(|_| faults.injected_error().is_some())
+            .collect()
+    }
 
     #[test]
     fn full_fraction_fails_every_request_with_retry_after() {
@@ -113,5 +164,53 @@ mod tests {
         let faults = Faults::default();
         faults.fail_requests(0.0, FaultKind::InternalError);
         assert!((0..100).all(|_| faults.injected_error().is_none()));
+    }
+
+    #[test]
+    fn same_seed_gives_the_same_failure_pattern() {
+        let (a, b) = (Faults::default(), Faults::default());
+        for faults in [&a, &b] {
+            faults.seed(42);
+            faults.fail_requests(0.3, FaultKind::InternalError);
+        }
+        let first = pattern(&a, 200);
+        assert_eq!(first, pattern(&b, 200));
+        a.seed(42);
+        assert_eq!(first, pattern(&a, 200), "reseeding restarts the sequence");
+        b.seed(43);
+        assert_ne!(first, pattern(&b, 200), "another seed, another pattern");
+    }
+
+    #[test]
+    fn failed_share_follows_the_fraction() {
+        let faults = Faults::default();
+        faults.seed(7);
+        faults.fail_requests(0.3, FaultKind::InternalError);
+        let failed = pattern(&faults, 10_000).into_iter().filter(|f| *f).count();
+        assert!((2_800..3_200).contains(&failed), "{failed} of 10000 failed");
+    }
+
+    #[test]
+    fn cleared_faults_draw_no_decisions() {
+        let (a, b) = (Faults::default(), Faults::default());
+        for faults in [&a, &b] {
+            faults.seed(9);
+        }
+        a.fail_requests(0.5, FaultKind::InternalError);
+        b.fail_requests(0.5, FaultKind::InternalError);
+        b.clear();
+        let _ = pattern(&b, 50);
+        b.fail_requests(0.5, FaultKind::InternalError);
+        assert_eq!(pattern(&a, 50), pattern(&b, 50));
+    }
+
+    #[test]
+    fn picked_uses_the_fraction_as_a_threshold() {
+        assert!(!picked(0, 0.0));
+        assert!(picked(0, 0.1));
+        assert!(picked(u64::MAX, 1.0));
+        assert!(!picked(u64::MAX, 0.999));
+        assert!(picked(u64::MAX / 2, 0.51));
+        assert!(!picked(u64::MAX / 2, 0.49));
     }
 }

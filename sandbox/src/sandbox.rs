@@ -286,9 +286,17 @@ impl Sandbox {
         self.faults.clone()
     }
 
-    /// Requests served so far per authenticated user (see [`crate::RequestCounts`]).
+    /// Requests served so far per authenticated user (see [`crate::RequestCounts`]); requests
+    /// failed by fault injection are counted in [`Sandbox::injected_failures`] instead.
     pub fn request_counts(&self) -> std::collections::BTreeMap<String, u64> {
         self.api.requests.snapshot()
+    }
+
+    /// Requests failed by fault injection so far per authenticated user (see [`Faults`]). The
+    /// requests a user sent are these plus its [`Sandbox::request_counts`]. Like the served
+    /// counts, they start from zero when the sandbox (re)starts.
+    pub fn injected_failures(&self) -> std::collections::BTreeMap<String, u64> {
+        self.api.requests.injected_snapshot()
     }
 
     /// Stops serving (open watches end), stops the controllers and persists state if a directory is set.

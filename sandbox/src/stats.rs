@@ -1,39 +1,57 @@
 //! Request accounting: how many requests each authenticated user sent, so that load tests can
 //! report the request rate a component issues to a cluster (kube-apiserver exposes the same as
-//! `apiserver_request_total`, without the per-user split).
+//! `apiserver_request_total`, without the per-user split), and fault tests can tell exactly how
+//! many requests a client sent while some of them were failed on purpose.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-/// Requests served per authenticated user name (before impersonation).
+/// Requests per authenticated user name: served ones and ones failed by fault injection.
 #[derive(Debug, Default)]
 pub struct RequestCounts {
-    by_user: Mutex<BTreeMap<String, u64>>,
+    served: Mutex<BTreeMap<String, u64>>,
+    injected: Mutex<BTreeMap<String, u64>>,
 }
 
 impl RequestCounts {
-    /// Counts one request of `user`.
+    /// Counts one served request of `user`.
     pub(crate) fn record(&self, user: &str) {
-        let mut by_user = self
-            .by_user
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        match by_user.get_mut(user) {
-            Some(count) => *count += 1,
-            None => {
-                by_user.insert(user.to_owned(), 1);
-            }
-        }
+        add(&self.served, user);
     }
 
-    /// The counts so far, by user name. Requests failed by fault injection or rejected before
+    /// Counts one request of `user` that fault injection failed instead of serving.
+    pub(crate) fn record_injected(&self, user: &str) {
+        add(&self.injected, user);
+    }
+
+    /// The served counts so far, by user name: every authenticated request that was not failed
+    /// by fault injection (whatever its answer, errors included). Requests rejected before
     /// authentication are not counted.
     pub fn snapshot(&self) -> BTreeMap<String, u64> {
-        self.by_user
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+        lock(&self.served).clone()
     }
+
+    /// Requests failed by fault injection so far, by user name. A user's requests sent are the
+    /// sum of this and [`RequestCounts::snapshot`].
+    pub fn injected_snapshot(&self) -> BTreeMap<String, u64> {
+        lock(&self.injected).clone()
+    }
+}
+
+fn add(counts: &Mutex<BTreeMap<String, u64>>, user: &str) {
+    let mut counts = lock(counts);
+    match counts.get_mut(user) {
+        Some(count) => *count += 1,
+        None => {
+            counts.insert(user.to_owned(), 1);
+        }
+    }
+}
+
+fn lock(counts: &Mutex<BTreeMap<String, u64>>) -> std::sync::MutexGuard<'_, BTreeMap<String, u64>> {
+    counts
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]
@@ -50,5 +68,19 @@ mod tests {
         assert_eq!(snapshot.get("admin"), Some(&2));
         assert_eq!(snapshot.get("system:bootstrap:abcdef"), Some(&1));
         assert_eq!(snapshot.len(), 2);
+    }
+
+    #[test]
+    fn injected_failures_are_counted_apart_from_served_requests() {
+        let counts = RequestCounts::default();
+        counts.record("agent");
+        counts.record_injected("agent");
+        counts.record_injected("agent");
+        counts.record_injected("admin");
+        assert_eq!(counts.snapshot(), BTreeMap::from([("agent".into(), 1)]));
+        assert_eq!(
+            counts.injected_snapshot(),
+            BTreeMap::from([("admin".into(), 1), ("agent".into(), 2)])
+        );
     }
 }

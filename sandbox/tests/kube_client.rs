@@ -422,3 +422,50 @@ async fn protobuf_access_review_is_answered_in_json_or_protobuf_as_accepted() {
     assert!(status_field.is_some(), "allowed status in {body:02x?}");
     sb.shutdown().await;
 }
+
+#[tokio::test]
+async fn injected_failures_are_reproducible_from_a_seed_and_counted_per_user() {
+    let sb = sandbox().await;
+    namespace(&sb.client(), "faults").await;
+    Api::<ConfigMap>::namespaced(sb.client(), "faults")
+        .create(&PostParams::default(), &config_map("a", json!({"k": "1"})))
+        .await
+        .expect("create");
+    let kubeconfig = sb
+        .kubeconfig_for("alice", &["system:masters"])
+        .expect("certificate issued");
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .expect("kubeconfig loads");
+    let alice: Api<ConfigMap> =
+        Api::namespaced(Client::try_from(config).expect("client builds"), "faults");
+    let faults = sb.faults();
+    faults.fail_requests(0.4, seedlet_sandbox::FaultKind::InternalError);
+    let mut patterns = Vec::new();
+    for _ in 0..2 {
+        faults.seed(11);
+        let mut failed = Vec::new();
+        for _ in 0..40 {
+            match alice.get("a").await {
+                Ok(_) => failed.push(false),
+                Err(kube::Error::Api(status)) if status.code == 500 => failed.push(true),
+                Err(other) => panic!("unexpected error: {other}"),
+            }
+        }
+        patterns.push(failed);
+    }
+    faults.clear();
+    assert_eq!(patterns[0], patterns[1], "same seed, same failures");
+    let failures = patterns[0].iter().filter(|f| **f).count() as u64 * 2;
+    assert!(
+        (10..70).contains(&failures),
+        "about 40 % of 80 failed: {failures}"
+    );
+    let served = sb.request_counts().get("alice").copied().unwrap_or(0);
+    let injected = sb.injected_failures().get("alice").copied().unwrap_or(0);
+    assert_eq!((served, injected), (80 - failures, failures));
+    assert!(
+        !sb.injected_failures().contains_key("admin"),
+        "admin requests ran before the faults"
+    );
+}

@@ -1,4 +1,4 @@
-//! The request pipeline: faults, authentication, impersonation, authorization, then routing to the verb handlers.
+//! The request pipeline: authentication, impersonation, faults, authorization, then routing to the verb handlers.
 
 mod discovery;
 mod patch;
@@ -191,9 +191,6 @@ pub async fn handle(
     request: Request<hyper::body::Incoming>,
     peer: Option<Arc<Vec<u8>>>,
 ) -> Response<Body> {
-    if let Some(injected) = api.faults.injected_error() {
-        return error_response(&injected);
-    }
     let (parts, incoming) = request.into_parts();
     let body = match Limited::new(incoming, MAX_BODY).collect().await {
         Ok(collected) => collected.to_bytes(),
@@ -236,6 +233,12 @@ async fn serve(
             .unwrap_or_default()
     };
     let user = authenticate(api, headers, peer)?;
+    // After authentication, like priority and fairness in kube-apiserver, so that every injected
+    // failure is counted for the user who sent the request.
+    if let Some(injected) = api.faults.injected_error() {
+        api.requests.record_injected(&user.username);
+        return Err(injected);
+    }
     api.requests.record(&user.username);
     let target = request::parse_path(uri.path());
     let query = request::parse_query(uri.query());
