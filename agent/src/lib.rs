@@ -45,6 +45,7 @@ pub mod runtime;
 pub mod seed;
 pub mod server;
 pub mod shootstate;
+pub mod watch_backoff;
 
 use std::future::Future;
 use std::pin::Pin;

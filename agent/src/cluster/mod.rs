@@ -95,7 +95,7 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
         Api::<Shoot>::all(garden.clone()),
         watcher::Config::default(),
     )
-    .default_backoff()
+    .backoff(crate::watch_backoff::watch_backoff())
     .reflect(shoots_writer)
     .applied_objects();
     let (seeds, seeds_writer) = reflector::store::<Seed>();
@@ -103,7 +103,7 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
         Api::<Seed>::all(garden.clone()),
         watcher::Config::default().fields(&format!("metadata.name={}", agent.seed_name)),
     )
-    .default_backoff()
+    .backoff(crate::watch_backoff::watch_backoff())
     .reflect(seeds_writer)
     .applied_objects();
     let (cloud_profiles, cloud_profiles_writer) = reflector::store::<CloudProfile>();
@@ -148,21 +148,22 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
         .watches_stream(registration_events, move |_: ControllerRegistration| {
             shoots_of_seed(&by_registration.state(), &seed_e)
         })
+        .trigger_backoff(crate::watch_backoff::NoTriggerBackoff)
         .with_config(controller::Config::default().concurrency(concurrency))
         .graceful_shutdown_on(agent.stop.clone().cancelled_owned())
         .run(reconcile, error_policy, ctx.clone())
         .for_each(|_| futures::future::ready(()));
 
     let shoot_changes = watcher::watcher(Api::<Shoot>::all(garden), watcher::Config::default())
-        .default_backoff()
+        .backoff(crate::watch_backoff::watch_backoff())
         .touched_objects();
     let namespace_changes = watcher::watcher(
         Api::<Namespace>::all(agent.seed.clone()),
         watcher::Config::default().labels(&format!("{}={}", labels::ROLE, labels::ROLE_SHOOT)),
     )
-    .default_backoff()
+    .backoff(crate::watch_backoff::watch_backoff())
     .touched_objects();
-    let cleanup = Controller::new(
+    let cleanup = crate::watch_backoff::controller(
         Api::<Cluster>::all(agent.seed.clone()),
         watcher::Config::default(),
     )
@@ -195,7 +196,7 @@ where
         + 'static,
 {
     watcher::watcher(api, watcher::Config::default())
-        .default_backoff()
+        .backoff(crate::watch_backoff::watch_backoff())
         .reflect(writer)
         .applied_objects()
 }

@@ -90,7 +90,7 @@ pub async fn run(ctx: Arc<AgentContext>) {
     let api: Api<ManagedResource> = Api::all(ctx.seed.clone());
     let (reader, writer) = reflector::store();
     let managed_resources = watcher(api, watcher::Config::default())
-        .default_backoff()
+        .backoff(crate::watch_backoff::watch_backoff())
         .reflect(writer)
         .applied_objects()
         .predicate_filter(relevant_change, PredicateConfig::default());
@@ -98,7 +98,7 @@ pub async fn run(ctx: Arc<AgentContext>) {
         Api::<PartialObjectMeta<Secret>>::all(ctx.seed.clone()),
         watcher::Config::default(),
     )
-    .default_backoff()
+    .backoff(crate::watch_backoff::watch_backoff())
     .touched_objects();
     let store = reader.clone();
     Controller::for_stream(managed_resources, reader)
@@ -106,6 +106,7 @@ pub async fn run(ctx: Arc<AgentContext>) {
             referencing_managed_resources(&store, &secret)
         })
         .reconcile_on(receiver)
+        .trigger_backoff(crate::watch_backoff::NoTriggerBackoff)
         .with_config(controller::Config::default().concurrency(concurrency))
         .graceful_shutdown_on(ctx.stop.clone().cancelled_owned())
         .run(reconcile, error_policy, applier)

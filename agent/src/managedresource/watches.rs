@@ -102,7 +102,9 @@ async fn watch_kind(
     sender: UnboundedSender<ObjectRef<ManagedResource>>,
     stop: CancellationToken,
 ) {
-    let mut events = std::pin::pin!(watcher(api, watcher::Config::default()).default_backoff());
+    let mut events = std::pin::pin!(
+        watcher(api, watcher::Config::default()).backoff(crate::watch_backoff::watch_backoff())
+    );
     let mut seen: HashMap<String, u64> = HashMap::new();
     loop {
         let event = tokio::select! {

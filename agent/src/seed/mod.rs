@@ -62,7 +62,7 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client, gardener: Garden
     let config = watcher::Config::default().fields(&format!("metadata.name={}", agent.seed_name));
     let (reader, writer) = reflector::store::<Seed>();
     let seeds = watcher::watcher(Api::<Seed>::all(garden.clone()), config)
-        .default_backoff()
+        .backoff(crate::watch_backoff::watch_backoff())
         .reflect(writer)
         .applied_objects()
         .predicate_filter(owned_fields_hash, Default::default());
@@ -73,6 +73,7 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client, gardener: Garden
         gardener,
     });
     Controller::for_stream(seeds, reader)
+        .trigger_backoff(crate::watch_backoff::NoTriggerBackoff)
         .with_config(controller::Config::default().concurrency(1))
         .graceful_shutdown_on(stop.cancelled_owned())
         .run(reconcile, error_policy, ctx)

@@ -138,7 +138,7 @@ where
     F: Fn(K, bool) -> Option<Update> + Send + 'static,
 {
     watcher::watcher(api, config)
-        .default_backoff()
+        .backoff(crate::watch_backoff::watch_backoff())
         .filter_map(move |event| {
             let update = match event {
                 Ok(watcher::Event::Apply(object) | watcher::Event::InitApply(object)) => {

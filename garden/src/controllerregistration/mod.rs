@@ -92,7 +92,7 @@ pub async fn run(ctx: Arc<Ctx>, shutdown: CancellationToken) {
     let (reader, writer) = reflector::store::<Seed>();
     let seed_events =
         watcher::watcher(Api::<Seed>::all(client.clone()), watcher::Config::default())
-            .default_backoff()
+            .backoff(seedlet_agent::watch_backoff::watch_backoff())
             .reflect(writer);
     let seeds = filter_changes(seed_events, seed_key);
     let all = reader.clone();
@@ -105,6 +105,7 @@ pub async fn run(ctx: Arc<Ctx>, shutdown: CancellationToken) {
         labels::ROLE_RESOURCE_REFERENCE
     ));
     Controller::for_stream(seeds, reader)
+        .trigger_backoff(seedlet_agent::watch_backoff::NoTriggerBackoff)
         .with_config(controller::Config::default().concurrency(ctx.concurrent_syncs))
         .watches_stream(
             changes(

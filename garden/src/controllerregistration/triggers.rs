@@ -23,7 +23,10 @@ where
     K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     F: Fn(&K) -> String + Send + Sync + 'static,
 {
-    filter_changes(watcher::watcher(api, config).default_backoff(), key)
+    filter_changes(
+        watcher::watcher(api, config).backoff(seedlet_agent::watch_backoff::watch_backoff()),
+        key,
+    )
 }
 
 /// [`changes`] over an existing event stream (e.g. one feeding a reflector).

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use futures::StreamExt as _;
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use kube::Api;
-use kube::runtime::controller::{self, Controller};
+use kube::runtime::controller;
 use kube::runtime::watcher;
 
 pub use rbac::ensure_bootstrapper_rbac;
@@ -37,7 +37,7 @@ pub struct Ctx {
 pub async fn run(ctx: Arc<Ctx>) {
     let api: Api<CertificateSigningRequest> = Api::all(ctx.client.clone());
     let config = controller::Config::default().concurrency(ctx.concurrent_syncs);
-    Controller::new(api, watcher::Config::default())
+    seedlet_agent::watch_backoff::controller(api, watcher::Config::default())
         .with_config(config)
         .run(reconcile, error_policy, ctx)
         .for_each(|_| futures::future::ready(()))

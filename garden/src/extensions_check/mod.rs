@@ -102,7 +102,7 @@ pub async fn run(ctx: Arc<Ctx>, shutdown: CancellationToken) {
     let client = ctx.client.clone();
     let (reader, writer) = reflector::store::<Seed>();
     let events = watcher::watcher(Api::<Seed>::all(client.clone()), watcher::Config::default())
-        .default_backoff()
+        .backoff(seedlet_agent::watch_backoff::watch_backoff())
         .reflect(writer);
     // Seed status changes (heartbeats, our own writes) must not trigger: the periodic requeue
     // covers the Seed itself.
@@ -110,6 +110,7 @@ pub async fn run(ctx: Arc<Ctx>, shutdown: CancellationToken) {
         key_of(&seed.metadata.deletion_timestamp.is_some())
     });
     Controller::for_stream(seeds, reader)
+        .trigger_backoff(seedlet_agent::watch_backoff::NoTriggerBackoff)
         .with_config(controller::Config::default().concurrency(ctx.settings.concurrent_syncs))
         .watches_stream(
             changes(

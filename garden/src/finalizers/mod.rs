@@ -81,9 +81,10 @@ async fn run_seeds(ctx: Arc<Ctx>, shutdown: CancellationToken) {
     let client = ctx.client.clone();
     let (reader, writer) = reflector::store::<Seed>();
     let events = watcher::watcher(Api::<Seed>::all(client.clone()), watcher::Config::default())
-        .default_backoff()
+        .backoff(seedlet_agent::watch_backoff::watch_backoff())
         .reflect(writer);
     Controller::for_stream(filter_changes(events, lifecycle_key), reader)
+        .trigger_backoff(seedlet_agent::watch_backoff::NoTriggerBackoff)
         .with_config(controller::Config::default().concurrency(5))
         .watches_stream(
             changes(
@@ -101,7 +102,7 @@ async fn run_seeds(ctx: Arc<Ctx>, shutdown: CancellationToken) {
 
 async fn run_registrations(ctx: Arc<Ctx>, shutdown: CancellationToken) {
     let client = ctx.client.clone();
-    Controller::new(
+    seedlet_agent::watch_backoff::controller(
         Api::<ControllerRegistration>::all(client.clone()),
         watcher::Config::default(),
     )
@@ -122,7 +123,7 @@ async fn run_registrations(ctx: Arc<Ctx>, shutdown: CancellationToken) {
 
 async fn run_deployments(ctx: Arc<Ctx>, shutdown: CancellationToken) {
     let client = ctx.client.clone();
-    Controller::new(
+    seedlet_agent::watch_backoff::controller(
         Api::<ControllerDeployment>::all(client.clone()),
         watcher::Config::default(),
     )

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use kube::Api;
-use kube::runtime::controller::{self, Controller};
+use kube::runtime::controller;
 use kube::runtime::watcher;
 use seedlet_agent::clock::Clock;
 use seedlet_agent::metrics::Metrics;
@@ -77,7 +77,7 @@ pub struct Ctx {
 pub async fn run(ctx: Arc<Ctx>, shutdown: CancellationToken) {
     let seeds: Api<Seed> = Api::all(ctx.client.clone());
     let config = controller::Config::default().concurrency(ctx.settings.concurrent_syncs);
-    Controller::new(seeds, watcher::Config::default())
+    seedlet_agent::watch_backoff::controller(seeds, watcher::Config::default())
         .with_config(config)
         .graceful_shutdown_on(shutdown.cancelled_owned())
         .run(reconcile, error_policy, ctx)

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use futures::{Stream, StreamExt};
 use kube::Api;
 use kube::ResourceExt;
-use kube::runtime::controller::{self, Controller};
+use kube::runtime::controller;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::{WatchStreamExt, watcher};
 use seedlet_agent::metrics::Metrics;
@@ -64,7 +64,7 @@ pub async fn start(garden: Arc<crate::runtime::GardenContext>) {
 /// Runs the controller until `shutdown` is cancelled.
 pub async fn run(ctx: Arc<Ctx>, concurrency: u16, shutdown: CancellationToken) {
     let client = ctx.client.clone();
-    Controller::new(
+    seedlet_agent::watch_backoff::controller(
         Api::<ShootState>::all(client.clone()),
         watcher::Config::default(),
     )
@@ -86,7 +86,7 @@ pub fn shoot_transitions(
 ) -> impl Stream<Item = Result<Shoot, watcher::Error>> + Send + 'static {
     let mut previous: HashMap<(String, String), Option<LastOperation>> = HashMap::new();
     watcher::watcher(api, watcher::Config::default())
-        .default_backoff()
+        .backoff(seedlet_agent::watch_backoff::watch_backoff())
         .touched_objects()
         .filter_map(move |shoot| {
             let relevant = match shoot {

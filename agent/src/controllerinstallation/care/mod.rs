@@ -63,7 +63,7 @@ async fn run_with(garden: kube::Client, care: Arc<Care>, concurrency: u16) {
         Api::<ControllerInstallation>::all(garden),
         watcher::Config::default(),
     )
-    .default_backoff()
+    .backoff(crate::watch_backoff::watch_backoff())
     .reflect(writer)
     .applied_objects()
     .try_filter(move |ci| futures::future::ready(ci.seed_name() == Some(seed_name.as_str())))
@@ -73,12 +73,13 @@ async fn run_with(garden: kube::Client, care: Arc<Care>, concurrency: u16) {
         Api::<ManagedResource>::namespaced(ctx.seed.clone(), namespaces::GARDEN),
         watcher::Config::default().labels(&selector),
     )
-    .default_backoff()
+    .backoff(crate::watch_backoff::watch_backoff())
     .touched_objects()
     .predicate_filter(managed_resource_change, PredicateConfig::default())
     .filter_map(|mr| futures::future::ready(mr.ok().and_then(|mr| installation_of(&mr))));
     Controller::for_stream(installations, reader)
         .reconcile_on(managed_resources)
+        .trigger_backoff(crate::watch_backoff::NoTriggerBackoff)
         .with_config(controller::Config::default().concurrency(concurrency))
         .graceful_shutdown_on(ctx.stop.clone().cancelled_owned())
         .run(reconcile, error_policy, care)

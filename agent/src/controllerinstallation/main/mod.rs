@@ -284,7 +284,7 @@ async fn run_with(garden: kube::Client, installer: Arc<Installer>) {
         Api::<ControllerInstallation>::all(garden.clone()),
         watcher::Config::default(),
     )
-    .default_backoff()
+    .backoff(crate::watch_backoff::watch_backoff())
     .reflect(writer)
     .applied_objects()
     .try_filter(move |ci| futures::future::ready(ci.seed_name() == Some(seed_name.as_str())))
@@ -295,7 +295,7 @@ async fn run_with(garden: kube::Client, installer: Arc<Installer>) {
         Api::<Seed>::all(garden.clone()),
         watcher::Config::default().fields(&format!("metadata.name={}", ctx.seed_name)),
     )
-    .default_backoff()
+    .backoff(crate::watch_backoff::watch_backoff())
     .applied_objects()
     .predicate_filter(seed_change, PredicateConfig::default());
     let by_seed = reader.clone();
@@ -316,9 +316,13 @@ async fn run_with(garden: kube::Client, installer: Arc<Installer>) {
         watcher::Config::default(),
     ));
     Controller::for_stream(installations, reader)
-        .watches(
-            Api::<ControllerDeployment>::all(garden.clone()),
-            watcher::Config::default(),
+        .watches_stream(
+            watcher(
+                Api::<ControllerDeployment>::all(garden.clone()),
+                watcher::Config::default(),
+            )
+            .backoff(crate::watch_backoff::watch_backoff())
+            .touched_objects(),
             move |deployment| {
                 installations_using_deployment(&by_deployment, &deployment.name_any())
             },
@@ -330,9 +334,13 @@ async fn run_with(garden: kube::Client, installer: Arc<Installer>) {
                 .map(|ci| ObjectRef::from_obj(ci.as_ref()))
                 .collect::<Vec<_>>()
         })
-        .watches(
-            Api::<ControllerRegistration>::all(garden),
-            watcher::Config::default(),
+        .watches_stream(
+            watcher(
+                Api::<ControllerRegistration>::all(garden),
+                watcher::Config::default(),
+            )
+            .backoff(crate::watch_backoff::watch_backoff())
+            .touched_objects(),
             move |registration| {
                 installations_using_registration(&by_registration, &registration.name_any())
             },
@@ -343,6 +351,7 @@ async fn run_with(garden: kube::Client, installer: Arc<Installer>) {
         .watches_stream(namespaces_gone, |namespace| {
             installation_of_namespace(&namespace.name_any())
         })
+        .trigger_backoff(crate::watch_backoff::NoTriggerBackoff)
         .with_config(controller::Config::default().concurrency(concurrency))
         .graceful_shutdown_on(ctx.stop.clone().cancelled_owned())
         .run(reconcile, error_policy, installer)
@@ -359,12 +368,14 @@ fn deletions<K>(
 where
     K: Send + 'static,
 {
-    events.default_backoff().try_filter_map(|event| {
-        futures::future::ready(Ok(match event {
-            watcher::Event::Delete(object) => Some(object),
-            _ => None,
-        }))
-    })
+    events
+        .backoff(crate::watch_backoff::watch_backoff())
+        .try_filter_map(|event| {
+            futures::future::ready(Ok(match event {
+                watcher::Event::Delete(object) => Some(object),
+                _ => None,
+            }))
+        })
 }
 
 /// The installation of a ManagedResource in the seed's `garden` namespace (same name).
