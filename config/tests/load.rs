@@ -140,13 +140,12 @@ fn gardeners_gardenlet_example_passes_unchanged_and_reports_what_seedlet_ignores
             "controllers.gardenlet",
             "controllers.managedSeed",
             "controllers.networkPolicy",
-            "controllers.shoot",
+            "controllers.shoot.retryDuration",
             "controllers.shootCare",
             "controllers.shootStatus",
             "controllers.tokenRequestor",
             "controllers.tokenRequestorWorkloadIdentity",
             "controllers.vpaEvictionRequirements",
-            "featureGates.DefaultSeccompProfile",
         ]
     );
 }

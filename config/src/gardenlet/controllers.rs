@@ -49,7 +49,8 @@ pub struct GardenletControllers {
     /// Ignored by seedlet.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub network_policy: Option<NetworkPolicyController>,
-    /// Ignored by seedlet.
+    /// The Cluster sync takes `syncPeriod` and `concurrentSyncs` from here; the other fields
+    /// steer gardenlet's shoot reconciliation and are ignored.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shoot: Option<ShootController>,
     /// Ignored by seedlet.
@@ -165,15 +166,19 @@ pub struct ManagedResourceController {
 
 impl GardenletControllers {
     /// Names (under `controllers.`) of the configured controllers seedlet does not run.
-    pub fn ignored_fields(&self) -> Vec<&'static str> {
-        [
+    pub fn ignored_fields(&self) -> Vec<String> {
+        let shoot = self
+            .shoot
+            .iter()
+            .flat_map(ShootController::ignored_fields)
+            .map(|field| format!("shoot.{field}"));
+        let mut ignored: Vec<String> = [
             ("backupBucket", self.backup_bucket.is_some()),
             ("backupEntry", self.backup_entry.is_some()),
             ("bastion", self.bastion.is_some()),
             ("gardenlet", self.gardenlet.is_some()),
             ("managedSeed", self.managed_seed.is_some()),
             ("networkPolicy", self.network_policy.is_some()),
-            ("shoot", self.shoot.is_some()),
             ("shootCare", self.shoot_care.is_some()),
             ("shootSecret", self.shoot_secret.is_some()),
             ("shootStateSync", self.shoot_state_sync.is_some()),
@@ -189,8 +194,11 @@ impl GardenletControllers {
             ),
         ]
         .into_iter()
-        .filter_map(|(name, set)| set.then_some(name))
-        .collect()
+        .filter_map(|(name, set)| set.then(|| name.to_owned()))
+        .chain(shoot)
+        .collect();
+        ignored.sort();
+        ignored
     }
 }
 

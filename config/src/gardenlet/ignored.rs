@@ -113,6 +113,32 @@ pub struct ShootController {
     pub dns_entry_ttl_seconds: Option<i64>,
 }
 
+impl ShootController {
+    /// The set fields seedlet ignores: only `syncPeriod` and `concurrentSyncs` configure its
+    /// Cluster sync, the rest steer gardenlet's shoot reconciliation.
+    pub fn ignored_fields(&self) -> Vec<&'static str> {
+        [
+            (
+                "progressReportPeriod",
+                self.progress_report_period.is_some(),
+            ),
+            (
+                "reconcileInMaintenanceOnly",
+                self.reconcile_in_maintenance_only.is_some(),
+            ),
+            (
+                "respectSyncPeriodOverwrite",
+                self.respect_sync_period_overwrite.is_some(),
+            ),
+            ("retryDuration", self.retry_duration.is_some()),
+            ("dnsEntryTTLSeconds", self.dns_entry_ttl_seconds.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, set)| set.then_some(name))
+        .collect()
+    }
+}
+
 /// `controllers.shootCare`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

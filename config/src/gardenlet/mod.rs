@@ -65,7 +65,8 @@ pub struct GardenletConfiguration {
     pub log_format: LogFormat,
     /// Health and metrics servers.
     pub server: ServerConfiguration,
-    /// Feature gates by name (seedlet has none yet; all are reported as ignored).
+    /// Feature gates by name. seedlet has none of its own; like gardenlet it passes the map to
+    /// extension charts as `gardener.gardenlet.featureGates`.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub feature_gates: BTreeMap<String, bool>,
     /// The Seed this agent registers and serves.
@@ -284,11 +285,6 @@ impl GardenletConfiguration {
                 .into_iter()
                 .map(|name| format!("controllers.{name}")),
         );
-        ignored.extend(
-            self.feature_gates
-                .keys()
-                .map(|gate| format!("featureGates.{gate}")),
-        );
         ignored
     }
 }
@@ -347,16 +343,25 @@ mod tests {
     }
 
     #[test]
-    fn ignored_fields_lists_unimplemented_sections_controllers_and_feature_gates() {
+    fn ignored_fields_lists_unimplemented_sections_and_controller_fields_but_not_used_ones() {
         let mut config = GardenletConfiguration {
             node_toleration: Some(NodeToleration::default()),
             ..GardenletConfiguration::default()
         };
-        config.controllers.shoot = Some(ShootController::default());
+        config.controllers.shoot = Some(ShootController {
+            sync_period: Some(Duration::from_mins(30)),
+            retry_duration: Some(Duration::from_mins(10)),
+            ..ShootController::default()
+        });
+        config.controllers.shoot_care = Some(ShootCareController::default());
         config.feature_gates.insert("Foo".into(), true);
         assert_eq!(
             config.ignored_fields(),
-            ["nodeToleration", "controllers.shoot", "featureGates.Foo"]
+            [
+                "nodeToleration",
+                "controllers.shoot.retryDuration",
+                "controllers.shootCare"
+            ]
         );
     }
 
