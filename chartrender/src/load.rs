@@ -364,8 +364,37 @@ fn classify_io(source: io::Error, fault: &Cell<Fault>, limit: u64) -> LoadError 
     match fault.get() {
         Fault::Bound => LoadError::TooLarge { limit },
         Fault::Gzip => LoadError::Gzip { source },
-        Fault::None => LoadError::Tar { source },
+        Fault::None => LoadError::Tar {
+            source: readable(source),
+        },
     }
+}
+
+/// Longest error detail taken over from the tar reader.
+const MAX_DETAIL_CHARS: usize = 200;
+
+/// The tar reader quotes header fields it cannot parse verbatim, so its messages can carry raw
+/// archive bytes (NULs, control characters, invalid UTF-8) into conditions and logs: escape
+/// everything non-printable and cut the message to [`MAX_DETAIL_CHARS`].
+fn readable(source: io::Error) -> io::Error {
+    let message = source.to_string();
+    let mut detail: String = message
+        .chars()
+        .take(MAX_DETAIL_CHARS)
+        .flat_map(|c| {
+            let printable = !c.is_control() && c != char::REPLACEMENT_CHARACTER;
+            let escaped: Vec<char> = if printable {
+                vec![c]
+            } else {
+                c.escape_unicode().collect()
+            };
+            escaped
+        })
+        .collect();
+    if message.chars().count() > MAX_DETAIL_CHARS {
+        detail.push('…');
+    }
+    io::Error::new(source.kind(), detail)
 }
 
 /// The gzip-bomb guard: fails once more than `remaining` bytes were produced, and records gzip failures.
@@ -393,6 +422,19 @@ impl<R: Read> Read for BoundedReader<'_, R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tar_errors_quoting_raw_header_bytes_become_printable_and_bounded() {
+        let raw = format!(
+            "numeric field was not a number: \u{0}\u{1b}[31m{}\u{fffd} when getting size",
+            "x".repeat(300)
+        );
+        let cleaned = readable(std::io::Error::other(raw)).to_string();
+        assert!(cleaned.starts_with("numeric field was not a number: \\u{0}\\u{1b}[31m"));
+        assert!(!cleaned.chars().any(char::is_control));
+        assert!(cleaned.ends_with('…'));
+        assert!(cleaned.chars().count() < 230);
+    }
 
     #[test]
     fn safe_relative_path_rejects_parent_and_absolute_paths() {

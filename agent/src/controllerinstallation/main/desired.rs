@@ -89,7 +89,11 @@ pub fn secret_data(
         let documents =
             seedlet_chartrender::parse_documents(path, text).map_err(|error| DataError::Yaml {
                 template: path.clone(),
-                message: error.to_string(),
+                // The parser's own message: the renderer's Display repeats the prefix.
+                message: match error {
+                    seedlet_chartrender::RenderError::Yaml { source, .. } => source.to_string(),
+                    other => other.to_string(),
+                },
             })?;
         // Key documents by lower-cased `<kind>/<name>`, last wins; without metadata or a hook → dropped.
         let mut by_name: BTreeMap<String, Value> = BTreeMap::new();
@@ -323,6 +327,23 @@ pub fn desired_managed_resource(installation: &str, registration: &str, secret: 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unparsable_template_is_named_once_with_the_parser_message() {
+        let templates = BTreeMap::from([(
+            "ext/templates/bad.yaml".to_owned(),
+            "kind: ConfigMap\ndata:\n  a: [unclosed\n".to_owned(),
+        )]);
+        let message = secret_data(&templates, "extension-ext", "local")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.starts_with("YAML parse error on ext/templates/bad.yaml: "),
+            "{message}"
+        );
+        assert_eq!(message.matches("YAML parse error").count(), 1, "{message}");
+        assert_eq!(message.matches("bad.yaml").count(), 1, "{message}");
+    }
 
     #[test]
     fn namespace_has_labels_zones_and_optional_security_level() {
