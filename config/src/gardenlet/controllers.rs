@@ -194,7 +194,8 @@ impl GardenletControllers {
             ),
         ]
         .into_iter()
-        .filter_map(|(name, set)| set.then(|| name.to_owned()))
+        .filter(|(_, set)| *set)
+        .map(|(name, _)| name.to_owned())
         .chain(shoot)
         .collect();
         ignored.sort();
