@@ -41,6 +41,7 @@ pub mod leader_election;
 pub mod managedresource;
 pub mod metrics;
 pub mod registration;
+pub mod retry;
 pub mod runtime;
 pub mod seed;
 pub mod server;

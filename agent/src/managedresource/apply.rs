@@ -1,5 +1,6 @@
 //! Applying decoded objects: kind resolution through discovery (cached), scoping and metadata
-//! preparation (pure), install ordering, and the server-side apply itself.
+//! preparation (pure), install ordering, and the server-side apply itself. Requests here are
+//! idempotent and retried in place on transient server errors ([`crate::retry`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
@@ -12,6 +13,8 @@ use serde_json::{Map, Value, json};
 
 use seedlet_api::names::managed_resources;
 use seedlet_api::resources::ObjectReference;
+
+use crate::retry::{self, RetryPolicy};
 
 /// A resolved kind: how to reach it and whether it is namespaced.
 #[derive(Debug, Clone)]
@@ -33,7 +36,8 @@ impl KindCache {
     /// Resolves `api_version`/`kind`; `Ok(None)` when the API server does not serve it.
     ///
     /// # Errors
-    /// Discovery requests that fail for other reasons than an unknown group or kind.
+    /// Discovery requests that fail for other reasons than an unknown group or kind (after
+    /// retrying transient errors).
     pub async fn resolve(
         &self,
         client: &Client,
@@ -46,7 +50,11 @@ impl KindCache {
         }
         let (group, version) = split_api_version(api_version);
         let gvk = GroupVersionKind::gvk(group, version, kind);
-        match kube::discovery::pinned_kind(client, &gvk).await {
+        match retry::idempotent(&RetryPolicy::RECONCILE, || {
+            kube::discovery::pinned_kind(client, &gvk)
+        })
+        .await
+        {
             Ok((resource, capabilities)) => {
                 let resolved = Resolved {
                     resource,
@@ -229,7 +237,7 @@ pub fn dynamic_api(
 
 /// Server-side applies `prepared` with `field_manager`, forcing conflicts: the applier owns
 /// these objects and restores fields changed by hand, like gardener-resource-manager's update.
-/// Returns the live object.
+/// Returns the live object. Idempotent; transient errors are retried in place.
 ///
 /// # Errors
 /// The API error of the apply.
@@ -240,16 +248,31 @@ pub async fn server_side_apply(
     field_manager: &str,
 ) -> Result<Value, kube::Error> {
     let params = PatchParams::apply(field_manager).force();
-    let live = api.patch(name, &params, &Patch::Apply(prepared)).await?;
+    let patch = Patch::Apply(prepared);
+    let live =
+        retry::idempotent(&RetryPolicy::RECONCILE, || api.patch(name, &params, &patch)).await?;
     serde_json::to_value(live).map_err(kube::Error::SerdeError)
 }
 
 /// Creates `object` verbatim if absent (desired objects annotated `resources.gardener.cloud/ignore`);
-/// an existing object is left alone apart from dropping the description annotation. Returns the live object.
+/// an existing object is left alone apart from dropping the description annotation. Returns the
+/// live object. The create is not idempotent on its own, so a transient error anywhere retries
+/// the whole read-then-write (which finds an object created by a failed-looking attempt).
 ///
 /// # Errors
 /// API errors of the read, create or patch.
 pub async fn create_if_absent(
+    api: &Api<DynamicObject>,
+    name: &str,
+    object: &Value,
+) -> Result<Value, kube::Error> {
+    retry::idempotent(&RetryPolicy::RECONCILE, || {
+        create_if_absent_once(api, name, object)
+    })
+    .await
+}
+
+async fn create_if_absent_once(
     api: &Api<DynamicObject>,
     name: &str,
     object: &Value,
@@ -275,6 +298,7 @@ pub async fn create_if_absent(
 }
 
 /// Deletes an object, Foreground for the groups `apps`, `extensions` and `batch` (spec §5.4 step 7.4).
+/// NotFound counts as done, so the request is idempotent; transient errors are retried in place.
 ///
 /// # Errors
 /// API errors other than NotFound.
@@ -291,11 +315,14 @@ pub async fn delete(
         propagation_policy: propagation,
         ..DeleteParams::default()
     };
-    match api.delete(name, &params).await {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(status)) if status.is_not_found() => Ok(()),
-        Err(error) => Err(error),
-    }
+    retry::idempotent(&RetryPolicy::RECONCILE, || async {
+        match api.delete(name, &params).await {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(status)) if status.is_not_found() => Ok(()),
+            Err(error) => Err(error),
+        }
+    })
+    .await
 }
 
 /// A copy of the object-valued field `key` (empty when absent or not an object).

@@ -13,6 +13,7 @@ use seedlet_api::resources::ObjectReference;
 
 use super::apply::{self, KindCache, identity, split_api_version};
 use super::manifests::{annotation, truthy};
+use crate::retry::{self, RetryPolicy};
 
 /// Old references that are neither desired any more nor released (`mode=Ignore`).
 pub fn to_prune(
@@ -118,7 +119,10 @@ async fn prune_one(
         return Ok(false);
     };
     let api = apply::dynamic_api(client, &resolved, reference.namespace.as_deref());
-    let Some(live) = api.get_opt(name).await.map_err(|e| e.to_string())? else {
+    let Some(live) = retry::idempotent(&RetryPolicy::RECONCILE, || api.get_opt(name))
+        .await
+        .map_err(|e| e.to_string())?
+    else {
         return Ok(false);
     };
     let live = serde_json::to_value(live).map_err(|e| e.to_string())?;
@@ -132,7 +136,8 @@ async fn prune_one(
             } else {
                 json!({"metadata": {"finalizers": null}})
             };
-            api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+            let (params, patch) = (PatchParams::default(), Patch::Merge(&patch));
+            retry::idempotent(&RetryPolicy::RECONCILE, || api.patch(name, &params, &patch))
                 .await
                 .map_err(|e| e.to_string())?;
         }

@@ -1,6 +1,8 @@
 //! One ManagedResource reconcile (spec §5.4, §5.6, §5.7): guards, manifest decoding, pruning,
 //! release of `mode=Ignore` objects, server-side apply, health and progressing checks and the
 //! status write; the deletion path prunes everything (unless `keepObjects`) and drops the finalizer.
+//! Every request is retried in place on transient server errors ([`crate::retry`]), so one failed
+//! request does not make the reconcile start over; other errors fail it with their context.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,6 +23,7 @@ use super::health::{self, Observed};
 use super::manifests::{self, SecretData, annotation, truthy};
 use super::prune;
 use super::{Applier, finalizer};
+use crate::retry::{self, RetryPolicy};
 
 /// Requeue delay while deletions are pending (spec §5.4 step 7).
 pub const DELETION_PENDING_REQUEUE: Duration = Duration::from_secs(5);
@@ -219,12 +222,16 @@ async fn reconcile_inner(mr: &ManagedResource, ctx: &Applier) -> Result<Action, 
     if deleting || !in_class {
         return delete(mr, ctx, &api, &key, status, &finalizer_name).await;
     }
-    finalizer::ensure(&api, mr, &finalizer_name)
-        .await
-        .map_err(|source| Error::Finalizer {
-            key: key.clone(),
-            source,
-        })?;
+    // Guarded by resourceVersion: a retry after a write that did land fails with 409, which is
+    // returned like any conflict.
+    retry::idempotent(&RetryPolicy::RECONCILE, || {
+        finalizer::ensure(&api, mr, &finalizer_name)
+    })
+    .await
+    .map_err(|source| Error::Finalizer {
+        key: key.clone(),
+        source,
+    })?;
 
     // Manifests.
     let secrets = match read_secrets(ctx, &namespace, mr).await {
@@ -444,8 +451,7 @@ async fn read_secrets(
     let secrets: Api<Secret> = Api::namespaced(ctx.client(), namespace);
     let mut out = Vec::with_capacity(mr.spec.secret_refs.len());
     for reference in &mr.spec.secret_refs {
-        let secret = secrets
-            .get(&reference.name)
+        let secret = retry::idempotent(&RetryPolicy::RECONCILE, || secrets.get(&reference.name))
             .await
             .map_err(|source| Error::ReadSecret {
                 key: key(mr),
@@ -598,7 +604,7 @@ async fn release(
     };
     let api = apply::dynamic_api(&ctx.client(), &resolved, reference.namespace.as_deref());
     let name = reference.name.as_deref().unwrap_or_default();
-    let Some(live) = api.get_opt(name).await? else {
+    let Some(live) = retry::idempotent(&RetryPolicy::RECONCILE, || api.get_opt(name)).await? else {
         return Ok(());
     };
     if live
@@ -610,8 +616,8 @@ async fn release(
         return Ok(());
     }
     let patch = json!({"metadata": {"annotations": {managed_resources::ORIGIN: null, managed_resources::DESCRIPTION: null}}});
-    api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await?;
+    let (params, patch) = (PatchParams::default(), Patch::Merge(&patch));
+    retry::idempotent(&RetryPolicy::RECONCILE, || api.patch(name, &params, &patch)).await?;
     Ok(())
 }
 
@@ -669,12 +675,14 @@ async fn delete(
         }
     }
     status.write(api, key).await?;
-    finalizer::remove(api, mr, finalizer_name)
-        .await
-        .map_err(|source| Error::Finalizer {
-            key: key.to_owned(),
-            source,
-        })?;
+    retry::idempotent(&RetryPolicy::RECONCILE, || {
+        finalizer::remove(api, mr, finalizer_name)
+    })
+    .await
+    .map_err(|source| Error::Finalizer {
+        key: key.to_owned(),
+        source,
+    })?;
     Ok(Action::await_change())
 }
 
@@ -786,9 +794,12 @@ impl StatusWriter {
         }
         let name = key.rsplit_once('/').map_or(key, |(_, name)| name);
         let body = json!({"status": patch});
-        match api
-            .patch_status(name, &PatchParams::default(), &Patch::Merge(&body))
-            .await
+        let (params, patch) = (PatchParams::default(), Patch::Merge(&body));
+        // The patch sets fixed values, so writing it twice is harmless.
+        match retry::idempotent(&RetryPolicy::RECONCILE, || {
+            api.patch_status(name, &params, &patch)
+        })
+        .await
         {
             Ok(_) => {}
             // The MR vanished (its finalizer was just removed elsewhere): nothing to report.
