@@ -6,6 +6,8 @@
 //!
 //! Randomness is seeded and printed; rerun a failure with `FAULTS_SEED=<seed>`.
 
+#[path = "faults/api_errors.rs"]
+mod api_errors;
 #[path = "faults/charts.rs"]
 mod charts;
 mod common;
@@ -23,10 +25,10 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
 use kube::api::{DeleteParams, PostParams};
 use seedlet_api::extensions::Extension;
-use seedlet_sandbox::FaultKind;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use api_errors::Sent;
 use env::{
     AGENT_CONFIG, AGENT_USER, Env, Rng, agent_config, ci_has, converge, greeting, install,
     managed_resource_healthy, renew_time, set_deployment, start_agent, start_garden,
@@ -292,72 +294,87 @@ async fn watch_streams_cut_repeatedly_miss_no_update() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn api_errors_and_throttling_are_backed_off_and_converge() {
     let _serial = env::one_at_a_time().await;
+    let mut rng = Rng::seeded("api-errors");
     let env = Env::start().await;
     let shutdown = CancellationToken::new();
     let (garden_controller, agent) = installed_system(&env, &shutdown).await;
-    let (garden, seed) = (env.garden.client(), env.seed.client());
+    let garden = env.garden.client();
 
-    // Baseline: the agent's steady request rate (heartbeat, periodic syncs) without faults.
+    // Background: the agent's steady request rate (heartbeat, periodic syncs) without faults.
     let window = Duration::from_secs(3);
-    let (garden_base, seed_base) = agent_requests_during(&env, window).await;
-    let baseline = (garden_base + seed_base) as f64 / window.as_secs_f64();
+    let before = Sent::now(&env);
+    tokio::time::sleep(window).await;
+    let background = (Sent::now(&env) - before).total() as f64 / window.as_secs_f64();
 
-    // The same work (new values for ext-a, one new installation) without faults, then with 429 +
-    // Retry-After for 30 % of all requests, then with 500 for 10 %. A reconcile of the applier
-    // issues about ten requests and redoes all of them after any failure, so at 30 % 500s
-    // (0.7^10 ≈ 3 % clean attempts) convergence takes minutes; see the suite's report.
-    let throttled = FaultKind::TooManyRequests {
-        retry_after_seconds: 1,
-    };
-    let mut clean_work = None;
-    for (round, (fraction, kind)) in [
-        (0.0, FaultKind::InternalError),
-        (0.3, throttled),
-        (0.1, FaultKind::InternalError),
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        env.garden.sandbox().faults().fail_requests(fraction, kind);
-        env.seed.sandbox().faults().fail_requests(fraction, kind);
-        let value = format!("throttled-{round}");
-        let ci = format!("ext-t{round}");
-        let started = Instant::now();
-        let before = (
-            env.garden.requests_of(AGENT_USER),
-            env.seed.requests_of(AGENT_USER),
-        );
-        // The test's own writes go through the faults too (kube's client retries 429 after
-        // Retry-After; 500s are retried here).
-        retry(|| set_deployment_checked(&garden, "ext", &value)).await;
-        retry(|| create_installation(&garden, &ci)).await;
-        let took = converge("converged under injected errors", started, || async {
-            greeting(&seed, "ext-a", "ext").await.as_deref() == Some(value.as_str())
-                && greeting(&seed, &ci, "ext").await.as_deref() == Some(value.as_str())
-                && ci_has(&garden, &ci, HEALTHY).await
-                && ci_has(&garden, "ext-a", HEALTHY).await
-        })
-        .await;
-        let served = (env.garden.requests_of(AGENT_USER) - before.0)
-            + (env.seed.requests_of(AGENT_USER) - before.1);
-        // Failed requests are not counted by the server; scale back up to what the agent sent,
-        // and take off the steady background (heartbeat, periodic syncs).
-        let sent = served as f64 / (1.0 - fraction);
-        let work = (sent - baseline * took.as_secs_f64()).max(0.0);
+    let mut clean_work = Vec::new();
+    let mut installations = vec!["ext-a".to_owned()];
+    for (number, round) in api_errors::ROUNDS.into_iter().enumerate() {
+        let faulty = if round.garden_too {
+            vec![&env.garden, &env.seed]
+        } else {
+            vec![&env.seed]
+        };
+        for cluster in &faulty {
+            let faults = cluster.sandbox().faults();
+            faults.seed(rng.next());
+            faults.fail_requests(round.fraction, round.kind);
+        }
+        let before = Sent::now(&env);
+        let metrics_before = agent.agent.metrics.encode(jiff::Timestamp::now());
+        let took = round
+            .work
+            .perform(&env, &agent.agent.metrics, number, &mut installations)
+            .await;
+        let sent = Sent::now(&env) - before;
+        for cluster in &faulty {
+            cluster.sandbox().faults().clear();
+        }
+        let metrics = agent.agent.metrics.encode(jiff::Timestamp::now());
+        let [applier, installer] = ["managedresource", "controllerinstallation"].map(|name| {
+            let now = api_errors::reconciles(&metrics, name);
+            let earlier = api_errors::reconciles(&metrics_before, name);
+            (now.0 - earlier.0, now.1 - earlier.1)
+        });
+        // What the work cost once the background is taken off and retries are divided out.
+        let work = (sent.total() as f64 * (1.0 - round.fraction) - background * took.as_secs_f64())
+            .max(0.0);
         println!(
-            "fault api-errors round {round}: {:.0}% of requests on garden and seed failed with {kind:?}; converged in {took:?}; the agent sent ~{sent:.0} requests (~{work:.0} for the work, the rest is the {baseline:.1} req/s background)",
-            fraction * 100.0
+            "fault api-errors round {number}: {:?} with {:.0}% {:?} on {}; converged in {took:?}; the agent sent {} requests, {} failed; work ~{work:.0} requests (background {background:.1} req/s); failed reconciles: applier {} of {}, installation {} of {}",
+            round.work,
+            round.fraction * 100.0,
+            round.kind,
+            if round.garden_too {
+                "garden and seed"
+            } else {
+                "the seed"
+            },
+            sent.total(),
+            sent.failed,
+            applier.1,
+            applier.0,
+            installer.1,
+            installer.0,
         );
-        match clean_work {
-            None => clean_work = Some(work),
-            Some(clean) => assert!(
-                work <= clean * 4.0 + 60.0,
-                "the agent hammers the API under errors: ~{work:.0} requests for work that takes ~{clean:.0} without faults"
-            ),
+        let clean = clean_work
+            .iter()
+            .find(|(work, _)| *work == round.work)
+            .map(|(_, clean)| *clean);
+        match clean {
+            None => {
+                assert_eq!(sent.failed, 0, "no faults in the fault-free round");
+                clean_work.push((round.work, work));
+            }
+            Some(clean) => {
+                assert!(sent.failed > 0, "the faults reached the agent");
+                let bound = api_errors::allowed(clean, background, took, round.fraction);
+                assert!(
+                    sent.total() as f64 <= bound,
+                    "the agent hammers the API under errors: {} requests sent, at most {bound:.0} allowed for work that takes ~{clean:.0} without faults",
+                    sent.total()
+                );
+            }
         }
     }
-    env.garden.sandbox().faults().clear();
-    env.seed.sandbox().faults().clear();
     wait_heartbeat_after(
         &garden,
         jiff::Timestamp::now(),
@@ -370,57 +387,6 @@ async fn api_errors_and_throttling_are_backed_off_and_converge() {
         .wait()
         .await
         .expect("garden controller stops");
-}
-
-/// The agent's authenticated requests to garden and seed during `window` (the test stays idle).
-async fn agent_requests_during(env: &Env, window: Duration) -> (u64, u64) {
-    let before = (
-        env.garden.requests_of(AGENT_USER),
-        env.seed.requests_of(AGENT_USER),
-    );
-    tokio::time::sleep(window).await;
-    (
-        env.garden.requests_of(AGENT_USER) - before.0,
-        env.seed.requests_of(AGENT_USER) - before.1,
-    )
-}
-
-async fn set_deployment_checked(garden: &kube::Client, name: &str, value: &str) -> bool {
-    let patch = json!({"helm": {"values": {"greeting": value}}});
-    Api::<seedlet_api::core::ControllerDeployment>::all(garden.clone())
-        .patch(
-            name,
-            &kube::api::PatchParams::default(),
-            &kube::api::Patch::Merge(&patch),
-        )
-        .await
-        .is_ok()
-}
-
-async fn create_installation(garden: &kube::Client, name: &str) -> bool {
-    match Api::<seedlet_api::core::ControllerInstallation>::all(garden.clone())
-        .create(&PostParams::default(), &env::installation(name, "ext"))
-        .await
-    {
-        Ok(_) => true,
-        Err(kube::Error::Api(status)) => status.is_already_exists(),
-        Err(_) => false,
-    }
-}
-
-/// Repeats `attempt` (up to 50 times, 100 ms apart) until it succeeds.
-async fn retry<F, Fut>(mut attempt: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    for _ in 0..50 {
-        if attempt().await {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("a test write kept failing under injected faults");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -149,10 +149,20 @@ impl Cluster {
         kube::Client::try_from(config).expect("client builds")
     }
 
-    /// Requests `user` sent so far that the server authenticated.
+    /// Requests of `user` the server authenticated and served so far (injected failures not
+    /// included).
     pub fn requests_of(&self, user: &str) -> u64 {
         self.sandbox()
             .request_counts()
+            .get(user)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Requests of `user` failed by fault injection so far.
+    pub fn injected_failures_of(&self, user: &str) -> u64 {
+        self.sandbox()
+            .injected_failures()
             .get(user)
             .copied()
             .unwrap_or(0)
