@@ -28,7 +28,7 @@ use seedlet_api::resources::ManagedResource;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use common::{Clusters, SEED, start_agent, wait_for, wait_until};
+use common::{Clusters, SEED, condition_of, start_agent, wait_condition_of, wait_for, wait_until};
 
 const CHART_V1: &[u8] = include_bytes!("fixtures/charts/ext-small-v1.tgz");
 const CHART_V2: &[u8] = include_bytes!("fixtures/charts/ext-small-v2.tgz");
@@ -92,13 +92,7 @@ async fn condition(
     name: &str,
     type_: &str,
 ) -> Option<(String, String, String)> {
-    let ci = api.get_opt(name).await.ok()??;
-    let condition = seedlet_api::conditions::find(ci.conditions(), type_)?;
-    Some((
-        condition.status.to_string(),
-        condition.reason.clone(),
-        condition.message.clone(),
-    ))
+    condition_of(api, name, type_, ControllerInstallation::conditions).await
 }
 
 async fn wait_condition(
@@ -108,15 +102,13 @@ async fn wait_condition(
     status: &str,
     reason: &str,
 ) -> String {
-    wait_for(
-        &format!("{name} {type_}={status} {reason}"),
+    let wanted = (type_, status, reason);
+    wait_condition_of(
+        api,
+        name,
+        wanted,
+        ControllerInstallation::conditions,
         TIMEOUT,
-        || async {
-            condition(api, name, type_)
-                .await
-                .filter(|(s, r, _)| s == status && r == reason)
-                .map(|(_, _, m)| m)
-        },
     )
     .await
 }

@@ -28,7 +28,7 @@ use seedlet_api::resources::ManagedResource;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use common::{Clusters, SEED, start_agent, start_garden, wait_for, wait_until};
+use common::{Clusters, SEED, start_agent, start_garden, wait_condition_of, wait_for, wait_until};
 
 const CHART: &[u8] = include_bytes!("fixtures/charts/ext-small-v1.tgz");
 const CHART_BROKEN: &[u8] = include_bytes!("fixtures/charts/ext-broken.tgz");
@@ -153,28 +153,10 @@ impl Garden {
         .await
     }
 
-    async fn condition(&self, name: &str, type_: &str) -> Option<(String, String, String)> {
-        let ci = self.installations.get_opt(name).await.ok()??;
-        let condition = seedlet_api::conditions::find(ci.conditions(), type_)?;
-        Some((
-            condition.status.to_string(),
-            condition.reason.clone(),
-            condition.message.clone(),
-        ))
-    }
-
     async fn wait_condition(&self, name: &str, type_: &str, status: &str, reason: &str) -> String {
-        wait_for(
-            &format!("{name} {type_}={status} {reason}"),
-            TIMEOUT,
-            || async {
-                self.condition(name, type_)
-                    .await
-                    .filter(|(s, r, _)| s == status && r == reason)
-                    .map(|(_, _, m)| m)
-            },
-        )
-        .await
+        let wanted = (type_, status, reason);
+        let conditions = ControllerInstallation::conditions;
+        wait_condition_of(&self.installations, name, wanted, conditions, TIMEOUT).await
     }
 
     async fn wait_installed_and_healthy(&self, name: &str) {
@@ -525,8 +507,10 @@ async fn registrations_are_scheduled_installed_and_removed_as_policies_change() 
         .expect("delete registration");
     let deadline = Instant::now() + TIMEOUT;
     loop {
-        let installations = garden.installations_of(EXTENSION).await;
+        // The registration first: installations seen afterwards existed while it was read, so
+        // it must still have been there (terminating). The other order races with the release.
         let registration = garden.registrations.get_opt(EXTENSION).await.expect("read");
+        let installations = garden.installations_of(EXTENSION).await;
         if !installations.is_empty() {
             assert!(
                 registration.is_some_and(|r| r.metadata.deletion_timestamp.is_some()),

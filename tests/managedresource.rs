@@ -19,7 +19,7 @@ use seedlet_api::resources::ManagedResource;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use common::{Clusters, start_agent, wait_for, wait_until};
+use common::{Clusters, start_agent, wait_condition_of, wait_until};
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 const NAMESPACE: &str = "apps";
@@ -65,21 +65,6 @@ async fn value(api: &Api<ConfigMap>, name: &str) -> Option<String> {
     api.get_opt(name).await.ok()??.data?.get("value").cloned()
 }
 
-/// `(status, reason)` of an MR condition.
-async fn mr_condition(
-    api: &Api<ManagedResource>,
-    name: &str,
-    type_: &str,
-) -> Option<(String, String, String)> {
-    let mr = api.get_opt(name).await.ok()??;
-    let condition = seedlet_api::conditions::find(mr.conditions(), type_)?;
-    Some((
-        condition.status.to_string(),
-        condition.reason.clone(),
-        condition.message.clone(),
-    ))
-}
-
 async fn wait_mr_condition(
     api: &Api<ManagedResource>,
     name: &str,
@@ -87,17 +72,8 @@ async fn wait_mr_condition(
     status: &str,
     reason: &str,
 ) -> String {
-    wait_for(
-        &format!("{name} {type_}={status} {reason}"),
-        TIMEOUT,
-        || async {
-            mr_condition(api, name, type_)
-                .await
-                .filter(|(s, r, _)| s == status && r == reason)
-                .map(|(_, _, m)| m)
-        },
-    )
-    .await
+    let wanted = (type_, status, reason);
+    wait_condition_of(api, name, wanted, ManagedResource::conditions, TIMEOUT).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -11,6 +11,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
 use seedlet_agent::{Agent, RunningAgent};
+use seedlet_api::Condition;
 use seedlet_api::core::Seed;
 use seedlet_bootstrap::GardenClient;
 use seedlet_sandbox::Sandbox;
@@ -239,4 +240,49 @@ pub async fn start_garden(
         .start(shutdown)
         .await
         .expect("garden controller starts")
+}
+
+/// `(status, reason, message)` of condition `type_` of object `name`, read fresh from the API;
+/// `conditions` picks the object's conditions (e.g. `ControllerInstallation::conditions`).
+pub async fn condition_of<K>(
+    api: &Api<K>,
+    name: &str,
+    type_: &str,
+    conditions: impl Fn(&K) -> &[Condition],
+) -> Option<(String, String, String)>
+where
+    K: kube::Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned,
+{
+    let object = api.get_opt(name).await.ok()??;
+    let condition = seedlet_api::conditions::find(conditions(&object), type_)?;
+    Some((
+        condition.status.to_string(),
+        condition.reason.clone(),
+        condition.message.clone(),
+    ))
+}
+
+/// Waits up to `timeout` until condition `type_` of `name` has `status` and `reason`; returns its
+/// message.
+pub async fn wait_condition_of<K>(
+    api: &Api<K>,
+    name: &str,
+    (type_, status, reason): (&str, &str, &str),
+    conditions: impl Fn(&K) -> &[Condition] + Copy,
+    timeout: Duration,
+) -> String
+where
+    K: kube::Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned,
+{
+    wait_for(
+        &format!("{name} {type_}={status} {reason}"),
+        timeout,
+        || async move {
+            condition_of(api, name, type_, conditions)
+                .await
+                .filter(|(s, r, _)| s == status && r == reason)
+                .map(|(_, _, message)| message)
+        },
+    )
+    .await
 }
