@@ -323,7 +323,13 @@ async fn api_errors_and_throttling_are_backed_off_and_converge() {
         let metrics_before = agent.agent.metrics.encode(jiff::Timestamp::now());
         let took = round
             .work
-            .perform(&env, &agent.agent.metrics, number, &mut installations)
+            .perform(
+                round.timeout,
+                &env,
+                &agent.agent.metrics,
+                number,
+                &mut installations,
+            )
             .await;
         let sent = Sent::now(&env) - before;
         for cluster in &faulty {

@@ -16,7 +16,8 @@ use serde_json::json;
 
 use crate::HEALTHY;
 use crate::env::{
-    AGENT_USER, Env, ci_has, converge, greeting, installation, managed_resource_healthy,
+    AGENT_USER, CONVERGE, Env, ci_has, converge_within, greeting, installation,
+    managed_resource_healthy,
 };
 
 /// One round: errors injected for a fraction of requests while the agent does some work.
@@ -30,6 +31,8 @@ pub struct Round {
     pub garden_too: bool,
     /// What the agent has to do.
     pub work: Work,
+    /// How long the work may take.
+    pub timeout: Duration,
 }
 
 /// The work of a round.
@@ -51,8 +54,11 @@ pub const ROUNDS: [Round; 5] = [
         kind: FaultKind::InternalError,
         garden_too: true,
         work: Work::ChangeAndInstall,
+        timeout: CONVERGE,
     },
-    // kube's client waits Retry-After and retries 429 itself.
+    // kube's client waits Retry-After and retries 429 itself: every throttled request in the
+    // chain from the garden controller through the installation controllers and the applier
+    // to the conditions adds at least a second, so this round took 8–23 s; its bound is wider.
     Round {
         fraction: 0.3,
         kind: FaultKind::TooManyRequests {
@@ -60,6 +66,7 @@ pub const ROUNDS: [Round; 5] = [
         },
         garden_too: true,
         work: Work::ChangeAndInstall,
+        timeout: Duration::from_secs(60),
     },
     // The installation controllers redo a whole reconcile (about ten requests, half of them in
     // the garden) on a 500 and requeue after 2 s, so at 20 % they converged within 30 s in only
@@ -69,12 +76,14 @@ pub const ROUNDS: [Round; 5] = [
         kind: FaultKind::InternalError,
         garden_too: true,
         work: Work::ChangeAndInstall,
+        timeout: CONVERGE,
     },
     Round {
         fraction: 0.0,
         kind: FaultKind::InternalError,
         garden_too: false,
         work: Work::RestoreDeleted,
+        timeout: CONVERGE,
     },
     // The applier retries its requests in place, so 30 % of its requests failing hardly fails
     // its reconciles.
@@ -83,6 +92,7 @@ pub const ROUNDS: [Round; 5] = [
         kind: FaultKind::InternalError,
         garden_too: false,
         work: Work::RestoreDeleted,
+        timeout: CONVERGE,
     },
 ];
 
@@ -92,6 +102,7 @@ impl Work {
     /// 500s are retried here) and waits until the agent finished it; returns how long that took.
     pub async fn perform(
         self,
+        timeout: Duration,
         env: &Env,
         metrics: &Metrics,
         round: usize,
@@ -106,9 +117,10 @@ impl Work {
                 retry(|| set_greeting(&garden, "ext", &value)).await;
                 retry(|| create_installation(&garden, &ci)).await;
                 installations.push(ci.clone());
-                converge(
+                converge_within(
                     "changed and installed under injected errors",
                     started,
+                    timeout,
                     || async {
                         greeting(&seed, "ext-a", "ext").await.as_deref() == Some(value.as_str())
                             && greeting(&seed, &ci, "ext").await.as_deref() == Some(value.as_str())
@@ -142,17 +154,22 @@ impl Work {
                 // Restored, and at least one reconcile per ManagedResource finished meanwhile
                 // (so the round's failed-reconcile count covers real work).
                 let expected = reconciled_before + installations.len() as u64;
-                converge("restored under injected errors", started, || async {
-                    for ci in installations.iter() {
-                        let restored = deployments(ci).get_opt("ext").await.is_ok_and(|d| {
-                            d.is_some_and(|d| d.metadata.deletion_timestamp.is_none())
-                        });
-                        if !restored || !managed_resource_healthy(&seed, ci).await {
-                            return false;
+                converge_within(
+                    "restored under injected errors",
+                    started,
+                    timeout,
+                    || async {
+                        for ci in installations.iter() {
+                            let restored = deployments(ci).get_opt("ext").await.is_ok_and(|d| {
+                                d.is_some_and(|d| d.metadata.deletion_timestamp.is_none())
+                            });
+                            if !restored || !managed_resource_healthy(&seed, ci).await {
+                                return false;
+                            }
                         }
-                    }
-                    applier(metrics) >= expected
-                })
+                        applier(metrics) >= expected
+                    },
+                )
                 .await
             }
         }
