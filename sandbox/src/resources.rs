@@ -376,10 +376,11 @@ const BUILTINS: &[Builtin] = &[
     builtin("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices"),
 ];
 
-/// The access-review kinds: served with `create` only and answered from RBAC.
+/// The access- and rules-review kinds: served with `create` only and answered from RBAC.
 const REVIEWS: &[(&str, &str, bool)] = &[
     ("SubjectAccessReview", "subjectaccessreviews", false),
     ("SelfSubjectAccessReview", "selfsubjectaccessreviews", false),
+    ("SelfSubjectRulesReview", "selfsubjectrulesreviews", false),
     (
         "LocalSubjectAccessReview",
         "localsubjectaccessreviews",

@@ -4,8 +4,12 @@ use std::time::Duration;
 
 use futures::TryStreamExt;
 use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::authorization::v1::{
+    SelfSubjectRulesReview, SelfSubjectRulesReviewSpec, SubjectRulesReviewStatus,
+};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
+use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::core::{DynamicObject, GroupVersionKind};
@@ -468,4 +472,160 @@ async fn injected_failures_are_reproducible_from_a_seed_and_counted_per_user() {
         !sb.injected_failures().contains_key("admin"),
         "admin requests ran before the faults"
     );
+}
+
+/// Creates a SelfSubjectRulesReview for `namespace` as `client`'s user.
+async fn rules_review(
+    client: &Client,
+    namespace: Option<&str>,
+) -> Result<SubjectRulesReviewStatus, kube::Error> {
+    let reviews: Api<SelfSubjectRulesReview> = Api::all(client.clone());
+    let review = SelfSubjectRulesReview {
+        spec: SelfSubjectRulesReviewSpec {
+            namespace: namespace.map(str::to_owned),
+        },
+        ..SelfSubjectRulesReview::default()
+    };
+    let answer = reviews.create(&PostParams::default(), &review).await?;
+    Ok(answer.status.expect("the answer has a status"))
+}
+
+/// `(verbs, apiGroups, resources, resourceNames)` of each resource rule, in order.
+fn resource_rules(status: &SubjectRulesReviewStatus) -> Vec<[Vec<String>; 4]> {
+    status
+        .resource_rules
+        .iter()
+        .map(|rule| {
+            [
+                rule.verbs.clone(),
+                rule.api_groups.clone().unwrap_or_default(),
+                rule.resources.clone().unwrap_or_default(),
+                rule.resource_names.clone().unwrap_or_default(),
+            ]
+        })
+        .collect()
+}
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| (*s).to_owned()).collect()
+}
+
+#[tokio::test]
+async fn self_subject_rules_review_lists_the_rules_of_the_requester_in_a_namespace() {
+    let sb = sandbox().await;
+    let admin = sb.client();
+    namespace(&admin, "team").await;
+    let roles: Api<Role> = Api::namespaced(admin.clone(), "team");
+    let role: Role = serde_json::from_value(json!({
+        "metadata": {"name": "reader"},
+        "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"], "resourceNames": ["settings"]}],
+    }))
+    .expect("valid role");
+    roles
+        .create(&PostParams::default(), &role)
+        .await
+        .expect("role created");
+    let bindings: Api<RoleBinding> = Api::namespaced(admin.clone(), "team");
+    let binding: RoleBinding = serde_json::from_value(json!({
+        "metadata": {"name": "devs-read"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "reader"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "devs"}],
+    }))
+    .expect("valid binding");
+    bindings
+        .create(&PostParams::default(), &binding)
+        .await
+        .expect("binding created");
+    let config = kube::Config::from_custom_kubeconfig(
+        sb.kubeconfig_for("dev", &["devs"]).expect("issued"),
+        &Default::default(),
+    )
+    .await
+    .expect("config");
+    let dev = Client::try_from(config).expect("client");
+
+    let basic_user = [
+        strings(&["create"]),
+        strings(&["authorization.k8s.io"]),
+        strings(&["selfsubjectaccessreviews", "selfsubjectrulesreviews"]),
+        Vec::new(),
+    ];
+    let status = rules_review(&dev, Some("team")).await.expect("answered");
+    assert_eq!(
+        resource_rules(&status),
+        vec![
+            basic_user.clone(),
+            [
+                strings(&["get"]),
+                strings(&[""]),
+                strings(&["configmaps"]),
+                strings(&["settings"])
+            ],
+        ]
+    );
+    assert!(!status.incomplete);
+    assert_eq!(status.evaluation_error, None);
+    assert!(
+        status
+            .non_resource_rules
+            .iter()
+            .any(|rule| rule.verbs == ["get"]
+                && rule
+                    .non_resource_urls
+                    .as_ref()
+                    .is_some_and(|urls| urls.contains(&"/version".to_owned()))),
+        "discovery URLs: {:?}",
+        status.non_resource_rules
+    );
+
+    let status = rules_review(&dev, Some("default")).await.expect("answered");
+    assert_eq!(resource_rules(&status), vec![basic_user]);
+
+    let status = rules_review(&admin, Some("default"))
+        .await
+        .expect("answered");
+    assert_eq!(
+        resource_rules(&status)[0],
+        [
+            strings(&["*"]),
+            strings(&["*"]),
+            strings(&["*"]),
+            Vec::new()
+        ]
+    );
+    let first_urls = &status.non_resource_rules[0];
+    assert_eq!(
+        (
+            first_urls.verbs.clone(),
+            first_urls.non_resource_urls.clone()
+        ),
+        (strings(&["*"]), Some(strings(&["*"])))
+    );
+
+    let error = rules_review(&dev, None)
+        .await
+        .expect_err("namespace required");
+    assert!(
+        matches!(error, kube::Error::Api(ref s) if s.code == 400 && s.message == "no namespace on request"),
+        "{error:?}"
+    );
+
+    let resources = admin
+        .list_api_group_resources("authorization.k8s.io/v1")
+        .await
+        .expect("discovery");
+    let served = resources
+        .resources
+        .iter()
+        .find(|r| r.name == "selfsubjectrulesreviews")
+        .expect("selfsubjectrulesreviews is discovered");
+    assert_eq!(
+        (
+            served.kind.as_str(),
+            served.namespaced,
+            served.verbs.clone()
+        ),
+        ("SelfSubjectRulesReview", false, strings(&["create"]))
+    );
+    sb.shutdown().await;
 }

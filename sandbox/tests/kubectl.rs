@@ -1,6 +1,7 @@
 //! kubectl smoke test: the installed kubectl works against the sandbox (`get`, `get -w`, `apply`,
-//! `delete`, `api-resources`, `auth can-i` with its protobuf SelfSubjectAccessReview). Skipped with a
-//! note when `/usr/bin/kubectl` is not installed.
+//! `delete`, `api-resources`, `auth can-i` with its protobuf SelfSubjectAccessReview, `auth can-i
+//! --list` with its protobuf SelfSubjectRulesReview). Skipped with a note when `/usr/bin/kubectl` is
+//! not installed.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -173,6 +174,122 @@ async fn kubectl_auth_can_i_answers_yes_and_no_with_exit_codes() {
         (code, out.trim()),
         (Some(0), "yes"),
         "impersonated viewer: {err}"
+    );
+    sb.shutdown().await;
+}
+
+/// The rows of a `kubectl auth can-i --list` table with each run of spaces collapsed to one, e.g.
+/// `pods [] [] [get list]` or `[/healthz] [] [get]` (a non-resource row has no first column).
+fn access_rows(table: &str) -> Vec<String> {
+    table
+        .lines()
+        .skip(1)
+        .map(|line| line.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_auth_can_i_list_prints_the_rules_of_admin_and_restricted_user() {
+    if !Path::new(KUBECTL).exists() {
+        println!("note: {KUBECTL} is missing, kubectl auth can-i --list test skipped");
+        return;
+    }
+    let sb = Sandbox::builder()
+        .name("kubectl-can-i-list")
+        .start()
+        .await
+        .expect("sandbox starts");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let admin = dir.path().join("admin");
+    std::fs::write(&admin, sb.admin_kubeconfig_yaml()).expect("kubeconfig written");
+    let viewer = dir.path().join("viewer");
+    let viewer_config = sb
+        .kubeconfig_for("viewer", &["viewers"])
+        .expect("viewer certificate");
+    std::fs::write(
+        &viewer,
+        serde_yaml::to_string(&viewer_config).expect("kubeconfig serializes"),
+    )
+    .expect("kubeconfig written");
+    let rbac = dir.path().join("rbac.yaml");
+    std::fs::write(
+        &rbac,
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: pod-reader, namespace: default}\n\
+         rules: [{apiGroups: [\"\"], resources: [pods], verbs: [get, list]},\n\
+         {apiGroups: [apps], resources: [deployments], verbs: [get], resourceNames: [web]}]\n---\n\
+         apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: pod-reader, namespace: default}\n\
+         roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: pod-reader}\n\
+         subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: viewers}]\n",
+    )
+    .expect("rbac written");
+    let run = |config: std::path::PathBuf, args: String| async move {
+        tokio::task::spawn_blocking(move || {
+            let args: Vec<&str> = args.split(' ').collect();
+            kubectl_code(&config, &args)
+        })
+        .await
+        .expect("kubectl task")
+    };
+    let (code, out, err) = run(
+        admin.clone(),
+        format!("apply --validate=false -f {}", rbac.display()),
+    )
+    .await;
+    assert_eq!(code, Some(0), "apply rbac: {out} {err}");
+
+    let (code, out, err) = run(admin, "auth can-i --list -n default".into()).await;
+    assert_eq!(code, Some(0), "admin --list: {out} {err}");
+    assert!(
+        out.starts_with("Resources") && out.contains("Non-Resource URLs"),
+        "header: {out}"
+    );
+    let rows = access_rows(&out);
+    for expected in [
+        "*.* [] [] [*]",
+        "[*] [] [*]",
+        "selfsubjectrulesreviews.authorization.k8s.io [] [] [create]",
+        "[/healthz] [] [get]",
+    ] {
+        assert!(
+            rows.iter().any(|row| row == expected),
+            "admin row {expected:?} in:\n{out}"
+        );
+    }
+
+    let (code, out, err) = run(viewer.clone(), "auth can-i --list -n default".into()).await;
+    assert_eq!(code, Some(0), "viewer --list: {out} {err}");
+    let rows = access_rows(&out);
+    for expected in [
+        "pods [] [] [get list]",
+        "deployments.apps [] [web] [get]",
+        "selfsubjectaccessreviews.authorization.k8s.io [] [] [create]",
+        "[/version] [] [get]",
+    ] {
+        assert!(
+            rows.iter().any(|row| row == expected),
+            "viewer row {expected:?} in:\n{out}"
+        );
+    }
+    assert!(
+        !rows
+            .iter()
+            .any(|row| row.starts_with("*.*") || row.starts_with("[*]")),
+        "viewer has no wildcard rules:\n{out}"
+    );
+
+    let (code, out, err) = run(viewer, "auth can-i --list -n kube-system".into()).await;
+    assert_eq!(code, Some(0), "viewer --list in kube-system: {out} {err}");
+    let rows = access_rows(&out);
+    assert!(
+        rows.iter()
+            .any(|row| row == "selfsubjectrulesreviews.authorization.k8s.io [] [] [create]"),
+        "cluster-wide rules stay:\n{out}"
+    );
+    assert!(
+        !rows
+            .iter()
+            .any(|row| row.starts_with("pods ") || row.starts_with("deployments")),
+        "the default namespace's Role does not apply in kube-system:\n{out}"
     );
     sb.shutdown().await;
 }

@@ -1,8 +1,10 @@
 //! Request authorization like kube-apiserver's: the `system:masters` superuser group, RBAC
-//! evaluation, Forbidden statuses and (Self)SubjectAccessReview helpers.
+//! evaluation, Forbidden statuses, (Self)SubjectAccessReview helpers and the rules a
+//! SelfSubjectRulesReview lists.
 
 mod policy;
 mod rbac;
+mod rules;
 
 use serde_json::{Value, json};
 
@@ -10,6 +12,7 @@ use crate::authn::{ImpersonationRequest, SYSTEM_MASTERS, UserInfo, service_accou
 
 pub use policy::bootstrap_policy;
 pub use rbac::rule_allows;
+pub use rules::{NonResourceRule, ResourceRule, SubjectRules, rules_for};
 
 /// What a request wants to do, as the authorizer sees it.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]

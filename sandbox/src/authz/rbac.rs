@@ -77,7 +77,7 @@ fn allowed(source: String) -> Decision {
 }
 
 /// Rules of the ClusterRole a ClusterRoleBinding refers to, or the NotFound message.
-fn cluster_binding_rules<'a>(
+pub(super) fn cluster_binding_rules<'a>(
     binding: &Value,
     rbac: &'a RbacSnapshot,
 ) -> Result<&'a [Value], String> {
@@ -93,7 +93,10 @@ fn cluster_binding_rules<'a>(
 }
 
 /// Rules of the Role (same namespace) or ClusterRole a RoleBinding refers to, or the NotFound message.
-fn role_binding_rules<'a>(binding: &Value, rbac: &'a RbacSnapshot) -> Result<&'a [Value], String> {
+pub(super) fn role_binding_rules<'a>(
+    binding: &Value,
+    rbac: &'a RbacSnapshot,
+) -> Result<&'a [Value], String> {
     let role_name = role_ref(binding, "name");
     match role_ref(binding, "kind") {
         "Role" => find_rules(&rbac.roles, role_name, Some(namespace(binding)))
@@ -121,7 +124,11 @@ fn find_rules<'a>(
 }
 
 /// The first subject of `binding` that applies to `user` (`namespace` defaults service account subjects).
-fn applying_subject<'a>(binding: &'a Value, user: &UserInfo, namespace: &str) -> Option<&'a Value> {
+pub(super) fn applying_subject<'a>(
+    binding: &'a Value,
+    user: &UserInfo,
+    namespace: &str,
+) -> Option<&'a Value> {
     binding
         .get("subjects")
         .and_then(Value::as_array)?
@@ -211,7 +218,7 @@ fn name(object: &Value) -> &str {
         .unwrap_or_default()
 }
 
-fn namespace(object: &Value) -> &str {
+pub(super) fn namespace(object: &Value) -> &str {
     object
         .pointer("/metadata/namespace")
         .and_then(Value::as_str)

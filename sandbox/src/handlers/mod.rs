@@ -97,6 +97,15 @@ impl Api {
         };
         authz::authorize(attributes, &snapshot)
     }
+
+    /// The rules `user` holds in `namespace` under the stored RBAC (a SelfSubjectRulesReview's answer).
+    pub fn rules_for(&self, user: &UserInfo, namespace: &str) -> authz::SubjectRules {
+        let snapshot = {
+            let state = self.store.lock();
+            self.rbac(&state)
+        };
+        authz::rules_for(user, namespace, &snapshot)
+    }
 }
 
 /// Reads bootstrap-token Secrets from the store.

@@ -1,5 +1,6 @@
-//! SubjectAccessReview, SelfSubjectAccessReview and LocalSubjectAccessReview, answered from RBAC
-//! (in JSON, or in protobuf for clients that accept nothing else).
+//! SubjectAccessReview, SelfSubjectAccessReview, LocalSubjectAccessReview and
+//! SelfSubjectRulesReview, answered from RBAC (in JSON, or in protobuf for clients that accept
+//! nothing else).
 
 use bytes::Bytes;
 use http::Response;
@@ -10,8 +11,11 @@ use crate::authz;
 use crate::protobuf;
 use crate::status::{ApiError, Cause};
 
-/// POST of an access review: the answer is the review with its `status` filled in.
+/// POST of a review: the answer is the review with its `status` filled in.
 pub fn create(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
+    if call.rt.kind == "SelfSubjectRulesReview" {
+        return rules(call);
+    }
     let mut review = call.json_body()?;
     let spec = review.get("spec").cloned().unwrap_or_else(|| json!({}));
     let user = match call.rt.kind.as_str() {
@@ -58,11 +62,39 @@ pub fn create(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         }
         map.insert("status".into(), authz::review_status(&decision));
     }
+    created(call, &review)
+}
+
+/// POST of a SelfSubjectRulesReview: the requester's rules in `spec.namespace`. Like
+/// kube-apiserver, the answer carries only the status (an empty `spec`), and a review without a
+/// namespace is a bad request.
+fn rules(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
+    let review = call.json_body()?;
+    let namespace = review
+        .pointer("/spec/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if namespace.is_empty() {
+        return Err(ApiError::bad_request("no namespace on request"));
+    }
+    let rules = call.api.rules_for(call.user, namespace);
+    let answer = json!({
+        "kind": call.rt.kind,
+        "apiVersion": call.rt.api_version(),
+        "metadata": {"creationTimestamp": null},
+        "spec": {},
+        "status": rules.status(),
+    });
+    created(call, &answer)
+}
+
+/// The 201 answer to a review, in protobuf when the client accepts nothing else.
+fn created(call: &Call<'_>, review: &Value) -> Result<Response<Body>, ApiError> {
     if protobuf::only_protobuf_accepted(call.accept) {
-        let encoded = protobuf::encode_object(&review).map_err(|error| {
+        let encoded = protobuf::encode_object(review).map_err(|error| {
             ApiError::internal(format!("encoding the review as protobuf: {error}"))
         })?;
         return Ok(response(201, protobuf::MEDIA_TYPE, Bytes::from(encoded)));
     }
-    Ok(json_response(201, &review))
+    Ok(json_response(201, review))
 }

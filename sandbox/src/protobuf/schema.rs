@@ -1,8 +1,9 @@
 //! Field numbers and JSON names of the protobuf messages the sandbox reads and writes, as in
 //! Kubernetes' `generated.proto` files (`k8s.io/api/authorization/v1`, `k8s.io/apimachinery/pkg/apis/meta/v1`).
 //!
-//! Only the access-review kinds are listed: they are what kubectl sends as protobuf (`kubectl auth
-//! can-i` posts a SelfSubjectAccessReview); every other kind is sent as JSON by the clients we serve.
+//! Only the review kinds are listed: they are what kubectl sends as protobuf (`kubectl auth can-i`
+//! posts a SelfSubjectAccessReview, `kubectl auth can-i --list` a SelfSubjectRulesReview); every
+//! other kind is sent as JSON by the clients we serve.
 
 /// How a field is encoded and shown in JSON.
 #[derive(Clone, Copy, Debug)]
@@ -187,10 +188,58 @@ pub static SELF_SUBJECT_ACCESS_REVIEW: Message = Message {
     ],
 };
 
+/// `authorization.v1.SelfSubjectRulesReviewSpec`.
+pub static SELF_SUBJECT_RULES_REVIEW_SPEC: Message = Message {
+    name: "SelfSubjectRulesReviewSpec",
+    fields: &[one(1, "namespace", T::String)],
+};
+
+/// `authorization.v1.ResourceRule`.
+pub static RESOURCE_RULE: Message = Message {
+    name: "ResourceRule",
+    fields: &[
+        many(1, "verbs", T::String),
+        many(2, "apiGroups", T::String),
+        many(3, "resources", T::String),
+        many(4, "resourceNames", T::String),
+    ],
+};
+
+/// `authorization.v1.NonResourceRule`.
+pub static NON_RESOURCE_RULE: Message = Message {
+    name: "NonResourceRule",
+    fields: &[
+        many(1, "verbs", T::String),
+        many(2, "nonResourceURLs", T::String),
+    ],
+};
+
+/// `authorization.v1.SubjectRulesReviewStatus`.
+pub static SUBJECT_RULES_REVIEW_STATUS: Message = Message {
+    name: "SubjectRulesReviewStatus",
+    fields: &[
+        many(1, "resourceRules", T::Message(&RESOURCE_RULE)),
+        many(2, "nonResourceRules", T::Message(&NON_RESOURCE_RULE)),
+        one(3, "incomplete", T::Bool),
+        one(4, "evaluationError", T::String),
+    ],
+};
+
+/// `authorization.v1.SelfSubjectRulesReview`.
+pub static SELF_SUBJECT_RULES_REVIEW: Message = Message {
+    name: "SelfSubjectRulesReview",
+    fields: &[
+        one(1, "metadata", T::Message(&OBJECT_META)),
+        one(2, "spec", T::Message(&SELF_SUBJECT_RULES_REVIEW_SPEC)),
+        one(3, "status", T::Message(&SUBJECT_RULES_REVIEW_STATUS)),
+    ],
+};
+
 /// The top-level message of a kind, if the sandbox speaks protobuf for it.
 pub fn message_for(api_version: &str, kind: &str) -> Option<&'static Message> {
     match (api_version, kind) {
         ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => Some(&SELF_SUBJECT_ACCESS_REVIEW),
+        ("authorization.k8s.io/v1", "SelfSubjectRulesReview") => Some(&SELF_SUBJECT_RULES_REVIEW),
         ("authorization.k8s.io/v1", "SubjectAccessReview" | "LocalSubjectAccessReview") => {
             Some(&SUBJECT_ACCESS_REVIEW)
         }
@@ -223,12 +272,14 @@ mod tests {
     fn every_message_lists_unique_field_numbers_in_order() {
         assert_ordered(&SELF_SUBJECT_ACCESS_REVIEW);
         assert_ordered(&SUBJECT_ACCESS_REVIEW);
+        assert_ordered(&SELF_SUBJECT_RULES_REVIEW);
     }
 
     #[test]
-    fn only_access_reviews_of_authorization_v1_have_a_schema() {
+    fn only_reviews_of_authorization_v1_have_a_schema() {
         assert!(message_for("authorization.k8s.io/v1", "SelfSubjectAccessReview").is_some());
         assert!(message_for("authorization.k8s.io/v1", "LocalSubjectAccessReview").is_some());
+        assert!(message_for("authorization.k8s.io/v1", "SelfSubjectRulesReview").is_some());
         assert!(message_for("authorization.k8s.io/v1beta1", "SelfSubjectAccessReview").is_none());
         assert!(message_for("v1", "ConfigMap").is_none());
     }

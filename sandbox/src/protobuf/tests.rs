@@ -30,6 +30,73 @@ const CAN_I_CREATE_DEPLOYMENT_STATUS: &[u8] = &[
     0x00, 0x20, 0x00, 0x1a, 0x00, 0x22, 0x00,
 ];
 
+/// `kubectl auth can-i --list -n default` (kubectl v1.32), as sent on the wire.
+const CAN_I_LIST: &[u8] = &[
+    0x6b, 0x38, 0x73, 0x00, 0x0a, 0x31, 0x0a, 0x17, 0x61, 0x75, 0x74, 0x68, 0x6f, 0x72, 0x69, 0x7a,
+    0x61, 0x74, 0x69, 0x6f, 0x6e, 0x2e, 0x6b, 0x38, 0x73, 0x2e, 0x69, 0x6f, 0x2f, 0x76, 0x31, 0x12,
+    0x16, 0x53, 0x65, 0x6c, 0x66, 0x53, 0x75, 0x62, 0x6a, 0x65, 0x63, 0x74, 0x52, 0x75, 0x6c, 0x65,
+    0x73, 0x52, 0x65, 0x76, 0x69, 0x65, 0x77, 0x12, 0x23, 0x0a, 0x10, 0x0a, 0x00, 0x12, 0x00, 0x1a,
+    0x00, 0x22, 0x00, 0x2a, 0x00, 0x32, 0x00, 0x38, 0x00, 0x42, 0x00, 0x12, 0x09, 0x0a, 0x07, 0x64,
+    0x65, 0x66, 0x61, 0x75, 0x6c, 0x74, 0x1a, 0x04, 0x18, 0x00, 0x22, 0x00, 0x1a, 0x00, 0x22, 0x00,
+];
+
+#[test]
+fn kubectl_self_subject_rules_review_decodes_to_its_namespace() {
+    let review = decode_object(CAN_I_LIST).expect("kubectl's body decodes");
+    assert_eq!(
+        review,
+        json!({
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SelfSubjectRulesReview",
+            "metadata": {},
+            "spec": {"namespace": "default"},
+            "status": {},
+        })
+    );
+}
+
+#[test]
+fn rules_review_answer_round_trips_except_for_zero_values() {
+    let answer = json!({
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SelfSubjectRulesReview",
+        "metadata": {"creationTimestamp": null},
+        "spec": {},
+        "status": {
+            "resourceRules": [
+                {"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]},
+                {"verbs": ["get"], "apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["a", "b"]},
+            ],
+            "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": ["/healthz", "/api/*"]}],
+            "incomplete": false,
+            "evaluationError": "clusterrole.rbac.authorization.k8s.io \"x\" not found",
+        },
+    });
+    let bytes = encode_object(&answer).expect("encodes");
+    let mut expected = answer.clone();
+    expected["metadata"] = json!({});
+    if let Some(status) = expected["status"].as_object_mut() {
+        status.remove("incomplete");
+    }
+    assert_eq!(decode_object(&bytes).expect("decodes"), expected);
+}
+
+#[test]
+fn rules_review_status_writes_incomplete_even_when_false() {
+    let answer = json!({
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SelfSubjectRulesReview",
+        "status": {"resourceRules": [], "nonResourceRules": [], "incomplete": false},
+    });
+    let bytes = encode_object(&answer).expect("encodes");
+    // raw (2) = status (3) { incomplete (3) = varint 0 }, then empty contentEncoding and contentType,
+    // as Go's marshaller writes a non-pointer bool.
+    assert!(
+        bytes.ends_with(&[0x12, 0x04, 0x1a, 0x02, 0x18, 0x00, 0x1a, 0x00, 0x22, 0x00]),
+        "{bytes:02x?}"
+    );
+}
+
 #[test]
 fn kubectl_self_subject_access_review_decodes_like_its_json_form() {
     let review = decode_object(CAN_I_GET_PODS).expect("kubectl's body decodes");
