@@ -9,13 +9,16 @@
 //! - `watch fan-out`: the time from one write until all [`WATCHERS`] open watches have received
 //!   its event, as p50/p99 over [`FAN_OUT_SAMPLES`] writes (printed, not a criterion benchmark,
 //!   since criterion reports means).
+//! - `watch beside idle watchers`: the time from one write until the one watch of its resource has
+//!   received it while [`OTHER_WATCHERS`] watches of another resource stay open, as p50/p99 over
+//!   [`FAN_OUT_SAMPLES`] writes; it shows what a write costs watchers that do not want it.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use futures::{StreamExt, TryStreamExt};
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
 use seedlet_sandbox::Sandbox;
 use serde_json::json;
@@ -24,7 +27,12 @@ use serde_json::json;
 const CONCURRENCY: usize = 16;
 /// Open watches in the fan-out measurement.
 const WATCHERS: usize = 100;
-/// Writes timed in the fan-out measurement.
+/// Open watches of another resource in the idle-watcher measurement (over several connections:
+/// an HTTP/2 connection carries at most 200 streams at once).
+const OTHER_WATCHERS: usize = 1_000;
+/// Watches per client connection in the idle-watcher measurement.
+const WATCHES_PER_CONNECTION: usize = 100;
+/// Writes timed in the fan-out measurements.
 const FAN_OUT_SAMPLES: usize = 200;
 /// Objects stored before the scale benchmarks.
 const STORED: usize = 5_000;
@@ -233,9 +241,67 @@ fn watch_fan_out(_: &mut Criterion) {
     runtime.block_on(sandbox.shutdown());
 }
 
+/// Prints p50/p99 of the time from a create until the one watcher of its resource saw it, while
+/// [`OTHER_WATCHERS`] watches of Secrets are open.
+fn watch_beside_idle_watchers(_: &mut Criterion) {
+    let runtime = runtime();
+    let sandbox = runtime.block_on(sandbox("idle-watchers"));
+    let mut latencies = runtime.block_on(async {
+        let mut idle = Vec::new();
+        for _ in 0..OTHER_WATCHERS / WATCHES_PER_CONNECTION {
+            let config = kube::Config::from_custom_kubeconfig(
+                sandbox.admin_kubeconfig(),
+                &kube::config::KubeConfigOptions::default(),
+            )
+            .await
+            .expect("kubeconfig");
+            let client = kube::Client::try_from(config).expect("client");
+            let secrets: Api<Secret> = Api::namespaced(client, "default");
+            for _ in 0..WATCHES_PER_CONNECTION {
+                let stream = secrets
+                    .watch(&WatchParams::default(), "0")
+                    .await
+                    .expect("watch");
+                idle.push(stream.boxed());
+            }
+        }
+        let maps: Api<ConfigMap> = Api::namespaced(sandbox.client(), "default");
+        let mut watcher = maps
+            .watch(&WatchParams::default(), "0")
+            .await
+            .expect("watch")
+            .boxed();
+        let mut latencies = Vec::with_capacity(FAN_OUT_SAMPLES);
+        for _ in 0..FAN_OUT_SAMPLES {
+            let start = Instant::now();
+            maps.create(&PostParams::default(), &config_map("idle-"))
+                .await
+                .expect("create");
+            loop {
+                match watcher.try_next().await.expect("watch stream") {
+                    Some(WatchEvent::Added(_)) => break,
+                    Some(_) => continue,
+                    None => panic!("watch ended"),
+                }
+            }
+            latencies.push(start.elapsed());
+        }
+        drop(idle);
+        latencies
+    });
+    latencies.sort();
+    let percentile = |p: usize| latencies[(latencies.len() * p / 100).min(latencies.len() - 1)];
+    println!(
+        "watch beside {OTHER_WATCHERS} watchers of another resource (create → ADDED at its one watcher, n = {FAN_OUT_SAMPLES}): p50 = {:.2?}, p99 = {:.2?}",
+        percentile(50),
+        percentile(99)
+    );
+    runtime.block_on(sandbox.shutdown());
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().measurement_time(Duration::from_secs(5));
-    targets = requests, scale, watch_fan_out
+    targets = requests, scale, watch_fan_out, watch_beside_idle_watchers
 }
 criterion_main!(benches);

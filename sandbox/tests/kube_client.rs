@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use futures::TryStreamExt;
+use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::authorization::v1::{
     SelfSubjectRulesReview, SelfSubjectRulesReviewSpec, SubjectRulesReviewStatus,
@@ -11,7 +11,9 @@ use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{
+    Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
+};
 use kube::core::{DynamicObject, GroupVersionKind};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, discovery};
@@ -626,6 +628,53 @@ async fn self_subject_rules_review_lists_the_rules_of_the_requester_in_a_namespa
             served.verbs.clone()
         ),
         ("SelfSubjectRulesReview", false, strings(&["create"]))
+    );
+    sb.shutdown().await;
+}
+
+#[tokio::test]
+async fn bookmarks_carry_the_latest_resource_version_when_only_other_resources_change() {
+    let sb = sandbox().await;
+    let client = sb.client();
+    let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let secrets: Api<Secret> = Api::namespaced(client, "default");
+    let mut stream = maps
+        // kube-rs asks for bookmarks by default.
+        .watch(&WatchParams::default(), "0")
+        .await
+        .expect("watch")
+        .boxed();
+    let secret: Secret =
+        serde_json::from_value(json!({"metadata": {"name": "elsewhere"}})).expect("valid secret");
+    let written: u64 = secrets
+        .create(&PostParams::default(), &secret)
+        .await
+        .expect("secret created")
+        .metadata
+        .resource_version
+        .expect("stored with a version")
+        .parse()
+        .expect("numeric version");
+    // A bookmark is due 5 s after the watch's last event; the bound leaves room for a loaded machine.
+    let bookmark = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            match stream.try_next().await.expect("watch stream") {
+                Some(WatchEvent::Bookmark(bookmark)) => return bookmark,
+                Some(_) => continue,
+                None => panic!("watch ended before a bookmark"),
+            }
+        }
+    })
+    .await
+    .expect("a bookmark arrives");
+    let bookmarked: u64 = bookmark
+        .metadata
+        .resource_version
+        .parse()
+        .expect("numeric version");
+    assert!(
+        bookmarked >= written,
+        "bookmark at {bookmarked}, secret written at {written}"
     );
     sb.shutdown().await;
 }

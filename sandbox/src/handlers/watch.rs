@@ -1,5 +1,8 @@
 //! `watch`: replay from a resourceVersion (or the current state), then live events, with selector
 //! enter/exit turned into ADDED/DELETED, bookmarks, timeouts and 410 Gone for compacted versions.
+//!
+//! Live events come from the store's channel for the watched resource and namespace, so a write
+//! wakes only the watches of its resource (in its namespace or in all).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,7 +17,7 @@ use tokio::sync::broadcast;
 use tokio::time::Instant;
 
 use super::read::Selectors;
-use super::{Body, Call};
+use super::{Api, Body, Call};
 use crate::status::ApiError;
 use crate::store::{Event, EventType};
 
@@ -117,8 +120,8 @@ pub fn watch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
 
     let mut initial: Vec<Bytes> = Vec::new();
     let (receiver, current_rv) = {
-        let state = call.api.store.lock();
-        let receiver = state.subscribe();
+        let mut state = call.api.store.lock();
+        let receiver = state.subscribe_watch(&filter.key, &filter.namespace);
         let current = state.resource_version();
         match requested_rv {
             Some(rv) if !send_initial => match state.events_since(&filter.key, rv) {
@@ -152,6 +155,7 @@ pub fn watch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         (receiver, current)
     };
     let live = Live {
+        api: call.api.clone(),
         filter,
         receiver,
         deadline: Instant::now() + timeout,
@@ -174,6 +178,7 @@ fn bookmark_object(kind: &(String, String), rv: u64, initial_end: bool) -> Value
 
 /// The live part of a watch.
 struct Live {
+    api: Arc<Api>,
     filter: Filter,
     receiver: broadcast::Receiver<Arc<Event>>,
     deadline: Instant,
@@ -201,6 +206,9 @@ impl Live {
                     Err(_) => return None,
                 },
                 _ = tokio::time::sleep_until(bookmark_at), if self.bookmarks => {
+                    if let Some(rv) = self.caught_up_to() {
+                        self.last_rv = rv;
+                    }
                     let bookmark = bookmark_object(&self.bookmark_kind, self.last_rv, false);
                     return Some(self.filter.line("BOOKMARK", &bookmark));
                 }
@@ -209,6 +217,17 @@ impl Live {
                 _ = self.faults.changed() => return None,
             }
         }
+    }
+}
+
+impl Live {
+    /// The store's current resourceVersion when this watch has sent every event up to it, i.e. when
+    /// nothing is queued for it: events are sent under the store lock, so none up to the version
+    /// read under that lock can still be on its way. Bookmarks then carry the latest version even
+    /// when writes went only to other resources.
+    fn caught_up_to(&self) -> Option<u64> {
+        let state = self.api.store.lock();
+        self.receiver.is_empty().then(|| state.resource_version())
     }
 }
 

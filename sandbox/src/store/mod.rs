@@ -1,4 +1,6 @@
-//! Object storage: JSON objects per resource, one global resourceVersion, and the event history watches replay.
+//! Object storage: JSON objects per resource, one global resourceVersion, the event history watches
+//! replay, and the live event channels: one for all events (the built-in controllers) and one per
+//! watched resource and namespace, so a write wakes only the watches that can want it.
 
 mod persist;
 
@@ -15,8 +17,13 @@ use crate::resources::{Registry, ResourceType};
 
 /// How many events the history keeps for watch replay before answering 410 Gone.
 pub const HISTORY_CAPACITY: usize = 20_000;
-/// Buffer of the live event channel; a watcher lagging further behind is closed and re-lists.
+/// Buffer of the channel of all events; a subscriber lagging further behind must catch up another way
+/// (the controllers rebuild their index).
 const CHANNEL_CAPACITY: usize = 16_384;
+/// Buffer of each watch channel (one resource in one namespace or in all). A watch lagging further
+/// behind its own resource is closed and the client re-watches from its last resourceVersion. The
+/// buffer is allocated up front, so it is smaller than the all-events one.
+const WATCH_CHANNEL_CAPACITY: usize = 4_096;
 
 /// What happened to an object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,8 +75,14 @@ pub struct State {
     registry: Arc<Registry>,
     rbac_rv: u64,
     sender: broadcast::Sender<Arc<Event>>,
+    watch_channels: WatchChannels,
     dirty: bool,
 }
+
+/// Live event channels of watched resources: storage key → namespace ("" for watches of all
+/// namespaces and of cluster-scoped resources) → sender. Created on the first subscription; dropped
+/// once no receiver is left (noticed on the next send to it or the next subscription).
+type WatchChannels = HashMap<String, HashMap<String, broadcast::Sender<Arc<Event>>>>;
 
 /// Shared storage handle.
 pub struct Store {
@@ -92,6 +105,7 @@ impl Store {
             registry: Arc::new(Registry::new(Vec::new())),
             rbac_rv: 0,
             sender,
+            watch_channels: HashMap::new(),
             dirty: false,
         };
         if let Some(dir) = &dir
@@ -281,9 +295,37 @@ impl State {
         self.dirty = true;
     }
 
-    /// Subscribes to live events. Call while holding the lock, before reading history, to miss nothing.
+    /// Subscribes to every live event. Call while holding the lock, before reading history, to miss nothing.
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
         self.sender.subscribe()
+    }
+
+    /// Subscribes to the live events of resource `key` in `namespace` ("" for all namespaces and
+    /// for cluster-scoped resources); events of other resources and namespaces are never sent to
+    /// it. Call while holding the lock, before reading history or objects, to miss nothing.
+    pub fn subscribe_watch(
+        &mut self,
+        key: &str,
+        namespace: &str,
+    ) -> broadcast::Receiver<Arc<Event>> {
+        // Channels whose watches all ended since the last write to them: dropped here, so
+        // their buffers do not outlive their watches by long.
+        self.watch_channels.retain(|_, namespaces| {
+            namespaces.retain(|_, sender| sender.receiver_count() > 0);
+            !namespaces.is_empty()
+        });
+        self.watch_channels
+            .entry(key.to_string())
+            .or_default()
+            .entry(namespace.to_string())
+            .or_insert_with(|| broadcast::channel(WATCH_CHANNEL_CAPACITY).0)
+            .subscribe()
+    }
+
+    /// How many watch channels are open (for tests).
+    #[cfg(test)]
+    fn watch_channel_count(&self) -> usize {
+        self.watch_channels.values().map(HashMap::len).sum()
     }
 
     /// Events of `key` after `rv`, or `Err(oldest)` when the history no longer reaches back that far.
@@ -335,6 +377,29 @@ impl State {
             self.history_floor = dropped.rv;
         }
         self.history.push_back(event.clone());
+        let namespace = event
+            .object
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if let Some(namespaces) = self.watch_channels.get_mut(key) {
+            let scopes: &[&str] = if namespace.is_empty() {
+                &[""]
+            } else {
+                &[namespace, ""]
+            };
+            for scope in scopes {
+                // A failed send means every watch of the channel ended: drop it.
+                if let Some(sender) = namespaces.get(*scope)
+                    && sender.send(event.clone()).is_err()
+                {
+                    namespaces.remove(*scope);
+                }
+            }
+            if namespaces.is_empty() {
+                self.watch_channels.remove(key);
+            }
+        }
         // No receivers is fine: nobody watches.
         let _ = self.sender.send(event);
     }
@@ -409,6 +474,68 @@ mod tests {
             state
                 .events_since("configmaps", state.resource_version() - 1)
                 .is_ok()
+        );
+    }
+
+    fn received(receiver: &mut broadcast::Receiver<Arc<Event>>) -> Vec<ObjectKey> {
+        let mut keys = Vec::new();
+        while let Ok(event) = receiver.try_recv() {
+            keys.push(object_key(&event.object));
+        }
+        keys
+    }
+
+    #[test]
+    fn watch_channels_get_only_their_resource_and_namespace() {
+        let store = store();
+        let mut state = store.lock();
+        let mut in_ns = state.subscribe_watch("configmaps", "ns");
+        let mut everywhere = state.subscribe_watch("configmaps", "");
+        let mut secrets = state.subscribe_watch("secrets", "");
+        let mut all = state.subscribe();
+        state.insert("configmaps", cm("a"));
+        state.insert(
+            "configmaps",
+            json!({"metadata": {"name": "b", "namespace": "other"}}),
+        );
+        state.insert("namespaces", json!({"metadata": {"name": "ns"}}));
+        state.remove("configmaps", "ns", "a");
+        let a = ("ns".to_string(), "a".to_string());
+        let b = ("other".to_string(), "b".to_string());
+        assert_eq!(received(&mut in_ns), [a.clone(), a.clone()]);
+        assert_eq!(received(&mut everywhere), [a.clone(), b, a]);
+        assert!(received(&mut secrets).is_empty());
+        assert_eq!(
+            received(&mut all).len(),
+            4,
+            "the controllers see everything"
+        );
+    }
+
+    #[test]
+    fn watch_channels_are_dropped_when_their_watches_end() {
+        let store = store();
+        let mut state = store.lock();
+        let first = state.subscribe_watch("configmaps", "ns");
+        let second = state.subscribe_watch("configmaps", "ns");
+        let other = state.subscribe_watch("secrets", "ns");
+        assert_eq!(
+            state.watch_channel_count(),
+            2,
+            "one channel per resource and namespace"
+        );
+        drop(first);
+        state.insert("configmaps", cm("a"));
+        assert_eq!(state.watch_channel_count(), 2, "a watch is left");
+        drop(second);
+        state.insert("configmaps", cm("b"));
+        assert_eq!(state.watch_channel_count(), 1, "dropped on the next write");
+        drop(other);
+        let _new = state.subscribe_watch("leases", "");
+        assert_eq!(
+            state.watch_channel_count(),
+            1,
+            "dropped on the next subscription"
         );
     }
 
