@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Namespace;
+use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::runtime::{WatchStreamExt, watcher};
-use kube::Api;
 use seedlet_agent::{Agent, RunningAgent};
 use seedlet_api::core::{CloudProfile, Project, Shoot, ShootState};
 use seedlet_api::extensions::{Cluster, Infrastructure};
