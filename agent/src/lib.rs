@@ -31,6 +31,7 @@
 //! once `ctx.stop` is cancelled. A controller that returns early is restarted after
 //! [`runtime::CONTROLLER_RESTART_DELAY`].
 
+pub mod cache;
 pub mod clock;
 pub mod cluster;
 pub mod controllerinstallation;

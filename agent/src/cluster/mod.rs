@@ -30,7 +30,7 @@ use seedlet_api::names::labels;
 
 pub use reconcile::{Error, error_policy, reconcile, reconcile_cluster};
 
-use crate::AgentContext;
+use crate::{AgentContext, cache};
 
 /// Controller name (logs, metrics label) of the shoot → Cluster sync.
 pub const NAME: &str = "cluster";
@@ -96,6 +96,7 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
         watcher::Config::default(),
     )
     .backoff(crate::watch_backoff::watch_backoff())
+    .modify(cache::slim)
     .reflect(shoots_writer)
     .applied_objects();
     let (seeds, seeds_writer) = reflector::store::<Seed>();
@@ -104,6 +105,7 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
         watcher::Config::default().fields(&format!("metadata.name={}", agent.seed_name)),
     )
     .backoff(crate::watch_backoff::watch_backoff())
+    .modify(cache::slim)
     .reflect(seeds_writer)
     .applied_objects();
     let (cloud_profiles, cloud_profiles_writer) = reflector::store::<CloudProfile>();
@@ -163,9 +165,12 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
     )
     .backoff(crate::watch_backoff::watch_backoff())
     .touched_objects();
-    let cleanup = crate::watch_backoff::controller(
+    // The teardown reads only the embedded shoot's identity: its cache does not keep the
+    // embedded CloudProfile, Seed and Shoot (most of the agent's cached bytes otherwise).
+    let cleanup = cache::controller(
         Api::<Cluster>::all(agent.seed.clone()),
         watcher::Config::default(),
+        cache::teardown_view,
     )
     .watches_stream(shoot_changes, |shoot: Shoot| cluster_of_shoot(&shoot))
     .watches_stream(namespace_changes, |namespace: Namespace| {
@@ -181,7 +186,8 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
     tokio::join!(shoot_sync, cleanup);
 }
 
-/// A reflected watch of all objects of a kind, as a stream of applied objects.
+/// A reflected watch of all objects of a kind (cached without managedFields), as a stream of
+/// applied objects.
 fn reflected<K>(
     api: Api<K>,
     writer: reflector::store::Writer<K>,
@@ -197,6 +203,7 @@ where
 {
     watcher::watcher(api, watcher::Config::default())
         .backoff(crate::watch_backoff::watch_backoff())
+        .modify(cache::slim)
         .reflect(writer)
         .applied_objects()
 }

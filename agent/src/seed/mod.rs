@@ -63,6 +63,7 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client, gardener: Garden
     let (reader, writer) = reflector::store::<Seed>();
     let seeds = watcher::watcher(Api::<Seed>::all(garden.clone()), config)
         .backoff(crate::watch_backoff::watch_backoff())
+        .modify(crate::cache::slim)
         .reflect(writer)
         .applied_objects()
         .predicate_filter(owned_fields_hash, Default::default());

@@ -64,6 +64,7 @@ async fn run_with(garden: kube::Client, care: Arc<Care>, concurrency: u16) {
         watcher::Config::default(),
     )
     .backoff(crate::watch_backoff::watch_backoff())
+    .modify(crate::cache::slim)
     .reflect(writer)
     .applied_objects()
     .try_filter(move |ci| futures::future::ready(ci.seed_name() == Some(seed_name.as_str())))

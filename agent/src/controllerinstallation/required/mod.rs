@@ -119,6 +119,7 @@ async fn run_with(
         watcher::Config::default(),
     )
     .backoff(crate::watch_backoff::watch_backoff())
+    .modify(crate::cache::slim)
     .reflect(writer)
     .applied_objects()
     .try_filter(move |ci| futures::future::ready(ci.seed_name() == Some(seed_name.as_str())))
