@@ -5,7 +5,8 @@
 //!   objects per page), one request at a time and [`CONCURRENCY`] requests in flight.
 //! - `scale/*`: create and merge-patch rates with [`STORED`] objects already stored (a fifth of
 //!   them owned by another object, as garbage collection sees them), which shows what a write
-//!   costs the built-in controllers.
+//!   costs the built-in controllers; and a list with a label selector that [`SAMPLED`] of them
+//!   match.
 //! - `watch fan-out`: the time from one write until all [`WATCHERS`] open watches have received
 //!   its event, as p50/p99 over [`FAN_OUT_SAMPLES`] writes (printed, not a criterion benchmark,
 //!   since criterion reports means).
@@ -36,6 +37,8 @@ const WATCHES_PER_CONNECTION: usize = 100;
 const FAN_OUT_SAMPLES: usize = 200;
 /// Objects stored before the scale benchmarks.
 const STORED: usize = 5_000;
+/// Stored objects labelled `sample=yes` (one in fifty).
+const SAMPLED: usize = STORED / 50;
 
 /// Names come from a counter: with thousands of objects, generateName's five random characters
 /// collide (409 AlreadyExists, as on kube-apiserver), which a benchmark must not count.
@@ -152,6 +155,9 @@ fn scale(c: &mut Criterion) {
                 if (batch * CONCURRENCY + i).is_multiple_of(5) {
                     object["metadata"]["ownerReferences"] = owner_reference.clone();
                 }
+                if (batch * CONCURRENCY + i).is_multiple_of(STORED / SAMPLED) {
+                    object["metadata"]["labels"] = json!({"sample": "yes"});
+                }
                 let object: ConfigMap = serde_json::from_value(object).expect("valid configmap");
                 let maps = maps.clone();
                 async move { maps.create(&PostParams::default(), &object).await }
@@ -164,8 +170,16 @@ fn scale(c: &mut Criterion) {
     });
     let next = AtomicUsize::new(0);
     let patch = PatchParams::default();
+    let sampled = ListParams::default().labels("sample=yes");
 
     let mut group = c.benchmark_group("scale");
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("list_labelled_with_5000_stored", |b| {
+        b.to_async(&runtime).iter(|| async {
+            let list = maps.list(&sampled).await.expect("list");
+            assert_eq!(list.items.len(), SAMPLED, "every sampled object is listed");
+        })
+    });
     group.throughput(Throughput::Elements(CONCURRENCY as u64));
     group.bench_function("create_16_concurrent_with_5000_stored", |b| {
         b.to_async(&runtime).iter(|| async {

@@ -303,6 +303,15 @@ impl LabelSelector {
         self.requirements.is_empty()
     }
 
+    /// The `key=value` (and `key==value`) requirements: every matching object carries these labels,
+    /// so a label index can narrow a list to them.
+    pub fn equalities(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.requirements.iter().filter_map(|r| match r {
+            Requirement::Equals(k, v) => Some((k.as_str(), v.as_str())),
+            _ => None,
+        })
+    }
+
     /// Whether an object's labels satisfy every requirement.
     pub fn matches(&self, labels: Option<&serde_json::Map<String, Value>>) -> bool {
         let label = |key: &str| labels.and_then(|l| l.get(key)).and_then(Value::as_str);

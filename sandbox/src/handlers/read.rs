@@ -84,10 +84,12 @@ pub fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     let mut page: Vec<std::sync::Arc<Value>> = Vec::new();
     let mut remaining = 0usize;
     let unfiltered = selectors.is_empty();
+    let equalities: Vec<(&str, &str)> = selectors.labels.equalities().collect();
     let rv = {
         let state = call.api.store.lock();
-        state.visit(
+        state.visit_labelled(
             &call.rt.storage_key(),
+            &equalities,
             namespace,
             start.as_ref(),
             |object| {

@@ -1,16 +1,20 @@
 //! Object storage: JSON objects per resource, one global resourceVersion, the event history watches
 //! replay, and the live event channels: one for all events (the built-in controllers) and one per
-//! watched resource and namespace, so a write wakes only the watches that can want it.
+//! watched resource and namespace, so a write wakes only the watches that can want it. Objects are
+//! also indexed by label, so lists with `key=value` selectors read only the matching objects.
 
+mod labels;
 mod persist;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::ops::Bound;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
+use labels::LabelIndex;
 pub use persist::{PersistError, write_private};
 
 use crate::resources::{Registry, ResourceType};
@@ -69,6 +73,7 @@ pub type ObjectKey = (String, String);
 pub struct State {
     rv: u64,
     objects: HashMap<String, BTreeMap<ObjectKey, Arc<Value>>>,
+    labels: LabelIndex,
     history: VecDeque<Arc<Event>>,
     /// Events with an rv above this are all in `history`.
     history_floor: u64,
@@ -100,6 +105,7 @@ impl Store {
         let mut state = State {
             rv: 1,
             objects: HashMap::new(),
+            labels: LabelIndex::default(),
             history: VecDeque::new(),
             history_floor: 1,
             registry: Arc::new(Registry::new(Vec::new())),
@@ -113,6 +119,11 @@ impl Store {
         {
             state.rv = rv;
             state.history_floor = rv;
+            for (key, stored) in &objects {
+                for (object_key, object) in stored {
+                    state.labels.update(key, object_key, None, Some(object));
+                }
+            }
             state.objects = objects;
         }
         state.registry = Arc::new(registry_for(&state));
@@ -200,22 +211,64 @@ impl State {
         after: Option<&ObjectKey>,
         mut visit: impl FnMut(&Arc<Value>) -> bool,
     ) {
-        use std::ops::Bound::{Excluded, Included, Unbounded};
         let Some(objects) = self.objects.get(key) else {
             return;
         };
-        let lower = match (after, namespace) {
-            (Some(after), _) => Excluded(after.clone()),
-            (None, Some(ns)) => Included((ns.to_string(), String::new())),
-            (None, None) => Unbounded,
+        let lower = start_bound(namespace, after);
+        for ((object_namespace, _), object) in objects.range((lower, Bound::Unbounded)) {
+            match namespace_order(object_namespace, namespace) {
+                std::cmp::Ordering::Less => continue,
+                std::cmp::Ordering::Greater => break,
+                std::cmp::Ordering::Equal => {}
+            }
+            if !visit(object) {
+                break;
+            }
+        }
+    }
+
+    /// Like [`State::visit`], but only over the objects labelled with every `key=value` of
+    /// `equalities`, read from the label index (through the rarest of them) rather than by scanning;
+    /// with no equalities it is [`State::visit`]. The caller still checks the rest of its selector.
+    pub fn visit_labelled(
+        &self,
+        key: &str,
+        equalities: &[(&str, &str)],
+        namespace: Option<&str>,
+        after: Option<&ObjectKey>,
+        mut visit: impl FnMut(&Arc<Value>) -> bool,
+    ) {
+        let mut rarest: Option<&std::collections::BTreeSet<ObjectKey>> = None;
+        for (label, value) in equalities {
+            // No object carries one of the labels: none matches.
+            let Some(labelled) = self.labels.objects(key, label, value) else {
+                return;
+            };
+            if rarest.is_none_or(|r| labelled.len() < r.len()) {
+                rarest = Some(labelled);
+            }
+        }
+        let Some(rarest) = rarest else {
+            return self.visit(key, namespace, after, visit);
         };
-        for ((object_namespace, _), object) in objects.range((lower, Unbounded)) {
-            if let Some(ns) = namespace {
-                match object_namespace.as_str().cmp(ns) {
-                    std::cmp::Ordering::Less => continue,
-                    std::cmp::Ordering::Greater => break,
-                    std::cmp::Ordering::Equal => {}
-                }
+        let Some(objects) = self.objects.get(key) else {
+            return;
+        };
+        let lower = start_bound(namespace, after);
+        for object_key in rarest.range((lower, Bound::Unbounded)) {
+            match namespace_order(&object_key.0, namespace) {
+                std::cmp::Ordering::Less => continue,
+                std::cmp::Ordering::Greater => break,
+                std::cmp::Ordering::Equal => {}
+            }
+            let Some(object) = objects.get(object_key) else {
+                continue;
+            };
+            if !equalities
+                .iter()
+                .all(|(label, value)| label_value(object, label) == Some(*value))
+            {
+                continue;
             }
             if !visit(object) {
                 break;
@@ -251,11 +304,14 @@ impl State {
         let rv = self.next_rv();
         set_rv(&mut object, rv);
         let object = Arc::new(object);
-        let (namespace, name) = object_key(&object);
-        self.objects
+        let stored_key = object_key(&object);
+        let previous = self
+            .objects
             .entry(key.to_string())
             .or_default()
-            .insert((namespace.clone(), name), object.clone());
+            .insert(stored_key.clone(), object.clone());
+        self.labels
+            .update(key, &stored_key, previous.as_deref(), Some(&object));
         self.record(key, EventType::Added, object.clone(), None);
         object
     }
@@ -265,22 +321,23 @@ impl State {
         let rv = self.next_rv();
         set_rv(&mut object, rv);
         let object = Arc::new(object);
-        let (namespace, name) = object_key(&object);
+        let stored_key = object_key(&object);
         let previous = self
             .objects
             .entry(key.to_string())
             .or_default()
-            .insert((namespace.clone(), name), object.clone());
+            .insert(stored_key.clone(), object.clone());
+        self.labels
+            .update(key, &stored_key, previous.as_deref(), Some(&object));
         self.record(key, EventType::Modified, object.clone(), previous);
         object
     }
 
     /// Removes an object; the DELETED event carries its last stored state with the deletion's resourceVersion.
     pub fn remove(&mut self, key: &str, namespace: &str, name: &str) -> Option<Arc<Value>> {
-        let removed = self
-            .objects
-            .get_mut(key)?
-            .remove(&(namespace.to_string(), name.to_string()))?;
+        let stored_key = (namespace.to_string(), name.to_string());
+        let removed = self.objects.get_mut(key)?.remove(&stored_key)?;
+        self.labels.update(key, &stored_key, Some(&removed), None);
         let rv = self.next_rv();
         let mut last = (*removed).clone();
         set_rv(&mut last, rv);
@@ -292,6 +349,7 @@ impl State {
     /// Drops every object of a resource without events (used when its CRD is gone and nothing can watch it).
     pub fn drop_resource(&mut self, key: &str) {
         self.objects.remove(key);
+        self.labels.drop_resource(key);
         self.dirty = true;
     }
 
@@ -403,6 +461,27 @@ impl State {
         // No receivers is fine: nobody watches.
         let _ = self.sender.send(event);
     }
+}
+
+/// Where a visit in list order starts: after `after`, or at the start of `namespace`, or at the start.
+fn start_bound(namespace: Option<&str>, after: Option<&ObjectKey>) -> Bound<ObjectKey> {
+    match (after, namespace) {
+        (Some(after), _) => Bound::Excluded(after.clone()),
+        (None, Some(ns)) => Bound::Included((ns.to_string(), String::new())),
+        (None, None) => Bound::Unbounded,
+    }
+}
+
+/// How an object's namespace orders against the visited one (`Equal` when visiting all).
+fn namespace_order(object_namespace: &str, namespace: Option<&str>) -> std::cmp::Ordering {
+    namespace.map_or(std::cmp::Ordering::Equal, |ns| object_namespace.cmp(ns))
+}
+
+fn label_value<'a>(object: &'a Value, label: &str) -> Option<&'a str> {
+    object
+        .pointer("/metadata/labels")
+        .and_then(|labels| labels.get(label))
+        .and_then(Value::as_str)
 }
 
 fn set_rv(object: &mut Value, rv: u64) {
@@ -537,6 +616,108 @@ mod tests {
             1,
             "dropped on the next subscription"
         );
+    }
+
+    /// The keys `visit_labelled` yields, and those a scan filtered by the same labels yields.
+    fn labelled_and_scanned(
+        state: &State,
+        equalities: &[(&str, &str)],
+        namespace: Option<&str>,
+        after: Option<&ObjectKey>,
+        limit: usize,
+    ) -> (Vec<ObjectKey>, Vec<ObjectKey>) {
+        let mut labelled = Vec::new();
+        state.visit_labelled("configmaps", equalities, namespace, after, |o| {
+            labelled.push(object_key(o));
+            labelled.len() < limit
+        });
+        let mut scanned = Vec::new();
+        state.visit("configmaps", namespace, after, |o| {
+            if equalities
+                .iter()
+                .all(|(label, value)| label_value(o, label) == Some(*value))
+            {
+                scanned.push(object_key(o));
+            }
+            scanned.len() < limit
+        });
+        (labelled, scanned)
+    }
+
+    #[test]
+    fn labelled_visits_yield_what_a_filtered_scan_yields() {
+        let store = store();
+        let mut state = store.lock();
+        let object = |i: usize, generation: usize| {
+            let namespace = ["a", "b", "c"][i % 3];
+            let app = ["web", "db"][(i + generation) % 2];
+            let tier = ["x", "y", "z"][(i + generation) % 3];
+            json!({"metadata": {
+                "name": format!("o{i:02}"),
+                "namespace": namespace,
+                "labels": {"app": app, "tier": tier},
+            }})
+        };
+        for i in 0..30 {
+            state.insert("configmaps", object(i, 0));
+        }
+        for i in (0..30).step_by(4) {
+            state.replace("configmaps", object(i, 1));
+        }
+        for i in (0..30).step_by(7) {
+            let (namespace, name) = object_key(&object(i, 0));
+            state.remove("configmaps", &namespace, &name);
+        }
+        state.insert(
+            "secrets",
+            json!({"metadata": {"name": "o01", "namespace": "a", "labels": {"app": "web"}}}),
+        );
+        let after = ("b".to_string(), "o10".to_string());
+        let selections: [&[(&str, &str)]; 5] = [
+            &[("app", "web")],
+            &[("app", "db"), ("tier", "y")],
+            &[("tier", "z"), ("app", "web")],
+            &[("app", "none")],
+            &[],
+        ];
+        for equalities in selections {
+            for namespace in [None, Some("a"), Some("b"), Some("d")] {
+                for start in [None, Some(&after)] {
+                    for limit in [usize::MAX, 2] {
+                        let (labelled, scanned) =
+                            labelled_and_scanned(&state, equalities, namespace, start, limit);
+                        assert_eq!(
+                            labelled, scanned,
+                            "{equalities:?} in {namespace:?} after {start:?}, limit {limit}"
+                        );
+                    }
+                }
+            }
+        }
+        let (all_web, _) = labelled_and_scanned(&state, &[("app", "web")], None, None, usize::MAX);
+        assert!(all_web.len() > 5, "the cases select something: {all_web:?}");
+    }
+
+    #[test]
+    fn label_index_is_rebuilt_from_persisted_objects() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let open = || {
+            Store::open(
+                Some(dir.path().to_path_buf()),
+                |_| Registry::new(Vec::new()),
+            )
+            .expect("store opens")
+        };
+        let store = open();
+        store.lock().insert(
+            "configmaps",
+            json!({"metadata": {"name": "a", "namespace": "ns", "labels": {"app": "web"}}}),
+        );
+        store.flush().expect("flushed");
+        let reopened = open();
+        let state = reopened.lock();
+        let (labelled, _) = labelled_and_scanned(&state, &[("app", "web")], None, None, usize::MAX);
+        assert_eq!(labelled, [("ns".to_string(), "a".to_string())]);
     }
 
     #[test]
