@@ -1,23 +1,25 @@
 //! Go `text/template` lexer: splits source into text and action tokens, applying `{{-`/`-}}` trimming.
 
+use std::borrow::Cow;
+
 use super::ParseError;
 
 /// A lexical item inside an action.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Tok {
+pub(crate) enum Tok<'s> {
     /// `.name` (a field or method on the preceding term, or on dot); `true` when directly attached to the
     /// previous token (`$x.a`), `false` after whitespace (`f $x .a` passes `.a` as a new argument).
-    Field(String, bool),
+    Field(&'s str, bool),
     /// A lone `.`.
     Dot,
     /// `$name`, or `$` alone (empty name).
-    Variable(String),
+    Variable(&'s str),
     /// A bare identifier: function name or keyword.
-    Ident(String),
-    /// A string literal, already unquoted.
-    Str(String),
+    Ident(&'s str),
+    /// A string literal, already unquoted (borrowed unless it had escapes or carriage returns).
+    Str(Cow<'s, str>),
     /// A number literal, as written.
-    Number(String),
+    Number(&'s str),
     /// A character literal's code point.
     Char(u32),
     /// `:=`
@@ -36,14 +38,14 @@ pub(crate) enum Tok {
 
 /// One piece of template source.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Piece {
+pub(crate) enum Piece<'s> {
     /// Literal text, trimmed where markers asked for it, and the line it starts on.
-    Text { text: String, line: usize },
+    Text { text: &'s str, line: usize },
     /// A `{{ … }}` action with its tokens, the line it starts on, and its source text.
     Action {
-        tokens: Vec<(Tok, usize)>,
+        tokens: Vec<(Tok<'s>, usize)>,
         line: usize,
-        source: String,
+        source: &'s str,
         newlines: usize,
     },
     /// A `{{/* … */}}` comment spanning `newlines` newlines.
@@ -51,7 +53,7 @@ pub(crate) enum Piece {
 }
 
 /// Splits `source` into pieces (the template name is only used in errors).
-pub(crate) fn lex(name: &str, source: &str) -> Result<Vec<Piece>, ParseError> {
+pub(crate) fn lex<'s>(name: &str, source: &'s str) -> Result<Vec<Piece<'s>>, ParseError> {
     let bytes = source.as_bytes();
     let mut pieces = Vec::new();
     let mut pos = 0;
@@ -80,7 +82,7 @@ pub(crate) fn lex(name: &str, source: &str) -> Result<Vec<Piece>, ParseError> {
         if start < end {
             let text_line = line + raw[..start].matches('\n').count();
             pieces.push(Piece::Text {
-                text: raw[start..end].to_string(),
+                text: &raw[start..end],
                 line: text_line,
             });
         }
@@ -129,7 +131,7 @@ pub(crate) fn lex(name: &str, source: &str) -> Result<Vec<Piece>, ParseError> {
         pieces.push(Piece::Action {
             tokens,
             line: action_line,
-            source: source[open..end].to_string(),
+            source: &source[open..end],
             newlines,
         });
         trim_next_text = right_trim;
@@ -158,10 +160,10 @@ fn is_trim_marker_left(bytes: &[u8], i: usize) -> bool {
     bytes.get(i) == Some(&b'-') && bytes.get(i + 1).is_some_and(|c| is_go_space(*c as char))
 }
 
-type ActionResult = Result<(Vec<(Tok, usize)>, usize, bool), (usize, String)>;
+type ActionResult<'s> = Result<(Vec<(Tok<'s>, usize)>, usize, bool), (usize, String)>;
 
 /// Lexes the inside of an action starting at `i`; returns tokens, the end offset after `}}` and the right-trim flag.
-fn lex_action(source: &str, mut i: usize, line: &mut usize) -> ActionResult {
+fn lex_action<'s>(source: &'s str, mut i: usize, line: &mut usize) -> ActionResult<'s> {
     let bytes = source.as_bytes();
     let mut tokens = Vec::new();
     loop {
@@ -218,7 +220,12 @@ fn lex_action(source: &str, mut i: usize, line: &mut usize) -> ActionResult {
             b'`' => {
                 let end = find(source, i + 1, "`")
                     .ok_or((tok_line, "unterminated raw quoted string".to_string()))?;
-                let value = source[i + 1..end].replace('\r', "");
+                let raw = &source[i + 1..end];
+                let value = if raw.contains('\r') {
+                    Cow::Owned(raw.replace('\r', ""))
+                } else {
+                    Cow::Borrowed(raw)
+                };
                 *line += value.matches('\n').count();
                 tokens.push((Tok::Str(value), tok_line));
                 i = end + 1;
@@ -231,14 +238,14 @@ fn lex_action(source: &str, mut i: usize, line: &mut usize) -> ActionResult {
             }
             b'$' => {
                 let end = scan_identifier(bytes, i + 1);
-                tokens.push((Tok::Variable(source[i + 1..end].to_string()), tok_line));
+                tokens.push((Tok::Variable(&source[i + 1..end]), tok_line));
                 i = end;
             }
             b'.' if bytes.get(i + 1).is_some_and(u8::is_ascii_digit)
                 && !previous_is_term(&tokens) =>
             {
                 let end = scan_number(bytes, i);
-                tokens.push((Tok::Number(source[i..end].to_string()), tok_line));
+                tokens.push((Tok::Number(&source[i..end]), tok_line));
                 i = end;
             }
             b'.' => {
@@ -248,10 +255,7 @@ fn lex_action(source: &str, mut i: usize, line: &mut usize) -> ActionResult {
                     i += 1;
                 } else {
                     let attached = i > 0 && !is_go_space(bytes[i - 1] as char);
-                    tokens.push((
-                        Tok::Field(source[i + 1..end].to_string(), attached),
-                        tok_line,
-                    ));
+                    tokens.push((Tok::Field(&source[i + 1..end], attached), tok_line));
                     i = end;
                 }
             }
@@ -263,7 +267,7 @@ fn lex_action(source: &str, mut i: usize, line: &mut usize) -> ActionResult {
                         format!("unexpected {:?} in command", bytes[i] as char),
                     ));
                 }
-                tokens.push((Tok::Number(source[i..end].to_string()), tok_line));
+                tokens.push((Tok::Number(&source[i..end]), tok_line));
                 i = end;
             }
             c if c == b'_' || c.is_ascii_alphabetic() || c >= 0x80 => {
@@ -271,7 +275,7 @@ fn lex_action(source: &str, mut i: usize, line: &mut usize) -> ActionResult {
                 if end == i {
                     return Err((tok_line, "unrecognized character in action".into()));
                 }
-                tokens.push((Tok::Ident(source[i..end].to_string()), tok_line));
+                tokens.push((Tok::Ident(&source[i..end]), tok_line));
                 i = end;
             }
             other => {
@@ -285,7 +289,7 @@ fn lex_action(source: &str, mut i: usize, line: &mut usize) -> ActionResult {
     }
 }
 
-fn previous_is_term(tokens: &[(Tok, usize)]) -> bool {
+fn previous_is_term(tokens: &[(Tok<'_>, usize)]) -> bool {
     matches!(
         tokens.last(),
         Some((Tok::RightParen | Tok::Variable(_) | Tok::Field(..), _))
@@ -318,12 +322,19 @@ fn scan_number(bytes: &[u8], mut i: usize) -> usize {
     i
 }
 
-fn lex_quoted(source: &str, start: usize) -> Option<(String, usize)> {
+/// Reads the `"…"` literal at `start`: its value (borrowed when it has no escapes) and the offset after it.
+fn lex_quoted(source: &str, start: usize) -> Option<(Cow<'_, str>, usize)> {
+    let body = &source[start + 1..];
+    if let Some(close) = body.find(['"', '\\', '\n'])
+        && body.as_bytes()[close] == b'"'
+    {
+        return Some((Cow::Borrowed(&body[..close]), start + 1 + close + 1));
+    }
     let mut out = String::new();
     let mut chars = source[start + 1..].char_indices();
     while let Some((offset, c)) = chars.next() {
         match c {
-            '"' => return Some((out, start + 1 + offset + 1)),
+            '"' => return Some((Cow::Owned(out), start + 1 + offset + 1)),
             '\n' => return None,
             '\\' => {
                 let (_, escaped) = chars.next()?;
@@ -377,7 +388,8 @@ fn lex_char(source: &str, start: usize) -> Option<(u32, usize)> {
     };
     let end = start + 1 + body.len() + 1;
     let value = if let Some(escaped) = body.strip_prefix('\\') {
-        let (text, _) = lex_quoted(&format!("\"\\{escaped}\""), 0)?;
+        let quoted = format!("\"\\{escaped}\"");
+        let (text, _) = lex_quoted(&quoted, 0)?;
         let mut chars = text.chars();
         let c = chars.next()?;
         if chars.next().is_some() {
@@ -403,7 +415,7 @@ mod tests {
         pieces
             .iter()
             .filter_map(|p| match p {
-                Piece::Text { text, .. } => Some(text.clone()),
+                Piece::Text { text, .. } => Some(text.to_string()),
                 _ => None,
             })
             .collect()
@@ -421,7 +433,7 @@ mod tests {
         let Piece::Action { tokens, .. } = &pieces[0] else {
             panic!("expected action")
         };
-        assert_eq!(tokens[0].0, Tok::Number("-3".into()));
+        assert_eq!(tokens[0].0, Tok::Number("-3"));
     }
 
     #[test]
@@ -433,6 +445,16 @@ mod tests {
         assert_eq!(tokens[0].0, Tok::Str("}}\n\"x\"".into()));
         assert_eq!(tokens[1].0, Tok::Str("raw}}".into()));
         assert_eq!(tokens[2].0, Tok::Char('a' as u32));
+    }
+
+    #[test]
+    fn lex_borrows_strings_without_escapes_from_the_source() {
+        let pieces = lex("t", r#"{{ "plain" "a\tb" }}"#).unwrap();
+        let Piece::Action { tokens, .. } = &pieces[0] else {
+            panic!("expected action")
+        };
+        assert!(matches!(&tokens[0].0, Tok::Str(Cow::Borrowed("plain"))));
+        assert!(matches!(&tokens[1].0, Tok::Str(Cow::Owned(s)) if s == "a\tb"));
     }
 
     #[test]
@@ -453,12 +475,12 @@ mod tests {
         assert_eq!(
             kinds,
             [
-                Tok::Variable("x".into()),
-                Tok::Field("a".into(), true),
+                Tok::Variable("x"),
+                Tok::Field("a", true),
                 Tok::Dot,
-                Tok::Field("b".into(), false),
-                Tok::Field("c".into(), true),
-                Tok::Variable(String::new())
+                Tok::Field("b", false),
+                Tok::Field("c", true),
+                Tok::Variable("")
             ]
         );
     }

@@ -38,7 +38,7 @@ pub(crate) fn translate_file(
     let defines = parsed
         .defines
         .iter()
-        .map(|(define, nodes)| Ok((define.clone(), translate::translate(name, nodes)?)))
+        .map(|(define, nodes)| Ok((define.to_string(), translate::translate(name, nodes)?)))
         .collect::<Result<Vec<_>, ParseError>>()?;
     Ok(TranslatedFile { body, defines })
 }

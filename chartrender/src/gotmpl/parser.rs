@@ -1,42 +1,44 @@
 //! Go `text/template` parser: pieces from the lexer into a tree of nodes plus named `define`s.
 
+use std::borrow::Cow;
+
 use super::ParseError;
 use super::lexer::{Piece, Tok};
 
 /// A node of a parsed template body.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Node {
+pub(crate) enum Node<'s> {
     /// Literal text.
-    Text { text: String, line: usize },
+    Text { text: &'s str, line: usize },
     /// `{{ pipeline }}`: prints the value unless the pipeline declares or assigns variables.
     Action {
-        pipe: Pipe,
+        pipe: Pipe<'s>,
         line: usize,
-        source: String,
+        source: &'s str,
     },
     /// `if`/`with` (`rebind` = with): condition, body, optional else body.
     Branch {
         rebind: bool,
-        pipe: Pipe,
-        body: Vec<Node>,
-        otherwise: Option<Vec<Node>>,
+        pipe: Pipe<'s>,
+        body: Vec<Node<'s>>,
+        otherwise: Option<Vec<Node<'s>>>,
         line: usize,
-        source: String,
+        source: &'s str,
     },
     /// `range`: pipeline, body, optional else body.
     Range {
-        pipe: Pipe,
-        body: Vec<Node>,
-        otherwise: Option<Vec<Node>>,
+        pipe: Pipe<'s>,
+        body: Vec<Node<'s>>,
+        otherwise: Option<Vec<Node<'s>>>,
         line: usize,
-        source: String,
+        source: &'s str,
     },
     /// `template "name" pipeline` (also the call half of `block`).
     Template {
-        name: String,
-        pipe: Option<Pipe>,
+        name: Cow<'s, str>,
+        pipe: Option<Pipe<'s>>,
         line: usize,
-        source: String,
+        source: &'s str,
     },
     /// `break` inside a range.
     Break { line: usize },
@@ -46,35 +48,35 @@ pub(crate) enum Node {
 
 /// A pipeline: optional variable declaration/assignment and `|`-separated commands.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Pipe {
+pub(crate) struct Pipe<'s> {
     /// Declared or assigned variable names (without `$`).
-    pub(crate) vars: Vec<String>,
+    pub(crate) vars: Vec<&'s str>,
     /// `=` rather than `:=`.
     pub(crate) assign: bool,
     /// The commands, in order; each later command receives the previous result as last argument.
-    pub(crate) commands: Vec<Command>,
+    pub(crate) commands: Vec<Command<'s>>,
 }
 
 /// One command: a function call, or a single operand (possibly a method call with arguments).
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Command {
+pub(crate) struct Command<'s> {
     /// First element is the function or operand, the rest are arguments.
-    pub(crate) args: Vec<Operand>,
+    pub(crate) args: Vec<Operand<'s>>,
 }
 
 /// An argument or term.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Operand {
+pub(crate) enum Operand<'s> {
     /// `.a.b` (empty path = `.`).
-    Field(Vec<String>),
+    Field(Vec<&'s str>),
     /// `$x.a.b` (`$` alone has an empty name).
-    Variable(String, Vec<String>),
+    Variable(&'s str, Vec<&'s str>),
     /// `(pipeline).a.b`.
-    Chain(Box<Pipe>, Vec<String>),
+    Chain(Box<Pipe<'s>>, Vec<&'s str>),
     /// A function name.
-    Function(String),
+    Function(&'s str),
     /// A string literal.
-    Str(String),
+    Str(Cow<'s, str>),
     /// An integer literal.
     Int(i64),
     /// A floating point literal.
@@ -87,19 +89,19 @@ pub(crate) enum Operand {
 
 /// A parsed template file: its body and the templates it defines.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Parsed {
+pub(crate) struct Parsed<'s> {
     /// Top-level body.
-    pub(crate) body: Vec<Node>,
+    pub(crate) body: Vec<Node<'s>>,
     /// `define`/`block` templates in source order.
-    pub(crate) defines: Vec<(String, Vec<Node>)>,
+    pub(crate) defines: Vec<(Cow<'s, str>, Vec<Node<'s>>)>,
 }
 
 /// Parses a template; `is_function` says which identifiers are known functions.
-pub(crate) fn parse(
+pub(crate) fn parse<'s>(
     name: &str,
-    source: &str,
+    source: &'s str,
     is_function: &dyn Fn(&str) -> bool,
-) -> Result<Parsed, ParseError> {
+) -> Result<Parsed<'s>, ParseError> {
     let pieces = super::lexer::lex(name, source)?;
     let end_line = 1 + source.matches('\n').count();
     let mut parser = Parser {
@@ -123,18 +125,18 @@ pub(crate) fn parse(
 }
 
 /// How a node list ended.
-enum End {
+enum End<'s> {
     Eof,
     Closed(usize),
     /// `{{else}}` (tokens after `else`, e.g. `if x`).
-    Else(usize, Vec<(Tok, usize)>),
+    Else(usize, Vec<(Tok<'s>, usize)>),
 }
 
-struct Parser<'a> {
+struct Parser<'a, 's> {
     name: &'a str,
-    pieces: Vec<Piece>,
+    pieces: Vec<Piece<'s>>,
     pos: usize,
-    defines: Vec<(String, Vec<Node>)>,
+    defines: Vec<(Cow<'s, str>, Vec<Node<'s>>)>,
     is_function: &'a dyn Fn(&str) -> bool,
     end_line: usize,
     range_depth: usize,
@@ -142,7 +144,7 @@ struct Parser<'a> {
 
 const MAX_NESTING: usize = 200;
 
-impl Parser<'_> {
+impl<'s> Parser<'_, 's> {
     fn error(&self, line: usize, message: impl Into<String>) -> ParseError {
         ParseError {
             template: self.name.to_string(),
@@ -152,7 +154,7 @@ impl Parser<'_> {
     }
 
     /// Parses nodes until `{{end}}`, `{{else}}` or end of input.
-    fn list(&mut self, depth: usize) -> Result<(Vec<Node>, End), ParseError> {
+    fn list(&mut self, depth: usize) -> Result<(Vec<Node<'s>>, End<'s>), ParseError> {
         if depth > MAX_NESTING {
             return Err(self.error(self.end_line, "control structures nested too deeply"));
         }
@@ -188,14 +190,14 @@ impl Parser<'_> {
     /// Handles one action; returns `Some` when it ends the current list.
     fn action(
         &mut self,
-        tokens: Vec<(Tok, usize)>,
+        tokens: Vec<(Tok<'s>, usize)>,
         line: usize,
-        source: String,
+        source: &'s str,
         depth: usize,
-        nodes: &mut Vec<Node>,
-    ) -> Result<Option<End>, ParseError> {
+        nodes: &mut Vec<Node<'s>>,
+    ) -> Result<Option<End<'s>>, ParseError> {
         let keyword = match tokens.first() {
-            Some((Tok::Ident(word), _)) => word.as_str(),
+            Some((Tok::Ident(word), _)) => *word,
             None => return Err(self.error(line, "missing value for command")),
             _ => "",
         };
@@ -213,23 +215,23 @@ impl Parser<'_> {
                 | "continue"
         );
         let rest = if is_keyword {
-            tokens.get(1..).unwrap_or_default().to_vec()
+            tokens.get(1..).unwrap_or_default()
         } else {
-            Vec::new()
+            &[]
         };
         match keyword {
             "end" => {
-                self.expect_empty(&rest, line, "end")?;
+                self.expect_empty(rest, line, "end")?;
                 Ok(Some(End::Closed(line)))
             }
-            "else" => Ok(Some(End::Else(line, rest))),
+            "else" => Ok(Some(End::Else(line, rest.to_vec()))),
             "if" | "with" => {
                 let node = self.branch(keyword == "with", rest, line, source, depth)?;
                 nodes.push(node);
                 Ok(None)
             }
             "range" => {
-                let pipe = self.pipeline(&rest, line, true)?;
+                let pipe = self.pipeline(rest, line, true)?;
                 self.range_depth += 1;
                 let (body, end) = self.list(depth + 1)?;
                 let otherwise = match end {
@@ -251,7 +253,7 @@ impl Parser<'_> {
                 Ok(None)
             }
             "define" => {
-                let name = self.template_name(&rest, line, "define")?;
+                let name = self.template_name(rest, line, "define")?;
                 if rest.len() != 1 {
                     return Err(self.error(line, "unexpected arguments in define clause"));
                 }
@@ -263,7 +265,7 @@ impl Parser<'_> {
                 Ok(None)
             }
             "block" => {
-                let name = self.template_name(&rest, line, "block")?;
+                let name = self.template_name(rest, line, "block")?;
                 let pipe = if rest.len() > 1 {
                     Some(self.pipeline(&rest[1..], line, false)?)
                 } else {
@@ -280,7 +282,7 @@ impl Parser<'_> {
                 Ok(None)
             }
             "template" => {
-                let name = self.template_name(&rest, line, "template")?;
+                let name = self.template_name(rest, line, "template")?;
                 let pipe = if rest.len() > 1 {
                     Some(self.pipeline(&rest[1..], line, false)?)
                 } else {
@@ -295,7 +297,7 @@ impl Parser<'_> {
                 Ok(None)
             }
             "break" | "continue" => {
-                self.expect_empty(&rest, line, keyword)?;
+                self.expect_empty(rest, line, keyword)?;
                 if self.range_depth == 0 {
                     return Err(
                         self.error(line, format!("{{{{{keyword}}}}} outside {{{{range}}}}"))
@@ -319,12 +321,12 @@ impl Parser<'_> {
     fn branch(
         &mut self,
         rebind: bool,
-        tokens: Vec<(Tok, usize)>,
+        tokens: &[(Tok<'s>, usize)],
         line: usize,
-        source: String,
+        source: &'s str,
         depth: usize,
-    ) -> Result<Node, ParseError> {
-        let pipe = self.pipeline(&tokens, line, false)?;
+    ) -> Result<Node<'s>, ParseError> {
+        let pipe = self.pipeline(tokens, line, false)?;
         let (body, end) = self.list(depth + 1)?;
         let otherwise = match end {
             End::Closed(_) => None,
@@ -332,14 +334,9 @@ impl Parser<'_> {
             End::Else(else_line, tokens) => match tokens.first() {
                 None => Some(self.expect_end(depth)?),
                 // `{{else if …}}` / `{{else with …}}`: a nested branch sharing our `{{end}}`.
-                Some((Tok::Ident(word), _)) if word == "if" || word == "with" => {
-                    let nested = self.branch(
-                        word == "with",
-                        tokens[1..].to_vec(),
-                        else_line,
-                        source.clone(),
-                        depth,
-                    )?;
+                Some((Tok::Ident(word), _)) if *word == "if" || *word == "with" => {
+                    let nested =
+                        self.branch(*word == "with", &tokens[1..], else_line, source, depth)?;
                     Some(vec![nested])
                 }
                 Some(_) => return Err(self.error(else_line, "unexpected tokens after else")),
@@ -355,7 +352,7 @@ impl Parser<'_> {
         })
     }
 
-    fn expect_end(&mut self, depth: usize) -> Result<Vec<Node>, ParseError> {
+    fn expect_end(&mut self, depth: usize) -> Result<Vec<Node<'s>>, ParseError> {
         let (body, end) = self.list(depth + 1)?;
         match end {
             End::Closed(_) => Ok(body),
@@ -366,7 +363,7 @@ impl Parser<'_> {
 
     fn expect_empty(
         &self,
-        tokens: &[(Tok, usize)],
+        tokens: &[(Tok<'s>, usize)],
         line: usize,
         keyword: &str,
     ) -> Result<(), ParseError> {
@@ -379,10 +376,10 @@ impl Parser<'_> {
 
     fn template_name(
         &self,
-        tokens: &[(Tok, usize)],
+        tokens: &[(Tok<'s>, usize)],
         line: usize,
         keyword: &str,
-    ) -> Result<String, ParseError> {
+    ) -> Result<Cow<'s, str>, ParseError> {
         match tokens.first() {
             Some((Tok::Str(name), _)) => Ok(name.clone()),
             _ => Err(self.error(
@@ -395,10 +392,10 @@ impl Parser<'_> {
     /// Parses a pipeline, with an optional `$x :=`, `$x =` or (in range) `$k, $v :=` prefix.
     fn pipeline(
         &self,
-        tokens: &[(Tok, usize)],
+        tokens: &[(Tok<'s>, usize)],
         line: usize,
         in_range: bool,
-    ) -> Result<Pipe, ParseError> {
+    ) -> Result<Pipe<'s>, ParseError> {
         let mut vars = Vec::new();
         let mut assign = false;
         let mut rest = tokens;
@@ -406,14 +403,14 @@ impl Parser<'_> {
             match tokens.get(1).map(|t| &t.0) {
                 Some(Tok::Declare) | Some(Tok::Assign) => {
                     assign = tokens[1].0 == Tok::Assign;
-                    vars.push(first.clone());
+                    vars.push(*first);
                     rest = &tokens[2..];
                 }
                 Some(Tok::Comma) if in_range => match (tokens.get(2), tokens.get(3)) {
                     (Some((Tok::Variable(second), _)), Some((Tok::Declare | Tok::Assign, _))) => {
                         assign = tokens[3].0 == Tok::Assign;
-                        vars.push(first.clone());
-                        vars.push(second.clone());
+                        vars.push(*first);
+                        vars.push(*second);
                         rest = &tokens[4..];
                     }
                     _ => return Err(self.error(line, "too many declarations in command")),
@@ -421,7 +418,7 @@ impl Parser<'_> {
                 _ => {}
             }
         }
-        if vars.iter().any(String::is_empty) {
+        if vars.iter().any(|v| v.is_empty()) {
             return Err(self.error(line, "cannot assign to $"));
         }
         let mut position = 0;
@@ -445,11 +442,11 @@ impl Parser<'_> {
     /// Parses `|`-separated commands until `)` or the end of the tokens.
     fn commands(
         &self,
-        tokens: &[(Tok, usize)],
+        tokens: &[(Tok<'s>, usize)],
         pos: &mut usize,
         line: usize,
         depth: usize,
-    ) -> Result<Vec<Command>, ParseError> {
+    ) -> Result<Vec<Command<'s>>, ParseError> {
         if depth > MAX_NESTING {
             return Err(self.error(line, "parenthesised expressions nested too deeply"));
         }
@@ -492,23 +489,23 @@ impl Parser<'_> {
 
     fn operand(
         &self,
-        tokens: &[(Tok, usize)],
+        tokens: &[(Tok<'s>, usize)],
         pos: &mut usize,
         line: usize,
         depth: usize,
-    ) -> Result<Operand, ParseError> {
+    ) -> Result<Operand<'s>, ParseError> {
         let (tok, _) = &tokens[*pos];
         *pos += 1;
         let term = match tok {
             Tok::Dot => Operand::Field(Vec::new()),
             Tok::Field(name, _) => {
-                let mut path = vec![name.clone()];
+                let mut path = vec![*name];
                 path.extend(fields(tokens, pos));
                 return Ok(Operand::Field(path));
             }
             Tok::Variable(name) => {
                 let path = fields(tokens, pos);
-                return Ok(Operand::Variable(name.clone(), path));
+                return Ok(Operand::Variable(name, path));
             }
             Tok::LeftParen => {
                 let commands = self.commands(tokens, pos, line, depth + 1)?;
@@ -526,11 +523,11 @@ impl Parser<'_> {
                     path,
                 ));
             }
-            Tok::Ident(word) => match word.as_str() {
+            Tok::Ident(word) => match *word {
                 "true" => Operand::Bool(true),
                 "false" => Operand::Bool(false),
                 "nil" => Operand::Nil,
-                name if (self.is_function)(name) => Operand::Function(name.to_string()),
+                name if (self.is_function)(name) => Operand::Function(name),
                 name => return Err(self.error(line, format!("function {name:?} not defined"))),
             },
             Tok::Str(value) => Operand::Str(value.clone()),
@@ -548,16 +545,16 @@ impl Parser<'_> {
     }
 }
 
-fn fields(tokens: &[(Tok, usize)], pos: &mut usize) -> Vec<String> {
+fn fields<'s>(tokens: &[(Tok<'s>, usize)], pos: &mut usize) -> Vec<&'s str> {
     let mut path = Vec::new();
     while let Some((Tok::Field(name, true), _)) = tokens.get(*pos) {
-        path.push(name.clone());
+        path.push(*name);
         *pos += 1;
     }
     path
 }
 
-fn describe(tok: &Tok) -> String {
+fn describe(tok: &Tok<'_>) -> String {
     match tok {
         Tok::Declare => "\":=\"".into(),
         Tok::Assign => "\"=\"".into(),
@@ -576,7 +573,7 @@ fn describe(tok: &Tok) -> String {
 }
 
 /// Parses a Go number literal: decimal/hex/octal/binary integers with `_`, or a float.
-pub(crate) fn parse_number(text: &str) -> Option<Operand> {
+pub(crate) fn parse_number<'s>(text: &str) -> Option<Operand<'s>> {
     let (negative, digits) = match text.as_bytes().first() {
         Some(b'-') => (true, &text[1..]),
         Some(b'+') => (false, &text[1..]),
@@ -628,7 +625,7 @@ mod tests {
         matches!(name, "include" | "quote" | "default" | "eq" | "and")
     }
 
-    fn parse_ok(source: &str) -> Parsed {
+    fn parse_ok(source: &str) -> Parsed<'_> {
         parse("t", source, &known).unwrap()
     }
 
@@ -639,10 +636,7 @@ mod tests {
             panic!("expected action")
         };
         assert_eq!(pipe.commands.len(), 2);
-        assert_eq!(
-            pipe.commands[0].args[0],
-            Operand::Function("include".into())
-        );
+        assert_eq!(pipe.commands[0].args[0], Operand::Function("include"));
         assert_eq!(pipe.commands[0].args[2], Operand::Field(vec![]));
     }
 

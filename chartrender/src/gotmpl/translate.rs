@@ -7,6 +7,8 @@
 //! - every Go function `f` is the global `f_f`, pipelines pass the piped value as the last argument;
 //!   `and`/`or`/`not` become minijinja's operators, which already return operands and short-circuit like Go.
 
+use std::fmt::Write as _;
+
 use super::ParseError;
 use super::parser::{Command, Node, Operand, Pipe};
 
@@ -68,11 +70,22 @@ impl Translator<'_> {
         self.out.push_str(text);
     }
 
+    /// Appends generated source that holds no newline (expressions and tags; string literals escape theirs).
+    fn push_all(&mut self, parts: &[&str]) {
+        for part in parts {
+            self.out.push_str(part);
+        }
+    }
+
     /// Pads with a newline-only comment so the next output starts on Go line `line`.
     fn pad_to(&mut self, line: usize) {
         if line > self.line {
-            let newlines = "\n".repeat(line - self.line);
-            self.emit(&format!("{{#{newlines}#}}"));
+            self.out.push_str("{#");
+            for _ in self.line..line {
+                self.out.push('\n');
+            }
+            self.out.push_str("#}");
+            self.line = line;
         }
     }
 
@@ -96,10 +109,10 @@ impl Translator<'_> {
             }
             Node::Action { pipe, line, source } => {
                 self.pad_to(*line);
-                self.actions.push((*line, source.clone()));
+                self.actions.push((*line, (*source).to_string()));
                 if pipe.vars.is_empty() {
                     let expr = self.pipe(pipe, *line)?;
-                    self.emit(&format!("{{{{ {expr} }}}}"));
+                    self.push_all(&["{{ ", &expr, " }}"]);
                 } else {
                     self.declaration(pipe, *line)?;
                 }
@@ -113,7 +126,7 @@ impl Translator<'_> {
                 source,
             } => {
                 self.pad_to(*line);
-                self.actions.push((*line, source.clone()));
+                self.actions.push((*line, (*source).to_string()));
                 self.scopes.push(Vec::new());
                 let condition = if pipe.vars.is_empty() {
                     self.pipe(pipe, *line)?
@@ -123,12 +136,18 @@ impl Translator<'_> {
                 let outer_dot = self.dot.clone();
                 if *rebind {
                     let name = format!("_d{}", self.fresh());
-                    self.emit(&format!(
-                        "{{% set {name} = {condition} %}}{{% if {name} %}}"
-                    ));
+                    self.push_all(&[
+                        "{% set ",
+                        &name,
+                        " = ",
+                        &condition,
+                        " %}{% if ",
+                        &name,
+                        " %}",
+                    ]);
                     self.dot = name;
                 } else {
-                    self.emit(&format!("{{% if {condition} %}}"));
+                    self.push_all(&["{% if ", &condition, " %}"]);
                 }
                 self.block(body)?;
                 self.dot = outer_dot;
@@ -147,28 +166,31 @@ impl Translator<'_> {
                 source,
             } => {
                 self.pad_to(*line);
-                self.actions.push((*line, source.clone()));
-                let bare = Pipe {
-                    vars: Vec::new(),
-                    assign: false,
-                    commands: pipe.commands.clone(),
-                };
-                let expr = self.pipe(&bare, *line)?;
+                self.actions.push((*line, (*source).to_string()));
+                let expr = self.pipe(pipe, *line)?;
                 let n = self.fresh();
                 let (key, element) = (format!("_k{n}"), format!("_d{n}"));
                 self.scopes.push(Vec::new());
                 match pipe.vars.as_slice() {
-                    [] => self.emit(&format!("{{% for {element} in f_range_values({expr}) %}}")),
+                    [] => {
+                        self.push_all(&["{% for ", &element, " in f_range_values(", &expr, ") %}"])
+                    }
                     [value] => {
                         self.bind(value, &element);
-                        self.emit(&format!("{{% for {element} in f_range_values({expr}) %}}"));
+                        self.push_all(&["{% for ", &element, " in f_range_values(", &expr, ") %}"]);
                     }
                     [index, value] => {
                         self.bind(index, &key);
                         self.bind(value, &element);
-                        self.emit(&format!(
-                            "{{% for {key}, {element} in f_range_pairs({expr}) %}}"
-                        ));
+                        self.push_all(&[
+                            "{% for ",
+                            &key,
+                            ", ",
+                            &element,
+                            " in f_range_pairs(",
+                            &expr,
+                            ") %}",
+                        ]);
                     }
                     _ => return Err(self.error(*line, "too many declarations in range")),
                 }
@@ -189,15 +211,18 @@ impl Translator<'_> {
                 source,
             } => {
                 self.pad_to(*line);
-                self.actions.push((*line, source.clone()));
+                self.actions.push((*line, (*source).to_string()));
                 let argument = match pipe {
                     Some(pipe) => self.pipe(pipe, *line)?,
                     None => "none".to_string(),
                 };
-                self.emit(&format!(
-                    "{{{{ f_include({}, {argument}) }}}}",
-                    string_literal(name)
-                ));
+                self.push_all(&[
+                    "{{ f_include(",
+                    &string_literal(name),
+                    ", ",
+                    &argument,
+                    ") }}",
+                ]);
             }
             Node::Break { line } => {
                 self.pad_to(*line);
@@ -224,34 +249,29 @@ impl Translator<'_> {
         }
     }
 
-    fn resolve(&self, go_name: &str, line: usize) -> Result<String, ParseError> {
+    fn resolve(&self, go_name: &str, line: usize) -> Result<&str, ParseError> {
         self.scopes
             .iter()
             .rev()
             .flat_map(|scope| scope.iter().rev())
             .find(|(name, _)| name == go_name)
-            .map(|(_, expr)| expr.clone())
+            .map(|(_, expr)| expr.as_str())
             .ok_or_else(|| self.error(line, format!("undefined variable \"${go_name}\"")))
     }
 
     /// Emits `$x := …` / `$x = …` and returns the expression now naming the value.
     fn declaration(&mut self, pipe: &Pipe, line: usize) -> Result<String, ParseError> {
-        let bare = Pipe {
-            vars: Vec::new(),
-            assign: false,
-            commands: pipe.commands.clone(),
-        };
-        let expr = self.pipe(&bare, line)?;
+        let expr = self.pipe(pipe, line)?;
         let [var] = pipe.vars.as_slice() else {
             return Err(self.error(line, "too many declarations in command"));
         };
         let target = if pipe.assign {
-            self.resolve(var, line)?
+            self.resolve(var, line)?.to_string()
         } else {
             self.uses_namespace = true;
             format!("_v.v{}", self.fresh())
         };
-        self.emit(&format!("{{% set {target} = {expr} %}}"));
+        self.push_all(&["{% set ", &target, " = ", &expr, " %}"]);
         if !pipe.assign {
             self.bind(var, &target);
         }
@@ -271,7 +291,8 @@ impl Translator<'_> {
         }
     }
 
-    fn pipe(&mut self, pipe: &Pipe, line: usize) -> Result<String, ParseError> {
+    /// The expression for `pipe`'s commands (declared variables are handled by the caller).
+    fn pipe(&self, pipe: &Pipe, line: usize) -> Result<String, ParseError> {
         let mut acc: Option<String> = None;
         for command in &pipe.commands {
             acc = Some(self.command(command, acc, line)?);
@@ -280,7 +301,7 @@ impl Translator<'_> {
     }
 
     fn command(
-        &mut self,
+        &self,
         command: &Command,
         piped: Option<String>,
         line: usize,
@@ -289,95 +310,156 @@ impl Translator<'_> {
             .args
             .split_first()
             .ok_or_else(|| self.error(line, "empty command"))?;
-        let mut args = rest
-            .iter()
-            .map(|arg| self.operand(arg, line))
-            .collect::<Result<Vec<_>, _>>()?;
-        args.extend(piped);
+        let count = rest.len() + usize::from(piped.is_some());
+        let mut out = String::with_capacity(64 + piped.as_ref().map_or(0, String::len));
         if let Operand::Function(name) = head {
-            return match name.as_str() {
+            match *name {
                 "and" | "or" => {
-                    if args.is_empty() {
+                    if count == 0 {
                         return Err(self.error(
                             line,
                             format!("wrong number of args for {name}: want at least 1 got 0"),
                         ));
                     }
-                    Ok(format!("({})", args.join(&format!(" {name} "))))
+                    out.push('(');
+                    self.arguments(&mut out, rest, piped, &format!(" {name} "), line)?;
+                    out.push(')');
                 }
-                "not" => match args.as_slice() {
-                    [single] => Ok(format!("(not {single})")),
-                    _ => Err(self.error(
-                        line,
-                        format!("wrong number of args for not: want 1 got {}", args.len()),
-                    )),
-                },
-                _ => Ok(format!("f_{name}({})", args.join(", "))),
-            };
+                "not" => {
+                    if count != 1 {
+                        return Err(self.error(
+                            line,
+                            format!("wrong number of args for not: want 1 got {count}"),
+                        ));
+                    }
+                    out.push_str("(not ");
+                    self.arguments(&mut out, rest, piped, "", line)?;
+                    out.push(')');
+                }
+                _ => {
+                    out.push_str("f_");
+                    out.push_str(name);
+                    out.push('(');
+                    self.arguments(&mut out, rest, piped, ", ", line)?;
+                    out.push(')');
+                }
+            }
+            return Ok(out);
         }
-        if args.is_empty() {
-            return self.operand(head, line);
+        if count == 0 {
+            self.operand(&mut out, head, line)?;
+            return Ok(out);
         }
         // A field with arguments is a method call on its parent (`.Files.Get "x"`, `$caps.APIVersions.Has "v"`).
-        let (base, path) = match head {
-            Operand::Field(path) => (self.dot.clone(), path.clone()),
-            Operand::Variable(name, path) => (self.resolve(name, line)?, path.clone()),
-            Operand::Chain(pipe, path) => (format!("({})", self.pipe(pipe, line)?), path.clone()),
+        let path = match head {
+            Operand::Field(path) => {
+                out.push_str(&self.dot);
+                path
+            }
+            Operand::Variable(name, path) => {
+                out.push_str(self.resolve(name, line)?);
+                path
+            }
+            Operand::Chain(pipe, path) => {
+                out.push('(');
+                out.push_str(&self.pipe(pipe, line)?);
+                out.push(')');
+                path
+            }
             _ => return Err(self.error(line, "can't give argument to non-function")),
         };
         let Some((method, parents)) = path.split_last() else {
             return Err(self.error(line, "can't give argument to non-function"));
         };
-        Ok(format!(
-            "{}.{}({})",
-            with_path(&base, parents),
-            method,
-            args.join(", ")
-        ))
+        push_path(&mut out, parents);
+        out.push('.');
+        out.push_str(method);
+        out.push('(');
+        self.arguments(&mut out, rest, piped, ", ", line)?;
+        out.push(')');
+        Ok(out)
     }
 
-    fn operand(&mut self, operand: &Operand, line: usize) -> Result<String, ParseError> {
-        Ok(match operand {
-            Operand::Field(path) => with_path(&self.dot, path),
-            Operand::Variable(name, path) => with_path(&self.resolve(name, line)?, path),
-            Operand::Chain(pipe, path) => with_path(&format!("({})", self.pipe(pipe, line)?), path),
-            Operand::Function(name) => match name.as_str() {
+    /// Writes `args` and then the piped value, separated by `separator`.
+    fn arguments(
+        &self,
+        out: &mut String,
+        args: &[Operand],
+        piped: Option<String>,
+        separator: &str,
+        line: usize,
+    ) -> Result<(), ParseError> {
+        for (i, arg) in args.iter().enumerate() {
+            if i > 0 {
+                out.push_str(separator);
+            }
+            self.operand(out, arg, line)?;
+        }
+        if let Some(piped) = piped {
+            if !args.is_empty() {
+                out.push_str(separator);
+            }
+            out.push_str(&piped);
+        }
+        Ok(())
+    }
+
+    fn operand(&self, out: &mut String, operand: &Operand, line: usize) -> Result<(), ParseError> {
+        match operand {
+            Operand::Field(path) => {
+                out.push_str(&self.dot);
+                push_path(out, path);
+            }
+            Operand::Variable(name, path) => {
+                out.push_str(self.resolve(name, line)?);
+                push_path(out, path);
+            }
+            Operand::Chain(pipe, path) => {
+                out.push('(');
+                out.push_str(&self.pipe(pipe, line)?);
+                out.push(')');
+                push_path(out, path);
+            }
+            Operand::Function(name) => match *name {
                 "and" | "or" | "not" => {
                     return Err(self.error(
                         line,
                         format!("wrong number of args for {name}: want at least 1 got 0"),
                     ));
                 }
-                _ => format!("f_{name}()"),
+                _ => {
+                    out.push_str("f_");
+                    out.push_str(name);
+                    out.push_str("()");
+                }
             },
-            Operand::Str(value) => string_literal(value),
+            Operand::Str(value) => push_string_literal(out, value),
             Operand::Int(value) => {
                 if *value < 0 {
-                    format!("({value})")
+                    let _ = write!(out, "({value})");
                 } else {
-                    value.to_string()
+                    let _ = write!(out, "{value}");
                 }
             }
             Operand::Float(value) => {
                 if !value.is_finite() {
                     return Err(self.error(line, "number out of range"));
                 }
-                let text = format!("{value:?}");
                 if *value < 0.0 {
-                    format!("({text})")
+                    let _ = write!(out, "({value:?})");
                 } else {
-                    text
+                    let _ = write!(out, "{value:?}");
                 }
             }
-            Operand::Bool(value) => value.to_string(),
-            Operand::Nil => "none".to_string(),
-        })
+            Operand::Bool(value) => out.push_str(if *value { "true" } else { "false" }),
+            Operand::Nil => out.push_str("none"),
+        }
+        Ok(())
     }
 }
 
-/// `base.a.b`, using subscripts for names that are not plain ASCII identifiers.
-fn with_path(base: &str, path: &[String]) -> String {
-    let mut out = base.to_string();
+/// Appends `.a.b` for `path`, using subscripts for names that are not plain ASCII identifiers.
+fn push_path(out: &mut String, path: &[&str]) {
     for name in path {
         let plain = name.bytes().all(|b| b == b'_' || b.is_ascii_alphanumeric())
             && !name.starts_with(|c: char| c.is_ascii_digit());
@@ -386,16 +468,21 @@ fn with_path(base: &str, path: &[String]) -> String {
             out.push_str(name);
         } else {
             out.push('[');
-            out.push_str(&string_literal(name));
+            push_string_literal(out, name);
             out.push(']');
         }
     }
-    out
 }
 
 /// A minijinja string literal for `value` (no raw newlines, so tags stay on one line).
 pub(crate) fn string_literal(value: &str) -> String {
     let mut out = String::with_capacity(value.len() + 2);
+    push_string_literal(&mut out, value);
+    out
+}
+
+/// Appends the minijinja string literal for `value` to `out`.
+fn push_string_literal(out: &mut String, value: &str) {
     out.push('"');
     for c in value.chars() {
         match c {
@@ -405,13 +492,12 @@ pub(crate) fn string_literal(value: &str) -> String {
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
             c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                out.push_str(&format!("\\u{:04x}", c as u32))
+                let _ = write!(out, "\\u{:04x}", c as u32);
             }
             c => out.push(c),
         }
     }
     out.push('"');
-    out
 }
 
 #[cfg(test)]
