@@ -13,6 +13,8 @@ use seedlet_api::extensions::ExtensionObject;
 use seedlet_api::names::{annotations, labels, shoot_state, technical_id};
 use serde_json::{Map, Value, json};
 
+use super::state::StateText;
+
 /// The extension kinds whose state the ShootState keeps, in gardenlet's listing order.
 pub const KINDS: [&str; 9] = [
     "BackupEntry",
@@ -42,8 +44,8 @@ pub struct ExtensionItem {
     pub namespace: String,
     /// `spec.purpose`, if any.
     pub purpose: Option<String>,
-    /// `status.state`.
-    pub state: Option<Value>,
+    /// `status.state`, as compact text.
+    pub state: Option<StateText>,
     /// `status.resources`.
     pub resources: Vec<NamedResourceReference>,
     /// Whether the object is being deleted.
@@ -80,7 +82,9 @@ impl ExtensionItem {
             name,
             namespace,
             purpose: object.purpose().map(str::to_owned),
-            state: status.and_then(|status| status.state.clone()),
+            state: status
+                .and_then(|status| status.state.as_ref())
+                .map(StateText::of),
             resources: status
                 .map(|status| status.resources.clone())
                 .unwrap_or_default(),
@@ -99,7 +103,7 @@ impl ExtensionItem {
             kind: self.kind.to_owned(),
             name: Some(self.name.clone()),
             purpose: self.purpose.clone(),
-            state: self.state.clone(),
+            state: self.state.as_ref().map(StateText::value),
             resources: self.resources.clone(),
         })
     }

@@ -18,6 +18,7 @@ pub mod entries;
 pub mod queue;
 pub mod reconcile;
 pub mod schedule;
+pub mod state;
 
 use std::sync::Arc;
 
