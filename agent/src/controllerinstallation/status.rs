@@ -11,6 +11,8 @@ use serde_json::json;
 use seedlet_api::conditions::{self, Condition};
 use seedlet_api::core::ControllerInstallation;
 
+use crate::retry::{self, RetryPolicy};
+
 /// Requeue delay after losing a condition write to another writer (409): the three controllers
 /// share the list, so this is routine and the next pass reads fresh state right away.
 pub const CONFLICT_REQUEUE: Duration = Duration::from_millis(200);
@@ -30,7 +32,8 @@ pub async fn patch_conditions(
     name: &str,
     updates: impl FnOnce(&[Condition]) -> Vec<Condition>,
 ) -> Result<bool, kube::Error> {
-    let Some(latest) = api.get_opt(name).await? else {
+    let Some(latest) = retry::idempotent(&RetryPolicy::RECONCILE, || api.get_opt(name)).await?
+    else {
         return Ok(false);
     };
     let existing = latest.conditions();
@@ -42,9 +45,13 @@ pub async fn patch_conditions(
         "metadata": {"resourceVersion": latest.metadata.resource_version},
         "status": {"conditions": merged},
     });
-    match api
-        .patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
+    // Guarded by the resourceVersion read above: a retry after a write that did land answers
+    // 409, which the caller treats as a lost race and requeues.
+    let (params, patch) = (PatchParams::default(), Patch::Merge(&patch));
+    match retry::idempotent(&RetryPolicy::RECONCILE, || {
+        api.patch_status(name, &params, &patch)
+    })
+    .await
     {
         Ok(_) => Ok(true),
         Err(kube::Error::Api(status)) if status.is_not_found() => Ok(false),

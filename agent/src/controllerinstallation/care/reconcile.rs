@@ -14,6 +14,7 @@ use seedlet_api::resources::ManagedResource;
 
 use super::Care;
 use crate::controllerinstallation::status::patch_conditions;
+use crate::retry::{self, RetryPolicy};
 
 /// Requeue delay while the ManagedResource does not exist yet.
 pub const MISSING_REQUEUE: Duration = Duration::from_secs(1);
@@ -85,7 +86,7 @@ async fn care(ci: &ControllerInstallation, ctx: &Care) -> Result<Action, Error> 
                 source,
             })
     };
-    match managed_resources.get(&name).await {
+    match retry::idempotent(&RetryPolicy::RECONCILE, || managed_resources.get(&name)).await {
         Ok(mr) => {
             let updates = care_conditions(&mr, &name, ci.conditions(), now);
             write(updates.to_vec()).await?;

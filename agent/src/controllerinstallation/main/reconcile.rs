@@ -29,6 +29,7 @@ use super::values::{self, ResourceData};
 use super::{Error, Installer};
 use crate::controllerinstallation::status::patch_conditions;
 use crate::managedresource::finalizer;
+use crate::retry::{self, RetryPolicy};
 
 /// Reconciles one ControllerInstallation of this seed.
 ///
@@ -150,9 +151,11 @@ async fn install(
     let registration_name = ci.spec.registration_ref.name.clone();
 
     // Registration and Seed.
-    match Api::<ControllerRegistration>::all(garden.clone())
-        .get_opt(&registration_name)
-        .await
+    let registrations = Api::<ControllerRegistration>::all(garden.clone());
+    match retry::idempotent(&RetryPolicy::RECONCILE, || {
+        registrations.get_opt(&registration_name)
+    })
+    .await
     {
         Ok(Some(_)) => {}
         Ok(None) => {
@@ -370,7 +373,8 @@ async fn install(
 
 pub(super) async fn read_seed(ctx: &Installer, conditions: &mut Conditions) -> Result<Seed, Error> {
     let seed_name = ctx.agent.seed_name.clone();
-    match Api::<Seed>::all(ctx.garden()).get_opt(&seed_name).await {
+    let seeds = Api::<Seed>::all(ctx.garden());
+    match retry::idempotent(&RetryPolicy::RECONCILE, || seeds.get_opt(&seed_name)).await {
         Ok(Some(seed)) => Ok(seed),
         Ok(None) => {
             conditions.valid(ConditionStatus::False, reasons::SEED_NOT_FOUND, &format!("Referenced Seed does not exist: seeds.core.gardener.cloud {seed_name:?} not found"));
@@ -399,16 +403,13 @@ async fn read_deployment(
         name: name.to_owned(),
         source,
     };
-    match Api::<ControllerDeployment>::all(ctx.garden())
-        .get(name)
-        .await
-    {
+    let deployments = Api::<ControllerDeployment>::all(ctx.garden());
+    match retry::idempotent(&RetryPolicy::RECONCILE, || deployments.get(name)).await {
         Ok(deployment) => Ok(Some(deployment)),
         Err(kube::Error::Api(status)) if status.is_not_found() => {
             // Either the object is missing or v1 is not served: ask v1beta1.
-            match Api::<ControllerDeploymentV1beta1>::all(ctx.garden())
-                .get_opt(name)
-                .await
+            let old_deployments = Api::<ControllerDeploymentV1beta1>::all(ctx.garden());
+            match retry::idempotent(&RetryPolicy::RECONCILE, || old_deployments.get_opt(name)).await
             {
                 Ok(old) => Ok(old.map(ControllerDeployment::from)),
                 Err(kube::Error::Api(status)) if status.is_not_found() => Ok(None),
@@ -509,7 +510,9 @@ async fn ensure_namespace(
         name: name.clone(),
         source,
     };
-    let existing = api.get_opt(&name).await.map_err(namespace_error)?;
+    let existing = retry::idempotent(&RetryPolicy::RECONCILE, || api.get_opt(&name))
+        .await
+        .map_err(namespace_error)?;
     let had_access_label = existing
         .as_ref()
         .and_then(|ns| ns.metadata.labels.as_ref())
@@ -527,11 +530,13 @@ async fn ensure_namespace(
         had_access_label,
         pod_security,
     );
-    api.patch(
-        &name,
-        &PatchParams::apply(crate::FIELD_MANAGER),
-        &Patch::Apply(&desired),
-    )
+    let (params, patch) = (
+        PatchParams::apply(crate::FIELD_MANAGER),
+        Patch::Apply(&desired),
+    );
+    retry::idempotent(&RetryPolicy::RECONCILE, || {
+        api.patch(&name, &params, &patch)
+    })
     .await
     .map_err(namespace_error)?;
     Ok(())
@@ -593,13 +598,14 @@ async fn write_managed_resource(
 
     let managed_resources_api: Api<ManagedResource> =
         Api::namespaced(seed.clone(), namespaces::GARDEN);
-    let existing = managed_resources_api
-        .get_opt(name)
-        .await
-        .map_err(|source| Error::WriteManagedResource {
-            name: name.to_owned(),
-            source,
-        })?;
+    let existing = retry::idempotent(&RetryPolicy::RECONCILE, || {
+        managed_resources_api.get_opt(name)
+    })
+    .await
+    .map_err(|source| Error::WriteManagedResource {
+        name: name.to_owned(),
+        source,
+    })?;
     let previous: Vec<String> = existing
         .map(|mr| {
             mr.spec
@@ -630,17 +636,16 @@ async fn write_managed_resource(
 
     // `force`: gardenlet replaces the whole spec, so fields another manager set are taken over.
     let desired = desired::desired_managed_resource(name, registration, &secret_name);
-    managed_resources_api
-        .patch(
-            name,
-            &PatchParams::apply(crate::FIELD_MANAGER).force(),
-            &Patch::Apply(&desired),
-        )
-        .await
-        .map_err(|source| Error::WriteManagedResource {
-            name: name.to_owned(),
-            source,
-        })?;
+    let params = PatchParams::apply(crate::FIELD_MANAGER).force();
+    let patch = Patch::Apply(&desired);
+    retry::idempotent(&RetryPolicy::RECONCILE, || {
+        managed_resources_api.patch(name, &params, &patch)
+    })
+    .await
+    .map_err(|source| Error::WriteManagedResource {
+        name: name.to_owned(),
+        source,
+    })?;
 
     // Garbage-collect unreferenced manifest Secrets of this installation.
     let selector = format!("{}=true", managed_resources::GARBAGE_COLLECTABLE_REFERENCE);
