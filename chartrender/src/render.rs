@@ -1,7 +1,7 @@
 //! Rendering: per-chart translation cache, template objects, execution order, output splitting and ordering.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 
 use minijinja::value::Value;
 use minijinja::{Environment, UndefinedBehavior, context};
@@ -259,6 +259,34 @@ impl Renderer {
     }
 }
 
+/// The settings and functions every chart's environment starts from, built once: cloning an environment shares
+/// its function maps, and adding the chart's `include`/`tpl` copies only the map's nodes (the names are static).
+static BASE_ENVIRONMENT: LazyLock<Environment<'static>> = LazyLock::new(base_environment);
+
+fn base_environment() -> Environment<'static> {
+    // No default filters, tests or globals: translated templates only call our `f_*` functions.
+    let mut env = Environment::empty();
+    env.add_function("namespace", minijinja::functions::namespace);
+    env.set_keep_trailing_newline(true);
+    env.set_undefined_behavior(UndefinedBehavior::Lenient);
+    env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
+    env.set_recursion_limit(1000);
+    env.set_formatter(|out, _state, value| {
+        // Go prints `<no value>` for nil, which Helm strips from the output.
+        if value.is_undefined() || value.is_none() {
+            return Ok(());
+        }
+        if let Some(s) = value.as_str() {
+            return out.write_str(s).map_err(minijinja::Error::from);
+        }
+        let mut text = String::new();
+        write_go(&mut text, value);
+        out.write_str(&text).map_err(minijinja::Error::from)
+    });
+    crate::funcs::register(&mut env);
+    env
+}
+
 /// A chart translated into one minijinja environment (templates of the chart and all subcharts).
 #[derive(Debug)]
 struct Compiled {
@@ -327,26 +355,7 @@ impl Compiled {
             }
         }
         let actions = Arc::new(actions);
-        // No default filters, tests or globals: translated templates only call our `f_*` functions.
-        let mut env = Environment::empty();
-        env.add_function("namespace", minijinja::functions::namespace);
-        env.set_keep_trailing_newline(true);
-        env.set_undefined_behavior(UndefinedBehavior::Lenient);
-        env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
-        env.set_recursion_limit(1000);
-        env.set_formatter(|out, _state, value| {
-            // Go prints `<no value>` for nil, which Helm strips from the output.
-            if value.is_undefined() || value.is_none() {
-                return Ok(());
-            }
-            if let Some(s) = value.as_str() {
-                return out.write_str(s).map_err(minijinja::Error::from);
-            }
-            let mut text = String::new();
-            write_go(&mut text, value);
-            out.write_str(&text).map_err(minijinja::Error::from)
-        });
-        crate::funcs::register(&mut env);
+        let mut env = BASE_ENVIRONMENT.clone();
         template::register(&mut env, Arc::clone(&actions));
         for (name, source) in sources {
             env.add_template_owned(name.clone(), source)

@@ -42,7 +42,7 @@ impl ActionTable {
     }
 }
 
-/// Registers `include`, `tpl`, `required`, `fail`, `lookup` and `getHostByName` for one chart's environment.
+/// Registers `include` and `tpl`, which describe errors with one chart's action table.
 pub(crate) fn register(env: &mut Environment<'static>, actions: Arc<ActionTable>) {
     let include_actions = Arc::clone(&actions);
     env.add_function("f_include", move |state: &State, args: Rest<Value>| {
@@ -51,6 +51,10 @@ pub(crate) fn register(env: &mut Environment<'static>, actions: Arc<ActionTable>
     env.add_function("f_tpl", move |state: &State, args: Rest<Value>| {
         tpl(state, &args, &actions)
     });
+}
+
+/// Registers `required`, `fail`, `lookup` and `getHostByName`, which are the same for every chart.
+pub(crate) fn register_plain(env: &mut Environment<'static>) {
     env.add_function("f_required", |args: Rest<Value>| required(&args));
     env.add_function("f_fail", |args: Rest<Value>| {
         Err::<Value, _>(user_error(&arg_str(&args, 0)))
