@@ -99,23 +99,7 @@ async fn kubectl_auth_can_i_answers_yes_and_no_with_exit_codes() {
         println!("note: {KUBECTL} is missing, kubectl auth can-i test skipped");
         return;
     }
-    let sb = Sandbox::builder()
-        .name("kubectl-can-i")
-        .start()
-        .await
-        .expect("sandbox starts");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let admin = dir.path().join("admin");
-    std::fs::write(&admin, sb.admin_kubeconfig_yaml()).expect("kubeconfig written");
-    let viewer = dir.path().join("viewer");
-    let viewer_config = sb
-        .kubeconfig_for("viewer", &["viewers"])
-        .expect("viewer certificate");
-    std::fs::write(
-        &viewer,
-        serde_yaml::to_string(&viewer_config).expect("kubeconfig serializes"),
-    )
-    .expect("kubeconfig written");
+    let (sb, dir, admin, viewer) = admin_and_viewer("kubectl-can-i").await;
     let rbac = dir.path().join("rbac.yaml");
     std::fs::write(
         &rbac,
@@ -194,23 +178,7 @@ async fn kubectl_auth_can_i_list_prints_the_rules_of_admin_and_restricted_user()
         println!("note: {KUBECTL} is missing, kubectl auth can-i --list test skipped");
         return;
     }
-    let sb = Sandbox::builder()
-        .name("kubectl-can-i-list")
-        .start()
-        .await
-        .expect("sandbox starts");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let admin = dir.path().join("admin");
-    std::fs::write(&admin, sb.admin_kubeconfig_yaml()).expect("kubeconfig written");
-    let viewer = dir.path().join("viewer");
-    let viewer_config = sb
-        .kubeconfig_for("viewer", &["viewers"])
-        .expect("viewer certificate");
-    std::fs::write(
-        &viewer,
-        serde_yaml::to_string(&viewer_config).expect("kubeconfig serializes"),
-    )
-    .expect("kubeconfig written");
+    let (sb, dir, admin, viewer) = admin_and_viewer("kubectl-can-i-list").await;
     let rbac = dir.path().join("rbac.yaml");
     std::fs::write(
         &rbac,
@@ -360,4 +328,34 @@ async fn kubectl_get_watch_prints_objects_created_later() {
     child.kill().expect("kubectl stops");
     child.wait().expect("kubectl reaped");
     sb.shutdown().await;
+}
+
+/// A sandbox named `name` and, in a temporary directory, kubeconfig files for its admin and for
+/// user `viewer` in group `viewers` (no rights until the test binds some).
+async fn admin_and_viewer(
+    name: &str,
+) -> (
+    Sandbox,
+    tempfile::TempDir,
+    std::path::PathBuf,
+    std::path::PathBuf,
+) {
+    let sb = Sandbox::builder()
+        .name(name)
+        .start()
+        .await
+        .expect("sandbox starts");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let admin = dir.path().join("admin");
+    std::fs::write(&admin, sb.admin_kubeconfig_yaml()).expect("kubeconfig written");
+    let viewer = dir.path().join("viewer");
+    let viewer_config = sb
+        .kubeconfig_for("viewer", &["viewers"])
+        .expect("viewer certificate");
+    std::fs::write(
+        &viewer,
+        serde_yaml::to_string(&viewer_config).expect("kubeconfig serializes"),
+    )
+    .expect("kubeconfig written");
+    (sb, dir, admin, viewer)
 }
