@@ -155,15 +155,25 @@ pub async fn create_seed(garden: &kube::Client) {
 
 /// Starts an agent (no leader election, ephemeral server ports) against the clusters.
 pub async fn start_agent(clusters: &Clusters, shutdown: CancellationToken) -> RunningAgent {
+    start_agent_with(clusters, shutdown, |_| {}).await
+}
+
+/// [`start_agent`] with [`AGENT_CONFIG`] changed by `adjust` first.
+pub async fn start_agent_with(
+    clusters: &Clusters,
+    shutdown: CancellationToken,
+    adjust: impl FnOnce(&mut seedlet_config::GardenletConfiguration),
+) -> RunningAgent {
     // Logs for failing runs: `RUST_LOG=seedlet_agent=debug cargo test ... -- --nocapture`.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_test_writer()
         .try_init();
-    let config = match seedlet_config::parse(AGENT_CONFIG, "test.yaml").expect("valid config") {
+    let mut config = match seedlet_config::parse(AGENT_CONFIG, "test.yaml").expect("valid config") {
         seedlet_config::AnyConfig::Gardenlet(config) => *config,
         other => panic!("unexpected config kind {}", other.kind()),
     };
+    adjust(&mut config);
     let mut agent = Agent::new(config).expect("agent");
     let settings = agent.settings_mut();
     settings.health_address = "127.0.0.1:0".parse().expect("address");

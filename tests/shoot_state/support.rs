@@ -9,10 +9,9 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::runtime::{WatchStreamExt, watcher};
-use seedlet_agent::{Agent, RunningAgent};
+use seedlet_agent::RunningAgent;
 use seedlet_api::core::{CloudProfile, Project, Shoot, ShootState};
 use seedlet_api::extensions::{Cluster, Infrastructure};
-use seedlet_bootstrap::GardenClient;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -29,30 +28,11 @@ pub async fn start_agent(
     snapshot_period: Duration,
     shutdown: CancellationToken,
 ) -> RunningAgent {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .with_test_writer()
-        .try_init();
-    let mut config = match seedlet_config::parse(crate::common::AGENT_CONFIG, "test.yaml")
-        .expect("valid config")
-    {
-        seedlet_config::AnyConfig::Gardenlet(config) => *config,
-        other => panic!("unexpected config kind {}", other.kind()),
-    };
-    config.controllers.shoot_state.sync_period = seedlet_config::Duration::from_millis(
-        u64::try_from(snapshot_period.as_millis()).expect("period"),
-    );
-    let mut agent = Agent::new(config).expect("agent");
-    let settings = agent.settings_mut();
-    settings.health_address = "127.0.0.1:0".parse().expect("address");
-    settings.metrics_address = "127.0.0.1:0".parse().expect("address");
-    settings.leader_election = None;
-    agent
-        .with_seed_client(clusters.seed.client())
-        .with_garden_client(GardenClient::new(clusters.garden.client(), None))
-        .start(shutdown)
-        .await
-        .expect("agent starts")
+    let period = u64::try_from(snapshot_period.as_millis()).expect("period");
+    crate::common::start_agent_with(clusters, shutdown, |config| {
+        config.controllers.shoot_state.sync_period = seedlet_config::Duration::from_millis(period);
+    })
+    .await
 }
 
 pub async fn create<K>(api: Api<K>, value: Value) -> K
