@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::ops::string_list;
 use crate::resources::{Behaviour, Registry, ResourceType};
 use crate::status::{ApiError, Cause};
 use crate::store::State;
@@ -27,16 +28,6 @@ pub fn registry_for(state: &State) -> Registry {
 pub fn types_of(crd: &Value) -> Vec<ResourceType> {
     let spec = &crd["spec"];
     let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
-    let strings = |v: &Value| -> Vec<String> {
-        v.as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
     let names = &spec["names"];
     let kind = text(&names["kind"]);
     spec["versions"]
@@ -58,8 +49,8 @@ pub fn types_of(crd: &Value) -> Vec<ResourceType> {
                 .map(str::to_string)
                 .unwrap_or_else(|| kind.to_lowercase()),
             namespaced: spec["scope"].as_str() != Some("Cluster"),
-            short_names: strings(&names["shortNames"]),
-            categories: strings(&names["categories"]),
+            short_names: string_list(names.get("shortNames")),
+            categories: string_list(names.get("categories")),
             status_subresource: version.pointer("/subresources/status").is_some(),
             extra_subresources: Vec::new(),
             generation: true,

@@ -616,13 +616,19 @@ fn unchanged(old: &Value, new: &Value) -> bool {
 
 /// `metadata.finalizers` as strings.
 pub fn finalizers(object: &Value) -> Vec<String> {
-    object
-        .pointer("/metadata/finalizers")
+    string_list(object.pointer("/metadata/finalizers"))
+}
+
+/// The strings of a JSON array (other items skipped); empty when `value` is missing or not an
+/// array.
+pub fn string_list(value: Option<&Value>) -> Vec<String> {
+    value
         .and_then(Value::as_array)
-        .map(|f| {
-            f.iter()
+        .map(|items| {
+            items
+                .iter()
                 .filter_map(Value::as_str)
-                .map(str::to_string)
+                .map(str::to_owned)
                 .collect()
         })
         .unwrap_or_default()

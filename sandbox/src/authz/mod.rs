@@ -9,6 +9,7 @@ mod rules;
 use serde_json::{Value, json};
 
 use crate::authn::{ImpersonationRequest, SYSTEM_MASTERS, UserInfo, service_account_name};
+use crate::ops::string_list;
 
 pub use policy::bootstrap_policy;
 pub use rbac::rule_allows;
@@ -191,23 +192,12 @@ pub fn review_attributes(spec: &Value, user: UserInfo) -> Option<Attributes> {
 
 /// The user a SubjectAccessReview `spec` asks about (no groups are added, like kube-apiserver).
 pub fn review_user(spec: &Value) -> UserInfo {
-    let strings = |v: Option<&Value>| -> Vec<String> {
-        v.and_then(Value::as_array)
-            .map(|items| {
-                items
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
     let extra = spec
         .get("extra")
         .and_then(Value::as_object)
         .map(|map| {
             map.iter()
-                .map(|(k, v)| (k.clone(), strings(Some(v))))
+                .map(|(k, v)| (k.clone(), string_list(Some(v))))
                 .collect()
         })
         .unwrap_or_default();
@@ -222,7 +212,7 @@ pub fn review_user(spec: &Value) -> UserInfo {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned(),
-        groups: strings(spec.get("groups")),
+        groups: string_list(spec.get("groups")),
         extra,
     }
 }

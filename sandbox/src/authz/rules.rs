@@ -10,6 +10,7 @@ use serde_json::{Map, Value, json};
 use super::RbacSnapshot;
 use super::rbac::{applying_subject, cluster_binding_rules, namespace, role_binding_rules};
 use crate::authn::UserInfo;
+use crate::ops::string_list;
 
 /// What a user may do on resources (`verbs` on `resources` in `api_groups`, limited to
 /// `resource_names` when any are given).
@@ -135,18 +136,7 @@ pub fn rules_for(user: &UserInfo, namespace_name: &str, rbac: &RbacSnapshot) -> 
 
 /// Splits one stored PolicyRule into the resource and non-resource rules it grants.
 fn add_policy_rule(out: &mut SubjectRules, rule: &Value) {
-    let list = |key: &str| -> Vec<String> {
-        rule.get(key)
-            .and_then(Value::as_array)
-            .map(|items| {
-                items
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
+    let list = |key: &str| string_list(rule.get(key));
     let resources = list("resources");
     if !resources.is_empty() {
         out.resource_rules.push(ResourceRule {

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use crate::authn::UserInfo;
 use crate::authz::{self, Attributes, RbacSnapshot};
+use crate::ops::string_list;
 use crate::pki::CertificateAuthority;
 use validation::{
     FieldError, invalid_status, validate_conditions, validate_conditions_kept, validate_expiration,
@@ -402,19 +403,6 @@ fn set_conditions(object: &mut Value, conditions: Vec<Value>) {
             status.insert("conditions".to_owned(), Value::Array(conditions));
         }
     }
-}
-
-fn string_list(value: Option<&Value>) -> Vec<String> {
-    value
-        .and_then(Value::as_array)
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// RFC 3339 with second precision, like `metav1.Time`.
