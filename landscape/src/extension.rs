@@ -198,9 +198,13 @@ pub async fn scheduled(
     let what = format!("ControllerInstallation of {REGISTRATION} for Seed {seed_name}");
     match tokio::time::timeout(timeout, found).await {
         Ok(Ok(Some(ci))) => Ok(ci.name_any()),
-        Ok(Ok(None)) => Err(timed_out(what, timeout, "watch ended".to_owned())),
-        Ok(Err(error)) => Err(timed_out(what, timeout, format!("watch failed: {error}"))),
-        Err(_) => Err(timed_out(what, timeout, "not created".to_owned())),
+        Ok(Ok(None)) => Err(Error::timeout(what, timeout, "watch ended".to_owned())),
+        Ok(Err(error)) => Err(Error::timeout(
+            what,
+            timeout,
+            format!("watch failed: {error}"),
+        )),
+        Err(_) => Err(Error::timeout(what, timeout, "not created".to_owned())),
     }
 }
 
@@ -236,7 +240,11 @@ pub async fn applied(
                 namespaces::extension_namespace(installation)
             ))
         }
-        Ok(Err(error)) => Err(timed_out(what, timeout, format!("watch failed: {error}"))),
+        Ok(Err(error)) => Err(Error::timeout(
+            what,
+            timeout,
+            format!("watch failed: {error}"),
+        )),
         Err(_) => {
             let last = managed_resources
                 .get_opt(installation)
@@ -248,7 +256,7 @@ pub async fn applied(
                         .map(describe)
                 })
                 .unwrap_or_else(|| "no ResourcesApplied condition".to_owned());
-            Err(timed_out(what, timeout, last))
+            Err(Error::timeout(what, timeout, last))
         }
     }
 }
@@ -280,7 +288,11 @@ pub async fn healthy(
     let what = format!("ControllerInstallation {installation} Installed and Healthy");
     match waited {
         Ok(Ok(_)) => Ok(String::new()),
-        Ok(Err(error)) => Err(timed_out(what, timeout, format!("watch failed: {error}"))),
+        Ok(Err(error)) => Err(Error::timeout(
+            what,
+            timeout,
+            format!("watch failed: {error}"),
+        )),
         Err(_) => {
             let last = installations
                 .get_opt(installation)
@@ -295,7 +307,7 @@ pub async fn healthy(
                         .join("; ")
                 })
                 .unwrap_or_else(|| "installation gone".to_owned());
-            Err(timed_out(what, timeout, last))
+            Err(Error::timeout(what, timeout, last))
         }
     }
 }
@@ -324,7 +336,11 @@ pub async fn extensions_ready(
                     .map(|c| c.reason.clone())
             })
             .unwrap_or_default()),
-        Ok(Err(error)) => Err(timed_out(what, timeout, format!("watch failed: {error}"))),
+        Ok(Err(error)) => Err(Error::timeout(
+            what,
+            timeout,
+            format!("watch failed: {error}"),
+        )),
         Err(_) => {
             let last = seeds
                 .get_opt(seed_name)
@@ -336,7 +352,7 @@ pub async fn extensions_ready(
                         .map(describe)
                 })
                 .unwrap_or_else(|| "no ExtensionsReady condition".to_owned());
-            Err(timed_out(what, timeout, last))
+            Err(Error::timeout(what, timeout, last))
         }
     }
 }
@@ -347,14 +363,6 @@ fn describe(condition: &Condition) -> String {
         "{} {}: {}",
         condition.status, condition.reason, condition.message
     )
-}
-
-fn timed_out(what: String, timeout: Duration, last: String) -> Error {
-    Error::Timeout {
-        what,
-        timeout,
-        last,
-    }
 }
 
 #[cfg(test)]

@@ -123,6 +123,17 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// [`Error::Timeout`] for the step `what`.
+    pub fn timeout(what: impl Into<String>, timeout: Duration, last: impl Into<String>) -> Self {
+        Error::Timeout {
+            what: what.into(),
+            timeout,
+            last: last.into(),
+        }
+    }
+}
+
 /// Runs the landscape until everything is Ready, then (unless `options.once`) until `shutdown`.
 ///
 /// # Errors

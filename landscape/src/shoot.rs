@@ -182,15 +182,19 @@ pub async fn cluster(seed: &kube::Client, timeout: Duration) -> Result<String, E
     );
     match waited {
         Ok(Ok(Some(cluster))) => Ok(describe_cluster(&cluster)),
-        Ok(Ok(None)) => Err(timed_out(what, timeout, "Cluster gone".to_owned())),
-        Ok(Err(error)) => Err(timed_out(what, timeout, format!("watch failed: {error}"))),
+        Ok(Ok(None)) => Err(Error::timeout(what, timeout, "Cluster gone".to_owned())),
+        Ok(Err(error)) => Err(Error::timeout(
+            what,
+            timeout,
+            format!("watch failed: {error}"),
+        )),
         Err(_) => {
             let last = match clusters.get_opt(&name).await {
                 Ok(Some(_)) => "Cluster exists but embeds another Shoot".to_owned(),
                 Ok(None) => "no Cluster".to_owned(),
                 Err(error) => format!("cannot read Cluster: {error}"),
             };
-            Err(timed_out(what, timeout, last))
+            Err(Error::timeout(what, timeout, last))
         }
     }
 }
@@ -219,8 +223,12 @@ pub async fn control_plane(seed: &kube::Client, timeout: Duration) -> Result<Str
                 .unwrap_or_default();
             Ok(format!("{}={role}", labels::ROLE))
         }
-        Ok(Err(error)) => Err(timed_out(what, timeout, format!("watch failed: {error}"))),
-        Err(_) => Err(timed_out(what, timeout, "not created".to_owned())),
+        Ok(Err(error)) => Err(Error::timeout(
+            what,
+            timeout,
+            format!("watch failed: {error}"),
+        )),
+        Err(_) => Err(Error::timeout(what, timeout, "not created".to_owned())),
     }
 }
 
@@ -272,15 +280,19 @@ pub async fn shoot_state(garden: &kube::Client, timeout: Duration) -> Result<Str
     let what = format!("ShootState {namespace}/{SHOOT} holding Infrastructure {SHOOT}");
     match waited {
         Ok(Ok(Some(state))) => Ok(entries(entry_count(&state))),
-        Ok(Ok(None)) => Err(timed_out(what, timeout, "ShootState gone".to_owned())),
-        Ok(Err(error)) => Err(timed_out(what, timeout, format!("watch failed: {error}"))),
+        Ok(Ok(None)) => Err(Error::timeout(what, timeout, "ShootState gone".to_owned())),
+        Ok(Err(error)) => Err(Error::timeout(
+            what,
+            timeout,
+            format!("watch failed: {error}"),
+        )),
         Err(_) => {
             let last = match shoot_states.get_opt(SHOOT).await {
                 Ok(Some(state)) => format!("{}, none with the state", entries(entry_count(&state))),
                 Ok(None) => "no ShootState".to_owned(),
                 Err(error) => format!("cannot read ShootState: {error}"),
             };
-            Err(timed_out(what, timeout, last))
+            Err(Error::timeout(what, timeout, last))
         }
     }
 }
@@ -329,14 +341,6 @@ pub fn entries(count: usize) -> String {
     match count {
         1 => "1 entry".to_owned(),
         n => format!("{n} entries"),
-    }
-}
-
-fn timed_out(what: String, timeout: Duration, last: String) -> Error {
-    Error::Timeout {
-        what,
-        timeout,
-        last,
     }
 }
 

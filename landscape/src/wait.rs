@@ -229,15 +229,11 @@ async fn bounded<K>(
 ) -> Result<Option<K>, Error> {
     match tokio::time::timeout(timeout, wait).await {
         Ok(Ok(object)) => Ok(object),
-        Ok(Err(error)) => Err(Error::Timeout {
-            what: what.to_owned(),
+        Ok(Err(error)) => Err(Error::timeout(
+            what,
             timeout,
-            last: format!("watch failed: {error}"),
-        }),
-        Err(_) => Err(Error::Timeout {
-            what: what.to_owned(),
-            timeout,
-            last: "condition not met".to_owned(),
-        }),
+            format!("watch failed: {error}"),
+        )),
+        Err(_) => Err(Error::timeout(what, timeout, "condition not met")),
     }
 }
