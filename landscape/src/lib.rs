@@ -15,7 +15,7 @@ mod extension;
 pub mod files;
 pub mod garden_setup;
 mod progress;
-mod shoot;
+pub mod shoot;
 mod summary;
 mod wait;
 

@@ -12,8 +12,9 @@ use crate::Error;
 
 /// Field manager of the harness's writes.
 pub const FIELD_MANAGER: &str = "seedlet-scale";
-/// Name of the CloudProfile every shoot uses.
-pub const CLOUD_PROFILE: &str = "local";
+/// The CloudProfile every shoot uses: the demo's (one Kubernetes version, machine image and
+/// type, region `local`).
+pub use seedlet_landscape::shoot::{CLOUD_PROFILE, cloud_profile};
 /// Shoots per project.
 const SHOOTS_PER_PROJECT: usize = 25;
 /// Concurrent writes while creating objects.
@@ -174,22 +175,6 @@ pub fn shoot(shoot: &ShootName, seed: &str) -> Value {
             "kubernetes": {"version": "1.33.0"},
             "networking": {"type": "calico", "nodes": "10.10.0.0/16"},
             "purpose": "evaluation"
-        }
-    })
-}
-
-/// The CloudProfile the shoots use.
-pub fn cloud_profile() -> Value {
-    json!({
-        "apiVersion": "core.gardener.cloud/v1beta1",
-        "kind": "CloudProfile",
-        "metadata": {"name": CLOUD_PROFILE},
-        "spec": {
-            "type": "local",
-            "kubernetes": {"versions": [{"version": "1.33.0"}]},
-            "machineImages": [{"name": "local", "versions": [{"version": "1.0.0"}]}],
-            "machineTypes": [{"name": "local", "cpu": "1", "gpu": "0", "memory": "1Gi", "usable": true}],
-            "regions": [{"name": "local"}]
         }
     })
 }
