@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use kube::runtime::controller::Controller;
 use kube::runtime::utils::{Backoff, ResetTimerBackoff};
-use kube::runtime::{WatchStreamExt, reflector, watcher};
+use kube::runtime::watcher;
 use kube::{Api, Resource};
 use rand::Rng;
 use serde::de::DeserializeOwned;
@@ -30,16 +30,12 @@ pub fn watch_backoff() -> ResetTimerBackoff<Exponential> {
 
 /// A controller over `api` whose own watch backs off with [`watch_backoff`] and that adds no
 /// backoff of its own on top (see [`NoTriggerBackoff`]); use it instead of `Controller::new`.
+/// Its cache keeps whole objects; [`crate::cache::controller`] keeps a view.
 pub fn controller<K>(api: Api<K>, config: watcher::Config) -> Controller<K>
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
-    let (reader, writer) = reflector::store();
-    let objects = watcher(api, config)
-        .backoff(watch_backoff())
-        .reflect(writer)
-        .applied_objects();
-    Controller::for_stream(objects, reader).trigger_backoff(NoTriggerBackoff)
+    crate::cache::controller(api, config, |_| {})
 }
 
 /// The trigger backoff of every controller: none. kube-runtime applies a controller's trigger
