@@ -378,19 +378,14 @@ const MAX_DETAIL_CHARS: usize = 200;
 /// everything non-printable and cut the message to [`MAX_DETAIL_CHARS`].
 fn readable(source: io::Error) -> io::Error {
     let message = source.to_string();
-    let mut detail: String = message
-        .chars()
-        .take(MAX_DETAIL_CHARS)
-        .flat_map(|c| {
-            let printable = !c.is_control() && c != char::REPLACEMENT_CHARACTER;
-            let escaped: Vec<char> = if printable {
-                vec![c]
-            } else {
-                c.escape_unicode().collect()
-            };
-            escaped
-        })
-        .collect();
+    let mut detail = String::with_capacity(message.len().min(4 * MAX_DETAIL_CHARS));
+    for c in message.chars().take(MAX_DETAIL_CHARS) {
+        if c.is_control() || c == char::REPLACEMENT_CHARACTER {
+            detail.extend(c.escape_unicode());
+        } else {
+            detail.push(c);
+        }
+    }
     if message.chars().count() > MAX_DETAIL_CHARS {
         detail.push('…');
     }
