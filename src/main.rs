@@ -195,7 +195,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                             once,
                             ..seedlet_landscape::Options::default()
                         };
-                        let shutdown = seedlet_agent::shutdown_on_signals();
+                        let shutdown = seedlet_runtime::process::shutdown_on_signals();
                         seedlet_landscape::run(options, shutdown)
                             .await
                             .context("the sandbox landscape did not become Ready")?;
@@ -217,7 +217,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
             runtime.block_on(async move {
-                seedlet_agent::run_agent(config, seedlet_agent::shutdown_on_signals())
+                seedlet_agent::run_agent(config, seedlet_runtime::process::shutdown_on_signals())
                     .await
                     .context("agent failed")
             })?;
@@ -232,7 +232,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             )?;
             let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
             runtime.block_on(async move {
-                seedlet_garden::runtime::run_garden(config, seedlet_agent::shutdown_on_signals())
+                seedlet_garden::run_garden(config, seedlet_runtime::process::shutdown_on_signals())
                     .await
                     .context("garden controller failed")
             })?;

@@ -475,7 +475,7 @@ async fn charts_apply_and_their_rbac_carries_bootstrap_approval_registration_and
         panic!("garden config kind");
     };
     let any: std::net::SocketAddr = "127.0.0.1:0".parse().expect("address");
-    let running_garden = seedlet_garden::runtime::Garden::new(
+    let running_garden = seedlet_garden::Garden::new(
         *garden_config,
         service_account_client(&garden, "seedlet-garden").await,
     )

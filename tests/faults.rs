@@ -42,7 +42,7 @@ const HEALTHY: &[(&str, &str)] = &[("Installed", "True"), ("Healthy", "True")];
 async fn installed_system(
     env: &Env,
     shutdown: &CancellationToken,
-) -> (seedlet_garden::runtime::RunningGarden, env::Watched) {
+) -> (seedlet_garden::RunningGarden, env::Watched) {
     env.create_seed().await;
     let garden_controller = start_garden(env.garden.client(), shutdown.child_token()).await;
     let agent = start_agent(

@@ -10,7 +10,8 @@
 //! Lease, then stops the servers.
 //!
 //! # Writing a controller
-//! A controller is an async fn taking the per-leadership-term [`AgentContext`]:
+//! See `docs/architecture.md` for the recipe. A controller is an async fn taking the
+//! per-leadership-term [`AgentContext`]:
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -29,39 +30,31 @@
 //! Add it to [`controllers::builtin`] (one line) so the agent runs it, or pass it to
 //! [`Agent::controller`]. Controllers run only while this replica leads; the future should return
 //! once `ctx.stop` is cancelled. A controller that returns early is restarted after
-//! [`runtime::CONTROLLER_RESTART_DELAY`].
+//! [`seedlet_runtime::process::CONTROLLER_RESTART_DELAY`].
 
-pub mod cache;
-pub mod clock;
 pub mod cluster;
 pub mod controllerinstallation;
 pub mod controllers;
-pub mod health;
+pub mod daemon;
 pub mod heartbeat;
-pub mod leader_election;
 pub mod managedresource;
 pub mod metrics;
 pub mod registration;
-pub mod retry;
-pub mod runtime;
 pub mod seed;
-pub mod server;
 pub mod shootstate;
-pub mod watch_backoff;
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use seedlet_bootstrap::GardenClient;
+use seedlet_runtime::clock::Clock;
+use seedlet_runtime::health::HealthManager;
+use seedlet_runtime::server::Readiness;
 use tokio_util::sync::CancellationToken;
 
-pub use runtime::{Agent, AgentSettings, Error, RunningAgent, run_agent, shutdown_on_signals};
+pub use daemon::{Agent, AgentSettings, Error, RunningAgent, run_agent};
+pub use seedlet_runtime::process::shutdown_on_signals;
 
-use crate::clock::Clock;
-use crate::health::HealthManager;
-use crate::metrics::Metrics;
-use crate::server::Readiness;
+use crate::metrics::AgentMetrics;
 
 /// Field manager of every object the agent writes.
 pub const FIELD_MANAGER: &str = seedlet_api::names::field_managers::AGENT;
@@ -81,7 +74,7 @@ pub struct AgentContext {
     /// Time source; use it for every condition timestamp.
     pub clock: Arc<dyn Clock>,
     /// Process metrics.
-    pub metrics: Arc<Metrics>,
+    pub metrics: Arc<AgentMetrics>,
     /// Health manager (the heartbeat feeds it).
     pub health: HealthManager,
     /// Readiness steps behind `/readyz`.
@@ -105,39 +98,5 @@ impl std::fmt::Debug for AgentContext {
     }
 }
 
-/// A boxed controller future.
-pub type ControllerFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
-
 /// A controller the agent runs while it leads.
-pub struct ControllerSpec {
-    /// Name, used in logs and as the `controller` metrics label.
-    pub name: &'static str,
-    start: Box<dyn Fn(Arc<AgentContext>) -> ControllerFuture + Send + Sync>,
-}
-
-impl ControllerSpec {
-    /// A controller named `name` started by `start` once per leadership term (and again if it
-    /// returns before the term ends).
-    pub fn new(
-        name: &'static str,
-        start: impl Fn(Arc<AgentContext>) -> ControllerFuture + Send + Sync + 'static,
-    ) -> Self {
-        Self {
-            name,
-            start: Box::new(start),
-        }
-    }
-
-    /// Starts one run of the controller.
-    pub fn start(&self, ctx: Arc<AgentContext>) -> ControllerFuture {
-        (self.start)(ctx)
-    }
-}
-
-impl std::fmt::Debug for ControllerSpec {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ControllerSpec")
-            .field("name", &self.name)
-            .finish_non_exhaustive()
-    }
-}
+pub type ControllerSpec = seedlet_runtime::process::ControllerSpec<AgentContext>;

@@ -1,41 +1,17 @@
-//! Prometheus metrics of the agent (and the garden controller): heartbeat, reconciles, garden
-//! client certificate, leadership and build info, exposed in OpenMetrics text format.
+//! The agent's own Prometheus series, added to the common ones of [`seedlet_runtime::metrics`]:
+//! heartbeat, garden client certificate and ShootState writes.
 
-use std::sync::atomic::AtomicU64;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use jiff::Timestamp;
-use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
-use prometheus_client::metrics::info::Info;
-use prometheus_client::registry::{Registry, Unit};
+use prometheus_client::registry::Unit;
+use seedlet_runtime::metrics::{FloatGauge, Metrics, seconds_between};
 
-/// Content type of [`Metrics::encode`]'s output.
-pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
-
-/// Prefix of every metric name.
-pub const PREFIX: &str = "seedlet";
-
-/// Label set of per-controller metrics.
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct ControllerLabels {
-    /// Controller name, e.g. `heartbeat` or `seed-lifecycle`.
-    pub controller: String,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct BuildLabels {
-    version: String,
-    component: String,
-}
-
-type FloatGauge = Gauge<f64, AtomicU64>;
-
-/// All metrics of one process; cheap to share behind an `Arc`.
+/// The agent's metrics: the common series (reachable through `Deref`) plus
 ///
 /// | name | type | meaning |
 /// |---|---|---|
@@ -43,32 +19,16 @@ type FloatGauge = Gauge<f64, AtomicU64>;
 /// | `seedlet_lease_renewal_failures_total` | counter | failed heartbeats (seed unhealthy or Lease write failed) |
 /// | `seedlet_lease_last_renew_age_seconds` | gauge | seconds since the last successful renewal (-1 before the first) |
 /// | `seedlet_lease_renewal_drift_seconds` | histogram | delay of a renewal behind its schedule |
-/// | `seedlet_reconcile_total{controller}` | counter | reconciles per controller |
-/// | `seedlet_reconcile_errors_total{controller}` | counter | failed reconciles per controller |
-/// | `seedlet_reconcile_duration_seconds{controller}` | histogram | reconcile durations per controller |
-/// | `seedlet_controller_restarts_total{controller}` | counter | controllers that returned before their term ended and were started again |
 /// | `seedlet_garden_client_certificate_expiry_seconds{cluster="garden"}` | gauge | seconds until the garden client certificate expires (absent without a certificate) |
-/// | `seedlet_leader` | gauge | 1 while this replica holds the leader lease |
-/// | `seedlet_healthy` | gauge | 1 while the health manager reports healthy |
-/// | `seedlet_build_info{version,component}` | info | build version |
 /// | `seedlet_shootstate_writes_total` | counter | ShootState creates and patches issued to the garden |
 #[derive(Debug)]
-pub struct Metrics {
-    registry: Registry,
+pub struct AgentMetrics {
+    common: Arc<Metrics>,
     lease_renewals: Counter,
     lease_renewal_failures: Counter,
-    lease_last_renew_age: FloatGauge,
     lease_renewal_drift: Histogram,
-    reconciles: Family<ControllerLabels, Counter>,
-    reconcile_errors: Family<ControllerLabels, Counter>,
-    reconcile_duration: Family<ControllerLabels, Histogram>,
-    controller_restarts: Family<ControllerLabels, Counter>,
-    controller_restarts_total: Counter,
-    garden_certificate_expiry: Family<Vec<(String, String)>, FloatGauge>,
-    leader: Gauge,
-    healthy: Gauge,
     shoot_state_writes: Counter,
-    times: Mutex<Times>,
+    times: Arc<Mutex<Times>>,
 }
 
 #[derive(Debug, Default)]
@@ -77,10 +37,17 @@ struct Times {
     certificate_not_after: Option<Timestamp>,
 }
 
-impl Metrics {
-    /// A fresh registry for `component` (`agent` or `garden`).
-    pub fn new(component: &str) -> Self {
-        let mut registry = Registry::with_prefix(PREFIX);
+impl Default for AgentMetrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl AgentMetrics {
+    /// The common series of component `agent` plus the agent's own.
+    pub fn new() -> Self {
+        let mut builder = Metrics::builder("agent");
+        let registry = builder.registry();
         let lease_renewals = Counter::default();
         registry.register(
             "lease_renewals",
@@ -107,29 +74,6 @@ impl Metrics {
             Unit::Seconds,
             lease_renewal_drift.clone(),
         );
-        let reconciles = Family::<ControllerLabels, Counter>::default();
-        registry.register("reconcile", "Reconciles per controller", reconciles.clone());
-        let reconcile_errors = Family::<ControllerLabels, Counter>::default();
-        registry.register(
-            "reconcile_errors",
-            "Failed reconciles per controller",
-            reconcile_errors.clone(),
-        );
-        let reconcile_duration = Family::<ControllerLabels, Histogram>::new_with_constructor(
-            duration_histogram as fn() -> Histogram,
-        );
-        registry.register_with_unit(
-            "reconcile_duration",
-            "Reconcile durations per controller",
-            Unit::Seconds,
-            reconcile_duration.clone(),
-        );
-        let controller_restarts = Family::<ControllerLabels, Counter>::default();
-        registry.register(
-            "controller_restarts",
-            "Controllers that returned before their leadership term ended and were started again",
-            controller_restarts.clone(),
-        );
         let garden_certificate_expiry = Family::<Vec<(String, String)>, FloatGauge>::default();
         registry.register_with_unit(
             "garden_client_certificate_expiry",
@@ -137,56 +81,47 @@ impl Metrics {
             Unit::Seconds,
             garden_certificate_expiry.clone(),
         );
-        let leader = Gauge::default();
-        registry.register(
-            "leader",
-            "1 while this replica holds the leader lease",
-            leader.clone(),
-        );
-        let healthy = Gauge::default();
-        registry.register(
-            "healthy",
-            "1 while the health manager reports healthy",
-            healthy.clone(),
-        );
         let shoot_state_writes = Counter::default();
         registry.register(
             "shootstate_writes",
             "ShootState creates and patches issued to the garden",
             shoot_state_writes.clone(),
         );
-        registry.register(
-            "build",
-            "Build information",
-            Info::new(BuildLabels {
-                version: env!("CARGO_PKG_VERSION").to_owned(),
-                component: component.to_owned(),
-            }),
-        );
+        let times = Arc::new(Mutex::new(Times::default()));
+        let hook_times = times.clone();
+        builder.before_encode(move |now| {
+            let times = lock(&hook_times);
+            let age = times
+                .last_renew
+                .map_or(-1.0, |last| seconds_between(last, now));
+            lease_last_renew_age.set(age);
+            garden_certificate_expiry.clear();
+            if let Some(not_after) = times.certificate_not_after {
+                garden_certificate_expiry
+                    .get_or_create(&vec![("cluster".to_owned(), "garden".to_owned())])
+                    .set(seconds_between(now, not_after));
+            }
+        });
         Self {
-            registry,
+            common: Arc::new(builder.build()),
             lease_renewals,
             lease_renewal_failures,
-            lease_last_renew_age,
             lease_renewal_drift,
-            reconciles,
-            reconcile_errors,
-            reconcile_duration,
-            controller_restarts,
-            controller_restarts_total: Counter::default(),
-            garden_certificate_expiry,
-            leader,
-            healthy,
             shoot_state_writes,
-            times: Mutex::new(Times::default()),
+            times,
         }
+    }
+
+    /// The common metrics (what the probe server encodes).
+    pub fn common(&self) -> Arc<Metrics> {
+        self.common.clone()
     }
 
     /// Records a successful Lease renewal at `at`, `drift` behind its schedule.
     pub fn lease_renewed(&self, at: Timestamp, drift: Duration) {
         self.lease_renewals.inc();
         self.lease_renewal_drift.observe(drift.as_secs_f64());
-        self.times().last_renew = Some(at);
+        lock(&self.times).last_renew = Some(at);
     }
 
     /// Records a failed heartbeat.
@@ -194,49 +129,10 @@ impl Metrics {
         self.lease_renewal_failures.inc();
     }
 
-    /// Records one reconcile of `controller` that took `took` and succeeded or not.
-    pub fn reconciled(&self, controller: &str, took: Duration, ok: bool) {
-        let labels = ControllerLabels {
-            controller: controller.to_owned(),
-        };
-        self.reconciles.get_or_create(&labels).inc();
-        if !ok {
-            self.reconcile_errors.get_or_create(&labels).inc();
-        }
-        self.reconcile_duration
-            .get_or_create(&labels)
-            .observe(took.as_secs_f64());
-    }
-
-    /// Records that `controller` returned before its term ended and is started again.
-    pub fn controller_restarted(&self, controller: &str) {
-        self.controller_restarts
-            .get_or_create(&ControllerLabels {
-                controller: controller.to_owned(),
-            })
-            .inc();
-        self.controller_restarts_total.inc();
-    }
-
-    /// Restarts of all controllers so far (0 while every controller keeps running).
-    pub fn controller_restarts(&self) -> u64 {
-        self.controller_restarts_total.get()
-    }
-
     /// Records the `NotAfter` of the garden client certificate in use (`None` for token
     /// credentials).
     pub fn garden_certificate_not_after(&self, not_after: Option<Timestamp>) {
-        self.times().certificate_not_after = not_after;
-    }
-
-    /// Records whether this replica leads.
-    pub fn set_leader(&self, leading: bool) {
-        self.leader.set(i64::from(leading));
-    }
-
-    /// Records the health manager's verdict.
-    pub fn set_healthy(&self, healthy: bool) {
-        self.healthy.set(i64::from(healthy));
+        lock(&self.times).certificate_not_after = not_after;
     }
 
     /// Records one ShootState create or patch sent to the garden.
@@ -253,42 +149,19 @@ impl Metrics {
     pub fn lease_renewals(&self) -> u64 {
         self.lease_renewals.get()
     }
+}
 
-    /// Encodes all metrics as OpenMetrics text, computing time-based gauges for `now`.
-    pub fn encode(&self, now: Timestamp) -> String {
-        {
-            let times = self.times();
-            let age = times
-                .last_renew
-                .map_or(-1.0, |last| seconds_between(last, now));
-            self.lease_last_renew_age.set(age);
-            self.garden_certificate_expiry.clear();
-            if let Some(not_after) = times.certificate_not_after {
-                self.garden_certificate_expiry
-                    .get_or_create(&vec![("cluster".to_owned(), "garden".to_owned())])
-                    .set(seconds_between(now, not_after));
-            }
-        }
-        let mut out = String::new();
-        // Writing into a String cannot fail; the encoder only propagates the writer's errors.
-        if prometheus_client::encoding::text::encode(&mut out, &self.registry).is_err() {
-            out.clear();
-        }
-        out
-    }
+impl std::ops::Deref for AgentMetrics {
+    type Target = Metrics;
 
-    fn times(&self) -> std::sync::MutexGuard<'_, Times> {
-        // Plain timestamps, consistent even if a holder panicked.
-        self.times.lock().unwrap_or_else(PoisonError::into_inner)
+    fn deref(&self) -> &Metrics {
+        &self.common
     }
 }
 
-fn duration_histogram() -> Histogram {
-    Histogram::new(exponential_buckets(0.005, 2.0, 14))
-}
-
-fn seconds_between(from: Timestamp, to: Timestamp) -> f64 {
-    to.duration_since(from).as_secs_f64()
+fn lock(times: &Mutex<Times>) -> std::sync::MutexGuard<'_, Times> {
+    // Plain timestamps, consistent even if a holder panicked.
+    times.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[cfg(test)]
@@ -300,14 +173,13 @@ mod tests {
     }
 
     #[test]
-    fn encode_contains_every_metric_family_and_ends_with_eof() {
-        let metrics = Metrics::new("agent");
+    fn encode_contains_the_agent_series_and_the_common_ones() {
+        let metrics = AgentMetrics::new();
         metrics.lease_renewed(at(100), Duration::from_millis(3));
         metrics.lease_renewal_failed();
         metrics.reconciled("heartbeat", Duration::from_millis(12), false);
         metrics.garden_certificate_not_after(Some(at(3_700)));
         metrics.set_leader(true);
-        metrics.controller_restarted("heartbeat");
         metrics.shoot_state_written();
         let text = metrics.encode(at(110));
         for needle in [
@@ -316,23 +188,19 @@ mod tests {
             "seedlet_lease_last_renew_age_seconds 10.0",
             "seedlet_lease_renewal_drift_seconds_count 1",
             "seedlet_reconcile_total{controller=\"heartbeat\"} 1",
-            "seedlet_reconcile_errors_total{controller=\"heartbeat\"} 1",
-            "seedlet_reconcile_duration_seconds_count{controller=\"heartbeat\"} 1",
             "seedlet_garden_client_certificate_expiry_seconds{cluster=\"garden\"} 3590.0",
             "seedlet_leader 1",
             "seedlet_shootstate_writes_total 1",
-            "seedlet_controller_restarts_total{controller=\"heartbeat\"} 1",
-            "seedlet_build_info{version=\"",
+            "component=\"agent\"",
         ] {
             assert!(text.contains(needle), "missing {needle:?} in\n{text}");
         }
         assert!(text.ends_with("# EOF\n"));
-        assert_eq!(metrics.controller_restarts(), 1);
     }
 
     #[test]
     fn last_renew_age_is_negative_before_the_first_renewal() {
-        let metrics = Metrics::new("agent");
+        let metrics = AgentMetrics::new();
         let text = metrics.encode(at(5));
         assert!(
             text.contains("seedlet_lease_last_renew_age_seconds -1.0"),

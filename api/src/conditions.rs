@@ -214,6 +214,31 @@ pub fn set(
     true
 }
 
+/// An object whose status carries a Gardener condition list; lets one conditions writer serve
+/// every kind.
+pub trait WithConditions {
+    /// The conditions of the status (empty without status).
+    fn conditions(&self) -> &[Condition];
+}
+
+impl WithConditions for crate::core::Seed {
+    fn conditions(&self) -> &[Condition] {
+        crate::core::Seed::conditions(self)
+    }
+}
+
+impl WithConditions for crate::core::ControllerInstallation {
+    fn conditions(&self) -> &[Condition] {
+        crate::core::ControllerInstallation::conditions(self)
+    }
+}
+
+impl WithConditions for crate::resources::ManagedResource {
+    fn conditions(&self) -> &[Condition] {
+        crate::resources::ManagedResource::conditions(self)
+    }
+}
+
 /// Merges `updates` into `existing` by type: a same-type entry is replaced in place, new types are
 /// appended in the order given. Other entries keep their position.
 pub fn merge(

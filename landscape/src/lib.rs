@@ -23,7 +23,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use seedlet_agent::Agent;
-use seedlet_garden::runtime::Garden;
+use seedlet_garden::Garden;
 use seedlet_sandbox::Sandbox;
 use tokio_util::sync::CancellationToken;
 
@@ -100,7 +100,7 @@ pub enum Error {
     },
     /// The garden controller did not start.
     #[error("cannot start the garden controller")]
-    Garden(#[source] seedlet_garden::runtime::Error),
+    Garden(#[source] seedlet_garden::Error),
     /// The agent did not start.
     #[error("cannot start the agent")]
     Agent(#[source] seedlet_agent::Error),
@@ -224,7 +224,7 @@ async fn detail_only(
 /// The components started by [`bring_up`], stopped together.
 struct Components {
     stop: CancellationToken,
-    garden: seedlet_garden::runtime::RunningGarden,
+    garden: seedlet_garden::RunningGarden,
     agent: seedlet_agent::RunningAgent,
     /// The example extension's ControllerInstallation, once scheduled.
     installation: Option<String>,

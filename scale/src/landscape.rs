@@ -10,7 +10,7 @@ use kube::Api;
 use kube::api::{Patch, PatchParams};
 use seedlet_api::conditions::ConditionStatus;
 use seedlet_api::core::Seed;
-use seedlet_garden::runtime::{Garden, RunningGarden};
+use seedlet_garden::{Garden, RunningGarden};
 use seedlet_landscape::files::{self, StateDir};
 use seedlet_landscape::garden_setup;
 use seedlet_sandbox::Sandbox;

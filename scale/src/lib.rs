@@ -126,7 +126,7 @@ pub enum Error {
     },
     /// The garden controller did not start.
     #[error("cannot start the garden controller")]
-    Garden(#[source] seedlet_garden::runtime::Error),
+    Garden(#[source] seedlet_garden::Error),
     /// An API request of the harness failed.
     #[error("cannot {what}")]
     Kube {

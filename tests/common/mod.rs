@@ -237,13 +237,13 @@ controllers:
 pub async fn start_garden(
     clusters: &Clusters,
     shutdown: CancellationToken,
-) -> seedlet_garden::runtime::RunningGarden {
+) -> seedlet_garden::RunningGarden {
     let config = match seedlet_config::parse(GARDEN_CONFIG, "garden.yaml").expect("valid config") {
         seedlet_config::AnyConfig::GardenController(config) => *config,
         other => panic!("unexpected config kind {}", other.kind()),
     };
     let address: std::net::SocketAddr = "127.0.0.1:0".parse().expect("address");
-    seedlet_garden::runtime::Garden::new(config, clusters.garden.client())
+    seedlet_garden::Garden::new(config, clusters.garden.client())
         .expect("garden controller")
         .with_addresses(address, address)
         .with_leader_election(None)

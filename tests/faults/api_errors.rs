@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::Api;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
-use seedlet_agent::metrics::Metrics;
 use seedlet_api::core::{ControllerDeployment, ControllerInstallation};
+use seedlet_runtime::metrics::Metrics;
 use seedlet_sandbox::FaultKind;
 use serde_json::json;
 

@@ -21,7 +21,7 @@ use seedlet_api::core::{
 };
 use seedlet_api::resources::ManagedResource;
 use seedlet_bootstrap::GardenClient;
-use seedlet_garden::runtime::{Garden, RunningGarden};
+use seedlet_garden::{Garden, RunningGarden};
 use seedlet_sandbox::Sandbox;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;

@@ -12,6 +12,7 @@
 
 pub mod desired;
 pub mod reconcile;
+pub mod view;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,7 +31,7 @@ use seedlet_api::names::labels;
 
 pub use reconcile::{Error, error_policy, reconcile, reconcile_cluster};
 
-use crate::{AgentContext, cache};
+use crate::AgentContext;
 
 /// Controller name (logs, metrics label) of the shoot → Cluster sync.
 pub const NAME: &str = "cluster";
@@ -95,8 +96,8 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
         Api::<Shoot>::all(garden.clone()),
         watcher::Config::default(),
     )
-    .backoff(crate::watch_backoff::watch_backoff())
-    .modify(cache::slim)
+    .backoff(seedlet_runtime::watch::watch_backoff())
+    .modify(seedlet_runtime::watch::slim)
     .reflect(shoots_writer)
     .applied_objects();
     let (seeds, seeds_writer) = reflector::store::<Seed>();
@@ -104,8 +105,8 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
         Api::<Seed>::all(garden.clone()),
         watcher::Config::default().fields(&format!("metadata.name={}", agent.seed_name)),
     )
-    .backoff(crate::watch_backoff::watch_backoff())
-    .modify(cache::slim)
+    .backoff(seedlet_runtime::watch::watch_backoff())
+    .modify(seedlet_runtime::watch::slim)
     .reflect(seeds_writer)
     .applied_objects();
     let (cloud_profiles, cloud_profiles_writer) = reflector::store::<CloudProfile>();
@@ -150,27 +151,27 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
         .watches_stream(registration_events, move |_: ControllerRegistration| {
             shoots_of_seed(&by_registration.state(), &seed_e)
         })
-        .trigger_backoff(crate::watch_backoff::NoTriggerBackoff)
+        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
         .with_config(controller::Config::default().concurrency(concurrency))
         .graceful_shutdown_on(agent.stop.clone().cancelled_owned())
         .run(reconcile, error_policy, ctx.clone())
         .for_each(|_| futures::future::ready(()));
 
     let shoot_changes = watcher::watcher(Api::<Shoot>::all(garden), watcher::Config::default())
-        .backoff(crate::watch_backoff::watch_backoff())
+        .backoff(seedlet_runtime::watch::watch_backoff())
         .touched_objects();
     let namespace_changes = watcher::watcher(
         Api::<Namespace>::all(agent.seed.clone()),
         watcher::Config::default().labels(&format!("{}={}", labels::ROLE, labels::ROLE_SHOOT)),
     )
-    .backoff(crate::watch_backoff::watch_backoff())
+    .backoff(seedlet_runtime::watch::watch_backoff())
     .touched_objects();
     // The teardown reads only the embedded shoot's identity: its cache does not keep the
     // embedded CloudProfile, Seed and Shoot (most of the agent's cached bytes otherwise).
-    let cleanup = cache::controller(
+    let cleanup = seedlet_runtime::watch::controller_with_view(
         Api::<Cluster>::all(agent.seed.clone()),
         watcher::Config::default(),
-        cache::teardown_view,
+        view::teardown_view,
     )
     .watches_stream(shoot_changes, |shoot: Shoot| cluster_of_shoot(&shoot))
     .watches_stream(namespace_changes, |namespace: Namespace| {
@@ -202,8 +203,8 @@ where
         + 'static,
 {
     watcher::watcher(api, watcher::Config::default())
-        .backoff(crate::watch_backoff::watch_backoff())
-        .modify(cache::slim)
+        .backoff(seedlet_runtime::watch::watch_backoff())
+        .modify(seedlet_runtime::watch::slim)
         .reflect(writer)
         .applied_objects()
 }

@@ -18,8 +18,8 @@ use serde_json::{Value, json};
 
 use super::desired::{self, is_scheduled_to};
 use super::{Ctx, NAME};
-use crate::leader_election::error_chain;
 use crate::shootstate::schedule::ShootRef;
+use seedlet_runtime::error_chain;
 
 /// Poll interval while a control-plane namespace terminates (a namespace watch also triggers).
 pub const NAMESPACE_POLL: Duration = Duration::from_secs(2);

@@ -6,7 +6,6 @@
 pub mod care;
 pub mod main;
 pub mod required;
-pub mod status;
 
 use crate::ControllerSpec;
 

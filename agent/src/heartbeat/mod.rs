@@ -158,7 +158,7 @@ pub async fn run(ctx: Arc<AgentContext>) {
                     );
                 }
                 ctx.metrics.reconciled(NAME, took, false);
-                tracing::warn!(error = %crate::leader_election::error_chain(&error), seed = %ctx.seed_name, "heartbeat failed");
+                tracing::warn!(error = %seedlet_runtime::error_chain(&error), seed = %ctx.seed_name, "heartbeat failed");
             }
         }
     }

@@ -66,7 +66,7 @@ pub async fn beat(ctx: &AgentContext) -> Result<Beat, Error> {
         let now = ctx.clock.now();
         let message = format!(
             "Seed API server health check failed: {}",
-            crate::leader_election::error_chain(&source)
+            seedlet_runtime::error_chain(&source)
         );
         if let Some(updated) = gardenlet_ready(
             &existing,
@@ -78,7 +78,7 @@ pub async fn beat(ctx: &AgentContext) -> Result<Beat, Error> {
             // Best effort: the garden may be unreachable as well; the Lease going stale tells the
             // garden controller in that case.
             if let Err(error) = patch_conditions(&seeds, &seed, updated).await {
-                tracing::debug!(error = %crate::leader_election::error_chain(&error), seed = %name, "reporting unhealthy seed failed");
+                tracing::debug!(error = %seedlet_runtime::error_chain(&error), seed = %name, "reporting unhealthy seed failed");
             }
         }
         return Err(Error::SeedUnhealthy { source });
@@ -225,16 +225,12 @@ async fn patch_conditions(
     seed: &Seed,
     conditions: Vec<Condition>,
 ) -> Result<(), Error> {
-    let name = seed.metadata.name.clone().unwrap_or_default();
-    let patch = json!({
-        "metadata": { "resourceVersion": seed.metadata.resource_version },
-        "status": { "conditions": conditions },
-    });
-    seeds
-        .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+    seedlet_runtime::status::write_conditions(seeds, seed, &conditions)
         .await
-        .map(|_| ())
-        .map_err(|source| Error::PatchCondition { seed: name, source })
+        .map_err(|source| Error::PatchCondition {
+            seed: seed.metadata.name.clone().unwrap_or_default(),
+            source,
+        })
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! Applying decoded objects: kind resolution through discovery (cached), scoping and metadata
 //! preparation (pure), install ordering, and the server-side apply itself. Requests here are
-//! idempotent and retried in place on transient server errors ([`crate::retry`]).
+//! idempotent and retried in place on transient server errors ([`seedlet_runtime::retry`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 use seedlet_api::names::managed_resources;
 use seedlet_api::resources::ObjectReference;
 
-use crate::retry::{self, RetryPolicy};
+use seedlet_runtime::retry::{self, RetryPolicy};
 
 /// A resolved kind: how to reach it and whether it is namespaced.
 #[derive(Debug, Clone)]

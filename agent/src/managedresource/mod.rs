@@ -12,7 +12,6 @@
 //! Brotli-compressed manifests are not supported, and there is no secret garbage collector.
 
 pub mod apply;
-pub mod finalizer;
 pub mod health;
 pub mod manifests;
 pub mod prune;
@@ -90,7 +89,7 @@ pub async fn run(ctx: Arc<AgentContext>) {
     let api: Api<ManagedResource> = Api::all(ctx.seed.clone());
     let (reader, writer) = reflector::store();
     let managed_resources = watcher(api, watcher::Config::default())
-        .backoff(crate::watch_backoff::watch_backoff())
+        .backoff(seedlet_runtime::watch::watch_backoff())
         .reflect(writer)
         .applied_objects()
         .predicate_filter(relevant_change, PredicateConfig::default());
@@ -98,7 +97,7 @@ pub async fn run(ctx: Arc<AgentContext>) {
         Api::<PartialObjectMeta<Secret>>::all(ctx.seed.clone()),
         watcher::Config::default(),
     )
-    .backoff(crate::watch_backoff::watch_backoff())
+    .backoff(seedlet_runtime::watch::watch_backoff())
     .touched_objects();
     let store = reader.clone();
     Controller::for_stream(managed_resources, reader)
@@ -106,7 +105,7 @@ pub async fn run(ctx: Arc<AgentContext>) {
             referencing_managed_resources(&store, &secret)
         })
         .reconcile_on(receiver)
-        .trigger_backoff(crate::watch_backoff::NoTriggerBackoff)
+        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
         .with_config(controller::Config::default().concurrency(concurrency))
         .graceful_shutdown_on(ctx.stop.clone().cancelled_owned())
         .run(reconcile, error_policy, applier)

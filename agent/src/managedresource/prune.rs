@@ -13,7 +13,7 @@ use seedlet_api::resources::ObjectReference;
 
 use super::apply::{self, KindCache, identity, split_api_version};
 use super::manifests::{annotation, truthy};
-use crate::retry::{self, RetryPolicy};
+use seedlet_runtime::retry::{self, RetryPolicy};
 
 /// Old references that are neither desired any more nor released (`mode=Ignore`).
 pub fn to_prune(

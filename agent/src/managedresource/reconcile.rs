@@ -1,7 +1,7 @@
 //! One ManagedResource reconcile (spec §5.4, §5.6, §5.7): guards, manifest decoding, pruning,
 //! release of `mode=Ignore` objects, server-side apply, health and progressing checks and the
 //! status write; the deletion path prunes everything (unless `keepObjects`) and drops the finalizer.
-//! Every request is retried in place on transient server errors ([`crate::retry`]), so one failed
+//! Every request is retried in place on transient server errors ([`seedlet_runtime::retry`]), so one failed
 //! request does not make the reconcile start over; other errors fail it with their context.
 
 use std::sync::Arc;
@@ -22,8 +22,10 @@ use super::apply::{self, Resolved, identity, split_api_version};
 use super::health::{self, Observed};
 use super::manifests::{self, SecretData, annotation, truthy};
 use super::prune;
-use super::{Applier, finalizer};
-use crate::retry::{self, RetryPolicy};
+use seedlet_runtime::finalizer;
+
+use super::Applier;
+use seedlet_runtime::retry::{self, RetryPolicy};
 
 /// Requeue delay while deletions are pending (spec §5.4 step 7).
 pub const DELETION_PENDING_REQUEUE: Duration = Duration::from_secs(5);
@@ -156,7 +158,7 @@ pub async fn reconcile(mr: Arc<ManagedResource>, ctx: Arc<Applier>) -> Result<Ac
 
 /// Maps an error to a retry delay: quick for conflicts and transient failures, capped at the sync period.
 pub fn error_policy(mr: Arc<ManagedResource>, error: &Error, ctx: Arc<Applier>) -> Action {
-    tracing::warn!(managed_resource = %key(&mr), error = %crate::leader_election::error_chain(error), "reconciling managed resource failed");
+    tracing::warn!(managed_resource = %key(&mr), error = %seedlet_runtime::error_chain(error), "reconciling managed resource failed");
     let delay = match error {
         Error::RecreateAfterInvalidUpdate { .. } | Error::Finalizer { .. } => {
             Duration::from_millis(200)
@@ -241,7 +243,7 @@ async fn reconcile_inner(mr: &ManagedResource, ctx: &Applier) -> Result<Action, 
                 condition_types::RESOURCES_APPLIED,
                 ConditionStatus::False,
                 reasons::CANNOT_READ_SECRET,
-                &crate::leader_election::error_chain(&error),
+                &seedlet_runtime::error_chain(&error),
             );
             status.write(&api, &key).await?;
             return Err(error);
@@ -370,7 +372,7 @@ async fn reconcile_inner(mr: &ManagedResource, ctx: &Applier) -> Result<Action, 
                 condition_types::RESOURCES_APPLIED,
                 ConditionStatus::False,
                 error.reason(),
-                &crate::leader_election::error_chain(&error),
+                &seedlet_runtime::error_chain(&error),
             );
             status.write(&api, &key).await?;
             return Err(error);
@@ -387,7 +389,7 @@ async fn reconcile_inner(mr: &ManagedResource, ctx: &Applier) -> Result<Action, 
                     condition_types::RESOURCES_APPLIED,
                     ConditionStatus::False,
                     error.reason(),
-                    &crate::leader_election::error_chain(&error),
+                    &seedlet_runtime::error_chain(&error),
                 );
                 status.write(&api, &key).await?;
                 return Err(error);

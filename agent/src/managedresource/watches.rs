@@ -103,7 +103,7 @@ async fn watch_kind(
     stop: CancellationToken,
 ) {
     let mut events = std::pin::pin!(
-        watcher(api, watcher::Config::default()).backoff(crate::watch_backoff::watch_backoff())
+        watcher(api, watcher::Config::default()).backoff(seedlet_runtime::watch::watch_backoff())
     );
     let mut seen: HashMap<String, u64> = HashMap::new();
     loop {

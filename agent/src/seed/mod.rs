@@ -62,8 +62,8 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client, gardener: Garden
     let config = watcher::Config::default().fields(&format!("metadata.name={}", agent.seed_name));
     let (reader, writer) = reflector::store::<Seed>();
     let seeds = watcher::watcher(Api::<Seed>::all(garden.clone()), config)
-        .backoff(crate::watch_backoff::watch_backoff())
-        .modify(crate::cache::slim)
+        .backoff(seedlet_runtime::watch::watch_backoff())
+        .modify(seedlet_runtime::watch::slim)
         .reflect(writer)
         .applied_objects()
         .predicate_filter(owned_fields_hash, Default::default());
@@ -74,7 +74,7 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client, gardener: Garden
         gardener,
     });
     Controller::for_stream(seeds, reader)
-        .trigger_backoff(crate::watch_backoff::NoTriggerBackoff)
+        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
         .with_config(controller::Config::default().concurrency(1))
         .graceful_shutdown_on(stop.cancelled_owned())
         .run(reconcile, error_policy, ctx)

@@ -14,7 +14,7 @@ use seedlet_api::names::{namespaces, objects};
 use serde_json::{Value, json};
 
 use super::{Ctx, NAME};
-use crate::leader_election::error_chain;
+use seedlet_runtime::error_chain;
 
 /// Errors of one Seed status reconcile.
 #[derive(Debug, thiserror::Error)]
@@ -118,7 +118,7 @@ async fn update(seed: &Seed, ctx: &Ctx) -> Result<(), Error> {
 /// run so that it stays stable across reconciles.
 pub fn gardener_info() -> GardenerInfo {
     GardenerInfo {
-        id: crate::leader_election::default_identity(),
+        id: seedlet_runtime::leader_election::default_identity(),
         name: crate::FIELD_MANAGER.to_owned(),
         version: env!("CARGO_PKG_VERSION").to_owned(),
     }

@@ -139,7 +139,7 @@ where
     F: Fn(K, bool) -> Option<Update> + Send + 'static,
 {
     watcher::watcher(api, config)
-        .backoff(crate::watch_backoff::watch_backoff())
+        .backoff(seedlet_runtime::watch::watch_backoff())
         .filter_map(move |event| {
             let update = match event {
                 Ok(watcher::Event::Apply(object) | watcher::Event::InitApply(object)) => {

@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::entries::{ExtensionItem, SecretItem};
 use super::reconcile::{self, Ctx, Job, Outcome};
 use super::schedule::{self, Backup, ShootRef};
-use crate::leader_election::error_chain;
+use seedlet_runtime::error_chain;
 
 /// Timing and parallelism of the loop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -20,8 +20,8 @@ use seedlet_api::names::annotations;
 
 use super::entries::{self, Change, ExtensionItem, SecretItem};
 use super::schedule::ShootRef;
-use crate::clock::Clock;
-use crate::metrics::Metrics;
+use crate::metrics::AgentMetrics;
+use seedlet_runtime::clock::Clock;
 
 /// Errors of one ShootState write.
 #[derive(Debug, thiserror::Error)]
@@ -126,7 +126,7 @@ pub struct Ctx {
     /// Garden client.
     pub garden: kube::Client,
     /// Metrics (`seedlet_shootstate_writes_total`).
-    pub metrics: Arc<Metrics>,
+    pub metrics: Arc<AgentMetrics>,
     /// Clock for the snapshot timestamp.
     pub clock: Arc<dyn Clock>,
     /// Field manager of creates and patches.
@@ -140,7 +140,7 @@ impl Ctx {
     pub fn new(
         seed: kube::Client,
         garden: kube::Client,
-        metrics: Arc<Metrics>,
+        metrics: Arc<AgentMetrics>,
         clock: Arc<dyn Clock>,
         field_manager: &'static str,
     ) -> Self {

@@ -23,13 +23,13 @@ use kube::Api;
 use kube::runtime::controller::{self, Controller};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
-use seedlet_agent::metrics::Metrics;
 use seedlet_api::conditions;
 use seedlet_api::core::{
     BackupBucket, BackupEntry, ControllerDeployment, ControllerInstallation,
     ControllerRegistration, Seed, Shoot,
 };
 use seedlet_api::names::{condition_types, labels, namespaces};
+use seedlet_runtime::metrics::Metrics;
 use tokio_util::sync::CancellationToken;
 
 pub use reconcile::{Error, error_policy, reconcile};
@@ -71,7 +71,7 @@ pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
 }
 
 /// Starts the controller for one leadership term of the garden process.
-pub async fn start(garden: Arc<crate::runtime::GardenContext>) {
+pub async fn start(garden: Arc<crate::context::GardenContext>) {
     let concurrent_syncs = garden
         .config
         .controllers
@@ -92,7 +92,7 @@ pub async fn run(ctx: Arc<Ctx>, shutdown: CancellationToken) {
     let (reader, writer) = reflector::store::<Seed>();
     let seed_events =
         watcher::watcher(Api::<Seed>::all(client.clone()), watcher::Config::default())
-            .backoff(seedlet_agent::watch_backoff::watch_backoff())
+            .backoff(seedlet_runtime::watch::watch_backoff())
             .reflect(writer);
     let seeds = filter_changes(seed_events, seed_key);
     let all = reader.clone();
@@ -105,7 +105,7 @@ pub async fn run(ctx: Arc<Ctx>, shutdown: CancellationToken) {
         labels::ROLE_RESOURCE_REFERENCE
     ));
     Controller::for_stream(seeds, reader)
-        .trigger_backoff(seedlet_agent::watch_backoff::NoTriggerBackoff)
+        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
         .with_config(controller::Config::default().concurrency(ctx.concurrent_syncs))
         .watches_stream(
             changes(

@@ -24,7 +24,7 @@ where
     F: Fn(&K) -> String + Send + Sync + 'static,
 {
     filter_changes(
-        watcher::watcher(api, config).backoff(seedlet_agent::watch_backoff::watch_backoff()),
+        watcher::watcher(api, config).backoff(seedlet_runtime::watch::watch_backoff()),
         key,
     )
 }

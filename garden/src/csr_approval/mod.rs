@@ -37,7 +37,7 @@ pub struct Ctx {
 pub async fn run(ctx: Arc<Ctx>) {
     let api: Api<CertificateSigningRequest> = Api::all(ctx.client.clone());
     let config = controller::Config::default().concurrency(ctx.concurrent_syncs);
-    seedlet_agent::watch_backoff::controller(api, watcher::Config::default())
+    seedlet_runtime::watch::controller(api, watcher::Config::default())
         .with_config(config)
         .run(reconcile, error_policy, ctx)
         .for_each(|_| futures::future::ready(()))

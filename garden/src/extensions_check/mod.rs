@@ -17,11 +17,11 @@ use kube::Api;
 use kube::runtime::controller::{self, Controller};
 use kube::runtime::reflector::{self, ObjectRef};
 use kube::runtime::{WatchStreamExt, watcher};
-use seedlet_agent::clock::Clock;
-use seedlet_agent::metrics::Metrics;
 use seedlet_api::conditions;
 use seedlet_api::core::{ControllerInstallation, Seed};
 use seedlet_api::names::condition_types;
+use seedlet_runtime::clock::Clock;
+use seedlet_runtime::metrics::Metrics;
 use tokio_util::sync::CancellationToken;
 
 pub use reconcile::{Error, error_policy, extensions_ready, reconcile};
@@ -87,7 +87,7 @@ impl std::fmt::Debug for Ctx {
 }
 
 /// Starts the controller for one leadership term of the garden process.
-pub async fn start(garden: Arc<crate::runtime::GardenContext>) {
+pub async fn start(garden: Arc<crate::context::GardenContext>) {
     let ctx = Arc::new(Ctx {
         client: garden.client.clone(),
         settings: Settings::from_config(&garden.config),
@@ -102,7 +102,7 @@ pub async fn run(ctx: Arc<Ctx>, shutdown: CancellationToken) {
     let client = ctx.client.clone();
     let (reader, writer) = reflector::store::<Seed>();
     let events = watcher::watcher(Api::<Seed>::all(client.clone()), watcher::Config::default())
-        .backoff(seedlet_agent::watch_backoff::watch_backoff())
+        .backoff(seedlet_runtime::watch::watch_backoff())
         .reflect(writer);
     // Seed status changes (heartbeats, our own writes) must not trigger: the periodic requeue
     // covers the Seed itself.
@@ -110,7 +110,7 @@ pub async fn run(ctx: Arc<Ctx>, shutdown: CancellationToken) {
         key_of(&seed.metadata.deletion_timestamp.is_some())
     });
     Controller::for_stream(seeds, reader)
-        .trigger_backoff(seedlet_agent::watch_backoff::NoTriggerBackoff)
+        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
         .with_config(controller::Config::default().concurrency(ctx.settings.concurrent_syncs))
         .watches_stream(
             changes(

@@ -23,10 +23,10 @@ use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::reflector::{self, ObjectRef};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Resource, ResourceExt};
-use seedlet_agent::metrics::Metrics;
 use seedlet_api::core::{
     ControllerDeployment, ControllerInstallation, ControllerRegistration, Seed,
 };
+use seedlet_runtime::metrics::Metrics;
 use tokio_util::sync::CancellationToken;
 
 use crate::controllerregistration::error_chain;
@@ -60,7 +60,7 @@ impl std::fmt::Debug for Ctx {
 }
 
 /// Starts the finalizer controllers for one leadership term of the garden process.
-pub async fn start(garden: Arc<crate::runtime::GardenContext>) {
+pub async fn start(garden: Arc<crate::context::GardenContext>) {
     let ctx = Arc::new(Ctx {
         client: garden.client.clone(),
         metrics: garden.metrics.clone(),
@@ -81,10 +81,10 @@ async fn run_seeds(ctx: Arc<Ctx>, shutdown: CancellationToken) {
     let client = ctx.client.clone();
     let (reader, writer) = reflector::store::<Seed>();
     let events = watcher::watcher(Api::<Seed>::all(client.clone()), watcher::Config::default())
-        .backoff(seedlet_agent::watch_backoff::watch_backoff())
+        .backoff(seedlet_runtime::watch::watch_backoff())
         .reflect(writer);
     Controller::for_stream(filter_changes(events, lifecycle_key), reader)
-        .trigger_backoff(seedlet_agent::watch_backoff::NoTriggerBackoff)
+        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
         .with_config(controller::Config::default().concurrency(5))
         .watches_stream(
             changes(
@@ -102,7 +102,7 @@ async fn run_seeds(ctx: Arc<Ctx>, shutdown: CancellationToken) {
 
 async fn run_registrations(ctx: Arc<Ctx>, shutdown: CancellationToken) {
     let client = ctx.client.clone();
-    seedlet_agent::watch_backoff::controller(
+    seedlet_runtime::watch::controller(
         Api::<ControllerRegistration>::all(client.clone()),
         watcher::Config::default(),
     )
@@ -123,7 +123,7 @@ async fn run_registrations(ctx: Arc<Ctx>, shutdown: CancellationToken) {
 
 async fn run_deployments(ctx: Arc<Ctx>, shutdown: CancellationToken) {
     let client = ctx.client.clone();
-    seedlet_agent::watch_backoff::controller(
+    seedlet_runtime::watch::controller(
         Api::<ControllerDeployment>::all(client.clone()),
         watcher::Config::default(),
     )

@@ -14,9 +14,9 @@ use futures::StreamExt;
 use kube::Api;
 use kube::runtime::controller;
 use kube::runtime::watcher;
-use seedlet_agent::clock::Clock;
-use seedlet_agent::metrics::Metrics;
 use seedlet_api::core::Seed;
+use seedlet_runtime::clock::Clock;
+use seedlet_runtime::metrics::Metrics;
 use tokio_util::sync::CancellationToken;
 
 pub use reconcile::{Error, error_policy, reconcile};
@@ -77,7 +77,7 @@ pub struct Ctx {
 pub async fn run(ctx: Arc<Ctx>, shutdown: CancellationToken) {
     let seeds: Api<Seed> = Api::all(ctx.client.clone());
     let config = controller::Config::default().concurrency(ctx.settings.concurrent_syncs);
-    seedlet_agent::watch_backoff::controller(seeds, watcher::Config::default())
+    seedlet_runtime::watch::controller(seeds, watcher::Config::default())
         .with_config(config)
         .graceful_shutdown_on(shutdown.cancelled_owned())
         .run(reconcile, error_policy, ctx)

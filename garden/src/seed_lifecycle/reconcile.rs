@@ -126,7 +126,7 @@ pub fn error_policy(seed: Arc<Seed>, error: &Error, ctx: Arc<Ctx>) -> Action {
     tracing::warn!(
         seed = %seed.name_any(),
         reason = error.reason(),
-        error = %seedlet_agent::leader_election::error_chain(error),
+        error = %seedlet_runtime::error_chain(error),
         "seed lifecycle reconcile failed"
     );
     Action::requeue(ctx.settings.sync_period.min(Duration::from_secs(5)))

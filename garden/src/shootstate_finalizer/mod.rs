@@ -17,9 +17,9 @@ use kube::ResourceExt;
 use kube::runtime::controller;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::{WatchStreamExt, watcher};
-use seedlet_agent::metrics::Metrics;
 use seedlet_api::common::LastOperation;
 use seedlet_api::core::{Shoot, ShootState};
+use seedlet_runtime::metrics::Metrics;
 use tokio_util::sync::CancellationToken;
 
 pub use reconcile::{
@@ -44,7 +44,7 @@ impl std::fmt::Debug for Ctx {
 }
 
 /// Starts the controller for one leadership term of the garden process.
-pub async fn start(garden: Arc<crate::runtime::GardenContext>) {
+pub async fn start(garden: Arc<crate::context::GardenContext>) {
     let ctx = Arc::new(Ctx {
         client: garden.client.clone(),
         metrics: garden.metrics.clone(),
@@ -64,7 +64,7 @@ pub async fn start(garden: Arc<crate::runtime::GardenContext>) {
 /// Runs the controller until `shutdown` is cancelled.
 pub async fn run(ctx: Arc<Ctx>, concurrency: u16, shutdown: CancellationToken) {
     let client = ctx.client.clone();
-    seedlet_agent::watch_backoff::controller(
+    seedlet_runtime::watch::controller(
         Api::<ShootState>::all(client.clone()),
         watcher::Config::default(),
     )
@@ -86,7 +86,7 @@ pub fn shoot_transitions(
 ) -> impl Stream<Item = Result<Shoot, watcher::Error>> + Send + 'static {
     let mut previous: HashMap<(String, String), Option<LastOperation>> = HashMap::new();
     watcher::watcher(api, watcher::Config::default())
-        .backoff(seedlet_agent::watch_backoff::watch_backoff())
+        .backoff(seedlet_runtime::watch::watch_backoff())
         .touched_objects()
         .filter_map(move |shoot| {
             let relevant = match shoot {

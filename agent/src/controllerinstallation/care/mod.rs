@@ -63,8 +63,8 @@ async fn run_with(garden: kube::Client, care: Arc<Care>, concurrency: u16) {
         Api::<ControllerInstallation>::all(garden),
         watcher::Config::default(),
     )
-    .backoff(crate::watch_backoff::watch_backoff())
-    .modify(crate::cache::slim)
+    .backoff(seedlet_runtime::watch::watch_backoff())
+    .modify(seedlet_runtime::watch::slim)
     .reflect(writer)
     .applied_objects()
     .try_filter(move |ci| futures::future::ready(ci.seed_name() == Some(seed_name.as_str())))
@@ -74,13 +74,13 @@ async fn run_with(garden: kube::Client, care: Arc<Care>, concurrency: u16) {
         Api::<ManagedResource>::namespaced(ctx.seed.clone(), namespaces::GARDEN),
         watcher::Config::default().labels(&selector),
     )
-    .backoff(crate::watch_backoff::watch_backoff())
+    .backoff(seedlet_runtime::watch::watch_backoff())
     .touched_objects()
     .predicate_filter(managed_resource_change, PredicateConfig::default())
     .filter_map(|mr| futures::future::ready(mr.ok().and_then(|mr| installation_of(&mr))));
     Controller::for_stream(installations, reader)
         .reconcile_on(managed_resources)
-        .trigger_backoff(crate::watch_backoff::NoTriggerBackoff)
+        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
         .with_config(controller::Config::default().concurrency(concurrency))
         .graceful_shutdown_on(ctx.stop.clone().cancelled_owned())
         .run(reconcile, error_policy, care)

@@ -13,8 +13,8 @@ use seedlet_api::names::{condition_types, namespaces, reasons};
 use seedlet_api::resources::ManagedResource;
 
 use super::Care;
-use crate::controllerinstallation::status::patch_conditions;
-use crate::retry::{self, RetryPolicy};
+use seedlet_runtime::retry::{self, RetryPolicy};
+use seedlet_runtime::status::update_conditions;
 
 /// Requeue delay while the ManagedResource does not exist yet.
 pub const MISSING_REQUEUE: Duration = Duration::from_secs(1);
@@ -58,12 +58,12 @@ pub async fn reconcile(ci: Arc<ControllerInstallation>, ctx: Arc<Care>) -> Resul
 /// Retries quickly, capped at the sync period; a lost condition write (409) at once.
 pub fn error_policy(ci: Arc<ControllerInstallation>, error: &Error, ctx: Arc<Care>) -> Action {
     if let Error::WriteConditions { source, .. } = error
-        && crate::controllerinstallation::status::is_conflict(source)
+        && seedlet_runtime::status::is_conflict(source)
     {
         tracing::debug!(controller_installation = %ci.name_any(), "controller installation care lost a condition write, retrying");
-        return Action::requeue(crate::controllerinstallation::status::CONFLICT_REQUEUE);
+        return Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE);
     }
-    tracing::warn!(controller_installation = %ci.name_any(), error = %crate::leader_election::error_chain(error), "controller installation care failed");
+    tracing::warn!(controller_installation = %ci.name_any(), error = %seedlet_runtime::error_chain(error), "controller installation care failed");
     Action::requeue(Duration::from_secs(2).min(ctx.sync_period))
 }
 
@@ -79,7 +79,7 @@ async fn care(ci: &ControllerInstallation, ctx: &Care) -> Result<Action, Error> 
         Api::namespaced(ctx.agent.seed.clone(), namespaces::GARDEN);
     let now = ctx.agent.clock.now();
     let write = |updates: Vec<Condition>| async {
-        patch_conditions(&garden, &name, |_| updates)
+        update_conditions(&garden, &name, |_| updates)
             .await
             .map_err(|source| Error::WriteConditions {
                 name: name.clone(),

@@ -17,7 +17,7 @@ use seedlet_api::resources::ManagedResource;
 
 use super::reconcile::{Conditions, read_seed};
 use super::{Error, Installer};
-use crate::managedresource::finalizer;
+use seedlet_runtime::finalizer;
 
 /// Requeue delay while the ManagedResource or the namespace is still going away.
 pub const DELETION_PENDING_REQUEUE: Duration = Duration::from_secs(5);

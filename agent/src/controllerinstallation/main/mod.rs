@@ -284,8 +284,8 @@ async fn run_with(garden: kube::Client, installer: Arc<Installer>) {
         Api::<ControllerInstallation>::all(garden.clone()),
         watcher::Config::default(),
     )
-    .backoff(crate::watch_backoff::watch_backoff())
-    .modify(crate::cache::slim)
+    .backoff(seedlet_runtime::watch::watch_backoff())
+    .modify(seedlet_runtime::watch::slim)
     .reflect(writer)
     .applied_objects()
     .try_filter(move |ci| futures::future::ready(ci.seed_name() == Some(seed_name.as_str())))
@@ -296,7 +296,7 @@ async fn run_with(garden: kube::Client, installer: Arc<Installer>) {
         Api::<Seed>::all(garden.clone()),
         watcher::Config::default().fields(&format!("metadata.name={}", ctx.seed_name)),
     )
-    .backoff(crate::watch_backoff::watch_backoff())
+    .backoff(seedlet_runtime::watch::watch_backoff())
     .applied_objects()
     .predicate_filter(seed_change, PredicateConfig::default());
     let by_seed = reader.clone();
@@ -322,7 +322,7 @@ async fn run_with(garden: kube::Client, installer: Arc<Installer>) {
                 Api::<ControllerDeployment>::all(garden.clone()),
                 watcher::Config::default(),
             )
-            .backoff(crate::watch_backoff::watch_backoff())
+            .backoff(seedlet_runtime::watch::watch_backoff())
             .touched_objects(),
             move |deployment| {
                 installations_using_deployment(&by_deployment, &deployment.name_any())
@@ -340,7 +340,7 @@ async fn run_with(garden: kube::Client, installer: Arc<Installer>) {
                 Api::<ControllerRegistration>::all(garden),
                 watcher::Config::default(),
             )
-            .backoff(crate::watch_backoff::watch_backoff())
+            .backoff(seedlet_runtime::watch::watch_backoff())
             .touched_objects(),
             move |registration| {
                 installations_using_registration(&by_registration, &registration.name_any())
@@ -352,7 +352,7 @@ async fn run_with(garden: kube::Client, installer: Arc<Installer>) {
         .watches_stream(namespaces_gone, |namespace| {
             installation_of_namespace(&namespace.name_any())
         })
-        .trigger_backoff(crate::watch_backoff::NoTriggerBackoff)
+        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
         .with_config(controller::Config::default().concurrency(concurrency))
         .graceful_shutdown_on(ctx.stop.clone().cancelled_owned())
         .run(reconcile, error_policy, installer)
@@ -370,7 +370,7 @@ where
     K: Send + 'static,
 {
     events
-        .backoff(crate::watch_backoff::watch_backoff())
+        .backoff(seedlet_runtime::watch::watch_backoff())
         .try_filter_map(|event| {
             futures::future::ready(Ok(match event {
                 watcher::Event::Delete(object) => Some(object),

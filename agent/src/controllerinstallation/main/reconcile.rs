@@ -27,9 +27,9 @@ use seedlet_chartrender::{Chart, GardenerInfo, Limits, RenderOptions};
 use super::desired;
 use super::values::{self, ResourceData};
 use super::{Error, Installer};
-use crate::controllerinstallation::status::patch_conditions;
-use crate::managedresource::finalizer;
-use crate::retry::{self, RetryPolicy};
+use seedlet_runtime::finalizer;
+use seedlet_runtime::retry::{self, RetryPolicy};
+use seedlet_runtime::status::update_conditions;
 
 /// Reconciles one ControllerInstallation of this seed.
 ///
@@ -54,13 +54,13 @@ pub fn error_policy(
     _ctx: Arc<Installer>,
 ) -> Action {
     if let Error::Finalizer { source, .. } | Error::WriteConditions { source, .. } = error
-        && crate::controllerinstallation::status::is_conflict(source)
+        && seedlet_runtime::status::is_conflict(source)
     {
         // Main, care and required share the object: losing a write is routine.
         tracing::debug!(controller_installation = %ci.name_any(), "controller installation write lost to another writer, retrying");
-        return Action::requeue(crate::controllerinstallation::status::CONFLICT_REQUEUE);
+        return Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE);
     }
-    tracing::warn!(controller_installation = %ci.name_any(), error = %crate::leader_election::error_chain(error), "reconciling controller installation failed");
+    tracing::warn!(controller_installation = %ci.name_any(), error = %seedlet_runtime::error_chain(error), "reconciling controller installation failed");
     Action::requeue(match error {
         Error::Finalizer { .. } | Error::WriteConditions { .. } => Duration::from_millis(200),
         Error::ClusterIdentityMissing { .. }
@@ -137,7 +137,7 @@ impl Conditions {
         if self.installed_touched {
             updates.push(self.installed.clone());
         }
-        patch_conditions(api, name, |_| updates).await
+        update_conditions(api, name, |_| updates).await
     }
 }
 
@@ -298,7 +298,7 @@ async fn install(
     };
     let extension_namespace = namespaces::extension_namespace(&name);
     let rendered = Chart::from_archive(bytes, &Limits::default())
-        .map_err(|error| crate::leader_election::error_chain(&error))
+        .map_err(|error| seedlet_runtime::error_chain(&error))
         .and_then(|chart| {
             let options = RenderOptions {
                 release_name: registration_name.clone(),
@@ -308,7 +308,7 @@ async fn install(
             };
             ctx.renderer
                 .render(&chart, &options)
-                .map_err(|error| crate::leader_election::error_chain(&error))
+                .map_err(|error| seedlet_runtime::error_chain(&error))
         });
     let rendered = match rendered {
         Ok(rendered) => rendered,
@@ -367,7 +367,7 @@ async fn install(
             reasons::INSTALLATION_FAILED,
             &format!(
                 "Creation of ManagedResource {name:?} failed: {}",
-                crate::leader_election::error_chain(&error)
+                seedlet_runtime::error_chain(&error)
             ),
         );
         return Err(error);

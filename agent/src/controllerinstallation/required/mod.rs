@@ -118,8 +118,8 @@ async fn run_with(
         Api::<ControllerInstallation>::all(garden),
         watcher::Config::default(),
     )
-    .backoff(crate::watch_backoff::watch_backoff())
-    .modify(crate::cache::slim)
+    .backoff(seedlet_runtime::watch::watch_backoff())
+    .modify(seedlet_runtime::watch::slim)
     .reflect(writer)
     .applied_objects()
     .try_filter(move |ci| futures::future::ready(ci.seed_name() == Some(seed_name.as_str())))
@@ -134,7 +134,7 @@ async fn run_with(
     });
     Controller::for_stream(installations, reader)
         .reconcile_all_on(triggers)
-        .trigger_backoff(crate::watch_backoff::NoTriggerBackoff)
+        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
         .with_config(controller::Config::default().concurrency(concurrency))
         .graceful_shutdown_on(ctx.stop.clone().cancelled_owned())
         .run(reconcile, error_policy, required)
@@ -160,7 +160,7 @@ async fn watch_kind(
     let resource = extension_resource(kind);
     let api: Api<DynamicObject> = Api::all_with(seed, &resource);
     let mut events = std::pin::pin!(
-        watcher(api, watcher::Config::default()).backoff(crate::watch_backoff::watch_backoff())
+        watcher(api, watcher::Config::default()).backoff(seedlet_runtime::watch::watch_backoff())
     );
     let mut objects: HashMap<String, String> = HashMap::new();
     let mut initial: HashMap<String, String> = HashMap::new();

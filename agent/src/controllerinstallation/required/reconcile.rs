@@ -13,7 +13,7 @@ use seedlet_api::core::{ControllerInstallation, ControllerRegistration, Controll
 use seedlet_api::names::{condition_types, reasons};
 
 use super::Required;
-use crate::controllerinstallation::status::patch_conditions;
+use seedlet_runtime::status::update_conditions;
 
 /// Errors of one required pass.
 #[derive(Debug, thiserror::Error)]
@@ -57,12 +57,12 @@ pub async fn reconcile(
 /// Retries after a short delay.
 pub fn error_policy(ci: Arc<ControllerInstallation>, error: &Error, _ctx: Arc<Required>) -> Action {
     if let Error::WriteCondition { source, .. } = error
-        && crate::controllerinstallation::status::is_conflict(source)
+        && seedlet_runtime::status::is_conflict(source)
     {
         tracing::debug!(controller_installation = %ci.name_any(), "controller installation required check lost a condition write, retrying");
-        return Action::requeue(crate::controllerinstallation::status::CONFLICT_REQUEUE);
+        return Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE);
     }
-    tracing::warn!(controller_installation = %ci.name_any(), error = %crate::leader_election::error_chain(error), "controller installation required check failed");
+    tracing::warn!(controller_installation = %ci.name_any(), error = %seedlet_runtime::error_chain(error), "controller installation required check failed");
     Action::requeue(Duration::from_secs(5))
 }
 
@@ -90,9 +90,11 @@ async fn required(ci: &ControllerInstallation, ctx: &Required) -> Result<Action,
         return Ok(Action::await_change());
     };
     let name = ci.name_any();
-    patch_conditions(&Api::all(garden), &name, |_| vec![next])
-        .await
-        .map_err(|source| Error::WriteCondition { name, source })?;
+    update_conditions(&Api::<ControllerInstallation>::all(garden), &name, |_| {
+        vec![next]
+    })
+    .await
+    .map_err(|source| Error::WriteCondition { name, source })?;
     Ok(Action::await_change())
 }
 

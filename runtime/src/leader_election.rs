@@ -8,6 +8,7 @@
 //! `renewDeadline`. On shutdown the leader releases the lock, so a standby takes over at once.
 //! All writes carry the observed `resourceVersion`, so two candidates can never both win.
 
+use crate::error_chain;
 use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
@@ -380,18 +381,6 @@ impl LeaderElector {
 
 fn duration_seconds(duration: Duration) -> i32 {
     i32::try_from(duration.as_secs().max(1)).unwrap_or(i32::MAX)
-}
-
-/// Formats an error with its sources, `a: b: c`.
-pub fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut out = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        out.push_str(": ");
-        out.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    out
 }
 
 #[cfg(test)]

@@ -9,13 +9,13 @@ use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
-use seedlet_agent::clock::SystemClock;
-use seedlet_agent::metrics::Metrics;
 use seedlet_agent::{Agent, RunningAgent};
 use seedlet_api::conditions::{Condition, ConditionStatus};
 use seedlet_api::core::{Seed, Shoot};
 use seedlet_bootstrap::GardenClient;
 use seedlet_garden::seed_lifecycle;
+use seedlet_runtime::clock::SystemClock;
+use seedlet_runtime::metrics::Metrics;
 use seedlet_sandbox::Sandbox;
 use tokio_util::sync::CancellationToken;
 

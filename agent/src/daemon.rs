@@ -6,26 +6,26 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kube::config::{KubeConfigOptions, Kubeconfig};
 use seedlet_bootstrap::{
     BootstrapOptions, BootstrapSource, GardenClient, GardenIdentity, JitterRange, SecretRef,
 };
 use seedlet_config::GardenletConfiguration;
+use seedlet_runtime::clock::{Clock, SystemClock};
+use seedlet_runtime::error_chain;
+use seedlet_runtime::health::HealthManager;
+use seedlet_runtime::leader_election;
+use seedlet_runtime::process::{
+    AbortOnDrop, ClientError, Leadership, client_from_kubeconfig, run_controllers, sleep_or_cancel,
+};
+use seedlet_runtime::server::{ProbeState, Readiness, Servers, Step};
 use seedlet_systemd::{Notifier, State, Watchdog};
 use tokio::sync::watch;
-use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::clock::{Clock, SystemClock};
-use crate::health::HealthManager;
-use crate::leader_election::{self, LeaderElector, error_chain};
-use crate::metrics::Metrics;
+use crate::metrics::AgentMetrics;
 use crate::registration::{self, SeedRegistration};
-use crate::server::{ProbeState, Readiness, Servers, Step};
 use crate::{AgentContext, ControllerSpec, FIELD_MANAGER, controllers, heartbeat};
 
-/// Pause before a controller that returned early is started again.
-pub const CONTROLLER_RESTART_DELAY: Duration = Duration::from_secs(5);
 /// Pause between failed attempts to obtain the garden client or register the Seed.
 pub const STARTUP_RETRY_DELAY: Duration = Duration::from_secs(5);
 
@@ -47,24 +47,12 @@ pub enum Error {
     /// `seedConfig.spec` could not be encoded.
     #[error("encoding seedConfig.spec")]
     EncodeSeedSpec(#[source] serde_json::Error),
-    /// Reading the seed kubeconfig failed.
-    #[error("reading seed kubeconfig {path}")]
-    ReadSeedKubeconfig {
-        /// File path.
-        path: String,
-        /// Cause.
-        #[source]
-        source: kube::config::KubeconfigError,
-    },
-    /// Building the seed client configuration failed.
-    #[error("building seed client configuration")]
-    SeedClientConfig(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// Building the seed client failed.
-    #[error("building seed client")]
-    SeedClient(#[source] kube::Error),
+    #[error("seed client")]
+    SeedClient(#[source] ClientError),
     /// Starting the probe or metrics server failed.
     #[error("starting probe servers")]
-    Servers(#[source] crate::server::Error),
+    Servers(#[source] seedlet_runtime::server::Error),
     /// The agent task panicked or was cancelled.
     #[error("agent task ended abnormally")]
     Join(#[source] tokio::task::JoinError),
@@ -196,41 +184,6 @@ pub async fn run_agent(
     agent.start(shutdown).await?.wait().await
 }
 
-/// A token cancelled on SIGTERM or SIGINT (Ctrl-C), for the process entry points. Must be called
-/// inside a tokio runtime.
-pub fn shutdown_on_signals() -> CancellationToken {
-    let token = CancellationToken::new();
-    let cancel = token.clone();
-    tokio::spawn(async move {
-        wait_for_signal().await;
-        tracing::info!("shutdown signal received");
-        cancel.cancel();
-    });
-    token
-}
-
-#[cfg(unix)]
-async fn wait_for_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    match signal(SignalKind::terminate()) {
-        Ok(mut terminate) => {
-            tokio::select! {
-                _ = terminate.recv() => {}
-                _ = tokio::signal::ctrl_c() => {}
-            }
-        }
-        Err(error) => {
-            tracing::warn!(error = %error, "cannot listen for SIGTERM, only Ctrl-C stops the process");
-            let _ = tokio::signal::ctrl_c().await;
-        }
-    }
-}
-
-#[cfg(not(unix))]
-async fn wait_for_signal() {
-    let _ = tokio::signal::ctrl_c().await;
-}
-
 /// A configurable agent; [`run_agent`] is `Agent::new(config)?.start(shutdown)` plus the
 /// service manager notifications of `$NOTIFY_SOCKET`.
 pub struct Agent {
@@ -318,14 +271,15 @@ impl Agent {
     /// Builds the seed client, binds the servers and starts the agent in the background.
     ///
     /// # Errors
-    /// [`Error::ReadSeedKubeconfig`], [`Error::SeedClientConfig`], [`Error::SeedClient`],
-    /// [`Error::Servers`].
+    /// [`Error::SeedClient`], [`Error::Servers`].
     pub async fn start(self, shutdown: CancellationToken) -> Result<RunningAgent, Error> {
         let seed = match self.seed_client.clone() {
             Some(client) => client,
-            None => seed_client(self.settings.seed_kubeconfig.as_deref()).await?,
+            None => client_from_kubeconfig(self.settings.seed_kubeconfig.as_deref())
+                .await
+                .map_err(Error::SeedClient)?,
         };
-        let metrics = Arc::new(Metrics::new("agent"));
+        let metrics = Arc::new(AgentMetrics::new());
         let health =
             HealthManager::new(signed(self.settings.heartbeat.grace()), self.clock.clone());
         let readiness = Arc::new(Readiness::default());
@@ -336,7 +290,7 @@ impl Agent {
             ProbeState {
                 health: health.clone(),
                 readiness: readiness.clone(),
-                metrics: metrics.clone(),
+                metrics: metrics.common(),
                 clock: self.clock.clone(),
             },
             server_stop.clone(),
@@ -373,56 +327,22 @@ impl Agent {
         shutdown: CancellationToken,
         leading_tx: watch::Sender<bool>,
     ) -> Result<(), Error> {
-        // The elector has its own token so that it releases the lock only after the controllers
-        // have stopped.
-        let elector_stop = CancellationToken::new();
-        let (elector_tx, mut elector_rx) = watch::channel(false);
-        let elector = match &self.settings.leader_election {
-            Some(settings) => {
-                let elector = LeaderElector::new(shared.seed.clone(), settings.clone());
-                AbortOnDrop(tokio::spawn(elector.run(elector_stop.clone(), elector_tx)))
-            }
-            None => {
-                elector_tx.send_replace(true);
-                // Keep the sender alive so the receiver never reports a closed channel.
-                let keep = elector_tx;
-                let stop = elector_stop.clone();
-                AbortOnDrop(tokio::spawn(async move {
-                    stop.cancelled().await;
-                    drop(keep);
-                }))
-            }
-        };
-
+        // The elector stops only after the controllers have, so that it releases the lock last.
+        let mut leadership =
+            Leadership::start(shared.seed.clone(), self.settings.leader_election.clone());
         let mut garden = self.garden_client.clone();
         let mut identity_task: Option<AbortOnDrop<()>> = None;
         loop {
-            // Standby until leading or shutdown.
             shared.readiness.set_standby(true);
-            tokio::select! {
-                () = shutdown.cancelled() => break,
-                result = elector_rx.wait_for(|leading| *leading) => {
-                    if result.is_err() {
-                        break;
-                    }
-                }
-            }
+            let Some(term) = leadership.next_term(&shutdown).await else {
+                break;
+            };
             leading_tx.send_replace(true);
             shared.readiness.set_standby(false);
             shared.metrics.set_leader(true);
-            let term = shutdown.child_token();
-            let watcher = {
-                let term = term.clone();
-                let mut rx = elector_rx.clone();
-                AbortOnDrop(tokio::spawn(async move {
-                    // An error means the elector is gone: end the term as well.
-                    let _ = rx.wait_for(|leading| !*leading).await;
-                    term.cancel();
-                }))
-            };
-            self.lead(&shared, &mut garden, &mut identity_task, &term)
+            self.lead(&shared, &mut garden, &mut identity_task, &term.stop)
                 .await;
-            drop(watcher);
+            drop(term);
             shared.health.reset();
             shared.readiness.reset();
             shared.metrics.set_leader(false);
@@ -435,10 +355,7 @@ impl Agent {
             notifier.notify_or_log(&[State::Stopping, State::Status("stopping")]);
         }
         drop(identity_task);
-        elector_stop.cancel();
-        if let Err(error) = elector.join().await {
-            tracing::warn!(error = %error, "leader election task ended abnormally");
-        }
+        leadership.stop().await;
         server_stop.cancel();
         servers.join().await;
         tracing::info!("agent stopped");
@@ -464,7 +381,7 @@ impl Agent {
                 Ok(identity) => {
                     let client = identity.client();
                     *garden = Some(client.clone());
-                    *identity_task = Some(AbortOnDrop(tokio::spawn(identity.run())));
+                    *identity_task = Some(AbortOnDrop::spawn(identity.run()));
                     break client;
                 }
                 Err(error) => {
@@ -478,10 +395,10 @@ impl Agent {
         shared.readiness.set(Step::Bootstrap, true);
         // Rotation swaps the certificate in place: the expiry metric follows the client for the
         // whole term instead of showing the first certificate's expiry forever.
-        let _expiry_metric = AbortOnDrop(tokio::spawn(follow_certificate_expiry(
+        let _expiry_metric = AbortOnDrop::spawn(follow_certificate_expiry(
             client.clone(),
             shared.metrics.clone(),
-        )));
+        ));
 
         loop {
             match registration::register_seed(&client.client(), &self.settings.registration).await {
@@ -519,23 +436,23 @@ impl Agent {
         // maintain readiness through their own caches.
         shared.readiness.set(Step::Caches, true);
 
-        let mut tasks = JoinSet::new();
-        for spec in &self.controllers {
-            tasks.spawn(supervise(spec.clone(), ctx.clone()));
-        }
-        term.cancelled().await;
-        shared.health.stop();
-        while let Some(result) = tasks.join_next().await {
-            if let Err(error) = result {
-                tracing::warn!(error = %error, "controller task ended abnormally");
+        let common = shared.metrics.common();
+        let health = shared.health.clone();
+        let stopped = term.clone();
+        tokio::join!(
+            run_controllers(&self.controllers, ctx, term, &common),
+            async move {
+                // The health manager stops with the term, before the controllers finish.
+                stopped.cancelled().await;
+                health.stop();
             }
-        }
+        );
     }
 }
 
 /// Keeps `seedlet_garden_client_certificate_expiry_seconds` on the certificate `garden` uses,
 /// across rotations, until the garden client is dropped or the task is aborted.
-async fn follow_certificate_expiry(garden: GardenClient, metrics: Arc<Metrics>) {
+async fn follow_certificate_expiry(garden: GardenClient, metrics: Arc<AgentMetrics>) {
     let mut expiry = garden.subscribe_expiry();
     loop {
         metrics.garden_certificate_not_after(*expiry.borrow_and_update());
@@ -545,59 +462,12 @@ async fn follow_certificate_expiry(garden: GardenClient, metrics: Arc<Metrics>) 
     }
 }
 
-/// Runs one controller for the term of `ctx`, restarting it after [`CONTROLLER_RESTART_DELAY`]
-/// when it returns before the term ends.
-async fn supervise(spec: Arc<ControllerSpec>, ctx: Arc<AgentContext>) {
-    loop {
-        tokio::select! {
-            () = spec.start(ctx.clone()) => {}
-            () = ctx.stop.cancelled() => return,
-        }
-        if ctx.stop.is_cancelled() {
-            return;
-        }
-        tracing::error!(
-            controller = spec.name,
-            "controller stopped unexpectedly, restarting"
-        );
-        ctx.metrics.controller_restarted(spec.name);
-        if sleep_or_cancel(CONTROLLER_RESTART_DELAY, &ctx.stop).await {
-            return;
-        }
-    }
-}
-
-/// Sleeps for `delay`; returns `true` when `token` was cancelled first.
-async fn sleep_or_cancel(delay: Duration, token: &CancellationToken) -> bool {
-    tokio::select! {
-        () = token.cancelled() => true,
-        () = tokio::time::sleep(delay) => false,
-    }
-}
-
-/// A task handle that aborts the task when dropped, so that aborting the agent's main task (a
-/// simulated kill) takes every helper task down with it.
-#[derive(Debug)]
-struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
-
-impl<T> AbortOnDrop<T> {
-    async fn join(mut self) -> Result<T, tokio::task::JoinError> {
-        (&mut self.0).await
-    }
-}
-
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
 /// Process-wide handles shared by all leadership terms.
 struct Shared {
     seed: kube::Client,
     health: HealthManager,
     readiness: Arc<Readiness>,
-    metrics: Arc<Metrics>,
+    metrics: Arc<AgentMetrics>,
 }
 
 /// A started agent.
@@ -608,7 +478,7 @@ pub struct RunningAgent {
     /// Bound address of `/metrics`.
     pub metrics_address: SocketAddr,
     /// The agent's metrics.
-    pub metrics: Arc<Metrics>,
+    pub metrics: Arc<AgentMetrics>,
     /// The agent's health manager.
     pub health: HealthManager,
     leading: watch::Receiver<bool>,
@@ -638,26 +508,6 @@ impl RunningAgent {
     pub fn abort(&self) {
         self.task.abort();
     }
-}
-
-/// Builds the seed client from `path`, or from `KUBECONFIG`/in-cluster configuration.
-async fn seed_client(path: Option<&std::path::Path>) -> Result<kube::Client, Error> {
-    let config = match path {
-        Some(path) => {
-            let kubeconfig =
-                Kubeconfig::read_from(path).map_err(|source| Error::ReadSeedKubeconfig {
-                    path: path.display().to_string(),
-                    source,
-                })?;
-            kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
-                .await
-                .map_err(|e| Error::SeedClientConfig(Box::new(e)))?
-        }
-        None => kube::Config::infer()
-            .await
-            .map_err(|e| Error::SeedClientConfig(Box::new(e)))?,
-    };
-    kube::Client::try_from(config).map_err(Error::SeedClient)
 }
 
 fn signed(duration: Duration) -> jiff::SignedDuration {

@@ -1,24 +1,10 @@
-//! What the agent's reflector caches keep of an object. Every cached object loses
-//! `metadata.managedFields` (no controller reads them; the Cluster sync drops them when embedding
-//! anyway), and the Cluster teardown's cache keeps only the embedded shoot's identity instead of
-//! the whole embedded CloudProfile, Seed and Shoot. Chain [`slim`] (or a kind's own view) with
-//! `WatchStreamExt::modify` between the watch and `.reflect`.
+//! What the Cluster teardown's cache keeps of a Cluster: only the embedded shoot's identity
+//! instead of the whole embedded CloudProfile, Seed and Shoot (every other cache drops just
+//! `metadata.managedFields`, [`seedlet_runtime::watch::slim`]).
 
-use std::fmt::Debug;
-
-use kube::runtime::controller::Controller;
-use kube::runtime::{WatchStreamExt, reflector, watcher};
-use kube::{Api, Resource};
 use seedlet_api::extensions::Cluster;
-use serde::de::DeserializeOwned;
+use seedlet_runtime::watch::slim;
 use serde_json::{Map, Value};
-
-use crate::watch_backoff::{NoTriggerBackoff, watch_backoff};
-
-/// Drops what no agent controller reads from a cached object: `metadata.managedFields`.
-pub fn slim<K: Resource>(object: &mut K) {
-    object.meta_mut().managed_fields = None;
-}
 
 /// The Cluster as the teardown reads it (through `ShootRef::of_cluster`): its own metadata
 /// without managedFields, and of the embedded shoot only `metadata.{name,namespace,
@@ -56,25 +42,8 @@ fn shoot_identity(mut shoot: Value) -> Value {
     Value::Object(kept)
 }
 
-/// A controller over `api` whose cache holds the objects after `view` (e.g. [`slim`]); like
-/// [`crate::watch_backoff::controller`], its watch backs off with [`watch_backoff`] and the
-/// controller adds no trigger backoff on top.
-pub fn controller<K>(api: Api<K>, config: watcher::Config, view: fn(&mut K)) -> Controller<K>
-where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
-{
-    let (reader, writer) = reflector::store();
-    let objects = watcher(api, config)
-        .backoff(watch_backoff())
-        .modify(view)
-        .reflect(writer)
-        .applied_objects();
-    Controller::for_stream(objects, reader).trigger_backoff(NoTriggerBackoff)
-}
-
 #[cfg(test)]
 mod tests {
-    use seedlet_api::core::Shoot;
     use serde_json::json;
 
     use super::*;
@@ -112,20 +81,6 @@ mod tests {
             shoot["metadata"]["deletionTimestamp"] = json!("2026-01-01T00:00:00Z");
         }
         shoot
-    }
-
-    #[test]
-    fn slim_drops_managed_fields_and_keeps_everything_else() {
-        let mut shoot: Shoot = serde_json::from_value(json!({
-            "metadata": {"name": "a", "namespace": "garden-dev", "resourceVersion": "3",
-                         "managedFields": [{"manager": "x"}]},
-            "spec": {"provider": {"type": "local"}, "region": "r"},
-        }))
-        .unwrap();
-        let mut expected = shoot.clone();
-        expected.metadata.managed_fields = None;
-        slim(&mut shoot);
-        assert_eq!(shoot, expected);
     }
 
     #[test]

@@ -1,0 +1,34 @@
+//! What a garden controller may use during one leadership term of the `seedlet garden` process.
+
+use std::sync::Arc;
+
+use seedlet_config::GardenControllerConfiguration;
+use seedlet_runtime::clock::Clock;
+use seedlet_runtime::metrics::Metrics;
+use tokio_util::sync::CancellationToken;
+
+/// Dependencies of the garden-side controllers, valid for one leadership term. Each controller's
+/// `start` takes from it only what its own `Ctx` needs.
+pub struct GardenContext {
+    /// Garden client.
+    pub client: kube::Client,
+    /// The whole configuration.
+    pub config: Arc<GardenControllerConfiguration>,
+    /// Time source.
+    pub clock: Arc<dyn Clock>,
+    /// Process metrics.
+    pub metrics: Arc<Metrics>,
+    /// Cancelled when this leadership term ends.
+    pub stop: CancellationToken,
+}
+
+impl std::fmt::Debug for GardenContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GardenContext")
+            .field("stopped", &self.stop.is_cancelled())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A garden-side controller run while this replica leads.
+pub type GardenControllerSpec = seedlet_runtime::process::ControllerSpec<GardenContext>;

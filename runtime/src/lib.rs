@@ -1,0 +1,23 @@
+//! What kube-runtime and a controller manager are to seedlet's two daemons, the seed agent and
+//! the garden controller, which build on this crate as peers:
+//!
+//! - [`process`]: signals, supervised controllers, the leadership loop, client building;
+//! - [`server`], [`health`], [`metrics`]: `/healthz`, `/readyz` and `/metrics`;
+//! - [`leader_election`]: the Lease lock;
+//! - [`watch`]: per-watch backoff, slim caches and [`watch::Runner`], which runs every controller;
+//! - [`status`]: the one conditions writer; [`finalizer`]: adding and removing a finalizer;
+//! - [`retry`]: in-place retries of idempotent requests; [`clock`]; [`error`]: error chains.
+
+pub mod clock;
+pub mod error;
+pub mod finalizer;
+pub mod health;
+pub mod leader_election;
+pub mod metrics;
+pub mod process;
+pub mod retry;
+pub mod server;
+pub mod status;
+pub mod watch;
+
+pub use error::error_chain;

@@ -1,0 +1,119 @@
+//! Writing status conditions of objects other writers share: merge by type onto the stored list,
+//! skip the write when nothing changed, and send a JSON merge patch on `/status` guarded by
+//! `resourceVersion`, so a concurrent writer's condition is never dropped (the loser gets 409
+//! and its controller requeues with fresh state).
+
+use std::fmt::Debug;
+use std::time::Duration;
+
+use kube::api::{Patch, PatchParams};
+use kube::{Api, Resource, ResourceExt};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use seedlet_api::conditions::{self, Condition, WithConditions};
+
+use crate::retry::{self, RetryPolicy};
+
+/// Requeue delay after losing a condition write to another writer (409): shared lists make this
+/// routine, and the next pass reads fresh state right away.
+pub const CONFLICT_REQUEUE: Duration = Duration::from_millis(200);
+
+/// Whether `error` is a 409 Conflict from the API server.
+pub fn is_conflict(error: &kube::Error) -> bool {
+    matches!(error, kube::Error::Api(status) if status.is_conflict())
+}
+
+/// Reads the latest `name`, merges the conditions returned by `updates` (given the stored ones)
+/// and writes them when they changed. Returns whether it wrote; a vanished object counts as done.
+/// Reads and the guarded write are retried in place on transient errors.
+///
+/// # Errors
+/// Read or patch failures; 409 when another writer won the race (the caller requeues).
+pub async fn update_conditions<K>(
+    api: &Api<K>,
+    name: &str,
+    updates: impl FnOnce(&[Condition]) -> Vec<Condition>,
+) -> Result<bool, kube::Error>
+where
+    K: WithConditions + Resource + Clone + DeserializeOwned + Debug,
+{
+    let Some(latest) = retry::idempotent(&RetryPolicy::RECONCILE, || api.get_opt(name)).await?
+    else {
+        return Ok(false);
+    };
+    let existing = latest.conditions();
+    let merged = conditions::merge(existing, updates(existing));
+    if merged == existing {
+        return Ok(false);
+    }
+    // Guarded by the resourceVersion read above: a retry after a write that did land answers
+    // 409, which the caller treats as a lost race and requeues.
+    match patch_status_guarded(api, &latest, json!({"conditions": merged})).await {
+        Ok(()) => Ok(true),
+        Err(kube::Error::Api(status)) if status.is_not_found() => Ok(false),
+        Err(error) => Err(error),
+    }
+}
+
+/// Writes `conditions` (the whole list) into `object`'s status, guarded by the
+/// `resourceVersion` of `object` as the caller read it. For callers that already hold a fresh
+/// copy and computed the list from it.
+///
+/// # Errors
+/// The patch's API error; 409 when `object` is stale.
+pub async fn write_conditions<K>(
+    api: &Api<K>,
+    object: &K,
+    conditions: &[Condition],
+) -> Result<(), kube::Error>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+{
+    patch_status_guarded(api, object, json!({"conditions": conditions})).await
+}
+
+/// Merge-patches `status` (an object of status fields) into `object`'s `/status`, guarded by the
+/// `resourceVersion` the caller read.
+///
+/// # Errors
+/// The patch's API error; 409 when `object` is stale.
+pub async fn patch_status_guarded<K>(
+    api: &Api<K>,
+    object: &K,
+    status: Value,
+) -> Result<(), kube::Error>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+{
+    let patch = json!({
+        "metadata": {"resourceVersion": object.resource_version()},
+        "status": status,
+    });
+    let (params, patch) = (PatchParams::default(), Patch::Merge(&patch));
+    let name = object.name_any();
+    retry::idempotent(&RetryPolicy::RECONCILE, || {
+        api.patch_status(&name, &params, &patch)
+    })
+    .await
+    .map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_409_counts_as_a_lost_write() {
+        let status = |code: u16, reason: &str| {
+            kube::Error::Api(
+                kube::core::Status::failure("m", reason)
+                    .with_code(code)
+                    .boxed(),
+            )
+        };
+        assert!(is_conflict(&status(409, "Conflict")));
+        assert!(!is_conflict(&status(404, "NotFound")));
+        assert!(!is_conflict(&status(500, "InternalError")));
+    }
+}
