@@ -26,7 +26,7 @@ use seedlet_bootstrap::kubeconfig::ParsedKubeconfig;
 use seedlet_bootstrap::{
     BootstrapOptions, BootstrapSource, BootstrapStep, GardenIdentity, JitterRange, SecretRef,
 };
-use seedlet_garden::csr_approval::{self, Ctx};
+use seedlet_garden::controllers::csr_approval::{self, Ctx};
 use seedlet_sandbox::Sandbox;
 use serde_json::json;
 

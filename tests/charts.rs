@@ -298,7 +298,7 @@ fn garden_chart_grants_signer_approval_and_bootstraps_seeds() {
         assert_eq!(
             bootstrapper["rules"],
             serde_json::to_value(
-                seedlet_garden::csr_approval::rbac::bootstrapper_cluster_role().rules
+                seedlet_garden::controllers::csr_approval::rbac::bootstrapper_cluster_role().rules
             )
             .expect("rules"),
             "the chart and the controller write the same role"

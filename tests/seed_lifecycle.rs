@@ -13,7 +13,7 @@ use seedlet_agent::{Agent, RunningAgent};
 use seedlet_api::conditions::{Condition, ConditionStatus};
 use seedlet_api::core::{Seed, Shoot};
 use seedlet_bootstrap::GardenClient;
-use seedlet_garden::seed_lifecycle;
+use seedlet_garden::controllers::seed_lifecycle;
 use seedlet_runtime::clock::SystemClock;
 use seedlet_runtime::metrics::Metrics;
 use seedlet_sandbox::Sandbox;

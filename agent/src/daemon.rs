@@ -18,13 +18,14 @@ use seedlet_runtime::process::{
     AbortOnDrop, ClientError, Leadership, client_from_kubeconfig, run_controllers, sleep_or_cancel,
 };
 use seedlet_runtime::server::{ProbeState, Readiness, Servers, Step};
-use seedlet_systemd::{Notifier, State, Watchdog};
+use seedlet_runtime::systemd::{Notifier, State, Watchdog};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use crate::context::{AgentContext, ControllerSpec, FIELD_MANAGER};
+use crate::controllers::{self, heartbeat};
 use crate::metrics::AgentMetrics;
 use crate::registration::{self, SeedRegistration};
-use crate::{AgentContext, ControllerSpec, FIELD_MANAGER, controllers, heartbeat};
 
 /// Pause between failed attempts to obtain the garden client or register the Seed.
 pub const STARTUP_RETRY_DELAY: Duration = Duration::from_secs(5);

@@ -221,24 +221,6 @@ pub trait WithConditions {
     fn conditions(&self) -> &[Condition];
 }
 
-impl WithConditions for crate::core::Seed {
-    fn conditions(&self) -> &[Condition] {
-        crate::core::Seed::conditions(self)
-    }
-}
-
-impl WithConditions for crate::core::ControllerInstallation {
-    fn conditions(&self) -> &[Condition] {
-        crate::core::ControllerInstallation::conditions(self)
-    }
-}
-
-impl WithConditions for crate::resources::ManagedResource {
-    fn conditions(&self) -> &[Condition] {
-        crate::resources::ManagedResource::conditions(self)
-    }
-}
-
 /// Merges `updates` into `existing` by type: a same-type entry is replaced in place, new types are
 /// appended in the order given. Other entries keep their position.
 pub fn merge(

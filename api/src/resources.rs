@@ -141,6 +141,12 @@ pub struct ObjectReference {
     pub field_path: Option<String>,
 }
 
+impl crate::conditions::WithConditions for ManagedResource {
+    fn conditions(&self) -> &[Condition] {
+        ManagedResource::conditions(self)
+    }
+}
+
 impl ManagedResource {
     /// The conditions of the status (empty without status).
     pub fn conditions(&self) -> &[Condition] {

@@ -18,7 +18,7 @@ use seedlet_runtime::process::{
     sleep_or_cancel,
 };
 use seedlet_runtime::server::{ProbeState, Readiness, Servers, Step};
-use seedlet_systemd::{Notifier, State};
+use seedlet_runtime::systemd::{Notifier, State};
 use tokio_util::sync::CancellationToken;
 
 use crate::context::{GardenContext, GardenControllerSpec};
@@ -219,7 +219,7 @@ impl Garden {
 /// `/readyz` reports the `seed-registration` step done afterwards.
 async fn ensure_rbac(client: kube::Client, readiness: Arc<Readiness>, stop: CancellationToken) {
     loop {
-        match crate::csr_approval::ensure_bootstrapper_rbac(&client).await {
+        match crate::controllers::csr_approval::ensure_bootstrapper_rbac(&client).await {
             Ok(()) => {
                 readiness.set(Step::Registration, true);
                 return;

@@ -347,7 +347,7 @@ pub fn entries(count: usize) -> String {
 #[cfg(test)]
 mod tests {
     use seedlet_api::core::{ControllerRegistration, Seed};
-    use seedlet_garden::controllerregistration::wanted::shoot_kind_types;
+    use seedlet_garden::controllers::controllerregistration::wanted::shoot_kind_types;
 
     use super::*;
 

@@ -22,7 +22,7 @@ use crate::files::{BOOTSTRAP_SECRET, KUBECONFIG_SECRET};
 /// # Errors
 /// [`Error::Timeout`].
 pub async fn bootstrapper_rbac(garden: &kube::Client, timeout: Duration) -> Result<String, Error> {
-    let name = seedlet_garden::csr_approval::rbac::SEED_BOOTSTRAPPER;
+    let name = seedlet_garden::controllers::csr_approval::rbac::SEED_BOOTSTRAPPER;
     let bindings: Api<ClusterRoleBinding> = Api::all(garden.clone());
     bounded(
         &format!("ClusterRoleBinding {name}"),

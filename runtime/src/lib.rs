@@ -6,6 +6,8 @@
 //! - [`leader_election`]: the Lease lock;
 //! - [`watch`]: per-watch backoff, slim caches and [`watch::Runner`], which runs every controller;
 //! - [`status`]: the one conditions writer; [`finalizer`]: adding and removing a finalizer;
+//! - [`triggers`]: watch streams passing only relevant changes (and deletions);
+//! - [`systemd`]: the sd_notify protocol (READY, STOPPING, STATUS, WATCHDOG);
 //! - [`retry`]: in-place retries of idempotent requests; [`clock`]; [`error`]: error chains.
 
 pub mod clock;
@@ -18,6 +20,8 @@ pub mod process;
 pub mod retry;
 pub mod server;
 pub mod status;
+pub mod systemd;
+pub mod triggers;
 pub mod watch;
 
 pub use error::error_chain;

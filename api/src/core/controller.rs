@@ -490,6 +490,12 @@ pub struct ControllerInstallationStatus {
     pub extra: Extra,
 }
 
+impl crate::conditions::WithConditions for ControllerInstallation {
+    fn conditions(&self) -> &[Condition] {
+        ControllerInstallation::conditions(self)
+    }
+}
+
 impl ControllerInstallation {
     /// The conditions of the status (empty without status).
     pub fn conditions(&self) -> &[Condition] {

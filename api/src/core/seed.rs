@@ -335,6 +335,12 @@ pub struct GardenerInfo {
     pub version: String,
 }
 
+impl crate::conditions::WithConditions for Seed {
+    fn conditions(&self) -> &[Condition] {
+        Seed::conditions(self)
+    }
+}
+
 impl Seed {
     /// The conditions of the status (empty without status).
     pub fn conditions(&self) -> &[Condition] {

@@ -1,0 +1,57 @@
+//! What an agent controller may use during one leadership term of the `seedlet agent` process.
+
+use std::sync::Arc;
+
+use seedlet_bootstrap::GardenClient;
+use seedlet_runtime::clock::Clock;
+use seedlet_runtime::health::HealthManager;
+use seedlet_runtime::server::Readiness;
+use tokio_util::sync::CancellationToken;
+
+use crate::controllers::heartbeat::settings as heartbeat;
+use crate::metrics::AgentMetrics;
+
+/// Field manager of every object the agent writes.
+pub const FIELD_MANAGER: &str = seedlet_api::names::field_managers::AGENT;
+
+/// Dependencies of the agent's controllers, valid for one leadership term.
+pub struct AgentContext {
+    /// Name of our Seed (`seedConfig.metadata.name`).
+    pub seed_name: String,
+    /// Client of the seed cluster.
+    pub seed: kube::Client,
+    /// Hot-swappable garden client: call `.client()` per request, or `run_with_current` for watches.
+    pub garden: GardenClient,
+    /// The whole component configuration.
+    pub config: Arc<seedlet_config::GardenletConfiguration>,
+    /// Heartbeat timing.
+    pub heartbeat: heartbeat::Settings,
+    /// Time source; use it for every condition timestamp.
+    pub clock: Arc<dyn Clock>,
+    /// Process metrics.
+    pub metrics: Arc<AgentMetrics>,
+    /// Health manager (the heartbeat feeds it).
+    pub health: HealthManager,
+    /// Readiness steps behind `/readyz`.
+    pub readiness: Arc<Readiness>,
+    /// Cancelled when this leadership term ends (leadership lost or shutdown).
+    pub stop: CancellationToken,
+    /// Field manager for server-side apply and patches.
+    pub field_manager: &'static str,
+    /// systemd watchdog fed by successful heartbeats (`None` unless `$WATCHDOG_USEC` asks for one).
+    pub watchdog: Option<Arc<seedlet_runtime::systemd::Watchdog>>,
+}
+
+impl std::fmt::Debug for AgentContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentContext")
+            .field("seed_name", &self.seed_name)
+            .field("garden", &self.garden)
+            .field("heartbeat", &self.heartbeat)
+            .field("stopped", &self.stop.is_cancelled())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A controller the agent runs while it leads.
+pub type ControllerSpec = seedlet_runtime::process::ControllerSpec<AgentContext>;

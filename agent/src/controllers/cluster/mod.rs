@@ -1,0 +1,340 @@
+//! Cluster sync: watches Shoots in the garden (ours by `spec.seedName`, or `status.seedName`
+//! during a migration), our Seed, CloudProfiles, NamespacedCloudProfiles, Projects and
+//! ControllerRegistrations, and keeps per shoot, in the seed, the cluster-scoped
+//! `extensions.gardener.cloud/v1alpha1` `Cluster` named after the technical ID (embedding the
+//! CloudProfile, Seed and Shoot) and the control-plane namespace of the same name (labels and
+//! annotations of spec §1.6). A shoot without `status.technicalID` gets it written first, so the
+//! Cluster never exists before the ID. Hibernated and Failed shoots are synced like any other.
+//!
+//! A second controller watches the Clusters (plus shoot and control-plane namespace events): a
+//! Cluster whose shoot is gone, scheduled elsewhere or deleting loses its namespace first and is
+//! deleted once the namespace is gone. Both requeue every `controllers.shoot.syncPeriod` (1 h).
+
+pub mod desired;
+pub mod reconcile;
+pub mod view;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::Namespace;
+use kube::Api;
+use kube::runtime::controller::{self, Controller};
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use seedlet_api::core::{
+    CloudProfile, ControllerRegistration, NamespacedCloudProfile, Project, Seed, Shoot,
+};
+use seedlet_api::extensions::Cluster;
+use seedlet_api::names::labels;
+
+pub use reconcile::{Error, error_policy, reconcile, reconcile_cluster};
+
+use crate::context::AgentContext;
+
+/// Controller name (logs, metrics label) of the shoot → Cluster sync.
+pub const NAME: &str = "cluster";
+/// Controller name (metrics label) of the Cluster teardown.
+pub const CLEANUP_NAME: &str = "cluster-cleanup";
+/// Requeue period when `controllers.shoot.syncPeriod` is unset (gardenlet's default).
+pub const DEFAULT_SYNC_PERIOD: Duration = Duration::from_secs(3600);
+/// Parallel shoot reconciles when `controllers.shoot.concurrentSyncs` is unset.
+pub const DEFAULT_CONCURRENT_SYNCS: u16 = 5;
+
+/// Dependencies of both controllers for one garden client.
+pub struct Ctx {
+    /// The agent context (seed client, seed name, metrics).
+    pub agent: Arc<AgentContext>,
+    /// The garden client of this run.
+    pub garden: kube::Client,
+    /// Our Seed.
+    pub seeds: Store<Seed>,
+    /// CloudProfiles.
+    pub cloud_profiles: Store<CloudProfile>,
+    /// NamespacedCloudProfiles.
+    pub namespaced_cloud_profiles: Store<NamespacedCloudProfile>,
+    /// Projects (shoot namespace → project name).
+    pub projects: Store<Project>,
+    /// ControllerRegistrations (auto-enabled extensions).
+    pub registrations: Store<ControllerRegistration>,
+    /// Requeue period.
+    pub sync_period: Duration,
+}
+
+impl std::fmt::Debug for Ctx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ctx")
+            .field("seed", &self.agent.seed_name)
+            .field("sync_period", &self.sync_period)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Runs both controllers until `ctx.stop` is cancelled, restarting them when the garden client
+/// is swapped.
+pub async fn run(agent: Arc<AgentContext>) {
+    let garden = agent.garden.clone();
+    garden
+        .run_with_current(|client| run_on(agent.clone(), client))
+        .await;
+}
+
+async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
+    let shoot_config = agent.config.controllers.shoot.as_ref();
+    let sync_period = shoot_config
+        .and_then(|shoot| shoot.sync_period)
+        .map_or(DEFAULT_SYNC_PERIOD, |period| period.as_std());
+    let concurrency = shoot_config
+        .and_then(|shoot| shoot.concurrent_syncs)
+        .and_then(|syncs| u16::try_from(syncs).ok())
+        .filter(|syncs| *syncs > 0)
+        .unwrap_or(DEFAULT_CONCURRENT_SYNCS);
+
+    let (shoots, shoots_writer) = reflector::store::<Shoot>();
+    let shoot_events = watcher::watcher(
+        Api::<Shoot>::all(garden.clone()),
+        watcher::Config::default(),
+    )
+    .backoff(seedlet_runtime::watch::watch_backoff())
+    .modify(seedlet_runtime::watch::slim)
+    .reflect(shoots_writer)
+    .applied_objects();
+    let (seeds, seeds_writer) = reflector::store::<Seed>();
+    let seed_events = watcher::watcher(
+        Api::<Seed>::all(garden.clone()),
+        watcher::Config::default().fields(&format!("metadata.name={}", agent.seed_name)),
+    )
+    .backoff(seedlet_runtime::watch::watch_backoff())
+    .modify(seedlet_runtime::watch::slim)
+    .reflect(seeds_writer)
+    .applied_objects();
+    let (cloud_profiles, cloud_profiles_writer) = reflector::store::<CloudProfile>();
+    let cloud_profile_events = reflected(Api::all(garden.clone()), cloud_profiles_writer);
+    let (namespaced_cloud_profiles, namespaced_writer) =
+        reflector::store::<NamespacedCloudProfile>();
+    let namespaced_events = reflected(Api::all(garden.clone()), namespaced_writer);
+    let (projects, projects_writer) = reflector::store::<Project>();
+    let project_events = reflected(Api::all(garden.clone()), projects_writer);
+    let (registrations, registrations_writer) = reflector::store::<ControllerRegistration>();
+    let registration_events = reflected(Api::all(garden.clone()), registrations_writer);
+
+    let ctx = Arc::new(Ctx {
+        agent: agent.clone(),
+        garden: garden.clone(),
+        seeds,
+        cloud_profiles,
+        namespaced_cloud_profiles,
+        projects,
+        registrations,
+        sync_period,
+    });
+    let mapper_inputs = || (shoots.clone(), agent.seed_name.clone());
+    let (by_seed, seed_a) = mapper_inputs();
+    let (by_profile, seed_b) = mapper_inputs();
+    let (by_namespaced, seed_c) = mapper_inputs();
+    let (by_project, seed_d) = mapper_inputs();
+    let (by_registration, seed_e) = mapper_inputs();
+    let shoot_sync = Controller::for_stream(shoot_events, shoots)
+        .watches_stream(seed_events, move |_: Seed| {
+            shoots_of_seed(&by_seed.state(), &seed_a)
+        })
+        .watches_stream(cloud_profile_events, move |profile: CloudProfile| {
+            shoots_of_cloud_profile(&by_profile.state(), &seed_b, &profile)
+        })
+        .watches_stream(namespaced_events, move |profile: NamespacedCloudProfile| {
+            shoots_of_namespaced_cloud_profile(&by_namespaced.state(), &seed_c, &profile)
+        })
+        .watches_stream(project_events, move |project: Project| {
+            shoots_of_project(&by_project.state(), &seed_d, &project)
+        })
+        .watches_stream(registration_events, move |_: ControllerRegistration| {
+            shoots_of_seed(&by_registration.state(), &seed_e)
+        })
+        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
+        .with_config(controller::Config::default().concurrency(concurrency))
+        .graceful_shutdown_on(agent.stop.clone().cancelled_owned())
+        .run(reconcile, error_policy, ctx.clone())
+        .for_each(|_| futures::future::ready(()));
+
+    let shoot_changes = watcher::watcher(Api::<Shoot>::all(garden), watcher::Config::default())
+        .backoff(seedlet_runtime::watch::watch_backoff())
+        .touched_objects();
+    let namespace_changes = watcher::watcher(
+        Api::<Namespace>::all(agent.seed.clone()),
+        watcher::Config::default().labels(&format!("{}={}", labels::ROLE, labels::ROLE_SHOOT)),
+    )
+    .backoff(seedlet_runtime::watch::watch_backoff())
+    .touched_objects();
+    // The teardown reads only the embedded shoot's identity: its cache does not keep the
+    // embedded CloudProfile, Seed and Shoot (most of the agent's cached bytes otherwise).
+    let cleanup = seedlet_runtime::watch::controller_with_view(
+        Api::<Cluster>::all(agent.seed.clone()),
+        watcher::Config::default(),
+        view::teardown_view,
+    )
+    .watches_stream(shoot_changes, |shoot: Shoot| cluster_of_shoot(&shoot))
+    .watches_stream(namespace_changes, |namespace: Namespace| {
+        namespace
+            .metadata
+            .name
+            .map(|name| ObjectRef::<Cluster>::new(&name))
+    })
+    .with_config(controller::Config::default().concurrency(concurrency))
+    .graceful_shutdown_on(agent.stop.clone().cancelled_owned())
+    .run(reconcile_cluster, error_policy, ctx)
+    .for_each(|_| futures::future::ready(()));
+    tokio::join!(shoot_sync, cleanup);
+}
+
+/// A reflected watch of all objects of a kind (cached without managedFields), as a stream of
+/// applied objects.
+fn reflected<K>(
+    api: Api<K>,
+    writer: reflector::store::Writer<K>,
+) -> impl futures::Stream<Item = Result<K, watcher::Error>> + Send + 'static
+where
+    K: kube::Resource<DynamicType = ()>
+        + Clone
+        + std::fmt::Debug
+        + serde::de::DeserializeOwned
+        + Send
+        + Sync
+        + 'static,
+{
+    watcher::watcher(api, watcher::Config::default())
+        .backoff(seedlet_runtime::watch::watch_backoff())
+        .modify(seedlet_runtime::watch::slim)
+        .reflect(writer)
+        .applied_objects()
+}
+
+fn refs<'a>(shoots: impl Iterator<Item = &'a Arc<Shoot>>) -> Vec<ObjectRef<Shoot>> {
+    shoots
+        .map(|shoot| ObjectRef::from_obj(shoot.as_ref()))
+        .collect()
+}
+
+/// Mapper: every shoot of `seed` (our Seed or a ControllerRegistration changed).
+pub fn shoots_of_seed(shoots: &[Arc<Shoot>], seed: &str) -> Vec<ObjectRef<Shoot>> {
+    refs(
+        shoots
+            .iter()
+            .filter(|shoot| desired::is_scheduled_to(shoot, seed)),
+    )
+}
+
+/// Mapper: the shoots of `seed` using `profile` directly (`kind: CloudProfile`).
+pub fn shoots_of_cloud_profile(
+    shoots: &[Arc<Shoot>],
+    seed: &str,
+    profile: &CloudProfile,
+) -> Vec<ObjectRef<Shoot>> {
+    let name = profile.metadata.name.as_deref();
+    refs(shoots.iter().filter(|shoot| {
+        desired::is_scheduled_to(shoot, seed)
+            && shoot.cloud_profile().is_some_and(|reference| {
+                reference.kind_or_default() == "CloudProfile"
+                    && Some(reference.name.as_str()) == name
+            })
+    }))
+}
+
+/// Mapper: the shoots of `seed` in the profile's namespace using it.
+pub fn shoots_of_namespaced_cloud_profile(
+    shoots: &[Arc<Shoot>],
+    seed: &str,
+    profile: &NamespacedCloudProfile,
+) -> Vec<ObjectRef<Shoot>> {
+    let name = profile.metadata.name.as_deref();
+    refs(shoots.iter().filter(|shoot| {
+        desired::is_scheduled_to(shoot, seed)
+            && shoot.metadata.namespace == profile.metadata.namespace
+            && shoot.cloud_profile().is_some_and(|reference| {
+                reference.kind_or_default() == "NamespacedCloudProfile"
+                    && Some(reference.name.as_str()) == name
+            })
+    }))
+}
+
+/// Mapper: the shoots of `seed` in the project's namespace that still need a technical ID.
+pub fn shoots_of_project(
+    shoots: &[Arc<Shoot>],
+    seed: &str,
+    project: &Project,
+) -> Vec<ObjectRef<Shoot>> {
+    refs(shoots.iter().filter(|shoot| {
+        desired::is_scheduled_to(shoot, seed)
+            && shoot.metadata.namespace == project.spec.namespace
+            && desired::stored_technical_id(shoot).is_none()
+    }))
+}
+
+/// Mapper: the Cluster of a shoot, by its stored technical ID.
+pub fn cluster_of_shoot(shoot: &Shoot) -> Option<ObjectRef<Cluster>> {
+    desired::stored_technical_id(shoot).map(ObjectRef::new)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn shoot(name: &str, seed: &str, profile: serde_json::Value, id: Option<&str>) -> Arc<Shoot> {
+        let mut value = json!({
+            "metadata": {"name": name, "namespace": "garden-dev"},
+            "spec": {"provider": {"type": "local"}, "region": "r", "seedName": seed,
+                     "cloudProfile": profile},
+        });
+        if let Some(id) = id {
+            value["status"] = json!({"technicalID": id});
+        }
+        Arc::new(serde_json::from_value(value).unwrap())
+    }
+
+    fn names(refs: Vec<ObjectRef<Shoot>>) -> Vec<String> {
+        refs.into_iter().map(|r| r.name).collect()
+    }
+
+    #[test]
+    fn mappers_select_only_shoots_of_this_seed_using_the_object() {
+        let shoots = vec![
+            shoot("a", "local", json!({"name": "p"}), Some("shoot--dev--a")),
+            shoot("b", "other", json!({"name": "p"}), None),
+            shoot(
+                "c",
+                "local",
+                json!({"name": "q", "kind": "NamespacedCloudProfile"}),
+                None,
+            ),
+        ];
+        assert_eq!(names(shoots_of_seed(&shoots, "local")), ["a", "c"]);
+        let profile = CloudProfile::new("p", Default::default());
+        assert_eq!(
+            names(shoots_of_cloud_profile(&shoots, "local", &profile)),
+            ["a"]
+        );
+        let mut namespaced = NamespacedCloudProfile::new("q", Default::default());
+        namespaced.metadata.namespace = Some("garden-dev".into());
+        assert_eq!(
+            names(shoots_of_namespaced_cloud_profile(
+                &shoots,
+                "local",
+                &namespaced
+            )),
+            ["c"]
+        );
+        let mut project = Project::new("dev", Default::default());
+        project.spec.namespace = Some("garden-dev".into());
+        assert_eq!(names(shoots_of_project(&shoots, "local", &project)), ["c"]);
+    }
+
+    #[test]
+    fn cluster_of_shoot_needs_a_stored_technical_id() {
+        let with_id = shoot("a", "local", json!({"name": "p"}), Some("shoot-dev-a"));
+        assert_eq!(cluster_of_shoot(&with_id).unwrap().name, "shoot-dev-a");
+        let without = shoot("b", "local", json!({"name": "p"}), None);
+        assert!(cluster_of_shoot(&without).is_none());
+    }
+}

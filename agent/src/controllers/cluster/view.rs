@@ -1,0 +1,125 @@
+//! What the Cluster teardown's cache keeps of a Cluster: only the embedded shoot's identity
+//! instead of the whole embedded CloudProfile, Seed and Shoot (every other cache drops just
+//! `metadata.managedFields`, [`seedlet_runtime::watch::slim`]).
+
+use seedlet_api::extensions::Cluster;
+use seedlet_runtime::watch::slim;
+use serde_json::{Map, Value};
+
+/// The Cluster as the teardown reads it (through `ShootRef::of_cluster`): its own metadata
+/// without managedFields, and of the embedded shoot only `metadata.{name,namespace,
+/// deletionTimestamp}` and `status.lastOperation`. The embedded CloudProfile and Seed, the rest of
+/// the shoot and the providers' configs were about nine tenths of the cached bytes.
+pub fn teardown_view(cluster: &mut Cluster) {
+    slim(cluster);
+    cluster.spec.cloud_profile = Value::Null;
+    cluster.spec.seed = None;
+    let shoot = std::mem::take(&mut cluster.spec.shoot);
+    cluster.spec.shoot = shoot_identity(shoot);
+}
+
+/// The identity of an embedded shoot: what [`teardown_view`] keeps.
+fn shoot_identity(mut shoot: Value) -> Value {
+    let mut kept = Map::new();
+    if let Some(metadata) = shoot.get_mut("metadata").and_then(Value::as_object_mut) {
+        let mut identity = Map::new();
+        for key in ["name", "namespace", "deletionTimestamp"] {
+            if let Some(value) = metadata.remove(key) {
+                identity.insert(key.to_owned(), value);
+            }
+        }
+        kept.insert("metadata".to_owned(), Value::Object(identity));
+    }
+    if let Some(operation) = shoot
+        .get_mut("status")
+        .and_then(|status| status.get_mut("lastOperation"))
+        .map(Value::take)
+    {
+        let mut status = Map::new();
+        status.insert("lastOperation".to_owned(), operation);
+        kept.insert("status".to_owned(), Value::Object(status));
+    }
+    Value::Object(kept)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::controllers::shootstate::schedule::ShootRef;
+
+    fn cluster(shoot: Value) -> Cluster {
+        serde_json::from_value(json!({
+            "apiVersion": "extensions.gardener.cloud/v1alpha1",
+            "kind": "Cluster",
+            "metadata": {"name": "shoot--dev--a", "resourceVersion": "7",
+                         "managedFields": [{"manager": "seedlet-agent"}]},
+            "spec": {
+                "cloudProfile": {"kind": "CloudProfile", "spec": {"regions": [{"name": "r"}]}},
+                "seed": {"kind": "Seed", "status": {"conditions": [{"type": "GardenletReady"}]}},
+                "shoot": shoot,
+            },
+        }))
+        .unwrap()
+    }
+
+    fn full_shoot(deleting: bool) -> Value {
+        let mut shoot = json!({
+            "apiVersion": "core.gardener.cloud/v1beta1",
+            "kind": "Shoot",
+            "metadata": {"name": "a", "namespace": "garden-dev", "uid": "u",
+                         "labels": {"x": "y"}, "annotations": {"a": "b"}},
+            "spec": {"provider": {"type": "local", "workers": [{"name": "w"}]}, "region": "r"},
+            "status": {"technicalID": "shoot--dev--a",
+                       "lastOperation": {"type": "Migrate", "state": "Processing",
+                                         "progress": 40, "description": "d",
+                                         "lastUpdateTime": "2026-01-01T00:00:00Z"},
+                       "conditions": [{"type": "APIServerAvailable", "status": "True"}]},
+        });
+        if deleting {
+            shoot["metadata"]["deletionTimestamp"] = json!("2026-01-01T00:00:00Z");
+        }
+        shoot
+    }
+
+    #[test]
+    fn teardown_view_reads_as_the_same_shoot_ref_as_the_full_cluster() {
+        for deleting in [false, true] {
+            let full = cluster(full_shoot(deleting));
+            let mut view = full.clone();
+            teardown_view(&mut view);
+            assert_eq!(ShootRef::of_cluster(&view), ShootRef::of_cluster(&full));
+            assert!(ShootRef::of_cluster(&view).is_some());
+            assert_eq!(view.metadata.name, full.metadata.name);
+            assert_eq!(view.metadata.resource_version.as_deref(), Some("7"));
+            assert!(view.metadata.managed_fields.is_none());
+        }
+    }
+
+    #[test]
+    fn teardown_view_drops_the_embedded_profile_seed_and_shoot_body() {
+        let mut view = cluster(full_shoot(false));
+        teardown_view(&mut view);
+        assert_eq!(view.spec.cloud_profile, Value::Null);
+        assert!(view.spec.seed.is_none());
+        assert_eq!(
+            view.spec.shoot,
+            json!({
+                "metadata": {"name": "a", "namespace": "garden-dev"},
+                "status": {"lastOperation": {"type": "Migrate", "state": "Processing",
+                                             "progress": 40, "description": "d",
+                                             "lastUpdateTime": "2026-01-01T00:00:00Z"}},
+            })
+        );
+    }
+
+    #[test]
+    fn teardown_view_of_a_cluster_without_shoot_identity_stays_without_one() {
+        let full = cluster(json!({"spec": {}}));
+        let mut view = full.clone();
+        teardown_view(&mut view);
+        assert!(ShootRef::of_cluster(&view).is_none());
+        assert!(ShootRef::of_cluster(&full).is_none());
+    }
+}

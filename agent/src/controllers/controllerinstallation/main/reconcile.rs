@@ -1,0 +1,447 @@
+//! Installing one ControllerInstallation (spec §2.2): resolve registration, seed and deployment
+//! ([`super::fetch`], judged by [`super::conditions`]), compute the values and render the chart
+//! (decide), write namespace, manifest Secret and ManagedResource in the seed ([`super::write`]),
+//! and keep `Valid`/`Installed` in the garden. Deletion is in [`super::delete`].
+
+use std::collections::BTreeMap;
+use std::ops::ControlFlow;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::runtime::controller::Action;
+use kube::{Api, ResourceExt};
+use serde_json::{Value, json};
+
+use seedlet_api::conditions::ConditionStatus;
+use seedlet_api::core::{
+    ControllerDeployment, ControllerInstallation, ControllerRegistration, HelmControllerDeployment,
+    Seed,
+};
+use seedlet_api::names::{finalizers, namespaces, reasons};
+use seedlet_chartrender::{Chart, GardenerInfo, Limits, RenderOptions};
+use seedlet_runtime::finalizer;
+use seedlet_runtime::retry::{self, RetryPolicy};
+
+use super::conditions::{Conditions, registration_or_condition, seed_or_condition};
+use super::{Error, Installer, desired, fetch, values, write};
+
+/// What a step of the install decided: go on with its result, or stop with this action (a
+/// condition already says why).
+type Step<T> = ControlFlow<Action, T>;
+
+/// Reconciles one ControllerInstallation of this seed.
+///
+/// # Errors
+/// See [`Error`]; conditions are written on every exit (write failures only logged).
+pub async fn reconcile(
+    ci: Arc<ControllerInstallation>,
+    ctx: Arc<Installer>,
+) -> Result<Action, Error> {
+    let started = tokio::time::Instant::now();
+    let result = dispatch(&ci, &ctx).await;
+    ctx.agent
+        .metrics
+        .reconciled(super::NAME, started.elapsed(), result.is_ok());
+    result
+}
+
+/// Retry delay by error: short for conflicts and transient reads, capped at 30s.
+pub fn error_policy(
+    ci: Arc<ControllerInstallation>,
+    error: &Error,
+    _ctx: Arc<Installer>,
+) -> Action {
+    if let Error::Finalizer { source, .. } | Error::WriteConditions { source, .. } = error
+        && seedlet_runtime::status::is_conflict(source)
+    {
+        // Main, care and required share the object: losing a write is routine.
+        tracing::debug!(controller_installation = %ci.name_any(), "controller installation write lost to another writer, retrying");
+        return Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE);
+    }
+    tracing::warn!(controller_installation = %ci.name_any(), error = %seedlet_runtime::error_chain(error), "reconciling controller installation failed");
+    Action::requeue(match error {
+        Error::Finalizer { .. } | Error::WriteConditions { .. } => Duration::from_millis(200),
+        Error::ClusterIdentityMissing { .. }
+        | Error::RegistrationNotFound { .. }
+        | Error::SeedNotFound { .. } => Duration::from_secs(5),
+        _ => Duration::from_secs(2),
+    })
+}
+
+async fn dispatch(ci: &ControllerInstallation, ctx: &Installer) -> Result<Action, Error> {
+    if ci.seed_name() != Some(ctx.agent.seed_name.as_str()) {
+        return Ok(Action::await_change());
+    }
+    if ci.metadata.deletion_timestamp.is_some() {
+        return super::delete::delete(ci, ctx).await;
+    }
+    let name = ci.name_any();
+    let api: Api<ControllerInstallation> = Api::all(ctx.garden());
+    finalizer::ensure(&api, ci, finalizers::CONTROLLER_INSTALLATION)
+        .await
+        .map_err(|source| Error::Finalizer {
+            name: name.clone(),
+            source,
+        })?;
+
+    let now = ctx.agent.clock.now();
+    let mut conditions = Conditions::load(ci, now);
+    let result = install(ci, ctx, &mut conditions).await;
+    let written = conditions.write(&api, &name).await;
+    match (result, written) {
+        // A lost condition write (e.g. 409 against care/required) is retried via the queue.
+        (Ok(_), Err(source)) => Err(Error::WriteConditions { name, source }),
+        (result, _) => result,
+    }
+}
+
+async fn install(
+    ci: &ControllerInstallation,
+    ctx: &Installer,
+    conditions: &mut Conditions,
+) -> Result<Action, Error> {
+    let name = ci.name_any();
+    let registration_name = ci.spec.registration_ref.name.clone();
+    let mut inputs = fetch_inputs(ci, ctx).await;
+    let hosts_garden = std::mem::replace(&mut inputs.hosts_garden, Ok(false));
+    let ControlFlow::Continue((seed, deployment, helm)) =
+        resolve_references(inputs, &registration_name, &ctx.agent.seed_name, conditions)?
+    else {
+        return Ok(Action::await_change());
+    };
+    let ControlFlow::Continue(deployment_values) =
+        deployment_values(ctx, &deployment, &helm, conditions).await
+    else {
+        return Ok(Action::await_change());
+    };
+
+    write::ensure_namespace(ctx, ci, &registration_name, &seed, hosts_garden?).await?;
+    let chart_values = chart_values(ctx, &name, &seed, &deployment, &deployment_values).await?;
+    let data = match render(
+        ctx,
+        &helm,
+        &name,
+        &registration_name,
+        chart_values,
+        conditions,
+    )? {
+        ControlFlow::Continue(data) => data,
+        ControlFlow::Break(action) => return Ok(action),
+    };
+    conditions.valid(
+        ConditionStatus::True,
+        reasons::REGISTRATION_VALID,
+        reasons::REGISTRATION_VALID_MESSAGE,
+    );
+
+    if let Err(error) = write::write_managed_resource(ctx, &name, &registration_name, &data).await {
+        conditions.installed(
+            ConditionStatus::False,
+            reasons::INSTALLATION_FAILED,
+            &format!(
+                "Creation of ManagedResource {name:?} failed: {}",
+                seedlet_runtime::error_chain(&error)
+            ),
+        );
+        return Err(error);
+    }
+    if conditions.installed.status == ConditionStatus::Unknown {
+        conditions.installed(
+            ConditionStatus::False,
+            reasons::INSTALLATION_PENDING,
+            &format!("Installation of ManagedResource {name:?} is still pending."),
+        );
+    }
+    // No periodic requeue: changes of the installation, its registration or deployment trigger.
+    Ok(Action::await_change())
+}
+
+/// The independent reads of an install.
+struct Inputs {
+    registration: Result<Option<ControllerRegistration>, kube::Error>,
+    seed: Result<Option<Seed>, kube::Error>,
+    /// The `deploymentRef` name and its read; `None` without a reference.
+    deployment: Option<(String, Result<Option<ControllerDeployment>, Error>)>,
+    hosts_garden: Result<bool, Error>,
+}
+
+/// Reads the registration, Seed, deployment and Gardens in the seed together: one round trip
+/// instead of four, most of a first install's latency. They are judged afterwards in the order
+/// gardenlet reads them, so conditions and errors are those of sequential reads.
+async fn fetch_inputs(ci: &ControllerInstallation, ctx: &Installer) -> Inputs {
+    let registrations = Api::<ControllerRegistration>::all(ctx.garden());
+    let registration_name = &ci.spec.registration_ref.name;
+    let deployment_name = ci.spec.deployment_ref.as_ref().map(|r| r.name.clone());
+    let (registration, seed, deployment, hosts_garden) = tokio::join!(
+        retry::idempotent(&RetryPolicy::RECONCILE, || {
+            registrations.get_opt(registration_name)
+        }),
+        fetch::fetch_seed(ctx),
+        async {
+            match deployment_name {
+                Some(name) => {
+                    let read = fetch::read_deployment(ctx, &name).await;
+                    Some((name, read))
+                }
+                None => None,
+            }
+        },
+        fetch::seed_hosts_garden(ctx),
+    );
+    Inputs {
+        registration,
+        seed,
+        deployment,
+        hosts_garden,
+    }
+}
+
+/// Judges the reads in gardenlet's order: registration, Seed, deployment, its Helm section.
+/// Stops without error for installations that are not (or not validly) Helm deployments.
+fn resolve_references(
+    inputs: Inputs,
+    registration_name: &str,
+    seed_name: &str,
+    conditions: &mut Conditions,
+) -> Result<Step<(Seed, ControllerDeployment, HelmControllerDeployment)>, Error> {
+    registration_or_condition(inputs.registration, registration_name, conditions)?;
+    let seed = seed_or_condition(inputs.seed, seed_name, conditions)?;
+    // Only Helm deployments are handled; without a deploymentRef there is nothing to install.
+    let Some((deployment_name, deployment)) = inputs.deployment else {
+        return Ok(ControlFlow::Break(Action::await_change()));
+    };
+    let Some(deployment) = deployment? else {
+        return Err(Error::DeploymentNotFound {
+            name: deployment_name,
+        });
+    };
+    match deployment.helm_deployment() {
+        Ok(Some(helm)) => Ok(ControlFlow::Continue((seed, deployment, helm))),
+        Ok(None) => Ok(ControlFlow::Break(Action::await_change())),
+        Err(source) => {
+            conditions.valid(
+                ConditionStatus::False,
+                reasons::CHART_INFORMATION_INVALID,
+                &format!("chart information cannot be decoded: {source}"),
+            );
+            Ok(ControlFlow::Break(Action::await_change()))
+        }
+    }
+}
+
+/// The deployment's Helm values, with value templates rendered from the resources it
+/// references; a `Valid=False` condition when they cannot be decoded or rendered.
+async fn deployment_values(
+    ctx: &Installer,
+    deployment: &ControllerDeployment,
+    helm: &HelmControllerDeployment,
+    conditions: &mut Conditions,
+) -> Step<Value> {
+    let values = match values::deployment_values(helm.values.as_ref()) {
+        Ok(values) => values,
+        Err(message) => {
+            conditions.valid(
+                ConditionStatus::False,
+                reasons::CHART_INFORMATION_INVALID,
+                &format!("chart values cannot be unmarshalled: {message}"),
+            );
+            return ControlFlow::Break(Action::await_change());
+        }
+    };
+    if helm.values.is_none() || deployment.spec.resources.is_empty() {
+        return ControlFlow::Continue(values);
+    }
+    let rendered = match fetch::referenced_data(ctx, deployment).await {
+        Ok(data) => values::render_value_templates(&values, &data),
+        Err(message) => Err(message),
+    };
+    match rendered {
+        Ok(rendered) => ControlFlow::Continue(rendered),
+        Err(message) => {
+            conditions.valid(
+                ConditionStatus::False,
+                reasons::RENDERING_HELM_VALUES_FAILED,
+                &format!("helm values cannot be rendered: {message}"),
+            );
+            ControlFlow::Break(Action::await_change())
+        }
+    }
+}
+
+/// The deployment's values merged with the `gardener` values gardenlet injects (the Seed with
+/// its cluster identity, the garden identity, feature gates).
+///
+/// # Errors
+/// [`Error::ClusterIdentityMissing`] before the seed status controller wrote the identity.
+async fn chart_values(
+    ctx: &Installer,
+    name: &str,
+    seed: &Seed,
+    deployment: &ControllerDeployment,
+    deployment_values: &Value,
+) -> Result<Value, Error> {
+    let Some(seed_identity) = seed
+        .status
+        .as_ref()
+        .and_then(|s| s.cluster_identity.clone())
+    else {
+        return Err(Error::ClusterIdentityMissing {
+            seed: seed.name_any(),
+        });
+    };
+    if deployment.spec.inject_garden_kubeconfig == Some(true) {
+        // Not implemented: the generic garden kubeconfig and token-requestor Secret need a
+        // TokenRequestor in the seed, which seedlet does not run (spec §2.6).
+        tracing::warn!(controller_installation = %name, "injectGardenKubeconfig is not supported by seedlet, installing without garden access");
+    }
+    let mut seed_json = serde_json::to_value(seed).map_err(|source| Error::Encode {
+        name: name.to_owned(),
+        source,
+    })?;
+    seed_json["status"]["clusterIdentity"] = json!(seed_identity);
+    let info = GardenerInfo {
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        garden_cluster_identity: ctx.garden_identity().await,
+        generic_kubeconfig_secret_name: None,
+        feature_gates: ctx
+            .agent
+            .config
+            .feature_gates
+            .iter()
+            .map(|(k, v)| (k.clone(), json!(v)))
+            .collect(),
+    };
+    Ok(values::merged(
+        deployment_values,
+        &seedlet_chartrender::gardener_values(&seed_json, &info),
+    ))
+}
+
+/// Renders the chart into the manifest Secret's data; a `Valid` condition for archives that
+/// cannot be read or rendered, `Installed=False` for workloads the agent refuses.
+///
+/// # Errors
+/// [`Error::Mutate`] for an unsupported workload.
+fn render(
+    ctx: &Installer,
+    helm: &HelmControllerDeployment,
+    name: &str,
+    registration_name: &str,
+    chart_values: Value,
+    conditions: &mut Conditions,
+) -> Result<Step<BTreeMap<String, String>>, Error> {
+    let bytes = match chart_bytes(helm) {
+        Ok(bytes) => bytes,
+        Err((reason, message)) => {
+            conditions.valid(ConditionStatus::False, reason, &message);
+            return Ok(ControlFlow::Break(Action::await_change()));
+        }
+    };
+    let extension_namespace = namespaces::extension_namespace(name);
+    let rendered = Chart::from_archive(bytes, &Limits::default())
+        .map_err(|error| seedlet_runtime::error_chain(&error))
+        .and_then(|chart| {
+            let options = RenderOptions {
+                release_name: registration_name.to_owned(),
+                namespace: extension_namespace.clone(),
+                values: chart_values,
+                ..RenderOptions::default()
+            };
+            ctx.renderer
+                .render(&chart, &options)
+                .map_err(|error| seedlet_runtime::error_chain(&error))
+        });
+    let rendered = match rendered {
+        Ok(rendered) => rendered,
+        Err(message) => {
+            conditions.valid(
+                ConditionStatus::False,
+                reasons::CHART_CANNOT_BE_RENDERED,
+                &format!("chart rendering process failed: {message}"),
+            );
+            return Ok(ControlFlow::Break(Action::await_change()));
+        }
+    };
+    match desired::secret_data(
+        &rendered.templates,
+        &extension_namespace,
+        &ctx.agent.seed_name,
+    ) {
+        Ok(data) => Ok(ControlFlow::Continue(data)),
+        Err(desired::DataError::Yaml { template, message }) => {
+            conditions.valid(
+                ConditionStatus::False,
+                reasons::CHART_CANNOT_BE_RENDERED,
+                &format!(
+                    "chart rendering process failed: YAML parse error on {template}: {message}"
+                ),
+            );
+            Ok(ControlFlow::Break(Action::await_change()))
+        }
+        Err(error @ desired::DataError::UnsupportedWorkload { .. }) => {
+            conditions.valid(
+                ConditionStatus::True,
+                reasons::REGISTRATION_VALID,
+                reasons::REGISTRATION_VALID_MESSAGE,
+            );
+            conditions.installed(
+                ConditionStatus::False,
+                reasons::INSTALLATION_FAILED,
+                &error.to_string(),
+            );
+            Err(Error::Mutate {
+                name: name.to_owned(),
+                source: error,
+            })
+        }
+    }
+}
+
+/// The chart archive: `rawChart`, or a condition for the other cases.
+fn chart_bytes(helm: &HelmControllerDeployment) -> Result<&[u8], (&'static str, String)> {
+    if let Some(chart) = &helm.raw_chart {
+        return Ok(&chart.0);
+    }
+    if let Some(repository) = &helm.oci_repository {
+        // seedlet does not pull charts from OCI registries: the agent reaches no registry in its
+        // supported setups, and a half-working pull is worse than a clear condition.
+        let reference = repository
+            .pull_reference()
+            .unwrap_or_else(|| "<incomplete reference>".to_owned());
+        return Err((
+            reasons::OCI_CHART_CANNOT_BE_PULLED,
+            format!(
+                "chart pulling process failed: OCI chart {reference:?} cannot be pulled: OCI charts are not supported by seedlet, use helm.rawChart"
+            ),
+        ));
+    }
+    Err((
+        reasons::CHART_INFORMATION_INVALID,
+        "chart information invalid: neither helm.rawChart nor helm.ociRepository is set".to_owned(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chart_bytes_rejects_oci_with_clear_reason() {
+        let helm = HelmControllerDeployment {
+            oci_repository: Some(seedlet_api::core::OciRepository {
+                reference: Some("oci://r.io/c:1".into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let (reason, message) = chart_bytes(&helm).unwrap_err();
+        assert_eq!(reason, "OCIChartCannotBePulled");
+        assert!(
+            message.starts_with("chart pulling process failed: "),
+            "{message}"
+        );
+        assert!(message.contains("r.io/c:1"));
+        let (reason, _) = chart_bytes(&HelmControllerDeployment::default()).unwrap_err();
+        assert_eq!(reason, "ChartInformationInvalid");
+    }
+}

@@ -1,0 +1,285 @@
+//! ControllerInstallation required controller (spec §2.9): watches the twelve extension kinds in
+//! the seed (objects of class `shoot` or `seed`, unset = `shoot`) and keeps the `Required`
+//! condition of every installation of this seed in the garden. A kind becomes "known" once its
+//! initial list finished (or its CRD is missing: none); a change of a kind's type set enqueues
+//! all installations. No periodic requeue; restarts on a garden client swap.
+
+pub mod reconcile;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use futures::channel::mpsc::UnboundedSender;
+use futures::{StreamExt, TryStreamExt};
+use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+use kube::runtime::controller::{self, Controller};
+use kube::runtime::reflector;
+use kube::runtime::{PredicateConfig, WatchStreamExt, watcher};
+use kube::{Api, ResourceExt};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use seedlet_api::core::ControllerInstallation;
+use seedlet_api::extensions::{CLASS_GARDEN, EXTENSION_KINDS};
+use seedlet_api::names::groups;
+
+use crate::context::AgentContext;
+
+pub use reconcile::{Error, error_policy, reconcile};
+
+/// Controller name (metrics label, logs).
+pub const NAME: &str = "controllerinstallation-required";
+
+/// Per kind: `None` while undecided, else the set of types of counted objects.
+#[derive(Debug, Default)]
+pub struct KindTypes {
+    kinds: Mutex<BTreeMap<String, BTreeSet<String>>>,
+}
+
+impl KindTypes {
+    /// The type set of `kind`, `None` while the kind is not known yet.
+    pub fn types(&self, kind: &str) -> Option<BTreeSet<String>> {
+        self.kinds
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(kind)
+            .cloned()
+    }
+
+    /// Records the type set of `kind`; returns whether it changed (or became known).
+    pub fn store(&self, kind: &str, types: BTreeSet<String>) -> bool {
+        let mut kinds = self.kinds.lock().unwrap_or_else(PoisonError::into_inner);
+        if kinds.get(kind) == Some(&types) {
+            return false;
+        }
+        kinds.insert(kind.to_owned(), types);
+        true
+    }
+}
+
+/// Dependencies of the required controller.
+#[derive(Debug)]
+pub struct Required {
+    /// The agent context.
+    pub agent: Arc<AgentContext>,
+    /// Known type sets by kind.
+    pub kinds: Arc<KindTypes>,
+}
+
+/// Runs the required controller until `ctx.stop` is cancelled.
+pub async fn run(ctx: Arc<AgentContext>) {
+    let kinds = Arc::new(KindTypes::default());
+    let (sender, receiver) = futures::channel::mpsc::unbounded::<()>();
+    let watch_stop = ctx.stop.child_token();
+    let mut tasks = Vec::new();
+    for kind in EXTENSION_KINDS {
+        tasks.push(tokio::spawn(watch_kind(
+            ctx.seed.clone(),
+            kind,
+            kinds.clone(),
+            sender.clone(),
+            watch_stop.clone(),
+        )));
+    }
+    let required = Arc::new(Required {
+        agent: ctx.clone(),
+        kinds,
+    });
+    let concurrency = u16::try_from(
+        ctx.config
+            .controllers
+            .controller_installation_required
+            .concurrent_syncs
+            .max(1),
+    )
+    .unwrap_or(u16::MAX);
+    let receiver = Arc::new(tokio::sync::Mutex::new(receiver));
+    ctx.garden
+        .run_with_current(|client| {
+            run_with(client, required.clone(), concurrency, receiver.clone())
+        })
+        .await;
+    watch_stop.cancel();
+    for task in tasks {
+        task.abort();
+    }
+}
+
+async fn run_with(
+    garden: kube::Client,
+    required: Arc<Required>,
+    concurrency: u16,
+    changes: Arc<tokio::sync::Mutex<futures::channel::mpsc::UnboundedReceiver<()>>>,
+) {
+    let ctx = required.agent.clone();
+    let seed_name = ctx.seed_name.clone();
+    let (reader, writer) = reflector::store();
+    let installations = watcher(
+        Api::<ControllerInstallation>::all(garden),
+        watcher::Config::default(),
+    )
+    .backoff(seedlet_runtime::watch::watch_backoff())
+    .modify(seedlet_runtime::watch::slim)
+    .reflect(writer)
+    .applied_objects()
+    .try_filter(move |ci| futures::future::ready(ci.seed_name() == Some(seed_name.as_str())))
+    .predicate_filter(
+        |ci: &ControllerInstallation| Some(hash_of(&ci.uid())),
+        PredicateConfig::default(),
+    );
+    // Kind changes arrive on one channel that outlives controller restarts.
+    let triggers = futures::stream::unfold(changes, |changes| async move {
+        let next = changes.lock().await.next().await;
+        next.map(|()| ((), changes))
+    });
+    Controller::for_stream(installations, reader)
+        .reconcile_all_on(triggers)
+        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
+        .with_config(controller::Config::default().concurrency(concurrency))
+        .graceful_shutdown_on(ctx.stop.clone().cancelled_owned())
+        .run(reconcile, error_policy, required)
+        .for_each(|_| futures::future::ready(()))
+        .await;
+}
+
+fn hash_of(value: &impl std::hash::Hash) -> u64 {
+    use std::hash::Hasher;
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    value.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// Keeps the type set of one extension kind current.
+async fn watch_kind(
+    seed: kube::Client,
+    kind: &'static str,
+    kinds: Arc<KindTypes>,
+    sender: UnboundedSender<()>,
+    stop: CancellationToken,
+) {
+    let resource = extension_resource(kind);
+    let api: Api<DynamicObject> = Api::all_with(seed, &resource);
+    let mut events = std::pin::pin!(
+        watcher(api, watcher::Config::default()).backoff(seedlet_runtime::watch::watch_backoff())
+    );
+    let mut objects: HashMap<String, String> = HashMap::new();
+    let mut initial: HashMap<String, String> = HashMap::new();
+    loop {
+        let event = tokio::select! {
+            () = stop.cancelled() => return,
+            event = events.next() => event,
+        };
+        let Some(event) = event else { return };
+        match event {
+            Ok(watcher::Event::Init) => initial.clear(),
+            Ok(watcher::Event::InitApply(object)) => {
+                if let Some(type_) = counted_type(&object) {
+                    initial.insert(key(&object), type_);
+                }
+                continue;
+            }
+            Ok(watcher::Event::InitDone) => objects = std::mem::take(&mut initial),
+            Ok(watcher::Event::Apply(object)) => match counted_type(&object) {
+                Some(type_) => {
+                    objects.insert(key(&object), type_);
+                }
+                None => {
+                    objects.remove(&key(&object));
+                }
+            },
+            Ok(watcher::Event::Delete(object)) => {
+                objects.remove(&key(&object));
+            }
+            Err(watcher::Error::InitialListFailed(kube::Error::Api(status)))
+                if status.code == 404 =>
+            {
+                // The kind is not served in the seed: no objects of it exist.
+                objects.clear();
+            }
+            Err(error) => {
+                tracing::debug!(kind, error = %error, "watching extension kind failed, retrying");
+                continue;
+            }
+        }
+        if kinds.store(kind, objects.values().cloned().collect()) {
+            // A closed channel means the controller stopped; the loop ends with the stop token.
+            let _ = sender.unbounded_send(());
+        }
+    }
+}
+
+/// The ApiResource of an extension kind (`extensions.gardener.cloud/v1alpha1`; plural = lower-case
+/// kind + `s`, or `ies` for a trailing `y`, as the CRDs name them).
+pub fn extension_resource(kind: &str) -> ApiResource {
+    let gvk = GroupVersionKind::gvk(groups::EXTENSIONS, "v1alpha1", kind);
+    let lower = kind.to_lowercase();
+    let plural = match lower.strip_suffix('y') {
+        Some(stem) => format!("{stem}ies"),
+        None => format!("{lower}s"),
+    };
+    ApiResource::from_gvk_with_plural(&gvk, &plural)
+}
+
+fn key(object: &DynamicObject) -> String {
+    format!(
+        "{}/{}",
+        object.namespace().unwrap_or_default(),
+        object.name_any()
+    )
+}
+
+/// The `spec.type` of an object that counts (class `shoot`/`seed`, unset = `shoot`; not `garden`).
+pub fn counted_type(object: &DynamicObject) -> Option<String> {
+    let spec = object.data.get("spec")?;
+    if spec.get("class").and_then(Value::as_str) == Some(CLASS_GARDEN) {
+        return None;
+    }
+    spec.get("type").and_then(Value::as_str).map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn object(class: Option<&str>, type_: &str) -> DynamicObject {
+        let mut spec = serde_json::json!({"type": type_});
+        if let Some(class) = class {
+            spec["class"] = class.into();
+        }
+        serde_json::from_value(serde_json::json!({"apiVersion": "extensions.gardener.cloud/v1alpha1", "kind": "BackupBucket", "metadata": {"name": "b"}, "spec": spec})).unwrap()
+    }
+
+    #[test]
+    fn garden_class_objects_do_not_count() {
+        assert_eq!(
+            counted_type(&object(None, "local")).as_deref(),
+            Some("local")
+        );
+        assert_eq!(
+            counted_type(&object(Some("seed"), "local")).as_deref(),
+            Some("local")
+        );
+        assert_eq!(counted_type(&object(Some("garden"), "local")), None);
+    }
+
+    #[test]
+    fn kind_types_report_changes_only() {
+        let kinds = KindTypes::default();
+        assert_eq!(kinds.types("Network"), None);
+        assert!(kinds.store("Network", BTreeSet::new()));
+        assert!(!kinds.store("Network", BTreeSet::new()));
+        assert!(kinds.store("Network", BTreeSet::from(["calico".to_owned()])));
+        assert_eq!(
+            kinds.types("Network"),
+            Some(BTreeSet::from(["calico".to_owned()]))
+        );
+    }
+
+    #[test]
+    fn extension_resources_use_plural_kind_names() {
+        let resource = extension_resource("DNSRecord");
+        assert_eq!(resource.plural, "dnsrecords");
+        assert_eq!(resource.api_version, "extensions.gardener.cloud/v1alpha1");
+        assert_eq!(extension_resource("BackupEntry").plural, "backupentries");
+    }
+}

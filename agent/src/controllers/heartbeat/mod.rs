@@ -1,0 +1,166 @@
+//! Heartbeat: every `leaseResyncSeconds`, on its own task so busy controllers cannot delay it,
+//! probe the seed API server, renew the seed Lease in the garden
+//! (`gardener-system-seed-lease/<seed>`) and keep the Seed's `GardenletReady` condition current;
+//! feeds the health manager and the lease metrics, and the systemd watchdog when there is one.
+//!
+//! Renewals follow a fixed schedule (tick `n` at `start + n × period`), so slow beats do not make
+//! later ones drift; a beat is bounded by one period and a missed tick is skipped, not bunched.
+
+pub mod reconcile;
+pub mod settings;
+
+pub use settings::Settings;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::{Instant, MissedTickBehavior};
+
+use crate::context::AgentContext;
+
+/// Controller name (metrics label, logs).
+pub const NAME: &str = "heartbeat";
+
+/// Errors of one heartbeat.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Reading the Seed from the garden failed.
+    #[error("reading seed {seed}")]
+    ReadSeed {
+        /// Seed name.
+        seed: String,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
+    /// The Seed does not exist (yet).
+    #[error("seed {seed} not found")]
+    SeedNotFound {
+        /// Seed name.
+        seed: String,
+    },
+    /// The seed API server failed its `/healthz` check.
+    #[error("seed api server health check")]
+    SeedUnhealthy {
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
+    /// Writing the Lease failed.
+    #[error("renewing lease {}/{seed}", seedlet_api::names::namespaces::SEED_LEASE)]
+    RenewLease {
+        /// Seed name.
+        seed: String,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
+    /// Building the Lease object failed.
+    #[error("encoding lease for seed {seed}")]
+    EncodeLease {
+        /// Seed name.
+        seed: String,
+        /// Cause.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// Writing `GardenletReady` failed (the Lease was renewed).
+    #[error("patching GardenletReady of seed {seed}")]
+    PatchCondition {
+        /// Seed name.
+        seed: String,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
+    /// The beat did not finish within one period.
+    #[error("heartbeat did not finish within {0:?}")]
+    Timeout(Duration),
+}
+
+impl Error {
+    /// Whether this failure means the agent is unhealthy (the Lease could not be renewed).
+    ///
+    /// A missing Seed leaves health alone (stuck detection catches it), a failed condition write
+    /// happens after a successful renewal.
+    pub fn affects_health(&self) -> bool {
+        !matches!(
+            self,
+            Error::SeedNotFound { .. } | Error::PatchCondition { .. }
+        )
+    }
+}
+
+/// Runs heartbeats until `ctx.stop` is cancelled.
+pub async fn run(ctx: Arc<AgentContext>) {
+    let period = ctx.heartbeat.period;
+    let mut ticker = tokio::time::interval_at(Instant::now(), period);
+    ticker.set_missed_tick_behavior(MissedTickBehavior::Skip);
+    loop {
+        let scheduled = tokio::select! {
+            () = ctx.stop.cancelled() => return,
+            scheduled = ticker.tick() => scheduled,
+        };
+        let started = Instant::now();
+        let result = match tokio::time::timeout(period, reconcile::beat(&ctx)).await {
+            Ok(result) => result,
+            Err(_) => Err(Error::Timeout(period)),
+        };
+        let took = started.elapsed();
+        match result {
+            Ok(beat) => {
+                ctx.health.set(true);
+                if let Some(watchdog) = &ctx.watchdog {
+                    watchdog.keepalive(period);
+                }
+                ctx.metrics.lease_renewed(
+                    beat.renewed_at,
+                    beat.renew_started.saturating_duration_since(scheduled),
+                );
+                ctx.metrics.reconciled(NAME, took, true);
+                tracing::trace!(seed = %ctx.seed_name, condition_written = beat.condition_written, "heartbeat");
+            }
+            Err(error) => {
+                if error.affects_health() {
+                    ctx.health.set(false);
+                    ctx.metrics.lease_renewal_failed();
+                } else if matches!(error, Error::PatchCondition { .. }) {
+                    ctx.metrics.lease_renewed(
+                        ctx.clock.now(),
+                        started.saturating_duration_since(scheduled),
+                    );
+                }
+                ctx.metrics.reconciled(NAME, took, false);
+                tracing::warn!(error = %seedlet_runtime::error_chain(&error), seed = %ctx.seed_name, "heartbeat failed");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grace_is_period_times_miss_threshold() {
+        let settings = Settings::default();
+        assert_eq!(settings.grace(), Duration::from_secs(20));
+        assert_eq!(settings.lease_duration_seconds(), 2);
+    }
+
+    #[test]
+    fn lease_duration_is_at_least_one_second_for_subsecond_periods() {
+        let settings = Settings {
+            period: Duration::from_millis(250),
+            miss_threshold: 4,
+        };
+        assert_eq!(settings.lease_duration_seconds(), 1);
+        assert_eq!(settings.grace(), Duration::from_secs(1));
+    }
+
+    #[test]
+    fn only_renewal_failures_affect_health() {
+        assert!(!Error::SeedNotFound { seed: "s".into() }.affects_health());
+        assert!(Error::Timeout(Duration::from_secs(2)).affects_health());
+    }
+}

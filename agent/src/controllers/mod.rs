@@ -1,0 +1,28 @@
+//! The agent's controllers, one folder each (`mod.rs` wiring, `reconcile.rs` logic, pure
+//! decisions beside them), and the list the agent runs while it leads; a new controller adds its
+//! module and one line in [`builtin`].
+
+pub mod cluster;
+pub mod controllerinstallation;
+pub mod heartbeat;
+pub mod managedresource;
+pub mod seed;
+pub mod shootstate;
+
+use crate::context::ControllerSpec;
+
+/// Every built-in controller, in start order. The heartbeat comes first so that health and the
+/// seed Lease do not wait for other controllers' caches.
+pub fn builtin() -> Vec<ControllerSpec> {
+    let mut controllers = vec![
+        ControllerSpec::new(heartbeat::NAME, |ctx| Box::pin(heartbeat::run(ctx))),
+        ControllerSpec::new(managedresource::NAME, |ctx| {
+            Box::pin(managedresource::run(ctx))
+        }),
+        ControllerSpec::new(seed::NAME, |ctx| Box::pin(seed::run(ctx))),
+        ControllerSpec::new(cluster::NAME, |ctx| Box::pin(cluster::run(ctx))),
+        ControllerSpec::new(shootstate::NAME, |ctx| Box::pin(shootstate::run(ctx))),
+    ];
+    controllers.extend(controllerinstallation::controllers());
+    controllers
+}

@@ -1,0 +1,119 @@
+//! Seed status controller: watches our Seed in the garden and keeps the status fields the agent
+//! owns current with a JSON merge patch on `/status`: `clusterIdentity` (the seed cluster's
+//! ConfigMap `kube-system/cluster-identity`, created when missing), `gardener{id,name,version}`,
+//! `kubernetesVersion` (the seed API server's `/version`) and `observedGeneration`.
+//!
+//! The ControllerInstallation controller waits for `status.clusterIdentity`. Triggered when the
+//! Seed's generation or one of these fields changes; requeued every `controllers.seed.syncPeriod`.
+
+pub mod reconcile;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use kube::Api;
+use kube::runtime::controller::{self, Controller};
+use kube::runtime::reflector;
+use kube::runtime::{WatchStreamExt, watcher};
+use seedlet_api::core::{GardenerInfo, Seed};
+
+pub use reconcile::{DesiredStatus, Error, error_policy, reconcile, status_patch};
+
+use crate::context::AgentContext;
+
+/// Controller name (logs, metrics label).
+pub const NAME: &str = "seed-status";
+
+/// Dependencies of one run on one garden client.
+pub struct Ctx {
+    /// The agent context (seed client, seed name, clock, metrics).
+    pub agent: Arc<AgentContext>,
+    /// The garden client of this run.
+    pub garden: kube::Client,
+    /// Requeue period (`controllers.seed.syncPeriod`).
+    pub sync_period: Duration,
+    /// The `status.gardener` this process reports.
+    pub gardener: GardenerInfo,
+}
+
+impl std::fmt::Debug for Ctx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ctx")
+            .field("seed", &self.agent.seed_name)
+            .field("sync_period", &self.sync_period)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Runs the controller until `ctx.stop` is cancelled, restarting its watch when the garden client
+/// is swapped.
+pub async fn run(agent: Arc<AgentContext>) {
+    let garden = agent.garden.clone();
+    let gardener = reconcile::gardener_info();
+    garden
+        .run_with_current(|client| run_on(agent.clone(), client, gardener.clone()))
+        .await;
+}
+
+async fn run_on(agent: Arc<AgentContext>, garden: kube::Client, gardener: GardenerInfo) {
+    let stop = agent.stop.clone();
+    let sync_period = agent.config.controllers.seed.sync_period.as_std();
+    let config = watcher::Config::default().fields(&format!("metadata.name={}", agent.seed_name));
+    let (reader, writer) = reflector::store::<Seed>();
+    let seeds = watcher::watcher(Api::<Seed>::all(garden.clone()), config)
+        .backoff(seedlet_runtime::watch::watch_backoff())
+        .modify(seedlet_runtime::watch::slim)
+        .reflect(writer)
+        .applied_objects()
+        .predicate_filter(owned_fields_hash, Default::default());
+    let ctx = Arc::new(Ctx {
+        agent,
+        garden,
+        sync_period,
+        gardener,
+    });
+    Controller::for_stream(seeds, reader)
+        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
+        .with_config(controller::Config::default().concurrency(1))
+        .graceful_shutdown_on(stop.cancelled_owned())
+        .run(reconcile, error_policy, ctx)
+        .for_each(|_| futures::future::ready(()))
+        .await;
+}
+
+/// Predicate: the generation and the status fields this controller owns, so heartbeats and other
+/// writers' status changes do not trigger it.
+pub fn owned_fields_hash(seed: &Seed) -> Option<u64> {
+    use std::hash::{Hash, Hasher};
+    let status = seed.status.as_ref();
+    let owned = serde_json::to_string(&(
+        seed.metadata.generation,
+        status.and_then(|s| s.cluster_identity.as_ref()),
+        status.and_then(|s| s.gardener.as_ref()),
+        status.and_then(|s| s.kubernetes_version.as_ref()),
+        status.and_then(|s| s.observed_generation),
+    ))
+    .ok()?;
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    owned.hash(&mut hasher);
+    Some(hasher.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owned_fields_hash_ignores_conditions_but_not_generation() {
+        let mut seed = Seed::default();
+        seed.metadata.generation = Some(1);
+        let base = owned_fields_hash(&seed);
+        let mut with_conditions = seed.clone();
+        with_conditions.status = Some(Default::default());
+        with_conditions.metadata.resource_version = Some("9".into());
+        assert_eq!(owned_fields_hash(&with_conditions), base);
+        seed.metadata.generation = Some(2);
+        assert_ne!(owned_fields_hash(&seed), base);
+    }
+}

@@ -1,0 +1,263 @@
+//! ShootState sync: watches the extension objects (BackupEntry, ContainerRuntime, ControlPlane,
+//! DNSRecord, Extension, Infrastructure, Network, OperatingSystemConfig, Worker), the Secrets
+//! labelled `persist=true` in shoot control-plane namespaces and the Clusters of the seed, and
+//! writes the shoot's `ShootState` in the garden (name and namespace of the shoot, found through
+//! the Cluster named like the namespace).
+//!
+//! Event driven (spec §3.1): a change of an object's `status.state` or `status.resources`, its
+//! deletion, or a persisted Secret's change updates that one entry (copying the objects
+//! `status.resources` references into `spec.resources`); other status changes cause no write.
+//! Writes to one ShootState are batched: at most one per `controllers.shootState.eventBatchPeriod`
+//! (100 ms), the first change after a quiet period immediately. Safety net (spec §3.2): a full
+//! snapshot listed fresh from the seed replaces the spec every `controllers.shootState.syncPeriod`
+//! (6 h) ± 1/24 of it, timed by the ShootState's `gardener.cloud/timestamp`; `concurrentSyncs: 0`
+//! switches the snapshot off. A restart re-lists everything, so nothing observed before it is
+//! lost.
+
+pub mod entries;
+pub mod queue;
+pub mod reconcile;
+pub mod schedule;
+pub mod state;
+
+use std::sync::Arc;
+
+use futures::stream::{self, BoxStream};
+use futures::{Stream, StreamExt};
+use k8s_openapi::api::core::v1::Secret;
+use kube::Api;
+use kube::runtime::{WatchStreamExt, watcher};
+use seedlet_api::extensions::{
+    BackupEntry, Cluster, ContainerRuntime, ControlPlane, DNSRecord, Extension, ExtensionObject,
+    Infrastructure, Network, OperatingSystemConfig, Worker,
+};
+use seedlet_api::names::technical_id;
+use seedlet_config::GardenletConfiguration;
+
+pub use queue::{Queue, Settings, Source, Update};
+
+use crate::context::AgentContext;
+use entries::{ExtensionItem, SecretItem};
+use schedule::ShootRef;
+
+/// Controller name (logs, metrics label).
+pub const NAME: &str = "shootstate";
+
+impl Settings {
+    /// The loop settings of `config.controllers.shootState`.
+    pub fn from_config(config: &GardenletConfiguration) -> Self {
+        let shoot_state = &config.controllers.shoot_state;
+        let snapshot = shoot_state.concurrent_syncs > 0 && !shoot_state.sync_period.is_zero();
+        Self {
+            batch_period: shoot_state.event_batch_period.as_std(),
+            snapshot_period: snapshot.then(|| shoot_state.sync_period.as_std()),
+            concurrency: usize::try_from(shoot_state.concurrent_syncs.max(1)).unwrap_or(1),
+        }
+    }
+}
+
+/// Runs the sync until `ctx.stop` is cancelled, restarting it when the garden client is swapped.
+pub async fn run(agent: Arc<AgentContext>) {
+    let garden = agent.garden.clone();
+    garden
+        .run_with_current(|client| run_on(agent.clone(), client))
+        .await;
+}
+
+async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
+    let ctx = Arc::new(reconcile::Ctx::new(
+        agent.seed.clone(),
+        garden,
+        agent.metrics.clone(),
+        agent.clock.clone(),
+        agent.field_manager,
+    ));
+    let settings = Settings::from_config(&agent.config);
+    Queue::new(ctx, settings)
+        .run(updates(&agent.seed), agent.stop.clone())
+        .await;
+}
+
+/// All watches of the seed, merged into one stream of [`Update`]s.
+pub fn updates(seed: &kube::Client) -> impl Stream<Item = Update> + Send + 'static {
+    let streams: Vec<BoxStream<'static, Update>> = vec![
+        extension_updates::<BackupEntry>(seed),
+        extension_updates::<ContainerRuntime>(seed),
+        extension_updates::<ControlPlane>(seed),
+        extension_updates::<DNSRecord>(seed),
+        extension_updates::<Extension>(seed),
+        extension_updates::<Infrastructure>(seed),
+        extension_updates::<Network>(seed),
+        extension_updates::<OperatingSystemConfig>(seed),
+        extension_updates::<Worker>(seed),
+        watch(
+            Api::<Secret>::all(seed.clone()),
+            watcher::Config::default().labels(&entries::persisted_selector()),
+            Source::Secret,
+            secret_updates,
+        ),
+        watch(
+            Api::<Cluster>::all(seed.clone()),
+            watcher::Config::default(),
+            Source::Cluster,
+            cluster_updates,
+        ),
+    ];
+    stream::select_all(streams)
+}
+
+fn extension_updates<K: ExtensionObject>(seed: &kube::Client) -> BoxStream<'static, Update> {
+    let Some(kind) = entries::KINDS
+        .into_iter()
+        .find(|kind| *kind == K::kind(&()).as_ref())
+    else {
+        return stream::empty().boxed();
+    };
+    watch(
+        Api::<K>::all(seed.clone()),
+        watcher::Config::default(),
+        Source::Extension(kind),
+        move |object: K, exists| extension_update(kind, &object, exists),
+    )
+}
+
+/// A watch reduced to [`Update`]s by `reduce(object, exists)`; watch errors are retried with
+/// back-off by the watcher and only logged here.
+fn watch<K, F>(
+    api: Api<K>,
+    config: watcher::Config,
+    source: Source,
+    reduce: F,
+) -> BoxStream<'static, Update>
+where
+    K: kube::Resource<DynamicType = ()>
+        + Clone
+        + std::fmt::Debug
+        + serde::de::DeserializeOwned
+        + Send
+        + 'static,
+    F: Fn(K, bool) -> Option<Update> + Send + 'static,
+{
+    watcher::watcher(api, config)
+        .backoff(seedlet_runtime::watch::watch_backoff())
+        .filter_map(move |event| {
+            let update = match event {
+                Ok(watcher::Event::Apply(object) | watcher::Event::InitApply(object)) => {
+                    reduce(object, true)
+                }
+                Ok(watcher::Event::Delete(object)) => reduce(object, false),
+                Ok(watcher::Event::Init) => Some(Update::Relist(source)),
+                Ok(watcher::Event::InitDone) => Some(Update::Listed(source)),
+                Err(error) => {
+                    tracing::debug!(source = ?source, error = %error, "shootstate watch error, retrying");
+                    None
+                }
+            };
+            futures::future::ready(update)
+        })
+        .boxed()
+}
+
+/// The update for an extension object that exists or is gone; `None` outside shoot namespaces.
+pub fn extension_update<K: ExtensionObject>(
+    kind: &'static str,
+    object: &K,
+    exists: bool,
+) -> Option<Update> {
+    let item = ExtensionItem::of(object)?;
+    Some(if exists {
+        Update::Extension(item)
+    } else {
+        Update::ExtensionGone {
+            namespace: item.namespace,
+            kind,
+            name: item.name,
+        }
+    })
+}
+
+/// The update for a persisted Secret that exists or is gone; `None` for other Secrets.
+pub fn secret_updates(secret: Secret, exists: bool) -> Option<Update> {
+    if exists {
+        return SecretItem::of(&secret).map(Update::Secret);
+    }
+    let namespace = secret.metadata.namespace?;
+    if !technical_id::is_shoot_namespace(&namespace) {
+        return None;
+    }
+    Some(Update::SecretGone {
+        namespace,
+        name: secret.metadata.name?,
+    })
+}
+
+/// The update for a Cluster that exists or is gone.
+pub fn cluster_updates(cluster: Cluster, exists: bool) -> Option<Update> {
+    if !exists {
+        return cluster.metadata.name.map(Update::ClusterGone);
+    }
+    let (namespace, shoot) = ShootRef::of_cluster(&cluster)?;
+    Some(Update::Cluster(namespace, shoot))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn settings_switch_the_snapshot_off_with_zero_concurrent_syncs() {
+        let mut config = GardenletConfiguration::default();
+        config.controllers.shoot_state.concurrent_syncs = 5;
+        config.controllers.shoot_state.sync_period = seedlet_config::Duration::from_hours(6);
+        config.controllers.shoot_state.event_batch_period =
+            seedlet_config::Duration::from_millis(100);
+        let settings = Settings::from_config(&config);
+        assert_eq!(
+            settings.snapshot_period,
+            Some(Duration::from_secs(6 * 3600))
+        );
+        assert_eq!(settings.batch_period, Duration::from_millis(100));
+        assert_eq!(settings.concurrency, 5);
+        config.controllers.shoot_state.concurrent_syncs = 0;
+        let settings = Settings::from_config(&config);
+        assert_eq!(settings.snapshot_period, None);
+        assert_eq!(settings.concurrency, 1);
+    }
+
+    #[test]
+    fn secret_updates_report_deletions_only_in_shoot_namespaces() {
+        let mut secret = Secret::default();
+        secret.metadata.name = Some("ca".into());
+        secret.metadata.namespace = Some("garden".into());
+        assert!(secret_updates(secret.clone(), false).is_none());
+        secret.metadata.namespace = Some("shoot--dev--foo".into());
+        assert!(matches!(
+            secret_updates(secret.clone(), false),
+            Some(Update::SecretGone { .. })
+        ));
+        // Unlabelled Secrets never count as existing.
+        assert!(secret_updates(secret, true).is_none());
+    }
+
+    #[test]
+    fn extension_update_names_the_gone_object() {
+        let worker: Worker = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "w", "namespace": "shoot--dev--foo"},
+            "spec": {"type": "local"}
+        }))
+        .unwrap();
+        match extension_update("Worker", &worker, false) {
+            Some(Update::ExtensionGone {
+                namespace,
+                kind,
+                name,
+            }) => assert_eq!(
+                (namespace.as_str(), kind, name.as_str()),
+                ("shoot--dev--foo", "Worker", "w")
+            ),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}

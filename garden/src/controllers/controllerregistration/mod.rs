@@ -1,0 +1,324 @@
+//! ControllerRegistration seed reconciler (`controllerinstallation-seed`, spec §3.1): per Seed in
+//! the garden, computes which extension controllers the Seed needs (from its Shoots,
+//! BackupBuckets/BackupEntries and its own spec, the registrations' deployment policies and seed
+//! selectors, and installations still `Required`) and creates, updates or deletes the Seed's
+//! ControllerInstallations in the garden accordingly.
+//!
+//! Triggered by Seed spec/label/annotation/deletion changes, ControllerRegistrations and
+//! ControllerDeployments (→ every Seed), `garden` ConfigMaps/Secrets labelled
+//! `gardener.cloud/role=resource-reference` (→ every Seed), BackupBuckets/BackupEntries, Shoots and
+//! ControllerInstallations (→ their Seed). Purely event-driven like upstream: no periodic requeue.
+
+pub mod desired;
+pub mod reconcile;
+pub mod wanted;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::Api;
+use kube::runtime::controller::{self, Controller};
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use seedlet_api::conditions;
+use seedlet_api::core::{
+    BackupBucket, BackupEntry, ControllerDeployment, ControllerInstallation,
+    ControllerRegistration, Seed, Shoot,
+};
+use seedlet_api::names::{condition_types, labels, namespaces};
+use seedlet_runtime::metrics::Metrics;
+use tokio_util::sync::CancellationToken;
+
+pub use reconcile::{Error, error_policy, reconcile};
+use seedlet_runtime::triggers::{changes, filter_changes, key_of};
+
+/// Controller name (logs, metrics label).
+pub const NAME: &str = "controllerinstallation-seed";
+/// Default parallel reconciles (`controllers.controllerRegistration.concurrentSyncs`).
+pub const DEFAULT_CONCURRENT_SYNCS: u16 = 5;
+
+/// Dependencies of the controller.
+pub struct Ctx {
+    /// Garden client.
+    pub client: kube::Client,
+    /// Parallel reconciles.
+    pub concurrent_syncs: u16,
+    /// Process metrics.
+    pub metrics: Arc<Metrics>,
+}
+
+impl std::fmt::Debug for Ctx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ctx")
+            .field("concurrent_syncs", &self.concurrent_syncs)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Starts the controller for one leadership term of the garden process.
+pub async fn start(garden: Arc<crate::context::GardenContext>) {
+    let concurrent_syncs = garden
+        .config
+        .controllers
+        .controller_registration
+        .concurrent_syncs
+        .max(1);
+    let ctx = Arc::new(Ctx {
+        client: garden.client.clone(),
+        concurrent_syncs: u16::try_from(concurrent_syncs).unwrap_or(DEFAULT_CONCURRENT_SYNCS),
+        metrics: garden.metrics.clone(),
+    });
+    run(ctx, garden.stop.clone()).await;
+}
+
+/// Runs the controller until `shutdown` is cancelled.
+pub async fn run(ctx: Arc<Ctx>, shutdown: CancellationToken) {
+    let client = ctx.client.clone();
+    let (reader, writer) = reflector::store::<Seed>();
+    let seed_events =
+        watcher::watcher(Api::<Seed>::all(client.clone()), watcher::Config::default())
+            .backoff(seedlet_runtime::watch::watch_backoff())
+            .reflect(writer);
+    let seeds = filter_changes(seed_events, seed_key);
+    let all = reader.clone();
+    let all_for_deployments = reader.clone();
+    let all_for_config_maps = reader.clone();
+    let all_for_secrets = reader.clone();
+    let references = watcher::Config::default().labels(&format!(
+        "{}={}",
+        labels::ROLE,
+        labels::ROLE_RESOURCE_REFERENCE
+    ));
+    Controller::for_stream(seeds, reader)
+        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
+        .with_config(controller::Config::default().concurrency(ctx.concurrent_syncs))
+        .watches_stream(
+            changes(
+                Api::<ControllerRegistration>::all(client.clone()),
+                watcher::Config::default(),
+                |r| key_of(&(&r.spec, r.metadata.deletion_timestamp.is_some())),
+            ),
+            move |_: ControllerRegistration| all_seeds(&all),
+        )
+        .watches_stream(
+            changes(
+                Api::<ControllerDeployment>::all(client.clone()),
+                watcher::Config::default(),
+                |d| key_of(&d.spec),
+            ),
+            move |_: ControllerDeployment| all_seeds(&all_for_deployments),
+        )
+        .watches_stream(
+            changes(
+                Api::<ConfigMap>::namespaced(client.clone(), namespaces::GARDEN),
+                references.clone(),
+                |c| c.metadata.resource_version.clone().unwrap_or_default(),
+            ),
+            move |_: ConfigMap| all_seeds(&all_for_config_maps),
+        )
+        .watches_stream(
+            changes(
+                Api::<Secret>::namespaced(client.clone(), namespaces::GARDEN),
+                references,
+                |s| s.metadata.resource_version.clone().unwrap_or_default(),
+            ),
+            move |_: Secret| all_seeds(&all_for_secrets),
+        )
+        .watches_stream(
+            changes(
+                Api::<BackupBucket>::all(client.clone()),
+                watcher::Config::default(),
+                |b| key_of(&(&b.spec.seed_name, &b.spec.provider.type_)),
+            ),
+            backup_bucket_seed,
+        )
+        .watches_stream(
+            changes(
+                Api::<BackupEntry>::all(client.clone()),
+                watcher::Config::default(),
+                |e| key_of(&(&e.spec.seed_name, &e.spec.bucket_name)),
+            ),
+            backup_entry_seed,
+        )
+        .watches_stream(
+            changes(
+                Api::<Shoot>::all(client.clone()),
+                watcher::Config::default(),
+                shoot_key,
+            ),
+            shoot_seeds,
+        )
+        .watches_stream(
+            changes(
+                Api::<ControllerInstallation>::all(client),
+                watcher::Config::default(),
+                installation_key,
+            ),
+            installation_seed,
+        )
+        .graceful_shutdown_on(shutdown.cancelled_owned())
+        .run(reconcile, error_policy, ctx)
+        .for_each(|_| futures::future::ready(()))
+        .await;
+}
+
+/// Change key of a Seed: spec, labels, annotations and whether it is being deleted.
+pub fn seed_key(seed: &Seed) -> String {
+    key_of(&(
+        &seed.spec,
+        &seed.metadata.labels,
+        &seed.metadata.annotations,
+        seed.metadata.deletion_timestamp.is_some(),
+    ))
+}
+
+/// Change key of a Shoot: the fields its wanted kind/types come from, and its seed names.
+pub fn shoot_key(shoot: &Shoot) -> String {
+    key_of(&(
+        &shoot.spec.seed_name,
+        shoot
+            .status
+            .as_ref()
+            .and_then(|status| status.seed_name.as_ref()),
+        &shoot.spec.provider.type_,
+        &shoot.spec.provider.workers,
+        &shoot.spec.extensions,
+        &shoot.spec.dns,
+        shoot
+            .spec
+            .networking
+            .as_ref()
+            .and_then(|networking| networking.type_.as_ref()),
+    ))
+}
+
+/// Change key of a ControllerInstallation: its Seed and `Required` status (creation passes as the
+/// first sighting).
+pub fn installation_key(installation: &ControllerInstallation) -> String {
+    let required = conditions::find(installation.conditions(), condition_types::REQUIRED)
+        .map(|c| c.status.to_string());
+    key_of(&(installation.seed_name(), required))
+}
+
+/// Every Seed in the store.
+pub fn all_seeds(store: &Store<Seed>) -> Vec<ObjectRef<Seed>> {
+    store
+        .state()
+        .iter()
+        .map(|seed| ObjectRef::from_obj(seed.as_ref()))
+        .collect()
+}
+
+/// The Seed of a BackupBucket (`spec.seedName`).
+pub fn backup_bucket_seed(bucket: BackupBucket) -> Option<ObjectRef<Seed>> {
+    bucket.spec.seed_name.as_deref().map(ObjectRef::new)
+}
+
+/// The Seed of a BackupEntry (`spec.seedName`).
+pub fn backup_entry_seed(entry: BackupEntry) -> Option<ObjectRef<Seed>> {
+    entry.spec.seed_name.as_deref().map(ObjectRef::new)
+}
+
+/// The Seeds of a Shoot: `spec.seedName` and `status.seedName` (both during a migration).
+pub fn shoot_seeds(shoot: Shoot) -> Vec<ObjectRef<Seed>> {
+    let names: BTreeSet<&str> = shoot
+        .spec
+        .seed_name
+        .as_deref()
+        .into_iter()
+        .chain(
+            shoot
+                .status
+                .as_ref()
+                .and_then(|status| status.seed_name.as_deref()),
+        )
+        .collect();
+    names.into_iter().map(ObjectRef::new).collect()
+}
+
+/// The Seed of a ControllerInstallation (`spec.seedRef.name`).
+pub fn installation_seed(installation: ControllerInstallation) -> Option<ObjectRef<Seed>> {
+    installation.seed_name().map(ObjectRef::new)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn shoot_maps_to_spec_and_status_seed_once_each() {
+        let shoot: Shoot =
+            serde_json::from_value(json!({"metadata": {"name": "a", "namespace": "garden-dev"},
+            "spec": {"region": "r", "provider": {"type": "aws"}, "seedName": "new"},
+            "status": {"seedName": "old"}}))
+            .unwrap();
+        let seeds: Vec<String> = shoot_seeds(shoot).into_iter().map(|r| r.name).collect();
+        assert_eq!(seeds, ["new", "old"]);
+        let unscheduled: Shoot =
+            serde_json::from_value(json!({"metadata": {"name": "a", "namespace": "garden-dev"},
+            "spec": {"region": "r", "provider": {"type": "aws"}}}))
+            .unwrap();
+        assert!(shoot_seeds(unscheduled).is_empty());
+    }
+
+    #[test]
+    fn backups_and_installations_map_to_their_seed() {
+        let bucket: BackupBucket = serde_json::from_value(json!({"metadata": {"name": "b"},
+            "spec": {"provider": {"type": "s3", "region": "r"}, "seedName": "s1"}}))
+        .unwrap();
+        assert_eq!(
+            backup_bucket_seed(bucket).map(|r| r.name).as_deref(),
+            Some("s1")
+        );
+        let entry: BackupEntry =
+            serde_json::from_value(json!({"metadata": {"name": "e", "namespace": "n"},
+            "spec": {"bucketName": "b"}}))
+            .unwrap();
+        assert!(backup_entry_seed(entry).is_none());
+        let installation: ControllerInstallation =
+            serde_json::from_value(json!({"metadata": {"name": "ci"},
+            "spec": {"registrationRef": {"name": "r"}, "seedRef": {"name": "s2"}}}))
+            .unwrap();
+        assert_eq!(
+            installation_seed(installation).map(|r| r.name).as_deref(),
+            Some("s2")
+        );
+    }
+
+    #[test]
+    fn seed_key_ignores_status_but_not_labels() {
+        let seed: Seed = serde_json::from_value(json!({"metadata": {"name": "s"},
+            "spec": {"provider": {"type": "local", "region": "r"}, "networks": {"pods": "p", "services": "s"}}}))
+        .unwrap();
+        let mut with_status = seed.clone();
+        with_status.status = Some(Default::default());
+        with_status.metadata.resource_version = Some("42".into());
+        assert_eq!(seed_key(&seed), seed_key(&with_status));
+        let mut labelled = seed.clone();
+        labelled.metadata.labels = Some([("a".to_owned(), "b".to_owned())].into());
+        assert_ne!(seed_key(&seed), seed_key(&labelled));
+    }
+
+    #[test]
+    fn installation_key_changes_only_with_required_status() {
+        let make = |conditions: serde_json::Value| -> ControllerInstallation {
+            serde_json::from_value(json!({"metadata": {"name": "ci"},
+                "spec": {"registrationRef": {"name": "r"}, "seedRef": {"name": "s"}},
+                "status": {"conditions": conditions}}))
+            .unwrap()
+        };
+        let condition = |type_: &str, status: &str| {
+            json!({"type": type_, "status": status, "reason": "r", "message": "m",
+                "lastTransitionTime": "2024-01-01T00:00:00Z", "lastUpdateTime": "2024-01-01T00:00:00Z"})
+        };
+        let base = make(json!([]));
+        let healthy = make(json!([condition("Healthy", "True")]));
+        let required = make(json!([condition("Required", "True")]));
+        assert_eq!(installation_key(&base), installation_key(&healthy));
+        assert_ne!(installation_key(&base), installation_key(&required));
+    }
+}

@@ -1,0 +1,198 @@
+//! Seed extensions check (`seed-extensions-check`, spec §3.3): per Seed in the garden, derives the
+//! Seed condition `ExtensionsReady` from the `Valid`/`Installed`/`Healthy`/`Progressing`
+//! conditions of the Seed's ControllerInstallations (failures pass the configured condition
+//! threshold first) and merge-patches it into the Seed status when it changed.
+//!
+//! Triggered by Seed creation/deletion and by ControllerInstallation creation/deletion and changes
+//! of those four conditions' status/reason/message (→ `spec.seedRef.name`); requeued every
+//! `controllers.seedExtensionsCheck.syncPeriod`.
+
+pub mod reconcile;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use kube::Api;
+use kube::runtime::controller::{self, Controller};
+use kube::runtime::reflector::{self, ObjectRef};
+use kube::runtime::{WatchStreamExt, watcher};
+use seedlet_api::conditions;
+use seedlet_api::core::{ControllerInstallation, Seed};
+use seedlet_api::names::condition_types;
+use seedlet_runtime::clock::Clock;
+use seedlet_runtime::metrics::Metrics;
+use tokio_util::sync::CancellationToken;
+
+pub use reconcile::{Error, error_policy, extensions_ready, reconcile};
+
+use seedlet_runtime::triggers::{changes, filter_changes, key_of};
+
+/// Controller name (logs, metrics label).
+pub const NAME: &str = "seed-extensions-check";
+
+/// The installation conditions the check reads.
+pub const CHECKED_CONDITIONS: [&str; 4] = [
+    condition_types::VALID,
+    condition_types::INSTALLED,
+    condition_types::HEALTHY,
+    condition_types::PROGRESSING,
+];
+
+/// Settings from `controllers.seedExtensionsCheck`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    /// Parallel reconciles.
+    pub concurrent_syncs: u16,
+    /// Check period per Seed.
+    pub sync_period: Duration,
+    /// How long `ExtensionsReady` may stay `Progressing` (threshold of that type), if configured.
+    pub threshold: Option<Duration>,
+}
+
+impl Settings {
+    /// Settings from the garden controller configuration.
+    pub fn from_config(config: &seedlet_config::GardenControllerConfiguration) -> Self {
+        let check = &config.controllers.seed_extensions_check;
+        Self {
+            concurrent_syncs: u16::try_from(check.concurrent_syncs.max(1)).unwrap_or(u16::MAX),
+            sync_period: check.sync_period.as_std(),
+            threshold: seedlet_config::threshold_for(
+                &check.condition_thresholds,
+                condition_types::EXTENSIONS_READY,
+            )
+            .map(|duration| duration.as_std()),
+        }
+    }
+}
+
+/// Dependencies of the controller.
+pub struct Ctx {
+    /// Garden client.
+    pub client: kube::Client,
+    /// Timing and threshold.
+    pub settings: Settings,
+    /// Time source for condition timestamps and the threshold.
+    pub clock: Arc<dyn Clock>,
+    /// Process metrics.
+    pub metrics: Arc<Metrics>,
+}
+
+impl std::fmt::Debug for Ctx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ctx")
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Starts the controller for one leadership term of the garden process.
+pub async fn start(garden: Arc<crate::context::GardenContext>) {
+    let ctx = Arc::new(Ctx {
+        client: garden.client.clone(),
+        settings: Settings::from_config(&garden.config),
+        clock: garden.clock.clone(),
+        metrics: garden.metrics.clone(),
+    });
+    run(ctx, garden.stop.clone()).await;
+}
+
+/// Runs the controller until `shutdown` is cancelled.
+pub async fn run(ctx: Arc<Ctx>, shutdown: CancellationToken) {
+    let client = ctx.client.clone();
+    let (reader, writer) = reflector::store::<Seed>();
+    let events = watcher::watcher(Api::<Seed>::all(client.clone()), watcher::Config::default())
+        .backoff(seedlet_runtime::watch::watch_backoff())
+        .reflect(writer);
+    // Seed status changes (heartbeats, our own writes) must not trigger: the periodic requeue
+    // covers the Seed itself.
+    let seeds = filter_changes(events, |seed: &Seed| {
+        key_of(&seed.metadata.deletion_timestamp.is_some())
+    });
+    Controller::for_stream(seeds, reader)
+        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
+        .with_config(controller::Config::default().concurrency(ctx.settings.concurrent_syncs))
+        .watches_stream(
+            changes(
+                Api::<ControllerInstallation>::all(client),
+                watcher::Config::default(),
+                installation_key,
+            ),
+            installation_seed,
+        )
+        .graceful_shutdown_on(shutdown.cancelled_owned())
+        .run(reconcile, error_policy, ctx)
+        .for_each(|_| futures::future::ready(()))
+        .await;
+}
+
+/// Change key of an installation: its Seed and status/reason/message of the checked conditions.
+pub fn installation_key(installation: &ControllerInstallation) -> String {
+    let checked: Vec<_> = CHECKED_CONDITIONS
+        .iter()
+        .map(|type_| {
+            conditions::find(installation.conditions(), type_)
+                .map(|c| (c.status.to_string(), c.reason.clone(), c.message.clone()))
+        })
+        .collect();
+    key_of(&(installation.seed_name(), checked))
+}
+
+/// The Seed of an installation.
+pub fn installation_seed(installation: ControllerInstallation) -> Option<ObjectRef<Seed>> {
+    installation.seed_name().map(ObjectRef::new)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn installation(conditions: serde_json::Value) -> ControllerInstallation {
+        serde_json::from_value(json!({"metadata": {"name": "ci"},
+            "spec": {"registrationRef": {"name": "r"}, "seedRef": {"name": "s"}},
+            "status": {"conditions": conditions}}))
+        .unwrap()
+    }
+
+    fn condition(type_: &str, status: &str, time: &str) -> serde_json::Value {
+        json!({"type": type_, "status": status, "reason": "r", "message": "m",
+            "lastTransitionTime": time, "lastUpdateTime": time})
+    }
+
+    #[test]
+    fn installation_key_ignores_times_and_required() {
+        let a = installation(json!([condition(
+            "Healthy",
+            "True",
+            "2024-01-01T00:00:00Z"
+        )]));
+        let b = installation(json!([
+            condition("Healthy", "True", "2024-02-01T00:00:00Z"),
+            condition("Required", "True", "2024-01-01T00:00:00Z")
+        ]));
+        let c = installation(json!([condition(
+            "Healthy",
+            "False",
+            "2024-01-01T00:00:00Z"
+        )]));
+        assert_eq!(installation_key(&a), installation_key(&b));
+        assert_ne!(installation_key(&a), installation_key(&c));
+    }
+
+    #[test]
+    fn settings_take_the_extensions_ready_threshold() {
+        let mut config = seedlet_config::GardenControllerConfiguration::default();
+        config
+            .controllers
+            .seed_extensions_check
+            .condition_thresholds = vec![seedlet_config::ConditionThreshold {
+            condition_type: "ExtensionsReady".into(),
+            duration: seedlet_config::Duration::from_secs(60),
+        }];
+        let settings = Settings::from_config(&config);
+        assert_eq!(settings.threshold, Some(Duration::from_secs(60)));
+        assert_eq!(settings.sync_period, Duration::from_secs(30));
+    }
+}

@@ -1,0 +1,206 @@
+//! Finalizer controllers of the garden (spec §3.2): Seeds and ControllerRegistrations carry
+//! `core.gardener.cloud/controllerregistration`, ControllerDeployments
+//! `core.gardener.cloud/controllerdeployment`; each is removed only when nothing references the
+//! object any more (ControllerInstallations of the Seed or of the registration; registrations
+//! listing the deployment). The Seed controller also keeps the Seed's garden namespace
+//! `seed-<name>` (owned by the Seed, label `gardener.cloud/role=seed`), which the agent waits for
+//! during registration.
+//!
+//! Triggered by changes of the object's finalizers/deletion and by ControllerInstallation (→ Seed,
+//! registration) and ControllerRegistration (→ deployment) events; live objects are re-checked
+//! every [`RESYNC_PERIOD`] as a safety net (e.g. a deleted `seed-<name>` namespace).
+
+pub mod reconcile;
+
+pub use reconcile::{Error, error_policy};
+use reconcile::{deployment, registration, seed};
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use kube::Api;
+use kube::runtime::controller::{self, Controller};
+use kube::runtime::reflector::{self, ObjectRef};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Resource, ResourceExt};
+use seedlet_api::core::{
+    ControllerDeployment, ControllerInstallation, ControllerRegistration, Seed,
+};
+use seedlet_runtime::metrics::Metrics;
+use tokio_util::sync::CancellationToken;
+
+use seedlet_runtime::triggers::{changes, filter_changes, key_of};
+
+/// Name of the three controllers together (logs).
+pub const NAME: &str = "controller-finalizers";
+/// Seed finalizer controller (metrics label).
+pub const SEED_NAME: &str = "seed-controllerregistration-finalizer";
+/// ControllerRegistration finalizer controller (metrics label).
+pub const REGISTRATION_NAME: &str = "controllerregistration-finalizer";
+/// ControllerDeployment finalizer controller (metrics label).
+pub const DEPLOYMENT_NAME: &str = "controllerdeployment-finalizer";
+/// Re-check period of live objects.
+pub const RESYNC_PERIOD: Duration = Duration::from_secs(600);
+/// Delay before a failed (or blocked) reconcile is retried.
+pub const RETRY_DELAY: Duration = Duration::from_secs(5);
+
+/// Dependencies of the finalizer controllers.
+pub struct Ctx {
+    /// Garden client.
+    pub client: kube::Client,
+    /// Process metrics.
+    pub metrics: Arc<Metrics>,
+}
+
+impl std::fmt::Debug for Ctx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ctx").finish_non_exhaustive()
+    }
+}
+
+/// Starts the finalizer controllers for one leadership term of the garden process.
+pub async fn start(garden: Arc<crate::context::GardenContext>) {
+    let ctx = Arc::new(Ctx {
+        client: garden.client.clone(),
+        metrics: garden.metrics.clone(),
+    });
+    run(ctx, garden.stop.clone()).await;
+}
+
+/// Runs the three finalizer controllers until `shutdown` is cancelled.
+pub async fn run(ctx: Arc<Ctx>, shutdown: CancellationToken) {
+    tokio::join!(
+        run_seeds(ctx.clone(), shutdown.clone()),
+        run_registrations(ctx.clone(), shutdown.clone()),
+        run_deployments(ctx, shutdown),
+    );
+}
+
+async fn run_seeds(ctx: Arc<Ctx>, shutdown: CancellationToken) {
+    let client = ctx.client.clone();
+    let (reader, writer) = reflector::store::<Seed>();
+    let events = watcher::watcher(Api::<Seed>::all(client.clone()), watcher::Config::default())
+        .backoff(seedlet_runtime::watch::watch_backoff())
+        .reflect(writer);
+    Controller::for_stream(filter_changes(events, lifecycle_key), reader)
+        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
+        .with_config(controller::Config::default().concurrency(5))
+        .watches_stream(
+            changes(
+                Api::<ControllerInstallation>::all(client),
+                watcher::Config::default(),
+                |ci| key_of(&ci.seed_name()),
+            ),
+            installation_seed,
+        )
+        .graceful_shutdown_on(shutdown.cancelled_owned())
+        .run(seed::reconcile, error_policy, ctx)
+        .for_each(|_| futures::future::ready(()))
+        .await;
+}
+
+async fn run_registrations(ctx: Arc<Ctx>, shutdown: CancellationToken) {
+    let client = ctx.client.clone();
+    seedlet_runtime::watch::controller(
+        Api::<ControllerRegistration>::all(client.clone()),
+        watcher::Config::default(),
+    )
+    .with_config(controller::Config::default().concurrency(5))
+    .watches_stream(
+        changes(
+            Api::<ControllerInstallation>::all(client),
+            watcher::Config::default(),
+            |ci| key_of(&ci.spec.registration_ref.name),
+        ),
+        installation_registration,
+    )
+    .graceful_shutdown_on(shutdown.cancelled_owned())
+    .run(registration::reconcile, error_policy, ctx)
+    .for_each(|_| futures::future::ready(()))
+    .await;
+}
+
+async fn run_deployments(ctx: Arc<Ctx>, shutdown: CancellationToken) {
+    let client = ctx.client.clone();
+    seedlet_runtime::watch::controller(
+        Api::<ControllerDeployment>::all(client.clone()),
+        watcher::Config::default(),
+    )
+    .with_config(controller::Config::default().concurrency(5))
+    .watches_stream(
+        changes(
+            Api::<ControllerRegistration>::all(client),
+            watcher::Config::default(),
+            |r| key_of(&r.deployment_name()),
+        ),
+        registration_deployments,
+    )
+    .graceful_shutdown_on(shutdown.cancelled_owned())
+    .run(deployment::reconcile, error_policy, ctx)
+    .for_each(|_| futures::future::ready(()))
+    .await;
+}
+
+/// Change key for finalizer work: whether the object is deleting and its finalizers.
+pub fn lifecycle_key<K: Resource>(object: &K) -> String {
+    key_of(&(
+        object.meta().deletion_timestamp.is_some(),
+        object.finalizers(),
+    ))
+}
+
+/// The Seed of a ControllerInstallation.
+pub fn installation_seed(installation: ControllerInstallation) -> Option<ObjectRef<Seed>> {
+    installation.seed_name().map(ObjectRef::new)
+}
+
+/// The registration of a ControllerInstallation.
+pub fn installation_registration(
+    installation: ControllerInstallation,
+) -> Option<ObjectRef<ControllerRegistration>> {
+    Some(ObjectRef::new(&installation.spec.registration_ref.name))
+}
+
+/// The deployments a ControllerRegistration references.
+pub fn registration_deployments(
+    registration: ControllerRegistration,
+) -> Vec<ObjectRef<ControllerDeployment>> {
+    registration
+        .spec
+        .deployment
+        .iter()
+        .flat_map(|deployment| &deployment.deployment_refs)
+        .map(|reference| ObjectRef::new(&reference.name))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn registration_maps_to_its_deployments() {
+        let registration: ControllerRegistration =
+            serde_json::from_value(json!({"metadata": {"name": "r"},
+            "spec": {"deployment": {"deploymentRefs": [{"name": "d"}]}}}))
+            .unwrap();
+        let refs: Vec<String> = registration_deployments(registration)
+            .into_iter()
+            .map(|r| r.name)
+            .collect();
+        assert_eq!(refs, ["d"]);
+    }
+
+    #[test]
+    fn lifecycle_key_changes_with_deletion_and_finalizers_only() {
+        let mut seed = Seed::default();
+        let base = lifecycle_key(&seed);
+        seed.metadata.resource_version = Some("5".into());
+        assert_eq!(lifecycle_key(&seed), base);
+        seed.metadata.finalizers = Some(vec!["x".into()]);
+        assert_ne!(lifecycle_key(&seed), base);
+    }
+}

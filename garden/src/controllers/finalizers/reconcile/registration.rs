@@ -1,0 +1,89 @@
+//! ControllerRegistration finalizer `core.gardener.cloud/controllerregistration`: deletion waits
+//! until no ControllerInstallation references the registration.
+
+use std::sync::Arc;
+
+use kube::runtime::controller::Action;
+use kube::runtime::finalizer::{Event, finalizer};
+use kube::{Api, ResourceExt};
+use seedlet_api::core::{ControllerInstallation, ControllerRegistration};
+use seedlet_api::names::finalizers;
+
+use super::{Error, ensure_unreferenced, list_all};
+use crate::controllers::finalizers::{Ctx, REGISTRATION_NAME, RESYNC_PERIOD};
+
+/// Adds the finalizer and releases the registration once unreferenced.
+///
+/// # Errors
+/// See [`Error`]; a blocked deletion is [`Error::StillReferenced`] inside [`Error::Finalizer`].
+pub async fn reconcile(
+    registration: Arc<ControllerRegistration>,
+    ctx: Arc<Ctx>,
+) -> Result<Action, Error> {
+    let started = std::time::Instant::now();
+    let name = registration.name_any();
+    let api: Api<ControllerRegistration> = Api::all(ctx.client.clone());
+    let result = finalizer(
+        &api,
+        finalizers::CONTROLLER_REGISTRATION,
+        registration,
+        |event| async {
+            match event {
+                Event::Apply(_) => Ok(Action::requeue(RESYNC_PERIOD)),
+                Event::Cleanup(registration) => {
+                    let installations: Vec<ControllerInstallation> =
+                        list_all(&ctx.client, "ControllerInstallation").await?;
+                    let registration_name = registration.name_any();
+                    let names = installations_of_registration(&installations, &registration_name);
+                    ensure_unreferenced(
+                        "ControllerRegistration",
+                        &registration_name,
+                        "ControllerInstallations",
+                        names,
+                    )?;
+                    Ok(Action::await_change())
+                }
+            }
+        },
+    )
+    .await
+    .map_err(|source| Error::Finalizer {
+        kind: "ControllerRegistration",
+        name,
+        source: Box::new(source),
+    });
+    ctx.metrics
+        .reconciled(REGISTRATION_NAME, started.elapsed(), result.is_ok());
+    result
+}
+
+/// Names of the installations whose `spec.registrationRef.name` is `registration`.
+pub fn installations_of_registration(
+    installations: &[ControllerInstallation],
+    registration: &str,
+) -> Vec<String> {
+    installations
+        .iter()
+        .filter(|installation| installation.spec.registration_ref.name == registration)
+        .map(ResourceExt::name_any)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn installations_of_registration_match_registration_ref_name() {
+        let ci = |name: &str, registration: &str| -> ControllerInstallation {
+            serde_json::from_value(json!({"metadata": {"name": name},
+                "spec": {"registrationRef": {"name": registration}, "seedRef": {"name": "s"}}}))
+            .unwrap()
+        };
+        let installations = [ci("a", "r1"), ci("b", "r2")];
+        assert_eq!(installations_of_registration(&installations, "r2"), ["b"]);
+        assert!(installations_of_registration(&installations, "r3").is_empty());
+    }
+}

@@ -1,0 +1,55 @@
+//! The garden process's controllers, one folder each (`mod.rs` wiring, `reconcile.rs` logic,
+//! pure decisions beside them), and the list it runs while it leads; a new controller adds its
+//! module and one line in [`builtin`].
+
+pub mod controllerregistration;
+pub mod csr_approval;
+pub mod extensions_check;
+pub mod finalizers;
+pub mod seed_lifecycle;
+pub mod shootstate_finalizer;
+
+use std::sync::Arc;
+
+use crate::context::GardenControllerSpec;
+
+/// Every built-in garden-side controller.
+pub fn builtin() -> Vec<GardenControllerSpec> {
+    vec![
+        GardenControllerSpec::new(controllerregistration::NAME, |ctx| {
+            Box::pin(controllerregistration::start(ctx))
+        }),
+        GardenControllerSpec::new(finalizers::NAME, |ctx| Box::pin(finalizers::start(ctx))),
+        GardenControllerSpec::new(shootstate_finalizer::NAME, |ctx| {
+            Box::pin(shootstate_finalizer::start(ctx))
+        }),
+        GardenControllerSpec::new(extensions_check::NAME, |ctx| {
+            Box::pin(extensions_check::start(ctx))
+        }),
+        GardenControllerSpec::new(csr_approval::NAME, |ctx| {
+            let csr = Arc::new(csr_approval::Ctx {
+                client: ctx.client.clone(),
+                concurrent_syncs: u16::try_from(
+                    ctx.config
+                        .controllers
+                        .certificate_signing_request
+                        .concurrent_syncs
+                        .max(1),
+                )
+                .unwrap_or(csr_approval::DEFAULT_CONCURRENT_SYNCS),
+            });
+            Box::pin(csr_approval::run(csr))
+        }),
+        GardenControllerSpec::new(seed_lifecycle::NAME, |ctx| {
+            Box::pin(async move {
+                let lifecycle = Arc::new(seed_lifecycle::Ctx {
+                    client: ctx.client.clone(),
+                    settings: seed_lifecycle::Settings::from_config(&ctx.config),
+                    clock: ctx.clock.clone(),
+                    metrics: ctx.metrics.clone(),
+                });
+                seed_lifecycle::run(lifecycle, ctx.stop.clone()).await;
+            })
+        }),
+    ]
+}
