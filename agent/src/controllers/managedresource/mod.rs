@@ -12,10 +12,12 @@
 //! Brotli-compressed manifests are not supported, and there is no secret garbage collector.
 
 pub mod apply;
+pub mod cleanup;
 pub mod health;
 pub mod manifests;
 pub mod prune;
 pub mod reconcile;
+pub mod status;
 pub mod watches;
 
 use std::collections::hash_map::DefaultHasher;

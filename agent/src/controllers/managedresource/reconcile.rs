@@ -7,28 +7,24 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Patch, PatchParams, PropagationPolicy};
+use kube::api::PropagationPolicy;
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
 
-use seedlet_api::conditions::{self, Condition, ConditionStatus};
+use seedlet_api::conditions::ConditionStatus;
 use seedlet_api::names::{condition_types, finalizers, managed_resources, reasons};
 use seedlet_api::resources::{ManagedResource, ObjectReference};
+
+use seedlet_runtime::finalizer;
+use seedlet_runtime::retry::{self, RetryPolicy};
 
 use super::apply::{self, Resolved, identity, split_api_version};
 use super::health::{self, Observed};
 use super::manifests::{self, SecretData, annotation, truthy};
-use super::prune;
-use seedlet_runtime::finalizer;
-
-use super::Applier;
-use seedlet_runtime::retry::{self, RetryPolicy};
-
-/// Requeue delay while deletions are pending (spec §5.4 step 7).
-pub const DELETION_PENDING_REQUEUE: Duration = Duration::from_secs(5);
+use super::status::{StatusWriter, bool_status};
+use super::{Applier, cleanup, prune};
 
 /// Errors of one ManagedResource reconcile.
 #[derive(Debug, thiserror::Error)]
@@ -189,40 +185,13 @@ async fn reconcile_inner(mr: &ManagedResource, ctx: &Applier) -> Result<Action, 
     let deleting = mr.metadata.deletion_timestamp.is_some();
     let mut status = StatusWriter::new(mr, ctx.agent.clock.now());
 
-    if !deleting
-        && truthy(
-            mr.annotations()
-                .get(managed_resources::IGNORE)
-                .map(String::as_str),
-        )
-    {
-        let (reason, message) = (
-            reasons::MANAGED_RESOURCE_IGNORED,
-            reasons::MANAGED_RESOURCE_IGNORED_MESSAGE,
-        );
-        status.set(
-            condition_types::RESOURCES_APPLIED,
-            ConditionStatus::True,
-            reason,
-            message,
-        );
-        status.set(
-            condition_types::RESOURCES_HEALTHY,
-            ConditionStatus::True,
-            reason,
-            message,
-        );
-        status.set(
-            condition_types::RESOURCES_PROGRESSING,
-            ConditionStatus::False,
-            reason,
-            message,
-        );
+    if !deleting && is_ignored(mr) {
+        mark_ignored(&mut status);
         status.write(&api, &key).await?;
         return Ok(Action::requeue(ctx.sync_period));
     }
     if deleting || !in_class {
-        return delete(mr, ctx, &api, &key, status, &finalizer_name).await;
+        return cleanup::delete(mr, ctx, &api, &key, status, &finalizer_name).await;
     }
     // Guarded by resourceVersion: a retry after a write that did land fails with 409, which is
     // returned like any conflict.
@@ -235,19 +204,10 @@ async fn reconcile_inner(mr: &ManagedResource, ctx: &Applier) -> Result<Action, 
         source,
     })?;
 
-    // Manifests.
+    // Fetch: the manifests.
     let secrets = match read_secrets(ctx, &namespace, mr).await {
         Ok(secrets) => secrets,
-        Err(error) => {
-            status.set(
-                condition_types::RESOURCES_APPLIED,
-                ConditionStatus::False,
-                reasons::CANNOT_READ_SECRET,
-                &seedlet_runtime::error_chain(&error),
-            );
-            status.write(&api, &key).await?;
-            return Err(error);
-        }
+        Err(error) => return fail_applied(&api, &key, &mut status, error).await,
     };
     let decoded = manifests::decode(&secrets);
     let checksum = manifests::checksum(&secrets);
@@ -258,10 +218,136 @@ async fn reconcile_inner(mr: &ManagedResource, ctx: &Applier) -> Result<Action, 
         .map(|s| s.resources.clone())
         .unwrap_or_default();
 
-    // Desired set: scope, prepare, split off released (`mode=Ignore`) objects.
+    // Decide: the desired set, what is released, and whether checks start over.
+    let (desired, released) =
+        desired_set(ctx, mr, &key, &decoded.objects, &origin, &old_refs).await?;
+    let mut new_refs: Vec<ObjectReference> = desired.iter().map(|d| d.reference.clone()).collect();
+    new_refs.sort_by_key(identity);
+    let old_checksum = mr
+        .status
+        .as_ref()
+        .and_then(|s| s.secrets_data_checksum.as_deref());
+    if new_refs != old_refs || old_checksum != Some(checksum.as_str()) {
+        mark_checks_pending(&mut status);
+        status.write(&api, &key).await?;
+    }
+
+    // Write: prune, release, apply in install order, then record the outcome.
+    let stale = prune::to_prune(&old_refs, &new_refs, &released);
+    if let Some(action) = prune_stale(ctx, &api, &key, &mut status, &stale).await? {
+        return Ok(action);
+    }
+    for reference in &released {
+        if let Err(source) = cleanup::release(ctx, reference, &origin).await {
+            let error = Error::Release {
+                key: key.clone(),
+                object: describe(reference),
+                source,
+            };
+            return fail_applied(&api, &key, &mut status, error).await;
+        }
+    }
+    let mut observed = Vec::with_capacity(desired.len());
+    for item in &desired {
+        match apply_one(ctx, &key, item).await {
+            Ok(live) => observed.push(live),
+            Err(error) => return fail_applied(&api, &key, &mut status, error).await,
+        }
+    }
+    record_outcome(&mut status, &decoded.errors, &observed);
+    status.resources = Some(new_refs);
+    status.checksum = Some(checksum);
+    status.observed_generation = mr.metadata.generation;
+    status.write(&api, &key).await?;
+    Ok(Action::requeue(ctx.sync_period))
+}
+
+/// Whether the ManagedResource carries `resources.gardener.cloud/ignore=true`.
+fn is_ignored(mr: &ManagedResource) -> bool {
+    truthy(
+        mr.annotations()
+            .get(managed_resources::IGNORE)
+            .map(String::as_str),
+    )
+}
+
+/// The conditions of an ignored ManagedResource: applied, healthy, not progressing.
+fn mark_ignored(status: &mut StatusWriter) {
+    let (reason, message) = (
+        reasons::MANAGED_RESOURCE_IGNORED,
+        reasons::MANAGED_RESOURCE_IGNORED_MESSAGE,
+    );
+    status.set(
+        condition_types::RESOURCES_APPLIED,
+        ConditionStatus::True,
+        reason,
+        message,
+    );
+    status.set(
+        condition_types::RESOURCES_HEALTHY,
+        ConditionStatus::True,
+        reason,
+        message,
+    );
+    status.set(
+        condition_types::RESOURCES_PROGRESSING,
+        ConditionStatus::False,
+        reason,
+        message,
+    );
+}
+
+/// Healthy and progressing start over (`ChecksPending`) when the set or the manifests changed.
+fn mark_checks_pending(status: &mut StatusWriter) {
+    for type_ in [
+        condition_types::RESOURCES_HEALTHY,
+        condition_types::RESOURCES_PROGRESSING,
+    ] {
+        status.set(
+            type_,
+            ConditionStatus::Unknown,
+            reasons::CHECKS_PENDING,
+            "Checks are pending.",
+        );
+    }
+    status.applying();
+}
+
+/// Records `error` as `ResourcesApplied=False` (its reason, its chain as message) and fails the
+/// reconcile with it.
+async fn fail_applied(
+    api: &Api<ManagedResource>,
+    key: &str,
+    status: &mut StatusWriter,
+    error: Error,
+) -> Result<Action, Error> {
+    status.set(
+        condition_types::RESOURCES_APPLIED,
+        ConditionStatus::False,
+        error.reason(),
+        &seedlet_runtime::error_chain(&error),
+    );
+    status.write(api, key).await?;
+    Err(error)
+}
+
+/// Resolves, scopes and prepares every decoded object; splits off those switched to
+/// `mode=Ignore` that were applied before (to be released). The desired objects come back in
+/// Helm's install order.
+///
+/// # Errors
+/// [`Error::Discovery`] when a kind cannot be looked up.
+async fn desired_set(
+    ctx: &Applier,
+    mr: &ManagedResource,
+    key: &str,
+    objects: &[Value],
+    origin: &str,
+    old_refs: &[ObjectReference],
+) -> Result<(Vec<Desired>, Vec<ObjectReference>), Error> {
     let mut desired = Vec::new();
     let mut released = Vec::new();
-    for object in &decoded.objects {
+    for object in objects {
         let api_version = object
             .get("apiVersion")
             .and_then(Value::as_str)
@@ -275,7 +361,7 @@ async fn reconcile_inner(mr: &ManagedResource, ctx: &Applier) -> Result<Action, 
             .resolve(&ctx.client(), api_version, kind)
             .await
             .map_err(|source| Error::Discovery {
-                key: key.clone(),
+                key: key.to_owned(),
                 kind: format!("{api_version}, Kind={kind}"),
                 source,
             })?;
@@ -284,7 +370,7 @@ async fn reconcile_inner(mr: &ManagedResource, ctx: &Applier) -> Result<Action, 
         let prepared = apply::prepare(
             object,
             target_namespace.as_deref(),
-            &origin,
+            origin,
             &mr.spec.inject_labels,
         );
         let reference = apply::reference(&prepared);
@@ -305,123 +391,62 @@ async fn reconcile_inner(mr: &ManagedResource, ctx: &Applier) -> Result<Action, 
         });
     }
     desired.sort_by_key(|d| apply::install_order(&d.prepared));
-    let mut new_refs: Vec<ObjectReference> = desired.iter().map(|d| d.reference.clone()).collect();
-    new_refs.sort_by_key(identity);
+    Ok((desired, released))
+}
 
-    let old_checksum = mr
-        .status
-        .as_ref()
-        .and_then(|s| s.secrets_data_checksum.clone());
-    if new_refs != old_refs || old_checksum.as_deref() != Some(checksum.as_str()) {
-        status.set(
-            condition_types::RESOURCES_HEALTHY,
-            ConditionStatus::Unknown,
-            reasons::CHECKS_PENDING,
-            "Checks are pending.",
-        );
-        status.set(
-            condition_types::RESOURCES_PROGRESSING,
-            ConditionStatus::Unknown,
-            reasons::CHECKS_PENDING,
-            "Checks are pending.",
-        );
-        status.applying();
-        status.write(&api, &key).await?;
+/// Deletes what left the set; `Some(action)` while deletions are pending.
+///
+/// # Errors
+/// [`Error::Prune`] when some objects could not be deleted.
+async fn prune_stale(
+    ctx: &Applier,
+    api: &Api<ManagedResource>,
+    key: &str,
+    status: &mut StatusWriter,
+    stale: &[ObjectReference],
+) -> Result<Option<Action>, Error> {
+    if stale.is_empty() {
+        return Ok(None);
     }
-
-    // Prune what left the set.
-    let stale = prune::to_prune(&old_refs, &new_refs, &released);
-    if !stale.is_empty() {
-        let pruned = prune::prune(&ctx.client(), &ctx.kinds, &stale, ctx.agent.clock.now()).await;
-        if !pruned.failed.is_empty() {
-            let failures = pruned.failed.join(", ");
-            status.set(
-                condition_types::RESOURCES_APPLIED,
-                ConditionStatus::False,
-                reasons::DELETION_FAILED,
-                &format!("Could not clean all old resources: {failures}"),
-            );
-            status.write(&api, &key).await?;
-            return Err(Error::Prune { key, failures });
-        }
-        if !pruned.pending.is_empty() {
-            let message = format!(
-                "Deletion of old resources is still pending: [{}]",
-                pruned.pending.join(", ")
-            );
-            status.set(
-                condition_types::RESOURCES_APPLIED,
-                ConditionStatus::Progressing,
-                reasons::DELETION_PENDING,
-                &message,
-            );
-            status.write(&api, &key).await?;
-            return Ok(Action::requeue(DELETION_PENDING_REQUEUE));
-        }
-    }
-
-    // Release objects switched to `mode=Ignore`.
-    for reference in &released {
-        if let Err(error) = release(ctx, reference, &origin).await {
-            let error = Error::Release {
-                key: key.clone(),
-                object: describe(reference),
-                source: error,
-            };
-            status.set(
-                condition_types::RESOURCES_APPLIED,
-                ConditionStatus::False,
-                error.reason(),
-                &seedlet_runtime::error_chain(&error),
-            );
-            status.write(&api, &key).await?;
-            return Err(error);
-        }
-    }
-
-    // Apply in install order.
-    let mut observed = Vec::with_capacity(desired.len());
-    for item in &desired {
-        match apply_one(ctx, &key, item).await {
-            Ok(live) => observed.push(live),
-            Err(error) => {
-                status.set(
-                    condition_types::RESOURCES_APPLIED,
-                    ConditionStatus::False,
-                    error.reason(),
-                    &seedlet_runtime::error_chain(&error),
-                );
-                status.write(&api, &key).await?;
-                return Err(error);
-            }
-        }
-    }
-
-    if decoded.errors.is_empty() {
+    let pruned = prune::prune(&ctx.client(), &ctx.kinds, stale, ctx.agent.clock.now()).await;
+    if !pruned.failed.is_empty() {
+        let failures = pruned.failed.join(", ");
         status.set(
             condition_types::RESOURCES_APPLIED,
-            ConditionStatus::True,
-            reasons::APPLY_SUCCEEDED,
-            reasons::APPLY_SUCCEEDED_MESSAGE,
+            ConditionStatus::False,
+            reasons::DELETION_FAILED,
+            &format!("Could not clean all old resources: {failures}"),
         );
-        let verdict = health::healthy(&observed);
-        status.set(
-            condition_types::RESOURCES_HEALTHY,
-            bool_status(verdict.status),
-            &verdict.reason,
-            &verdict.message,
-        );
-        let verdict = health::progressing(&observed);
-        status.set(
-            condition_types::RESOURCES_PROGRESSING,
-            bool_status(verdict.status),
-            &verdict.reason,
-            &verdict.message,
-        );
-    } else {
+        status.write(api, key).await?;
+        return Err(Error::Prune {
+            key: key.to_owned(),
+            failures,
+        });
+    }
+    if pruned.pending.is_empty() {
+        return Ok(None);
+    }
+    let message = format!(
+        "Deletion of old resources is still pending: [{}]",
+        pruned.pending.join(", ")
+    );
+    status.set(
+        condition_types::RESOURCES_APPLIED,
+        ConditionStatus::Progressing,
+        reasons::DELETION_PENDING,
+        &message,
+    );
+    status.write(api, key).await?;
+    Ok(Some(Action::requeue(cleanup::DELETION_PENDING_REQUEUE)))
+}
+
+/// The conditions after a complete apply: applied (or the decoding failures), healthy and
+/// progressing from the observed objects.
+fn record_outcome(status: &mut StatusWriter, decode_errors: &[String], observed: &[Observed]) {
+    if !decode_errors.is_empty() {
         let message = format!(
             "Could not decode all resources: {}",
-            decoded.errors.join("; ")
+            decode_errors.join("; ")
         );
         status.set(
             condition_types::RESOURCES_APPLIED,
@@ -429,12 +454,28 @@ async fn reconcile_inner(mr: &ManagedResource, ctx: &Applier) -> Result<Action, 
             reasons::DECODING_FAILED,
             &message,
         );
+        return;
     }
-    status.resources = Some(new_refs);
-    status.checksum = Some(checksum);
-    status.observed_generation = mr.metadata.generation;
-    status.write(&api, &key).await?;
-    Ok(Action::requeue(ctx.sync_period))
+    status.set(
+        condition_types::RESOURCES_APPLIED,
+        ConditionStatus::True,
+        reasons::APPLY_SUCCEEDED,
+        reasons::APPLY_SUCCEEDED_MESSAGE,
+    );
+    let verdict = health::healthy(observed);
+    status.set(
+        condition_types::RESOURCES_HEALTHY,
+        bool_status(verdict.status),
+        &verdict.reason,
+        &verdict.message,
+    );
+    let verdict = health::progressing(observed);
+    status.set(
+        condition_types::RESOURCES_PROGRESSING,
+        bool_status(verdict.status),
+        &verdict.reason,
+        &verdict.message,
+    );
 }
 
 /// One desired object.
@@ -593,237 +634,12 @@ fn propagation_on_invalid(object: &Value) -> Result<Option<PropagationPolicy>, S
     }
 }
 
-/// Removes origin and description from a released object if it still names this MR.
-async fn release(
-    ctx: &Applier,
-    reference: &ObjectReference,
-    origin: &str,
-) -> Result<(), kube::Error> {
-    let api_version = reference.api_version.as_deref().unwrap_or_default();
-    let kind = reference.kind.as_deref().unwrap_or_default();
-    let Some(resolved) = ctx.kinds.resolve(&ctx.client(), api_version, kind).await? else {
-        return Ok(());
-    };
-    let api = apply::dynamic_api(&ctx.client(), &resolved, reference.namespace.as_deref());
-    let name = reference.name.as_deref().unwrap_or_default();
-    let Some(live) = retry::idempotent(&RetryPolicy::RECONCILE, || api.get_opt(name)).await? else {
-        return Ok(());
-    };
-    if live
-        .annotations()
-        .get(managed_resources::ORIGIN)
-        .map(String::as_str)
-        != Some(origin)
-    {
-        return Ok(());
-    }
-    let patch = json!({"metadata": {"annotations": {managed_resources::ORIGIN: null, managed_resources::DESCRIPTION: null}}});
-    let (params, patch) = (PatchParams::default(), Patch::Merge(&patch));
-    retry::idempotent(&RetryPolicy::RECONCILE, || api.patch(name, &params, &patch)).await?;
-    Ok(())
-}
-
-/// The deletion path (spec §5.6).
-async fn delete(
-    mr: &ManagedResource,
-    ctx: &Applier,
-    api: &Api<ManagedResource>,
-    key: &str,
-    mut status: StatusWriter,
-    finalizer_name: &str,
-) -> Result<Action, Error> {
-    status.set(
-        condition_types::RESOURCES_HEALTHY,
-        ConditionStatus::False,
-        reasons::DELETION_PENDING,
-        reasons::DELETION_PENDING_MESSAGE,
-    );
-    status.set(
-        condition_types::RESOURCES_PROGRESSING,
-        ConditionStatus::True,
-        reasons::DELETION_PENDING,
-        reasons::DELETION_PENDING_MESSAGE,
-    );
-    if mr.spec.keep_objects != Some(true) {
-        status.set(
-            condition_types::RESOURCES_APPLIED,
-            ConditionStatus::Progressing,
-            reasons::DELETION_PENDING,
-            reasons::DELETION_PENDING_MESSAGE,
-        );
-        let refs = mr
-            .status
-            .as_ref()
-            .map(|s| s.resources.clone())
-            .unwrap_or_default();
-        let pruned = prune::prune(&ctx.client(), &ctx.kinds, &refs, ctx.agent.clock.now()).await;
-        if !pruned.failed.is_empty() {
-            let failures = pruned.failed.join(", ");
-            status.set(
-                condition_types::RESOURCES_APPLIED,
-                ConditionStatus::False,
-                reasons::DELETION_FAILED,
-                &format!("Could not delete all resources: {failures}"),
-            );
-            status.write(api, key).await?;
-            return Err(Error::Prune {
-                key: key.to_owned(),
-                failures,
-            });
-        }
-        if !pruned.pending.is_empty() {
-            status.write(api, key).await?;
-            return Ok(Action::requeue(DELETION_PENDING_REQUEUE));
-        }
-    }
-    status.write(api, key).await?;
-    retry::idempotent(&RetryPolicy::RECONCILE, || {
-        finalizer::remove(api, mr, finalizer_name)
-    })
-    .await
-    .map_err(|source| Error::Finalizer {
-        key: key.to_owned(),
-        source,
-    })?;
-    Ok(Action::await_change())
-}
-
 fn describe(reference: &ObjectReference) -> String {
     let (_, kind, namespace, name) = identity(reference);
     if namespace.is_empty() {
         format!("{kind} {name}")
     } else {
         format!("{kind} {namespace}/{name}")
-    }
-}
-
-fn bool_status(value: bool) -> ConditionStatus {
-    if value {
-        ConditionStatus::True
-    } else {
-        ConditionStatus::False
-    }
-}
-
-/// Accumulates status changes and writes them as one JSON merge patch on `/status` when anything changed.
-struct StatusWriter {
-    original: Vec<Condition>,
-    conditions: Vec<Condition>,
-    written: Vec<Condition>,
-    resources: Option<Vec<ObjectReference>>,
-    checksum: Option<String>,
-    observed_generation: Option<i64>,
-    original_resources: Vec<ObjectReference>,
-    original_checksum: Option<String>,
-    original_generation: Option<i64>,
-    now: Timestamp,
-}
-
-impl StatusWriter {
-    fn new(mr: &ManagedResource, now: Timestamp) -> Self {
-        let status = mr.status.clone().unwrap_or_default();
-        Self {
-            original: status.conditions.clone(),
-            conditions: status.conditions.clone(),
-            written: status.conditions,
-            resources: None,
-            checksum: None,
-            observed_generation: None,
-            original_resources: status.resources,
-            original_checksum: status.secrets_data_checksum,
-            original_generation: status.observed_generation,
-            now,
-        }
-    }
-
-    fn set(&mut self, type_: &str, status: ConditionStatus, reason: &str, message: &str) {
-        conditions::set(
-            &mut self.conditions,
-            type_,
-            status,
-            reason,
-            message,
-            self.now,
-        );
-    }
-
-    /// `ResourcesApplied=Progressing ApplyProgressing`, keeping a failure's reason and message.
-    fn applying(&mut self) {
-        let previous = conditions::find(&self.original, condition_types::RESOURCES_APPLIED);
-        let keep = previous.filter(|c| {
-            matches!(
-                c.reason.as_str(),
-                reasons::APPLY_FAILED | reasons::DELETION_FAILED | reasons::DELETION_PENDING
-            )
-        });
-        let (reason, message) = match keep {
-            Some(c) => (c.reason.clone(), c.message.clone()),
-            None => (
-                reasons::APPLY_PROGRESSING.to_owned(),
-                "The resources are currently being applied.".to_owned(),
-            ),
-        };
-        self.set(
-            condition_types::RESOURCES_APPLIED,
-            ConditionStatus::Progressing,
-            &reason,
-            &message,
-        );
-    }
-
-    async fn write(&mut self, api: &Api<ManagedResource>, key: &str) -> Result<(), Error> {
-        let mut patch = serde_json::Map::new();
-        if self.conditions != self.written {
-            patch.insert("conditions".into(), json!(self.conditions));
-        }
-        if let Some(resources) = &self.resources
-            && *resources != self.original_resources
-        {
-            patch.insert("resources".into(), json!(resources));
-        }
-        if let Some(checksum) = &self.checksum
-            && Some(checksum) != self.original_checksum.as_ref()
-        {
-            patch.insert("secretsDataChecksum".into(), json!(checksum));
-        }
-        if self.observed_generation.is_some()
-            && self.observed_generation != self.original_generation
-        {
-            patch.insert("observedGeneration".into(), json!(self.observed_generation));
-        }
-        if patch.is_empty() {
-            return Ok(());
-        }
-        let name = key.rsplit_once('/').map_or(key, |(_, name)| name);
-        let body = json!({"status": patch});
-        let (params, patch) = (PatchParams::default(), Patch::Merge(&body));
-        // The patch sets fixed values, so writing it twice is harmless.
-        match retry::idempotent(&RetryPolicy::RECONCILE, || {
-            api.patch_status(name, &params, &patch)
-        })
-        .await
-        {
-            Ok(_) => {}
-            // The MR vanished (its finalizer was just removed elsewhere): nothing to report.
-            Err(kube::Error::Api(status)) if status.is_not_found() => {}
-            Err(source) => {
-                return Err(Error::WriteStatus {
-                    key: key.to_owned(),
-                    source,
-                });
-            }
-        }
-        self.written = self.conditions.clone();
-        if let Some(resources) = &self.resources {
-            self.original_resources = resources.clone();
-        }
-        if self.checksum.is_some() {
-            self.original_checksum = self.checksum.clone();
-        }
-        if self.observed_generation.is_some() {
-            self.original_generation = self.observed_generation;
-        }
-        Ok(())
     }
 }
 
@@ -865,39 +681,5 @@ mod tests {
         ));
         assert!(propagation_on_invalid(&object("Whatever")).is_err());
         assert!(matches!(propagation_on_invalid(&json!({})), Ok(None)));
-    }
-
-    #[test]
-    fn applying_keeps_failure_reason_and_message() {
-        let now = Timestamp::from_second(1_700_000_000).unwrap();
-        let mut mr = ManagedResource::new("x", Default::default());
-        let failed = Condition::initialized(condition_types::RESOURCES_APPLIED, now).updated(
-            ConditionStatus::False,
-            reasons::APPLY_FAILED,
-            "boom",
-            now,
-        );
-        mr.status = Some(seedlet_api::resources::ManagedResourceStatus {
-            conditions: vec![failed],
-            ..Default::default()
-        });
-        let mut writer = StatusWriter::new(&mr, now);
-        writer.applying();
-        let applied =
-            conditions::find(&writer.conditions, condition_types::RESOURCES_APPLIED).unwrap();
-        assert_eq!(
-            (
-                applied.status.clone(),
-                applied.reason.as_str(),
-                applied.message.as_str()
-            ),
-            (ConditionStatus::Progressing, reasons::APPLY_FAILED, "boom")
-        );
-
-        let mut writer = StatusWriter::new(&ManagedResource::new("y", Default::default()), now);
-        writer.applying();
-        let applied =
-            conditions::find(&writer.conditions, condition_types::RESOURCES_APPLIED).unwrap();
-        assert_eq!(applied.reason, reasons::APPLY_PROGRESSING);
     }
 }

@@ -169,48 +169,21 @@ where
 async fn reconcile_seed(seed: &Seed, ctx: &Ctx) -> Result<(), Error> {
     let client = &ctx.client;
     let name = seed.name_any();
-    let registrations = list(
-        Api::<ControllerRegistration>::all(client.clone()),
-        "ControllerRegistration",
-    )
-    .await?;
-    let installations: Vec<ControllerInstallation> = list(
-        Api::<ControllerInstallation>::all(client.clone()),
-        "ControllerInstallation",
-    )
-    .await?
-    .into_iter()
-    .filter(|installation| installation.seed_name() == Some(name.as_str()))
-    .collect();
-    let buckets = list(Api::<BackupBucket>::all(client.clone()), "BackupBucket").await?;
-    let entries: Vec<BackupEntry> = list(Api::<BackupEntry>::all(client.clone()), "BackupEntry")
-        .await?
-        .into_iter()
-        .filter(|entry| entry.spec.seed_name.as_deref() == Some(name.as_str()))
-        .collect();
-    let shoots: Vec<Shoot> = list(Api::<Shoot>::all(client.clone()), "Shoot")
-        .await?
-        .into_iter()
-        .filter(|shoot| {
-            shoot.spec.seed_name.as_deref() == Some(name.as_str())
-                || shoot.status.as_ref().and_then(|s| s.seed_name.as_deref()) == Some(name.as_str())
-        })
-        .collect();
-
+    let state = SeedState::fetch(client, &name).await?;
     let kind_types = wanted::wanted_kind_types(&Inputs {
         seed,
-        shoots: &shoots,
-        buckets: &buckets,
-        entries: &entries,
-        registrations: &registrations,
+        shoots: &state.shoots,
+        buckets: &state.buckets,
+        entries: &state.entries,
+        registrations: &state.registrations,
     });
     let wanted = desired::wanted_registrations(
-        &registrations,
+        &state.registrations,
         &Demand {
             seed,
             kind_types: &kind_types,
-            shoot_count: shoots.len(),
-            installations: &installations,
+            shoot_count: state.shoots.len(),
+            installations: &state.installations,
         },
     )
     .map_err(|source| Error::Wanted {
@@ -218,12 +191,13 @@ async fn reconcile_seed(seed: &Seed, ctx: &Ctx) -> Result<(), Error> {
         source,
     })?;
 
-    let by_name: BTreeMap<&str, &ControllerRegistration> = registrations
+    let by_name: BTreeMap<&str, &ControllerRegistration> = state
+        .registrations
         .iter()
         .filter_map(|registration| Some((registration.metadata.name.as_deref()?, registration)))
         .collect();
     let mut existing: BTreeMap<&str, &ControllerInstallation> = BTreeMap::new();
-    for installation in &installations {
+    for installation in &state.installations {
         let registration = installation.spec.registration_ref.name.as_str();
         if !by_name.contains_key(registration) {
             return Err(Error::UnknownRegistration(registration.to_owned()));
@@ -231,7 +205,6 @@ async fn reconcile_seed(seed: &Seed, ctx: &Ctx) -> Result<(), Error> {
         existing.insert(registration, installation);
     }
 
-    let api: Api<ControllerInstallation> = Api::all(client.clone());
     for registration_name in &wanted {
         let Some(registration) = by_name.get(registration_name.as_str()) else {
             continue;
@@ -245,69 +218,142 @@ async fn reconcile_seed(seed: &Seed, ctx: &Ctx) -> Result<(), Error> {
                 registration: registration_name.clone(),
             });
         }
-        let deployment = match registration.deployment_name() {
-            Some(deployment) => Some(read_deployment(client, deployment).await?),
-            None => None,
-        };
-        let resource_refs = match &deployment {
-            Some(deployment) => resolve_resource_refs(client, deployment).await?,
-            None => Vec::new(),
-        };
-        let mut spec =
-            desired::desired_spec(registration, deployment.as_ref(), seed, resource_refs);
-        let labels = desired::hash_labels(registration, deployment.as_ref(), seed);
-        if let Some(current) = current {
-            desired::keep_unchanged_references(current, &labels, &mut spec);
-        }
-        let pod_security = registration
-            .annotations()
-            .get(annotations::POD_SECURITY_ENFORCE)
-            .cloned();
-        let write = |source| Error::WriteInstallation {
-            registration: registration_name.clone(),
-            seed: name.clone(),
-            source,
-        };
-        match current {
-            Some(current) => {
-                if up_to_date(current, &spec, &labels, pod_security.as_deref()) {
-                    continue;
-                }
-                let patch = installation_patch(&spec, &labels, pod_security.as_deref());
-                api.patch(
-                    &current.name_any(),
-                    &PatchParams::default(),
-                    &Patch::Merge(&patch),
-                )
-                .await
-                .map_err(write)?;
-            }
-            None => {
-                let mut annotations_map = BTreeMap::new();
-                if let Some(value) = &pod_security {
-                    annotations_map
-                        .insert(annotations::POD_SECURITY_ENFORCE.to_owned(), value.clone());
-                }
-                let installation = ControllerInstallation {
-                    metadata: ObjectMeta {
-                        generate_name: Some(format!("{registration_name}-")),
-                        labels: Some(labels),
-                        annotations: (!annotations_map.is_empty()).then_some(annotations_map),
-                        ..ObjectMeta::default()
-                    },
-                    spec,
-                    status: None,
-                };
-                let params = PostParams {
-                    field_manager: Some(field_managers::GARDEN.to_owned()),
-                    ..PostParams::default()
-                };
-                api.create(&params, &installation).await.map_err(write)?;
-            }
-        }
+        ensure_installation(client, seed, registration, current).await?;
     }
+    delete_obsolete(client, &state.installations, &wanted).await
+}
 
-    for installation in desired::obsolete_installations(&installations, &wanted) {
+/// What scheduling for one Seed reads: every registration, and the installations, backup
+/// buckets and entries and shoots of (or on) the Seed.
+struct SeedState {
+    registrations: Vec<ControllerRegistration>,
+    installations: Vec<ControllerInstallation>,
+    buckets: Vec<BackupBucket>,
+    entries: Vec<BackupEntry>,
+    shoots: Vec<Shoot>,
+}
+
+impl SeedState {
+    async fn fetch(client: &kube::Client, name: &str) -> Result<Self, Error> {
+        let registrations = list(
+            Api::<ControllerRegistration>::all(client.clone()),
+            "ControllerRegistration",
+        )
+        .await?;
+        let installations = list(
+            Api::<ControllerInstallation>::all(client.clone()),
+            "ControllerInstallation",
+        )
+        .await?
+        .into_iter()
+        .filter(|installation| installation.seed_name() == Some(name))
+        .collect();
+        let buckets = list(Api::<BackupBucket>::all(client.clone()), "BackupBucket").await?;
+        let entries = list(Api::<BackupEntry>::all(client.clone()), "BackupEntry")
+            .await?
+            .into_iter()
+            .filter(|entry: &BackupEntry| entry.spec.seed_name.as_deref() == Some(name))
+            .collect();
+        let shoots = list(Api::<Shoot>::all(client.clone()), "Shoot")
+            .await?
+            .into_iter()
+            .filter(|shoot: &Shoot| {
+                shoot.spec.seed_name.as_deref() == Some(name)
+                    || shoot.status.as_ref().and_then(|s| s.seed_name.as_deref()) == Some(name)
+            })
+            .collect();
+        Ok(Self {
+            registrations,
+            installations,
+            buckets,
+            entries,
+            shoots,
+        })
+    }
+}
+
+/// Creates the installation of `registration` on `seed`, or patches `current` when its spec,
+/// hash labels or pod-security annotation are not the desired ones.
+///
+/// # Errors
+/// Reading the deployment or its resources, or the write.
+async fn ensure_installation(
+    client: &kube::Client,
+    seed: &Seed,
+    registration: &ControllerRegistration,
+    current: Option<&ControllerInstallation>,
+) -> Result<(), Error> {
+    let registration_name = registration.name_any();
+    let deployment = match registration.deployment_name() {
+        Some(deployment) => Some(read_deployment(client, deployment).await?),
+        None => None,
+    };
+    let resource_refs = match &deployment {
+        Some(deployment) => resolve_resource_refs(client, deployment).await?,
+        None => Vec::new(),
+    };
+    let mut spec = desired::desired_spec(registration, deployment.as_ref(), seed, resource_refs);
+    let labels = desired::hash_labels(registration, deployment.as_ref(), seed);
+    if let Some(current) = current {
+        desired::keep_unchanged_references(current, &labels, &mut spec);
+    }
+    let pod_security = registration
+        .annotations()
+        .get(annotations::POD_SECURITY_ENFORCE)
+        .cloned();
+    let write = |source| Error::WriteInstallation {
+        registration: registration_name.clone(),
+        seed: seed.name_any(),
+        source,
+    };
+    let api: Api<ControllerInstallation> = Api::all(client.clone());
+    if let Some(current) = current {
+        if up_to_date(current, &spec, &labels, pod_security.as_deref()) {
+            return Ok(());
+        }
+        let patch = installation_patch(&spec, &labels, pod_security.as_deref());
+        api.patch(
+            &current.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await
+        .map_err(write)?;
+        return Ok(());
+    }
+    let mut annotations_map = BTreeMap::new();
+    if let Some(value) = &pod_security {
+        annotations_map.insert(annotations::POD_SECURITY_ENFORCE.to_owned(), value.clone());
+    }
+    let installation = ControllerInstallation {
+        metadata: ObjectMeta {
+            generate_name: Some(format!("{registration_name}-")),
+            labels: Some(labels),
+            annotations: (!annotations_map.is_empty()).then_some(annotations_map),
+            ..ObjectMeta::default()
+        },
+        spec,
+        status: None,
+    };
+    let params = PostParams {
+        field_manager: Some(field_managers::GARDEN.to_owned()),
+        ..PostParams::default()
+    };
+    api.create(&params, &installation).await.map_err(write)?;
+    Ok(())
+}
+
+/// Deletes the installations of the Seed that are no longer wanted (404 counts as done).
+///
+/// # Errors
+/// [`Error::DeleteInstallation`].
+async fn delete_obsolete(
+    client: &kube::Client,
+    installations: &[ControllerInstallation],
+    wanted: &std::collections::BTreeSet<String>,
+) -> Result<(), Error> {
+    let api: Api<ControllerInstallation> = Api::all(client.clone());
+    for installation in desired::obsolete_installations(installations, wanted) {
         if installation.metadata.deletion_timestamp.is_some() {
             continue;
         }
