@@ -70,7 +70,11 @@ impl Env {
             client: self.garden.client(),
             concurrent_syncs: 5,
         });
-        tokio::spawn(csr_approval::run(ctx))
+        // The handle is aborted by the tests; the token is never cancelled.
+        tokio::spawn(csr_approval::run(
+            ctx,
+            tokio_util::sync::CancellationToken::new(),
+        ))
     }
 
     /// Creates bootstrap token `token_id` in the garden and the bootstrap Secret `name` in the seed.

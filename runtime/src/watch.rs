@@ -158,6 +158,46 @@ impl Runner {
     }
 }
 
+/// Runs a built controller through a [`Runner`] at the end of the builder chain:
+/// `controller(api, cfg).watches_stream(..).run_with(Runner::new(NAME, stop), reconcile,
+/// error_policy, ctx).await`.
+pub trait RunWith<K> {
+    /// See [`Runner::run`].
+    fn run_with<C, E, F, Fut>(
+        self,
+        runner: Runner,
+        reconcile: F,
+        error_policy: fn(Arc<K>, &E, Arc<C>) -> Action,
+        ctx: Arc<C>,
+    ) -> impl Future<Output = ()> + Send
+    where
+        C: Send + Sync + 'static,
+        E: std::error::Error + Send + 'static,
+        F: Fn(Arc<K>, Arc<C>) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<Action, E>> + Send + 'static;
+}
+
+impl<K> RunWith<K> for Controller<K>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+{
+    fn run_with<C, E, F, Fut>(
+        self,
+        runner: Runner,
+        reconcile: F,
+        error_policy: fn(Arc<K>, &E, Arc<C>) -> Action,
+        ctx: Arc<C>,
+    ) -> impl Future<Output = ()> + Send
+    where
+        C: Send + Sync + 'static,
+        E: std::error::Error + Send + 'static,
+        F: Fn(Arc<K>, Arc<C>) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<Action, E>> + Send + 'static,
+    {
+        runner.run(self, reconcile, error_policy, ctx)
+    }
+}
+
 /// The trigger backoff of every controller: none. kube-runtime applies a controller's trigger
 /// backoff to the merged stream of all its triggers, so one failing watch stalls every other
 /// trigger of that controller for the whole delay, and the stalls compound with each watch's own

@@ -29,16 +29,14 @@ pub fn builtin() -> Vec<GardenControllerSpec> {
         GardenControllerSpec::new(csr_approval::NAME, |ctx| {
             let csr = Arc::new(csr_approval::Ctx {
                 client: ctx.client.clone(),
-                concurrent_syncs: u16::try_from(
+                concurrent_syncs: seedlet_runtime::watch::concurrency(i64::from(
                     ctx.config
                         .controllers
                         .certificate_signing_request
-                        .concurrent_syncs
-                        .max(1),
-                )
-                .unwrap_or(csr_approval::DEFAULT_CONCURRENT_SYNCS),
+                        .concurrent_syncs,
+                )),
             });
-            Box::pin(csr_approval::run(csr))
+            Box::pin(csr_approval::run(csr, ctx.stop.clone()))
         }),
         GardenControllerSpec::new(seed_lifecycle::NAME, |ctx| {
             Box::pin(async move {

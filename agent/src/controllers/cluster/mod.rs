@@ -17,10 +17,9 @@ pub mod view;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::Api;
-use kube::runtime::controller::{self, Controller};
+use kube::runtime::controller::Controller;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use seedlet_api::core::{
@@ -28,6 +27,7 @@ use seedlet_api::core::{
 };
 use seedlet_api::extensions::Cluster;
 use seedlet_api::names::labels;
+use seedlet_runtime::watch::{RunWith, Runner};
 
 pub use reconcile::{Error, error_policy, reconcile, reconcile_cluster};
 
@@ -87,9 +87,10 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
         .map_or(DEFAULT_SYNC_PERIOD, |period| period.as_std());
     let concurrency = shoot_config
         .and_then(|shoot| shoot.concurrent_syncs)
-        .and_then(|syncs| u16::try_from(syncs).ok())
         .filter(|syncs| *syncs > 0)
-        .unwrap_or(DEFAULT_CONCURRENT_SYNCS);
+        .map_or(DEFAULT_CONCURRENT_SYNCS, |syncs| {
+            seedlet_runtime::watch::concurrency(syncs)
+        });
 
     let (shoots, shoots_writer) = reflector::store::<Shoot>();
     let shoot_events = watcher::watcher(
@@ -152,10 +153,12 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
             shoots_of_seed(&by_registration.state(), &seed_e)
         })
         .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
-        .with_config(controller::Config::default().concurrency(concurrency))
-        .graceful_shutdown_on(agent.stop.clone().cancelled_owned())
-        .run(reconcile, error_policy, ctx.clone())
-        .for_each(|_| futures::future::ready(()));
+        .run_with(
+            Runner::new(NAME, agent.stop.clone()).concurrency(concurrency),
+            reconcile,
+            error_policy,
+            ctx.clone(),
+        );
 
     let shoot_changes = watcher::watcher(Api::<Shoot>::all(garden), watcher::Config::default())
         .backoff(seedlet_runtime::watch::watch_backoff())
@@ -180,10 +183,12 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
             .name
             .map(|name| ObjectRef::<Cluster>::new(&name))
     })
-    .with_config(controller::Config::default().concurrency(concurrency))
-    .graceful_shutdown_on(agent.stop.clone().cancelled_owned())
-    .run(reconcile_cluster, error_policy, ctx)
-    .for_each(|_| futures::future::ready(()));
+    .run_with(
+        Runner::new(CLEANUP_NAME, agent.stop.clone()).concurrency(concurrency),
+        reconcile_cluster,
+        error_policy,
+        ctx,
+    );
     tokio::join!(shoot_sync, cleanup);
 }
 

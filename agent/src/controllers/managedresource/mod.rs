@@ -25,13 +25,13 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use k8s_openapi::api::core::v1::Secret;
 use kube::core::PartialObjectMeta;
-use kube::runtime::controller::{self, Controller};
+use kube::runtime::controller::Controller;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{PredicateConfig, WatchStreamExt, watcher};
 use kube::{Api, Client, ResourceExt};
+use seedlet_runtime::watch::{RunWith, Runner};
 
 use seedlet_api::names::{field_managers, managed_resources};
 use seedlet_api::resources::ManagedResource;
@@ -74,7 +74,7 @@ pub async fn run(ctx: Arc<AgentContext>) {
         return;
     }
     let sync_period: Duration = config.sync_period.into();
-    let concurrency = u16::try_from(config.concurrent_syncs.max(1)).unwrap_or(u16::MAX);
+    let concurrency = seedlet_runtime::watch::concurrency(i64::from(config.concurrent_syncs));
     let (sender, receiver) = futures::channel::mpsc::unbounded();
     let applier = Arc::new(Applier {
         agent: ctx.clone(),
@@ -108,10 +108,12 @@ pub async fn run(ctx: Arc<AgentContext>) {
         })
         .reconcile_on(receiver)
         .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
-        .with_config(controller::Config::default().concurrency(concurrency))
-        .graceful_shutdown_on(ctx.stop.clone().cancelled_owned())
-        .run(reconcile, error_policy, applier)
-        .for_each(|_| futures::future::ready(()))
+        .run_with(
+            Runner::new(NAME, ctx.stop.clone()).concurrency(concurrency),
+            reconcile,
+            error_policy,
+            applier,
+        )
         .await;
 }
 

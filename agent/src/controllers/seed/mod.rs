@@ -11,12 +11,12 @@ pub mod reconcile;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use kube::Api;
-use kube::runtime::controller::{self, Controller};
+use kube::runtime::controller::Controller;
 use kube::runtime::reflector;
 use kube::runtime::{WatchStreamExt, watcher};
 use seedlet_api::core::{GardenerInfo, Seed};
+use seedlet_runtime::watch::{RunWith, Runner};
 
 pub use reconcile::{DesiredStatus, Error, error_policy, reconcile, status_patch};
 
@@ -75,10 +75,12 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client, gardener: Garden
     });
     Controller::for_stream(seeds, reader)
         .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
-        .with_config(controller::Config::default().concurrency(1))
-        .graceful_shutdown_on(stop.cancelled_owned())
-        .run(reconcile, error_policy, ctx)
-        .for_each(|_| futures::future::ready(()))
+        .run_with(
+            Runner::new(NAME, stop.clone()),
+            reconcile,
+            error_policy,
+            ctx,
+        )
         .await;
 }
 

@@ -16,10 +16,9 @@ pub mod wanted;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use futures::StreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::Api;
-use kube::runtime::controller::{self, Controller};
+use kube::runtime::controller::Controller;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use seedlet_api::conditions;
@@ -29,6 +28,7 @@ use seedlet_api::core::{
 };
 use seedlet_api::names::{condition_types, labels, namespaces};
 use seedlet_runtime::metrics::Metrics;
+use seedlet_runtime::watch::{RunWith, Runner};
 use tokio_util::sync::CancellationToken;
 
 pub use reconcile::{Error, error_policy, reconcile};
@@ -67,7 +67,7 @@ pub async fn start(garden: Arc<crate::context::GardenContext>) {
         .max(1);
     let ctx = Arc::new(Ctx {
         client: garden.client.clone(),
-        concurrent_syncs: u16::try_from(concurrent_syncs).unwrap_or(DEFAULT_CONCURRENT_SYNCS),
+        concurrent_syncs: seedlet_runtime::watch::concurrency(i64::from(concurrent_syncs)),
         metrics: garden.metrics.clone(),
     });
     run(ctx, garden.stop.clone()).await;
@@ -93,7 +93,6 @@ pub async fn run(ctx: Arc<Ctx>, shutdown: CancellationToken) {
     ));
     Controller::for_stream(seeds, reader)
         .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
-        .with_config(controller::Config::default().concurrency(ctx.concurrent_syncs))
         .watches_stream(
             changes(
                 Api::<ControllerRegistration>::all(client.clone()),
@@ -158,9 +157,12 @@ pub async fn run(ctx: Arc<Ctx>, shutdown: CancellationToken) {
             ),
             installation_seed,
         )
-        .graceful_shutdown_on(shutdown.cancelled_owned())
-        .run(reconcile, error_policy, ctx)
-        .for_each(|_| futures::future::ready(()))
+        .run_with(
+            Runner::new(NAME, shutdown.clone()).concurrency(ctx.concurrent_syncs),
+            reconcile,
+            error_policy,
+            ctx,
+        )
         .await;
 }
 

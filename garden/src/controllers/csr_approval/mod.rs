@@ -10,11 +10,11 @@ pub mod reconcile;
 
 use std::sync::Arc;
 
-use futures::StreamExt as _;
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use kube::Api;
-use kube::runtime::controller;
 use kube::runtime::watcher;
+use seedlet_runtime::watch::{RunWith, Runner};
+use tokio_util::sync::CancellationToken;
 
 pub use rbac::ensure_bootstrapper_rbac;
 pub use reconcile::{Error, error_policy, reconcile};
@@ -33,13 +33,11 @@ pub struct Ctx {
     pub concurrent_syncs: u16,
 }
 
-/// Runs the controller until the CSR watch ends.
-pub async fn run(ctx: Arc<Ctx>) {
+/// Runs the controller until `stop` is cancelled (in-flight approvals finish first).
+pub async fn run(ctx: Arc<Ctx>, stop: CancellationToken) {
     let api: Api<CertificateSigningRequest> = Api::all(ctx.client.clone());
-    let config = controller::Config::default().concurrency(ctx.concurrent_syncs);
+    let runner = Runner::new(NAME, stop).concurrency(ctx.concurrent_syncs);
     seedlet_runtime::watch::controller(api, watcher::Config::default())
-        .with_config(config)
-        .run(reconcile, error_policy, ctx)
-        .for_each(|_| futures::future::ready(()))
+        .run_with(runner, reconcile, error_policy, ctx)
         .await;
 }

@@ -12,9 +12,8 @@ pub mod reconcile;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use kube::Api;
-use kube::runtime::controller::{self, Controller};
+use kube::runtime::controller::Controller;
 use kube::runtime::reflector::{self, ObjectRef};
 use kube::runtime::{WatchStreamExt, watcher};
 use seedlet_api::conditions;
@@ -22,6 +21,7 @@ use seedlet_api::core::{ControllerInstallation, Seed};
 use seedlet_api::names::condition_types;
 use seedlet_runtime::clock::Clock;
 use seedlet_runtime::metrics::Metrics;
+use seedlet_runtime::watch::{RunWith, Runner};
 use tokio_util::sync::CancellationToken;
 
 pub use reconcile::{Error, error_policy, extensions_ready, reconcile};
@@ -55,7 +55,9 @@ impl Settings {
     pub fn from_config(config: &seedlet_config::GardenControllerConfiguration) -> Self {
         let check = &config.controllers.seed_extensions_check;
         Self {
-            concurrent_syncs: u16::try_from(check.concurrent_syncs.max(1)).unwrap_or(u16::MAX),
+            concurrent_syncs: seedlet_runtime::watch::concurrency(i64::from(
+                check.concurrent_syncs,
+            )),
             sync_period: check.sync_period.as_std(),
             threshold: seedlet_config::threshold_for(
                 &check.condition_thresholds,
@@ -111,7 +113,6 @@ pub async fn run(ctx: Arc<Ctx>, shutdown: CancellationToken) {
     });
     Controller::for_stream(seeds, reader)
         .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
-        .with_config(controller::Config::default().concurrency(ctx.settings.concurrent_syncs))
         .watches_stream(
             changes(
                 Api::<ControllerInstallation>::all(client),
@@ -120,9 +121,12 @@ pub async fn run(ctx: Arc<Ctx>, shutdown: CancellationToken) {
             ),
             installation_seed,
         )
-        .graceful_shutdown_on(shutdown.cancelled_owned())
-        .run(reconcile, error_policy, ctx)
-        .for_each(|_| futures::future::ready(()))
+        .run_with(
+            Runner::new(NAME, shutdown.clone()).concurrency(ctx.settings.concurrent_syncs),
+            reconcile,
+            error_policy,
+            ctx,
+        )
         .await;
 }
 

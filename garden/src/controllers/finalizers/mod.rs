@@ -18,9 +18,8 @@ use reconcile::{deployment, registration, seed};
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use kube::Api;
-use kube::runtime::controller::{self, Controller};
+use kube::runtime::controller::Controller;
 use kube::runtime::reflector::{self, ObjectRef};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Resource, ResourceExt};
@@ -28,6 +27,7 @@ use seedlet_api::core::{
     ControllerDeployment, ControllerInstallation, ControllerRegistration, Seed,
 };
 use seedlet_runtime::metrics::Metrics;
+use seedlet_runtime::watch::{RunWith, Runner};
 use tokio_util::sync::CancellationToken;
 
 use seedlet_runtime::triggers::{changes, filter_changes, key_of};
@@ -85,7 +85,6 @@ async fn run_seeds(ctx: Arc<Ctx>, shutdown: CancellationToken) {
         .reflect(writer);
     Controller::for_stream(filter_changes(events, lifecycle_key), reader)
         .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
-        .with_config(controller::Config::default().concurrency(5))
         .watches_stream(
             changes(
                 Api::<ControllerInstallation>::all(client),
@@ -94,9 +93,12 @@ async fn run_seeds(ctx: Arc<Ctx>, shutdown: CancellationToken) {
             ),
             installation_seed,
         )
-        .graceful_shutdown_on(shutdown.cancelled_owned())
-        .run(seed::reconcile, error_policy, ctx)
-        .for_each(|_| futures::future::ready(()))
+        .run_with(
+            Runner::new(SEED_NAME, shutdown.clone()).concurrency(5),
+            seed::reconcile,
+            error_policy,
+            ctx,
+        )
         .await;
 }
 
@@ -106,7 +108,6 @@ async fn run_registrations(ctx: Arc<Ctx>, shutdown: CancellationToken) {
         Api::<ControllerRegistration>::all(client.clone()),
         watcher::Config::default(),
     )
-    .with_config(controller::Config::default().concurrency(5))
     .watches_stream(
         changes(
             Api::<ControllerInstallation>::all(client),
@@ -115,9 +116,12 @@ async fn run_registrations(ctx: Arc<Ctx>, shutdown: CancellationToken) {
         ),
         installation_registration,
     )
-    .graceful_shutdown_on(shutdown.cancelled_owned())
-    .run(registration::reconcile, error_policy, ctx)
-    .for_each(|_| futures::future::ready(()))
+    .run_with(
+        Runner::new(REGISTRATION_NAME, shutdown.clone()).concurrency(5),
+        registration::reconcile,
+        error_policy,
+        ctx,
+    )
     .await;
 }
 
@@ -127,7 +131,6 @@ async fn run_deployments(ctx: Arc<Ctx>, shutdown: CancellationToken) {
         Api::<ControllerDeployment>::all(client.clone()),
         watcher::Config::default(),
     )
-    .with_config(controller::Config::default().concurrency(5))
     .watches_stream(
         changes(
             Api::<ControllerRegistration>::all(client),
@@ -136,9 +139,12 @@ async fn run_deployments(ctx: Arc<Ctx>, shutdown: CancellationToken) {
         ),
         registration_deployments,
     )
-    .graceful_shutdown_on(shutdown.cancelled_owned())
-    .run(deployment::reconcile, error_policy, ctx)
-    .for_each(|_| futures::future::ready(()))
+    .run_with(
+        Runner::new(DEPLOYMENT_NAME, shutdown.clone()).concurrency(5),
+        deployment::reconcile,
+        error_policy,
+        ctx,
+    )
     .await;
 }
 

@@ -10,13 +10,12 @@ pub mod reconcile;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use kube::Api;
-use kube::runtime::controller;
 use kube::runtime::watcher;
 use seedlet_api::core::Seed;
 use seedlet_runtime::clock::Clock;
 use seedlet_runtime::metrics::Metrics;
+use seedlet_runtime::watch::{RunWith, Runner};
 use tokio_util::sync::CancellationToken;
 
 pub use reconcile::{Error, error_policy, reconcile};
@@ -53,7 +52,9 @@ impl Settings {
     pub fn from_config(config: &seedlet_config::GardenControllerConfiguration) -> Self {
         let lifecycle = &config.controllers.seed_lifecycle;
         Self {
-            concurrent_syncs: u16::try_from(lifecycle.concurrent_syncs.max(1)).unwrap_or(u16::MAX),
+            concurrent_syncs: seedlet_runtime::watch::concurrency(i64::from(
+                lifecycle.concurrent_syncs,
+            )),
             sync_period: lifecycle.sync_period.as_std(),
             monitor_period: lifecycle.monitor_period.as_std(),
             shoot_monitor_period: lifecycle.shoot_monitor_period.as_std(),
@@ -76,11 +77,12 @@ pub struct Ctx {
 /// Runs the controller until `shutdown` is cancelled.
 pub async fn run(ctx: Arc<Ctx>, shutdown: CancellationToken) {
     let seeds: Api<Seed> = Api::all(ctx.client.clone());
-    let config = controller::Config::default().concurrency(ctx.settings.concurrent_syncs);
     seedlet_runtime::watch::controller(seeds, watcher::Config::default())
-        .with_config(config)
-        .graceful_shutdown_on(shutdown.cancelled_owned())
-        .run(reconcile, error_policy, ctx)
-        .for_each(|_| futures::future::ready(()))
+        .run_with(
+            Runner::new(NAME, shutdown.clone()).concurrency(ctx.settings.concurrent_syncs),
+            reconcile,
+            error_policy,
+            ctx,
+        )
         .await;
 }

@@ -14,12 +14,12 @@ use std::sync::Arc;
 use futures::{Stream, StreamExt};
 use kube::Api;
 use kube::ResourceExt;
-use kube::runtime::controller;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::{WatchStreamExt, watcher};
 use seedlet_api::common::LastOperation;
 use seedlet_api::core::{Shoot, ShootState};
 use seedlet_runtime::metrics::Metrics;
+use seedlet_runtime::watch::{RunWith, Runner};
 use tokio_util::sync::CancellationToken;
 
 pub use reconcile::{
@@ -49,15 +49,9 @@ pub async fn start(garden: Arc<crate::context::GardenContext>) {
         client: garden.client.clone(),
         metrics: garden.metrics.clone(),
     });
-    let concurrency = u16::try_from(
-        garden
-            .config
-            .controllers
-            .shoot_state
-            .concurrent_syncs
-            .max(1),
-    )
-    .unwrap_or(u16::MAX);
+    let concurrency = seedlet_runtime::watch::concurrency(i64::from(
+        garden.config.controllers.shoot_state.concurrent_syncs,
+    ));
     run(ctx, concurrency, garden.stop.clone()).await;
 }
 
@@ -72,10 +66,12 @@ pub async fn run(ctx: Arc<Ctx>, concurrency: u16, shutdown: CancellationToken) {
         let namespace = shoot.namespace()?;
         Some(ObjectRef::<ShootState>::new(&shoot.name_any()).within(&namespace))
     })
-    .with_config(controller::Config::default().concurrency(concurrency))
-    .graceful_shutdown_on(shutdown.cancelled_owned())
-    .run(reconcile, error_policy, ctx)
-    .for_each(|_| futures::future::ready(()))
+    .run_with(
+        Runner::new(NAME, shutdown.clone()).concurrency(concurrency),
+        reconcile,
+        error_policy,
+        ctx,
+    )
     .await;
 }
 

@@ -12,10 +12,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
-use kube::runtime::controller::{self, Controller};
+use kube::runtime::controller::Controller;
 use kube::runtime::reflector::{self, ObjectRef};
 use kube::runtime::{PredicateConfig, WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
+use seedlet_runtime::watch::{RunWith, Runner};
 
 use seedlet_api::core::ControllerInstallation;
 use seedlet_api::names::{condition_types, labels, namespaces};
@@ -49,7 +50,7 @@ pub async fn run(ctx: Arc<AgentContext>) {
             sync_period
         },
     });
-    let concurrency = u16::try_from(config.concurrent_syncs.max(1)).unwrap_or(u16::MAX);
+    let concurrency = seedlet_runtime::watch::concurrency(i64::from(config.concurrent_syncs));
     ctx.garden
         .run_with_current(|client| run_with(client, care.clone(), concurrency))
         .await;
@@ -81,10 +82,12 @@ async fn run_with(garden: kube::Client, care: Arc<Care>, concurrency: u16) {
     Controller::for_stream(installations, reader)
         .reconcile_on(managed_resources)
         .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
-        .with_config(controller::Config::default().concurrency(concurrency))
-        .graceful_shutdown_on(ctx.stop.clone().cancelled_owned())
-        .run(reconcile, error_policy, care)
-        .for_each(|_| futures::future::ready(()))
+        .run_with(
+            Runner::new(NAME, ctx.stop.clone()).concurrency(concurrency),
+            reconcile,
+            error_policy,
+            care,
+        )
         .await;
 }
 

@@ -18,15 +18,16 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use futures::{Stream, StreamExt, TryStreamExt};
+use futures::{Stream, TryStreamExt};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::PostParams;
 use kube::core::PartialObjectMeta;
-use kube::runtime::controller::{self, Controller};
+use kube::runtime::controller::Controller;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{PredicateConfig, WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
 use seedlet_chartrender::Renderer;
+use seedlet_runtime::watch::{RunWith, Runner};
 use tokio::sync::OnceCell;
 
 use seedlet_api::core::{
@@ -272,14 +273,12 @@ pub async fn run(ctx: Arc<AgentContext>) {
 async fn run_with(garden: kube::Client, installer: Arc<Installer>) {
     let ctx = installer.agent.clone();
     let seed_name = ctx.seed_name.clone();
-    let concurrency = u16::try_from(
+    let concurrency = seedlet_runtime::watch::concurrency(i64::from(
         ctx.config
             .controllers
             .controller_installation
-            .concurrent_syncs
-            .max(1),
-    )
-    .unwrap_or(u16::MAX);
+            .concurrent_syncs,
+    ));
     let (reader, writer) = reflector::store();
     // The API cannot select installations by `spec.seedRef.name` on CRD-served gardens, so they
     // are filtered here; the cache holds all of them (they are small).
@@ -356,10 +355,12 @@ async fn run_with(garden: kube::Client, installer: Arc<Installer>) {
             installation_of_namespace(&namespace.name_any())
         })
         .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
-        .with_config(controller::Config::default().concurrency(concurrency))
-        .graceful_shutdown_on(ctx.stop.clone().cancelled_owned())
-        .run(reconcile, error_policy, installer)
-        .for_each(|_| futures::future::ready(()))
+        .run_with(
+            Runner::new(NAME, ctx.stop.clone()).concurrency(concurrency),
+            reconcile,
+            error_policy,
+            installer,
+        )
         .await;
 }
 

@@ -12,10 +12,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use futures::channel::mpsc::UnboundedSender;
 use futures::{StreamExt, TryStreamExt};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
-use kube::runtime::controller::{self, Controller};
+use kube::runtime::controller::Controller;
 use kube::runtime::reflector;
 use kube::runtime::{PredicateConfig, WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
+use seedlet_runtime::watch::{RunWith, Runner};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -85,14 +86,12 @@ pub async fn run(ctx: Arc<AgentContext>) {
         agent: ctx.clone(),
         kinds,
     });
-    let concurrency = u16::try_from(
+    let concurrency = seedlet_runtime::watch::concurrency(i64::from(
         ctx.config
             .controllers
             .controller_installation_required
-            .concurrent_syncs
-            .max(1),
-    )
-    .unwrap_or(u16::MAX);
+            .concurrent_syncs,
+    ));
     let receiver = Arc::new(tokio::sync::Mutex::new(receiver));
     ctx.garden
         .run_with_current(|client| {
@@ -135,10 +134,12 @@ async fn run_with(
     Controller::for_stream(installations, reader)
         .reconcile_all_on(triggers)
         .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
-        .with_config(controller::Config::default().concurrency(concurrency))
-        .graceful_shutdown_on(ctx.stop.clone().cancelled_owned())
-        .run(reconcile, error_policy, required)
-        .for_each(|_| futures::future::ready(()))
+        .run_with(
+            Runner::new(NAME, ctx.stop.clone()).concurrency(concurrency),
+            reconcile,
+            error_policy,
+            required,
+        )
         .await;
 }
 
