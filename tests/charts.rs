@@ -377,21 +377,6 @@ async fn apply_all(client: &kube::Client, objects: &[Value]) {
     }
 }
 
-async fn install_crds(
-    client: &kube::Client,
-    crds: Vec<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition>,
-) {
-    let api: Api<
-        k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
-    > = Api::all(client.clone());
-    for crd in crds {
-        let name = crd.metadata.name.clone().expect("name");
-        api.patch(&name, &PatchParams::apply("test"), &Patch::Apply(&crd))
-            .await
-            .expect("install crd");
-    }
-}
-
 async fn namespaces(client: &kube::Client, names: &[&str]) {
     let objects: Vec<Value> = names
         .iter()
@@ -448,8 +433,8 @@ async fn charts_apply_and_their_rbac_carries_bootstrap_approval_registration_and
         .await
         .expect("garden");
     let seed = Sandbox::builder().name("seed").start().await.expect("seed");
-    install_crds(&garden.client(), seedlet_api::crds::garden_crds()).await;
-    install_crds(&seed.client(), seedlet_api::crds::seed_crds()).await;
+    seedlet_testkit::install_crds(&garden.client(), seedlet_api::crds::garden_crds()).await;
+    seedlet_testkit::install_crds(&seed.client(), seedlet_api::crds::seed_crds()).await;
     // Operator prerequisites (Gardener's control plane chart provides them on a real garden).
     namespaces(&garden.client(), &[NAMESPACE, "gardener-system-seed-lease"]).await;
     namespaces(&seed.client(), &[NAMESPACE]).await;

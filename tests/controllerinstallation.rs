@@ -7,7 +7,7 @@
 //! objects untouched), the v1beta1 deployment shape, Required, deletion, and the CI-created →
 //! ManagedResource-written latency.
 
-mod common;
+use seedlet_testkit as common;
 
 use std::time::{Duration, Instant};
 

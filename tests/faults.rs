@@ -10,7 +10,7 @@
 mod api_errors;
 #[path = "faults/charts.rs"]
 mod charts;
-mod common;
+use seedlet_testkit as common;
 #[path = "faults/env.rs"]
 mod env;
 #[path = "faults/identity.rs"]
@@ -30,9 +30,9 @@ use tokio_util::sync::CancellationToken;
 
 use api_errors::Sent;
 use env::{
-    AGENT_CONFIG, AGENT_USER, Env, Rng, agent_config, ci_has, converge, greeting, install,
-    managed_resource_healthy, renew_time, set_deployment, start_agent, start_garden,
-    wait_heartbeat_after,
+    AGENT_USER, Env, Rng, agent_config, ci_has, converge, greeting, install,
+    managed_resource_healthy, renew_time, set_deployment, short_timer_config, start_agent,
+    start_garden, wait_heartbeat_after,
 };
 
 const HEALTHY: &[(&str, &str)] = &[("Installed", "True"), ("Healthy", "True")];
@@ -46,7 +46,7 @@ async fn installed_system(
     env.create_seed().await;
     let garden_controller = start_garden(env.garden.client(), shutdown.child_token()).await;
     let agent = start_agent(
-        agent_config(AGENT_CONFIG),
+        short_timer_config(),
         env.seed.user_client(AGENT_USER).await,
         Some(env.garden.user_client(AGENT_USER).await),
         shutdown.child_token(),

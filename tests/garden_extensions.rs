@@ -11,7 +11,7 @@
 //! paths (chart changes, OCI, v1beta1, applier annotations) are in `controllerinstallation.rs` and
 //! `managedresource.rs`.
 
-mod common;
+use seedlet_testkit as common;
 
 use std::time::{Duration, Instant};
 

@@ -5,7 +5,7 @@
 //! pruning with `keep-object`, releasing with `mode=Ignore`, `keepObjects` on deletion, other
 //! classes left alone, and health flipping with a Deployment's availability.
 
-mod common;
+use seedlet_testkit as common;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -5,69 +5,31 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::core::v1::Namespace;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
-use seedlet_agent::{Agent, RunningAgent};
+use seedlet_agent::RunningAgent;
 use seedlet_api::conditions::{Condition, ConditionStatus};
 use seedlet_api::core::{Seed, Shoot};
-use seedlet_bootstrap::GardenClient;
 use seedlet_garden::controllers::seed_lifecycle;
 use seedlet_runtime::clock::SystemClock;
 use seedlet_runtime::metrics::Metrics;
 use seedlet_sandbox::Sandbox;
 use tokio_util::sync::CancellationToken;
 
-const CONFIG: &str = r#"
-apiVersion: gardenlet.config.gardener.cloud/v1alpha1
-kind: GardenletConfiguration
-gardenClientConnection:
-  kubeconfig: /nonexistent/garden-kubeconfig
-seedConfig:
-  metadata:
-    name: local
-  spec:
-    provider:
-      type: local
-      region: local
-    networks:
-      pods: 10.1.0.0/16
-      services: 10.2.0.0/16
-"#;
-
-async fn create_namespace(client: &kube::Client, name: &str) {
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    let namespace: Namespace =
-        serde_json::from_value(serde_json::json!({"metadata": {"name": name}})).expect("namespace");
-    match namespaces.create(&PostParams::default(), &namespace).await {
-        Ok(_) => {}
-        Err(kube::Error::Api(status)) if status.is_already_exists() => {}
-        Err(error) => panic!("create namespace {name}: {error}"),
-    }
-}
-
+/// Starts an agent from the testkit's configuration with a 300 ms heartbeat.
 async fn start_agent(
     garden: &Sandbox,
     seed: &Sandbox,
     shutdown: CancellationToken,
 ) -> RunningAgent {
-    let config = match seedlet_config::parse(CONFIG, "test.yaml").expect("valid config") {
-        seedlet_config::AnyConfig::Gardenlet(config) => *config,
-        other => panic!("unexpected config kind {}", other.kind()),
-    };
-    let mut agent = Agent::new(config).expect("agent");
-    let settings = agent.settings_mut();
-    settings.heartbeat.period = Duration::from_millis(300);
-    settings.health_address = "127.0.0.1:0".parse().expect("address");
-    settings.metrics_address = "127.0.0.1:0".parse().expect("address");
-    settings.leader_election = None;
-    agent
-        .with_seed_client(seed.client())
-        .with_garden_client(GardenClient::new(garden.client(), None))
-        .start(shutdown)
-        .await
-        .expect("agent starts")
+    seedlet_testkit::start_agent_from(
+        seedlet_testkit::agent_config(seedlet_testkit::AGENT_CONFIG),
+        seed.client(),
+        Some(garden.client()),
+        shutdown,
+        |settings| settings.heartbeat.period = Duration::from_millis(300),
+    )
+    .await
 }
 
 async fn condition<F>(client: &kube::Client, what: &str, timeout: Duration, read: F) -> Condition
@@ -102,21 +64,9 @@ async fn seed_and_shoots_turn_unknown_when_heartbeats_stop_and_seed_recovers_whe
         .expect("garden");
     let seed = Sandbox::builder().name("seed").start().await.expect("seed");
     let client = garden.client();
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    for crd in seedlet_api::crds::garden_crds() {
-        crds.create(&PostParams::default(), &crd)
-            .await
-            .expect("create crd");
-    }
-    for name in [
-        "gardener-system-seed-lease",
-        "seed-local",
-        "garden",
-        "garden-dev",
-    ] {
-        create_namespace(&client, name).await;
-    }
-    create_namespace(&seed.client(), "garden").await;
+    seedlet_testkit::prepare_garden(&client).await;
+    seedlet_testkit::ensure_namespace(&client, "garden-dev").await;
+    seedlet_testkit::ensure_namespace(&seed.client(), "garden").await;
     let shoots: Api<Shoot> = Api::namespaced(client.clone(), "garden-dev");
     let deadline = Instant::now() + Duration::from_secs(10);
     while shoots.list(&Default::default()).await.is_err() {

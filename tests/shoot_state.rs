@@ -4,7 +4,7 @@
 //! repair by the snapshot and an agent restart in the middle of a burst. Prints the burst
 //! throughput and change → ShootState latency (`--nocapture`).
 
-mod common;
+use seedlet_testkit as common;
 
 use std::time::{Duration, Instant};
 

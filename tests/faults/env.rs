@@ -13,14 +13,13 @@ use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
-use seedlet_agent::{Agent, RunningAgent};
+use seedlet_agent::RunningAgent;
 use seedlet_api::common::ObjectReference;
 use seedlet_api::core::{
     ControllerDeployment, ControllerDeploymentFields, ControllerInstallation,
     ControllerInstallationSpec, ControllerRegistration, HelmControllerDeployment, Seed,
 };
 use seedlet_api::resources::ManagedResource;
-use seedlet_bootstrap::GardenClient;
 use seedlet_garden::{Garden, RunningGarden};
 use seedlet_sandbox::Sandbox;
 use serde_json::{Value, json};
@@ -37,35 +36,19 @@ pub const CONVERGE: Duration = Duration::from_secs(30);
 /// its requests can be told apart from the test's own.
 pub const AGENT_USER: &str = "seedlet-agent";
 
-/// Agent configuration with the suite's short timers: 1 s Lease, 1 s care and 2 s applier
-/// periods. The garden credential is passed in code ([`start_agent`]).
-pub const AGENT_CONFIG: &str = r#"
-apiVersion: gardenlet.config.gardener.cloud/v1alpha1
-kind: GardenletConfiguration
-gardenClientConnection:
-  kubeconfig: /nonexistent/garden-kubeconfig
-controllers:
-  controllerInstallationCare:
-    syncPeriod: 1s
-  managedResource:
-    syncPeriod: 2s
-  seed:
-    leaseResyncSeconds: 1
-    leaseResyncMissThreshold: 5
-seedConfig:
-  metadata:
-    name: local
-    labels:
-      env: test
-  spec:
-    provider:
-      type: local
-      region: local
-      zones: [a, b]
-    networks:
-      pods: 10.1.0.0/16
-      services: 10.2.0.0/16
-"#;
+/// The testkit's agent configuration with the suite's short timers: 1 s Lease (miss threshold
+/// 5), 1 s care and 2 s applier periods. The garden credential is passed in code
+/// ([`start_agent`]).
+pub fn short_timer_config() -> seedlet_config::GardenletConfiguration {
+    let mut config = agent_config(seedlet_testkit::AGENT_CONFIG);
+    let controllers = &mut config.controllers;
+    controllers.controller_installation_care.sync_period =
+        seedlet_config::Duration::from_millis(1_000);
+    controllers.managed_resource.sync_period = seedlet_config::Duration::from_millis(2_000);
+    controllers.seed.lease_resync_seconds = 1;
+    controllers.seed.lease_resync_miss_threshold = 5;
+    config
+}
 
 /// Garden controller configuration: defaults (CSR approval, scheduling, lifecycle).
 const GARDEN_CONFIG: &str =
@@ -230,12 +213,7 @@ pub async fn start_garden(garden: kube::Client, shutdown: CancellationToken) -> 
 }
 
 /// Parses an agent configuration.
-pub fn agent_config(text: &str) -> seedlet_config::GardenletConfiguration {
-    match seedlet_config::parse(text, "agent.yaml").expect("valid agent config") {
-        seedlet_config::AnyConfig::Gardenlet(config) => *config,
-        other => panic!("unexpected config kind {}", other.kind()),
-    }
-}
+pub use seedlet_testkit::agent_config;
 
 /// Starts an in-process agent (no leader election, ephemeral ports) with `config`, the seed
 /// client `seed` and, when given, a fixed garden client (otherwise the agent bootstraps).
@@ -245,16 +223,7 @@ pub async fn start_agent(
     garden: Option<kube::Client>,
     shutdown: CancellationToken,
 ) -> Watched {
-    let mut agent = Agent::new(config).expect("agent");
-    let settings = agent.settings_mut();
-    settings.health_address = "127.0.0.1:0".parse().expect("address");
-    settings.metrics_address = "127.0.0.1:0".parse().expect("address");
-    settings.leader_election = None;
-    let mut agent = agent.with_seed_client(seed);
-    if let Some(garden) = garden {
-        agent = agent.with_garden_client(GardenClient::new(garden, None));
-    }
-    let running = agent.start(shutdown).await.expect("agent starts");
+    let running = seedlet_testkit::start_agent_from(config, seed, garden, shutdown, |_| {}).await;
     Watched::new(running)
 }
 

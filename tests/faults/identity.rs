@@ -27,7 +27,7 @@ const TOKEN_ID: &str = "fault1";
 const TOKEN_SECRET: &str = "0123456789abcdef";
 
 /// An agent configuration that bootstraps with the bootstrap Secret and stores its certificate in
-/// [`KUBECONFIG_SECRET`]; short timers as in [`crate::env::AGENT_CONFIG`]. With `seed_kubeconfig`
+/// [`KUBECONFIG_SECRET`]; short timers as in [`crate::env::short_timer_config`]. With `seed_kubeconfig`
 /// (for the `seedlet agent` process) the seed is reached through that file and the servers bind
 /// ephemeral loopback ports.
 pub fn bootstrap_agent_config(seed_kubeconfig: Option<&Path>) -> String {

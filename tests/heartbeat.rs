@@ -8,14 +8,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::Namespace;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::PostParams;
 use kube::{Api, ResourceExt};
-use seedlet_agent::{Agent, RunningAgent};
+use seedlet_agent::RunningAgent;
 use seedlet_api::conditions::ConditionStatus;
 use seedlet_api::core::Seed;
-use seedlet_bootstrap::GardenClient;
 use seedlet_runtime::leader_election;
 use seedlet_sandbox::Sandbox;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -23,121 +19,43 @@ use tokio_util::sync::CancellationToken;
 
 const SEED: &str = "local";
 
-const CONFIG: &str = r#"
-apiVersion: gardenlet.config.gardener.cloud/v1alpha1
-kind: GardenletConfiguration
-gardenClientConnection:
-  kubeconfig: /nonexistent/garden-kubeconfig
-seedConfig:
-  metadata:
-    name: local
-    labels:
-      env: test
-  spec:
-    provider:
-      type: local
-      region: local
-    networks:
-      pods: 10.1.0.0/16
-      services: 10.2.0.0/16
-"#;
-
-/// Installs the garden CRDs and the namespaces the garden controller would create.
-async fn prepare_garden(garden: &kube::Client) {
-    let crds: Api<CustomResourceDefinition> = Api::all(garden.clone());
-    for crd in seedlet_api::crds::garden_crds() {
-        crds.create(&PostParams::default(), &crd)
-            .await
-            .expect("create crd");
-    }
-    let namespaces: Api<Namespace> = Api::all(garden.clone());
-    for name in ["gardener-system-seed-lease", "seed-local", "garden"] {
-        let namespace: Namespace = serde_json::from_value(serde_json::json!({
-            "metadata": {"name": name}
-        }))
-        .expect("namespace");
-        match namespaces.create(&PostParams::default(), &namespace).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(status)) if status.is_already_exists() => {}
-            Err(error) => panic!("create namespace {name}: {error}"),
-        }
-    }
-    // CRDs become servable asynchronously; wait until Seeds can be listed.
-    let seeds: Api<Seed> = Api::all(garden.clone());
-    wait_for("seed crd served", Duration::from_secs(10), || {
-        let seeds = seeds.clone();
-        async move { seeds.list(&Default::default()).await.is_ok() }
-    })
-    .await;
-}
-
-async fn prepare_seed(seed: &kube::Client) {
-    let namespaces: Api<Namespace> = Api::all(seed.clone());
-    let namespace: Namespace =
-        serde_json::from_value(serde_json::json!({"metadata": {"name": "garden"}}))
-            .expect("namespace");
-    match namespaces.create(&PostParams::default(), &namespace).await {
-        Ok(_) => {}
-        Err(kube::Error::Api(status)) if status.is_already_exists() => {}
-        Err(error) => panic!("create namespace garden: {error}"),
-    }
-}
-
-struct AgentOptions {
-    period: Duration,
-    leader_election: Option<(Duration, Duration, Duration)>,
-}
-
+/// Starts an agent from the testkit's configuration with heartbeat `period`, a miss threshold of
+/// 4 and optional leader election `(lease duration, renew deadline, retry period)`.
 async fn start_agent(
     garden: kube::Client,
     seed: kube::Client,
     options: AgentOptions,
     shutdown: CancellationToken,
 ) -> RunningAgent {
-    let config = match seedlet_config::parse(CONFIG, "test.yaml").expect("valid config") {
-        seedlet_config::AnyConfig::Gardenlet(config) => *config,
-        other => panic!("unexpected config kind {}", other.kind()),
-    };
-    let mut agent = Agent::new(config).expect("agent");
-    let settings = agent.settings_mut();
-    settings.heartbeat.period = options.period;
-    settings.heartbeat.miss_threshold = 4;
-    settings.health_address = "127.0.0.1:0".parse().expect("address");
-    settings.metrics_address = "127.0.0.1:0".parse().expect("address");
-    settings.leader_election =
-        options
-            .leader_election
-            .map(
-                |(lease_duration, renew_deadline, retry_period)| leader_election::Settings {
-                    namespace: "garden".into(),
-                    name: "gardenlet-leader-election".into(),
-                    identity: leader_election::default_identity(),
-                    lease_duration,
-                    renew_deadline,
-                    retry_period,
-                },
-            );
-    agent
-        .with_seed_client(seed)
-        .with_garden_client(GardenClient::new(garden, None))
-        .start(shutdown)
-        .await
-        .expect("agent starts")
+    seedlet_testkit::start_agent_from(
+        seedlet_testkit::agent_config(seedlet_testkit::AGENT_CONFIG),
+        seed,
+        Some(garden),
+        shutdown,
+        |settings| {
+            settings.heartbeat.period = options.period;
+            settings.heartbeat.miss_threshold = 4;
+            settings.leader_election =
+                options
+                    .leader_election
+                    .map(|(lease_duration, renew_deadline, retry_period)| {
+                        leader_election::Settings {
+                            namespace: "garden".into(),
+                            name: "gardenlet-leader-election".into(),
+                            identity: leader_election::default_identity(),
+                            lease_duration,
+                            renew_deadline,
+                            retry_period,
+                        }
+                    });
+        },
+    )
+    .await
 }
 
-async fn wait_for<F, Fut>(what: &str, timeout: Duration, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = Instant::now() + timeout;
-    loop {
-        if check().await {
-            return;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+struct AgentOptions {
+    period: Duration,
+    leader_election: Option<(Duration, Duration, Duration)>,
 }
 
 /// A minimal HTTP/1.0 GET; returns status code and body.
@@ -228,8 +146,8 @@ async fn lease_renew_time_advances_every_interval_and_seed_becomes_ready() {
         .await
         .expect("garden");
     let seed = Sandbox::builder().name("seed").start().await.expect("seed");
-    prepare_garden(&garden.client()).await;
-    prepare_seed(&seed.client()).await;
+    seedlet_testkit::prepare_garden(&garden.client()).await;
+    seedlet_testkit::prepare_seed(&seed.client()).await;
     let shutdown = CancellationToken::new();
     let period = Duration::from_secs(1);
     let agent = start_agent(
@@ -294,8 +212,8 @@ async fn lease_renewal_drift_stays_small_over_a_hundred_renewals() {
         .await
         .expect("garden");
     let seed = Sandbox::builder().name("seed").start().await.expect("seed");
-    prepare_garden(&garden.client()).await;
-    prepare_seed(&seed.client()).await;
+    seedlet_testkit::prepare_garden(&garden.client()).await;
+    seedlet_testkit::prepare_seed(&seed.client()).await;
     let shutdown = CancellationToken::new();
     let period = Duration::from_millis(250);
     let agent = start_agent(
@@ -352,8 +270,8 @@ async fn health_fails_while_seed_api_server_is_down_and_recovers_without_restart
         .next()
         .and_then(|p| p.trim_end_matches('/').parse().ok())
         .expect("seed port");
-    prepare_garden(&garden.client()).await;
-    prepare_seed(&seed.client()).await;
+    seedlet_testkit::prepare_garden(&garden.client()).await;
+    seedlet_testkit::prepare_seed(&seed.client()).await;
     let shutdown = CancellationToken::new();
     let period = Duration::from_millis(500);
     let agent = start_agent(
@@ -367,14 +285,14 @@ async fn health_fails_while_seed_api_server_is_down_and_recovers_without_restart
     )
     .await;
     let health = agent.health_address;
-    wait_for("GardenletReady True", Duration::from_secs(10), || async {
+    seedlet_testkit::wait_until("GardenletReady True", Duration::from_secs(10), || async {
         gardenlet_ready(&garden.client()).await == Some(ConditionStatus::True)
     })
     .await;
 
     seed.shutdown().await;
     let stopped = Instant::now();
-    wait_for("healthz 500", Duration::from_secs(5), || async {
+    seedlet_testkit::wait_until("healthz 500", Duration::from_secs(5), || async {
         http_get(health, "/healthz").await.0 == 500
     })
     .await;
@@ -383,7 +301,7 @@ async fn health_fails_while_seed_api_server_is_down_and_recovers_without_restart
         "took {:?}",
         stopped.elapsed()
     );
-    wait_for("GardenletReady False", Duration::from_secs(5), || async {
+    seedlet_testkit::wait_until("GardenletReady False", Duration::from_secs(5), || async {
         gardenlet_ready(&garden.client()).await == Some(ConditionStatus::False)
     })
     .await;
@@ -395,11 +313,11 @@ async fn health_fails_while_seed_api_server_is_down_and_recovers_without_restart
         .start()
         .await
         .expect("seed restarts");
-    wait_for("healthz 200", Duration::from_secs(10), || async {
+    seedlet_testkit::wait_until("healthz 200", Duration::from_secs(10), || async {
         http_get(health, "/healthz").await.0 == 200
     })
     .await;
-    wait_for(
+    seedlet_testkit::wait_until(
         "GardenletReady True again",
         Duration::from_secs(10),
         || async { gardenlet_ready(&garden.client()).await == Some(ConditionStatus::True) },
@@ -429,8 +347,8 @@ async fn agent_keeps_running_while_garden_is_down_and_recovers() {
         .expect("garden port");
     let garden_client = garden.client();
     let seed = Sandbox::builder().name("seed").start().await.expect("seed");
-    prepare_garden(&garden_client).await;
-    prepare_seed(&seed.client()).await;
+    seedlet_testkit::prepare_garden(&garden_client).await;
+    seedlet_testkit::prepare_seed(&seed.client()).await;
     let shutdown = CancellationToken::new();
     let period = Duration::from_millis(500);
     let agent = start_agent(
@@ -444,13 +362,13 @@ async fn agent_keeps_running_while_garden_is_down_and_recovers() {
     )
     .await;
     let health = agent.health_address;
-    wait_for("first renewal", Duration::from_secs(10), || async {
+    seedlet_testkit::wait_until("first renewal", Duration::from_secs(10), || async {
         renew_time(&garden_client).await.is_some()
     })
     .await;
 
     garden.shutdown().await;
-    wait_for("healthz 500", Duration::from_secs(5), || async {
+    seedlet_testkit::wait_until("healthz 500", Duration::from_secs(5), || async {
         http_get(health, "/healthz").await.0 == 500
     })
     .await;
@@ -465,11 +383,11 @@ async fn agent_keeps_running_while_garden_is_down_and_recovers() {
         .await
         .expect("garden restarts");
     let restarted = jiff::Timestamp::now();
-    wait_for("healthz 200", Duration::from_secs(10), || async {
+    seedlet_testkit::wait_until("healthz 200", Duration::from_secs(10), || async {
         http_get(health, "/healthz").await.0 == 200
     })
     .await;
-    wait_for("renewal after restart", Duration::from_secs(10), || async {
+    seedlet_testkit::wait_until("renewal after restart", Duration::from_secs(10), || async {
         renew_time(&garden.client())
             .await
             .is_some_and(|t| t > restarted)
@@ -490,8 +408,8 @@ async fn standby_replica_takes_over_when_the_leader_dies() {
         .await
         .expect("garden");
     let seed = Sandbox::builder().name("seed").start().await.expect("seed");
-    prepare_garden(&garden.client()).await;
-    prepare_seed(&seed.client()).await;
+    seedlet_testkit::prepare_garden(&garden.client()).await;
+    seedlet_testkit::prepare_seed(&seed.client()).await;
     let election = Some((
         Duration::from_secs(3),
         Duration::from_secs(2),
@@ -518,7 +436,7 @@ async fn standby_replica_takes_over_when_the_leader_dies() {
     )
     .await;
 
-    wait_for("a leader", Duration::from_secs(10), || async {
+    seedlet_testkit::wait_until("a leader", Duration::from_secs(10), || async {
         first.is_leader() || second.is_leader()
     })
     .await;
@@ -541,7 +459,7 @@ async fn standby_replica_takes_over_when_the_leader_dies() {
     // Kill the leader: no release, so the standby must wait for the lease to expire.
     leader.abort();
     let killed = Instant::now();
-    wait_for("standby takes over", Duration::from_secs(10), || async {
+    seedlet_testkit::wait_until("standby takes over", Duration::from_secs(10), || async {
         standby.is_leader()
     })
     .await;
@@ -551,7 +469,7 @@ async fn standby_replica_takes_over_when_the_leader_dies() {
         killed.elapsed()
     );
     let before = renew_time(&garden.client()).await;
-    wait_for(
+    seedlet_testkit::wait_until(
         "new leader renews the seed lease",
         Duration::from_secs(5),
         || async { renew_time(&garden.client()).await > before },
@@ -582,8 +500,8 @@ async fn metrics_endpoint_serves_valid_prometheus_text() {
         .await
         .expect("garden");
     let seed = Sandbox::builder().name("seed").start().await.expect("seed");
-    prepare_garden(&garden.client()).await;
-    prepare_seed(&seed.client()).await;
+    seedlet_testkit::prepare_garden(&garden.client()).await;
+    seedlet_testkit::prepare_seed(&seed.client()).await;
     let shutdown = CancellationToken::new();
     let agent = start_agent(
         garden.client(),
@@ -596,7 +514,7 @@ async fn metrics_endpoint_serves_valid_prometheus_text() {
     )
     .await;
     let metrics = agent.metrics.clone();
-    wait_for("two renewals", Duration::from_secs(10), || {
+    seedlet_testkit::wait_until("two renewals", Duration::from_secs(10), || {
         let metrics = Arc::clone(&metrics);
         async move { metrics.lease_renewals() >= 2 }
     })

@@ -1,7 +1,8 @@
-//! Shared helpers of the end-to-end tests: garden + seed sandboxes with the Gardener CRDs, a Seed
-//! ready for extension installation, an agent running against both, and polling helpers.
-
-#![allow(dead_code)]
+//! The one copy of seedlet's end-to-end harness: garden and seed sandboxes with the Gardener
+//! CRDs and a Seed ready for extension installation ([`Clusters`]), the agent and the garden
+//! controller started in-process with configuration overrides and ephemeral ports
+//! ([`start_agent_with`], [`start_agent_from`], [`start_garden`]), and polling and condition
+//! helpers ([`wait_for`], [`wait_condition_of`]). Every listener binds `127.0.0.1:0`.
 
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -10,7 +11,7 @@ use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
-use seedlet_agent::{Agent, RunningAgent};
+use seedlet_agent::{Agent, AgentSettings, RunningAgent};
 use seedlet_api::Condition;
 use seedlet_api::core::Seed;
 use seedlet_bootstrap::GardenClient;
@@ -69,12 +70,8 @@ impl Clusters {
             .start()
             .await
             .expect("seed sandbox");
-        install_crds(&garden.client(), seedlet_api::crds::garden_crds()).await;
-        install_crds(&seed.client(), seedlet_api::crds::seed_crds()).await;
-        for name in ["garden", "gardener-system-seed-lease", "seed-local"] {
-            ensure_namespace(&garden.client(), name).await;
-        }
-        ensure_namespace(&seed.client(), "garden").await;
+        prepare_garden(&garden.client()).await;
+        prepare_seed(&seed.client()).await;
         create_seed(&garden.client()).await;
         Clusters { garden, seed }
     }
@@ -84,6 +81,21 @@ impl Clusters {
         self.garden.shutdown().await;
         self.seed.shutdown().await;
     }
+}
+
+/// Installs the garden CRDs and the namespaces gardener-controller-manager would create for the
+/// seed `local` (`garden`, `gardener-system-seed-lease`, `seed-local`).
+pub async fn prepare_garden(garden: &kube::Client) {
+    install_crds(garden, seedlet_api::crds::garden_crds()).await;
+    for name in ["garden", "gardener-system-seed-lease", "seed-local"] {
+        ensure_namespace(garden, name).await;
+    }
+}
+
+/// Installs the seed CRDs and the seed's `garden` namespace.
+pub async fn prepare_seed(seed: &kube::Client) {
+    install_crds(seed, seedlet_api::crds::seed_crds()).await;
+    ensure_namespace(seed, "garden").await;
 }
 
 /// Creates `crds` and waits until each is served.
@@ -164,27 +176,57 @@ pub async fn start_agent_with(
     shutdown: CancellationToken,
     adjust: impl FnOnce(&mut seedlet_config::GardenletConfiguration),
 ) -> RunningAgent {
-    // Logs for failing runs: `RUST_LOG=seedlet_agent=debug cargo test ... -- --nocapture`.
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .with_test_writer()
-        .try_init();
-    let mut config = match seedlet_config::parse(AGENT_CONFIG, "test.yaml").expect("valid config") {
+    let mut config = agent_config(AGENT_CONFIG);
+    adjust(&mut config);
+    start_agent_from(
+        config,
+        clusters.seed.client(),
+        Some(clusters.garden.client()),
+        shutdown,
+        |_| {},
+    )
+    .await
+}
+
+/// Parses a `GardenletConfiguration` fixture (panics on anything else).
+pub fn agent_config(yaml: &str) -> seedlet_config::GardenletConfiguration {
+    match seedlet_config::parse(yaml, "test.yaml").expect("valid config") {
         seedlet_config::AnyConfig::Gardenlet(config) => *config,
         other => panic!("unexpected config kind {}", other.kind()),
-    };
-    adjust(&mut config);
+    }
+}
+
+/// Starts an in-process agent with `config` against the seed client `seed` and, when given, a
+/// fixed garden client (otherwise the agent obtains its credential as configured). Servers bind
+/// `127.0.0.1:0` and leader election is off; `adjust` may change the derived settings after that
+/// (heartbeat period, leader election).
+pub async fn start_agent_from(
+    config: seedlet_config::GardenletConfiguration,
+    seed: kube::Client,
+    garden: Option<kube::Client>,
+    shutdown: CancellationToken,
+    adjust: impl FnOnce(&mut AgentSettings),
+) -> RunningAgent {
+    init_test_logging();
     let mut agent = Agent::new(config).expect("agent");
     let settings = agent.settings_mut();
     settings.health_address = "127.0.0.1:0".parse().expect("address");
     settings.metrics_address = "127.0.0.1:0".parse().expect("address");
     settings.leader_election = None;
-    agent
-        .with_seed_client(clusters.seed.client())
-        .with_garden_client(GardenClient::new(clusters.garden.client(), None))
-        .start(shutdown)
-        .await
-        .expect("agent starts")
+    adjust(settings);
+    let mut agent = agent.with_seed_client(seed);
+    if let Some(garden) = garden {
+        agent = agent.with_garden_client(GardenClient::new(garden, None));
+    }
+    agent.start(shutdown).await.expect("agent starts")
+}
+
+/// Logs for failing runs: `RUST_LOG=seedlet_agent=debug cargo test ... -- --nocapture`.
+pub fn init_test_logging() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_test_writer()
+        .try_init();
 }
 
 /// Polls `check` every 50ms until it returns `Some`, panicking with `what` after `timeout`.
