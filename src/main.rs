@@ -4,14 +4,13 @@
 //! Commands that read a configuration initialise logging from it via `init_logging`; one-shot
 //! commands use the flags or text output at `info`.
 
-use std::io::IsTerminal;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use seedlet_config::{LogFormat, LogLevel};
-use tracing_subscriber::EnvFilter;
 
 /// `seedlet version` and `--version`: crate version and the git commit recorded by `build.rs`.
 const VERSION: &str = concat!(
@@ -29,7 +28,7 @@ const EXIT_INVALID_CONFIG: u8 = 2;
 #[command(name = "seedlet", version = VERSION)]
 struct Cli {
     /// Log threshold (debug, info, error); overrides the configuration's `logLevel`.
-    /// A non-empty `RUST_LOG` replaces it with a full tracing filter.
+    /// A non-empty `RUST_LOG` (`level` or `target=level` directives) replaces it on stderr.
     #[arg(long, global = true, value_name = "LEVEL")]
     log_level: Option<LogLevel>,
     /// Log format (json, text); overrides the configuration's `logFormat`.
@@ -126,7 +125,8 @@ enum BenchCommand {
 
 #[derive(Debug, Subcommand)]
 enum SandboxCommand {
-    /// Serve one sandbox API server; writes DIR/admin.kubeconfig and DIR/ca.crt once ready.
+    /// Serve one sandbox API server; writes DIR/admin.kubeconfig and DIR/ca.crt, prints its
+    /// address, the kubeconfig path and `ready`.
     Serve {
         /// State directory (CA, data, admin kubeconfig).
         #[arg(long, value_name = "DIR")]
@@ -145,10 +145,25 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            report(&format!("error: {error:#}"));
             ExitCode::FAILURE
         }
     }
+}
+
+/// Writes one line to stderr; a closed stderr loses it instead of panicking like `eprintln!`.
+fn report(line: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
+/// A multi-threaded tokio runtime whose threads log as `component` (see
+/// [`seedlet_config::logging::set_thread_component`]).
+fn component_runtime(component: &'static str) -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .on_thread_start(move || seedlet_config::logging::set_thread_component(component))
+        .build()
+        .context("starting the async runtime")
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -180,12 +195,23 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Sandbox { serve, dir, once } => {
-            init_logging(cli.log_level.unwrap_or(LogLevel::Error), one_shot_format)?;
-            let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+            // The demo's terminal shows its steps and errors only; its components log to files in
+            // the state directory at `--log-level`.
+            let terminal_level = match serve {
+                Some(_) => cli.log_level.unwrap_or(LogLevel::Error),
+                None => LogLevel::Error,
+            };
+            init_logging(terminal_level, one_shot_format)?;
+            let runtime = match serve {
+                Some(_) => component_runtime("sandbox")?,
+                None => tokio::runtime::Runtime::new().context("starting the async runtime")?,
+            };
             runtime.block_on(async move {
+                let shutdown = seedlet_runtime::process::shutdown_on_signals();
                 match serve {
                     Some(SandboxCommand::Serve { dir, port, name }) => {
-                        seedlet_sandbox::serve(seedlet_sandbox::ServeOptions { dir, port, name })
+                        let options = seedlet_landscape::ServeOptions { dir, port, name };
+                        seedlet_landscape::serve(options, shutdown)
                             .await
                             .context("serving the sandbox")?;
                     }
@@ -193,9 +219,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         let options = seedlet_landscape::Options {
                             dir,
                             once,
+                            log_level: cli.log_level.unwrap_or(LogLevel::Info),
                             ..seedlet_landscape::Options::default()
                         };
-                        let shutdown = seedlet_runtime::process::shutdown_on_signals();
                         seedlet_landscape::run(options, shutdown)
                             .await
                             .context("the sandbox landscape did not become Ready")?;
@@ -212,10 +238,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 cli.log_level.unwrap_or(config.log_level),
                 cli.log_format.unwrap_or(config.log_format),
             )?;
-            for field in config.ignored_fields() {
-                tracing::info!(field = %field, "configuration field accepted but ignored by seedlet");
+            let ignored = config.ignored_fields();
+            if !ignored.is_empty() {
+                tracing::info!(
+                    fields = %ignored.join(", "),
+                    "configuration fields accepted but ignored by seedlet"
+                );
             }
-            let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+            let runtime = component_runtime("agent")?;
             runtime.block_on(async move {
                 seedlet_agent::run_agent(config, seedlet_runtime::process::shutdown_on_signals())
                     .await
@@ -230,7 +260,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 cli.log_level.unwrap_or(config.log_level),
                 cli.log_format.unwrap_or(config.log_format),
             )?;
-            let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+            let runtime = component_runtime("garden")?;
             runtime.block_on(async move {
                 seedlet_garden::run_garden(config, seedlet_runtime::process::shutdown_on_signals())
                     .await
@@ -285,7 +315,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 Ok(ExitCode::SUCCESS)
             }
             Err(error) => {
-                eprintln!("error: {:#}", anyhow::Error::from(error));
+                report(&format!("error: {:#}", anyhow::Error::from(error)));
                 Ok(ExitCode::from(EXIT_INVALID_CONFIG))
             }
         },
@@ -327,26 +357,13 @@ fn check_one(file: &Path) -> bool {
     }
 }
 
-/// Installs the global tracing subscriber on stderr.
+/// Installs the process logger on stderr (see [`seedlet_config::logging`]).
 ///
 /// # Errors
 ///
-/// Fails when a subscriber is already installed or `RUST_LOG` is not a valid filter.
+/// Fails when a logger is already installed or `RUST_LOG` is not a valid filter.
 fn init_logging(level: LogLevel, format: LogFormat) -> anyhow::Result<()> {
-    let filter = match std::env::var("RUST_LOG") {
-        Ok(directives) if !directives.is_empty() => EnvFilter::try_new(&directives)
-            .with_context(|| format!("parsing RUST_LOG {directives:?}"))?,
-        _ => EnvFilter::new(level.as_str()),
-    };
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal());
-    let installed = match format {
-        LogFormat::Json => builder.json().try_init(),
-        LogFormat::Text => builder.try_init(),
-    };
-    installed
-        .map_err(|error| anyhow::anyhow!(error))
+    let rust_log = std::env::var("RUST_LOG").ok();
+    seedlet_config::logging::init(level, format, rust_log.as_deref())
         .context("initialising logging")
 }

@@ -17,6 +17,7 @@ mod duration;
 mod error;
 pub mod garden;
 pub mod gardenlet;
+pub mod logging;
 mod quantity;
 mod validate;
 
