@@ -42,7 +42,9 @@ struct Cli {
 enum Command {
     /// Print the version and the git commit it was built from.
     Version,
-    /// Validate configuration files (agent or garden controller); exit 0 when all are valid, 2 otherwise.
+    /// Validate configuration files (agent or garden controller) as the daemons load them, incl.
+    /// the kubeconfig files they name; every problem as `FILE: PATH: PROBLEM` on stderr; exit 0
+    /// when all are valid, 2 otherwise.
     CheckConfig {
         /// Files to check; the kind is detected from `apiVersion` and `kind`.
         #[arg(required = true, value_name = "FILE")]
@@ -69,13 +71,14 @@ enum Command {
         #[arg(long)]
         once: bool,
     },
-    /// Run the seed agent with a `GardenletConfiguration`.
+    /// Run the seed agent with a `GardenletConfiguration` (exit 2 when it has problems).
     Agent {
         /// The agent configuration file.
         #[arg(long, value_name = "FILE")]
         config: PathBuf,
     },
-    /// Run the garden-side controller with a `GardenControllerConfiguration`.
+    /// Run the garden-side controller with a `GardenControllerConfiguration` (exit 2 when it has
+    /// problems).
     Garden {
         /// The garden controller configuration file.
         #[arg(long, value_name = "FILE")]
@@ -171,7 +174,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let one_shot_format = cli.log_format.unwrap_or(LogFormat::Text);
     match cli.command {
         Command::Version => {
-            println!("seedlet {VERSION}");
+            out(&format!("seedlet {VERSION}"));
             Ok(ExitCode::SUCCESS)
         }
         Command::CheckConfig { files } => {
@@ -188,10 +191,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     all
                 }
             };
-            print!(
-                "{}",
-                seedlet_api::crds::to_yaml(&crds).context("rendering CRDs")?
-            );
+            let yaml = seedlet_api::crds::to_yaml(&crds).context("rendering CRDs")?;
+            let _ = std::io::stdout().lock().write_all(yaml.as_bytes());
             Ok(ExitCode::SUCCESS)
         }
         Command::Sandbox { serve, dir, once } => {
@@ -230,9 +231,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 Ok(ExitCode::SUCCESS)
             })
         }
-        Command::Agent { config } => {
-            let mut config = seedlet_config::load_gardenlet(&config)
-                .with_context(|| format!("loading {}", config.display()))?;
+        Command::Agent { config: path } => {
+            let Some(seedlet_config::AnyConfig::Gardenlet(config)) =
+                daemon_config(&path, seedlet_config::gardenlet::KIND)
+            else {
+                return Ok(ExitCode::from(EXIT_INVALID_CONFIG));
+            };
+            let mut config = *config;
             config.apply_environment(|name| std::env::var(name).ok());
             init_logging(
                 cli.log_level.unwrap_or(config.log_level),
@@ -253,9 +258,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             })?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Garden { config } => {
-            let config = seedlet_config::load_garden_controller(&config)
-                .with_context(|| format!("loading {}", config.display()))?;
+        Command::Garden { config: path } => {
+            let Some(seedlet_config::AnyConfig::GardenController(config)) =
+                daemon_config(&path, seedlet_config::garden::KIND)
+            else {
+                return Ok(ExitCode::from(EXIT_INVALID_CONFIG));
+            };
+            let config = *config;
             init_logging(
                 cli.log_level.unwrap_or(config.log_level),
                 cli.log_format.unwrap_or(config.log_format),
@@ -301,8 +310,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 std::fs::write(&path, &json)
                     .with_context(|| format!("writing the report to {}", path.display()))?;
             }
-            println!("{json}");
-            eprint!("{}", measured.summary());
+            out(&json);
+            let _ = std::io::stderr()
+                .lock()
+                .write_all(measured.summary().as_bytes());
             Ok(if measured.goals.iter().all(|goal| goal.met) {
                 ExitCode::SUCCESS
             } else {
@@ -311,7 +322,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Render(args) => match seedlet_chartrender::cli::run(&args) {
             Ok(output) => {
-                print!("{output}");
+                let _ = std::io::stdout().lock().write_all(output.as_bytes());
                 Ok(ExitCode::SUCCESS)
             }
             Err(error) => {
@@ -336,25 +347,49 @@ fn check_config(files: &[PathBuf]) -> ExitCode {
 }
 
 fn check_one(file: &Path) -> bool {
-    match seedlet_config::load(file) {
+    match seedlet_config::load_for_daemon(file, |name| std::env::var(name).ok()) {
         Ok(config) => {
-            println!("OK: {} {}", config.kind(), file.display());
-            for field in config.ignored_fields() {
-                tracing::info!(file = %file.display(), field = %field, "field accepted but ignored by seedlet");
+            out(&format!("OK: {} {}", config.kind(), file.display()));
+            let ignored = config.ignored_fields();
+            if !ignored.is_empty() {
+                out(&format!(
+                    "  {} fields accepted but ignored by seedlet: {}",
+                    ignored.len(),
+                    ignored.join(", ")
+                ));
             }
             true
         }
-        Err(error) if !error.problems().is_empty() => {
-            for problem in error.problems() {
-                eprintln!("{}: {problem}", file.display());
+        Err(error) => {
+            for line in error.lines() {
+                report(&line);
             }
             false
         }
-        Err(error) => {
-            eprintln!("{:#}", anyhow::Error::from(error));
-            false
-        }
     }
+}
+
+/// Loads a daemon's configuration the way `check-config` does (the same problems, the same
+/// lines on stderr); `None` when it has problems or is of another kind than `kind`.
+fn daemon_config(path: &Path, kind: &'static str) -> Option<seedlet_config::AnyConfig> {
+    let error = match seedlet_config::load_for_daemon(path, |name| std::env::var(name).ok()) {
+        Ok(config) if config.kind() == kind => return Some(config),
+        Ok(config) => seedlet_config::ConfigError::WrongKind {
+            file: path.to_owned(),
+            found: config.kind(),
+            expected: kind,
+        },
+        Err(error) => error,
+    };
+    for line in error.lines() {
+        report(&line);
+    }
+    None
+}
+
+/// Writes one line to stdout; a closed stdout (`seedlet … | head`) loses it instead of panicking.
+fn out(line: &str) {
+    let _ = writeln!(std::io::stdout().lock(), "{line}");
 }
 
 /// Installs the process logger on stderr (see [`seedlet_config::logging`]).
