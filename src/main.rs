@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::{Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use seedlet_config::{LogFormat, LogLevel};
 
 /// `seedlet version` and `--version`: crate version and the git commit recorded by `build.rs`.
@@ -27,6 +27,14 @@ const EXIT_INVALID_CONFIG: u8 = 2;
 #[derive(Debug, Parser)]
 #[command(name = "seedlet", version = VERSION)]
 struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// The logging flags of the commands that log; in a section of their own in `--help`.
+#[derive(Debug, Clone, Copy, Default, Args)]
+#[command(next_help_heading = "Log options")]
+struct LogOptions {
     /// Log threshold (debug, info, error); overrides the configuration's `logLevel`.
     /// A non-empty `RUST_LOG` (`level` or `target=level` directives) replaces it on stderr.
     #[arg(long, global = true, value_name = "LEVEL")]
@@ -34,21 +42,24 @@ struct Cli {
     /// Log format (json, text); overrides the configuration's `logFormat`.
     #[arg(long, global = true, value_name = "FORMAT")]
     log_format: Option<LogFormat>,
-    #[command(subcommand)]
-    command: Command,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Print the version and the git commit it was built from.
     Version,
-    /// Validate configuration files (agent or garden controller) as the daemons load them, incl.
-    /// the kubeconfig files they name; every problem as `FILE: PATH: PROBLEM` on stderr; exit 0
-    /// when all are valid, 2 otherwise.
+    /// Validate agent and garden controller configuration files; exit 2 on any problem.
+    ///
+    /// Files are loaded as the daemons load them, including the kubeconfig files they name (after
+    /// the `GARDEN_KUBECONFIG` / `KUBECONFIG` overrides). Every problem is printed as
+    /// `FILE: PATH: PROBLEM` on stderr; a valid file as `OK: KIND FILE` on stdout, with one line
+    /// listing the gardenlet fields seedlet accepts but ignores.
     CheckConfig {
         /// Files to check; the kind is detected from `apiVersion` and `kind`.
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
+        #[command(flatten)]
+        log: LogOptions,
     },
     /// Print CustomResourceDefinitions for the Gardener types as YAML (both sets without a flag).
     Crds {
@@ -59,8 +70,10 @@ enum Command {
         #[arg(long)]
         seed: bool,
     },
-    /// Run the demo landscape (garden + seed sandboxes, garden controller, agent) until Ready,
-    /// or with `serve` a single sandbox API server.
+    /// Run the demo landscape (garden + seed sandboxes, garden controller, agent), or `serve`.
+    ///
+    /// Prints each step, a summary and how to look around with kubectl; the components log to
+    /// DIR/agent.log, DIR/garden.log and DIR/sandbox.log. `serve` runs one sandbox API server.
     Sandbox {
         #[command(subcommand)]
         serve: Option<SandboxCommand>,
@@ -70,12 +83,16 @@ enum Command {
         /// Exit 0 once everything is Ready (non-zero with the reason otherwise).
         #[arg(long)]
         once: bool,
+        #[command(flatten)]
+        log: LogOptions,
     },
     /// Run the seed agent with a `GardenletConfiguration` (exit 2 when it has problems).
     Agent {
         /// The agent configuration file.
         #[arg(long, value_name = "FILE")]
         config: PathBuf,
+        #[command(flatten)]
+        log: LogOptions,
     },
     /// Run the garden-side controller with a `GardenControllerConfiguration` (exit 2 when it has
     /// problems).
@@ -83,13 +100,27 @@ enum Command {
         /// The garden controller configuration file.
         #[arg(long, value_name = "FILE")]
         config: PathBuf,
+        #[command(flatten)]
+        log: LogOptions,
     },
-    /// Render a Helm chart or ControllerDeployment offline, like `helm template`; exit 2 on errors.
+    /// Render a Helm chart or ControllerDeployment offline, like `helm template`.
+    ///
+    /// `seedlet render [NAME] CHART -n NAMESPACE -f VALUES --set KEY=VALUE`; exit 2 on errors.
     Render(seedlet_chartrender::cli::RenderArgs),
     /// Measure seedlet under load.
     Bench {
         #[command(subcommand)]
         command: BenchCommand,
+        #[command(flatten)]
+        log: LogOptions,
+    },
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    ///
+    /// For example `seedlet completion bash > /etc/bash_completion.d/seedlet`.
+    Completion {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
     },
 }
 
@@ -170,16 +201,23 @@ fn component_runtime(component: &'static str) -> anyhow::Result<tokio::runtime::
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let one_shot_level = cli.log_level.unwrap_or_default();
-    let one_shot_format = cli.log_format.unwrap_or(LogFormat::Text);
     match cli.command {
         Command::Version => {
             out(&format!("seedlet {VERSION}"));
             Ok(ExitCode::SUCCESS)
         }
-        Command::CheckConfig { files } => {
-            init_logging(one_shot_level, one_shot_format)?;
+        Command::CheckConfig { files, log } => {
+            init_logging(
+                log.log_level.unwrap_or_default(),
+                log.log_format.unwrap_or(LogFormat::Text),
+            )?;
             Ok(check_config(&files))
+        }
+        Command::Completion { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "seedlet", &mut script);
+            let _ = std::io::stdout().lock().write_all(&script);
+            Ok(ExitCode::SUCCESS)
         }
         Command::Crds { garden, seed } => {
             let crds = match (garden, seed) {
@@ -195,14 +233,19 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let _ = std::io::stdout().lock().write_all(yaml.as_bytes());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Sandbox { serve, dir, once } => {
+        Command::Sandbox {
+            serve,
+            dir,
+            once,
+            log,
+        } => {
             // The demo's terminal shows its steps and errors only; its components log to files in
             // the state directory at `--log-level`.
             let terminal_level = match serve {
-                Some(_) => cli.log_level.unwrap_or(LogLevel::Error),
+                Some(_) => log.log_level.unwrap_or(LogLevel::Error),
                 None => LogLevel::Error,
             };
-            init_logging(terminal_level, one_shot_format)?;
+            init_logging(terminal_level, log.log_format.unwrap_or(LogFormat::Text))?;
             let runtime = match serve {
                 Some(_) => component_runtime("sandbox")?,
                 None => tokio::runtime::Runtime::new().context("starting the async runtime")?,
@@ -220,7 +263,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         let options = seedlet_landscape::Options {
                             dir,
                             once,
-                            log_level: cli.log_level.unwrap_or(LogLevel::Info),
+                            log_level: log.log_level.unwrap_or(LogLevel::Info),
                             ..seedlet_landscape::Options::default()
                         };
                         seedlet_landscape::run(options, shutdown)
@@ -231,7 +274,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 Ok(ExitCode::SUCCESS)
             })
         }
-        Command::Agent { config: path } => {
+        Command::Agent { config: path, log } => {
             let Some(seedlet_config::AnyConfig::Gardenlet(config)) =
                 daemon_config(&path, seedlet_config::gardenlet::KIND)
             else {
@@ -240,8 +283,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let mut config = *config;
             config.apply_environment(|name| std::env::var(name).ok());
             init_logging(
-                cli.log_level.unwrap_or(config.log_level),
-                cli.log_format.unwrap_or(config.log_format),
+                log.log_level.unwrap_or(config.log_level),
+                log.log_format.unwrap_or(config.log_format),
             )?;
             let ignored = config.ignored_fields();
             if !ignored.is_empty() {
@@ -258,7 +301,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             })?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Garden { config: path } => {
+        Command::Garden { config: path, log } => {
             let Some(seedlet_config::AnyConfig::GardenController(config)) =
                 daemon_config(&path, seedlet_config::garden::KIND)
             else {
@@ -266,8 +309,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             let config = *config;
             init_logging(
-                cli.log_level.unwrap_or(config.log_level),
-                cli.log_format.unwrap_or(config.log_format),
+                log.log_level.unwrap_or(config.log_level),
+                log.log_format.unwrap_or(config.log_format),
             )?;
             let runtime = component_runtime("garden")?;
             runtime.block_on(async move {
@@ -289,8 +332,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     dir,
                     report,
                 },
+            log,
         } => {
-            init_logging(cli.log_level.unwrap_or(LogLevel::Error), one_shot_format)?;
+            init_logging(
+                log.log_level.unwrap_or(LogLevel::Error),
+                log.log_format.unwrap_or(LogFormat::Text),
+            )?;
             let binary = std::env::current_exe().context("locating the seedlet binary")?;
             let overrides = seedlet_scale::Overrides {
                 shoots,

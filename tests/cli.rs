@@ -351,3 +351,119 @@ fn yaml_documents(stream: &str) -> Vec<String> {
     documents.retain(|document| !document.trim().is_empty());
     documents
 }
+
+#[test]
+fn bare_render_names_both_sources() {
+    let output = seedlet(&["render"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("--chart") && stderr.contains("--deployment") && stderr.contains("CHART"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn render_speaks_helm_template_flags() {
+    let chart = repo_file("charts/seedlet-garden");
+    let values = repo_file("charts/seedlet-garden/ci/full-values.yaml");
+    let output = seedlet(&[
+        "render",
+        "my-release",
+        chart.to_str().expect("utf-8 path"),
+        "-n",
+        "garden",
+        "-f",
+        values.to_str().expect("utf-8 path"),
+        "--set",
+        "replicaCount=3",
+        "--set-string",
+        "image.tag=1.20",
+        "--set-json",
+        r#"resources={"limits":{"cpu":"2"}}"#,
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let stdout = text(&output.stdout);
+    for expected in [
+        "name: my-release-seedlet-garden",
+        "namespace: garden",
+        "replicas: 3",
+        "image: registry.example.com/seedlet:1.20",
+        "cpu: \"2\"",
+    ] {
+        assert!(stdout.contains(expected), "missing {expected:?}:\n{stdout}");
+    }
+    let bad = seedlet(&[
+        "render",
+        chart.to_str().expect("utf-8 path"),
+        "--set",
+        "replicaCount",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert_eq!(
+        text(&bad.stderr),
+        "error: invalid --set argument: \"replicaCount\": \"replicaCount\" has no '=' (expected key=value)\n"
+    );
+}
+
+#[test]
+fn the_readme_render_command_works_as_written() {
+    // README: seedlet render --chart charts/seedlet-agent --values my-seed.yaml -n garden
+    let output = Command::new(env!("CARGO_BIN_EXE_seedlet"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "render",
+            "--chart",
+            "charts/seedlet-agent",
+            "--values",
+            "charts/seedlet-agent/ci/minimal-values.yaml",
+            "-n",
+            "garden",
+        ])
+        .output()
+        .expect("the seedlet binary runs");
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(text(&output.stdout).contains("namespace: garden"));
+}
+
+#[test]
+fn help_shows_log_options_in_their_own_section_only_where_they_apply() {
+    for command in [
+        ["agent", "--help"],
+        ["sandbox", "--help"],
+        ["check-config", "--help"],
+    ] {
+        let help = text(&seedlet(&command).stdout);
+        let (options, log_options) = help
+            .split_once("Log options:")
+            .unwrap_or_else(|| panic!("{command:?} has a Log options section:\n{help}"));
+        assert!(!options.contains("--log-level"), "{help}");
+        assert!(log_options.contains("--log-level") && log_options.contains("--log-format"));
+    }
+    for command in [
+        ["version", "--help"],
+        ["crds", "--help"],
+        ["render", "--help"],
+    ] {
+        let help = text(&seedlet(&command).stdout);
+        assert!(!help.contains("--log-level"), "{command:?}:\n{help}");
+    }
+    let serve = text(&seedlet(&["sandbox", "serve", "--help"]).stdout);
+    assert!(serve.contains("Log options:"), "{serve}");
+}
+
+#[test]
+fn completion_prints_a_script_for_each_shell() {
+    for (shell, marker) in [
+        ("bash", "_seedlet()"),
+        ("zsh", "#compdef seedlet"),
+        ("fish", "complete -c seedlet"),
+    ] {
+        let output = seedlet(&["completion", shell]);
+        assert!(output.status.success(), "{shell}");
+        let script = text(&output.stdout);
+        assert!(script.contains(marker), "{shell}: {script}");
+        assert!(script.contains("check-config"), "{shell}");
+    }
+    assert_eq!(seedlet(&["completion", "tcsh"]).status.code(), Some(2));
+}
