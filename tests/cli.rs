@@ -408,22 +408,72 @@ fn render_speaks_helm_template_flags() {
 
 #[test]
 fn the_readme_render_command_works_as_written() {
-    // README: seedlet render --chart charts/seedlet-agent --values my-seed.yaml -n garden
+    let readme = std::fs::read_to_string(repo_file("README.md")).expect("README");
+    let command = readme
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("seedlet render seedlet-agent "))
+        .expect("the README's Helm section renders the agent chart");
+    let command = command.split('#').next().unwrap_or_default();
+    // The user's values file, stood in for by the chart's minimal CI values.
+    let args: Vec<&str> = command
+        .split_whitespace()
+        .map(|arg| {
+            if arg == "my-seed.yaml" {
+                "charts/seedlet-agent/ci/minimal-values.yaml"
+            } else {
+                arg
+            }
+        })
+        .collect();
     let output = Command::new(env!("CARGO_BIN_EXE_seedlet"))
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args([
-            "render",
-            "--chart",
-            "charts/seedlet-agent",
-            "--values",
-            "charts/seedlet-agent/ci/minimal-values.yaml",
-            "-n",
-            "garden",
-        ])
+        .args(["render", "seedlet-agent"])
+        .args(&args)
         .output()
         .expect("the seedlet binary runs");
-    assert!(output.status.success(), "{}", text(&output.stderr));
-    assert!(text(&output.stdout).contains("namespace: garden"));
+    assert!(
+        output.status.success(),
+        "{args:?}: {}",
+        text(&output.stderr)
+    );
+    let stdout = text(&output.stdout);
+    assert!(stdout.contains("namespace: garden"), "{stdout}");
+    assert!(stdout.contains("name: seedlet-agent"), "{stdout}");
+}
+
+#[test]
+fn the_readme_points_only_inside_the_repository() {
+    let readme = std::fs::read_to_string(repo_file("README.md")).expect("README");
+    assert!(!readme.contains("shared design notes"));
+    // Markdown links to files.
+    for target in readme
+        .split("](")
+        .skip(1)
+        .filter_map(|rest| rest.split(')').next())
+    {
+        if target.starts_with("http") || target.starts_with('#') {
+            continue;
+        }
+        assert!(
+            repo_file(target).exists(),
+            "README links to missing {target}"
+        );
+    }
+    // Scripts run with python3 are named by a path that exists.
+    for line in readme.lines() {
+        if let Some(rest) = line.split("python3 ").nth(1) {
+            let script = rest.split_whitespace().next().unwrap_or_default();
+            let dir = line
+                .split("cd ")
+                .nth(1)
+                .and_then(|rest| rest.split_whitespace().next())
+                .unwrap_or("");
+            assert!(
+                repo_file(dir).join(script).exists(),
+                "README runs {script} that is not in the repository: {line}"
+            );
+        }
+    }
 }
 
 #[test]
