@@ -195,6 +195,36 @@ fn wait_for_line(lines: &mpsc::Receiver<String>, marker: &str, timeout: Duration
     );
 }
 
+/// Annotates the agent's certificate kubeconfig Secret with `gardener.cloud/operation=renew`,
+/// through the `seed` context of the landscape's kubeconfig.
+fn renew_certificate(kubeconfig: &std::path::Path) {
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async {
+        let kubeconfig = kube::config::Kubeconfig::read_from(kubeconfig).expect("kubeconfig");
+        let options = kube::config::KubeConfigOptions {
+            context: Some("seed".to_owned()),
+            ..Default::default()
+        };
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
+            .await
+            .expect("seed context");
+        let client = kube::Client::try_from(config).expect("client");
+        let secrets: kube::Api<k8s_openapi::api::core::v1::Secret> =
+            kube::Api::namespaced(client, "garden");
+        let patch = serde_json::json!({
+            "metadata": {"annotations": {"gardener.cloud/operation": "renew"}}
+        });
+        secrets
+            .patch(
+                "gardenlet-kubeconfig",
+                &kube::api::PatchParams::default(),
+                &kube::api::Patch::Merge(&patch),
+            )
+            .await
+            .expect("annotated");
+    });
+}
+
 /// Waits up to `timeout` for `child` to exit.
 fn wait_with_timeout(child: &mut Child, timeout: Duration) -> Option<std::process::ExitStatus> {
     let deadline = Instant::now() + timeout;
@@ -285,6 +315,14 @@ fn sandbox_stops_on_ctrl_c_with_stderr_closed_and_removes_its_temporary_director
             );
         }
     }
+
+    // A renewal while it runs gets a line of its own.
+    renew_certificate(&state.join("kubeconfig"));
+    wait_for_line(
+        &lines,
+        "agent renewed its client certificate: issued ",
+        Duration::from_secs(30),
+    );
 
     // Component logs: flat JSON lines in Gardener's shape, each naming its component.
     for component in ["agent", "garden"] {
