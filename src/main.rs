@@ -179,7 +179,10 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(error) => {
-            report(&format!("error: {error:#}"));
+            report(&format!(
+                "error: {}",
+                seedlet_runtime::error_chain(error.as_ref())
+            ));
             ExitCode::FAILURE
         }
     }
@@ -373,7 +376,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 Ok(ExitCode::SUCCESS)
             }
             Err(error) => {
-                report(&format!("error: {:#}", anyhow::Error::from(error)));
+                report(&format!("error: {}", seedlet_runtime::error_chain(&error)));
                 Ok(ExitCode::from(EXIT_INVALID_CONFIG))
             }
         },
