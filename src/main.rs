@@ -269,9 +269,17 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                             log_level: log.log_level.unwrap_or(LogLevel::Info),
                             ..seedlet_landscape::Options::default()
                         };
-                        seedlet_landscape::run(options, shutdown)
-                            .await
-                            .context("the sandbox landscape did not become Ready")?;
+                        match seedlet_landscape::run(options, shutdown).await {
+                            Ok(()) => {}
+                            // Another landscape holds the directory: nothing was started.
+                            Err(error @ seedlet_landscape::Error::StateDirInUse { .. }) => {
+                                return Err(error.into());
+                            }
+                            Err(error) => {
+                                return Err(anyhow::Error::from(error)
+                                    .context("the sandbox landscape did not become Ready"));
+                            }
+                        }
                     }
                 }
                 Ok(ExitCode::SUCCESS)

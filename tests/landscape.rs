@@ -285,13 +285,13 @@ fn sandbox_stops_on_ctrl_c_with_stderr_closed_and_removes_its_temporary_director
         .expect("second seedlet runs");
     assert!(!second.status.success());
     let complaint = String::from_utf8_lossy(&second.stderr);
-    assert!(
-        complaint.contains(&format!(
-            "state directory {} is in use by process {}",
+    assert_eq!(
+        complaint,
+        format!(
+            "error: state directory {} is in use by process {}\n",
             state.display(),
             child.id()
-        )),
-        "{complaint}"
+        )
     );
 
     // One kubeconfig, two contexts with their own users.
@@ -404,4 +404,26 @@ fn sandbox_serve_prints_its_address_kubeconfig_and_ready() {
         let _ = child.kill();
     }
     assert!(status.expect("stopped within 30 s").success());
+}
+
+/// `seedlet sandbox --once` without `--dir` leaves no temporary state directory behind.
+#[test]
+fn sandbox_once_removes_its_temporary_directory() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let output = Command::new(env!("CARGO_BIN_EXE_seedlet"))
+        .args(["sandbox", "--once"])
+        .env("TMPDIR", tmp.path())
+        .output()
+        .expect("seedlet runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("temporary: removed on exit"),
+        "where state lives is said:\n{stdout}"
+    );
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .expect("temp dir readable")
+        .map(|entry| entry.expect("entry").path())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
 }
