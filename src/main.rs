@@ -241,96 +241,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             dir,
             once,
             log,
-        } => {
-            // The demo's terminal shows its steps and errors only; its components log to files in
-            // the state directory at `--log-level`.
-            let terminal_level = match serve {
-                Some(_) => log.log_level.unwrap_or(LogLevel::Error),
-                None => LogLevel::Error,
-            };
-            init_logging(terminal_level, log.log_format.unwrap_or(LogFormat::Text))?;
-            let runtime = match serve {
-                Some(_) => component_runtime("sandbox")?,
-                None => tokio::runtime::Runtime::new().context("starting the async runtime")?,
-            };
-            runtime.block_on(async move {
-                let shutdown = seedlet_runtime::process::shutdown_on_signals();
-                match serve {
-                    Some(SandboxCommand::Serve { dir, port, name }) => {
-                        let options = seedlet_landscape::ServeOptions { dir, port, name };
-                        seedlet_landscape::serve(options, shutdown)
-                            .await
-                            .context("serving the sandbox")?;
-                    }
-                    None => {
-                        let options = seedlet_landscape::Options {
-                            dir,
-                            once,
-                            log_level: log.log_level.unwrap_or(LogLevel::Info),
-                            ..seedlet_landscape::Options::default()
-                        };
-                        match seedlet_landscape::run(options, shutdown).await {
-                            Ok(()) => {}
-                            // Another landscape holds the directory: nothing was started.
-                            Err(error @ seedlet_landscape::Error::StateDirInUse { .. }) => {
-                                return Err(error.into());
-                            }
-                            Err(error) => {
-                                return Err(anyhow::Error::from(error)
-                                    .context("the sandbox landscape did not become Ready"));
-                            }
-                        }
-                    }
-                }
-                Ok(ExitCode::SUCCESS)
-            })
-        }
-        Command::Agent { config: path, log } => {
-            let Some(seedlet_config::AnyConfig::Gardenlet(config)) =
-                daemon_config(&path, seedlet_config::gardenlet::KIND)
-            else {
-                return Ok(ExitCode::from(EXIT_INVALID_CONFIG));
-            };
-            let mut config = *config;
-            config.apply_environment(|name| std::env::var(name).ok());
-            init_logging(
-                log.log_level.unwrap_or(config.log_level),
-                log.log_format.unwrap_or(config.log_format),
-            )?;
-            let ignored = config.ignored_fields();
-            if !ignored.is_empty() {
-                tracing::info!(
-                    fields = %ignored.join(", "),
-                    "configuration fields accepted but ignored by seedlet"
-                );
-            }
-            let runtime = component_runtime("agent")?;
-            runtime.block_on(async move {
-                seedlet_agent::run_agent(config, seedlet_runtime::process::shutdown_on_signals())
-                    .await
-                    .context("agent failed")
-            })?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Garden { config: path, log } => {
-            let Some(seedlet_config::AnyConfig::GardenController(config)) =
-                daemon_config(&path, seedlet_config::garden::KIND)
-            else {
-                return Ok(ExitCode::from(EXIT_INVALID_CONFIG));
-            };
-            let config = *config;
-            init_logging(
-                log.log_level.unwrap_or(config.log_level),
-                log.log_format.unwrap_or(config.log_format),
-            )?;
-            let runtime = component_runtime("garden")?;
-            runtime.block_on(async move {
-                seedlet_garden::run_garden(config, seedlet_runtime::process::shutdown_on_signals())
-                    .await
-                    .context("garden controller failed")
-            })?;
-            Ok(ExitCode::SUCCESS)
-        }
+        } => sandbox(serve, dir, once, log),
+        Command::Agent { config, log } => agent(&config, log),
+        Command::Garden { config, log } => garden(&config, log),
         Command::Bench {
             command:
                 BenchCommand::Scale {
@@ -389,6 +302,101 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         },
     }
+}
+
+/// `seedlet sandbox [serve]`: the demo landscape, or one sandbox API server.
+fn sandbox(
+    serve: Option<SandboxCommand>,
+    dir: Option<PathBuf>,
+    once: bool,
+    log: LogOptions,
+) -> anyhow::Result<ExitCode> {
+    // The demo's terminal shows its steps and errors only; its components log to files in the
+    // state directory at `--log-level`.
+    let terminal_level = match serve {
+        Some(_) => log.log_level.unwrap_or(LogLevel::Error),
+        None => LogLevel::Error,
+    };
+    init_logging(terminal_level, log.log_format.unwrap_or(LogFormat::Text))?;
+    let runtime = match serve {
+        Some(_) => component_runtime("sandbox")?,
+        None => tokio::runtime::Runtime::new().context("starting the async runtime")?,
+    };
+    runtime.block_on(async move {
+        let shutdown = seedlet_runtime::process::shutdown_on_signals();
+        if let Some(SandboxCommand::Serve { dir, port, name }) = serve {
+            let options = seedlet_landscape::ServeOptions { dir, port, name };
+            seedlet_landscape::serve(options, shutdown)
+                .await
+                .context("serving the sandbox")?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        let options = seedlet_landscape::Options {
+            dir,
+            once,
+            log_level: log.log_level.unwrap_or(LogLevel::Info),
+            ..seedlet_landscape::Options::default()
+        };
+        match seedlet_landscape::run(options, shutdown).await {
+            Ok(()) => Ok(ExitCode::SUCCESS),
+            // Another landscape holds the directory: nothing was started.
+            Err(error @ seedlet_landscape::Error::StateDirInUse { .. }) => Err(error.into()),
+            Err(error) => {
+                Err(anyhow::Error::from(error)
+                    .context("the sandbox landscape did not become Ready"))
+            }
+        }
+    })
+}
+
+/// `seedlet agent`: exit 2 when the configuration has a problem, else run until a signal.
+fn agent(path: &Path, log: LogOptions) -> anyhow::Result<ExitCode> {
+    let Some(seedlet_config::AnyConfig::Gardenlet(config)) =
+        daemon_config(path, seedlet_config::gardenlet::KIND)
+    else {
+        return Ok(ExitCode::from(EXIT_INVALID_CONFIG));
+    };
+    let mut config = *config;
+    config.apply_environment(|name| std::env::var(name).ok());
+    init_logging(
+        log.log_level.unwrap_or(config.log_level),
+        log.log_format.unwrap_or(config.log_format),
+    )?;
+    let ignored = config.ignored_fields();
+    if !ignored.is_empty() {
+        tracing::info!(
+            fields = %ignored.join(", "),
+            "configuration fields accepted but ignored by seedlet"
+        );
+    }
+    let runtime = component_runtime("agent")?;
+    runtime.block_on(async move {
+        seedlet_agent::run_agent(config, seedlet_runtime::process::shutdown_on_signals())
+            .await
+            .context("agent failed")
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `seedlet garden`: exit 2 when the configuration has a problem, else run until a signal.
+fn garden(path: &Path, log: LogOptions) -> anyhow::Result<ExitCode> {
+    let Some(seedlet_config::AnyConfig::GardenController(config)) =
+        daemon_config(path, seedlet_config::garden::KIND)
+    else {
+        return Ok(ExitCode::from(EXIT_INVALID_CONFIG));
+    };
+    let config = *config;
+    init_logging(
+        log.log_level.unwrap_or(config.log_level),
+        log.log_format.unwrap_or(config.log_format),
+    )?;
+    let runtime = component_runtime("garden")?;
+    runtime.block_on(async move {
+        seedlet_garden::run_garden(config, seedlet_runtime::process::shutdown_on_signals())
+            .await
+            .context("garden controller failed")
+    })?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Checks each file; prints `OK: <kind> <file>` on stdout or each problem on its own line on stderr.

@@ -400,32 +400,7 @@ async fn bring_up(
     let running_garden = progress
         .step(
             "start garden controller (CSR approval, seed lifecycle)",
-            async {
-                let config = match seedlet_config::load(&garden_config_path).map_err(|source| {
-                    Error::Config {
-                        component: "garden controller",
-                        source,
-                    }
-                })? {
-                    seedlet_config::AnyConfig::GardenController(config) => *config,
-                    seedlet_config::AnyConfig::Gardenlet(_) => {
-                        unreachable!("the landscape writes a GardenControllerConfiguration")
-                    }
-                };
-                let client = garden_client.clone();
-                let stop = stop.clone();
-                let running = garden_runtime
-                    .run(async move {
-                        Garden::new(config, client)?
-                            .with_addresses(files::ephemeral_address(), files::ephemeral_address())
-                            .start(stop)
-                            .await
-                    })
-                    .await?
-                    .map_err(Error::Garden)?;
-                let detail = probe_addresses(running.health_address, running.metrics_address);
-                Ok((running, detail))
-            },
+            start_garden_controller(&garden_runtime, &garden_config_path, &garden_client, &stop),
         )
         .await?;
 
@@ -478,36 +453,10 @@ async fn bring_up(
     let agent_config_path = state.write_config("agent.yaml", &files::agent_config(SEED_NAME))?;
     let agent_runtime = ComponentRuntime::new("agent")?;
     let running_agent = progress
-        .step("start agent", async {
-            let config =
-                match seedlet_config::load(&agent_config_path).map_err(|source| Error::Config {
-                    component: "agent",
-                    source,
-                })? {
-                    seedlet_config::AnyConfig::Gardenlet(config) => *config,
-                    seedlet_config::AnyConfig::GardenController(_) => {
-                        unreachable!("the landscape writes a GardenletConfiguration")
-                    }
-                };
-            let seed_client = seed_client.clone();
-            let stop = stop.clone();
-            let running = agent_runtime
-                .run(async move {
-                    let mut agent = Agent::new(config)?;
-                    let settings = agent.settings_mut();
-                    settings.health_address = files::ephemeral_address();
-                    settings.metrics_address = files::ephemeral_address();
-                    // The agent patches the client certificate expiry into the Seed status and,
-                    // while registration has not created the Seed yet, retries at this pace
-                    // (10 s by default): a landscape on one laptop wants it within a moment.
-                    settings.bootstrap.retry_interval = BOOTSTRAP_RETRY_INTERVAL;
-                    agent.with_seed_client(seed_client).start(stop).await
-                })
-                .await?
-                .map_err(Error::Agent)?;
-            let detail = probe_addresses(running.health_address, running.metrics_address);
-            Ok((running, detail))
-        })
+        .step(
+            "start agent",
+            start_agent(&agent_runtime, &agent_config_path, &seed_client, &stop),
+        )
         .await?;
     let mut components = Components {
         stop,
@@ -533,6 +482,75 @@ async fn bring_up(
             Err(error)
         }
     }
+}
+
+/// Starts the garden controller from its written configuration on its own runtime; the detail
+/// names its health and metrics addresses.
+async fn start_garden_controller(
+    runtime: &ComponentRuntime,
+    config_path: &std::path::Path,
+    garden_client: &kube::Client,
+    stop: &CancellationToken,
+) -> Result<(seedlet_garden::RunningGarden, String), Error> {
+    let config = match seedlet_config::load(config_path).map_err(|source| Error::Config {
+        component: "garden controller",
+        source,
+    })? {
+        seedlet_config::AnyConfig::GardenController(config) => *config,
+        seedlet_config::AnyConfig::Gardenlet(_) => {
+            unreachable!("the landscape writes a GardenControllerConfiguration")
+        }
+    };
+    let client = garden_client.clone();
+    let stop = stop.clone();
+    let running = runtime
+        .run(async move {
+            Garden::new(config, client)?
+                .with_addresses(files::ephemeral_address(), files::ephemeral_address())
+                .start(stop)
+                .await
+        })
+        .await?
+        .map_err(Error::Garden)?;
+    let detail = probe_addresses(running.health_address, running.metrics_address);
+    Ok((running, detail))
+}
+
+/// Starts the agent from its written configuration on its own runtime, with the seed client;
+/// the detail names its health and metrics addresses.
+async fn start_agent(
+    runtime: &ComponentRuntime,
+    config_path: &std::path::Path,
+    seed_client: &kube::Client,
+    stop: &CancellationToken,
+) -> Result<(seedlet_agent::RunningAgent, String), Error> {
+    let config = match seedlet_config::load(config_path).map_err(|source| Error::Config {
+        component: "agent",
+        source,
+    })? {
+        seedlet_config::AnyConfig::Gardenlet(config) => *config,
+        seedlet_config::AnyConfig::GardenController(_) => {
+            unreachable!("the landscape writes a GardenletConfiguration")
+        }
+    };
+    let seed_client = seed_client.clone();
+    let stop = stop.clone();
+    let running = runtime
+        .run(async move {
+            let mut agent = Agent::new(config)?;
+            let settings = agent.settings_mut();
+            settings.health_address = files::ephemeral_address();
+            settings.metrics_address = files::ephemeral_address();
+            // The agent patches the client certificate expiry into the Seed status and, while
+            // registration has not created the Seed yet, retries at this pace (10 s by default):
+            // a landscape on one laptop wants it within a moment.
+            settings.bootstrap.retry_interval = BOOTSTRAP_RETRY_INTERVAL;
+            agent.with_seed_client(seed_client).start(stop).await
+        })
+        .await?
+        .map_err(Error::Agent)?;
+    let detail = probe_addresses(running.health_address, running.metrics_address);
+    Ok((running, detail))
 }
 
 /// The demo stages, in order: the Seed becomes Ready, the example extension is installed, then
