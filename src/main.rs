@@ -4,14 +4,13 @@
 //! Commands that read a configuration initialise logging from it via `init_logging`; one-shot
 //! commands use the flags or text output at `info`.
 
-use std::io::IsTerminal;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::{Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use seedlet_config::{LogFormat, LogLevel};
-use tracing_subscriber::EnvFilter;
 
 /// `seedlet version` and `--version`: crate version and the git commit recorded by `build.rs`.
 const VERSION: &str = concat!(
@@ -28,26 +27,39 @@ const EXIT_INVALID_CONFIG: u8 = 2;
 #[derive(Debug, Parser)]
 #[command(name = "seedlet", version = VERSION)]
 struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// The logging flags of the commands that log; in a section of their own in `--help`.
+#[derive(Debug, Clone, Copy, Default, Args)]
+#[command(next_help_heading = "Log options")]
+struct LogOptions {
     /// Log threshold (debug, info, error); overrides the configuration's `logLevel`.
-    /// A non-empty `RUST_LOG` replaces it with a full tracing filter.
+    /// A non-empty `RUST_LOG` (`level` or `target=level` directives) replaces it on stderr.
     #[arg(long, global = true, value_name = "LEVEL")]
     log_level: Option<LogLevel>,
     /// Log format (json, text); overrides the configuration's `logFormat`.
     #[arg(long, global = true, value_name = "FORMAT")]
     log_format: Option<LogFormat>,
-    #[command(subcommand)]
-    command: Command,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Print the version and the git commit it was built from.
     Version,
-    /// Validate configuration files (agent or garden controller); exit 0 when all are valid, 2 otherwise.
+    /// Validate agent and garden controller configuration files; exit 2 on any problem.
+    ///
+    /// Files are loaded as the daemons load them, including the kubeconfig files they name (after
+    /// the `GARDEN_KUBECONFIG` / `KUBECONFIG` overrides). Every problem is printed as
+    /// `FILE: PATH: PROBLEM` on stderr; a valid file as `OK: KIND FILE` on stdout, with one line
+    /// listing the gardenlet fields seedlet accepts but ignores.
     CheckConfig {
         /// Files to check; the kind is detected from `apiVersion` and `kind`.
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
+        #[command(flatten)]
+        log: LogOptions,
     },
     /// Print CustomResourceDefinitions for the Gardener types as YAML (both sets without a flag).
     Crds {
@@ -58,8 +70,10 @@ enum Command {
         #[arg(long)]
         seed: bool,
     },
-    /// Run the demo landscape (garden + seed sandboxes, garden controller, agent) until Ready,
-    /// or with `serve` a single sandbox API server.
+    /// Run the demo landscape (garden + seed sandboxes, garden controller, agent), or `serve`.
+    ///
+    /// Prints each step, a summary and how to look around with kubectl; the components log to
+    /// DIR/agent.log, DIR/garden.log and DIR/sandbox.log. `serve` runs one sandbox API server.
     Sandbox {
         #[command(subcommand)]
         serve: Option<SandboxCommand>,
@@ -69,25 +83,44 @@ enum Command {
         /// Exit 0 once everything is Ready (non-zero with the reason otherwise).
         #[arg(long)]
         once: bool,
+        #[command(flatten)]
+        log: LogOptions,
     },
-    /// Run the seed agent with a `GardenletConfiguration`.
+    /// Run the seed agent with a `GardenletConfiguration` (exit 2 when it has problems).
     Agent {
         /// The agent configuration file.
         #[arg(long, value_name = "FILE")]
         config: PathBuf,
+        #[command(flatten)]
+        log: LogOptions,
     },
-    /// Run the garden-side controller with a `GardenControllerConfiguration`.
+    /// Run the garden-side controller with a `GardenControllerConfiguration` (exit 2 when it has
+    /// problems).
     Garden {
         /// The garden controller configuration file.
         #[arg(long, value_name = "FILE")]
         config: PathBuf,
+        #[command(flatten)]
+        log: LogOptions,
     },
-    /// Render a Helm chart or ControllerDeployment offline, like `helm template`; exit 2 on errors.
+    /// Render a Helm chart or ControllerDeployment offline, like `helm template`.
+    ///
+    /// `seedlet render [NAME] CHART -n NAMESPACE -f VALUES --set KEY=VALUE`; exit 2 on errors.
     Render(seedlet_chartrender::cli::RenderArgs),
     /// Measure seedlet under load.
     Bench {
         #[command(subcommand)]
         command: BenchCommand,
+        #[command(flatten)]
+        log: LogOptions,
+    },
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    ///
+    /// For example `seedlet completion bash > /etc/bash_completion.d/seedlet`.
+    Completion {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
     },
 }
 
@@ -126,7 +159,8 @@ enum BenchCommand {
 
 #[derive(Debug, Subcommand)]
 enum SandboxCommand {
-    /// Serve one sandbox API server; writes DIR/admin.kubeconfig and DIR/ca.crt once ready.
+    /// Serve one sandbox API server; writes DIR/admin.kubeconfig and DIR/ca.crt, prints its
+    /// address, the kubeconfig path and `ready`.
     Serve {
         /// State directory (CA, data, admin kubeconfig).
         #[arg(long, value_name = "DIR")]
@@ -145,23 +179,48 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            report(&format!(
+                "error: {}",
+                seedlet_runtime::error_chain(error.as_ref())
+            ));
             ExitCode::FAILURE
         }
     }
 }
 
+/// Writes one line to stderr; a closed stderr loses it instead of panicking like `eprintln!`.
+fn report(line: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
+/// A multi-threaded tokio runtime whose threads log as `component` (see
+/// [`seedlet_config::logging::set_thread_component`]).
+fn component_runtime(component: &'static str) -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .on_thread_start(move || seedlet_config::logging::set_thread_component(component))
+        .build()
+        .context("starting the async runtime")
+}
+
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let one_shot_level = cli.log_level.unwrap_or_default();
-    let one_shot_format = cli.log_format.unwrap_or(LogFormat::Text);
     match cli.command {
         Command::Version => {
-            println!("seedlet {VERSION}");
+            out(&format!("seedlet {VERSION}"));
             Ok(ExitCode::SUCCESS)
         }
-        Command::CheckConfig { files } => {
-            init_logging(one_shot_level, one_shot_format)?;
+        Command::CheckConfig { files, log } => {
+            init_logging(
+                log.log_level.unwrap_or_default(),
+                log.log_format.unwrap_or(LogFormat::Text),
+            )?;
             Ok(check_config(&files))
+        }
+        Command::Completion { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "seedlet", &mut script);
+            let _ = std::io::stdout().lock().write_all(&script);
+            Ok(ExitCode::SUCCESS)
         }
         Command::Crds { garden, seed } => {
             let crds = match (garden, seed) {
@@ -173,71 +232,18 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     all
                 }
             };
-            print!(
-                "{}",
-                seedlet_api::crds::to_yaml(&crds).context("rendering CRDs")?
-            );
+            let yaml = seedlet_api::crds::to_yaml(&crds).context("rendering CRDs")?;
+            let _ = std::io::stdout().lock().write_all(yaml.as_bytes());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Sandbox { serve, dir, once } => {
-            init_logging(cli.log_level.unwrap_or(LogLevel::Error), one_shot_format)?;
-            let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-            runtime.block_on(async move {
-                match serve {
-                    Some(SandboxCommand::Serve { dir, port, name }) => {
-                        seedlet_sandbox::serve(seedlet_sandbox::ServeOptions { dir, port, name })
-                            .await
-                            .context("serving the sandbox")?;
-                    }
-                    None => {
-                        let options = seedlet_landscape::Options {
-                            dir,
-                            once,
-                            ..seedlet_landscape::Options::default()
-                        };
-                        let shutdown = seedlet_runtime::process::shutdown_on_signals();
-                        seedlet_landscape::run(options, shutdown)
-                            .await
-                            .context("the sandbox landscape did not become Ready")?;
-                    }
-                }
-                Ok(ExitCode::SUCCESS)
-            })
-        }
-        Command::Agent { config } => {
-            let mut config = seedlet_config::load_gardenlet(&config)
-                .with_context(|| format!("loading {}", config.display()))?;
-            config.apply_environment(|name| std::env::var(name).ok());
-            init_logging(
-                cli.log_level.unwrap_or(config.log_level),
-                cli.log_format.unwrap_or(config.log_format),
-            )?;
-            for field in config.ignored_fields() {
-                tracing::info!(field = %field, "configuration field accepted but ignored by seedlet");
-            }
-            let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-            runtime.block_on(async move {
-                seedlet_agent::run_agent(config, seedlet_runtime::process::shutdown_on_signals())
-                    .await
-                    .context("agent failed")
-            })?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Garden { config } => {
-            let config = seedlet_config::load_garden_controller(&config)
-                .with_context(|| format!("loading {}", config.display()))?;
-            init_logging(
-                cli.log_level.unwrap_or(config.log_level),
-                cli.log_format.unwrap_or(config.log_format),
-            )?;
-            let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-            runtime.block_on(async move {
-                seedlet_garden::run_garden(config, seedlet_runtime::process::shutdown_on_signals())
-                    .await
-                    .context("garden controller failed")
-            })?;
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Sandbox {
+            serve,
+            dir,
+            once,
+            log,
+        } => sandbox(serve, dir, once, log),
+        Command::Agent { config, log } => agent(&config, log),
+        Command::Garden { config, log } => garden(&config, log),
         Command::Bench {
             command:
                 BenchCommand::Scale {
@@ -250,8 +256,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     dir,
                     report,
                 },
+            log,
         } => {
-            init_logging(cli.log_level.unwrap_or(LogLevel::Error), one_shot_format)?;
+            init_logging(
+                log.log_level.unwrap_or(LogLevel::Error),
+                log.log_format.unwrap_or(LogFormat::Text),
+            )?;
             let binary = std::env::current_exe().context("locating the seedlet binary")?;
             let overrides = seedlet_scale::Overrides {
                 shoots,
@@ -271,8 +281,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 std::fs::write(&path, &json)
                     .with_context(|| format!("writing the report to {}", path.display()))?;
             }
-            println!("{json}");
-            eprint!("{}", measured.summary());
+            out(&json);
+            let _ = std::io::stderr()
+                .lock()
+                .write_all(measured.summary().as_bytes());
             Ok(if measured.goals.iter().all(|goal| goal.met) {
                 ExitCode::SUCCESS
             } else {
@@ -281,15 +293,110 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Render(args) => match seedlet_chartrender::cli::run(&args) {
             Ok(output) => {
-                print!("{output}");
+                let _ = std::io::stdout().lock().write_all(output.as_bytes());
                 Ok(ExitCode::SUCCESS)
             }
             Err(error) => {
-                eprintln!("error: {:#}", anyhow::Error::from(error));
+                report(&format!("error: {}", seedlet_runtime::error_chain(&error)));
                 Ok(ExitCode::from(EXIT_INVALID_CONFIG))
             }
         },
     }
+}
+
+/// `seedlet sandbox [serve]`: the demo landscape, or one sandbox API server.
+fn sandbox(
+    serve: Option<SandboxCommand>,
+    dir: Option<PathBuf>,
+    once: bool,
+    log: LogOptions,
+) -> anyhow::Result<ExitCode> {
+    // The demo's terminal shows its steps and errors only; its components log to files in the
+    // state directory at `--log-level`.
+    let terminal_level = match serve {
+        Some(_) => log.log_level.unwrap_or(LogLevel::Error),
+        None => LogLevel::Error,
+    };
+    init_logging(terminal_level, log.log_format.unwrap_or(LogFormat::Text))?;
+    let runtime = match serve {
+        Some(_) => component_runtime("sandbox")?,
+        None => tokio::runtime::Runtime::new().context("starting the async runtime")?,
+    };
+    runtime.block_on(async move {
+        let shutdown = seedlet_runtime::process::shutdown_on_signals();
+        if let Some(SandboxCommand::Serve { dir, port, name }) = serve {
+            let options = seedlet_landscape::ServeOptions { dir, port, name };
+            seedlet_landscape::serve(options, shutdown)
+                .await
+                .context("serving the sandbox")?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        let options = seedlet_landscape::Options {
+            dir,
+            once,
+            log_level: log.log_level.unwrap_or(LogLevel::Info),
+            ..seedlet_landscape::Options::default()
+        };
+        match seedlet_landscape::run(options, shutdown).await {
+            Ok(()) => Ok(ExitCode::SUCCESS),
+            // Another landscape holds the directory: nothing was started.
+            Err(error @ seedlet_landscape::Error::StateDirInUse { .. }) => Err(error.into()),
+            Err(error) => {
+                Err(anyhow::Error::from(error)
+                    .context("the sandbox landscape did not become Ready"))
+            }
+        }
+    })
+}
+
+/// `seedlet agent`: exit 2 when the configuration has a problem, else run until a signal.
+fn agent(path: &Path, log: LogOptions) -> anyhow::Result<ExitCode> {
+    let Some(seedlet_config::AnyConfig::Gardenlet(config)) =
+        daemon_config(path, seedlet_config::gardenlet::KIND)
+    else {
+        return Ok(ExitCode::from(EXIT_INVALID_CONFIG));
+    };
+    let mut config = *config;
+    config.apply_environment(|name| std::env::var(name).ok());
+    init_logging(
+        log.log_level.unwrap_or(config.log_level),
+        log.log_format.unwrap_or(config.log_format),
+    )?;
+    let ignored = config.ignored_fields();
+    if !ignored.is_empty() {
+        tracing::info!(
+            fields = %ignored.join(", "),
+            "configuration fields accepted but ignored by seedlet"
+        );
+    }
+    let runtime = component_runtime("agent")?;
+    runtime.block_on(async move {
+        seedlet_agent::run_agent(config, seedlet_runtime::process::shutdown_on_signals())
+            .await
+            .context("agent failed")
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `seedlet garden`: exit 2 when the configuration has a problem, else run until a signal.
+fn garden(path: &Path, log: LogOptions) -> anyhow::Result<ExitCode> {
+    let Some(seedlet_config::AnyConfig::GardenController(config)) =
+        daemon_config(path, seedlet_config::garden::KIND)
+    else {
+        return Ok(ExitCode::from(EXIT_INVALID_CONFIG));
+    };
+    let config = *config;
+    init_logging(
+        log.log_level.unwrap_or(config.log_level),
+        log.log_format.unwrap_or(config.log_format),
+    )?;
+    let runtime = component_runtime("garden")?;
+    runtime.block_on(async move {
+        seedlet_garden::run_garden(config, seedlet_runtime::process::shutdown_on_signals())
+            .await
+            .context("garden controller failed")
+    })?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Checks each file; prints `OK: <kind> <file>` on stdout or each problem on its own line on stderr.
@@ -306,47 +413,58 @@ fn check_config(files: &[PathBuf]) -> ExitCode {
 }
 
 fn check_one(file: &Path) -> bool {
-    match seedlet_config::load(file) {
+    match seedlet_config::load_for_daemon(file, |name| std::env::var(name).ok()) {
         Ok(config) => {
-            println!("OK: {} {}", config.kind(), file.display());
-            for field in config.ignored_fields() {
-                tracing::info!(file = %file.display(), field = %field, "field accepted but ignored by seedlet");
+            out(&format!("OK: {} {}", config.kind(), file.display()));
+            let ignored = config.ignored_fields();
+            if !ignored.is_empty() {
+                out(&format!(
+                    "  {} fields accepted but ignored by seedlet: {}",
+                    ignored.len(),
+                    ignored.join(", ")
+                ));
             }
             true
         }
-        Err(error) if !error.problems().is_empty() => {
-            for problem in error.problems() {
-                eprintln!("{}: {problem}", file.display());
-            }
-            false
-        }
         Err(error) => {
-            eprintln!("{:#}", anyhow::Error::from(error));
+            for line in error.lines() {
+                report(&line);
+            }
             false
         }
     }
 }
 
-/// Installs the global tracing subscriber on stderr.
+/// Loads a daemon's configuration the way `check-config` does (the same problems, the same
+/// lines on stderr); `None` when it has problems or is of another kind than `kind`.
+fn daemon_config(path: &Path, kind: &'static str) -> Option<seedlet_config::AnyConfig> {
+    let error = match seedlet_config::load_for_daemon(path, |name| std::env::var(name).ok()) {
+        Ok(config) if config.kind() == kind => return Some(config),
+        Ok(config) => seedlet_config::ConfigError::WrongKind {
+            file: path.to_owned(),
+            found: config.kind(),
+            expected: kind,
+        },
+        Err(error) => error,
+    };
+    for line in error.lines() {
+        report(&line);
+    }
+    None
+}
+
+/// Writes one line to stdout; a closed stdout (`seedlet … | head`) loses it instead of panicking.
+fn out(line: &str) {
+    let _ = writeln!(std::io::stdout().lock(), "{line}");
+}
+
+/// Installs the process logger on stderr (see [`seedlet_config::logging`]).
 ///
 /// # Errors
 ///
-/// Fails when a subscriber is already installed or `RUST_LOG` is not a valid filter.
+/// Fails when a logger is already installed or `RUST_LOG` is not a valid filter.
 fn init_logging(level: LogLevel, format: LogFormat) -> anyhow::Result<()> {
-    let filter = match std::env::var("RUST_LOG") {
-        Ok(directives) if !directives.is_empty() => EnvFilter::try_new(&directives)
-            .with_context(|| format!("parsing RUST_LOG {directives:?}"))?,
-        _ => EnvFilter::new(level.as_str()),
-    };
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal());
-    let installed = match format {
-        LogFormat::Json => builder.json().try_init(),
-        LogFormat::Text => builder.try_init(),
-    };
-    installed
-        .map_err(|error| anyhow::anyhow!(error))
+    let rust_log = std::env::var("RUST_LOG").ok();
+    seedlet_config::logging::init(level, format, rust_log.as_deref())
         .context("initialising logging")
 }

@@ -7,6 +7,8 @@ fn seedlet(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_seedlet"))
         .args(args)
         .env_remove("RUST_LOG")
+        .env_remove("KUBECONFIG")
+        .env_remove("GARDEN_KUBECONFIG")
         .output()
         .expect("the seedlet binary runs")
 }
@@ -38,26 +40,17 @@ fn version_prints_the_crate_version_and_a_commit() {
 }
 
 #[test]
-fn check_config_accepts_every_example_and_names_its_kind() {
-    let examples = [
+fn check_config_accepts_the_examples_and_names_its_kind() {
+    for (file, kind) in [
         (
             "config/examples/agent-bootstrap-token.yaml",
-            "GardenletConfiguration",
-        ),
-        (
-            "config/examples/agent-static-kubeconfig.yaml",
             "GardenletConfiguration",
         ),
         (
             "config/examples/garden-controller.yaml",
             "GardenControllerConfiguration",
         ),
-        (
-            "config/tests/fixtures/20-componentconfig-gardenlet.yaml",
-            "GardenletConfiguration",
-        ),
-    ];
-    for (file, kind) in examples {
+    ] {
         let path = repo_file(file);
         let output = seedlet(&["check-config", path.to_str().expect("utf-8 path")]);
         assert_eq!(
@@ -74,15 +67,214 @@ fn check_config_accepts_every_example_and_names_its_kind() {
 }
 
 #[test]
-fn check_config_logs_the_fields_seedlet_ignores() {
-    let path = repo_file("config/tests/fixtures/20-componentconfig-gardenlet.yaml");
+fn check_config_reports_the_kubeconfig_files_a_daemon_would_not_find() {
+    // The static example names host paths that do not exist on a build machine.
+    let path = repo_file("config/examples/agent-static-kubeconfig.yaml");
     let output = seedlet(&["check-config", path.to_str().expect("utf-8 path")]);
-    let stderr = text(&output.stderr);
-    assert!(
-        stderr.contains("field accepted but ignored by seedlet"),
-        "{stderr}"
+    assert_eq!(output.status.code(), Some(2));
+    let file = path.display();
+    assert_eq!(
+        text(&output.stderr),
+        format!(
+            "{file}: gardenClientConnection.kubeconfig: file /etc/seedlet/garden-kubeconfig.yaml does not exist\n\
+             {file}: seedClientConnection.kubeconfig: file /etc/seedlet/seed-kubeconfig.yaml does not exist\n"
+        )
     );
-    assert!(stderr.contains("controllers.shootCare"), "{stderr}");
+    // `KUBECONFIG` overrides the seed kubeconfig for the agent, so check-config follows it.
+    let output = Command::new(env!("CARGO_BIN_EXE_seedlet"))
+        .args(["check-config", path.to_str().expect("utf-8 path")])
+        .env_remove("GARDEN_KUBECONFIG")
+        .env("KUBECONFIG", repo_file("Cargo.toml"))
+        .output()
+        .expect("the seedlet binary runs");
+    assert_eq!(
+        text(&output.stderr),
+        format!(
+            "{file}: gardenClientConnection.kubeconfig: file /etc/seedlet/garden-kubeconfig.yaml does not exist\n"
+        )
+    );
+}
+
+#[test]
+fn check_config_summarises_the_fields_seedlet_ignores_in_one_line() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let fixture = std::fs::read_to_string(repo_file(
+        "config/tests/fixtures/20-componentconfig-gardenlet.yaml",
+    ))
+    .expect("fixture");
+    let path = dir.path().join("gardener-example.yaml");
+    std::fs::write(&path, format!("{fixture}\n{SEED}")).expect("written");
+    let output = seedlet(&["check-config", path.to_str().expect("utf-8 path")]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(output.stderr.is_empty(), "{}", text(&output.stderr));
+    assert_eq!(
+        text(&output.stdout),
+        format!(
+            "OK: GardenletConfiguration {}\n  17 fields accepted but ignored by seedlet: \
+             shootClientConnection, debugging, logging, etcdConfig, nodeToleration, \
+             controllers.backupBucket, controllers.backupEntry, controllers.bastion, \
+             controllers.gardenlet, controllers.managedSeed, controllers.networkPolicy, \
+             controllers.shoot.retryDuration, controllers.shootCare, controllers.shootStatus, \
+             controllers.tokenRequestor, controllers.tokenRequestorWorkloadIdentity, \
+             controllers.vpaEvictionRequirements\n",
+            path.display()
+        )
+    );
+}
+
+/// A valid `seedConfig`, which the agent requires.
+const SEED: &str = "seedConfig:
+  metadata:
+    name: local
+  spec:
+    provider: {type: local, region: local}
+    networks: {pods: 10.1.0.0/16, services: 10.2.0.0/16}
+";
+
+/// One file with a problem of every class: a bad value must not hide the problems after it.
+const EVERY_PROBLEM: &str = "gardenClientConnection:
+  qps: fast
+  kubeconfig: /nonexistent/garden.kubeconfig
+seedClientConnection:
+  kubeconfig: /nonexistent/seed.kubeconfig
+controllers:
+  seed:
+    syncPeriod: 1d
+    leaseResyncSecond: 2
+  seedCare:
+    conditionThresholds:
+    - type: SeedSystemComponentsHealthy
+      duration: 0s
+server:
+  healthProbes:
+    port: 99999
+logFormat: yaml
+seedConfig:
+  metadata:
+    name: local
+  spec:
+    provder:
+      type: local
+    networks:
+      pods: 10.1.0.0/99
+      servces: 10.2.0.0/16
+";
+
+#[test]
+fn check_config_reports_every_problem_of_a_file_in_one_run() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = write_config(&dir, "every.yaml", EVERY_PROBLEM);
+    let output = Command::new(env!("CARGO_BIN_EXE_seedlet"))
+        .args(["check-config", path.to_str().expect("utf-8 path")])
+        .env_remove("KUBECONFIG")
+        .env_remove("GARDEN_KUBECONFIG")
+        .output()
+        .expect("the seedlet binary runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(output.stdout.is_empty());
+    let file = path.display();
+    let expected = [
+        "gardenClientConnection.qps: invalid type: string \"fast\", expected a number",
+        "controllers.seed.syncPeriod: invalid duration \"1d\": unknown unit \"d\" (one of ns, us, ms, s, m, h)",
+        "controllers.seed.leaseResyncSecond: unknown field",
+        "server.healthProbes.port: 99999 is out of range, expected an integer from 0 to 65535",
+        "logFormat: unknown value yaml, expected json or text",
+        "controllers.seedCare.conditionThresholds[0].duration: must be > 0",
+        "seedConfig.spec.provder: unknown field",
+        "seedConfig.spec.provider: required",
+        "seedConfig.spec.networks.servces: unknown field",
+        "seedConfig.spec.networks.pods: \"10.1.0.0/99\" is not a CIDR such as 10.0.0.0/16: prefix length 99 is not between 0 and 32",
+        "seedConfig.spec.networks.services: required",
+        "gardenClientConnection.kubeconfig: file /nonexistent/garden.kubeconfig does not exist",
+        "seedClientConnection.kubeconfig: file /nonexistent/seed.kubeconfig does not exist",
+    ]
+    .map(|problem| format!("{file}: {problem}\n"))
+    .concat();
+    assert_eq!(text(&output.stderr), expected);
+
+    // The agent refuses the same file with the same lines and exit code, before it starts.
+    let agent = Command::new(env!("CARGO_BIN_EXE_seedlet"))
+        .args(["agent", "--config", path.to_str().expect("utf-8 path")])
+        .env_remove("KUBECONFIG")
+        .env_remove("GARDEN_KUBECONFIG")
+        .output()
+        .expect("the seedlet binary runs");
+    assert_eq!(agent.status.code(), Some(2));
+    assert_eq!(text(&agent.stderr), expected);
+}
+
+#[test]
+fn check_config_names_typos_in_the_seed_spec_and_a_missing_seed_config() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let typo = write_config(
+        &dir,
+        "typo.yaml",
+        "seedConfig:\n  metadata:\n    name: local\n  spec:\n    provider:\n      type: local\n      regoin: local\n    networks:\n      pods: 10.1.0.0/16\n      services: 10.2.0.0/16\n",
+    );
+    let missing = write_config(&dir, "missing.yaml", "logLevel: info\n");
+    let output = seedlet(&[
+        "check-config",
+        typo.to_str().expect("utf-8 path"),
+        missing.to_str().expect("utf-8 path"),
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        text(&output.stderr),
+        format!(
+            "{typo}: seedConfig.spec.provider.regoin: unknown field\n\
+             {typo}: seedConfig.spec.provider.region: required\n\
+             {missing}: seedConfig: required (the Seed this agent registers)\n",
+            typo = typo.display(),
+            missing = missing.display()
+        )
+    );
+}
+
+#[test]
+fn check_config_puts_file_and_field_first_for_a_wrong_api_version_kind_or_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let version = dir.path().join("version.yaml");
+    std::fs::write(
+        &version,
+        "apiVersion: gardenlet.config.gardener.cloud/v1beta1\nkind: GardenletConfiguration\n",
+    )
+    .expect("written");
+    let kind = dir.path().join("kind.yaml");
+    std::fs::write(
+        &kind,
+        "apiVersion: seedlet.gardener.cloud/v1alpha1\nkind: GardenletConfiguration\n",
+    )
+    .expect("written");
+    let output = seedlet(&[
+        "check-config",
+        version.to_str().expect("utf-8 path"),
+        kind.to_str().expect("utf-8 path"),
+        "/nonexistent/seedlet.yaml",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    let expected = "expected gardenlet.config.gardener.cloud/v1alpha1 GardenletConfiguration or \
+                    seedlet.gardener.cloud/v1alpha1 GardenControllerConfiguration";
+    assert_eq!(
+        text(&output.stderr),
+        format!(
+            "{}: apiVersion: \"gardenlet.config.gardener.cloud/v1beta1\" is not read by seedlet; {expected}\n\
+             {}: kind: \"GardenletConfiguration\" is not a kind of seedlet.gardener.cloud/v1alpha1; {expected}\n\
+             /nonexistent/seedlet.yaml: cannot read: No such file or directory (os error 2)\n",
+            version.display(),
+            kind.display()
+        )
+    );
+    // A daemon given the other kind says so in the same shape.
+    let garden = repo_file("config/examples/garden-controller.yaml");
+    let agent = seedlet(&["agent", "--config", garden.to_str().expect("utf-8 path")]);
+    assert_eq!(agent.status.code(), Some(2));
+    assert_eq!(
+        text(&agent.stderr),
+        format!(
+            "{}: kind: GardenControllerConfiguration, expected GardenletConfiguration for this command\n",
+            garden.display()
+        )
+    );
 }
 
 #[test]
@@ -91,7 +283,7 @@ fn check_config_exits_2_and_names_the_path_of_an_unknown_field() {
     let path = write_config(
         &dir,
         "unknown.yaml",
-        "controllers:\n  seedCare:\n    syncPeriod: 30s\n    typo: 1\n",
+        &format!("{SEED}controllers:\n  seedCare:\n    syncPeriod: 30s\n    typo: 1\n"),
     );
     let output = seedlet(&["check-config", path.to_str().expect("utf-8 path")]);
     assert_eq!(output.status.code(), Some(2));
@@ -106,40 +298,6 @@ fn check_config_exits_2_and_names_the_path_of_an_unknown_field() {
 }
 
 #[test]
-fn check_config_exits_2_and_names_the_path_of_a_bad_duration() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = write_config(
-        &dir,
-        "duration.yaml",
-        "controllers:\n  seed:\n    syncPeriod: 1d\n",
-    );
-    let output = seedlet(&["check-config", path.to_str().expect("utf-8 path")]);
-    assert_eq!(output.status.code(), Some(2));
-    let stderr = text(&output.stderr);
-    assert!(
-        stderr.contains("controllers.seed.syncPeriod: invalid duration \"1d\": unknown unit \"d\""),
-        "{stderr}"
-    );
-}
-
-#[test]
-fn check_config_prints_every_problem_on_its_own_line() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let body = "gardenClientConnection:\n  kubeconfigValidity:\n    validity: 1m\nlogFormat: json\nextra: 1\n";
-    let path = write_config(&dir, "many.yaml", body);
-    let output = seedlet(&["check-config", path.to_str().expect("utf-8 path")]);
-    assert_eq!(output.status.code(), Some(2));
-    let stderr = text(&output.stderr);
-    let lines: Vec<_> = stderr.lines().collect();
-    assert_eq!(lines.len(), 2, "{stderr}");
-    assert!(lines[0].ends_with("extra: unknown field"), "{stderr}");
-    assert!(
-        lines[1]
-            .ends_with("gardenClientConnection.kubeconfigValidity.validity: must be at least 10m")
-    );
-}
-
-#[test]
 fn check_config_exits_2_for_a_missing_file_and_still_checks_the_others() {
     let good = repo_file("config/examples/garden-controller.yaml");
     let output = seedlet(&[
@@ -148,7 +306,7 @@ fn check_config_exits_2_for_a_missing_file_and_still_checks_the_others() {
         good.to_str().expect("utf-8 path"),
     ]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(text(&output.stderr).contains("reading configuration file /nonexistent/seedlet.yaml"));
+    assert!(text(&output.stderr).starts_with("/nonexistent/seedlet.yaml: cannot read: "));
     assert!(text(&output.stdout).starts_with("OK: GardenControllerConfiguration"));
 }
 
@@ -192,4 +350,170 @@ fn yaml_documents(stream: &str) -> Vec<String> {
     }
     documents.retain(|document| !document.trim().is_empty());
     documents
+}
+
+#[test]
+fn bare_render_names_both_sources() {
+    let output = seedlet(&["render"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("--chart") && stderr.contains("--deployment") && stderr.contains("CHART"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn render_speaks_helm_template_flags() {
+    let chart = repo_file("charts/seedlet-garden");
+    let values = repo_file("charts/seedlet-garden/ci/full-values.yaml");
+    let output = seedlet(&[
+        "render",
+        "my-release",
+        chart.to_str().expect("utf-8 path"),
+        "-n",
+        "garden",
+        "-f",
+        values.to_str().expect("utf-8 path"),
+        "--set",
+        "replicaCount=3",
+        "--set-string",
+        "image.tag=1.20",
+        "--set-json",
+        r#"resources={"limits":{"cpu":"2"}}"#,
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let stdout = text(&output.stdout);
+    for expected in [
+        "name: my-release-seedlet-garden",
+        "namespace: garden",
+        "replicas: 3",
+        "image: registry.example.com/seedlet:1.20",
+        "cpu: \"2\"",
+    ] {
+        assert!(stdout.contains(expected), "missing {expected:?}:\n{stdout}");
+    }
+    let bad = seedlet(&[
+        "render",
+        chart.to_str().expect("utf-8 path"),
+        "--set",
+        "replicaCount",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert_eq!(
+        text(&bad.stderr),
+        "error: invalid --set argument: \"replicaCount\": \"replicaCount\" has no '=' (expected key=value)\n"
+    );
+}
+
+#[test]
+fn the_readme_render_command_works_as_written() {
+    let readme = std::fs::read_to_string(repo_file("README.md")).expect("README");
+    let command = readme
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("seedlet render seedlet-agent "))
+        .expect("the README's Helm section renders the agent chart");
+    let command = command.split('#').next().unwrap_or_default();
+    // The user's values file, stood in for by the chart's minimal CI values.
+    let args: Vec<&str> = command
+        .split_whitespace()
+        .map(|arg| {
+            if arg == "my-seed.yaml" {
+                "charts/seedlet-agent/ci/minimal-values.yaml"
+            } else {
+                arg
+            }
+        })
+        .collect();
+    let output = Command::new(env!("CARGO_BIN_EXE_seedlet"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["render", "seedlet-agent"])
+        .args(&args)
+        .output()
+        .expect("the seedlet binary runs");
+    assert!(
+        output.status.success(),
+        "{args:?}: {}",
+        text(&output.stderr)
+    );
+    let stdout = text(&output.stdout);
+    assert!(stdout.contains("namespace: garden"), "{stdout}");
+    assert!(stdout.contains("name: seedlet-agent"), "{stdout}");
+}
+
+#[test]
+fn the_readme_points_only_inside_the_repository() {
+    let readme = std::fs::read_to_string(repo_file("README.md")).expect("README");
+    assert!(!readme.contains("shared design notes"));
+    // Markdown links to files.
+    for target in readme
+        .split("](")
+        .skip(1)
+        .filter_map(|rest| rest.split(')').next())
+    {
+        if target.starts_with("http") || target.starts_with('#') {
+            continue;
+        }
+        assert!(
+            repo_file(target).exists(),
+            "README links to missing {target}"
+        );
+    }
+    // Scripts run with python3 are named by a path that exists.
+    for line in readme.lines() {
+        if let Some(rest) = line.split("python3 ").nth(1) {
+            let script = rest.split_whitespace().next().unwrap_or_default();
+            let dir = line
+                .split("cd ")
+                .nth(1)
+                .and_then(|rest| rest.split_whitespace().next())
+                .unwrap_or("");
+            assert!(
+                repo_file(dir).join(script).exists(),
+                "README runs {script} that is not in the repository: {line}"
+            );
+        }
+    }
+}
+
+#[test]
+fn help_shows_log_options_in_their_own_section_only_where_they_apply() {
+    for command in [
+        ["agent", "--help"],
+        ["sandbox", "--help"],
+        ["check-config", "--help"],
+    ] {
+        let help = text(&seedlet(&command).stdout);
+        let (options, log_options) = help
+            .split_once("Log options:")
+            .unwrap_or_else(|| panic!("{command:?} has a Log options section:\n{help}"));
+        assert!(!options.contains("--log-level"), "{help}");
+        assert!(log_options.contains("--log-level") && log_options.contains("--log-format"));
+    }
+    for command in [
+        ["version", "--help"],
+        ["crds", "--help"],
+        ["render", "--help"],
+    ] {
+        let help = text(&seedlet(&command).stdout);
+        assert!(!help.contains("--log-level"), "{command:?}:\n{help}");
+    }
+    let serve = text(&seedlet(&["sandbox", "serve", "--help"]).stdout);
+    assert!(serve.contains("Log options:"), "{serve}");
+}
+
+#[test]
+fn completion_prints_a_script_for_each_shell() {
+    for (shell, marker) in [
+        ("bash", "_seedlet()"),
+        ("zsh", "#compdef seedlet"),
+        ("fish", "complete -c seedlet"),
+    ] {
+        let output = seedlet(&["completion", shell]);
+        assert!(output.status.success(), "{shell}");
+        let script = text(&output.stdout);
+        assert!(script.contains(marker), "{shell}: {script}");
+        assert!(script.contains("check-config"), "{shell}");
+    }
+    assert_eq!(seedlet(&["completion", "tcsh"]).status.code(), Some(2));
 }

@@ -3,7 +3,9 @@
 //! install the example extension until the Seed reports `ExtensionsReady`, and follow the example
 //! Shoot to its Cluster, control-plane namespace and ShootState.
 
-use std::process::Command;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 #[test]
@@ -13,11 +15,14 @@ fn sandbox_once_reaches_ready_installs_the_example_extension_and_syncs_the_examp
     let output = Command::new(env!("CARGO_BIN_EXE_seedlet"))
         .args(["sandbox", "--once", "--dir"])
         .arg(dir.path())
+        .env_remove("COLUMNS")
         .output()
         .expect("seedlet runs");
     let took = started.elapsed();
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
+    // Lines are wrapped to 80 columns; compare with runs of whitespace collapsed.
+    let flat = stdout.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
         output.status.success(),
         "seedlet sandbox --once failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
@@ -38,8 +43,8 @@ fn sandbox_once_reaches_ready_installs_the_example_extension_and_syncs_the_examp
         "3 objects in extension-example-",
         "Installed and Healthy",
         "Seed condition ExtensionsReady True",
-        "condition ExtensionsReady        True AllExtensionsReady",
-        "condition Healthy              True ControllerHealthy",
+        "condition ExtensionsReady True AllExtensionsReady",
+        "condition Healthy True ControllerHealthy",
         "-n extension-example-",
         // Readiness waits for the certificate expiry, so the summary always has it.
         "Seed status: client certificate expiry reported",
@@ -55,13 +60,36 @@ fn sandbox_once_reaches_ready_installs_the_example_extension_and_syncs_the_examp
         "control-plane namespace shoot--demo--hello (seed) present",
         "ShootState hello (garden) present, 1 entry: Infrastructure/hello",
         // The extension stays Ready with the Shoot's needs covered, and is now Required.
-        "condition Required             True ExtensionObjectsExist",
+        "condition Required True ExtensionObjectsExist",
         "-n garden-demo get shoots,shootstates",
-        "kubectl get cluster shoot--demo--hello",
+        "kubectl --context seed get cluster shoot--demo--hello",
+        // Where the components' health and metrics servers listen, and where they log.
+        "start agent",
+        "/healthz, metrics http://127.0.0.1:",
+        "agent.log",
+        "garden.log",
+        // The sandbox's limits are stated.
+        "no scheduler: a new Shoot needs spec.seedName",
     ] {
         assert!(
-            stdout.contains(expected),
+            flat.contains(expected),
             "missing {expected:?} in output:\n{stdout}"
+        );
+    }
+    let conditions: Vec<&str> = stdout
+        .lines()
+        .filter_map(|line| line.strip_prefix("  condition "))
+        .map(|rest| rest.split_whitespace().next().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        conditions,
+        ["ExtensionsReady", "GardenletReady"],
+        "Seed conditions sorted by type"
+    );
+    for line in stdout.lines() {
+        assert!(
+            line.chars().count() <= 80,
+            "a line wider than 80 columns: {line:?}"
         );
     }
     assert!(
@@ -70,7 +98,7 @@ fn sandbox_once_reaches_ready_installs_the_example_extension_and_syncs_the_examp
         "kubeconfigs are written to the state directory"
     );
     #[cfg(unix)]
-    for name in ["garden.kubeconfig", "seed.kubeconfig"] {
+    for name in ["garden.kubeconfig", "seed.kubeconfig", "kubeconfig"] {
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(dir.path().join(name))
             .expect("written")
@@ -114,8 +142,288 @@ fn sandbox_once_reaches_ready_installs_the_example_extension_and_syncs_the_examp
         "resuming failed\nstdout:\n{resumed_stdout}\nstderr:\n{}",
         String::from_utf8_lossy(&resumed.stderr)
     );
-    assert!(
-        resumed_stdout.contains("certificate kubeconfig of the previous run kept"),
-        "{resumed_stdout}"
+    let resumed_flat = resumed_stdout
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    for expected in [
+        "resuming the landscape kept there",
+        "objects of the previous run kept",
+        "certificate kubeconfig of the previous run kept: certificate issued ",
+    ] {
+        assert!(
+            resumed_flat.contains(expected),
+            "{expected:?} in {resumed_stdout}"
+        );
+    }
+}
+
+/// Reads `child`'s stdout on a thread, line by line, into a channel.
+fn stdout_lines(child: &mut Child) -> mpsc::Receiver<String> {
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let (sender, receiver) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if sender.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    receiver
+}
+
+/// Collects lines until one contains `marker`; panics with what was seen after `timeout`.
+fn wait_for_line(lines: &mpsc::Receiver<String>, marker: &str, timeout: Duration) -> Vec<String> {
+    let deadline = Instant::now() + timeout;
+    let mut seen = Vec::new();
+    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+        match lines.recv_timeout(left) {
+            Ok(line) => {
+                let found = line.contains(marker);
+                seen.push(line);
+                if found {
+                    return seen;
+                }
+            }
+            Err(_) => break,
+        }
+    }
+    panic!(
+        "no line with {marker:?} within {timeout:?}:\n{}",
+        seen.join("\n")
     );
+}
+
+/// Annotates the agent's certificate kubeconfig Secret with `gardener.cloud/operation=renew`,
+/// through the `seed` context of the landscape's kubeconfig.
+fn renew_certificate(kubeconfig: &std::path::Path) {
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async {
+        let kubeconfig = kube::config::Kubeconfig::read_from(kubeconfig).expect("kubeconfig");
+        let options = kube::config::KubeConfigOptions {
+            context: Some("seed".to_owned()),
+            ..Default::default()
+        };
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
+            .await
+            .expect("seed context");
+        let client = kube::Client::try_from(config).expect("client");
+        let secrets: kube::Api<k8s_openapi::api::core::v1::Secret> =
+            kube::Api::namespaced(client, "garden");
+        let patch = serde_json::json!({
+            "metadata": {"annotations": {"gardener.cloud/operation": "renew"}}
+        });
+        secrets
+            .patch(
+                "gardenlet-kubeconfig",
+                &kube::api::PatchParams::default(),
+                &kube::api::Patch::Merge(&patch),
+            )
+            .await
+            .expect("annotated");
+    });
+}
+
+/// Waits up to `timeout` for `child` to exit.
+fn wait_with_timeout(child: &mut Child, timeout: Duration) -> Option<std::process::ExitStatus> {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if let Some(status) = child.try_wait().expect("child state") {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    None
+}
+
+fn interrupt(child: &Child) {
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success());
+}
+
+/// The temporary state directory, a second landscape on it, the kubeconfig's contexts, the
+/// components' JSON logs, and Ctrl-C with a closed stderr (`seedlet sandbox 2>&1 | tee log`
+/// after `tee` died): the process must still stop cleanly and remove its temporary directory.
+#[cfg(unix)]
+#[test]
+fn sandbox_stops_on_ctrl_c_with_stderr_closed_and_removes_its_temporary_directory() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_seedlet"))
+        .args(["sandbox", "--log-format", "json"])
+        .env("TMPDIR", tmp.path())
+        // Debug output on stderr from every crate that does not log to a component file, so
+        // that writes to the closed stderr keep happening.
+        .env("RUST_LOG", "debug")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("seedlet sandbox starts");
+    drop(child.stderr.take());
+    let lines = stdout_lines(&mut child);
+    let seen = wait_for_line(&lines, "running; press Ctrl-C", Duration::from_secs(60));
+    let state = seen
+        .iter()
+        .find_map(|line| line.trim().strip_prefix("state directory: "))
+        .map(std::path::PathBuf::from)
+        .expect("the state directory is printed");
+    assert!(state.starts_with(tmp.path()), "{}", state.display());
+    assert!(
+        seen.iter()
+            .any(|line| line.contains("temporary: removed on exit")),
+        "{seen:?}"
+    );
+
+    // A second landscape on the same directory names the process that holds it.
+    let second = Command::new(env!("CARGO_BIN_EXE_seedlet"))
+        .args(["sandbox", "--once", "--dir"])
+        .arg(&state)
+        .output()
+        .expect("second seedlet runs");
+    assert!(!second.status.success());
+    let complaint = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(
+        complaint,
+        format!(
+            "error: state directory {} is in use by process {}\n",
+            state.display(),
+            child.id()
+        )
+    );
+
+    // One kubeconfig, two contexts with their own users.
+    if Command::new("kubectl")
+        .arg("version")
+        .arg("--client")
+        .output()
+        .is_ok()
+    {
+        for (context, resource) in [("garden", "seeds"), ("seed", "clusters")] {
+            let listed = Command::new("kubectl")
+                .arg("--kubeconfig")
+                .arg(state.join("kubeconfig"))
+                .args(["--context", context, "get", resource, "-o", "name"])
+                .output()
+                .expect("kubectl runs");
+            assert!(
+                listed.status.success(),
+                "kubectl --context {context}: {}",
+                String::from_utf8_lossy(&listed.stderr)
+            );
+        }
+    }
+
+    // A renewal while it runs gets a line of its own.
+    renew_certificate(&state.join("kubeconfig"));
+    wait_for_line(
+        &lines,
+        "agent renewed its client certificate: issued ",
+        Duration::from_secs(30),
+    );
+
+    // Component logs: flat JSON lines in Gardener's shape, each naming its component.
+    for component in ["agent", "garden"] {
+        let log =
+            std::fs::read_to_string(state.join(format!("{component}.log"))).expect("component log");
+        let first = log.lines().next().expect("the component logged");
+        let line: serde_json::Value = serde_json::from_str(first).expect("a JSON line");
+        let keys: Vec<&str> = line
+            .as_object()
+            .expect("an object")
+            .keys()
+            .map(String::as_str)
+            .take(4)
+            .collect();
+        assert_eq!(keys, ["level", "ts", "logger", "msg"], "{first}");
+        for line in log.lines() {
+            let line: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+            let logger = line["logger"].as_str().unwrap_or_default();
+            assert!(
+                logger == component || logger.starts_with(&format!("{component}.")),
+                "{component}.log has {line}"
+            );
+        }
+    }
+
+    interrupt(&child);
+    let status = wait_with_timeout(&mut child, Duration::from_secs(30));
+    if status.is_none() {
+        let _ = child.kill();
+    }
+    let status = status.expect("seedlet stopped within 30 s of Ctrl-C");
+    assert!(status.success(), "{status:?}");
+    let rest: Vec<String> = lines.try_iter().collect();
+    assert!(
+        rest.iter().any(|line| line.contains("stopping")),
+        "{rest:?}"
+    );
+    assert!(
+        !state.exists(),
+        "the temporary state directory {} is removed",
+        state.display()
+    );
+}
+
+/// `seedlet sandbox serve` says where it serves, where the kubeconfig is and `ready`, serves
+/// kubectl with that kubeconfig, and stops on Ctrl-C.
+#[cfg(unix)]
+#[test]
+fn sandbox_serve_prints_its_address_kubeconfig_and_ready() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_seedlet"))
+        .args(["sandbox", "serve", "--name", "lab", "--dir"])
+        .arg(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("seedlet sandbox serve starts");
+    let lines = stdout_lines(&mut child);
+    let seen = wait_for_line(&lines, "ready", Duration::from_secs(30));
+    let kubeconfig = dir.path().join("admin.kubeconfig");
+    assert!(
+        seen[0].starts_with("sandbox API server lab serving at https://127.0.0.1:"),
+        "{seen:?}"
+    );
+    assert!(
+        seen.iter()
+            .any(|line| line.trim() == format!("kubeconfig: {}", kubeconfig.display())),
+        "{seen:?}"
+    );
+    assert_eq!(seen.last().map(String::as_str), Some("ready"));
+    let parsed: serde_json::Value =
+        serde_yaml::from_str(&std::fs::read_to_string(&kubeconfig).expect("kubeconfig written"))
+            .expect("kubeconfig is YAML");
+    assert_eq!(parsed["current-context"], "lab");
+    assert_eq!(parsed["users"][0]["name"], "lab-admin");
+    interrupt(&child);
+    let status = wait_with_timeout(&mut child, Duration::from_secs(30));
+    if status.is_none() {
+        let _ = child.kill();
+    }
+    assert!(status.expect("stopped within 30 s").success());
+}
+
+/// `seedlet sandbox --once` without `--dir` leaves no temporary state directory behind.
+#[test]
+fn sandbox_once_removes_its_temporary_directory() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let output = Command::new(env!("CARGO_BIN_EXE_seedlet"))
+        .args(["sandbox", "--once"])
+        .env("TMPDIR", tmp.path())
+        .output()
+        .expect("seedlet runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("temporary: removed on exit"),
+        "where state lives is said:\n{stdout}"
+    );
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .expect("temp dir readable")
+        .map(|entry| entry.expect("entry").path())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
 }

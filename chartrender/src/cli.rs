@@ -3,35 +3,50 @@
 use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
-use clap::{Args, ValueEnum};
+use clap::{ArgGroup, Args, ValueEnum};
 
+use crate::set_values::{SetError, SetKind};
 use crate::values::{GardenerInfo, gardener_values, merge_values};
 use crate::{Chart, ChartError, Limits, RenderError, RenderOptions, Renderer};
 
-/// Arguments of `seedlet render`.
+/// Arguments of `seedlet render`, in Helm's words (`helm template [NAME] CHART -n NS -f FILE
+/// --set K=V`), plus `--deployment` for a ControllerDeployment and `--seed` for Gardener's values.
 #[derive(Debug, Clone, Args)]
+#[command(group(
+    ArgGroup::new("source")
+        .required(true)
+        .args(["chart", "deployment", "name_and_chart"])
+))]
 pub struct RenderArgs {
+    /// Release name and chart, as in `helm template [NAME] CHART`; a single value is the chart.
+    #[arg(value_name = "[NAME] CHART", num_args = 1..=2, conflicts_with_all = ["chart", "deployment"])]
+    pub name_and_chart: Vec<String>,
     /// Chart directory or `.tgz` archive.
-    #[arg(
-        long,
-        conflicts_with = "deployment",
-        required_unless_present = "deployment"
-    )]
+    #[arg(long, value_name = "PATH", conflicts_with = "deployment")]
     pub chart: Option<PathBuf>,
     /// ControllerDeployment YAML (core.gardener.cloud/v1 `helm.rawChart`, or v1beta1 `type: helm` + `providerConfig.chart`).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     pub deployment: Option<PathBuf>,
     /// Values files layered in order over the chart's (and the deployment's) values.
-    #[arg(long = "values", value_name = "FILE")]
+    #[arg(short = 'f', long = "values", value_name = "FILE")]
     pub values: Vec<PathBuf>,
+    /// Values on the command line (`a.b=1,c={x,y}`), typed like Helm's; after the values files.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Like `--set`, every value a string; applied after `--set`.
+    #[arg(long = "set-string", value_name = "KEY=VALUE")]
+    pub set_string: Vec<String>,
+    /// Like `--set`, every value JSON (`a={"b":[1]}`); applied before `--set`, as Helm does.
+    #[arg(long = "set-json", value_name = "KEY=JSON")]
+    pub set_json: Vec<String>,
     /// Seed YAML to build the injected `gardener.*` values from.
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     pub seed: Option<PathBuf>,
-    /// Release name (gardenlet uses the ControllerRegistration name).
-    #[arg(long, default_value = "release-name")]
+    /// Release name when no NAME is given (gardenlet uses the ControllerRegistration name).
+    #[arg(long, value_name = "NAME", default_value = "release-name")]
     pub release: String,
     /// Release namespace (gardenlet uses `extension-<ControllerInstallation name>`).
-    #[arg(long, default_value = "default")]
+    #[arg(short = 'n', long, default_value = "default")]
     pub namespace: String,
     /// `.Capabilities.KubeVersion`.
     #[arg(long, default_value = "v1.20.0")]
@@ -39,6 +54,17 @@ pub struct RenderArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Yaml)]
     pub output: OutputFormat,
+}
+
+impl RenderArgs {
+    /// The chart path and release name, from `[NAME] CHART` or `--chart` and `--release`.
+    fn chart_and_release(&self) -> (Option<PathBuf>, String) {
+        match self.name_and_chart.as_slice() {
+            [chart] => (Some(PathBuf::from(chart)), self.release.clone()),
+            [name, chart, ..] => (Some(PathBuf::from(chart)), name.clone()),
+            [] => (self.chart.clone(), self.release.clone()),
+        }
+    }
 }
 
 /// How `seedlet render` prints its result.
@@ -86,6 +112,15 @@ pub enum Error {
     /// Rendering failed.
     #[error("rendering chart")]
     Render(#[from] RenderError),
+    /// A `--set`, `--set-string` or `--set-json` argument does not parse.
+    #[error("invalid {flag} argument")]
+    Set {
+        /// The flag.
+        flag: &'static str,
+        /// What is wrong.
+        #[source]
+        source: SetError,
+    },
     /// Encoding the JSON output failed.
     #[error("encoding output")]
     Output(#[from] serde_json::Error),
@@ -97,19 +132,33 @@ pub enum Error {
 /// Unreadable or invalid inputs, chart loading and rendering failures.
 pub fn run(args: &RenderArgs) -> Result<String, Error> {
     let limits = Limits::default();
-    let (chart, mut values) = match (&args.chart, &args.deployment) {
+    let (chart_path, release_name) = args.chart_and_release();
+    let (chart, mut values) = match (&chart_path, &args.deployment) {
         (Some(path), _) => (load_chart(path, &limits)?, serde_json::json!({})),
         (None, Some(path)) => deployment_chart(path, &limits)?,
         (None, None) => {
             return Err(Error::Deployment {
                 path: PathBuf::from("-"),
-                message: "either --chart or --deployment is required".into(),
+                message: "a chart (CHART or --chart) or --deployment is required".into(),
             });
         }
     };
     for path in &args.values {
         let overlay = read_yaml(path)?;
         merge_values(&mut values, &overlay);
+    }
+    // Helm's order: --set-json, --set, --set-string, each over the values files.
+    for (flag, arguments, kind) in [
+        ("--set-json", &args.set_json, SetKind::Json),
+        ("--set", &args.set, SetKind::Typed),
+        ("--set-string", &args.set_string, SetKind::String),
+    ] {
+        for argument in arguments {
+            let mut overlay = serde_json::json!({});
+            crate::set_values::apply(&mut overlay, argument, kind)
+                .map_err(|source| Error::Set { flag, source })?;
+            merge_values(&mut values, &overlay);
+        }
     }
     if let Some(path) = &args.seed {
         let seed = read_yaml(path)?;
@@ -119,7 +168,7 @@ pub fn run(args: &RenderArgs) -> Result<String, Error> {
         );
     }
     let options = RenderOptions {
-        release_name: args.release.clone(),
+        release_name,
         namespace: args.namespace.clone(),
         values,
         kube_version: args.kube_version.clone(),

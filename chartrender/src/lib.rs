@@ -27,6 +27,7 @@ mod helmignore;
 mod load;
 mod objects;
 mod render;
+pub mod set_values;
 mod values;
 
 pub use chart::{Chart, ChartError, Dependency, Metadata};

@@ -15,9 +15,13 @@ fn fixture(name: &str) -> PathBuf {
 
 fn args() -> RenderArgs {
     RenderArgs {
+        name_and_chart: Vec::new(),
         chart: None,
         deployment: None,
         values: Vec::new(),
+        set: Vec::new(),
+        set_string: Vec::new(),
+        set_json: Vec::new(),
         seed: None,
         release: "demo".into(),
         namespace: "extension-demo".into(),

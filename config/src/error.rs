@@ -97,6 +97,57 @@ impl ConfigError {
             _ => &[],
         }
     }
+
+    /// Every problem as a line `<file>: <path>: <problem>` (`<file>: <problem>` when the file as
+    /// a whole is the problem), as `seedlet check-config` and the daemons print them.
+    pub fn lines(&self) -> Vec<String> {
+        let at =
+            |file: &PathBuf, problem: &dyn fmt::Display| format!("{}: {problem}", file.display());
+        match self {
+            ConfigError::Read { file, source } => vec![at(file, &format!("cannot read: {source}"))],
+            ConfigError::Yaml { file, source } => {
+                vec![at(file, &format!("not valid YAML: {source}"))]
+            }
+            ConfigError::UnknownKind {
+                file,
+                api_version,
+                kind,
+                expected,
+            } => {
+                let known = [crate::gardenlet::API_VERSION, crate::garden::API_VERSION];
+                let problem = if api_version.is_empty() {
+                    Problem::new("apiVersion", format!("required; expected {expected}"))
+                } else if !known.contains(&api_version.as_str()) {
+                    Problem::new(
+                        "apiVersion",
+                        format!("{api_version:?} is not read by seedlet; expected {expected}"),
+                    )
+                } else if kind.is_empty() {
+                    Problem::new("kind", format!("required; expected {expected}"))
+                } else {
+                    Problem::new(
+                        "kind",
+                        format!("{kind:?} is not a kind of {api_version}; expected {expected}"),
+                    )
+                };
+                vec![at(file, &problem)]
+            }
+            ConfigError::WrongKind {
+                file,
+                found,
+                expected,
+            } => vec![at(
+                file,
+                &Problem::new(
+                    "kind",
+                    format!("{found}, expected {expected} for this command"),
+                ),
+            )],
+            ConfigError::Invalid { file, problems } => {
+                problems.iter().map(|problem| at(file, problem)).collect()
+            }
+        }
+    }
 }
 
 fn join(problems: &[Problem]) -> String {
@@ -132,5 +183,46 @@ mod tests {
             "configuration file a.yaml is invalid: a: x; b.c[0]: y"
         );
         assert_eq!(error.problems().len(), 2);
+    }
+
+    #[test]
+    fn lines_put_the_file_and_the_path_first() {
+        let file = PathBuf::from("a.yaml");
+        let expected = "gardenlet.config.gardener.cloud/v1alpha1 GardenletConfiguration".to_owned();
+        let unknown = |api_version: &str, kind: &str| {
+            ConfigError::UnknownKind {
+                file: file.clone(),
+                api_version: api_version.into(),
+                kind: kind.into(),
+                expected: expected.clone(),
+            }
+            .lines()
+        };
+        assert_eq!(
+            unknown("", ""),
+            [format!("a.yaml: apiVersion: required; expected {expected}")]
+        );
+        assert_eq!(
+            unknown("v1", "Pod"),
+            [format!(
+                "a.yaml: apiVersion: \"v1\" is not read by seedlet; expected {expected}"
+            )]
+        );
+        assert_eq!(
+            unknown("gardenlet.config.gardener.cloud/v1alpha1", "Gardenlet"),
+            [format!(
+                "a.yaml: kind: \"Gardenlet\" is not a kind of gardenlet.config.gardener.cloud/v1alpha1; expected {expected}"
+            )]
+        );
+        let read = ConfigError::Read {
+            file: file.clone(),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "gone"),
+        };
+        assert_eq!(read.lines(), ["a.yaml: cannot read: gone"]);
+        let invalid = ConfigError::Invalid {
+            file,
+            problems: vec![Problem::new("a", "x"), Problem::new("", "y")],
+        };
+        assert_eq!(invalid.lines(), ["a.yaml: a: x", "a.yaml: y"]);
     }
 }

@@ -15,8 +15,10 @@ mod decode;
 mod defaults;
 mod duration;
 mod error;
+mod files;
 pub mod garden;
 pub mod gardenlet;
+pub mod logging;
 mod quantity;
 mod validate;
 
@@ -105,7 +107,33 @@ pub fn load(path: impl AsRef<Path>) -> Result<AnyConfig, ConfigError> {
 ///
 /// As [`load`], except for reading.
 pub fn parse(text: &str, file: impl Into<PathBuf>) -> Result<AnyConfig, ConfigError> {
-    let file = file.into();
+    parse_document(text, file.into(), None)
+}
+
+/// Like [`load`], and also reports the kubeconfig files the daemon would fail to read, after the
+/// environment overrides `lookup` yields (`|name| std::env::var(name).ok()`): what
+/// `seedlet check-config` and the daemons load with, so that they agree.
+///
+/// # Errors
+///
+/// As [`load`]; missing kubeconfig files are [`ConfigError::Invalid`] problems at their field.
+pub fn load_for_daemon(
+    path: impl AsRef<Path>,
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Result<AnyConfig, ConfigError> {
+    let path = path.as_ref();
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        file: path.to_owned(),
+        source,
+    })?;
+    parse_document(&text, path.to_owned(), Some(&lookup))
+}
+
+fn parse_document(
+    text: &str,
+    file: PathBuf,
+    lookup: Option<&files::Lookup<'_>>,
+) -> Result<AnyConfig, ConfigError> {
     let document: Value = serde_yaml::from_str(text).map_err(|source| ConfigError::Yaml {
         file: file.clone(),
         source,
@@ -118,6 +146,10 @@ pub fn parse(text: &str, file: impl Into<PathBuf>) -> Result<AnyConfig, ConfigEr
             .to_owned()
     };
     let (api_version, kind) = (field("apiVersion"), field("kind"));
+    let missing_files = |daemon| match lookup {
+        Some(lookup) => files::file_problems(&document, daemon, lookup),
+        None => Vec::new(),
+    };
     match (api_version.as_str(), kind.as_str()) {
         (gardenlet::API_VERSION, gardenlet::KIND) => {
             let config = finish(
@@ -125,6 +157,7 @@ pub fn parse(text: &str, file: impl Into<PathBuf>) -> Result<AnyConfig, ConfigEr
                 &file,
                 defaults::apply_gardenlet_defaults,
                 gardenlet::validate,
+                missing_files(files::Daemon::Agent),
             )?;
             Ok(AnyConfig::Gardenlet(Box::new(config)))
         }
@@ -134,6 +167,7 @@ pub fn parse(text: &str, file: impl Into<PathBuf>) -> Result<AnyConfig, ConfigEr
                 &file,
                 defaults::apply_garden_controller_defaults,
                 garden::validate,
+                missing_files(files::Daemon::Garden),
             )?;
             Ok(AnyConfig::GardenController(Box::new(config)))
         }
@@ -142,7 +176,7 @@ pub fn parse(text: &str, file: impl Into<PathBuf>) -> Result<AnyConfig, ConfigEr
             api_version,
             kind,
             expected: format!(
-                "{}/{} or {}/{}",
+                "{} {} or {} {}",
                 gardenlet::API_VERSION,
                 gardenlet::KIND,
                 garden::API_VERSION,
@@ -194,14 +228,20 @@ fn finish<T: DeserializeOwned>(
     file: &Path,
     apply_defaults: fn(&mut T),
     validate: fn(&T) -> Vec<Problem>,
+    missing_files: Vec<Problem>,
 ) -> Result<T, ConfigError> {
     let invalid = |problems| ConfigError::Invalid {
         file: file.to_owned(),
         problems,
     };
-    let (mut config, mut problems) = decode::decode::<T>(document).map_err(invalid)?;
+    let (config, mut problems) = decode::decode::<T>(document);
+    let Some(mut config) = config else {
+        problems.extend(missing_files);
+        return Err(invalid(problems));
+    };
     apply_defaults(&mut config);
     problems.extend(validate(&config));
+    problems.extend(missing_files);
     if problems.is_empty() {
         Ok(config)
     } else {

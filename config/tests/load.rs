@@ -23,6 +23,15 @@ fn problems(text: &str) -> Vec<String> {
 const GARDENLET_HEADER: &str =
     "apiVersion: gardenlet.config.gardener.cloud/v1alpha1\nkind: GardenletConfiguration\n";
 
+/// A valid `seedConfig`, required in every agent configuration.
+const SEED: &str = "seedConfig:
+  metadata:
+    name: local
+  spec:
+    provider: {type: local, region: local}
+    networks: {pods: 10.1.0.0/16, services: 10.2.0.0/16}
+";
+
 #[test]
 fn every_example_loads_and_validates() {
     let mut kinds = Vec::new();
@@ -104,11 +113,15 @@ fn garden_controller_example_sets_the_lifecycle_periods() {
 }
 
 #[test]
-fn gardeners_gardenlet_example_passes_unchanged_and_reports_what_seedlet_ignores() {
-    let config = load(crate_file(
-        "tests/fixtures/20-componentconfig-gardenlet.yaml",
-    ))
-    .unwrap();
+fn gardeners_gardenlet_example_passes_with_a_seed_config_and_reports_what_seedlet_ignores() {
+    let path = crate_file("tests/fixtures/20-componentconfig-gardenlet.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    // Gardener's example leaves `seedConfig` commented out; the agent needs it.
+    assert_eq!(
+        problems(&text),
+        ["seedConfig: required (the Seed this agent registers)"]
+    );
+    let config = parse(&format!("{text}\n{SEED}"), &path).unwrap();
     let AnyConfig::Gardenlet(gardenlet) = &config else {
         panic!("wrong kind {}", config.kind())
     };
@@ -173,6 +186,7 @@ seedConfig:
     lables: {{}}
   spec:
     provider: {{type: local, region: local}}
+    networks: {{pods: 10.1.0.0/16, services: 10.2.0.0/16}}
 unknownTopLevel: true
 "
     );
@@ -192,7 +206,7 @@ unknownTopLevel: true
 #[test]
 fn a_bad_duration_names_its_path_and_the_reason() {
     let text = format!(
-        "{GARDENLET_HEADER}controllers:\n  seedCare:\n    conditionThresholds:\n    - type: X\n      duration: 5 minutes\n"
+        "{GARDENLET_HEADER}{SEED}controllers:\n  seedCare:\n    conditionThresholds:\n    - type: X\n      duration: 5 minutes\n"
     );
     let found = problems(&text);
     assert_eq!(found.len(), 1, "{found:?}");
@@ -206,12 +220,13 @@ fn a_bad_duration_names_its_path_and_the_reason() {
 
 #[test]
 fn a_number_where_a_duration_belongs_is_rejected() {
-    let text = format!("{GARDENLET_HEADER}controllers:\n  seed:\n    syncPeriod: 60\n");
+    let text = format!("{GARDENLET_HEADER}{SEED}controllers:\n  seed:\n    syncPeriod: 60\n");
     let found = problems(&text);
-    assert_eq!(found.len(), 1);
-    assert!(
-        found[0].starts_with("controllers.seed.syncPeriod: invalid type: integer `60`"),
-        "{found:?}"
+    assert_eq!(
+        found,
+        [
+            "controllers.seed.syncPeriod: invalid type: number 60, expected a Go duration string such as \"1m30s\""
+        ]
     );
 }
 
@@ -247,8 +262,8 @@ seedConfig:
             "controllers.seedCare.conditionThresholds[0].duration: must be > 0",
             "server.metrics.bindAddress: \"everywhere\" is not an IP address",
             "seedConfig.metadata.name: required",
-            "seedConfig.spec.provider.type: required",
-            "seedConfig.spec.provider.region: required",
+            "seedConfig.spec.provider: required",
+            "seedConfig.spec.networks: required",
         ]
     );
 }
@@ -256,18 +271,16 @@ seedConfig:
 #[test]
 fn out_of_range_ports_and_unknown_log_levels_are_type_errors_at_their_path() {
     let port = problems(&format!(
-        "{GARDENLET_HEADER}server:\n  healthProbes:\n    port: 70000\n"
+        "{GARDENLET_HEADER}{SEED}server:\n  healthProbes:\n    port: 70000\n"
     ));
-    assert_eq!(port.len(), 1);
-    assert!(
-        port[0].starts_with("server.healthProbes.port: invalid value: integer `70000`"),
-        "{port:?}"
+    assert_eq!(
+        port,
+        ["server.healthProbes.port: 70000 is out of range, expected an integer from 0 to 65535"]
     );
-    let level = problems(&format!("{GARDENLET_HEADER}logLevel: warn\n"));
-    assert_eq!(level.len(), 1);
-    assert!(
-        level[0].starts_with("logLevel: unknown variant `warn`"),
-        "{level:?}"
+    let level = problems(&format!("{GARDENLET_HEADER}{SEED}logLevel: warn\n"));
+    assert_eq!(
+        level,
+        ["logLevel: unknown value warn, expected one of debug, info, error"]
     );
 }
 
@@ -297,7 +310,7 @@ fn other_kinds_and_missing_type_information_are_refused() {
     assert!(
         error
             .to_string()
-            .contains("expected gardenlet.config.gardener.cloud/v1alpha1/GardenletConfiguration")
+            .contains("expected gardenlet.config.gardener.cloud/v1alpha1 GardenletConfiguration")
     );
     assert!(matches!(
         parse("logLevel: info\n", "x.yaml"),

@@ -410,6 +410,9 @@ seedConfig:
     provider:
       type: local
       region: local
+    networks:
+      pods: 10.1.0.0/16
+      services: 10.2.0.0/16
 ";
 
 const MINIMAL_GARDEN: &str =

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use kube::config::Kubeconfig;
 
 use crate::Error;
 
@@ -15,18 +16,28 @@ pub const BOOTSTRAP_SECRET: &str = "gardenlet-kubeconfig-bootstrap";
 /// Name of the seed Secret the agent stores its certificate kubeconfig in.
 pub const KUBECONFIG_SECRET: &str = "gardenlet-kubeconfig";
 
-/// The directory holding sandbox state, kubeconfigs and configs.
+/// Name of the lock file that keeps a second landscape out of a state directory.
+pub const LOCK_FILE: &str = "seedlet.lock";
+
+/// The directory holding sandbox state, kubeconfigs and configs; locked against a second
+/// landscape while it lives, and removed on drop when it was a temporary one.
 #[derive(Debug)]
 pub struct StateDir {
     root: PathBuf,
+    temporary: bool,
+    /// Holds an exclusive lock on [`LOCK_FILE`] (released by the OS when the process ends).
+    _lock: std::fs::File,
 }
 
 impl StateDir {
-    /// Uses `dir`, or a new directory under the system temp dir, creating it.
+    /// Uses `dir`, or a new directory under the system temp dir that is removed again when the
+    /// `StateDir` is dropped; creates it and takes its lock, writing our process id into it.
     ///
     /// # Errors
-    /// [`Error::StateDir`] when it cannot be created.
+    /// [`Error::StateDir`] when it cannot be created or locked, [`Error::StateDirInUse`] when
+    /// another process holds the lock.
     pub fn prepare(dir: Option<PathBuf>) -> Result<Self, Error> {
+        let temporary = dir.is_none();
         let root = dir.unwrap_or_else(|| {
             std::env::temp_dir().join(format!("seedlet-sandbox-{}", std::process::id()))
         });
@@ -34,7 +45,17 @@ impl StateDir {
             path: root.clone(),
             source,
         })?;
-        Ok(Self { root })
+        let lock = lock(&root)?;
+        Ok(Self {
+            root,
+            temporary,
+            _lock: lock,
+        })
+    }
+
+    /// Whether the directory is removed when the landscape ends.
+    pub fn is_temporary(&self) -> bool {
+        self.temporary
     }
 
     /// The directory itself.
@@ -89,6 +110,84 @@ impl StateDir {
         file.write_all(text.as_bytes()).map_err(failed)?;
         Ok(path)
     }
+}
+
+impl Drop for StateDir {
+    fn drop(&mut self) {
+        if self.temporary {
+            // Best effort: what cannot be removed stays in the temp dir.
+            let _ = std::fs::remove_dir_all(&self.root);
+        }
+    }
+}
+
+/// Takes the exclusive lock on `root`/[`LOCK_FILE`] and writes our process id into it.
+fn lock(root: &Path) -> Result<std::fs::File, Error> {
+    let path = root.join(LOCK_FILE);
+    let failed = |source| Error::StateDir {
+        path: path.clone(),
+        source,
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(failed)?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let holder = std::fs::read_to_string(&path).unwrap_or_default();
+            return Err(Error::StateDirInUse {
+                path: root.to_owned(),
+                pid: holder.trim().to_owned(),
+            });
+        }
+        Err(std::fs::TryLockError::Error(source)) => return Err(failed(source)),
+    }
+    file.set_len(0).map_err(failed)?;
+    writeln!(file, "{}", std::process::id()).map_err(failed)?;
+    Ok(file)
+}
+
+/// Name of the kubeconfig with both clusters (contexts `garden` and `seed`).
+pub const KUBECONFIG: &str = "kubeconfig";
+
+/// `kubeconfig` (a sandbox's admin kubeconfig) with its cluster and context named `name` and its
+/// user `<name>-admin`, so that the garden's and the seed's can be merged (by kubectl's
+/// `KUBECONFIG=a:b` or [`both_clusters`]) without one user's credentials shadowing the other's.
+pub fn named_kubeconfig(mut kubeconfig: Kubeconfig, name: &str) -> Kubeconfig {
+    let user = format!("{name}-admin");
+    for cluster in &mut kubeconfig.clusters {
+        cluster.name = name.to_owned();
+    }
+    for auth in &mut kubeconfig.auth_infos {
+        auth.name.clone_from(&user);
+    }
+    for named in &mut kubeconfig.contexts {
+        named.name = name.to_owned();
+        if let Some(context) = &mut named.context {
+            context.cluster = name.to_owned();
+            context.user = Some(user.clone());
+        }
+    }
+    kubeconfig.current_context = Some(name.to_owned());
+    kubeconfig
+}
+
+/// One kubeconfig holding both named kubeconfigs; the first one's context is current.
+pub fn both_clusters(first: &Kubeconfig, second: &Kubeconfig) -> Kubeconfig {
+    let mut both = first.clone();
+    both.clusters.extend(second.clusters.iter().cloned());
+    both.auth_infos.extend(second.auth_infos.iter().cloned());
+    both.contexts.extend(second.contexts.iter().cloned());
+    both
+}
+
+/// A kubeconfig as YAML; empty when it cannot be encoded (it always can: plain strings and lists).
+pub fn kubeconfig_yaml(kubeconfig: &Kubeconfig) -> String {
+    serde_yaml::to_string(kubeconfig).unwrap_or_default()
 }
 
 /// `127.0.0.1:0`: the landscape's probe and metrics servers take any free port.
@@ -244,5 +343,99 @@ mod tests {
             & 0o777;
         assert_eq!(mode, 0o600);
         std::fs::remove_dir_all(dir).expect("cleanup");
+    }
+
+    fn admin(cluster: &str) -> Kubeconfig {
+        serde_yaml::from_str(&format!(
+            "apiVersion: v1
+kind: Config
+current-context: admin@{cluster}
+clusters:
+- name: {cluster}
+  cluster: {{server: https://127.0.0.1:1}}
+users:
+- name: admin
+  user: {{token: t}}
+contexts:
+- name: admin@{cluster}
+  context: {{cluster: {cluster}, user: admin, namespace: default}}
+"
+        ))
+        .expect("kubeconfig")
+    }
+
+    #[test]
+    fn both_clusters_has_a_context_and_a_distinct_user_per_cluster() {
+        let garden = named_kubeconfig(admin("garden"), "garden");
+        let seed = named_kubeconfig(admin("seed"), "seed");
+        let both = both_clusters(&garden, &seed);
+        let names = |items: Vec<&String>| items.into_iter().cloned().collect::<Vec<_>>();
+        assert_eq!(
+            names(both.clusters.iter().map(|c| &c.name).collect()),
+            ["garden", "seed"]
+        );
+        assert_eq!(
+            names(both.auth_infos.iter().map(|u| &u.name).collect()),
+            ["garden-admin", "seed-admin"]
+        );
+        let contexts: Vec<_> = both
+            .contexts
+            .iter()
+            .map(|named| {
+                let context = named.context.as_ref().expect("context");
+                (
+                    named.name.clone(),
+                    context.cluster.clone(),
+                    context.user.clone(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            contexts,
+            [
+                (
+                    "garden".into(),
+                    "garden".into(),
+                    Some("garden-admin".into())
+                ),
+                ("seed".into(), "seed".into(), Some("seed-admin".into())),
+            ]
+        );
+        assert_eq!(both.current_context.as_deref(), Some("garden"));
+    }
+
+    #[test]
+    fn a_second_state_dir_on_the_same_directory_names_the_holding_process() {
+        let dir = tempfile_dir("lock");
+        let first = StateDir::prepare(Some(dir.clone())).expect("first");
+        let second = StateDir::prepare(Some(dir.clone())).expect_err("locked");
+        assert_eq!(
+            second.to_string(),
+            format!(
+                "state directory {} is in use by process {}",
+                dir.display(),
+                std::process::id()
+            )
+        );
+        drop(first);
+        let third = StateDir::prepare(Some(dir.clone())).expect("free again");
+        assert!(!third.is_temporary());
+        drop(third);
+        assert!(dir.exists(), "a given directory is kept");
+        std::fs::remove_dir_all(dir).expect("cleanup");
+    }
+
+    #[test]
+    fn a_temporary_state_dir_is_removed_when_dropped() {
+        let state = StateDir::prepare(None).expect("temporary");
+        assert!(state.is_temporary());
+        let root = state.root().to_owned();
+        state.write_config("x.yaml", "x: 1").expect("written");
+        drop(state);
+        assert!(!root.exists(), "{} removed", root.display());
+    }
+
+    fn tempfile_dir(name: &str) -> PathBuf {
+        std::env::temp_dir().join(format!("seedlet-landscape-{name}-{}", std::process::id()))
     }
 }

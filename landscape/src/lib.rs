@@ -11,10 +11,14 @@
 //! an example Shoot and follows it into the seed (Cluster, control-plane namespace) and, through
 //! an Infrastructure's `.status.state`, back into the garden's ShootState.
 
+mod component;
 mod extension;
 pub mod files;
 pub mod garden_setup;
+mod output;
 mod progress;
+mod renewal;
+pub mod serve;
 pub mod shoot;
 mod summary;
 mod wait;
@@ -23,12 +27,17 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use seedlet_agent::Agent;
+use seedlet_config::LogLevel;
+use seedlet_config::logging::{ComponentFile, route_component_to_file};
 use seedlet_garden::Garden;
 use seedlet_sandbox::Sandbox;
 use tokio_util::sync::CancellationToken;
 
+use crate::component::ComponentRuntime;
 use crate::files::StateDir;
 use crate::progress::Progress;
+
+pub use crate::serve::{ServeOptions, serve};
 
 /// Name of the demo seed.
 pub const SEED_NAME: &str = "local";
@@ -46,6 +55,8 @@ pub struct Options {
     pub once: bool,
     /// How long to wait for each step before giving up.
     pub step_timeout: Duration,
+    /// Threshold of the component logs (`DIR/agent.log`, `DIR/garden.log`, `DIR/sandbox.log`).
+    pub log_level: LogLevel,
 }
 
 impl Default for Options {
@@ -54,9 +65,13 @@ impl Default for Options {
             dir: None,
             once: false,
             step_timeout: Duration::from_secs(60),
+            log_level: LogLevel::Info,
         }
     }
 }
+
+/// The components whose logs go to a file of their own in the state directory.
+const LOGGED_COMPONENTS: [&str; 3] = ["agent", "garden", "sandbox"];
 
 /// Why the landscape did not come up.
 #[derive(Debug, thiserror::Error)]
@@ -70,6 +85,14 @@ pub enum Error {
         /// The cause.
         #[source]
         source: std::io::Error,
+    },
+    /// Another process runs a landscape in the state directory.
+    #[error("state directory {path} is in use by process {pid}")]
+    StateDirInUse {
+        /// The directory.
+        path: PathBuf,
+        /// The process id written in its lock file.
+        pid: String,
     },
     /// A sandbox API server did not start.
     #[error("cannot start the {name} sandbox API server")]
@@ -97,6 +120,24 @@ pub enum Error {
         /// The cause.
         #[source]
         source: seedlet_config::ConfigError,
+    },
+    /// A component's runtime could not be started.
+    #[error("cannot start the {name} runtime")]
+    Runtime {
+        /// `agent` or `garden`.
+        name: &'static str,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A component's start-up panicked.
+    #[error("the {name} panicked while starting")]
+    ComponentPanicked {
+        /// `agent` or `garden`.
+        name: &'static str,
+        /// The cause.
+        #[source]
+        source: tokio::task::JoinError,
     },
     /// The garden controller did not start.
     #[error("cannot start the garden controller")]
@@ -142,34 +183,60 @@ pub async fn run(options: Options, shutdown: CancellationToken) -> Result<(), Er
     let started = Instant::now();
     let mut progress = Progress::new();
     let state = StateDir::prepare(options.dir.clone())?;
-    progress.note(&format!("state directory: {}", state.root().display()));
+    let root = state.root().display().to_string();
+    let resumed = state.path("garden.port").exists();
+    progress.note(&format!("state directory: {root}"));
+    progress.note(if state.is_temporary() {
+        "  temporary: removed on exit (--dir DIR keeps the state across runs)"
+    } else if resumed {
+        "  resuming the landscape kept there"
+    } else {
+        "  kept: run again with the same --dir to resume"
+    });
+    let _logs = route_logs(&state, options.log_level)?;
+    progress.note(&format!(
+        "component logs: {}",
+        LOGGED_COMPONENTS
+            .map(|component| state
+                .path(&format!("{component}.log"))
+                .display()
+                .to_string())
+            .join(", ")
+    ));
 
     let garden = progress
         .step("start garden API server", async {
             let sandbox = start_sandbox(&state, "garden", false).await?;
-            let detail = sandbox.endpoint();
+            let detail = sandbox_detail(&sandbox, resumed);
             Ok((sandbox, detail))
         })
         .await?;
     let seed = progress
         .step("start seed API server", async {
             let sandbox = start_sandbox(&state, "seed", true).await?;
-            let detail = sandbox.endpoint();
+            let detail = sandbox_detail(&sandbox, resumed);
             Ok((sandbox, detail))
         })
         .await?;
-    state.write_kubeconfig("garden.kubeconfig", &garden.admin_kubeconfig_yaml())?;
-    state.write_kubeconfig("seed.kubeconfig", &seed.admin_kubeconfig_yaml())?;
-
-    let outcome = bring_up(&options, &state, &garden, &seed, &mut progress, &shutdown).await;
+    let written = write_kubeconfigs(&state, &garden, &seed);
+    let outcome = match written {
+        Ok(()) => bring_up(&options, &state, &garden, &seed, &mut progress, &shutdown).await,
+        Err(error) => Err(error),
+    };
     let result = match outcome {
         Ok(components) => {
             progress.note(&format!("landscape Ready in {:.1?}", started.elapsed()));
             summary::print(&garden.client(), &seed.client(), SEED_NAME).await;
             summary::print_kubectl_hints(&state, components.installation.as_deref());
             if !options.once {
+                let renewals = tokio::spawn(renewal::follow(
+                    seed.client(),
+                    components.stop.child_token(),
+                ));
                 progress.note("running; press Ctrl-C to stop");
                 shutdown.cancelled().await;
+                progress.note("stopping");
+                renewals.abort();
             }
             components.stop().await;
             Ok(())
@@ -178,7 +245,45 @@ pub async fn run(options: Options, shutdown: CancellationToken) -> Result<(), Er
     };
     garden.shutdown().await;
     seed.shutdown().await;
+    if state.is_temporary() {
+        progress.note(&format!("removing the temporary state directory {root}"));
+    }
     result
+}
+
+/// Sends the components' logs to `DIR/<component>.log` while the guards live.
+fn route_logs(state: &StateDir, level: LogLevel) -> Result<Vec<ComponentFile>, Error> {
+    LOGGED_COMPONENTS
+        .into_iter()
+        .map(|component| {
+            let path = state.path(&format!("{component}.log"));
+            route_component_to_file(component, &path, level)
+                .map_err(|source| Error::StateDir { path, source })
+        })
+        .collect()
+}
+
+/// The address of a started sandbox, and whether its objects were kept from the last run.
+fn sandbox_detail(sandbox: &Sandbox, resumed: bool) -> String {
+    if resumed {
+        format!("{}, objects of the previous run kept", sandbox.endpoint())
+    } else {
+        sandbox.endpoint()
+    }
+}
+
+/// Writes `garden.kubeconfig`, `seed.kubeconfig` and `kubeconfig` (both, contexts `garden` and
+/// `seed`), each with its own user names so that they can be merged.
+fn write_kubeconfigs(state: &StateDir, garden: &Sandbox, seed: &Sandbox) -> Result<(), Error> {
+    let garden = files::named_kubeconfig(garden.admin_kubeconfig(), "garden");
+    let seed = files::named_kubeconfig(seed.admin_kubeconfig(), "seed");
+    state.write_kubeconfig("garden.kubeconfig", &files::kubeconfig_yaml(&garden))?;
+    state.write_kubeconfig("seed.kubeconfig", &files::kubeconfig_yaml(&seed))?;
+    state.write_kubeconfig(
+        files::KUBECONFIG,
+        &files::kubeconfig_yaml(&files::both_clusters(&garden, &seed)),
+    )?;
+    Ok(())
 }
 
 /// Starts the sandbox `name` with its state in the state directory, on the port it had last time
@@ -228,6 +333,9 @@ struct Components {
     agent: seedlet_agent::RunningAgent,
     /// The example extension's ControllerInstallation, once scheduled.
     installation: Option<String>,
+    /// Shut down after the components stopped (fields drop in order).
+    _agent_runtime: ComponentRuntime,
+    _garden_runtime: ComponentRuntime,
 }
 
 impl Components {
@@ -240,6 +348,11 @@ impl Components {
             tracing::warn!(error = %error, "garden controller stopped with an error");
         }
     }
+}
+
+/// `health http://…/healthz, metrics http://…/metrics`.
+fn probe_addresses(health: std::net::SocketAddr, metrics: std::net::SocketAddr) -> String {
+    format!("health http://{health}/healthz, metrics http://{metrics}/metrics")
 }
 
 /// Prepares both clusters, starts garden controller and agent, and waits until the Seed is Ready.
@@ -283,29 +396,11 @@ async fn bring_up(
     let stop = shutdown.child_token();
     let garden_config_path =
         state.write_config("garden-controller.yaml", &files::garden_controller_config())?;
+    let garden_runtime = ComponentRuntime::new("garden")?;
     let running_garden = progress
         .step(
             "start garden controller (CSR approval, seed lifecycle)",
-            async {
-                let config = match seedlet_config::load(&garden_config_path).map_err(|source| {
-                    Error::Config {
-                        component: "garden controller",
-                        source,
-                    }
-                })? {
-                    seedlet_config::AnyConfig::GardenController(config) => *config,
-                    seedlet_config::AnyConfig::Gardenlet(_) => {
-                        unreachable!("the landscape writes a GardenControllerConfiguration")
-                    }
-                };
-                let running = Garden::new(config, garden_client.clone())
-                    .map_err(Error::Garden)?
-                    .with_addresses(files::ephemeral_address(), files::ephemeral_address())
-                    .start(stop.clone())
-                    .await
-                    .map_err(Error::Garden)?;
-                Ok((running, garden_config_path.display().to_string()))
-            },
+            start_garden_controller(&garden_runtime, &garden_config_path, &garden_client, &stop),
         )
         .await?;
 
@@ -334,11 +429,15 @@ async fn bring_up(
                         step: format!("read Secret garden/{}", files::KUBECONFIG_SECRET),
                         source,
                     })?;
-                if stored.is_some() {
-                    return Ok((
-                        (),
-                        "certificate kubeconfig of the previous run kept".to_owned(),
-                    ));
+                if let Some(stored) = stored {
+                    let kept = match renewal::certificate(&stored) {
+                        Some(certificate) => format!(
+                            "certificate kubeconfig of the previous run kept: certificate {}",
+                            renewal::describe(&certificate)
+                        ),
+                        None => "certificate kubeconfig of the previous run kept".to_owned(),
+                    };
+                    return Ok(((), kept));
                 }
                 let kubeconfig = files::bootstrap_kubeconfig(
                     &garden.endpoint(),
@@ -352,39 +451,20 @@ async fn bring_up(
         .await?;
 
     let agent_config_path = state.write_config("agent.yaml", &files::agent_config(SEED_NAME))?;
+    let agent_runtime = ComponentRuntime::new("agent")?;
     let running_agent = progress
-        .step("start agent", async {
-            let config =
-                match seedlet_config::load(&agent_config_path).map_err(|source| Error::Config {
-                    component: "agent",
-                    source,
-                })? {
-                    seedlet_config::AnyConfig::Gardenlet(config) => *config,
-                    seedlet_config::AnyConfig::GardenController(_) => {
-                        unreachable!("the landscape writes a GardenletConfiguration")
-                    }
-                };
-            let mut agent = Agent::new(config).map_err(Error::Agent)?;
-            let settings = agent.settings_mut();
-            settings.health_address = files::ephemeral_address();
-            settings.metrics_address = files::ephemeral_address();
-            // The agent patches the client certificate expiry into the Seed status and, while
-            // registration has not created the Seed yet, retries at this pace (10 s by default):
-            // a landscape on one laptop wants it within a moment.
-            settings.bootstrap.retry_interval = BOOTSTRAP_RETRY_INTERVAL;
-            let running = agent
-                .with_seed_client(seed_client.clone())
-                .start(stop.clone())
-                .await
-                .map_err(Error::Agent)?;
-            Ok((running, agent_config_path.display().to_string()))
-        })
+        .step(
+            "start agent",
+            start_agent(&agent_runtime, &agent_config_path, &seed_client, &stop),
+        )
         .await?;
     let mut components = Components {
         stop,
         garden: running_garden,
         agent: running_agent,
         installation: None,
+        _agent_runtime: agent_runtime,
+        _garden_runtime: garden_runtime,
     };
 
     let waited = demo_stages(
@@ -402,6 +482,75 @@ async fn bring_up(
             Err(error)
         }
     }
+}
+
+/// Starts the garden controller from its written configuration on its own runtime; the detail
+/// names its health and metrics addresses.
+async fn start_garden_controller(
+    runtime: &ComponentRuntime,
+    config_path: &std::path::Path,
+    garden_client: &kube::Client,
+    stop: &CancellationToken,
+) -> Result<(seedlet_garden::RunningGarden, String), Error> {
+    let config = match seedlet_config::load(config_path).map_err(|source| Error::Config {
+        component: "garden controller",
+        source,
+    })? {
+        seedlet_config::AnyConfig::GardenController(config) => *config,
+        seedlet_config::AnyConfig::Gardenlet(_) => {
+            unreachable!("the landscape writes a GardenControllerConfiguration")
+        }
+    };
+    let client = garden_client.clone();
+    let stop = stop.clone();
+    let running = runtime
+        .run(async move {
+            Garden::new(config, client)?
+                .with_addresses(files::ephemeral_address(), files::ephemeral_address())
+                .start(stop)
+                .await
+        })
+        .await?
+        .map_err(Error::Garden)?;
+    let detail = probe_addresses(running.health_address, running.metrics_address);
+    Ok((running, detail))
+}
+
+/// Starts the agent from its written configuration on its own runtime, with the seed client;
+/// the detail names its health and metrics addresses.
+async fn start_agent(
+    runtime: &ComponentRuntime,
+    config_path: &std::path::Path,
+    seed_client: &kube::Client,
+    stop: &CancellationToken,
+) -> Result<(seedlet_agent::RunningAgent, String), Error> {
+    let config = match seedlet_config::load(config_path).map_err(|source| Error::Config {
+        component: "agent",
+        source,
+    })? {
+        seedlet_config::AnyConfig::Gardenlet(config) => *config,
+        seedlet_config::AnyConfig::GardenController(_) => {
+            unreachable!("the landscape writes a GardenletConfiguration")
+        }
+    };
+    let seed_client = seed_client.clone();
+    let stop = stop.clone();
+    let running = runtime
+        .run(async move {
+            let mut agent = Agent::new(config)?;
+            let settings = agent.settings_mut();
+            settings.health_address = files::ephemeral_address();
+            settings.metrics_address = files::ephemeral_address();
+            // The agent patches the client certificate expiry into the Seed status and, while
+            // registration has not created the Seed yet, retries at this pace (10 s by default):
+            // a landscape on one laptop wants it within a moment.
+            settings.bootstrap.retry_interval = BOOTSTRAP_RETRY_INTERVAL;
+            agent.with_seed_client(seed_client).start(stop).await
+        })
+        .await?
+        .map_err(Error::Agent)?;
+    let detail = probe_addresses(running.health_address, running.metrics_address);
+    Ok((running, detail))
 }
 
 /// The demo stages, in order: the Seed becomes Ready, the example extension is installed, then

@@ -14,8 +14,6 @@ const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '�
 const SPINNER_PERIOD: Duration = Duration::from_millis(100);
 /// How long a step runs before its spinner appears, so that quick steps do not flicker.
 const SPINNER_DELAY: Duration = Duration::from_millis(150);
-/// Terminal width assumed when `COLUMNS` is not set.
-const DEFAULT_WIDTH: usize = 80;
 /// Moves to the start of the line and erases it.
 const CLEAR_LINE: &str = "\r\x1b[2K";
 
@@ -53,11 +51,7 @@ pub struct Progress {
 impl Progress {
     /// Spinner output when stdout or stderr is a terminal, plain lines otherwise (CI, pipes).
     pub fn new() -> Self {
-        let width = std::env::var("COLUMNS")
-            .ok()
-            .and_then(|columns| columns.trim().parse::<usize>().ok())
-            .filter(|&columns| columns > 0)
-            .unwrap_or(DEFAULT_WIDTH);
+        let width = crate::output::width();
         Self {
             spinner: SpinnerTarget::choose(
                 std::io::stdout().is_terminal(),
@@ -70,7 +64,7 @@ impl Progress {
 
     /// Prints an informational line.
     pub fn note(&mut self, text: &str) {
-        println!("  {text}");
+        crate::output::print(&format!("  {text}"));
     }
 
     /// Runs one step: `work` returns its value and a detail for the finishing line.
@@ -85,7 +79,7 @@ impl Progress {
         let number = self.steps;
         let begin = Instant::now();
         if self.spinner != SpinnerTarget::Stdout {
-            println!("[{number}] {name} ...");
+            crate::output::print(&format!("[{number}] {name} ..."));
         }
         let (outcome, drawn) = match self.spinner {
             SpinnerTarget::Off => (work.await, false),
@@ -102,15 +96,16 @@ impl Progress {
         } else {
             ""
         };
-        let mut stdout = std::io::stdout().lock();
-        // Progress output is best effort: a closed stdout must not fail the landscape.
-        let _ = match &outcome {
-            Ok((_, detail)) if detail.is_empty() => {
-                writeln!(stdout, "{clear}✓ [{number}] {name} ({took})")
-            }
-            Ok((_, detail)) => writeln!(stdout, "{clear}✓ [{number}] {name} ({took}): {detail}"),
-            Err(error) => writeln!(stdout, "{clear}✗ [{number}] {name} ({took}): {error}"),
-        };
+        if !clear.is_empty() {
+            let mut stdout = std::io::stdout().lock();
+            // Progress output is best effort: a closed stdout must not fail the landscape.
+            let _ = write!(stdout, "{clear}");
+        }
+        crate::output::print(&match &outcome {
+            Ok((_, detail)) if detail.is_empty() => format!("✓ [{number}] {name} ({took})"),
+            Ok((_, detail)) => format!("✓ [{number}] {name} ({took}): {detail}"),
+            Err(error) => format!("✗ [{number}] {name} ({took}): {error}"),
+        });
         outcome.map(|(value, _)| value)
     }
 }

@@ -15,28 +15,25 @@ use crate::shoot;
 /// printed in place of the value: the summary never fails the run.
 pub async fn print(garden: &kube::Client, seed: &kube::Client, seed_name: &str) {
     let now = jiff::Timestamp::now();
-    println!();
-    println!("Seed {seed_name}:");
+    out("");
+    out(&format!("Seed {seed_name}:"));
     let seeds: Api<Seed> = Api::all(garden.clone());
     match seeds.get(seed_name).await {
         Ok(seed) => {
             let status = seed.status.unwrap_or_default();
-            for condition in &status.conditions {
-                println!(
-                    "  condition {:<22} {:<8} {:<24} {}",
-                    condition.type_, condition.status, condition.reason, condition.message
-                );
+            for line in condition_lines(&status.conditions, "  ") {
+                out(&line);
             }
             match status.client_certificate_expiration_timestamp {
-                Some(expiry) => println!(
+                Some(expiry) => out(&format!(
                     "  client certificate expires {} (in {})",
                     expiry.0,
                     age(now, expiry.0, true)
-                ),
-                None => println!("  client certificate expiry not reported yet"),
+                )),
+                None => out("  client certificate expiry not reported yet"),
             }
         }
-        Err(error) => println!("  cannot read Seed: {error}"),
+        Err(error) => out(&format!("  cannot read Seed: {error}")),
     }
     print_installations(garden, seed_name).await;
     let leases: Api<Lease> = Api::namespaced(garden.clone(), namespaces::SEED_LEASE);
@@ -44,28 +41,58 @@ pub async fn print(garden: &kube::Client, seed: &kube::Client, seed_name: &str) 
         Ok(lease) => {
             let renewed = lease.spec.and_then(|spec| spec.renew_time);
             match renewed {
-                Some(time) => println!(
+                Some(time) => out(&format!(
                     "  lease {}/{seed_name} renewed {} ago",
                     namespaces::SEED_LEASE,
                     age(now, time.0, false)
-                ),
-                None => println!(
+                )),
+                None => out(&format!(
                     "  lease {}/{seed_name} never renewed",
                     namespaces::SEED_LEASE
-                ),
+                )),
             }
         }
-        Err(error) => println!("  cannot read Lease: {error}"),
+        Err(error) => out(&format!("  cannot read Lease: {error}")),
     }
     print_example_shoot(garden, seed).await;
+}
+
+/// One line, wrapped to the terminal; a closed stdout is ignored.
+fn out(line: &str) {
+    crate::output::print(line);
+}
+
+/// Conditions sorted by type, one `condition <type> <status> <reason>` line each with the message
+/// below it (the printer wraps it), so that every run lists them in the same order.
+fn condition_lines(conditions: &[seedlet_api::Condition], indent: &str) -> Vec<String> {
+    let mut sorted: Vec<_> = conditions.iter().collect();
+    sorted.sort_by(|a, b| a.type_.cmp(&b.type_));
+    let mut lines = Vec::new();
+    for condition in sorted {
+        lines.push(format!(
+            "{indent}condition {:<22} {:<7} {}",
+            condition.type_,
+            condition.status.to_string(),
+            condition.reason
+        ));
+        let message = condition
+            .message
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        if !message.is_empty() {
+            lines.push(format!("{indent}    {message}"));
+        }
+    }
+    lines
 }
 
 /// Prints whether the example Shoot's Cluster, control-plane namespace and ShootState exist.
 async fn print_example_shoot(garden: &kube::Client, seed: &kube::Client) {
     let technical_id = shoot::control_plane_namespace();
     let project_namespace = shoot::project_namespace();
-    println!();
-    println!("Shoot {project_namespace}/{}:", shoot::SHOOT);
+    out("");
+    out(&format!("Shoot {project_namespace}/{}:", shoot::SHOOT));
     let cluster = Api::<Cluster>::all(seed.clone())
         .get_opt(&technical_id)
         .await;
@@ -87,7 +114,7 @@ async fn print_example_shoot(garden: &kube::Client, seed: &kube::Client) {
         (_, _, Err(error)) => vec![format!("cannot read ShootState: {error}")],
     };
     for line in lines {
-        println!("  {line}");
+        out(&format!("  {line}"));
     }
 }
 
@@ -156,71 +183,86 @@ async fn print_installations(garden: &kube::Client, seed_name: &str) {
                 .iter()
                 .filter(|ci| ci.seed_name() == Some(seed_name))
             {
-                println!(
+                out(&format!(
                     "  ControllerInstallation {} (registration {}):",
                     installation.metadata.name.as_deref().unwrap_or_default(),
                     installation.spec.registration_ref.name
-                );
-                for condition in installation.conditions() {
-                    println!(
-                        "    condition {:<20} {:<8} {:<24} {}",
-                        condition.type_, condition.status, condition.reason, condition.message
-                    );
+                ));
+                for line in condition_lines(installation.conditions(), "    ") {
+                    out(&line);
                 }
             }
         }
-        Err(error) => println!("  cannot list ControllerInstallations: {error}"),
+        Err(error) => out(&format!("  cannot list ControllerInstallations: {error}")),
     }
 }
 
-/// Prints the `export KUBECONFIG=...` lines and a few commands worth trying (including the
-/// example extension's `installation` and its namespace, when there is one, and the example
-/// Shoot's objects in both clusters).
+/// Prints where the kubeconfig is and a few commands worth trying (including the example
+/// extension's `installation` and its namespace, when there is one, and the example Shoot's
+/// objects in both clusters), then what the sandboxes do not do.
 pub fn print_kubectl_hints(state: &StateDir, installation: Option<&str>) {
-    let garden = state.path("garden.kubeconfig");
-    let seed = state.path("seed.kubeconfig");
-    println!();
-    println!("Look around with kubectl:");
-    println!("  export KUBECONFIG={}   # the garden", garden.display());
-    println!(
-        "  kubectl get seeds,csr,controllerregistrations,controllerdeployments,controllerinstallations"
-    );
-    println!(
-        "  kubectl get controllerinstallations -o custom-columns='NAME:.metadata.name,REGISTRATION:.spec.registrationRef.name,CONDITIONS:.status.conditions[*].type,STATUS:.status.conditions[*].status'"
-    );
-    println!(
-        "  kubectl get seed {} -o jsonpath='{{.status.conditions}}'",
-        crate::SEED_NAME
-    );
-    if let Some(installation) = installation {
-        println!("  kubectl get controllerinstallation {installation} -o yaml");
+    for line in kubectl_hints(state, installation) {
+        out(&line);
     }
-    println!("  kubectl -n {} get leases -o wide", namespaces::SEED_LEASE);
+}
+
+/// The lines of [`print_kubectl_hints`]; commands stay within 80 columns so that they can be
+/// copied whole.
+fn kubectl_hints(state: &StateDir, installation: Option<&str>) -> Vec<String> {
     let project_namespace = shoot::project_namespace();
     let technical_id = shoot::control_plane_namespace();
-    println!("  kubectl get projects,cloudprofiles");
-    println!("  kubectl -n {project_namespace} get shoots,shootstates");
-    println!(
-        "  kubectl -n {project_namespace} get shootstate {} -o yaml",
-        shoot::SHOOT
-    );
-    println!("  export KUBECONFIG={}     # the seed", seed.display());
-    println!("  kubectl -n garden get secrets,leases,managedresources");
-    println!("  kubectl get namespaces -l gardener.cloud/role=extension");
+    let garden = "kubectl --context garden";
+    let seed = "kubectl --context seed";
+    let mut lines = vec![
+        String::new(),
+        "Look around with kubectl (contexts garden and seed):".to_owned(),
+        format!(
+            "  export KUBECONFIG={}",
+            state.path(crate::files::KUBECONFIG).display()
+        ),
+        format!("  {garden} get seeds,csr,controllerinstallations"),
+        format!("  {garden} get seed {} -o yaml", crate::SEED_NAME),
+    ];
     if let Some(installation) = installation {
-        println!(
-            "  kubectl -n {} get deployments,configmaps,serviceaccounts",
-            namespaces::extension_namespace(installation)
-        );
+        lines.push(format!(
+            "  {garden} get controllerinstallation {installation} -o yaml"
+        ));
     }
-    println!("  kubectl get clusters");
-    println!("  kubectl get cluster {technical_id} -o jsonpath='{{.spec.shoot.metadata.name}}'");
-    println!("  kubectl -n {technical_id} get infrastructures -o yaml");
-    println!(
-        "Component configurations: {} and {}",
-        state.path("agent.yaml").display(),
-        state.path("garden-controller.yaml").display()
-    );
+    lines.extend([
+        format!("  {garden} -n {} get leases", namespaces::SEED_LEASE),
+        format!("  {garden} get projects,cloudprofiles"),
+        format!("  {garden} -n {project_namespace} get shoots,shootstates"),
+        format!("  {seed} -n garden get secrets,leases,managedresources"),
+        format!("  {seed} get namespaces -l gardener.cloud/role=extension"),
+    ]);
+    if let Some(installation) = installation {
+        lines.push(format!(
+            "  {seed} -n {} get deployments,configmaps",
+            namespaces::extension_namespace(installation)
+        ));
+    }
+    lines.extend([
+        format!("  {seed} get cluster {technical_id}"),
+        format!("  {seed} -n {technical_id} get infrastructures -o yaml"),
+        String::new(),
+        "The sandboxes store objects but run no pods (Deployments only report ready)".to_owned(),
+        "and have no scheduler: a new Shoot needs spec.seedName. kubectl get, get -w,".to_owned(),
+        "apply --validate=false, delete, api-resources and auth can-i work; explain,".to_owned(),
+        "validating apply, logs, exec and port-forward do not, and --dry-run=server".to_owned(),
+        "writes (the sandbox ignores dryRun).".to_owned(),
+        format!(
+            "Logs: {}, {}, {}",
+            state.path("agent.log").display(),
+            state.path("garden.log").display(),
+            state.path("sandbox.log").display()
+        ),
+        format!(
+            "Configurations: {}, {}",
+            state.path("agent.yaml").display(),
+            state.path("garden-controller.yaml").display()
+        ),
+    ]);
+    lines
 }
 
 /// Whole seconds between `now` and `time`, in the future (`ahead`) or past.
@@ -295,5 +337,58 @@ mod tests {
         let earlier: jiff::Timestamp = "2026-01-01T00:00:00Z".parse().expect("time");
         let shortly: jiff::Timestamp = "2026-01-01T00:01:05Z".parse().expect("time");
         assert_eq!(age(shortly, earlier, false), "1m05s");
+    }
+
+    fn condition(type_: &str, status: &str, reason: &str, message: &str) -> seedlet_api::Condition {
+        serde_json::from_value(json!({
+            "type": type_, "status": status, "reason": reason, "message": message,
+            "lastTransitionTime": "2026-01-01T00:00:00Z", "lastUpdateTime": "2026-01-01T00:00:00Z"
+        }))
+        .expect("condition")
+    }
+
+    #[test]
+    fn condition_lines_are_sorted_by_type_with_the_message_below() {
+        let conditions = [
+            condition(
+                "GardenletReady",
+                "True",
+                "GardenletReady",
+                "Gardenlet is posting\nready status.",
+            ),
+            condition("ExtensionsReady", "True", "AllExtensionsReady", ""),
+        ];
+        assert_eq!(
+            condition_lines(&conditions, "  "),
+            [
+                "  condition ExtensionsReady        True    AllExtensionsReady",
+                "  condition GardenletReady         True    GardenletReady",
+                "      Gardenlet is posting ready status.",
+            ]
+        );
+    }
+
+    #[test]
+    fn kubectl_hints_fit_80_columns_once_wrapped_and_commands_are_never_wrapped() {
+        let dir = std::env::temp_dir().join(format!("seedlet-hints-{}", std::process::id()));
+        let state = StateDir::prepare(Some(dir.clone())).expect("state dir");
+        let hints = kubectl_hints(&state, Some("example-abcde"));
+        for line in &hints {
+            let wrapped = crate::output::wrap(line, 80);
+            if line.trim_start().starts_with("kubectl") {
+                assert_eq!(wrapped.len(), 1, "a command is wrapped: {line}");
+            }
+            for part in wrapped {
+                assert!(part.chars().count() <= 80, "{part}");
+            }
+        }
+        assert!(
+            hints
+                .iter()
+                .any(|line| line.contains("kubectl --context seed get cluster"))
+        );
+        assert!(hints.iter().any(|line| line.contains("no scheduler")));
+        drop(state);
+        std::fs::remove_dir_all(dir).expect("cleanup");
     }
 }

@@ -21,14 +21,17 @@ pub const CONTROLLER_RESTART_DELAY: Duration = Duration::from_secs(5);
 
 /// A token cancelled on SIGTERM or SIGINT (Ctrl-C), for the process entry points. Must be called
 /// inside a tokio runtime. The token is cancelled before anything is logged, so a closed stderr
-/// can never keep the process from shutting down.
+/// can never keep the process from shutting down; a second signal exits at once with status 130,
+/// as controller-runtime's signal handler does.
 pub fn shutdown_on_signals() -> CancellationToken {
     let token = CancellationToken::new();
     let cancel = token.clone();
     tokio::spawn(async move {
         wait_for_signal().await;
         cancel.cancel();
-        tracing::info!("shutdown signal received");
+        tracing::info!("shutdown signal received, stopping (a second signal exits at once)");
+        wait_for_signal().await;
+        std::process::exit(130);
     });
     token
 }

@@ -6,6 +6,7 @@
 
 mod controllers;
 mod ignored;
+mod seed_spec;
 mod validate;
 
 use std::collections::BTreeMap;

@@ -1,7 +1,5 @@
 //! Validation of a decoded and defaulted [`GardenletConfiguration`]; returns every problem with its path.
 
-use serde_json::Value;
-
 use crate::duration::Duration;
 use crate::error::Problem;
 use crate::gardenlet::{
@@ -24,8 +22,9 @@ pub(crate) fn validate(config: &GardenletConfiguration) -> Vec<Problem> {
     }
     checker.leader_election("leaderElection", &config.leader_election);
     checker.servers("server", &config.server);
-    if let Some(seed_config) = &config.seed_config {
-        seed_template(&mut checker, seed_config);
+    match &config.seed_config {
+        Some(seed_config) => seed_template(&mut checker, seed_config),
+        None => checker.report("seedConfig", "required (the Seed this agent registers)"),
     }
     checker.into_problems()
 }
@@ -201,20 +200,7 @@ fn seed_template(checker: &mut Checker, seed: &SeedTemplate) {
         None | Some("") => checker.report("seedConfig.metadata.name", "required"),
         Some(name) => checker.dns_subdomain("seedConfig.metadata.name", name),
     }
-    let Value::Object(spec) = &seed.spec else {
-        checker.report("seedConfig.spec", "required (a Seed spec object)");
-        return;
-    };
-    let provider = spec.get("provider").and_then(Value::as_object);
-    for field in ["type", "region"] {
-        let present = provider
-            .and_then(|provider| provider.get(field))
-            .and_then(Value::as_str)
-            .is_some_and(|value| !value.is_empty());
-        if !present {
-            checker.report(format!("seedConfig.spec.provider.{field}"), "required");
-        }
-    }
+    super::seed_spec::check(checker, &seed.spec);
 }
 
 #[cfg(test)]
@@ -230,6 +216,16 @@ mod tests {
     fn valid() -> GardenletConfiguration {
         let mut config = GardenletConfiguration::default();
         apply_gardenlet_defaults(&mut config);
+        config.seed_config = Some(SeedTemplate {
+            metadata: ObjectMeta {
+                name: Some("local".into()),
+                ..ObjectMeta::default()
+            },
+            spec: json!({
+                "provider": {"type": "local", "region": "local"},
+                "networks": {"pods": "10.1.0.0/16", "services": "10.2.0.0/16"},
+            }),
+        });
         config
     }
 
@@ -388,6 +384,11 @@ mod tests {
     #[test]
     fn seed_config_needs_a_name_and_provider_type_and_region() {
         let mut config = valid();
+        config.seed_config = None;
+        assert_eq!(
+            messages(&config),
+            ["seedConfig: required (the Seed this agent registers)"]
+        );
         config.seed_config = Some(SeedTemplate::default());
         assert_eq!(
             messages(&config),
@@ -401,7 +402,10 @@ mod tests {
                 name: Some("Local".into()),
                 ..ObjectMeta::default()
             },
-            spec: json!({"provider": {"type": "local"}}),
+            spec: json!({
+                "provider": {"type": "local"},
+                "networks": {"pods": "10.1.0.0/16", "services": "10.2.0.0/16"},
+            }),
         });
         let found = messages(&config);
         assert_eq!(found.len(), 2, "{found:?}");
