@@ -194,11 +194,11 @@ fn report(line: &str) {
 }
 
 /// A multi-threaded tokio runtime whose threads log as `component` (see
-/// [`seedlet_config::logging::set_thread_component`]).
+/// [`seedlet_runtime::logging::set_thread_component`]).
 fn component_runtime(component: &'static str) -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
-        .on_thread_start(move || seedlet_config::logging::set_thread_component(component))
+        .on_thread_start(move || seedlet_runtime::logging::set_thread_component(component))
         .build()
         .context("starting the async runtime")
 }
@@ -458,13 +458,13 @@ fn out(line: &str) {
     let _ = writeln!(std::io::stdout().lock(), "{line}");
 }
 
-/// Installs the process logger on stderr (see [`seedlet_config::logging`]).
+/// Installs the process logger on stderr (see [`seedlet_runtime::logging`]).
 ///
 /// # Errors
 ///
 /// Fails when a logger is already installed or `RUST_LOG` is not a valid filter.
 fn init_logging(level: LogLevel, format: LogFormat) -> anyhow::Result<()> {
     let rust_log = std::env::var("RUST_LOG").ok();
-    seedlet_config::logging::init(level, format, rust_log.as_deref())
+    seedlet_runtime::logging::init(level, format, rust_log.as_deref())
         .context("initialising logging")
 }

@@ -18,7 +18,6 @@ mod error;
 mod files;
 pub mod garden;
 pub mod gardenlet;
-pub mod logging;
 mod quantity;
 mod validate;
 

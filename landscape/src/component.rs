@@ -27,7 +27,7 @@ impl ComponentRuntime {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(WORKER_THREADS)
             .thread_name(format!("seedlet-{name}"))
-            .on_thread_start(move || seedlet_config::logging::set_thread_component(name))
+            .on_thread_start(move || seedlet_runtime::logging::set_thread_component(name))
             .enable_all()
             .build()
             .map_err(|source| Error::Runtime { name, source })?;

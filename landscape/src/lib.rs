@@ -28,8 +28,8 @@ use std::time::{Duration, Instant};
 
 use seedlet_agent::Agent;
 use seedlet_config::LogLevel;
-use seedlet_config::logging::{ComponentFile, route_component_to_file};
 use seedlet_garden::Garden;
+use seedlet_runtime::logging::{ComponentFile, route_component_to_file};
 use seedlet_sandbox::Sandbox;
 use tokio_util::sync::CancellationToken;
 

@@ -3,7 +3,7 @@
 //!
 //! - [`process`]: signals, supervised controllers, the leadership loop, client building;
 //! - [`server`], [`health`], [`metrics`]: `/healthz`, `/readyz` and `/metrics`;
-//! - [`leader_election`]: the Lease lock;
+//! - [`leader_election`]: the Lease lock; [`logging`]: log lines in Gardener's shape;
 //! - [`watch`]: per-watch backoff, slim caches and [`watch::Runner`], which runs every controller;
 //! - [`status`]: the one conditions writer; [`finalizer`]: adding and removing a finalizer;
 //! - [`triggers`]: watch streams passing only relevant changes (and deletions);
@@ -15,6 +15,7 @@ pub mod error;
 pub mod finalizer;
 pub mod health;
 pub mod leader_election;
+pub mod logging;
 pub mod metrics;
 pub mod process;
 pub mod retry;

@@ -9,8 +9,6 @@
 //!
 //! A failed write (closed pipe, full disk) drops the line: logging never panics and never blocks
 //! a shutdown.
-//!
-//! This is process skeleton; it belongs in the runtime crate once that exists.
 
 use std::cell::Cell;
 use std::fs::File;
@@ -29,7 +27,7 @@ use tracing_subscriber::layer::{Context, SubscriberExt as _};
 use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt as _;
 
-use crate::common::{LogFormat, LogLevel};
+use seedlet_config::{LogFormat, LogLevel};
 
 thread_local! {
     /// The component the current thread works for, when set.
@@ -392,28 +390,13 @@ impl Visit for Fields<'_> {
 
     fn record_error(&mut self, field: &Field, value: &(dyn std::error::Error + 'static)) {
         self.0
-            .insert(field.name().into(), error_chain(value).into());
+            .insert(field.name().into(), crate::error_chain(value).into());
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
         self.0
             .insert(field.name().into(), format!("{value:?}").into());
     }
-}
-
-/// An error and its sources joined by `: `, skipping a source whose text the message already holds.
-fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let message = cause.to_string();
-        if !text.contains(&message) {
-            text.push_str(": ");
-            text.push_str(&message);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]
@@ -461,7 +444,7 @@ mod tests {
     fn crate_component_knows_only_seedlet_components() {
         assert_eq!(crate_component("seedlet_garden::csr"), Some("garden"));
         assert_eq!(crate_component("seedlet_sandbox"), Some("sandbox"));
-        assert_eq!(crate_component("seedlet_config::logging"), None);
+        assert_eq!(crate_component("seedlet_runtime::logging"), None);
         assert_eq!(crate_component("seedlet_agents::x"), None);
         assert_eq!(crate_component("kube_runtime"), None);
     }
@@ -491,18 +474,5 @@ mod tests {
             "2026-11-25T14:46:21.123Z INFO  agent.lease lease renewed seed=local \
              error=\"connection refused\" empty=\"\" ready=true\n"
         );
-    }
-
-    #[test]
-    fn error_chain_appends_sources_not_already_in_the_message() {
-        #[derive(Debug, thiserror::Error)]
-        #[error("reading /x")]
-        struct Outer(#[source] std::io::Error);
-        #[derive(Debug, thiserror::Error)]
-        #[error("reading /x: {0}")]
-        struct Doubled(#[source] std::io::Error);
-        let missing = || std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
-        assert_eq!(error_chain(&Outer(missing())), "reading /x: no such file");
-        assert_eq!(error_chain(&Doubled(missing())), "reading /x: no such file");
     }
 }
