@@ -9,13 +9,15 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio_util::task::TaskTracker;
 
-use crate::authn::UserInfo;
+use crate::auth::authn::UserInfo;
+use crate::auth::authz;
+use crate::auth::pki::{CertificateAuthority, PkiError};
+use crate::endpoints::Api;
 use crate::faults::Faults;
-use crate::handlers::Api;
-use crate::ops::{self, Writer};
-use crate::pki::{CertificateAuthority, PkiError};
-use crate::store::{PersistError, Store};
-use crate::{authz, controllers, crd, server};
+use crate::registry::crd;
+use crate::registry::generic::{self, Writer};
+use crate::storage::{PersistError, Store};
+use crate::{controllers, server};
 
 /// How long issued client certificates (admin and [`Sandbox::kubeconfig_for`]) are valid.
 const CLIENT_CERTIFICATE_VALIDITY: Duration = Duration::from_secs(365 * 24 * 3600);
@@ -360,7 +362,7 @@ fn bootstrap(store: &Store) {
     };
     let mut state = store.lock();
     let registry = state.registry();
-    let create = |state: &mut crate::store::State, group: &str, plural: &str, object: Value| {
+    let create = |state: &mut crate::storage::State, group: &str, plural: &str, object: Value| {
         if let Some(rt) = registry.lookup(group, "v1", plural) {
             let name = object
                 .pointer("/metadata/name")
@@ -368,7 +370,7 @@ fn bootstrap(store: &Store) {
                 .unwrap_or_default();
             if state.get(&rt, "", name).is_none() {
                 // Creating a well-formed bootstrap object cannot fail on a store without it.
-                let _ = ops::create(state, &rt, "", object, &writer);
+                let _ = generic::create(state, &rt, "", object, &writer);
             }
         }
     };
@@ -423,7 +425,7 @@ pub async fn serve(options: ServeOptions) -> Result<(), SandboxError> {
         .await?;
     let write = |name: &str, text: &str| {
         let path = options.dir.join(name);
-        crate::store::write_private(&path, text.as_bytes())
+        crate::storage::write_private(&path, text.as_bytes())
             .map_err(|source| SandboxError::WriteFile { path, source })
     };
     write("ca.crt", &sandbox.ca_cert_pem())?;

@@ -12,6 +12,7 @@
 mod cleanup;
 mod gc;
 mod index;
+mod object_ref;
 mod signer;
 mod workloads;
 
@@ -21,11 +22,11 @@ use std::time::{Duration, Instant};
 use tokio::sync::broadcast::{self, error::TryRecvError};
 
 use self::index::{Index, Work};
-use crate::authn::UserInfo;
-use crate::handlers::Api;
-use crate::ops::Writer;
-use crate::pki::CertificateAuthority;
-use crate::store::{Event, State};
+use crate::auth::authn::UserInfo;
+use crate::auth::pki::CertificateAuthority;
+use crate::endpoints::Api;
+use crate::registry::generic::Writer;
+use crate::storage::{Event, State};
 
 /// Pause after a change before a pass, so bursts of writes are handled together.
 const SETTLE: Duration = Duration::from_millis(20);

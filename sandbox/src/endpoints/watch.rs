@@ -19,7 +19,7 @@ use tokio::time::Instant;
 use super::read::Selectors;
 use super::{Api, Body, Call};
 use crate::status::ApiError;
-use crate::store::{Event, EventType};
+use crate::storage::{Event, EventType};
 
 /// Default watch duration when the client gives no `timeoutSeconds` (kube picks 30-60 minutes).
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
@@ -102,8 +102,8 @@ pub fn watch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         .and_then(|t| t.parse::<u64>().ok())
         .map(Duration::from_secs)
         .unwrap_or(DEFAULT_TIMEOUT);
-    let bookmarks = crate::request::flag(call.query, "allowWatchBookmarks");
-    let send_initial = crate::request::flag(call.query, "sendInitialEvents");
+    let bookmarks = crate::endpoints::request::flag(call.query, "allowWatchBookmarks");
+    let send_initial = crate::endpoints::request::flag(call.query, "sendInitialEvents");
     let requested = call
         .query
         .get("resourceVersion")

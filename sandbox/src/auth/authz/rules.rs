@@ -9,8 +9,8 @@ use serde_json::{Map, Value, json};
 
 use super::RbacSnapshot;
 use super::rbac::{applying_subject, cluster_binding_rules, namespace, role_binding_rules};
-use crate::authn::UserInfo;
-use crate::ops::string_list;
+use crate::auth::authn::UserInfo;
+use crate::object::string_list;
 
 /// What a user may do on resources (`verbs` on `resources` in `api_groups`, limited to
 /// `resource_names` when any are given).
@@ -159,8 +159,8 @@ fn add_policy_rule(out: &mut SubjectRules, rule: &Value) {
 mod tests {
     use super::*;
 
-    use crate::authn::SYSTEM_MASTERS;
-    use crate::authz::bootstrap_policy;
+    use crate::auth::authn::SYSTEM_MASTERS;
+    use crate::auth::authz::bootstrap_policy;
 
     fn user(name: &str, groups: &[&str]) -> UserInfo {
         UserInfo {

@@ -5,9 +5,10 @@ use serde_json::{Value, json};
 
 use super::write::check_signer_approval;
 use super::{Body, Call, json_response, present};
-use crate::fieldpath::{self, Element, ListKind, ListRules, Path};
-use crate::managed;
-use crate::ops::{self, Ownership, Writer};
+use crate::fieldmanager::fieldpath::{self, Element, ListKind, ListRules, Path};
+use crate::fieldmanager::managed;
+use crate::registry::generic::{self, Ownership, Writer};
+use crate::resources::Subresource;
 use crate::status::ApiError;
 
 const UNSUPPORTED: &str = "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml";
@@ -38,7 +39,7 @@ pub fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     };
     let patch: Value = serde_json::from_slice(call.body)
         .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
-    if call.path.subresource == "approval" {
+    if call.path.subresource == Subresource::Approval {
         check_signer_approval(call)?;
     }
     let manager = call.field_manager();
@@ -67,11 +68,11 @@ pub fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
                 })?;
             }
             PatchKind::Strategic => {
-                let rules = ops::rules_for(&call.rt);
+                let rules = crate::registry::kinds::list_rules(&call.rt);
                 strategic_merge(&mut document, &patch, &mut Vec::new(), rules.as_ref());
             }
         }
-        ops::update(
+        generic::update(
             &mut state,
             &call.rt,
             &call.path.namespace,
@@ -115,15 +116,15 @@ fn apply(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
             "error decoding YAML: the applied configuration must be an object",
         ));
     }
-    let force = crate::request::flag(call.query, "force");
+    let force = crate::endpoints::request::flag(call.query, "force");
     let writer = Writer {
         manager: &manager,
         user: call.user,
     };
-    let scope = ops::scope_for(&call.rt, &call.path.subresource);
+    let scope = generic::scope_for(&call.rt, &call.path.subresource);
     let api_version = call.rt.api_version();
-    let now = ops::now_rfc3339();
-    let rules = ops::rules_for(&call.rt);
+    let now = crate::object::now_rfc3339();
+    let rules = crate::registry::kinds::list_rules(&call.rt);
     let (stored, created) = {
         let mut state = call.api.store.lock();
         match state.get(&call.rt, &call.path.namespace, &call.path.name) {
@@ -139,7 +140,7 @@ fn apply(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
                     &now,
                 )
                 .map_err(|conflicts| conflict_error(&conflicts))?;
-                let stored = ops::update(
+                let stored = generic::update(
                     &mut state,
                     &call.rt,
                     &call.path.namespace,
@@ -151,7 +152,7 @@ fn apply(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
                 )?;
                 (stored, false)
             }
-            None if call.path.subresource.is_empty() => {
+            None if call.path.subresource.is_none() => {
                 let mut base = json!({"apiVersion": api_version, "kind": call.rt.kind, "metadata": {"name": call.path.name}});
                 if let Some(kind) = applied.get("kind") {
                     base["kind"] = kind.clone();
@@ -167,7 +168,7 @@ fn apply(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
                     &now,
                 )
                 .map_err(|conflicts| conflict_error(&conflicts))?;
-                let stored = ops::create_with(
+                let stored = generic::create_with(
                     &mut state,
                     &call.rt,
                     &call.path.namespace,
@@ -335,7 +336,7 @@ fn strip_directives(value: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fieldpath::BuiltinListRules;
+    use crate::fieldmanager::fieldpath::BuiltinListRules;
 
     fn smp(target: Value, patch: Value) -> Value {
         let mut target = target;

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::{Attributes, Decision, RbacSnapshot};
-use crate::authn::UserInfo;
+use crate::auth::authn::UserInfo;
 
 const RBAC_API_GROUP: &str = "rbac.authorization.k8s.io";
 

@@ -409,7 +409,7 @@ mod tests {
 
     use serde_json::json;
 
-    use crate::pki::CertificateAuthority;
+    use crate::auth::pki::CertificateAuthority;
 
     struct Secrets(Vec<serde_json::Value>);
 

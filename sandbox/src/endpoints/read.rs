@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 use super::{Body, Call, json_response, present};
 use crate::selectors::{FieldSelector, LabelSelector};
 use crate::status::ApiError;
-use crate::store::ObjectKey;
+use crate::storage::ObjectKey;
 
 /// GET of one object (also its `status` / `approval` subresource, which show the whole object).
 pub fn get(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
@@ -43,7 +43,7 @@ impl Selectors {
                 .get("fieldSelector")
                 .map(String::as_str)
                 .unwrap_or_default(),
-            &call.rt.kind,
+            &crate::registry::kinds::strategy_for(&call.rt).selectable_fields(&call.rt),
         )
         .map_err(ApiError::bad_request)?;
         Ok(Selectors { labels, fields })
@@ -112,7 +112,7 @@ pub fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         if let Some(last) = page.last() {
             metadata.insert(
                 "continue".into(),
-                json!(encode_continue(&crate::store::object_key(last), rv)),
+                json!(encode_continue(&crate::storage::object_key(last), rv)),
             );
         }
         if selectors.is_empty() {

@@ -2,6 +2,7 @@
 //! validation and requester fields, the approval and status subresources, the signer permission
 //! check, and the built-in `kubernetes.io/kube-apiserver-client` signer.
 
+pub(crate) mod strategy;
 mod validation;
 
 use std::time::Duration;
@@ -10,10 +11,10 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 
-use crate::authn::UserInfo;
-use crate::authz::{self, Attributes, RbacSnapshot};
-use crate::ops::string_list;
-use crate::pki::CertificateAuthority;
+use crate::auth::authn::UserInfo;
+use crate::auth::authz::{self, Attributes, RbacSnapshot};
+use crate::auth::pki::CertificateAuthority;
+use crate::object::string_list;
 use validation::{
     FieldError, invalid_status, validate_conditions, validate_conditions_kept, validate_expiration,
     validate_request, validate_signer_name, validate_usages,

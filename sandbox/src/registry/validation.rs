@@ -19,16 +19,6 @@ pub enum NameRule {
     PathSegment,
 }
 
-/// The naming rule of a kind.
-pub fn name_rule(group: &str, kind: &str) -> NameRule {
-    match (group, kind) {
-        ("", "Namespace") => NameRule::Label,
-        ("", "Service") => NameRule::Dns1035,
-        ("rbac.authorization.k8s.io", _) | ("certificates.k8s.io", _) => NameRule::PathSegment,
-        _ => NameRule::Subdomain,
-    }
-}
-
 /// Whether `s` is a lowercase RFC 1123 subdomain.
 pub fn is_dns1123_subdomain(s: &str) -> bool {
     !s.is_empty() && s.len() <= 253 && s.split('.').all(is_dns1123_label)

@@ -5,7 +5,8 @@ use serde_json::{Map, Value, json};
 
 use super::read::{Selectors, list_body, list_item};
 use super::{Body, Call, json_response, present};
-use crate::ops::{self, DeleteOptions, DeleteOutcome, Ownership, Writer};
+use crate::registry::generic::{self, DeleteOptions, DeleteOutcome, Ownership, Writer};
+use crate::resources::Subresource;
 use crate::status::ApiError;
 
 /// POST to a collection.
@@ -19,7 +20,7 @@ pub fn create(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     };
     let stored = {
         let mut state = call.api.store.lock();
-        ops::create(&mut state, &call.rt, &call.path.namespace, body, &writer)?
+        generic::create(&mut state, &call.rt, &call.path.namespace, body, &writer)?
     };
     Ok(json_response(201, &present(call, &stored)))
 }
@@ -28,7 +29,7 @@ pub fn create(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
 pub fn update(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     let body = call.json_body()?;
     check_body_namespace(call, &body)?;
-    if call.path.subresource == "approval" {
+    if call.path.subresource == Subresource::Approval {
         check_signer_approval(call)?;
     }
     let manager = call.field_manager();
@@ -38,7 +39,7 @@ pub fn update(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     };
     let stored = {
         let mut state = call.api.store.lock();
-        ops::update(
+        generic::update(
             &mut state,
             &call.rt,
             &call.path.namespace,
@@ -65,7 +66,7 @@ pub fn delete(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     );
     let outcome = {
         let mut state = call.api.store.lock();
-        ops::delete(
+        generic::delete(
             &mut state,
             &call.rt,
             &call.path.namespace,
@@ -75,7 +76,7 @@ pub fn delete(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     };
     Ok(match outcome {
         DeleteOutcome::Removed(object) => {
-            json_response(200, &ops::deleted_status(&call.rt, &object))
+            json_response(200, &generic::deleted_status(&call.rt, &object))
         }
         DeleteOutcome::Marked(object) => json_response(200, &present(call, &object)),
     })
@@ -99,8 +100,8 @@ pub fn delete_collection(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         let candidates = state.list(&call.rt.storage_key(), namespace);
         let mut items = Vec::new();
         for object in candidates.iter().filter(|o| selectors.matches(o)) {
-            let (ns, name) = crate::store::object_key(object);
-            match ops::delete(&mut state, &call.rt, &ns, &name, &options) {
+            let (ns, name) = crate::storage::object_key(object);
+            match generic::delete(&mut state, &call.rt, &ns, &name, &options) {
                 Ok(DeleteOutcome::Removed(o) | DeleteOutcome::Marked(o)) => {
                     items.push(list_item(call, &o))
                 }
@@ -146,7 +147,7 @@ pub fn check_signer_approval(call: &Call<'_>) -> Result<(), ApiError> {
         .get(&call.rt, "", &call.path.name)
         .ok_or_else(|| ApiError::not_found(&call.rt, &call.path.name))?;
     let rbac = call.api.rbac(&state);
-    crate::csr::approval_admission(&object, call.user, &rbac).map_err(|body| ApiError {
+    crate::registry::csr::approval_admission(&object, call.user, &rbac).map_err(|body| ApiError {
         code: 403,
         body,
         plain: None,

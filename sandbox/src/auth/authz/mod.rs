@@ -8,8 +8,8 @@ mod rules;
 
 use serde_json::{Value, json};
 
-use crate::authn::{ImpersonationRequest, SYSTEM_MASTERS, UserInfo, service_account_name};
-use crate::ops::string_list;
+use crate::auth::authn::{ImpersonationRequest, SYSTEM_MASTERS, UserInfo, service_account_name};
+use crate::object::string_list;
 
 pub use policy::bootstrap_policy;
 pub use rbac::rule_allows;

@@ -7,8 +7,8 @@ use http::Response;
 use serde_json::{Value, json};
 
 use super::{Body, Call, json_response, response};
-use crate::authz;
-use crate::protobuf;
+use crate::auth::authz;
+use crate::endpoints::protobuf;
 use crate::status::{ApiError, Cause};
 
 /// POST of a review: the answer is the review with its `status` filled in.

@@ -1,181 +1,10 @@
-//! CustomResourceDefinitions: serving their types, their status, and structural-schema pruning,
-//! defaulting and validation of custom objects.
+//! Structural-schema handling of custom objects: pruning unknown fields, applying defaults and
+//! validating types, enums and required fields with kube-apiserver's field paths and messages.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
-use crate::ops::string_list;
-use crate::resources::{Behaviour, Registry, ResourceType};
+use crate::resources::ResourceType;
 use crate::status::{ApiError, Cause};
-use crate::store::State;
-
-/// Storage key of CRDs.
-pub const CRD_KEY: &str = "customresourcedefinitions.apiextensions.k8s.io";
-/// Finalizer that keeps a CRD until its objects are gone.
-pub const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
-
-/// The registry for the CRDs stored in `state`.
-pub fn registry_for(state: &State) -> Registry {
-    Registry::new(
-        state
-            .list(CRD_KEY, None)
-            .iter()
-            .flat_map(|crd| types_of(crd))
-            .collect(),
-    )
-}
-
-/// The served types of one CRD (one per served version).
-pub fn types_of(crd: &Value) -> Vec<ResourceType> {
-    let spec = &crd["spec"];
-    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
-    let names = &spec["names"];
-    let kind = text(&names["kind"]);
-    spec["versions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|v| v["served"].as_bool().unwrap_or(true))
-        .map(|version| ResourceType {
-            group: text(&spec["group"]),
-            version: text(&version["name"]),
-            kind: kind.clone(),
-            list_kind: names["listKind"]
-                .as_str()
-                .map(str::to_string)
-                .unwrap_or_else(|| format!("{kind}List")),
-            plural: text(&names["plural"]),
-            singular: names["singular"]
-                .as_str()
-                .map(str::to_string)
-                .unwrap_or_else(|| kind.to_lowercase()),
-            namespaced: spec["scope"].as_str() != Some("Cluster"),
-            short_names: string_list(names.get("shortNames")),
-            categories: string_list(names.get("categories")),
-            status_subresource: version.pointer("/subresources/status").is_some(),
-            extra_subresources: Vec::new(),
-            generation: true,
-            custom: true,
-            schema: version.pointer("/schema/openAPIV3Schema").cloned(),
-            behaviour: Behaviour::Plain,
-        })
-        .collect()
-}
-
-/// Validates a CRD and fills its defaults and its (always accepted) status.
-pub fn prepare(rt: &ResourceType, crd: &mut Value) -> Result<(), ApiError> {
-    let name = crd
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    let group = crd
-        .pointer("/spec/group")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    let plural = crd
-        .pointer("/spec/names/plural")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    let kind = crd
-        .pointer("/spec/names/kind")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    let mut causes = Vec::new();
-    if name != format!("{plural}.{group}") {
-        causes.push(Cause::new(
-            "metadata.name",
-            "FieldValueInvalid",
-            format!("Invalid value: \"{name}\": must be spec.names.plural+\".\"+spec.group"),
-        ));
-    }
-    if kind.is_empty() {
-        causes.push(Cause::new(
-            "spec.names.kind",
-            "FieldValueRequired",
-            "Required value",
-        ));
-    }
-    let versions = crd
-        .pointer("/spec/versions")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    if versions.is_empty() {
-        causes.push(Cause::new("spec.versions", "FieldValueInvalid", "Invalid value: []apiextensions.CustomResourceDefinitionVersion(nil): must have exactly one version marked as storage version"));
-    } else if versions
-        .iter()
-        .filter(|v| v["storage"].as_bool() == Some(true))
-        .count()
-        != 1
-    {
-        causes.push(Cause::new(
-            "spec.versions",
-            "FieldValueInvalid",
-            "Invalid value: \"\": must have exactly one version marked as storage version",
-        ));
-    }
-    if !causes.is_empty() {
-        return Err(ApiError::invalid(
-            rt,
-            "CustomResourceDefinition",
-            &name,
-            causes,
-        ));
-    }
-    let names = crd["spec"]["names"]
-        .as_object_mut()
-        .map(std::mem::take)
-        .unwrap_or_default();
-    let mut names = names;
-    names
-        .entry("singular")
-        .or_insert_with(|| json!(kind.to_lowercase()));
-    names
-        .entry("listKind")
-        .or_insert_with(|| json!(format!("{kind}List")));
-    crd["spec"]["names"] = Value::Object(names.clone());
-    if crd.pointer("/spec/conversion").is_none() {
-        crd["spec"]["conversion"] = json!({"strategy": "None"});
-    }
-    let storage: Vec<Value> = versions
-        .iter()
-        .filter(|v| v["storage"].as_bool() == Some(true))
-        .map(|v| v["name"].clone())
-        .collect();
-    let now = crate::ops::now_rfc3339();
-    let previous = crd.pointer("/status/conditions").cloned();
-    let transition = |ty: &str| -> String {
-        previous
-            .as_ref()
-            .and_then(Value::as_array)
-            .and_then(|c| c.iter().find(|c| c["type"] == ty))
-            .and_then(|c| c["lastTransitionTime"].as_str())
-            .map(str::to_string)
-            .unwrap_or_else(|| now.clone())
-    };
-    let mut stored_versions: Vec<Value> = crd
-        .pointer("/status/storedVersions")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    for version in storage {
-        if !stored_versions.contains(&version) {
-            stored_versions.push(version);
-        }
-    }
-    crd["status"] = json!({
-        "conditions": [
-            {"type": "NamesAccepted", "status": "True", "lastTransitionTime": transition("NamesAccepted"), "reason": "NoConflicts", "message": "no conflicts found"},
-            {"type": "Established", "status": "True", "lastTransitionTime": transition("Established"), "reason": "InitialNamesAccepted", "message": "the initial names have been accepted"},
-        ],
-        "acceptedNames": Value::Object(names),
-        "storedVersions": stored_versions,
-    });
-    Ok(())
-}
 
 /// Prunes unknown fields, applies defaults and validates types of a custom object against its schema.
 pub fn admit(rt: &ResourceType, object: &mut Value) -> Result<(), ApiError> {
@@ -428,6 +257,8 @@ fn validate(value: &Value, schema: &Value, path: &str, causes: &mut Vec<Cause>) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::registry::crd::types_of;
+    use serde_json::json;
 
     fn widget_type() -> ResourceType {
         let crd = json!({
@@ -469,19 +300,5 @@ mod tests {
             err.body["message"],
             "Widget.kc.example.com \"w2\" is invalid: spec.size: Invalid value: \"string\": spec.size in body must be of type integer: \"string\""
         );
-    }
-
-    #[test]
-    fn crd_types_carry_names_and_subresources() {
-        let rt = widget_type();
-        assert_eq!(
-            (
-                rt.plural.as_str(),
-                rt.singular.as_str(),
-                rt.list_kind.as_str()
-            ),
-            ("widgets", "widget", "WidgetList")
-        );
-        assert!(rt.status_subresource && rt.namespaced && rt.custom);
     }
 }

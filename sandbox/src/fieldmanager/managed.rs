@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::fieldpath::{self, Element, FieldSet, ListKind, ListRules, Path};
+use crate::fieldmanager::fieldpath::{self, Element, FieldSet, ListKind, ListRules, Path};
 
 /// One managedFields entry.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -392,7 +392,7 @@ pub fn conflict_message(conflicts: &[Conflict]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fieldpath::BuiltinListRules;
+    use crate::fieldmanager::fieldpath::BuiltinListRules;
 
     const NOW: &str = "2024-01-01T00:00:00Z";
 

@@ -5,22 +5,16 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use crate::admission;
-use crate::fieldpath::ListRules;
-use crate::managed::{self, Scope};
-use crate::resources::ResourceType;
+use crate::fieldmanager::managed::{self, Scope};
+use crate::object::{finalizers, metadata_mut, new_uid, now_rfc3339, random_suffix};
+use crate::registry::kinds::{list_rules, strategy_for};
+use crate::registry::strategy::Context;
+use crate::registry::validation;
+use crate::resources::{ResourceType, Subresource};
 use crate::status::{ApiError, Cause, details};
-use crate::store::State;
-use crate::validation;
+use crate::storage::State;
 
-/// Who writes, for managedFields and spec.username style defaults.
-#[derive(Clone, Debug)]
-pub struct Writer<'a> {
-    /// Field manager name.
-    pub manager: &'a str,
-    /// The authenticated (possibly impersonated) user.
-    pub user: &'a crate::authn::UserInfo,
-}
+pub use crate::registry::strategy::Writer;
 
 /// Options of a delete.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -62,13 +56,6 @@ pub enum DeleteOutcome {
     Removed(Arc<Value>),
     /// The object is still there (finalizers), marked for deletion.
     Marked(Arc<Value>),
-}
-
-/// Now as kube-apiserver writes `metav1.Time`: RFC 3339 in seconds.
-pub fn now_rfc3339() -> String {
-    jiff::Timestamp::now()
-        .strftime("%Y-%m-%dT%H:%M:%SZ")
-        .to_string()
 }
 
 /// Creates an object at `namespace` (already checked by the caller to match the path).
@@ -122,12 +109,12 @@ pub fn create_with(
             )],
         ));
     }
-    let causes = validation::validate_name(&name, validation::name_rule(&rt.group, &rt.kind));
+    let causes = validation::validate_name(&name, strategy_for(rt).name_rule());
     if !causes.is_empty() && !generated {
         return Err(ApiError::invalid(rt, &rt.kind, &name, causes));
     }
     if rt.namespaced {
-        check_namespace_accepts(state, rt, namespace, &name)?;
+        crate::registry::namespace::check_accepts_content(state, rt, namespace, &name)?;
     }
     if state.get(rt, namespace, &name).is_some() {
         return Err(ApiError::already_exists(rt, &name));
@@ -159,23 +146,24 @@ pub fn create_with(
             object["status"] = json!({});
         }
     }
-    admission::prepare_create(state, rt, &mut object, writer)?;
+    let strategy = strategy_for(rt);
+    strategy.prepare_create(&Context { state, rt, writer }, &mut object)?;
     if ownership == Ownership::Record {
-        let rules = admission::list_rules(rt);
+        let rules = list_rules(rt);
         let api_version = rt.api_version();
         managed::record_update(
             None,
             &mut object,
             writer.manager,
             &api_version,
-            scope_for(rt, ""),
+            scope_for(rt, &Subresource::None),
             rules.as_ref(),
             &now_rfc3339(),
         );
     }
     drop_empty_fields(rt, &mut object);
     let stored = state.insert(&rt.storage_key(), object);
-    admission::after_write(state, rt, &stored);
+    strategy.after_write(state, &stored);
     Ok(stored)
 }
 
@@ -197,7 +185,7 @@ pub fn update(
     rt: &ResourceType,
     namespace: &str,
     name: &str,
-    subresource: &str,
+    subresource: &Subresource,
     mut object: Value,
     writer: &Writer<'_>,
     ownership: Ownership,
@@ -254,7 +242,7 @@ pub fn update(
 
     let scope = scope_for(rt, subresource);
     let applied_fields = object.pointer("/metadata/managedFields").cloned();
-    let mut new = if subresource.is_empty() {
+    let mut new = if subresource.is_none() {
         {
             // Main resource: status is owned by the status subresource.
             if rt.status_subresource {
@@ -279,7 +267,8 @@ pub fn update(
             None => metadata.remove("managedFields"),
         };
     }
-    admission::prepare_update(state, rt, &old, &mut new, subresource, writer)?;
+    let strategy = strategy_for(rt);
+    strategy.prepare_update(&Context { state, rt, writer }, &old, &mut new, subresource)?;
     check_finalizers(rt, &old, &new, name)?;
     if (rt.generation || rt.custom) && spec_changed(&old, &new) {
         let generation = old
@@ -290,7 +279,7 @@ pub fn update(
         metadata_mut(&mut new).insert("generation".into(), json!(generation));
     }
     if ownership == Ownership::Record {
-        let rules = admission::list_rules(rt);
+        let rules = list_rules(rt);
         managed::record_update(
             Some(&old),
             &mut new,
@@ -306,14 +295,14 @@ pub fn update(
         return Ok(old);
     }
     let deleting = new.pointer("/metadata/deletionTimestamp").is_some();
-    if deleting && finalizers(&new).is_empty() && !admission::removal_blocked(rt, &new) {
+    if deleting && finalizers(&new).is_empty() && !strategy.removal_blocked(&new) {
         // The last finalizer is gone: the object is removed; watchers see its previous state.
         state.remove(&rt.storage_key(), namespace, name);
-        admission::after_remove(state, rt, &new);
+        strategy.after_remove(state, &new);
         return Ok(Arc::new(new));
     }
     let stored = state.replace(&rt.storage_key(), new);
-    admission::after_write(state, rt, &stored);
+    strategy.after_write(state, &stored);
     Ok(stored)
 }
 
@@ -369,7 +358,8 @@ pub fn delete(
         Some("Orphan") => vec!["orphan"],
         _ => Vec::new(),
     };
-    extra_finalizers.extend(admission::deletion_finalizers(rt, &object));
+    let strategy = strategy_for(rt);
+    extra_finalizers.extend(strategy.deletion_finalizers());
     let already_deleting = object.pointer("/metadata/deletionTimestamp").is_some();
     let mut present = finalizers(&object);
     let mut changed = false;
@@ -388,22 +378,22 @@ pub fn delete(
             state.replace(&rt.storage_key(), object),
         ));
     }
-    if present.is_empty() && !admission::graceful_namespace(rt) {
+    if present.is_empty() && !strategy.graceful_deletion() {
         let removed = state
             .remove(&rt.storage_key(), namespace, name)
             .unwrap_or(current);
-        admission::after_remove(state, rt, &removed);
+        strategy.after_remove(state, &removed);
         return Ok(DeleteOutcome::Removed(removed));
     }
     let metadata = metadata_mut(&mut object);
     metadata.insert("deletionTimestamp".into(), json!(now_rfc3339()));
-    if !admission::graceful_namespace(rt) {
+    if !strategy.graceful_deletion() {
         metadata.insert("deletionGracePeriodSeconds".into(), json!(0));
     }
     if !present.is_empty() {
         metadata.insert("finalizers".into(), json!(present));
     }
-    admission::mark_deleting(rt, &mut object);
+    strategy.mark_deleting(&mut object);
     Ok(DeleteOutcome::Marked(
         state.replace(&rt.storage_key(), object),
     ))
@@ -432,8 +422,8 @@ fn precondition_failed(kind: &str, name: &str, reason: &str) -> ApiError {
 }
 
 /// Which managedFields scope a write through `subresource` has.
-pub fn scope_for(rt: &ResourceType, subresource: &str) -> Scope {
-    if !subresource.is_empty() {
+pub fn scope_for(rt: &ResourceType, subresource: &Subresource) -> Scope {
+    if !subresource.is_none() {
         Scope::Status
     } else if rt.status_subresource {
         Scope::Main
@@ -443,9 +433,14 @@ pub fn scope_for(rt: &ResourceType, subresource: &str) -> Scope {
 }
 
 /// The object a subresource write produces: the old object with the subresource's part taken from the body.
-fn subresource_object(rt: &ResourceType, old: &Value, body: Value, subresource: &str) -> Value {
+fn subresource_object(
+    rt: &ResourceType,
+    old: &Value,
+    body: Value,
+    subresource: &Subresource,
+) -> Value {
     let mut new = old.clone();
-    if subresource == "finalize" {
+    if *subresource == Subresource::Finalize {
         // A namespace's finalize subresource changes its spec (the finalizers list).
         if let Some(spec) = body.get("spec") {
             new["spec"] = spec.clone();
@@ -614,37 +609,6 @@ fn unchanged(old: &Value, new: &Value) -> bool {
     strip(old) == strip(new)
 }
 
-/// `metadata.finalizers` as strings.
-pub fn finalizers(object: &Value) -> Vec<String> {
-    string_list(object.pointer("/metadata/finalizers"))
-}
-
-/// The strings of a JSON array (other items skipped); empty when `value` is missing or not an
-/// array.
-pub fn string_list(value: Option<&Value>) -> Vec<String> {
-    value
-        .and_then(Value::as_array)
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// Mutable metadata map (created when missing).
-pub fn metadata_mut(object: &mut Value) -> &mut Map<String, Value> {
-    if object.get("metadata").is_none_or(|m| !m.is_object()) {
-        object["metadata"] = json!({});
-    }
-    object
-        .get_mut("metadata")
-        .and_then(Value::as_object_mut)
-        .expect("metadata was made an object just above")
-}
-
 /// Fills `metadata.name` from `generateName`; returns whether the name was generated.
 fn assign_name(object: &mut Value, rt: &ResourceType, kind: &str) -> Result<bool, ApiError> {
     let metadata = metadata_mut(object);
@@ -679,102 +643,9 @@ fn assign_name(object: &mut Value, rt: &ResourceType, kind: &str) -> Result<bool
     Ok(true)
 }
 
-/// Five characters from kube's name-generation alphabet.
-fn random_suffix() -> String {
-    use rand::Rng;
-    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    let mut rng = rand::rng();
-    (0..5)
-        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
-        .collect()
-}
-
-/// A random RFC 4122 version-4 UUID.
-pub fn new_uid() -> String {
-    let bytes: [u8; 16] = rand::random();
-    let hex: String = bytes
-        .iter()
-        .enumerate()
-        .map(|(i, b)| match i {
-            6 => format!("{:02x}", (b & 0x0f) | 0x40),
-            8 => format!("{:02x}", (b & 0x3f) | 0x80),
-            _ => format!("{b:02x}"),
-        })
-        .collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
-}
-
-/// 404 for a missing namespace, 403 for a terminating one.
-fn check_namespace_accepts(
-    state: &State,
-    rt: &ResourceType,
-    namespace: &str,
-    name: &str,
-) -> Result<(), ApiError> {
-    let ns = state.get_by_key("namespaces", "", namespace);
-    let Some(ns) = ns else {
-        return Err(ApiError::not_found_in("", "namespaces", namespace));
-    };
-    let terminating = ns.pointer("/metadata/deletionTimestamp").is_some()
-        || ns.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating");
-    if terminating {
-        let mut d = details(&rt.group, &rt.plural, name);
-        if let Some(map) = d.as_object_mut() {
-            map.insert(
-                "causes".into(),
-                json!([{"reason": "NamespaceTerminating", "message": format!("namespace {namespace} is being terminated"), "field": "metadata.namespace"}]),
-            );
-        }
-        let subject = if name.is_empty() {
-            rt.qualified_plural()
-        } else {
-            format!("{} \"{name}\"", rt.qualified_plural())
-        };
-        return Err(ApiError::status(
-            403,
-            "Forbidden",
-            format!(
-                "{subject} is forbidden: unable to create new content in namespace {namespace} because it is being terminated"
-            ),
-            Some(d),
-        ));
-    }
-    Ok(())
-}
-
-/// List rules for a type, boxed for dynamic use.
-pub fn rules_for(rt: &ResourceType) -> Box<dyn ListRules + '_> {
-    admission::list_rules(rt)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn uids_look_like_version_4_uuids() {
-        let uid = new_uid();
-        assert_eq!(uid.len(), 36);
-        assert_eq!(&uid[14..15], "4");
-    }
-
-    #[test]
-    fn generated_suffixes_use_kube_alphabet() {
-        let suffix = random_suffix();
-        assert_eq!(suffix.len(), 5);
-        assert!(
-            suffix
-                .chars()
-                .all(|c| "bcdfghjklmnpqrstvwxz2456789".contains(c))
-        );
-    }
 
     #[test]
     fn spec_change_ignores_metadata_and_status() {

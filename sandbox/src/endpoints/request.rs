@@ -1,19 +1,81 @@
-//! Turning a method + path + query into what a request is about (kube-apiserver's RequestInfo).
+//! Turning a method + path + query into what a request is about (kube-apiserver's RequestInfo):
+//! the typed [`Verb`], the resource path and its [`Subresource`].
 
 use std::collections::BTreeMap;
+
+use http::Method;
+
+use crate::resources::Subresource;
+use crate::status::ApiError;
+
+/// The verb of a resource request, as authorization sees it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Verb {
+    /// GET of one object.
+    #[default]
+    Get,
+    /// GET of a collection.
+    List,
+    /// GET with `watch=true` or the legacy `/watch/` prefix.
+    Watch,
+    /// POST to a collection.
+    Create,
+    /// PUT of one object.
+    Update,
+    /// PATCH of one object.
+    Patch,
+    /// DELETE of one object.
+    Delete,
+    /// DELETE of a collection.
+    DeleteCollection,
+}
+
+impl Verb {
+    /// The verb of `method` on a path with or without an object name; `None` when the method is
+    /// not served there.
+    pub fn of(method: &Method, has_name: bool, watching: bool) -> Option<Verb> {
+        Some(match *method {
+            Method::GET | Method::HEAD if watching => Verb::Watch,
+            Method::GET | Method::HEAD if has_name => Verb::Get,
+            Method::GET | Method::HEAD => Verb::List,
+            Method::POST if !has_name => Verb::Create,
+            Method::PUT if has_name => Verb::Update,
+            Method::PATCH if has_name => Verb::Patch,
+            Method::DELETE if has_name => Verb::Delete,
+            Method::DELETE => Verb::DeleteCollection,
+            _ => return None,
+        })
+    }
+
+    /// The lowercase name RBAC rules use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verb::Get => "get",
+            Verb::List => "list",
+            Verb::Watch => "watch",
+            Verb::Create => "create",
+            Verb::Update => "update",
+            Verb::Patch => "patch",
+            Verb::Delete => "delete",
+            Verb::DeleteCollection => "deletecollection",
+        }
+    }
+}
 
 /// What an API path addresses.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Target {
     /// A resource path: `/api/v1/...` or `/apis/g/v/...`.
-    Resource(ResourcePath),
+    Resource(RequestInfo),
     /// Anything else (`/version`, `/healthz`, discovery documents, unknown paths).
     NonResource(String),
 }
 
-/// The parts of a resource path.
+/// What a resource request is about.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ResourcePath {
+pub struct RequestInfo {
+    /// The verb (from the method, the name and `watch`).
+    pub verb: Verb,
     /// API group ("" for core).
     pub group: String,
     /// API version.
@@ -24,13 +86,34 @@ pub struct ResourcePath {
     pub resource: String,
     /// Object name ("" for collections).
     pub name: String,
-    /// Subresource ("" when none).
-    pub subresource: String,
+    /// Subresource.
+    pub subresource: Subresource,
     /// Whether the legacy `/watch/` prefix was used.
     pub legacy_watch: bool,
 }
 
-/// Parses the path part of a URL.
+/// Parses a request: its path and, for resource requests, the verb.
+///
+/// # Errors
+/// 405 when the method is not served on the path (a POST to a named object, ...).
+pub fn parse(
+    method: &Method,
+    path: &str,
+    query: &BTreeMap<String, String>,
+) -> Result<Target, ApiError> {
+    let Target::Resource(mut info) = parse_path(path) else {
+        return Ok(parse_path(path));
+    };
+    let watching = info.legacy_watch || flag(query, "watch");
+    info.verb = Verb::of(method, !info.name.is_empty(), watching).ok_or_else(|| {
+        ApiError::method_not_allowed(
+            "the server does not allow this method on the requested resource",
+        )
+    })?;
+    Ok(Target::Resource(info))
+}
+
+/// Parses the path part of a URL (the verb is left at its default).
 pub fn parse_path(path: &str) -> Target {
     let parts: Vec<&str> = path
         .trim_matches('/')
@@ -42,7 +125,7 @@ pub fn parse_path(path: &str) -> Target {
         ["apis", group, version, rest @ ..] if !rest.is_empty() => (*group, *version, rest),
         _ => return Target::NonResource(path.to_string()),
     };
-    let mut info = ResourcePath {
+    let mut info = RequestInfo {
         group: group.to_string(),
         version: version.to_string(),
         ..Default::default()
@@ -60,7 +143,7 @@ pub fn parse_path(path: &str) -> Target {
             // The namespace object itself (optionally its status/finalize subresource).
             info.resource = "namespaces".into();
             info.name = rest[1].to_string();
-            info.subresource = rest.get(2).map(|s| s.to_string()).unwrap_or_default();
+            info.subresource = Subresource::parse(rest.get(2).copied().unwrap_or_default());
             info.namespace.clear();
             if rest.len() > 3 {
                 return Target::NonResource(path.to_string());
@@ -77,7 +160,7 @@ pub fn parse_path(path: &str) -> Target {
         [resource, name, subresource] => {
             info.resource = resource.to_string();
             info.name = name.to_string();
-            info.subresource = subresource.to_string();
+            info.subresource = Subresource::parse(subresource);
         }
         _ => return Target::NonResource(path.to_string()),
     }
@@ -134,7 +217,7 @@ pub fn flag(query: &BTreeMap<String, String>, key: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn resource(path: &str) -> ResourcePath {
+    fn resource(path: &str) -> RequestInfo {
         match parse_path(path) {
             Target::Resource(r) => r,
             Target::NonResource(p) => panic!("{p} should be a resource path"),
@@ -148,15 +231,18 @@ mod tests {
             (r.group.as_str(), r.namespace.as_str(), r.resource.as_str()),
             ("apps", "ns", "deployments")
         );
-        assert_eq!((r.name.as_str(), r.subresource.as_str()), ("web", "status"));
+        assert_eq!(
+            (r.name.as_str(), &r.subresource),
+            ("web", &Subresource::Status)
+        );
     }
 
     #[test]
     fn namespace_status_addresses_the_namespace_object() {
         let r = resource("/api/v1/namespaces/kc/status");
         assert_eq!(
-            (r.resource.as_str(), r.name.as_str(), r.subresource.as_str()),
-            ("namespaces", "kc", "status")
+            (r.resource.as_str(), r.name.as_str(), &r.subresource),
+            ("namespaces", "kc", &Subresource::Status)
         );
         assert_eq!(r.namespace, "");
     }
@@ -175,6 +261,30 @@ mod tests {
             Target::NonResource("/apis/apps/v1".into())
         );
         assert_eq!(parse_path("/api"), Target::NonResource("/api".into()));
+    }
+
+    #[test]
+    fn verbs_follow_method_name_and_watch() {
+        for (method, has_name, watching, verb) in [
+            (Method::GET, true, false, Some(Verb::Get)),
+            (Method::GET, false, false, Some(Verb::List)),
+            (Method::GET, false, true, Some(Verb::Watch)),
+            (Method::HEAD, true, false, Some(Verb::Get)),
+            (Method::POST, false, false, Some(Verb::Create)),
+            (Method::POST, true, false, None),
+            (Method::PUT, true, false, Some(Verb::Update)),
+            (Method::PUT, false, false, None),
+            (Method::PATCH, true, false, Some(Verb::Patch)),
+            (Method::DELETE, true, false, Some(Verb::Delete)),
+            (Method::DELETE, false, false, Some(Verb::DeleteCollection)),
+            (Method::OPTIONS, true, false, None),
+        ] {
+            assert_eq!(
+                Verb::of(&method, has_name, watching),
+                verb,
+                "{method} {has_name}"
+            );
+        }
     }
 
     #[test]

@@ -105,8 +105,8 @@ fn cluster_role_binding(name: &str, role: &str, groups: &[&str]) -> Value {
 mod tests {
     use super::*;
 
-    use crate::authn::UserInfo;
-    use crate::authz::{Attributes, authorize};
+    use crate::auth::authn::UserInfo;
+    use crate::auth::authz::{Attributes, authorize};
 
     fn user(groups: &[&str]) -> UserInfo {
         UserInfo {

@@ -1,8 +1,12 @@
-//! The request pipeline: authentication, impersonation, faults, authorization, then routing to the verb handlers.
+//! The HTTP side of the server (k8s.io/apiserver's endpoints): the request pipeline —
+//! authentication, impersonation, faults, request info, authorization — then routing to the verb
+//! handlers, with the response helpers they share.
 
 mod discovery;
 mod patch;
+pub mod protobuf;
 mod read;
+pub mod request;
 mod review;
 mod watch;
 mod write;
@@ -16,15 +20,14 @@ use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, Limited};
 use serde_json::Value;
 
-use crate::authn::{self, SecretReader, UserInfo};
-use crate::authz::{self, Attributes, RbacSnapshot};
+use crate::auth::authn::{self, SecretReader, UserInfo};
+use crate::auth::authz::{self, Attributes, RbacSnapshot};
+use crate::auth::pki::CertificateAuthority;
+use crate::endpoints::request::{RequestInfo, Target, Verb};
 use crate::faults::Faults;
-use crate::pki::CertificateAuthority;
-use crate::protobuf;
-use crate::request::{self, ResourcePath, Target};
 use crate::resources::{Behaviour, ResourceType};
 use crate::status::ApiError;
-use crate::store::{State, Store};
+use crate::storage::{State, Store};
 
 /// Response body type of every handler.
 pub type Body = BoxBody<Bytes, std::io::Error>;
@@ -128,7 +131,7 @@ pub struct Call<'a> {
     /// The resource type addressed.
     pub rt: Arc<ResourceType>,
     /// Path parts.
-    pub path: &'a ResourcePath,
+    pub path: &'a RequestInfo,
     /// Query parameters.
     pub query: &'a BTreeMap<String, String>,
     /// Request body.
@@ -249,8 +252,8 @@ async fn serve(
         return Err(injected);
     }
     api.requests.record(&user.username);
-    let target = request::parse_path(uri.path());
     let query = request::parse_query(uri.query());
+    let target = request::parse(method, uri.path(), &query)?;
     let path = match target {
         Target::NonResource(path) => {
             let attributes = Attributes {
@@ -265,14 +268,12 @@ async fn serve(
         }
         Target::Resource(path) => path,
     };
-    let watching = path.legacy_watch || request::flag(&query, "watch");
-    let verb = verb_for(method, &path, watching)?;
     let attributes = Attributes {
         user: user.clone(),
-        verb: verb.to_string(),
+        verb: path.verb.as_str().to_string(),
         api_group: path.group.clone(),
         resource: path.resource.clone(),
-        subresource: path.subresource.clone(),
+        subresource: path.subresource.as_str().to_string(),
         namespace: path.namespace.clone(),
         name: path.name.clone(),
         path: uri.path().to_string(),
@@ -283,11 +284,7 @@ async fn serve(
     let rt = registry
         .lookup(&path.group, &path.version, &path.resource)
         .ok_or_else(ApiError::page_not_found)?;
-    if (!rt.namespaced && !path.namespace.is_empty())
-        || (!path.subresource.is_empty()
-            && !rt.has_subresource(&path.subresource)
-            && path.subresource != "finalize")
-    {
+    if (!rt.namespaced && !path.namespace.is_empty()) || !rt.has_subresource(&path.subresource) {
         return Err(ApiError::page_not_found());
     }
     let call = Call {
@@ -302,50 +299,23 @@ async fn serve(
         user_agent: header_text(header::USER_AGENT),
     };
     if call.rt.behaviour == Behaviour::Review {
-        return match verb {
-            "create" => review::create(&call),
+        return match path.verb {
+            Verb::Create => review::create(&call),
             _ => Err(ApiError::method_not_allowed(
                 "the server does not allow this method on the requested resource".to_string(),
             )),
         };
     }
-    match verb {
-        "get" => read::get(&call),
-        "list" => read::list(&call),
-        "watch" => watch::watch(&call),
-        "create" => write::create(&call),
-        "update" => write::update(&call),
-        "patch" => patch::patch(&call),
-        "delete" => write::delete(&call),
-        "deletecollection" => write::delete_collection(&call),
-        _ => Err(ApiError::method_not_allowed(
-            "the server does not allow this method on the requested resource",
-        )),
+    match path.verb {
+        Verb::Get => read::get(&call),
+        Verb::List => read::list(&call),
+        Verb::Watch => watch::watch(&call),
+        Verb::Create => write::create(&call),
+        Verb::Update => write::update(&call),
+        Verb::Patch => patch::patch(&call),
+        Verb::Delete => write::delete(&call),
+        Verb::DeleteCollection => write::delete_collection(&call),
     }
-}
-
-/// The authorization verb of a resource request.
-fn verb_for(
-    method: &Method,
-    path: &ResourcePath,
-    watching: bool,
-) -> Result<&'static str, ApiError> {
-    let has_name = !path.name.is_empty();
-    Ok(match *method {
-        Method::GET | Method::HEAD if watching => "watch",
-        Method::GET | Method::HEAD if has_name => "get",
-        Method::GET | Method::HEAD => "list",
-        Method::POST if !has_name => "create",
-        Method::PUT if has_name => "update",
-        Method::PATCH if has_name => "patch",
-        Method::DELETE if has_name => "delete",
-        Method::DELETE => "deletecollection",
-        _ => {
-            return Err(ApiError::method_not_allowed(
-                "the server does not allow this method on the requested resource",
-            ));
-        }
-    })
 }
 
 /// Authenticates the request and applies impersonation.
