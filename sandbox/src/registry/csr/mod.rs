@@ -16,8 +16,9 @@ use crate::auth::authz::{self, Attributes, RbacSnapshot};
 use crate::auth::pki::CertificateAuthority;
 use crate::object::string_list;
 use validation::{
-    FieldError, invalid_status, validate_conditions, validate_conditions_kept, validate_expiration,
-    validate_request, validate_signer_name, validate_usages,
+    FieldError, invalid_status, requested_organizations, validate_conditions,
+    validate_conditions_kept, validate_expiration, validate_request, validate_signer_name,
+    validate_usages,
 };
 
 /// The signer that issues client certificates for the API server itself.
@@ -170,6 +171,40 @@ pub fn approval_admission(
         ),
         "reason": "Forbidden",
         "details": details,
+        "code": 403,
+    }))
+}
+
+/// kube-apiserver's CertificateSubjectRestriction admission: a request for the
+/// `kubernetes.io/kube-apiserver-client` signer whose subject names the `system:masters`
+/// organization is refused with 403 (it would mint cluster-admin credentials). Runs after
+/// [`prepare_create`] validated the request.
+pub fn subject_restriction(object: &Value) -> Result<(), Value> {
+    let spec = object.get("spec").unwrap_or(&Value::Null);
+    if spec.get("signerName").and_then(Value::as_str) != Some(KUBE_APISERVER_CLIENT_SIGNER) {
+        return Ok(());
+    }
+    let request = decoded_request(spec).ok().flatten().unwrap_or_default();
+    if !requested_organizations(&request)
+        .iter()
+        .any(|o| o == "system:masters")
+    {
+        return Ok(());
+    }
+    let name = object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    Err(json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": format!(
+            "certificatesigningrequests.certificates.k8s.io {name:?} is forbidden: use of {KUBE_APISERVER_CLIENT_SIGNER} signer with system:masters group is not allowed"
+        ),
+        "reason": "Forbidden",
+        "details": {"name": name, "group": "certificates.k8s.io", "kind": "certificatesigningrequests"},
         "code": 403,
     }))
 }

@@ -21,7 +21,8 @@ impl Strategy for Requests {
     }
 
     fn prepare_create(&self, ctx: &Context<'_>, object: &mut Value) -> Result<(), ApiError> {
-        super::prepare_create(object, ctx.writer.user).map_err(status_error)
+        super::prepare_create(object, ctx.writer.user).map_err(status_error)?;
+        super::subject_restriction(object).map_err(status_error)
     }
 
     fn prepare_update(

@@ -167,6 +167,27 @@ fn parse_request(data: &[u8]) -> Result<(), &'static str> {
         .map_err(|_| "x509: signature verification failure")
 }
 
+/// The organizations (O) of a PEM request's subject, the groups a client certificate signed from
+/// it would carry; empty when the request does not parse.
+pub(super) fn requested_organizations(data: &[u8]) -> Vec<String> {
+    use rustls::pki_types::CertificateSigningRequestDer;
+    use rustls::pki_types::pem::PemObject;
+    use x509_parser::prelude::{FromDer, X509CertificationRequest};
+
+    let Ok(der) = CertificateSigningRequestDer::from_pem_slice(data) else {
+        return Vec::new();
+    };
+    let Ok((_, request)) = X509CertificationRequest::from_der(der.as_ref()) else {
+        return Vec::new();
+    };
+    request
+        .certification_request_info
+        .subject
+        .iter_organization()
+        .filter_map(|o| o.as_str().ok().map(str::to_owned))
+        .collect()
+}
+
 /// Go's `%#v` of a `[]byte`: `[]byte{0x6e, 0x6f}` or `[]byte(nil)`.
 pub(super) fn go_bytes(bytes: Option<&[u8]>) -> String {
     match bytes {
