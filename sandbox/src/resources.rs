@@ -117,6 +117,8 @@ pub struct ResourceType {
     pub schema: Option<Value>,
     /// What the server does with requests for this type.
     pub behaviour: Behaviour,
+    /// A custom resource version's `additionalPrinterColumns` (empty for built-ins).
+    pub printer_columns: Vec<Value>,
 }
 
 impl ResourceType {
@@ -466,6 +468,7 @@ pub fn builtin_types() -> Vec<ResourceType> {
             custom: false,
             schema: None,
             behaviour: Behaviour::Plain,
+            printer_columns: Vec::new(),
         })
         .collect();
     for (kind, plural, namespaced) in REVIEWS {
@@ -485,6 +488,7 @@ pub fn builtin_types() -> Vec<ResourceType> {
             custom: false,
             schema: None,
             behaviour: Behaviour::Review,
+            printer_columns: Vec::new(),
         });
     }
     out

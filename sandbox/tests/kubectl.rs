@@ -359,3 +359,100 @@ async fn admin_and_viewer(
     .expect("kubeconfig written");
     (sb, dir, admin, viewer)
 }
+
+/// A CRD whose version has printer columns (one only in `-o wide`), and one object of it.
+const PRINTED_CRD: &str = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.print.example.com}
+spec:
+  group: print.example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer, description: How many parts the widget has.}
+              color: {type: string}
+    additionalPrinterColumns:
+    - {name: Size, type: integer, jsonPath: .spec.size}
+    - {name: Color, type: string, jsonPath: .spec.color, priority: 1}
+";
+
+const WIDGET: &str = "apiVersion: print.example.com/v1
+kind: Widget
+metadata: {name: w1, namespace: default}
+spec: {size: 7, color: teal}
+";
+
+/// Rows of kubectl's table output split into cells.
+fn table_rows(out: &str) -> Vec<Vec<String>> {
+    out.lines()
+        .map(|l| l.split_whitespace().map(str::to_owned).collect())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_get_prints_server_side_tables() {
+    if !Path::new(KUBECTL).exists() {
+        println!("note: {KUBECTL} is missing, kubectl table test skipped");
+        return;
+    }
+    let (sb, dir, admin, _) = admin_and_viewer("kubectl-tables").await;
+    let crd = dir.path().join("crd.yaml");
+    std::fs::write(&crd, PRINTED_CRD).expect("crd written");
+    let widget = dir.path().join("widget.yaml");
+    std::fs::write(&widget, WIDGET).expect("widget written");
+    let run = |args: Vec<String>| {
+        let admin = admin.clone();
+        async move {
+            tokio::task::spawn_blocking(move || {
+                let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+                kubectl(&admin, &refs)
+            })
+            .await
+            .expect("kubectl task")
+        }
+    };
+    let words = |s: &str| s.split(' ').map(str::to_owned).collect::<Vec<_>>();
+    let (ok, out, err) = run(words(&format!(
+        "apply --validate=false -f {}",
+        crd.display()
+    )))
+    .await;
+    assert!(ok, "apply crd: {out} {err}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (ok, out, err) = run(words(&format!(
+        "apply --validate=false -f {}",
+        widget.display()
+    )))
+    .await;
+    assert!(ok, "apply widget: {out} {err}");
+
+    let (ok, out, err) = run(words("get widgets")).await;
+    assert!(ok, "get widgets: {err}");
+    let rows = table_rows(&out);
+    assert_eq!(rows[0], ["NAME", "SIZE"], "{out}");
+    assert_eq!(rows[1], ["w1", "7"], "{out}");
+    let (ok, out, err) = run(words("get widgets -o wide")).await;
+    assert!(ok, "get widgets -o wide: {err}");
+    let rows = table_rows(&out);
+    assert_eq!(rows[0], ["NAME", "SIZE", "COLOR"], "{out}");
+    assert_eq!(rows[1], ["w1", "7", "teal"], "{out}");
+
+    let (ok, out, err) = run(words("get namespace default")).await;
+    assert!(ok, "get namespace: {err}");
+    let rows = table_rows(&out);
+    assert_eq!(rows[0], ["NAME", "STATUS", "AGE"], "{out}");
+    assert_eq!(rows[1][..2], ["default", "Active"], "{out}");
+    let (ok, out, err) = run(words("get leases -A")).await;
+    assert!(ok, "get leases: {out} {err}");
+    sb.shutdown().await;
+}

@@ -8,6 +8,7 @@ pub mod protobuf;
 mod read;
 pub mod request;
 mod review;
+mod table;
 mod watch;
 mod write;
 
@@ -161,6 +162,11 @@ impl Call<'_> {
     /// The body parsed as JSON (or YAML for YAML content types).
     pub fn json_body(&self) -> Result<Value, ApiError> {
         parse_body(self.body, self.content_type, &self.rt)
+    }
+
+    /// Whether (and how) the client asked for a Table instead of objects.
+    pub fn table(&self) -> Result<Option<table::TableRequest>, ApiError> {
+        table::requested(self.accept, self.query)
     }
 
     /// Whether the client asked for metadata-only objects.

@@ -4,7 +4,7 @@ use base64::Engine;
 use http::Response;
 use serde_json::{Map, Value, json};
 
-use super::{Body, Call, json_response, present};
+use super::{Body, Call, json_response, present, table};
 use crate::selectors::{FieldSelector, LabelSelector};
 use crate::status::ApiError;
 use crate::storage::ObjectKey;
@@ -17,6 +17,14 @@ pub fn get(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         .lock()
         .get(&call.rt, &call.path.namespace, &call.path.name);
     let object = object.ok_or_else(|| ApiError::not_found(&call.rt, &call.path.name))?;
+    if let Some(request) = call.table()? {
+        let mut metadata = Map::new();
+        if let Some(rv) = object.pointer("/metadata/resourceVersion") {
+            metadata.insert("resourceVersion".into(), rv.clone());
+        }
+        let table = table::table(&call.rt, request, [&*object], metadata, true);
+        return Ok(json_response(200, &table));
+    }
     Ok(json_response(200, &present(call, &object)))
 }
 
@@ -67,6 +75,7 @@ impl Selectors {
 /// LIST with selectors, `limit` and `continue`.
 pub fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     let selectors = Selectors::parse(call)?;
+    let table_request = call.table()?;
     let namespace = (!call.path.namespace.is_empty()).then_some(call.path.namespace.as_str());
     let limit: usize = call
         .query
@@ -120,6 +129,10 @@ pub fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         }
     } else if call.rt.custom {
         metadata.insert("continue".into(), json!(""));
+    }
+    if let Some(request) = table_request {
+        let table = table::table(&call.rt, request, page.iter().map(|o| &**o), metadata, true);
+        return Ok(json_response(200, &table));
     }
     let items: Vec<Value> = page.iter().map(|o| list_item(call, o)).collect();
     Ok(json_response(200, &list_body(call, items, metadata)))

@@ -5,6 +5,7 @@
 //! wakes only the watches of its resource (in its namespace or in all).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -17,7 +18,9 @@ use tokio::sync::broadcast;
 use tokio::time::Instant;
 
 use super::read::Selectors;
+use super::table::{self, TableRequest};
 use super::{Api, Body, Call};
+use crate::resources::ResourceType;
 use crate::status::ApiError;
 use crate::storage::{Event, EventType};
 
@@ -32,6 +35,9 @@ struct Filter {
     namespace: String,
     selectors: Selectors,
     metadata_only: bool,
+    /// A Table per event (with column definitions on the first one only), for the type.
+    table: Option<(TableRequest, Arc<ResourceType>)>,
+    headers_sent: AtomicBool,
 }
 
 impl Filter {
@@ -76,7 +82,18 @@ impl Filter {
     }
 
     fn line(&self, kind: &str, object: &Value) -> Bytes {
-        let object = if self.metadata_only {
+        let object = if let Some((request, rt)) = self
+            .table
+            .as_ref()
+            .filter(|_| kind != "ERROR" && kind != "BOOKMARK")
+        {
+            let headers = !self.headers_sent.swap(true, Ordering::Relaxed);
+            let mut metadata = serde_json::Map::new();
+            if let Some(rv) = object.pointer("/metadata/resourceVersion") {
+                metadata.insert("resourceVersion".into(), rv.clone());
+            }
+            table::table(rt, *request, [object], metadata, headers)
+        } else if self.metadata_only {
             json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": object.get("metadata").cloned().unwrap_or(Value::Null)})
         } else {
             object.clone()
@@ -95,6 +112,8 @@ pub fn watch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         namespace: call.path.namespace.clone(),
         selectors: Selectors::parse(call)?,
         metadata_only: call.metadata_only(),
+        table: call.table()?.map(|request| (request, call.rt.clone())),
+        headers_sent: AtomicBool::new(false),
     };
     let timeout = call
         .query
@@ -269,6 +288,8 @@ mod tests {
                 fields: FieldSelector::default(),
             },
             metadata_only: false,
+            table: None,
+            headers_sent: AtomicBool::new(false),
         }
     }
 

@@ -60,6 +60,11 @@ pub fn types_of(crd: &Value) -> Vec<ResourceType> {
             custom: true,
             schema: version.pointer("/schema/openAPIV3Schema").cloned(),
             behaviour: Behaviour::Plain,
+            printer_columns: version
+                .get("additionalPrinterColumns")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
         })
         .collect()
 }
