@@ -548,3 +548,103 @@ async fn watch_events_are_tables_with_headers_once() {
     assert_eq!(events[1]["object"]["rows"][0]["cells"][0], "b");
     sb.shutdown().await;
 }
+
+/// kube-apiserver's OpenAPI endpoints: the v3 index links each group version with a content hash;
+/// documents follow CRD changes; definitions carry x-kubernetes-group-version-kind; v2 is JSON
+/// unless protobuf is asked for.
+#[tokio::test]
+async fn openapi_documents_follow_crds() {
+    let sb = sandbox("openapi").await;
+    let (status, _, index) = send(&sb, Method::GET, "/openapi/v3", None, None).await;
+    assert_eq!(status, StatusCode::OK, "{index}");
+    let core = index["paths"]["api/v1"]["serverRelativeURL"]
+        .as_str()
+        .expect("core group version listed");
+    assert!(core.starts_with("/openapi/v3/api/v1?hash="), "{core}");
+    assert!(index["paths"]["apis/print.example.com/v1"].is_null());
+    let (_, _, document) = send(&sb, Method::GET, core, None, None).await;
+    let configmap = &document["components"]["schemas"]["io.k8s.api.core.v1.ConfigMap"];
+    assert_eq!(
+        configmap["x-kubernetes-group-version-kind"],
+        json!([{"group": "", "kind": "ConfigMap", "version": "v1"}])
+    );
+    assert!(
+        document["components"]["schemas"]["io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"]
+            .is_object(),
+        "referenced definitions are included"
+    );
+    let patch = &document["paths"]["/api/v1/namespaces/{namespace}/configmaps/{name}"]["patch"];
+    assert_eq!(patch["x-kubernetes-action"], "patch");
+
+    let (widgets, _) = printer_crds();
+    create(
+        &sb,
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        widgets,
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let (_, _, index) = send(&sb, Method::GET, "/openapi/v3", None, None).await;
+    let url = index["paths"]["apis/print.example.com/v1"]["serverRelativeURL"]
+        .as_str()
+        .expect("the CRD's group version is listed once it exists")
+        .to_owned();
+    let (_, _, document) = send(&sb, Method::GET, &url, None, None).await;
+    let widget = &document["components"]["schemas"]["com.example.print.v1.Widget"];
+    assert_eq!(
+        widget["x-kubernetes-group-version-kind"],
+        json!([{"group": "print.example.com", "kind": "Widget", "version": "v1"}])
+    );
+    assert_eq!(widget["properties"]["apiVersion"]["type"], "string");
+    assert_eq!(
+        widget["properties"]["metadata"]["allOf"],
+        json!([{"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}])
+    );
+
+    let (_, content_type, v2) = send(
+        &sb,
+        Method::GET,
+        "/openapi/v2",
+        Some("application/json"),
+        None,
+    )
+    .await;
+    assert_eq!(content_type, "application/json");
+    assert_eq!(v2["swagger"], "2.0");
+    assert!(v2["definitions"]["com.example.print.v1.Widget"].is_object());
+    let (_, content_type, _) = send(
+        &sb,
+        Method::GET,
+        "/openapi/v2",
+        Some("application/com.github.proto-openapi.spec.v2@v1.0+protobuf"),
+        None,
+    )
+    .await;
+    assert_eq!(
+        content_type,
+        "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+    );
+
+    let (status, _, _) = send(
+        &sb,
+        Method::DELETE,
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.print.example.com",
+        None,
+        None,
+    )
+    .await;
+    assert!(status.is_success());
+    let gone = async {
+        loop {
+            let (_, _, index) = send(&sb, Method::GET, "/openapi/v3", None, None).await;
+            if index["paths"]["apis/print.example.com/v1"].is_null() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), gone)
+        .await
+        .expect("a deleted CRD's group version leaves the index");
+    sb.shutdown().await;
+}

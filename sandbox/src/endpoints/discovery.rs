@@ -72,7 +72,17 @@ pub fn serve(api: &Api, method: &Method, path: &str) -> Result<Response<Body>, A
                 paths.push(format!("/apis/{group}"));
                 paths.extend(versions.iter().map(|v| format!("/apis/{group}/{v}")));
             }
-            paths.extend(["/healthz", "/livez", "/readyz", "/version"].map(String::from));
+            paths.extend(
+                [
+                    "/healthz",
+                    "/livez",
+                    "/openapi/v2",
+                    "/openapi/v3",
+                    "/readyz",
+                    "/version",
+                ]
+                .map(String::from),
+            );
             json!({"paths": paths})
         }
         _ => return Err(ApiError::page_not_found()),

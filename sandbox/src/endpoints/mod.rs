@@ -2,7 +2,8 @@
 //! authentication, impersonation, faults, request info, authorization — then routing to the verb
 //! handlers, with the response helpers they share.
 
-mod discovery;
+pub mod discovery;
+mod openapi;
 mod patch;
 pub mod protobuf;
 mod read;
@@ -49,6 +50,7 @@ pub struct Api {
     /// Cancelled when the server shuts down (ends watches).
     pub shutdown: tokio_util::sync::CancellationToken,
     rbac: Mutex<Option<(u64, Arc<RbacSnapshot>)>>,
+    openapi: openapi::Cache,
 }
 
 impl Api {
@@ -61,6 +63,7 @@ impl Api {
             requests: Arc::default(),
             shutdown: tokio_util::sync::CancellationToken::new(),
             rbac: Mutex::new(None),
+            openapi: openapi::Cache::default(),
         }
     }
 
@@ -270,6 +273,9 @@ async fn serve(
                 ..Attributes::default()
             };
             check(api, &attributes)?;
+            if openapi::handles(&path) {
+                return openapi::serve(api, method, &path, header_text(header::ACCEPT));
+            }
             return discovery::serve(api, method, &path);
         }
         Target::Resource(path) => path,

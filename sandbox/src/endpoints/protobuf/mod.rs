@@ -11,7 +11,7 @@
 //! messages are kept even when empty.
 
 mod schema;
-mod wire;
+pub mod wire;
 
 use serde_json::{Map, Value};
 

@@ -146,6 +146,12 @@ impl Writer {
         self.bytes.extend_from_slice(value);
     }
 
+    /// A 64-bit fixed-width field (`double`).
+    pub fn double_field(&mut self, number: u32, value: f64) {
+        self.varint((u64::from(number) << 3) | 1);
+        self.bytes.extend_from_slice(&value.to_bits().to_le_bytes());
+    }
+
     fn tag(&mut self, number: u32, wire_type: WireType) {
         self.varint((u64::from(number) << 3) | wire_type.bits());
     }
