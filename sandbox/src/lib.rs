@@ -27,7 +27,7 @@ mod status;
 mod storage;
 
 pub use auth::{authn, authz, pki};
-pub use faults::{FaultKind, Faults};
+pub use faults::{FaultKind, Faults, Startup};
 pub use registry::csr;
 pub use sandbox::{Sandbox, SandboxBuilder, SandboxError, ServeOptions, serve};
 pub use stats::RequestCounts;

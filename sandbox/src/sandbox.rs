@@ -13,7 +13,7 @@ use crate::auth::authn::UserInfo;
 use crate::auth::authz;
 use crate::auth::pki::{CertificateAuthority, PkiError};
 use crate::endpoints::Api;
-use crate::faults::Faults;
+use crate::faults::{Faults, Startup};
 use crate::registry::crd;
 use crate::registry::generic::{self, Writer};
 use crate::storage::{PersistError, Store};
@@ -89,6 +89,8 @@ pub struct SandboxBuilder {
     dir: Option<PathBuf>,
     port: u16,
     workload_simulation: bool,
+    publish_root_ca: bool,
+    startup: Option<Startup>,
 }
 
 impl Default for SandboxBuilder {
@@ -98,6 +100,8 @@ impl Default for SandboxBuilder {
             dir: None,
             port: 0,
             workload_simulation: true,
+            publish_root_ca: false,
+            startup: None,
         }
     }
 }
@@ -127,6 +131,21 @@ impl SandboxBuilder {
         self
     }
 
+    /// Whether every namespace gets a `kube-root-ca.crt` ConfigMap with the cluster CA, as
+    /// kube-controller-manager's root-ca-cert-publisher does (default off: the conformance
+    /// transcripts come from a cluster without it).
+    pub fn publish_root_ca(mut self, enabled: bool) -> Self {
+        self.publish_root_ca = enabled;
+        self
+    }
+
+    /// Behave like a control plane that is just starting (see [`Startup`]): health checks fail
+    /// and RBAC is not loaded for a while after start. Default off.
+    pub fn startup(mut self, startup: Startup) -> Self {
+        self.startup = Some(startup);
+        self
+    }
+
     /// Starts serving.
     ///
     /// # Errors
@@ -151,6 +170,9 @@ impl SandboxBuilder {
             Store::open(self.dir.clone(), crd::registry_for).map_err(SandboxError::Persist)?;
         bootstrap(&store);
         let faults = Arc::new(Faults::default());
+        if let Some(startup) = self.startup {
+            faults.start_up(startup);
+        }
         let api = Arc::new(Api::new(store, ca.clone(), faults.clone()));
         let listener = TcpListener::bind(("127.0.0.1", self.port))
             .await
@@ -173,7 +195,13 @@ impl SandboxBuilder {
             api.shutdown.clone(),
             tasks.clone(),
         ));
-        tasks.spawn(controllers::run(api.clone(), self.workload_simulation));
+        tasks.spawn(controllers::run(
+            api.clone(),
+            controllers::Options {
+                simulate_workloads: self.workload_simulation,
+                publish_root_ca: self.publish_root_ca,
+            },
+        ));
         if self.dir.is_some() {
             let api = api.clone();
             tasks.spawn(async move {
@@ -286,6 +314,15 @@ impl Sandbox {
     /// Fault injection for this sandbox.
     pub fn faults(&self) -> Arc<Faults> {
         self.faults.clone()
+    }
+
+    /// Behaves, from now on, like a control plane that just restarted: open watches end, watches
+    /// from a resourceVersion before now get 410 Gone (the watch history is gone), and the
+    /// [`Startup`] windows begin (failing health checks, RBAC not yet loaded).
+    pub fn simulate_restart(&self, startup: Startup) {
+        self.api.store.lock().forget_history();
+        self.faults.start_up(startup);
+        self.faults.drop_watches();
     }
 
     /// Requests served so far per authenticated user (see [`crate::RequestCounts`]); requests

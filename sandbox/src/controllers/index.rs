@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::object_ref::ObjectRef;
-use super::workloads;
+use super::{root_ca, workloads};
 use crate::registry::crd::{self, CLEANUP_FINALIZER, CRD_KEY};
 use crate::resources::Registry;
 use crate::storage::{Event, EventType, State};
@@ -42,6 +42,8 @@ pub struct Work {
     pub certificate_signing_requests: BTreeSet<String>,
     /// Workloads whose status may need simulating.
     pub workloads: BTreeSet<ObjectRef>,
+    /// Namespaces whose `kube-root-ca.crt` ConfigMap may need publishing.
+    pub root_ca: BTreeSet<String>,
 }
 
 /// Owner UIDs and UID of one tracked object.
@@ -90,6 +92,9 @@ impl Index {
                 self.queue(&target, &event.object, work);
             }
             EventType::Deleted => {
+                if root_ca::concerns(&target) {
+                    work.root_ca.insert(target.namespace.clone());
+                }
                 let was_tracked = !self.untrack(&target);
                 self.queue_owners(&event.object, work);
                 if let Some(uid) = uid_of(&event.object)
@@ -264,6 +269,11 @@ impl Index {
         if target.key == CSR_KEY {
             work.certificate_signing_requests
                 .insert(target.name.clone());
+        }
+        if target.key == "namespaces" {
+            work.root_ca.insert(target.name.clone());
+        } else if root_ca::concerns(target) {
+            work.root_ca.insert(target.namespace.clone());
         }
         if workloads::KINDS.contains(&target.key.as_str()) {
             work.workloads.insert(target.clone());

@@ -19,6 +19,9 @@ pub fn serve(api: &Api, method: &Method, path: &str) -> Result<Response<Body>, A
     let registry = api.store.lock().registry();
     let parts: Vec<&str> = trimmed.split('/').filter(|p| !p.is_empty()).collect();
     let document = match parts.as_slice() {
+        [check @ ("healthz" | "livez" | "readyz"), ..] if api.faults.health_failing() => {
+            return Ok(failing_health(check));
+        }
         ["healthz" | "livez" | "readyz", ..] => {
             return Ok(response(
                 200,
@@ -88,6 +91,54 @@ pub fn serve(api: &Api, method: &Method, path: &str) -> Result<Response<Body>, A
         _ => return Err(ApiError::page_not_found()),
     };
     Ok(json_response(200, &document))
+}
+
+/// The checks kube-apiserver reports while starting, the RBAC bootstrap hook still failing.
+const STARTING_CHECKS: &[(&str, bool)] = &[
+    ("ping", true),
+    ("log", true),
+    ("etcd", true),
+    (
+        "poststarthook/start-kube-apiserver-admission-initializer",
+        true,
+    ),
+    ("poststarthook/generic-apiserver-start-informers", true),
+    ("poststarthook/priority-and-fairness-config-consumer", true),
+    ("poststarthook/start-apiextensions-informers", true),
+    ("poststarthook/start-apiextensions-controllers", true),
+    ("poststarthook/crd-informer-synced", true),
+    ("poststarthook/bootstrap-controller", true),
+    ("poststarthook/rbac/bootstrap-roles", false),
+    (
+        "poststarthook/scheduling/bootstrap-system-priority-classes",
+        true,
+    ),
+    (
+        "poststarthook/start-cluster-authentication-info-controller",
+        true,
+    ),
+    ("poststarthook/aggregator-reload-proxy-client-cert", true),
+    ("poststarthook/apiservice-registration-controller", true),
+];
+
+/// A failing health check as kube-apiserver's healthz handler writes it: every check with
+/// `[+]`/`[-]` (reasons withheld), then `<name> check failed`, as text with status 500.
+fn failing_health(name: &str) -> Response<Body> {
+    let mut text = String::new();
+    for (check, ok) in STARTING_CHECKS {
+        if *ok {
+            text.push_str(&format!("[+]{check} ok\n"));
+        } else {
+            text.push_str(&format!("[-]{check} failed: reason withheld\n"));
+        }
+    }
+    text.push_str(&format!("{name} check failed\n"));
+    let mut out = response(500, "text/plain; charset=utf-8", Bytes::from(text));
+    out.headers_mut().insert(
+        http::header::X_CONTENT_TYPE_OPTIONS,
+        http::HeaderValue::from_static("nosniff"),
+    );
+    out
 }
 
 fn group_document(group: &str, versions: &[String]) -> Value {

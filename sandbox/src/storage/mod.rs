@@ -401,6 +401,13 @@ impl State {
             .collect())
     }
 
+    /// Drops the watch history, as a restarted server has none: watches from an earlier
+    /// resourceVersion than the current one get 410 Gone.
+    pub fn forget_history(&mut self) {
+        self.history.clear();
+        self.history_floor = self.rv;
+    }
+
     /// The resourceVersion of the latest RBAC change (to invalidate cached RBAC snapshots).
     pub fn rbac_version(&self) -> u64 {
         self.rbac_rv
