@@ -119,6 +119,8 @@ pub struct ResourceType {
     pub behaviour: Behaviour,
     /// A custom resource version's `additionalPrinterColumns` (empty for built-ins).
     pub printer_columns: Vec<Value>,
+    /// A custom resource version's `selectableFields` as field-selector labels (`spec.seedName`).
+    pub selectable_fields: Vec<String>,
 }
 
 impl ResourceType {
@@ -469,6 +471,7 @@ pub fn builtin_types() -> Vec<ResourceType> {
             schema: None,
             behaviour: Behaviour::Plain,
             printer_columns: Vec::new(),
+            selectable_fields: Vec::new(),
         })
         .collect();
     for (kind, plural, namespaced) in REVIEWS {
@@ -489,6 +492,7 @@ pub fn builtin_types() -> Vec<ResourceType> {
             schema: None,
             behaviour: Behaviour::Review,
             printer_columns: Vec::new(),
+            selectable_fields: Vec::new(),
         });
     }
     out

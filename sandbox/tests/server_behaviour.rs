@@ -959,3 +959,129 @@ async fn issued_certificates_are_backdated_five_minutes() {
     );
     sb.shutdown().await;
 }
+
+/// CRD versions' selectableFields (apiextensions v1.30+) extend the field selectors of their
+/// objects, as Gardener's ControllerInstallation `spec.seedRef.name` and Bastion `spec.seedName`
+/// need; other fields keep kube-apiserver's 400.
+#[tokio::test]
+async fn crd_selectable_fields_filter_lists_and_watches() {
+    let sb = sandbox("selectable").await;
+    let crd = |plural: &str, kind: &str, scope: &str, path: &str| {
+        json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("{plural}.core.gardener.cloud")},
+            "spec": {"group": "core.gardener.cloud", "scope": scope,
+                "names": {"plural": plural, "kind": kind},
+                "versions": [{"name": "v1beta1", "served": true, "storage": true,
+                    "selectableFields": [{"jsonPath": path}],
+                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]},
+        })
+    };
+    let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+    create(
+        &sb,
+        crds,
+        crd(
+            "controllerinstallations",
+            "ControllerInstallation",
+            "Cluster",
+            ".spec.seedRef.name",
+        ),
+    )
+    .await;
+    create(
+        &sb,
+        crds,
+        crd("bastions", "Bastion", "Namespaced", ".spec.seedName"),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let installations = "/apis/core.gardener.cloud/v1beta1/controllerinstallations";
+    for (name, seed) in [("a-1", "seed-a"), ("b-1", "seed-b"), ("a-2", "seed-a")] {
+        create(
+            &sb,
+            installations,
+            json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "ControllerInstallation",
+                "metadata": {"name": name}, "spec": {"seedRef": {"name": seed}}}),
+        )
+        .await;
+    }
+    let bastions = "/apis/core.gardener.cloud/v1beta1/namespaces/default/bastions";
+    for (name, seed) in [("x", "seed-a"), ("y", "seed-b")] {
+        create(
+            &sb,
+            bastions,
+            json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Bastion",
+                "metadata": {"name": name}, "spec": {"seedName": seed}}),
+        )
+        .await;
+    }
+    let names = |list: &Value| -> Vec<String> {
+        list["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .map(|i| {
+                i["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned()
+            })
+            .collect()
+    };
+    let (status, _, list) = send(
+        &sb,
+        Method::GET,
+        &format!("{installations}?fieldSelector=spec.seedRef.name%3Dseed-a"),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{list}");
+    assert_eq!(names(&list), ["a-1", "a-2"]);
+    let (_, _, list) = send(
+        &sb,
+        Method::GET,
+        &format!("{installations}?fieldSelector=spec.seedRef.name!%3Dseed-a"),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(names(&list), ["b-1"]);
+    let (_, _, list) = send(
+        &sb,
+        Method::GET,
+        &format!("{bastions}?fieldSelector=spec.seedName%3Dseed-b"),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(names(&list), ["y"]);
+    let (status, _, error) = send(
+        &sb,
+        Method::GET,
+        &format!("{bastions}?fieldSelector=spec.other%3Dx"),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        error["message"],
+        "\"spec.other\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+    );
+    let (_, _, events) = send(
+        &sb,
+        Method::GET,
+        &format!(
+            "{installations}?watch=1&timeoutSeconds=1&fieldSelector=spec.seedRef.name%3Dseed-b"
+        ),
+        None,
+        None,
+    )
+    .await;
+    let text = stream_text(&events);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.contains("\"b-1\""), "{text}");
+    sb.shutdown().await;
+}

@@ -65,6 +65,14 @@ pub fn types_of(crd: &Value) -> Vec<ResourceType> {
                 .and_then(Value::as_array)
                 .cloned()
                 .unwrap_or_default(),
+            selectable_fields: version
+                .get("selectableFields")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|f| f.get("jsonPath").and_then(Value::as_str))
+                .map(|path| path.trim_start_matches('.').to_string())
+                .collect(),
         })
         .collect()
 }
@@ -239,6 +247,10 @@ impl Strategy for Definitions {
 pub struct CustomObjects;
 
 impl Strategy for CustomObjects {
+    fn selectable_fields<'r>(&self, rt: &'r ResourceType) -> Vec<&'r str> {
+        rt.selectable_fields.iter().map(String::as_str).collect()
+    }
+
     fn prepare_create(&self, ctx: &Context<'_>, object: &mut Value) -> Result<(), ApiError> {
         schema::admit(ctx.rt, object)
     }
