@@ -1085,3 +1085,99 @@ async fn crd_selectable_fields_filter_lists_and_watches() {
     assert!(text.contains("\"b-1\""), "{text}");
     sb.shutdown().await;
 }
+
+/// Sends a server-side apply of `body` as `manager`.
+async fn apply(sb: &Sandbox, path: &str, manager: &str, body: Value) -> (StatusCode, Value) {
+    let request = Request::builder()
+        .method(Method::PATCH)
+        .uri(format!("{path}?fieldManager={manager}"))
+        .header(http::header::CONTENT_TYPE, "application/apply-patch+yaml")
+        .body(serde_json::to_vec(&body).expect("json body"))
+        .expect("request builds");
+    let response = sb
+        .client()
+        .send(request.map(kube::client::Body::from))
+        .await
+        .expect("request sent");
+    let status = response.status();
+    let bytes = http_body_util::BodyExt::collect(response.into_body())
+        .await
+        .expect("body read")
+        .to_bytes();
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
+}
+
+fn managers_of(object: &Value) -> Vec<String> {
+    let mut out: Vec<String> = object["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            format!(
+                "{}/{}",
+                e["manager"].as_str().unwrap_or_default(),
+                e["operation"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// structured-merge-diff over HTTP: a field another applier shares survives its removal from
+/// one applier's config; a field only an updater shares goes, and the updater leaves
+/// managedFields.
+#[tokio::test]
+async fn server_side_apply_removes_only_what_no_other_applier_manages() {
+    let sb = sandbox("ssa-removal").await;
+    let path = "/api/v1/namespaces/default/configmaps/shared";
+    let cm = |data: Value| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "shared"}, "data": data});
+    let (status, _) = apply(
+        &sb,
+        path,
+        "alpha",
+        cm(json!({"a": "1", "b": "2", "c": "3"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (status, _) = apply(&sb, path, "beta", cm(json!({"a": "1"}))).await;
+    assert_eq!(status, StatusCode::OK);
+    // gamma takes c by an update; alpha then applies gamma's value, so both own c.
+    let request = Request::builder()
+        .method(Method::PATCH)
+        .uri(format!("{path}?fieldManager=gamma"))
+        .header(http::header::CONTENT_TYPE, "application/merge-patch+json")
+        .body(serde_json::to_vec(&json!({"data": {"c": "33"}})).expect("json"))
+        .expect("request");
+    let response = sb
+        .client()
+        .send(request.map(kube::client::Body::from))
+        .await
+        .expect("sent");
+    assert_eq!(response.status(), StatusCode::OK);
+    let (status, object) = apply(
+        &sb,
+        path,
+        "alpha",
+        cm(json!({"a": "1", "b": "2", "c": "33"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{object}");
+    assert_eq!(
+        managers_of(&object),
+        ["alpha/Apply", "beta/Apply", "gamma/Update"]
+    );
+
+    let (status, object) = apply(&sb, path, "alpha", cm(json!({"b": "2"}))).await;
+    assert_eq!(status, StatusCode::OK, "{object}");
+    assert_eq!(
+        object["data"],
+        json!({"a": "1", "b": "2"}),
+        "a stays (beta applies it), c goes"
+    );
+    assert_eq!(managers_of(&object), ["alpha/Apply", "beta/Apply"]);
+    sb.shutdown().await;
+}

@@ -287,15 +287,36 @@ pub fn apply(
         .find(|e| is_self(e))
         .map(|e| e.fields.clone())
         .unwrap_or_default();
+    // structured-merge-diff's prune: what the applier applied last time and not now goes, unless
+    // another applier manages it; fields only updaters co-own go too (they lose them below).
     let mut dropped: Vec<&Path> = previous
         .difference(&applied_set)
-        .filter(|p| !entries.iter().any(|e| !is_self(e) && e.fields.contains(*p)))
+        .filter(|p| {
+            !entries
+                .iter()
+                .any(|e| !is_self(e) && e.operation == "Apply" && e.fields.contains(*p))
+        })
         .collect();
-    // Deepest paths first, so removing a keyed item does not hide its children's removal.
-    dropped.sort_by_key(|p| std::cmp::Reverse(p.len()));
+    // A removed list item goes whole (with fields others own in it), so its children need no
+    // removal of their own; removing a child first could change the item's key and lose it.
+    dropped.sort_by_key(|p| p.len());
+    let mut removed: Vec<&Path> = Vec::new();
     for path in dropped {
+        if removed.iter().any(|r| path.starts_with(r)) {
+            continue;
+        }
         fieldpath::remove(&mut merged, path);
+        removed.push(path);
     }
+    // Fields the apply removed leave every other manager's set; managers left with nothing go.
+    let merged_tracked = tracked(&merged, scope);
+    for entry in entries.iter_mut().filter(|e| !is_self(e)) {
+        entry.fields.retain(|p| {
+            fieldpath::lookup(&live_tracked, p).is_none()
+                || fieldpath::lookup(&merged_tracked, p).is_some()
+        });
+    }
+    entries.retain(|e| is_self(e) || !e.fields.is_empty());
 
     match entries.iter_mut().find(|e| is_self(e)) {
         Some(entry) => {
@@ -481,6 +502,136 @@ mod tests {
         assert_eq!(
             conflict_message(&conflicts),
             "Apply failed with 1 conflict: conflict with \"gamma\" using v1: .data.c"
+        );
+    }
+
+    fn managers(object: &Value) -> Vec<(String, String)> {
+        decode(object)
+            .into_iter()
+            .map(|e| (e.manager, e.operation))
+            .collect()
+    }
+
+    fn update_as(live: &Value, change: impl FnOnce(&mut Value), manager: &str) -> Value {
+        let mut updated = live.clone();
+        change(&mut updated);
+        record_update(
+            Some(live),
+            &mut updated,
+            manager,
+            "v1",
+            Scope::Whole,
+            &BuiltinListRules,
+            NOW,
+        );
+        updated
+    }
+
+    fn pod(containers: Value) -> Value {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": containers}})
+    }
+
+    fn container_names(object: &Value) -> Vec<&str> {
+        object["spec"]["containers"]
+            .as_array()
+            .expect("containers")
+            .iter()
+            .map(|c| c["name"].as_str().unwrap_or_default())
+            .collect()
+    }
+
+    /// Transcript: alpha applies a and b, beta applies the same a; alpha stops applying a. The
+    /// field stays (beta, an applier, manages it) and alpha no longer owns it.
+    #[test]
+    fn a_field_another_applier_shares_survives_its_removal() {
+        let live = apply_as(
+            &cm(json!({})),
+            &cm(json!({"a": "1", "b": "2"})),
+            "alpha",
+            false,
+        )
+        .expect("alpha applies");
+        let live = apply_as(&live, &cm(json!({"a": "1"})), "beta", false).expect("beta shares a");
+        let live = apply_as(&live, &cm(json!({"b": "2"})), "alpha", false).expect("alpha drops a");
+        assert_eq!(live["data"], json!({"a": "1", "b": "2"}));
+        let entries = decode(&live);
+        let owners = |field: &str| -> Vec<String> {
+            let path = vec![Element::Field("data".into()), Element::Field(field.into())];
+            entries
+                .iter()
+                .filter(|e| e.fields.contains(&path))
+                .map(|e| e.manager.clone())
+                .collect()
+        };
+        assert_eq!(owners("a"), ["beta"]);
+        assert_eq!(owners("b"), ["alpha"]);
+    }
+
+    /// Transcript: gamma sets a by update, alpha applies the same value (shared), then stops
+    /// applying it. structured-merge-diff keeps only what other appliers manage, so a is removed
+    /// and gamma, left without fields, leaves managedFields.
+    #[test]
+    fn a_field_only_an_updater_shares_is_removed_with_the_appliers_config() {
+        let live = update_as(&cm(json!({})), |o| o["data"] = json!({"a": "1"}), "gamma");
+        let live = apply_as(&live, &cm(json!({"a": "1", "b": "2"})), "alpha", false)
+            .expect("same value: no conflict");
+        assert_eq!(managers(&live).len(), 2);
+        let live = apply_as(&live, &cm(json!({"b": "2"})), "alpha", false).expect("alpha drops a");
+        assert_eq!(live["data"], json!({"b": "2"}));
+        assert_eq!(
+            managers(&live),
+            [("alpha".to_string(), "Apply".to_string())]
+        );
+    }
+
+    /// Transcript: alpha applies containers a and b, beta applies b unchanged; alpha applies only
+    /// a. The item b stays whole (beta applies it) and stays beta's.
+    #[test]
+    fn a_list_item_another_applier_applies_survives_its_removal() {
+        let containers = json!([{"name": "a", "image": "x"}, {"name": "b", "image": "y"}]);
+        let live = apply_as(&pod(json!([])), &pod(containers), "alpha", false).expect("alpha");
+        let live = apply_as(
+            &live,
+            &pod(json!([{"name": "b", "image": "y"}])),
+            "beta",
+            false,
+        )
+        .expect("beta shares b");
+        let live = apply_as(
+            &live,
+            &pod(json!([{"name": "a", "image": "x"}])),
+            "alpha",
+            false,
+        )
+        .expect("alpha drops b");
+        assert_eq!(container_names(&live), ["a", "b"]);
+        assert_eq!(live["spec"]["containers"][1]["image"], "y");
+    }
+
+    /// Transcript: alpha applies containers a and b, gamma updates b's image (taking it over);
+    /// alpha applies only a. The item b was alpha's and no applier manages it, so it goes with
+    /// gamma's image, and gamma leaves managedFields.
+    #[test]
+    fn a_list_item_whose_field_an_updater_took_goes_with_the_appliers_config() {
+        let containers = json!([{"name": "a", "image": "x"}, {"name": "b", "image": "y"}]);
+        let live = apply_as(&pod(json!([])), &pod(containers), "alpha", false).expect("alpha");
+        let live = update_as(
+            &live,
+            |o| o["spec"]["containers"][1]["image"] = json!("z"),
+            "gamma",
+        );
+        assert!(managers(&live).contains(&("gamma".to_string(), "Update".to_string())));
+        let live = apply_as(
+            &live,
+            &pod(json!([{"name": "a", "image": "x"}])),
+            "alpha",
+            false,
+        )
+        .expect("alpha drops b without conflict");
+        assert_eq!(container_names(&live), ["a"]);
+        assert_eq!(
+            managers(&live),
+            [("alpha".to_string(), "Apply".to_string())]
         );
     }
 
