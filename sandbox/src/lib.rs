@@ -26,6 +26,7 @@ mod stats;
 mod status;
 mod storage;
 
+pub use auth::authz::webhook::WebhookConfig;
 pub use auth::{authn, authz, pki};
 pub use faults::{FaultKind, Faults, Startup};
 pub use registry::csr;

@@ -11,6 +11,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::auth::authn::UserInfo;
 use crate::auth::authz;
+use crate::auth::authz::webhook::{WebhookAuthorizer, WebhookConfig, WebhookError};
 use crate::auth::pki::{CertificateAuthority, PkiError};
 use crate::endpoints::Api;
 use crate::faults::{Faults, Startup};
@@ -77,6 +78,9 @@ pub enum SandboxError {
         #[source]
         source: std::io::Error,
     },
+    /// The authorization webhook configuration cannot be used.
+    #[error("configure authorization webhook")]
+    AuthorizationWebhook(#[source] WebhookError),
     /// Waiting for a shutdown signal failed.
     #[error("wait for shutdown signal")]
     Signal(#[source] std::io::Error),
@@ -91,6 +95,7 @@ pub struct SandboxBuilder {
     workload_simulation: bool,
     publish_root_ca: bool,
     startup: Option<Startup>,
+    authorization_webhook: Option<WebhookConfig>,
 }
 
 impl Default for SandboxBuilder {
@@ -102,6 +107,7 @@ impl Default for SandboxBuilder {
             workload_simulation: true,
             publish_root_ca: false,
             startup: None,
+            authorization_webhook: None,
         }
     }
 }
@@ -146,6 +152,14 @@ impl SandboxBuilder {
         self
     }
 
+    /// Asks an authorization webhook after RBAC, like kube-apiserver's
+    /// `--authorization-mode=RBAC,Webhook` with `--authorization-webhook-config-file` (see
+    /// [`WebhookConfig`]). Default off.
+    pub fn authorization_webhook(mut self, config: WebhookConfig) -> Self {
+        self.authorization_webhook = Some(config);
+        self
+    }
+
     /// Starts serving.
     ///
     /// # Errors
@@ -173,7 +187,12 @@ impl SandboxBuilder {
         if let Some(startup) = self.startup {
             faults.start_up(startup);
         }
-        let api = Arc::new(Api::new(store, ca.clone(), faults.clone()));
+        let mut api = Api::new(store, ca.clone(), faults.clone());
+        if let Some(config) = &self.authorization_webhook {
+            api.authorization_webhook =
+                Some(WebhookAuthorizer::load(config).map_err(SandboxError::AuthorizationWebhook)?);
+        }
+        let api = Arc::new(api);
         let listener = TcpListener::bind(("127.0.0.1", self.port))
             .await
             .map_err(|source| SandboxError::Bind {

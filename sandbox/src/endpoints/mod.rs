@@ -23,6 +23,7 @@ use http_body_util::{BodyExt, Full, Limited};
 use serde_json::Value;
 
 use crate::auth::authn::{self, SecretReader, UserInfo};
+use crate::auth::authz::webhook::WebhookAuthorizer;
 use crate::auth::authz::{self, Attributes, RbacSnapshot};
 use crate::auth::pki::CertificateAuthority;
 use crate::endpoints::request::{RequestInfo, Target, Verb};
@@ -51,6 +52,8 @@ pub struct Api {
     pub shutdown: tokio_util::sync::CancellationToken,
     rbac: Mutex<Option<(u64, Arc<RbacSnapshot>)>>,
     openapi: openapi::Cache,
+    /// The webhook asked after RBAC (`--authorization-webhook-config-file`), if configured.
+    pub authorization_webhook: Option<WebhookAuthorizer>,
 }
 
 impl Api {
@@ -64,6 +67,7 @@ impl Api {
             shutdown: tokio_util::sync::CancellationToken::new(),
             rbac: Mutex::new(None),
             openapi: openapi::Cache::default(),
+            authorization_webhook: None,
         }
     }
 
@@ -107,6 +111,26 @@ impl Api {
             self.rbac(&state)
         };
         authz::authorize(attributes, &snapshot)
+    }
+
+    /// Authorizes a request like kube-apiserver's chain: the privileged group and RBAC, then the
+    /// authorization webhook when one is configured. A failing webhook is a 500.
+    pub async fn authorize_request(
+        &self,
+        attributes: &Attributes,
+    ) -> Result<authz::Decision, ApiError> {
+        let decision = self.authorize(attributes);
+        let Some(webhook) = self
+            .authorization_webhook
+            .as_ref()
+            .filter(|_| !decision.allowed)
+        else {
+            return Ok(decision);
+        };
+        webhook
+            .authorize(attributes)
+            .await
+            .map_err(ApiError::internal)
     }
 
     /// The rules `user` holds in `namespace` under the stored RBAC (a SelfSubjectRulesReview's answer).
@@ -257,7 +281,7 @@ async fn serve(
             .and_then(|v| v.to_str().ok())
             .unwrap_or_default()
     };
-    let user = authenticate(api, headers, peer)?;
+    let user = authenticate(api, headers, peer).await?;
     // After authentication, like priority and fairness in kube-apiserver, so that every injected
     // failure is counted for the user who sent the request.
     if let Some(injected) = api.faults.injected_error() {
@@ -276,7 +300,7 @@ async fn serve(
                 resource_request: false,
                 ..Attributes::default()
             };
-            check(api, &attributes)?;
+            check(api, &attributes).await?;
             if openapi::handles(&path) {
                 return openapi::serve(api, method, &path, header_text(header::ACCEPT));
             }
@@ -288,6 +312,7 @@ async fn serve(
         user: user.clone(),
         verb: path.verb.as_str().to_string(),
         api_group: path.group.clone(),
+        api_version: path.version.clone(),
         resource: path.resource.clone(),
         subresource: path.subresource.as_str().to_string(),
         namespace: path.namespace.clone(),
@@ -295,7 +320,7 @@ async fn serve(
         path: uri.path().to_string(),
         resource_request: true,
     };
-    check(api, &attributes)?;
+    check(api, &attributes).await?;
     let registry = api.store.lock().registry();
     let rt = registry
         .lookup(&path.group, &path.version, &path.resource)
@@ -335,7 +360,7 @@ async fn serve(
 }
 
 /// Authenticates the request and applies impersonation.
-fn authenticate(
+async fn authenticate(
     api: &Arc<Api>,
     headers: &HeaderMap,
     peer: Option<&[u8]>,
@@ -359,7 +384,7 @@ fn authenticate(
         return Ok(user);
     };
     for attributes in authz::impersonation_attributes(&user, &impersonation) {
-        let decision = api.authorize(&attributes);
+        let decision = api.authorize_request(&attributes).await?;
         if !decision.allowed {
             return Err(forbidden(&attributes, &decision.reason));
         }
@@ -367,9 +392,9 @@ fn authenticate(
     Ok(authn::impersonated_user(&impersonation))
 }
 
-/// Authorizes or answers 403.
-pub fn check(api: &Api, attributes: &Attributes) -> Result<(), ApiError> {
-    let decision = api.authorize(attributes);
+/// Authorizes or answers 403 (500 when the authorization webhook fails).
+pub async fn check(api: &Api, attributes: &Attributes) -> Result<(), ApiError> {
+    let decision = api.authorize_request(attributes).await?;
     if decision.allowed {
         Ok(())
     } else {

@@ -5,6 +5,7 @@
 mod policy;
 mod rbac;
 mod rules;
+pub mod webhook;
 
 use serde_json::{Value, json};
 
@@ -25,6 +26,8 @@ pub struct Attributes {
     pub verb: String,
     /// API group ("" for the core group).
     pub api_group: String,
+    /// API version of the request ("" when unknown, e.g. for access reviews).
+    pub api_version: String,
     /// Resource (plural), e.g. `certificatesigningrequests`.
     pub resource: String,
     /// Subresource, e.g. `approval`, or "".
@@ -172,6 +175,7 @@ pub fn review_attributes(spec: &Value, user: UserInfo) -> Option<Attributes> {
             user,
             verb: text(resource, "verb"),
             api_group: text(resource, "group"),
+            api_version: text(resource, "version"),
             resource: text(resource, "resource"),
             subresource: text(resource, "subresource"),
             namespace: text(resource, "namespace"),
@@ -238,6 +242,7 @@ pub fn impersonation_attributes(
                 user: requester.clone(),
                 verb: "impersonate".to_owned(),
                 api_group: api_group.to_owned(),
+                api_version: String::new(),
                 resource: resource.to_owned(),
                 subresource: subresource.to_owned(),
                 namespace: namespace.to_owned(),

@@ -264,6 +264,7 @@ mod tests {
             user,
             verb: verb.into(),
             api_group: group.into(),
+            api_version: String::new(),
             resource: resource.into(),
             subresource: subresource.into(),
             namespace: namespace.into(),
