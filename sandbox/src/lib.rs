@@ -25,6 +25,7 @@ mod server;
 mod stats;
 mod status;
 mod storage;
+mod webhook;
 
 pub use auth::authz::webhook::WebhookConfig;
 pub use auth::{authn, authz, pki};

@@ -7,17 +7,14 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use base64::Engine;
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use serde_json::{Value, json};
 
 use super::{Attributes, Decision};
+use crate::webhook::Endpoint;
 
 /// How long one webhook call may take (kube-apiserver's webhook client timeout).
 const CALL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -55,15 +52,6 @@ pub enum WebhookError {
         /// What is wrong.
         message: String,
     },
-}
-
-/// Where and how to call the webhook.
-struct Endpoint {
-    host: String,
-    port: u16,
-    path: String,
-    tls: Option<Arc<rustls::ClientConfig>>,
-    token: Option<String>,
 }
 
 /// The webhook authorizer with its answer cache.
@@ -106,9 +94,11 @@ impl WebhookAuthorizer {
         if let Some(decision) = self.cached(&key) {
             return Ok(decision);
         }
-        let answer = tokio::time::timeout(CALL_TIMEOUT, self.call(&review))
+        let answer = self
+            .endpoint
+            .post_json(&review)
             .await
-            .map_err(|_| "authorization webhook timed out".to_string())??;
+            .map_err(|e| format!("authorization webhook: {e}"))?;
         let status = answer.get("status").cloned().unwrap_or(Value::Null);
         let decision = Decision {
             allowed: status.get("allowed").and_then(Value::as_bool) == Some(true),
@@ -143,64 +133,6 @@ impl WebhookAuthorizer {
             }
             None => None,
         }
-    }
-
-    async fn call(&self, review: &Value) -> Result<Value, String> {
-        let e = &self.endpoint;
-        let tcp = tokio::net::TcpStream::connect((e.host.as_str(), e.port))
-            .await
-            .map_err(|err| format!("call authorization webhook: {err}"))?;
-        let body = serde_json::to_vec(review).unwrap_or_default();
-        match &e.tls {
-            Some(tls) => {
-                let name = ServerName::try_from(e.host.clone())
-                    .map_err(|err| format!("authorization webhook host: {err}"))?;
-                let stream = tokio_rustls::TlsConnector::from(tls.clone())
-                    .connect(name, tcp)
-                    .await
-                    .map_err(|err| format!("call authorization webhook: {err}"))?;
-                self.post(stream, body).await
-            }
-            None => self.post(tcp, body).await,
-        }
-    }
-
-    async fn post<S>(&self, stream: S, body: Vec<u8>) -> Result<Value, String>
-    where
-        S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
-    {
-        let e = &self.endpoint;
-        let io = hyper_util::rt::TokioIo::new(stream);
-        let (mut sender, connection) = hyper::client::conn::http1::handshake(io)
-            .await
-            .map_err(|err| format!("call authorization webhook: {err}"))?;
-        tokio::spawn(connection);
-        let mut request = http::Request::post(&e.path)
-            .header(http::header::HOST, format!("{}:{}", e.host, e.port))
-            .header(http::header::CONTENT_TYPE, "application/json")
-            .header(http::header::ACCEPT, "application/json");
-        if let Some(token) = &e.token {
-            request = request.header(http::header::AUTHORIZATION, format!("Bearer {token}"));
-        }
-        let request = request
-            .body(Full::new(Bytes::from(body)))
-            .map_err(|err| err.to_string())?;
-        let response = sender
-            .send_request(request)
-            .await
-            .map_err(|err| format!("call authorization webhook: {err}"))?;
-        let status = response.status();
-        let bytes = response
-            .into_body()
-            .collect()
-            .await
-            .map_err(|err| format!("read authorization webhook answer: {err}"))?
-            .to_bytes();
-        if !status.is_success() {
-            return Err(format!("authorization webhook answered {status}"));
-        }
-        serde_json::from_slice(&bytes)
-            .map_err(|err| format!("authorization webhook answer is not JSON: {err}"))
     }
 }
 
@@ -249,24 +181,6 @@ fn endpoint(kubeconfig: &Value, file: &std::path::Path) -> Result<Endpoint, Stri
     let server = cluster["server"]
         .as_str()
         .ok_or("clusters[].cluster.server is missing")?;
-    let (https, rest) = if let Some(rest) = server.strip_prefix("https://") {
-        (true, rest)
-    } else if let Some(rest) = server.strip_prefix("http://") {
-        (false, rest)
-    } else {
-        return Err(format!("server {server:?} is not an http(s) URL"));
-    };
-    let (authority, path) = rest
-        .split_once('/')
-        .map_or((rest, "/".to_string()), |(a, p)| (a, format!("/{p}")));
-    let (host, port) = match authority.rsplit_once(':') {
-        Some((host, port)) => (
-            host.trim_matches(['[', ']']).to_string(),
-            port.parse()
-                .map_err(|_| format!("server {server:?} has an invalid port"))?,
-        ),
-        None => (authority.to_string(), if https { 443 } else { 80 }),
-    };
     let base = file.parent().unwrap_or(std::path::Path::new("."));
     let data = |object: &Value, key: &str| -> Result<Option<Vec<u8>>, String> {
         if let Some(encoded) = object[format!("{key}-data")].as_str() {
@@ -282,56 +196,20 @@ fn endpoint(kubeconfig: &Value, file: &std::path::Path) -> Result<Endpoint, Stri
             None => Ok(None),
         }
     };
-    let tls = if https {
-        Some(client_config(
-            data(&cluster, "certificate-authority")?,
-            data(&user, "client-certificate")?,
-            data(&user, "client-key")?,
-        )?)
-    } else {
-        None
+    let client_cert = match (
+        data(&user, "client-certificate")?,
+        data(&user, "client-key")?,
+    ) {
+        (Some(cert), Some(key)) => Some((cert, key)),
+        _ => None,
     };
-    Ok(Endpoint {
-        host,
-        port,
-        path,
-        tls,
-        token: user["token"].as_str().map(str::to_string),
-    })
-}
-
-fn client_config(
-    ca: Option<Vec<u8>>,
-    cert: Option<Vec<u8>>,
-    key: Option<Vec<u8>>,
-) -> Result<Arc<rustls::ClientConfig>, String> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut roots = rustls::RootCertStore::empty();
-    let ca = ca.ok_or("certificate-authority(-data) is required for an https server")?;
-    for certificate in CertificateDer::pem_slice_iter(&ca) {
-        let certificate = certificate.map_err(|_| "certificate-authority is not PEM")?;
-        roots
-            .add(certificate)
-            .map_err(|e| format!("certificate-authority: {e}"))?;
-    }
-    let builder = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| e.to_string())?
-        .with_root_certificates(roots);
-    let config = match (cert, key) {
-        (Some(cert), Some(key)) => {
-            let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&cert)
-                .collect::<Result<_, _>>()
-                .map_err(|_| "client-certificate is not PEM")?;
-            let key = PrivateKeyDer::from_pem_slice(&key)
-                .map_err(|_| "client-key is not a PEM private key")?;
-            builder
-                .with_client_auth_cert(chain, key)
-                .map_err(|e| format!("client certificate: {e}"))?
-        }
-        _ => builder.with_no_client_auth(),
-    };
-    Ok(Arc::new(config))
+    Endpoint::new(
+        server,
+        data(&cluster, "certificate-authority")?,
+        client_cert,
+        user["token"].as_str().map(str::to_string),
+        CALL_TIMEOUT,
+    )
 }
 
 #[cfg(test)]
@@ -385,10 +263,9 @@ mod tests {
         });
         let found = endpoint(&kubeconfig, std::path::Path::new("/x/config")).expect("valid");
         assert_eq!(
-            (found.host.as_str(), found.port, found.path.as_str()),
-            ("127.0.0.1", 8443, "/authorize")
+            found.target(),
+            ("127.0.0.1", 8443, "/authorize", false, true)
         );
-        assert_eq!(found.token.as_deref(), Some("t"));
         let https_without_ca =
             json!({"clusters": [{"name": "a", "cluster": {"server": "https://127.0.0.1"}}]});
         assert!(endpoint(&https_without_ca, std::path::Path::new("/x")).is_err());
