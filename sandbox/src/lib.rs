@@ -13,6 +13,7 @@
 pub mod auth;
 pub mod faults;
 
+mod admission;
 mod controllers;
 mod endpoints;
 mod fieldmanager;

@@ -19,6 +19,7 @@ pub struct Endpoint {
     tls: Option<Arc<rustls::ClientConfig>>,
     token: Option<String>,
     timeout: Duration,
+    server_name: Option<String>,
 }
 
 impl Endpoint {
@@ -63,7 +64,15 @@ impl Endpoint {
             tls,
             token,
             timeout,
+            server_name: None,
         })
+    }
+
+    /// Verifies the server certificate for `name` instead of the URL's host (a service's
+    /// `<name>.<namespace>.svc` when called at an endpoint address).
+    pub fn with_server_name(mut self, name: String) -> Self {
+        self.server_name = Some(name);
+        self
     }
 
     /// POSTs `body` as JSON and parses the JSON answer (2xx only), within the timeout.
@@ -84,8 +93,9 @@ impl Endpoint {
         let body = serde_json::to_vec(review).unwrap_or_default();
         match &e.tls {
             Some(tls) => {
-                let name = ServerName::try_from(e.host.clone())
-                    .map_err(|err| format!("webhook host: {err}"))?;
+                let name =
+                    ServerName::try_from(e.server_name.clone().unwrap_or_else(|| e.host.clone()))
+                        .map_err(|err| format!("webhook host: {err}"))?;
                 let stream = tokio_rustls::TlsConnector::from(tls.clone())
                     .connect(name, tcp)
                     .await

@@ -2,6 +2,7 @@
 //! authentication, impersonation, faults, request info, authorization — then routing to the verb
 //! handlers, with the response helpers they share.
 
+mod admit;
 pub mod discovery;
 mod openapi;
 mod patch;
@@ -347,6 +348,27 @@ async fn serve(
             )),
         };
     }
+    let admitted_body;
+    let call = match admit::admit(&call).await? {
+        admit::Admitted::Unchanged => call,
+        admit::Admitted::Body(body) => {
+            admitted_body = body;
+            Call {
+                body: &admitted_body,
+                content_type: "application/json",
+                ..call
+            }
+        }
+        admit::Admitted::PatchAsUpdate(body) => {
+            admitted_body = body;
+            let call = Call {
+                body: &admitted_body,
+                content_type: "application/json",
+                ..call
+            };
+            return write::update(&call);
+        }
+    };
     match path.verb {
         Verb::Get => read::get(&call),
         Verb::List => read::list(&call),

@@ -24,21 +24,8 @@ pub fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     if content_type == "application/apply-patch+yaml" {
         return apply(call);
     }
-    let kind = match content_type {
-        "application/merge-patch+json" => PatchKind::Merge,
-        "application/json-patch+json" => PatchKind::Json,
-        "application/strategic-merge-patch+json" if !call.rt.custom => PatchKind::Strategic,
-        _ => {
-            return Err(ApiError::status(
-                415,
-                "UnsupportedMediaType",
-                UNSUPPORTED,
-                None,
-            ));
-        }
-    };
-    let patch: Value = serde_json::from_slice(call.body)
-        .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
+    let kind = patch_kind(call)?;
+    let patch = patch_body(call)?;
     if call.path.subresource == Subresource::Approval {
         check_signer_approval(call)?;
     }
@@ -52,26 +39,7 @@ pub fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         let live = state
             .get(&call.rt, &call.path.namespace, &call.path.name)
             .ok_or_else(|| ApiError::not_found(&call.rt, &call.path.name))?;
-        let mut document = (*live).clone();
-        match kind {
-            PatchKind::Merge => json_patch::merge(&mut document, &patch),
-            PatchKind::Json => {
-                let operations: json_patch::Patch = serde_json::from_value(patch)
-                    .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
-                json_patch_missing_is_null(&mut document, &operations).map_err(|_| {
-                    ApiError::status(
-                        422,
-                        "Invalid",
-                        "the server rejected our request due to an error in our request",
-                        Some(json!({})),
-                    )
-                })?;
-            }
-            PatchKind::Strategic => {
-                let rules = crate::registry::kinds::list_rules(&call.rt);
-                strategic_merge(&mut document, &patch, &mut Vec::new(), rules.as_ref());
-            }
-        }
+        let document = patched(call, &live, kind, patch)?;
         generic::update(
             &mut state,
             &call.rt,
@@ -86,7 +54,76 @@ pub fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     Ok(json_response(200, &present(call, &stored)))
 }
 
-enum PatchKind {
+/// The kind of a non-apply patch from the content type (415 for others).
+pub fn patch_kind(call: &Call<'_>) -> Result<PatchKind, ApiError> {
+    let content_type = call
+        .content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim();
+    match content_type {
+        "application/merge-patch+json" => Ok(PatchKind::Merge),
+        "application/json-patch+json" => Ok(PatchKind::Json),
+        "application/strategic-merge-patch+json" if !call.rt.custom => Ok(PatchKind::Strategic),
+        _ => Err(ApiError::status(
+            415,
+            "UnsupportedMediaType",
+            UNSUPPORTED,
+            None,
+        )),
+    }
+}
+
+/// Whether the call is a server-side apply.
+pub fn is_apply(call: &Call<'_>) -> bool {
+    call.content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        == "application/apply-patch+yaml"
+}
+
+/// The patch document of a call.
+pub fn patch_body(call: &Call<'_>) -> Result<Value, ApiError> {
+    serde_json::from_slice(call.body)
+        .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))
+}
+
+/// `live` with a (non-apply) patch applied.
+pub fn patched(
+    call: &Call<'_>,
+    live: &Value,
+    kind: PatchKind,
+    patch: Value,
+) -> Result<Value, ApiError> {
+    let mut document = live.clone();
+    match kind {
+        PatchKind::Merge => json_patch::merge(&mut document, &patch),
+        PatchKind::Json => {
+            let operations: json_patch::Patch = serde_json::from_value(patch)
+                .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
+            json_patch_missing_is_null(&mut document, &operations).map_err(|_| {
+                ApiError::status(
+                    422,
+                    "Invalid",
+                    "the server rejected our request due to an error in our request",
+                    Some(json!({})),
+                )
+            })?;
+        }
+        PatchKind::Strategic => {
+            let rules = crate::registry::kinds::list_rules(&call.rt);
+            strategic_merge(&mut document, &patch, &mut Vec::new(), rules.as_ref());
+        }
+    }
+    Ok(document)
+}
+
+/// The non-apply patch kinds.
+#[derive(Clone, Copy, Debug)]
+pub enum PatchKind {
     Merge,
     Json,
     Strategic,
