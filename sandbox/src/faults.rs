@@ -1,7 +1,9 @@
 //! Fault injection for resilience tests: failing a fraction of requests (optionally from a seeded,
-//! reproducible sequence of decisions) and dropping open watches.
+//! reproducible sequence of decisions), dropping open watches, and the start-up windows of a real
+//! control plane ([`Startup`]).
 
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
@@ -19,6 +21,27 @@ pub enum FaultKind {
     },
 }
 
+/// What a client sees while a kube-apiserver starts (or restarts), measured from then:
+/// `/healthz`, `/livez` and `/readyz` answer 500 with `poststarthook/rbac/bootstrap-roles` failing
+/// until the bootstrap roles are in place, and until the RBAC informers have synced every request
+/// that needs RBAC (all but `system:masters`) is forbidden.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Startup {
+    /// How long the health checks fail (kube-apiserver: typically 1–2 s).
+    pub health_failing: Duration,
+    /// How long authorization sees no RBAC objects (typically ~100 ms).
+    pub rbac_loading: Duration,
+}
+
+impl Default for Startup {
+    fn default() -> Self {
+        Startup {
+            health_failing: Duration::from_millis(1500),
+            rbac_loading: Duration::from_millis(100),
+        }
+    }
+}
+
 /// Fault switches of one sandbox; cheap to clone via `Arc`.
 ///
 /// Failures are injected after authentication (like kube-apiserver's priority and fairness, which
@@ -29,6 +52,7 @@ pub enum FaultKind {
 pub struct Faults {
     failing: Mutex<Failing>,
     drops: watch::Sender<u64>,
+    started: Mutex<Option<(Instant, Startup)>>,
 }
 
 /// The failure rule and the generator its decisions are drawn from.
@@ -46,6 +70,7 @@ impl Default for Faults {
                 draws: SplitMix64(rand::random()),
             }),
             drops: watch::channel(0).0,
+            started: Mutex::new(None),
         }
     }
 }
@@ -73,6 +98,32 @@ impl Faults {
     /// Ends every open watch connection now (clients see the stream close and re-watch).
     pub fn drop_watches(&self) {
         self.drops.send_modify(|n| *n += 1);
+    }
+
+    /// Starts the [`Startup`] windows now.
+    pub fn start_up(&self, startup: Startup) {
+        *self
+            .started
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((Instant::now(), startup));
+    }
+
+    /// Whether the health checks fail now.
+    pub(crate) fn health_failing(&self) -> bool {
+        self.within(|s| s.health_failing)
+    }
+
+    /// Whether RBAC is still loading now.
+    pub(crate) fn rbac_loading(&self) -> bool {
+        self.within(|s| s.rbac_loading)
+    }
+
+    fn within(&self, window: impl Fn(&Startup) -> Duration) -> bool {
+        self.started
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+            .is_some_and(|(since, startup)| since.elapsed() < window(startup))
     }
 
     /// The error to answer instead of serving, when this request is picked to fail. Draws one
@@ -202,6 +253,18 @@ mod tests {
         let _ = pattern(&b, 50);
         b.fail_requests(0.5, FaultKind::InternalError);
         assert_eq!(pattern(&a, 50), pattern(&b, 50));
+    }
+
+    #[test]
+    fn startup_windows_are_off_until_started_and_end_by_themselves() {
+        let faults = Faults::default();
+        assert!(!faults.health_failing() && !faults.rbac_loading());
+        faults.start_up(Startup {
+            health_failing: Duration::from_secs(60),
+            rbac_loading: Duration::ZERO,
+        });
+        assert!(faults.health_failing());
+        assert!(!faults.rbac_loading(), "a zero window is already over");
     }
 
     #[test]

@@ -4,31 +4,33 @@
 //! for built-in kinds and runtime CRDs (storage, watch, server-side apply, RBAC, CSR signing), with
 //! the controllers a cluster needs for it (garbage collection, namespaces, CRD cleanup, signer,
 //! optional workload status simulation). [`serve`] runs one for `seedlet sandbox serve`.
+//!
+//! The layout follows k8s.io/apiserver: [`endpoints`](crate::endpoints) turns HTTP requests into
+//! typed request info and runs the handlers, `registry` holds the generic create/update/delete and
+//! one strategy per kind with rules, `storage` keeps objects, `auth` authenticates and authorizes,
+//! `fieldmanager` tracks managedFields, and `controllers` stand in for kube-controller-manager.
 
-pub mod authn;
-pub mod authz;
-pub mod csr;
-pub mod pki;
+pub mod auth;
+pub mod faults;
 
 mod admission;
 mod controllers;
-mod crd;
-pub mod faults;
-mod fieldpath;
-mod handlers;
-mod managed;
-mod ops;
-mod protobuf;
-mod request;
+mod endpoints;
+mod fieldmanager;
+mod object;
+mod registry;
 mod resources;
 mod sandbox;
 mod selectors;
 mod server;
 mod stats;
 mod status;
-mod store;
-mod validation;
+mod storage;
+mod webhook;
 
-pub use faults::{FaultKind, Faults};
+pub use auth::authz::webhook::WebhookConfig;
+pub use auth::{authn, authz, pki};
+pub use faults::{FaultKind, Faults, Startup};
+pub use registry::csr;
 pub use sandbox::{Sandbox, SandboxBuilder, SandboxError, ServeOptions, serve};
 pub use stats::RequestCounts;

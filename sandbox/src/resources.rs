@@ -39,6 +39,51 @@ pub enum Behaviour {
     Review,
 }
 
+/// The subresource a request addresses.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Subresource {
+    /// The object itself.
+    #[default]
+    None,
+    /// `status`: only the status of the object is written.
+    Status,
+    /// `approval` of a CertificateSigningRequest: only its Approved/Denied conditions.
+    Approval,
+    /// `finalize` of a Namespace: only its `spec.finalizers`.
+    Finalize,
+    /// Any other name (served by no type, answered 404 after authorization).
+    Other(String),
+}
+
+impl Subresource {
+    /// The subresource named by a path segment (`""` for none).
+    pub fn parse(name: &str) -> Self {
+        match name {
+            "" => Subresource::None,
+            "status" => Subresource::Status,
+            "approval" => Subresource::Approval,
+            "finalize" => Subresource::Finalize,
+            other => Subresource::Other(other.to_string()),
+        }
+    }
+
+    /// The path segment (`""` for none).
+    pub fn as_str(&self) -> &str {
+        match self {
+            Subresource::None => "",
+            Subresource::Status => "status",
+            Subresource::Approval => "approval",
+            Subresource::Finalize => "finalize",
+            Subresource::Other(name) => name,
+        }
+    }
+
+    /// Whether the request addresses the object itself.
+    pub fn is_none(&self) -> bool {
+        *self == Subresource::None
+    }
+}
+
 /// One servable resource (a kind in a group/version, with its plural name).
 #[derive(Clone, Debug)]
 pub struct ResourceType {
@@ -72,6 +117,10 @@ pub struct ResourceType {
     pub schema: Option<Value>,
     /// What the server does with requests for this type.
     pub behaviour: Behaviour,
+    /// A custom resource version's `additionalPrinterColumns` (empty for built-ins).
+    pub printer_columns: Vec<Value>,
+    /// A custom resource version's `selectableFields` as field-selector labels (`spec.seedName`).
+    pub selectable_fields: Vec<String>,
 }
 
 impl ResourceType {
@@ -108,9 +157,14 @@ impl ResourceType {
     }
 
     /// Whether the resource has the named subresource.
-    pub fn has_subresource(&self, name: &str) -> bool {
-        (name == "status" && self.status_subresource)
-            || self.extra_subresources.iter().any(|s| s == name)
+    pub fn has_subresource(&self, subresource: &Subresource) -> bool {
+        match subresource {
+            Subresource::None => true,
+            Subresource::Status => self.status_subresource,
+            // Namespaces are finalized through their own subresource.
+            Subresource::Finalize => self.plural == "namespaces" && self.group.is_empty(),
+            other => self.extra_subresources.iter().any(|s| s == other.as_str()),
+        }
     }
 
     /// The discovery entries (resource and subresources) of this type.
@@ -416,6 +470,8 @@ pub fn builtin_types() -> Vec<ResourceType> {
             custom: false,
             schema: None,
             behaviour: Behaviour::Plain,
+            printer_columns: Vec::new(),
+            selectable_fields: Vec::new(),
         })
         .collect();
     for (kind, plural, namespaced) in REVIEWS {
@@ -435,6 +491,8 @@ pub fn builtin_types() -> Vec<ResourceType> {
             custom: false,
             schema: None,
             behaviour: Behaviour::Review,
+            printer_columns: Vec::new(),
+            selectable_fields: Vec::new(),
         });
     }
     out

@@ -9,13 +9,16 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio_util::task::TaskTracker;
 
-use crate::authn::UserInfo;
-use crate::faults::Faults;
-use crate::handlers::Api;
-use crate::ops::{self, Writer};
-use crate::pki::{CertificateAuthority, PkiError};
-use crate::store::{PersistError, Store};
-use crate::{authz, controllers, crd, server};
+use crate::auth::authn::UserInfo;
+use crate::auth::authz;
+use crate::auth::authz::webhook::{WebhookAuthorizer, WebhookConfig, WebhookError};
+use crate::auth::pki::{CertificateAuthority, PkiError};
+use crate::endpoints::Api;
+use crate::faults::{Faults, Startup};
+use crate::registry::crd;
+use crate::registry::generic::{self, Writer};
+use crate::storage::{PersistError, Store};
+use crate::{controllers, server};
 
 /// How long issued client certificates (admin and [`Sandbox::kubeconfig_for`]) are valid.
 const CLIENT_CERTIFICATE_VALIDITY: Duration = Duration::from_secs(365 * 24 * 3600);
@@ -75,6 +78,9 @@ pub enum SandboxError {
         #[source]
         source: std::io::Error,
     },
+    /// The authorization webhook configuration cannot be used.
+    #[error("configure authorization webhook")]
+    AuthorizationWebhook(#[source] WebhookError),
     /// Waiting for a shutdown signal failed.
     #[error("wait for shutdown signal")]
     Signal(#[source] std::io::Error),
@@ -87,6 +93,9 @@ pub struct SandboxBuilder {
     dir: Option<PathBuf>,
     port: u16,
     workload_simulation: bool,
+    publish_root_ca: bool,
+    startup: Option<Startup>,
+    authorization_webhook: Option<WebhookConfig>,
 }
 
 impl Default for SandboxBuilder {
@@ -96,6 +105,9 @@ impl Default for SandboxBuilder {
             dir: None,
             port: 0,
             workload_simulation: true,
+            publish_root_ca: false,
+            startup: None,
+            authorization_webhook: None,
         }
     }
 }
@@ -125,6 +137,29 @@ impl SandboxBuilder {
         self
     }
 
+    /// Whether every namespace gets a `kube-root-ca.crt` ConfigMap with the cluster CA, as
+    /// kube-controller-manager's root-ca-cert-publisher does (default off: the conformance
+    /// transcripts come from a cluster without it).
+    pub fn publish_root_ca(mut self, enabled: bool) -> Self {
+        self.publish_root_ca = enabled;
+        self
+    }
+
+    /// Behave like a control plane that is just starting (see [`Startup`]): health checks fail
+    /// and RBAC is not loaded for a while after start. Default off.
+    pub fn startup(mut self, startup: Startup) -> Self {
+        self.startup = Some(startup);
+        self
+    }
+
+    /// Asks an authorization webhook after RBAC, like kube-apiserver's
+    /// `--authorization-mode=RBAC,Webhook` with `--authorization-webhook-config-file` (see
+    /// [`WebhookConfig`]). Default off.
+    pub fn authorization_webhook(mut self, config: WebhookConfig) -> Self {
+        self.authorization_webhook = Some(config);
+        self
+    }
+
     /// Starts serving.
     ///
     /// # Errors
@@ -149,7 +184,15 @@ impl SandboxBuilder {
             Store::open(self.dir.clone(), crd::registry_for).map_err(SandboxError::Persist)?;
         bootstrap(&store);
         let faults = Arc::new(Faults::default());
-        let api = Arc::new(Api::new(store, ca.clone(), faults.clone()));
+        if let Some(startup) = self.startup {
+            faults.start_up(startup);
+        }
+        let mut api = Api::new(store, ca.clone(), faults.clone());
+        if let Some(config) = &self.authorization_webhook {
+            api.authorization_webhook =
+                Some(WebhookAuthorizer::load(config).map_err(SandboxError::AuthorizationWebhook)?);
+        }
+        let api = Arc::new(api);
         let listener = TcpListener::bind(("127.0.0.1", self.port))
             .await
             .map_err(|source| SandboxError::Bind {
@@ -171,7 +214,13 @@ impl SandboxBuilder {
             api.shutdown.clone(),
             tasks.clone(),
         ));
-        tasks.spawn(controllers::run(api.clone(), self.workload_simulation));
+        tasks.spawn(controllers::run(
+            api.clone(),
+            controllers::Options {
+                simulate_workloads: self.workload_simulation,
+                publish_root_ca: self.publish_root_ca,
+            },
+        ));
         if self.dir.is_some() {
             let api = api.clone();
             tasks.spawn(async move {
@@ -286,6 +335,15 @@ impl Sandbox {
         self.faults.clone()
     }
 
+    /// Behaves, from now on, like a control plane that just restarted: open watches end, watches
+    /// from a resourceVersion before now get 410 Gone (the watch history is gone), and the
+    /// [`Startup`] windows begin (failing health checks, RBAC not yet loaded).
+    pub fn simulate_restart(&self, startup: Startup) {
+        self.api.store.lock().forget_history();
+        self.faults.start_up(startup);
+        self.faults.drop_watches();
+    }
+
     /// Requests served so far per authenticated user (see [`crate::RequestCounts`]); requests
     /// failed by fault injection are counted in [`Sandbox::injected_failures`] instead.
     pub fn request_counts(&self) -> std::collections::BTreeMap<String, u64> {
@@ -360,7 +418,7 @@ fn bootstrap(store: &Store) {
     };
     let mut state = store.lock();
     let registry = state.registry();
-    let create = |state: &mut crate::store::State, group: &str, plural: &str, object: Value| {
+    let create = |state: &mut crate::storage::State, group: &str, plural: &str, object: Value| {
         if let Some(rt) = registry.lookup(group, "v1", plural) {
             let name = object
                 .pointer("/metadata/name")
@@ -368,7 +426,7 @@ fn bootstrap(store: &Store) {
                 .unwrap_or_default();
             if state.get(&rt, "", name).is_none() {
                 // Creating a well-formed bootstrap object cannot fail on a store without it.
-                let _ = ops::create(state, &rt, "", object, &writer);
+                let _ = generic::create(state, &rt, "", object, &writer);
             }
         }
     };
@@ -423,7 +481,7 @@ pub async fn serve(options: ServeOptions) -> Result<(), SandboxError> {
         .await?;
     let write = |name: &str, text: &str| {
         let path = options.dir.join(name);
-        crate::store::write_private(&path, text.as_bytes())
+        crate::storage::write_private(&path, text.as_bytes())
             .map_err(|source| SandboxError::WriteFile { path, source })
     };
     write("ca.crt", &sandbox.ca_cert_pem())?;

@@ -241,7 +241,7 @@ fn validate_label_key(key: &str) -> Result<(), String> {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
         && name.starts_with(|c: char| c.is_ascii_alphanumeric())
         && name.ends_with(|c: char| c.is_ascii_alphanumeric());
-    let prefix_ok = prefix.is_none_or(crate::validation::is_dns1123_subdomain);
+    let prefix_ok = prefix.is_none_or(crate::registry::validation::is_dns1123_subdomain);
     if name_ok && prefix_ok {
         Ok(())
     } else {
@@ -341,44 +341,11 @@ pub struct FieldSelector {
 /// Fields every kind can be selected by.
 const COMMON_FIELDS: &[&str] = &["metadata.name", "metadata.namespace"];
 
-/// Extra selectable fields of some built-in kinds.
-fn kind_fields(kind: &str) -> &'static [&'static str] {
-    match kind {
-        "Secret" => &["type"],
-        "Pod" => &[
-            "spec.nodeName",
-            "spec.restartPolicy",
-            "spec.schedulerName",
-            "spec.serviceAccountName",
-            "status.phase",
-            "status.podIP",
-            "status.nominatedNodeName",
-        ],
-        "Event" => &[
-            "involvedObject.kind",
-            "involvedObject.namespace",
-            "involvedObject.name",
-            "involvedObject.uid",
-            "involvedObject.apiVersion",
-            "involvedObject.resourceVersion",
-            "involvedObject.fieldPath",
-            "reason",
-            "reportingComponent",
-            "source",
-            "type",
-        ],
-        "CertificateSigningRequest" => &["spec.signerName"],
-        "Namespace" => &["status.phase"],
-        "Node" => &["spec.unschedulable"],
-        "ReplicaSet" | "ReplicationController" => &["status.replicas"],
-        "Job" => &["status.successful"],
-        _ => &[],
-    }
-}
-
 impl FieldSelector {
-    /// Parses a field selector for objects of `kind`; the error is kube-apiserver's 400 message.
-    pub fn parse(input: &str, kind: &str) -> Result<Self, String> {
+    /// Parses a field selector for objects that can be selected by `metadata.name`,
+    /// `metadata.namespace` and the kind's `selectable` fields; the error is kube-apiserver's 400
+    /// message.
+    pub fn parse(input: &str, selectable: &[&str]) -> Result<Self, String> {
         let mut terms = Vec::new();
         for part in input.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (field, equal, value) = if let Some((f, v)) = part.split_once("!=") {
@@ -393,7 +360,7 @@ impl FieldSelector {
                 ));
             };
             let field = field.trim();
-            if !COMMON_FIELDS.contains(&field) && !kind_fields(kind).contains(&field) {
+            if !COMMON_FIELDS.contains(&field) && !selectable.contains(&field) {
                 return Err(format!(
                     "\"{field}\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
                 ));
@@ -492,7 +459,7 @@ mod tests {
 
     #[test]
     fn field_selector_rejects_unknown_fields_with_kube_message() {
-        let err = FieldSelector::parse("data.k=1", "ConfigMap").expect_err("unknown field");
+        let err = FieldSelector::parse("data.k=1", &[]).expect_err("unknown field");
         assert_eq!(
             err,
             "\"data.k\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
@@ -503,17 +470,17 @@ mod tests {
     fn field_selector_matches_name_and_negation() {
         let object = json!({"metadata": {"name": "b", "namespace": "x"}});
         assert!(
-            FieldSelector::parse("metadata.name=b", "ConfigMap")
+            FieldSelector::parse("metadata.name=b", &[])
                 .expect("valid")
                 .matches(&object)
         );
         assert!(
-            !FieldSelector::parse("metadata.name!=b", "ConfigMap")
+            !FieldSelector::parse("metadata.name!=b", &[])
                 .expect("valid")
                 .matches(&object)
         );
         assert!(
-            FieldSelector::parse("metadata.namespace==x", "ConfigMap")
+            FieldSelector::parse("metadata.namespace==x", &[])
                 .expect("valid")
                 .matches(&object)
         );

@@ -10,7 +10,7 @@ use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::handlers::{self, Api};
+use crate::endpoints::{self, Api};
 
 /// Accepts connections until `shutdown` is cancelled; connection tasks are tracked by `tasks`.
 pub async fn run(
@@ -45,7 +45,7 @@ pub async fn run(
             let service = service_fn(move |request| {
                 let api = api.clone();
                 let peer = peer.clone();
-                async move { Ok::<_, Infallible>(handlers::handle(api, request, peer).await) }
+                async move { Ok::<_, Infallible>(endpoints::handle(api, request, peer).await) }
             });
             let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
             let connection = builder.serve_connection(TokioIo::new(stream), service);

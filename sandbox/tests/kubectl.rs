@@ -73,7 +73,7 @@ async fn kubectl_gets_applies_and_deletes() {
         ok && out.contains("kube-system"),
         "get namespaces: {out} {err}"
     );
-    let mut apply = args("apply --validate=false -f");
+    let mut apply = args("apply -f");
     apply.push(manifest.display().to_string());
     let (ok, out, err) = run(apply.clone()).await;
     assert!(ok, "apply: {out} {err}");
@@ -119,7 +119,7 @@ async fn kubectl_auth_can_i_answers_yes_and_no_with_exit_codes() {
         .await
         .expect("kubectl task")
     };
-    let apply = format!("apply --validate=false -f {}", rbac.display());
+    let apply = format!("apply -f {}", rbac.display());
     let admin_apply = admin.clone();
     let (ok, out, err) = tokio::task::spawn_blocking(move || {
         let args: Vec<&str> = apply.split(' ').collect();
@@ -198,11 +198,7 @@ async fn kubectl_auth_can_i_list_prints_the_rules_of_admin_and_restricted_user()
         .await
         .expect("kubectl task")
     };
-    let (code, out, err) = run(
-        admin.clone(),
-        format!("apply --validate=false -f {}", rbac.display()),
-    )
-    .await;
+    let (code, out, err) = run(admin.clone(), format!("apply -f {}", rbac.display())).await;
     assert_eq!(code, Some(0), "apply rbac: {out} {err}");
 
     let (code, out, err) = run(admin, "auth can-i --list -n default".into()).await;
@@ -358,4 +354,195 @@ async fn admin_and_viewer(
     )
     .expect("kubeconfig written");
     (sb, dir, admin, viewer)
+}
+
+/// A CRD whose version has printer columns (one only in `-o wide`), and one object of it.
+const PRINTED_CRD: &str = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.print.example.com}
+spec:
+  group: print.example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer, description: How many parts the widget has.}
+              color: {type: string}
+    additionalPrinterColumns:
+    - {name: Size, type: integer, jsonPath: .spec.size}
+    - {name: Color, type: string, jsonPath: .spec.color, priority: 1}
+";
+
+const WIDGET: &str = "apiVersion: print.example.com/v1
+kind: Widget
+metadata: {name: w1, namespace: default}
+spec: {size: 7, color: teal}
+";
+
+/// Rows of kubectl's table output split into cells.
+fn table_rows(out: &str) -> Vec<Vec<String>> {
+    out.lines()
+        .map(|l| l.split_whitespace().map(str::to_owned).collect())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_get_prints_server_side_tables() {
+    if !Path::new(KUBECTL).exists() {
+        println!("note: {KUBECTL} is missing, kubectl table test skipped");
+        return;
+    }
+    let (sb, dir, admin, _) = admin_and_viewer("kubectl-tables").await;
+    let crd = dir.path().join("crd.yaml");
+    std::fs::write(&crd, PRINTED_CRD).expect("crd written");
+    let widget = dir.path().join("widget.yaml");
+    std::fs::write(&widget, WIDGET).expect("widget written");
+    let run = |args: Vec<String>| {
+        let admin = admin.clone();
+        async move {
+            tokio::task::spawn_blocking(move || {
+                let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+                kubectl(&admin, &refs)
+            })
+            .await
+            .expect("kubectl task")
+        }
+    };
+    let words = |s: &str| s.split(' ').map(str::to_owned).collect::<Vec<_>>();
+    let (ok, out, err) = run(words(&format!("apply -f {}", crd.display()))).await;
+    assert!(ok, "apply crd: {out} {err}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (ok, out, err) = run(words(&format!("apply -f {}", widget.display()))).await;
+    assert!(ok, "apply widget: {out} {err}");
+
+    let (ok, out, err) = run(words("get widgets")).await;
+    assert!(ok, "get widgets: {err}");
+    let rows = table_rows(&out);
+    assert_eq!(rows[0], ["NAME", "SIZE"], "{out}");
+    assert_eq!(rows[1], ["w1", "7"], "{out}");
+    let (ok, out, err) = run(words("get widgets -o wide")).await;
+    assert!(ok, "get widgets -o wide: {err}");
+    let rows = table_rows(&out);
+    assert_eq!(rows[0], ["NAME", "SIZE", "COLOR"], "{out}");
+    assert_eq!(rows[1], ["w1", "7", "teal"], "{out}");
+
+    let (ok, out, err) = run(words("get namespace default")).await;
+    assert!(ok, "get namespace: {err}");
+    let rows = table_rows(&out);
+    assert_eq!(rows[0], ["NAME", "STATUS", "AGE"], "{out}");
+    assert_eq!(rows[1][..2], ["default", "Active"], "{out}");
+    let (ok, out, err) = run(words("get leases -A")).await;
+    assert!(ok, "get leases: {out} {err}");
+    sb.shutdown().await;
+}
+
+/// Runs kubectl with extra environment; returns success, stdout and stderr.
+fn kubectl_env(kubeconfig: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
+    let output = Command::new(KUBECTL)
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .expect("kubectl runs");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_validates_and_explains_with_the_served_openapi() {
+    if !Path::new(KUBECTL).exists() {
+        println!("note: {KUBECTL} is missing, kubectl OpenAPI test skipped");
+        return;
+    }
+    let (sb, dir, admin, _) = admin_and_viewer("kubectl-openapi").await;
+    let file = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).expect("manifest written");
+        path.display().to_string()
+    };
+    let configmap = file(
+        "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: validated, namespace: default}\ndata: {a: \"1\"}\n",
+    );
+    let bogus = file(
+        "bogus.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bogus, namespace: default}\nbogus: true\n",
+    );
+    let crd = file("crd.yaml", PRINTED_CRD);
+    let widget = file("widget.yaml", WIDGET);
+    let bad_widget = file(
+        "bad-widget.yaml",
+        "apiVersion: print.example.com/v1\nkind: Widget\nmetadata: {name: w2, namespace: default}\nspec: {size: 1, shape: round}\n",
+    );
+    let run = |args: Vec<String>, env: Vec<(&'static str, String)>| {
+        let admin = admin.clone();
+        async move {
+            tokio::task::spawn_blocking(move || {
+                let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+                let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                kubectl_env(&admin, &refs, &env)
+            })
+            .await
+            .expect("kubectl task")
+        }
+    };
+    let words = |s: String| s.split(' ').map(str::to_owned).collect::<Vec<_>>();
+
+    let (ok, out, err) = run(words(format!("apply -f {configmap}")), vec![]).await;
+    assert!(ok, "apply with validation: {out} {err}");
+    let (ok, out, err) = run(words(format!("apply -f {bogus}")), vec![]).await;
+    assert!(!ok, "an unknown field is refused: {out} {err}");
+    assert!(err.contains("unknown field \"bogus\""), "{err}");
+    let (ok, out, err) = run(words(format!("create -f {crd}")), vec![]).await;
+    assert!(ok, "create crd: {out} {err}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (ok, out, err) = run(words(format!("apply --server-side -f {widget}")), vec![]).await;
+    assert!(ok, "server-side apply of a custom object: {out} {err}");
+    let (ok, out, err) = run(words(format!("apply -f {bad_widget}")), vec![]).await;
+    assert!(!ok, "an unknown custom field is refused: {out} {err}");
+    assert!(err.contains("unknown field \"shape\""), "{err}");
+
+    let (ok, out, err) = run(words("explain widgets.spec.size".into()), vec![]).await;
+    assert!(
+        ok && out.contains("How many parts the widget has."),
+        "explain crd: {out} {err}"
+    );
+    let (ok, out, err) = run(words("explain configmaps.data".into()), vec![]).await;
+    assert!(
+        ok && out.contains("Data contains the configuration data"),
+        "explain: {out} {err}"
+    );
+
+    let editor = file(
+        "editor.sh",
+        "#!/bin/sh\nsed -i 's/a: \"1\"/a: \"2\"/' \"$1\"\n",
+    );
+    std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .expect("editor executable");
+    let (ok, out, err) = run(
+        words("edit configmap validated -n default".into()),
+        vec![("KUBE_EDITOR", editor)],
+    )
+    .await;
+    assert!(ok, "edit: {out} {err}");
+    let (ok, out, err) = run(
+        words("get configmap validated -o jsonpath={.data.a}".into()),
+        vec![],
+    )
+    .await;
+    assert!(ok && out == "2", "edited value: {out} {err}");
+    sb.shutdown().await;
 }

@@ -6,10 +6,11 @@ use std::collections::BTreeSet;
 use serde_json::{Value, json};
 
 use super::gc::remove_finalizer;
-use super::index::ObjectRef;
-use crate::crd::{self, CLEANUP_FINALIZER, CRD_KEY};
-use crate::ops::{self, DeleteOptions, Ownership, Writer};
-use crate::store::{State, object_key};
+use super::object_ref::ObjectRef;
+use crate::registry::crd::{self, CLEANUP_FINALIZER, CRD_KEY};
+use crate::registry::generic::{self, DeleteOptions, Ownership, Writer};
+use crate::resources::Subresource;
+use crate::storage::{State, object_key};
 
 /// Advances the queued terminating namespaces; returns whether anything was written.
 pub fn namespaces(state: &mut State, queued: &BTreeSet<String>, writer: &Writer<'_>) -> bool {
@@ -35,8 +36,9 @@ pub fn namespaces(state: &mut State, queued: &BTreeSet<String>, writer: &Writer<
                         continue;
                     }
                     let name = object_key(&object).1;
-                    changed |= ops::delete(state, &rt, namespace, &name, &DeleteOptions::default())
-                        .is_ok();
+                    changed |=
+                        generic::delete(state, &rt, namespace, &name, &DeleteOptions::default())
+                            .is_ok();
                 }
             }
             continue;
@@ -59,12 +61,12 @@ pub fn namespaces(state: &mut State, queued: &BTreeSet<String>, writer: &Writer<
             })
             .unwrap_or_default();
         object["spec"] = json!({"finalizers": remaining});
-        changed |= ops::update(
+        changed |= generic::update(
             state,
             &rt,
             "",
             namespace,
-            "finalize",
+            &Subresource::Finalize,
             object,
             writer,
             Ownership::Record,
@@ -85,7 +87,9 @@ pub fn custom_resource_definitions(
         .filter_map(|name| state.get_by_key(CRD_KEY, "", name))
         .filter(|c| {
             c.pointer("/metadata/deletionTimestamp").is_some()
-                && ops::finalizers(c).iter().any(|f| f == CLEANUP_FINALIZER)
+                && crate::object::finalizers(c)
+                    .iter()
+                    .any(|f| f == CLEANUP_FINALIZER)
         })
         .map(|c| (*c).clone())
         .collect();
@@ -100,7 +104,7 @@ pub fn custom_resource_definitions(
                 }
                 let (namespace, name) = object_key(&object);
                 changed |=
-                    ops::delete(state, &custom, &namespace, &name, &DeleteOptions::default())
+                    generic::delete(state, &custom, &namespace, &name, &DeleteOptions::default())
                         .is_ok();
             }
         }

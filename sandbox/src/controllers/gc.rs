@@ -8,10 +8,11 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use super::index::{Index, ObjectRef};
-use crate::ops::{self, DeleteOptions, Ownership, Writer};
-use crate::resources::Registry;
-use crate::store::State;
+use super::index::Index;
+use super::object_ref::ObjectRef;
+use crate::registry::generic::{self, DeleteOptions, Ownership, Writer};
+use crate::resources::{Registry, Subresource};
+use crate::storage::State;
 
 /// Deletes the queued dependents whose owners (of served kinds) are all gone; returns whether
 /// anything was written.
@@ -64,7 +65,7 @@ pub fn finish_owners(
         if owner.pointer("/metadata/deletionTimestamp").is_none() {
             continue;
         }
-        let finalizers = ops::finalizers(&owner);
+        let finalizers = crate::object::finalizers(&owner);
         let finalizer = if finalizers.iter().any(|f| f == "orphan") {
             "orphan"
         } else if finalizers.iter().any(|f| f == "foregroundDeletion") {
@@ -119,7 +120,7 @@ fn delete(state: &mut State, target: &ObjectRef) -> bool {
         propagation: Some("Background".into()),
         ..DeleteOptions::default()
     };
-    ops::delete(state, &rt, &target.namespace, &target.name, &options).is_ok()
+    generic::delete(state, &rt, &target.namespace, &target.name, &options).is_ok()
 }
 
 /// Removes the owner reference to `owner_uid` from a dependent.
@@ -137,15 +138,15 @@ fn release(state: &mut State, target: &ObjectRef, owner_uid: &str, writer: &Writ
     {
         references.retain(|r| r.get("uid").and_then(Value::as_str) != Some(owner_uid));
         if references.is_empty() {
-            ops::metadata_mut(&mut object).remove("ownerReferences");
+            crate::object::metadata_mut(&mut object).remove("ownerReferences");
         }
     }
-    ops::update(
+    generic::update(
         state,
         &rt,
         &target.namespace,
         &target.name,
-        "",
+        &Subresource::None,
         object,
         writer,
         Ownership::Record,
@@ -167,21 +168,21 @@ pub fn remove_finalizer(
         return false;
     };
     let mut object = (*current).clone();
-    let remaining: Vec<String> = ops::finalizers(&object)
+    let remaining: Vec<String> = crate::object::finalizers(&object)
         .into_iter()
         .filter(|f| f != finalizer)
         .collect();
     if remaining.is_empty() {
-        ops::metadata_mut(&mut object).remove("finalizers");
+        crate::object::metadata_mut(&mut object).remove("finalizers");
     } else {
-        ops::metadata_mut(&mut object).insert("finalizers".into(), json!(remaining));
+        crate::object::metadata_mut(&mut object).insert("finalizers".into(), json!(remaining));
     }
-    ops::update(
+    generic::update(
         state,
         &rt,
         &target.namespace,
         &target.name,
-        "",
+        &Subresource::None,
         object,
         writer,
         Ownership::Record,

@@ -12,11 +12,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::workloads;
-use crate::crd::{self, CLEANUP_FINALIZER, CRD_KEY};
-use crate::ops;
+use super::object_ref::ObjectRef;
+use super::{root_ca, workloads};
+use crate::registry::crd::{self, CLEANUP_FINALIZER, CRD_KEY};
 use crate::resources::Registry;
-use crate::store::{Event, EventType, State, object_key};
+use crate::storage::{Event, EventType, State};
 
 /// Storage key of CertificateSigningRequests.
 pub const CSR_KEY: &str = "certificatesigningrequests.certificates.k8s.io";
@@ -26,34 +26,6 @@ pub const CSR_KEY: &str = "certificatesigningrequests.certificates.k8s.io";
 /// rejects new content first; clients rely on that window (a create right after the delete gets
 /// 403 NamespaceTerminating, not 404). Shortened here, as one server needs no propagation time.
 pub const NAMESPACE_DELETION_GRACE: Duration = Duration::from_secs(2);
-
-/// Where an object is stored.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ObjectRef {
-    /// Storage key of its resource (`plural.group`).
-    pub key: String,
-    /// Namespace (empty for cluster-scoped objects).
-    pub namespace: String,
-    /// Name.
-    pub name: String,
-}
-
-impl ObjectRef {
-    /// The location of `object` stored under `key`.
-    pub fn of(key: &str, object: &Value) -> Self {
-        let (namespace, name) = object_key(object);
-        ObjectRef {
-            key: key.to_string(),
-            namespace,
-            name,
-        }
-    }
-
-    /// The object as currently stored.
-    pub fn fetch(&self, state: &State) -> Option<Arc<Value>> {
-        state.get_by_key(&self.key, &self.namespace, &self.name)
-    }
-}
 
 /// Objects each controller should look at in its next pass.
 #[derive(Debug, Default)]
@@ -70,6 +42,8 @@ pub struct Work {
     pub certificate_signing_requests: BTreeSet<String>,
     /// Workloads whose status may need simulating.
     pub workloads: BTreeSet<ObjectRef>,
+    /// Namespaces whose `kube-root-ca.crt` ConfigMap may need publishing.
+    pub root_ca: BTreeSet<String>,
 }
 
 /// Owner UIDs and UID of one tracked object.
@@ -118,6 +92,9 @@ impl Index {
                 self.queue(&target, &event.object, work);
             }
             EventType::Deleted => {
+                if root_ca::concerns(&target) {
+                    work.root_ca.insert(target.namespace.clone());
+                }
                 let was_tracked = !self.untrack(&target);
                 self.queue_owners(&event.object, work);
                 if let Some(uid) = uid_of(&event.object)
@@ -270,7 +247,7 @@ impl Index {
         if target.key == CRD_KEY {
             self.deleting_crds.retain(|_, name| name != &target.name);
             let cleaning = deleting
-                && ops::finalizers(object)
+                && crate::object::finalizers(object)
                     .iter()
                     .any(|f| f == CLEANUP_FINALIZER);
             if cleaning && let Some(custom) = crd::types_of(object).into_iter().next() {
@@ -292,6 +269,11 @@ impl Index {
         if target.key == CSR_KEY {
             work.certificate_signing_requests
                 .insert(target.name.clone());
+        }
+        if target.key == "namespaces" {
+            work.root_ca.insert(target.name.clone());
+        } else if root_ca::concerns(target) {
+            work.root_ca.insert(target.namespace.clone());
         }
         if workloads::KINDS.contains(&target.key.as_str()) {
             work.workloads.insert(target.clone());

@@ -1,5 +1,5 @@
 //! The built-in controllers kube-controller-manager would run: garbage collection, namespace and CRD
-//! cleanup, the CSR signer and (optionally) workload status simulation.
+//! cleanup, the CSR signer and (optionally) workload status simulation and the root CA publisher.
 //!
 //! They run in one task driven by the store's event stream: each event updates an [`Index`] and
 //! queues the objects whose decision it may change, and a pass (after a short settle, so bursts
@@ -12,6 +12,8 @@
 mod cleanup;
 mod gc;
 mod index;
+mod object_ref;
+mod root_ca;
 mod signer;
 mod workloads;
 
@@ -21,17 +23,26 @@ use std::time::{Duration, Instant};
 use tokio::sync::broadcast::{self, error::TryRecvError};
 
 use self::index::{Index, Work};
-use crate::authn::UserInfo;
-use crate::handlers::Api;
-use crate::ops::Writer;
-use crate::pki::CertificateAuthority;
-use crate::store::{Event, State};
+use crate::auth::authn::UserInfo;
+use crate::auth::pki::CertificateAuthority;
+use crate::endpoints::Api;
+use crate::registry::generic::Writer;
+use crate::storage::{Event, State};
+
+/// Which optional controllers run.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// Simulate ready workload status.
+    pub simulate_workloads: bool,
+    /// Publish the `kube-root-ca.crt` ConfigMap in every namespace.
+    pub publish_root_ca: bool,
+}
 
 /// Pause after a change before a pass, so bursts of writes are handled together.
 const SETTLE: Duration = Duration::from_millis(20);
 
 /// Runs all controllers until the API shuts down.
-pub async fn run(api: Arc<Api>, simulate_workloads: bool) {
+pub async fn run(api: Arc<Api>, options: Options) {
     let user = UserInfo {
         username: "system:kube-controller-manager".into(),
         groups: vec!["system:authenticated".into()],
@@ -39,7 +50,7 @@ pub async fn run(api: Arc<Api>, simulate_workloads: bool) {
     };
     let mut controllers = {
         let state = api.store.lock();
-        Controllers::start(&state, simulate_workloads, Instant::now())
+        Controllers::start(&state, options, Instant::now())
     };
     loop {
         if !controllers.ready(Instant::now()) {
@@ -82,7 +93,7 @@ struct Controllers {
     events: broadcast::Receiver<Arc<Event>>,
     index: Index,
     work: Work,
-    simulate_workloads: bool,
+    options: Options,
     /// Events received before `catch_up`, applied under the store lock together with the rest.
     pending: Vec<Arc<Event>>,
     /// Set when events were missed: the next `catch_up` rebuilds the index.
@@ -92,7 +103,7 @@ struct Controllers {
 impl Controllers {
     /// Subscribes and indexes everything stored, queueing it all once (like a controller's first list).
     /// Must be called with the store locked, so no event falls between the two.
-    fn start(state: &State, simulate_workloads: bool, now: Instant) -> Self {
+    fn start(state: &State, options: Options, now: Instant) -> Self {
         let events = state.subscribe();
         let mut work = Work::default();
         let index = Index::rebuild(state, &mut work, now);
@@ -100,7 +111,7 @@ impl Controllers {
             events,
             index,
             work,
-            simulate_workloads,
+            options,
             pending: Vec::new(),
             lagged: false,
         }
@@ -146,6 +157,7 @@ impl Controllers {
             || !work.custom_resource_definitions.is_empty()
             || !work.certificate_signing_requests.is_empty()
             || !work.workloads.is_empty()
+            || !work.root_ca.is_empty()
             || work.namespaces.iter().any(|n| self.namespace_due(n, now))
     }
 
@@ -182,8 +194,11 @@ impl Controllers {
         cleanup::namespaces(state, &work.namespaces, writer);
         cleanup::custom_resource_definitions(state, &work.custom_resource_definitions, writer);
         signer::pass(state, &work.certificate_signing_requests, ca, writer);
-        if self.simulate_workloads {
+        if self.options.simulate_workloads {
             workloads::pass(state, &work.workloads, writer);
+        }
+        if self.options.publish_root_ca {
+            root_ca::pass(state, &work.root_ca, ca, writer);
         }
     }
 }

@@ -4,10 +4,11 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use crate::csr::{self, SignerOutcome};
-use crate::ops::{self, Ownership, Writer};
-use crate::pki::CertificateAuthority;
-use crate::store::State;
+use crate::auth::pki::CertificateAuthority;
+use crate::registry::csr::{self, SignerOutcome};
+use crate::registry::generic::{self, Ownership, Writer};
+use crate::resources::Subresource;
+use crate::storage::State;
 
 use super::index::CSR_KEY;
 
@@ -49,12 +50,12 @@ pub fn pass(
                 }
             }
         }
-        changed |= ops::update(
+        changed |= generic::update(
             state,
             &rt,
             "",
             name,
-            "status",
+            &Subresource::Status,
             object,
             writer,
             Ownership::Record,

@@ -5,9 +5,10 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use super::index::ObjectRef;
-use crate::ops::{self, Ownership, Writer};
-use crate::store::State;
+use super::object_ref::ObjectRef;
+use crate::registry::generic::{self, Ownership, Writer};
+use crate::resources::Subresource;
+use crate::storage::State;
 
 /// Storage keys of the simulated workload kinds.
 pub const KINDS: &[&str] = &[
@@ -32,7 +33,7 @@ pub fn pass(state: &mut State, queued: &BTreeSet<ObjectRef>, writer: &Writer<'_>
         if object.pointer("/metadata/deletionTimestamp").is_some() {
             continue;
         }
-        let Some(status) = desired_status(&rt.kind, &object, &ops::now_rfc3339()) else {
+        let Some(status) = desired_status(&rt.kind, &object, &crate::object::now_rfc3339()) else {
             continue;
         };
         if status_matches(object.get("status"), &status) {
@@ -40,12 +41,12 @@ pub fn pass(state: &mut State, queued: &BTreeSet<ObjectRef>, writer: &Writer<'_>
         }
         let mut updated = (*object).clone();
         updated["status"] = status;
-        changed |= ops::update(
+        changed |= generic::update(
             state,
             &rt,
             &target.namespace,
             &target.name,
-            "status",
+            &Subresource::Status,
             updated,
             writer,
             Ownership::Record,
