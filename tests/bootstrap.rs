@@ -575,11 +575,37 @@ async fn forged_requests_are_never_approved_and_other_signers_untouched() {
         signer,
     )
     .await;
+    // kube-apiserver's CertificateSubjectRestriction refuses system:masters for this signer
+    // before any approver sees the request; a forged organisation that passes admission must
+    // still be denied by the approver.
+    let masters = CertificateSigningRequest {
+        metadata: named("wrong-o-masters"),
+        spec: CertificateSigningRequestSpec {
+            request: ByteString(
+                rcgen_like_request(
+                    "gardener.cloud:system:seed:x",
+                    &["gardener.cloud:system:seeds", "system:masters"],
+                )
+                .into_bytes(),
+            ),
+            signer_name: signer.to_owned(),
+            usages: Some(usages.iter().map(|u| (*u).to_owned()).collect()),
+            ..CertificateSigningRequestSpec::default()
+        },
+        status: None,
+    };
+    match Api::<CertificateSigningRequest>::all(admin.clone())
+        .create(&PostParams::default(), &masters)
+        .await
+    {
+        Err(kube::Error::Api(status)) => assert_eq!(status.code, 403, "{status:?}"),
+        other => panic!("a system:masters CSR must be refused at admission: {other:?}"),
+    }
     create_csr(
         admin.clone(),
         "wrong-o",
         "gardener.cloud:system:seed:x",
-        &["gardener.cloud:system:seeds", "system:masters"],
+        &["gardener.cloud:system:seeds", "system:nodes"],
         &usages,
         signer,
     )
