@@ -6,6 +6,7 @@ use futures::{StreamExt, TryStreamExt, stream};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::Api;
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams};
+use seedlet_api::extensions::ExtensionKind;
 use serde_json::{Value, json};
 
 use crate::Error;
@@ -24,15 +25,15 @@ const CHART: &[u8] = include_bytes!("../fixtures/ext-small.tgz");
 
 /// The extension kinds placed in every shoot namespace, in order; `K` objects are spread over
 /// the shoots round-robin in this order.
-pub const EXTENSION_KINDS: [&str; 8] = [
-    "Infrastructure",
-    "Worker",
-    "ControlPlane",
-    "Network",
-    "OperatingSystemConfig",
-    "ContainerRuntime",
-    "DNSRecord",
-    "Extension",
+pub const EXTENSION_KINDS: [ExtensionKind; 8] = [
+    ExtensionKind::Infrastructure,
+    ExtensionKind::Worker,
+    ExtensionKind::ControlPlane,
+    ExtensionKind::Network,
+    ExtensionKind::OperatingSystemConfig,
+    ExtensionKind::ContainerRuntime,
+    ExtensionKind::DnsRecord,
+    ExtensionKind::Extension,
 ];
 
 /// One shoot of the workload.
@@ -91,7 +92,7 @@ pub fn extension_objects(shoots: &[ShootName], count: usize) -> Vec<ExtensionObj
         .map(|index| {
             let shoot = &shoots[index % shoots.len()];
             let round = index / shoots.len();
-            let kind = EXTENSION_KINDS[round % EXTENSION_KINDS.len()];
+            let kind = EXTENSION_KINDS[round % EXTENSION_KINDS.len()].as_str();
             // A second pass over the kinds (more than 8 objects per shoot) needs new names.
             let suffix = match round / EXTENSION_KINDS.len() {
                 0 => String::new(),
@@ -395,7 +396,7 @@ mod tests {
 
     #[test]
     fn every_kind_has_the_required_fields_of_its_crd() {
-        for kind in EXTENSION_KINDS {
+        for kind in EXTENSION_KINDS.map(ExtensionKind::as_str) {
             let spec = extension_spec(kind, "shoot--p--s");
             assert!(spec.get("type").is_some(), "{kind} has a type");
         }

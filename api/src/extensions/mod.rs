@@ -7,6 +7,7 @@
 #![allow(clippy::duplicated_attributes)]
 
 mod cluster;
+pub mod kind;
 mod kinds;
 
 use std::fmt::Debug;
@@ -17,26 +18,11 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 pub use cluster::*;
+pub use kind::{ExtensionKind, kind_type};
 pub use kinds::*;
 
 use crate::common::{Extra, LastError, LastOperation, NamedResourceReference, schema};
 use crate::conditions::Condition;
-
-/// Kinds of all extension resources, in the order gardenlet lists them for ShootState backups.
-pub const EXTENSION_KINDS: [&str; 12] = [
-    "BackupBucket",
-    "BackupEntry",
-    "Bastion",
-    "ContainerRuntime",
-    "ControlPlane",
-    "DNSRecord",
-    "Extension",
-    "Infrastructure",
-    "Network",
-    "OperatingSystemConfig",
-    "SelfHostedShootExposure",
-    "Worker",
-];
 
 /// Extension class (`spec.class`): absent means `shoot`.
 pub const CLASS_SHOOT: &str = "shoot";

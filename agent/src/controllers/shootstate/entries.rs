@@ -13,20 +13,12 @@ use seedlet_api::extensions::ExtensionObject;
 use seedlet_api::names::{annotations, labels, shoot_state, technical_id};
 use serde_json::{Map, Value, json};
 
+use seedlet_api::extensions::ExtensionKind;
+
 use super::state::StateText;
 
 /// The extension kinds whose state the ShootState keeps, in gardenlet's listing order.
-pub const KINDS: [&str; 9] = [
-    "BackupEntry",
-    "ContainerRuntime",
-    "ControlPlane",
-    "DNSRecord",
-    "Extension",
-    "Infrastructure",
-    "Network",
-    "OperatingSystemConfig",
-    "Worker",
-];
+pub const KINDS: [ExtensionKind; 9] = ExtensionKind::SHOOT_STATE;
 
 /// Secret `type` inferred for legacy entries holding `tls.crt` and `tls.key`.
 const SECRET_TYPE_TLS: &str = "kubernetes.io/tls";
@@ -61,9 +53,9 @@ impl ExtensionItem {
     pub fn of<K: ExtensionObject>(object: &K) -> Option<Self> {
         let meta = object.meta();
         let name = meta.name.clone()?;
-        let kind = KINDS
-            .into_iter()
-            .find(|kind| *kind == K::kind(&()).as_ref())?;
+        let kind = ExtensionKind::from_name(K::kind(&()).as_ref())
+            .filter(|kind| kind.in_shoot_state())?
+            .as_str();
         let namespace = match meta.namespace.as_deref() {
             Some(namespace) => namespace.to_owned(),
             None => technical_id::control_plane_namespace_of_backup_entry(&name)?.to_owned(),
@@ -442,7 +434,7 @@ pub fn snapshot_spec(
     extensions.sort_by_key(|(entry, _)| {
         KINDS
             .iter()
-            .position(|kind| *kind == entry.kind)
+            .position(|kind| kind.as_str() == entry.kind)
             .unwrap_or(KINDS.len())
     });
     for (entry, resources) in extensions {

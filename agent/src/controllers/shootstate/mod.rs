@@ -109,6 +109,7 @@ pub fn updates(seed: &kube::Client) -> impl Stream<Item = Update> + Send + 'stat
 fn extension_updates<K: ExtensionObject>(seed: &kube::Client) -> BoxStream<'static, Update> {
     let Some(kind) = entries::KINDS
         .into_iter()
+        .map(seedlet_api::extensions::ExtensionKind::as_str)
         .find(|kind| *kind == K::kind(&()).as_ref())
     else {
         return stream::empty().boxed();

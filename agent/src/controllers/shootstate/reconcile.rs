@@ -436,6 +436,7 @@ fn kind_name<K: Resource<DynamicType = ()>>() -> &'static str {
     let kind = K::kind(&());
     entries::KINDS
         .into_iter()
+        .map(seedlet_api::extensions::ExtensionKind::as_str)
         .find(|known| *known == kind.as_ref())
         .unwrap_or("extension object")
 }

@@ -4,27 +4,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use seedlet_api::core::{BackupBucket, BackupEntry, ControllerRegistration, Seed, Shoot};
+use seedlet_api::extensions::ExtensionKind;
 
-/// `BackupBucket` extension kind.
-pub const BACKUP_BUCKET: &str = "BackupBucket";
-/// `BackupEntry` extension kind.
-pub const BACKUP_ENTRY: &str = "BackupEntry";
-/// `ContainerRuntime` extension kind.
-pub const CONTAINER_RUNTIME: &str = "ContainerRuntime";
-/// `ControlPlane` extension kind.
-pub const CONTROL_PLANE: &str = "ControlPlane";
-/// `DNSRecord` extension kind.
-pub const DNS_RECORD: &str = "DNSRecord";
-/// `Extension` extension kind.
-pub const EXTENSION: &str = "Extension";
-/// `Infrastructure` extension kind.
-pub const INFRASTRUCTURE: &str = "Infrastructure";
-/// `Network` extension kind.
-pub const NETWORK: &str = "Network";
-/// `OperatingSystemConfig` extension kind.
-pub const OPERATING_SYSTEM_CONFIG: &str = "OperatingSystemConfig";
-/// `Worker` extension kind.
-pub const WORKER: &str = "Worker";
 /// DNS provider type that never needs a DNSRecord controller.
 pub const DNS_UNMANAGED: &str = "unmanaged";
 /// Cluster type of `autoEnable` for shoots.
@@ -32,10 +13,7 @@ pub const CLUSTER_TYPE_SHOOT: &str = "shoot";
 /// Cluster type of `autoEnable` for seeds.
 pub const CLUSTER_TYPE_SEED: &str = "seed";
 
-/// `Kind/type`, the identifier upstream uses for a kind/type combination.
-pub fn kind_type(kind: &str, type_: &str) -> String {
-    format!("{kind}/{type_}")
-}
+pub use seedlet_api::extensions::kind_type;
 
 /// Everything the wanted set is computed from.
 #[derive(Debug, Clone, Copy)]
@@ -82,7 +60,10 @@ pub fn backup_kind_types(
     let mut wanted = BTreeSet::new();
     for bucket in buckets {
         if bucket.spec.seed_name.as_deref() == Some(seed_name) {
-            wanted.insert(kind_type(BACKUP_BUCKET, &bucket.spec.provider.type_));
+            wanted.insert(kind_type(
+                ExtensionKind::BackupBucket,
+                &bucket.spec.provider.type_,
+            ));
         }
     }
     for entry in entries {
@@ -90,7 +71,7 @@ pub fn backup_kind_types(
             continue;
         }
         if let Some(type_) = bucket_types.get(entry.spec.bucket_name.as_str()) {
-            wanted.insert(kind_type(BACKUP_ENTRY, type_));
+            wanted.insert(kind_type(ExtensionKind::BackupEntry, type_));
         }
     }
     wanted
@@ -108,22 +89,25 @@ pub fn shoot_kind_types(
     let mut wanted = BTreeSet::new();
     let workerless = shoot.is_workerless();
     if let Some(backup) = &seed.spec.backup {
-        wanted.insert(kind_type(BACKUP_BUCKET, &backup.provider));
-        wanted.insert(kind_type(BACKUP_ENTRY, &backup.provider));
+        wanted.insert(kind_type(ExtensionKind::BackupBucket, &backup.provider));
+        wanted.insert(kind_type(ExtensionKind::BackupEntry, &backup.provider));
     }
-    wanted.insert(kind_type(CONTROL_PLANE, &seed.spec.provider.type_));
+    wanted.insert(kind_type(
+        ExtensionKind::ControlPlane,
+        &seed.spec.provider.type_,
+    ));
     let provider = &shoot.spec.provider.type_;
     if !workerless {
-        wanted.insert(kind_type(CONTROL_PLANE, provider));
-        wanted.insert(kind_type(INFRASTRUCTURE, provider));
-        wanted.insert(kind_type(WORKER, provider));
+        wanted.insert(kind_type(ExtensionKind::ControlPlane, provider));
+        wanted.insert(kind_type(ExtensionKind::Infrastructure, provider));
+        wanted.insert(kind_type(ExtensionKind::Worker, provider));
         if let Some(network) = shoot
             .spec
             .networking
             .as_ref()
             .and_then(|n| n.type_.as_deref())
         {
-            wanted.insert(kind_type(NETWORK, network));
+            wanted.insert(kind_type(ExtensionKind::Network, network));
         }
     }
     let mut disabled = BTreeSet::new();
@@ -131,29 +115,29 @@ pub fn shoot_kind_types(
         if extension.is_disabled() {
             disabled.insert(extension.type_.as_str());
         } else {
-            wanted.insert(kind_type(EXTENSION, &extension.type_));
+            wanted.insert(kind_type(ExtensionKind::Extension, &extension.type_));
         }
     }
     for pool in &shoot.spec.provider.workers {
         if let Some(image) = &pool.machine.image {
-            wanted.insert(kind_type(OPERATING_SYSTEM_CONFIG, &image.name));
+            wanted.insert(kind_type(ExtensionKind::OperatingSystemConfig, &image.name));
         }
         for runtime in pool.cri.iter().flat_map(|cri| &cri.container_runtimes) {
-            wanted.insert(kind_type(CONTAINER_RUNTIME, &runtime.type_));
+            wanted.insert(kind_type(ExtensionKind::ContainerRuntime, &runtime.type_));
         }
     }
     for type_ in shoot_dns_record_types(shoot, seed) {
-        wanted.insert(kind_type(DNS_RECORD, &type_));
+        wanted.insert(kind_type(ExtensionKind::DnsRecord, &type_));
     }
     for resource in registrations.iter().flat_map(|r| &r.spec.resources) {
-        if resource.kind != EXTENSION
+        if resource.kind != ExtensionKind::Extension.as_str()
             || !resource.auto_enabled_for(CLUSTER_TYPE_SHOOT)
             || disabled.contains(resource.type_.as_str())
             || (workerless && resource.workerless_supported != Some(true))
         {
             continue;
         }
-        wanted.insert(kind_type(EXTENSION, &resource.type_));
+        wanted.insert(kind_type(ExtensionKind::Extension, &resource.type_));
     }
     wanted
 }
@@ -203,26 +187,30 @@ pub fn seed_kind_types(seed: &Seed, registrations: &[ControllerRegistration]) ->
         return wanted;
     }
     if let Some(provider) = &seed.spec.dns.provider {
-        wanted.insert(kind_type(DNS_RECORD, &provider.type_));
+        wanted.insert(kind_type(ExtensionKind::DnsRecord, &provider.type_));
     }
     let mut disabled = BTreeSet::new();
     for extension in &seed.spec.extensions {
         if extension.is_disabled() {
             disabled.insert(extension.type_.as_str());
         } else {
-            wanted.insert(kind_type(EXTENSION, &extension.type_));
+            wanted.insert(kind_type(ExtensionKind::Extension, &extension.type_));
         }
     }
     for resource in registrations.iter().flat_map(|r| &r.spec.resources) {
-        if resource.kind == EXTENSION
+        if resource.kind == ExtensionKind::Extension.as_str()
             && resource.auto_enabled_for(CLUSTER_TYPE_SEED)
             && !disabled.contains(resource.type_.as_str())
         {
-            wanted.insert(kind_type(EXTENSION, &resource.type_));
+            wanted.insert(kind_type(ExtensionKind::Extension, &resource.type_));
         }
     }
     let provider = &seed.spec.provider.type_;
-    for kind in [CONTROL_PLANE, INFRASTRUCTURE, WORKER] {
+    for kind in [
+        ExtensionKind::ControlPlane,
+        ExtensionKind::Infrastructure,
+        ExtensionKind::Worker,
+    ] {
         wanted.insert(kind_type(kind, provider));
     }
     wanted

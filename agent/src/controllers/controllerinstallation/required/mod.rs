@@ -21,7 +21,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use seedlet_api::core::ControllerInstallation;
-use seedlet_api::extensions::{CLASS_GARDEN, EXTENSION_KINDS};
+use seedlet_api::extensions::{CLASS_GARDEN, ExtensionKind};
 use seedlet_api::names::groups;
 
 use crate::context::AgentContext;
@@ -73,7 +73,7 @@ pub async fn run(ctx: Arc<AgentContext>) {
     let (sender, receiver) = futures::channel::mpsc::unbounded::<()>();
     let watch_stop = ctx.stop.child_token();
     let mut tasks = Vec::new();
-    for kind in EXTENSION_KINDS {
+    for kind in ExtensionKind::ALL.map(ExtensionKind::as_str) {
         tasks.push(tokio::spawn(watch_kind(
             ctx.seed.clone(),
             kind,

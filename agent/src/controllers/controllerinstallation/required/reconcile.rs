@@ -112,9 +112,9 @@ pub fn required_condition(
     for resource in resources {
         match types_of(&resource.kind) {
             None => undecided = true,
-            Some(types) if types.contains(&resource.type_) => {
-                required.push(format!("{}/{}", resource.kind, resource.type_))
-            }
+            Some(types) if types.contains(&resource.type_) => required.push(
+                seedlet_api::extensions::kind_type(&resource.kind, &resource.type_),
+            ),
             Some(_) => {}
         }
     }
