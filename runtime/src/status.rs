@@ -49,7 +49,7 @@ where
     }
     // Guarded by the resourceVersion read above: a retry after a write that did land answers
     // 409, which the caller treats as a lost race and requeues.
-    match patch_status_guarded(api, &latest, json!({"conditions": merged})).await {
+    match patch_status_guarded(api, &latest, json!({"conditions": merged}), None).await {
         Ok(()) => Ok(true),
         Err(kube::Error::Api(status)) if status.is_not_found() => Ok(false),
         Err(error) => Err(error),
@@ -57,8 +57,8 @@ where
 }
 
 /// Writes `conditions` (the whole list) into `object`'s status, guarded by the
-/// `resourceVersion` of `object` as the caller read it. For callers that already hold a fresh
-/// copy and computed the list from it.
+/// `resourceVersion` of `object` as the caller read it, as `field_manager` when given. For
+/// callers that already hold a fresh copy and computed the list from it.
 ///
 /// # Errors
 /// The patch's API error; 409 when `object` is stale.
@@ -66,15 +66,22 @@ pub async fn write_conditions<K>(
     api: &Api<K>,
     object: &K,
     conditions: &[Condition],
+    field_manager: Option<&str>,
 ) -> Result<(), kube::Error>
 where
     K: Resource + Clone + DeserializeOwned + Debug,
 {
-    patch_status_guarded(api, object, json!({"conditions": conditions})).await
+    patch_status_guarded(
+        api,
+        object,
+        json!({"conditions": conditions}),
+        field_manager,
+    )
+    .await
 }
 
 /// Merge-patches `status` (an object of status fields) into `object`'s `/status`, guarded by the
-/// `resourceVersion` the caller read.
+/// `resourceVersion` the caller read, as `field_manager` when given.
 ///
 /// # Errors
 /// The patch's API error; 409 when `object` is stale.
@@ -82,6 +89,7 @@ pub async fn patch_status_guarded<K>(
     api: &Api<K>,
     object: &K,
     status: Value,
+    field_manager: Option<&str>,
 ) -> Result<(), kube::Error>
 where
     K: Resource + Clone + DeserializeOwned + Debug,
@@ -90,7 +98,11 @@ where
         "metadata": {"resourceVersion": object.resource_version()},
         "status": status,
     });
-    let (params, patch) = (PatchParams::default(), Patch::Merge(&patch));
+    let params = PatchParams {
+        field_manager: field_manager.map(str::to_owned),
+        ..PatchParams::default()
+    };
+    let patch = Patch::Merge(&patch);
     let name = object.name_any();
     retry::idempotent(&RetryPolicy::RECONCILE, || {
         api.patch_status(&name, &params, &patch)

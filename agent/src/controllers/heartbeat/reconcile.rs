@@ -225,7 +225,7 @@ async fn patch_conditions(
     seed: &Seed,
     conditions: Vec<Condition>,
 ) -> Result<(), Error> {
-    seedlet_runtime::status::write_conditions(seeds, seed, &conditions)
+    seedlet_runtime::status::write_conditions(seeds, seed, &conditions, None)
         .await
         .map_err(|source| Error::PatchCondition {
             seed: seed.metadata.name.clone().unwrap_or_default(),

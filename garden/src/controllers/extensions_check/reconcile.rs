@@ -6,13 +6,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
-use kube::api::{ListParams, Patch, PatchParams};
+use kube::api::ListParams;
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::conditions::{self, Condition, ConditionStatus};
 use seedlet_api::core::{ControllerInstallation, Seed};
 use seedlet_api::names::{condition_types, field_managers, reasons};
-use serde_json::json;
 
 use super::{Ctx, NAME};
 use seedlet_runtime::error_chain;
@@ -117,18 +116,8 @@ async fn check(seed: &Seed, ctx: &Ctx) -> Result<(), Error> {
         return Ok(());
     }
     let merged = conditions::merge(existing, [next]);
-    let patch = json!({
-        "metadata": {"resourceVersion": seed.metadata.resource_version},
-        "status": {"conditions": merged},
-    });
-    let params = PatchParams {
-        field_manager: Some(field_managers::GARDEN.to_owned()),
-        ..PatchParams::default()
-    };
-    seeds
-        .patch_status(&name, &params, &Patch::Merge(&patch))
+    seedlet_runtime::status::write_conditions(&seeds, &seed, &merged, Some(field_managers::GARDEN))
         .await
-        .map(|_| ())
         .map_err(|source| Error::PatchSeed { seed: name, source })
 }
 

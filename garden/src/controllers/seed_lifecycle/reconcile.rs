@@ -270,14 +270,8 @@ async fn patch_seed_conditions(
     updated: &[Condition],
 ) -> Result<(), Error> {
     let seeds: Api<Seed> = Api::all(client.clone());
-    let patch = json!({
-        "metadata": { "resourceVersion": seed.metadata.resource_version },
-        "status": { "conditions": updated },
-    });
-    seeds
-        .patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+    seedlet_runtime::status::write_conditions(&seeds, seed, updated, None)
         .await
-        .map(|_| ())
         .map_err(|source| Error::PatchSeed {
             seed: name.to_owned(),
             source,
@@ -337,14 +331,10 @@ async fn mark_shoots_unknown(
             let namespace = shoot.namespace().unwrap_or_default();
             let name = shoot.name_any();
             let api: Api<Shoot> = Api::namespaced(client.clone(), &namespace);
-            let patch = json!({
-                "metadata": { "resourceVersion": shoot.metadata.resource_version },
-                "status": { "conditions": conditions, "constraints": constraints },
-            });
+            let status = json!({ "conditions": conditions, "constraints": constraints });
             async move {
-                api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                seedlet_runtime::status::patch_status_guarded(&api, shoot, status, None)
                     .await
-                    .map(|_| ())
                     .map_err(|source| Error::PatchShoot {
                         shoot: format!("{namespace}/{name}"),
                         source,
