@@ -114,7 +114,7 @@ impl ConfigError {
                 kind,
                 expected,
             } => {
-                let known = [crate::gardenlet::API_VERSION, crate::garden::API_VERSION];
+                let known = crate::api_versions::KNOWN;
                 let problem = if api_version.is_empty() {
                     Problem::new("apiVersion", format!("required; expected {expected}"))
                 } else if !known.contains(&api_version.as_str()) {

@@ -13,7 +13,7 @@ use crate::error::Problem;
 use crate::validate::Checker;
 
 /// `apiVersion` of [`GardenControllerConfiguration`].
-pub const API_VERSION: &str = "seedlet.gardener.cloud/v1alpha1";
+pub const API_VERSION: &str = crate::api_versions::GARDEN_CONTROLLER;
 /// `kind` of [`GardenControllerConfiguration`].
 pub const KIND: &str = "GardenControllerConfiguration";
 

@@ -10,6 +10,7 @@
 //!
 //! Durations use Go syntax ([`Duration`]). Unknown fields are errors naming their path.
 
+mod api_versions;
 mod common;
 mod decode;
 mod defaults;

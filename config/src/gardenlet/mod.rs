@@ -37,7 +37,7 @@ pub use ignored::{
 pub(crate) use validate::validate;
 
 /// `apiVersion` of [`GardenletConfiguration`].
-pub const API_VERSION: &str = "gardenlet.config.gardener.cloud/v1alpha1";
+pub const API_VERSION: &str = crate::api_versions::GARDENLET;
 /// `kind` of [`GardenletConfiguration`].
 pub const KIND: &str = "GardenletConfiguration";
 

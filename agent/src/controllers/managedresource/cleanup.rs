@@ -14,7 +14,7 @@ use seedlet_api::resources::{ManagedResource, ObjectReference};
 use seedlet_runtime::finalizer;
 use seedlet_runtime::retry::{self, RetryPolicy};
 
-use super::reconcile::Error;
+use super::error::Error;
 use super::status::StatusWriter;
 use super::{Applier, apply, prune};
 

@@ -13,6 +13,7 @@
 
 pub mod apply;
 pub mod cleanup;
+pub mod error;
 pub mod health;
 pub mod manifests;
 pub mod prune;
@@ -38,7 +39,8 @@ use seedlet_api::resources::ManagedResource;
 
 use crate::context::AgentContext;
 
-pub use reconcile::{Error, error_policy, reconcile};
+pub use error::Error;
+pub use reconcile::{error_policy, reconcile};
 
 /// Controller name (metrics label, logs).
 pub const NAME: &str = "managedresource";

@@ -12,7 +12,7 @@ use seedlet_api::names::{condition_types, reasons};
 use seedlet_api::resources::{ManagedResource, ObjectReference};
 use seedlet_runtime::retry::{self, RetryPolicy};
 
-use super::reconcile::Error;
+use super::error::Error;
 
 /// Accumulates status changes and writes them as one JSON merge patch on `/status` when anything changed.
 pub struct StatusWriter {
