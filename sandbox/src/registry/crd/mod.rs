@@ -267,10 +267,12 @@ impl Strategy for CustomObjects {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn widget_type() -> ResourceType {
+    /// A namespaced `Widget` type with defaults, a preserved field and a status subresource;
+    /// shared with the schema tests.
+    pub(crate) fn widget_type() -> ResourceType {
         let crd = json!({
             "metadata": {"name": "widgets.kc.example.com"},
             "spec": {

@@ -257,26 +257,8 @@ fn validate(value: &Value, schema: &Value, path: &str, causes: &mut Vec<Cause>) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::crd::types_of;
+    use crate::registry::crd::tests::widget_type;
     use serde_json::json;
-
-    fn widget_type() -> ResourceType {
-        let crd = json!({
-            "metadata": {"name": "widgets.kc.example.com"},
-            "spec": {
-                "group": "kc.example.com", "scope": "Namespaced",
-                "names": {"plural": "widgets", "kind": "Widget", "shortNames": ["wd"]},
-                "versions": [{"name": "v1", "served": true, "storage": true, "subresources": {"status": {}},
-                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                        "spec": {"type": "object", "properties": {
-                            "size": {"type": "integer", "default": 1},
-                            "color": {"type": "string"},
-                            "providerConfig": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}},
-                        "status": {"type": "object", "properties": {"phase": {"type": "string"}}}}}}}]
-            }
-        });
-        types_of(&crd).remove(0)
-    }
 
     #[test]
     fn custom_objects_are_pruned_and_defaulted() {
