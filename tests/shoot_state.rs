@@ -654,3 +654,111 @@ async fn shoot_state_finalizer_protects_the_state_during_migration() {
     controller.wait().await.expect("garden controller stops");
     clusters.shutdown().await;
 }
+
+/// `(reconciles, failed reconciles)` of the garden's ShootState finalizer controller so far.
+fn finalizer_reconciles(controller: &seedlet_garden::RunningGarden) -> (u64, u64) {
+    let text = controller.metrics.encode(jiff::Timestamp::now());
+    let value = |name: &str| {
+        let prefix = format!("{name}{{controller=\"shootstate-finalizer\"}} ");
+        text.lines()
+            .find_map(|line| line.strip_prefix(&prefix))
+            .map_or(0, |n| n.trim().parse().expect("counter"))
+    };
+    (
+        value("seedlet_reconcile_total"),
+        value("seedlet_reconcile_errors_total"),
+    )
+}
+
+/// Issue #15 items 1 and 2: a shoot without a last operation is a normal state (no failed
+/// reconcile), and a ShootState goes with its shoot — also one whose shoot never existed, and
+/// one our finalizer protects while the shoot migrates.
+#[tokio::test]
+async fn shoot_state_goes_with_its_shoot_and_a_shoot_without_operation_is_no_error() {
+    let clusters = Clusters::start(false).await;
+    let garden = clusters.garden.client();
+    let shutdown = CancellationToken::new();
+    let controller = common::start_garden(&clusters, shutdown.clone()).await;
+    garden_with_shoot(&garden, "foo", json!({})).await;
+    let shoots: Api<Shoot> = Api::namespaced(garden.clone(), PROJECT_NAMESPACE);
+    let states: Api<ShootState> = Api::namespaced(garden.clone(), PROJECT_NAMESPACE);
+    let state = |name: &str| {
+        json!({
+            "apiVersion": "core.gardener.cloud/v1beta1", "kind": "ShootState",
+            "metadata": {"name": name, "namespace": PROJECT_NAMESPACE}, "spec": {}
+        })
+    };
+    // A shoot that has no operation yet, and its state.
+    create::<Shoot>(
+        shoots.clone(),
+        json!({
+            "apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
+            "metadata": {"name": "fresh", "namespace": PROJECT_NAMESPACE},
+            "spec": {"cloudProfile": {"name": "local"}, "provider": {"type": "local"},
+                     "region": "local", "networking": {"type": "calico"}}
+        }),
+    )
+    .await;
+    create::<ShootState>(states.clone(), state("fresh")).await;
+    wait_until("the fresh shoot's state reconciled", TIMEOUT, || async {
+        finalizer_reconciles(&controller).0 >= 1
+    })
+    .await;
+    assert_eq!(
+        finalizer_reconciles(&controller).1,
+        0,
+        "no failed reconcile for a shoot without last operation"
+    );
+    assert!(states.get_opt("fresh").await.expect("get").is_some());
+
+    // A state without any shoot is removed, without an error.
+    create::<ShootState>(states.clone(), state("orphan")).await;
+    wait_until("orphaned state removed", TIMEOUT, || async {
+        states.get_opt("orphan").await.expect("get").is_none()
+    })
+    .await;
+
+    // A state protected by our finalizer during a migration goes when its shoot is deleted.
+    create::<ShootState>(states.clone(), state("foo")).await;
+    shoots
+        .patch_status(
+            "foo",
+            &PatchParams::default(),
+            &Patch::Merge(
+                &json!({"status": {"lastOperation": operation("Migrate", "Processing")}}),
+            ),
+        )
+        .await
+        .expect("operation");
+    wait_until("finalizer added", TIMEOUT, || async {
+        states
+            .get("foo")
+            .await
+            .expect("state")
+            .finalizers()
+            .iter()
+            .any(|f| f == "core.gardener.cloud/shootstate")
+    })
+    .await;
+    shoots
+        .delete("foo", &DeleteParams::default())
+        .await
+        .expect("delete shoot");
+    shoots
+        .delete("fresh", &DeleteParams::default())
+        .await
+        .expect("delete shoot");
+    wait_until("states of deleted shoots removed", TIMEOUT, || async {
+        states.get_opt("foo").await.expect("get").is_none()
+            && states.get_opt("fresh").await.expect("get").is_none()
+    })
+    .await;
+    assert_eq!(
+        finalizer_reconciles(&controller).1,
+        0,
+        "no failed reconcile"
+    );
+    shutdown.cancel();
+    controller.wait().await.expect("garden controller stops");
+    clusters.shutdown().await;
+}

@@ -4,7 +4,6 @@
 //! garden and seed sandboxes, exactly as systemd would start it.
 
 use std::collections::BTreeMap;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -329,13 +328,6 @@ impl NotifySocket {
     }
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("free port")
-        .port()
-}
-
 /// What an operator prepares in the garden before a seed joins (README "Running on a real
 /// landscape"): namespaces, a bootstrap token, and the seeds' RBAC a garden's control plane
 /// provides (Gardener's SeedAuthorizer stands in for it on a real garden).
@@ -500,15 +492,12 @@ async fn binaries_notify_ready_watchdog_and_stopping_like_under_systemd() {
     // The garden controller from the example configuration, started like seedlet-garden.service.
     let garden_kubeconfig = write("garden.kubeconfig", &garden.admin_kubeconfig_yaml());
     let garden_config = read("systemd/garden.yaml");
-    let garden_config = substitute(
-        &garden_config,
-        "port: 2718",
-        &format!("port: {}", free_port()),
-    );
+    let garden_config = substitute(&garden_config, "port: 2718", "freePort: true");
     let garden_config = substitute(
         &garden_config,
         "port: 2719",
-        &format!("port: {}", free_port()),
+        // Loopback only in tests (the example listens on every interface).
+        "bindAddress: 127.0.0.1\n    freePort: true",
     );
     let garden_config = write("garden.yaml", &garden_config);
     let garden_socket = NotifySocket::file_socket(dir.path());
@@ -545,15 +534,12 @@ async fn binaries_notify_ready_watchdog_and_stopping_like_under_systemd() {
         "/run/credentials/seedlet-agent.service/bootstrap-kubeconfig",
         &bootstrap,
     );
-    let agent_config = substitute(
-        &agent_config,
-        "port: 2728",
-        &format!("port: {}", free_port()),
-    );
+    let agent_config = substitute(&agent_config, "port: 2728", "freePort: true");
     let agent_config = substitute(
         &agent_config,
         "port: 2729",
-        &format!("port: {}", free_port()),
+        // Loopback only in tests (the example listens on every interface).
+        "bindAddress: 127.0.0.1\n    freePort: true",
     );
     let agent_config = substitute(
         &agent_config,

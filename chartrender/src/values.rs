@@ -185,12 +185,14 @@ pub fn gardener_values(seed: &Json, info: &GardenerInfo) -> Json {
             .cloned()
             .unwrap_or(Json::String(String::new())),
     );
-    seed_values.insert(
-        "clusterIdentity".into(),
-        seed.pointer("/status/clusterIdentity")
-            .cloned()
-            .unwrap_or(Json::Null),
-    );
+    let cluster_identity = seed
+        .pointer("/status/clusterIdentity")
+        .cloned()
+        .unwrap_or(Json::Null);
+    // `identity` is the name the gardenlet document gives the seed's cluster identity; charts
+    // read either key.
+    seed_values.insert("identity".into(), cluster_identity.clone());
+    seed_values.insert("clusterIdentity".into(), cluster_identity);
     seed_values.insert("annotations".into(), non_empty(metadata.get("annotations")));
     seed_values.insert("labels".into(), non_empty(metadata.get("labels")));
     seed_values.insert(
@@ -295,6 +297,8 @@ mod tests {
         );
         let seed_values = &values["gardener"]["seed"];
         assert_eq!(seed_values["name"], "local");
+        assert_eq!(seed_values["identity"], "seed-local");
+        assert_eq!(seed_values["clusterIdentity"], "seed-local");
         assert_eq!(seed_values["protected"], true);
         assert_eq!(seed_values["annotations"], Json::Null);
         assert_eq!(seed_values["ingressDomain"], "ingress.local");

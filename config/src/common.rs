@@ -107,6 +107,10 @@ pub struct Server {
     pub bind_address: String,
     /// Port to listen on; 0 in a file means the component's default port.
     pub port: u16,
+    /// seedlet extension: listen on any free port the system picks (the bound address is
+    /// logged at start-up). `port` must then be absent or 0, which otherwise means the default.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub free_port: bool,
 }
 
 impl Server {
@@ -248,10 +252,12 @@ mod tests {
             health_probes: Server {
                 bind_address: "127.0.0.1".into(),
                 port: 2728,
+                free_port: false,
             },
             metrics: Server {
                 bind_address: String::new(),
                 port: 2729,
+                free_port: false,
             },
         };
         let (health, metrics) = servers.addresses().expect("valid");
@@ -274,6 +280,7 @@ mod tests {
         let server = Server {
             bind_address: String::new(),
             port: 2728,
+            free_port: false,
         };
         assert_eq!(
             server.socket_addr().unwrap(),
@@ -282,11 +289,13 @@ mod tests {
         let server = Server {
             bind_address: "::1".into(),
             port: 1,
+            free_port: false,
         };
         assert_eq!(server.socket_addr().unwrap(), "[::1]:1".parse().unwrap());
         let server = Server {
             bind_address: "localhost".into(),
             port: 1,
+            free_port: false,
         };
         assert!(server.socket_addr().is_err());
     }

@@ -40,8 +40,8 @@ pub const SHOOT_MONITOR_PERIOD_FACTOR: u32 = 5;
 /// Fills the agent defaults that depend on the component.
 pub fn apply_gardenlet_defaults(config: &mut GardenletConfiguration) {
     fill_leader_election(&mut config.leader_election, GARDENLET_LEADER_ELECTION_NAME);
-    fill_port(&mut config.server.health_probes.port, GARDENLET_HEALTH_PORT);
-    fill_port(&mut config.server.metrics.port, GARDENLET_METRICS_PORT);
+    fill_port(&mut config.server.health_probes, GARDENLET_HEALTH_PORT);
+    fill_port(&mut config.server.metrics, GARDENLET_METRICS_PORT);
 }
 
 /// Fills the garden controller defaults that depend on the component or on other fields.
@@ -51,13 +51,10 @@ pub fn apply_garden_controller_defaults(config: &mut GardenControllerConfigurati
         GARDEN_CONTROLLER_LEADER_ELECTION_NAME,
     );
     fill_port(
-        &mut config.server.health_probes.port,
+        &mut config.server.health_probes,
         GARDEN_CONTROLLER_HEALTH_PORT,
     );
-    fill_port(
-        &mut config.server.metrics.port,
-        GARDEN_CONTROLLER_METRICS_PORT,
-    );
+    fill_port(&mut config.server.metrics, GARDEN_CONTROLLER_METRICS_PORT);
     let lifecycle = &mut config.controllers.seed_lifecycle;
     if lifecycle.shoot_monitor_period.is_zero() {
         lifecycle.shoot_monitor_period = lifecycle
@@ -75,9 +72,10 @@ fn fill_leader_election(leader_election: &mut LeaderElection, name: &str) {
     }
 }
 
-fn fill_port(port: &mut u16, default: u16) {
-    if *port == 0 {
-        *port = default;
+/// Port 0 means the default, unless the server asks for any free port (`freePort`).
+fn fill_port(server: &mut crate::common::Server, default: u16) {
+    if server.port == 0 && !server.free_port {
+        server.port = default;
     }
 }
 
@@ -365,6 +363,24 @@ mod tests {
         apply_gardenlet_defaults(&mut config);
         assert_eq!(config.leader_election.resource_name, "mine");
         assert_eq!(config.server.metrics.port, 9000);
+    }
+
+    #[test]
+    fn free_port_keeps_port_zero_while_port_zero_alone_means_the_default() {
+        let mut config = GardenletConfiguration::default();
+        config.server.health_probes.free_port = true;
+        apply_gardenlet_defaults(&mut config);
+        assert_eq!(
+            (config.server.health_probes.port, config.server.metrics.port),
+            (0, GARDENLET_METRICS_PORT)
+        );
+        let mut config = GardenControllerConfiguration::default();
+        config.server.metrics.free_port = true;
+        apply_garden_controller_defaults(&mut config);
+        assert_eq!(
+            (config.server.health_probes.port, config.server.metrics.port),
+            (GARDEN_CONTROLLER_HEALTH_PORT, 0)
+        );
     }
 
     #[test]

@@ -117,6 +117,15 @@ impl Checker {
     }
 
     fn server(&mut self, path: &str, server: &Server) {
+        if server.free_port && server.port != 0 {
+            self.report(
+                format!("{path}.freePort"),
+                format!(
+                    "asks for any free port but port is {}; set one of them",
+                    server.port
+                ),
+            );
+        }
         if !server.bind_address.is_empty() && server.bind_address.parse::<IpAddr>().is_err() {
             self.report(
                 format!("{path}.bindAddress"),
@@ -241,16 +250,19 @@ mod tests {
             health_probes: Server {
                 bind_address: "localhost".into(),
                 port: 80,
+                free_port: false,
             },
             metrics: Server {
                 bind_address: "localhost".into(),
                 port: 80,
+                free_port: true,
             },
         };
         assert_eq!(
             problems(|c| c.servers("server", &servers)),
             [
                 "server.healthProbes.bindAddress: \"localhost\" is not an IP address",
+                "server.metrics.freePort: asks for any free port but port is 80; set one of them",
                 "server.metrics.bindAddress: \"localhost\" is not an IP address",
                 "server.metrics.port: must differ from healthProbes.port",
             ]

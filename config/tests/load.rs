@@ -357,3 +357,23 @@ fn a_loaded_configuration_serialises_back_to_an_equal_one() {
     };
     assert_eq!(*again, config);
 }
+
+#[test]
+fn free_port_asks_for_any_port_where_port_zero_means_the_default() {
+    let text = format!(
+        "{GARDENLET_HEADER}{SEED}server:\n  healthProbes:\n    bindAddress: 127.0.0.1\n    freePort: true\n  metrics:\n    bindAddress: 127.0.0.1\n    port: 0\n"
+    );
+    let config = match parse(&text, "test.yaml").expect("valid") {
+        AnyConfig::Gardenlet(config) => config,
+        other => panic!("unexpected kind {}", other.kind()),
+    };
+    let (health, metrics) = config.server.addresses().expect("addresses");
+    assert_eq!(health.to_string(), "127.0.0.1:0", "any free port");
+    assert_eq!(metrics.to_string(), "127.0.0.1:2729", "0 is the default");
+    assert_eq!(
+        problems(&format!(
+            "{GARDENLET_HEADER}{SEED}server:\n  metrics:\n    port: 9000\n    freePort: true\n"
+        )),
+        ["server.metrics.freePort: asks for any free port but port is 9000; set one of them"]
+    );
+}

@@ -154,6 +154,7 @@ impl Servers {
             let bound = local_address(&listener, health_address);
             let router = health_router().merge(metrics_router()).with_state(state);
             let task = tokio::spawn(serve(listener, router, shutdown));
+            tracing::info!(address = %bound, "serving health probes and metrics");
             return Ok(Self {
                 health_address: bound,
                 metrics_address: bound,
@@ -164,6 +165,8 @@ impl Servers {
         let metrics = bind("metrics", metrics_address).await?;
         let health_bound = local_address(&health, health_address);
         let metrics_bound = local_address(&metrics, metrics_address);
+        tracing::info!(address = %health_bound, "serving health probes");
+        tracing::info!(address = %metrics_bound, "serving metrics");
         let tasks = vec![
             tokio::spawn(serve(
                 health,

@@ -60,10 +60,10 @@ logFormat: text
 server:
   healthProbes:
     bindAddress: 127.0.0.1
-    port: 0
+    freePort: true
   metrics:
     bindAddress: 127.0.0.1
-    port: 0
+    freePort: true
 seedConfig:
   metadata:
     name: {SEED}

@@ -95,6 +95,10 @@ pub enum Classification {
     SeedClient,
     /// Claims the seed identity (seed CN prefix or seed organization) but breaks the named rule: deny.
     Invalid(String),
+    /// Carries the seeds group but not the seed common name prefix: the gardenlet document leaves
+    /// such requests to an operator (`kubectl certificate approve`), so it stays pending and
+    /// untouched; the text says why.
+    ManualApproval(String),
     /// Not a seed client request at all (other users' certificates, shoot clients): leave alone.
     NotOurs,
 }
@@ -102,6 +106,8 @@ pub enum Classification {
 /// Classifies a request. Upstream ignores every request that is not a valid seed client request; here a
 /// request that claims the seed identity but breaks a rule is denied with the failed check instead, so that
 /// it does not stay pending forever and its author learns why (the issue asks for this cleaner behaviour).
+/// The exception is the seeds group with a common name outside the seed prefix: the gardenlet document
+/// says such requests wait for manual approval, so they are [`Classification::ManualApproval`].
 /// `requester` is `spec.username`: a seed may only request its own identity (upstream enforces that with
 /// the `seedrestriction` admission plugin).
 pub fn classify(facts: &RequestFacts, usages: &[String], requester: &str) -> Classification {
@@ -117,8 +123,9 @@ pub fn classify(facts: &RequestFacts, usages: &[String], requester: &str) -> Cla
         ));
     }
     let Some(seed_name) = facts.common_name.strip_prefix(SEED_COMMON_NAME_PREFIX) else {
-        return Classification::Invalid(format!(
-            "common name must start with {SEED_COMMON_NAME_PREFIX:?}, got {:?}",
+        return Classification::ManualApproval(format!(
+            "organization {SEED_ORGANIZATION} without common name prefix \
+             {SEED_COMMON_NAME_PREFIX:?} (got {:?}): left for manual approval",
             facts.common_name
         ));
     };
@@ -250,13 +257,6 @@ mod tests {
                 Err("organization"),
             ),
             (
-                "wrong common name prefix",
-                facts("gardener.cloud:system:shoot:a:b", &[SEED_ORGANIZATION], 0),
-                usages(&GOOD_USAGES),
-                bootstrap,
-                Err("common name must start"),
-            ),
-            (
                 "empty seed name",
                 facts("gardener.cloud:system:seed:", &[SEED_ORGANIZATION], 0),
                 usages(&GOOD_USAGES),
@@ -307,6 +307,23 @@ mod tests {
                     }
                     other => panic!("{name}: expected invalid, got {other:?}"),
                 },
+            }
+        }
+    }
+
+    #[test]
+    fn seeds_group_without_seed_prefix_waits_for_manual_approval() {
+        for common_name in ["gardener.cloud:system:shoot:a:b", "alice", ""] {
+            let got = classify(
+                &facts(common_name, &[SEED_ORGANIZATION], 0),
+                &usages(&GOOD_USAGES),
+                "system:bootstrap:abc123",
+            );
+            match got {
+                Classification::ManualApproval(why) => {
+                    assert!(why.contains("manual approval"), "{common_name}: {why}")
+                }
+                other => panic!("{common_name}: expected manual approval, got {other:?}"),
             }
         }
     }

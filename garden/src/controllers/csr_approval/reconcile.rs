@@ -79,7 +79,8 @@ impl Error {
 }
 
 /// Approves valid seed client requests whose requester passes the SubjectAccessReview, denies requests that
-/// claim the seed identity but break a rule, and leaves every other CSR untouched. Idempotent: decided CSRs
+/// claim the seed identity but break a rule, leaves requests of the seeds group without the seed common
+/// name pending for an operator, and leaves every other CSR untouched. Idempotent: decided CSRs
 /// are skipped.
 ///
 /// # Errors
@@ -101,6 +102,11 @@ pub async fn reconcile(
     let requester = csr.spec.username.clone().unwrap_or_default();
     match classify(&facts, &usages, &requester) {
         Classification::NotOurs => Ok(Action::await_change()),
+        Classification::ManualApproval(why) => {
+            // Logged once per version of the CSR: nothing requeues it.
+            tracing::info!(certificate_signing_request = %name, user = %requester, reason = %why, "certificatesigningrequest stays pending");
+            Ok(Action::await_change())
+        }
         Classification::Invalid(failed_check) => {
             tracing::info!(certificate_signing_request = %name, check = %failed_check, "denying certificatesigningrequest");
             let condition = condition("Denied", DENIED_REASON, &denied_message(&failed_check));

@@ -2,9 +2,9 @@
 //! on a ShootState while its shoot migrates or restores (so the state survives until the
 //! destination seed has it) and removes it once the restore succeeded or the shoot reconciles.
 //!
-//! Triggered by ShootState creation and changes, and by the shoot last-operation transitions of
-//! [`reconcile::is_relevant_transition`] (→ the ShootState of the same name). No periodic requeue:
-//! both inputs are watched.
+//! Triggered by ShootState creation and changes, by the shoot last-operation transitions of
+//! [`reconcile::is_relevant_transition`] and by a shoot's deletion (→ the ShootState of the same
+//! name, which goes with its shoot). No periodic requeue: both inputs are watched.
 
 pub mod reconcile;
 
@@ -14,8 +14,9 @@ use std::sync::Arc;
 use futures::{Stream, StreamExt};
 use kube::Api;
 use kube::ResourceExt;
+use kube::runtime::WatchStreamExt;
 use kube::runtime::reflector::ObjectRef;
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::runtime::watcher::{self, Event};
 use seedlet_api::common::LastOperation;
 use seedlet_api::core::{Shoot, ShootState};
 use seedlet_runtime::metrics::Metrics;
@@ -23,7 +24,8 @@ use seedlet_runtime::watch::{RunWith, Runner};
 use tokio_util::sync::CancellationToken;
 
 pub use reconcile::{
-    Error, FinalizerAction, error_policy, finalizer_action, is_relevant_transition, reconcile,
+    Error, FinalizerAction, Step, decide, error_policy, finalizer_action, is_relevant_transition,
+    reconcile,
 };
 
 /// Controller name (logs, metrics label).
@@ -75,23 +77,34 @@ pub async fn run(ctx: Arc<Ctx>, concurrency: u16, shutdown: CancellationToken) {
     .await;
 }
 
-/// Shoots whose last operation changed in a way [`is_relevant_transition`] accepts; remembers the
-/// previous last operation per shoot (the first sighting only records it).
+/// Shoots whose last operation changed in a way [`is_relevant_transition`] accepts (the first
+/// sighting only records it), plus shoots that started deleting or are gone (their ShootState is
+/// removed with them).
 pub fn shoot_transitions(
     api: Api<Shoot>,
 ) -> impl Stream<Item = Result<Shoot, watcher::Error>> + Send + 'static {
-    let mut previous: HashMap<(String, String), Option<LastOperation>> = HashMap::new();
+    // Per shoot: its last operation and whether it was deleting when last seen.
+    let mut previous: HashMap<(String, String), (Option<LastOperation>, bool)> = HashMap::new();
     watcher::watcher(api, watcher::Config::default())
         .backoff(seedlet_runtime::watch::watch_backoff())
-        .touched_objects()
-        .filter_map(move |shoot| {
-            let relevant = match shoot {
-                Ok(shoot) => {
+        .filter_map(move |event| {
+            let relevant = match event {
+                Ok(Event::Apply(shoot) | Event::InitApply(shoot)) => {
                     let key = (shoot.namespace().unwrap_or_default(), shoot.name_any());
                     let current = shoot.last_operation().cloned();
-                    let old = previous.insert(key, current.clone()).flatten();
-                    is_relevant_transition(old.as_ref(), current.as_ref()).then_some(Ok(shoot))
+                    let deleting = shoot.metadata.deletion_timestamp.is_some();
+                    let (old, was_deleting) = previous
+                        .insert(key, (current.clone(), deleting))
+                        .unwrap_or((None, false));
+                    let relevant = is_relevant_transition(old.as_ref(), current.as_ref())
+                        || (deleting && !was_deleting);
+                    relevant.then_some(Ok(shoot))
                 }
+                Ok(Event::Delete(shoot)) => {
+                    previous.remove(&(shoot.namespace().unwrap_or_default(), shoot.name_any()));
+                    Some(Ok(shoot))
+                }
+                Ok(Event::Init | Event::InitDone) => None,
                 Err(error) => Some(Err(error)),
             };
             futures::future::ready(relevant)

@@ -1,16 +1,23 @@
-//! One ShootState finalizer reconcile (spec §3.5): read the shoot's last operation, decide
-//! (pure) whether `core.gardener.cloud/shootstate` must be added or removed, and merge-patch the
-//! finalizer list guarded by the resourceVersion.
+//! One ShootState finalizer reconcile (spec §3.5): read the ShootState fresh and its shoot,
+//! decide (pure, [`decide`]) what the shoot's state demands, and write it.
+//!
+//! Beyond §3.5 (issue #15): a ShootState whose shoot is gone or deleting is removed, as
+//! Gardener's shoot deletion flow does (`confirmation.gardener.cloud/deletion=true`, then DELETE,
+//! our finalizer released first), instead of erroring forever; a shoot without
+//! `status.lastOperation` yet is a normal state that waits for the next change. The finalizer is
+//! written with [`seedlet_runtime::finalizer`] against the object just read, and losing that
+//! guarded write to a concurrent writer (409, or 422 from a failed JSON Patch `test`) is a quiet
+//! requeue, not an error.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kube::api::{Patch, PatchParams};
+use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::common::{LastOperation, LastOperationType};
 use seedlet_api::core::{Shoot, ShootState};
-use seedlet_api::names::finalizers;
+use seedlet_api::names::{annotations, finalizers};
 use serde_json::json;
 
 use super::{Ctx, NAME};
@@ -18,6 +25,9 @@ use seedlet_runtime::error_chain;
 
 /// Delay before a failed reconcile is retried.
 pub const RETRY_DELAY: Duration = Duration::from_secs(5);
+
+/// Delay before a reconcile that lost a guarded write to a concurrent writer runs again.
+pub const CONFLICT_DELAY: Duration = Duration::from_millis(200);
 
 /// Errors of one ShootState finalizer reconcile.
 #[derive(Debug, thiserror::Error)]
@@ -28,6 +38,15 @@ pub enum Error {
         /// ShootState name.
         name: String,
     },
+    /// Reading the ShootState failed.
+    #[error("reading shootstate {key}")]
+    ReadShootState {
+        /// `namespace/name`.
+        key: String,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
     /// Reading the shoot failed.
     #[error("reading shoot {key}")]
     ReadShoot {
@@ -37,21 +56,18 @@ pub enum Error {
         #[source]
         source: kube::Error,
     },
-    /// The shoot of the ShootState does not exist.
-    #[error("shoot {key} of the shootstate not found")]
-    ShootNotFound {
-        /// `namespace/name`.
-        key: String,
-    },
-    /// The shoot has no last operation yet.
-    #[error("shoot {key} has no last operation")]
-    NoLastOperation {
-        /// `namespace/name`.
-        key: String,
-    },
     /// Writing the finalizers failed.
     #[error("patching finalizers of shootstate {key}")]
     Patch {
+        /// `namespace/name`.
+        key: String,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
+    /// Deleting the ShootState of a deleted shoot failed.
+    #[error("deleting shootstate {key} of a deleted shoot")]
+    Delete {
         /// `namespace/name`.
         key: String,
         /// Cause.
@@ -65,10 +81,22 @@ impl Error {
     pub fn reason(&self) -> &'static str {
         match self {
             Error::MissingNamespace { .. } => "ShootStateNamespaceMissing",
+            Error::ReadShootState { .. } => "ShootStateReadError",
             Error::ReadShoot { .. } => "ShootReadError",
-            Error::ShootNotFound { .. } => "ShootNotFound",
-            Error::NoLastOperation { .. } => "ShootLastOperationMissing",
             Error::Patch { .. } => "ShootStatePatchError",
+            Error::Delete { .. } => "ShootStateDeleteError",
+        }
+    }
+
+    /// Whether the error is a lost guarded write (409 Conflict, or 422 from a JSON Patch `test`
+    /// that no longer holds): the object changed under us, a retry on fresh state settles it.
+    pub fn is_conflict(&self) -> bool {
+        match self {
+            Error::Patch {
+                source: kube::Error::Api(status),
+                ..
+            } => status.is_conflict() || matches!(status.code, 409 | 422),
+            _ => false,
         }
     }
 }
@@ -84,6 +112,37 @@ pub enum FinalizerAction {
     Keep,
 }
 
+/// What one reconcile does with a ShootState.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// The shoot is gone or deleting: release our finalizer (when present) and delete the
+    /// ShootState (unless it is already deleting).
+    Remove {
+        /// Whether our finalizer is on the ShootState.
+        release: bool,
+        /// Whether the ShootState still needs its DELETE.
+        delete: bool,
+    },
+    /// The shoot has a last operation: apply [`finalizer_action`].
+    Finalizer(FinalizerAction),
+    /// The shoot has no last operation yet: nothing to protect, wait for a change.
+    Wait,
+}
+
+/// The decision for a ShootState that `has` our finalizer (and is `deleting` or not) and its
+/// `shoot` (`None` when it does not exist).
+pub fn decide(shoot: Option<&Shoot>, has: bool, deleting: bool) -> Step {
+    let Some(shoot) = shoot.filter(|shoot| shoot.metadata.deletion_timestamp.is_none()) else {
+        return Step::Remove {
+            release: has,
+            delete: !deleting,
+        };
+    };
+    match shoot.last_operation() {
+        Some(operation) => Step::Finalizer(finalizer_action(operation, has)),
+        None => Step::Wait,
+    }
+}
 /// The decision of spec §3.5 for a shoot in `operation` and a ShootState that `has` the
 /// finalizer or not.
 pub fn finalizer_action(operation: &LastOperation, has: bool) -> FinalizerAction {
@@ -113,16 +172,28 @@ pub fn is_relevant_transition(old: Option<&LastOperation>, new: Option<&LastOper
         || (restoring && new.type_ == Reconcile)
 }
 
-/// Adds or removes the finalizer as the shoot's last operation demands; idempotent.
+/// Removes a ShootState whose shoot is gone, or adds or removes the finalizer as the shoot's last
+/// operation demands; idempotent.
 ///
 /// # Errors
-/// See [`Error`]; a conflict is returned and retried on fresh state.
+/// See [`Error`]; a lost guarded write is not one (quiet requeue after [`CONFLICT_DELAY`]).
 pub async fn reconcile(state: Arc<ShootState>, ctx: Arc<Ctx>) -> Result<Action, Error> {
     let started = Instant::now();
     let result = update(&state, &ctx).await;
+    let result = match result {
+        Err(error) if error.is_conflict() => {
+            tracing::debug!(
+                shoot_state = %state.name_any(),
+                error = %error_chain(&error),
+                "shootstate changed while writing its finalizers, retrying on fresh state"
+            );
+            Ok(Action::requeue(CONFLICT_DELAY))
+        }
+        other => other.map(|()| Action::await_change()),
+    };
     ctx.metrics
         .reconciled(NAME, started.elapsed(), result.is_ok());
-    result.map(|()| Action::await_change())
+    result
 }
 
 /// Retries after [`RETRY_DELAY`] and logs the error once.
@@ -142,35 +213,83 @@ async fn update(state: &ShootState, ctx: &Ctx) -> Result<(), Error> {
         .namespace()
         .ok_or_else(|| Error::MissingNamespace { name: name.clone() })?;
     let key = format!("{namespace}/{name}");
+    let states = Api::<ShootState>::namespaced(ctx.client.clone(), &namespace);
+    // The cache may lag behind a write of our own: decide and guard on the object as it is now.
+    let Some(state) = states
+        .get_opt(&name)
+        .await
+        .map_err(|source| Error::ReadShootState {
+            key: key.clone(),
+            source,
+        })?
+    else {
+        return Ok(());
+    };
     let shoot = Api::<Shoot>::namespaced(ctx.client.clone(), &namespace)
         .get_opt(&name)
         .await
         .map_err(|source| Error::ReadShoot {
             key: key.clone(),
             source,
-        })?
-        .ok_or_else(|| Error::ShootNotFound { key: key.clone() })?;
-    let operation = shoot
-        .last_operation()
-        .ok_or_else(|| Error::NoLastOperation { key: key.clone() })?;
-    let mut current = state.finalizers().to_vec();
-    let has = current.iter().any(|f| f == finalizers::SHOOT_STATE);
-    match finalizer_action(operation, has) {
-        FinalizerAction::Keep => return Ok(()),
-        FinalizerAction::Add => current.push(finalizers::SHOOT_STATE.to_owned()),
-        FinalizerAction::Remove => current.retain(|f| f != finalizers::SHOOT_STATE),
+        })?;
+    let has = state
+        .finalizers()
+        .iter()
+        .any(|f| f == finalizers::SHOOT_STATE);
+    let deleting = state.metadata.deletion_timestamp.is_some();
+    let patch_error = |source| Error::Patch {
+        key: key.clone(),
+        source,
+    };
+    match decide(shoot.as_ref(), has, deleting) {
+        Step::Wait | Step::Finalizer(FinalizerAction::Keep) => {}
+        Step::Finalizer(FinalizerAction::Add) => {
+            seedlet_runtime::finalizer::ensure(&states, &state, finalizers::SHOOT_STATE)
+                .await
+                .map_err(patch_error)?;
+        }
+        Step::Finalizer(FinalizerAction::Remove) => {
+            seedlet_runtime::finalizer::remove(&states, &state, finalizers::SHOOT_STATE)
+                .await
+                .map_err(patch_error)?;
+        }
+        Step::Remove { release, delete } => {
+            if release {
+                seedlet_runtime::finalizer::remove(&states, &state, finalizers::SHOOT_STATE)
+                    .await
+                    .map_err(patch_error)?;
+            }
+            if delete {
+                delete_state(&states, &name, &key).await?;
+                tracing::info!(shoot_state = %key, "deleted the shootstate of a deleted shoot");
+            }
+        }
     }
-    // A merge patch replaces the whole list: the resourceVersion makes sure no other
-    // controller's entry added meanwhile is lost.
-    let patch = json!({"metadata": {
-        "finalizers": current,
-        "resourceVersion": state.metadata.resource_version,
-    }});
-    Api::<ShootState>::namespaced(ctx.client.clone(), &namespace)
-        .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .map_err(|source| Error::Patch { key, source })?;
     Ok(())
+}
+
+/// Gardener's ShootState deletion: confirm, then DELETE; a vanished object counts as done.
+async fn delete_state(states: &Api<ShootState>, name: &str, key: &str) -> Result<(), Error> {
+    let delete_error = |source| Error::Delete {
+        key: key.to_owned(),
+        source,
+    };
+    let confirm = json!({"metadata": {"annotations": {
+        (annotations::CONFIRMATION_DELETION): "true",
+    }}});
+    match states
+        .patch(name, &PatchParams::default(), &Patch::Merge(&confirm))
+        .await
+    {
+        Ok(_) => {}
+        Err(kube::Error::Api(status)) if status.is_not_found() => return Ok(()),
+        Err(source) => return Err(delete_error(source)),
+    }
+    match states.delete(name, &DeleteParams::default()).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.is_not_found() => Ok(()),
+        Err(source) => Err(delete_error(source)),
+    }
 }
 
 #[cfg(test)]
@@ -251,5 +370,115 @@ mod tests {
             None,
             Some(&op(Migrate, Processing))
         ));
+    }
+
+    fn shoot(operation: Option<LastOperation>, deleting: bool) -> Shoot {
+        let mut shoot: Shoot = serde_json::from_value(json!({
+            "apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
+            "metadata": {"name": "foo", "namespace": "garden-p"},
+            "spec": {"cloudProfile": {"name": "local"}, "provider": {"type": "local"},
+                     "region": "local", "networking": {"type": "calico"}},
+        }))
+        .expect("shoot");
+        if deleting {
+            shoot.metadata.deletion_timestamp = Some(Time(jiff::Timestamp::UNIX_EPOCH));
+        }
+        if let Some(operation) = operation {
+            shoot.status = Some(serde_json::from_value(json!({})).expect("status"));
+            if let Some(status) = shoot.status.as_mut() {
+                status.last_operation = Some(operation);
+            }
+        }
+        shoot
+    }
+
+    #[test]
+    fn decide_removes_the_state_of_a_missing_or_deleting_shoot_and_waits_without_operation() {
+        let migrating = shoot(Some(op(Migrate, Processing)), false);
+        let fresh = shoot(None, false);
+        let deleting = shoot(Some(op(Reconcile, Succeeded)), true);
+        let cases = [
+            (
+                None,
+                false,
+                false,
+                Step::Remove {
+                    release: false,
+                    delete: true,
+                },
+            ),
+            (
+                None,
+                true,
+                false,
+                Step::Remove {
+                    release: true,
+                    delete: true,
+                },
+            ),
+            (
+                None,
+                true,
+                true,
+                Step::Remove {
+                    release: true,
+                    delete: false,
+                },
+            ),
+            (
+                Some(&deleting),
+                false,
+                false,
+                Step::Remove {
+                    release: false,
+                    delete: true,
+                },
+            ),
+            (Some(&fresh), false, false, Step::Wait),
+            (Some(&fresh), true, false, Step::Wait),
+            (
+                Some(&migrating),
+                false,
+                false,
+                Step::Finalizer(FinalizerAction::Add),
+            ),
+            (
+                Some(&migrating),
+                true,
+                true,
+                Step::Finalizer(FinalizerAction::Keep),
+            ),
+        ];
+        for (shoot, has, deleting, expected) in cases {
+            assert_eq!(
+                decide(shoot, has, deleting),
+                expected,
+                "shoot {:?} has {has} deleting {deleting}",
+                shoot.map(|s| s.last_operation())
+            );
+        }
+    }
+
+    #[test]
+    fn lost_guarded_writes_are_conflicts_other_errors_are_not() {
+        let api = |code: u16| {
+            let status: kube::core::Status =
+                serde_json::from_value(json!({"status": "Failure", "code": code})).expect("status");
+            kube::Error::Api(status.boxed())
+        };
+        let patch = |code| Error::Patch {
+            key: "p/foo".into(),
+            source: api(code),
+        };
+        assert!(patch(409).is_conflict());
+        assert!(patch(422).is_conflict());
+        assert!(!patch(500).is_conflict());
+        assert!(
+            !Error::Delete {
+                key: "p/foo".into(),
+                source: api(409)
+            }
+            .is_conflict()
+        );
     }
 }
