@@ -272,9 +272,11 @@ fn base_environment() -> Environment<'static> {
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
     env.set_recursion_limit(1000);
     env.set_formatter(|out, _state, value| {
-        // Go prints `<no value>` for nil, which Helm strips from the output.
+        // Go prints `<no value>` for nil; Helm strips it from each file's output, not from `include` results.
         if value.is_undefined() || value.is_none() {
-            return Ok(());
+            return out
+                .write_str(template::NO_VALUE)
+                .map_err(minijinja::Error::from);
         }
         if let Some(s) = value.as_str() {
             return out.write_str(s).map_err(minijinja::Error::from);
@@ -422,7 +424,7 @@ impl Compiled {
             if unit.path.ends_with("/NOTES.txt") {
                 continue;
             }
-            out.insert(unit.path, text);
+            out.insert(unit.path, template::strip_no_value(text));
         }
         Ok(Rendered { templates: out })
     }

@@ -174,7 +174,14 @@ fn render_include(
         .map_err(|e| fail(format!("error calling include: {}", describe(&e, actions))))
 }
 
-static TPL_CACHE: LazyLock<Mutex<HashMap<String, Arc<str>>>> =
+/// A translated `tpl` source: its body and the templates it `define`s.
+#[derive(Debug)]
+struct TplSource {
+    body: String,
+    defines: Vec<(String, String)>,
+}
+
+static TPL_CACHE: LazyLock<Mutex<HashMap<String, Arc<TplSource>>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 const TPL_CACHE_ENTRIES: usize = 1024;
 
@@ -200,7 +207,14 @@ fn tpl(state: &State, args: &[Value], actions: &ActionTable) -> Result<Value, Er
         None => {
             let file = gotmpl::translate_file(state.name(), &source, &super::is_function)
                 .map_err(|e| fail(format!("error calling tpl: {e}")))?;
-            let translated: Arc<str> = Arc::from(file.body.source.as_str());
+            let translated = Arc::new(TplSource {
+                body: file.body.source,
+                defines: file
+                    .defines
+                    .into_iter()
+                    .map(|(name, define)| (name, define.source))
+                    .collect(),
+            });
             let mut cache = TPL_CACHE.lock().unwrap_or_else(|p| p.into_inner());
             if cache.len() >= TPL_CACHE_ENTRIES {
                 cache.clear();
@@ -209,14 +223,34 @@ fn tpl(state: &State, args: &[Value], actions: &ActionTable) -> Result<Value, Er
             translated
         }
     };
-    state
-        .env()
-        .render_str(
-            &translated,
-            context! { _d0 => args[1].clone(), _depth => depth + 1 },
-        )
-        .map(Value::from)
+    let context = context! { _d0 => args[1].clone(), _depth => depth + 1 };
+    let rendered = if translated.defines.is_empty() {
+        state.env().render_str(&translated.body, context)
+    } else {
+        // Helm parses the string into a copy of the chart's templates, so its defines are visible to it.
+        let mut env = state.env().clone();
+        for (name, define) in &translated.defines {
+            env.add_template_owned(name.clone(), define.clone())
+                .map_err(|e| fail(format!("error calling tpl: {e}")))?;
+        }
+        env.render_str(&translated.body, context)
+    };
+    // Helm renders `tpl` like a template file, so `<no value>` is removed from its result too.
+    rendered
+        .map(|text| Value::from(strip_no_value(text)))
         .map_err(|e| fail(format!("error calling tpl: {}", describe(&e, actions))))
+}
+
+/// What Go prints for a missing value; Helm removes it from every rendered file (not from `include` results).
+pub(crate) const NO_VALUE: &str = "<no value>";
+
+/// Removes [`NO_VALUE`] as Helm does after rendering a file.
+pub(crate) fn strip_no_value(text: String) -> String {
+    if text.contains(NO_VALUE) {
+        text.replace(NO_VALUE, "")
+    } else {
+        text
+    }
 }
 
 /// Describes a minijinja error like Go's `template: name:line: executing "name" at <action>: message`.
