@@ -26,6 +26,7 @@ mod gotmpl;
 mod helmignore;
 mod load;
 mod objects;
+pub mod oci;
 mod render;
 pub mod set_values;
 mod values;
