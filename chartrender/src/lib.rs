@@ -29,6 +29,7 @@ mod objects;
 pub mod oci;
 mod render;
 pub mod set_values;
+mod schema;
 mod values;
 
 pub use chart::{Chart, ChartError, Dependency, Metadata};

@@ -40,6 +40,14 @@ pub enum RenderError {
         /// Helm-like message (for `required`/`fail`: `execution error at (path:line): message`).
         message: String,
     },
+    /// The values violate `values.schema.json` of the chart or a subchart (Helm's message, one line per violation).
+    #[error("{message}")]
+    Schema {
+        /// The top chart.
+        chart: String,
+        /// Helm's text.
+        message: String,
+    },
     /// A rendered document is not valid YAML.
     #[error("YAML parse error on {template}: {source}")]
     Yaml {
@@ -59,6 +67,7 @@ impl RenderError {
             RenderError::Compile { template, .. }
             | RenderError::Execute { template, .. }
             | RenderError::Yaml { template, .. } => template,
+            RenderError::Schema { chart, .. } => chart,
         }
     }
 }
@@ -375,6 +384,12 @@ impl Compiled {
 
     fn render(&self, chart: &Chart, options: &RenderOptions) -> Result<Rendered, RenderError> {
         let values_json = values::coalesce(chart, &options.values);
+        if let Some(message) = crate::schema::validate_chart(chart, &values_json) {
+            return Err(RenderError::Schema {
+                chart: chart.name().to_string(),
+                message,
+            });
+        }
         let release = from_json_exact(&serde_json::json!({
             "Name": options.release_name,
             "Namespace": options.namespace,

@@ -327,23 +327,25 @@ pub(crate) fn format(time: &Zoned, layout: &str) -> String {
     out
 }
 
-/// The zone abbreviation Go prints for `MST` (a numeric offset when the zone has none).
+/// The zone abbreviation Go prints for `MST`; a zone without a name (a fixed offset from parsing) prints `-0700`.
 fn zone_abbreviation(time: &Zoned) -> String {
-    let abbreviation = time
-        .time_zone()
+    let zone = time.time_zone();
+    let unnamed = zone.iana_name().is_none() && zone.to_fixed_offset().is_ok();
+    if unnamed && time.offset().seconds() != 0 {
+        let offset = time.offset().seconds();
+        let sign = if offset < 0 { '-' } else { '+' };
+        let abs = offset.abs();
+        return format!("{sign}{:02}{:02}", abs / 3600, abs / 60 % 60);
+    }
+    let abbreviation = zone
         .to_offset_info(time.timestamp())
         .abbreviation()
         .to_string();
     if abbreviation.is_empty() {
-        let offset = time.offset().seconds();
-        let sign = if offset < 0 { '-' } else { '+' };
-        let abs = offset.abs();
-        if abs % 3600 == 0 {
-            return format!("{sign}{:02}", abs / 3600);
-        }
-        return format!("{sign}{:02}{:02}", abs / 3600, abs / 60 % 60);
+        "UTC".to_string()
+    } else {
+        abbreviation
     }
-    abbreviation
 }
 
 /// Go's `time.ParseInLocation(layout, value, zone)`, with Go's error text.
