@@ -8,6 +8,8 @@ pub(crate) mod gotime;
 pub(crate) mod goyaml;
 mod paths;
 mod printf;
+#[cfg(test)]
+mod properties;
 mod random;
 mod semver;
 mod strings;
