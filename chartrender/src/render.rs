@@ -7,6 +7,7 @@ use minijinja::value::Value;
 use minijinja::{Environment, UndefinedBehavior, context};
 
 use crate::chart::Chart;
+pub use crate::funcs::template::Lookup;
 use crate::funcs::template::{self, ActionTable, USER_ERROR_PREFIX};
 use crate::funcs::value::{GoMap, from_json, from_json_exact, write_go};
 use crate::gotmpl::{self, ParseError};
@@ -89,6 +90,8 @@ pub struct RenderOptions {
     pub revision: i64,
     /// `.Release.IsUpgrade` (and `IsInstall` is its negation).
     pub is_upgrade: bool,
+    /// Where `lookup` reads objects; `None` (offline) makes it return an empty map like `helm template`.
+    pub lookup: Option<Arc<dyn Lookup>>,
 }
 
 impl Default for RenderOptions {
@@ -101,6 +104,7 @@ impl Default for RenderOptions {
             api_versions: Vec::new(),
             revision: 1,
             is_upgrade: false,
+            lookup: None,
         }
     }
 }
@@ -425,6 +429,10 @@ impl Compiled {
         });
         let mut out = BTreeMap::new();
         let cache = Value::from_object(template::IncludeCache::default());
+        let lookup = options
+            .lookup
+            .as_ref()
+            .map(|l| Value::from_object(template::LookupObject(Arc::clone(l))));
         for unit in units {
             let template = self
                 .env
@@ -434,7 +442,7 @@ impl Compiled {
                     message: e.to_string(),
                 })?;
             let text = template
-                .render(context! { _d0 => unit.root, _depth => 0, _cache => cache.clone() })
+                .render(context! { _d0 => unit.root, _depth => 0, _cache => cache.clone(), _lookup => lookup.clone() })
                 .map_err(|e| self.execute_error(&unit.path, &e))?;
             if unit.path.ends_with("/NOTES.txt") {
                 continue;

@@ -332,3 +332,71 @@ fn dates_and_random_values_have_helms_shapes() {
         "2024-02-29 12:30:00 +0200 +0200|\"2024-02-29T12:30:00+02:00\"|Thu, 29 Feb 2024 10:30:00 +0000|time.Time|time.Time|12|1h|1h0m0s"
     );
 }
+
+/// A cluster with one Secret, for `lookup`.
+#[derive(Debug)]
+struct OneSecret;
+
+impl seedlet_chartrender::Lookup for OneSecret {
+    fn lookup(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<serde_json::Value>, String> {
+        match (api_version, kind, namespace, name) {
+            ("v1", "Secret", "garden", "seed") => {
+                Ok(Some(serde_json::json!({"data": {"token": "dG9r"}})))
+            }
+            ("v1", "Secret", "garden", "") => Ok(Some(
+                serde_json::json!({"items": [{"metadata": {"name": "seed"}}]}),
+            )),
+            ("v1", "Forbidden", _, _) => Err("secrets is forbidden".into()),
+            _ => Ok(None),
+        }
+    }
+}
+
+#[test]
+fn lookup_reads_the_cluster_when_one_is_given_and_is_empty_offline() {
+    let chart = common::chart(
+        &[
+            (
+                "_h.tpl",
+                "{{ define \"tok\" }}{{ (lookup \"v1\" \"Secret\" \"garden\" \"seed\").data.token }}{{ end }}",
+            ),
+            (
+                "t.yaml",
+                "{{ include \"tok\" . }}|{{ (lookup \"v1\" \"Secret\" \"garden\" \"\").items | len }}|{{ lookup \"v1\" \"Secret\" \"garden\" \"other\" | len }}|{{ tpl \"{{ include \\\"tok\\\" . }}\" . }}",
+            ),
+        ],
+        "",
+    );
+    let options = RenderOptions {
+        lookup: Some(std::sync::Arc::new(OneSecret)),
+        ..RenderOptions::default()
+    };
+    let out = Renderer::new().render(&chart, &options).unwrap();
+    assert_eq!(out.templates["test/templates/t.yaml"], "dG9r|1|0|dG9r");
+    let offline = common::render_one(
+        "{{ lookup \"v1\" \"Secret\" \"garden\" \"seed\" | len }}",
+        "",
+    )
+    .unwrap();
+    assert_eq!(offline, "0");
+    let err = Renderer::new()
+        .render(
+            &common::chart(
+                &[("t.yaml", "{{ lookup \"v1\" \"Forbidden\" \"\" \"\" }}")],
+                "",
+            ),
+            &options,
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.ends_with("error calling lookup: secrets is forbidden"),
+        "{err}"
+    );
+}

@@ -59,9 +59,8 @@ pub(crate) fn register_plain(env: &mut Environment<'static>) {
     env.add_function("f_fail", |args: Rest<Value>| {
         Err::<Value, _>(user_error(&arg_str(&args, 0)))
     });
-    env.add_function("f_lookup", |args: Rest<Value>| {
-        want("lookup", &args, 4)?;
-        Ok::<_, Error>(GoMap::value(Default::default()))
+    env.add_function("f_lookup", |state: &State, args: Rest<Value>| {
+        lookup(state, &args)
     });
     env.add_function("f_getHostByName", |args: Rest<Value>| {
         want("getHostByName", &args, 1)?;
@@ -86,6 +85,45 @@ fn required(args: &[Value]) -> Result<Value, Error> {
         return Err(user_error(&to_go_string(&args[0])));
     }
     Ok(value.clone())
+}
+
+/// Reads objects for `lookup` when rendering against a cluster (gardenlet passes the seed); offline, `lookup`
+/// returns an empty map as `helm template` does.
+pub trait Lookup: Send + Sync + std::fmt::Debug {
+    /// The object (`name` set) or list (`name` empty, `{"items": [...]}`) as JSON; `Ok(None)` when not found.
+    ///
+    /// # Errors
+    /// A message that fails the template (`error calling lookup: <message>`).
+    fn lookup(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<serde_json::Value>, String>;
+}
+
+/// A [`Lookup`] carried through the render context.
+#[derive(Debug)]
+pub(crate) struct LookupObject(pub(crate) Arc<dyn Lookup>);
+
+impl minijinja::value::Object for LookupObject {}
+
+fn lookup(state: &State, args: &[Value]) -> Result<Value, Error> {
+    want("lookup", args, 4)?;
+    let source = state.lookup("_lookup");
+    let Some(source) = source
+        .as_ref()
+        .and_then(|v| v.downcast_object_ref::<LookupObject>())
+    else {
+        return Ok(GoMap::value(Default::default()));
+    };
+    let text = |i: usize| arg_str(args, i);
+    match source.0.lookup(&text(0), &text(1), &text(2), &text(3)) {
+        Ok(Some(object)) => Ok(super::value::from_json(&object)),
+        Ok(None) => Ok(GoMap::value(Default::default())),
+        Err(message) => Err(fail(format!("error calling lookup: {message}"))),
+    }
 }
 
 fn depth(state: &State) -> i64 {
@@ -169,7 +207,7 @@ fn render_include(
         .get_template(&name)
         .map_err(|_| fail(format!("error calling include: template: no template {name:?} associated with template \"gotpl\"")))?;
     template
-        .render(context! { _d0 => args[1].clone(), _depth => depth + 1, _cache => cache })
+        .render(context! { _d0 => args[1].clone(), _depth => depth + 1, _cache => cache, _lookup => state.lookup("_lookup") })
         .map(Value::from)
         .map_err(|e| fail(format!("error calling include: {}", describe(&e, actions))))
 }
@@ -223,7 +261,7 @@ fn tpl(state: &State, args: &[Value], actions: &ActionTable) -> Result<Value, Er
             translated
         }
     };
-    let context = context! { _d0 => args[1].clone(), _depth => depth + 1 };
+    let context = context! { _d0 => args[1].clone(), _depth => depth + 1, _lookup => state.lookup("_lookup") };
     let rendered = if translated.defines.is_empty() {
         state.env().render_str(&translated.body, context)
     } else {
