@@ -30,7 +30,7 @@ fn collect(chart: &Chart, name: &str, values: &Json, out: &mut String) {
         let empty = Json::Object(Map::new());
         let instance = if values.is_null() { &empty } else { values };
         let mut errors = Vec::new();
-        Validator { root: schema }.check(schema, instance, "(root)", &mut errors);
+        Validator::new(schema).check(schema, instance, "(root)", &mut errors);
         if !errors.is_empty() {
             let _ = writeln!(out, "{name}:");
             for error in errors {
@@ -50,6 +50,26 @@ fn collect(chart: &Chart, name: &str, values: &Json, out: &mut String) {
 
 struct Validator<'a> {
     root: &'a Json,
+    /// Compiled `pattern`/`patternProperties` expressions (`None`: invalid, ignored).
+    regexes: std::cell::RefCell<std::collections::HashMap<String, Option<regex::Regex>>>,
+}
+
+impl<'a> Validator<'a> {
+    fn new(root: &'a Json) -> Self {
+        Self {
+            root,
+            regexes: Default::default(),
+        }
+    }
+
+    /// Whether `pattern` matches `text`; `None` for a pattern that does not compile.
+    fn matches(&self, pattern: &str, text: &str) -> Option<bool> {
+        let mut regexes = self.regexes.borrow_mut();
+        let compiled = regexes
+            .entry(pattern.to_string())
+            .or_insert_with(|| regex::Regex::new(pattern).ok());
+        compiled.as_ref().map(|re| re.is_match(text))
+    }
 }
 
 /// gojsonschema's `Field()`: the context path without the `(root).` prefix.
@@ -142,7 +162,7 @@ impl Validator<'_> {
         match value {
             Json::Object(map) => self.check_object(s, map, path, errors),
             Json::Array(items) => self.check_array(s, items, path, errors),
-            Json::String(text) => check_string(s, text, path, errors),
+            Json::String(text) => self.check_string(s, text, path, errors),
             Json::Number(_) => check_number(s, value, path, errors),
             _ => {}
         }
@@ -268,7 +288,7 @@ impl Validator<'_> {
                 self.check(schema, item, &child, errors);
             }
             for (pattern, schema) in patterns.into_iter().flatten() {
-                if regex::Regex::new(pattern).is_ok_and(|re| re.is_match(key)) {
+                if self.matches(pattern, key) == Some(true) {
                     matched = true;
                     self.check(schema, item, &child, errors);
                 }
@@ -420,33 +440,41 @@ impl Validator<'_> {
     }
 }
 
-fn check_string(s: &Map<String, Json>, text: &str, path: &str, errors: &mut Vec<String>) {
-    let length = text.chars().count() as f64;
-    if let Some(min) = s.get("minLength").and_then(as_f64)
-        && length < min
-    {
-        errors.push(format!(
-            "{}: String length must be greater than or equal to {}",
-            field(path),
-            number_text(&s["minLength"])
-        ));
-    }
-    if let Some(max) = s.get("maxLength").and_then(as_f64)
-        && length > max
-    {
-        errors.push(format!(
-            "{}: String length must be less than or equal to {}",
-            field(path),
-            number_text(&s["maxLength"])
-        ));
-    }
-    if let Some(pattern) = s.get("pattern").and_then(Json::as_str)
-        && regex::Regex::new(pattern).is_ok_and(|re| !re.is_match(text))
-    {
-        errors.push(format!(
-            "{}: Does not match pattern '{pattern}'",
-            field(path)
-        ));
+impl Validator<'_> {
+    fn check_string(
+        &self,
+        s: &Map<String, Json>,
+        text: &str,
+        path: &str,
+        errors: &mut Vec<String>,
+    ) {
+        let length = text.chars().count() as f64;
+        if let Some(min) = s.get("minLength").and_then(as_f64)
+            && length < min
+        {
+            errors.push(format!(
+                "{}: String length must be greater than or equal to {}",
+                field(path),
+                number_text(&s["minLength"])
+            ));
+        }
+        if let Some(max) = s.get("maxLength").and_then(as_f64)
+            && length > max
+        {
+            errors.push(format!(
+                "{}: String length must be less than or equal to {}",
+                field(path),
+                number_text(&s["maxLength"])
+            ));
+        }
+        if let Some(pattern) = s.get("pattern").and_then(Json::as_str)
+            && self.matches(pattern, text) == Some(false)
+        {
+            errors.push(format!(
+                "{}: Does not match pattern '{pattern}'",
+                field(path)
+            ));
+        }
     }
 }
 
@@ -537,7 +565,7 @@ mod tests {
 
     fn errors(schema: Json, value: Json) -> Vec<String> {
         let mut out = Vec::new();
-        Validator { root: &schema }.check(&schema, &value, "(root)", &mut out);
+        Validator::new(&schema).check(&schema, &value, "(root)", &mut out);
         out
     }
 

@@ -42,8 +42,28 @@ impl ActionTable {
     }
 }
 
-/// Registers `include` and `tpl`, which describe errors with one chart's action table.
+/// Name prefix under which a `tpl` string (the Go source follows) is compiled once and kept in a chart's
+/// environment through its loader.
+const TPL_PREFIX: &str = "\u{1}tpl:";
+
+/// How many distinct `tpl` strings one chart's environment keeps compiled; beyond that they are compiled per call.
+const TPL_TEMPLATES_PER_CHART: usize = 4096;
+
+/// Registers `include` and `tpl`, which describe errors with one chart's action table, and the loader that
+/// compiles `tpl` strings once per chart.
 pub(crate) fn register(env: &mut Environment<'static>, actions: Arc<ActionTable>) {
+    let loaded = std::sync::atomic::AtomicUsize::new(0);
+    env.set_loader(move |name| {
+        let Some(source) = name.strip_prefix(TPL_PREFIX) else {
+            return Ok(None);
+        };
+        if loaded.fetch_add(1, Ordering::Relaxed) >= TPL_TEMPLATES_PER_CHART {
+            return Ok(None);
+        }
+        let file = gotmpl::translate_file("tpl", source, &super::is_function)
+            .map_err(|e| fail(format!("error calling tpl: {e}")))?;
+        Ok(file.defines.is_empty().then_some(file.body.source))
+    });
     let include_actions = Arc::clone(&actions);
     env.add_function("f_include", move |state: &State, args: Rest<Value>| {
         include(state, &args, &include_actions)
@@ -263,7 +283,10 @@ fn tpl(state: &State, args: &[Value], actions: &ActionTable) -> Result<Value, Er
     };
     let context = context! { _d0 => args[1].clone(), _depth => depth + 1, _lookup => state.lookup("_lookup") };
     let rendered = if translated.defines.is_empty() {
-        state.env().render_str(&translated.body, context)
+        match state.env().get_template(&format!("{TPL_PREFIX}{source}")) {
+            Ok(template) => template.render(context),
+            Err(_) => state.env().render_str(&translated.body, context),
+        }
     } else {
         // Helm parses the string into a copy of the chart's templates, so its defines are visible to it.
         let mut env = state.env().clone();
@@ -308,6 +331,11 @@ pub(crate) fn describe(error: &Error, actions: &ActionTable) -> String {
     }
     let Some(name) = error.name() else {
         return message.to_string();
+    };
+    let name = if name.starts_with(TPL_PREFIX) {
+        "tpl"
+    } else {
+        name
     };
     let line = error.line().unwrap_or(0);
     match action_at(actions, name, line) {
