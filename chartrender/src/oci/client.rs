@@ -395,7 +395,7 @@ impl Session<'_> {
                     .filter_map(|l| l.get("mediaType").and_then(serde_json::Value::as_str))
                     .collect();
                 self.manifest_error(format!(
-                    "no Helm chart layer ({HELM_CHART_LAYER}); layer types: {types:?}"
+                    "no helm layer found in artifact (want {HELM_CHART_LAYER}, layers are {types:?})"
                 ))
             })?;
         let digest = layer
