@@ -311,7 +311,10 @@ async fn anonymous_registry_serves_charts_by_tag_and_digest_and_refuses_bad_refe
         .await
         .unwrap_err();
     assert!(matches!(err, OciError::Manifest { .. }), "{err}");
-    assert!(err.to_string().contains("no helm layer found in artifact"), "{err}");
+    assert!(
+        err.to_string().contains("no helm layer found in artifact"),
+        "{err}"
+    );
 
     // A chart layer over the limit is refused before it is downloaded.
     let small = OciPuller::new(PullOptions {
