@@ -691,3 +691,60 @@ async fn a_layer_that_does_not_match_its_digest_is_refused() {
         "{message}"
     );
 }
+
+#[tokio::test]
+async fn https_registry_is_trusted_through_the_ca_bundle() {
+    let binary = require_registry!();
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "seedlet test registry CA");
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = rcgen::Issuer::from_params(&ca_params, &ca_key);
+    let server_key = rcgen::KeyPair::generate().unwrap();
+    let mut server_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    server_params.subject_alt_names = vec![rcgen::SanType::IpAddress("127.0.0.1".parse().unwrap())];
+    let server = server_params.signed_by(&server_key, &issuer).unwrap();
+    let (server_pem, server_key_pem) = (server.pem(), server_key.serialize_pem());
+    let registry = Registry::start(&binary, |dir| {
+        let (cert, key) = (dir.join("tls.crt"), dir.join("tls.key"));
+        std::fs::write(&cert, &server_pem).unwrap();
+        std::fs::write(&key, &server_key_pem).unwrap();
+        format!(
+            "  tls:\n    certificate: {}\n    key: {}\n",
+            cert.display(),
+            key.display()
+        )
+    })
+    .await;
+    let host = registry.host();
+    let reference = Reference::parse(&format!("{host}/charts/demo:4.0.0")).unwrap();
+
+    let trusted = OciPuller::new(PullOptions {
+        ca_bundle: Some(ca.pem().into_bytes()),
+        plain_http_on_loopback: false,
+        ..PullOptions::default()
+    })
+    .unwrap();
+    // Nothing pushed yet: the TLS handshake succeeds and the registry answers 404.
+    let err = trusted.pull(&reference, None).await.unwrap_err();
+    assert!(matches!(err, OciError::Status { status: 404, .. }), "{err}");
+
+    let untrusted = OciPuller::new(PullOptions {
+        plain_http_on_loopback: false,
+        ..PullOptions::default()
+    })
+    .unwrap();
+    let err = untrusted.pull(&reference, None).await.unwrap_err();
+    assert!(matches!(err, OciError::Transport { .. }), "{err}");
+    assert!(err.to_string().contains(&host), "{err}");
+
+    let err = OciPuller::new(PullOptions {
+        ca_bundle: Some(b"not a certificate".to_vec()),
+        ..PullOptions::default()
+    })
+    .unwrap_err();
+    assert!(matches!(err, OciError::Setup(_)), "{err}");
+}

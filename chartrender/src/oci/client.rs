@@ -107,7 +107,11 @@ impl OciPuller {
             credentials,
             authorization: None,
         };
-        let base = format!("{}/v2/{}", reference.base_url(), reference.repository);
+        let base = format!(
+            "{}/v2/{}",
+            reference.base_url(self.options.plain_http_on_loopback),
+            reference.repository
+        );
         let manifest = session
             .fetch(
                 "manifest",

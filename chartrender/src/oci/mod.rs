@@ -41,6 +41,8 @@ pub struct PullOptions {
     pub cache_bytes: u64,
     /// Timeout of each HTTP request.
     pub timeout: Duration,
+    /// Speak plain HTTP to registries on loopback addresses (Helm's `--plain-http` for them); HTTPS otherwise.
+    pub plain_http_on_loopback: bool,
 }
 
 impl Default for PullOptions {
@@ -51,6 +53,7 @@ impl Default for PullOptions {
             max_manifest_bytes: 4 * 1024 * 1024,
             cache_bytes: 64 * 1024 * 1024,
             timeout: Duration::from_secs(30),
+            plain_http_on_loopback: true,
         }
     }
 }

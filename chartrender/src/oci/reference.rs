@@ -108,9 +108,13 @@ impl Reference {
         host == "localhost" || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
     }
 
-    /// `http://` for loopback registries, `https://` otherwise, plus the registry.
-    pub(crate) fn base_url(&self) -> String {
-        let scheme = if self.is_loopback() { "http" } else { "https" };
+    /// `http://` for loopback registries (when `plain_http_on_loopback`), `https://` otherwise, plus the registry.
+    pub(crate) fn base_url(&self, plain_http_on_loopback: bool) -> String {
+        let scheme = if plain_http_on_loopback && self.is_loopback() {
+            "http"
+        } else {
+            "https"
+        };
         format!("{scheme}://{}", self.registry)
     }
 }
@@ -208,7 +212,8 @@ mod tests {
         ] {
             let r = Reference::parse(&format!("{registry}/x:1")).unwrap();
             assert_eq!(r.is_loopback(), loopback, "{registry}");
-            assert_eq!(r.base_url().starts_with("http://"), loopback);
+            assert_eq!(r.base_url(true).starts_with("http://"), loopback);
+            assert!(r.base_url(false).starts_with("https://"));
         }
     }
 }
