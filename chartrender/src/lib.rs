@@ -28,8 +28,8 @@ mod load;
 mod objects;
 pub mod oci;
 mod render;
-pub mod set_values;
 mod schema;
+pub mod set_values;
 mod values;
 
 pub use chart::{Chart, ChartError, Dependency, Metadata};
