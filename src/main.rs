@@ -106,7 +106,7 @@ enum Command {
     /// Render a Helm chart or ControllerDeployment offline, like `helm template`.
     ///
     /// `seedlet render [NAME] CHART -n NAMESPACE -f VALUES --set KEY=VALUE`; exit 2 on errors.
-    Render(seedlet_chartrender::cli::RenderArgs),
+    Render(Box<seedlet_chartrender::cli::RenderArgs>),
     /// Measure seedlet under load.
     Bench {
         #[command(subcommand)]

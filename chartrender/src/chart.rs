@@ -44,6 +44,15 @@ pub enum ChartError {
         #[source]
         source: serde_yaml::Error,
     },
+    /// `values.schema.json` is not valid JSON.
+    #[error("parsing {path}")]
+    Schema {
+        /// The file, relative to the top chart.
+        path: String,
+        /// The JSON error.
+        #[source]
+        source: serde_json::Error,
+    },
     /// A subchart is invalid.
     #[error("loading subchart {name:?}")]
     Subchart {
@@ -77,6 +86,9 @@ pub struct Dependency {
     /// Name under which the subchart is rendered and its values are found.
     #[serde(default)]
     pub alias: String,
+    /// `import-values`: names under the subchart's `exports`, or `{child, parent}` paths.
+    #[serde(default, rename = "import-values")]
+    pub import_values: Vec<serde_json::Value>,
 }
 
 /// `Chart.yaml` fields seedlet reads directly; the whole document is kept in [`Chart::metadata_raw`].
@@ -109,6 +121,8 @@ pub struct Chart {
     pub metadata_raw: serde_json::Value,
     /// `values.yaml` as JSON (an empty map if absent).
     pub values: serde_json::Value,
+    /// `values.schema.json`, if the chart has one (not among [`Chart::files`], as in Helm).
+    pub schema: Option<serde_json::Value>,
     /// Files under `templates/`, sorted by name, names relative to the chart (`templates/x.yaml`).
     pub templates: Vec<ChartFile>,
     /// All other files (including `crds/`, never rendered), for `.Files`.
@@ -206,6 +220,7 @@ impl Chart {
         let mut chart_yaml = None;
         let mut requirements = None;
         let mut values = None;
+        let mut schema = None;
         let mut templates = Vec::new();
         let mut other = Vec::new();
         let mut sub_dirs: BTreeMap<String, Vec<ChartFile>> = BTreeMap::new();
@@ -214,6 +229,7 @@ impl Chart {
             match file.name.as_str() {
                 "Chart.yaml" => chart_yaml = Some(file.data),
                 "values.yaml" => values = Some(file.data),
+                "values.schema.json" => schema = Some(file.data),
                 "requirements.yaml" => requirements = Some(file.data),
                 name if name.starts_with("templates/") => templates.push(file),
                 name if name.starts_with("charts/") => {
@@ -287,6 +303,16 @@ impl Chart {
             })?,
             None => serde_json::Value::Object(serde_json::Map::new()),
         };
+        let schema = schema
+            .map(|data| {
+                serde_json::from_slice::<serde_json::Value>(&data).map_err(|source| {
+                    ChartError::Schema {
+                        path: "values.schema.json".into(),
+                        source,
+                    }
+                })
+            })
+            .transpose()?;
         let mut subcharts = Vec::new();
         for (name, files) in sub_dirs {
             let chart =
@@ -312,6 +338,7 @@ impl Chart {
             metadata,
             metadata_raw,
             values,
+            schema,
             templates,
             files: other,
             subcharts: subcharts.into_iter().map(|(_, chart)| chart).collect(),

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use base64::Engine as _;
 use clap::{ArgGroup, Args, ValueEnum};
 
+use crate::oci::{Credentials, OciPuller, PullOptions, Reference};
 use crate::set_values::{SetError, SetKind};
 use crate::values::{GardenerInfo, gardener_values, merge_values};
 use crate::{Chart, ChartError, Limits, RenderError, RenderOptions, Renderer};
@@ -15,18 +16,36 @@ use crate::{Chart, ChartError, Limits, RenderError, RenderOptions, Renderer};
 #[command(group(
     ArgGroup::new("source")
         .required(true)
-        .args(["chart", "deployment", "name_and_chart"])
+        .args(["chart", "deployment", "name_and_chart", "oci"])
 ))]
 pub struct RenderArgs {
     /// Release name and chart, as in `helm template [NAME] CHART`; a single value is the chart.
-    #[arg(value_name = "[NAME] CHART", num_args = 1..=2, conflicts_with_all = ["chart", "deployment"])]
+    #[arg(value_name = "[NAME] CHART", num_args = 1..=2, conflicts_with_all = ["chart", "deployment", "oci"])]
     pub name_and_chart: Vec<String>,
     /// Chart directory or `.tgz` archive.
-    #[arg(long, value_name = "PATH", conflicts_with = "deployment")]
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["deployment", "oci"])]
     pub chart: Option<PathBuf>,
-    /// ControllerDeployment YAML (core.gardener.cloud/v1 `helm.rawChart`, or v1beta1 `type: helm` + `providerConfig.chart`).
-    #[arg(long, value_name = "FILE")]
+    /// ControllerDeployment YAML (core.gardener.cloud/v1 `helm.rawChart` or `helm.ociRepository`, or v1beta1
+    /// `type: helm` + `providerConfig.chart`).
+    #[arg(long, value_name = "FILE", conflicts_with = "oci")]
     pub deployment: Option<PathBuf>,
+    /// OCI chart reference (`oci://registry/repository:tag` or `…@sha256:…`); loopback registries over plain HTTP.
+    #[arg(long, value_name = "REF")]
+    pub oci: Option<String>,
+    /// User name for the OCI registry (the password comes from `SEEDLET_OCI_PASSWORD`).
+    #[arg(long)]
+    pub oci_username: Option<String>,
+    /// Password for the OCI registry.
+    #[arg(
+        long,
+        env = "SEEDLET_OCI_PASSWORD",
+        hide_env_values = true,
+        requires = "oci_username"
+    )]
+    pub oci_password: Option<String>,
+    /// PEM CA certificates trusted for HTTPS registries besides the system roots.
+    #[arg(long, value_name = "FILE")]
+    pub ca_bundle: Option<PathBuf>,
     /// Values files layered in order over the chart's (and the deployment's) values.
     #[arg(short = 'f', long = "values", value_name = "FILE")]
     pub values: Vec<PathBuf>,
@@ -121,6 +140,9 @@ pub enum Error {
         #[source]
         source: SetError,
     },
+    /// Pulling the OCI chart failed.
+    #[error("pulling OCI chart")]
+    Oci(#[from] crate::oci::OciError),
     /// Encoding the JSON output failed.
     #[error("encoding output")]
     Output(#[from] serde_json::Error),
@@ -133,13 +155,22 @@ pub enum Error {
 pub fn run(args: &RenderArgs) -> Result<String, Error> {
     let limits = Limits::default();
     let (chart_path, release_name) = args.chart_and_release();
-    let (chart, mut values) = match (&chart_path, &args.deployment) {
-        (Some(path), _) => (load_chart(path, &limits)?, serde_json::json!({})),
-        (None, Some(path)) => deployment_chart(path, &limits)?,
-        (None, None) => {
+    let (chart, mut values) = match (&chart_path, &args.deployment, &args.oci) {
+        (Some(path), _, _) => (load_chart(path, &limits)?, serde_json::json!({})),
+        (None, Some(path), _) => match deployment_chart(path)? {
+            (DeploymentChart::Raw(bytes), values) => (Chart::from_bytes(&bytes, &limits)?, values),
+            (DeploymentChart::Oci(reference), values) => {
+                (pull_chart(args, &reference, &limits)?, values)
+            }
+        },
+        (None, None, Some(reference)) => (
+            pull_chart(args, &Reference::parse(reference)?, &limits)?,
+            serde_json::json!({}),
+        ),
+        (None, None, None) => {
             return Err(Error::Deployment {
                 path: PathBuf::from("-"),
-                message: "a chart (CHART or --chart) or --deployment is required".into(),
+                message: "a chart (CHART or --chart), --deployment or --oci is required".into(),
             });
         }
     };
@@ -226,8 +257,65 @@ fn load_chart(path: &Path, limits: &Limits) -> Result<Chart, Error> {
     Ok(Chart::from_bytes(&read(path)?, limits)?)
 }
 
-/// Extracts chart bytes and values from a ControllerDeployment in either API version.
-fn deployment_chart(path: &Path, limits: &Limits) -> Result<(Chart, serde_json::Value), Error> {
+/// Pulls an OCI chart with the CLI's credentials and CA bundle.
+fn pull_chart(args: &RenderArgs, reference: &Reference, limits: &Limits) -> Result<Chart, Error> {
+    let ca_bundle = args.ca_bundle.as_deref().map(read).transpose()?;
+    let puller = OciPuller::new(PullOptions {
+        ca_bundle,
+        ..PullOptions::default()
+    })?;
+    let credentials = args.oci_username.as_ref().map(|username| Credentials {
+        username: username.clone(),
+        password: args.oci_password.clone().unwrap_or_default(),
+    });
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|source| Error::Read {
+            path: PathBuf::from("<tokio runtime>"),
+            source,
+        })?;
+    let pulled = runtime.block_on(puller.pull(reference, credentials.as_ref()))?;
+    Ok(Chart::from_bytes(&pulled.archive, limits)?)
+}
+
+/// Where a ControllerDeployment's chart is.
+enum DeploymentChart {
+    /// `helm.rawChart` / `providerConfig.chart`: the archive.
+    Raw(Vec<u8>),
+    /// `helm.ociRepository`.
+    Oci(Reference),
+}
+
+/// The OCI reference of `helm.ociRepository`: `ref`, or `repository` with `tag` and/or `digest`.
+///
+/// # Errors
+/// An incomplete or invalid reference.
+pub fn oci_repository_reference(
+    oci: &serde_json::Value,
+) -> Result<Reference, crate::oci::OciError> {
+    let field = |k: &str| {
+        oci.get(k)
+            .and_then(serde_json::Value::as_str)
+            .filter(|s| !s.is_empty())
+    };
+    if let Some(reference) = field("ref") {
+        return Reference::parse(reference);
+    }
+    let mut text = field("repository").unwrap_or_default().to_string();
+    if let Some(tag) = field("tag") {
+        text.push(':');
+        text.push_str(tag);
+    }
+    if let Some(digest) = field("digest") {
+        text.push('@');
+        text.push_str(digest);
+    }
+    Reference::parse(&text)
+}
+
+/// Extracts the chart and values from a ControllerDeployment in either API version.
+fn deployment_chart(path: &Path) -> Result<(DeploymentChart, serde_json::Value), Error> {
     let deployment = read_yaml(path)?;
     let invalid = |message: &str| Error::Deployment {
         path: path.to_path_buf(),
@@ -235,10 +323,13 @@ fn deployment_chart(path: &Path, limits: &Limits) -> Result<(Chart, serde_json::
     };
     let (encoded, values) = if let Some(helm) = deployment.get("helm") {
         let raw = helm.get("rawChart").and_then(serde_json::Value::as_str);
-        if raw.is_none() && helm.get("ociRepository").is_some() {
-            return Err(invalid(
-                "helm.ociRepository charts cannot be rendered offline, use helm.rawChart",
-            ));
+        if let (None, Some(oci)) = (raw, helm.get("ociRepository")) {
+            let values = helm
+                .get("values")
+                .filter(|v| v.is_object())
+                .cloned()
+                .unwrap_or_else(|| serde_json::json!({}));
+            return Ok((DeploymentChart::Oci(oci_repository_reference(oci)?), values));
         }
         (
             raw.ok_or_else(|| invalid("helm.rawChart is missing"))?,
@@ -266,7 +357,7 @@ fn deployment_chart(path: &Path, limits: &Limits) -> Result<(Chart, serde_json::
         .filter(|v| v.is_object())
         .cloned()
         .unwrap_or_else(|| serde_json::json!({}));
-    Ok((Chart::from_bytes(&bytes, limits)?, values))
+    Ok((DeploymentChart::Raw(bytes), values))
 }
 
 #[cfg(test)]

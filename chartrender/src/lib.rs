@@ -26,7 +26,9 @@ mod gotmpl;
 mod helmignore;
 mod load;
 mod objects;
+pub mod oci;
 mod render;
+mod schema;
 pub mod set_values;
 mod values;
 
@@ -34,7 +36,7 @@ pub use chart::{Chart, ChartError, Dependency, Metadata};
 pub use gotmpl::ParseError;
 pub use load::{ChartFile, Limits, LoadError};
 pub use render::{
-    Manifest, RenderError, RenderOptions, Rendered, Renderer, install_rank, parse_documents,
+    Lookup, Manifest, RenderError, RenderOptions, Rendered, Renderer, install_rank, parse_documents,
 };
 pub use values::{GardenerInfo, gardener_values, merge_values};
 

@@ -53,9 +53,11 @@ impl Files {
         let Some(data) = self.entries.get(name) else {
             return Vec::new();
         };
-        let text = String::from_utf8_lossy(data);
-        let text = text.strip_suffix('\n').unwrap_or(&text);
-        text.split('\n').map(Value::from).collect()
+        // Helm v3.11 splits the whole text, so a final newline gives a last empty line.
+        String::from_utf8_lossy(data)
+            .split('\n')
+            .map(Value::from)
+            .collect()
     }
 
     fn as_map(&self, encode: bool) -> String {
@@ -263,7 +265,7 @@ mod tests {
             ("files/b.txt".to_string(), b"x\ny\n".to_vec()),
         ]);
         assert_eq!(files.as_map(false), "a.json: '{}'\nb.txt: |\n  x\n  y");
-        assert_eq!(files.lines("files/b.txt").len(), 2);
+        assert_eq!(files.lines("files/b.txt").len(), 3);
         assert_eq!(files.glob("files/*.json").entries.len(), 1);
         assert_eq!(files.text("missing"), "");
     }

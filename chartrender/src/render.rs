@@ -7,6 +7,7 @@ use minijinja::value::Value;
 use minijinja::{Environment, UndefinedBehavior, context};
 
 use crate::chart::Chart;
+pub use crate::funcs::template::Lookup;
 use crate::funcs::template::{self, ActionTable, USER_ERROR_PREFIX};
 use crate::funcs::value::{GoMap, from_json, from_json_exact, write_go};
 use crate::gotmpl::{self, ParseError};
@@ -40,6 +41,14 @@ pub enum RenderError {
         /// Helm-like message (for `required`/`fail`: `execution error at (path:line): message`).
         message: String,
     },
+    /// The values violate `values.schema.json` of the chart or a subchart (Helm's message, one line per violation).
+    #[error("{message}")]
+    Schema {
+        /// The top chart.
+        chart: String,
+        /// Helm's text.
+        message: String,
+    },
     /// A rendered document is not valid YAML.
     #[error("YAML parse error on {template}: {source}")]
     Yaml {
@@ -59,6 +68,7 @@ impl RenderError {
             RenderError::Compile { template, .. }
             | RenderError::Execute { template, .. }
             | RenderError::Yaml { template, .. } => template,
+            RenderError::Schema { chart, .. } => chart,
         }
     }
 }
@@ -80,6 +90,8 @@ pub struct RenderOptions {
     pub revision: i64,
     /// `.Release.IsUpgrade` (and `IsInstall` is its negation).
     pub is_upgrade: bool,
+    /// Where `lookup` reads objects; `None` (offline) makes it return an empty map like `helm template`.
+    pub lookup: Option<Arc<dyn Lookup>>,
 }
 
 impl Default for RenderOptions {
@@ -92,6 +104,7 @@ impl Default for RenderOptions {
             api_versions: Vec::new(),
             revision: 1,
             is_upgrade: false,
+            lookup: None,
         }
     }
 }
@@ -272,9 +285,11 @@ fn base_environment() -> Environment<'static> {
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
     env.set_recursion_limit(1000);
     env.set_formatter(|out, _state, value| {
-        // Go prints `<no value>` for nil, which Helm strips from the output.
+        // Go prints `<no value>` for nil; Helm strips it from each file's output, not from `include` results.
         if value.is_undefined() || value.is_none() {
-            return Ok(());
+            return out
+                .write_str(template::NO_VALUE)
+                .map_err(minijinja::Error::from);
         }
         if let Some(s) = value.as_str() {
             return out.write_str(s).map_err(minijinja::Error::from);
@@ -373,6 +388,12 @@ impl Compiled {
 
     fn render(&self, chart: &Chart, options: &RenderOptions) -> Result<Rendered, RenderError> {
         let values_json = values::coalesce(chart, &options.values);
+        if let Some(message) = crate::schema::validate_chart(chart, &values_json) {
+            return Err(RenderError::Schema {
+                chart: chart.name().to_string(),
+                message,
+            });
+        }
         let release = from_json_exact(&serde_json::json!({
             "Name": options.release_name,
             "Namespace": options.namespace,
@@ -408,6 +429,10 @@ impl Compiled {
         });
         let mut out = BTreeMap::new();
         let cache = Value::from_object(template::IncludeCache::default());
+        let lookup = options
+            .lookup
+            .as_ref()
+            .map(|l| Value::from_object(template::LookupObject(Arc::clone(l))));
         for unit in units {
             let template = self
                 .env
@@ -417,12 +442,12 @@ impl Compiled {
                     message: e.to_string(),
                 })?;
             let text = template
-                .render(context! { _d0 => unit.root, _depth => 0, _cache => cache.clone() })
+                .render(context! { _d0 => unit.root, _depth => 0, _cache => cache.clone(), _lookup => lookup.clone() })
                 .map_err(|e| self.execute_error(&unit.path, &e))?;
             if unit.path.ends_with("/NOTES.txt") {
                 continue;
             }
-            out.insert(unit.path, text);
+            out.insert(unit.path, template::strip_no_value(text));
         }
         Ok(Rendered { templates: out })
     }

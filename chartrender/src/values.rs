@@ -41,9 +41,14 @@ fn strip_nulls(value: &Json) -> Json {
     }
 }
 
-/// The effective values of `chart` given `supplied` values: defaults, then subchart scopes, then globals.
+/// The effective values of `chart` given `supplied` values: defaults (with `import-values`), then subchart
+/// scopes, then globals.
 pub(crate) fn coalesce(chart: &Chart, supplied: &Json) -> Json {
-    let mut result = chart.values.clone();
+    coalesce_from(chart, imported_defaults(chart), supplied)
+}
+
+fn coalesce_from(chart: &Chart, defaults: Json, supplied: &Json) -> Json {
+    let mut result = defaults;
     if !result.is_object() {
         result = Json::Object(Map::new());
     }
@@ -78,6 +83,78 @@ pub(crate) fn coalesce(chart: &Chart, supplied: &Json) -> Json {
             .or_insert_with(|| Json::Object(Map::new()));
     }
     result
+}
+
+/// Helm's `processImportValues`: the chart's defaults coalesced with its subcharts' (themselves processed
+/// first), then each `import-values` entry filled in where the parent has no value of its own. A string entry
+/// imports `<dependency>.exports.<name>` to the top; `{child, parent}` imports `<dependency>.<child>` at
+/// `parent`. Entries that do not name a table are skipped, as Helm only logs them.
+fn imported_defaults(chart: &Chart) -> Json {
+    let defaults = chart.values.clone();
+    if chart
+        .metadata
+        .dependencies
+        .iter()
+        .all(|d| d.import_values.is_empty())
+    {
+        return defaults;
+    }
+    let mut combined = coalesce_from(chart, defaults, &Json::Object(Map::new()));
+    for dependency in &chart.metadata.dependencies {
+        for import in &dependency.import_values {
+            let (child, parent) = match import {
+                Json::String(name) => (format!("exports.{name}"), ".".to_string()),
+                Json::Object(map) => {
+                    let text = |k: &str| map.get(k).and_then(Json::as_str).unwrap_or_default();
+                    (text("child").to_string(), text("parent").to_string())
+                }
+                _ => continue,
+            };
+            let Some(table) = table(&combined, &format!("{}.{child}", dependency.name)) else {
+                continue;
+            };
+            let imported = path_to_map(&parent, table.clone());
+            fill(&mut combined, &imported);
+        }
+    }
+    combined
+}
+
+/// The map at a dotted `path` (Helm's `Values.Table`).
+fn table<'a>(values: &'a Json, path: &str) -> Option<&'a Json> {
+    let mut current = values;
+    for part in path.split('.').filter(|p| !p.is_empty()) {
+        current = current.get(part)?;
+    }
+    current.is_object().then_some(current)
+}
+
+/// `data` placed at a dotted `path` (`.` is the top).
+fn path_to_map(path: &str, data: Json) -> Json {
+    if path == "." || path.is_empty() {
+        return data;
+    }
+    path.split('.').rev().fold(data, |inner, key| {
+        let mut map = Map::new();
+        map.insert(key.to_string(), inner);
+        Json::Object(map)
+    })
+}
+
+/// Helm's `CoalesceTables(dst, src)`: keys of `src` missing from `dst` are added, maps merged, `dst` wins.
+fn fill(dst: &mut Json, src: &Json) {
+    let (Json::Object(dst), Json::Object(src)) = (dst, src) else {
+        return;
+    };
+    for (key, value) in src {
+        match dst.get_mut(key) {
+            None => {
+                dst.insert(key.clone(), value.clone());
+            }
+            Some(existing) if existing.is_object() && value.is_object() => fill(existing, value),
+            Some(_) => {}
+        }
+    }
 }
 
 /// Subcharts with the name they are rendered under (their alias, if the parent's dependency gives one).

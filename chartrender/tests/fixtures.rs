@@ -69,7 +69,7 @@ fn cases() -> Vec<Case> {
 fn fixture_charts_render_like_helm() {
     let renderer = Renderer::new();
     let cases = cases();
-    assert_eq!(cases.len(), 7, "all fixture cases are found");
+    assert_eq!(cases.len(), 8, "all fixture cases are found");
     let template_path =
         Regex::new(r"[A-Za-z0-9_.-]+/(?:charts/[A-Za-z0-9_.-]+/)?templates/[A-Za-z0-9_./-]+")
             .unwrap();

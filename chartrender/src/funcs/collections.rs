@@ -195,16 +195,45 @@ pub(crate) fn until_step(args: &[Value]) -> Result<Value, Error> {
 }
 
 fn step_range(start: i64, stop: i64, step: i64) -> Result<Value, Error> {
+    Ok(Value::from(
+        step_values(start, stop, step)?
+            .into_iter()
+            .map(Value::from)
+            .collect::<Vec<_>>(),
+    ))
+}
+
+/// Sprig's `untilStep`: start, start+step, … while short of stop (empty when step points away from stop).
+pub(crate) fn step_values(start: i64, stop: i64, step: i64) -> Result<Vec<i64>, Error> {
     if step == 0 || (step > 0 && start > stop) || (step < 0 && start < stop) {
-        return Ok(Value::from(Vec::<Value>::new()));
+        return Ok(Vec::new());
     }
     let count = ((stop - start).unsigned_abs()).div_ceil(step.unsigned_abs());
     if count > 1_000_000 {
         return Err(fail("until: more than 1000000 elements"));
     }
+    Ok((0..count as i64).map(|i| start + i * step).collect())
+}
+
+/// `chunk size list`: the list cut into lists of `size` (the last one shorter).
+pub(crate) fn chunk(args: &[Value]) -> Result<Value, Error> {
+    want("chunk", args, 2)?;
+    let size = to_i64(&args[0]);
+    let items = list_items(&args[1]).ok_or_else(|| {
+        fail(format!(
+            "error calling chunk: Cannot chunk type {}",
+            super::value::kind_of(&args[1])
+        ))
+    })?;
+    if size <= 0 {
+        return Err(fail(
+            "error calling chunk: runtime error: integer divide by zero",
+        ));
+    }
     Ok(Value::from(
-        (0..count as i64)
-            .map(|i| Value::from(start + i * step))
+        items
+            .chunks(size as usize)
+            .map(|c| Value::from(c.to_vec()))
             .collect::<Vec<_>>(),
     ))
 }

@@ -151,6 +151,14 @@ pub(crate) fn from_json_fn(args: &[Value]) -> Result<Value, Error> {
     )
 }
 
+/// `mustFromJson s`: any JSON value; invalid JSON is an error.
+pub(crate) fn must_from_json(args: &[Value]) -> Result<Value, Error> {
+    want("mustFromJson", args, 1)?;
+    serde_json::from_str::<serde_json::Value>(&arg_str(args, 0))
+        .map(|value| from_json(&value))
+        .map_err(|e| fail(format!("error calling mustFromJson: {e}")))
+}
+
 /// `fromJsonArray s`: a list, or `[message]`.
 pub(crate) fn from_json_array(args: &[Value]) -> Result<Value, Error> {
     want("fromJsonArray", args, 1)?;

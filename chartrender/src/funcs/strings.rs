@@ -330,41 +330,6 @@ fn words(s: &str) -> Vec<String> {
     out
 }
 
-/// `wrap width s`: word wrap.
-pub(crate) fn wrap(args: &[Value]) -> Result<Value, Error> {
-    want("wrap", args, 2)?;
-    Ok(Value::from(wrap_words(
-        &arg_str(args, 1),
-        usize::try_from(to_i64(&args[0])).unwrap_or(1).max(1),
-        "\n",
-    )))
-}
-
-/// `wrapWith width sep s`
-pub(crate) fn wrap_with(args: &[Value]) -> Result<Value, Error> {
-    want("wrapWith", args, 3)?;
-    Ok(Value::from(wrap_words(
-        &arg_str(args, 2),
-        usize::try_from(to_i64(&args[0])).unwrap_or(1).max(1),
-        &arg_str(args, 1),
-    )))
-}
-
-fn wrap_words(s: &str, width: usize, separator: &str) -> String {
-    let mut lines: Vec<String> = Vec::new();
-    let mut current = String::new();
-    for word in s.split(' ') {
-        if !current.is_empty() && current.len() + 1 + word.len() > width {
-            lines.push(std::mem::take(&mut current));
-        } else if !current.is_empty() {
-            current.push(' ');
-        }
-        current.push_str(word);
-    }
-    lines.push(current);
-    lines.join(separator)
-}
-
 /// `split sep s`: a map `_0`, `_1`, … of the parts.
 pub(crate) fn split(args: &[Value]) -> Result<Value, Error> {
     want("split", args, 2)?;

@@ -42,8 +42,28 @@ impl ActionTable {
     }
 }
 
-/// Registers `include` and `tpl`, which describe errors with one chart's action table.
+/// Name prefix under which a `tpl` string (the Go source follows) is compiled once and kept in a chart's
+/// environment through its loader.
+const TPL_PREFIX: &str = "\u{1}tpl:";
+
+/// How many distinct `tpl` strings one chart's environment keeps compiled; beyond that they are compiled per call.
+const TPL_TEMPLATES_PER_CHART: usize = 4096;
+
+/// Registers `include` and `tpl`, which describe errors with one chart's action table, and the loader that
+/// compiles `tpl` strings once per chart.
 pub(crate) fn register(env: &mut Environment<'static>, actions: Arc<ActionTable>) {
+    let loaded = std::sync::atomic::AtomicUsize::new(0);
+    env.set_loader(move |name| {
+        let Some(source) = name.strip_prefix(TPL_PREFIX) else {
+            return Ok(None);
+        };
+        if loaded.fetch_add(1, Ordering::Relaxed) >= TPL_TEMPLATES_PER_CHART {
+            return Ok(None);
+        }
+        let file = gotmpl::translate_file("tpl", source, &super::is_function)
+            .map_err(|e| fail(format!("error calling tpl: {e}")))?;
+        Ok(file.defines.is_empty().then_some(file.body.source))
+    });
     let include_actions = Arc::clone(&actions);
     env.add_function("f_include", move |state: &State, args: Rest<Value>| {
         include(state, &args, &include_actions)
@@ -59,9 +79,8 @@ pub(crate) fn register_plain(env: &mut Environment<'static>) {
     env.add_function("f_fail", |args: Rest<Value>| {
         Err::<Value, _>(user_error(&arg_str(&args, 0)))
     });
-    env.add_function("f_lookup", |args: Rest<Value>| {
-        want("lookup", &args, 4)?;
-        Ok::<_, Error>(GoMap::value(Default::default()))
+    env.add_function("f_lookup", |state: &State, args: Rest<Value>| {
+        lookup(state, &args)
     });
     env.add_function("f_getHostByName", |args: Rest<Value>| {
         want("getHostByName", &args, 1)?;
@@ -86,6 +105,45 @@ fn required(args: &[Value]) -> Result<Value, Error> {
         return Err(user_error(&to_go_string(&args[0])));
     }
     Ok(value.clone())
+}
+
+/// Reads objects for `lookup` when rendering against a cluster (gardenlet passes the seed); offline, `lookup`
+/// returns an empty map as `helm template` does.
+pub trait Lookup: Send + Sync + std::fmt::Debug {
+    /// The object (`name` set) or list (`name` empty, `{"items": [...]}`) as JSON; `Ok(None)` when not found.
+    ///
+    /// # Errors
+    /// A message that fails the template (`error calling lookup: <message>`).
+    fn lookup(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<serde_json::Value>, String>;
+}
+
+/// A [`Lookup`] carried through the render context.
+#[derive(Debug)]
+pub(crate) struct LookupObject(pub(crate) Arc<dyn Lookup>);
+
+impl minijinja::value::Object for LookupObject {}
+
+fn lookup(state: &State, args: &[Value]) -> Result<Value, Error> {
+    want("lookup", args, 4)?;
+    let source = state.lookup("_lookup");
+    let Some(source) = source
+        .as_ref()
+        .and_then(|v| v.downcast_object_ref::<LookupObject>())
+    else {
+        return Ok(GoMap::value(Default::default()));
+    };
+    let text = |i: usize| arg_str(args, i);
+    match source.0.lookup(&text(0), &text(1), &text(2), &text(3)) {
+        Ok(Some(object)) => Ok(super::value::from_json(&object)),
+        Ok(None) => Ok(GoMap::value(Default::default())),
+        Err(message) => Err(fail(format!("error calling lookup: {message}"))),
+    }
 }
 
 fn depth(state: &State) -> i64 {
@@ -169,12 +227,19 @@ fn render_include(
         .get_template(&name)
         .map_err(|_| fail(format!("error calling include: template: no template {name:?} associated with template \"gotpl\"")))?;
     template
-        .render(context! { _d0 => args[1].clone(), _depth => depth + 1, _cache => cache })
+        .render(context! { _d0 => args[1].clone(), _depth => depth + 1, _cache => cache, _lookup => state.lookup("_lookup") })
         .map(Value::from)
         .map_err(|e| fail(format!("error calling include: {}", describe(&e, actions))))
 }
 
-static TPL_CACHE: LazyLock<Mutex<HashMap<String, Arc<str>>>> =
+/// A translated `tpl` source: its body and the templates it `define`s.
+#[derive(Debug)]
+struct TplSource {
+    body: String,
+    defines: Vec<(String, String)>,
+}
+
+static TPL_CACHE: LazyLock<Mutex<HashMap<String, Arc<TplSource>>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 const TPL_CACHE_ENTRIES: usize = 1024;
 
@@ -200,7 +265,14 @@ fn tpl(state: &State, args: &[Value], actions: &ActionTable) -> Result<Value, Er
         None => {
             let file = gotmpl::translate_file(state.name(), &source, &super::is_function)
                 .map_err(|e| fail(format!("error calling tpl: {e}")))?;
-            let translated: Arc<str> = Arc::from(file.body.source.as_str());
+            let translated = Arc::new(TplSource {
+                body: file.body.source,
+                defines: file
+                    .defines
+                    .into_iter()
+                    .map(|(name, define)| (name, define.source))
+                    .collect(),
+            });
             let mut cache = TPL_CACHE.lock().unwrap_or_else(|p| p.into_inner());
             if cache.len() >= TPL_CACHE_ENTRIES {
                 cache.clear();
@@ -209,14 +281,37 @@ fn tpl(state: &State, args: &[Value], actions: &ActionTable) -> Result<Value, Er
             translated
         }
     };
-    state
-        .env()
-        .render_str(
-            &translated,
-            context! { _d0 => args[1].clone(), _depth => depth + 1 },
-        )
-        .map(Value::from)
+    let context = context! { _d0 => args[1].clone(), _depth => depth + 1, _lookup => state.lookup("_lookup") };
+    let rendered = if translated.defines.is_empty() {
+        match state.env().get_template(&format!("{TPL_PREFIX}{source}")) {
+            Ok(template) => template.render(context),
+            Err(_) => state.env().render_str(&translated.body, context),
+        }
+    } else {
+        // Helm parses the string into a copy of the chart's templates, so its defines are visible to it.
+        let mut env = state.env().clone();
+        for (name, define) in &translated.defines {
+            env.add_template_owned(name.clone(), define.clone())
+                .map_err(|e| fail(format!("error calling tpl: {e}")))?;
+        }
+        env.render_str(&translated.body, context)
+    };
+    // Helm renders `tpl` like a template file, so `<no value>` is removed from its result too.
+    rendered
+        .map(|text| Value::from(strip_no_value(text)))
         .map_err(|e| fail(format!("error calling tpl: {}", describe(&e, actions))))
+}
+
+/// What Go prints for a missing value; Helm removes it from every rendered file (not from `include` results).
+pub(crate) const NO_VALUE: &str = "<no value>";
+
+/// Removes [`NO_VALUE`] as Helm does after rendering a file.
+pub(crate) fn strip_no_value(text: String) -> String {
+    if text.contains(NO_VALUE) {
+        text.replace(NO_VALUE, "")
+    } else {
+        text
+    }
 }
 
 /// Describes a minijinja error like Go's `template: name:line: executing "name" at <action>: message`.
@@ -236,6 +331,11 @@ pub(crate) fn describe(error: &Error, actions: &ActionTable) -> String {
     }
     let Some(name) = error.name() else {
         return message.to_string();
+    };
+    let name = if name.starts_with(TPL_PREFIX) {
+        "tpl"
+    } else {
+        name
     };
     let line = error.line().unwrap_or(0);
     match action_at(actions, name, line) {

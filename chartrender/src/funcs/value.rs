@@ -7,6 +7,8 @@ use std::sync::{Arc, RwLock};
 
 use minijinja::value::{Enumerator, Object, ObjectRepr, Value, ValueKind};
 
+use super::gotime::GoTime;
+
 /// Counts map mutations process-wide; `include` results are reused only while it stays unchanged.
 pub(crate) static MUTATIONS: AtomicU64 = AtomicU64::new(0);
 
@@ -199,7 +201,14 @@ pub(crate) fn to_json(value: &Value) -> serde_json::Value {
                 .map(|(k, v)| (k.clone(), to_json(v)))
                 .collect(),
         ),
-        ValueKind::Plain | ValueKind::Invalid => serde_json::Value::String(value.to_string()),
+        ValueKind::Plain | ValueKind::Invalid => match value.downcast_object_ref::<GoTime>() {
+            // encoding/json writes a time.Time as RFC 3339 with nanoseconds.
+            Some(time) => serde_json::Value::String(super::gotime::format(
+                &time.zoned,
+                "2006-01-02T15:04:05.999999999Z07:00",
+            )),
+            None => serde_json::Value::String(value.to_string()),
+        },
         _ => serde_json::Value::String(value.to_string()),
     }
 }
@@ -396,6 +405,7 @@ pub(crate) fn to_go_string(value: &Value) -> String {
 /// Go's `reflect.Kind` name as `kindOf`/`kindIs` report it.
 pub(crate) fn kind_of(value: &Value) -> &'static str {
     match value.kind() {
+        ValueKind::Plain if value.downcast_object_ref::<GoTime>().is_some() => "struct",
         ValueKind::Undefined | ValueKind::None => "invalid",
         ValueKind::Bool => "bool",
         ValueKind::Number if value.is_integer() => "int",
@@ -410,6 +420,7 @@ pub(crate) fn kind_of(value: &Value) -> &'static str {
 /// Go's `%T` as `typeOf` reports it.
 pub(crate) fn type_of(value: &Value) -> &'static str {
     match value.kind() {
+        ValueKind::Plain if value.downcast_object_ref::<GoTime>().is_some() => "time.Time",
         ValueKind::Undefined | ValueKind::None => "<nil>",
         ValueKind::Bool => "bool",
         ValueKind::Number if value.is_integer() => "int",

@@ -380,7 +380,12 @@ fn lex_quoted(source: &str, start: usize) -> Option<(Cow<'_, str>, usize)> {
 fn lex_char(source: &str, start: usize) -> Option<(u32, usize)> {
     let rest = &source[start + 1..];
     let close = rest.find('\'')?;
-    let body = &rest[..close.max(1)];
+    // `''` is Go's "empty character constant"; taking the quote itself as the body would end the token inside
+    // whatever character follows.
+    if close == 0 {
+        return None;
+    }
+    let body = &rest[..close];
     let body = if body == "\\" {
         &rest[..rest[1..].find('\'')? + 1]
     } else {
@@ -419,6 +424,14 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    #[test]
+    fn empty_character_constants_are_errors_even_before_multibyte_text() {
+        assert!(lex("t", "{{ ''\u{11668} }}").is_err());
+        assert!(lex("t", "{{ '' }}").is_err());
+        let pieces = lex("t", "{{ 'a' }}").unwrap();
+        assert_eq!(pieces.len(), 1);
     }
 
     #[test]

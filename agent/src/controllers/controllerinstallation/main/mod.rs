@@ -5,6 +5,7 @@
 //! garden. No periodic requeue: spec changes of the installation, registration or deployment
 //! trigger. Restarts on a garden client swap.
 
+pub mod chart;
 pub mod conditions;
 pub mod delete;
 pub mod desired;
@@ -206,6 +207,8 @@ pub struct Installer {
     pub agent: Arc<AgentContext>,
     /// Chart renderer holding the per-chart translation cache.
     pub renderer: Renderer,
+    /// OCI chart pullers (HTTP clients and archive caches) by CA bundle.
+    pub pullers: chart::Pullers,
     garden_identity: OnceCell<String>,
     garden_namespace_ready: AtomicBool,
 }
@@ -216,6 +219,7 @@ impl Installer {
         Self {
             agent,
             renderer: Renderer::new(),
+            pullers: chart::Pullers::default(),
             garden_identity: OnceCell::new(),
             garden_namespace_ready: AtomicBool::new(false),
         }

@@ -124,7 +124,9 @@ async fn install(
         &registration_name,
         chart_values,
         conditions,
-    )? {
+    )
+    .await?
+    {
         ControlFlow::Continue(data) => data,
         ControlFlow::Break(action) => return Ok(action),
     };
@@ -317,12 +319,13 @@ async fn chart_values(
     ))
 }
 
-/// Renders the chart into the manifest Secret's data; a `Valid` condition for archives that
-/// cannot be read or rendered, `Installed=False` for workloads the agent refuses.
+/// Renders the chart (raw, or pulled from its OCI registry) into the manifest Secret's data; a
+/// `Valid` condition for archives that cannot be pulled, read or rendered, `Installed=False` for
+/// workloads the agent refuses. Nothing is written before this succeeds.
 ///
 /// # Errors
 /// [`Error::Mutate`] for an unsupported workload.
-fn render(
+async fn render(
     ctx: &Installer,
     helm: &HelmControllerDeployment,
     name: &str,
@@ -330,7 +333,7 @@ fn render(
     chart_values: Value,
     conditions: &mut Conditions,
 ) -> Result<Step<BTreeMap<String, String>>, Error> {
-    let bytes = match chart_bytes(helm) {
+    let bytes = match super::chart::archive(ctx, helm).await {
         Ok(bytes) => bytes,
         Err((reason, message)) => {
             conditions.valid(ConditionStatus::False, reason, &message);
@@ -338,7 +341,7 @@ fn render(
         }
     };
     let extension_namespace = namespaces::extension_namespace(name);
-    let rendered = Chart::from_archive(bytes, &Limits::default())
+    let rendered = Chart::from_archive(&bytes, &Limits::default())
         .map_err(|error| seedlet_runtime::error_chain(&error))
         .and_then(|chart| {
             let options = RenderOptions {
@@ -394,54 +397,5 @@ fn render(
                 source: error,
             })
         }
-    }
-}
-
-/// The chart archive: `rawChart`, or a condition for the other cases.
-fn chart_bytes(helm: &HelmControllerDeployment) -> Result<&[u8], (&'static str, String)> {
-    if let Some(chart) = &helm.raw_chart {
-        return Ok(&chart.0);
-    }
-    if let Some(repository) = &helm.oci_repository {
-        // seedlet does not pull charts from OCI registries: the agent reaches no registry in its
-        // supported setups, and a half-working pull is worse than a clear condition.
-        let reference = repository
-            .pull_reference()
-            .unwrap_or_else(|| "<incomplete reference>".to_owned());
-        return Err((
-            reasons::OCI_CHART_CANNOT_BE_PULLED,
-            format!(
-                "chart pulling process failed: OCI chart {reference:?} cannot be pulled: OCI charts are not supported by seedlet, use helm.rawChart"
-            ),
-        ));
-    }
-    Err((
-        reasons::CHART_INFORMATION_INVALID,
-        "chart information invalid: neither helm.rawChart nor helm.ociRepository is set".to_owned(),
-    ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn chart_bytes_rejects_oci_with_clear_reason() {
-        let helm = HelmControllerDeployment {
-            oci_repository: Some(seedlet_api::core::OciRepository {
-                reference: Some("oci://r.io/c:1".into()),
-                ..Default::default()
-            }),
-            ..Default::default()
-        };
-        let (reason, message) = chart_bytes(&helm).unwrap_err();
-        assert_eq!(reason, "OCIChartCannotBePulled");
-        assert!(
-            message.starts_with("chart pulling process failed: "),
-            "{message}"
-        );
-        assert!(message.contains("r.io/c:1"));
-        let (reason, _) = chart_bytes(&HelmControllerDeployment::default()).unwrap_err();
-        assert_eq!(reason, "ChartInformationInvalid");
     }
 }
