@@ -246,9 +246,9 @@ fn kubectl_hints(state: &StateDir, installation: Option<&str>) -> Vec<String> {
         format!("  {seed} -n {technical_id} get infrastructures -o yaml"),
         String::new(),
         "The sandboxes store objects but run no pods (Deployments only report ready)".to_owned(),
-        "and have no scheduler: a new Shoot needs spec.seedName. kubectl get, get -w,".to_owned(),
-        "apply --validate=false, delete, api-resources and auth can-i work; explain,".to_owned(),
-        "validating apply, logs, exec and port-forward do not, and --dry-run=server".to_owned(),
+        "and have no scheduler: a new Shoot needs spec.seedName. kubectl get (with".to_owned(),
+        "printer columns), get -w, apply, create, edit, explain, delete, api-resources".to_owned(),
+        "and auth can-i work; logs, exec and port-forward do not, and --dry-run=server".to_owned(),
         "writes (the sandbox ignores dryRun).".to_owned(),
         format!(
             "Logs: {}, {}, {}",
