@@ -2,7 +2,7 @@
 //! identity, Seed registration, heartbeat and controllers, graceful shutdown.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,7 +15,7 @@ use seedlet_runtime::error_chain;
 use seedlet_runtime::health::HealthManager;
 use seedlet_runtime::leader_election;
 use seedlet_runtime::process::{
-    AbortOnDrop, ClientError, Leadership, client_from_kubeconfig, run_controllers, sleep_or_cancel,
+    AbortOnDrop, ClientError, Leadership, client_config, run_controllers, sleep_or_cancel,
 };
 use seedlet_runtime::server::{ProbeState, Readiness, Servers, Step};
 use seedlet_runtime::systemd::{Notifier, State, Watchdog};
@@ -26,6 +26,7 @@ use crate::context::{AgentContext, ControllerSpec, FIELD_MANAGER};
 use crate::controllers::{self, heartbeat};
 use crate::metrics::AgentMetrics;
 use crate::registration::{self, SeedRegistration};
+use crate::sources::{self, ClientSource, Origin};
 
 /// Pause between failed attempts to obtain the garden client or register the Seed.
 pub const STARTUP_RETRY_DELAY: Duration = Duration::from_secs(5);
@@ -67,6 +68,10 @@ pub struct AgentSettings {
     pub registration: SeedRegistration,
     /// Seed kubeconfig file; `None` means `KUBECONFIG` / in-cluster configuration.
     pub seed_kubeconfig: Option<PathBuf>,
+    /// Where the seed client's configuration comes from (logged once at start-up).
+    pub seed_origin: Origin,
+    /// Where the garden credential comes from (logged once at start-up).
+    pub garden_origin: Origin,
     /// Where the garden credential comes from.
     pub bootstrap: BootstrapOptions,
     /// Leader election lock; `None` runs without election (always leading).
@@ -118,8 +123,14 @@ impl AgentSettings {
             (None, Some(file)) => Some(BootstrapSource::File(file.clone())),
             (None, None) => None,
         };
-        bootstrap.static_kubeconfig = env_path(seedlet_api::names::objects::GARDEN_KUBECONFIG_ENV)
-            .or_else(|| garden.kubeconfig.clone());
+        let garden_origin = Origin::of(
+            seedlet_api::names::objects::GARDEN_KUBECONFIG_ENV,
+            env_path(seedlet_api::names::objects::GARDEN_KUBECONFIG_ENV),
+            "gardenClientConnection.kubeconfig",
+            garden.kubeconfig.as_deref(),
+        )
+        .unwrap_or(Origin::Bootstrap);
+        bootstrap.static_kubeconfig = garden_origin.path().map(Path::to_owned);
         bootstrap.validity = garden.kubeconfig_validity.validity.map(|v| v.as_std());
         bootstrap.jitter = JitterRange {
             min_percent: percent(
@@ -146,10 +157,18 @@ impl AgentSettings {
             .server
             .addresses()
             .map_err(|(field, source)| Error::InvalidAddress { field, source })?;
+        let seed_origin = Origin::of(
+            "KUBECONFIG",
+            env_path("KUBECONFIG"),
+            "seedClientConnection.kubeconfig",
+            config.seed_client_connection.kubeconfig.as_deref(),
+        )
+        .unwrap_or(Origin::InCluster);
         Ok(Self {
             registration,
-            seed_kubeconfig: env_path("KUBECONFIG")
-                .or_else(|| config.seed_client_connection.kubeconfig.clone()),
+            seed_kubeconfig: seed_origin.path().map(Path::to_owned),
+            seed_origin,
+            garden_origin,
             bootstrap,
             leader_election,
             heartbeat,
@@ -276,9 +295,14 @@ impl Agent {
     pub async fn start(self, shutdown: CancellationToken) -> Result<RunningAgent, Error> {
         let seed = match self.seed_client.clone() {
             Some(client) => client,
-            None => client_from_kubeconfig(self.settings.seed_kubeconfig.as_deref())
-                .await
-                .map_err(Error::SeedClient)?,
+            None => {
+                let config = client_config(self.settings.seed_kubeconfig.as_deref())
+                    .await
+                    .map_err(Error::SeedClient)?;
+                self.log_client_sources(Some(config.cluster_url.to_string()));
+                kube::Client::try_from(config)
+                    .map_err(|source| Error::SeedClient(ClientError::Build(source)))?
+            }
         };
         let metrics = Arc::new(AgentMetrics::new());
         let health =
@@ -361,6 +385,29 @@ impl Agent {
         servers.join().await;
         tracing::info!("agent stopped");
         Ok(())
+    }
+
+    /// Says once where the seed and garden clients come from and which servers they talk to.
+    fn log_client_sources(&self, seed_server: Option<String>) {
+        let seed = ClientSource {
+            origin: self.settings.seed_origin.clone(),
+            server: seed_server,
+        };
+        let garden = ClientSource {
+            origin: self.settings.garden_origin.clone(),
+            server: self
+                .settings
+                .garden_origin
+                .path()
+                .and_then(sources::kubeconfig_server),
+        };
+        for (warning, line) in sources::describe(&seed, &garden) {
+            if warning {
+                tracing::warn!("{line}");
+            } else {
+                tracing::info!("{line}");
+            }
+        }
     }
 
     /// One leadership term: garden client, registration, heartbeat and controllers until `term`

@@ -37,6 +37,7 @@ pub mod controllers;
 pub mod daemon;
 pub mod metrics;
 pub mod registration;
+pub mod sources;
 
 pub use context::{AgentContext, ControllerSpec, FIELD_MANAGER};
 pub use daemon::{Agent, AgentSettings, Error, RunningAgent, run_agent};

@@ -285,7 +285,16 @@ pub enum ClientError {
 /// # Errors
 /// See [`ClientError`].
 pub async fn client_from_kubeconfig(path: Option<&Path>) -> Result<kube::Client, ClientError> {
-    let config = match path {
+    kube::Client::try_from(client_config(path).await?).map_err(ClientError::Build)
+}
+
+/// The client configuration from the kubeconfig at `path`, or from `KUBECONFIG`/in-cluster
+/// configuration without one (its `cluster_url` says which server a client will talk to).
+///
+/// # Errors
+/// [`ClientError::ReadKubeconfig`], [`ClientError::Config`].
+pub async fn client_config(path: Option<&Path>) -> Result<kube::Config, ClientError> {
+    Ok(match path {
         Some(path) => {
             let kubeconfig =
                 Kubeconfig::read_from(path).map_err(|source| ClientError::ReadKubeconfig {
@@ -299,6 +308,5 @@ pub async fn client_from_kubeconfig(path: Option<&Path>) -> Result<kube::Client,
         None => kube::Config::infer()
             .await
             .map_err(|e| ClientError::Config(Box::new(e)))?,
-    };
-    kube::Client::try_from(config).map_err(ClientError::Build)
+    })
 }
