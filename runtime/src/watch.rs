@@ -1,6 +1,6 @@
 //! Watches and controllers: the backoff of every watch and controller trigger stream, slim
 //! reflector caches, and [`Runner`], the one way a controller of either daemon is run (name,
-//! concurrency from config, graceful shutdown, reconcile metrics).
+//! concurrency from config, graceful shutdown).
 //!
 //! The backoff:  kube-runtime's default (0.8 s doubling to 30 s with jitter, reset only after 120 s
 //! without errors) suits controllers sharing a struggling API server; a seed agent runs about
@@ -14,7 +14,6 @@ use std::time::Duration;
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Instant;
 
 use futures::StreamExt as _;
 use kube::runtime::controller::{self, Action, Controller};
@@ -24,8 +23,6 @@ use kube::{Api, Resource};
 use rand::Rng;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
-
-use crate::metrics::Metrics;
 
 /// First delay after a failed watch.
 pub const MIN_DELAY: Duration = Duration::from_millis(200);
@@ -81,15 +78,14 @@ pub fn concurrency(configured: i64) -> u16 {
     u16::try_from(configured.max(1)).unwrap_or(u16::MAX)
 }
 
-/// Runs a built [`Controller`]: the name for metrics, the concurrency, the token whose
-/// cancellation shuts it down gracefully (in-flight reconciles finish), and the metrics that
-/// record every reconcile. Every controller of both daemons is run through it.
+/// Runs a built [`Controller`]: its name (logs), the concurrency, and the token whose
+/// cancellation shuts it down gracefully (in-flight reconciles finish). Every controller of both
+/// daemons is run through it; reconcile metrics are recorded by the reconcilers themselves.
 #[derive(Debug, Clone)]
 pub struct Runner {
     name: &'static str,
     concurrency: u16,
     stop: CancellationToken,
-    metrics: Option<Arc<Metrics>>,
 }
 
 impl Runner {
@@ -99,7 +95,6 @@ impl Runner {
             name,
             concurrency: 1,
             stop,
-            metrics: None,
         }
     }
 
@@ -107,13 +102,6 @@ impl Runner {
     #[must_use]
     pub fn concurrency(mut self, concurrent_syncs: impl Into<i64>) -> Self {
         self.concurrency = concurrency(concurrent_syncs.into());
-        self
-    }
-
-    /// Records every reconcile (count, errors, duration) under the controller's name.
-    #[must_use]
-    pub fn metrics(mut self, metrics: Arc<Metrics>) -> Self {
-        self.metrics = Some(metrics);
         self
     }
 
@@ -135,26 +123,14 @@ impl Runner {
             name,
             concurrency,
             stop,
-            metrics,
         } = self;
-        let timed = move |object: Arc<K>, ctx: Arc<C>| {
-            let metrics = metrics.clone();
-            let work = reconcile(object, ctx);
-            async move {
-                let started = Instant::now();
-                let result = work.await;
-                if let Some(metrics) = metrics {
-                    metrics.reconciled(name, started.elapsed(), result.is_ok());
-                }
-                result
-            }
-        };
         controller
             .with_config(controller::Config::default().concurrency(concurrency))
             .graceful_shutdown_on(stop.cancelled_owned())
-            .run(timed, error_policy, ctx)
+            .run(reconcile, error_policy, ctx)
             .for_each(|_| futures::future::ready(()))
             .await;
+        tracing::debug!(controller = name, "controller stopped");
     }
 }
 
