@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use seedlet_config::GardenControllerConfiguration;
 use seedlet_runtime::clock::Clock;
+use seedlet_runtime::events::Recorder;
 use seedlet_runtime::metrics::Metrics;
 use tokio_util::sync::CancellationToken;
 
@@ -18,6 +19,8 @@ pub struct GardenContext {
     pub clock: Arc<dyn Clock>,
     /// Process metrics.
     pub metrics: Arc<Metrics>,
+    /// Kubernetes Events; a controller writes through `events.named("<name>-controller")`.
+    pub events: Recorder,
     /// Cancelled when this leadership term ends.
     pub stop: CancellationToken,
 }

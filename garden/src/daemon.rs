@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use seedlet_config::GardenControllerConfiguration;
 use seedlet_runtime::clock::{Clock, SystemClock};
+use seedlet_runtime::events::Recorder;
 use seedlet_runtime::health::HealthManager;
 use seedlet_runtime::leader_election;
 use seedlet_runtime::metrics::Metrics;
@@ -22,6 +23,9 @@ use seedlet_runtime::systemd::{Notifier, State};
 use tokio_util::sync::CancellationToken;
 
 use crate::context::{GardenContext, GardenControllerSpec};
+
+/// `source.component` of the garden controller's Events unless a controller names itself.
+pub const EVENT_COMPONENT: &str = "seedlet-garden";
 
 /// Errors of the garden controller process.
 #[derive(Debug, thiserror::Error)]
@@ -187,6 +191,8 @@ impl Garden {
                 config: self.config.clone(),
                 clock: self.clock.clone(),
                 metrics: metrics.clone(),
+                events: Recorder::new(self.client.clone(), EVENT_COMPONENT)
+                    .with_clock(self.clock.clone()),
                 stop: term.stop.clone(),
             });
             if let Some(notifier) = &self.notifier {

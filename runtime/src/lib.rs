@@ -8,10 +8,12 @@
 //! - [`status`]: the one conditions writer; [`finalizer`]: adding and removing a finalizer;
 //! - [`triggers`]: watch streams passing only relevant changes (and deletions);
 //! - [`systemd`]: the sd_notify protocol (READY, STOPPING, STATUS, WATCHDOG);
+//! - [`events`]: Kubernetes Events, correlated like client-go's recorder;
 //! - [`retry`]: in-place retries of idempotent requests; [`clock`]; [`error`]: error chains.
 
 pub mod clock;
 pub mod error;
+pub mod events;
 pub mod finalizer;
 pub mod health;
 pub mod leader_election;
