@@ -69,6 +69,10 @@ impl Env {
         let ctx = Arc::new(Ctx {
             client: self.garden.client(),
             concurrent_syncs: 5,
+            events: seedlet_runtime::events::Recorder::new(
+                self.garden.client(),
+                "csr-autoapprove-controller",
+            ),
         });
         // The handle is aborted by the tests; the token is never cancelled.
         tokio::spawn(csr_approval::run(
@@ -697,6 +701,37 @@ async fn forged_requests_are_never_approved_and_other_signers_untouched() {
     );
     assert_eq!(by_name("other-signer"), None, "other signers untouched");
     assert_eq!(by_name("not-ours"), None, "unrelated requests untouched");
+
+    // Each decision is an Event on the CSR (cluster-scoped: namespace `default`), for `kubectl
+    // describe csr`; untouched requests have none.
+    let events = Api::<k8s_openapi::api::core::v1::Event>::namespaced(admin, "default")
+        .list(&Default::default())
+        .await
+        .expect("events")
+        .items;
+    let reasons_of = |name: &str| {
+        let mut reasons: Vec<(String, String)> = events
+            .iter()
+            .filter(|e| e.involved_object.name.as_deref() == Some(name))
+            .map(|e| {
+                (
+                    e.type_.clone().unwrap_or_default(),
+                    e.reason.clone().unwrap_or_default(),
+                )
+            })
+            .collect();
+        reasons.dedup();
+        reasons
+    };
+    let denied_event = vec![("Warning".to_owned(), "RequestDenied".to_owned())];
+    assert_eq!(reasons_of("wrong-o"), denied_event);
+    assert_eq!(reasons_of("server-auth"), denied_event);
+    assert_eq!(
+        reasons_of("wrong-cn"),
+        vec![("Normal".to_owned(), "ManualApprovalRequired".to_owned())]
+    );
+    assert!(reasons_of("other-signer").is_empty());
+    assert!(reasons_of("not-ours").is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -297,6 +297,30 @@ async fn installation_is_applied_healthy_follows_changes_and_is_removed_on_delet
         "InstallationSuccessful",
     )
     .await;
+    // The transition is an Event on the installation (cluster-scoped: `default`), and the
+    // agent's registration one on the Seed, both written by the agent as `gardenlet`.
+    let events: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(garden.clone(), "default");
+    wait_until("installed event", TIMEOUT, || async {
+        let events = events
+            .list(&Default::default())
+            .await
+            .expect("events")
+            .items;
+        let about = |kind: &str, name: &str, reason: &str| {
+            events.iter().any(|e| {
+                e.involved_object.kind.as_deref() == Some(kind)
+                    && e.involved_object.name.as_deref() == Some(name)
+                    && e.reason.as_deref() == Some(reason)
+                    && e.source.as_ref().and_then(|s| s.component.as_deref()) == Some("gardenlet")
+            })
+        };
+        about(
+            "ControllerInstallation",
+            "ext-small-a",
+            "InstallationSuccessful",
+        ) && about("Seed", SEED, "SeedRegistered")
+    })
+    .await;
     wait_condition(
         &installations,
         "ext-small-a",

@@ -38,6 +38,9 @@ pub struct AgentContext {
     pub stop: CancellationToken,
     /// Field manager for server-side apply and patches.
     pub field_manager: &'static str,
+    /// Kubernetes Events in the garden (on the Seed, ControllerInstallations, …), written with
+    /// the current garden credential.
+    pub events: seedlet_runtime::events::Recorder,
     /// systemd watchdog fed by successful heartbeats (`None` unless `$WATCHDOG_USEC` asks for one).
     pub watchdog: Option<Arc<seedlet_runtime::systemd::Watchdog>>,
 }

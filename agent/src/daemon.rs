@@ -12,6 +12,7 @@ use seedlet_bootstrap::{
 use seedlet_config::GardenletConfiguration;
 use seedlet_runtime::clock::{Clock, SystemClock};
 use seedlet_runtime::error_chain;
+use seedlet_runtime::events::{EventType, Recorder};
 use seedlet_runtime::health::HealthManager;
 use seedlet_runtime::leader_election;
 use seedlet_runtime::process::{
@@ -448,9 +449,26 @@ impl Agent {
             shared.metrics.clone(),
         ));
 
+        let events = garden_events(&client, &self.clock);
         loop {
             match registration::register_seed(&client.client(), &self.settings.registration).await {
-                Ok(_) => break,
+                Ok(seed) => {
+                    let note = format!(
+                        "Seed registered by seedlet agent {} (leader {})",
+                        env!("CARGO_PKG_VERSION"),
+                        std::env::var("HOSTNAME").unwrap_or_else(|_| "unknown".to_owned())
+                    );
+                    events
+                        .publish(
+                            &seed,
+                            EventType::Normal,
+                            SEED_REGISTERED,
+                            "Reconcile",
+                            &note,
+                        )
+                        .await;
+                    break;
+                }
                 Err(error) => {
                     tracing::error!(error = %error_chain(&error), seed = %self.settings.registration.name, "registering seed failed");
                     if sleep_or_cancel(STARTUP_RETRY_DELAY, term).await {
@@ -477,6 +495,7 @@ impl Agent {
             readiness: shared.readiness.clone(),
             stop: term.clone(),
             field_manager: FIELD_MANAGER,
+            events,
             watchdog: self.watchdog.clone(),
         });
         shared.health.start();
@@ -560,4 +579,18 @@ impl RunningAgent {
 
 fn signed(duration: Duration) -> jiff::SignedDuration {
     jiff::SignedDuration::try_from(duration).unwrap_or(jiff::SignedDuration::MAX)
+}
+
+/// `source.component` of the agent's Events, gardenlet's own name so that tools filtering on it
+/// find seedlet's Events too.
+pub const EVENT_COMPONENT: &str = "gardenlet";
+
+/// Event reason on the Seed each time an agent took the lead and registered it.
+pub const SEED_REGISTERED: &str = "SeedRegistered";
+
+/// The agent's Event recorder: it writes to the garden with whatever credential is current.
+fn garden_events(client: &GardenClient, clock: &Arc<dyn Clock>) -> Recorder {
+    let client = client.clone();
+    Recorder::from_source(Arc::new(move || client.client()), EVENT_COMPONENT)
+        .with_clock(clock.clone())
 }

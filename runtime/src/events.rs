@@ -59,10 +59,14 @@ impl EventType {
     }
 }
 
+/// Where a recorder gets its client from for each write: a fixed client, or the current one of
+/// a hot-swappable credential (the agent's garden client after a rotation).
+pub type ClientSource = Arc<dyn Fn() -> kube::Client + Send + Sync>;
+
 /// Records Events on behalf of one component (`source.component`, `reportingComponent`).
 #[derive(Clone)]
 pub struct Recorder {
-    client: kube::Client,
+    client: ClientSource,
     component: String,
     instance: String,
     clock: Arc<dyn Clock>,
@@ -82,6 +86,11 @@ impl Recorder {
     /// A recorder writing as `component` (e.g. `gardener-controller-manager`'s seedlet
     /// counterpart `seedlet-garden`); the instance is the host name when known.
     pub fn new(client: kube::Client, component: impl Into<String>) -> Self {
+        Self::from_source(Arc::new(move || client.clone()), component)
+    }
+
+    /// A recorder taking the current client from `client` for every write.
+    pub fn from_source(client: ClientSource, component: impl Into<String>) -> Self {
         let instance = std::env::var("HOSTNAME").unwrap_or_default();
         Self {
             client,
@@ -170,7 +179,7 @@ impl Recorder {
         message: &str,
     ) -> Result<(), kube::Error> {
         let namespace = event.metadata.namespace.clone().unwrap_or_default();
-        let api: Api<Event> = Api::namespaced(self.client.clone(), &namespace);
+        let api: Api<Event> = Api::namespaced((self.client)(), &namespace);
         let created = api.create(&PostParams::default(), &event).await?;
         let key = Key::exact(regarding, kind, reason, message);
         self.correlator
@@ -190,7 +199,7 @@ impl Recorder {
         message: &str,
     ) -> Result<(), kube::Error> {
         let namespace = event_namespace(regarding);
-        let api: Api<Event> = Api::namespaced(self.client.clone(), &namespace);
+        let api: Api<Event> = Api::namespaced((self.client)(), &namespace);
         let patch = json!({
             "count": count,
             "lastTimestamp": Time(second(now)),

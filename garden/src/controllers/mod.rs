@@ -35,6 +35,9 @@ pub fn builtin() -> Vec<GardenControllerSpec> {
                         .certificate_signing_request
                         .concurrent_syncs,
                 )),
+                events: ctx
+                    .events
+                    .named(format!("{}-controller", csr_approval::NAME)),
             });
             Box::pin(csr_approval::run(csr, ctx.stop.clone()))
         }),

@@ -1,9 +1,11 @@
 //! ControllerInstallations of this seed (spec §2): the main controller installs the extension
 //! chart through a ManagedResource ([`main`]), the care controller reports `Installed`/`Healthy`/
 //! `Progressing` from it ([`care`]), the required controller reports `Required` from the
-//! extension objects in the seed ([`required`]). [`controllers`] registers all three with the agent.
+//! extension objects in the seed ([`required`]); [`events`] decides which change of `Installed`
+//! is worth an Event. [`controllers`] registers all three with the agent.
 
 pub mod care;
+pub mod events;
 pub mod main;
 pub mod required;
 

@@ -24,6 +24,8 @@ pub const APPROVED_REASON: &str = reasons::CSR_AUTO_APPROVED;
 pub const APPROVED_MESSAGE: &str = reasons::CSR_AUTO_APPROVED_MESSAGE;
 /// Denial condition reason.
 pub const DENIED_REASON: &str = reasons::CSR_REQUEST_DENIED;
+/// Event reason for a request left pending for an operator's `kubectl certificate approve`.
+pub const MANUAL_APPROVAL_REASON: &str = "ManualApprovalRequired";
 
 /// The parts of a PKCS#10 request the checks look at.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

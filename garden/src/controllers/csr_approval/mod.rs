@@ -31,6 +31,8 @@ pub struct Ctx {
     pub client: kube::Client,
     /// Parallel reconciles.
     pub concurrent_syncs: u16,
+    /// Events on the CSRs it decides (approved, denied, left for an operator).
+    pub events: seedlet_runtime::events::Recorder,
 }
 
 /// Runs the controller until `stop` is cancelled (in-flight approvals finish first).

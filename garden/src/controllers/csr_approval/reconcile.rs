@@ -14,11 +14,12 @@ use kube::Api;
 use kube::api::PostParams;
 use kube::runtime::controller::Action;
 use seedlet_api::names::csr as csr_names;
+use seedlet_runtime::events::EventType;
 
 use super::Ctx;
 use super::checks::{
-    APPROVED_MESSAGE, APPROVED_REASON, Classification, DENIED_REASON, SEED_CLIENT_SUBRESOURCE,
-    classify, denied_message, needs_decision, request_facts,
+    APPROVED_MESSAGE, APPROVED_REASON, Classification, DENIED_REASON, MANUAL_APPROVAL_REASON,
+    SEED_CLIENT_SUBRESOURCE, classify, denied_message, needs_decision, request_facts,
 };
 
 /// Failures of one CSR reconcile.
@@ -105,12 +106,32 @@ pub async fn reconcile(
         Classification::ManualApproval(why) => {
             // Logged once per version of the CSR: nothing requeues it.
             tracing::info!(certificate_signing_request = %name, user = %requester, reason = %why, "certificatesigningrequest stays pending");
+            let note = format!("Left for manual approval: {why}");
+            ctx.events
+                .publish(
+                    &*csr,
+                    EventType::Normal,
+                    MANUAL_APPROVAL_REASON,
+                    "Reconcile",
+                    &note,
+                )
+                .await;
             Ok(Action::await_change())
         }
         Classification::Invalid(failed_check) => {
             tracing::info!(certificate_signing_request = %name, check = %failed_check, "denying certificatesigningrequest");
-            let condition = condition("Denied", DENIED_REASON, &denied_message(&failed_check));
+            let message = denied_message(&failed_check);
+            let condition = condition("Denied", DENIED_REASON, &message);
             write_condition(&ctx.client, &csr, &name, condition).await?;
+            ctx.events
+                .publish(
+                    &*csr,
+                    EventType::Warning,
+                    DENIED_REASON,
+                    "Reconcile",
+                    &message,
+                )
+                .await;
             Ok(Action::await_change())
         }
         Classification::SeedClient => {
@@ -123,6 +144,15 @@ pub async fn reconcile(
             let condition = condition("Approved", APPROVED_REASON, APPROVED_MESSAGE);
             write_condition(&ctx.client, &csr, &name, condition).await?;
             tracing::info!(certificate_signing_request = %name, user = %requester, "approved certificatesigningrequest");
+            ctx.events
+                .publish(
+                    &*csr,
+                    EventType::Normal,
+                    APPROVED_REASON,
+                    "Reconcile",
+                    APPROVED_MESSAGE,
+                )
+                .await;
             Ok(Action::await_change())
         }
     }

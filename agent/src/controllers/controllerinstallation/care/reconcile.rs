@@ -16,6 +16,8 @@ use super::Care;
 use seedlet_runtime::retry::{self, RetryPolicy};
 use seedlet_runtime::status::update_conditions;
 
+use crate::controllers::controllerinstallation::events::installed_event;
+
 /// Requeue delay while the ManagedResource does not exist yet.
 pub const MISSING_REQUEUE: Duration = Duration::from_secs(1);
 
@@ -90,6 +92,19 @@ async fn care(ci: &ControllerInstallation, ctx: &Care) -> Result<Action, Error> 
         Ok(mr) => {
             let updates = care_conditions(&mr, &name, ci.conditions(), now);
             write(updates.to_vec()).await?;
+            let before = conditions::find(ci.conditions(), condition_types::INSTALLED)
+                .map(|c| (&c.status, c.reason.as_str()));
+            let installed = updates
+                .iter()
+                .find(|c| c.type_ == condition_types::INSTALLED);
+            if let Some((kind, reason, note)) =
+                installed.and_then(|after| installed_event(before, after))
+            {
+                ctx.agent
+                    .events
+                    .publish(ci, kind, reason, "Reconcile", note)
+                    .await;
+            }
             Ok(Action::requeue(ctx.sync_period))
         }
         Err(source) => {

@@ -5,6 +5,7 @@ use kube::Api;
 use seedlet_api::conditions::{Condition, ConditionStatus, find_or_init};
 use seedlet_api::core::{ControllerInstallation, ControllerRegistration, Seed};
 use seedlet_api::names::{condition_types, reasons};
+use seedlet_runtime::events::EventType;
 use seedlet_runtime::status::update_conditions;
 
 use super::Error;
@@ -15,16 +16,40 @@ pub struct Conditions {
     pub installed: Condition,
     pub installed_touched: bool,
     pub now: jiff::Timestamp,
+    /// `Installed` status and reason before this reconcile, to tell a transition.
+    installed_before: (ConditionStatus, String),
 }
 
 impl Conditions {
     pub fn load(ci: &ControllerInstallation, now: jiff::Timestamp) -> Self {
+        let installed = find_or_init(ci.conditions(), condition_types::INSTALLED, now);
         Self {
             valid: find_or_init(ci.conditions(), condition_types::VALID, now),
-            installed: find_or_init(ci.conditions(), condition_types::INSTALLED, now),
+            installed_before: (installed.status.clone(), installed.reason.clone()),
+            installed,
             installed_touched: false,
             now,
         }
+    }
+
+    /// Fresh `Valid` and `Installed` for the deletion flow, which rewrites both (upstream's quirk of
+    /// picking list positions is not copied); the transition is still judged against `ci`'s.
+    pub fn for_deletion(ci: &ControllerInstallation, now: jiff::Timestamp) -> Self {
+        Self {
+            valid: Condition::initialized(condition_types::VALID, now),
+            installed: Condition::initialized(condition_types::INSTALLED, now),
+            installed_touched: true,
+            ..Self::load(ci, now)
+        }
+    }
+
+    /// The Event for the change of `Installed` this reconcile made, if it is worth one.
+    pub fn installed_event(&self) -> Option<(EventType, &str, &str)> {
+        if !self.installed_touched {
+            return None;
+        }
+        let before = (&self.installed_before.0, self.installed_before.1.as_str());
+        super::super::events::installed_event(Some(before), &self.installed)
     }
 
     pub fn valid(&mut self, status: ConditionStatus, reason: &str, message: &str) {

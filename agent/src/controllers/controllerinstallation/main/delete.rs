@@ -10,9 +10,9 @@ use kube::api::DeleteParams;
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 
-use seedlet_api::conditions::{Condition, ConditionStatus};
+use seedlet_api::conditions::ConditionStatus;
 use seedlet_api::core::ControllerInstallation;
-use seedlet_api::names::{condition_types, finalizers, namespaces, objects, reasons};
+use seedlet_api::names::{finalizers, namespaces, objects, reasons};
 use seedlet_api::resources::ManagedResource;
 
 use super::conditions::Conditions;
@@ -38,15 +38,15 @@ pub async fn delete(ci: &ControllerInstallation, ctx: &Installer) -> Result<Acti
         return Ok(Action::await_change());
     }
     let now = ctx.agent.clock.now();
-    // Targets `Installed` explicitly (upstream's quirk of picking list positions is not copied).
-    let mut conditions = Conditions {
-        valid: Condition::initialized(condition_types::VALID, now),
-        installed: Condition::initialized(condition_types::INSTALLED, now),
-        installed_touched: true,
-        now,
-    };
+    let mut conditions = Conditions::for_deletion(ci, now);
     let result = steps(ci, ctx, &mut conditions).await;
     let written = conditions.write(&api, &name).await;
+    if let (Ok(true), Some((kind, reason, message))) = (&written, conditions.installed_event()) {
+        ctx.agent
+            .events
+            .publish(ci, kind, reason, "Delete", message)
+            .await;
+    }
     if let (Ok(_), Err(source)) = (&result, written) {
         return Err(Error::WriteConditions { name, source });
     }

@@ -88,6 +88,12 @@ async fn dispatch(ci: &ControllerInstallation, ctx: &Installer) -> Result<Action
     let mut conditions = Conditions::load(ci, now);
     let result = install(ci, ctx, &mut conditions).await;
     let written = conditions.write(&api, &name).await;
+    if let (Ok(true), Some((kind, reason, message))) = (&written, conditions.installed_event()) {
+        ctx.agent
+            .events
+            .publish(ci, kind, reason, "Reconcile", message)
+            .await;
+    }
     match (result, written) {
         // A lost condition write (e.g. 409 against care/required) is retried via the queue.
         (Ok(_), Err(source)) => Err(Error::WriteConditions { name, source }),
