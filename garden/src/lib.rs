@@ -4,6 +4,7 @@
 pub mod context;
 pub mod controllers;
 pub mod daemon;
+pub mod webhooks;
 
 pub use context::{GardenContext, GardenControllerSpec};
 pub use daemon::{Error, Garden, RunningGarden, run_garden};

@@ -1,0 +1,300 @@
+//! The resource-dependency graph of the seed authorizer (spec §3): vertices are objects (kind,
+//! namespace, name), an edge A → B says "whoever may reach B may reach A". A seed may act on an
+//! object when a path leads from it to `Seed:<seed>`.
+//!
+//! Kept literally as upstream keeps it, because the authorizer's delete rule depends on which
+//! vertices exist: vertices appear with the edges that name them; an informer's handler
+//! replaces the edges it owns ([`Graph::replace`]), and removing an edge also removes the far
+//! vertex when that edge was its only connection; deleting an object removes its vertex and the
+//! neighbours that only it kept alive.
+
+pub mod edges;
+
+use std::collections::{HashMap, HashSet};
+
+/// The kinds of vertices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    BackupBucket,
+    BackupEntry,
+    Bastion,
+    CertificateSigningRequest,
+    CloudProfile,
+    ClusterRoleBinding,
+    ConfigMap,
+    ControllerDeployment,
+    ControllerInstallation,
+    ControllerRegistration,
+    CredentialsBinding,
+    ExposureClass,
+    Gardenlet,
+    InternalSecret,
+    Lease,
+    ManagedSeed,
+    Namespace,
+    NamespacedCloudProfile,
+    Project,
+    Secret,
+    SecretBinding,
+    Seed,
+    ServiceAccount,
+    Shoot,
+    ShootState,
+    WorkloadIdentity,
+}
+
+/// One vertex: kind, namespace (`""` when cluster-scoped) and name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Vertex {
+    pub kind: Kind,
+    pub namespace: String,
+    pub name: String,
+}
+
+impl Vertex {
+    /// A vertex of `kind`.
+    pub fn new(kind: Kind, namespace: &str, name: &str) -> Self {
+        Self {
+            kind,
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+        }
+    }
+
+    /// A cluster-scoped vertex.
+    pub fn cluster(kind: Kind, name: &str) -> Self {
+        Self::new(kind, "", name)
+    }
+}
+
+/// What one handler run owns and adds: the edges from `incoming` kinds into `vertex` and from
+/// `vertex` to `outgoing` kinds are replaced by `edges`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Update {
+    /// The object's own vertex.
+    pub vertex: Option<Vertex>,
+    /// Kinds whose edges into `vertex` this handler owns.
+    pub incoming: &'static [Kind],
+    /// Kinds whose edges out of `vertex` this handler owns.
+    pub outgoing: &'static [Kind],
+    /// The edges to add, `(from, to)`.
+    pub edges: Vec<(Vertex, Vertex)>,
+}
+
+/// The directed graph.
+#[derive(Debug, Default)]
+pub struct Graph {
+    out: HashMap<Vertex, HashSet<Vertex>>,
+    inc: HashMap<Vertex, HashSet<Vertex>>,
+}
+
+impl Graph {
+    /// Whether `vertex` exists.
+    pub fn contains(&self, vertex: &Vertex) -> bool {
+        self.out.contains_key(vertex)
+    }
+
+    /// Number of vertices.
+    pub fn len(&self) -> usize {
+        self.out.len()
+    }
+
+    /// Whether the graph is empty.
+    pub fn is_empty(&self) -> bool {
+        self.out.is_empty()
+    }
+
+    /// Whether a path leads from `from` to `to` along the edges; both must exist, and a vertex
+    /// reaches itself.
+    pub fn has_path(&self, from: &Vertex, to: &Vertex) -> bool {
+        if !self.contains(from) || !self.contains(to) {
+            return false;
+        }
+        let mut seen = HashSet::new();
+        let mut stack = vec![from];
+        while let Some(vertex) = stack.pop() {
+            if vertex == to {
+                return true;
+            }
+            if !seen.insert(vertex) {
+                continue;
+            }
+            if let Some(next) = self.out.get(vertex) {
+                stack.extend(next.iter());
+            }
+        }
+        false
+    }
+
+    /// Adds `from → to`, creating the vertices on demand.
+    pub fn add_edge(&mut self, from: Vertex, to: Vertex) {
+        if from == to {
+            return;
+        }
+        self.inc.entry(from.clone()).or_default();
+        self.out.entry(to.clone()).or_default();
+        self.inc.entry(to.clone()).or_default().insert(from.clone());
+        self.out.entry(from).or_default().insert(to);
+    }
+
+    /// Ensures `vertex` exists without edges (an object that refers to nothing yet).
+    pub fn add_vertex(&mut self, vertex: Vertex) {
+        self.inc.entry(vertex.clone()).or_default();
+        self.out.entry(vertex).or_default();
+    }
+
+    /// Applies one handler run: removes the edges it owns (pruning), then adds its edges.
+    pub fn replace(&mut self, update: Update) {
+        let Some(vertex) = update.vertex else {
+            return;
+        };
+        let incoming: Vec<Vertex> = self
+            .inc
+            .get(&vertex)
+            .map(|from| {
+                from.iter()
+                    .filter(|v| update.incoming.contains(&v.kind))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        for from in incoming {
+            self.remove_edge_pruning(&from, &vertex, &from);
+        }
+        let outgoing: Vec<Vertex> = self
+            .out
+            .get(&vertex)
+            .map(|to| {
+                to.iter()
+                    .filter(|v| update.outgoing.contains(&v.kind))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        for to in outgoing {
+            self.remove_edge_pruning(&vertex, &to, &to);
+        }
+        for (from, to) in update.edges {
+            self.add_edge(from, to);
+        }
+        // An object the informers know always has its vertex, edges or not (a Bastion without
+        // `spec.seedName`): the delete rule of the authorizer asks for existence.
+        self.add_vertex(vertex);
+    }
+
+    /// Removes `vertex` and every neighbour whose only connection it was.
+    pub fn delete_vertex(&mut self, vertex: &Vertex) {
+        let Some(outgoing) = self.out.remove(vertex) else {
+            return;
+        };
+        let incoming = self.inc.remove(vertex).unwrap_or_default();
+        for to in outgoing {
+            if let Some(set) = self.inc.get_mut(&to) {
+                set.remove(vertex);
+            }
+            self.remove_if_edgeless(&to);
+        }
+        for from in incoming {
+            if let Some(set) = self.out.get_mut(&from) {
+                set.remove(vertex);
+            }
+            self.remove_if_edgeless(&from);
+        }
+    }
+
+    /// Removes `from → to`; `far` (one of the two) goes too when that edge was its only one.
+    fn remove_edge_pruning(&mut self, from: &Vertex, to: &Vertex, far: &Vertex) {
+        if let Some(set) = self.out.get_mut(from) {
+            set.remove(to);
+        }
+        if let Some(set) = self.inc.get_mut(to) {
+            set.remove(from);
+        }
+        self.remove_if_edgeless(far);
+    }
+
+    fn remove_if_edgeless(&mut self, vertex: &Vertex) {
+        let edgeless = self.out.get(vertex).is_some_and(HashSet::is_empty)
+            && self.inc.get(vertex).is_some_and(HashSet::is_empty);
+        if edgeless {
+            self.out.remove(vertex);
+            self.inc.remove(vertex);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(kind: Kind, name: &str) -> Vertex {
+        Vertex::new(kind, "garden-dev", name)
+    }
+
+    fn seed(name: &str) -> Vertex {
+        Vertex::cluster(Kind::Seed, name)
+    }
+
+    fn shoot_update(shoot: &str, seed_name: &str, binding: &str) -> Update {
+        Update {
+            vertex: Some(v(Kind::Shoot, shoot)),
+            incoming: &[Kind::SecretBinding, Kind::Namespace],
+            outgoing: &[Kind::Seed],
+            edges: vec![
+                (v(Kind::Shoot, shoot), seed(seed_name)),
+                (v(Kind::SecretBinding, binding), v(Kind::Shoot, shoot)),
+            ],
+        }
+    }
+
+    #[test]
+    fn paths_follow_edge_direction_and_a_vertex_reaches_itself() {
+        let mut graph = Graph::default();
+        graph.replace(shoot_update("s", "a", "b"));
+        graph.add_edge(v(Kind::Secret, "creds"), v(Kind::SecretBinding, "b"));
+        assert!(graph.has_path(&v(Kind::Secret, "creds"), &seed("a")));
+        assert!(!graph.has_path(&seed("a"), &v(Kind::Secret, "creds")));
+        assert!(graph.has_path(&seed("a"), &seed("a")));
+        assert!(
+            !graph.has_path(&v(Kind::Secret, "creds"), &seed("b")),
+            "b does not exist"
+        );
+    }
+
+    #[test]
+    fn replacing_owned_edges_moves_access_and_prunes_lonely_neighbours() {
+        let mut graph = Graph::default();
+        graph.replace(shoot_update("s", "a", "b"));
+        assert!(graph.contains(&seed("a")));
+        // The shoot moves to seed c and another binding.
+        graph.replace(shoot_update("s", "c", "b2"));
+        assert!(
+            !graph.contains(&seed("a")),
+            "a was kept only by the shoot's edge"
+        );
+        assert!(!graph.contains(&v(Kind::SecretBinding, "b")));
+        assert!(graph.has_path(&v(Kind::SecretBinding, "b2"), &seed("c")));
+    }
+
+    #[test]
+    fn edges_owned_by_other_handlers_survive_a_replace() {
+        let mut graph = Graph::default();
+        graph.replace(shoot_update("s", "a", "b"));
+        // A BackupEntry handler's edge into the shoot is not the shoot handler's to remove.
+        graph.add_edge(v(Kind::BackupEntry, "e"), v(Kind::Shoot, "s"));
+        graph.replace(shoot_update("s", "a", "b"));
+        assert!(graph.has_path(&v(Kind::BackupEntry, "e"), &seed("a")));
+    }
+
+    #[test]
+    fn deleting_a_vertex_removes_neighbours_only_it_kept() {
+        let mut graph = Graph::default();
+        graph.replace(shoot_update("s", "a", "b"));
+        graph.add_edge(v(Kind::Shoot, "other"), seed("a"));
+        graph.delete_vertex(&v(Kind::Shoot, "s"));
+        assert!(!graph.contains(&v(Kind::Shoot, "s")));
+        assert!(!graph.contains(&v(Kind::SecretBinding, "b")));
+        assert!(graph.contains(&seed("a")), "still kept by the other shoot");
+        assert_eq!(graph.len(), 2);
+    }
+}
