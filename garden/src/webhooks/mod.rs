@@ -2,6 +2,7 @@
 //! (spec `seed-authorizer.md`): the SeedAuthorizer (`POST /webhooks/auth/seed`, a
 //! SubjectAccessReview webhook deciding from a resource-dependency [`graph`]).
 
+pub mod authorizer;
 pub mod graph;
 pub mod identity;
 pub mod review;
