@@ -55,6 +55,9 @@ pub fn apply_garden_controller_defaults(config: &mut GardenControllerConfigurati
         GARDEN_CONTROLLER_HEALTH_PORT,
     );
     fill_port(&mut config.server.metrics, GARDEN_CONTROLLER_METRICS_PORT);
+    if let Some(webhooks) = &mut config.webhooks {
+        webhooks.apply_defaults();
+    }
     let lifecycle = &mut config.controllers.seed_lifecycle;
     if lifecycle.shoot_monitor_period.is_zero() {
         lifecycle.shoot_monitor_period = lifecycle

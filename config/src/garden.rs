@@ -37,6 +37,9 @@ pub struct GardenControllerConfiguration {
     pub log_format: LogFormat,
     /// Health and metrics servers.
     pub server: ServerConfiguration,
+    /// The seed authorizer and SeedRestriction webhooks' HTTPS server; absent means off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub webhooks: Option<crate::garden_webhooks::GardenWebhooks>,
 }
 
 /// The `controllers` block of the garden controller.
@@ -117,6 +120,7 @@ impl Default for GardenControllerConfiguration {
             log_level: LogLevel::default(),
             log_format: LogFormat::default(),
             server: ServerConfiguration::default(),
+            webhooks: None,
         }
     }
 }
@@ -178,6 +182,9 @@ pub(crate) fn validate(config: &GardenControllerConfiguration) -> Vec<Problem> {
     );
     checker.leader_election("leaderElection", &config.leader_election);
     checker.servers("server", &config.server);
+    if let Some(webhooks) = &config.webhooks {
+        webhooks.validate("webhooks", &mut checker);
+    }
     checker.into_problems()
 }
 

@@ -116,6 +116,11 @@ impl Checker {
         }
     }
 
+    /// One server's address and port choice.
+    pub(crate) fn server_at(&mut self, path: &str, server: &Server) {
+        self.server(path, server);
+    }
+
     fn server(&mut self, path: &str, server: &Server) {
         if server.free_port && server.port != 0 {
             self.report(

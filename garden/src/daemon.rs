@@ -45,6 +45,9 @@ pub enum Error {
     /// Starting the probe or metrics server failed.
     #[error("starting probe servers")]
     Servers(#[source] seedlet_runtime::server::Error),
+    /// The webhook server cannot start.
+    #[error("starting the webhook server")]
+    Webhooks(#[source] crate::webhooks::ServerError),
     /// The main task panicked.
     #[error("garden controller task ended abnormally")]
     Join(#[source] tokio::task::JoinError),
@@ -162,11 +165,28 @@ impl Garden {
         .map_err(Error::Servers)?;
         let health_address = servers.health_address;
         let metrics_address = servers.metrics_address;
+        let webhook_address = match &self.config.webhooks {
+            Some(webhooks) => Some(
+                crate::webhooks::start(
+                    self.client.clone(),
+                    webhooks,
+                    self.clock.clone(),
+                    server_stop.clone(),
+                )
+                .await
+                .map_err(|error| {
+                    server_stop.cancel();
+                    Error::Webhooks(error)
+                })?,
+            ),
+            None => None,
+        };
         let task =
             tokio::spawn(self.run(metrics.clone(), readiness, servers, server_stop, shutdown));
         Ok(RunningGarden {
             health_address,
             metrics_address,
+            webhook_address,
             metrics,
             task,
         })
@@ -247,6 +267,8 @@ pub struct RunningGarden {
     pub health_address: SocketAddr,
     /// Bound address of `/metrics`.
     pub metrics_address: SocketAddr,
+    /// Bound address of the webhook server, when `webhooks` is configured.
+    pub webhook_address: Option<SocketAddr>,
     /// The process metrics.
     pub metrics: Arc<Metrics>,
     task: tokio::task::JoinHandle<Result<(), Error>>,

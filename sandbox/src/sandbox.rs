@@ -189,8 +189,9 @@ impl SandboxBuilder {
         }
         let mut api = Api::new(store, ca.clone(), faults.clone());
         if let Some(config) = &self.authorization_webhook {
-            api.authorization_webhook =
-                Some(WebhookAuthorizer::load(config).map_err(SandboxError::AuthorizationWebhook)?);
+            api.authorization_webhook = std::sync::RwLock::new(Some(Arc::new(
+                WebhookAuthorizer::load(config).map_err(SandboxError::AuthorizationWebhook)?,
+            )));
         }
         let api = Arc::new(api);
         let listener = TcpListener::bind(("127.0.0.1", self.port))
@@ -303,6 +304,46 @@ impl Sandbox {
     /// The admin kubeconfig as YAML (for files and kubectl).
     pub fn admin_kubeconfig_yaml(&self) -> String {
         serde_yaml::to_string(&self.admin_kubeconfig()).unwrap_or_default()
+    }
+
+    /// Configures (or, with `None`, removes) the authorization webhook of a running server, as
+    /// restarting kube-apiserver with other `--authorization-*` flags would: tests start the
+    /// webhook's server after the API server it needs.
+    ///
+    /// # Errors
+    /// As at start: an unreadable or incomplete kubeconfig file; the old setting then stays.
+    pub fn set_authorization_webhook(
+        &self,
+        config: Option<&WebhookConfig>,
+    ) -> Result<(), SandboxError> {
+        let webhook = match config {
+            Some(config) => Some(Arc::new(
+                WebhookAuthorizer::load(config).map_err(SandboxError::AuthorizationWebhook)?,
+            )),
+            None => None,
+        };
+        *self
+            .api
+            .authorization_webhook
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = webhook;
+        Ok(())
+    }
+
+    /// A serving certificate signed by this cluster's CA (the garden CA that webhook servers
+    /// present to kube-apiserver): PEM chain and key.
+    ///
+    /// # Errors
+    /// When a name is invalid or signing fails.
+    pub fn issue_serving_certificate(
+        &self,
+        common_name: &str,
+        names: &[&str],
+    ) -> Result<(String, String), SandboxError> {
+        self.api
+            .ca
+            .issue_serving_certificate(common_name, names)
+            .map_err(SandboxError::CertificateAuthority)
     }
 
     /// An admin kube-rs client.

@@ -1,7 +1,8 @@
 //! The authorization webhook (`--authorization-mode=RBAC,Webhook` with
 //! `--authorization-webhook-config-file`): a test webhook over HTTPS with its own CA and a bearer
 //! token, asked only after RBAC has no opinion, with cached answers, the webhook's reason in the
-//! 403, a failing webhook answered with 500, and a broken config refused at start.
+//! 403, a failing webhook answered with 500 (legacy flags) or by its failure policy (structured
+//! configuration), selectors sent for lists and watches, and a broken config refused at start.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -13,7 +14,7 @@ use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use seedlet_sandbox::Sandbox;
-use seedlet_sandbox::authz::webhook::WebhookConfig;
+use seedlet_sandbox::authz::webhook::{FailurePolicy, WebhookConfig};
 use seedlet_sandbox::pki::CertificateAuthority;
 use serde_json::{Value, json};
 
@@ -154,9 +155,10 @@ async fn rbac_first_then_the_webhook_with_cached_answers() {
     let sb = Sandbox::builder()
         .name("authz-webhook")
         .authorization_webhook(WebhookConfig {
-            config_file: config,
+            config_file: config.clone(),
             authorized_ttl: Duration::from_secs(60),
             unauthorized_ttl: Duration::from_millis(200),
+            failure_policy: None,
         })
         .start()
         .await
@@ -220,6 +222,53 @@ async fn rbac_first_then_the_webhook_with_cached_answers() {
         StatusCode::OK,
         "cached answers still count"
     );
+
+    // A structured configuration's failure policy: with nothing after the webhook, Deny and
+    // NoOpinion both end in a 403 naming the failure, never a 500.
+    for policy in [FailurePolicy::Deny, FailurePolicy::NoOpinion] {
+        sb.set_authorization_webhook(Some(&WebhookConfig {
+            failure_policy: Some(policy),
+            ..WebhookConfig::new(&config)
+        }))
+        .expect("reconfigured");
+        let (status, error) = get(&user, "/api/v1/namespaces/default/configmaps/y").await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{policy:?}: {error}");
+        assert!(
+            error["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("authorization webhook"),
+            "{error}"
+        );
+    }
+
+    // AuthorizeWithSelectors: a list's selectors reach the webhook, and a single-object watch
+    // (`metadata.name=<x>`) carries the name.
+    webhook.failing.store(false, Ordering::SeqCst);
+    get(
+        &user,
+        "/api/v1/namespaces/default/pods?labelSelector=app%3Dweb&fieldSelector=spec.nodeName%3Dn1",
+    )
+    .await;
+    get(
+        &user,
+        "/api/v1/namespaces/default/pods?watch=1&fieldSelector=metadata.name%3Dp1&timeoutSeconds=1",
+    )
+    .await;
+    let reviews = webhook.reviews.lock().expect("lock").clone();
+    let pods: Vec<&Value> = reviews
+        .iter()
+        .map(|r| &r["spec"]["resourceAttributes"])
+        .filter(|a| a["resource"] == "pods")
+        .collect();
+    assert_eq!(pods.len(), 2, "{reviews:?}");
+    assert_eq!(pods[0]["labelSelector"], json!({"rawSelector": "app=web"}));
+    assert_eq!(
+        pods[0]["fieldSelector"],
+        json!({"rawSelector": "spec.nodeName=n1"})
+    );
+    assert_eq!(pods[1]["verb"], "watch");
+    assert_eq!(pods[1]["name"], "p1");
     sb.shutdown().await;
 }
 

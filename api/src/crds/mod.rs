@@ -74,7 +74,7 @@ pub fn garden_crds() -> Vec<CustomResourceDefinition> {
         core::NamespacedCloudProfile::crd(),
         core::ControllerRegistration::crd(),
         controller_deployment_crd(),
-        core::ControllerInstallation::crd(),
+        selectable(core::ControllerInstallation::crd(), ".spec.seedRef.name"),
         core::ShootState::crd(),
         core::BackupBucket::crd(),
         core::BackupEntry::crd(),
@@ -88,6 +88,20 @@ pub fn garden_crds() -> Vec<CustomResourceDefinition> {
 fn finish(mut crd: CustomResourceDefinition) -> CustomResourceDefinition {
     if crd.spec.names.list_kind.is_none() {
         crd.spec.names.list_kind = Some(format!("{}List", crd.spec.names.kind));
+    }
+    crd
+}
+
+/// `crd` with the field `json_path` selectable in every version (Kubernetes ≥ 1.31): the seed
+/// authorizer lets a seed list only with a field selector on it, which needs the API server to
+/// accept that selector (`spec.seedRef.name` of ControllerInstallations, as gardener-apiserver
+/// offers it).
+fn selectable(mut crd: CustomResourceDefinition, json_path: &str) -> CustomResourceDefinition {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::SelectableField;
+    for version in &mut crd.spec.versions {
+        version.selectable_fields = Some(vec![SelectableField {
+            json_path: json_path.to_owned(),
+        }]);
     }
     crd
 }

@@ -5,4 +5,61 @@
 pub mod authorizer;
 pub mod graph;
 pub mod identity;
+pub mod informers;
 pub mod review;
+pub mod selectors;
+pub mod server;
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+
+use seedlet_config::garden_webhooks::GardenWebhooks;
+use seedlet_runtime::clock::Clock;
+use tokio_util::sync::CancellationToken;
+
+pub use server::ServerError;
+
+/// Starts the graph's watches and the HTTPS server as `config` says; returns the bound address.
+/// Both run until `stop`, on every replica (the webhooks need no leadership).
+///
+/// # Errors
+/// [`ServerError`] for an unusable certificate or address.
+pub async fn start(
+    client: kube::Client,
+    config: &GardenWebhooks,
+    clock: Arc<dyn Clock>,
+    stop: CancellationToken,
+) -> Result<SocketAddr, ServerError> {
+    let tls = server::tls_config(Path::new(&config.tls.server_cert_dir))?;
+    let ip = if config.server.bind_address.is_empty() {
+        std::net::IpAddr::from([0, 0, 0, 0])
+    } else {
+        config
+            .server
+            .bind_address
+            .parse()
+            .unwrap_or(std::net::IpAddr::from([0, 0, 0, 0]))
+    };
+    let port = if config.server.free_port {
+        0
+    } else {
+        config.server.port
+    };
+    let graph = Arc::new(informers::GraphState::new(clock));
+    let webhooks = Arc::new(server::Webhooks {
+        graph: graph.clone(),
+        selectors: selectors::SelectorProbe::new(client.clone()),
+    });
+    let (address, serving) = server::bind(
+        SocketAddr::new(ip, port),
+        tls,
+        server::router(webhooks),
+        stop.clone(),
+    )
+    .await?;
+    tracing::info!(address = %address, "serving webhooks");
+    tokio::spawn(informers::run(client, graph, stop));
+    tokio::spawn(serving);
+    Ok(address)
+}

@@ -243,19 +243,36 @@ impl CertificateAuthority {
         &self.cert_der
     }
 
-    /// rustls server config: serving cert for 127.0.0.1/localhost/::1 signed by the CA, ALPN h2 +
-    /// http/1.1, client certificates optional but verified against the CA when presented.
+    /// A serving certificate and key for `names` (IP addresses or DNS names), signed by the CA:
+    /// for webhook servers kube-apiserver calls with this CA as `certificate-authority-data`.
+    /// Returns the PEM chain (leaf, then the CA) and the PKCS#8 key PEM.
     ///
     /// # Errors
-    /// Fails when the serving certificate cannot be signed or rustls rejects the configuration.
-    pub fn server_config(&self) -> Result<Arc<ServerConfig>, PkiError> {
+    /// When a name is invalid or signing fails.
+    pub fn issue_serving_certificate(
+        &self,
+        common_name: &str,
+        names: &[&str],
+    ) -> Result<(String, String), PkiError> {
+        let (cert, key) = self.serving_certificate(common_name, names)?;
+        Ok((
+            format!("{}{}", cert.pem(), self.ca_pem()),
+            key.serialize_pem(),
+        ))
+    }
+
+    fn serving_certificate(
+        &self,
+        common_name: &str,
+        names: &[&str],
+    ) -> Result<(rcgen::Certificate, KeyPair), PkiError> {
         let key = KeyPair::generate().map_err(|source| PkiError::GenerateKey { source })?;
         let mut params = CertificateParams::default();
         params.distinguished_name = DistinguishedName::new();
         params
             .distinguished_name
-            .push(DnType::CommonName, "kube-apiserver");
-        params.subject_alt_names = SERVING_NAMES
+            .push(DnType::CommonName, common_name);
+        params.subject_alt_names = names
             .iter()
             .map(|name| match name.parse() {
                 Ok(ip) => Ok(SanType::IpAddress(ip)),
@@ -263,7 +280,7 @@ impl CertificateAuthority {
             })
             .collect::<Result<_, _>>()
             .map_err(|source| PkiError::SignCertificate {
-                subject: "kube-apiserver".to_owned(),
+                subject: common_name.to_owned(),
                 source,
             })?;
         params.key_usages = vec![
@@ -278,10 +295,19 @@ impl CertificateAuthority {
             params
                 .signed_by(&key, &self.issuer)
                 .map_err(|source| PkiError::SignCertificate {
-                    subject: "kube-apiserver".to_owned(),
+                    subject: common_name.to_owned(),
                     source,
                 })?;
+        Ok((cert, key))
+    }
 
+    /// rustls server config: serving cert for 127.0.0.1/localhost/::1 signed by the CA, ALPN h2 +
+    /// http/1.1, client certificates optional but verified against the CA when presented.
+    ///
+    /// # Errors
+    /// Fails when the serving certificate cannot be signed or rustls rejects the configuration.
+    pub fn server_config(&self) -> Result<Arc<ServerConfig>, PkiError> {
+        let (cert, key) = self.serving_certificate("kube-apiserver", &SERVING_NAMES)?;
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let mut roots = RootCertStore::empty();
         roots

@@ -54,7 +54,7 @@ pub struct Api {
     rbac: Mutex<Option<(u64, Arc<RbacSnapshot>)>>,
     openapi: openapi::Cache,
     /// The webhook asked after RBAC (`--authorization-webhook-config-file`), if configured.
-    pub authorization_webhook: Option<WebhookAuthorizer>,
+    pub authorization_webhook: std::sync::RwLock<Option<Arc<WebhookAuthorizer>>>,
 }
 
 impl Api {
@@ -68,7 +68,7 @@ impl Api {
             shutdown: tokio_util::sync::CancellationToken::new(),
             rbac: Mutex::new(None),
             openapi: openapi::Cache::default(),
-            authorization_webhook: None,
+            authorization_webhook: std::sync::RwLock::new(None),
         }
     }
 
@@ -121,17 +121,30 @@ impl Api {
         attributes: &Attributes,
     ) -> Result<authz::Decision, ApiError> {
         let decision = self.authorize(attributes);
-        let Some(webhook) = self
+        if decision.allowed {
+            return Ok(decision);
+        }
+        let webhook = self
             .authorization_webhook
-            .as_ref()
-            .filter(|_| !decision.allowed)
-        else {
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        let Some(webhook) = webhook else {
             return Ok(decision);
         };
-        webhook
-            .authorize(attributes)
-            .await
-            .map_err(ApiError::internal)
+        match webhook.authorize(attributes).await {
+            Ok(decision) => Ok(decision),
+            // Legacy flags: the error reaches the filter, which answers 500; a structured
+            // configuration's failure policy turns it into a (denying or abstaining) 403, as no
+            // authorizer follows the webhook here.
+            Err(error) => match webhook.failure_policy() {
+                None => Err(ApiError::internal(error)),
+                Some(_) => Ok(authz::Decision {
+                    allowed: false,
+                    reason: error,
+                }),
+            },
+        }
     }
 
     /// The rules `user` holds in `namespace` under the stored RBAC (a SelfSubjectRulesReview's answer).
@@ -320,7 +333,9 @@ async fn serve(
         name: path.name.clone(),
         path: uri.path().to_string(),
         resource_request: true,
+        ..Attributes::default()
     };
+    let attributes = with_selectors(attributes, &query);
     check(api, &attributes).await?;
     let registry = api.store.lock().registry();
     let rt = registry
@@ -412,6 +427,29 @@ async fn authenticate(
         }
     }
     Ok(authn::impersonated_user(&impersonation))
+}
+
+/// A list's or watch's selectors for the authorizers (`AuthorizeWithSelectors`), and the name a
+/// `metadata.name=<x>` field selector pins, as kube-apiserver sets it for single-object watches.
+fn with_selectors(
+    mut attributes: Attributes,
+    query: &std::collections::BTreeMap<String, String>,
+) -> Attributes {
+    if !matches!(attributes.verb.as_str(), "list" | "watch") {
+        return attributes;
+    }
+    let selector = |key: &str| query.get(key).cloned().unwrap_or_default();
+    attributes.field_selector = selector("fieldSelector");
+    attributes.label_selector = selector("labelSelector");
+    if attributes.name.is_empty()
+        && let Some(name) = attributes
+            .field_selector
+            .split(',')
+            .find_map(|r| r.trim().strip_prefix("metadata.name="))
+    {
+        attributes.name = name.to_owned();
+    }
+    attributes
 }
 
 /// Authorizes or answers 403 (500 when the authorization webhook fails).

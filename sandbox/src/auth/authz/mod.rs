@@ -40,6 +40,10 @@ pub struct Attributes {
     pub path: String,
     /// Whether this is a resource request (as opposed to e.g. `/healthz`).
     pub resource_request: bool,
+    /// The field selector of a list or watch ("" otherwise).
+    pub field_selector: String,
+    /// The label selector of a list or watch ("" otherwise).
+    pub label_selector: String,
 }
 
 /// Stored RBAC objects, as JSON.
@@ -182,6 +186,7 @@ pub fn review_attributes(spec: &Value, user: UserInfo) -> Option<Attributes> {
             name: text(resource, "name"),
             path: String::new(),
             resource_request: true,
+            ..Attributes::default()
         }),
         (None, Some(non_resource)) => Some(Attributes {
             user,
@@ -249,6 +254,7 @@ pub fn impersonation_attributes(
                 name: name.to_owned(),
                 path: String::new(),
                 resource_request: true,
+                ..Attributes::default()
             }
         };
     let mut checks = Vec::new();

@@ -271,6 +271,7 @@ mod tests {
             name: name.into(),
             path: String::new(),
             resource_request: true,
+            ..Attributes::default()
         }
     }
 

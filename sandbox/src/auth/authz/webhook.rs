@@ -28,6 +28,19 @@ pub struct WebhookConfig {
     pub authorized_ttl: Duration,
     /// How long other answers are cached (default: 30 seconds).
     pub unauthorized_ttl: Duration,
+    /// `None`: the legacy flags, where a failing webhook is a 500. `Some`: a structured
+    /// authorization configuration's `failurePolicy`; with no authorizer after the webhook both
+    /// policies end in a 403 naming the failure.
+    pub failure_policy: Option<FailurePolicy>,
+}
+
+/// `failurePolicy` of a webhook in a structured authorization configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailurePolicy {
+    /// The request is denied.
+    Deny,
+    /// The next authorizer decides.
+    NoOpinion,
 }
 
 impl WebhookConfig {
@@ -37,6 +50,7 @@ impl WebhookConfig {
             config_file: config_file.into(),
             authorized_ttl: Duration::from_secs(300),
             unauthorized_ttl: Duration::from_secs(30),
+            failure_policy: None,
         }
     }
 }
@@ -59,6 +73,7 @@ pub struct WebhookAuthorizer {
     endpoint: Endpoint,
     authorized_ttl: Duration,
     unauthorized_ttl: Duration,
+    failure_policy: Option<FailurePolicy>,
     cache: Mutex<HashMap<String, (Decision, Instant)>>,
 }
 
@@ -80,8 +95,14 @@ impl WebhookAuthorizer {
             endpoint,
             authorized_ttl: config.authorized_ttl,
             unauthorized_ttl: config.unauthorized_ttl,
+            failure_policy: config.failure_policy,
             cache: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The configured failure policy (`None` for the legacy flags).
+    pub fn failure_policy(&self) -> Option<FailurePolicy> {
+        self.failure_policy
     }
 
     /// Asks the webhook (or the cache) about `attributes`.
@@ -156,6 +177,15 @@ pub fn review_for(attributes: &Attributes) -> Value {
             "subresource": attributes.subresource,
             "name": attributes.name,
         });
+        // AuthorizeWithSelectors: list and watch carry their selectors.
+        for (key, selector) in [
+            ("fieldSelector", &attributes.field_selector),
+            ("labelSelector", &attributes.label_selector),
+        ] {
+            if !selector.is_empty() {
+                spec["resourceAttributes"][key] = json!({"rawSelector": selector});
+            }
+        }
     } else {
         spec["nonResourceAttributes"] = json!({"path": attributes.path, "verb": attributes.verb});
     }

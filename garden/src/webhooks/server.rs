@@ -1,0 +1,222 @@
+//! The webhooks' HTTPS server: TLS with the configured serving certificate (no client
+//! authentication, as gardener-admission-controller), HTTP/1.1 and HTTP/2, and the routes
+//! `POST /webhooks/auth/seed` (SubjectAccessReview) and, when enabled,
+//! `POST /webhooks/admission/seedrestriction` (AdmissionReview).
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::service::TowerToHyperService;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use serde_json::Value;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use super::authorizer::decide;
+use super::informers::GraphState;
+use super::review::{self, Verdict};
+use super::selectors::SelectorProbe;
+
+/// Path of the seed authorizer.
+pub const AUTHORIZER_PATH: &str = "/webhooks/auth/seed";
+
+/// Why the webhook server cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// The serving certificate or key cannot be read or used.
+    #[error("webhook serving certificate in {dir}: {message}")]
+    Certificate {
+        /// `webhooks.tls.serverCertDir`.
+        dir: String,
+        /// What is wrong (never key material).
+        message: String,
+    },
+    /// The address cannot be bound.
+    #[error("binding webhook server to {address}: {source}")]
+    Bind {
+        /// The address.
+        address: SocketAddr,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// What the handlers share.
+#[derive(Debug)]
+pub struct Webhooks {
+    /// The authorizer's graph.
+    pub graph: Arc<GraphState>,
+    /// The selector probe.
+    pub selectors: SelectorProbe,
+}
+
+/// The TLS configuration from `dir/tls.crt` and `dir/tls.key`.
+///
+/// # Errors
+/// [`ServerError::Certificate`] naming the file and the problem.
+pub fn tls_config(dir: &Path) -> Result<Arc<rustls::ServerConfig>, ServerError> {
+    let fail = |message: String| ServerError::Certificate {
+        dir: dir.display().to_string(),
+        message,
+    };
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(dir.join("tls.crt"))
+        .map_err(|e| fail(format!("tls.crt: {e}")))?
+        .collect::<Result<_, _>>()
+        .map_err(|e| fail(format!("tls.crt: {e}")))?;
+    if chain.is_empty() {
+        return Err(fail("tls.crt holds no certificate".to_owned()));
+    }
+    let key = PrivateKeyDer::from_pem_file(dir.join("tls.key"))
+        .map_err(|_| fail("tls.key holds no PEM private key".to_owned()))?;
+    let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| fail(e.to_string()))?
+    .with_no_client_auth()
+    .with_single_cert(chain, key)
+    .map_err(|e| fail(format!("certificate and key do not fit: {e}")))?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}
+
+/// The routes.
+pub fn router(webhooks: Arc<Webhooks>) -> Router {
+    Router::new()
+        .route(AUTHORIZER_PATH, post(authorize))
+        .with_state(webhooks)
+}
+
+/// Binds `address`; returns the bound address and the serving future (until `stop`).
+///
+/// # Errors
+/// [`ServerError::Bind`].
+pub async fn bind(
+    address: SocketAddr,
+    tls: Arc<rustls::ServerConfig>,
+    router: Router,
+    stop: CancellationToken,
+) -> Result<(SocketAddr, impl Future<Output = ()>), ServerError> {
+    let listener = TcpListener::bind(address)
+        .await
+        .map_err(|source| ServerError::Bind { address, source })?;
+    let bound = listener
+        .local_addr()
+        .map_err(|source| ServerError::Bind { address, source })?;
+    Ok((bound, serve(listener, tls, router, stop)))
+}
+
+async fn serve(
+    listener: TcpListener,
+    tls: Arc<rustls::ServerConfig>,
+    router: Router,
+    stop: CancellationToken,
+) {
+    let acceptor = tokio_rustls::TlsAcceptor::from(tls);
+    let tasks = tokio_util::task::TaskTracker::new();
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = stop.cancelled() => break,
+        };
+        let Ok((tcp, _)) = accepted else { continue };
+        let _ = tcp.set_nodelay(true);
+        let (acceptor, router, stop) = (acceptor.clone(), router.clone(), stop.clone());
+        tasks.spawn(async move {
+            let Ok(stream) = acceptor.accept(tcp).await else {
+                return;
+            };
+            let service = TowerToHyperService::new(router);
+            let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+            let connection = builder.serve_connection(TokioIo::new(stream), service);
+            tokio::pin!(connection);
+            tokio::select! {
+                _ = connection.as_mut() => {}
+                () = stop.cancelled() => {
+                    connection.as_mut().graceful_shutdown();
+                    let _ = connection.await;
+                }
+            }
+        });
+    }
+    tasks.close();
+    tasks.wait().await;
+}
+
+fn json_response(status: StatusCode, body: &Value) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// `POST /webhooks/auth/seed`.
+async fn authorize(
+    State(webhooks): State<Arc<Webhooks>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    if !webhooks.graph.synced() {
+        // Never decide from a partial graph: kube-apiserver applies its failure policy.
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "seed authorizer graph is not synced yet",
+        )
+            .into_response();
+    }
+    let v1 = "authorization.k8s.io/v1";
+    let answer = |api_version: &str, verdict: Verdict| {
+        json_response(StatusCode::OK, &review::response(api_version, &verdict))
+    };
+    if body.is_empty() {
+        return answer(v1, Verdict::Error(422, "request body is empty".to_owned()));
+    }
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    if content_type.split(';').next().map(str::trim) != Some("application/json") {
+        return answer(
+            v1,
+            Verdict::Error(
+                400,
+                format!("contentType={content_type}, expected application/json"),
+            ),
+        );
+    }
+    let parsed = serde_json::from_slice::<Value>(&body)
+        .map_err(|e| (400, e.to_string()))
+        .and_then(|value| review::parse(&value));
+    let review = match parsed {
+        Ok(review) => review,
+        Err((code, message)) => return answer(v1, Verdict::Error(code, message)),
+    };
+    let selectors = match webhooks.selectors.selectors().await {
+        Ok(selectors) => selectors,
+        Err(message) => return answer(&review.api_version, Verdict::Error(500, message)),
+    };
+    let verdict = webhooks
+        .graph
+        .read(|graph| decide(&review, graph, selectors));
+    if let (Verdict::NoOpinion(reason), Some(attributes)) = (&verdict, &review.resource)
+        && !reason.is_empty()
+    {
+        tracing::debug!(
+            user = %review.user, verb = %attributes.verb, resource = %attributes.resource,
+            namespace = %attributes.namespace, name = %attributes.name, reason = %reason,
+            "seed authorizer has no opinion"
+        );
+    }
+    answer(&review.api_version, verdict)
+}

@@ -1,0 +1,322 @@
+//! The seed authorizer end to end: a garden sandbox asks `seedlet garden`'s webhook (RBAC first,
+//! then the webhook, as `--authorization-config` with `failurePolicy: Deny` and uncached answers),
+//! two seeds hold only the narrow bootstrapper RBAC, and each reaches its own objects but not the
+//! other's; lists need the seed's field selector; a shoot moving seeds moves its access; a stopped
+//! webhook leaves seeds with 403.
+
+use std::time::Duration;
+
+use base64::Engine;
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{ListParams, Patch, PatchParams, PostParams};
+use kube::{Api, Client};
+use seedlet_api::core::{ControllerInstallation, Seed, Shoot, ShootState};
+use seedlet_sandbox::Sandbox;
+use seedlet_sandbox::authz::webhook::{FailurePolicy, WebhookConfig};
+use seedlet_testkit as common;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+const TIMEOUT: Duration = Duration::from_secs(20);
+
+struct Env {
+    garden: Sandbox,
+    shutdown: CancellationToken,
+    _dir: tempfile::TempDir,
+}
+
+async fn create<K>(api: Api<K>, object: Value) -> K
+where
+    K: kube::Resource<DynamicType = ()>
+        + Clone
+        + serde::de::DeserializeOwned
+        + serde::Serialize
+        + std::fmt::Debug,
+{
+    let object: K = serde_json::from_value(object).expect("object");
+    api.create(&PostParams::default(), &object)
+        .await
+        .expect("created")
+}
+
+/// The garden with its webhook configured, two seeds and an object of each kind per seed.
+async fn start() -> Env {
+    common::init_test_logging();
+    let garden = Sandbox::builder()
+        .name("garden")
+        .start()
+        .await
+        .expect("garden");
+    let admin = garden.client();
+    common::prepare_garden(&admin).await;
+    common::ensure_namespace(&admin, "garden-dev").await;
+    let dir = tempfile::tempdir().expect("dir");
+    let (chain, key) = garden
+        .issue_serving_certificate("seedlet-garden-webhooks", &["127.0.0.1"])
+        .expect("serving certificate");
+    std::fs::write(dir.path().join("tls.crt"), chain).expect("tls.crt");
+    std::fs::write(dir.path().join("tls.key"), key).expect("tls.key");
+    let config = format!(
+        "{}webhooks:\n  server:\n    bindAddress: 127.0.0.1\n    freePort: true\n  tls:\n    serverCertDir: {}\n",
+        common::GARDEN_CONFIG,
+        dir.path().display()
+    );
+    let config = match seedlet_config::parse(&config, "garden.yaml").expect("valid config") {
+        seedlet_config::AnyConfig::GardenController(config) => *config,
+        other => panic!("unexpected config kind {}", other.kind()),
+    };
+    let shutdown = CancellationToken::new();
+    let address: std::net::SocketAddr = "127.0.0.1:0".parse().expect("address");
+    let running = seedlet_garden::Garden::new(config, admin.clone())
+        .expect("garden controller")
+        .with_addresses(address, address)
+        .with_leader_election(None)
+        .start(shutdown.clone())
+        .await
+        .expect("garden controller starts");
+    let webhook = running.webhook_address.expect("webhooks on");
+    let kubeconfig = json!({
+        "apiVersion": "v1", "kind": "Config",
+        "clusters": [{"name": "seed-authorizer", "cluster": {
+            "server": format!("https://{webhook}/webhooks/auth/seed"),
+            "certificate-authority-data": base64::engine::general_purpose::STANDARD.encode(garden.ca_cert_pem()),
+        }}],
+        "users": [{"name": "seed-authorizer", "user": {}}],
+        "contexts": [{"name": "seed-authorizer", "context": {"cluster": "seed-authorizer", "user": "seed-authorizer"}}],
+        "current-context": "seed-authorizer",
+    });
+    let path = dir.path().join("seed-authorizer-kubeconfig.yaml");
+    std::fs::write(&path, serde_json::to_string(&kubeconfig).expect("json")).expect("kubeconfig");
+    // gardener-operator's settings: uncached (1ns) and Deny on failure.
+    garden
+        .set_authorization_webhook(Some(&WebhookConfig {
+            authorized_ttl: Duration::from_nanos(1),
+            unauthorized_ttl: Duration::from_nanos(1),
+            failure_policy: Some(FailurePolicy::Deny),
+            ..WebhookConfig::new(&path)
+        }))
+        .expect("webhook configured");
+    for seed in ["a", "b"] {
+        create::<Secret>(
+            Api::namespaced(admin.clone(), "garden"),
+            json!({"metadata": {"name": format!("backup-{seed}")}}),
+        )
+        .await;
+        create::<Seed>(Api::all(admin.clone()), json!({
+            "apiVersion": "core.gardener.cloud/v1beta1", "kind": "Seed",
+            "metadata": {"name": seed},
+            "spec": {"provider": {"type": "local", "region": "local"},
+                     "networks": {"pods": "10.1.0.0/16", "services": "10.2.0.0/16"},
+                     "backup": {"provider": "local", "credentialsRef": {"apiVersion": "v1", "kind": "Secret", "namespace": "garden", "name": format!("backup-{seed}")}}}
+        })).await;
+        create::<Shoot>(
+            Api::namespaced(admin.clone(), "garden-dev"),
+            json!({
+                "apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
+                "metadata": {"name": format!("shoot-{seed}")},
+                "spec": {"seedName": seed, "region": "local", "provider": {"type": "local"}}
+            }),
+        )
+        .await;
+        create::<ShootState>(
+            Api::namespaced(admin.clone(), "garden-dev"),
+            json!({
+                "apiVersion": "core.gardener.cloud/v1beta1", "kind": "ShootState",
+                "metadata": {"name": format!("shoot-{seed}")}, "spec": {}
+            }),
+        )
+        .await;
+        create::<ControllerInstallation>(Api::all(admin.clone()), json!({
+            "apiVersion": "core.gardener.cloud/v1beta1", "kind": "ControllerInstallation",
+            "metadata": {"name": format!("ci-{seed}")},
+            "spec": {"registrationRef": {"name": "ext"}, "deploymentRef": {"name": "ext"}, "seedRef": {"name": seed}}
+        })).await;
+        create::<Lease>(
+            Api::namespaced(admin.clone(), "gardener-system-seed-lease"),
+            json!({"metadata": {"name": seed}}),
+        )
+        .await;
+    }
+    Env {
+        garden,
+        shutdown,
+        _dir: dir,
+    }
+}
+
+async fn seed_client(garden: &Sandbox, seed: &str) -> Client {
+    let kubeconfig = garden
+        .kubeconfig_for(
+            &format!("gardener.cloud:system:seed:{seed}"),
+            &["gardener.cloud:system:seeds"],
+        )
+        .expect("seed certificate");
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .expect("config");
+    Client::try_from(config).expect("client")
+}
+
+/// `Ok(())` or the HTTP code and message of the refusal.
+fn outcome<T>(result: Result<T, kube::Error>) -> Result<(), (u16, String)> {
+    match result {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) => Err((status.code, status.message)),
+        Err(other) => Err((0, other.to_string())),
+    }
+}
+
+fn forbidden_because(result: Result<(), (u16, String)>, reason: &str) {
+    match result {
+        Err((403, message)) => assert!(message.ends_with(reason), "{message}"),
+        other => panic!("expected 403 ({reason}), got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seeds_reach_only_their_own_objects() {
+    let env = start().await;
+    let a = seed_client(&env.garden, "a").await;
+    let b = seed_client(&env.garden, "b").await;
+    let secrets = |client: &Client| Api::<Secret>::namespaced(client.clone(), "garden");
+    // The graph is built from watches; until they have listed everything the webhook answers
+    // 503 and the failure policy denies.
+    common::wait_until("authorizer synced", TIMEOUT, || async {
+        outcome(secrets(&a).get("backup-a").await).is_ok()
+    })
+    .await;
+
+    forbidden_because(
+        outcome(secrets(&a).get("backup-b").await),
+        "no relationship found",
+    );
+    assert_eq!(outcome(secrets(&b).get("backup-b").await), Ok(()));
+
+    let leases =
+        |client: &Client| Api::<Lease>::namespaced(client.clone(), "gardener-system-seed-lease");
+    let renew = json!({"spec": {"holderIdentity": "x"}});
+    let patch = |client: &Client, name: &'static str| {
+        let api = leases(client);
+        let renew = renew.clone();
+        async move {
+            outcome(
+                api.patch(name, &PatchParams::default(), &Patch::Merge(&renew))
+                    .await,
+            )
+        }
+    };
+    assert_eq!(patch(&a, "a").await, Ok(()));
+    forbidden_because(patch(&a, "b").await, "no relationship found");
+
+    let states = |client: &Client| Api::<ShootState>::namespaced(client.clone(), "garden-dev");
+    assert_eq!(outcome(states(&a).get("shoot-a").await), Ok(()));
+    forbidden_because(
+        outcome(states(&a).get("shoot-b").await),
+        "no relationship found",
+    );
+
+    let seeds = |client: &Client| Api::<Seed>::all(client.clone());
+    assert_eq!(outcome(seeds(&a).get("a").await), Ok(()));
+    let label = json!({"metadata": {"labels": {"touched": "yes"}}});
+    forbidden_because(
+        outcome(
+            seeds(&a)
+                .patch("b", &PatchParams::default(), &Patch::Merge(&label))
+                .await,
+        ),
+        "no relationship found",
+    );
+
+    // Installations: by name through the graph; lists only with the seed's field selector.
+    let installations = |client: &Client| Api::<ControllerInstallation>::all(client.clone());
+    assert_eq!(outcome(installations(&a).get("ci-a").await), Ok(()));
+    forbidden_because(
+        outcome(installations(&a).get("ci-b").await),
+        "no relationship found",
+    );
+    forbidden_because(
+        outcome(installations(&a).list(&ListParams::default()).await),
+        "must specify field or label selector for name a",
+    );
+    forbidden_because(
+        outcome(
+            installations(&a)
+                .list(&ListParams::default().fields("spec.seedRef.name=b"))
+                .await,
+        ),
+        "must specify field or label selector for name a",
+    );
+    let own = installations(&a)
+        .list(&ListParams::default().fields("spec.seedRef.name=a"))
+        .await
+        .expect("own installations");
+    let names: Vec<String> = own
+        .items
+        .iter()
+        .filter_map(|ci| ci.metadata.name.clone())
+        .collect();
+    assert_eq!(names, ["ci-a"]);
+
+    // Events anywhere; nothing else without a relationship.
+    forbidden_because(
+        outcome(secrets(&a).list(&ListParams::default()).await),
+        "only the following verbs are allowed for this resource type: [create delete get patch update]",
+    );
+
+    // A shoot moving from a to b moves its access.
+    let admin = env.garden.client();
+    let shoots: Api<Shoot> = Api::namespaced(admin.clone(), "garden-dev");
+    let move_to_b = json!({"spec": {"seedName": "b"}});
+    shoots
+        .patch(
+            "shoot-a",
+            &PatchParams::default(),
+            &Patch::Merge(&move_to_b),
+        )
+        .await
+        .expect("shoot moved");
+    common::wait_until("access moved to b", TIMEOUT, || async {
+        outcome(states(&b).get("shoot-a").await).is_ok()
+            && outcome(states(&a).get("shoot-a").await).is_err()
+    })
+    .await;
+
+    // A stopped webhook: the failure policy denies what RBAC does not grant.
+    env.shutdown.cancel();
+    common::wait_until("webhook down denies", TIMEOUT, || async {
+        matches!(outcome(secrets(&b).get("backup-b").await), Err((403, _)))
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn non_seeds_and_malformed_reviews_get_no_opinion() {
+    let env = start().await;
+    let a = seed_client(&env.garden, "a").await;
+    common::wait_until("authorizer synced", TIMEOUT, || async {
+        outcome(Api::<Seed>::all(a.clone()).get("a").await).is_ok()
+    })
+    .await;
+    // A user that is not a seed gets no opinion: RBAC's answer stands.
+    let kubeconfig = env
+        .garden
+        .kubeconfig_for("mallory", &[])
+        .expect("certificate");
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .expect("config");
+    let mallory = Client::try_from(config).expect("client");
+    match outcome(
+        Api::<Secret>::namespaced(mallory, "garden")
+            .get("backup-a")
+            .await,
+    ) {
+        Err((403, message)) => assert!(
+            message.ends_with("in the namespace \"garden\""),
+            "{message}"
+        ),
+        other => panic!("mallory must be refused by RBAC alone: {other:?}"),
+    }
+    env.shutdown.cancel();
+}
