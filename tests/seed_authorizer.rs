@@ -51,6 +51,15 @@ async fn start() -> Env {
     let admin = garden.client();
     common::prepare_garden(&admin).await;
     common::ensure_namespace(&admin, "garden-dev").await;
+    let project_label = json!({"metadata": {"labels": {"project.gardener.cloud/name": "dev"}}});
+    Api::<k8s_openapi::api::core::v1::Namespace>::all(admin.clone())
+        .patch(
+            "garden-dev",
+            &PatchParams::default(),
+            &Patch::Merge(&project_label),
+        )
+        .await
+        .expect("project namespace labelled");
     let dir = tempfile::tempdir().expect("dir");
     let (chain, key) = garden
         .issue_serving_certificate("seedlet-garden-webhooks", &["127.0.0.1"])
@@ -97,6 +106,15 @@ async fn start() -> Env {
             ..WebhookConfig::new(&path)
         }))
         .expect("webhook configured");
+    create::<seedlet_api::core::CloudProfile>(
+        Api::all(admin.clone()),
+        json!({
+            "apiVersion": "core.gardener.cloud/v1beta1", "kind": "CloudProfile",
+            "metadata": {"name": "local"},
+            "spec": {"type": "local", "kubernetes": {"versions": [{"version": "1.33.0"}]}}
+        }),
+    )
+    .await;
     for seed in ["a", "b"] {
         create::<Secret>(
             Api::namespaced(admin.clone(), "garden"),
@@ -115,7 +133,8 @@ async fn start() -> Env {
             json!({
                 "apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
                 "metadata": {"name": format!("shoot-{seed}")},
-                "spec": {"seedName": seed, "region": "local", "provider": {"type": "local"}}
+                "spec": {"seedName": seed, "region": "local", "provider": {"type": "local"},
+                     "cloudProfile": {"name": "local"}}
             }),
         )
         .await;
@@ -318,5 +337,47 @@ async fn non_seeds_and_malformed_reviews_get_no_opinion() {
         ),
         other => panic!("mallory must be refused by RBAC alone: {other:?}"),
     }
+    env.shutdown.cancel();
+}
+
+/// An agent holding only seed `a`'s certificate (no `*/*/*` role) registers, renews its lease,
+/// syncs its shoot's Cluster and reaches Ready through the authorizer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_agent_works_with_only_the_narrow_rbac() {
+    let env = start().await;
+    let seed_cluster = Sandbox::builder()
+        .name("seed-a")
+        .start()
+        .await
+        .expect("seed");
+    common::prepare_seed(&seed_cluster.client()).await;
+    let garden_identity = seed_client(&env.garden, "a").await;
+    let config = common::agent_config(&common::AGENT_CONFIG.replace("name: local", "name: a"));
+    let agent = common::start_agent_from(
+        config,
+        seed_cluster.client(),
+        Some(garden_identity),
+        env.shutdown.clone(),
+        |_| {},
+    )
+    .await;
+    let seeds: Api<Seed> = Api::all(env.garden.client());
+    common::wait_until("seed a ready", Duration::from_secs(30), || async {
+        common::condition_of(&seeds, "a", "GardenletReady", |s: &Seed| s.conditions())
+            .await
+            .is_some_and(|(status, _, _)| status == "True")
+    })
+    .await;
+    let clusters: Api<seedlet_api::extensions::Cluster> = Api::all(seed_cluster.client());
+    common::wait_until("cluster of shoot-a", TIMEOUT, || async {
+        clusters
+            .get_opt("shoot--dev--shoot-a")
+            .await
+            .ok()
+            .flatten()
+            .is_some()
+    })
+    .await;
+    drop(agent);
     env.shutdown.cancel();
 }

@@ -6,6 +6,7 @@ pub mod controllerregistration;
 pub mod csr_approval;
 pub mod extensions_check;
 pub mod finalizers;
+pub mod seed_labels;
 pub mod seed_lifecycle;
 pub mod shootstate_finalizer;
 
@@ -41,6 +42,7 @@ pub fn builtin() -> Vec<GardenControllerSpec> {
             });
             Box::pin(csr_approval::run(csr, ctx.stop.clone()))
         }),
+        GardenControllerSpec::new(seed_labels::NAME, |ctx| Box::pin(seed_labels::start(ctx))),
         GardenControllerSpec::new(seed_lifecycle::NAME, |ctx| {
             Box::pin(async move {
                 let lifecycle = Arc::new(seed_lifecycle::Ctx {

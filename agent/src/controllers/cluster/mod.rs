@@ -17,6 +17,7 @@ pub mod view;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::StreamExt;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::Api;
 use kube::runtime::controller::Controller;
@@ -32,6 +33,7 @@ use seedlet_runtime::watch::{RunWith, Runner};
 pub use reconcile::{Error, error_policy, reconcile, reconcile_cluster};
 
 use crate::context::AgentContext;
+use crate::garden_scope;
 
 /// Controller name (logs, metrics label) of the shoot → Cluster sync.
 pub const NAME: &str = "cluster";
@@ -93,14 +95,12 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
         });
 
     let (shoots, shoots_writer) = reflector::store::<Shoot>();
-    let shoot_events = watcher::watcher(
-        Api::<Shoot>::all(garden.clone()),
-        watcher::Config::default(),
-    )
-    .backoff(seedlet_runtime::watch::watch_backoff())
-    .modify(seedlet_runtime::watch::slim)
-    .reflect(shoots_writer)
-    .applied_objects();
+    let shoot_scope = garden_scope::shoots(&garden, &agent.seed_name).await;
+    let shoot_events = watcher::watcher(Api::<Shoot>::all(garden.clone()), shoot_scope.clone())
+        .backoff(seedlet_runtime::watch::watch_backoff())
+        .modify(seedlet_runtime::watch::slim)
+        .reflect(shoots_writer)
+        .applied_objects();
     let (seeds, seeds_writer) = reflector::store::<Seed>();
     let seed_events = watcher::watcher(
         Api::<Seed>::all(garden.clone()),
@@ -114,9 +114,19 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
     let cloud_profile_events = reflected(Api::all(garden.clone()), cloud_profiles_writer);
     let (namespaced_cloud_profiles, namespaced_writer) =
         reflector::store::<NamespacedCloudProfile>();
-    let namespaced_events = reflected(Api::all(garden.clone()), namespaced_writer);
+    // Where the garden lets a seed list only its own objects, projects and namespaced profiles
+    // are read by name in the reconcile instead of being cached (and re-read each sync period).
+    let namespaced_events = if garden_scope::may_list::<NamespacedCloudProfile>(&garden).await {
+        reflected(Api::all(garden.clone()), namespaced_writer).boxed()
+    } else {
+        futures::stream::pending().boxed()
+    };
     let (projects, projects_writer) = reflector::store::<Project>();
-    let project_events = reflected(Api::all(garden.clone()), projects_writer);
+    let project_events = if garden_scope::may_list::<Project>(&garden).await {
+        reflected(Api::all(garden.clone()), projects_writer).boxed()
+    } else {
+        futures::stream::pending().boxed()
+    };
     let (registrations, registrations_writer) = reflector::store::<ControllerRegistration>();
     let registration_events = reflected(Api::all(garden.clone()), registrations_writer);
 
@@ -160,7 +170,7 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
             ctx.clone(),
         );
 
-    let shoot_changes = watcher::watcher(Api::<Shoot>::all(garden), watcher::Config::default())
+    let shoot_changes = watcher::watcher(Api::<Shoot>::all(garden), shoot_scope)
         .backoff(seedlet_runtime::watch::watch_backoff())
         .touched_objects();
     let namespace_changes = watcher::watcher(

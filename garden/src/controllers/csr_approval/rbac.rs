@@ -31,6 +31,41 @@ pub struct RbacError {
     pub source: kube::Error,
 }
 
+/// ClusterRole (and binding to `system:authenticated`) that lets everyone read the global
+/// resources; with the seed authorizer RBAC runs first, so seeds list these without selectors.
+pub const READ_GLOBAL_RESOURCES: &str = "gardener.cloud:system:read-global-resources";
+const AUTHENTICATED_GROUP: &str = "system:authenticated";
+
+/// Gardener's `gardener.cloud:system:read-global-resources`: get/list/watch of CloudProfiles,
+/// ControllerRegistrations, ExposureClasses and Seeds, and of CustomResourceDefinitions.
+pub fn read_global_resources_role() -> ClusterRole {
+    let read = |group: &str, resources: &[&str]| PolicyRule {
+        api_groups: Some(vec![group.to_owned()]),
+        resources: Some(resources.iter().map(|r| (*r).to_owned()).collect()),
+        verbs: ["get", "list", "watch"].map(str::to_owned).to_vec(),
+        ..PolicyRule::default()
+    };
+    ClusterRole {
+        metadata: ObjectMeta {
+            name: Some(READ_GLOBAL_RESOURCES.to_owned()),
+            ..ObjectMeta::default()
+        },
+        rules: Some(vec![
+            read(
+                "core.gardener.cloud",
+                &[
+                    "cloudprofiles",
+                    "controllerregistrations",
+                    "exposureclasses",
+                    "seeds",
+                ],
+            ),
+            read("apiextensions.k8s.io", &["customresourcedefinitions"]),
+        ]),
+        ..ClusterRole::default()
+    }
+}
+
 /// The bootstrapper ClusterRole: `create,get,watch certificatesigningrequests` (watch so requesters can wait
 /// for issuance without polling) and `create certificatesigningrequests/seedclient|shootclient`.
 pub fn bootstrapper_cluster_role() -> ClusterRole {
@@ -61,6 +96,11 @@ pub fn bootstrapper_cluster_role() -> ClusterRole {
 
 /// A binding of the bootstrapper ClusterRole to `group`.
 pub fn bootstrapper_binding(name: &str, group: &str) -> ClusterRoleBinding {
+    role_binding(name, SEED_BOOTSTRAPPER, group)
+}
+
+/// A binding of ClusterRole `role` to `group`.
+fn role_binding(name: &str, role: &str, group: &str) -> ClusterRoleBinding {
     ClusterRoleBinding {
         metadata: ObjectMeta {
             name: Some(name.to_owned()),
@@ -69,7 +109,7 @@ pub fn bootstrapper_binding(name: &str, group: &str) -> ClusterRoleBinding {
         role_ref: RoleRef {
             api_group: "rbac.authorization.k8s.io".to_owned(),
             kind: "ClusterRole".to_owned(),
-            name: SEED_BOOTSTRAPPER.to_owned(),
+            name: role.to_owned(),
         },
         subjects: Some(vec![Subject {
             api_group: Some("rbac.authorization.k8s.io".to_owned()),
@@ -81,7 +121,8 @@ pub fn bootstrapper_binding(name: &str, group: &str) -> ClusterRoleBinding {
 }
 
 /// Ensures the bootstrapper ClusterRole, its binding to `system:bootstrappers` and — for gardens without
-/// Gardener's seed authorizer — its binding to `gardener.cloud:system:seeds`, by server-side apply under
+/// Gardener's seed authorizer — its binding to `gardener.cloud:system:seeds`, and Gardener's
+/// read-global-resources role for `system:authenticated`, by server-side apply under
 /// `seedlet-garden` (not forced: fields owned by another manager surface as a conflict). Idempotent.
 ///
 /// The seeds binding lets any seed create CSRs and read CSRs; the approver only approves a seed's request for
@@ -110,6 +151,31 @@ pub async fn ensure_bootstrapper_rbac(client: &kube::Client) -> Result<(), RbacE
         let binding = with_type_meta(&bootstrapper_binding(name, group), "ClusterRoleBinding")?;
         apply(&bindings, "ClusterRoleBinding", name, &binding, &params).await?;
     }
+    let mut global = read_global_resources_role();
+    global.metadata.managed_fields = None;
+    let global = with_type_meta(&global, "ClusterRole")?;
+    apply(
+        &roles,
+        "ClusterRole",
+        READ_GLOBAL_RESOURCES,
+        &global,
+        &params,
+    )
+    .await?;
+    let binding = role_binding(
+        READ_GLOBAL_RESOURCES,
+        READ_GLOBAL_RESOURCES,
+        AUTHENTICATED_GROUP,
+    );
+    let binding = with_type_meta(&binding, "ClusterRoleBinding")?;
+    apply(
+        &bindings,
+        "ClusterRoleBinding",
+        READ_GLOBAL_RESOURCES,
+        &binding,
+        &params,
+    )
+    .await?;
     Ok(())
 }
 

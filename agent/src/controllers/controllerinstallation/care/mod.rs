@@ -60,16 +60,14 @@ async fn run_with(garden: kube::Client, care: Arc<Care>, concurrency: u16) {
     let ctx = care.agent.clone();
     let seed_name = ctx.seed_name.clone();
     let (reader, writer) = reflector::store();
-    let installations = watcher(
-        Api::<ControllerInstallation>::all(garden),
-        watcher::Config::default(),
-    )
-    .backoff(seedlet_runtime::watch::watch_backoff())
-    .modify(seedlet_runtime::watch::slim)
-    .reflect(writer)
-    .applied_objects()
-    .try_filter(move |ci| futures::future::ready(ci.seed_name() == Some(seed_name.as_str())))
-    .predicate_filter(installation_change, PredicateConfig::default());
+    let scope = crate::garden_scope::installations(&garden, &seed_name).await;
+    let installations = watcher(Api::<ControllerInstallation>::all(garden), scope)
+        .backoff(seedlet_runtime::watch::watch_backoff())
+        .modify(seedlet_runtime::watch::slim)
+        .reflect(writer)
+        .applied_objects()
+        .try_filter(move |ci| futures::future::ready(ci.seed_name() == Some(seed_name.as_str())))
+        .predicate_filter(installation_change, PredicateConfig::default());
     let selector = labels::CONTROLLER_INSTALLATION_NAME.to_owned();
     let managed_resources = watcher(
         Api::<ManagedResource>::namespaced(ctx.seed.clone(), namespaces::GARDEN),

@@ -284,18 +284,16 @@ async fn run_with(garden: kube::Client, installer: Arc<Installer>) {
             .concurrent_syncs,
     ));
     let (reader, writer) = reflector::store();
-    // The API cannot select installations by `spec.seedRef.name` on CRD-served gardens, so they
-    // are filtered here; the cache holds all of them (they are small).
-    let installations = watcher(
-        Api::<ControllerInstallation>::all(garden.clone()),
-        watcher::Config::default(),
-    )
-    .backoff(seedlet_runtime::watch::watch_backoff())
-    .modify(seedlet_runtime::watch::slim)
-    .reflect(writer)
-    .applied_objects()
-    .try_filter(move |ci| futures::future::ready(ci.seed_name() == Some(seed_name.as_str())))
-    .predicate_filter(relevant_change, PredicateConfig::default());
+    // Selected by `spec.seedRef.name` where the garden can (and the seed authorizer demands it);
+    // filtered here too for gardens that cannot.
+    let scope = crate::garden_scope::installations(&garden, &seed_name).await;
+    let installations = watcher(Api::<ControllerInstallation>::all(garden.clone()), scope)
+        .backoff(seedlet_runtime::watch::watch_backoff())
+        .modify(seedlet_runtime::watch::slim)
+        .reflect(writer)
+        .applied_objects()
+        .try_filter(move |ci| futures::future::ready(ci.seed_name() == Some(seed_name.as_str())))
+        .predicate_filter(relevant_change, PredicateConfig::default());
     // The Seed feeds the injected values and gates installation on `status.clusterIdentity`;
     // heartbeat writes (conditions) are filtered out by the predicate.
     let seeds = watcher(
@@ -323,17 +321,9 @@ async fn run_with(garden: kube::Client, installer: Arc<Installer>) {
         watcher::Config::default(),
     ));
     Controller::for_stream(installations, reader)
-        .watches_stream(
-            watcher(
-                Api::<ControllerDeployment>::all(garden.clone()),
-                watcher::Config::default(),
-            )
-            .backoff(seedlet_runtime::watch::watch_backoff())
-            .touched_objects(),
-            move |deployment| {
-                installations_using_deployment(&by_deployment, &deployment.name_any())
-            },
-        )
+        .watches_stream(deployment_changes(&garden).await, move |deployment| {
+            installations_using_deployment(&by_deployment, &deployment.name_any())
+        })
         .watches_stream(seeds, move |_seed| {
             by_seed
                 .state()
@@ -458,6 +448,26 @@ pub fn installations_using_registration(
         .filter(|ci| ci.spec.registration_ref.name == registration)
         .map(|ci| ObjectRef::from_obj(ci.as_ref()))
         .collect()
+}
+
+/// Changes of ControllerDeployments, where the garden lets this seed list them all; a garden with
+/// the seed authorizer does not (deployments are then read by name at each reconcile, and a
+/// changed deployment is picked up at the next sync of its installations).
+async fn deployment_changes(
+    garden: &kube::Client,
+) -> futures::stream::BoxStream<'static, Result<ControllerDeployment, watcher::Error>> {
+    use futures::StreamExt as _;
+    if crate::garden_scope::may_list::<ControllerDeployment>(garden).await {
+        watcher(
+            Api::<ControllerDeployment>::all(garden.clone()),
+            watcher::Config::default(),
+        )
+        .backoff(seedlet_runtime::watch::watch_backoff())
+        .touched_objects()
+        .boxed()
+    } else {
+        futures::stream::pending().boxed()
+    }
 }
 
 #[cfg(test)]

@@ -113,19 +113,17 @@ async fn run_with(
     let ctx = required.agent.clone();
     let seed_name = ctx.seed_name.clone();
     let (reader, writer) = reflector::store();
-    let installations = watcher(
-        Api::<ControllerInstallation>::all(garden),
-        watcher::Config::default(),
-    )
-    .backoff(seedlet_runtime::watch::watch_backoff())
-    .modify(seedlet_runtime::watch::slim)
-    .reflect(writer)
-    .applied_objects()
-    .try_filter(move |ci| futures::future::ready(ci.seed_name() == Some(seed_name.as_str())))
-    .predicate_filter(
-        |ci: &ControllerInstallation| Some(hash_of(&ci.uid())),
-        PredicateConfig::default(),
-    );
+    let scope = crate::garden_scope::installations(&garden, &seed_name).await;
+    let installations = watcher(Api::<ControllerInstallation>::all(garden), scope)
+        .backoff(seedlet_runtime::watch::watch_backoff())
+        .modify(seedlet_runtime::watch::slim)
+        .reflect(writer)
+        .applied_objects()
+        .try_filter(move |ci| futures::future::ready(ci.seed_name() == Some(seed_name.as_str())))
+        .predicate_filter(
+            |ci: &ControllerInstallation| Some(hash_of(&ci.uid())),
+            PredicateConfig::default(),
+        );
     // Kind changes arrive on one channel that outlives controller restarts.
     let triggers = futures::stream::unfold(changes, |changes| async move {
         let next = changes.lock().await.next().await;
