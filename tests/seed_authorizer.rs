@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use base64::Engine;
+use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
@@ -106,6 +107,37 @@ async fn start() -> Env {
             ..WebhookConfig::new(&path)
         }))
         .expect("webhook configured");
+    // SeedRestriction as gardener-operator registers it (rules of spec §4.1, Fail, 10 s), with
+    // a match condition on seed identities so that other users never depend on it.
+    let rule = |group: &str, version: &str, resources: &[&str], operations: &[&str]| json!({"apiGroups": [group], "apiVersions": [version], "resources": resources, "operations": operations});
+    let restriction: ValidatingWebhookConfiguration = serde_json::from_value(json!({
+        "metadata": {"name": "gardener-admission-controller"},
+        "webhooks": [{
+            "name": "seed-restriction.gardener.cloud",
+            "admissionReviewVersions": ["v1"],
+            "sideEffects": "None",
+            "failurePolicy": "Fail",
+            "timeoutSeconds": 10,
+            "matchConditions": [{"name": "seeds", "expression":
+                "'gardener.cloud:system:seeds' in request.userInfo.groups"}],
+            "clientConfig": {
+                "url": format!("https://{webhook}/webhooks/admission/seedrestriction"),
+                "caBundle": base64::engine::general_purpose::STANDARD.encode(garden.ca_cert_pem()),
+            },
+            "rules": [
+                rule("", "v1", &["configmaps", "secrets", "serviceaccounts"], &["CREATE"]),
+                rule("coordination.k8s.io", "v1", &["leases"], &["CREATE"]),
+                rule("core.gardener.cloud", "v1beta1", &["backupentries", "internalsecrets", "shootstates"], &["CREATE"]),
+                rule("core.gardener.cloud", "v1beta1", &["backupbuckets"], &["CREATE", "DELETE"]),
+                rule("core.gardener.cloud", "v1beta1", &["seeds"], &["CREATE", "UPDATE", "DELETE"]),
+            ],
+        }],
+    }))
+    .expect("webhook configuration");
+    Api::<ValidatingWebhookConfiguration>::all(admin.clone())
+        .create(&PostParams::default(), &restriction)
+        .await
+        .expect("seed restriction registered");
     create::<seedlet_api::core::CloudProfile>(
         Api::all(admin.clone()),
         json!({
@@ -282,6 +314,50 @@ async fn seeds_reach_only_their_own_objects() {
         outcome(secrets(&a).list(&ListParams::default()).await),
         "only the following verbs are allowed for this resource type: [create delete get patch update]",
     );
+
+    // SeedRestriction: creating is authorized, but only what belongs to the seed is admitted.
+    let denied = "admission webhook \"seed-restriction.gardener.cloud\" denied the request: object does not belong to seed \"a\"";
+    let lease: Lease = serde_json::from_value(json!({"metadata": {"name": "c"}})).expect("lease");
+    match outcome(leases(&a).create(&PostParams::default(), &lease).await) {
+        Err((403, message)) => assert_eq!(message, denied),
+        other => panic!("a must not create another seed's lease: {other:?}"),
+    }
+    let config_maps = |client: &Client| {
+        Api::<k8s_openapi::api::core::v1::ConfigMap>::namespaced(client.clone(), "garden-dev")
+    };
+    let ca = |name: &str| -> k8s_openapi::api::core::v1::ConfigMap {
+        serde_json::from_value(json!({"metadata": {"name": name}})).expect("configmap")
+    };
+    assert_eq!(
+        outcome(
+            config_maps(&a)
+                .create(&PostParams::default(), &ca("shoot-a.ca-cluster"))
+                .await
+        ),
+        Ok(())
+    );
+    match outcome(
+        config_maps(&a)
+            .create(&PostParams::default(), &ca("shoot-b.ca-cluster"))
+            .await,
+    ) {
+        Err((403, message)) => assert_eq!(message, denied),
+        other => panic!("a must not create b's shoot CA: {other:?}"),
+    }
+    let state: ShootState =
+        serde_json::from_value(json!({"metadata": {"name": "shoot-b"}, "spec": {}}))
+            .expect("state");
+    Api::<ShootState>::namespaced(env.garden.client(), "garden-dev")
+        .delete("shoot-b", &Default::default())
+        .await
+        .expect("deleted");
+    match outcome(states(&a).create(&PostParams::default(), &state).await) {
+        Err((403, message)) => assert!(
+            message.contains("no relationship found") || message == denied,
+            "{message}"
+        ),
+        other => panic!("a must not create b's shoot state: {other:?}"),
+    }
 
     // A shoot moving from a to b moves its access.
     let admin = env.garden.client();

@@ -1,11 +1,13 @@
 //! The webhooks `seedlet garden` serves for kube-apiserver so that seeds get least privilege
 //! (spec `seed-authorizer.md`): the SeedAuthorizer (`POST /webhooks/auth/seed`, a
-//! SubjectAccessReview webhook deciding from a resource-dependency [`graph`]).
+//! SubjectAccessReview webhook deciding from a resource-dependency [`graph`]) and SeedRestriction
+//! (`POST /webhooks/admission/seedrestriction`, an admission webhook, [`restriction`]).
 
 pub mod authorizer;
 pub mod graph;
 pub mod identity;
 pub mod informers;
+pub mod restriction;
 pub mod review;
 pub mod selectors;
 pub mod server;
@@ -50,6 +52,9 @@ pub async fn start(
     let webhooks = Arc::new(server::Webhooks {
         graph: graph.clone(),
         selectors: selectors::SelectorProbe::new(client.clone()),
+        lookup: restriction::KubeLookup {
+            client: client.clone(),
+        },
     });
     let (address, serving) = server::bind(
         SocketAddr::new(ip, port),

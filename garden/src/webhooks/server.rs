@@ -28,6 +28,8 @@ use super::selectors::SelectorProbe;
 
 /// Path of the seed authorizer.
 pub const AUTHORIZER_PATH: &str = "/webhooks/auth/seed";
+/// Path of the SeedRestriction admission webhook.
+pub const RESTRICTION_PATH: &str = "/webhooks/admission/seedrestriction";
 
 /// Why the webhook server cannot start.
 #[derive(Debug, thiserror::Error)]
@@ -57,6 +59,8 @@ pub struct Webhooks {
     pub graph: Arc<GraphState>,
     /// The selector probe.
     pub selectors: SelectorProbe,
+    /// Live reads for SeedRestriction.
+    pub lookup: super::restriction::KubeLookup,
 }
 
 /// The TLS configuration from `dir/tls.crt` and `dir/tls.key`.
@@ -93,6 +97,7 @@ pub fn tls_config(dir: &Path) -> Result<Arc<rustls::ServerConfig>, ServerError> 
 pub fn router(webhooks: Arc<Webhooks>) -> Router {
     Router::new()
         .route(AUTHORIZER_PATH, post(authorize))
+        .route(RESTRICTION_PATH, post(restrict))
         .with_state(webhooks)
 }
 
@@ -219,4 +224,26 @@ async fn authorize(
         );
     }
     answer(&review.api_version, verdict)
+}
+
+/// `POST /webhooks/admission/seedrestriction`.
+async fn restrict(State(webhooks): State<Arc<Webhooks>>, body: Bytes) -> Response {
+    use super::restriction::{Outcome, Request, admit, response};
+    let review: Value = match serde_json::from_slice(&body) {
+        Ok(review) => review,
+        Err(error) => return (StatusCode::BAD_REQUEST, error.to_string()).into_response(),
+    };
+    let request = match Request::parse(&review) {
+        Ok(request) => request,
+        Err(message) => return (StatusCode::BAD_REQUEST, message).into_response(),
+    };
+    let outcome = admit(&request, &webhooks.lookup).await;
+    if let Outcome::Deny(code, message) = &outcome {
+        tracing::debug!(
+            user = %request.user, operation = %request.operation, resource = %request.resource,
+            namespace = %request.namespace, name = %request.name, code, message = %message,
+            "seed restriction denied a request"
+        );
+    }
+    json_response(StatusCode::OK, &response(&request.uid, &outcome))
 }
