@@ -16,7 +16,7 @@ use k8s_openapi::api::certificates::v1::{
 };
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use k8s_openapi::api::rbac::v1::{
-    ClusterRole, ClusterRoleBinding, PolicyRule, RoleRef, Subject as RbacSubject,
+    ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject as RbacSubject,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Api;
@@ -922,4 +922,59 @@ async fn seed_status_carries_client_certificate_expiration() {
     )
     .await;
     runner.abort();
+}
+
+/// The garden token Secret is deleted once the garden lets the seed delete it: the first attempt
+/// is refused (the seed holds only the bootstrapper role), the retries go on in the background.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bootstrap_token_cleanup_is_retried_until_the_token_is_gone() {
+    let env = Env::start().await;
+    let _approver = env.start_approver();
+    env.bootstrap_secret("ccc003", "bootstrap").await;
+    let _identity = GardenIdentity::establish(
+        env.seed.client(),
+        options("seed-c", "kubeconfig", "bootstrap"),
+    )
+    .await
+    .expect("bootstrap succeeds");
+    let tokens: Api<Secret> = Api::namespaced(env.garden.client(), "kube-system");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        tokens
+            .get_opt("bootstrap-token-ccc003")
+            .await
+            .expect("readable")
+            .is_some(),
+        "the seed may not delete the token yet"
+    );
+    // The operator grants the deletion (as the seed authorizer does for Gardener-named tokens).
+    let roles: Api<Role> = Api::namespaced(env.garden.client(), "kube-system");
+    roles
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "delete-tokens"},
+                "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["delete"]}]}))
+            .expect("role"),
+        )
+        .await
+        .expect("role created");
+    let bindings: Api<RoleBinding> = Api::namespaced(env.garden.client(), "kube-system");
+    bindings
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "delete-tokens"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "delete-tokens"},
+                "subjects": [{"kind": "User", "name": "gardener.cloud:system:seed:seed-c"}]}))
+            .expect("binding"),
+        )
+        .await
+        .expect("binding created");
+    eventually(Duration::from_secs(15), "token deleted", || async {
+        tokens
+            .get_opt("bootstrap-token-ccc003")
+            .await
+            .expect("readable")
+            .is_none()
+    })
+    .await;
 }

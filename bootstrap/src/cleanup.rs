@@ -45,11 +45,14 @@ pub fn bootstrap_credential(username: &str) -> Option<BootstrapCredential> {
     })
 }
 
-/// Deletes the bootstrap credential that created `csr`, using the seed's new garden client.
+/// Deletes the bootstrap credential that created `csr`, using the seed's new garden client, in
+/// the background until it is gone.
 ///
-/// Upstream aborts startup when this fails; here a failure (typically Forbidden, when the garden's authorizer
-/// does not grant seeds this deletion) is logged and startup continues, since the seed already has a working
-/// credential and the leftover token expires on its own.
+/// Upstream aborts startup when this fails; here startup continues (the seed already has a working
+/// credential) and each deletion is retried with backoff (1 s doubling to 5 min) until it succeeds
+/// or the object is gone, so a token the garden did not yet let the seed delete (RBAC, or the seed
+/// authorizer, which allows only `bootstrap-token-<sha256("garden--<seed>")[:6]>`) does not stay
+/// valid in the garden. The first refusal is a WARN; retries log at debug.
 pub async fn delete_bootstrap_credentials(garden: &kube::Client, csr: &CertificateSigningRequest) {
     let Some(credential) = csr.spec.username.as_deref().and_then(bootstrap_credential) else {
         return;
@@ -57,37 +60,49 @@ pub async fn delete_bootstrap_credentials(garden: &kube::Client, csr: &Certifica
     match credential {
         BootstrapCredential::TokenSecret { token_id } => {
             let api: Api<Secret> = Api::namespaced(garden.clone(), BOOTSTRAP_TOKEN_NAMESPACE);
-            delete_logged(
-                &api,
-                "Secret",
-                &format!("{BOOTSTRAP_TOKEN_SECRET_PREFIX}{token_id}"),
-            )
-            .await;
+            let name = format!("{BOOTSTRAP_TOKEN_SECRET_PREFIX}{token_id}");
+            tokio::spawn(delete_until_gone(api, "Secret", name));
         }
         BootstrapCredential::ServiceAccount { namespace, name } => {
             let accounts: Api<ServiceAccount> = Api::namespaced(garden.clone(), &namespace);
-            delete_logged(&accounts, "ServiceAccount", &name).await;
+            let binding = format!("{SEED_BOOTSTRAPPER_CLUSTER_ROLE}:{namespace}:{name}");
+            tokio::spawn(delete_until_gone(accounts, "ServiceAccount", name));
             let bindings: Api<ClusterRoleBinding> = Api::all(garden.clone());
-            delete_logged(
-                &bindings,
-                "ClusterRoleBinding",
-                &format!("{SEED_BOOTSTRAPPER_CLUSTER_ROLE}:{namespace}:{name}"),
-            )
-            .await;
+            tokio::spawn(delete_until_gone(bindings, "ClusterRoleBinding", binding));
         }
     }
 }
 
-async fn delete_logged<K>(api: &Api<K>, kind: &str, name: &str)
+/// First and longest pause between deletion attempts.
+const RETRY_FIRST: std::time::Duration = std::time::Duration::from_secs(1);
+const RETRY_MAX: std::time::Duration = std::time::Duration::from_secs(300);
+
+async fn delete_until_gone<K>(api: Api<K>, kind: &'static str, name: String)
 where
     K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
 {
-    match api.delete(name, &DeleteParams::default()).await {
-        Ok(_) => tracing::info!(kind, name, "deleted bootstrap credential in garden"),
-        Err(error) if is_not_found(&error) => {}
-        Err(error) => {
-            tracing::warn!(kind, name, error = %error, "could not delete bootstrap credential in garden");
+    let mut delay = RETRY_FIRST;
+    let mut warned = false;
+    loop {
+        match api.delete(&name, &DeleteParams::default()).await {
+            Ok(_) => {
+                tracing::info!(kind, name = %name, "deleted bootstrap credential in garden");
+                return;
+            }
+            Err(error) if is_not_found(&error) => return,
+            Err(error) if !warned => {
+                warned = true;
+                tracing::warn!(
+                    kind, name = %name, error = %error,
+                    "could not delete bootstrap credential in garden; retrying until it is gone"
+                );
+            }
+            Err(error) => {
+                tracing::debug!(kind, name = %name, error = %error, "bootstrap credential still not deleted")
+            }
         }
+        tokio::time::sleep(delay).await;
+        delay = (delay * 2).min(RETRY_MAX);
     }
 }
 
