@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use base64::Engine as _;
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::Api;
 use kube::api::{DynamicObject, GroupVersionKind, Patch, PatchParams};
@@ -427,6 +428,7 @@ where
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn charts_apply_and_their_rbac_carries_bootstrap_approval_registration_and_heartbeat() {
+    seedlet_testkit::init_test_logging();
     let garden = Sandbox::builder()
         .name("garden")
         .start()
@@ -460,6 +462,22 @@ async fn charts_apply_and_their_rbac_carries_bootstrap_approval_registration_and
         panic!("garden config kind");
     };
     let any: std::net::SocketAddr = "127.0.0.1:0".parse().expect("address");
+    // The webhooks' certificate as the operator's Secret would mount it, on a free local port.
+    let tls_dir = tempfile::tempdir().expect("dir");
+    let (chain, key) = garden
+        .issue_serving_certificate(
+            "seedlet-garden-webhooks",
+            &["127.0.0.1", "seedlet-garden-webhooks.garden.svc"],
+        )
+        .expect("serving certificate");
+    std::fs::write(tls_dir.path().join("tls.crt"), chain).expect("tls.crt");
+    std::fs::write(tls_dir.path().join("tls.key"), key).expect("tls.key");
+    let mut garden_config = garden_config;
+    let webhooks = garden_config.webhooks.as_mut().expect("webhooks on");
+    webhooks.tls.server_cert_dir = tls_dir.path().display().to_string();
+    webhooks.server.bind_address = "127.0.0.1".to_owned();
+    webhooks.server.port = 0;
+    webhooks.server.free_port = true;
     let running_garden = seedlet_garden::Garden::new(
         *garden_config,
         service_account_client(&garden, "seedlet-garden").await,
@@ -469,6 +487,27 @@ async fn charts_apply_and_their_rbac_carries_bootstrap_approval_registration_and
     .start(stop.child_token())
     .await
     .expect("garden controller starts");
+    // The chart's SeedRestriction registration reaches the in-process server as the Service's
+    // endpoint would, trusting the certificate's CA (the operator's caBundle).
+    let webhook = running_garden.webhook_address.expect("webhook server");
+    let endpoints = json!({"apiVersion": "v1", "kind": "Endpoints",
+        "metadata": {"name": "seedlet-garden-webhooks", "namespace": NAMESPACE},
+        "subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "https", "port": webhook.port()}]}]});
+    let registration = json!({"apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": "seedlet-garden-seed-restriction"},
+        "webhooks": [{"name": "seed-restriction.gardener.cloud",
+            "clientConfig": {"caBundle": base64::engine::general_purpose::STANDARD.encode(garden.ca_cert_pem())}}]});
+    apply_all(&garden.client(), &[endpoints]).await;
+    let mut configuration = find(
+        &garden_objects,
+        "ValidatingWebhookConfiguration",
+        "seedlet-garden-seed-restriction",
+    )
+    .clone();
+    configuration["webhooks"][0]["clientConfig"]["caBundle"] =
+        registration["webhooks"][0]["clientConfig"]["caBundle"].clone();
+    apply_all(&garden.client(), &[configuration]).await;
 
     // The agent as its ServiceAccount in the seed, with the chart's configuration.
     let seedlet_config::AnyConfig::Gardenlet(agent_config) =
@@ -529,6 +568,45 @@ async fn charts_apply_and_their_rbac_carries_bootstrap_approval_registration_and
     );
     assert!(running_agent.is_leader());
 
+    // The chart's RBAC lets the seed authorizer build its graph: once its watches have listed
+    // everything it stops answering 503 (kube-apiserver's failure policy then says why).
+    let kubeconfig = json!({
+        "apiVersion": "v1", "kind": "Config",
+        "clusters": [{"name": "authz", "cluster": {
+            "server": format!("https://{webhook}/webhooks/auth/seed"),
+            "certificate-authority-data": base64::engine::general_purpose::STANDARD.encode(garden.ca_cert_pem()),
+        }}],
+        "users": [{"name": "authz", "user": {}}],
+        "contexts": [{"name": "authz", "context": {"cluster": "authz", "user": "authz"}}],
+        "current-context": "authz",
+    });
+    let kubeconfig_path = tls_dir.path().join("authz.yaml");
+    std::fs::write(&kubeconfig_path, kubeconfig.to_string()).expect("kubeconfig");
+    garden
+        .set_authorization_webhook(Some(&seedlet_sandbox::authz::webhook::WebhookConfig {
+            authorized_ttl: Duration::from_nanos(1),
+            unauthorized_ttl: Duration::from_nanos(1),
+            failure_policy: Some(seedlet_sandbox::authz::webhook::FailurePolicy::Deny),
+            ..seedlet_sandbox::authz::webhook::WebhookConfig::new(&kubeconfig_path)
+        }))
+        .expect("authorizer configured");
+    let stranger = service_account_client(&garden, "stranger").await;
+    let refusal = || async {
+        match Api::<k8s_openapi::api::core::v1::Secret>::namespaced(stranger.clone(), "kube-system")
+            .get("x")
+            .await
+        {
+            Err(kube::Error::Api(status)) => status.message,
+            other => panic!("a stranger must be refused: {other:?}"),
+        }
+    };
+    wait_until(
+        "the authorizer's graph synced",
+        Duration::from_secs(20),
+        || async { !refusal().await.contains("503") },
+    )
+    .await;
+
     stop.cancel();
     running_agent.wait().await.expect("agent stops");
     running_garden
@@ -537,4 +615,66 @@ async fn charts_apply_and_their_rbac_carries_bootstrap_approval_registration_and
         .expect("garden controller stops");
     garden.shutdown().await;
     seed.shutdown().await;
+}
+
+#[test]
+fn garden_chart_serves_the_seed_webhooks_with_a_generated_certificate() {
+    let objects = render("seedlet-garden", &json!({})).expect("renders");
+    let seedlet_config::AnyConfig::GardenController(config) =
+        config_of(&objects, "seedlet-garden-config")
+    else {
+        panic!("garden configuration");
+    };
+    let webhooks = config.webhooks.expect("webhooks on by default");
+    assert_eq!(webhooks.server.port, 2721);
+    assert_eq!(webhooks.tls.server_cert_dir, "/etc/seedlet/webhook-tls");
+    let secret = find(&objects, "Secret", "seedlet-garden-webhooks");
+    assert_eq!(secret["type"], "kubernetes.io/tls");
+    let decode = |value: &Value| {
+        base64::engine::general_purpose::STANDARD
+            .decode(value.as_str().expect("base64"))
+            .expect("decodes")
+    };
+    let leaf = String::from_utf8(decode(&secret["data"]["tls.crt"])).expect("pem");
+    let (_, pem) = x509_parser::pem::parse_x509_pem(leaf.as_bytes()).expect("certificate");
+    let certificate = pem.parse_x509().expect("x509");
+    let names: Vec<String> = certificate
+        .subject_alternative_name()
+        .expect("extension")
+        .expect("SANs")
+        .value
+        .general_names
+        .iter()
+        .map(|name| name.to_string())
+        .collect();
+    assert!(
+        names
+            .iter()
+            .any(|n| n.contains("seedlet-garden-webhooks.garden.svc")),
+        "{names:?}"
+    );
+    let configuration = find(
+        &objects,
+        "ValidatingWebhookConfiguration",
+        "seedlet-garden-seed-restriction",
+    );
+    let webhook = &configuration["webhooks"][0];
+    assert_eq!(webhook["name"], "seed-restriction.gardener.cloud");
+    assert_eq!(webhook["failurePolicy"], "Fail");
+    assert_eq!(
+        webhook["clientConfig"]["caBundle"], secret["data"]["ca.crt"],
+        "the registration trusts the generated CA"
+    );
+    assert_eq!(
+        webhook["clientConfig"]["service"]["path"],
+        "/webhooks/admission/seedrestriction"
+    );
+    let service = find(&objects, "Service", "seedlet-garden-webhooks");
+    assert_eq!(service["spec"]["ports"][0]["port"], 443);
+
+    let off = render("seedlet-garden", &json!({"webhooks": {"enabled": false}})).expect("renders");
+    assert!(
+        !off.iter()
+            .any(|o| o["kind"] == "ValidatingWebhookConfiguration")
+    );
 }

@@ -28,5 +28,13 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- $_ := set $config "kind" "GardenControllerConfiguration" -}}
 {{- $_ := set $config "leaderElection" (dict "leaderElect" true "resourceLock" "leases" "resourceNamespace" .Release.Namespace "resourceName" (printf "%s-leader-election" (include "seedlet-garden.fullname" .))) -}}
 {{- $_ := set $config "server" (dict "healthProbes" (dict "port" .Values.ports.health) "metrics" (dict "port" .Values.ports.metrics)) -}}
+{{- if .Values.webhooks.enabled -}}
+{{- $_ := set $config "webhooks" (dict "server" (dict "port" .Values.webhooks.port) "tls" (dict "serverCertDir" "/etc/seedlet/webhook-tls")) -}}
+{{- end -}}
 {{- toYaml $config -}}
+{{- end -}}
+
+{{/* Name of the webhooks' Service (and of the generated TLS Secret). */}}
+{{- define "seedlet-garden.webhooks" -}}
+{{- printf "%s-webhooks" (include "seedlet-garden.fullname" .) | trunc 63 | trimSuffix "-" -}}
 {{- end -}}

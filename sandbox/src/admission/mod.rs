@@ -4,10 +4,12 @@
 //! `admission.k8s.io/v1` AdmissionReview at their URL or service (resolved through its Endpoints,
 //! TLS verified with the `caBundle` for `<service>.<namespace>.svc`), within `timeoutSeconds`
 //! (default 10); mutating webhooks run first, in configuration-name order, their JSONPatch
-//! applied in turn; then the validating ones. A denial is kube's
+//! applied in turn; then the validating ones. `matchConditions` (CEL) skip a webhook
+//! ([`conditions`]). A denial is kube's
 //! `admission webhook "<name>" denied the request: <message>` (code from the webhook, at least
 //! 400); a failing call is a 500 unless the webhook's failurePolicy is Ignore.
 
+pub mod conditions;
 pub mod matching;
 
 use std::sync::Arc;
@@ -244,12 +246,18 @@ fn review(request: &Request<'_>, uid: &str) -> Value {
     json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": body})
 }
 
-/// Calls one webhook; `Ok(None)` when it failed and its failurePolicy is Ignore.
+/// Calls one webhook; `Ok(None)` when it failed and its failurePolicy is Ignore, or when its
+/// match conditions skip it.
 async fn call(hook: &Hook, request: &Request<'_>) -> Result<Option<Value>, ApiError> {
     let uid = crate::object::new_uid();
-    let outcome = match &hook.endpoint {
-        Ok(endpoint) => endpoint.post_json(&review(request, &uid)).await,
-        Err(error) => Err(error.clone()),
+    let review = review(request, &uid);
+    let outcome = match conditions::evaluate(&hook.webhook, &review["request"]) {
+        conditions::Verdict::Skip => return Ok(None),
+        conditions::Verdict::Error(error) => Err(error),
+        conditions::Verdict::Call => match &hook.endpoint {
+            Ok(endpoint) => endpoint.post_json(&review).await,
+            Err(error) => Err(error.clone()),
+        },
     };
     let answer = match outcome.and_then(|a| {
         let response = a.get("response").cloned().unwrap_or(Value::Null);
