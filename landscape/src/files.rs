@@ -277,8 +277,9 @@ seedConfig:
 
 /// The garden controller's configuration with shortened monitor periods, so that a stopped agent
 /// shows up quickly in the demo.
-pub fn garden_controller_config() -> String {
-    "# Written by `seedlet sandbox`: the garden-side controller.
+pub fn garden_controller_config(webhook_tls: &Path) -> String {
+    format!(
+        "# Written by `seedlet sandbox`: the garden-side controller.
 apiVersion: seedlet.gardener.cloud/v1alpha1
 kind: GardenControllerConfiguration
 controllers:
@@ -288,8 +289,16 @@ controllers:
     shootMonitorPeriod: 1m
 logLevel: info
 logFormat: text
-"
-    .to_owned()
+# The seed authorizer and SeedRestriction, which the garden sandbox calls.
+webhooks:
+  server:
+    bindAddress: 127.0.0.1
+    freePort: true
+  tls:
+    serverCertDir: {}
+",
+        webhook_tls.display()
+    )
 }
 
 #[cfg(test)]
@@ -300,7 +309,10 @@ mod tests {
     fn written_configs_are_valid_for_their_components() {
         for (name, text) in [
             ("agent.yaml", agent_config("local")),
-            ("garden.yaml", garden_controller_config()),
+            (
+                "garden.yaml",
+                garden_controller_config(Path::new("/tmp/tls")),
+            ),
         ] {
             if let Err(error) = seedlet_config::parse(&text, name) {
                 panic!("{name} is invalid: {error}");

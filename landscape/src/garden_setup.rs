@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
-use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
 use kube::api::{ObjectMeta, Patch, PatchParams};
@@ -110,8 +109,6 @@ pub async fn prepare_garden(
             source,
         })?;
 
-    ensure_seeds_rbac(client).await?;
-
     let token = BootstrapToken::generate();
     let secrets: Api<Secret> = Api::namespaced(client.clone(), namespaces::KUBE_SYSTEM);
     let name = format!("{}{}", objects::BOOTSTRAP_TOKEN_SECRET_PREFIX, token.id);
@@ -176,43 +173,6 @@ pub async fn store_bootstrap_kubeconfig(
         .await
         .map_err(|source| Error::Prepare {
             step: format!("store Secret garden/{BOOTSTRAP_SECRET} in the seed"),
-            source,
-        })?;
-    Ok(())
-}
-
-/// The ClusterRole `gardener.cloud:system:seeds` and its binding to the seeds' group, as Gardener's
-/// control-plane chart installs them. On a real garden the SeedAuthorizer narrows this to each
-/// seed's own objects; a development garden without it grants what the role says.
-async fn ensure_seeds_rbac(client: &kube::Client) -> Result<(), Error> {
-    const NAME: &str = "gardener.cloud:system:seeds";
-    let roles: Api<ClusterRole> = Api::all(client.clone());
-    let role = serde_json::json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "ClusterRole",
-        "metadata": {"name": NAME},
-        "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}],
-    });
-    roles
-        .patch(NAME, &apply_params(), &Patch::Apply(&role))
-        .await
-        .map_err(|source| Error::Prepare {
-            step: format!("apply ClusterRole {NAME}"),
-            source,
-        })?;
-    let bindings: Api<ClusterRoleBinding> = Api::all(client.clone());
-    let binding = serde_json::json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "ClusterRoleBinding",
-        "metadata": {"name": NAME},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": NAME},
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": seedlet_api::names::csr::SEED_ORGANIZATION}],
-    });
-    bindings
-        .patch(NAME, &apply_params(), &Patch::Apply(&binding))
-        .await
-        .map_err(|source| Error::Prepare {
-            step: format!("apply ClusterRoleBinding {NAME}"),
             source,
         })?;
     Ok(())

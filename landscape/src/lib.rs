@@ -22,6 +22,7 @@ pub mod serve;
 pub mod shoot;
 mod summary;
 mod wait;
+pub mod webhooks;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -384,7 +385,7 @@ async fn bring_up(
         .await?;
     let token = progress
         .step(
-            "prepare garden: namespaces, cluster identity, seeds RBAC, bootstrap token",
+            "prepare garden: namespaces, cluster identity, bootstrap token",
             async {
                 let token = garden_setup::prepare_garden(&garden_client, SEED_NAME).await?;
                 let detail = format!("token {}.<secret>", token.id);
@@ -394,8 +395,11 @@ async fn bring_up(
         .await?;
 
     let stop = shutdown.child_token();
-    let garden_config_path =
-        state.write_config("garden-controller.yaml", &files::garden_controller_config())?;
+    let webhook_tls = webhooks::write_serving_certificate(state, garden)?;
+    let garden_config_path = state.write_config(
+        "garden-controller.yaml",
+        &files::garden_controller_config(&webhook_tls),
+    )?;
     let garden_runtime = ComponentRuntime::new("garden")?;
     let running_garden = progress
         .step(
@@ -404,6 +408,18 @@ async fn bring_up(
         )
         .await?;
 
+    if let Some(address) = running_garden.webhook_address {
+        progress
+            .step(
+                "seed authorizer and SeedRestriction on: seeds reach only their own objects",
+                async {
+                    webhooks::enable(state, garden, address)
+                        .await
+                        .map(|detail| ((), detail))
+                },
+            )
+            .await?;
+    }
     progress
         .step(
             "garden controller lets bootstrap tokens request certificates",

@@ -124,9 +124,16 @@ impl Landscape {
             .await
             .map_err(Error::Landscape)?;
 
+        // Seeds behind the seed authorizer and SeedRestriction, as in `seedlet sandbox`.
+        let webhook_tls =
+            seedlet_landscape::webhooks::write_serving_certificate(&self.state, &self.garden)
+                .map_err(Error::Landscape)?;
         let config_path = self
             .state
-            .write_config("garden-controller.yaml", &files::garden_controller_config())
+            .write_config(
+                "garden-controller.yaml",
+                &files::garden_controller_config(&webhook_tls),
+            )
             .map_err(Error::Landscape)?;
         let config = seedlet_config::load_garden_controller(&config_path).map_err(|source| {
             Error::Config {
@@ -140,6 +147,11 @@ impl Landscape {
             .start(self.stop.clone())
             .await
             .map_err(Error::Garden)?;
+        if let Some(address) = running.webhook_address {
+            seedlet_landscape::webhooks::enable(&self.state, &self.garden, address)
+                .await
+                .map_err(Error::Landscape)?;
+        }
         self.garden_controller = Some(running);
         self.observers.start(&garden, &seed, SEED, &self.stop);
         Ok(())
