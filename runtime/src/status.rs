@@ -24,6 +24,21 @@ pub fn is_conflict(error: &kube::Error) -> bool {
     matches!(error, kube::Error::Api(status) if status.is_conflict())
 }
 
+/// Whether a 409 Conflict from the API server is anywhere in `error`'s source chain: a lost
+/// optimistic-concurrency race (another writer changed the object since it was read). Expected
+/// under concurrent controllers, healed by an immediate retry with fresh state, and not worth more
+/// than a debug line ([`CONFLICT_REQUEUE`]).
+pub fn conflict_in_chain(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut current = Some(error);
+    while let Some(error) = current {
+        if error.downcast_ref::<kube::Error>().is_some_and(is_conflict) {
+            return true;
+        }
+        current = error.source();
+    }
+    false
+}
+
 /// Reads the latest `name`, merges the conditions returned by `updates` (given the stored ones)
 /// and writes them when they changed. Returns whether it wrote; a vanished object counts as done.
 /// Reads and the guarded write are retried in place on transient errors.
@@ -127,5 +142,25 @@ mod tests {
         assert!(is_conflict(&status(409, "Conflict")));
         assert!(!is_conflict(&status(404, "NotFound")));
         assert!(!is_conflict(&status(500, "InternalError")));
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("patching seed a")]
+    struct Wrapped(#[source] kube::Error);
+
+    fn api_error(code: u16, reason: &str) -> kube::Error {
+        kube::Error::Api(
+            kube::core::Status::failure("x", reason)
+                .with_code(code)
+                .boxed(),
+        )
+    }
+
+    #[test]
+    fn conflicts_are_found_anywhere_in_the_chain() {
+        assert!(conflict_in_chain(&Wrapped(api_error(409, "Conflict"))));
+        assert!(conflict_in_chain(&api_error(409, "Conflict")));
+        assert!(!conflict_in_chain(&Wrapped(api_error(404, "NotFound"))));
+        assert!(!conflict_in_chain(&std::fmt::Error));
     }
 }

@@ -116,6 +116,9 @@ async fn label<K: SeedScoped>(object: &K, ctx: &Ctx) -> Result<Action, Error> {
 
 /// Logs once per failure and retries after a short pause.
 pub fn error_policy<K: SeedScoped>(_object: Arc<K>, error: &Error, _ctx: Arc<Ctx>) -> Action {
+    if seedlet_runtime::status::conflict_in_chain(error) {
+        return Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE);
+    }
     tracing::warn!(error = %seedlet_runtime::error_chain(error), "seed labels not written");
     Action::requeue(Duration::from_secs(5))
 }

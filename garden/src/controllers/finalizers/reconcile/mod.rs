@@ -78,6 +78,10 @@ impl Error {
 /// Retries after [`RETRY_DELAY`] and logs the error once (blocked deletions at debug level: they
 /// are expected while references exist).
 pub fn error_policy<K: Resource>(object: Arc<K>, error: &Error, _ctx: Arc<Ctx>) -> Action {
+    if seedlet_runtime::status::conflict_in_chain(error) {
+        tracing::debug!(name = %object.name_any(), error = %seedlet_runtime::error_chain(error), "finalizer lost a write race, retrying");
+        return Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE);
+    }
     let blocked = matches!(error, Error::Finalizer { source, .. }
         if matches!(**source, kube::runtime::finalizer::Error::CleanupFailed(Error::StillReferenced { .. })));
     if blocked {
