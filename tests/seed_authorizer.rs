@@ -243,6 +243,13 @@ async fn seeds_reach_only_their_own_objects() {
         "no relationship found",
     );
     assert_eq!(outcome(secrets(&b).get("backup-b").await), Ok(()));
+    // The garden controller gave the garden a cluster identity, which every seed may read.
+    let identity =
+        Api::<k8s_openapi::api::core::v1::ConfigMap>::namespaced(a.clone(), "kube-system")
+            .get("cluster-identity")
+            .await
+            .expect("seeds read the garden identity");
+    assert!(identity.data.unwrap_or_default()["cluster-identity"].starts_with("garden-"));
 
     let leases =
         |client: &Client| Api::<Lease>::namespaced(client.clone(), "gardener-system-seed-lease");

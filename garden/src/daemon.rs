@@ -241,18 +241,27 @@ impl Garden {
     }
 }
 
-/// Ensures the bootstrapper RBAC (spec §0) once per leadership term, retrying until it succeeds;
+/// Ensures the bootstrapper RBAC (spec §0) and the garden's cluster identity once per leadership
+/// term, retrying until both succeed;
 /// `/readyz` reports the `seed-registration` step done afterwards.
 async fn ensure_rbac(client: kube::Client, readiness: Arc<Readiness>, stop: CancellationToken) {
     loop {
-        match crate::controllers::csr_approval::ensure_bootstrapper_rbac(&client).await {
+        let ensured = match crate::controllers::csr_approval::ensure_bootstrapper_rbac(&client).await
+        {
+            Ok(()) => crate::cluster_identity::ensure(&client).await.map(|_| ()).map_err(|error| {
+                tracing::error!(error = %seedlet_runtime::error_chain(&error), "ensuring the garden cluster identity failed");
+            }),
+            Err(error) => {
+                tracing::error!(error = %seedlet_runtime::error_chain(&error), "ensuring bootstrapper rbac failed");
+                Err(())
+            }
+        };
+        match ensured {
             Ok(()) => {
                 readiness.set(Step::Registration, true);
                 return;
             }
-            Err(error) => {
-                tracing::error!(error = %seedlet_runtime::error_chain(&error), "ensuring bootstrapper rbac failed");
-            }
+            Err(()) => {}
         }
         if sleep_or_cancel(CONTROLLER_RESTART_DELAY, &stop).await {
             return;

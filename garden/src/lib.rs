@@ -1,6 +1,7 @@
 //! The seedlet garden-side controller: CSR approval, seed lifecycle, extension scheduling,
 //! finalizers, ShootState finalizer. Built on `seedlet-runtime`, a peer of the seed agent.
 
+pub mod cluster_identity;
 pub mod context;
 pub mod controllers;
 pub mod daemon;
