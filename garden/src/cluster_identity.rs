@@ -24,10 +24,10 @@ pub async fn ensure(garden: &kube::Client) -> Result<String, kube::Error> {
             .filter(|identity| !identity.is_empty())
             .cloned()
     };
-    if let Some(found) = config_maps.get_opt(objects::CLUSTER_IDENTITY).await? {
-        if let Some(identity) = existing(&found) {
-            return Ok(identity);
-        }
+    if let Some(found) = config_maps.get_opt(objects::CLUSTER_IDENTITY).await?
+        && let Some(identity) = existing(&found)
+    {
+        return Ok(identity);
     }
     let uid = Api::<Namespace>::all(garden.clone())
         .get(namespaces::KUBE_SYSTEM)

@@ -256,12 +256,9 @@ async fn ensure_rbac(client: kube::Client, readiness: Arc<Readiness>, stop: Canc
                 Err(())
             }
         };
-        match ensured {
-            Ok(()) => {
-                readiness.set(Step::Registration, true);
-                return;
-            }
-            Err(()) => {}
+        if ensured.is_ok() {
+            readiness.set(Step::Registration, true);
+            return;
         }
         if sleep_or_cancel(CONTROLLER_RESTART_DELAY, &stop).await {
             return;
