@@ -9,8 +9,14 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::{Args, CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use seedlet_config::{LogFormat, LogLevel};
+
+mod daemon_cli;
+
+use daemon_cli::{
+    EXIT_INVALID_CONFIG, LogOptions, agent, component_runtime, daemon_config, init_logging, report,
+};
 
 /// `seedlet version` and `--version`: crate version and the git commit recorded by `build.rs`.
 const VERSION: &str = concat!(
@@ -20,28 +26,12 @@ const VERSION: &str = concat!(
     ")"
 );
 
-/// Exit code of `check-config` when a configuration is invalid.
-const EXIT_INVALID_CONFIG: u8 = 2;
-
 /// Gardener-compatible seed agent and garden-side controller.
 #[derive(Debug, Parser)]
 #[command(name = "seedlet", version = VERSION)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
-}
-
-/// The logging flags of the commands that log; in a section of their own in `--help`.
-#[derive(Debug, Clone, Copy, Default, Args)]
-#[command(next_help_heading = "Log options")]
-struct LogOptions {
-    /// Log threshold (debug, info, error); overrides the configuration's `logLevel`.
-    /// A non-empty `RUST_LOG` (`level` or `target=level` directives) replaces it on stderr.
-    #[arg(long, global = true, value_name = "LEVEL")]
-    log_level: Option<LogLevel>,
-    /// Log format (json, text); overrides the configuration's `logFormat`.
-    #[arg(long, global = true, value_name = "FORMAT")]
-    log_format: Option<LogFormat>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -188,21 +178,6 @@ fn main() -> ExitCode {
     }
 }
 
-/// Writes one line to stderr; a closed stderr loses it instead of panicking like `eprintln!`.
-fn report(line: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "{line}");
-}
-
-/// A multi-threaded tokio runtime whose threads log as `component` (see
-/// [`seedlet_runtime::logging::set_thread_component`]).
-fn component_runtime(component: &'static str) -> anyhow::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .on_thread_start(move || seedlet_runtime::logging::set_thread_component(component))
-        .build()
-        .context("starting the async runtime")
-}
-
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Version => {
@@ -262,7 +237,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 log.log_level.unwrap_or(LogLevel::Error),
                 log.log_format.unwrap_or(LogFormat::Text),
             )?;
-            let binary = std::env::current_exe().context("locating the seedlet binary")?;
+            // The slim agent binary beside this one, as operators run it; else `seedlet agent`.
+            let seedlet = std::env::current_exe().context("locating the seedlet binary")?;
+            let slim = seedlet.with_file_name("seedlet-agent");
+            let binary = if slim.is_file() { slim } else { seedlet };
             let overrides = seedlet_scale::Overrides {
                 shoots,
                 registrations,
@@ -349,35 +327,6 @@ fn sandbox(
     })
 }
 
-/// `seedlet agent`: exit 2 when the configuration has a problem, else run until a signal.
-fn agent(path: &Path, log: LogOptions) -> anyhow::Result<ExitCode> {
-    let Some(seedlet_config::AnyConfig::Gardenlet(config)) =
-        daemon_config(path, seedlet_config::gardenlet::KIND)
-    else {
-        return Ok(ExitCode::from(EXIT_INVALID_CONFIG));
-    };
-    let mut config = *config;
-    config.apply_environment(|name| std::env::var(name).ok());
-    init_logging(
-        log.log_level.unwrap_or(config.log_level),
-        log.log_format.unwrap_or(config.log_format),
-    )?;
-    let ignored = config.ignored_fields();
-    if !ignored.is_empty() {
-        tracing::info!(
-            fields = %ignored.join(", "),
-            "configuration fields accepted but ignored by seedlet"
-        );
-    }
-    let runtime = component_runtime("agent")?;
-    runtime.block_on(async move {
-        seedlet_agent::run_agent(config, seedlet_runtime::process::shutdown_on_signals())
-            .await
-            .context("agent failed")
-    })?;
-    Ok(ExitCode::SUCCESS)
-}
-
 /// `seedlet garden`: exit 2 when the configuration has a problem, else run until a signal.
 fn garden(path: &Path, log: LogOptions) -> anyhow::Result<ExitCode> {
     let Some(seedlet_config::AnyConfig::GardenController(config)) =
@@ -435,36 +384,7 @@ fn check_one(file: &Path) -> bool {
     }
 }
 
-/// Loads a daemon's configuration the way `check-config` does (the same problems, the same
-/// lines on stderr); `None` when it has problems or is of another kind than `kind`.
-fn daemon_config(path: &Path, kind: &'static str) -> Option<seedlet_config::AnyConfig> {
-    let error = match seedlet_config::load_for_daemon(path, |name| std::env::var(name).ok()) {
-        Ok(config) if config.kind() == kind => return Some(config),
-        Ok(config) => seedlet_config::ConfigError::WrongKind {
-            file: path.to_owned(),
-            found: config.kind(),
-            expected: kind,
-        },
-        Err(error) => error,
-    };
-    for line in error.lines() {
-        report(&line);
-    }
-    None
-}
-
 /// Writes one line to stdout; a closed stdout (`seedlet … | head`) loses it instead of panicking.
 fn out(line: &str) {
     let _ = writeln!(std::io::stdout().lock(), "{line}");
-}
-
-/// Installs the process logger on stderr (see [`seedlet_runtime::logging`]).
-///
-/// # Errors
-///
-/// Fails when a logger is already installed or `RUST_LOG` is not a valid filter.
-fn init_logging(level: LogLevel, format: LogFormat) -> anyhow::Result<()> {
-    let rust_log = std::env::var("RUST_LOG").ok();
-    seedlet_runtime::logging::init(level, format, rust_log.as_deref())
-        .context("initialising logging")
 }

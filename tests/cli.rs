@@ -517,3 +517,42 @@ fn completion_prints_a_script_for_each_shell() {
     }
     assert_eq!(seedlet(&["completion", "tcsh"]).status.code(), Some(2));
 }
+
+/// The slim agent binary takes the agent's flags and refuses a bad configuration like
+/// `seedlet agent` (exit 2, every problem by field path), without any other subcommand.
+#[test]
+fn slim_agent_binary_checks_its_configuration_like_seedlet_agent() {
+    let dir = tempfile::tempdir().expect("dir");
+    let config = dir.path().join("agent.yaml");
+    std::fs::write(
+        &config,
+        "apiVersion: gardenlet.config.gardener.cloud/v1alpha1\nkind: GardenletConfiguration\nlogLevel: loud\n",
+    )
+    .expect("config");
+    let slim = Command::new(env!("CARGO_BIN_EXE_seedlet-agent"))
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .expect("runs");
+    let full = Command::new(env!("CARGO_BIN_EXE_seedlet"))
+        .arg("agent")
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .expect("runs");
+    assert_eq!(slim.status.code(), Some(2));
+    assert_eq!(full.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&slim.stderr),
+        String::from_utf8_lossy(&full.stderr)
+    );
+    assert!(String::from_utf8_lossy(&slim.stderr).contains("logLevel"));
+    let help = Command::new(env!("CARGO_BIN_EXE_seedlet-agent"))
+        .arg("sandbox")
+        .output()
+        .expect("runs");
+    assert!(
+        !help.status.success(),
+        "the slim binary has no other commands"
+    );
+}

@@ -17,7 +17,7 @@ async fn quick_scale_run_loses_nothing_and_measures_everything() {
         churn: Duration::from_secs(5),
         state_changes_per_second: 40,
         dir: Some(dir.path().to_owned()),
-        ..seedlet_scale::Options::quick(PathBuf::from(env!("CARGO_BIN_EXE_seedlet")))
+        ..seedlet_scale::Options::quick(PathBuf::from(env!("CARGO_BIN_EXE_seedlet-agent")))
     };
     let report = seedlet_scale::run(&options).await.expect("scale run");
     eprintln!("{}", report.summary());

@@ -16,8 +16,11 @@ use seedlet_sandbox::Sandbox;
 use serde_json::json;
 use tokio::net::UnixDatagram;
 
-const UNITS: [&str; 2] = ["seedlet-agent.service", "seedlet-garden.service"];
-const INSTALLED_BINARY: &str = "/usr/local/bin/seedlet";
+/// The units and the binary each starts.
+const UNITS: [(&str, &str); 2] = [
+    ("seedlet-agent.service", "/usr/local/bin/seedlet-agent"),
+    ("seedlet-garden.service", "/usr/local/bin/seedlet"),
+];
 const SEED_NAME: &str = "my-seed";
 const TOKEN_ID: &str = "abc123";
 const TOKEN_SECRET: &str = "0123456789abcdef";
@@ -45,13 +48,18 @@ fn systemd_analyze() -> Option<PathBuf> {
 /// Copies the units into a temporary directory with `ExecStart=` pointing at the built binary.
 fn units_for_built_binary() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("temporary directory");
-    for unit in UNITS {
+    for (unit, installed) in UNITS {
         let text = read(&format!("systemd/{unit}"));
         assert!(
-            text.contains(&format!("ExecStart={INSTALLED_BINARY} ")),
-            "{unit} starts {INSTALLED_BINARY}"
+            text.contains(&format!("ExecStart={installed} ")),
+            "{unit} starts {installed}"
         );
-        let text = text.replace(INSTALLED_BINARY, env!("CARGO_BIN_EXE_seedlet"));
+        let built = if installed.ends_with("seedlet-agent") {
+            env!("CARGO_BIN_EXE_seedlet-agent")
+        } else {
+            env!("CARGO_BIN_EXE_seedlet")
+        };
+        let text = text.replace(installed, built);
         std::fs::write(dir.path().join(unit), text).expect("write unit");
     }
     dir
@@ -81,7 +89,7 @@ fn service_settings(unit: &str) -> BTreeMap<String, Vec<String>> {
 
 #[test]
 fn units_are_hardened_notify_services() {
-    for unit in UNITS {
+    for (unit, _) in UNITS {
         let settings = service_settings(unit);
         let one = |key: &str| {
             settings
@@ -140,7 +148,7 @@ fn units_pass_systemd_analyze_verify() {
     let output = Command::new(&analyze)
         .arg("verify")
         .arg("--man=no")
-        .args(UNITS.map(|unit| dir.path().join(unit)))
+        .args(UNITS.map(|(unit, _)| dir.path().join(unit)))
         .output()
         .expect("run systemd-analyze verify");
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -158,7 +166,7 @@ fn units_have_low_offline_security_exposure() {
         return;
     };
     let dir = units_for_built_binary();
-    for unit in UNITS {
+    for (unit, _) in UNITS {
         let path = dir.path().join(unit);
         let output = Command::new(&analyze)
             .args(["security", "--offline=true", "--no-pager"])
@@ -210,10 +218,16 @@ struct Process {
 }
 
 impl Process {
+    /// Starts the built binary the unit runs: `seedlet-agent` for the agent, `seedlet` else.
     fn spawn(name: &'static str, args: &[&str], env: &[(&str, &str)], dir: &Path) -> Process {
         let log = dir.join(format!("{name}.log"));
         let stderr = std::fs::File::create(&log).expect("log file");
-        let child = Command::new(env!("CARGO_BIN_EXE_seedlet"))
+        let binary = if name == "seedlet-agent" {
+            env!("CARGO_BIN_EXE_seedlet-agent")
+        } else {
+            env!("CARGO_BIN_EXE_seedlet")
+        };
+        let child = Command::new(binary)
             .args(args)
             .env_remove("NOTIFY_SOCKET")
             .env_remove("WATCHDOG_USEC")
@@ -550,8 +564,8 @@ async fn binaries_notify_ready_watchdog_and_stopping_like_under_systemd() {
     let agent_socket = NotifySocket::abstract_socket("agent");
     let started = Instant::now();
     let mut agent = Process::spawn(
-        "seedlet agent",
-        &["agent", "--config", &agent_config],
+        "seedlet-agent",
+        &["--config", &agent_config],
         &[
             ("KUBECONFIG", &seed_kubeconfig),
             ("NOTIFY_SOCKET", &agent_socket.address),

@@ -33,7 +33,7 @@ pub struct Options {
     pub churn: Duration,
     /// Extension state changes per second during the churn.
     pub state_changes_per_second: u32,
-    /// The `seedlet` binary to run the agent with.
+    /// The binary to run the agent with: `seedlet-agent`, or `seedlet` (then `seedlet agent`).
     pub agent_binary: PathBuf,
     /// Where configs, kubeconfigs and the agent log go; a temporary directory when `None`.
     pub dir: Option<PathBuf>,

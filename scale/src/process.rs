@@ -37,7 +37,7 @@ pub struct AgentProcess {
 }
 
 impl AgentProcess {
-    /// Starts `binary agent --config config`, logging to `log`, and samples it every `interval`.
+    /// Starts `binary [agent] --config config` (`seedlet agent` or the slim `seedlet-agent`), logging to `log`, and samples it every `interval`.
     pub fn spawn(
         binary: &Path,
         config: &Path,
@@ -55,8 +55,12 @@ impl AgentProcess {
             path: log.to_owned(),
             source,
         })?;
-        let child = Command::new(binary)
-            .arg("agent")
+        let mut command = Command::new(binary);
+        // `seedlet-agent` is the agent alone; the all-in-one `seedlet` needs the subcommand.
+        if binary.file_stem().and_then(|name| name.to_str()) != Some("seedlet-agent") {
+            command.arg("agent");
+        }
+        let child = command
             .arg("--config")
             .arg(config)
             .env_remove("KUBECONFIG")
