@@ -662,6 +662,34 @@ pub mod technical_id {
     }
 }
 
+/// Labels, annotations, values, condition types and reasons of the garden's shoot lifecycle
+/// helpers (status label, hibernation, maintenance, quota, retry, migration).
+pub mod shoot_lifecycle {
+    /// Label with the shoot's health summary (`healthy`, `progressing`, `unknown`, `unhealthy`).
+    pub const STATUS_LABEL: &str = "shoot.gardener.cloud/status";
+    /// Annotation with the time after which a shoot with a Quota lifetime is deleted.
+    pub const EXPIRATION_TIMESTAMP: &str = "shoot.gardener.cloud/expiration-timestamp";
+    /// Operation annotation value asking for a retry of a failed operation.
+    pub const OPERATION_RETRY: &str = "retry";
+    /// Operation annotation value asking for maintenance now.
+    pub const OPERATION_MAINTAIN: &str = "maintain";
+    /// Operation(s) to set at the next maintenance (`;`-separated).
+    pub const MAINTENANCE_OPERATION: &str = "maintenance.gardener.cloud/operation";
+    /// Set to `true` when the next maintenance should retry a failed operation.
+    pub const NEEDS_RETRY_OPERATION: &str =
+        "maintenance.shoot.gardener.cloud/needs-retry-operation";
+    /// Error code of a failure caused by provider rate limits.
+    pub const ERR_INFRA_RATE_LIMITS_EXCEEDED: &str = "ERR_INFRA_RATE_LIMITS_EXCEEDED";
+    /// Shoot constraint: the destination seed is ready for a control-plane migration.
+    pub const READY_FOR_MIGRATION: &str = "ReadyForMigration";
+    /// `ReadyForMigration` reason: the destination seed is being deleted.
+    pub const DESTINATION_SEED_IN_DELETION: &str = "DestinationSeedInDeletion";
+    /// `ReadyForMigration` reason: the destination seed is not ready.
+    pub const DESTINATION_SEED_UNREADY: &str = "DestinationSeedUnready";
+    /// `ReadyForMigration` reason: the destination seed is ready.
+    pub const DESTINATION_SEED_READY: &str = "DestinationSeedReady";
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

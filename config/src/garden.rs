@@ -56,6 +56,20 @@ pub struct GardenControllers {
     pub seed_extensions_check: SeedExtensionsCheckController,
     /// The ShootState finalizer.
     pub shoot_state: GardenShootStateController,
+    /// The `shoot.gardener.cloud/status` label.
+    pub shoot_status_label: crate::garden_shoot::ShootStatusLabelController,
+    /// Hibernation schedules.
+    pub shoot_hibernation: crate::garden_shoot::ShootHibernationController,
+    /// Maintenance time windows.
+    pub shoot_maintenance: crate::garden_shoot::ShootMaintenanceController,
+    /// Cluster lifetimes from Quotas.
+    pub shoot_quota: crate::garden_shoot::ShootQuotaController,
+    /// Retries of rate-limited shoots.
+    pub shoot_retry: crate::garden_shoot::ShootRetryController,
+    /// Managed-seed conditions on their shoots.
+    pub shoot_conditions: crate::garden_shoot::ShootConditionsController,
+    /// The `ReadyForMigration` constraint.
+    pub shoot_migration: crate::garden_shoot::ShootMigrationController,
 }
 
 /// `controllers.certificateSigningRequest`.
@@ -180,6 +194,7 @@ pub(crate) fn validate(config: &GardenControllerConfiguration) -> Vec<Problem> {
         controllers.shoot_state.concurrent_syncs,
         1,
     );
+    crate::garden_shoot::validate(controllers, &mut checker);
     checker.leader_election("leaderElection", &config.leader_election);
     checker.servers("server", &config.server);
     if let Some(webhooks) = &config.webhooks {

@@ -60,6 +60,65 @@ where
     })
 }
 
+/// Objects of `events` for which `pass(previous view, current view)` holds, where a view is what
+/// `view` extracts from an object (`None` at its first sighting), plus deleted objects. Unlike
+/// [`filter_changes`] this can accept only some transitions, e.g. an annotation newly listing a
+/// value but not its removal.
+pub fn filter_transitions<K, T, V, P, S>(
+    events: S,
+    view: V,
+    pass: P,
+) -> impl Stream<Item = Result<K, watcher::Error>> + Send + 'static
+where
+    K: Resource + Clone + Debug + Send + Sync + 'static,
+    T: Send + 'static,
+    V: Fn(&K) -> T + Send + Sync + 'static,
+    P: Fn(Option<&T>, &T) -> bool + Send + Sync + 'static,
+    S: Stream<Item = Result<Event<K>, watcher::Error>> + Send + 'static,
+{
+    let mut seen: HashMap<String, T> = HashMap::new();
+    events.filter_map(move |event| {
+        let out = match event {
+            Err(error) => Some(Err(error)),
+            Ok(Event::Apply(object) | Event::InitApply(object)) => {
+                let current = view(&object);
+                let passes = pass(seen.get(&identity(&object)), &current);
+                seen.insert(identity(&object), current);
+                passes.then_some(Ok(object))
+            }
+            Ok(Event::Delete(object)) => {
+                seen.remove(&identity(&object));
+                Some(Ok(object))
+            }
+            Ok(Event::Init | Event::InitDone) => None,
+        };
+        futures::future::ready(out)
+    })
+}
+
+/// A controller over `api` (cached like [`crate::watch::controller`]) that is triggered only by
+/// the transitions [`filter_transitions`] passes; requeues still come from its reconciler.
+pub fn controller_on_transitions<K, T, V, P>(
+    api: Api<K>,
+    config: watcher::Config,
+    view: V,
+    pass: P,
+) -> kube::runtime::Controller<K>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    T: Send + 'static,
+    V: Fn(&K) -> T + Send + Sync + 'static,
+    P: Fn(Option<&T>, &T) -> bool + Send + Sync + 'static,
+{
+    let (reader, writer) = kube::runtime::reflector::store();
+    let events = watcher::watcher(api, config)
+        .backoff(crate::watch::watch_backoff())
+        .modify(crate::watch::slim)
+        .reflect(writer);
+    kube::runtime::Controller::for_stream(filter_transitions(events, view, pass), reader)
+        .trigger_backoff(crate::watch::NoTriggerBackoff)
+}
+
 /// `namespace/name` (or `name`) of an object.
 fn identity<K: Resource>(object: &K) -> String {
     match object.namespace() {
@@ -81,5 +140,44 @@ mod tests {
     fn key_of_differs_when_any_part_differs() {
         assert_eq!(key_of(&("a", 1)), key_of(&("a", 1)));
         assert_ne!(key_of(&("a", 1)), key_of(&("a", 2)));
+    }
+
+    fn config_map(name: &str, value: &str) -> k8s_openapi::api::core::v1::ConfigMap {
+        k8s_openapi::api::core::v1::ConfigMap {
+            metadata: kube::api::ObjectMeta {
+                name: Some(name.to_owned()),
+                namespace: Some("default".to_owned()),
+                ..Default::default()
+            },
+            data: Some([("v".to_owned(), value.to_owned())].into()),
+            ..Default::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn filter_transitions_passes_only_accepted_transitions_and_deletions() {
+        let events = futures::stream::iter(vec![
+            Ok(Event::InitApply(config_map("a", "x"))),
+            Ok(Event::Apply(config_map("a", "x;maintain"))),
+            Ok(Event::Apply(config_map("a", "x"))),
+            Ok(Event::Apply(config_map("b", "maintain"))),
+            Ok(Event::Delete(config_map("a", "x"))),
+        ]);
+        let view = |cm: &k8s_openapi::api::core::v1::ConfigMap| {
+            cm.data
+                .as_ref()
+                .and_then(|d| d.get("v"))
+                .is_some_and(|v| v.contains("maintain"))
+        };
+        // Pass the first sighting and a newly listed `maintain`, never its removal.
+        let pass = |old: Option<&bool>, new: &bool| old.is_none() || (*new && old == Some(&false));
+        let passed: Vec<String> = filter_transitions(events, view, pass)
+            .map(|item| {
+                let cm = item.expect("no error");
+                format!("{}={}", cm.name_any(), cm.data.unwrap_or_default()["v"])
+            })
+            .collect()
+            .await;
+        assert_eq!(passed, ["a=x", "a=x;maintain", "b=maintain", "a=x"]);
     }
 }
