@@ -11,6 +11,7 @@ mod controller;
 mod project;
 mod seed;
 mod shoot;
+mod shoot_lifecycle;
 mod shootstate;
 
 use schemars::JsonSchema;
@@ -22,6 +23,7 @@ pub use controller::*;
 pub use project::*;
 pub use seed::*;
 pub use shoot::*;
+pub use shoot_lifecycle::*;
 pub use shootstate::*;
 
 use crate::common::schema;

@@ -153,7 +153,10 @@ pub struct Hibernation {
     /// Whether the shoot is (to be) hibernated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
-    /// Unmodelled fields (schedules).
+    /// Cron schedules that hibernate and wake up the shoot.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub schedules: Vec<crate::core::HibernationSchedule>,
+    /// Unmodelled fields.
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -348,6 +351,9 @@ pub struct ShootStatus {
     /// Start of a control-plane migration.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub migration_start_time: Option<Time>,
+    /// When a hibernation schedule last acted on the shoot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_hibernation_trigger_time: Option<Time>,
     /// Unmodelled fields (gardener, networking, credentials, ...).
     #[serde(flatten)]
     pub extra: Extra,

@@ -8,6 +8,7 @@ pub mod extensions_check;
 pub mod finalizers;
 pub mod seed_labels;
 pub mod seed_lifecycle;
+pub mod shoot_hibernation;
 pub mod shoot_status_label;
 pub mod shootstate_finalizer;
 
@@ -46,6 +47,9 @@ pub fn builtin() -> Vec<GardenControllerSpec> {
         GardenControllerSpec::new(seed_labels::NAME, |ctx| Box::pin(seed_labels::start(ctx))),
         GardenControllerSpec::new(shoot_status_label::NAME, |ctx| {
             Box::pin(shoot_status_label::start(ctx))
+        }),
+        GardenControllerSpec::new(shoot_hibernation::NAME, |ctx| {
+            Box::pin(shoot_hibernation::start(ctx))
         }),
         GardenControllerSpec::new(seed_lifecycle::NAME, |ctx| {
             Box::pin(async move {

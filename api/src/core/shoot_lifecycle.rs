@@ -1,0 +1,21 @@
+//! Shoot fields read and written by the garden's shoot lifecycle helpers: hibernation schedules
+//! (`spec.hibernation.schedules[]`).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// `spec.hibernation.schedules[]`: cron expressions that hibernate (`start`) and wake up (`end`)
+/// a shoot, evaluated in `location` (an IANA time zone, UTC when empty).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HibernationSchedule {
+    /// When to hibernate (5-field cron).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<String>,
+    /// When to wake up (5-field cron).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end: Option<String>,
+    /// IANA time zone of both expressions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
+}

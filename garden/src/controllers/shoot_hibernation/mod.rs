@@ -1,0 +1,116 @@
+//! Shoot hibernation schedules (`shoot-hibernation`, spec §5): watches Shoots in the garden and
+//! sets `spec.hibernation.enabled` when a `spec.hibernation.schedules[]` activation fell due
+//! since the last trigger (within the trigger deadline and seven days), then records
+//! `status.lastHibernationTriggerTime`. Writes only to the garden.
+//!
+//! Triggered by a Shoot's first sighting and by changes of its schedules; time advances only by
+//! requeue: each run requeues to just after the next activation of any schedule.
+
+pub mod reconcile;
+pub mod schedule;
+
+use std::sync::Arc;
+
+use jiff::SignedDuration;
+use kube::Api;
+use kube::runtime::watcher;
+use seedlet_api::core::{HibernationSchedule, Shoot};
+use seedlet_runtime::clock::Clock;
+use seedlet_runtime::metrics::Metrics;
+use seedlet_runtime::watch::{RunWith, Runner};
+use tokio_util::sync::CancellationToken;
+
+pub use reconcile::{Error, error_policy, reconcile};
+
+/// Controller name (logs, metrics label).
+pub const NAME: &str = "shoot-hibernation";
+
+/// Dependencies of the controller.
+pub struct Ctx {
+    /// Garden client.
+    pub client: kube::Client,
+    /// Activations older than this before now are no longer acted upon.
+    pub trigger_deadline: SignedDuration,
+    /// Time source of every decision.
+    pub clock: Arc<dyn Clock>,
+    /// Process metrics.
+    pub metrics: Arc<Metrics>,
+}
+
+impl std::fmt::Debug for Ctx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ctx")
+            .field("trigger_deadline", &self.trigger_deadline)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Starts the controller for one leadership term of the garden process.
+pub async fn start(garden: Arc<crate::context::GardenContext>) {
+    let config = &garden.config.controllers.shoot_hibernation;
+    let ctx = Arc::new(Ctx {
+        client: garden.client.clone(),
+        trigger_deadline: SignedDuration::try_from(config.trigger_deadline_duration.as_std())
+            .unwrap_or(SignedDuration::MAX),
+        clock: garden.clock.clone(),
+        metrics: garden.metrics.clone(),
+    });
+    run(ctx, config.concurrent_syncs, garden.stop.clone()).await;
+}
+
+/// Runs the controller until `shutdown` is cancelled.
+pub async fn run(ctx: Arc<Ctx>, concurrent_syncs: u32, shutdown: CancellationToken) {
+    seedlet_runtime::triggers::controller_on_transitions(
+        Api::<Shoot>::all(ctx.client.clone()),
+        watcher::Config::default(),
+        schedules_of,
+        schedules_changed,
+    )
+    .run_with(
+        Runner::new(NAME, shutdown).concurrency(concurrent_syncs),
+        reconcile,
+        error_policy,
+        ctx,
+    )
+    .await;
+}
+
+/// The Shoot's hibernation schedules.
+pub fn schedules_of(shoot: &Shoot) -> Vec<HibernationSchedule> {
+    shoot
+        .spec
+        .hibernation
+        .as_ref()
+        .map(|hibernation| hibernation.schedules.clone())
+        .unwrap_or_default()
+}
+
+/// The trigger: a first sighting with schedules, or schedules that changed and are not empty.
+pub fn schedules_changed(
+    previous: Option<&Vec<HibernationSchedule>>,
+    current: &Vec<HibernationSchedule>,
+) -> bool {
+    !current.is_empty() && previous != Some(current)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trigger_passes_new_non_empty_schedules_only() {
+        let one = vec![HibernationSchedule {
+            start: Some("0 20 * * *".into()),
+            ..Default::default()
+        }];
+        let other = vec![HibernationSchedule {
+            end: Some("0 8 * * *".into()),
+            ..Default::default()
+        }];
+        assert!(schedules_changed(None, &one));
+        assert!(!schedules_changed(None, &Vec::new()));
+        assert!(!schedules_changed(Some(&one), &one));
+        assert!(schedules_changed(Some(&one), &other));
+        assert!(!schedules_changed(Some(&one), &Vec::new()));
+    }
+}

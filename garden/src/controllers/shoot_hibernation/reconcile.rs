@@ -1,0 +1,164 @@
+//! Hibernation logic: parse the schedules, find the activation that fell due, write
+//! `spec.hibernation.enabled` and `status.lastHibernationTriggerTime`, requeue to the next one.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::api::{Patch, PatchParams};
+use kube::runtime::controller::Action;
+use kube::{Api, ResourceExt};
+use seedlet_api::core::Shoot;
+use serde_json::json;
+
+use super::schedule::{self, Action as ScheduleAction};
+use super::{Ctx, NAME, schedules_of};
+
+/// Errors of one hibernation reconcile.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The Shoot has no namespace.
+    #[error("shoot {0} without a namespace")]
+    MissingNamespace(String),
+    /// Writing `spec.hibernation.enabled` failed.
+    #[error("patching spec.hibernation.enabled of shoot {shoot}")]
+    PatchSpec {
+        /// `namespace/name` of the Shoot.
+        shoot: String,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
+    /// Writing `status.lastHibernationTriggerTime` failed.
+    #[error("patching status.lastHibernationTriggerTime of shoot {shoot}")]
+    PatchStatus {
+        /// `namespace/name` of the Shoot.
+        shoot: String,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
+}
+
+impl Error {
+    /// CamelCase reason for logs.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Error::MissingNamespace(_) => "ShootInvalid",
+            Error::PatchSpec { .. } => "ShootPatchError",
+            Error::PatchStatus { .. } => "ShootStatusPatchError",
+        }
+    }
+}
+
+/// Acts on a due schedule activation and requeues to the next one (see the module docs).
+/// Idempotent: a repeated run finds no activation after the trigger time it wrote.
+///
+/// # Errors
+/// When a write fails; the next run reads fresh state.
+pub async fn reconcile(shoot: Arc<Shoot>, ctx: Arc<Ctx>) -> Result<Action, Error> {
+    let started = Instant::now();
+    let result = hibernate(&shoot, &ctx).await;
+    ctx.metrics
+        .reconciled(NAME, started.elapsed(), result.is_ok());
+    result
+}
+
+/// Requeues after a short delay and logs the error once.
+pub fn error_policy(shoot: Arc<Shoot>, error: &Error, _ctx: Arc<Ctx>) -> Action {
+    tracing::warn!(
+        shoot = %shoot.name_any(),
+        reason = error.reason(),
+        error = %seedlet_runtime::error_chain(error),
+        "shoot hibernation reconcile failed"
+    );
+    Action::requeue(Duration::from_secs(5))
+}
+
+async fn hibernate(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {
+    let name = shoot.name_any();
+    let namespace = shoot
+        .namespace()
+        .ok_or_else(|| Error::MissingNamespace(name.clone()))?;
+    let key = format!("{namespace}/{name}");
+    let schedules = schedules_of(shoot);
+    if shoot.metadata.deletion_timestamp.is_some() || schedules.is_empty() {
+        return Ok(Action::await_change());
+    }
+    let parsed = match schedule::parse(&schedules) {
+        Ok(parsed) => parsed,
+        Err(error) => {
+            // Bad input: reported once, retried only when the schedules change.
+            tracing::warn!(shoot = %key, error = %error, "invalid hibernation schedule");
+            return Ok(Action::await_change());
+        }
+    };
+    let now = ctx.clock.now();
+    if !failed_and_up_to_date(shoot) {
+        let status = shoot.status.as_ref();
+        let last_trigger = status
+            .and_then(|s| s.last_hibernation_trigger_time.as_ref())
+            .map(|t| t.0);
+        let created = shoot
+            .metadata
+            .creation_timestamp
+            .as_ref()
+            .map_or(now, |t| t.0);
+        let earliest = schedule::earliest(last_trigger, created, now, ctx.trigger_deadline);
+        if let Some(action) = schedule::due_action(&parsed, earliest, now) {
+            apply(ctx, &namespace, &name, action, now).await?;
+        }
+    }
+    Ok(match schedule::requeue_after(&parsed, now) {
+        Some(delay) => Action::requeue(Duration::try_from(delay).unwrap_or(Duration::ZERO)),
+        None => Action::await_change(),
+    })
+}
+
+/// Whether the Shoot's last operation failed for its current generation, reconciled by this
+/// version: waking or hibernating it would not be acted upon until a user retries.
+fn failed_and_up_to_date(shoot: &Shoot) -> bool {
+    let Some(status) = shoot.status.as_ref() else {
+        return false;
+    };
+    let failed = status.last_operation.as_ref().is_some_and(|op| op.failed());
+    let observed = shoot.metadata.generation.is_some()
+        && status.observed_generation == shoot.metadata.generation;
+    let version = status
+        .extra
+        .get("gardener")
+        .and_then(|gardener| gardener.get("version"))
+        .and_then(serde_json::Value::as_str);
+    failed && observed && version == Some(env!("CARGO_PKG_VERSION"))
+}
+
+async fn apply(
+    ctx: &Ctx,
+    namespace: &str,
+    name: &str,
+    action: ScheduleAction,
+    now: jiff::Timestamp,
+) -> Result<(), Error> {
+    let key = format!("{namespace}/{name}");
+    let shoots: Api<Shoot> = Api::namespaced(ctx.client.clone(), namespace);
+    let spec = json!({"spec": {"hibernation": {"enabled": action.enabled()}}});
+    shoots
+        .patch(name, &PatchParams::default(), &Patch::Merge(&spec))
+        .await
+        .map_err(|source| Error::PatchSpec {
+            shoot: key.clone(),
+            source,
+        })?;
+    match action {
+        ScheduleAction::Hibernate => {
+            tracing::info!(shoot = %key, "hibernating cluster due to schedule");
+        }
+        ScheduleAction::WakeUp => tracing::info!(shoot = %key, "waking up cluster due to schedule"),
+    }
+    let status = json!({"status": {"lastHibernationTriggerTime": Time(now)}});
+    shoots
+        .patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .map_err(|source| Error::PatchStatus { shoot: key, source })?;
+    Ok(())
+}
