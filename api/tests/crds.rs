@@ -361,12 +361,18 @@ fn garden_crds_cover_every_core_kind_with_the_right_scope() {
         ("backupbuckets", "Cluster"),
         ("backupentries", "Namespaced"),
         ("projects", "Cluster"),
+        ("quotas", "Namespaced"),
+        ("secretbindings", "Namespaced"),
     ];
     for (plural, scope) in expected {
         let crd = &crds[&format!("{plural}.core.gardener.cloud")];
         assert_eq!(crd.spec.scope, scope, "{plural}");
     }
-    assert_eq!(crds.len(), expected.len());
+    let security = ["credentialsbindings.security.gardener.cloud"];
+    for name in security {
+        assert_eq!(crds[name].spec.scope, "Namespaced", "{name}");
+    }
+    assert_eq!(crds.len(), expected.len() + security.len());
     let status = |name: &str| {
         crds[name].spec.versions[0]
             .subresources

@@ -79,6 +79,9 @@ pub fn garden_crds() -> Vec<CustomResourceDefinition> {
         core::BackupBucket::crd(),
         core::BackupEntry::crd(),
         core::Project::crd(),
+        core::Quota::crd(),
+        core::SecretBinding::crd(),
+        core::CredentialsBinding::crd(),
     ];
     crds.into_iter().map(finish).collect()
 }

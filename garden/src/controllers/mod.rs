@@ -9,6 +9,8 @@ pub mod finalizers;
 pub mod seed_labels;
 pub mod seed_lifecycle;
 pub mod shoot_hibernation;
+pub mod shoot_quota;
+pub mod shoot_retry;
 pub mod shoot_status_label;
 pub mod shootstate_finalizer;
 
@@ -51,6 +53,8 @@ pub fn builtin() -> Vec<GardenControllerSpec> {
         GardenControllerSpec::new(shoot_hibernation::NAME, |ctx| {
             Box::pin(shoot_hibernation::start(ctx))
         }),
+        GardenControllerSpec::new(shoot_retry::NAME, |ctx| Box::pin(shoot_retry::start(ctx))),
+        GardenControllerSpec::new(shoot_quota::NAME, |ctx| Box::pin(shoot_quota::start(ctx))),
         GardenControllerSpec::new(seed_lifecycle::NAME, |ctx| {
             Box::pin(async move {
                 let lifecycle = Arc::new(seed_lifecycle::Ctx {

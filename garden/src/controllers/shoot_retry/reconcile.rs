@@ -1,0 +1,117 @@
+//! Retry logic: decide with the clock and a jitter sample, annotate or requeue.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use jiff::SignedDuration;
+use kube::api::{Patch, PatchParams};
+use kube::runtime::controller::Action;
+use kube::{Api, ResourceExt};
+use rand::Rng as _;
+use seedlet_api::core::Shoot;
+use seedlet_api::names::{annotations, shoot_lifecycle};
+use serde_json::json;
+
+use super::decide::{Decision, decide};
+use super::{Ctx, NAME};
+
+/// Errors of one retry reconcile.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The Shoot has no namespace.
+    #[error("shoot {0} without a namespace")]
+    MissingNamespace(String),
+    /// Annotating the Shoot failed.
+    #[error(
+        "annotating shoot {shoot} with {}={}",
+        annotations::OPERATION,
+        shoot_lifecycle::OPERATION_RETRY
+    )]
+    Annotate {
+        /// `namespace/name` of the Shoot.
+        shoot: String,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
+}
+
+impl Error {
+    /// CamelCase reason for logs.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Error::MissingNamespace(_) => "ShootInvalid",
+            Error::Annotate { .. } => "ShootPatchError",
+        }
+    }
+}
+
+/// Annotates a rate-limited failed Shoot for retry once the retry period passed, else requeues
+/// to that instant plus jitter. Idempotent (the annotation is set, not appended).
+///
+/// # Errors
+/// When the patch fails.
+pub async fn reconcile(shoot: Arc<Shoot>, ctx: Arc<Ctx>) -> Result<Action, Error> {
+    let started = Instant::now();
+    let result = retry(&shoot, &ctx).await;
+    ctx.metrics
+        .reconciled(NAME, started.elapsed(), result.is_ok());
+    result
+}
+
+/// Requeues after a short delay and logs the error once.
+pub fn error_policy(shoot: Arc<Shoot>, error: &Error, _ctx: Arc<Ctx>) -> Action {
+    tracing::warn!(
+        shoot = %shoot.name_any(),
+        reason = error.reason(),
+        error = %seedlet_runtime::error_chain(error),
+        "shoot retry reconcile failed"
+    );
+    Action::requeue(Duration::from_secs(5))
+}
+
+async fn retry(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {
+    let jitter = random_jitter(ctx.retry_jitter_period);
+    match decide(shoot, ctx.clock.now(), ctx.retry_period, jitter) {
+        Decision::Ignore => Ok(Action::await_change()),
+        Decision::RequeueAfter(delay) => Ok(Action::requeue(
+            Duration::try_from(delay).unwrap_or(Duration::ZERO),
+        )),
+        Decision::RetryNow => {
+            let name = shoot.name_any();
+            let namespace = shoot
+                .namespace()
+                .ok_or_else(|| Error::MissingNamespace(name.clone()))?;
+            let patch = json!({"metadata": {"annotations": {
+                annotations::OPERATION: shoot_lifecycle::OPERATION_RETRY,
+            }}});
+            let shoots: Api<Shoot> = Api::namespaced(ctx.client.clone(), &namespace);
+            match shoots
+                .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+            {
+                Ok(_) => {
+                    tracing::info!(shoot = %format!("{namespace}/{name}"), "retrying shoot failed due to rate limits");
+                    Ok(Action::await_change())
+                }
+                Err(kube::Error::Api(status)) if status.is_not_found() => {
+                    Ok(Action::await_change())
+                }
+                Err(source) => Err(Error::Annotate {
+                    shoot: format!("{namespace}/{name}"),
+                    source,
+                }),
+            }
+        }
+    }
+}
+
+/// A uniform sample in `[0, upper)`; zero when `upper` is not positive.
+fn random_jitter(upper: SignedDuration) -> SignedDuration {
+    let nanos = upper.as_nanos();
+    if nanos <= 0 {
+        return SignedDuration::ZERO;
+    }
+    let nanos = i64::try_from(nanos).unwrap_or(i64::MAX);
+    SignedDuration::from_nanos(rand::rng().random_range(0..nanos))
+}
