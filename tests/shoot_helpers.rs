@@ -228,3 +228,219 @@ async fn quota_lifetime_sets_the_expiration_and_deletes_expired_shoots() {
     controller.await.expect("controller stops");
     garden.shutdown().await;
 }
+
+fn ready_seed(version: &str) -> serde_json::Value {
+    serde_json::json!({
+        "gardener": {"id": "a", "name": "gardenlet", "version": version},
+        "observedGeneration": 1,
+        "conditions": [
+            shoot_lifecycle::condition("GardenletReady", "True"),
+            shoot_lifecycle::condition("SeedSystemComponentsHealthy", "True"),
+        ],
+    })
+}
+
+fn ready_for_migration(shoot: &Shoot) -> Option<(String, String, String)> {
+    let status = shoot.status.as_ref()?;
+    let constraint = seedlet_api::conditions::find(&status.constraints, "ReadyForMigration")?;
+    Some((
+        constraint.status.to_string(),
+        constraint.reason.clone(),
+        constraint.message.clone(),
+    ))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ready_for_migration_reports_the_destination_seed_and_goes_when_migration_ends() {
+    let garden = shoot_lifecycle::garden().await;
+    let client = garden.client();
+    shoot_lifecycle::create_seed(&client, "source", ready_seed("1.0")).await;
+    shoot_lifecycle::create_seed(&client, "ready", ready_seed("1.0")).await;
+    shoot_lifecycle::create_seed(&client, "newer", ready_seed("2.0")).await;
+    for (name, destination) in [
+        ("to-ready", "ready"),
+        ("to-newer", "newer"),
+        ("settled", "source"),
+    ] {
+        create_shoot(&client, name, serde_json::json!({"seedName": destination})).await;
+        patch_status(&client, name, serde_json::json!({"seedName": "source"})).await;
+    }
+    // A constraint left over from an earlier migration.
+    patch_status(
+        &client,
+        "settled",
+        serde_json::json!({"constraints": [shoot_lifecycle::condition("ReadyForMigration", "True")]}),
+    )
+    .await;
+
+    let stop = CancellationToken::new();
+    let ctx = Arc::new(seedlet_garden::controllers::shoot_migration::Ctx {
+        client: client.clone(),
+        clock: Arc::new(seedlet_runtime::clock::SystemClock),
+        metrics: Arc::new(Metrics::new("garden")),
+    });
+    let controller = tokio::spawn(seedlet_garden::controllers::shoot_migration::run(
+        ctx,
+        2,
+        stop.clone(),
+    ));
+
+    let ready = wait_shoot(
+        &client,
+        "to-ready",
+        "to-ready constraint",
+        ready_for_migration,
+    )
+    .await;
+    assert_eq!(
+        ready,
+        (
+            "True".to_owned(),
+            "DestinationSeedReady".to_owned(),
+            "Destination seed cluster is ready for the shoot migration".to_owned()
+        )
+    );
+    let newer = wait_shoot(
+        &client,
+        "to-newer",
+        "to-newer constraint",
+        ready_for_migration,
+    )
+    .await;
+    assert_eq!(
+        newer,
+        (
+            "False".to_owned(),
+            "DestinationSeedUnready".to_owned(),
+            "observing Gardener version not up to date (2.0/1.0)".to_owned()
+        )
+    );
+    wait_shoot(&client, "settled", "settled constraint removed", |shoot| {
+        ready_for_migration(shoot).is_none().then_some(())
+    })
+    .await;
+    // The migration of "to-ready" ends: the constraint goes.
+    patch_status(
+        &client,
+        "to-ready",
+        serde_json::json!({"seedName": "ready"}),
+    )
+    .await;
+    wait_shoot(
+        &client,
+        "to-ready",
+        "to-ready constraint removed",
+        |shoot| ready_for_migration(shoot).is_none().then_some(()),
+    )
+    .await;
+
+    stop.cancel();
+    controller.await.expect("controller stops");
+    garden.shutdown().await;
+}
+
+fn condition_types(shoot: &Shoot) -> Vec<String> {
+    shoot
+        .status
+        .as_ref()
+        .map(|status| {
+            status
+                .conditions
+                .iter()
+                .map(|c| format!("{}={}", c.type_, c.status))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn managed_seed_conditions_are_merged_into_their_shoot() {
+    use seedlet_api::seedmanagement::ManagedSeed;
+    let garden = shoot_lifecycle::garden().await;
+    let client = garden.client();
+    shoot_lifecycle::create_shoot_in(&client, "garden", "infra", serde_json::json!({})).await;
+    let infra: Api<Shoot> = Api::namespaced(client.clone(), "garden");
+    infra
+        .patch_status(
+            "infra",
+            &Default::default(),
+            &kube::api::Patch::Merge(serde_json::json!({"status": {"conditions": [
+                shoot_lifecycle::condition("APIServerAvailable", "True"),
+            ]}})),
+        )
+        .await
+        .expect("shoot status");
+    shoot_lifecycle::create_seed(
+        &client,
+        "infra",
+        serde_json::json!({"conditions": [shoot_lifecycle::condition("GardenletReady", "True")]}),
+    )
+    .await;
+    let managed_seeds: Api<ManagedSeed> = Api::namespaced(client.clone(), "garden");
+    let managed_seed: ManagedSeed = serde_json::from_value(serde_json::json!({
+        "apiVersion": "seedmanagement.gardener.cloud/v1alpha1", "kind": "ManagedSeed",
+        "metadata": {"name": "infra", "namespace": "garden"},
+        "spec": {"shoot": {"name": "infra"}},
+    }))
+    .expect("managed seed");
+    managed_seeds
+        .create(&PostParams::default(), &managed_seed)
+        .await
+        .expect("create managed seed");
+
+    let stop = CancellationToken::new();
+    let ctx = Arc::new(seedlet_garden::controllers::shoot_conditions::Ctx {
+        client: client.clone(),
+        metrics: Arc::new(Metrics::new("garden")),
+    });
+    let controller = tokio::spawn(seedlet_garden::controllers::shoot_conditions::run(
+        ctx,
+        2,
+        stop.clone(),
+    ));
+    let wait_types = |expected: Vec<&'static str>| {
+        let infra = infra.clone();
+        async move {
+            seedlet_testkit::wait_until("shoot conditions", Duration::from_secs(10), || {
+                let infra = infra.clone();
+                let expected = expected.clone();
+                async move {
+                    infra
+                        .get("infra")
+                        .await
+                        .is_ok_and(|shoot| condition_types(&shoot) == expected)
+                }
+            })
+            .await;
+        }
+    };
+    wait_types(vec!["APIServerAvailable=True", "GardenletReady=True"]).await;
+
+    // A change of the Seed's conditions reaches the Shoot.
+    shoot_lifecycle::patch_seed_status(
+        &client,
+        "infra",
+        serde_json::json!({"conditions": [
+            shoot_lifecycle::condition("GardenletReady", "True"),
+            shoot_lifecycle::condition("SeedSystemComponentsHealthy", "False"),
+        ]}),
+    )
+    .await;
+    wait_types(vec![
+        "APIServerAvailable=True",
+        "GardenletReady=True",
+        "SeedSystemComponentsHealthy=False",
+    ])
+    .await;
+
+    // No longer a managed seed: the seed's conditions go.
+    managed_seeds
+        .delete("infra", &Default::default())
+        .await
+        .expect("delete managed seed");
+    wait_types(vec!["APIServerAvailable=True"]).await;
+
+    stop.cancel();
+    controller.await.expect("controller stops");
+    garden.shutdown().await;
+}

@@ -3,6 +3,7 @@
 //! - [`core`]: `core.gardener.cloud` (Seed, Shoot, Controller*, ShootState, ...).
 //! - [`extensions`]: `extensions.gardener.cloud` (Cluster and the extension kinds).
 //! - [`resources`]: `resources.gardener.cloud` (ManagedResource).
+//! - [`seedmanagement`]: `seedmanagement.gardener.cloud` (ManagedSeed, ManagedSeedSet).
 //! - [`conditions`]: the Condition type and pure helpers with gardener's time semantics.
 //! - [`names`]: every well-known label, annotation, namespace, finalizer, reason, ...
 //! - [`crds`]: CustomResourceDefinitions generated from these types.
@@ -16,5 +17,6 @@ pub mod crds;
 pub mod extensions;
 pub mod names;
 pub mod resources;
+pub mod seedmanagement;
 
 pub use conditions::{Condition, ConditionStatus};

@@ -368,11 +368,15 @@ fn garden_crds_cover_every_core_kind_with_the_right_scope() {
         let crd = &crds[&format!("{plural}.core.gardener.cloud")];
         assert_eq!(crd.spec.scope, scope, "{plural}");
     }
-    let security = ["credentialsbindings.security.gardener.cloud"];
-    for name in security {
+    let other_groups = [
+        "credentialsbindings.security.gardener.cloud",
+        "managedseeds.seedmanagement.gardener.cloud",
+        "managedseedsets.seedmanagement.gardener.cloud",
+    ];
+    for name in other_groups {
         assert_eq!(crds[name].spec.scope, "Namespaced", "{name}");
     }
-    assert_eq!(crds.len(), expected.len() + security.len());
+    assert_eq!(crds.len(), expected.len() + other_groups.len());
     let status = |name: &str| {
         crds[name].spec.versions[0]
             .subresources

@@ -33,8 +33,18 @@ pub fn shoots(client: &kube::Client) -> Api<Shoot> {
     Api::namespaced(client.clone(), NAMESPACE)
 }
 
-/// Creates Shoot `name` with `spec` merged over a minimal valid spec.
+/// Creates Shoot `name` in `garden-dev` with `spec` merged over a minimal valid spec.
 pub async fn create_shoot(client: &kube::Client, name: &str, spec: serde_json::Value) -> Shoot {
+    create_shoot_in(client, NAMESPACE, name, spec).await
+}
+
+/// Creates Shoot `namespace/name` with `spec` merged over a minimal valid spec.
+pub async fn create_shoot_in(
+    client: &kube::Client,
+    namespace: &str,
+    name: &str,
+    spec: serde_json::Value,
+) -> Shoot {
     let mut base = serde_json::json!({
         "region": "local",
         "provider": {"type": "local", "workers": []},
@@ -44,11 +54,11 @@ pub async fn create_shoot(client: &kube::Client, name: &str, spec: serde_json::V
     let shoot: Shoot = serde_json::from_value(serde_json::json!({
         "apiVersion": "core.gardener.cloud/v1beta1",
         "kind": "Shoot",
-        "metadata": {"name": name, "namespace": NAMESPACE},
+        "metadata": {"name": name, "namespace": namespace},
         "spec": base,
     }))
     .expect("shoot");
-    shoots(client)
+    Api::<Shoot>::namespaced(client.clone(), namespace)
         .create(&PostParams::default(), &shoot)
         .await
         .expect("create shoot")
@@ -130,4 +140,44 @@ fn merge(base: &mut serde_json::Value, over: serde_json::Value) {
         }
         (base, over) => *base = over,
     }
+}
+
+/// A condition in API form.
+pub fn condition(type_: &str, status: &str) -> serde_json::Value {
+    serde_json::json!({
+        "type": type_, "status": status, "reason": "Checked", "message": "checked",
+        "lastTransitionTime": "2025-01-01T00:00:00Z", "lastUpdateTime": "2025-01-01T00:00:00Z",
+    })
+}
+
+/// Creates Seed `name` and merge-patches its status with `status`.
+pub async fn create_seed(client: &kube::Client, name: &str, status: serde_json::Value) {
+    let seeds: Api<seedlet_api::core::Seed> = Api::all(client.clone());
+    let seed = serde_json::from_value(serde_json::json!({
+        "apiVersion": "core.gardener.cloud/v1beta1",
+        "kind": "Seed",
+        "metadata": {"name": name},
+        "spec": {
+            "provider": {"type": "local", "region": "local"},
+            "networks": {"pods": "10.1.0.0/16", "services": "10.2.0.0/16"},
+        },
+    }))
+    .expect("seed");
+    seeds
+        .create(&PostParams::default(), &seed)
+        .await
+        .expect("create seed");
+    patch_seed_status(client, name, status).await;
+}
+
+/// Merge-patches the status of Seed `name`.
+pub async fn patch_seed_status(client: &kube::Client, name: &str, status: serde_json::Value) {
+    Api::<seedlet_api::core::Seed>::all(client.clone())
+        .patch_status(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(&serde_json::json!({ "status": status })),
+        )
+        .await
+        .expect("seed status");
 }

@@ -12,7 +12,7 @@ use kube::CustomResourceExt;
 
 pub use structural::structural_violations;
 
-use crate::{core, extensions, resources};
+use crate::{core, extensions, resources, seedmanagement};
 
 /// Errors of this module.
 #[derive(Debug, thiserror::Error)]
@@ -82,6 +82,8 @@ pub fn garden_crds() -> Vec<CustomResourceDefinition> {
         core::Quota::crd(),
         core::SecretBinding::crd(),
         core::CredentialsBinding::crd(),
+        seedmanagement::ManagedSeed::crd(),
+        seedmanagement::ManagedSeedSet::crd(),
     ];
     crds.into_iter().map(finish).collect()
 }

@@ -8,7 +8,9 @@ pub mod extensions_check;
 pub mod finalizers;
 pub mod seed_labels;
 pub mod seed_lifecycle;
+pub mod shoot_conditions;
 pub mod shoot_hibernation;
+pub mod shoot_migration;
 pub mod shoot_quota;
 pub mod shoot_retry;
 pub mod shoot_status_label;
@@ -55,6 +57,12 @@ pub fn builtin() -> Vec<GardenControllerSpec> {
         }),
         GardenControllerSpec::new(shoot_retry::NAME, |ctx| Box::pin(shoot_retry::start(ctx))),
         GardenControllerSpec::new(shoot_quota::NAME, |ctx| Box::pin(shoot_quota::start(ctx))),
+        GardenControllerSpec::new(shoot_migration::NAME, |ctx| {
+            Box::pin(shoot_migration::start(ctx))
+        }),
+        GardenControllerSpec::new(shoot_conditions::NAME, |ctx| {
+            Box::pin(shoot_conditions::start(ctx))
+        }),
         GardenControllerSpec::new(seed_lifecycle::NAME, |ctx| {
             Box::pin(async move {
                 let lifecycle = Arc::new(seed_lifecycle::Ctx {

@@ -1,0 +1,163 @@
+//! `seedmanagement.gardener.cloud/v1alpha1`: `ManagedSeed` (a Shoot registered as a Seed) and
+//! `ManagedSeedSet` (numbered replicas of Shoot + ManagedSeed made from templates).
+
+// kube's `printcolumn(...)` arguments repeat `type_ = "string"`, which clippy mistakes for
+// duplicated attributes.
+#![allow(clippy::duplicated_attributes)]
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::common::{Extra, schema};
+use crate::conditions::Condition;
+
+/// Spec of a ManagedSeed.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[kube(
+    group = "seedmanagement.gardener.cloud",
+    version = "v1alpha1",
+    kind = "ManagedSeed",
+    namespaced,
+    status = "ManagedSeedStatus",
+    derive = "PartialEq",
+    derive = "Default",
+    shortname = "mseed",
+    doc = "A ManagedSeed registers a Shoot as a Seed.",
+    printcolumn(name = "Shoot", type_ = "string", json_path = ".spec.shoot.name"),
+    printcolumn(
+        name = "Registered",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type==\"SeedRegistered\")].status"
+    ),
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
+)]
+#[serde(rename_all = "camelCase")]
+pub struct ManagedSeedSpec {
+    /// The Shoot that becomes the Seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shoot: Option<ShootReference>,
+    /// How the seed agent is deployed and configured (kept verbatim).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "schema::raw_object")]
+    pub gardenlet: Option<serde_json::Value>,
+}
+
+/// `spec.shoot` of a ManagedSeed.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub struct ShootReference {
+    /// Shoot name (same namespace as the ManagedSeed).
+    pub name: String,
+}
+
+/// Status of a ManagedSeed.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ManagedSeedStatus {
+    /// Conditions (`ShootReconciled`, `SeedRegistered`, ...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+    /// Last observed generation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+}
+
+impl ManagedSeed {
+    /// The name of the Shoot this ManagedSeed registers.
+    pub fn shoot_name(&self) -> Option<&str> {
+        self.spec.shoot.as_ref().map(|shoot| shoot.name.as_str())
+    }
+}
+
+/// Spec of a ManagedSeedSet.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[kube(
+    group = "seedmanagement.gardener.cloud",
+    version = "v1alpha1",
+    kind = "ManagedSeedSet",
+    namespaced,
+    status = "ManagedSeedSetStatus",
+    derive = "PartialEq",
+    derive = "Default",
+    shortname = "mss",
+    doc = "A ManagedSeedSet keeps a number of Shoot + ManagedSeed replicas made from templates.",
+    printcolumn(name = "Desired", type_ = "integer", json_path = ".spec.replicas"),
+    printcolumn(name = "Current", type_ = "integer", json_path = ".status.replicas"),
+    printcolumn(name = "Ready", type_ = "integer", json_path = ".status.readyReplicas"),
+    printcolumn(
+        name = "Pending",
+        type_ = "string",
+        json_path = ".status.pendingReplica.name"
+    ),
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
+)]
+#[serde(rename_all = "camelCase")]
+pub struct ManagedSeedSetSpec {
+    /// Wanted number of replicas (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<i32>,
+    /// Label selector of the replicas' Shoots, ManagedSeeds and Seeds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "schema::raw_object")]
+    pub selector: Option<serde_json::Value>,
+    /// ManagedSeed template (`metadata`, `spec.gardenlet`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "schema::raw_object")]
+    pub template: Option<serde_json::Value>,
+    /// Shoot template (`metadata`, `spec`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "schema::raw_object")]
+    pub shoot_template: Option<serde_json::Value>,
+    /// Unmodelled fields (updateStrategy, revisionHistoryLimit).
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// Status of a ManagedSeedSet.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ManagedSeedSetStatus {
+    /// Last observed generation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    /// Number of replicas.
+    #[serde(default)]
+    pub replicas: i32,
+    /// Number of ready replicas.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_replicas: Option<i32>,
+    /// Ordinal of the next replica.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_replica_number: Option<i32>,
+    /// The replica currently worked on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_replica: Option<PendingReplica>,
+    /// Unmodelled fields.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `status.pendingReplica` of a ManagedSeedSet.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingReplica {
+    /// Replica name.
+    pub name: String,
+    /// Why it is pending (`ShootReconciling`, `SeedNotReady`, ...).
+    pub reason: String,
+    /// Since when.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<Time>,
+    /// Retries so far.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retries: Option<i32>,
+}
