@@ -21,6 +21,10 @@ fn ctx(client: &kube::Client, clock: Arc<dyn Clock>) -> Arc<shoot_hibernation::C
         client: client.clone(),
         trigger_deadline: SignedDuration::from_hours(2),
         clock,
+        events: seedlet_runtime::events::Recorder::new(
+            client.clone(),
+            "shoot-hibernation-controller",
+        ),
         metrics: Arc::new(Metrics::new("garden")),
     })
 }

@@ -24,6 +24,8 @@ pub use reconcile::{Error, error_policy, reconcile};
 
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "shoot-hibernation";
+/// Component of the Events this controller records.
+pub const EVENT_COMPONENT: &str = "shoot-hibernation-controller";
 
 /// Dependencies of the controller.
 pub struct Ctx {
@@ -33,6 +35,8 @@ pub struct Ctx {
     pub trigger_deadline: SignedDuration,
     /// Time source of every decision.
     pub clock: Arc<dyn Clock>,
+    /// `Hibernated` / `WokenUp` Events on the Shoot.
+    pub events: seedlet_runtime::events::Recorder,
     /// Process metrics.
     pub metrics: Arc<Metrics>,
 }
@@ -53,6 +57,7 @@ pub async fn start(garden: Arc<crate::context::GardenContext>) {
         trigger_deadline: SignedDuration::try_from(config.trigger_deadline_duration.as_std())
             .unwrap_or(SignedDuration::MAX),
         clock: garden.clock.clone(),
+        events: garden.events.named(EVENT_COMPONENT),
         metrics: garden.metrics.clone(),
     });
     run(ctx, config.concurrent_syncs, garden.stop.clone()).await;

@@ -9,6 +9,7 @@ use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::Shoot;
+use seedlet_runtime::events::EventType;
 use serde_json::json;
 
 use super::schedule::{self, Action as ScheduleAction};
@@ -106,7 +107,7 @@ async fn hibernate(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {
             .map_or(now, |t| t.0);
         let earliest = schedule::earliest(last_trigger, created, now, ctx.trigger_deadline);
         if let Some(action) = schedule::due_action(&parsed, earliest, now) {
-            apply(ctx, &namespace, &name, action, now).await?;
+            apply(ctx, shoot, &namespace, &name, action, now).await?;
         }
     }
     Ok(match schedule::requeue_after(&parsed, now) {
@@ -134,6 +135,7 @@ fn failed_and_up_to_date(shoot: &Shoot) -> bool {
 
 async fn apply(
     ctx: &Ctx,
+    shoot: &Shoot,
     namespace: &str,
     name: &str,
     action: ScheduleAction,
@@ -149,12 +151,14 @@ async fn apply(
             shoot: key.clone(),
             source,
         })?;
-    match action {
-        ScheduleAction::Hibernate => {
-            tracing::info!(shoot = %key, "hibernating cluster due to schedule");
-        }
-        ScheduleAction::WakeUp => tracing::info!(shoot = %key, "waking up cluster due to schedule"),
-    }
+    let (reason, message) = match action {
+        ScheduleAction::Hibernate => ("Hibernated", "Hibernating cluster due to schedule"),
+        ScheduleAction::WakeUp => ("WokenUp", "Waking up cluster due to schedule"),
+    };
+    tracing::info!(shoot = %key, reason, "hibernation schedule applied");
+    ctx.events
+        .publish(shoot, EventType::Normal, reason, "Reconcile", message)
+        .await;
     let status = json!({"status": {"lastHibernationTriggerTime": Time(now)}});
     shoots
         .patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
