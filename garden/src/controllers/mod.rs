@@ -10,6 +10,7 @@ pub mod seed_labels;
 pub mod seed_lifecycle;
 pub mod shoot_conditions;
 pub mod shoot_hibernation;
+pub mod shoot_maintenance;
 pub mod shoot_migration;
 pub mod shoot_quota;
 pub mod shoot_retry;
@@ -62,6 +63,9 @@ pub fn builtin() -> Vec<GardenControllerSpec> {
         }),
         GardenControllerSpec::new(shoot_conditions::NAME, |ctx| {
             Box::pin(shoot_conditions::start(ctx))
+        }),
+        GardenControllerSpec::new(shoot_maintenance::NAME, |ctx| {
+            Box::pin(shoot_maintenance::start(ctx))
         }),
         GardenControllerSpec::new(seed_lifecycle::NAME, |ctx| {
             Box::pin(async move {

@@ -1,0 +1,143 @@
+//! Shoot maintenance (`shoot-maintenance`, spec §6): watches Shoots in the garden; inside a
+//! Shoot's `spec.maintenance.timeWindow` (or when `gardener.cloud/operation` lists `maintain`)
+//! it moves the control-plane and worker Kubernetes versions and the machine image versions as
+//! the CloudProfile demands (forced when expired or missing, else when automatic updates are on),
+//! sets the operation annotations and tasks, records `status.lastMaintenance` and emits
+//! `KubernetesVersionMaintenance` / `MachineImageVersionMaintenance` Events. Writes only to the
+//! garden.
+//!
+//! Not done (yet): credential rotations, version-boundary cleanups (1.33/1.34/1.35), pruning of
+//! unsupported feature gates and admission plugins, the nginx-ingress feature gate, machine
+//! capabilities and in-place-update pools, and the dry-run before writing (the sandbox ignores
+//! `dryRun`).
+//!
+//! Triggered by a Shoot's first sighting, by `maintain` newly listed in
+//! `gardener.cloud/operation` and by a changed time window; always requeued to a random instant
+//! of the next window.
+
+pub mod operation;
+pub mod reconcile;
+pub mod run;
+pub mod versions;
+pub mod window;
+
+use std::sync::Arc;
+
+use kube::runtime::watcher;
+use kube::{Api, ResourceExt};
+use seedlet_api::core::Shoot;
+use seedlet_api::names::{annotations, shoot_lifecycle};
+use seedlet_runtime::clock::Clock;
+use seedlet_runtime::metrics::Metrics;
+use seedlet_runtime::watch::{RunWith, Runner};
+use tokio_util::sync::CancellationToken;
+
+pub use reconcile::{Error, error_policy, reconcile};
+
+/// Controller name (logs, metrics label).
+pub const NAME: &str = "shoot-maintenance";
+/// Component of the Events this controller records.
+pub const EVENT_COMPONENT: &str = "shoot-maintenance-controller";
+
+/// Dependencies of the controller.
+pub struct Ctx {
+    /// Garden client.
+    pub client: kube::Client,
+    /// Adds the `restartControlPlanePods` task.
+    pub restart_control_plane: bool,
+    /// Adds the `restartCoreAddons` task.
+    pub restart_core_addons: bool,
+    /// Time source of every decision.
+    pub clock: Arc<dyn Clock>,
+    /// Maintenance Events on the Shoot.
+    pub events: seedlet_runtime::events::Recorder,
+    /// Process metrics.
+    pub metrics: Arc<Metrics>,
+}
+
+impl std::fmt::Debug for Ctx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ctx").finish_non_exhaustive()
+    }
+}
+
+/// Starts the controller for one leadership term of the garden process.
+pub async fn start(garden: Arc<crate::context::GardenContext>) {
+    let config = &garden.config.controllers.shoot_maintenance;
+    let ctx = Arc::new(Ctx {
+        client: garden.client.clone(),
+        restart_control_plane: config.enable_shoot_control_plane_restarter,
+        restart_core_addons: config.enable_shoot_core_addon_restarter,
+        clock: garden.clock.clone(),
+        events: garden.events.named(EVENT_COMPONENT),
+        metrics: garden.metrics.clone(),
+    });
+    run(ctx, config.concurrent_syncs, garden.stop.clone()).await;
+}
+
+/// Runs the controller until `shutdown` is cancelled.
+pub async fn run(ctx: Arc<Ctx>, concurrent_syncs: u32, shutdown: CancellationToken) {
+    seedlet_runtime::triggers::controller_on_transitions(
+        Api::<Shoot>::all(ctx.client.clone()),
+        watcher::Config::default(),
+        trigger_view,
+        maintenance_requested,
+    )
+    .run_with(
+        Runner::new(NAME, shutdown).concurrency(concurrent_syncs),
+        reconcile,
+        error_policy,
+        ctx,
+    )
+    .await;
+}
+
+/// What the trigger looks at: whether `maintain` is listed, and the time window.
+pub fn trigger_view(shoot: &Shoot) -> (bool, Option<serde_json::Value>) {
+    (
+        operation::lists(
+            shoot.annotations().get(annotations::OPERATION),
+            shoot_lifecycle::OPERATION_MAINTAIN,
+        ),
+        shoot
+            .spec
+            .extra
+            .get("maintenance")
+            .and_then(|maintenance| maintenance.get("timeWindow"))
+            .cloned(),
+    )
+}
+
+/// The trigger: first sightings, `maintain` newly listed, or a changed time window — not the
+/// removal of `maintain` by this controller, which would maintain twice.
+pub fn maintenance_requested(
+    previous: Option<&(bool, Option<serde_json::Value>)>,
+    (maintain, window): &(bool, Option<serde_json::Value>),
+) -> bool {
+    match previous {
+        None => true,
+        Some((was_maintain, old_window)) => (*maintain && !was_maintain) || old_window != window,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trigger_passes_new_maintain_requests_and_window_changes_only() {
+        let window = Some(serde_json::json!({"begin": "220000+0100", "end": "230000+0100"}));
+        let idle = (false, window.clone());
+        let asked = (true, window.clone());
+        let moved = (
+            false,
+            Some(serde_json::json!({"begin": "010000+0000", "end": "020000+0000"})),
+        );
+        assert!(maintenance_requested(None, &idle));
+        assert!(maintenance_requested(Some(&idle), &asked));
+        assert!(!maintenance_requested(Some(&asked), &idle));
+        assert!(!maintenance_requested(Some(&asked), &asked));
+        assert!(maintenance_requested(Some(&idle), &moved));
+        assert!(!maintenance_requested(Some(&idle), &idle));
+    }
+}

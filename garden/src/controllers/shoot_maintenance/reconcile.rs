@@ -1,0 +1,333 @@
+//! Maintenance logic: window check, CloudProfile read, the pure run, then the Shoot's status
+//! (`lastMaintenance`) and spec/annotations, and Events.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use jiff::Timestamp;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::api::{Patch, PatchParams};
+use kube::runtime::controller::Action;
+use kube::{Api, ResourceExt};
+use rand::Rng as _;
+use seedlet_api::core::{CloudProfile, NamespacedCloudProfile, Shoot};
+use seedlet_api::names::{annotations, shoot_lifecycle};
+use seedlet_runtime::events::EventType;
+use serde_json::{Value, json};
+
+use super::run::{self, Outcome, Step};
+use super::window::Window;
+use super::{Ctx, NAME, operation};
+
+/// Errors of one maintenance reconcile.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The Shoot has no namespace.
+    #[error("shoot {0} without a namespace")]
+    MissingNamespace(String),
+    /// The Shoot references no cloud profile.
+    #[error("shoot {0} references no cloud profile")]
+    MissingCloudProfile(String),
+    /// Reading the cloud profile failed.
+    #[error("reading {kind} {name} of shoot {shoot}")]
+    ReadCloudProfile {
+        /// `CloudProfile` or `NamespacedCloudProfile`.
+        kind: String,
+        /// Profile name.
+        name: String,
+        /// `namespace/name` of the Shoot.
+        shoot: String,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
+    /// Writing `status.lastMaintenance` failed.
+    #[error("patching status.lastMaintenance of shoot {shoot}")]
+    PatchStatus {
+        /// `namespace/name` of the Shoot.
+        shoot: String,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
+    /// Writing the maintained spec and annotations failed.
+    #[error("updating maintained shoot {shoot}")]
+    PatchShoot {
+        /// `namespace/name` of the Shoot.
+        shoot: String,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
+}
+
+impl Error {
+    /// CamelCase reason for logs.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Error::MissingNamespace(_) => "ShootInvalid",
+            Error::MissingCloudProfile(_) => "CloudProfileMissing",
+            Error::ReadCloudProfile { .. } => "CloudProfileReadError",
+            Error::PatchStatus { .. } => "ShootStatusPatchError",
+            Error::PatchShoot { .. } => "MaintenanceFailed",
+        }
+    }
+}
+
+/// Maintains the Shoot when asked or inside its window and requeues to a random instant of the
+/// next window. Idempotent apart from the window: a second run inside the same window maintains
+/// again only when triggered (the trigger filter and the requeue keep that to once per window).
+///
+/// # Errors
+/// Profile read and Shoot write failures.
+pub async fn reconcile(shoot: Arc<Shoot>, ctx: Arc<Ctx>) -> Result<Action, Error> {
+    let started = Instant::now();
+    let result = maintain(&shoot, &ctx).await;
+    ctx.metrics
+        .reconciled(NAME, started.elapsed(), result.is_ok());
+    result
+}
+
+/// Requeues after a short delay and logs the error once.
+pub fn error_policy(shoot: Arc<Shoot>, error: &Error, _ctx: Arc<Ctx>) -> Action {
+    tracing::warn!(
+        shoot = %shoot.name_any(),
+        reason = error.reason(),
+        error = %seedlet_runtime::error_chain(error),
+        "shoot maintenance reconcile failed"
+    );
+    Action::requeue(Duration::from_secs(15))
+}
+
+async fn maintain(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {
+    if shoot.metadata.deletion_timestamp.is_some() {
+        return Ok(Action::await_change());
+    }
+    let name = shoot.name_any();
+    let namespace = shoot
+        .namespace()
+        .ok_or_else(|| Error::MissingNamespace(name.clone()))?;
+    let key = format!("{namespace}/{name}");
+    let now = ctx.clock.now();
+    let window = time_window(shoot);
+    let requested = operation::lists(
+        shoot.annotations().get(annotations::OPERATION),
+        shoot_lifecycle::OPERATION_MAINTAIN,
+    );
+    let requeue = Action::requeue(
+        Duration::try_from(window.next_delay(now, rand::rng().random::<f64>()))
+            .unwrap_or(Duration::ZERO),
+    );
+    if !requested && !window.contains(now) {
+        return Ok(requeue);
+    }
+    tracing::info!(shoot = %key, requested, "maintaining shoot");
+    let profile = cloud_profile(ctx, shoot, &namespace, &key).await?;
+    let spec = serde_json::to_value(&shoot.spec).unwrap_or(Value::Null);
+    let maintained = run::maintain(&spec, &profile, now);
+
+    let mut texts = Vec::new();
+    let mut annotations = shoot.annotations().clone();
+    operation::apply_operation(&mut annotations, shoot.last_operation());
+    if let Some(value) = annotations.get(annotations::OPERATION)
+        && value != annotations::OPERATION_RECONCILE
+        && shoot.annotations().get(annotations::OPERATION) != Some(value)
+    {
+        texts.push(format!("Added \"{value}\" operation annotation"));
+    }
+    let shoots: Api<Shoot> = Api::namespaced(ctx.client.clone(), &namespace);
+    let resource_version =
+        write_last_maintenance(&shoots, shoot, &maintained.steps, &texts, now, &key)
+            .await?
+            .or_else(|| shoot.resource_version());
+
+    operation::add_tasks(
+        &mut annotations,
+        ctx.restart_control_plane,
+        ctx.restart_core_addons,
+    );
+    let patch = shoot_patch(shoot, resource_version, &maintained.spec, &annotations);
+    if let Err(source) = shoots
+        .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+    {
+        let error = Error::PatchShoot { shoot: key, source };
+        ctx.events
+            .publish(
+                shoot,
+                EventType::Warning,
+                "MaintenanceFailed",
+                "Reconcile",
+                &seedlet_runtime::error_chain(&error).to_string(),
+            )
+            .await;
+        return Err(error);
+    }
+    publish_events(ctx, shoot, &maintained.steps).await;
+    Ok(requeue)
+}
+
+fn time_window(shoot: &Shoot) -> Window {
+    let window = shoot
+        .spec
+        .extra
+        .get("maintenance")
+        .and_then(|maintenance| maintenance.get("timeWindow"));
+    let field = |name: &str| window.and_then(|w| w.get(name)).and_then(Value::as_str);
+    Window::from_spec(field("begin"), field("end"))
+}
+
+/// The profile spec: a CloudProfile's `spec` or a NamespacedCloudProfile's merged
+/// `status.cloudProfileSpec`.
+async fn cloud_profile(
+    ctx: &Ctx,
+    shoot: &Shoot,
+    namespace: &str,
+    key: &str,
+) -> Result<Value, Error> {
+    let reference = shoot
+        .cloud_profile()
+        .ok_or_else(|| Error::MissingCloudProfile(key.to_owned()))?;
+    let read_error = |source| Error::ReadCloudProfile {
+        kind: reference.kind_or_default().to_owned(),
+        name: reference.name.clone(),
+        shoot: key.to_owned(),
+        source,
+    };
+    if reference.kind_or_default() == "NamespacedCloudProfile" {
+        let api: Api<NamespacedCloudProfile> = Api::namespaced(ctx.client.clone(), namespace);
+        let profile = api.get(&reference.name).await.map_err(read_error)?;
+        return Ok(profile
+            .status
+            .and_then(|status| status.cloud_profile_spec)
+            .unwrap_or(Value::Null));
+    }
+    let api: Api<CloudProfile> = Api::all(ctx.client.clone());
+    let profile = api.get(&reference.name).await.map_err(read_error)?;
+    Ok(Value::Object(profile.spec.fields.into_iter().collect()))
+}
+
+/// Writes `status.lastMaintenance`: `Processing` (or `Failed` with the failure reason) when a
+/// step ran; else a stored `Failed` or `Processing` becomes `Succeeded`. Returns the Shoot's new
+/// `resourceVersion` when it wrote.
+async fn write_last_maintenance(
+    shoots: &Api<Shoot>,
+    shoot: &Shoot,
+    steps: &[Step],
+    texts: &[String],
+    now: Timestamp,
+    key: &str,
+) -> Result<Option<String>, Error> {
+    let stored = shoot
+        .status
+        .as_ref()
+        .and_then(|status| status.extra.get("lastMaintenance"));
+    let last = match run::summary(steps, texts) {
+        Some((description, failure)) => json!({
+            "description": description,
+            "triggeredTime": Time(now),
+            "state": if failure.is_some() { "Failed" } else { "Processing" },
+            "failureReason": failure,
+        }),
+        None => match stored.and_then(|s| s.get("state")).and_then(Value::as_str) {
+            Some("Failed") => json!({
+                "description": "Maintenance succeeded",
+                "state": "Succeeded",
+                "failureReason": null,
+            }),
+            Some("Processing") => json!({"state": "Succeeded"}),
+            _ => return Ok(None),
+        },
+    };
+    shoots
+        .patch_status(
+            &shoot.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"status": {"lastMaintenance": last}})),
+        )
+        .await
+        .map(|patched| patched.resource_version())
+        .map_err(|source| Error::PatchStatus {
+            shoot: key.to_owned(),
+            source,
+        })
+}
+
+/// A merge patch guarded by `resource_version` (the Shoot's as read, or after the status write):
+/// the maintained Kubernetes version and workers, and the annotations (removed ones null).
+fn shoot_patch(
+    shoot: &Shoot,
+    resource_version: Option<String>,
+    spec: &Value,
+    wanted: &BTreeMap<String, String>,
+) -> Value {
+    let mut annotations = serde_json::Map::new();
+    for (key, value) in wanted {
+        if shoot.annotations().get(key) != Some(value) {
+            annotations.insert(key.clone(), Value::String(value.clone()));
+        }
+    }
+    for key in shoot.annotations().keys() {
+        if !wanted.contains_key(key) {
+            annotations.insert(key.clone(), Value::Null);
+        }
+    }
+    let mut spec_patch = serde_json::Map::new();
+    if let Some(kubernetes) = spec.get("kubernetes") {
+        spec_patch.insert(
+            "kubernetes".into(),
+            json!({"version": kubernetes.get("version")}),
+        );
+    }
+    if let Some(workers) = spec.pointer("/provider/workers") {
+        spec_patch.insert("provider".into(), json!({"workers": workers}));
+    }
+    json!({
+        "metadata": {"resourceVersion": resource_version, "annotations": annotations},
+        "spec": spec_patch,
+    })
+}
+
+async fn publish_events(ctx: &Ctx, shoot: &Shoot, steps: &[Step]) {
+    for step in steps {
+        let (reason, subject, outcome, kind) = match step {
+            Step::ControlPlane(o) => (
+                "KubernetesVersionMaintenance",
+                "Control Plane".to_owned(),
+                o,
+                "Kubernetes",
+            ),
+            Step::PoolKubernetes(pool, o) => (
+                "KubernetesVersionMaintenance",
+                format!("Worker pool \"{pool}\""),
+                o,
+                "Kubernetes",
+            ),
+            Step::PoolImage(pool, o) => (
+                "MachineImageVersionMaintenance",
+                format!("Worker pool \"{pool}\""),
+                o,
+                "Machine image",
+            ),
+        };
+        let (type_, message) = match outcome {
+            Outcome::Updated {
+                description,
+                reason,
+            } => (
+                EventType::Normal,
+                format!("{subject}: {description}. Reason: {reason}."),
+            ),
+            Outcome::Failed { error, reason } => (
+                EventType::Warning,
+                format!(
+                    "{subject}: {kind} version maintenance failed. Reason for update: {reason}. Error: {error}"
+                ),
+            ),
+        };
+        ctx.events
+            .publish(shoot, type_, reason, "Reconcile", &message)
+            .await;
+    }
+}

@@ -1,0 +1,231 @@
+//! End-to-end `shoot-maintenance` in a sandbox garden with a fixed clock: a Shoot asked for
+//! maintenance outside its window is maintained from the CloudProfile (Kubernetes patch update,
+//! expired machine image forced), gets its operation annotation, tasks, `lastMaintenance` and
+//! Events; a failed Shoot inside its window gets `retry`; a Shoot without last operation gets no
+//! operation annotation but its tasks; a Shoot outside its window is left alone.
+
+#[path = "shoot_lifecycle/support.rs"]
+mod shoot_lifecycle;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use kube::api::{Patch, PatchParams, PostParams};
+use kube::{Api, ResourceExt};
+use seedlet_api::core::{CloudProfile, Shoot};
+use seedlet_garden::controllers::shoot_maintenance;
+use seedlet_runtime::clock::FakeClock;
+use seedlet_runtime::metrics::Metrics;
+use shoot_lifecycle::{create_shoot, patch_status, shoots, wait_shoot};
+use tokio_util::sync::CancellationToken;
+
+const INSIDE: (&str, &str) = ("220000+0100", "230000+0100");
+const OUTSIDE: (&str, &str) = ("100000+0000", "110000+0000");
+
+fn spec(window: (&str, &str), auto: bool, image: &str) -> serde_json::Value {
+    serde_json::json!({
+        "cloudProfileName": "local",
+        "kubernetes": {"version": "1.31.1"},
+        "maintenance": {
+            "timeWindow": {"begin": window.0, "end": window.1},
+            "autoUpdate": {"kubernetesVersion": auto, "machineImageVersion": auto},
+        },
+        "provider": {"type": "local", "workers": [{
+            "name": "pool",
+            "machine": {"type": "small", "image": {"name": "gardenlinux", "version": image}},
+        }]},
+    })
+}
+
+async fn annotate(client: &kube::Client, name: &str, annotations: serde_json::Value) {
+    shoots(client)
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({"metadata": {"annotations": annotations}})),
+        )
+        .await
+        .expect("annotate");
+}
+
+fn annotations(shoot: &Shoot) -> BTreeMap<String, String> {
+    shoot.annotations().clone()
+}
+
+fn tasks_set(shoot: &Shoot) -> Option<BTreeMap<String, String>> {
+    shoot
+        .annotations()
+        .contains_key("shoot.gardener.cloud/tasks")
+        .then(|| annotations(shoot))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn maintenance_updates_versions_annotations_and_status_when_asked_or_in_window() {
+    let garden = shoot_lifecycle::garden().await;
+    let client = garden.client();
+    let profile: CloudProfile = serde_json::from_value(serde_json::json!({
+        "apiVersion": "core.gardener.cloud/v1beta1", "kind": "CloudProfile",
+        "metadata": {"name": "local"},
+        "spec": {
+            "type": "local",
+            "kubernetes": {"versions": [
+                {"version": "1.31.1"}, {"version": "1.31.2"},
+                {"version": "1.32.0", "classification": "preview"},
+            ]},
+            "machineTypes": [{"name": "small", "cpu": "2", "gpu": "0", "memory": "4Gi"}],
+            "machineImages": [{"name": "gardenlinux", "updateStrategy": "minor", "versions": [
+                {"version": "1.0.0", "expirationDate": "2025-01-01T00:00:00Z"},
+                {"version": "1.1.0"},
+            ]}],
+        },
+    }))
+    .expect("profile");
+    Api::<CloudProfile>::all(client.clone())
+        .create(&PostParams::default(), &profile)
+        .await
+        .expect("create profile");
+    let succeeded = serde_json::json!({"lastOperation": shoot_lifecycle::last_operation(
+        "Reconcile", "Succeeded", "2025-06-01T20:00:00Z".parse().expect("time"))});
+    let failed = serde_json::json!({"lastOperation": shoot_lifecycle::last_operation(
+        "Reconcile", "Failed", "2025-06-01T20:00:00Z".parse().expect("time"))});
+
+    create_shoot(&client, "asked", spec(OUTSIDE, true, "1.0.0")).await;
+    annotate(
+        &client,
+        "asked",
+        serde_json::json!({"gardener.cloud/operation": "maintain"}),
+    )
+    .await;
+    patch_status(&client, "asked", succeeded.clone()).await;
+    create_shoot(&client, "failed", spec(INSIDE, false, "1.1.0")).await;
+    annotate(
+        &client,
+        "failed",
+        serde_json::json!({"maintenance.shoot.gardener.cloud/needs-retry-operation": "true"}),
+    )
+    .await;
+    patch_status(&client, "failed", failed).await;
+    create_shoot(&client, "new", spec(INSIDE, false, "1.1.0")).await;
+    create_shoot(&client, "outside", spec(OUTSIDE, true, "1.0.0")).await;
+    patch_status(&client, "outside", succeeded).await;
+
+    let now: Timestamp = "2025-06-01T21:10:00Z".parse().expect("time");
+    let stop = CancellationToken::new();
+    let ctx = Arc::new(shoot_maintenance::Ctx {
+        client: client.clone(),
+        restart_control_plane: true,
+        restart_core_addons: false,
+        clock: Arc::new(FakeClock::new(now)),
+        events: seedlet_runtime::events::Recorder::new(
+            client.clone(),
+            "shoot-maintenance-controller",
+        ),
+        metrics: Arc::new(Metrics::new("garden")),
+    });
+    let controller = tokio::spawn(shoot_maintenance::run(ctx, 2, stop.clone()));
+
+    // Asked outside its window: maintained.
+    let asked = wait_shoot(&client, "asked", "asked maintained", |shoot| {
+        tasks_set(shoot).map(|_| shoot.clone())
+    })
+    .await;
+    assert_eq!(
+        asked
+            .spec
+            .kubernetes
+            .as_ref()
+            .and_then(|k| k.version.as_deref()),
+        Some("1.31.2")
+    );
+    assert_eq!(
+        asked.spec.provider.workers[0]
+            .machine
+            .image
+            .as_ref()
+            .and_then(|i| i.version.as_deref()),
+        Some("1.1.0")
+    );
+    let asked_annotations = annotations(&asked);
+    assert_eq!(asked_annotations["gardener.cloud/operation"], "reconcile");
+    assert_eq!(
+        asked_annotations["shoot.gardener.cloud/tasks"],
+        "deployInfrastructure,deployDNSRecordInternal,deployDNSRecordExternal,deployDNSRecordIngress,restartControlPlanePods"
+    );
+    let last = &asked.status.as_ref().expect("status").extra["lastMaintenance"];
+    assert_eq!(last["state"], "Processing");
+    assert_eq!(last["triggeredTime"], "2025-06-01T21:10:00Z");
+    assert_eq!(
+        last["description"],
+        "All maintenance operations successful. \
+         Control Plane: Updated Kubernetes version from \"1.31.1\" to \"1.31.2\". Reason: Automatic update of Kubernetes version configured, \
+         Worker pool \"pool\": Updated machine image \"gardenlinux\" from \"1.0.0\" to \"1.1.0\". Reason: Machine image version expired - force update required (image update strategy: minor)"
+    );
+
+    // Failed inside its window and marked for retry: `retry`, the marker removed.
+    let failed = wait_shoot(&client, "failed", "failed maintained", tasks_set).await;
+    assert_eq!(failed["gardener.cloud/operation"], "retry");
+    assert!(!failed.contains_key("maintenance.shoot.gardener.cloud/needs-retry-operation"));
+    // No last operation: no operation annotation, tasks still added, no lastMaintenance.
+    let new = wait_shoot(&client, "new", "new maintained", |shoot| {
+        tasks_set(shoot).map(|_| shoot.clone())
+    })
+    .await;
+    assert!(!new.annotations().contains_key("gardener.cloud/operation"));
+    assert!(
+        new.status
+            .as_ref()
+            .is_none_or(|s| !s.extra.contains_key("lastMaintenance"))
+    );
+
+    // The events of the asked shoot.
+    let events: Api<k8s_openapi::api::core::v1::Event> =
+        Api::namespaced(client.clone(), shoot_lifecycle::NAMESPACE);
+    let messages = seedlet_testkit::wait_for("maintenance events", Duration::from_secs(10), || {
+        let events = events.clone();
+        async move {
+            let mut found: Vec<String> = events
+                .list(&Default::default())
+                .await
+                .ok()?
+                .items
+                .into_iter()
+                .filter(|e| e.involved_object.name.as_deref() == Some("asked"))
+                .map(|e| {
+                    format!(
+                        "{} {}",
+                        e.reason.unwrap_or_default(),
+                        e.message.unwrap_or_default()
+                    )
+                })
+                .collect();
+            found.sort();
+            (found.len() == 2).then_some(found)
+        }
+    })
+    .await;
+    assert_eq!(
+        messages,
+        [
+            "KubernetesVersionMaintenance Control Plane: Updated Kubernetes version from \"1.31.1\" to \"1.31.2\". Reason: Automatic update of Kubernetes version configured.",
+            "MachineImageVersionMaintenance Worker pool \"pool\": Updated machine image \"gardenlinux\" from \"1.0.0\" to \"1.1.0\". Reason: Machine image version expired - force update required (image update strategy: minor).",
+        ]
+    );
+
+    // Outside its window and not asked: untouched.
+    let outside = shoots(&client).get("outside").await.expect("shoot");
+    assert!(tasks_set(&outside).is_none());
+    assert_eq!(
+        outside
+            .spec
+            .kubernetes
+            .as_ref()
+            .and_then(|k| k.version.as_deref()),
+        Some("1.31.1")
+    );
+
+    stop.cancel();
+    controller.await.expect("controller stops");
+    garden.shutdown().await;
+}
