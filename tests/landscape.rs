@@ -51,6 +51,8 @@ fn sandbox_once_reaches_ready_installs_the_example_extension_and_syncs_the_examp
         "client certificate expires ",
         // The example Shoot: Cluster and namespace in the seed, ShootState in the garden.
         "create example Shoot garden-demo/hello",
+        "garden controller sets the Shoot's status label",
+        "shoot.gardener.cloud/status=healthy",
         "agent writes Cluster shoot--demo--hello in the seed",
         "embeds Shoot garden-demo/hello, Seed local, CloudProfile local",
         "agent creates control-plane namespace shoot--demo--hello",

@@ -696,6 +696,13 @@ async fn example_shoot(
         )
         .await?;
     progress
+        .step("garden controller sets the Shoot's status label", async {
+            shoot::status_label(garden, timeout)
+                .await
+                .map(|detail| ((), detail))
+        })
+        .await?;
+    progress
         .step(
             &format!("agent writes Cluster {technical_id} in the seed"),
             async {

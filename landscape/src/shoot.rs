@@ -12,7 +12,7 @@ use kube::api::{Patch, PatchParams};
 use kube::runtime::wait::await_condition;
 use seedlet_api::core::{CloudProfile, Project, Shoot, ShootState};
 use seedlet_api::extensions::{Cluster, Infrastructure};
-use seedlet_api::names::{labels, namespaces, technical_id};
+use seedlet_api::names::{labels, namespaces, shoot_lifecycle, technical_id};
 use serde_json::{Value, json};
 
 use crate::Error;
@@ -100,6 +100,11 @@ pub fn shoot(seed_name: &str) -> Value {
             }]},
             "kubernetes": {"version": "1.33.0"},
             "networking": {"type": NETWORK_TYPE, "nodes": "10.10.0.0/16"},
+            // The garden's shoot-hibernation controller acts on it (hibernate on weekday
+            // evenings, wake up in the morning, Berlin time).
+            "hibernation": {"schedules": [
+                {"start": "0 20 * * 1-5", "end": "0 8 * * 1-5", "location": "Europe/Berlin"}
+            ]},
             "purpose": "evaluation"
         }
     })
@@ -159,6 +164,42 @@ pub async fn create(garden: &kube::Client, seed_name: &str) -> Result<String, Er
     Ok(format!(
         "CloudProfile {CLOUD_PROFILE}, Project {PROJECT}, Shoot {namespace}/{SHOOT} on Seed {seed_name}"
     ))
+}
+
+/// Waits until the garden controller labelled the Shoot with `shoot.gardener.cloud/status`;
+/// returns the label.
+///
+/// # Errors
+/// [`Error::Timeout`] when the label does not appear.
+pub async fn status_label(garden: &kube::Client, timeout: Duration) -> Result<String, Error> {
+    let shoots: Api<Shoot> = Api::namespaced(garden.clone(), &project_namespace());
+    let label = |shoot: &Shoot| {
+        shoot
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|labels| labels.get(shoot_lifecycle::STATUS_LABEL))
+            .cloned()
+    };
+    let waited = tokio::time::timeout(
+        timeout,
+        await_condition(shoots, SHOOT, move |shoot: Option<&Shoot>| {
+            shoot.and_then(label).is_some()
+        }),
+    )
+    .await;
+    match waited {
+        Ok(Ok(Some(shoot))) => Ok(format!(
+            "{}={}",
+            shoot_lifecycle::STATUS_LABEL,
+            label(&shoot).unwrap_or_default()
+        )),
+        _ => Err(Error::timeout(
+            format!("label {} on Shoot {SHOOT}", shoot_lifecycle::STATUS_LABEL),
+            timeout,
+            "not labelled".to_owned(),
+        )),
+    }
 }
 
 /// Waits until the agent wrote the Cluster named after the technical ID, embedding the Shoot;
