@@ -70,6 +70,8 @@ pub struct GardenControllers {
     pub shoot_conditions: crate::garden_shoot::ShootConditionsController,
     /// The `ReadyForMigration` constraint.
     pub shoot_migration: crate::garden_shoot::ShootMigrationController,
+    /// ManagedSeedSets.
+    pub managed_seed_set: crate::garden_shoot::ManagedSeedSetController,
 }
 
 /// `controllers.certificateSigningRequest`.

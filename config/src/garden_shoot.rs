@@ -80,6 +80,30 @@ pub struct ShootMigrationController {
     pub concurrent_syncs: u32,
 }
 
+/// `controllers.managedSeedSet`: replicas of Shoot + ManagedSeed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ManagedSeedSetController {
+    /// Parallel reconciles.
+    pub concurrent_syncs: u32,
+    /// Retries of a replica's failed Shoot before the set gives up on it.
+    pub max_shoot_retries: u32,
+    /// Requeue period per set; also the reconcile timeout.
+    pub sync_period: Duration,
+}
+
+impl Default for ManagedSeedSetController {
+    fn default() -> Self {
+        // [QUIRK] upstream defaults syncPeriod only when the whole block is absent; here an
+        // unset field gets the default too.
+        Self {
+            concurrent_syncs: CONCURRENT_SYNCS,
+            max_shoot_retries: 3,
+            sync_period: Duration::from_mins(30),
+        }
+    }
+}
+
 impl Default for ShootStatusLabelController {
     fn default() -> Self {
         Self {
@@ -167,6 +191,10 @@ pub(crate) fn validate(controllers: &GardenControllers, checker: &mut Checker) {
             "shootMigration",
             controllers.shoot_migration.concurrent_syncs,
         ),
+        (
+            "managedSeedSet",
+            controllers.managed_seed_set.concurrent_syncs,
+        ),
     ];
     for (block, value) in counts {
         checker.at_least(&format!("controllers.{block}.concurrentSyncs"), value, 1);
@@ -178,6 +206,10 @@ pub(crate) fn validate(controllers: &GardenControllers, checker: &mut Checker) {
     checker.positive_duration(
         "controllers.shootRetry.retryPeriod",
         controllers.shoot_retry.retry_period,
+    );
+    checker.positive_duration(
+        "controllers.managedSeedSet.syncPeriod",
+        controllers.managed_seed_set.sync_period,
     );
 }
 
@@ -223,6 +255,11 @@ mod tests {
             Duration::from_mins(5)
         );
         assert_eq!(controllers.shoot_status_label.concurrent_syncs, 5);
+        assert_eq!(controllers.managed_seed_set.max_shoot_retries, 3);
+        assert_eq!(
+            controllers.managed_seed_set.sync_period,
+            Duration::from_mins(30)
+        );
     }
 
     #[test]

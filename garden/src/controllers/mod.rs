@@ -7,6 +7,7 @@ pub mod csr_approval;
 pub mod extensions_check;
 pub mod finalizers;
 pub mod seed_labels;
+pub mod managedseedset;
 pub mod seed_lifecycle;
 pub mod shoot_conditions;
 pub mod shoot_hibernation;
@@ -66,6 +67,9 @@ pub fn builtin() -> Vec<GardenControllerSpec> {
         }),
         GardenControllerSpec::new(shoot_maintenance::NAME, |ctx| {
             Box::pin(shoot_maintenance::start(ctx))
+        }),
+        GardenControllerSpec::new(managedseedset::NAME, |ctx| {
+            Box::pin(managedseedset::start(ctx))
         }),
         GardenControllerSpec::new(seed_lifecycle::NAME, |ctx| {
             Box::pin(async move {
