@@ -232,9 +232,20 @@ pub fn step(
     pending: Option<(&str, &str, Option<i32>)>,
     max_retries: i32,
 ) -> Action {
+    // The count is read from this replica's pending entry while it is on the same path. Unlike
+    // upstream (which reads it only with reason ShootReconciling/ShootDeleting), a replica the
+    // set gave up on (ShootReconcileFailed/ShootDeleteFailed) keeps its count, so another trigger
+    // does not start a new round of retries.
     let retries_for = |reason: &str| {
+        let given_up = match reason {
+            "ShootReconciling" => "ShootReconcileFailed",
+            "ShootDeleting" => "ShootDeleteFailed",
+            other => other,
+        };
         pending
-            .filter(|(name, pending_reason, _)| *name == replica.name && *pending_reason == reason)
+            .filter(|(name, pending_reason, _)| {
+                *name == replica.name && (*pending_reason == reason || *pending_reason == given_up)
+            })
             .and_then(|(_, _, retries)| retries)
     };
     // A retry that was asked for and not yet taken up is not counted again (upstream would
@@ -482,6 +493,20 @@ mod tests {
                 event: "WaitingForShootReconciled",
                 pending: "ShootReconciling",
                 retries: Some(1)
+            }
+        );
+        // Given up stays given up.
+        assert_eq!(
+            step(
+                &failed,
+                false,
+                Some(("s-0", "ShootReconcileFailed", Some(3))),
+                3
+            ),
+            Action::Wait {
+                event: "NotRetryingShootReconciliation",
+                pending: "ShootReconcileFailed",
+                retries: Some(3)
             }
         );
         // Another replica's count is not read.
