@@ -1,8 +1,9 @@
 //! End-to-end `shoot-maintenance` in a sandbox garden with a fixed clock: a Shoot asked for
 //! maintenance outside its window is maintained from the CloudProfile (Kubernetes patch update,
-//! expired machine image forced), gets its operation annotation, tasks, `lastMaintenance` and
-//! Events; a failed Shoot inside its window gets `retry`; a Shoot without last operation gets no
-//! operation annotation but its tasks; a Shoot outside its window is left alone.
+//! expired machine image forced), starts its due SSH keypair rotation and gets its operation
+//! annotation, tasks, `lastMaintenance` and Events; a failed Shoot inside its window gets
+//! `retry`; a Shoot without last operation gets no operation annotation but its tasks; a Shoot
+//! outside its window is left alone.
 
 #[path = "shoot_lifecycle/support.rs"]
 mod shoot_lifecycle;
@@ -91,7 +92,10 @@ async fn maintenance_updates_versions_annotations_and_status_when_asked_or_in_wi
     let failed = serde_json::json!({"lastOperation": shoot_lifecycle::last_operation(
         "Reconcile", "Failed", "2025-06-01T20:00:00Z".parse().expect("time"))});
 
-    create_shoot(&client, "asked", spec(OUTSIDE, true, "1.0.0")).await;
+    let mut asked_spec = spec(OUTSIDE, true, "1.0.0");
+    asked_spec["maintenance"]["autoRotation"] =
+        serde_json::json!({"credentials": {"sshKeypair": {"rotationPeriod": "168h"}}});
+    create_shoot(&client, "asked", asked_spec).await;
     annotate(
         &client,
         "asked",
@@ -99,6 +103,12 @@ async fn maintenance_updates_versions_annotations_and_status_when_asked_or_in_wi
     )
     .await;
     patch_status(&client, "asked", succeeded.clone()).await;
+    patch_status(
+        &client,
+        "asked",
+        serde_json::json!({"credentials": {"rotation": {"sshKeypair": {"lastCompletionTime": "2025-05-01T00:00:00Z"}}}}),
+    )
+    .await;
     create_shoot(&client, "failed", spec(INSIDE, false, "1.1.0")).await;
     annotate(
         &client,
@@ -148,7 +158,10 @@ async fn maintenance_updates_versions_annotations_and_status_when_asked_or_in_wi
         Some("1.1.0")
     );
     let asked_annotations = annotations(&asked);
-    assert_eq!(asked_annotations["gardener.cloud/operation"], "reconcile");
+    assert_eq!(
+        asked_annotations["gardener.cloud/operation"],
+        "reconcile;rotate-ssh-keypair"
+    );
     assert_eq!(
         asked_annotations["shoot.gardener.cloud/tasks"],
         "deployInfrastructure,deployDNSRecordInternal,deployDNSRecordExternal,deployDNSRecordIngress,restartControlPlanePods"
@@ -160,7 +173,9 @@ async fn maintenance_updates_versions_annotations_and_status_when_asked_or_in_wi
         last["description"],
         "All maintenance operations successful. \
          Control Plane: Updated Kubernetes version from \"1.31.1\" to \"1.31.2\". Reason: Automatic update of Kubernetes version configured, \
-         Worker pool \"pool\": Updated machine image \"gardenlinux\" from \"1.0.0\" to \"1.1.0\". Reason: Machine image version expired - force update required (image update strategy: minor)"
+         Worker pool \"pool\": Updated machine image \"gardenlinux\" from \"1.0.0\" to \"1.1.0\". Reason: Machine image version expired - force update required (image update strategy: minor), \
+         Credentials \"rotate-ssh-keypair\": SSH keypair rotation started. Reason: Automatic rotation of SSH keypair configured, \
+         Added \"reconcile;rotate-ssh-keypair\" operation annotation"
     );
 
     // Failed inside its window and marked for retry: `retry`, the marker removed.

@@ -6,7 +6,7 @@
 //! `KubernetesVersionMaintenance` / `MachineImageVersionMaintenance` Events. Writes only to the
 //! garden.
 //!
-//! Not done (yet): credential rotations, version-boundary cleanups (1.33/1.34/1.35), pruning of
+//! Not done (yet): version-boundary cleanups (1.33/1.34/1.35), pruning of
 //! unsupported feature gates and admission plugins, the nginx-ingress feature gate, machine
 //! capabilities and in-place-update pools, and the dry-run before writing (the sandbox ignores
 //! `dryRun`).
@@ -17,6 +17,7 @@
 
 pub mod operation;
 pub mod reconcile;
+pub mod rotation;
 pub mod run;
 pub mod versions;
 pub mod window;

@@ -16,6 +16,8 @@ pub const TASKS: [&str; 4] = [
 ];
 /// Task restarting control-plane pods (`enableShootControlPlaneRestarter`).
 pub const TASK_RESTART_CONTROL_PLANE_PODS: &str = "restartControlPlanePods";
+/// A user-requested etcd encryption key rotation; the automatic one is then not added.
+const ETCD_ROTATION_START: &str = "rotate-etcd-encryption-key-start";
 /// Task restarting core addons (`enableShootCoreAddonRestarter`).
 pub const TASK_RESTART_CORE_ADDONS: &str = "restartCoreAddons";
 
@@ -26,10 +28,12 @@ pub fn lists(annotation: Option<&String>, value: &str) -> bool {
 
 /// Applies §6.5 to `annotations` in place: drops a `maintain` operation, then (with a last
 /// operation) either asks for a retry of a failed Shoot that needs one, or sets the maintenance
-/// operations plus `reconcile`.
+/// operations plus `reconcile` plus the started `rotations` (the etcd one only when the user did
+/// not ask for `rotate-etcd-encryption-key-start`).
 pub fn apply_operation(
     annotations: &mut BTreeMap<String, String>,
     last_operation: Option<&LastOperation>,
+    rotations: &[&str],
 ) {
     if lists(
         annotations.get(annotations::OPERATION),
@@ -68,6 +72,15 @@ pub fn apply_operation(
         .any(|op| op == annotations::OPERATION_RECONCILE)
     {
         operations.push(annotations::OPERATION_RECONCILE.to_owned());
+    }
+    let etcd_started_by_user = operations.iter().any(|op| op == ETCD_ROTATION_START);
+    for rotation in rotations {
+        if *rotation == super::rotation::ETCD_ENCRYPTION_KEY && etcd_started_by_user {
+            continue;
+        }
+        if !operations.iter().any(|op| op == rotation) {
+            operations.push((*rotation).to_owned());
+        }
     }
     annotations.insert(annotations::OPERATION.to_owned(), operations.join(";"));
     annotations.remove(shoot_lifecycle::MAINTENANCE_OPERATION);
@@ -168,9 +181,37 @@ mod tests {
         ];
         for (before, last_operation, after) in table {
             let mut annotations = map(before);
-            apply_operation(&mut annotations, last_operation);
+            apply_operation(&mut annotations, last_operation, &[]);
             assert_eq!(annotations, map(after), "{before:?}");
         }
+    }
+
+    #[test]
+    fn started_rotations_join_the_operations_unless_the_user_rotates_etcd() {
+        let succeeded = operation("Succeeded");
+        let mut annotations = map(&[]);
+        apply_operation(
+            &mut annotations,
+            Some(&succeeded),
+            &["rotate-etcd-encryption-key", "rotate-ssh-keypair"],
+        );
+        assert_eq!(
+            annotations["gardener.cloud/operation"],
+            "reconcile;rotate-etcd-encryption-key;rotate-ssh-keypair"
+        );
+        let mut annotations = map(&[(
+            "maintenance.gardener.cloud/operation",
+            "rotate-etcd-encryption-key-start",
+        )]);
+        apply_operation(
+            &mut annotations,
+            Some(&succeeded),
+            &["rotate-etcd-encryption-key"],
+        );
+        assert_eq!(
+            annotations["gardener.cloud/operation"],
+            "rotate-etcd-encryption-key-start;reconcile"
+        );
     }
 
     #[test]

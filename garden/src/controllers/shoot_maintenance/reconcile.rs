@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 use super::run::{self, Outcome, Step};
 use super::window::Window;
-use super::{Ctx, NAME, operation};
+use super::{Ctx, NAME, operation, rotation};
 
 /// Errors of one maintenance reconcile.
 #[derive(Debug, thiserror::Error)]
@@ -125,11 +125,31 @@ async fn maintain(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {
     tracing::info!(shoot = %key, requested, "maintaining shoot");
     let profile = cloud_profile(ctx, shoot, &namespace, &key).await?;
     let spec = serde_json::to_value(&shoot.spec).unwrap_or(Value::Null);
-    let maintained = run::maintain(&spec, &profile, now);
+    let mut maintained = run::maintain(&spec, &profile, now);
+    let status = shoot
+        .status
+        .as_ref()
+        .and_then(|status| serde_json::to_value(status).ok());
+    let created = shoot
+        .metadata
+        .creation_timestamp
+        .as_ref()
+        .map_or(now, |t| t.0);
+    let rotations = rotation::due_rotations(&spec, status.as_ref(), created, now);
+    let started: Vec<&str> = rotations
+        .iter()
+        .filter(|(_, outcome)| matches!(outcome, Outcome::Updated { .. }))
+        .map(|(key, _)| *key)
+        .collect();
+    maintained.steps.extend(
+        rotations
+            .iter()
+            .map(|(key, outcome)| Step::Rotation((*key).to_owned(), outcome.clone())),
+    );
 
     let mut texts = Vec::new();
     let mut annotations = shoot.annotations().clone();
-    operation::apply_operation(&mut annotations, shoot.last_operation());
+    operation::apply_operation(&mut annotations, shoot.last_operation(), &started);
     if let Some(value) = annotations.get(annotations::OPERATION)
         && value != annotations::OPERATION_RECONCILE
         && shoot.annotations().get(annotations::OPERATION) != Some(value)
@@ -292,6 +312,8 @@ fn shoot_patch(
 async fn publish_events(ctx: &Ctx, shoot: &Shoot, steps: &[Step]) {
     for step in steps {
         let (reason, subject, outcome, kind) = match step {
+            // Rotations are reported in lastMaintenance only.
+            Step::Rotation(..) => continue,
             Step::ControlPlane(o) => (
                 "KubernetesVersionMaintenance",
                 "Control Plane".to_owned(),

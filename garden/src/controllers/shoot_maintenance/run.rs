@@ -19,6 +19,8 @@ pub enum Step {
     PoolKubernetes(String, Outcome),
     /// A worker pool's machine image version.
     PoolImage(String, Outcome),
+    /// An automatic credentials rotation (operation key).
+    Rotation(String, Outcome),
 }
 
 /// The result of a step: `(description, reason)` on success, `(error, reason)` on failure.
@@ -108,7 +110,7 @@ pub fn maintain(spec: &Value, profile: &Value, now: Timestamp) -> Maintained {
 fn step_pool(step: &Step) -> &str {
     match step {
         Step::ControlPlane(_) => "",
-        Step::PoolKubernetes(pool, _) | Step::PoolImage(pool, _) => pool,
+        Step::PoolKubernetes(pool, _) | Step::PoolImage(pool, _) | Step::Rotation(pool, _) => pool,
     }
 }
 
@@ -427,9 +429,13 @@ pub fn summary(steps: &[Step], texts: &[String]) -> Option<(String, Option<Strin
             Step::ControlPlane(_) => ("Control Plane".to_owned(), "Kubernetes"),
             Step::PoolKubernetes(pool, _) => (format!("Worker pool \"{pool}\""), "Kubernetes"),
             Step::PoolImage(pool, _) => (format!("Worker pool \"{pool}\""), "image"),
+            Step::Rotation(key, _) => (format!("Credentials \"{key}\""), "rotation"),
         };
         let outcome = match step {
-            Step::ControlPlane(o) | Step::PoolKubernetes(_, o) | Step::PoolImage(_, o) => o,
+            Step::ControlPlane(o)
+            | Step::PoolKubernetes(_, o)
+            | Step::PoolImage(_, o)
+            | Step::Rotation(_, o) => o,
         };
         match outcome {
             Outcome::Updated {
@@ -442,6 +448,14 @@ pub fn summary(steps: &[Step], texts: &[String]) -> Option<(String, Option<Strin
                         parts.push(format!("{subject}: Kubernetes version update failed. Reason for update: {reason}"));
                         failures.push(format!(
                             "{subject}: Kubernetes maintenance failure due to: {error}"
+                        ));
+                    }
+                    (Step::Rotation(..), _) => {
+                        parts.push(format!(
+                            "{subject}: Automatic rotation failed. Reason for update: {reason}"
+                        ));
+                        failures.push(format!(
+                            "{subject}: Automatic rotation failure due to: {error}"
                         ));
                     }
                     (_, "Kubernetes") => {
