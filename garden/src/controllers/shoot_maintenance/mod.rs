@@ -6,7 +6,7 @@
 //! `KubernetesVersionMaintenance` / `MachineImageVersionMaintenance` Events. Writes only to the
 //! garden.
 //!
-//! Not done (yet): version-boundary cleanups (1.33/1.34/1.35), pruning of
+//! Not done (yet): the SecretBinding → CredentialsBinding migration at 1.34, pruning of
 //! unsupported feature gates and admission plugins, the nginx-ingress feature gate, machine
 //! capabilities and in-place-update pools, and the dry-run before writing (the sandbox ignores
 //! `dryRun`).
@@ -15,6 +15,7 @@
 //! `gardener.cloud/operation` and by a changed time window; always requeued to a random instant
 //! of the next window.
 
+pub mod cleanups;
 pub mod operation;
 pub mod reconcile;
 pub mod rotation;

@@ -29,21 +29,19 @@ pub fn lists(annotation: Option<&String>, value: &str) -> bool {
 /// Applies §6.5 to `annotations` in place: drops a `maintain` operation, then (with a last
 /// operation) either asks for a retry of a failed Shoot that needs one, or sets the maintenance
 /// operations plus `reconcile` plus the started `rotations` (the etcd one only when the user did
-/// not ask for `rotate-etcd-encryption-key-start`).
+/// not ask for `rotate-etcd-encryption-key-start`). Returns the operation set on that last path.
 pub fn apply_operation(
     annotations: &mut BTreeMap<String, String>,
     last_operation: Option<&LastOperation>,
     rotations: &[&str],
-) {
+) -> Option<String> {
     if lists(
         annotations.get(annotations::OPERATION),
         shoot_lifecycle::OPERATION_MAINTAIN,
     ) {
         annotations.remove(annotations::OPERATION);
     }
-    let Some(last_operation) = last_operation else {
-        return;
-    };
+    let last_operation = last_operation?;
     if last_operation.state == LastOperationState::Failed {
         if annotations
             .get(shoot_lifecycle::NEEDS_RETRY_OPERATION)
@@ -55,7 +53,7 @@ pub fn apply_operation(
             );
             annotations.remove(shoot_lifecycle::NEEDS_RETRY_OPERATION);
         }
-        return;
+        return None;
     }
     let mut operations: Vec<String> = annotations
         .get(shoot_lifecycle::MAINTENANCE_OPERATION)
@@ -82,8 +80,10 @@ pub fn apply_operation(
             operations.push((*rotation).to_owned());
         }
     }
-    annotations.insert(annotations::OPERATION.to_owned(), operations.join(";"));
+    let operation = operations.join(";");
+    annotations.insert(annotations::OPERATION.to_owned(), operation.clone());
     annotations.remove(shoot_lifecycle::MAINTENANCE_OPERATION);
+    Some(operation)
 }
 
 /// Appends the maintenance tasks to the comma list `shoot.gardener.cloud/tasks` (no duplicates).
@@ -181,7 +181,7 @@ mod tests {
         ];
         for (before, last_operation, after) in table {
             let mut annotations = map(before);
-            apply_operation(&mut annotations, last_operation, &[]);
+            let _ = apply_operation(&mut annotations, last_operation, &[]);
             assert_eq!(annotations, map(after), "{before:?}");
         }
     }

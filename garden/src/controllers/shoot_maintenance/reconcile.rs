@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 use super::run::{self, Outcome, Step};
 use super::window::Window;
-use super::{Ctx, NAME, operation, rotation};
+use super::{Ctx, NAME, cleanups, operation, rotation};
 
 /// Errors of one maintenance reconcile.
 #[derive(Debug, thiserror::Error)]
@@ -125,49 +125,29 @@ async fn maintain(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {
     tracing::info!(shoot = %key, requested, "maintaining shoot");
     let profile = cloud_profile(ctx, shoot, &namespace, &key).await?;
     let spec = serde_json::to_value(&shoot.spec).unwrap_or(Value::Null);
-    let mut maintained = run::maintain(&spec, &profile, now);
-    let status = shoot
-        .status
-        .as_ref()
-        .and_then(|status| serde_json::to_value(status).ok());
-    let created = shoot
-        .metadata
-        .creation_timestamp
-        .as_ref()
-        .map_or(now, |t| t.0);
-    let rotations = rotation::due_rotations(&spec, status.as_ref(), created, now);
-    let started: Vec<&str> = rotations
-        .iter()
-        .filter(|(_, outcome)| matches!(outcome, Outcome::Updated { .. }))
-        .map(|(key, _)| *key)
-        .collect();
-    maintained.steps.extend(
-        rotations
-            .iter()
-            .map(|(key, outcome)| Step::Rotation((*key).to_owned(), outcome.clone())),
-    );
-
-    let mut texts = Vec::new();
-    let mut annotations = shoot.annotations().clone();
-    operation::apply_operation(&mut annotations, shoot.last_operation(), &started);
-    if let Some(value) = annotations.get(annotations::OPERATION)
-        && value != annotations::OPERATION_RECONCILE
-        && shoot.annotations().get(annotations::OPERATION) != Some(value)
-    {
-        texts.push(format!("Added \"{value}\" operation annotation"));
-    }
+    let Plan {
+        spec: maintained_spec,
+        steps,
+        texts,
+        mut annotations,
+    } = plan(shoot, &spec, &profile, now);
     let shoots: Api<Shoot> = Api::namespaced(ctx.client.clone(), &namespace);
-    let resource_version =
-        write_last_maintenance(&shoots, shoot, &maintained.steps, &texts, now, &key)
-            .await?
-            .or_else(|| shoot.resource_version());
+    let resource_version = write_last_maintenance(&shoots, shoot, &steps, &texts, now, &key)
+        .await?
+        .or_else(|| shoot.resource_version());
 
     operation::add_tasks(
         &mut annotations,
         ctx.restart_control_plane,
         ctx.restart_core_addons,
     );
-    let patch = shoot_patch(shoot, resource_version, &maintained.spec, &annotations);
+    let patch = shoot_patch(
+        shoot,
+        resource_version,
+        &spec,
+        &maintained_spec,
+        &annotations,
+    );
     if let Err(source) = shoots
         .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
         .await
@@ -184,8 +164,79 @@ async fn maintain(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {
             .await;
         return Err(error);
     }
-    publish_events(ctx, shoot, &maintained.steps).await;
+    let processing = !steps.is_empty() || !texts.is_empty();
+    let failed = steps.iter().any(|step| step.failed());
+    if processing && !failed {
+        // Written as Processing before the update; the update went through.
+        shoots
+            .patch_status(
+                &name,
+                &PatchParams::default(),
+                &Patch::Merge(&json!({"status": {"lastMaintenance": {"state": "Succeeded"}}})),
+            )
+            .await
+            .map_err(|source| Error::PatchStatus {
+                shoot: key.clone(),
+                source,
+            })?;
+    }
+    publish_events(ctx, shoot, &steps).await;
     Ok(requeue)
+}
+
+/// What a maintenance run changes: the spec, the step results, the other texts for
+/// `lastMaintenance`, and the annotations (§6.5).
+struct Plan {
+    spec: Value,
+    steps: Vec<Step>,
+    texts: Vec<String>,
+    annotations: BTreeMap<String, String>,
+}
+
+/// The pure part of a run at `now`: versions, rotations, cleanups, operation annotation.
+fn plan(shoot: &Shoot, spec: &Value, profile: &Value, now: Timestamp) -> Plan {
+    let mut maintained = run::maintain(spec, profile, now);
+    let status = shoot
+        .status
+        .as_ref()
+        .and_then(|status| serde_json::to_value(status).ok());
+    let created = shoot
+        .metadata
+        .creation_timestamp
+        .as_ref()
+        .map_or(now, |t| t.0);
+    let rotations = rotation::due_rotations(spec, status.as_ref(), created, now);
+    let started: Vec<&str> = rotations
+        .iter()
+        .filter(|(_, outcome)| matches!(outcome, Outcome::Updated { .. }))
+        .map(|(key, _)| *key)
+        .collect();
+    maintained.steps.extend(
+        rotations
+            .iter()
+            .map(|(key, outcome)| Step::Rotation((*key).to_owned(), outcome.clone())),
+    );
+    let version = |spec: &Value| {
+        spec.pointer("/kubernetes/version")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let (old, new) = (version(spec), version(&maintained.spec));
+    let mut texts = cleanups::version_cleanups(&mut maintained.spec, &old, &new);
+    let mut annotations = shoot.annotations().clone();
+    if let Some(operation) =
+        operation::apply_operation(&mut annotations, shoot.last_operation(), &started)
+        && operation != annotations::OPERATION_RECONCILE
+    {
+        texts.push(format!("Added \"{operation}\" operation annotation"));
+    }
+    Plan {
+        spec: maintained.spec,
+        steps: maintained.steps,
+        texts,
+        annotations,
+    }
 }
 
 fn time_window(shoot: &Shoot) -> Window {
@@ -275,11 +326,12 @@ async fn write_last_maintenance(
 }
 
 /// A merge patch guarded by `resource_version` (the Shoot's as read, or after the status write):
-/// the maintained Kubernetes version and workers, and the annotations (removed ones null).
+/// the spec changes of the run and the annotations (removed ones null).
 fn shoot_patch(
     shoot: &Shoot,
     resource_version: Option<String>,
     spec: &Value,
+    maintained: &Value,
     wanted: &BTreeMap<String, String>,
 ) -> Value {
     let mut annotations = serde_json::Map::new();
@@ -293,16 +345,7 @@ fn shoot_patch(
             annotations.insert(key.clone(), Value::Null);
         }
     }
-    let mut spec_patch = serde_json::Map::new();
-    if let Some(kubernetes) = spec.get("kubernetes") {
-        spec_patch.insert(
-            "kubernetes".into(),
-            json!({"version": kubernetes.get("version")}),
-        );
-    }
-    if let Some(workers) = spec.pointer("/provider/workers") {
-        spec_patch.insert("provider".into(), json!({"workers": workers}));
-    }
+    let spec_patch = cleanups::merge_patch(spec, maintained).unwrap_or_else(|| json!({}));
     json!({
         "metadata": {"resourceVersion": resource_version, "annotations": annotations},
         "spec": spec_patch,

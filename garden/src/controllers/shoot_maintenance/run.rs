@@ -107,6 +107,17 @@ pub fn maintain(spec: &Value, profile: &Value, now: Timestamp) -> Maintained {
     Maintained { spec, steps }
 }
 
+impl Step {
+    /// Whether the step failed.
+    pub fn failed(&self) -> bool {
+        let (Step::ControlPlane(outcome)
+        | Step::PoolKubernetes(_, outcome)
+        | Step::PoolImage(_, outcome)
+        | Step::Rotation(_, outcome)) = self;
+        matches!(outcome, Outcome::Failed { .. })
+    }
+}
+
 fn step_pool(step: &Step) -> &str {
     match step {
         Step::ControlPlane(_) => "",
