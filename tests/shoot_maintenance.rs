@@ -252,3 +252,131 @@ async fn maintenance_updates_versions_annotations_and_status_when_asked_or_in_wi
     controller.await.expect("controller stops");
     garden.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crossing_1_34_migrates_secret_bindings_to_credentials_bindings() {
+    use seedlet_api::core::{CredentialsBinding, SecretBinding};
+    let garden = shoot_lifecycle::garden().await;
+    let client = garden.client();
+    let profile: CloudProfile = serde_json::from_value(serde_json::json!({
+        "apiVersion": "core.gardener.cloud/v1beta1", "kind": "CloudProfile",
+        "metadata": {"name": "local"},
+        "spec": {
+            "type": "local",
+            "kubernetes": {"versions": [
+                {"version": "1.33.4", "expirationDate": "2025-01-01T00:00:00Z"},
+                {"version": "1.34.1"},
+            ]},
+            "machineTypes": [{"name": "small", "cpu": "2", "gpu": "0", "memory": "4Gi"}],
+            "machineImages": [{"name": "gardenlinux", "versions": [{"version": "1.1.0"}]}],
+        },
+    }))
+    .expect("profile");
+    Api::<CloudProfile>::all(client.clone())
+        .create(&PostParams::default(), &profile)
+        .await
+        .expect("create profile");
+    let secret_binding = |name: &str, secret: &str| -> SecretBinding {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "core.gardener.cloud/v1beta1", "kind": "SecretBinding",
+            "metadata": {"name": name, "namespace": shoot_lifecycle::NAMESPACE},
+            "secretRef": {"name": secret, "namespace": shoot_lifecycle::NAMESPACE},
+            "provider": {"type": "local"},
+            "quotas": [{"name": "q", "namespace": "garden"}],
+        }))
+        .expect("secret binding")
+    };
+    let secret_bindings: Api<SecretBinding> =
+        Api::namespaced(client.clone(), shoot_lifecycle::NAMESPACE);
+    let credentials: Api<CredentialsBinding> =
+        Api::namespaced(client.clone(), shoot_lifecycle::NAMESPACE);
+    for (name, secret) in [("fresh", "fresh-secret"), ("known", "known-secret")] {
+        secret_bindings
+            .create(&PostParams::default(), &secret_binding(name, secret))
+            .await
+            .expect("create secret binding");
+    }
+    // A CredentialsBinding for the known Secret and quotas already exists.
+    let existing: CredentialsBinding = serde_json::from_value(serde_json::json!({
+        "apiVersion": "security.gardener.cloud/v1alpha1", "kind": "CredentialsBinding",
+        "metadata": {"name": "alpha", "namespace": shoot_lifecycle::NAMESPACE},
+        "credentialsRef": {"apiVersion": "v1", "kind": "Secret", "name": "known-secret", "namespace": shoot_lifecycle::NAMESPACE},
+        "provider": {"type": "local"},
+        "quotas": [{"name": "q", "namespace": "garden"}],
+    }))
+    .expect("credentials binding");
+    credentials
+        .create(&PostParams::default(), &existing)
+        .await
+        .expect("create credentials binding");
+    for (shoot, binding) in [("fresh", "fresh"), ("known", "known")] {
+        let mut spec = spec(INSIDE, false, "1.1.0");
+        spec["kubernetes"]["version"] = "1.33.4".into();
+        spec["secretBindingName"] = binding.into();
+        create_shoot(&client, shoot, spec).await;
+    }
+
+    let stop = CancellationToken::new();
+    let ctx = Arc::new(shoot_maintenance::Ctx {
+        client: client.clone(),
+        restart_control_plane: false,
+        restart_core_addons: false,
+        clock: Arc::new(FakeClock::new(
+            "2025-06-01T21:10:00Z".parse().expect("time"),
+        )),
+        events: seedlet_runtime::events::Recorder::new(
+            client.clone(),
+            "shoot-maintenance-controller",
+        ),
+        metrics: Arc::new(Metrics::new("garden")),
+    });
+    let controller = tokio::spawn(shoot_maintenance::run(ctx, 2, stop.clone()));
+
+    for (shoot, expected) in [("fresh", "force-migrated-fresh"), ("known", "alpha")] {
+        let migrated = wait_shoot(&client, shoot, "migrated", |shoot| {
+            shoot
+                .spec
+                .credentials_binding_name
+                .clone()
+                .map(|name| (name, shoot.clone()))
+        })
+        .await;
+        assert_eq!(migrated.0, expected, "{shoot}");
+        assert_eq!(migrated.1.spec.secret_binding_name, None);
+        assert_eq!(
+            migrated
+                .1
+                .spec
+                .kubernetes
+                .as_ref()
+                .and_then(|k| k.version.as_deref()),
+            Some("1.34.1")
+        );
+        let description =
+            migrated.1.status.as_ref().expect("status").extra["lastMaintenance"]["description"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+        assert!(
+            description.ends_with(".spec.secretBindingName was migrated to .spec.credentialsBindingName. Reason: SecretBinding is deprecated and can no longer be used for Shoot clusters using Kubernetes version 1.34+"),
+            "{description}"
+        );
+    }
+    let created = credentials
+        .get("force-migrated-fresh")
+        .await
+        .expect("created binding");
+    assert_eq!(
+        created
+            .labels()
+            .get("credentialsbinding.gardener.cloud/status")
+            .map(String::as_str),
+        Some("force-migrated")
+    );
+    assert_eq!(created.extra["credentialsRef"]["name"], "fresh-secret");
+    assert_eq!(created.quotas.len(), 1);
+
+    stop.cancel();
+    controller.await.expect("controller stops");
+    garden.shutdown().await;
+}

@@ -6,7 +6,7 @@
 //! `KubernetesVersionMaintenance` / `MachineImageVersionMaintenance` Events. Writes only to the
 //! garden.
 //!
-//! Not done (yet): the SecretBinding → CredentialsBinding migration at 1.34, pruning of
+//! Not done (yet): pruning of
 //! unsupported feature gates and admission plugins, the nginx-ingress feature gate, machine
 //! capabilities and in-place-update pools, and the dry-run before writing (the sandbox ignores
 //! `dryRun`).
@@ -16,6 +16,7 @@
 //! of the next window.
 
 pub mod cleanups;
+pub mod migrate;
 pub mod operation;
 pub mod reconcile;
 pub mod rotation;

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 use super::run::{self, Outcome, Step};
 use super::window::Window;
-use super::{Ctx, NAME, cleanups, operation, rotation};
+use super::{Ctx, NAME, cleanups, migrate, operation, rotation};
 
 /// Errors of one maintenance reconcile.
 #[derive(Debug, thiserror::Error)]
@@ -126,11 +126,12 @@ async fn maintain(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {
     let profile = cloud_profile(ctx, shoot, &namespace, &key).await?;
     let spec = serde_json::to_value(&shoot.spec).unwrap_or(Value::Null);
     let Plan {
-        spec: maintained_spec,
+        spec: mut maintained_spec,
         steps,
-        texts,
+        mut texts,
         mut annotations,
     } = plan(shoot, &spec, &profile, now);
+    migrate_binding(ctx, &namespace, &spec, &mut maintained_spec, &mut texts).await;
     let shoots: Api<Shoot> = Api::namespaced(ctx.client.clone(), &namespace);
     let resource_version = write_last_maintenance(&shoots, shoot, &steps, &texts, now, &key)
         .await?
@@ -182,6 +183,59 @@ async fn maintain(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {
     }
     publish_events(ctx, shoot, &steps).await;
     Ok(requeue)
+}
+
+/// Moves a Shoot crossing Kubernetes 1.34 from its SecretBinding to a CredentialsBinding (§6.6)
+/// and records the outcome among the texts, before the 1.35 cleanups as upstream orders them.
+async fn migrate_binding(
+    ctx: &Ctx,
+    namespace: &str,
+    spec: &Value,
+    maintained: &mut Value,
+    texts: &mut Vec<String>,
+) {
+    let version = |spec: &Value| {
+        spec.pointer("/kubernetes/version")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let Some(binding) = maintained
+        .get("secretBindingName")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+    else {
+        return;
+    };
+    if maintained.get("credentialsBindingName").is_some()
+        || !migrate::crosses_1_34(&version(spec), &version(maintained))
+    {
+        return;
+    }
+    let text = match migrate::migrate(&ctx.client, namespace, &binding).await {
+        Ok(credentials) => {
+            if let Some(object) = maintained.as_object_mut() {
+                object.remove("secretBindingName");
+                object.insert("credentialsBindingName".into(), Value::String(credentials));
+            }
+            migrate::MIGRATED.to_owned()
+        }
+        Err(error) => {
+            format!("Failed to migrate from secretBindingName to credentialsBindingName: {error}")
+        }
+    };
+    let later = [
+        ".spec.kubernetes.kubeScheduler.",
+        ".spec.kubernetes.kubeAPIServer.watchCacheSizes",
+        ".spec.addons",
+        ".spec.dns.providers",
+        "Added ",
+    ];
+    let at = texts
+        .iter()
+        .position(|t| later.iter().any(|prefix| t.starts_with(prefix)))
+        .unwrap_or(texts.len());
+    texts.insert(at, text);
 }
 
 /// What a maintenance run changes: the spec, the step results, the other texts for
