@@ -94,6 +94,30 @@ async fn status_label_follows_last_operation_errors_and_conditions() {
     .await;
     wait_shoot(&client, "dev", "healthy again", label_is("healthy")).await;
 
+    // kubectl shows the label in the Status column (server-side printing of the CRD's columns).
+    let mut request =
+        kube::core::Request::new("/apis/core.gardener.cloud/v1beta1/namespaces/garden-dev/shoots")
+            .list(&Default::default())
+            .expect("request");
+    request.headers_mut().insert(
+        "accept",
+        "application/json;as=Table;v=v1;g=meta.k8s.io"
+            .parse()
+            .expect("header"),
+    );
+    let table: serde_json::Value = client.request(request).await.expect("table");
+    let columns: Vec<&str> = table["columnDefinitions"]
+        .as_array()
+        .expect("columns")
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    let status = columns
+        .iter()
+        .position(|c| *c == "Status")
+        .expect("Status column");
+    assert_eq!(table["rows"][0]["cells"][status], "healthy", "{columns:?}");
+
     stop.cancel();
     controller.await.expect("controller stops");
     garden.shutdown().await;

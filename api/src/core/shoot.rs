@@ -38,9 +38,19 @@ use crate::names::technical_id;
     ),
     printcolumn(name = "Seed", type_ = "string", json_path = ".status.seedName"),
     printcolumn(
+        name = "Hibernation",
+        type_ = "boolean",
+        json_path = ".spec.hibernation.enabled"
+    ),
+    printcolumn(
         name = "Operation",
         type_ = "string",
         json_path = ".status.lastOperation.state"
+    ),
+    printcolumn(
+        name = "Status",
+        type_ = "string",
+        json_path = ".metadata.labels.shoot\\.gardener\\.cloud/status"
     ),
     printcolumn(
         name = "Age",

@@ -37,7 +37,7 @@ impl JsonPath {
         let mut steps = Vec::new();
         while !rest.is_empty() {
             if let Some(after) = rest.strip_prefix('.') {
-                let end = after.find(['.', '[']).unwrap_or(after.len());
+                let end = field_end(after);
                 let name = &after[..end];
                 if name.is_empty() {
                     return None;
@@ -45,7 +45,8 @@ impl JsonPath {
                 steps.push(if name == "*" {
                     Step::All
                 } else {
-                    Step::Field(name.to_string())
+                    // `\.` is a literal dot, as in `.metadata.labels.app\.kubernetes\.io/name`.
+                    Step::Field(name.replace("\\.", "."))
                 });
                 rest = &after[end..];
             } else if let Some(after) = rest.strip_prefix('[') {
@@ -92,6 +93,19 @@ fn bracket_end(text: &str) -> Option<usize> {
         }
     }
     None
+}
+
+/// End of a dotted field name: the next `.` or `[` that is not escaped with `\`.
+fn field_end(text: &str) -> usize {
+    let mut escaped = false;
+    for (i, c) in text.char_indices() {
+        match c {
+            '\\' if !escaped => escaped = true,
+            '.' | '[' if !escaped => return i,
+            _ => escaped = false,
+        }
+    }
+    text.len()
 }
 
 fn bracket_step(inner: &str) -> Option<Step> {
@@ -187,6 +201,7 @@ mod tests {
                 Some(json!("Installed")),
             ),
             (".metadata.labels['x.io/role']", Some(json!("seed"))),
+            (".metadata.labels.x\\.io/role", Some(json!("seed"))),
             ("{.spec.replicas}", Some(json!(3))),
             (".spec.missing", None),
             (".status.conditions[?(@.type==\"Gone\")].status", None),
