@@ -1,7 +1,7 @@
 //! End-to-end `managedseedset` in a sandbox garden: replicas are created one at a time from the
 //! templates and advanced as their Shoot, ManagedSeed and Seed become ready (the test plays the
 //! seed agent and gardenlet by writing their status), failed Shoots are retried up to the limit,
-//! and scale-in removes the not-ready replica first.
+//! scale-in removes the not-ready replica first, and protected replicas are never scaled in.
 
 #[path = "shoot_lifecycle/support.rs"]
 mod shoot_lifecycle;
@@ -236,6 +236,68 @@ async fn replicas_come_up_one_at_a_time_are_retried_and_scaled_in() {
         })
     })
     .await;
+
+    stop.cancel();
+    controller.await.expect("controller stops");
+    garden.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn protected_replicas_are_not_scaled_in() {
+    let garden = shoot_lifecycle::garden().await;
+    let client = garden.client();
+    let sets: Api<ManagedSeedSet> = Api::namespaced(client.clone(), NS);
+    let shoots: Api<Shoot> = Api::namespaced(client.clone(), NS);
+    sets.create(&PostParams::default(), &set(1))
+        .await
+        .expect("create set");
+    let stop = CancellationToken::new();
+    let ctx = Arc::new(managedseedset::Ctx {
+        client: client.clone(),
+        max_shoot_retries: 3,
+        sync_period: Duration::from_secs(60),
+        clock: Arc::new(seedlet_runtime::clock::SystemClock),
+        events: seedlet_runtime::events::Recorder::new(client.clone(), "managedseedset-controller"),
+        metrics: Arc::new(Metrics::new("garden")),
+    });
+    let controller = tokio::spawn(managedseedset::run(ctx, 2, stop.clone()));
+    wait_pending(&sets, ("infra-0", "ShootReconciling", None)).await;
+
+    shoots
+        .patch(
+            "infra-0",
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({"metadata": {"annotations": {
+                "seedmanagement.gardener.cloud/protect-from-deletion": "true",
+            }}})),
+        )
+        .await
+        .expect("protect");
+    sets.patch(
+        "infra",
+        &PatchParams::default(),
+        &Patch::Merge(serde_json::json!({"spec": {"replicas": 0}})),
+    )
+    .await
+    .expect("scale in");
+    let events: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(client.clone(), NS);
+    let message =
+        seedlet_testkit::wait_for("ReconcileError event", Duration::from_secs(10), || {
+            let events = events.clone();
+            async move {
+                events
+                    .list(&Default::default())
+                    .await
+                    .ok()?
+                    .items
+                    .into_iter()
+                    .find(|e| e.reason.as_deref() == Some("ReconcileError"))
+                    .and_then(|e| e.message)
+            }
+        })
+        .await;
+    assert_eq!(message, "no deletable replicas found");
+    assert!(shoots.get_opt("infra-0").await.expect("get").is_some());
 
     stop.cancel();
     controller.await.expect("controller stops");
