@@ -2,6 +2,7 @@
 //! decisions beside them), and the list the agent runs while it leads; a new controller adds its
 //! module and one line in [`builtin`].
 
+pub mod backupbucket;
 pub mod cluster;
 pub mod controllerinstallation;
 pub mod heartbeat;
@@ -22,6 +23,7 @@ pub fn builtin() -> Vec<ControllerSpec> {
         ControllerSpec::new(seed::NAME, |ctx| Box::pin(seed::run(ctx))),
         ControllerSpec::new(cluster::NAME, |ctx| Box::pin(cluster::run(ctx))),
         ControllerSpec::new(shootstate::NAME, |ctx| Box::pin(shootstate::run(ctx))),
+        ControllerSpec::new(backupbucket::NAME, |ctx| Box::pin(backupbucket::run(ctx))),
     ];
     controllers.extend(controllerinstallation::controllers());
     controllers

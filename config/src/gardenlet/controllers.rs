@@ -31,7 +31,7 @@ pub struct GardenletControllers {
     /// Seedlet extension: applies ManagedResources of class `seed` itself (off where gardener-resource-manager runs).
     pub managed_resource: ManagedResourceController,
 
-    /// Ignored by seedlet.
+    /// BackupBucket controller: `concurrentSyncs` (default 20).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub backup_bucket: Option<ConcurrentSyncsController>,
     /// Ignored by seedlet.
@@ -173,7 +173,6 @@ impl GardenletControllers {
             .flat_map(ShootController::ignored_fields)
             .map(|field| format!("shoot.{field}"));
         let mut ignored: Vec<String> = [
-            ("backupBucket", self.backup_bucket.is_some()),
             ("backupEntry", self.backup_entry.is_some()),
             ("bastion", self.bastion.is_some()),
             ("gardenlet", self.gardenlet.is_some()),
