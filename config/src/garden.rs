@@ -56,6 +56,10 @@ pub struct GardenControllers {
     pub seed_extensions_check: SeedExtensionsCheckController,
     /// The ShootState finalizer.
     pub shoot_state: GardenShootStateController,
+    /// The `seed-<name>` namespaces and their mirrored Secrets.
+    pub seed_secrets: crate::garden_seed::SeedSecretsController,
+    /// The Seed `BackupBucketsReady` condition.
+    pub seed_backup_buckets_check: crate::garden_seed::SeedBackupBucketsCheckController,
 }
 
 /// `controllers.certificateSigningRequest`.
@@ -179,6 +183,11 @@ pub(crate) fn validate(config: &GardenControllerConfiguration) -> Vec<Problem> {
         "controllers.shootState.concurrentSyncs",
         controllers.shoot_state.concurrent_syncs,
         1,
+    );
+    crate::garden_seed::validate(
+        &mut checker,
+        &controllers.seed_secrets,
+        &controllers.seed_backup_buckets_check,
     );
     checker.leader_election("leaderElection", &config.leader_election);
     checker.servers("server", &config.server);

@@ -2,12 +2,14 @@
 //! pure decisions beside them), and the list it runs while it leads; a new controller adds its
 //! module and one line in [`builtin`].
 
+pub mod backupbuckets_check;
 pub mod controllerregistration;
 pub mod csr_approval;
 pub mod extensions_check;
 pub mod finalizers;
 pub mod seed_labels;
 pub mod seed_lifecycle;
+pub mod seed_secrets;
 pub mod shootstate_finalizer;
 
 use std::sync::Arc;
@@ -26,6 +28,10 @@ pub fn builtin() -> Vec<GardenControllerSpec> {
         }),
         GardenControllerSpec::new(extensions_check::NAME, |ctx| {
             Box::pin(extensions_check::start(ctx))
+        }),
+        GardenControllerSpec::new(seed_secrets::NAME, |ctx| Box::pin(seed_secrets::start(ctx))),
+        GardenControllerSpec::new(backupbuckets_check::NAME, |ctx| {
+            Box::pin(backupbuckets_check::start(ctx))
         }),
         GardenControllerSpec::new(csr_approval::NAME, |ctx| {
             let csr = Arc::new(csr_approval::Ctx {
