@@ -147,7 +147,6 @@ fn gardeners_gardenlet_example_passes_with_a_seed_config_and_reports_what_seedle
             "logging",
             "etcdConfig",
             "nodeToleration",
-            "controllers.backupEntry",
             "controllers.bastion",
             "controllers.gardenlet",
             "controllers.managedSeed",

@@ -1,6 +1,9 @@
 //! Helpers of the backup end-to-end tests: garden/seed objects, playing the extension
 //! controller by writing extension statuses, and reading core statuses.
 
+// Shared by several test binaries; each uses a part.
+#![allow(dead_code)]
+
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Secret;
@@ -131,4 +134,78 @@ where
 /// The annotation `key` of an object.
 pub fn annotation<K: Resource>(object: &K, key: &str) -> Option<String> {
     object.meta().annotations.as_ref()?.get(key).cloned()
+}
+
+/// Creates credentials and core BackupBucket `name` of seed `local` and plays its extension until
+/// the core bucket is Succeeded (with a generated secret when `generated` is given).
+pub async fn healthy_bucket(
+    garden: &kube::Client,
+    seed: &kube::Client,
+    name: &str,
+    generated: Option<&str>,
+    provider_status: Value,
+) {
+    put_secret(garden, "garden", "creds", &[("key", "original")], &[]).await;
+    create_bucket(garden, name, "local", secret_ref("creds")).await;
+    let extensions: Api<seedlet_api::extensions::BackupBucket> = Api::all(seed.clone());
+    seedlet_testkit::wait_for("extension bucket", TIMEOUT, || async {
+        extensions.get_opt(name).await.ok().flatten()
+    })
+    .await;
+    let mut status = json!({"lastOperation": last_operation("Create", "Succeeded"),
+                            "providerStatus": provider_status});
+    if let Some(data) = generated {
+        put_secret(seed, "garden", "generated-by-ext", &[("key", data)], &[]).await;
+        status["generatedSecretRef"] = json!({"name": "generated-by-ext", "namespace": "garden"});
+    }
+    extension_reports(&extensions, name, status).await;
+    let buckets: Api<BackupBucket> = Api::all(garden.clone());
+    seedlet_testkit::wait_until("core bucket Succeeded", TIMEOUT, || async {
+        last_op_of(&buckets, name)
+            .await
+            .is_some_and(|(_, state, _, _)| state == "Succeeded")
+    })
+    .await;
+}
+
+/// Creates core BackupEntry `namespace/name` in `bucket` on `seed`, owned by Shoot `shoot`, with
+/// the extra `annotations`.
+pub async fn create_entry(
+    garden: &kube::Client,
+    namespace: &str,
+    name: &str,
+    bucket: &str,
+    seed: &str,
+    annotations: Value,
+) {
+    // The owning Shoot must exist, or the garden's garbage collector deletes the entry.
+    let shoots: Api<seedlet_api::core::Shoot> = Api::namespaced(garden.clone(), namespace);
+    let shoot = match shoots.get_opt("s").await.expect("get shoot") {
+        Some(shoot) => shoot,
+        None => {
+            let shoot: seedlet_api::core::Shoot = serde_json::from_value(json!({
+                "apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
+                "metadata": {"name": "s", "namespace": namespace},
+                "spec": {"region": "local", "provider": {"type": "local", "workers": []}},
+            }))
+            .expect("shoot");
+            shoots
+                .create(&PostParams::default(), &shoot)
+                .await
+                .expect("create shoot")
+        }
+    };
+    let entry: seedlet_api::core::BackupEntry = serde_json::from_value(json!({
+        "apiVersion": "core.gardener.cloud/v1beta1", "kind": "BackupEntry",
+        "metadata": {"name": name, "namespace": namespace, "annotations": annotations,
+            "ownerReferences": [{"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
+                "name": "s", "uid": shoot.metadata.uid, "controller": true,
+                "blockOwnerDeletion": false}]},
+        "spec": {"bucketName": bucket, "seedName": seed},
+    }))
+    .expect("entry");
+    Api::<seedlet_api::core::BackupEntry>::namespaced(garden.clone(), namespace)
+        .create(&PostParams::default(), &entry)
+        .await
+        .expect("create entry");
 }

@@ -3,6 +3,7 @@
 //! module and one line in [`builtin`].
 
 pub mod backupbucket;
+pub mod backupentry;
 pub mod cluster;
 pub mod controllerinstallation;
 pub mod heartbeat;
@@ -24,6 +25,7 @@ pub fn builtin() -> Vec<ControllerSpec> {
         ControllerSpec::new(cluster::NAME, |ctx| Box::pin(cluster::run(ctx))),
         ControllerSpec::new(shootstate::NAME, |ctx| Box::pin(shootstate::run(ctx))),
         ControllerSpec::new(backupbucket::NAME, |ctx| Box::pin(backupbucket::run(ctx))),
+        ControllerSpec::new(backupentry::NAME, |ctx| Box::pin(backupentry::run(ctx))),
     ];
     controllers.extend(controllerinstallation::controllers());
     controllers

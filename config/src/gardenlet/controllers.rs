@@ -34,7 +34,8 @@ pub struct GardenletControllers {
     /// BackupBucket controller: `concurrentSyncs` (default 20).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub backup_bucket: Option<ConcurrentSyncsController>,
-    /// Ignored by seedlet.
+    /// BackupEntry controller: `concurrentSyncs` (20), `deletionGracePeriodHours`,
+    /// `deletionGracePeriodShootPurposes`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub backup_entry: Option<BackupEntryController>,
     /// Ignored by seedlet.
@@ -173,7 +174,6 @@ impl GardenletControllers {
             .flat_map(ShootController::ignored_fields)
             .map(|field| format!("shoot.{field}"));
         let mut ignored: Vec<String> = [
-            ("backupEntry", self.backup_entry.is_some()),
             ("bastion", self.bastion.is_some()),
             ("gardenlet", self.gardenlet.is_some()),
             ("managedSeed", self.managed_seed.is_some()),

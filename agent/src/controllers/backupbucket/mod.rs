@@ -8,9 +8,11 @@
 //! order (generated secret, extension object with confirmation, seed secret, finalizers).
 //!
 //! Triggers: garden BackupBuckets of this seed on creation, deletion and changes of generation or
-//! of the `gardener.cloud/operation`/`timestamp` annotations (a CRD-served garden keeps the
-//! annotations the Seed controller's per-sync patch sets; gardener-apiserver turns them into a
-//! generation bump); seed extension BackupBuckets through the LOC trigger. Workers:
+//! of the `gardener.cloud/timestamp` annotation (gardener-apiserver turns the Seed controller's
+//! per-sync `operation=reconcile` patch into a generation bump and strips the annotation; on a
+//! CRD-served garden the annotations stay, so the agent strips `operation=reconcile` itself, or
+//! the LOC trigger of the BackupEntry controller would drop every later bucket change); seed
+//! extension BackupBuckets through the LOC trigger. Workers:
 //! `controllers.backupBucket.concurrentSyncs` (20).
 
 pub mod delete;
@@ -122,15 +124,15 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
         .await;
 }
 
-/// Change key of a core BackupBucket: identity, generation, deletion and the operation
-/// annotations (status writes do not trigger).
+/// Change key of a core BackupBucket: identity, generation, deletion and the
+/// `gardener.cloud/timestamp` annotation the Seed controller's per-sync patch sets (status
+/// writes, and the agent stripping `operation=reconcile`, do not trigger).
 pub fn bucket_change(bucket: &BackupBucket) -> String {
     let annotations = bucket.annotations();
     seedlet_runtime::triggers::key_of(&(
         bucket.uid(),
         bucket.metadata.generation,
         bucket.metadata.deletion_timestamp.is_some(),
-        annotations.get(annotations::OPERATION),
         annotations.get(annotations::TIMESTAMP),
     ))
 }

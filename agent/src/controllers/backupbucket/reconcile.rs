@@ -156,6 +156,24 @@ async fn run(name: &str, ctx: &Ctx) -> Result<Action, Error> {
         }
         return super::delete::run(&bucket, ctx).await;
     }
+    let bucket = if bucket
+        .annotations()
+        .get(annotations::OPERATION)
+        .map(String::as_str)
+        == Some(annotations::OPERATION_RECONCILE)
+    {
+        // What gardener-apiserver does on write; see the module docs.
+        let patch = json!({"metadata": {"annotations": {annotations::OPERATION: null}}});
+        api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .map_err(|source| Error::Bucket {
+                step: "removing operation annotation",
+                bucket: name.to_owned(),
+                source,
+            })?
+    } else {
+        bucket
+    };
     seedlet_runtime::finalizer::ensure(&api, &bucket, finalizers::GARDENER)
         .await
         .map_err(|source| Error::Bucket {
