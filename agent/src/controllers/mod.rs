@@ -9,6 +9,7 @@ pub mod controllerinstallation;
 pub mod heartbeat;
 pub mod managedresource;
 pub mod seed;
+pub mod seedcare;
 pub mod shootstate;
 
 use crate::context::ControllerSpec;
@@ -22,6 +23,7 @@ pub fn builtin() -> Vec<ControllerSpec> {
             Box::pin(managedresource::run(ctx))
         }),
         ControllerSpec::new(seed::NAME, |ctx| Box::pin(seed::run(ctx))),
+        ControllerSpec::new(seedcare::NAME, |ctx| Box::pin(seedcare::run(ctx))),
         ControllerSpec::new(cluster::NAME, |ctx| Box::pin(cluster::run(ctx))),
         ControllerSpec::new(shootstate::NAME, |ctx| Box::pin(shootstate::run(ctx))),
         ControllerSpec::new(backupbucket::NAME, |ctx| Box::pin(backupbucket::run(ctx))),
