@@ -15,6 +15,7 @@ pub mod core;
 pub mod crds;
 pub mod extensions;
 pub mod names;
+pub mod operations;
 pub mod resources;
 
 pub use conditions::{Condition, ConditionStatus};

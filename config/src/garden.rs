@@ -60,6 +60,8 @@ pub struct GardenControllers {
     pub seed_secrets: crate::garden_seed::SeedSecretsController,
     /// The Seed `BackupBucketsReady` condition.
     pub seed_backup_buckets_check: crate::garden_seed::SeedBackupBucketsCheckController,
+    /// Bastion expiry.
+    pub bastion: crate::garden_seed::GardenBastionController,
 }
 
 /// `controllers.certificateSigningRequest`.
@@ -189,6 +191,7 @@ pub(crate) fn validate(config: &GardenControllerConfiguration) -> Vec<Problem> {
         &controllers.seed_secrets,
         &controllers.seed_backup_buckets_check,
     );
+    crate::garden_seed::validate_bastion(&mut checker, &controllers.bastion);
     checker.leader_election("leaderElection", &config.leader_election);
     checker.servers("server", &config.server);
     if let Some(webhooks) = &config.webhooks {

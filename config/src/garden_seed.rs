@@ -1,6 +1,7 @@
 //! The garden controller's seed-side controllers (gardener-controller-manager's names):
 //! `controllers.seedSecrets` (the `seed-<name>` namespace and its mirrored Secrets),
-//! and `controllers.seedBackupBucketsCheck` (`BackupBucketsReady`); their defaults and validation.
+//! `controllers.seedBackupBucketsCheck` (`BackupBucketsReady`) and `controllers.bastion` (Bastion
+//! expiry); their defaults and validation.
 
 use serde::{Deserialize, Serialize};
 
@@ -47,6 +48,25 @@ impl Default for SeedBackupBucketsCheckController {
     }
 }
 
+/// `controllers.bastion` of the garden side (expiry).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct GardenBastionController {
+    /// Parallel reconciles.
+    pub concurrent_syncs: u32,
+    /// Maximum age of a Bastion regardless of heartbeats.
+    pub max_lifetime: Duration,
+}
+
+impl Default for GardenBastionController {
+    fn default() -> Self {
+        GardenBastionController {
+            concurrent_syncs: 5,
+            max_lifetime: Duration::from_hours(24),
+        }
+    }
+}
+
 /// Validates the blocks.
 pub(crate) fn validate(
     checker: &mut Checker,
@@ -73,6 +93,16 @@ pub(crate) fn validate(
     );
 }
 
+/// Validates `controllers.bastion`.
+pub(crate) fn validate_bastion(checker: &mut Checker, bastion: &GardenBastionController) {
+    checker.at_least(
+        "controllers.bastion.concurrentSyncs",
+        bastion.concurrent_syncs,
+        1,
+    );
+    checker.positive_duration("controllers.bastion.maxLifetime", bastion.max_lifetime);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,7 +115,12 @@ mod tests {
             &SeedSecretsController::default(),
             &SeedBackupBucketsCheckController::default(),
         );
+        validate_bastion(&mut checker, &GardenBastionController::default());
         assert!(checker.into_problems().is_empty());
+        assert_eq!(
+            GardenBastionController::default().max_lifetime,
+            Duration::from_hours(24)
+        );
         let mut checker = Checker::default();
         validate(
             &mut checker,
@@ -97,11 +132,18 @@ mod tests {
                 ..Default::default()
             },
         );
+        validate_bastion(
+            &mut checker,
+            &GardenBastionController {
+                max_lifetime: Duration::ZERO,
+                ..Default::default()
+            },
+        );
         let problems: Vec<String> = checker
             .into_problems()
             .iter()
             .map(ToString::to_string)
             .collect();
-        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert_eq!(problems.len(), 3, "{problems:?}");
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod backupbucket;
 pub mod backupentry;
+pub mod bastion;
 pub mod cluster;
 pub mod controllerinstallation;
 pub mod heartbeat;
@@ -28,6 +29,7 @@ pub fn builtin() -> Vec<ControllerSpec> {
         ControllerSpec::new(shootstate::NAME, |ctx| Box::pin(shootstate::run(ctx))),
         ControllerSpec::new(backupbucket::NAME, |ctx| Box::pin(backupbucket::run(ctx))),
         ControllerSpec::new(backupentry::NAME, |ctx| Box::pin(backupentry::run(ctx))),
+        ControllerSpec::new(bastion::NAME, |ctx| Box::pin(bastion::run(ctx))),
     ];
     controllers.extend(controllerinstallation::controllers());
     controllers

@@ -79,6 +79,7 @@ pub fn garden_crds() -> Vec<CustomResourceDefinition> {
         core::BackupBucket::crd(),
         core::BackupEntry::crd(),
         core::Project::crd(),
+        crate::operations::Bastion::crd(),
     ];
     crds.into_iter().map(finish).collect()
 }

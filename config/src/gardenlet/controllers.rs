@@ -38,7 +38,7 @@ pub struct GardenletControllers {
     /// `deletionGracePeriodShootPurposes`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub backup_entry: Option<BackupEntryController>,
-    /// Ignored by seedlet.
+    /// Bastion controller: `concurrentSyncs` (default 20).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bastion: Option<ConcurrentSyncsController>,
     /// Ignored by seedlet.
@@ -174,7 +174,6 @@ impl GardenletControllers {
             .flat_map(ShootController::ignored_fields)
             .map(|field| format!("shoot.{field}"));
         let mut ignored: Vec<String> = [
-            ("bastion", self.bastion.is_some()),
             ("gardenlet", self.gardenlet.is_some()),
             ("managedSeed", self.managed_seed.is_some()),
             ("networkPolicy", self.network_policy.is_some()),

@@ -3,6 +3,7 @@
 //! module and one line in [`builtin`].
 
 pub mod backupbuckets_check;
+pub mod bastion_expiry;
 pub mod controllerregistration;
 pub mod csr_approval;
 pub mod extensions_check;
@@ -30,6 +31,9 @@ pub fn builtin() -> Vec<GardenControllerSpec> {
             Box::pin(extensions_check::start(ctx))
         }),
         GardenControllerSpec::new(seed_secrets::NAME, |ctx| Box::pin(seed_secrets::start(ctx))),
+        GardenControllerSpec::new(bastion_expiry::NAME, |ctx| {
+            Box::pin(bastion_expiry::start(ctx))
+        }),
         GardenControllerSpec::new(backupbuckets_check::NAME, |ctx| {
             Box::pin(backupbuckets_check::start(ctx))
         }),
