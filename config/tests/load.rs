@@ -149,7 +149,6 @@ fn gardeners_gardenlet_example_passes_with_a_seed_config_and_reports_what_seedle
             "nodeToleration",
             "controllers.gardenlet",
             "controllers.managedSeed",
-            "controllers.networkPolicy",
             "controllers.shoot.retryDuration",
             "controllers.shootCare",
             "controllers.shootStatus",

@@ -9,6 +9,7 @@ pub mod cluster;
 pub mod controllerinstallation;
 pub mod heartbeat;
 pub mod managedresource;
+pub mod networkpolicy;
 pub mod seed;
 pub mod seedcare;
 pub mod shootstate;
@@ -30,6 +31,7 @@ pub fn builtin() -> Vec<ControllerSpec> {
         ControllerSpec::new(backupbucket::NAME, |ctx| Box::pin(backupbucket::run(ctx))),
         ControllerSpec::new(backupentry::NAME, |ctx| Box::pin(backupentry::run(ctx))),
         ControllerSpec::new(bastion::NAME, |ctx| Box::pin(bastion::run(ctx))),
+        ControllerSpec::new(networkpolicy::NAME, |ctx| Box::pin(networkpolicy::run(ctx))),
     ];
     controllers.extend(controllerinstallation::controllers());
     controllers

@@ -47,7 +47,8 @@ pub struct GardenletControllers {
     /// Ignored by seedlet.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub managed_seed: Option<ManagedSeedController>,
-    /// Ignored by seedlet.
+    /// NetworkPolicy controller: `concurrentSyncs` (default 5); `additionalNamespaceSelectors`
+    /// is ignored.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub network_policy: Option<NetworkPolicyController>,
     /// The Cluster sync takes `syncPeriod` and `concurrentSyncs` from here; the other fields
@@ -176,7 +177,12 @@ impl GardenletControllers {
         let mut ignored: Vec<String> = [
             ("gardenlet", self.gardenlet.is_some()),
             ("managedSeed", self.managed_seed.is_some()),
-            ("networkPolicy", self.network_policy.is_some()),
+            (
+                "networkPolicy.additionalNamespaceSelectors",
+                self.network_policy
+                    .as_ref()
+                    .is_some_and(|policy| policy.additional_namespace_selectors.is_some()),
+            ),
             ("shootCare", self.shoot_care.is_some()),
             ("shootSecret", self.shoot_secret.is_some()),
             ("shootStateSync", self.shoot_state_sync.is_some()),
