@@ -28,6 +28,8 @@ async fn backup_bucket_is_deployed_reported_refreshed_and_deleted_in_order() {
     let clusters = Clusters::start(false).await;
     let (garden, seed) = (clusters.garden.client(), clusters.seed.client());
     let shutdown = CancellationToken::new();
+    // Events about cluster-scoped objects go to `default`, which the garden sandbox lacks.
+    common::ensure_namespace(&garden, "default").await;
     let agent = common::start_agent(&clusters, shutdown.clone()).await;
     put_secret(
         &garden,
@@ -172,6 +174,24 @@ async fn backup_bucket_is_deployed_reported_refreshed_and_deleted_in_order() {
         }) && status
             .last_error
             .is_some_and(|e| e.codes == ["ERR_INFRA_UNAUTHORIZED"])
+    })
+    .await;
+    // The error is also a Warning Event on the bucket in the garden.
+    let events: Api<k8s_openapi::api::core::v1::Event> = Api::all(garden.clone());
+    wait_until("ReconcileError event", TIMEOUT, || async {
+        events
+            .list(&Default::default())
+            .await
+            .unwrap()
+            .items
+            .iter()
+            .any(|event| {
+                event.involved_object.name.as_deref() == Some(BUCKET)
+                    && event.reason.as_deref() == Some("ReconcileError")
+                    && event.type_.as_deref() == Some("Warning")
+                    && event.message.as_deref()
+                        == Some("error during reconciliation: access denied")
+            })
     })
     .await;
     wait_until("failed extension re-deployed", TIMEOUT, || async {

@@ -14,9 +14,10 @@ use seedlet_api::names::finalizers;
 use super::Ctx;
 use super::desired::{self, CREDENTIALS_FINALIZER, LEGACY_CREDENTIALS_FINALIZER};
 use super::reconcile::{
-    Error, buckets, credentials_secret, error_of, extension_buckets, write_status,
+    Error, buckets, credentials_secret, error_of, event, extension_buckets, write_status,
 };
 use crate::extension_sync::{credentials, object, operation};
+use seedlet_runtime::events::EventType;
 
 /// Poll period while the extension object is being deleted.
 pub const DELETION_POLL: Duration = Duration::from_secs(5);
@@ -78,6 +79,15 @@ pub async fn run(bucket: &BackupBucket, ctx: &Ctx) -> Result<Action, Error> {
         let Some(last_error) = remaining.status.as_ref().and_then(|s| s.last_error.clone()) else {
             return Ok(Action::requeue(DELETION_POLL));
         };
+        event(
+            ctx,
+            bucket,
+            EventType::Warning,
+            "DeleteError",
+            "Delete",
+            &last_error.description,
+        )
+        .await;
         let description = format!("{} Operation will be retried.", last_error.description);
         let failed = operation::last_operation(
             LastOperationType::Delete,

@@ -22,6 +22,7 @@ use super::{Ctx, NAME};
 use crate::extension_sync::decide::{self, Decision, Rules};
 use crate::extension_sync::{credentials, object, operation};
 use seedlet_runtime::error_chain;
+use seedlet_runtime::events::EventType;
 
 /// Errors of one BackupBucket reconcile; each names the failing step.
 #[derive(Debug, thiserror::Error)]
@@ -208,6 +209,15 @@ async fn reconcile_bucket(bucket: &BackupBucket, ctx: &Ctx) -> Result<Action, Er
         Ok(secret) => secret,
         Err(error) => {
             let description = error_chain(&error);
+            event(
+                ctx,
+                bucket,
+                EventType::Warning,
+                "ReconcileError",
+                "Reconcile",
+                &description,
+            )
+            .await;
             let failed = operation::last_operation(
                 type_,
                 LastOperationState::Error,
@@ -267,6 +277,15 @@ async fn reconcile_bucket(bucket: &BackupBucket, ctx: &Ctx) -> Result<Action, Er
             error,
             deploy: redeploy,
         } => {
+            event(
+                ctx,
+                bucket,
+                EventType::Warning,
+                "ReconcileError",
+                "Reconcile",
+                &error.description,
+            )
+            .await;
             let failed = operation::last_operation(
                 type_,
                 LastOperationState::Error,
@@ -508,6 +527,22 @@ pub(super) async fn write_status(ctx: &Ctx, name: &str, status: Value) -> Result
             bucket: name.to_owned(),
             source,
         })
+}
+
+/// Records an Event on the core bucket in the garden (`backupbucket-controller`).
+pub(super) async fn event(
+    ctx: &Ctx,
+    bucket: &BackupBucket,
+    kind: EventType,
+    reason: &str,
+    action: &str,
+    note: &str,
+) {
+    ctx.agent
+        .events
+        .named("backupbucket-controller")
+        .publish(bucket, kind, reason, action, note)
+        .await;
 }
 
 /// A `lastError` value for a status write.

@@ -15,7 +15,7 @@ use super::Ctx;
 use super::desired;
 use super::reconcile::{
     Error, entries, entry_credentials, extension_entries, healthy_bucket, key, report_error,
-    write_status,
+    report_error_as, write_status,
 };
 use crate::extension_sync::{credentials, object, operation};
 use seedlet_runtime::error_chain;
@@ -122,7 +122,15 @@ pub async fn run(entry: &BackupEntry, ctx: &Ctx) -> Result<Action, Error> {
         let Some(error) = remaining.status.and_then(|s| s.last_error) else {
             return Ok(Action::requeue(DELETION_POLL));
         };
-        report_error(ctx, entry, TYPE, error.description.clone(), error.codes).await?;
+        report_error_as(
+            ctx,
+            entry,
+            TYPE,
+            "DeleteError",
+            error.description.clone(),
+            error.codes,
+        )
+        .await?;
         return Err(Error::ExtensionReported {
             entry: name,
             description: error.description,

@@ -11,7 +11,7 @@ use seedlet_api::names::annotations;
 use super::Ctx;
 use super::delete::DELETION_POLL;
 use super::desired;
-use super::reconcile::{Error, extension_entries, report_error, write_status};
+use super::reconcile::{Error, extension_entries, report_error, report_error_as, write_status};
 use crate::extension_sync::{credentials, object, operation};
 use seedlet_runtime::error_chain;
 
@@ -122,10 +122,11 @@ pub async fn run(entry: &BackupEntry, ctx: &Ctx) -> Result<Action, Error> {
         }
         LastOperationType::Delete => {
             if let Some(error) = status.last_error {
-                report_error(
+                report_error_as(
                     ctx,
                     entry,
                     LastOperationType::Delete,
+                    "DeleteError",
                     error.description.clone(),
                     error.codes,
                 )

@@ -411,7 +411,8 @@ async fn deploy(
         .map_err(extension_error("annotating restore on"))
 }
 
-/// Writes `{type, Error, 50, description}` and the lastError with `codes`.
+/// Writes `{type, Error, 50, description}` and the lastError with `codes`, with a Warning Event
+/// `ReconcileError` (action after the operation type).
 pub(super) async fn report_error(
     ctx: &Ctx,
     entry: &BackupEntry,
@@ -419,6 +420,34 @@ pub(super) async fn report_error(
     description: String,
     codes: Vec<String>,
 ) -> Result<(), Error> {
+    report_error_as(ctx, entry, type_, "ReconcileError", description, codes).await
+}
+
+/// [`report_error`] with the Event reason `reason`.
+pub(super) async fn report_error_as(
+    ctx: &Ctx,
+    entry: &BackupEntry,
+    type_: LastOperationType,
+    reason: &str,
+    description: String,
+    codes: Vec<String>,
+) -> Result<(), Error> {
+    let action = match type_ {
+        LastOperationType::Delete => "Delete",
+        LastOperationType::Migrate => "Migrate",
+        _ => "Reconcile",
+    };
+    ctx.agent
+        .events
+        .named("backupentry-controller")
+        .publish(
+            entry,
+            seedlet_runtime::events::EventType::Warning,
+            reason,
+            action,
+            &description,
+        )
+        .await;
     let now = ctx.agent.clock.now();
     let failed = operation::last_operation(
         type_,

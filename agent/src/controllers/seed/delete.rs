@@ -30,6 +30,21 @@ pub fn still_referenced(kind: &str, names: &[String]) -> String {
     )
 }
 
+/// A Normal Event `ResourceReferenced`/`Delete` on the Seed.
+async fn referenced(ctx: &Ctx, seed: &Seed, message: &str) {
+    ctx.agent
+        .events
+        .named("seed-controller")
+        .publish(
+            seed,
+            seedlet_runtime::events::EventType::Normal,
+            "ResourceReferenced",
+            "Delete",
+            message,
+        )
+        .await;
+}
+
 /// Runs one deletion pass.
 ///
 /// # Errors
@@ -68,7 +83,7 @@ pub async fn run(seed: &Seed, ctx: &Ctx) -> Result<Action, Error> {
         })
         .collect();
     if !shoots.is_empty() {
-        tracing::info!(seed = %name, "{}", still_referenced("Shoots", &shoots));
+        referenced(ctx, seed, &still_referenced("Shoots", &shoots)).await;
         return Ok(Action::requeue(SHOOTS_REQUEUE));
     }
     let buckets_api = Api::<BackupBucket>::all(ctx.garden.clone());
@@ -101,7 +116,7 @@ pub async fn run(seed: &Seed, ctx: &Ctx) -> Result<Action, Error> {
         .map(ResourceExt::name_any)
         .collect();
     if !buckets.is_empty() {
-        tracing::info!(seed = %name, "{}", still_referenced("BackupBuckets", &buckets));
+        referenced(ctx, seed, &still_referenced("BackupBuckets", &buckets)).await;
         return Ok(Action::requeue(BUCKETS_REQUEUE));
     }
     let seeds = Api::<Seed>::all(ctx.garden.clone());
