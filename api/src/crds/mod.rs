@@ -79,7 +79,7 @@ pub fn garden_crds() -> Vec<CustomResourceDefinition> {
         core::BackupBucket::crd(),
         core::BackupEntry::crd(),
         core::Project::crd(),
-        crate::operations::Bastion::crd(),
+        selectable(crate::operations::Bastion::crd(), ".spec.seedName"),
     ];
     crds.into_iter().map(finish).collect()
 }

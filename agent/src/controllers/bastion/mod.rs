@@ -5,7 +5,8 @@
 //! `observedGeneration`. Deletion sets `BastionReady=False DeletionInProgress` first, copies the
 //! force-deletion annotation to the extension object and waits until it is gone.
 //!
-//! Triggers: garden Bastions with `spec.seedName` = this seed (creation, deletion, generation);
+//! Triggers: garden Bastions with `spec.seedName` = this seed (selected by the garden where it
+//! can, see [`crate::garden_scope::bastions`]; creation, deletion, generation);
 //! seed extension Bastions through the LOC trigger (→ the core Bastion of the same name, found
 //! in the cache). Workers: `controllers.bastion.concurrentSyncs` (20).
 
