@@ -42,8 +42,8 @@ pub async fn installations(garden: &kube::Client, seed: &str) -> watcher::Config
 }
 
 /// The watch configuration for this seed's Bastions: by the field selector `spec.seedName=<seed>`
-/// (which Gardener's seed authorizer demands), unless the garden cannot select that field (then
-/// unfiltered; the caller filters).
+/// (which Gardener's seed authorizer demands), unless the garden answers the probe with 400
+/// (cannot select that field: unfiltered, the caller filters).
 pub async fn bastions(garden: &kube::Client, seed: &str) -> watcher::Config {
     let selector = format!("spec.seedName={seed}");
     let probe = Api::<seedlet_api::operations::Bastion>::all(garden.clone())
@@ -57,8 +57,9 @@ pub async fn bastions(garden: &kube::Client, seed: &str) -> watcher::Config {
             );
             watcher::Config::default()
         }
-        Err(_) => watcher::Config::default(),
-        Ok(_) => watcher::Config::default().fields(&selector),
+        // A garden that can select answers with 200 (or, while its authorizer starts, 403/503):
+        // only the selected watch can ever be allowed for a seed.
+        _ => watcher::Config::default().fields(&selector),
     }
 }
 
