@@ -110,10 +110,9 @@ fn check_config_summarises_the_fields_seedlet_ignores_in_one_line() {
     assert_eq!(
         text(&output.stdout),
         format!(
-            "OK: GardenletConfiguration {}\n  17 fields accepted but ignored by seedlet: \
+            "OK: GardenletConfiguration {}\n  13 fields accepted but ignored by seedlet: \
              shootClientConnection, debugging, logging, etcdConfig, nodeToleration, \
-             controllers.backupBucket, controllers.backupEntry, controllers.bastion, \
-             controllers.gardenlet, controllers.managedSeed, controllers.networkPolicy, \
+             controllers.gardenlet, controllers.managedSeed, \
              controllers.shoot.retryDuration, controllers.shootCare, controllers.shootStatus, \
              controllers.tokenRequestor, controllers.tokenRequestorWorkloadIdentity, \
              controllers.vpaEvictionRequirements\n",

@@ -43,6 +43,8 @@ pub struct AgentContext {
     pub events: seedlet_runtime::events::Recorder,
     /// systemd watchdog fed by successful heartbeats (`None` unless `$WATCHDOG_USEC` asks for one).
     pub watchdog: Option<Arc<seedlet_runtime::systemd::Watchdog>>,
+    /// Whether the Seed controller enforces the minimum seed Kubernetes version.
+    pub kubernetes_version_check: bool,
 }
 
 impl std::fmt::Debug for AgentContext {

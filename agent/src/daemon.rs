@@ -83,6 +83,9 @@ pub struct AgentSettings {
     pub health_address: SocketAddr,
     /// `/metrics` address.
     pub metrics_address: SocketAddr,
+    /// Whether the Seed controller enforces the minimum seed Kubernetes version (off with
+    /// `EXPERIMENTAL_DISABLE_KUBERNETES_VERSION_CHECK=true`, and for sandbox seeds, which report v1.24).
+    pub kubernetes_version_check: bool,
 }
 
 impl AgentSettings {
@@ -175,6 +178,10 @@ impl AgentSettings {
             heartbeat,
             health_address,
             metrics_address,
+            kubernetes_version_check: std::env::var(
+                crate::controllers::seed::flow::DISABLE_VERSION_CHECK_ENV,
+            )
+            .map_or(true, |value| value != "true"),
         })
     }
 }
@@ -497,6 +504,7 @@ impl Agent {
             field_manager: FIELD_MANAGER,
             events,
             watchdog: self.watchdog.clone(),
+            kubernetes_version_check: self.settings.kubernetes_version_check,
         });
         shared.health.start();
         // The agent keeps no shared informer cache of its own; controllers that need one

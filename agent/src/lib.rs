@@ -35,6 +35,7 @@
 pub mod context;
 pub mod controllers;
 pub mod daemon;
+pub mod extension_sync;
 pub mod garden_scope;
 pub mod metrics;
 pub mod registration;

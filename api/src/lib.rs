@@ -16,6 +16,7 @@ pub mod core;
 pub mod crds;
 pub mod extensions;
 pub mod names;
+pub mod operations;
 pub mod resources;
 pub mod seedmanagement;
 

@@ -376,7 +376,12 @@ fn garden_crds_cover_every_core_kind_with_the_right_scope() {
     for name in other_groups {
         assert_eq!(crds[name].spec.scope, "Namespaced", "{name}");
     }
-    assert_eq!(crds.len(), expected.len() + other_groups.len());
+
+    assert_eq!(
+        crds["bastions.operations.gardener.cloud"].spec.scope,
+        "Namespaced"
+    );
+    assert_eq!(crds.len(), expected.len() + other_groups.len() + 1);
     let status = |name: &str| {
         crds[name].spec.versions[0]
             .subresources

@@ -72,6 +72,12 @@ pub struct GardenControllers {
     pub shoot_migration: crate::garden_shoot::ShootMigrationController,
     /// ManagedSeedSets.
     pub managed_seed_set: crate::garden_shoot::ManagedSeedSetController,
+    /// The `seed-<name>` namespaces and their mirrored Secrets.
+    pub seed_secrets: crate::garden_seed::SeedSecretsController,
+    /// The Seed `BackupBucketsReady` condition.
+    pub seed_backup_buckets_check: crate::garden_seed::SeedBackupBucketsCheckController,
+    /// Bastion expiry.
+    pub bastion: crate::garden_seed::GardenBastionController,
 }
 
 /// `controllers.certificateSigningRequest`.
@@ -197,6 +203,12 @@ pub(crate) fn validate(config: &GardenControllerConfiguration) -> Vec<Problem> {
         1,
     );
     crate::garden_shoot::validate(controllers, &mut checker);
+    crate::garden_seed::validate(
+        &mut checker,
+        &controllers.seed_secrets,
+        &controllers.seed_backup_buckets_check,
+    );
+    crate::garden_seed::validate_bastion(&mut checker, &controllers.bastion);
     checker.leader_election("leaderElection", &config.leader_election);
     checker.servers("server", &config.server);
     if let Some(webhooks) = &config.webhooks {

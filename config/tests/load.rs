@@ -147,12 +147,8 @@ fn gardeners_gardenlet_example_passes_with_a_seed_config_and_reports_what_seedle
             "logging",
             "etcdConfig",
             "nodeToleration",
-            "controllers.backupBucket",
-            "controllers.backupEntry",
-            "controllers.bastion",
             "controllers.gardenlet",
             "controllers.managedSeed",
-            "controllers.networkPolicy",
             "controllers.shoot.retryDuration",
             "controllers.shootCare",
             "controllers.shootStatus",
@@ -287,12 +283,12 @@ fn out_of_range_ports_and_unknown_log_levels_are_type_errors_at_their_path() {
 #[test]
 fn garden_controller_unknown_fields_are_reported() {
     let text = "apiVersion: seedlet.gardener.cloud/v1alpha1\nkind: GardenControllerConfiguration\n\
-controllers:\n  seedLifecycle:\n    monitorPeriod: 1m\n    gracePeriod: 1m\n  bastion: {}\n";
+controllers:\n  seedLifecycle:\n    monitorPeriod: 1m\n    gracePeriod: 1m\n  shootMaintenance: {}\n";
     assert_eq!(
         problems(text),
         [
             "controllers.seedLifecycle.gracePeriod: unknown field",
-            "controllers.bastion: unknown field"
+            "controllers.shootMaintenance: unknown field"
         ]
     );
 }

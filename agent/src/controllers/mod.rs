@@ -2,11 +2,16 @@
 //! decisions beside them), and the list the agent runs while it leads; a new controller adds its
 //! module and one line in [`builtin`].
 
+pub mod backupbucket;
+pub mod backupentry;
+pub mod bastion;
 pub mod cluster;
 pub mod controllerinstallation;
 pub mod heartbeat;
 pub mod managedresource;
+pub mod networkpolicy;
 pub mod seed;
+pub mod seedcare;
 pub mod shootstate;
 
 use crate::context::ControllerSpec;
@@ -20,8 +25,13 @@ pub fn builtin() -> Vec<ControllerSpec> {
             Box::pin(managedresource::run(ctx))
         }),
         ControllerSpec::new(seed::NAME, |ctx| Box::pin(seed::run(ctx))),
+        ControllerSpec::new(seedcare::NAME, |ctx| Box::pin(seedcare::run(ctx))),
         ControllerSpec::new(cluster::NAME, |ctx| Box::pin(cluster::run(ctx))),
         ControllerSpec::new(shootstate::NAME, |ctx| Box::pin(shootstate::run(ctx))),
+        ControllerSpec::new(backupbucket::NAME, |ctx| Box::pin(backupbucket::run(ctx))),
+        ControllerSpec::new(backupentry::NAME, |ctx| Box::pin(backupentry::run(ctx))),
+        ControllerSpec::new(bastion::NAME, |ctx| Box::pin(bastion::run(ctx))),
+        ControllerSpec::new(networkpolicy::NAME, |ctx| Box::pin(networkpolicy::run(ctx))),
     ];
     controllers.extend(controllerinstallation::controllers());
     controllers

@@ -84,6 +84,7 @@ pub fn garden_crds() -> Vec<CustomResourceDefinition> {
         core::CredentialsBinding::crd(),
         seedmanagement::ManagedSeed::crd(),
         seedmanagement::ManagedSeedSet::crd(),
+        selectable(crate::operations::Bastion::crd(), ".spec.seedName"),
     ];
     crds.into_iter().map(finish).collect()
 }

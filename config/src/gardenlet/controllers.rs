@@ -31,13 +31,14 @@ pub struct GardenletControllers {
     /// Seedlet extension: applies ManagedResources of class `seed` itself (off where gardener-resource-manager runs).
     pub managed_resource: ManagedResourceController,
 
-    /// Ignored by seedlet.
+    /// BackupBucket controller: `concurrentSyncs` (default 20).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub backup_bucket: Option<ConcurrentSyncsController>,
-    /// Ignored by seedlet.
+    /// BackupEntry controller: `concurrentSyncs` (20), `deletionGracePeriodHours`,
+    /// `deletionGracePeriodShootPurposes`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub backup_entry: Option<BackupEntryController>,
-    /// Ignored by seedlet.
+    /// Bastion controller: `concurrentSyncs` (default 20).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bastion: Option<ConcurrentSyncsController>,
     /// Ignored by seedlet.
@@ -46,7 +47,8 @@ pub struct GardenletControllers {
     /// Ignored by seedlet.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub managed_seed: Option<ManagedSeedController>,
-    /// Ignored by seedlet.
+    /// NetworkPolicy controller: `concurrentSyncs` (default 5); `additionalNamespaceSelectors`
+    /// is ignored.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub network_policy: Option<NetworkPolicyController>,
     /// The Cluster sync takes `syncPeriod` and `concurrentSyncs` from here; the other fields
@@ -173,12 +175,14 @@ impl GardenletControllers {
             .flat_map(ShootController::ignored_fields)
             .map(|field| format!("shoot.{field}"));
         let mut ignored: Vec<String> = [
-            ("backupBucket", self.backup_bucket.is_some()),
-            ("backupEntry", self.backup_entry.is_some()),
-            ("bastion", self.bastion.is_some()),
             ("gardenlet", self.gardenlet.is_some()),
             ("managedSeed", self.managed_seed.is_some()),
-            ("networkPolicy", self.network_policy.is_some()),
+            (
+                "networkPolicy.additionalNamespaceSelectors",
+                self.network_policy
+                    .as_ref()
+                    .is_some_and(|policy| policy.additional_namespace_selectors.is_some()),
+            ),
             ("shootCare", self.shoot_care.is_some()),
             ("shootSecret", self.shoot_secret.is_some()),
             ("shootStateSync", self.shoot_state_sync.is_some()),

@@ -4,6 +4,7 @@
 //! kept (typed where cheap, so that typos inside them are still reported) and listed by
 //! [`GardenletConfiguration::ignored_fields`]. Seedlet extensions are marked as such in their docs.
 
+mod backup;
 mod controllers;
 mod ignored;
 mod seed_spec;

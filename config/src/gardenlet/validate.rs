@@ -145,6 +145,7 @@ fn controllers(checker: &mut Checker, controllers: &GardenletControllers) {
         "controllers.shootState.syncPeriod",
         controllers.shoot_state.sync_period,
     );
+    super::backup::validate_backup_entry(checker, controllers.backup_entry.as_ref());
     let managed = &controllers.managed_resource;
     if managed.enabled {
         checker.at_least(

@@ -2,6 +2,8 @@
 //! pure decisions beside them), and the list it runs while it leads; a new controller adds its
 //! module and one line in [`builtin`].
 
+pub mod backupbuckets_check;
+pub mod bastion_expiry;
 pub mod controllerregistration;
 pub mod csr_approval;
 pub mod extensions_check;
@@ -9,6 +11,7 @@ pub mod finalizers;
 pub mod managedseedset;
 pub mod seed_labels;
 pub mod seed_lifecycle;
+pub mod seed_secrets;
 pub mod shoot_conditions;
 pub mod shoot_hibernation;
 pub mod shoot_maintenance;
@@ -34,6 +37,13 @@ pub fn builtin() -> Vec<GardenControllerSpec> {
         }),
         GardenControllerSpec::new(extensions_check::NAME, |ctx| {
             Box::pin(extensions_check::start(ctx))
+        }),
+        GardenControllerSpec::new(seed_secrets::NAME, |ctx| Box::pin(seed_secrets::start(ctx))),
+        GardenControllerSpec::new(bastion_expiry::NAME, |ctx| {
+            Box::pin(bastion_expiry::start(ctx))
+        }),
+        GardenControllerSpec::new(backupbuckets_check::NAME, |ctx| {
+            Box::pin(backupbuckets_check::start(ctx))
         }),
         GardenControllerSpec::new(csr_approval::NAME, |ctx| {
             let csr = Arc::new(csr_approval::Ctx {

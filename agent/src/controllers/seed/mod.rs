@@ -1,11 +1,17 @@
-//! Seed status controller: watches our Seed in the garden and keeps the status fields the agent
-//! owns current with a JSON merge patch on `/status`: `clusterIdentity` (the seed cluster's
-//! ConfigMap `kube-system/cluster-identity`, created when missing), `gardener{id,name,version}`,
-//! `kubernetesVersion` (the seed API server's `/version`) and `observedGeneration`.
+//! Seed controller (gardenlet `seed`, spec §5.2): watches our Seed in the garden and keeps the
+//! status fields the agent owns current with JSON merge patches on `/status` — `lastOperation`,
+//! `clusterIdentity` (the seed cluster's ConfigMap `kube-system/cluster-identity`, created when
+//! missing), `gardener{id,name,version}`, `kubernetesVersion` (the seed API server's `/version`),
+//! `observedGeneration`, `capacity`/`allocatable` (`resources` of the configuration) — and runs
+//! the flow of [`flow`]: `seed-<name>` must exist in the garden, the minimum Kubernetes version
+//! (1.32), the `gardener` finalizer, the labels of the seed's `garden` namespace and the core
+//! BackupBucket for `spec.backup`. Deletion waits for Shoots and BackupBuckets ([`delete`]).
 //!
 //! The ControllerInstallation controller waits for `status.clusterIdentity`. Triggered when the
 //! Seed's generation or one of these fields changes; requeued every `controllers.seed.syncPeriod`.
 
+pub mod delete;
+pub mod flow;
 pub mod reconcile;
 
 use std::sync::Arc;
@@ -84,13 +90,14 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client, gardener: Garden
         .await;
 }
 
-/// Predicate: the generation and the status fields this controller owns, so heartbeats and other
-/// writers' status changes do not trigger it.
+/// Predicate: the generation, deletion and the status fields this controller owns, so heartbeats
+/// and other writers' status changes do not trigger it.
 pub fn owned_fields_hash(seed: &Seed) -> Option<u64> {
     use std::hash::{Hash, Hasher};
     let status = seed.status.as_ref();
     let owned = serde_json::to_string(&(
         seed.metadata.generation,
+        seed.metadata.deletion_timestamp.is_some(),
         status.and_then(|s| s.cluster_identity.as_ref()),
         status.and_then(|s| s.gardener.as_ref()),
         status.and_then(|s| s.kubernetes_version.as_ref()),

@@ -1,5 +1,10 @@
-//! One Seed status reconcile: determine the seed cluster identity (creating the ConfigMap when
-//! missing) and the seed's Kubernetes version, then merge-patch what differs into the Seed status.
+//! One Seed reconcile (spec §5.2): determine the seed cluster identity (creating the ConfigMap
+//! when missing) and the seed's Kubernetes version, write the status start (`lastOperation`
+//! Processing, `gardener`, `kubernetesVersion`, `observedGeneration`, capacity/allocatable,
+//! `clusterIdentity`), then run the flow — `seed-<name>` in the garden, the minimum Kubernetes
+//! version, the `gardener` finalizer, the labels of the seed's `garden` and `kube-system`
+//! namespaces, the core BackupBucket for `spec.backup` — and report Succeeded, or Error with
+//! `<error> Operation will be retried.`. Deletion is in [`super::delete`].
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -9,11 +14,13 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
-use seedlet_api::core::{GardenerInfo, Seed};
-use seedlet_api::names::{namespaces, objects};
+use seedlet_api::common::{LastOperationState, LastOperationType};
+use seedlet_api::core::{BackupBucket, GardenerInfo, Seed};
+use seedlet_api::names::{finalizers, namespaces, objects};
 use serde_json::{Value, json};
 
-use super::{Ctx, NAME};
+use super::{Ctx, NAME, flow};
+use crate::extension_sync::operation;
 use seedlet_runtime::error_chain;
 
 /// Errors of one Seed status reconcile.
@@ -28,7 +35,55 @@ pub enum Error {
     ClusterIdentity(#[source] kube::Error),
     /// Reading the seed API server version failed.
     #[error("reading seed kubernetes version")]
-    Version(#[source] kube::Error),
+    KubernetesVersion(#[source] kube::Error),
+    /// The seed's namespace in the garden is missing or unreadable.
+    #[error("failed to get seed namespace in garden cluster")]
+    SeedNamespace(#[source] kube::Error),
+    /// The seed cluster is too old.
+    #[error("{0}")]
+    Version(String),
+    /// Adding or removing the Seed's finalizer failed.
+    #[error("{step} finalizer of seed {seed}")]
+    Finalizer {
+        /// What was done.
+        step: &'static str,
+        /// Seed name.
+        seed: String,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
+    /// Labelling a namespace of the seed cluster failed.
+    #[error("labelling seed namespace {namespace}")]
+    Namespace {
+        /// Namespace.
+        namespace: &'static str,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
+    /// Writing or deleting the Seed's BackupBucket failed.
+    #[error("{step} BackupBucket {bucket} of the seed")]
+    BackupBucket {
+        /// What was done.
+        step: &'static str,
+        /// Bucket name (the Seed UID).
+        bucket: String,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
+    /// Listing the objects that still reference a deleting Seed failed.
+    #[error("listing {kind} that reference seed {seed}")]
+    References {
+        /// Kind listed.
+        kind: &'static str,
+        /// Seed name.
+        seed: String,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
     /// Writing the Seed status failed.
     #[error("patching status of seed {seed}")]
     PatchSeed {
@@ -45,14 +100,20 @@ impl Error {
     pub fn reason(&self) -> &'static str {
         match self {
             Error::ClusterIdentity(_) => "ClusterIdentityError",
-            Error::Version(_) => "SeedVersionError",
+            Error::KubernetesVersion(_) => "SeedVersionError",
+            Error::SeedNamespace(_) => "SeedNamespaceError",
+            Error::Version(_) => "K8SVersionTooOld",
+            Error::Finalizer { .. } => "FinalizerError",
+            Error::Namespace { .. } => "NamespaceError",
+            Error::BackupBucket { .. } => "BackupBucketError",
+            Error::References { .. } => "ReferencesError",
             Error::PatchSeed { .. } => "SeedPatchError",
         }
     }
 }
 
 /// The status fields the agent owns.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DesiredStatus {
     /// Seed cluster identity.
     pub cluster_identity: String,
@@ -62,6 +123,10 @@ pub struct DesiredStatus {
     pub kubernetes_version: String,
     /// The Seed generation observed.
     pub observed_generation: Option<i64>,
+    /// `resources.capacity` of the configuration (empty: not reported).
+    pub capacity: BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
+    /// Capacity minus `resources.reserved`.
+    pub allocatable: BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
 }
 
 /// Brings the owned status fields up to date; requeues after the sync period.
@@ -74,11 +139,15 @@ pub async fn reconcile(seed: Arc<Seed>, ctx: Arc<Ctx>) -> Result<Action, Error> 
     ctx.agent
         .metrics
         .reconciled(NAME, started.elapsed(), result.is_ok());
-    result.map(|()| Action::requeue(ctx.sync_period))
+    result
 }
 
 /// Retries after a short delay, capped at the sync period, and logs the error once.
 pub fn error_policy(seed: Arc<Seed>, error: &Error, ctx: Arc<Ctx>) -> Action {
+    if seedlet_runtime::status::conflict_in_chain(error) {
+        tracing::debug!(seed = %seed.name_any(), error = %seedlet_runtime::error_chain(error), "seed reconcile lost a write race, retrying");
+        return Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE);
+    }
     tracing::warn!(
         seed = %seed.name_any(),
         reason = error.reason(),
@@ -88,29 +157,193 @@ pub fn error_policy(seed: Arc<Seed>, error: &Error, ctx: Arc<Ctx>) -> Action {
     Action::requeue(ctx.sync_period.min(Duration::from_secs(5)))
 }
 
-async fn update(seed: &Seed, ctx: &Ctx) -> Result<(), Error> {
+async fn update(cached: &Seed, ctx: &Ctx) -> Result<Action, Error> {
+    let name = cached.name_any();
+    let seeds = Api::<Seed>::all(ctx.garden.clone());
+    let Some(seed) = seeds
+        .get_opt(&name)
+        .await
+        .map_err(|source| Error::PatchSeed {
+            seed: name.clone(),
+            source,
+        })?
+    else {
+        return Ok(Action::await_change());
+    };
+    if seed.metadata.deletion_timestamp.is_some() {
+        return super::delete::run(&seed, ctx).await;
+    }
+    let now = ctx.agent.clock.now();
     let cluster_identity = ensure_cluster_identity(&ctx.agent.seed).await?;
     let version = ctx
         .agent
         .seed
         .apiserver_version()
         .await
-        .map_err(Error::Version)?;
-    let desired = DesiredStatus {
-        cluster_identity,
+        .map_err(Error::KubernetesVersion)?;
+    let desired = desired_status(&seed, ctx, cluster_identity, version.git_version.clone());
+    let started = operation::last_operation(
+        LastOperationType::Reconcile,
+        LastOperationState::Processing,
+        0,
+        flow::RECONCILE_STARTED,
+        now,
+    );
+    let mut start = status_patch(&seed, &desired).unwrap_or_else(|| json!({"status": {}}));
+    start["status"]["lastOperation"] = json!(started);
+    write_status(ctx, &name, &start).await?;
+
+    match run_flow(&seed, ctx, &version.git_version).await {
+        Ok(()) => {
+            let done = operation::last_operation(
+                LastOperationType::Reconcile,
+                LastOperationState::Succeeded,
+                100,
+                flow::RECONCILE_SUCCEEDED,
+                ctx.agent.clock.now(),
+            );
+            // Upstream also turns BackupBucketsReady/ExtensionsReady/GardenletReady/
+            // SeedSystemComponentsHealthy that are not False into Progressing here [QUIRK];
+            // seedlet leaves the conditions to the controllers that own them.
+            write_status(ctx, &name, &json!({"status": {"lastOperation": done}})).await?;
+            Ok(Action::requeue(ctx.sync_period))
+        }
+        Err(error) => {
+            let failed = operation::last_operation(
+                LastOperationType::Reconcile,
+                LastOperationState::Error,
+                0,
+                format!("{} Operation will be retried.", error_chain(&error)),
+                ctx.agent.clock.now(),
+            );
+            write_status(ctx, &name, &json!({"status": {"lastOperation": failed}})).await?;
+            Err(error)
+        }
+    }
+}
+
+fn desired_status(
+    seed: &Seed,
+    ctx: &Ctx,
+    cluster_identity: String,
+    kubernetes_version: String,
+) -> DesiredStatus {
+    let resources = ctx.agent.config.resources.clone().unwrap_or_default();
+    let (capacity, allocatable) = if resources.capacity.is_empty() {
+        (BTreeMap::new(), BTreeMap::new())
+    } else {
+        (
+            flow::capacity(&resources.capacity),
+            flow::allocatable(&resources.capacity, &resources.reserved),
+        )
+    };
+    DesiredStatus {
+        // The identity is immutable once written.
+        cluster_identity: seed
+            .status
+            .as_ref()
+            .and_then(|s| s.cluster_identity.clone())
+            .unwrap_or(cluster_identity),
         gardener: ctx.gardener.clone(),
-        kubernetes_version: version.git_version,
+        kubernetes_version,
         observed_generation: seed.metadata.generation,
-    };
-    let Some(patch) = status_patch(seed, &desired) else {
-        return Ok(());
-    };
+        capacity,
+        allocatable,
+    }
+}
+
+/// The flow after the status start; the first failure ends it.
+async fn run_flow(seed: &Seed, ctx: &Ctx, git_version: &str) -> Result<(), Error> {
     let name = seed.name_any();
-    Api::<Seed>::all(ctx.garden.clone())
-        .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+    Api::<Namespace>::all(ctx.garden.clone())
+        .get(&namespaces::seed_namespace(&name))
+        .await
+        .map_err(Error::SeedNamespace)?;
+    if ctx.agent.kubernetes_version_check {
+        flow::check_version(git_version).map_err(Error::Version)?;
+    }
+    let seeds = Api::<Seed>::all(ctx.garden.clone());
+    let fresh = seeds.get(&name).await.map_err(|source| Error::PatchSeed {
+        seed: name.clone(),
+        source,
+    })?;
+    seedlet_runtime::finalizer::ensure(&seeds, &fresh, finalizers::GARDENER)
+        .await
+        .map_err(|source| Error::Finalizer {
+            step: "adding",
+            seed: name.clone(),
+            source,
+        })?;
+    let namespaces_api = Api::<Namespace>::all(ctx.agent.seed.clone());
+    let params = PatchParams::default();
+    namespaces_api
+        .patch(
+            namespaces::GARDEN,
+            &params,
+            &Patch::Merge(&flow::garden_namespace_patch(seed, false)),
+        )
+        .await
+        .map_err(|source| Error::Namespace {
+            namespace: namespaces::GARDEN,
+            source,
+        })?;
+    namespaces_api
+        .patch(
+            namespaces::KUBE_SYSTEM,
+            &params,
+            &Patch::Merge(&json!({"metadata": {"labels": {"role": "kube-system"}}})),
+        )
+        .await
+        .map_err(|source| Error::Namespace {
+            namespace: namespaces::KUBE_SYSTEM,
+            source,
+        })?;
+    let stamp = operation::timestamp(ctx.agent.clock.now());
+    if let Some((bucket_name, bucket)) = flow::backup_bucket(seed, &stamp) {
+        write_backup_bucket(ctx, &bucket_name, &bucket).await?;
+    }
+    Ok(())
+}
+
+/// Create-or-merge-patch of the Seed's core BackupBucket.
+async fn write_backup_bucket(ctx: &Ctx, name: &str, bucket: &Value) -> Result<(), Error> {
+    let api = Api::<BackupBucket>::all(ctx.garden.clone());
+    let error = |step| {
+        move |source| Error::BackupBucket {
+            step,
+            bucket: name.to_owned(),
+            source,
+        }
+    };
+    if api.get_opt(name).await.map_err(error("reading"))?.is_none() {
+        let object: BackupBucket = serde_json::from_value(bucket.clone())
+            .map_err(|e| error("building")(kube::Error::SerdeError(e)))?;
+        let params = PostParams {
+            field_manager: Some(crate::context::FIELD_MANAGER.to_owned()),
+            ..PostParams::default()
+        };
+        match api.create(&params, &object).await {
+            Ok(_) => return Ok(()),
+            Err(kube::Error::Api(status)) if status.is_already_exists() => {}
+            Err(source) => return Err(error("creating")(source)),
+        }
+    }
+    api.patch(name, &PatchParams::default(), &Patch::Merge(bucket))
         .await
         .map(|_| ())
-        .map_err(|source| Error::PatchSeed { seed: name, source })
+        .map_err(error("patching"))
+}
+
+/// Merge-patches `patch` (`{"status": …}`) into the Seed's `/status`.
+pub(super) async fn write_status(ctx: &Ctx, name: &str, patch: &Value) -> Result<(), Error> {
+    Api::<Seed>::all(ctx.garden.clone())
+        .patch_status(name, &PatchParams::default(), &Patch::Merge(patch))
+        .await
+        .map(|_| ())
+        .map_err(|source| Error::PatchSeed {
+            seed: name.to_owned(),
+            source,
+        })
 }
 
 /// The agent's `status.gardener`: id = a unique identity of this process (host name plus random
@@ -148,6 +381,12 @@ pub fn status_patch(seed: &Seed, desired: &DesiredStatus) -> Option<Value> {
             "observedGeneration".into(),
             json!(desired.observed_generation),
         );
+    }
+    if !desired.capacity.is_empty() && status.capacity != desired.capacity {
+        patch.insert("capacity".into(), json!(desired.capacity));
+    }
+    if !desired.allocatable.is_empty() && status.allocatable != desired.allocatable {
+        patch.insert("allocatable".into(), json!(desired.allocatable));
     }
     (!patch.is_empty()).then(|| json!({"status": patch}))
 }
@@ -232,6 +471,8 @@ mod tests {
             },
             kubernetes_version: "v1.33.0".into(),
             observed_generation: Some(3),
+            capacity: BTreeMap::new(),
+            allocatable: BTreeMap::new(),
         }
     }
 

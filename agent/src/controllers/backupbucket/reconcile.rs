@@ -1,0 +1,563 @@
+//! One BackupBucket reconcile (spec §1.2): finalizers, credentials into the seed, the extension
+//! object by §0.1, then the core status, provider status and generated secret. Deletion is in
+//! [`super::delete`].
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::api::{Patch, PatchParams, PostParams};
+use kube::runtime::controller::Action;
+use kube::{Api, Resource, ResourceExt};
+use seedlet_api::common::{LastError, LastOperationState, LastOperationType};
+use seedlet_api::core::BackupBucket;
+use seedlet_api::extensions;
+use seedlet_api::names::{annotations, finalizers, namespaces};
+use serde_json::{Value, json};
+
+use super::desired::{self, CREDENTIALS_FINALIZER, LEGACY_CREDENTIALS_FINALIZER};
+use super::{Ctx, NAME};
+use crate::extension_sync::decide::{self, Decision, Rules};
+use crate::extension_sync::{credentials, object, operation};
+use seedlet_runtime::error_chain;
+use seedlet_runtime::events::EventType;
+
+/// Errors of one BackupBucket reconcile; each names the failing step.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Reading or writing the core BackupBucket failed.
+    #[error("{step} of BackupBucket {bucket}")]
+    Bucket {
+        /// What was done.
+        step: &'static str,
+        /// Bucket name.
+        bucket: String,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
+    /// The bucket names no credentials.
+    #[error("BackupBucket {bucket} has no spec.credentialsRef")]
+    NoCredentials {
+        /// Bucket name.
+        bucket: String,
+    },
+    /// Credentials could not be resolved or copied.
+    #[error("credentials of BackupBucket {bucket}")]
+    Credentials {
+        /// Bucket name.
+        bucket: String,
+        /// Cause.
+        #[source]
+        source: credentials::Error,
+    },
+    /// Writing a finalizer on the credentials failed.
+    #[error("finalizer on credentials {namespace}/{name}")]
+    CredentialsFinalizer {
+        /// Namespace.
+        namespace: String,
+        /// Name.
+        name: String,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
+    /// Reading, writing or deleting the extension object failed.
+    #[error("{step} extension BackupBucket {bucket}")]
+    Extension {
+        /// What was done.
+        step: &'static str,
+        /// Bucket name.
+        bucket: String,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
+    /// Copying the generated secret to the garden failed.
+    #[error("generated secret of BackupBucket {bucket}: {step}")]
+    GeneratedSecret {
+        /// What was done.
+        step: String,
+        /// Bucket name.
+        bucket: String,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
+    /// The extension reports an error while deleting.
+    #[error("deleting extension BackupBucket {bucket}: {description}")]
+    ExtensionDeletion {
+        /// Bucket name.
+        bucket: String,
+        /// The extension's lastError.
+        description: String,
+    },
+}
+
+impl Error {
+    /// CamelCase reason for logs.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Error::Bucket { .. } => "BackupBucketError",
+            Error::NoCredentials { .. } | Error::Credentials { .. } => "CredentialsError",
+            Error::CredentialsFinalizer { .. } => "CredentialsFinalizerError",
+            Error::Extension { .. } => "ExtensionError",
+            Error::GeneratedSecret { .. } => "GeneratedSecretError",
+            Error::ExtensionDeletion { .. } => "DeleteError",
+        }
+    }
+}
+
+/// Reconciles one core BackupBucket of this seed.
+///
+/// # Errors
+/// See [`Error`]; the queue retries with backoff.
+pub async fn reconcile(bucket: Arc<BackupBucket>, ctx: Arc<Ctx>) -> Result<Action, Error> {
+    let started = std::time::Instant::now();
+    let result = run(&bucket.name_any(), &ctx).await;
+    ctx.agent
+        .metrics
+        .reconciled(NAME, started.elapsed(), result.is_ok());
+    result
+}
+
+/// Logs the error once and retries after a short delay.
+pub fn error_policy(bucket: Arc<BackupBucket>, error: &Error, _ctx: Arc<Ctx>) -> Action {
+    if seedlet_runtime::status::conflict_in_chain(error) {
+        tracing::debug!(bucket = %bucket.name_any(), error = %seedlet_runtime::error_chain(error), "backupbucket reconcile lost a write race, retrying");
+        return Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE);
+    }
+    tracing::warn!(
+        bucket = %bucket.name_any(),
+        reason = error.reason(),
+        error = %error_chain(error),
+        "backupbucket reconcile failed"
+    );
+    Action::requeue(Duration::from_secs(5))
+}
+
+async fn run(name: &str, ctx: &Ctx) -> Result<Action, Error> {
+    let api = buckets(ctx);
+    let Some(bucket) = api.get_opt(name).await.map_err(|source| Error::Bucket {
+        step: "reading",
+        bucket: name.to_owned(),
+        source,
+    })?
+    else {
+        return Ok(Action::await_change());
+    };
+    if bucket.spec.seed_name.as_deref() != Some(ctx.agent.seed_name.as_str()) {
+        return Ok(Action::await_change());
+    }
+    if bucket.metadata.deletion_timestamp.is_some() {
+        if !bucket
+            .finalizers()
+            .iter()
+            .any(|f| f == finalizers::GARDENER)
+        {
+            return Ok(Action::await_change());
+        }
+        return super::delete::run(&bucket, ctx).await;
+    }
+    let bucket = if bucket
+        .annotations()
+        .get(annotations::OPERATION)
+        .map(String::as_str)
+        == Some(annotations::OPERATION_RECONCILE)
+    {
+        // What gardener-apiserver does on write; see the module docs.
+        let patch = json!({"metadata": {"annotations": {annotations::OPERATION: null}}});
+        api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .map_err(|source| Error::Bucket {
+                step: "removing operation annotation",
+                bucket: name.to_owned(),
+                source,
+            })?
+    } else {
+        bucket
+    };
+    seedlet_runtime::finalizer::ensure(&api, &bucket, finalizers::GARDENER)
+        .await
+        .map_err(|source| Error::Bucket {
+            step: "adding finalizer",
+            bucket: name.to_owned(),
+            source,
+        })?;
+    reconcile_bucket(&bucket, ctx).await
+}
+
+async fn reconcile_bucket(bucket: &BackupBucket, ctx: &Ctx) -> Result<Action, Error> {
+    let name = bucket.name_any();
+    let now = ctx.agent.clock.now();
+    let type_ = operation_type(bucket);
+    let started = operation::last_operation(
+        type_,
+        LastOperationState::Processing,
+        0,
+        desired::RECONCILE_STARTED,
+        now,
+    );
+    let generation = bucket.metadata.generation;
+    let last_error = bucket.status.as_ref().and_then(|s| s.last_error.as_ref());
+    write_status(
+        ctx,
+        &name,
+        operation::status_fields(&started, last_error, generation),
+    )
+    .await?;
+
+    let secret = match credentials_secret(bucket, ctx).await {
+        Ok(secret) => secret,
+        Err(error) => {
+            let description = error_chain(&error);
+            event(
+                ctx,
+                bucket,
+                EventType::Warning,
+                "ReconcileError",
+                "Reconcile",
+                &description,
+            )
+            .await;
+            let failed = operation::last_operation(
+                type_,
+                LastOperationState::Error,
+                50,
+                description.clone(),
+                now,
+            );
+            let last = operation::last_error(description, Vec::new());
+            write_status(
+                ctx,
+                &name,
+                operation::status_fields(&failed, Some(&last), generation),
+            )
+            .await?;
+            return Err(error);
+        }
+    };
+    let data = secret.data.clone().unwrap_or_default();
+    let seed_secret = credentials::write_seed_secret(
+        &ctx.agent.seed,
+        &desired::seed_secret_name(&name),
+        &data,
+        now,
+        false,
+        ctx.agent.field_manager,
+    )
+    .await
+    .map_err(|source| Error::Credentials {
+        bucket: name.clone(),
+        source,
+    })?;
+
+    let spec = desired::extension_spec(bucket, &name);
+    let extensions_api = extension_buckets(ctx);
+    let existing = extensions_api
+        .get_opt(&name)
+        .await
+        .map_err(|source| Error::Extension {
+            step: "reading",
+            bucket: name.clone(),
+            source,
+        })?;
+    let rules = Rules {
+        credentials: Some(decide::Credentials {
+            changed: seed_secret.changed,
+            timestamp: seed_secret.timestamp,
+        }),
+        redeploy_without_annotation: true,
+        refresh_after: Some(decide::BUCKET_REFRESH),
+    };
+    match decide::decide(existing.as_ref(), &spec, &rules, now) {
+        Decision::Deploy => {
+            deploy(ctx, existing.as_ref(), &name, &spec).await?;
+            Ok(Action::await_change())
+        }
+        Decision::Error {
+            error,
+            deploy: redeploy,
+        } => {
+            event(
+                ctx,
+                bucket,
+                EventType::Warning,
+                "ReconcileError",
+                "Reconcile",
+                &error.description,
+            )
+            .await;
+            let failed = operation::last_operation(
+                type_,
+                LastOperationState::Error,
+                50,
+                error.description.clone(),
+                now,
+            );
+            let last = operation::last_error(error.description, error.codes);
+            write_status(
+                ctx,
+                &name,
+                operation::status_fields(&failed, Some(&last), generation),
+            )
+            .await?;
+            if redeploy {
+                deploy(ctx, existing.as_ref(), &name, &spec).await?;
+            }
+            Ok(Action::await_change())
+        }
+        Decision::Waiting => Ok(Action::await_change()),
+        Decision::Succeeded => {
+            let extension = existing.as_ref().expect("Succeeded implies an object");
+            sync_generated_secret(bucket, extension, ctx).await?;
+            let done = operation::last_operation(
+                type_,
+                LastOperationState::Succeeded,
+                100,
+                desired::RECONCILE_SUCCEEDED,
+                now,
+            );
+            let mut status = operation::status_fields(&done, None, generation);
+            if let Some(provider_status) = extension
+                .status
+                .as_ref()
+                .and_then(|s| s.provider_status.clone())
+            {
+                status["providerStatus"] = provider_status;
+            }
+            write_status(ctx, &name, status).await?;
+            Ok(Action::await_change())
+        }
+    }
+}
+
+/// The OT of the bucket (spec §0).
+pub fn operation_type(bucket: &BackupBucket) -> LastOperationType {
+    operation::operation_type(
+        bucket.annotations(),
+        bucket.metadata.deletion_timestamp.is_some(),
+        bucket
+            .status
+            .as_ref()
+            .and_then(|s| s.last_operation.as_ref()),
+    )
+}
+
+/// Resolves the credentials and moves their finalizers to `core.gardener.cloud/backupbucket`.
+pub(super) async fn credentials_secret(bucket: &BackupBucket, ctx: &Ctx) -> Result<Secret, Error> {
+    let name = bucket.name_any();
+    let reference = desired::credentials_ref(bucket).ok_or_else(|| Error::NoCredentials {
+        bucket: name.clone(),
+    })?;
+    let secret = credentials::resolve(&ctx.garden, &reference)
+        .await
+        .map_err(|source| Error::Credentials {
+            bucket: name.clone(),
+            source,
+        })?;
+    let namespace = secret.namespace().unwrap_or_default();
+    let api: Api<Secret> = Api::namespaced(ctx.garden.clone(), &namespace);
+    let finalizer_error = |source| Error::CredentialsFinalizer {
+        namespace: namespace.clone(),
+        name: secret.name_any(),
+        source,
+    };
+    if seedlet_runtime::finalizer::ensure(&api, &secret, CREDENTIALS_FINALIZER)
+        .await
+        .map_err(finalizer_error)?
+    {
+        let fresh = api.get(&secret.name_any()).await.map_err(finalizer_error)?;
+        seedlet_runtime::finalizer::remove(&api, &fresh, LEGACY_CREDENTIALS_FINALIZER)
+            .await
+            .map_err(finalizer_error)?;
+        return Ok(fresh);
+    }
+    seedlet_runtime::finalizer::remove(&api, &secret, LEGACY_CREDENTIALS_FINALIZER)
+        .await
+        .map_err(finalizer_error)?;
+    Ok(secret)
+}
+
+async fn deploy(
+    ctx: &Ctx,
+    existing: Option<&extensions::BackupBucket>,
+    name: &str,
+    spec: &Value,
+) -> Result<(), Error> {
+    let stamp = operation::timestamp(ctx.agent.clock.now());
+    let annotations = object::deploy_annotations(
+        annotations::OPERATION_RECONCILE,
+        &stamp,
+        &[(desired::GENERATED_SECRET_NAMESPACE, namespaces::GARDEN)],
+    );
+    object::deploy(
+        &extension_buckets(ctx),
+        existing,
+        name,
+        None,
+        spec,
+        &annotations,
+        ctx.agent.field_manager,
+    )
+    .await
+    .map_err(|source| Error::Extension {
+        step: "deploying",
+        bucket: name.to_owned(),
+        source,
+    })
+}
+
+/// Spec §1.5: the core reference first, then the garden copy of the extension's generated secret.
+async fn sync_generated_secret(
+    bucket: &BackupBucket,
+    extension: &extensions::BackupBucket,
+    ctx: &Ctx,
+) -> Result<(), Error> {
+    let Some(reference) = object::status_extra(extension, "generatedSecretRef") else {
+        return Ok(());
+    };
+    let name = bucket.name_any();
+    let target = desired::generated_secret_name(&name);
+    let reference_status =
+        json!({"generatedSecretRef": {"name": target, "namespace": namespaces::GARDEN}});
+    write_status(ctx, &name, reference_status).await?;
+    let source_name = reference
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let source_namespace = reference
+        .get("namespace")
+        .and_then(Value::as_str)
+        .unwrap_or(namespaces::GARDEN);
+    let generated_error = |step: String| {
+        let bucket = name.clone();
+        move |source| Error::GeneratedSecret {
+            step,
+            bucket,
+            source,
+        }
+    };
+    let source = Api::<Secret>::namespaced(ctx.agent.seed.clone(), source_namespace)
+        .get(source_name)
+        .await
+        .map_err(generated_error(format!(
+            "reading seed secret {source_namespace}/{source_name}"
+        )))?;
+    let data = source.data.unwrap_or_default();
+    let api: Api<Secret> = Api::namespaced(ctx.garden.clone(), namespaces::GARDEN);
+    let owner = owner_reference(bucket);
+    let write_step = format!("writing garden secret {}/{target}", namespaces::GARDEN);
+    match api
+        .get_opt(&target)
+        .await
+        .map_err(generated_error(write_step.clone()))?
+    {
+        None => {
+            let secret = Secret {
+                metadata: kube::api::ObjectMeta {
+                    name: Some(target.clone()),
+                    namespace: Some(namespaces::GARDEN.to_owned()),
+                    owner_references: Some(vec![owner]),
+                    finalizers: Some(vec![CREDENTIALS_FINALIZER.to_owned()]),
+                    ..Default::default()
+                },
+                data: Some(data),
+                ..Secret::default()
+            };
+            let params = PostParams {
+                field_manager: Some(ctx.agent.field_manager.to_owned()),
+                ..PostParams::default()
+            };
+            api.create(&params, &secret)
+                .await
+                .map_err(generated_error(write_step))?;
+        }
+        Some(existing) => {
+            let mut finalizers = existing.finalizers().to_vec();
+            if !finalizers.iter().any(|f| f == CREDENTIALS_FINALIZER) {
+                finalizers.push(CREDENTIALS_FINALIZER.to_owned());
+            }
+            let mut data_patch: BTreeMap<String, Value> = existing
+                .data
+                .unwrap_or_default()
+                .into_keys()
+                .map(|key| (key, Value::Null))
+                .collect();
+            for (key, value) in &data {
+                data_patch.insert(key.clone(), json!(value));
+            }
+            let patch = json!({
+                "metadata": {"ownerReferences": [owner], "finalizers": finalizers},
+                "data": data_patch,
+            });
+            api.patch(&target, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+                .map_err(generated_error(write_step))?;
+        }
+    }
+    Ok(())
+}
+
+/// The controller reference from the generated secret to its BackupBucket.
+pub fn owner_reference(bucket: &BackupBucket) -> OwnerReference {
+    OwnerReference {
+        api_version: BackupBucket::api_version(&()).into_owned(),
+        kind: BackupBucket::kind(&()).into_owned(),
+        name: bucket.name_any(),
+        uid: bucket.uid().unwrap_or_default(),
+        controller: Some(true),
+        block_owner_deletion: Some(true),
+    }
+}
+
+/// Merge-patches `status` into the core bucket's `/status`.
+pub(super) async fn write_status(ctx: &Ctx, name: &str, status: Value) -> Result<(), Error> {
+    buckets(ctx)
+        .patch_status(
+            name,
+            &PatchParams {
+                field_manager: Some(ctx.agent.field_manager.to_owned()),
+                ..PatchParams::default()
+            },
+            &Patch::Merge(&json!({ "status": status })),
+        )
+        .await
+        .map(|_| ())
+        .map_err(|source| Error::Bucket {
+            step: "writing status",
+            bucket: name.to_owned(),
+            source,
+        })
+}
+
+/// Records an Event on the core bucket in the garden (`backupbucket-controller`).
+pub(super) async fn event(
+    ctx: &Ctx,
+    bucket: &BackupBucket,
+    kind: EventType,
+    reason: &str,
+    action: &str,
+    note: &str,
+) {
+    ctx.agent
+        .events
+        .named("backupbucket-controller")
+        .publish(bucket, kind, reason, action, note)
+        .await;
+}
+
+/// A `lastError` value for a status write.
+pub(super) fn error_of(description: String, codes: Vec<String>) -> LastError {
+    operation::last_error(description, codes)
+}
+
+pub(super) fn buckets(ctx: &Ctx) -> Api<BackupBucket> {
+    Api::all(ctx.garden.clone())
+}
+
+pub(super) fn extension_buckets(ctx: &Ctx) -> Api<extensions::BackupBucket> {
+    Api::all(ctx.agent.seed.clone())
+}

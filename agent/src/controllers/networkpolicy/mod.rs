@@ -1,0 +1,155 @@
+//! NetworkPolicy controller (gardenlet `networkpolicy`, spec §4): keeps six egress policies
+//! (`deny-all`, `allow-to-runtime-apiserver`, `allow-to-public-networks`,
+//! `allow-to-private-networks`, `allow-to-blocked-cidrs`, `allow-to-dns`) in the seed's `garden`
+//! namespace and in namespaces with `gardener.cloud/role` `shoot`, `extension`, `istio-system`,
+//! `istio-ingress` (or an exposure-class label), per the selectors of [`desired::wanted`]; a
+//! namespace that stops matching loses the policy. Inputs: `seedConfig.spec.networks`, the
+//! endpoints of `default/kubernetes`, and in `shoot-*` namespaces the shoot's networks from the
+//! seed `Cluster` of that name.
+//!
+//! Triggers: namespace events, `default/kubernetes` Endpoints changes (→ every namespace), events
+//! of policies with a managed name (→ their namespace, so manual edits are reverted) and Cluster
+//! changes of the shoot networks (→ that namespace). Workers:
+//! `controllers.networkPolicy.concurrentSyncs` (5). Not covered: the hostname resolver of the
+//! seed API server address and `additionalNamespaceSelectors` (logged as ignored).
+
+pub mod cidr;
+pub mod desired;
+pub mod reconcile;
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::{Endpoints, Namespace};
+use k8s_openapi::api::networking::v1::NetworkPolicy;
+use kube::runtime::controller::Controller;
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, ResourceExt};
+use seedlet_api::extensions::Cluster;
+use seedlet_runtime::triggers::{changes, filter_changes, key_of};
+use seedlet_runtime::watch::{RunWith, Runner};
+
+pub use reconcile::{Error, error_policy, reconcile};
+
+use crate::context::AgentContext;
+
+/// Controller name (logs, metrics label).
+pub const NAME: &str = "networkpolicy";
+/// Parallel reconciles when `controllers.networkPolicy.concurrentSyncs` is unset.
+pub const DEFAULT_CONCURRENT_SYNCS: i64 = 5;
+
+/// Dependencies of the controller.
+pub struct Ctx {
+    /// The agent context (seed client, config, metrics).
+    pub agent: Arc<AgentContext>,
+    /// The seed networks (from `seedConfig.spec.networks`), or why they cannot be read.
+    pub inputs: Result<desired::Inputs, String>,
+}
+
+impl std::fmt::Debug for Ctx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ctx")
+            .field("inputs", &self.inputs)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Runs the controller until `ctx.stop` is cancelled.
+pub async fn run(agent: Arc<AgentContext>) {
+    let config = agent
+        .config
+        .controllers
+        .network_policy
+        .clone()
+        .unwrap_or_default();
+    let concurrency = config.concurrent_syncs.unwrap_or(DEFAULT_CONCURRENT_SYNCS);
+    if config
+        .additional_namespace_selectors
+        .as_ref()
+        .is_some_and(|selectors| !selectors.is_empty())
+    {
+        tracing::warn!(
+            "controllers.networkPolicy.additionalNamespaceSelectors is not supported by seedlet and ignored"
+        );
+    }
+    let spec = agent
+        .config
+        .seed_config
+        .as_ref()
+        .map(|template| template.spec.clone())
+        .unwrap_or_default();
+    let ctx = Arc::new(Ctx {
+        agent: agent.clone(),
+        inputs: reconcile::seed_inputs(&spec),
+    });
+    let seed = agent.seed.clone();
+    let (reader, writer) = reflector::store::<Namespace>();
+    let namespaces = filter_changes(
+        watcher::watcher(
+            Api::<Namespace>::all(seed.clone()),
+            watcher::Config::default(),
+        )
+        .backoff(seedlet_runtime::watch::watch_backoff())
+        .modify(seedlet_runtime::watch::slim)
+        .reflect(writer),
+        |namespace: &Namespace| {
+            key_of(&(
+                namespace.labels(),
+                namespace.status.as_ref().and_then(|s| s.phase.clone()),
+                namespace.metadata.deletion_timestamp.is_some(),
+            ))
+        },
+    );
+    let endpoints = changes(
+        Api::<Endpoints>::namespaced(seed.clone(), "default"),
+        watcher::Config::default().fields("metadata.name=kubernetes"),
+        |endpoints: &Endpoints| key_of(&endpoints.subsets),
+    );
+    let policies = changes(
+        Api::<NetworkPolicy>::all(seed.clone()),
+        watcher::Config::default(),
+        |policy: &NetworkPolicy| {
+            key_of(&(&policy.spec, policy.annotations().get(desired::DESCRIPTION)))
+        },
+    )
+    .filter(|policy| {
+        futures::future::ready(
+            policy
+                .as_ref()
+                .is_ok_and(|p| desired::POLICIES.contains(&p.name_any().as_str())),
+        )
+    });
+    let clusters = changes(
+        Api::<Cluster>::all(seed),
+        watcher::Config::default(),
+        |cluster: &Cluster| key_of(&reconcile::shoot_network_texts(&cluster.spec.shoot)),
+    );
+    let all = reader.clone();
+    Controller::for_stream(namespaces, reader)
+        .watches_stream(endpoints, move |_: Endpoints| every_namespace(&all))
+        .watches_stream(policies, |policy: NetworkPolicy| {
+            policy
+                .namespace()
+                .map(|ns| ObjectRef::<Namespace>::new(&ns))
+        })
+        .watches_stream(clusters, |cluster: Cluster| {
+            Some(ObjectRef::<Namespace>::new(&cluster.name_any()))
+        })
+        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
+        .run_with(
+            Runner::new(NAME, agent.stop.clone()).concurrency(concurrency),
+            reconcile,
+            error_policy,
+            ctx,
+        )
+        .await;
+}
+
+fn every_namespace(namespaces: &Store<Namespace>) -> Vec<ObjectRef<Namespace>> {
+    namespaces
+        .state()
+        .iter()
+        .map(|namespace| ObjectRef::from_obj(namespace.as_ref()))
+        .collect()
+}

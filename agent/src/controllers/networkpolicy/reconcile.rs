@@ -1,0 +1,333 @@
+//! One namespace's network policies: read the inputs, then per policy delete (not wanted),
+//! skip (semantically equal) or write.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{Endpoints, Namespace};
+use k8s_openapi::api::networking::v1::NetworkPolicy;
+use kube::api::{DeleteParams, ObjectMeta, PostParams};
+use kube::runtime::controller::Action;
+use kube::{Api, ResourceExt};
+use seedlet_api::core::SeedNetworks;
+use seedlet_api::extensions::Cluster;
+use serde_json::Value;
+
+use super::cidr::Cidr;
+use super::desired::{self, EndpointSubset, Inputs};
+use super::{Ctx, NAME};
+use seedlet_runtime::error_chain;
+
+/// Errors of one namespace pass; each names the object.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The seed networks in `seedConfig` are unusable.
+    #[error("seedConfig.spec.networks: {0}")]
+    SeedNetworks(String),
+    /// `default/kubernetes` is missing or unreadable.
+    #[error("reading endpoints default/kubernetes")]
+    Endpoints(#[source] kube::Error),
+    /// `default/kubernetes` does not exist.
+    #[error("endpoints default/kubernetes not found")]
+    NoEndpoints,
+    /// The shoot namespace's Cluster is missing or unusable.
+    #[error("cluster {name}: {message}")]
+    Cluster {
+        /// Cluster (= namespace) name.
+        name: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A policy cannot be computed.
+    #[error("network policy {namespace}/{policy}: {message}")]
+    Policy {
+        /// Namespace.
+        namespace: String,
+        /// Policy name.
+        policy: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+    /// An API call failed.
+    #[error("{step} {key}")]
+    Api {
+        /// What was done.
+        step: &'static str,
+        /// The object.
+        key: String,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
+}
+
+impl Error {
+    /// CamelCase reason for logs.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Error::SeedNetworks(_) => "SeedNetworksInvalid",
+            Error::Endpoints(_) | Error::NoEndpoints => "EndpointsError",
+            Error::Cluster { .. } => "ClusterError",
+            Error::Policy { .. } => "PolicyError",
+            Error::Api { .. } => "NetworkPolicyError",
+        }
+    }
+}
+
+/// Reconciles the policies of one namespace.
+///
+/// # Errors
+/// See [`Error`].
+pub async fn reconcile(namespace: Arc<Namespace>, ctx: Arc<Ctx>) -> Result<Action, Error> {
+    let started = std::time::Instant::now();
+    let result = sync(&namespace.name_any(), &ctx).await;
+    ctx.agent
+        .metrics
+        .reconciled(NAME, started.elapsed(), result.is_ok());
+    result.map(|()| Action::await_change())
+}
+
+/// Logs the error once and retries after a delay.
+pub fn error_policy(namespace: Arc<Namespace>, error: &Error, _ctx: Arc<Ctx>) -> Action {
+    if seedlet_runtime::status::conflict_in_chain(error) {
+        tracing::debug!(namespace = %namespace.name_any(), error = %seedlet_runtime::error_chain(error), "network policy reconcile lost a write race, retrying");
+        return Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE);
+    }
+    tracing::warn!(
+        namespace = %namespace.name_any(),
+        reason = error.reason(),
+        error = %error_chain(error),
+        "network policy reconcile failed"
+    );
+    Action::requeue(Duration::from_secs(15))
+}
+
+async fn sync(name: &str, ctx: &Ctx) -> Result<(), Error> {
+    let seed = &ctx.agent.seed;
+    let Some(namespace) = Api::<Namespace>::all(seed.clone())
+        .get_opt(name)
+        .await
+        .map_err(|source| Error::Api {
+            step: "reading namespace",
+            key: name.to_owned(),
+            source,
+        })?
+    else {
+        return Ok(());
+    };
+    let active = namespace.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Active");
+    if namespace.metadata.deletion_timestamp.is_some() || !active {
+        return Ok(());
+    }
+    let labels = namespace.labels().clone();
+    let wanted: Vec<&'static str> = desired::POLICIES
+        .into_iter()
+        .filter(|policy| desired::wanted(policy, name, &labels))
+        .collect();
+    let api: Api<NetworkPolicy> = Api::namespaced(seed.clone(), name);
+    for policy in desired::POLICIES
+        .into_iter()
+        .filter(|p| !wanted.contains(p))
+    {
+        match api.delete(policy, &DeleteParams::default()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.is_not_found() => {}
+            Err(source) => {
+                return Err(Error::Api {
+                    step: "deleting network policy",
+                    key: format!("{name}/{policy}"),
+                    source,
+                });
+            }
+        }
+    }
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    let mut inputs = ctx.inputs.clone().map_err(Error::SeedNetworks)?;
+    inputs.api_server = api_server(seed).await?;
+    let shoot_networks = if name.starts_with("shoot-") {
+        shoot_networks(seed, name).await?
+    } else {
+        Vec::new()
+    };
+    for policy in wanted {
+        let (description, spec) =
+            desired::policy(policy, &inputs, &shoot_networks).map_err(|message| Error::Policy {
+                namespace: name.to_owned(),
+                policy,
+                message,
+            })?;
+        write(&api, name, policy, description, spec, ctx).await?;
+    }
+    Ok(())
+}
+
+async fn write(
+    api: &Api<NetworkPolicy>,
+    namespace: &str,
+    policy: &str,
+    description: &str,
+    spec: k8s_openapi::api::networking::v1::NetworkPolicySpec,
+    ctx: &Ctx,
+) -> Result<(), Error> {
+    let key = format!("{namespace}/{policy}");
+    let existing = api.get_opt(policy).await.map_err(|source| Error::Api {
+        step: "reading network policy",
+        key: key.clone(),
+        source,
+    })?;
+    if let Some(existing) = &existing
+        && existing.spec.as_ref() == Some(&spec)
+        && existing
+            .annotations()
+            .get(desired::DESCRIPTION)
+            .map(String::as_str)
+            == Some(description)
+    {
+        return Ok(());
+    }
+    let mut annotations = existing
+        .as_ref()
+        .and_then(|p| p.metadata.annotations.clone())
+        .unwrap_or_default();
+    annotations.insert(desired::DESCRIPTION.to_owned(), description.to_owned());
+    let object = NetworkPolicy {
+        metadata: ObjectMeta {
+            name: Some(policy.to_owned()),
+            namespace: Some(namespace.to_owned()),
+            annotations: Some(annotations),
+            labels: existing.as_ref().and_then(|p| p.metadata.labels.clone()),
+            resource_version: existing
+                .as_ref()
+                .and_then(|p| p.metadata.resource_version.clone()),
+            ..ObjectMeta::default()
+        },
+        spec: Some(spec),
+    };
+    let params = PostParams {
+        field_manager: Some(ctx.agent.field_manager.to_owned()),
+        ..PostParams::default()
+    };
+    match existing {
+        Some(_) => api.replace(policy, &params, &object).await,
+        None => api.create(&params, &object).await,
+    }
+    .map(|_| ())
+    .map_err(|source| Error::Api {
+        step: "writing network policy",
+        key,
+        source,
+    })
+}
+
+/// The subsets of `default/kubernetes`.
+async fn api_server(seed: &kube::Client) -> Result<Vec<EndpointSubset>, Error> {
+    let endpoints = Api::<Endpoints>::namespaced(seed.clone(), "default")
+        .get_opt("kubernetes")
+        .await
+        .map_err(Error::Endpoints)?
+        .ok_or(Error::NoEndpoints)?;
+    Ok(endpoints
+        .subsets
+        .unwrap_or_default()
+        .into_iter()
+        .map(|subset| EndpointSubset {
+            addresses: subset
+                .addresses
+                .unwrap_or_default()
+                .into_iter()
+                .map(|address| address.ip)
+                .collect(),
+            ports: subset
+                .ports
+                .unwrap_or_default()
+                .into_iter()
+                .map(|port| (port.port, port.protocol.unwrap_or_else(|| "TCP".to_owned())))
+                .collect(),
+        })
+        .collect())
+}
+
+/// The seed inputs from `seedConfig.spec`.
+///
+/// # Errors
+/// A message naming the unusable field.
+pub fn seed_inputs(spec: &Value) -> Result<Inputs, String> {
+    let networks: SeedNetworks =
+        serde_json::from_value(spec.get("networks").cloned().unwrap_or_default())
+            .map_err(|error| error.to_string())?;
+    let list = |text: &str, field: &str| -> Result<Vec<Cidr>, String> {
+        text.split(',')
+            .map(str::trim)
+            .filter(|part| !part.is_empty())
+            .map(|part| Cidr::parse(part).map_err(|e| format!("{field}: {e}")))
+            .collect()
+    };
+    let single_stack_v4 = match networks.ip_families.as_slice() {
+        [] => Some(true),
+        [one] => Some(one == "IPv4"),
+        _ => None,
+    };
+    Ok(Inputs {
+        pods: list(&networks.pods, "pods")?,
+        services: list(&networks.services, "services")?,
+        nodes: list(networks.nodes.as_deref().unwrap_or_default(), "nodes")?,
+        block: networks
+            .block_cidrs
+            .iter()
+            .map(|c| Cidr::parse(c).map_err(|e| format!("blockCIDRs: {e}")))
+            .collect::<Result<_, _>>()?,
+        single_stack_v4,
+        api_server: Vec::new(),
+    })
+}
+
+/// The shoot network texts of an embedded Shoot: `spec.networking.{nodes,pods,services}` and the
+/// `status.networking` lists, plus whether it is IPv4 single-stack.
+pub fn shoot_network_texts(shoot: &Value) -> (Vec<String>, bool) {
+    let mut out = Vec::new();
+    let spec = &shoot["spec"]["networking"];
+    for field in ["nodes", "pods", "services"] {
+        if let Some(text) = spec[field].as_str() {
+            out.push(text.to_owned());
+        }
+        if let Some(list) = shoot["status"]["networking"][field].as_array() {
+            out.extend(list.iter().filter_map(Value::as_str).map(str::to_owned));
+        }
+    }
+    let families: Vec<&str> = spec["ipFamilies"]
+        .as_array()
+        .map(|list| list.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let v4_single = families.is_empty() || families == ["IPv4"];
+    out.dedup();
+    (out, v4_single)
+}
+
+async fn shoot_networks(seed: &kube::Client, name: &str) -> Result<Vec<Cidr>, Error> {
+    let cluster = Api::<Cluster>::all(seed.clone())
+        .get_opt(name)
+        .await
+        .map_err(|source| Error::Api {
+            step: "reading cluster",
+            key: name.to_owned(),
+            source,
+        })?
+        .ok_or_else(|| Error::Cluster {
+            name: name.to_owned(),
+            message: "not found".to_owned(),
+        })?;
+    let (texts, v4_single) = shoot_network_texts(&cluster.spec.shoot);
+    let mut out: Vec<Cidr> = Vec::new();
+    for text in texts {
+        let cidr = Cidr::parse(&text).map_err(|message| Error::Cluster {
+            name: name.to_owned(),
+            message,
+        })?;
+        if cidr.is_ipv4() == v4_single && !out.contains(&cidr) {
+            out.push(cidr);
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,14 @@
+//! The gardenlet protocol the backup and bastion controllers share with their extension objects
+//! (spec `gardenlet-backup-bastion-seed.md` §0): the operation type of a core object
+//! ([`operation`]), the must-deploy / observed-error decision on an extension object
+//! ([`decide`]), the "last operation changed" watch trigger ([`trigger`]), writing and deleting
+//! extension objects ([`object`]) and the credentials copied into the seed ([`credentials`]).
+//!
+//! This is not a controller: it holds what `controllers/backupbucket`, `backupentry` and
+//! `bastion` would otherwise each repeat.
+
+pub mod credentials;
+pub mod decide;
+pub mod object;
+pub mod operation;
+pub mod trigger;

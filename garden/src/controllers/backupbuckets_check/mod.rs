@@ -1,0 +1,164 @@
+//! Seed backup buckets check (`seed-backupbuckets-check`, gardener-controller-manager, spec
+//! §6.1): per Seed, `BackupBucketsReady` from the BackupBuckets with `spec.seedName` = the Seed
+//! (any lastError → False, none → Unknown, else True; failures after True pass the configured
+//! threshold as `Progressing`), merge-patched into the Seed status when it changed.
+//!
+//! Triggered by Seed creations and by BackupBucket creations, deletions and changes of
+//! `status.lastError` (→ `spec.seedName`); requeued every
+//! `controllers.seedBackupBucketsCheck.syncPeriod`.
+
+pub mod reconcile;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::runtime::controller::Controller;
+use kube::runtime::reflector::{self, ObjectRef};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, ResourceExt};
+use seedlet_api::core::{BackupBucket, Seed};
+use seedlet_api::names::condition_types;
+use seedlet_runtime::clock::Clock;
+use seedlet_runtime::metrics::Metrics;
+use seedlet_runtime::triggers::{changes, filter_changes, key_of};
+use seedlet_runtime::watch::{RunWith, Runner};
+use tokio_util::sync::CancellationToken;
+
+pub use reconcile::{Error, backup_buckets_ready, error_policy, reconcile};
+
+/// Controller name (logs, metrics label).
+pub const NAME: &str = "seed-backupbuckets-check";
+
+/// Settings from `controllers.seedBackupBucketsCheck`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    /// Parallel reconciles.
+    pub concurrent_syncs: u16,
+    /// Check period per Seed.
+    pub sync_period: Duration,
+    /// The `BackupBucketsReady` threshold, if configured.
+    pub threshold: Option<Duration>,
+}
+
+impl Settings {
+    /// Settings from the garden controller configuration.
+    pub fn from_config(config: &seedlet_config::GardenControllerConfiguration) -> Self {
+        let check = &config.controllers.seed_backup_buckets_check;
+        Self {
+            concurrent_syncs: seedlet_runtime::watch::concurrency(i64::from(
+                check.concurrent_syncs,
+            )),
+            sync_period: check.sync_period.as_std(),
+            threshold: seedlet_config::threshold_for(
+                &check.condition_thresholds,
+                condition_types::BACKUP_BUCKETS_READY,
+            )
+            .map(|duration| duration.as_std()),
+        }
+    }
+}
+
+/// Dependencies of the controller.
+pub struct Ctx {
+    /// Garden client.
+    pub client: kube::Client,
+    /// Timing and threshold.
+    pub settings: Settings,
+    /// Time source.
+    pub clock: Arc<dyn Clock>,
+    /// Process metrics.
+    pub metrics: Arc<Metrics>,
+}
+
+impl std::fmt::Debug for Ctx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ctx")
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Starts the controller for one leadership term of the garden process.
+pub async fn start(garden: Arc<crate::context::GardenContext>) {
+    let ctx = Arc::new(Ctx {
+        client: garden.client.clone(),
+        settings: Settings::from_config(&garden.config),
+        clock: garden.clock.clone(),
+        metrics: garden.metrics.clone(),
+    });
+    run(ctx, garden.stop.clone()).await;
+}
+
+/// Runs the controller until `shutdown` is cancelled.
+pub async fn run(ctx: Arc<Ctx>, shutdown: CancellationToken) {
+    let client = ctx.client.clone();
+    let (reader, writer) = reflector::store::<Seed>();
+    let events = watcher::watcher(Api::<Seed>::all(client.clone()), watcher::Config::default())
+        .backoff(seedlet_runtime::watch::watch_backoff())
+        .modify(seedlet_runtime::watch::slim)
+        .reflect(writer);
+    let seeds = filter_changes(events, |seed: &Seed| {
+        key_of(&(seed.uid(), seed.metadata.deletion_timestamp.is_some()))
+    });
+    Controller::for_stream(seeds, reader)
+        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
+        .watches_stream(
+            changes(
+                Api::<BackupBucket>::all(client),
+                watcher::Config::default(),
+                bucket_key,
+            ),
+            bucket_seed,
+        )
+        .run_with(
+            Runner::new(NAME, shutdown.clone()).concurrency(ctx.settings.concurrent_syncs),
+            reconcile,
+            error_policy,
+            ctx,
+        )
+        .await;
+}
+
+/// Change key of a BackupBucket: its Seed and its lastError's description.
+pub fn bucket_key(bucket: &BackupBucket) -> String {
+    key_of(&(
+        &bucket.spec.seed_name,
+        bucket
+            .status
+            .as_ref()
+            .and_then(|s| s.last_error.as_ref())
+            .map(|e| &e.description),
+    ))
+}
+
+/// The Seed of a BackupBucket.
+pub fn bucket_seed(bucket: BackupBucket) -> Option<ObjectRef<Seed>> {
+    bucket.spec.seed_name.as_deref().map(ObjectRef::new)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn bucket_key_follows_seed_and_error_description_only() {
+        let bucket: BackupBucket = serde_json::from_value(json!({"metadata": {"name": "b"},
+            "spec": {"provider": {"type": "t", "region": "r"}, "seedName": "s"},
+            "status": {"lastOperation": {"type": "Create", "state": "Processing", "progress": 0,
+                "description": "", "lastUpdateTime": "2024-01-01T00:00:00Z"}}}))
+        .unwrap();
+        let mut other_op = bucket.clone();
+        other_op.status.as_mut().unwrap().last_operation = None;
+        assert_eq!(bucket_key(&bucket), bucket_key(&other_op));
+        let mut failing = bucket.clone();
+        failing.status.as_mut().unwrap().last_error = Some(seedlet_api::common::LastError {
+            description: "x".into(),
+            task_id: None,
+            codes: vec![],
+            last_update_time: None,
+        });
+        assert_ne!(bucket_key(&bucket), bucket_key(&failing));
+        assert_eq!(bucket_seed(bucket).unwrap().name, "s");
+    }
+}

@@ -1,0 +1,113 @@
+//! Bastion expiry (gardener-controller-manager `bastion`, spec §6.2): deletes an
+//! `operations.gardener.cloud` Bastion when its Shoot is gone, being deleted or scheduled to
+//! another seed, when `status.expirationTimestamp` passed (no keep-alive), or when it is older
+//! than `controllers.bastion.maxLifetime`; otherwise checks again at the earlier deadline.
+//!
+//! Triggers: Bastion creation and generation changes; Shoot deletions and `spec.seedName`
+//! changes (→ the Bastions of that Shoot).
+
+pub mod reconcile;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::runtime::controller::Controller;
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, ResourceExt};
+use seedlet_api::core::Shoot;
+use seedlet_api::operations::Bastion;
+use seedlet_runtime::clock::Clock;
+use seedlet_runtime::metrics::Metrics;
+use seedlet_runtime::triggers::{changes, filter_changes, key_of};
+use seedlet_runtime::watch::{RunWith, Runner};
+use tokio_util::sync::CancellationToken;
+
+pub use reconcile::{Error, Verdict, error_policy, reconcile, verdict};
+
+/// Controller name (logs, metrics label).
+pub const NAME: &str = "bastion";
+
+/// Dependencies of the controller.
+pub struct Ctx {
+    /// Garden client.
+    pub client: kube::Client,
+    /// Parallel reconciles.
+    pub concurrent_syncs: u16,
+    /// `controllers.bastion.maxLifetime`.
+    pub max_lifetime: Duration,
+    /// Time source.
+    pub clock: Arc<dyn Clock>,
+    /// Process metrics.
+    pub metrics: Arc<Metrics>,
+}
+
+impl std::fmt::Debug for Ctx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ctx")
+            .field("max_lifetime", &self.max_lifetime)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Starts the controller for one leadership term of the garden process.
+pub async fn start(garden: Arc<crate::context::GardenContext>) {
+    let config = &garden.config.controllers.bastion;
+    let ctx = Arc::new(Ctx {
+        client: garden.client.clone(),
+        concurrent_syncs: seedlet_runtime::watch::concurrency(i64::from(config.concurrent_syncs)),
+        max_lifetime: config.max_lifetime.as_std(),
+        clock: garden.clock.clone(),
+        metrics: garden.metrics.clone(),
+    });
+    run(ctx, garden.stop.clone()).await;
+}
+
+/// Runs the controller until `shutdown` is cancelled.
+pub async fn run(ctx: Arc<Ctx>, shutdown: CancellationToken) {
+    let client = ctx.client.clone();
+    let (reader, writer) = reflector::store::<Bastion>();
+    let bastions = filter_changes(
+        watcher::watcher(
+            Api::<Bastion>::all(client.clone()),
+            watcher::Config::default(),
+        )
+        .backoff(seedlet_runtime::watch::watch_backoff())
+        .modify(seedlet_runtime::watch::slim)
+        .reflect(writer),
+        |bastion: &Bastion| key_of(&(bastion.uid(), bastion.metadata.generation)),
+    );
+    let shoots = changes(
+        Api::<Shoot>::all(client),
+        watcher::Config::default(),
+        |shoot: &Shoot| {
+            key_of(&(
+                shoot.metadata.deletion_timestamp.is_some(),
+                &shoot.spec.seed_name,
+            ))
+        },
+    );
+    let store = reader.clone();
+    Controller::for_stream(bastions, reader)
+        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
+        .watches_stream(shoots, move |shoot: Shoot| {
+            bastions_of_shoot(&store, &shoot)
+        })
+        .run_with(
+            Runner::new(NAME, shutdown.clone()).concurrency(ctx.concurrent_syncs),
+            reconcile,
+            error_policy,
+            ctx,
+        )
+        .await;
+}
+
+/// Mapper: the Bastions in the Shoot's namespace that point at it.
+pub fn bastions_of_shoot(bastions: &Store<Bastion>, shoot: &Shoot) -> Vec<ObjectRef<Bastion>> {
+    bastions
+        .state()
+        .iter()
+        .filter(|b| b.namespace() == shoot.namespace() && b.spec.shoot_ref.name == shoot.name_any())
+        .map(|b| ObjectRef::from_obj(b.as_ref()))
+        .collect()
+}

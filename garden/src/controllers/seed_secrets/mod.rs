@@ -1,0 +1,110 @@
+//! Seed secrets (`seed-secrets`, gardener-controller-manager's seed "Main" reconciler, spec
+//! §6.3): per Seed, the namespace `seed-<name>` in the garden (label `gardener.cloud/role=seed`,
+//! a controller reference to the Seed; created here or by the `finalizers` controller, which also
+//! adopts a pre-existing one; one controlled by something else is an error) and in it a copy of every `garden` Secret with a
+//! `gardener.cloud/role` outside the excluded roles; copies without a source are pruned. The
+//! agent's default-domain and internal-domain lookups read these copies.
+//!
+//! Triggered by Seed creations and by creations, deletions and changes of selected Secrets in
+//! `garden` (→ every Seed). No periodic resync, as upstream.
+
+pub mod desired;
+pub mod reconcile;
+
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::Secret;
+use kube::Api;
+use kube::ResourceExt;
+use kube::runtime::controller::Controller;
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use seedlet_api::core::Seed;
+use seedlet_runtime::metrics::Metrics;
+use seedlet_runtime::triggers::{changes, filter_changes, key_of};
+use seedlet_runtime::watch::{RunWith, Runner};
+use tokio_util::sync::CancellationToken;
+
+pub use reconcile::{Error, error_policy, reconcile};
+
+/// Controller name (logs, metrics label).
+pub const NAME: &str = "seed-secrets";
+
+/// Dependencies of the controller.
+pub struct Ctx {
+    /// Garden client.
+    pub client: kube::Client,
+    /// Parallel reconciles.
+    pub concurrent_syncs: u16,
+    /// Process metrics.
+    pub metrics: Arc<Metrics>,
+}
+
+impl std::fmt::Debug for Ctx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ctx")
+            .field("concurrent_syncs", &self.concurrent_syncs)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Starts the controller for one leadership term of the garden process.
+pub async fn start(garden: Arc<crate::context::GardenContext>) {
+    let ctx = Arc::new(Ctx {
+        client: garden.client.clone(),
+        concurrent_syncs: seedlet_runtime::watch::concurrency(i64::from(
+            garden.config.controllers.seed_secrets.concurrent_syncs,
+        )),
+        metrics: garden.metrics.clone(),
+    });
+    run(ctx, garden.stop.clone()).await;
+}
+
+/// Runs the controller until `shutdown` is cancelled.
+pub async fn run(ctx: Arc<Ctx>, shutdown: CancellationToken) {
+    let client = ctx.client.clone();
+    let (reader, writer) = reflector::store::<Seed>();
+    let events = watcher::watcher(Api::<Seed>::all(client.clone()), watcher::Config::default())
+        .backoff(seedlet_runtime::watch::watch_backoff())
+        .modify(seedlet_runtime::watch::slim)
+        .reflect(writer);
+    // Creations only (the first sighting of each Seed), as upstream.
+    let seeds = filter_changes(events, |seed: &Seed| key_of(&seed.uid()));
+    let secrets = changes(
+        Api::<Secret>::namespaced(client, seedlet_api::names::namespaces::GARDEN),
+        watcher::Config::default().labels(desired::ROLE_EXISTS),
+        |secret: &Secret| {
+            key_of(&(
+                &secret.metadata.labels,
+                &secret.metadata.annotations,
+                &secret.type_,
+                &secret.data,
+            ))
+        },
+    );
+    let all_seeds = reader.clone();
+    Controller::for_stream(seeds, reader)
+        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
+        .watches_stream(secrets, move |secret: Secret| {
+            every_seed(&all_seeds, &secret)
+        })
+        .run_with(
+            Runner::new(NAME, shutdown.clone()).concurrency(ctx.concurrent_syncs),
+            reconcile,
+            error_policy,
+            ctx,
+        )
+        .await;
+}
+
+/// Mapper: every Seed, when the Secret is one that is mirrored.
+fn every_seed(seeds: &Store<Seed>, secret: &Secret) -> Vec<ObjectRef<Seed>> {
+    if !desired::selected(secret.labels()) {
+        return Vec::new();
+    }
+    seeds
+        .state()
+        .iter()
+        .map(|seed| ObjectRef::from_obj(seed.as_ref()))
+        .collect()
+}

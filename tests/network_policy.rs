@@ -1,0 +1,162 @@
+//! End-to-end test of the agent's NetworkPolicy controller (spec §4.3): the six policies in the
+//! seed's `garden` namespace and in a shoot namespace, API server endpoint changes, a hand-deleted
+//! policy, a shoot network change through the Cluster, and the role label removed.
+
+use seedlet_testkit as common;
+
+use common::{Clusters, wait_for, wait_until};
+use k8s_openapi::api::core::v1::{Endpoints, Namespace};
+use k8s_openapi::api::networking::v1::NetworkPolicy;
+use kube::Api;
+use kube::api::{DeleteParams, Patch, PatchParams};
+use seedlet_api::core::Shoot;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+#[path = "shoot_state/support.rs"]
+#[allow(dead_code)]
+mod support;
+
+use support::{CONTROL_PLANE, PROJECT_NAMESPACE, TIMEOUT, garden_with_shoot};
+
+const POLICIES: [&str; 6] = [
+    "deny-all",
+    "allow-to-runtime-apiserver",
+    "allow-to-public-networks",
+    "allow-to-private-networks",
+    "allow-to-blocked-cidrs",
+    "allow-to-dns",
+];
+
+async fn names(api: &Api<NetworkPolicy>) -> Vec<String> {
+    let mut names: Vec<String> = api
+        .list(&Default::default())
+        .await
+        .expect("policy")
+        .items
+        .into_iter()
+        .filter_map(|p| p.metadata.name)
+        .collect();
+    names.sort();
+    names
+}
+
+fn sorted(list: &[&str]) -> Vec<String> {
+    let mut out: Vec<String> = list.iter().map(|s| (*s).to_owned()).collect();
+    out.sort();
+    out
+}
+
+fn spec(policy: &NetworkPolicy) -> Value {
+    serde_json::to_value(policy.spec.as_ref().expect("policy")).expect("policy")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn network_policies_follow_namespaces_endpoints_and_shoot_networks() {
+    let clusters = Clusters::start(false).await;
+    let (garden, seed) = (clusters.garden.client(), clusters.seed.client());
+    let shutdown = CancellationToken::new();
+    let agent = common::start_agent(&clusters, shutdown.clone()).await;
+
+    // The seed's garden namespace gets all six.
+    let in_garden: Api<NetworkPolicy> = Api::namespaced(seed.clone(), "garden");
+    wait_until("six policies in garden", TIMEOUT, || async {
+        names(&in_garden).await == sorted(&POLICIES)
+    })
+    .await;
+    let api_server = in_garden.get("allow-to-runtime-apiserver").await.unwrap();
+    assert_eq!(
+        spec(&api_server)["egress"],
+        json!([{"to": [{"ipBlock": {"cidr": "127.0.0.1/32"}}], "ports": [{"port": 443, "protocol": "TCP"}]}])
+    );
+    assert!(
+        api_server
+            .metadata
+            .annotations
+            .unwrap()
+            .contains_key("gardener.cloud/description")
+    );
+    let dns = in_garden.get("allow-to-dns").await.unwrap();
+    assert_eq!(
+        spec(&dns)["egress"][0]["to"][4],
+        json!({"ipBlock": {"cidr": "10.2.0.10/32"}})
+    );
+
+    // 1: a new shoot namespace (made by the Cluster sync, role shoot) gets the six as well.
+    garden_with_shoot(&garden, "foo", json!({})).await;
+    let in_shoot: Api<NetworkPolicy> = Api::namespaced(seed.clone(), CONTROL_PLANE);
+    wait_until("six policies in the shoot namespace", TIMEOUT, || async {
+        names(&in_shoot).await == sorted(&POLICIES)
+    })
+    .await;
+
+    // 5: the shoot's networks (through its Cluster) become exceptions of the private networks.
+    let networking = json!({"spec": {"networking": {"type": "calico", "nodes": "10.180.0.0/16",
+        "pods": "100.96.0.0/11", "services": "100.64.0.0/13"}}});
+    Api::<Shoot>::namespaced(garden.clone(), PROJECT_NAMESPACE)
+        .patch("foo", &PatchParams::default(), &Patch::Merge(&networking))
+        .await
+        .unwrap();
+    wait_until("shoot networks excepted", TIMEOUT, || async {
+        let policy = in_shoot.get("allow-to-private-networks").await.unwrap();
+        let to = &spec(&policy)["egress"][0]["to"];
+        to[0]["ipBlock"]["except"]
+            .as_array()
+            .is_some_and(|list| list.contains(&json!("10.180.0.0/16")))
+            && to[3]["ipBlock"]["except"] == json!(["100.96.0.0/11", "100.64.0.0/13"])
+    })
+    .await;
+    // The garden namespace is not a shoot namespace: no shoot networks there.
+    let private = in_garden.get("allow-to-private-networks").await.unwrap();
+    assert!(
+        spec(&private)["egress"][0]["to"][3]["ipBlock"]
+            .get("except")
+            .is_none()
+    );
+
+    // 2: an endpoint change updates every matching namespace.
+    let endpoints: Api<Endpoints> = Api::namespaced(seed.clone(), "default");
+    let patch = json!({"subsets": [{"addresses": [{"ip": "127.0.0.1"}, {"ip": "127.0.0.2"}],
+        "ports": [{"name": "https", "port": 443, "protocol": "TCP"}]}]});
+    endpoints
+        .patch("kubernetes", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    for api in [&in_garden, &in_shoot] {
+        wait_until("endpoints followed", TIMEOUT, || async {
+            let policy = api.get("allow-to-runtime-apiserver").await.unwrap();
+            spec(&policy)["egress"][0]["to"]
+                == json!([{"ipBlock": {"cidr": "127.0.0.1/32"}}, {"ipBlock": {"cidr": "127.0.0.2/32"}}])
+        })
+        .await;
+    }
+
+    // 3: a hand-deleted policy comes back.
+    in_garden
+        .delete("deny-all", &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_for("deny-all recreated", TIMEOUT, || async {
+        in_garden.get_opt("deny-all").await.unwrap()
+    })
+    .await;
+
+    // 1: the role label removed → all six deleted.
+    let unlabel = json!({"metadata": {"labels": {"gardener.cloud/role": null}}});
+    Api::<Namespace>::all(seed.clone())
+        .patch(
+            CONTROL_PLANE,
+            &PatchParams::default(),
+            &Patch::Merge(&unlabel),
+        )
+        .await
+        .unwrap();
+    wait_until("policies removed", TIMEOUT, || async {
+        names(&in_shoot).await.is_empty()
+    })
+    .await;
+
+    shutdown.cancel();
+    agent.wait().await.unwrap();
+    clusters.shutdown().await;
+}
