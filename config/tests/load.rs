@@ -283,12 +283,12 @@ fn out_of_range_ports_and_unknown_log_levels_are_type_errors_at_their_path() {
 #[test]
 fn garden_controller_unknown_fields_are_reported() {
     let text = "apiVersion: seedlet.gardener.cloud/v1alpha1\nkind: GardenControllerConfiguration\n\
-controllers:\n  seedLifecycle:\n    monitorPeriod: 1m\n    gracePeriod: 1m\n  shootMaintenance: {}\n";
+controllers:\n  seedLifecycle:\n    monitorPeriod: 1m\n    gracePeriod: 1m\n  shootBananas: {}\n";
     assert_eq!(
         problems(text),
         [
             "controllers.seedLifecycle.gracePeriod: unknown field",
-            "controllers.shootMaintenance: unknown field"
+            "controllers.shootBananas: unknown field"
         ]
     );
 }
