@@ -256,7 +256,11 @@ impl Recorder {
         let object_name = regarding.name.clone().unwrap_or_default();
         // client-go's name: the object's name and the time in nanoseconds as hex, unique enough
         // for one recorder and readable in `kubectl get events`.
-        let name = format!("{object_name}.{:x}", now.as_nanosecond());
+        let name = format!(
+            "{}.{:x}",
+            event_name_prefix(&object_name),
+            now.as_nanosecond()
+        );
         Event {
             metadata: ObjectMeta {
                 name: Some(name),
@@ -300,6 +304,26 @@ where
         uid: object.meta().uid.clone(),
         resource_version: object.meta().resource_version.clone(),
         field_path: None,
+    }
+}
+
+/// The object's name as the first part of an Event name, which must be a DNS subdomain: lower
+/// case, other characters than `[a-z0-9.-]` as `-` (some kinds allow more, e.g. CSR names with
+/// upper case), at most 236 characters so that the `.<hex time>` suffix fits in 253.
+fn event_name_prefix(object_name: &str) -> String {
+    let cleaned: String = object_name
+        .chars()
+        .map(|c| match c.to_ascii_lowercase() {
+            c @ ('a'..='z' | '0'..='9' | '.' | '-') => c,
+            _ => '-',
+        })
+        .take(236)
+        .collect();
+    let trimmed = cleaned.trim_matches(|c| c == '-' || c == '.');
+    if trimmed.is_empty() {
+        "event".to_owned()
+    } else {
+        trimmed.to_owned()
     }
 }
 
@@ -593,6 +617,14 @@ mod tests {
         assert_ne!(created(&mut c, "a", "m", at(40 + 300)), Decision::Drop);
         assert_eq!(created(&mut c, "a", "m", at(40 + 301)), Decision::Drop);
         assert_ne!(created(&mut c, "b", "m", at(41)), Decision::Drop);
+    }
+
+    #[test]
+    fn event_names_are_dns_subdomains_whatever_the_object_is_called() {
+        assert_eq!(event_name_prefix("seed-csr-XcRGB_3"), "seed-csr-xcrgb-3");
+        assert_eq!(event_name_prefix("_A_"), "a");
+        assert_eq!(event_name_prefix("__"), "event");
+        assert_eq!(event_name_prefix(&"a".repeat(300)).len(), 236);
     }
 
     #[test]

@@ -71,14 +71,12 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
     let seed_name = agent.seed_name.clone();
     let (reader, writer) = reflector::store::<Bastion>();
     let filter_seed = seed_name.clone();
+    let scope = crate::garden_scope::bastions(&garden, &seed_name).await;
     let bastions = seedlet_runtime::triggers::filter_changes(
-        watcher::watcher(
-            Api::<Bastion>::all(garden.clone()),
-            watcher::Config::default(),
-        )
-        .backoff(seedlet_runtime::watch::watch_backoff())
-        .modify(seedlet_runtime::watch::slim)
-        .reflect(writer),
+        watcher::watcher(Api::<Bastion>::all(garden.clone()), scope)
+            .backoff(seedlet_runtime::watch::watch_backoff())
+            .modify(seedlet_runtime::watch::slim)
+            .reflect(writer),
         bastion_change,
     )
     .try_filter(move |bastion| {
