@@ -18,6 +18,7 @@ pub mod extensions;
 pub mod names;
 pub mod operations;
 pub mod resources;
+pub mod security;
 pub mod seedmanagement;
 
 pub use conditions::{Condition, ConditionStatus};

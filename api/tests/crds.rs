@@ -363,9 +363,15 @@ fn garden_crds_cover_every_core_kind_with_the_right_scope() {
         ("projects", "Cluster"),
         ("quotas", "Namespaced"),
         ("secretbindings", "Namespaced"),
+        ("exposureclasses", "Cluster"),
+        ("workloadidentities.security", "Namespaced"),
     ];
     for (plural, scope) in expected {
-        let crd = &crds[&format!("{plural}.core.gardener.cloud")];
+        let name = match plural.strip_suffix(".security") {
+            Some(plural) => format!("{plural}.security.gardener.cloud"),
+            None => format!("{plural}.core.gardener.cloud"),
+        };
+        let crd = &crds[&name];
         assert_eq!(crd.spec.scope, scope, "{plural}");
     }
     let other_groups = [

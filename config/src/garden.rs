@@ -10,6 +10,7 @@ use crate::common::{
 };
 use crate::duration::Duration;
 use crate::error::Problem;
+use crate::garden_projects::{ConcurrentSyncs, EventController, ProjectController};
 use crate::validate::Checker;
 
 /// `apiVersion` of [`GardenControllerConfiguration`].
@@ -78,6 +79,29 @@ pub struct GardenControllers {
     pub seed_backup_buckets_check: crate::garden_seed::SeedBackupBucketsCheckController,
     /// Bastion expiry.
     pub bastion: crate::garden_seed::GardenBastionController,
+    /// CloudProfile reference protection.
+    pub cloud_profile: ConcurrentSyncs,
+    /// NamespacedCloudProfile protection and status.
+    pub namespaced_cloud_profile: ConcurrentSyncs,
+    /// SecretBinding protection and Secret labels.
+    pub secret_binding: ConcurrentSyncs,
+    /// CredentialsBinding protection and credential labels.
+    pub credentials_binding: ConcurrentSyncs,
+    /// Quota protection.
+    pub quota: ConcurrentSyncs,
+    /// ExposureClass protection.
+    pub exposure_class: ConcurrentSyncs,
+    /// Secret/ConfigMap references of ControllerDeployments.
+    pub controller_deployment_reference: ConcurrentSyncs,
+    /// Secret/ConfigMap references of Seeds.
+    pub seed_reference: ConcurrentSyncs,
+    /// Secret/ConfigMap references of Shoots.
+    pub shoot_reference: ConcurrentSyncs,
+    /// Projects: namespace, RBAC, quotas, phase, staleness.
+    pub project: ProjectController,
+    /// Event TTL for non-Shoot events; absent = off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event: Option<EventController>,
 }
 
 /// `controllers.certificateSigningRequest`.
@@ -209,6 +233,30 @@ pub(crate) fn validate(config: &GardenControllerConfiguration) -> Vec<Problem> {
         &controllers.seed_backup_buckets_check,
     );
     crate::garden_seed::validate_bastion(&mut checker, &controllers.bastion);
+    crate::garden_projects::validate(
+        &mut checker,
+        &crate::garden_projects::Blocks {
+            simple: vec![
+                ("cloudProfile", &controllers.cloud_profile),
+                (
+                    "namespacedCloudProfile",
+                    &controllers.namespaced_cloud_profile,
+                ),
+                ("secretBinding", &controllers.secret_binding),
+                ("credentialsBinding", &controllers.credentials_binding),
+                ("quota", &controllers.quota),
+                ("exposureClass", &controllers.exposure_class),
+                (
+                    "controllerDeploymentReference",
+                    &controllers.controller_deployment_reference,
+                ),
+                ("seedReference", &controllers.seed_reference),
+                ("shootReference", &controllers.shoot_reference),
+            ],
+            project: &controllers.project,
+            event: controllers.event.as_ref(),
+        },
+    );
     checker.leader_election("leaderElection", &config.leader_election);
     checker.servers("server", &config.server);
     if let Some(webhooks) = &config.webhooks {

@@ -18,6 +18,7 @@ mod duration;
 mod error;
 mod files;
 pub mod garden;
+pub mod garden_projects;
 pub mod garden_seed;
 pub mod garden_shoot;
 pub mod garden_webhooks;

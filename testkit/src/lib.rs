@@ -355,3 +355,33 @@ where
     )
     .await
 }
+
+/// Parses a `GardenControllerConfiguration` (or Gardener `ControllerManagerConfiguration`)
+/// fixture; panics on anything else.
+pub fn garden_config(yaml: &str) -> seedlet_config::GardenControllerConfiguration {
+    match seedlet_config::parse(yaml, "garden.yaml").expect("valid config") {
+        seedlet_config::AnyConfig::GardenController(config) => *config,
+        other => panic!("unexpected config kind {}", other.kind()),
+    }
+}
+
+/// Starts the garden controller with `config` against `garden` alone (no seed sandbox needed):
+/// all built-in controllers, no leader election, ephemeral server ports; `adjust` may change the
+/// process before it starts (e.g. `|g| g.with_clock(clock)`).
+pub async fn start_garden_from(
+    garden: kube::Client,
+    config: seedlet_config::GardenControllerConfiguration,
+    shutdown: CancellationToken,
+    adjust: impl FnOnce(seedlet_garden::Garden) -> seedlet_garden::Garden,
+) -> seedlet_garden::RunningGarden {
+    init_test_logging();
+    let address: std::net::SocketAddr = "127.0.0.1:0".parse().expect("address");
+    let process = seedlet_garden::Garden::new(config, garden)
+        .expect("garden controller")
+        .with_addresses(address, address)
+        .with_leader_election(None);
+    adjust(process)
+        .start(shutdown)
+        .await
+        .expect("garden controller starts")
+}

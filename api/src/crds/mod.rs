@@ -4,6 +4,7 @@
 //! the structural-schema rules.
 
 mod structural;
+mod toplevel;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinition, CustomResourceSubresourceStatus, CustomResourceSubresources,
@@ -12,7 +13,7 @@ use kube::CustomResourceExt;
 
 pub use structural::structural_violations;
 
-use crate::{core, extensions, resources, seedmanagement};
+use crate::{core, extensions, resources, security, seedmanagement};
 
 /// Errors of this module.
 #[derive(Debug, thiserror::Error)]
@@ -85,6 +86,8 @@ pub fn garden_crds() -> Vec<CustomResourceDefinition> {
         seedmanagement::ManagedSeed::crd(),
         seedmanagement::ManagedSeedSet::crd(),
         selectable(crate::operations::Bastion::crd(), ".spec.seedName"),
+        toplevel::crd::<core::ExposureClass>(false, &[]),
+        security::WorkloadIdentity::crd(),
     ];
     crds.into_iter().map(finish).collect()
 }

@@ -9,6 +9,8 @@ pub mod csr_approval;
 pub mod extensions_check;
 pub mod finalizers;
 pub mod managedseedset;
+pub mod protection;
+pub mod references;
 pub mod seed_labels;
 pub mod seed_lifecycle;
 pub mod seed_secrets;
@@ -32,6 +34,8 @@ pub fn builtin() -> Vec<GardenControllerSpec> {
             Box::pin(controllerregistration::start(ctx))
         }),
         GardenControllerSpec::new(finalizers::NAME, |ctx| Box::pin(finalizers::start(ctx))),
+        GardenControllerSpec::new(protection::NAME, |ctx| Box::pin(protection::start(ctx))),
+        GardenControllerSpec::new(references::NAME, |ctx| Box::pin(references::start(ctx))),
         GardenControllerSpec::new(shootstate_finalizer::NAME, |ctx| {
             Box::pin(shootstate_finalizer::start(ctx))
         }),

@@ -1,0 +1,210 @@
+//! [`Protected`] for the kinds without credentials: CloudProfile, NamespacedCloudProfile, Quota,
+//! ExposureClass — their in-use checks and triggers. (The bindings are in [`super::bindings`].)
+
+use kube::runtime::controller::Controller;
+use kube::runtime::reflector::ObjectRef;
+use kube::runtime::watcher;
+use kube::{Api, ResourceExt};
+use seedlet_api::core::{
+    CloudProfile, CredentialsBinding, ExposureClass, NamespacedCloudProfile, Quota, SecretBinding,
+    Shoot,
+};
+use seedlet_runtime::triggers::{changes, key_of};
+use serde::de::DeserializeOwned;
+
+use super::reconcile::Error;
+use super::{Blocked, Ctx, Protected, users};
+
+/// Every object of kind `K` in all namespaces.
+pub async fn list_all<K>(client: &kube::Client, kind: &'static str) -> Result<Vec<K>, Error>
+where
+    K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    Api::<K>::all(client.clone())
+        .list(&Default::default())
+        .await
+        .map(|list| list.items)
+        .map_err(|source| Error::List { kind, source })
+}
+
+/// Shoots whose references (as `refs` computes them) changed, plus deleted ones.
+fn shoot_changes<F>(
+    client: &kube::Client,
+    refs: F,
+) -> impl futures::Stream<Item = Result<Shoot, watcher::Error>> + Send + 'static
+where
+    F: Fn(&Shoot) -> String + Send + Sync + 'static,
+{
+    changes(
+        Api::<Shoot>::all(client.clone()),
+        watcher::Config::default(),
+        refs,
+    )
+}
+
+impl Protected for CloudProfile {
+    const NAME: &'static str = "cloudprofile";
+    const KIND: &'static str = "CloudProfile";
+
+    fn api(client: &kube::Client, _: Option<&str>) -> Api<Self> {
+        Api::all(client.clone())
+    }
+
+    async fn blockers(&self, ctx: &Ctx) -> Result<Option<Blocked>, Error> {
+        let children: Vec<NamespacedCloudProfile> =
+            list_all(&ctx.client, "NamespacedCloudProfile").await?;
+        let shoots: Vec<Shoot> = list_all(&ctx.client, "Shoot").await?;
+        Ok(users::cloud_profile(&self.name_any(), &children, &shoots))
+    }
+
+    fn watches(controller: Controller<Self>, client: &kube::Client) -> Controller<Self> {
+        let children = changes(
+            Api::<NamespacedCloudProfile>::all(client.clone()),
+            watcher::Config::default(),
+            |profile| users::parent_name(profile).unwrap_or_default().to_owned(),
+        );
+        controller
+            .watches_stream(
+                shoot_changes(client, |shoot| key_of(&shoot.cloud_profile())),
+                |shoot| {
+                    shoot
+                        .cloud_profile()
+                        .filter(|r| r.kind_or_default() == "CloudProfile")
+                        .map(|r| ObjectRef::new(&r.name))
+                },
+            )
+            .watches_stream(children, |profile| {
+                users::parent_name(&profile).map(ObjectRef::new)
+            })
+    }
+}
+
+impl Protected for NamespacedCloudProfile {
+    const NAME: &'static str = "namespacedcloudprofile";
+    const KIND: &'static str = "NamespacedCloudProfile";
+
+    fn api(client: &kube::Client, namespace: Option<&str>) -> Api<Self> {
+        Api::namespaced(client.clone(), namespace.unwrap_or_default())
+    }
+
+    async fn blockers(&self, ctx: &Ctx) -> Result<Option<Blocked>, Error> {
+        let shoots: Vec<Shoot> = list_all(&ctx.client, "Shoot").await?;
+        Ok(users::namespaced_cloud_profile(
+            &self.namespace().unwrap_or_default(),
+            &self.name_any(),
+            &shoots,
+        ))
+    }
+
+    fn watches(controller: Controller<Self>, client: &kube::Client) -> Controller<Self> {
+        // Every change of a parent recomputes its children's status.
+        let store = controller.store();
+        controller
+            .watches_stream(
+                shoot_changes(client, |shoot| key_of(&shoot.spec.cloud_profile)),
+                |shoot| {
+                    let reference = shoot.spec.cloud_profile.as_ref()?;
+                    (reference.kind.as_deref() == Some("NamespacedCloudProfile")).then(|| {
+                        ObjectRef::new(&reference.name)
+                            .within(&shoot.namespace().unwrap_or_default())
+                    })
+                },
+            )
+            .watches_stream(
+                changes(
+                    Api::<CloudProfile>::all(client.clone()),
+                    watcher::Config::default(),
+                    |parent| key_of(&(&parent.metadata.resource_version, &parent.spec)),
+                ),
+                move |parent: CloudProfile| {
+                    let name = parent.name_any();
+                    store
+                        .state()
+                        .into_iter()
+                        .filter(|child| users::parent_name(child) == Some(name.as_str()))
+                        .map(|child| ObjectRef::from_obj(child.as_ref()))
+                        .collect::<Vec<_>>()
+                },
+            )
+    }
+}
+
+impl Protected for ExposureClass {
+    const NAME: &'static str = "exposureclass";
+    const KIND: &'static str = "ExposureClass";
+
+    fn api(client: &kube::Client, _: Option<&str>) -> Api<Self> {
+        Api::all(client.clone())
+    }
+
+    async fn blockers(&self, ctx: &Ctx) -> Result<Option<Blocked>, Error> {
+        let shoots: Vec<Shoot> = list_all(&ctx.client, "Shoot").await?;
+        Ok(users::exposure_class(&self.name_any(), &shoots))
+    }
+
+    fn watches(controller: Controller<Self>, client: &kube::Client) -> Controller<Self> {
+        controller.watches_stream(
+            shoot_changes(client, |shoot| {
+                users::exposure_class_name(shoot)
+                    .unwrap_or_default()
+                    .to_owned()
+            }),
+            |shoot| users::exposure_class_name(&shoot).map(ObjectRef::new),
+        )
+    }
+}
+
+impl Protected for Quota {
+    const NAME: &'static str = "quota";
+    const KIND: &'static str = "Quota";
+
+    fn api(client: &kube::Client, namespace: Option<&str>) -> Api<Self> {
+        Api::namespaced(client.clone(), namespace.unwrap_or_default())
+    }
+
+    async fn blockers(&self, ctx: &Ctx) -> Result<Option<Blocked>, Error> {
+        let secret: Vec<SecretBinding> = list_all(&ctx.client, "SecretBinding").await?;
+        let credentials: Vec<CredentialsBinding> =
+            list_all(&ctx.client, "CredentialsBinding").await?;
+        Ok(users::quota(
+            &self.namespace().unwrap_or_default(),
+            &self.name_any(),
+            &secret,
+            &credentials,
+        ))
+    }
+
+    fn watches(controller: Controller<Self>, client: &kube::Client) -> Controller<Self> {
+        let secret = changes(
+            Api::<SecretBinding>::all(client.clone()),
+            watcher::Config::default(),
+            |binding| key_of(&binding.quotas),
+        );
+        let credentials = changes(
+            Api::<CredentialsBinding>::all(client.clone()),
+            watcher::Config::default(),
+            |binding| key_of(&binding.quotas),
+        );
+        controller
+            .watches_stream(secret, |binding| {
+                quota_refs(&binding.quotas, binding.namespace())
+            })
+            .watches_stream(credentials, |binding| {
+                quota_refs(&binding.quotas, binding.namespace())
+            })
+    }
+}
+
+/// The Quotas a binding in `namespace` lists.
+fn quota_refs(
+    quotas: &[seedlet_api::core::QuotaReference],
+    namespace: Option<String>,
+) -> Vec<ObjectRef<Quota>> {
+    let namespace = namespace.unwrap_or_default();
+    quotas
+        .iter()
+        .map(|quota| {
+            ObjectRef::new(&quota.name).within(quota.namespace.as_deref().unwrap_or(&namespace))
+        })
+        .collect()
+}

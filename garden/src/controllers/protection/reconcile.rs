@@ -1,0 +1,165 @@
+//! One reconcile of a protected object (spec §2.1 "Shape"): read it fresh; deleting → stop if
+//! our finalizer is gone, else the kind's pre-delete work, the in-use check (Event + error while
+//! blocked), the release and the finalizer's removal; live → ensure the finalizer and the kind's
+//! work.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use kube::runtime::controller::Action;
+use kube::{Resource, ResourceExt};
+use seedlet_api::names::finalizers;
+use seedlet_runtime::error_chain;
+
+use super::{Ctx, Protected};
+
+/// Delay before a failed reconcile is retried.
+pub const RETRY_DELAY: Duration = Duration::from_secs(5);
+/// Delay before a blocked deletion is checked again (the referrers' deletions trigger sooner).
+pub const BLOCKED_DELAY: Duration = Duration::from_secs(30);
+
+/// Errors of a protection reconcile.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Reading an object failed.
+    #[error("reading {kind} {key}")]
+    Read {
+        /// Kind.
+        kind: &'static str,
+        /// `namespace/name` or name.
+        key: String,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
+    /// Listing objects failed.
+    #[error("listing {kind}")]
+    List {
+        /// Kind.
+        kind: &'static str,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
+    /// Writing an object failed.
+    #[error("{what} of {kind} {key}")]
+    Write {
+        /// What was written.
+        what: &'static str,
+        /// Kind.
+        kind: &'static str,
+        /// `namespace/name` or name.
+        key: String,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
+    /// Deletion is blocked while something refers to the object.
+    #[error("{0}")]
+    InUse(String),
+    /// A CredentialsBinding refers to an unsupported kind.
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+impl Error {
+    /// CamelCase reason for logs.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Error::Read { .. } => "ReadError",
+            Error::List { .. } => "ListError",
+            Error::Write { .. } => "WriteError",
+            Error::InUse(_) => "ResourceReferenced",
+            Error::Unsupported(_) => "UnsupportedReference",
+        }
+    }
+}
+
+/// `namespace/name` (or `name`) of `object`.
+pub fn key_of<K: Resource>(object: &K) -> String {
+    match object.namespace() {
+        Some(namespace) => format!("{namespace}/{}", object.name_any()),
+        None => object.name_any(),
+    }
+}
+
+/// Guards, protects, and releases one object of kind `K`; idempotent.
+///
+/// # Errors
+/// See [`Error`]; [`Error::InUse`] while deletion is blocked.
+pub async fn reconcile<K: Protected>(object: Arc<K>, ctx: Arc<Ctx>) -> Result<Action, Error> {
+    let started = Instant::now();
+    let result = run(object.as_ref(), &ctx).await;
+    ctx.metrics
+        .reconciled(K::NAME, started.elapsed(), result.is_ok());
+    result.map(|()| Action::await_change())
+}
+
+async fn run<K: Protected>(object: &K, ctx: &Ctx) -> Result<(), Error> {
+    let api = K::api(&ctx.client, object.namespace().as_deref());
+    let key = key_of(object);
+    let read = |source| Error::Read {
+        kind: K::KIND,
+        key: key.clone(),
+        source,
+    };
+    let Some(current) = api.get_opt(&object.name_any()).await.map_err(read)? else {
+        return Ok(());
+    };
+    let write = |source| Error::Write {
+        what: "patching finalizers",
+        kind: K::KIND,
+        key: key.clone(),
+        source,
+    };
+    if current.meta().deletion_timestamp.is_some() {
+        if !current
+            .finalizers()
+            .iter()
+            .any(|f| f == finalizers::GARDENER)
+        {
+            return Ok(());
+        }
+        current.before_delete(ctx).await?;
+        if let Some(blocked) = current.blockers(ctx).await? {
+            ctx.events
+                .publish(
+                    &current,
+                    blocked.event_type,
+                    "ResourceReferenced",
+                    blocked.action,
+                    &blocked.note,
+                )
+                .await;
+            return Err(Error::InUse(blocked.error));
+        }
+        current.release(ctx).await?;
+        seedlet_runtime::finalizer::remove(&api, &current, finalizers::GARDENER)
+            .await
+            .map_err(write)?;
+        return Ok(());
+    }
+    seedlet_runtime::finalizer::ensure(&api, &current, finalizers::GARDENER)
+        .await
+        .map_err(write)?;
+    current.reconcile_live(ctx).await
+}
+
+/// Blocked deletions are checked again after [`BLOCKED_DELAY`] (and on every referrer change);
+/// other errors after [`RETRY_DELAY`]. Logs once: blocked at debug (the Event says it), others
+/// as errors.
+pub fn error_policy<K: Protected>(object: Arc<K>, error: &Error, _ctx: Arc<Ctx>) -> Action {
+    let key = key_of(object.as_ref());
+    if let Error::InUse(message) = error {
+        tracing::debug!(controller = K::NAME, object = %key, %message, "deletion blocked");
+        return Action::requeue(BLOCKED_DELAY);
+    }
+    tracing::error!(
+        controller = K::NAME,
+        object = %key,
+        reason = error.reason(),
+        error = %error_chain(error),
+        "reconcile failed"
+    );
+    Action::requeue(RETRY_DELAY)
+}
