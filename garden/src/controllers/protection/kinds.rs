@@ -96,6 +96,10 @@ impl Protected for NamespacedCloudProfile {
         ))
     }
 
+    async fn reconcile_live(&self, ctx: &Ctx) -> Result<(), Error> {
+        super::ncp_status::update(self, ctx).await
+    }
+
     fn watches(controller: Controller<Self>, client: &kube::Client) -> Controller<Self> {
         // Every change of a parent recomputes its children's status.
         let store = controller.store();

@@ -14,6 +14,8 @@
 pub mod bindings;
 pub mod credential;
 pub mod kinds;
+pub mod merge;
+pub mod ncp_status;
 pub mod reconcile;
 pub mod users;
 

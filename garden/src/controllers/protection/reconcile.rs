@@ -54,6 +54,15 @@ pub enum Error {
         #[source]
         source: kube::Error,
     },
+    /// A patch could not be encoded.
+    #[error("encoding the patch of {key}")]
+    Encode {
+        /// `namespace/name` or name.
+        key: String,
+        /// Cause.
+        #[source]
+        source: serde_json::Error,
+    },
     /// Deletion is blocked while something refers to the object.
     #[error("{0}")]
     InUse(String),
@@ -69,6 +78,7 @@ impl Error {
             Error::Read { .. } => "ReadError",
             Error::List { .. } => "ListError",
             Error::Write { .. } => "WriteError",
+            Error::Encode { .. } => "EncodeError",
             Error::InUse(_) => "ResourceReferenced",
             Error::Unsupported(_) => "UnsupportedReference",
         }
@@ -139,9 +149,14 @@ async fn run<K: Protected>(object: &K, ctx: &Ctx) -> Result<(), Error> {
             .map_err(write)?;
         return Ok(());
     }
-    seedlet_runtime::finalizer::ensure(&api, &current, finalizers::GARDENER)
+    if seedlet_runtime::finalizer::ensure(&api, &current, finalizers::GARDENER)
         .await
-        .map_err(write)?;
+        .map_err(write)?
+    {
+        // The write changed the object; its watch event brings the next reconcile, which
+        // works on the fresh state.
+        return Ok(());
+    }
     current.reconcile_live(ctx).await
 }
 

@@ -1,0 +1,82 @@
+//! `status.cloudProfileSpec` of a NamespacedCloudProfile (spec §2.3): the parent's spec merged
+//! with the namespaced profile's ([`super::merge`]) and the observed generation, written when
+//! they changed. A missing parent leaves the status as it is.
+
+use kube::ResourceExt;
+use kube::api::{Api, Patch, PatchParams};
+use seedlet_api::core::{CloudProfile, NamespacedCloudProfile, NamespacedCloudProfileStatus};
+use serde_json::json;
+
+use super::reconcile::{Error, key_of};
+use super::{Ctx, merge, users};
+
+/// The status `profile` should have when its parent has `parent`'s spec.
+pub fn desired_status(
+    profile: &NamespacedCloudProfile,
+    parent: &CloudProfile,
+) -> NamespacedCloudProfileStatus {
+    let parent_spec = serde_json::to_value(&parent.spec).unwrap_or_default();
+    let spec = serde_json::to_value(&profile.spec).unwrap_or_default();
+    NamespacedCloudProfileStatus {
+        cloud_profile_spec: Some(merge::merge(&parent_spec, &spec)),
+        observed_generation: profile.metadata.generation,
+        extra: profile
+            .status
+            .as_ref()
+            .map(|status| status.extra.clone())
+            .unwrap_or_default(),
+    }
+}
+
+/// Recomputes and writes the status of `profile` (read fresh by the caller).
+///
+/// # Errors
+/// Reading the parent (other than NotFound) or writing the status.
+pub async fn update(profile: &NamespacedCloudProfile, ctx: &Ctx) -> Result<(), Error> {
+    let Some(parent_name) = users::parent_name(profile) else {
+        return Ok(());
+    };
+    let parents: Api<CloudProfile> = Api::all(ctx.client.clone());
+    let parent = parents
+        .get_opt(parent_name)
+        .await
+        .map_err(|source| Error::Read {
+            kind: "CloudProfile",
+            key: parent_name.to_owned(),
+            source,
+        })?;
+    let Some(parent) = parent else {
+        return Ok(());
+    };
+    let status = desired_status(profile, &parent);
+    if profile.status.as_ref() == Some(&status) {
+        return Ok(());
+    }
+    // The whole status is replaced: a merge patch could not drop fields the merge no longer
+    // yields. The resourceVersion test keeps a concurrent writer's change.
+    let patch: json_patch::Patch = serde_json::from_value(json!([
+        {"op": "test", "path": "/metadata/resourceVersion", "value": profile.resource_version()},
+        {"op": "add", "path": "/status", "value": status},
+    ]))
+    .map_err(|source| Error::Encode {
+        key: key_of(profile),
+        source,
+    })?;
+    Api::<NamespacedCloudProfile>::namespaced(
+        ctx.client.clone(),
+        &profile.namespace().unwrap_or_default(),
+    )
+    .patch_status(
+        &profile.name_any(),
+        &PatchParams::default(),
+        &Patch::Json::<()>(patch),
+    )
+    .await
+    .map_err(|source| Error::Write {
+        what: "writing status",
+        kind: "NamespacedCloudProfile",
+        key: key_of(profile),
+        source,
+    })?;
+    Ok(())
+}
