@@ -49,6 +49,10 @@ fn sandbox_once_reaches_ready_installs_the_example_extension_and_syncs_the_examp
         // Readiness waits for the certificate expiry, so the summary always has it.
         "Seed status: client certificate expiry reported",
         "client certificate expires ",
+        // The example Project, reconciled by the garden controller (not by the demo).
+        "create example Project demo",
+        "garden controller reconciles Project demo: namespace garden-demo, RBAC, phase",
+        "namespace garden-demo (project.gardener.cloud/name=demo), RBAC, phase Ready",
         // The example Shoot: Cluster and namespace in the seed, ShootState in the garden.
         "create example Shoot garden-demo/hello",
         "garden controller sets the Shoot's status label",

@@ -404,7 +404,7 @@ async fn bring_up(
     let garden_runtime = ComponentRuntime::new("garden")?;
     let running_garden = progress
         .step(
-            "start garden controller (CSR approval, seed lifecycle)",
+            "start garden controller (CSR approval, seed lifecycle, projects, reference protection)",
             start_garden_controller(&garden_runtime, &garden_config_path, &garden_client, &stop),
         )
         .await?;
@@ -687,8 +687,31 @@ async fn example_shoot(
     let technical_id = shoot::control_plane_namespace();
     progress
         .step(
+            &format!("create example Project {}", shoot::PROJECT),
+            async {
+                shoot::create_project(garden)
+                    .await
+                    .map(|detail| ((), detail))
+            },
+        )
+        .await?;
+    progress
+        .step(
             &format!(
-                "create example Shoot {project_namespace}/{}: CloudProfile, Project, Shoot",
+                "garden controller reconciles Project {}: namespace {project_namespace}, RBAC, phase",
+                shoot::PROJECT
+            ),
+            async {
+                shoot::project_ready(garden, timeout)
+                    .await
+                    .map(|detail| ((), detail))
+            },
+        )
+        .await?;
+    progress
+        .step(
+            &format!(
+                "create example Shoot {project_namespace}/{}: CloudProfile, Shoot",
                 shoot::SHOOT
             ),
             async {

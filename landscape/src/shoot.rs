@@ -25,10 +25,6 @@ pub const SHOOT: &str = "hello";
 pub const CLOUD_PROFILE: &str = "local";
 /// Field manager of the objects the demo creates.
 const FIELD_MANAGER: &str = "seedlet-sandbox";
-/// Role label value of project namespaces.
-const ROLE_PROJECT: &str = "project";
-/// Label naming the Project that owns a namespace.
-const PROJECT_NAME_LABEL: &str = "project.gardener.cloud/name";
 /// Machine image of the Shoot's worker pool (makes the garden want `OperatingSystemConfig/local`).
 pub const MACHINE_IMAGE: &str = "local";
 /// Network type of the Shoot (makes the garden want `Network/calico`).
@@ -60,26 +56,92 @@ pub fn cloud_profile() -> Value {
     })
 }
 
-/// The project namespace, labelled the way gardener's project controller labels it.
-pub fn project_namespace_object() -> Value {
-    json!({
-        "apiVersion": "v1",
-        "kind": "Namespace",
-        "metadata": {
-            "name": project_namespace(),
-            "labels": {labels::ROLE: ROLE_PROJECT, PROJECT_NAME_LABEL: PROJECT}
-        }
-    })
-}
-
-/// The Project `demo` owning [`project_namespace`].
+/// The Project `demo` owning [`project_namespace`] (the garden controller creates the namespace,
+/// its RBAC and the phase).
 pub fn project() -> Value {
     json!({
         "apiVersion": "core.gardener.cloud/v1beta1",
         "kind": "Project",
         "metadata": {"name": PROJECT},
-        "spec": {"namespace": project_namespace()}
+        "spec": {
+            "namespace": project_namespace(),
+            "owner": {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "demo-owner"},
+            "members": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "demo-owner", "role": "admin"}]
+        }
     })
+}
+
+/// Applies the Project `demo` (server-side apply, so a resumed landscape re-applies it); returns
+/// a detail line.
+///
+/// # Errors
+/// [`Error::Prepare`] when the garden refuses it.
+pub async fn create_project(garden: &kube::Client) -> Result<String, Error> {
+    Api::<Project>::all(garden.clone())
+        .patch(
+            PROJECT,
+            &PatchParams::apply(FIELD_MANAGER),
+            &Patch::Apply(&project()),
+        )
+        .await
+        .map_err(|source| Error::Prepare {
+            step: format!("apply Project {PROJECT}"),
+            source,
+        })?;
+    Ok(format!(
+        "Project {PROJECT} (namespace {})",
+        project_namespace()
+    ))
+}
+
+/// Waits until the garden controller reconciled the Project: phase `Ready`, its namespace
+/// created and labelled; returns a detail line.
+///
+/// # Errors
+/// [`Error::Timeout`] with the last phase seen.
+pub async fn project_ready(garden: &kube::Client, timeout: Duration) -> Result<String, Error> {
+    let projects: Api<Project> = Api::all(garden.clone());
+    let phase_of = |project: &Project| {
+        project
+            .status
+            .as_ref()
+            .and_then(|s| s.phase.clone())
+            .unwrap_or_default()
+    };
+    let waited = tokio::time::timeout(
+        timeout,
+        await_condition(projects.clone(), PROJECT, |project: Option<&Project>| {
+            project.is_some_and(|p| phase_of(p) == "Ready")
+        }),
+    )
+    .await;
+    let what = format!("Project {PROJECT} Ready");
+    if !matches!(waited, Ok(Ok(Some(_)))) {
+        let last = match projects.get_opt(PROJECT).await {
+            Ok(Some(project)) => format!("phase {:?}", phase_of(&project)),
+            Ok(None) => "no Project".to_owned(),
+            Err(error) => format!("cannot read Project: {error}"),
+        };
+        return Err(Error::timeout(what, timeout, last));
+    }
+    let namespace = project_namespace();
+    let labelled = Api::<Namespace>::all(garden.clone())
+        .get_opt(&namespace)
+        .await
+        .ok()
+        .flatten()
+        .and_then(|ns| ns.metadata.labels)
+        .and_then(|labels| labels.get("project.gardener.cloud/name").cloned());
+    match labelled {
+        Some(name) => Ok(format!(
+            "namespace {namespace} (project.gardener.cloud/name={name}), RBAC, phase Ready"
+        )),
+        None => Err(Error::timeout(
+            what,
+            timeout,
+            format!("namespace {namespace} missing or unlabelled"),
+        )),
+    }
 }
 
 /// The Shoot `hello` of provider type `local`, scheduled to `seed_name`, with one worker pool.
@@ -132,8 +194,8 @@ pub fn infrastructure_state() -> Value {
     json!({"network": {"vpc": "vpc-demo", "subnets": ["subnet-a", "subnet-b"]}})
 }
 
-/// Creates (server-side apply, so a resumed landscape re-applies the same objects) CloudProfile,
-/// project namespace, Project and Shoot in the garden; returns a detail line.
+/// Creates (server-side apply, so a resumed landscape re-applies the same objects) the
+/// CloudProfile and the Shoot in the project namespace; returns a detail line.
 ///
 /// # Errors
 /// [`Error::Prepare`] naming the object that was refused.
@@ -145,24 +207,12 @@ pub async fn create(garden: &kube::Client, seed_name: &str) -> Result<String, Er
         .await
         .map_err(refused(format!("apply CloudProfile {CLOUD_PROFILE}")))?;
     let namespace = project_namespace();
-    Api::<Namespace>::all(garden.clone())
-        .patch(
-            &namespace,
-            &params,
-            &Patch::Apply(&project_namespace_object()),
-        )
-        .await
-        .map_err(refused(format!("apply namespace {namespace}")))?;
-    Api::<Project>::all(garden.clone())
-        .patch(PROJECT, &params, &Patch::Apply(&project()))
-        .await
-        .map_err(refused(format!("apply Project {PROJECT}")))?;
     Api::<Shoot>::namespaced(garden.clone(), &namespace)
         .patch(SHOOT, &params, &Patch::Apply(&shoot(seed_name)))
         .await
         .map_err(refused(format!("apply Shoot {namespace}/{SHOOT}")))?;
     Ok(format!(
-        "CloudProfile {CLOUD_PROFILE}, Project {PROJECT}, Shoot {namespace}/{SHOOT} on Seed {seed_name}"
+        "CloudProfile {CLOUD_PROFILE}, Shoot {namespace}/{SHOOT} on Seed {seed_name}"
     ))
 }
 

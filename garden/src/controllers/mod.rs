@@ -9,6 +9,9 @@ pub mod csr_approval;
 pub mod extensions_check;
 pub mod finalizers;
 pub mod managedseedset;
+pub mod project;
+pub mod project_activity;
+pub mod project_stale;
 pub mod protection;
 pub mod references;
 pub mod seed_labels;
@@ -36,6 +39,13 @@ pub fn builtin() -> Vec<GardenControllerSpec> {
         GardenControllerSpec::new(finalizers::NAME, |ctx| Box::pin(finalizers::start(ctx))),
         GardenControllerSpec::new(protection::NAME, |ctx| Box::pin(protection::start(ctx))),
         GardenControllerSpec::new(references::NAME, |ctx| Box::pin(references::start(ctx))),
+        GardenControllerSpec::new(project::NAME, |ctx| Box::pin(project::start(ctx))),
+        GardenControllerSpec::new(project_stale::NAME, |ctx| {
+            Box::pin(project_stale::start(ctx))
+        }),
+        GardenControllerSpec::new(project_activity::NAME, |ctx| {
+            Box::pin(project_activity::start(ctx))
+        }),
         GardenControllerSpec::new(shootstate_finalizer::NAME, |ctx| {
             Box::pin(shootstate_finalizer::start(ctx))
         }),

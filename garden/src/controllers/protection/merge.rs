@@ -215,19 +215,20 @@ fn normalise_image(image: &Value, capability_format: bool) -> Value {
                         .collect();
                     object.insert("capabilityFlavors".into(), Value::Array(flavors));
                 }
-            } else if let Some(flavors) = object.remove("capabilityFlavors") {
-                if strings(object.get("architectures")).is_empty() {
-                    let mut architectures: Vec<String> = Vec::new();
-                    for flavor in flavors.as_array().into_iter().flatten() {
-                        for a in strings(flavor.get(ARCHITECTURE)) {
-                            if !architectures.contains(&a) {
-                                architectures.push(a);
-                            }
+            } else if let Some(flavors) = object.remove("capabilityFlavors")
+                && strings(object.get("architectures")).is_empty()
+            {
+                // The flavors go either way; their architectures fill an empty list.
+                let mut architectures: Vec<String> = Vec::new();
+                for flavor in flavors.as_array().into_iter().flatten() {
+                    for a in strings(flavor.get(ARCHITECTURE)) {
+                        if !architectures.contains(&a) {
+                            architectures.push(a);
                         }
                     }
-                    if !architectures.is_empty() {
-                        object.insert("architectures".into(), json!(architectures));
-                    }
+                }
+                if !architectures.is_empty() {
+                    object.insert("architectures".into(), json!(architectures));
                 }
             }
         }

@@ -1,0 +1,123 @@
+//! The main project controller (`project`, spec §3.1–§3.3): the project namespace (created or
+//! adopted), its ResourceQuota, the project RBAC, the phase, and the release of the namespace
+//! when the Project is deleted (only once no Shoot is left in it).
+//!
+//! Triggered by generation and deletion changes of Projects, by deleted project namespaces and
+//! by deleted Shoots (→ the Project of their namespace, which may be waiting for its last
+//! shoot). Pure decisions: [`namespace`], [`rbac`], [`quota`].
+
+pub mod namespace;
+pub mod quota;
+pub mod rbac;
+pub mod reconcile;
+
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::Namespace;
+use kube::runtime::reflector::ObjectRef;
+use kube::runtime::{Controller, WatchStreamExt, watcher};
+use kube::{Api, ResourceExt};
+use seedlet_api::core::{Project, Shoot};
+use seedlet_config::garden_projects::ProjectQuota;
+use seedlet_runtime::events::Recorder;
+use seedlet_runtime::metrics::Metrics;
+use seedlet_runtime::triggers::{changes, filter_changes, key_of};
+use seedlet_runtime::watch::{NoTriggerBackoff, RunWith, Runner};
+use tokio_util::sync::CancellationToken;
+
+pub use reconcile::{Error, error_policy, reconcile};
+
+use crate::context::GardenContext;
+
+/// Controller name.
+pub const NAME: &str = "project";
+
+/// Dependencies of the project controller.
+pub struct Ctx {
+    /// Garden client.
+    pub client: kube::Client,
+    /// Events as `project-controller`.
+    pub events: Recorder,
+    /// `controllers.project.quotas`.
+    pub quotas: Vec<ProjectQuota>,
+    /// Process metrics.
+    pub metrics: Arc<Metrics>,
+}
+
+impl std::fmt::Debug for Ctx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ctx").finish_non_exhaustive()
+    }
+}
+
+/// Starts the controller for one leadership term.
+pub async fn start(garden: Arc<GardenContext>) {
+    let config = &garden.config.controllers.project;
+    let ctx = Arc::new(Ctx {
+        client: garden.client.clone(),
+        events: garden.events.named(format!("{NAME}-controller")),
+        quotas: config.quotas.clone(),
+        metrics: garden.metrics.clone(),
+    });
+    run(ctx, config.concurrent_syncs, garden.stop.clone()).await;
+}
+
+/// The change key of a Project for this controller: generation, deletion and finalizers.
+pub fn trigger_key(project: &Project) -> String {
+    key_of(&(
+        project.metadata.generation,
+        project.metadata.deletion_timestamp.is_some(),
+        project.finalizers(),
+    ))
+}
+
+/// Runs the controller until `shutdown` is cancelled.
+pub async fn run(ctx: Arc<Ctx>, concurrent_syncs: u32, shutdown: CancellationToken) {
+    let (reader, writer) = kube::runtime::reflector::store();
+    let projects = filter_changes(
+        watcher::watcher(
+            Api::<Project>::all(ctx.client.clone()),
+            watcher::Config::default(),
+        )
+        .backoff(seedlet_runtime::watch::watch_backoff())
+        .modify(seedlet_runtime::watch::slim::<Project>)
+        .reflect(writer),
+        trigger_key,
+    );
+    // Only first sightings and deletions pass (constant key).
+    let namespaces = changes(
+        Api::<Namespace>::all(ctx.client.clone()),
+        watcher::Config::default().labels(namespace::PROJECT_NAME_LABEL),
+        |_| String::new(),
+    );
+    let shoots = changes(
+        Api::<Shoot>::all(ctx.client.clone()),
+        watcher::Config::default(),
+        |_| String::new(),
+    );
+    let store = reader.clone();
+    Controller::for_stream(projects, reader)
+        .trigger_backoff(NoTriggerBackoff)
+        .watches_stream(namespaces, |namespace: Namespace| {
+            let name = namespace.labels().get(namespace::PROJECT_NAME_LABEL)?;
+            Some(ObjectRef::<Project>::new(name))
+        })
+        .watches_stream(shoots, move |shoot: Shoot| {
+            let shoot_namespace = shoot.namespace();
+            store
+                .state()
+                .into_iter()
+                .filter(|p| {
+                    p.metadata.deletion_timestamp.is_some() && p.spec.namespace == shoot_namespace
+                })
+                .map(|p| ObjectRef::from_obj(p.as_ref()))
+                .collect::<Vec<_>>()
+        })
+        .run_with(
+            Runner::new(NAME, shutdown).concurrency(concurrent_syncs),
+            reconcile,
+            error_policy,
+            ctx,
+        )
+        .await;
+}

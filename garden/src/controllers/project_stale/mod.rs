@@ -1,0 +1,106 @@
+//! Stale projects (`project-stale`, spec §3.4): a project whose namespace has been unused for
+//! long enough gets `status.staleSinceTimestamp`, after the grace period
+//! `status.staleAutoDeleteTimestamp`, and is deleted at that instant. Time comes from the
+//! injected clock. Triggered by Project creation and by updates other than activity-only ones
+//! (generation or observedGeneration changes), and every `staleSyncPeriod`.
+//!
+//! [`activity`](crate::controllers::project_activity) writes the activity this check reads.
+
+pub mod decide;
+pub mod in_use;
+pub mod reconcile;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::runtime::{Controller, WatchStreamExt, watcher};
+use kube::{Api, ResourceExt};
+use seedlet_api::core::Project;
+use seedlet_runtime::clock::Clock;
+use seedlet_runtime::metrics::Metrics;
+use seedlet_runtime::triggers::{filter_changes, key_of};
+use seedlet_runtime::watch::{NoTriggerBackoff, RunWith, Runner};
+use tokio_util::sync::CancellationToken;
+
+pub use reconcile::{Error, error_policy, reconcile};
+
+use crate::context::GardenContext;
+
+/// Controller name.
+pub const NAME: &str = "project-stale";
+
+/// Dependencies of the stale controller.
+pub struct Ctx {
+    /// Garden client.
+    pub client: kube::Client,
+    /// Time source.
+    pub clock: Arc<dyn Clock>,
+    /// Thresholds.
+    pub settings: decide::Settings,
+    /// `staleSyncPeriod`.
+    pub sync_period: Duration,
+    /// Process metrics.
+    pub metrics: Arc<Metrics>,
+}
+
+impl std::fmt::Debug for Ctx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ctx").finish_non_exhaustive()
+    }
+}
+
+/// Starts the controller for one leadership term.
+pub async fn start(garden: Arc<GardenContext>) {
+    let config = &garden.config.controllers.project;
+    let ctx = Arc::new(Ctx {
+        client: garden.client.clone(),
+        clock: garden.clock.clone(),
+        settings: decide::Settings {
+            minimum_lifetime: decide::days(config.minimum_lifetime_days),
+            grace_period: decide::days(config.stale_grace_period_days),
+            expiration: decide::days(config.stale_expiration_time_days),
+        },
+        sync_period: config.stale_sync_period.as_std(),
+        metrics: garden.metrics.clone(),
+    });
+    run(ctx, config.concurrent_syncs, garden.stop.clone()).await;
+}
+
+/// The change key: activity-only updates do not trigger (spec §3.4).
+pub fn trigger_key(project: &Project) -> String {
+    let observed = project.status.as_ref().and_then(|s| s.observed_generation);
+    key_of(&(
+        project.metadata.generation,
+        observed,
+        project.metadata.deletion_timestamp.is_some(),
+    ))
+}
+
+/// Runs the controller until `shutdown` is cancelled.
+pub async fn run(ctx: Arc<Ctx>, concurrent_syncs: u32, shutdown: CancellationToken) {
+    let (reader, writer) = kube::runtime::reflector::store();
+    let projects = filter_changes(
+        watcher::watcher(
+            Api::<Project>::all(ctx.client.clone()),
+            watcher::Config::default(),
+        )
+        .backoff(seedlet_runtime::watch::watch_backoff())
+        .modify(seedlet_runtime::watch::slim::<Project>)
+        .reflect(writer),
+        trigger_key,
+    );
+    Controller::for_stream(projects, reader)
+        .trigger_backoff(NoTriggerBackoff)
+        .run_with(
+            Runner::new(NAME, shutdown).concurrency(concurrent_syncs),
+            reconcile,
+            error_policy,
+            ctx,
+        )
+        .await;
+}
+
+/// Name of a project (logs).
+fn name_of(project: &Project) -> String {
+    project.name_any()
+}
