@@ -339,6 +339,12 @@ fn garden(path: &Path, log: LogOptions) -> anyhow::Result<ExitCode> {
         log.log_level.unwrap_or(config.log_level),
         log.log_format.unwrap_or(config.log_format),
     )?;
+    if !config.ignored.is_empty() {
+        tracing::info!(
+            fields = %config.ignored.join(", "),
+            "configuration fields accepted but ignored by seedlet"
+        );
+    }
     let runtime = component_runtime("garden")?;
     runtime.block_on(async move {
         seedlet_garden::run_garden(config, seedlet_runtime::process::shutdown_on_signals())
@@ -364,7 +370,7 @@ fn check_config(files: &[PathBuf]) -> ExitCode {
 fn check_one(file: &Path) -> bool {
     match seedlet_config::load_for_daemon(file, |name| std::env::var(name).ok()) {
         Ok(config) => {
-            out(&format!("OK: {} {}", config.kind(), file.display()));
+            out(&format!("OK: {} {}", config.file_kind(), file.display()));
             let ignored = config.ignored_fields();
             if !ignored.is_empty() {
                 out(&format!(

@@ -121,6 +121,40 @@ fn check_config_summarises_the_fields_seedlet_ignores_in_one_line() {
     );
 }
 
+#[test]
+fn check_config_reads_gardeners_controller_manager_example_unchanged() {
+    let path =
+        repo_file("config/tests/fixtures/20-componentconfig-gardener-controller-manager.yaml");
+    let output = seedlet(&["check-config", path.to_str().expect("utf-8 path")]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(
+        text(&output.stdout),
+        format!(
+            "OK: ControllerManagerConfiguration {}\n  2 fields accepted but ignored by seedlet: \
+             controllers.controllerDeployment, debugging\n",
+            path.display()
+        )
+    );
+    // A typo in Gardener's format names its path.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let typo = dir.path().join("typo.yaml");
+    std::fs::write(
+        &typo,
+        "apiVersion: controllermanager.config.gardener.cloud/v1alpha1\n\
+         kind: ControllerManagerConfiguration\ncontrollers:\n  project:\n    staleSyncPeriods: 1h\n",
+    )
+    .expect("written");
+    let output = seedlet(&["garden", "--config", typo.to_str().expect("utf-8 path")]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        text(&output.stderr),
+        format!(
+            "{}: controllers.project.staleSyncPeriods: unknown field\n",
+            typo.display()
+        )
+    );
+}
+
 /// A valid `seedConfig`, which the agent requires.
 const SEED: &str = "seedConfig:
   metadata:
@@ -251,8 +285,9 @@ fn check_config_puts_file_and_field_first_for_a_wrong_api_version_kind_or_file()
         "/nonexistent/seedlet.yaml",
     ]);
     assert_eq!(output.status.code(), Some(2));
-    let expected = "expected gardenlet.config.gardener.cloud/v1alpha1 GardenletConfiguration or \
-                    seedlet.gardener.cloud/v1alpha1 GardenControllerConfiguration";
+    let expected = "expected gardenlet.config.gardener.cloud/v1alpha1 GardenletConfiguration, \
+                    seedlet.gardener.cloud/v1alpha1 GardenControllerConfiguration or \
+                    controllermanager.config.gardener.cloud/v1alpha1 ControllerManagerConfiguration";
     assert_eq!(
         text(&output.stderr),
         format!(

@@ -2,8 +2,8 @@
 //! `gardener` finalizer on CloudProfiles, NamespacedCloudProfiles, bindings, Quotas and
 //! ExposureClasses, deletion blocked (with its Event) while in use and released after, the marks
 //! the bindings put on credentials and Quotas, and the reference finalizer of Shoots and Seeds on
-//! the Secrets and ConfigMaps they reference. Runs the real garden controller against a garden
-//! sandbox.
+//! the Secrets and ConfigMaps they reference. Runs the real garden controller, configured by
+//! Gardener's example `ControllerManagerConfiguration`, against a garden sandbox.
 
 use seedlet_testkit as common;
 
@@ -25,10 +25,10 @@ use tokio_util::sync::CancellationToken;
 const TIMEOUT: Duration = Duration::from_secs(20);
 const NS: &str = "garden-dev";
 
-const CONFIG: &str = r#"
-apiVersion: seedlet.gardener.cloud/v1alpha1
-kind: GardenControllerConfiguration
-"#;
+/// Gardener's own example `ControllerManagerConfiguration`, unchanged: the garden controller runs
+/// from it.
+const CONFIG: &str =
+    include_str!("../config/tests/fixtures/20-componentconfig-gardener-controller-manager.yaml");
 
 struct Garden {
     sandbox: Sandbox,

@@ -5,5 +5,7 @@
 pub const GARDENLET: &str = "gardenlet.config.gardener.cloud/v1alpha1";
 /// `apiVersion` of seedlet's `GardenControllerConfiguration`.
 pub const GARDEN_CONTROLLER: &str = "seedlet.gardener.cloud/v1alpha1";
+/// `apiVersion` of gardener-controller-manager's `ControllerManagerConfiguration`.
+pub const CONTROLLER_MANAGER: &str = "controllermanager.config.gardener.cloud/v1alpha1";
 /// Every `apiVersion` seedlet reads.
-pub const KNOWN: [&str; 2] = [GARDENLET, GARDEN_CONTROLLER];
+pub const KNOWN: [&str; 3] = [GARDENLET, GARDEN_CONTROLLER, CONTROLLER_MANAGER];

@@ -41,6 +41,9 @@ pub struct GardenControllerConfiguration {
     /// The seed authorizer and SeedRestriction webhooks' HTTPS server; absent means off.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub webhooks: Option<crate::garden_webhooks::GardenWebhooks>,
+    /// Set fields seedlet does not act on, when read from a Gardener `ControllerManagerConfiguration`.
+    #[serde(skip)]
+    pub ignored: Vec<String>,
 }
 
 /// The `controllers` block of the garden controller.
@@ -167,6 +170,7 @@ impl Default for GardenControllerConfiguration {
             log_format: LogFormat::default(),
             server: ServerConfiguration::default(),
             webhooks: None,
+            ignored: Vec::new(),
         }
     }
 }

@@ -6,12 +6,16 @@
 //! - [`GardenletConfiguration`] (`gardenlet.config.gardener.cloud/v1alpha1`) for the agent, compatible
 //!   with gardenlet's: every field gardenlet knows is accepted, unimplemented ones are listed by
 //!   [`GardenletConfiguration::ignored_fields`];
-//! - [`GardenControllerConfiguration`] (`seedlet.gardener.cloud/v1alpha1`) for the garden controller.
+//! - [`GardenControllerConfiguration`] (`seedlet.gardener.cloud/v1alpha1`) for the garden controller,
+//!   which also reads gardener-controller-manager's own
+//!   [`controllermanager::ControllerManagerConfiguration`] unchanged (unimplemented fields are
+//!   listed by [`AnyConfig::ignored_fields`]).
 //!
 //! Durations use Go syntax ([`Duration`]). Unknown fields are errors naming their path.
 
 mod api_versions;
 mod common;
+pub mod controllermanager;
 mod decode;
 mod defaults;
 mod duration;
@@ -56,6 +60,17 @@ pub enum AnyConfig {
 }
 
 impl AnyConfig {
+    /// The `kind` of the file it was read from (`ControllerManagerConfiguration` for Gardener's
+    /// garden controller file; [`AnyConfig::kind`] is the daemon's kind).
+    pub fn file_kind(&self) -> &'static str {
+        match self {
+            AnyConfig::GardenController(config) if config.kind == controllermanager::KIND => {
+                controllermanager::KIND
+            }
+            other => other.kind(),
+        }
+    }
+
     /// The `kind` of the configuration.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -84,7 +99,7 @@ impl AnyConfig {
     pub fn ignored_fields(&self) -> Vec<String> {
         match self {
             AnyConfig::Gardenlet(config) => config.ignored_fields(),
-            AnyConfig::GardenController(_) => Vec::new(),
+            AnyConfig::GardenController(config) => config.ignored.clone(),
         }
     }
 }
@@ -175,16 +190,31 @@ fn parse_document(
             )?;
             Ok(AnyConfig::GardenController(Box::new(config)))
         }
+        (controllermanager::API_VERSION, controllermanager::KIND) => {
+            let source: controllermanager::ControllerManagerConfiguration =
+                finish(&document, &file, |_| {}, |_| Vec::new(), Vec::new())?;
+            let (mut config, ignored) = controllermanager::into_garden(&source);
+            defaults::apply_garden_controller_defaults(&mut config);
+            config.ignored = ignored;
+            let mut problems = controllermanager::validate(&config);
+            problems.extend(missing_files(files::Daemon::Garden));
+            if !problems.is_empty() {
+                return Err(ConfigError::Invalid { file, problems });
+            }
+            Ok(AnyConfig::GardenController(Box::new(config)))
+        }
         _ => Err(ConfigError::UnknownKind {
             file,
             api_version,
             kind,
             expected: format!(
-                "{} {} or {} {}",
+                "{} {}, {} {} or {} {}",
                 gardenlet::API_VERSION,
                 gardenlet::KIND,
                 garden::API_VERSION,
-                garden::KIND
+                garden::KIND,
+                controllermanager::API_VERSION,
+                controllermanager::KIND
             ),
         }),
     }

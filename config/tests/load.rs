@@ -296,13 +296,16 @@ controllers:\n  seedLifecycle:\n    monitorPeriod: 1m\n    gracePeriod: 1m\n  sh
 #[test]
 fn other_kinds_and_missing_type_information_are_refused() {
     let error = parse(
-        "apiVersion: controllermanager.config.gardener.cloud/v1alpha1\nkind: ControllerManagerConfiguration\n",
-        "gcm.yaml",
+        "apiVersion: operator.config.gardener.cloud/v1alpha1\nkind: OperatorConfiguration\n",
+        "operator.yaml",
     )
     .unwrap_err();
     assert!(
-        matches!(error, ConfigError::UnknownKind { ref kind, .. } if kind == "ControllerManagerConfiguration")
+        matches!(error, ConfigError::UnknownKind { ref kind, .. } if kind == "OperatorConfiguration")
     );
+    assert!(error.to_string().contains(
+        "or controllermanager.config.gardener.cloud/v1alpha1 ControllerManagerConfiguration"
+    ));
     assert!(
         error
             .to_string()
@@ -371,5 +374,112 @@ fn free_port_asks_for_any_port_where_port_zero_means_the_default() {
             "{GARDENLET_HEADER}{SEED}server:\n  metrics:\n    port: 9000\n    freePort: true\n"
         )),
         ["server.metrics.freePort: asks for any free port but port is 9000; set one of them"]
+    );
+}
+
+#[test]
+fn gardeners_controller_manager_example_passes_unchanged_and_reports_what_seedlet_ignores() {
+    let path = crate_file("tests/fixtures/20-componentconfig-gardener-controller-manager.yaml");
+    let config = load(&path).unwrap();
+    assert_eq!(config.kind(), "GardenControllerConfiguration");
+    assert_eq!(config.file_kind(), "ControllerManagerConfiguration");
+    assert_eq!(
+        config.ignored_fields(),
+        ["controllers.controllerDeployment", "debugging"]
+    );
+    let AnyConfig::GardenController(garden) = config else {
+        panic!("wrong kind")
+    };
+    assert_eq!(garden.garden_client_connection.qps, 100.0);
+    assert_eq!(garden.garden_client_connection.burst, 130);
+    let controllers = &garden.controllers;
+    assert_eq!(
+        controllers.seed_lifecycle.sync_period,
+        Duration::from_secs(10)
+    );
+    // Unset: Gardener's defaults.
+    assert_eq!(
+        controllers.seed_lifecycle.monitor_period,
+        Duration::from_secs(40)
+    );
+    assert_eq!(
+        controllers.seed_lifecycle.shoot_monitor_period,
+        Duration::from_secs(200)
+    );
+    assert_eq!(
+        seedlet_config::threshold_for(
+            &controllers.seed_extensions_check.condition_thresholds,
+            "ExtensionsReady"
+        ),
+        Some(Duration::from_mins(1))
+    );
+    assert_eq!(controllers.project.minimum_lifetime_days, 30);
+    assert_eq!(
+        controllers.project.stale_sync_period,
+        Duration::from_hours(12)
+    );
+    assert!(controllers.project.quotas.is_empty());
+    let event = controllers.event.as_ref().expect("event block present");
+    assert_eq!(event.ttl_non_shoot_events, Duration::from_hours(1));
+    assert_eq!(controllers.shoot_reference.concurrent_syncs, 5);
+    // The shoot lifecycle blocks map one to one.
+    assert_eq!(
+        controllers.shoot_hibernation.trigger_deadline_duration,
+        Duration::from_hours(2)
+    );
+    assert_eq!(controllers.shoot_quota.sync_period, Duration::from_mins(60));
+    assert_eq!(
+        controllers.managed_seed_set.sync_period,
+        Duration::from_mins(30)
+    );
+    assert_eq!(
+        garden.leader_election.resource_name,
+        "gardener-controller-manager-leader-election"
+    );
+    assert_eq!(garden.leader_election.resource_namespace, "garden");
+    assert_eq!(garden.log_format, LogFormat::Text);
+    assert_eq!(garden.server.health_probes.port, 2718);
+    assert_eq!(garden.server.metrics.port, 2719);
+}
+
+#[test]
+fn controller_manager_unknown_fields_and_bad_values_name_their_path() {
+    let text = "apiVersion: controllermanager.config.gardener.cloud/v1alpha1
+kind: ControllerManagerConfiguration
+controllers:
+  project:
+    staleSyncPeriod: soon
+    quotaz: []
+  seed:
+    syncPeriod: 0s
+  cloudProfile:
+    concurentSyncs: 5
+  event:
+    ttlNonShootEvents: 0s
+topLevel: true
+";
+    assert_eq!(
+        problems(text),
+        [
+            "controllers.project.staleSyncPeriod: invalid duration \"soon\": expected numbers with units such as \"1m30s\"",
+            "controllers.project.quotaz: unknown field",
+            "controllers.cloudProfile.concurentSyncs: unknown field",
+            "topLevel: unknown field",
+        ]
+    );
+    let valid_syntax = "apiVersion: controllermanager.config.gardener.cloud/v1alpha1
+kind: ControllerManagerConfiguration
+controllers:
+  seed:
+    syncPeriod: 0s
+  event:
+    ttlNonShootEvents: 0s
+";
+    assert_eq!(
+        problems(valid_syntax),
+        [
+            "controllers.seed.syncPeriod: must be > 0",
+            "controllers.event.ttlNonShootEvents: must be > 0",
+        ]
     );
 }
