@@ -1,11 +1,13 @@
 //! The seedlet garden-side controller: CSR approval, seed lifecycle, extension scheduling,
-//! finalizers, ShootState finalizer. Built on `seedlet-runtime`, a peer of the seed agent.
+//! finalizers, ShootState finalizer, reference protection, projects, extension ClusterRoles and
+//! the Event TTL. Built on `seedlet-runtime`, a peer of the seed agent.
 
 pub mod cluster_identity;
 pub mod context;
 pub mod controllers;
 pub mod daemon;
 pub mod webhooks;
+pub mod selector;
 
 pub use context::{GardenContext, GardenControllerSpec};
 pub use daemon::{Error, Garden, RunningGarden, run_garden};

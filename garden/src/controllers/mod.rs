@@ -6,6 +6,8 @@ pub mod backupbuckets_check;
 pub mod bastion_expiry;
 pub mod controllerregistration;
 pub mod csr_approval;
+pub mod event_ttl;
+pub mod extension_clusterrole;
 pub mod extensions_check;
 pub mod finalizers;
 pub mod managedseedset;
@@ -40,6 +42,10 @@ pub fn builtin() -> Vec<GardenControllerSpec> {
         GardenControllerSpec::new(protection::NAME, |ctx| Box::pin(protection::start(ctx))),
         GardenControllerSpec::new(references::NAME, |ctx| Box::pin(references::start(ctx))),
         GardenControllerSpec::new(project::NAME, |ctx| Box::pin(project::start(ctx))),
+        GardenControllerSpec::new(extension_clusterrole::NAME, |ctx| {
+            Box::pin(extension_clusterrole::start(ctx))
+        }),
+        GardenControllerSpec::new(event_ttl::NAME, |ctx| Box::pin(event_ttl::start(ctx))),
         GardenControllerSpec::new(project_stale::NAME, |ctx| {
             Box::pin(project_stale::start(ctx))
         }),

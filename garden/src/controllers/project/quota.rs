@@ -17,55 +17,11 @@ use super::namespace::owner_reference;
 /// Name of the default ResourceQuota.
 pub const NAME: &str = "gardener";
 
-fn strings(value: Option<&Value>) -> Vec<&str> {
-    value
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect()
-}
-
-/// Whether a label selector (JSON `matchLabels` / `matchExpressions`; absent or `{}` = all)
-/// matches `labels`.
-pub fn selector_matches(selector: Option<&Value>, labels: &BTreeMap<String, String>) -> bool {
-    let Some(selector) = selector else {
-        return true;
-    };
-    let match_labels = selector
-        .get("matchLabels")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
-        .all(|(key, value)| labels.get(key).map(String::as_str) == value.as_str());
-    let expressions = selector
-        .get("matchExpressions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .all(|expression| {
-            let key = expression
-                .get("key")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let values = strings(expression.get("values"));
-            let value = labels.get(key).map(String::as_str);
-            match expression.get("operator").and_then(Value::as_str) {
-                Some("In") => value.is_some_and(|v| values.contains(&v)),
-                Some("NotIn") => value.is_none_or(|v| !values.contains(&v)),
-                Some("Exists") => value.is_some(),
-                Some("DoesNotExist") => value.is_none(),
-                _ => false,
-            }
-        });
-    match_labels && expressions
-}
-
 /// The configured quota for `project`, if any.
 pub fn select<'a>(quotas: &'a [ProjectQuota], project: &Project) -> Option<&'a ProjectQuota> {
     quotas
         .iter()
-        .find(|quota| selector_matches(quota.project_selector.as_ref(), project.labels()))
+        .find(|quota| crate::selector::matches(quota.project_selector.as_ref(), project.labels()))
 }
 
 fn string_map(value: Option<&Value>) -> BTreeMap<String, String> {
@@ -142,44 +98,6 @@ mod tests {
             .iter()
             .map(|(k, v)| ((*k).into(), (*v).into()))
             .collect()
-    }
-
-    #[test]
-    fn selectors() {
-        let l = labels(&[("stage", "dev"), ("team", "a")]);
-        let cases = [
-            (None, true),
-            (Some(json!({})), true),
-            (Some(json!({"matchLabels": {"stage": "dev"}})), true),
-            (Some(json!({"matchLabels": {"stage": "prod"}})), false),
-            (
-                Some(
-                    json!({"matchExpressions": [{"key": "team", "operator": "In", "values": ["a", "b"]}]}),
-                ),
-                true,
-            ),
-            (
-                Some(
-                    json!({"matchExpressions": [{"key": "team", "operator": "NotIn", "values": ["a"]}]}),
-                ),
-                false,
-            ),
-            (
-                Some(json!({"matchExpressions": [{"key": "x", "operator": "DoesNotExist"}]})),
-                true,
-            ),
-            (
-                Some(json!({"matchExpressions": [{"key": "x", "operator": "Exists"}]})),
-                false,
-            ),
-        ];
-        for (selector, expected) in cases {
-            assert_eq!(
-                selector_matches(selector.as_ref(), &l),
-                expected,
-                "{selector:?}"
-            );
-        }
     }
 
     #[test]
