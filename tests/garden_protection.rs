@@ -502,3 +502,46 @@ async fn shoots_and_seeds_protect_what_they_reference_until_released() {
     wait_finalizer(&garden_secrets, "seed-res", REFERENCE, false).await;
     garden.stop().await;
 }
+
+#[tokio::test]
+async fn cloud_profile_status_classifies_every_version() {
+    let garden = garden().await;
+    let profiles: Api<CloudProfile> = Api::all(garden.client.clone());
+    let later = jiff::Timestamp::now()
+        .checked_add(jiff::SignedDuration::from_hours(3))
+        .expect("time");
+    let later = jiff::Timestamp::from_second(later.as_second()).expect("time");
+    create(&profiles, json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "CloudProfile",
+        "metadata": {"name": "classified"},
+        "spec": {
+            "type": "local",
+            "kubernetes": {"versions": [
+                {"version": "1.30.0", "expirationDate": "2020-01-01T00:00:00Z"},
+                {"version": "1.31.0", "lifecycle": [{"classification": "supported", "startTime": later.to_string()}]},
+                {"version": "1.32.0"}
+            ]},
+            "machineImages": [{"name": "gl", "versions": [{"version": "1.0.0", "classification": "preview"}]}]
+        }}))
+    .await;
+    let status = wait_for("cloud profile status", TIMEOUT, || async {
+        profiles
+            .get("classified")
+            .await
+            .expect("get")
+            .status
+            .map(|s| serde_json::to_value(s).expect("json"))
+    })
+    .await;
+    assert_eq!(
+        status,
+        json!({
+            "kubernetes": {"versions": [
+                {"version": "1.30.0", "classification": "expired"},
+                {"version": "1.31.0", "classification": "unavailable"},
+                {"version": "1.32.0", "classification": "supported"}
+            ]},
+            "machineImages": [{"name": "gl", "versions": [{"version": "1.0.0", "classification": "preview"}]}]
+        })
+    );
+    garden.stop().await;
+}

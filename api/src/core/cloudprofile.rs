@@ -1,5 +1,5 @@
-//! `CloudProfile` (cluster-scoped) and `NamespacedCloudProfile` (namespaced): kept as raw JSON,
-//! because seedlet only copies them into `Cluster` objects.
+//! `CloudProfile` (cluster-scoped) and `NamespacedCloudProfile` (namespaced): kept as raw JSON;
+//! the agent copies them into `Cluster` objects, the garden controller computes their status.
 
 use kube::CustomResource;
 use schemars::JsonSchema;
@@ -13,6 +13,7 @@ use crate::common::{Extra, schema};
     group = "core.gardener.cloud",
     version = "v1beta1",
     kind = "CloudProfile",
+    status = "CloudProfileStatus",
     derive = "PartialEq",
     derive = "Default",
     shortname = "cprofile",
@@ -34,6 +35,25 @@ pub struct CloudProfileSpec {
 impl JsonSchema for CloudProfileSpec {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "CloudProfileSpec".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schema::raw_object(generator)
+    }
+}
+
+/// Status of a CloudProfile: the current classification of each version
+/// (`kubernetes.versions[]`, `machineImages[].versions[]`), kept verbatim.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct CloudProfileStatus {
+    /// All status fields.
+    #[serde(flatten)]
+    pub fields: Extra,
+}
+
+impl JsonSchema for CloudProfileStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CloudProfileStatus".into()
     }
 
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {

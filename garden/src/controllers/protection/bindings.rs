@@ -3,6 +3,8 @@
 //! deleting one waits for its shoots, then releases the credential unless another live binding
 //! of the same kind uses it, and unlabels the Quotas no other binding lists.
 
+use std::time::Duration;
+
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use kube::runtime::controller::Controller;
 use kube::runtime::reflector::ObjectRef;
@@ -309,8 +311,10 @@ impl Protected for SecretBinding {
         ))
     }
 
-    async fn reconcile_live(&self, ctx: &Ctx) -> Result<(), Error> {
-        protect(&View::of_secret_binding(self), ctx).await
+    async fn reconcile_live(&self, ctx: &Ctx) -> Result<Option<Duration>, Error> {
+        protect(&View::of_secret_binding(self), ctx)
+            .await
+            .map(|()| None)
     }
 
     async fn before_delete(&self, ctx: &Ctx) -> Result<(), Error> {
@@ -355,8 +359,10 @@ impl Protected for CredentialsBinding {
         ))
     }
 
-    async fn reconcile_live(&self, ctx: &Ctx) -> Result<(), Error> {
-        protect(&View::of_credentials_binding(self), ctx).await
+    async fn reconcile_live(&self, ctx: &Ctx) -> Result<Option<Duration>, Error> {
+        protect(&View::of_credentials_binding(self), ctx)
+            .await
+            .map(|()| None)
     }
 
     async fn before_delete(&self, ctx: &Ctx) -> Result<(), Error> {

@@ -1,6 +1,8 @@
 //! [`Protected`] for the kinds without credentials: CloudProfile, NamespacedCloudProfile, Quota,
 //! ExposureClass — their in-use checks and triggers. (The bindings are in [`super::bindings`].)
 
+use std::time::Duration;
+
 use kube::runtime::controller::Controller;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
@@ -50,6 +52,27 @@ impl Protected for CloudProfile {
         Api::all(client.clone())
     }
 
+    async fn reconcile_live(&self, ctx: &Ctx) -> Result<Option<Duration>, Error> {
+        let now = ctx.clock.now();
+        let spec = serde_json::to_value(&self.spec).unwrap_or_default();
+        let (status, next) = super::classification::status(&spec, now);
+        let current = self
+            .status
+            .as_ref()
+            .map(|s| serde_json::to_value(s).unwrap_or_default())
+            .unwrap_or_else(|| serde_json::json!({}));
+        if current != status {
+            super::ncp_status::replace_status(
+                &Api::<CloudProfile>::all(ctx.client.clone()),
+                self,
+                "CloudProfile",
+                status,
+            )
+            .await?;
+        }
+        Ok(next.map(|next| next.duration_since(now).unsigned_abs()))
+    }
+
     async fn blockers(&self, ctx: &Ctx) -> Result<Option<Blocked>, Error> {
         let children: Vec<NamespacedCloudProfile> =
             list_all(&ctx.client, "NamespacedCloudProfile").await?;
@@ -96,8 +119,8 @@ impl Protected for NamespacedCloudProfile {
         ))
     }
 
-    async fn reconcile_live(&self, ctx: &Ctx) -> Result<(), Error> {
-        super::ncp_status::update(self, ctx).await
+    async fn reconcile_live(&self, ctx: &Ctx) -> Result<Option<Duration>, Error> {
+        super::ncp_status::update(self, ctx).await.map(|()| None)
     }
 
     fn watches(controller: Controller<Self>, client: &kube::Client) -> Controller<Self> {

@@ -12,6 +12,7 @@
 //! writes `status.cloudProfileSpec` ([`ncp_status`], pure merge in [`merge`]).
 
 pub mod bindings;
+pub mod classification;
 pub mod credential;
 pub mod kinds;
 pub mod merge;
@@ -22,6 +23,7 @@ pub mod users;
 use std::fmt::Debug;
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use kube::runtime::controller::Controller;
 use kube::runtime::watcher;
@@ -29,6 +31,7 @@ use kube::{Api, Resource};
 use seedlet_api::core::{
     CloudProfile, CredentialsBinding, ExposureClass, NamespacedCloudProfile, Quota, SecretBinding,
 };
+use seedlet_runtime::clock::Clock;
 use seedlet_runtime::events::{EventType, Recorder};
 use seedlet_runtime::metrics::Metrics;
 use seedlet_runtime::watch::{RunWith, Runner};
@@ -49,6 +52,8 @@ pub struct Ctx {
     pub client: kube::Client,
     /// Events as `<name>-controller`.
     pub events: Recorder,
+    /// Time source (CloudProfile classifications).
+    pub clock: Arc<dyn Clock>,
     /// Process metrics.
     pub metrics: Arc<Metrics>,
 }
@@ -99,9 +104,13 @@ pub trait Protected:
     /// What blocks deletion, if anything.
     fn blockers(&self, ctx: &Ctx) -> impl Future<Output = Result<Option<Blocked>, Error>> + Send;
 
-    /// Work after the finalizer is ensured on a live object (labels, status).
-    fn reconcile_live(&self, _ctx: &Ctx) -> impl Future<Output = Result<(), Error>> + Send {
-        async { Ok(()) }
+    /// Work after the finalizer is ensured on a live object (labels, status); returns when to
+    /// look again (a CloudProfile's next lifecycle change), if ever.
+    fn reconcile_live(
+        &self,
+        _ctx: &Ctx,
+    ) -> impl Future<Output = Result<Option<Duration>, Error>> + Send {
+        async { Ok(None) }
     }
 
     /// Work on a deleting object before the in-use check (re-protect the credential).
@@ -139,6 +148,7 @@ pub async fn run<K: Protected>(garden: &GardenContext, concurrent_syncs: u32) {
     let ctx = Arc::new(Ctx {
         client: garden.client.clone(),
         events: garden.events.named(format!("{}-controller", K::NAME)),
+        clock: garden.clock.clone(),
         metrics: garden.metrics.clone(),
     });
     run_with::<K>(ctx, concurrent_syncs, garden.stop.clone()).await;

@@ -1,6 +1,7 @@
 //! `status.cloudProfileSpec` of a NamespacedCloudProfile (spec §2.3): the parent's spec merged
 //! with the namespaced profile's ([`super::merge`]) and the observed generation, written when
-//! they changed. A missing parent leaves the status as it is.
+//! they changed. A missing parent leaves the status as it is. [`replace_status`] writes a
+//! computed status (also the CloudProfile's).
 
 use kube::ResourceExt;
 use kube::api::{Api, Patch, PatchParams};
@@ -52,30 +53,47 @@ pub async fn update(profile: &NamespacedCloudProfile, ctx: &Ctx) -> Result<(), E
     if profile.status.as_ref() == Some(&status) {
         return Ok(());
     }
-    // The whole status is replaced: a merge patch could not drop fields the merge no longer
-    // yields. The resourceVersion test keeps a concurrent writer's change.
+    let api = Api::<NamespacedCloudProfile>::namespaced(
+        ctx.client.clone(),
+        &profile.namespace().unwrap_or_default(),
+    );
+    replace_status(&api, profile, "NamespacedCloudProfile", status).await
+}
+
+/// Replaces the whole status of `object` with `status`: a merge patch could not drop fields the
+/// computation no longer yields. The resourceVersion test keeps a concurrent writer's change
+/// (the write then fails and the reconcile is retried on fresh state).
+///
+/// # Errors
+/// [`Error::Encode`] (not expected), [`Error::Write`].
+pub async fn replace_status<K, S>(
+    api: &Api<K>,
+    object: &K,
+    kind: &'static str,
+    status: S,
+) -> Result<(), Error>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+    S: serde::Serialize,
+{
     let patch: json_patch::Patch = serde_json::from_value(json!([
-        {"op": "test", "path": "/metadata/resourceVersion", "value": profile.resource_version()},
+        {"op": "test", "path": "/metadata/resourceVersion", "value": object.resource_version()},
         {"op": "add", "path": "/status", "value": status},
     ]))
     .map_err(|source| Error::Encode {
-        key: key_of(profile),
+        key: key_of(object),
         source,
     })?;
-    Api::<NamespacedCloudProfile>::namespaced(
-        ctx.client.clone(),
-        &profile.namespace().unwrap_or_default(),
-    )
-    .patch_status(
-        &profile.name_any(),
+    api.patch_status(
+        &object.name_any(),
         &PatchParams::default(),
         &Patch::Json::<()>(patch),
     )
     .await
     .map_err(|source| Error::Write {
         what: "writing status",
-        kind: "NamespacedCloudProfile",
-        key: key_of(profile),
+        kind,
+        key: key_of(object),
         source,
     })?;
     Ok(())

@@ -102,10 +102,10 @@ pub async fn reconcile<K: Protected>(object: Arc<K>, ctx: Arc<Ctx>) -> Result<Ac
     let result = run(object.as_ref(), &ctx).await;
     ctx.metrics
         .reconciled(K::NAME, started.elapsed(), result.is_ok());
-    result.map(|()| Action::await_change())
+    result.map(|next| next.map_or_else(Action::await_change, Action::requeue))
 }
 
-async fn run<K: Protected>(object: &K, ctx: &Ctx) -> Result<(), Error> {
+async fn run<K: Protected>(object: &K, ctx: &Ctx) -> Result<Option<Duration>, Error> {
     let api = K::api(&ctx.client, object.namespace().as_deref());
     let key = key_of(object);
     let read = |source| Error::Read {
@@ -114,7 +114,7 @@ async fn run<K: Protected>(object: &K, ctx: &Ctx) -> Result<(), Error> {
         source,
     };
     let Some(current) = api.get_opt(&object.name_any()).await.map_err(read)? else {
-        return Ok(());
+        return Ok(None);
     };
     let write = |source| Error::Write {
         what: "patching finalizers",
@@ -128,7 +128,7 @@ async fn run<K: Protected>(object: &K, ctx: &Ctx) -> Result<(), Error> {
             .iter()
             .any(|f| f == finalizers::GARDENER)
         {
-            return Ok(());
+            return Ok(None);
         }
         current.before_delete(ctx).await?;
         if let Some(blocked) = current.blockers(ctx).await? {
@@ -147,7 +147,7 @@ async fn run<K: Protected>(object: &K, ctx: &Ctx) -> Result<(), Error> {
         seedlet_runtime::finalizer::remove(&api, &current, finalizers::GARDENER)
             .await
             .map_err(write)?;
-        return Ok(());
+        return Ok(None);
     }
     if seedlet_runtime::finalizer::ensure(&api, &current, finalizers::GARDENER)
         .await
@@ -155,7 +155,7 @@ async fn run<K: Protected>(object: &K, ctx: &Ctx) -> Result<(), Error> {
     {
         // The write changed the object; its watch event brings the next reconcile, which
         // works on the fresh state.
-        return Ok(());
+        return Ok(None);
     }
     current.reconcile_live(ctx).await
 }
