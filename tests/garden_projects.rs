@@ -478,3 +478,44 @@ async fn stale_timestamps_follow_the_injected_clock_until_auto_deletion() {
     assert!(projects.get_opt("busy").await.expect("get").is_some());
     garden.stop().await;
 }
+
+#[tokio::test]
+async fn a_deleted_or_changed_project_role_binding_is_restored() {
+    let garden = garden(None).await;
+    let client = garden.client.clone();
+    let projects: Api<Project> = Api::all(client.clone());
+    create(
+        &projects,
+        json!({
+            "apiVersion": "core.gardener.cloud/v1beta1", "kind": "Project",
+            "metadata": {"name": "rb"},
+            "spec": {"namespace": "garden-rb", "members": [member("dave", &["viewer"])]}
+        }),
+    )
+    .await;
+    phase(&projects, "rb", "Ready").await;
+    let bindings: Api<RoleBinding> = Api::namespaced(client.clone(), "garden-rb");
+    let name = "gardener.cloud:system:project-viewer";
+    let patch = json!({"subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "mallory"}]});
+    bindings
+        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .expect("patch");
+    wait_until("subjects restored", TIMEOUT, || async {
+        subjects(&bindings.get(name).await.expect("rb").subjects) == ["dave"]
+    })
+    .await;
+    bindings
+        .delete(name, &DeleteParams::default())
+        .await
+        .expect("delete");
+    wait_until("binding recreated", TIMEOUT, || async {
+        bindings
+            .get_opt(name)
+            .await
+            .expect("get")
+            .is_some_and(|b| subjects(&b.subjects) == ["dave"])
+    })
+    .await;
+    garden.stop().await;
+}

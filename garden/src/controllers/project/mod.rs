@@ -2,8 +2,8 @@
 //! adopted), its ResourceQuota, the project RBAC, the phase, and the release of the namespace
 //! when the Project is deleted (only once no Shoot is left in it).
 //!
-//! Triggered by generation and deletion changes of Projects, by deleted project namespaces and
-//! by deleted Shoots (→ the Project of their namespace, which may be waiting for its last
+//! Triggered by generation and deletion changes of Projects, by deleted project namespaces, by
+//! changed or deleted RoleBindings the Project owns, and by deleted Shoots (→ the Project of their namespace, which may be waiting for its last
 //! shoot). Pure decisions: [`namespace`], [`rbac`], [`quota`].
 
 pub mod namespace;
@@ -14,6 +14,7 @@ pub mod reconcile;
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::rbac::v1::RoleBinding;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::{Controller, WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
@@ -71,6 +72,19 @@ pub fn trigger_key(project: &Project) -> String {
     ))
 }
 
+/// The Project controlling `object` (its controller owner reference), if any.
+pub fn owning_project<K: kube::Resource>(object: &K) -> Option<ObjectRef<Project>> {
+    object
+        .owner_references()
+        .iter()
+        .find(|r| {
+            r.controller == Some(true)
+                && r.kind == "Project"
+                && r.api_version.starts_with("core.gardener.cloud/")
+        })
+        .map(|r| ObjectRef::new(&r.name))
+}
+
 /// Runs the controller until `shutdown` is cancelled.
 pub async fn run(ctx: Arc<Ctx>, concurrent_syncs: u32, shutdown: CancellationToken) {
     let (reader, writer) = kube::runtime::reflector::store();
@@ -95,8 +109,15 @@ pub async fn run(ctx: Arc<Ctx>, concurrent_syncs: u32, shutdown: CancellationTok
         watcher::Config::default(),
         |_| String::new(),
     );
+    // Owned RoleBindings: deletions and changes of roleRef or subjects (drift is repaired).
+    let bindings = changes(
+        Api::<RoleBinding>::all(ctx.client.clone()),
+        watcher::Config::default(),
+        |binding: &RoleBinding| key_of(&(&binding.role_ref, &binding.subjects)),
+    );
     let store = reader.clone();
     Controller::for_stream(projects, reader)
+        .watches_stream(bindings, |binding: RoleBinding| owning_project(&binding))
         .trigger_backoff(NoTriggerBackoff)
         .watches_stream(namespaces, |namespace: Namespace| {
             let name = namespace.labels().get(namespace::PROJECT_NAME_LABEL)?;
