@@ -6,8 +6,8 @@ pub mod cluster_identity;
 pub mod context;
 pub mod controllers;
 pub mod daemon;
-pub mod webhooks;
 pub mod selector;
+pub mod webhooks;
 
 pub use context::{GardenContext, GardenControllerSpec};
 pub use daemon::{Error, Garden, RunningGarden, run_garden};
