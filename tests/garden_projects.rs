@@ -519,3 +519,70 @@ async fn a_deleted_or_changed_project_role_binding_is_restored() {
     .await;
     garden.stop().await;
 }
+
+#[tokio::test]
+async fn project_resource_quotas_grow_with_the_objects_per_shoot() {
+    let garden = garden(None).await;
+    let client = garden.client.clone();
+    let projects: Api<Project> = Api::all(client.clone());
+    create(
+        &projects,
+        json!({
+            "apiVersion": "core.gardener.cloud/v1beta1", "kind": "Project",
+            "metadata": {"name": "rq"}, "spec": {"namespace": "garden-rq"}
+        }),
+    )
+    .await;
+    phase(&projects, "rq", "Ready").await;
+    let quotas: Api<ResourceQuota> = Api::namespaced(client.clone(), "garden-rq");
+    create(
+        &quotas,
+        json!({
+            "metadata": {"name": "extra", "namespace": "garden-rq"},
+            "spec": {"hard": {"count/shoots.core.gardener.cloud": "10", "count/secrets": "30"}}
+        }),
+    )
+    .await;
+    let hard = |quota: &ResourceQuota, key: &str| {
+        quota
+            .spec
+            .as_ref()
+            .and_then(|s| s.hard.as_ref())
+            .and_then(|h| h.get(key))
+            .map(|q| q.0.clone())
+    };
+    let quota = wait_for("secrets raised to 4 per shoot", TIMEOUT, || async {
+        quotas
+            .get_opt("extra")
+            .await
+            .expect("get")
+            .filter(|q| hard(q, "count/secrets").as_deref() == Some("40"))
+    })
+    .await;
+    assert_eq!(
+        quota.annotations()["quota.gardener.cloud/secrets-per-shoot"],
+        "4"
+    );
+    assert_eq!(
+        quota.annotations()["quota.gardener.cloud/configmaps-per-shoot"],
+        "2"
+    );
+    assert_eq!(hard(&quota, "count/configmaps"), None);
+    // An older per-shoot number raises the limit by the difference per shoot.
+    let patch =
+        json!({"metadata": {"annotations": {"quota.gardener.cloud/secrets-per-shoot": "3"}}});
+    quotas
+        .patch("extra", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .expect("patch");
+    wait_until("raised by 10", TIMEOUT, || async {
+        let quota = quotas.get("extra").await.expect("get");
+        hard(&quota, "count/secrets").as_deref() == Some("50")
+            && quota.annotations()["quota.gardener.cloud/secrets-per-shoot"] == "4"
+    })
+    .await;
+    // The configured `gardener` quota (400 secrets for 100 shoots) is high enough already.
+    let default = quotas.get("gardener").await.expect("default quota");
+    assert_eq!(hard(&default, "count/secrets").as_deref(), Some("400"));
+    garden.stop().await;
+}

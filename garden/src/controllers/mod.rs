@@ -13,6 +13,7 @@ pub mod finalizers;
 pub mod managedseedset;
 pub mod project;
 pub mod project_activity;
+pub mod project_resourcequota;
 pub mod project_stale;
 pub mod protection;
 pub mod references;
@@ -51,6 +52,9 @@ pub fn builtin() -> Vec<GardenControllerSpec> {
         }),
         GardenControllerSpec::new(project_activity::NAME, |ctx| {
             Box::pin(project_activity::start(ctx))
+        }),
+        GardenControllerSpec::new(project_resourcequota::NAME, |ctx| {
+            Box::pin(project_resourcequota::start(ctx))
         }),
         GardenControllerSpec::new(shootstate_finalizer::NAME, |ctx| {
             Box::pin(shootstate_finalizer::start(ctx))

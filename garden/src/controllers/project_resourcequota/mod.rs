@@ -1,0 +1,182 @@
+//! Per-shoot ResourceQuota limits (`project-resourcequota`, spec §3.3): every ResourceQuota in a
+//! project namespace (`gardener.cloud/role=project`) gets `count/configmaps` and
+//! `count/secrets` raised to what its Shoots need ([`bump`]), with the per-shoot numbers
+//! recorded in annotations. Triggered by ResourceQuota changes of their `spec.hard` or
+//! annotations; the write is skipped when nothing changes (upstream sends it always).
+
+pub mod bump;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::{Namespace, ResourceQuota};
+use kube::api::{ListParams, Patch, PatchParams};
+use kube::runtime::controller::Action;
+use kube::runtime::{Controller, WatchStreamExt, watcher};
+use kube::{Api, ResourceExt};
+use seedlet_api::core::Shoot;
+use seedlet_runtime::error_chain;
+use seedlet_runtime::metrics::Metrics;
+use seedlet_runtime::triggers::{filter_changes, key_of};
+use seedlet_runtime::watch::{NoTriggerBackoff, RunWith, Runner};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::context::GardenContext;
+
+/// Controller name.
+pub const NAME: &str = "project-resourcequota";
+/// Delay before a failed reconcile is retried.
+pub const RETRY_DELAY: Duration = Duration::from_secs(5);
+
+/// Dependencies of the controller.
+pub struct Ctx {
+    /// Garden client.
+    pub client: kube::Client,
+    /// Process metrics.
+    pub metrics: Arc<Metrics>,
+}
+
+impl std::fmt::Debug for Ctx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ctx").finish_non_exhaustive()
+    }
+}
+
+/// Errors of a reconcile.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An API call failed.
+    #[error("{what}")]
+    Api {
+        /// What was done.
+        what: String,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
+    /// A limit or annotation is not an integer.
+    #[error(transparent)]
+    Value(#[from] bump::NotAnInteger),
+}
+
+/// Starts the controller for one leadership term.
+pub async fn start(garden: Arc<GardenContext>) {
+    let ctx = Arc::new(Ctx {
+        client: garden.client.clone(),
+        metrics: garden.metrics.clone(),
+    });
+    let concurrency = garden.config.controllers.project.concurrent_syncs;
+    run(ctx, concurrency, garden.stop.clone()).await;
+}
+
+/// Runs the controller until `shutdown` is cancelled.
+pub async fn run(ctx: Arc<Ctx>, concurrent_syncs: u32, shutdown: CancellationToken) {
+    let (reader, writer) = kube::runtime::reflector::store();
+    let quotas = filter_changes(
+        watcher::watcher(
+            Api::<ResourceQuota>::all(ctx.client.clone()),
+            watcher::Config::default(),
+        )
+        .backoff(seedlet_runtime::watch::watch_backoff())
+        .modify(seedlet_runtime::watch::slim::<ResourceQuota>)
+        .reflect(writer),
+        |quota: &ResourceQuota| {
+            key_of(&(
+                quota.spec.as_ref().and_then(|s| s.hard.as_ref()),
+                quota.annotations(),
+            ))
+        },
+    );
+    Controller::for_stream(quotas, reader)
+        .trigger_backoff(NoTriggerBackoff)
+        .run_with(
+            Runner::new(NAME, shutdown).concurrency(concurrent_syncs),
+            reconcile,
+            error_policy,
+            ctx,
+        )
+        .await;
+}
+
+fn api_error(what: String) -> impl FnOnce(kube::Error) -> Error {
+    move |source| Error::Api { what, source }
+}
+
+/// Raises the per-shoot limits of one ResourceQuota; idempotent.
+///
+/// # Errors
+/// See [`Error`].
+pub async fn reconcile(quota: Arc<ResourceQuota>, ctx: Arc<Ctx>) -> Result<Action, Error> {
+    let started = Instant::now();
+    let result = run_one(&quota, &ctx).await;
+    ctx.metrics
+        .reconciled(NAME, started.elapsed(), result.is_ok());
+    result.map(|()| Action::await_change())
+}
+
+async fn run_one(quota: &ResourceQuota, ctx: &Ctx) -> Result<(), Error> {
+    let namespace = quota.namespace().unwrap_or_default();
+    let key = format!("{namespace}/{}", quota.name_any());
+    let role = Api::<Namespace>::all(ctx.client.clone())
+        .get_opt(&namespace)
+        .await
+        .map_err(api_error(format!("reading namespace {namespace}")))?
+        .and_then(|ns| ns.labels().get("gardener.cloud/role").cloned());
+    if role.as_deref() != Some("project") {
+        return Ok(());
+    }
+    let api: Api<ResourceQuota> = Api::namespaced(ctx.client.clone(), &namespace);
+    let Some(current) = api
+        .get_opt(&quota.name_any())
+        .await
+        .map_err(api_error(format!("reading ResourceQuota {key}")))?
+    else {
+        return Ok(());
+    };
+    if current.metadata.deletion_timestamp.is_some() {
+        return Ok(());
+    }
+    let Some(hard) = current.spec.as_ref().and_then(|s| s.hard.as_ref()) else {
+        return Ok(());
+    };
+    let hard: BTreeMap<String, String> =
+        hard.iter().map(|(k, v)| (k.clone(), v.0.clone())).collect();
+    let shoots = if hard.contains_key(bump::SHOOTS_KEY) {
+        0
+    } else {
+        let list = Api::<Shoot>::namespaced(ctx.client.clone(), &namespace)
+            .list(&ListParams::default())
+            .await
+            .map_err(api_error(format!("listing shoots in {namespace}")))?;
+        i64::try_from(list.items.len()).unwrap_or(i64::MAX)
+    };
+    let (new_hard, new_annotations) = bump::bump(&hard, current.annotations(), shoots)?;
+    if new_hard.is_empty() && new_annotations.is_empty() {
+        return Ok(());
+    }
+    let patch = json!({
+        "metadata": {"annotations": new_annotations, "resourceVersion": current.resource_version()},
+        "spec": {"hard": new_hard},
+    });
+    api.patch(
+        &current.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(&patch),
+    )
+    .await
+    .map_err(api_error(format!("patching ResourceQuota {key}")))?;
+    Ok(())
+}
+
+/// Retries after [`RETRY_DELAY`]; logs the error once.
+pub fn error_policy(quota: Arc<ResourceQuota>, error: &Error, _ctx: Arc<Ctx>) -> Action {
+    tracing::error!(
+        controller = NAME,
+        resource_quota = %format!("{}/{}", quota.namespace().unwrap_or_default(), quota.name_any()),
+        error = %error_chain(error),
+        "reconcile failed"
+    );
+    Action::requeue(RETRY_DELAY)
+}
