@@ -247,12 +247,18 @@ async fn secret_bindings_protect_their_secret_and_quotas_until_the_last_one_goes
     let bindings: Api<SecretBinding> = Api::namespaced(client.clone(), NS);
     let shoots: Api<Shoot> = Api::namespaced(client.clone(), NS);
     create(&secrets, json!({"metadata": {"name": "creds", "namespace": NS, "finalizers": ["gardener.cloud/gardener"]}})).await;
-    create(&quotas, json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Quota",
-        "metadata": {"name": "q", "namespace": NS}, "spec": {"scope": {"apiVersion": "v1", "kind": "Secret"}}}))
-    .await;
+    for quota in ["q", "shared"] {
+        create(&quotas, json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Quota",
+            "metadata": {"name": quota, "namespace": NS}, "spec": {"scope": {"apiVersion": "v1", "kind": "Secret"}}}))
+        .await;
+    }
+    // `shared` is listed by both bindings: it keeps its label until the last one goes.
     for (name, quotas) in [
-        ("b1", json!([{"name": "q", "namespace": NS}])),
-        ("b2", json!([])),
+        (
+            "b1",
+            json!([{"name": "q", "namespace": NS}, {"name": "shared", "namespace": NS}]),
+        ),
+        ("b2", json!([{"name": "shared", "namespace": NS}])),
     ] {
         create(
             &bindings,
@@ -321,9 +327,24 @@ async fn secret_bindings_protect_their_secret_and_quotas_until_the_last_one_goes
             .contains_key("reference.gardener.cloud/secretbinding")
     );
 
-    // The last binding releases the secret entirely.
+    let label = |quota: Quota| {
+        quota
+            .labels()
+            .get("reference.gardener.cloud/secretbinding")
+            .cloned()
+    };
+    assert_eq!(
+        label(quotas.get("shared").await.expect("quota")).as_deref(),
+        Some("true")
+    );
+
+    // The last binding releases the secret entirely, and unlabels the quota.
     delete(&bindings, "b2").await;
     wait_gone(&bindings, "b2").await;
+    wait_until("shared quota unlabelled", TIMEOUT, || async {
+        label(quotas.get("shared").await.expect("quota")).is_none()
+    })
+    .await;
     wait_until("secret released", TIMEOUT, || async {
         let secret = secrets.get("creds").await.expect("secret");
         secret.finalizers().is_empty() && secret.labels().is_empty()
