@@ -170,8 +170,13 @@ async fn run_one(quota: &ResourceQuota, ctx: &Ctx) -> Result<(), Error> {
     Ok(())
 }
 
-/// Retries after [`RETRY_DELAY`]; logs the error once.
+/// A lost write race (409) is retried at once (debug line); other errors after [`RETRY_DELAY`],
+/// logged once.
 pub fn error_policy(quota: Arc<ResourceQuota>, error: &Error, _ctx: Arc<Ctx>) -> Action {
+    if seedlet_runtime::status::conflict_in_chain(error) {
+        tracing::debug!(object = %quota.name_any(), error = %error_chain(error), "lost a write race, retrying");
+        return Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE);
+    }
     tracing::error!(
         controller = NAME,
         resource_quota = %format!("{}/{}", quota.namespace().unwrap_or_default(), quota.name_any()),

@@ -243,8 +243,13 @@ async fn namespace_in_use(ctx: &Ctx, namespace: &str) -> Result<bool, Error> {
     }))
 }
 
-/// Retries after [`RETRY_DELAY`]; logs the error once.
+/// A lost write race (409) is retried at once (debug line); other errors after [`RETRY_DELAY`],
+/// logged once.
 pub fn error_policy(project: Arc<Project>, error: &Error, _ctx: Arc<Ctx>) -> Action {
+    if seedlet_runtime::status::conflict_in_chain(error) {
+        tracing::debug!(object = %project.name_any(), error = %error_chain(error), "lost a write race, retrying");
+        return Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE);
+    }
     tracing::error!(
         controller = NAME,
         project = %name_of(&project),

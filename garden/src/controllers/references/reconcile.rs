@@ -248,8 +248,13 @@ async fn run<K: Referrer>(object: &K, ctx: &Ctx) -> Result<(), Error> {
     Ok(())
 }
 
-/// Retries after [`RETRY_DELAY`]; logs the error once.
+/// A lost write race (409) is retried at once (debug line); other errors after [`RETRY_DELAY`],
+/// logged once.
 pub fn error_policy<K: Referrer>(object: Arc<K>, error: &Error, _ctx: Arc<Ctx>) -> Action {
+    if seedlet_runtime::status::conflict_in_chain(error) {
+        tracing::debug!(object = %key(object.as_ref()), error = %error_chain(error), "lost a write race, retrying");
+        return Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE);
+    }
     tracing::error!(
         controller = K::NAME,
         object = %key(object.as_ref()),
