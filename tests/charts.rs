@@ -572,25 +572,7 @@ async fn charts_apply_and_their_rbac_carries_bootstrap_approval_registration_and
 
     // The chart's RBAC lets the seed authorizer build its graph: once its watches have listed
     // everything it stops answering 503 (kube-apiserver's failure policy then says why).
-    let kubeconfig = json!({
-        "apiVersion": "v1", "kind": "Config",
-        "clusters": [{"name": "authz", "cluster": {
-            "server": format!("https://{webhook}/webhooks/auth/seed"),
-            "certificate-authority-data": base64::engine::general_purpose::STANDARD.encode(garden.ca_cert_pem()),
-        }}],
-        "users": [{"name": "authz", "user": {}}],
-        "contexts": [{"name": "authz", "context": {"cluster": "authz", "user": "authz"}}],
-        "current-context": "authz",
-    });
-    let kubeconfig_path = tls_dir.path().join("authz.yaml");
-    std::fs::write(&kubeconfig_path, kubeconfig.to_string()).expect("kubeconfig");
-    garden
-        .set_authorization_webhook(Some(&seedlet_sandbox::authz::webhook::WebhookConfig {
-            authorized_ttl: Duration::from_nanos(1),
-            unauthorized_ttl: Duration::from_nanos(1),
-            failure_policy: Some(seedlet_sandbox::authz::webhook::FailurePolicy::Deny),
-            ..seedlet_sandbox::authz::webhook::WebhookConfig::new(&kubeconfig_path)
-        }))
+    seedlet_landscape::webhooks::call_authorizer(&garden, tls_dir.path(), webhook)
         .expect("authorizer configured");
     let stranger = service_account_client(&garden, "stranger").await;
     let refusal = || async {

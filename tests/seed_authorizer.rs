@@ -6,15 +6,12 @@
 
 use std::time::Duration;
 
-use base64::Engine;
-use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client};
 use seedlet_api::core::{ControllerInstallation, Seed, Shoot, ShootState};
 use seedlet_sandbox::Sandbox;
-use seedlet_sandbox::authz::webhook::{FailurePolicy, WebhookConfig};
 use seedlet_testkit as common;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -86,58 +83,11 @@ async fn start() -> Env {
         .await
         .expect("garden controller starts");
     let webhook = running.webhook_address.expect("webhooks on");
-    let kubeconfig = json!({
-        "apiVersion": "v1", "kind": "Config",
-        "clusters": [{"name": "seed-authorizer", "cluster": {
-            "server": format!("https://{webhook}/webhooks/auth/seed"),
-            "certificate-authority-data": base64::engine::general_purpose::STANDARD.encode(garden.ca_cert_pem()),
-        }}],
-        "users": [{"name": "seed-authorizer", "user": {}}],
-        "contexts": [{"name": "seed-authorizer", "context": {"cluster": "seed-authorizer", "user": "seed-authorizer"}}],
-        "current-context": "seed-authorizer",
-    });
-    let path = dir.path().join("seed-authorizer-kubeconfig.yaml");
-    std::fs::write(&path, serde_json::to_string(&kubeconfig).expect("json")).expect("kubeconfig");
-    // gardener-operator's settings: uncached (1ns) and Deny on failure.
-    garden
-        .set_authorization_webhook(Some(&WebhookConfig {
-            authorized_ttl: Duration::from_nanos(1),
-            unauthorized_ttl: Duration::from_nanos(1),
-            failure_policy: Some(FailurePolicy::Deny),
-            ..WebhookConfig::new(&path)
-        }))
-        .expect("webhook configured");
-    // SeedRestriction as gardener-operator registers it (rules of spec §4.1, Fail, 10 s), with
-    // a match condition on seed identities so that other users never depend on it.
-    let rule = |group: &str, version: &str, resources: &[&str], operations: &[&str]| json!({"apiGroups": [group], "apiVersions": [version], "resources": resources, "operations": operations});
-    let restriction: ValidatingWebhookConfiguration = serde_json::from_value(json!({
-        "metadata": {"name": "gardener-admission-controller"},
-        "webhooks": [{
-            "name": "seed-restriction.gardener.cloud",
-            "admissionReviewVersions": ["v1"],
-            "sideEffects": "None",
-            "failurePolicy": "Fail",
-            "timeoutSeconds": 10,
-            "matchConditions": [{"name": "seeds", "expression":
-                "'gardener.cloud:system:seeds' in request.userInfo.groups"}],
-            "clientConfig": {
-                "url": format!("https://{webhook}/webhooks/admission/seedrestriction"),
-                "caBundle": base64::engine::general_purpose::STANDARD.encode(garden.ca_cert_pem()),
-            },
-            "rules": [
-                rule("", "v1", &["configmaps", "secrets", "serviceaccounts"], &["CREATE"]),
-                rule("coordination.k8s.io", "v1", &["leases"], &["CREATE"]),
-                rule("core.gardener.cloud", "v1beta1", &["backupentries", "internalsecrets", "shootstates"], &["CREATE"]),
-                rule("core.gardener.cloud", "v1beta1", &["backupbuckets"], &["CREATE", "DELETE"]),
-                rule("core.gardener.cloud", "v1beta1", &["seeds"], &["CREATE", "UPDATE", "DELETE"]),
-            ],
-        }],
-    }))
-    .expect("webhook configuration");
-    Api::<ValidatingWebhookConfiguration>::all(admin.clone())
-        .create(&PostParams::default(), &restriction)
+    // As `seedlet sandbox` wires it: the authorizer after RBAC (uncached, Deny on failure) and
+    // SeedRestriction registered for seed identities.
+    seedlet_landscape::webhooks::enable_in(&garden, dir.path(), webhook)
         .await
-        .expect("seed restriction registered");
+        .expect("webhooks enabled");
     create::<seedlet_api::core::CloudProfile>(
         Api::all(admin.clone()),
         json!({

@@ -6,7 +6,7 @@
 //! the authorizer grants it.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use base64::Engine;
@@ -53,6 +53,41 @@ pub async fn enable(
     garden: &Sandbox,
     address: SocketAddr,
 ) -> Result<String, Error> {
+    enable_in(garden, &state.path(TLS_DIR), address).await?;
+    Ok(format!(
+        "https://{address}: /webhooks/auth/seed, /webhooks/admission/seedrestriction"
+    ))
+}
+
+/// [`enable`] with the authorizer's kubeconfig written into `dir` (tests use a temporary one).
+///
+/// # Errors
+/// As [`enable`].
+pub async fn enable_in(garden: &Sandbox, dir: &Path, address: SocketAddr) -> Result<(), Error> {
+    call_authorizer(garden, dir, address)?;
+    let name = "seedlet-garden-seed-restriction";
+    let ca = base64::engine::general_purpose::STANDARD.encode(garden.ca_cert_pem());
+    Api::<ValidatingWebhookConfiguration>::all(garden.client())
+        .patch(
+            name,
+            &PatchParams::apply("seedlet-sandbox").force(),
+            &Patch::Apply(&seed_restriction(name, address, &ca)),
+        )
+        .await
+        .map_err(|source| Error::Prepare {
+            step: format!("register ValidatingWebhookConfiguration {name}"),
+            source,
+        })?;
+    Ok(())
+}
+
+/// Makes the garden sandbox ask the authorizer on `address` after RBAC, with gardener-operator's
+/// settings (uncached answers, `failurePolicy: Deny`); its kubeconfig is written into `dir`.
+///
+/// # Errors
+/// [`Error::StateDir`] when the kubeconfig cannot be written, [`Error::Sandbox`] when the garden
+/// refuses it.
+pub fn call_authorizer(garden: &Sandbox, dir: &Path, address: SocketAddr) -> Result<(), Error> {
     let ca = base64::engine::general_purpose::STANDARD.encode(garden.ca_cert_pem());
     let kubeconfig = json!({
         "apiVersion": "v1", "kind": "Config",
@@ -64,10 +99,13 @@ pub async fn enable(
         "contexts": [{"name": "seed-authorizer", "context": {"cluster": "seed-authorizer", "user": "seed-authorizer"}}],
         "current-context": "seed-authorizer",
     });
-    let path = state.write_config(
-        &format!("{TLS_DIR}/seed-authorizer-kubeconfig.yaml"),
-        &kubeconfig.to_string(),
-    )?;
+    let path = dir.join("seed-authorizer-kubeconfig.yaml");
+    std::fs::create_dir_all(dir)
+        .and_then(|()| std::fs::write(&path, kubeconfig.to_string()))
+        .map_err(|source| Error::StateDir {
+            path: path.clone(),
+            source,
+        })?;
     garden
         .set_authorization_webhook(Some(&WebhookConfig {
             authorized_ttl: Duration::from_nanos(1),
@@ -78,12 +116,18 @@ pub async fn enable(
         .map_err(|source| Error::Sandbox {
             name: "garden",
             source,
-        })?;
+        })
+}
+
+/// SeedRestriction's ValidatingWebhookConfiguration `name` for the server on `address` (rules of
+/// spec §4.1, `Fail`, 10 s), with a match condition on seed identities so that no other user
+/// depends on the webhook being up (the garden chart registers the same).
+fn seed_restriction(name: &str, address: SocketAddr, ca: &str) -> serde_json::Value {
     let rule = |group: &str, version: &str, resources: &[&str], operations: &[&str]| json!({"apiGroups": [group], "apiVersions": [version], "resources": resources, "operations": operations});
-    let registration = json!({
+    json!({
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingWebhookConfiguration",
-        "metadata": {"name": "seedlet-garden-seed-restriction"},
+        "metadata": {"name": name},
         "webhooks": [{
             "name": "seed-restriction.gardener.cloud",
             "admissionReviewVersions": ["v1"],
@@ -102,20 +146,5 @@ pub async fn enable(
                 rule("core.gardener.cloud", "v1beta1", &["seeds"], &["CREATE", "UPDATE", "DELETE"]),
             ],
         }],
-    });
-    let name = "seedlet-garden-seed-restriction";
-    Api::<ValidatingWebhookConfiguration>::all(garden.client())
-        .patch(
-            name,
-            &PatchParams::apply("seedlet-sandbox").force(),
-            &Patch::Apply(&registration),
-        )
-        .await
-        .map_err(|source| Error::Prepare {
-            step: format!("register ValidatingWebhookConfiguration {name}"),
-            source,
-        })?;
-    Ok(format!(
-        "https://{address}: /webhooks/auth/seed, /webhooks/admission/seedrestriction"
-    ))
+    })
 }
