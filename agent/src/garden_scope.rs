@@ -18,7 +18,7 @@ use seedlet_api::core::{ControllerInstallation, Shoot};
 
 /// The label a seed-scoped object of seed `seed` carries (`true`).
 pub fn seed_label(seed: &str) -> String {
-    format!("name.seed.gardener.cloud/{seed}")
+    seedlet_api::names::labels::seed_name(seed)
 }
 
 /// The watch configuration for this seed's ControllerInstallations, and whether the server

@@ -21,7 +21,7 @@ pub enum Selectors {
 
 /// The label every seed-scoped object of seed `<seed>` carries.
 pub fn seed_label(seed: &str) -> String {
-    format!("name.seed.gardener.cloud/{seed}")
+    seedlet_api::names::labels::seed_name(seed)
 }
 
 /// How one (group, resource) is checked.

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 /// Prefix of the seed labels.
-pub const SEED_LABEL_PREFIX: &str = "name.seed.gardener.cloud/";
+pub const SEED_LABEL_PREFIX: &str = seedlet_api::names::labels::SEED_NAME_PREFIX;
 
 /// The merge patch of `metadata.labels` that makes `current` carry exactly the seed labels of
 /// `seeds` (`null` removes a stale one); `None` when nothing changes.
