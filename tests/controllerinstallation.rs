@@ -8,6 +8,7 @@
 //! ManagedResource-written latency.
 
 use seedlet_testkit as common;
+#[path = "registry/mod.rs"]
 mod registry;
 
 use std::time::{Duration, Instant};

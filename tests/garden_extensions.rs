@@ -715,7 +715,7 @@ fn summary(what: &str, mut latencies: Vec<Duration>) -> Duration {
     p99
 }
 
-/// Latency measurement (`cargo test -p seedlet --test garden_extensions -- --ignored --nocapture`):
+/// Latency measurement (`cargo test --test e2e garden_extensions:: -- --ignored --nocapture`):
 /// registers 50 extensions one after another (policy Always) and reports, from watches on both
 /// clusters, ControllerRegistration created → ControllerInstallation created (garden scheduler),
 /// ControllerInstallation created → ManagedResource written (agent), and ControllerInstallation

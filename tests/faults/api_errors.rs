@@ -14,8 +14,8 @@ use seedlet_runtime::metrics::Metrics;
 use seedlet_sandbox::FaultKind;
 use serde_json::json;
 
-use crate::HEALTHY;
-use crate::env::{
+use super::HEALTHY;
+use super::env::{
     AGENT_USER, CONVERGE, Env, ci_has, converge_within, greeting, installation,
     managed_resource_healthy,
 };

@@ -7,7 +7,7 @@ use std::io::Write;
 use flate2::Compression;
 use flate2::write::GzEncoder;
 
-use crate::env::{CHART, Rng};
+use super::env::{CHART, Rng};
 
 /// One malformed archive.
 pub struct Case {

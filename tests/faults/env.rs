@@ -25,7 +25,7 @@ use seedlet_sandbox::Sandbox;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::common::{SEED, ensure_namespace, install_crds, wait_for};
+use super::common::{SEED, ensure_namespace, install_crds, wait_for};
 
 /// A good extension chart (ConfigMap `<registration>-config` with `.Values.greeting`, a Deployment
 /// and an extra ConfigMap).
@@ -184,11 +184,11 @@ impl Env {
 
     /// Creates the Seed with `status.clusterIdentity` (the tests that do not bootstrap).
     pub async fn create_seed(&self) {
-        crate::common::create_seed(&self.garden.client()).await;
+        super::common::create_seed(&self.garden.client()).await;
     }
 }
 
-/// Logs for failing runs: `RUST_LOG=seedlet_agent=debug cargo test --test faults -- --nocapture`.
+/// Logs for failing runs: `RUST_LOG=seedlet_agent=debug cargo test --test e2e faults:: -- --nocapture`.
 pub fn init_logging() {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
@@ -467,7 +467,7 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = bool>,
 {
-    crate::common::wait_until(what, CONVERGE, check).await;
+    super::common::wait_until(what, CONVERGE, check).await;
     since.elapsed()
 }
 
@@ -482,7 +482,7 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = bool>,
 {
-    crate::common::wait_until(what, timeout, check).await;
+    super::common::wait_until(what, timeout, check).await;
     since.elapsed()
 }
 

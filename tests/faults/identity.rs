@@ -16,8 +16,8 @@ use seedlet_bootstrap::certificate::CertificateInfo;
 use seedlet_bootstrap::kubeconfig::ParsedKubeconfig;
 use serde_json::json;
 
-use crate::common::{SEED, wait_for};
-use crate::env::{CONVERGE, Env, secret_data};
+use super::common::{SEED, wait_for};
+use super::env::{CONVERGE, Env, secret_data};
 
 /// Seed Secret holding the bootstrap kubeconfig.
 pub const BOOTSTRAP_SECRET: &str = "gardenlet-kubeconfig-bootstrap";
@@ -27,7 +27,7 @@ const TOKEN_ID: &str = "fault1";
 const TOKEN_SECRET: &str = "0123456789abcdef";
 
 /// An agent configuration that bootstraps with the bootstrap Secret and stores its certificate in
-/// [`KUBECONFIG_SECRET`]; short timers as in [`crate::env::short_timer_config`]. With `seed_kubeconfig`
+/// [`KUBECONFIG_SECRET`]; short timers as in [`super::env::short_timer_config`]. With `seed_kubeconfig`
 /// (for the `seedlet agent` process) the seed is reached through that file and the servers bind
 /// ephemeral loopback ports.
 pub fn bootstrap_agent_config(seed_kubeconfig: Option<&Path>) -> String {

@@ -12,10 +12,10 @@ use serde_json::json;
 use tokio::process::{Child, Command};
 use tokio_util::sync::CancellationToken;
 
-use crate::env::{
+use super::env::{
     CHART, Env, Rng, ci_has, converge, greeting, install, renew_time, set_deployment, start_garden,
 };
-use crate::identity;
+use super::identity;
 
 /// Kills per phase.
 const BOOTSTRAP_KILLS: usize = 3;

@@ -1,0 +1,36 @@
+//! The end-to-end suite in one test binary: every module below starts sandbox API servers
+//! in-process on `127.0.0.1:0` and runs the real agent and garden code against them.
+//!
+//! One binary rather than one per file because each links the whole system; run one part with
+//! `cargo test --test e2e <module>::` (for example `cargo test --test e2e heartbeat::`).
+
+mod backup;
+mod backup_entry;
+mod bastion;
+mod bootstrap;
+mod charts;
+mod cli;
+mod controllerinstallation;
+mod faults;
+mod garden_cloudprofiles;
+mod garden_events_roles;
+mod garden_extensions;
+mod garden_projects;
+mod garden_protection;
+mod garden_seed;
+mod heartbeat;
+mod landscape;
+mod managedresource;
+mod managedseedset;
+mod network_policy;
+mod scale;
+mod seed_authorizer;
+mod seed_care;
+mod seed_lifecycle;
+mod seed_status;
+mod shoot_helpers;
+mod shoot_hibernation;
+mod shoot_maintenance;
+mod shoot_state;
+mod shoot_status_label;
+mod systemd;
