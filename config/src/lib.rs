@@ -24,7 +24,6 @@ mod files;
 pub mod garden;
 pub mod garden_projects;
 pub mod garden_seed;
-pub mod garden_shoot;
 pub mod garden_webhooks;
 pub mod gardenlet;
 mod quantity;

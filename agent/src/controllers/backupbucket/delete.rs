@@ -13,7 +13,7 @@ use seedlet_api::names::finalizers;
 
 use super::Ctx;
 use super::desired::{self, CREDENTIALS_FINALIZER, LEGACY_CREDENTIALS_FINALIZER};
-use super::reconcile::{
+use super::io::{
     Error, buckets, credentials_secret, error_of, event, extension_buckets, write_status,
 };
 use crate::extension_sync::{credentials, object, operation};

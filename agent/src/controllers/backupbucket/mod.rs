@@ -17,6 +17,7 @@
 
 pub mod delete;
 pub mod desired;
+pub mod io;
 pub mod reconcile;
 
 use std::sync::Arc;
@@ -31,7 +32,8 @@ use seedlet_api::extensions;
 use seedlet_api::names::annotations;
 use seedlet_runtime::watch::{RunWith, Runner};
 
-pub use reconcile::{Error, error_policy, reconcile};
+pub use io::Error;
+pub use reconcile::{error_policy, reconcile};
 
 use crate::context::AgentContext;
 use crate::extension_sync::trigger;

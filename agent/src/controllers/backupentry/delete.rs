@@ -13,7 +13,7 @@ use seedlet_api::names::finalizers;
 
 use super::Ctx;
 use super::desired;
-use super::reconcile::{
+use super::io::{
     Error, entries, entry_credentials, extension_entries, healthy_bucket, key, report_error,
     report_error_as, write_status,
 };

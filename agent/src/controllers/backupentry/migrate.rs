@@ -11,7 +11,7 @@ use seedlet_api::names::annotations;
 use super::Ctx;
 use super::delete::DELETION_POLL;
 use super::desired;
-use super::reconcile::{Error, extension_entries, report_error, report_error_as, write_status};
+use super::io::{Error, extension_entries, report_error, report_error_as, write_status};
 use crate::extension_sync::{credentials, object, operation};
 use seedlet_runtime::error_chain;
 

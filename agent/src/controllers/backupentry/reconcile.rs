@@ -4,76 +4,24 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
-use seedlet_api::common::{LastOperationState, LastOperationType, ObjectReference};
-use seedlet_api::core::{BackupBucket, BackupEntry, ShootState};
+use seedlet_api::common::{LastOperationState, LastOperationType};
+use seedlet_api::core::{BackupEntry, ShootState};
 use seedlet_api::extensions::{self, ExtensionKind};
 use seedlet_api::names::{annotations, finalizers};
 use serde_json::{Value, json};
 
 use super::desired;
+use super::io::{
+    Error, entries, entry_credentials, extension_entries, healthy_bucket, key, report_error,
+    write_status,
+};
 use super::{Ctx, NAME};
 use crate::extension_sync::decide::{self, Decision, Rules};
 use crate::extension_sync::{credentials, object, operation};
 use seedlet_runtime::error_chain;
-
-/// Errors of one BackupEntry reconcile; each names the failing step and object.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// Reading or writing the core BackupEntry failed.
-    #[error("{step} of BackupEntry {entry}")]
-    Entry {
-        /// What was done.
-        step: &'static str,
-        /// `namespace/name`.
-        entry: String,
-        /// Cause.
-        #[source]
-        source: kube::Error,
-    },
-    /// The credentials could not be resolved or copied.
-    #[error("could not get credentials referred in core BackupBucket: {message}")]
-    Credentials {
-        /// The cause's text.
-        message: String,
-    },
-    /// Reading, writing or deleting the extension object failed.
-    #[error("{step} extension BackupEntry {entry}")]
-    Extension {
-        /// What was done.
-        step: &'static str,
-        /// Name.
-        entry: String,
-        /// Cause.
-        #[source]
-        source: kube::Error,
-    },
-    /// Reading the ShootState for a restore failed.
-    #[error("reading ShootState {key} for the restore of BackupEntry {entry}")]
-    ShootState {
-        /// `namespace/name` of the ShootState.
-        key: String,
-        /// Entry name.
-        entry: String,
-        /// Cause.
-        #[source]
-        source: kube::Error,
-    },
-    /// The extension object reports an error that must be retried.
-    #[error("extension BackupEntry {entry}: {description}")]
-    ExtensionReported {
-        /// Name.
-        entry: String,
-        /// The extension's error.
-        description: String,
-    },
-    /// A pending deletion is overdue.
-    #[error("the backupentry should have been deleted by now")]
-    Overdue,
-}
 
 impl Error {
     /// CamelCase reason for logs.
@@ -279,60 +227,6 @@ async fn reconcile_entry(entry: &BackupEntry, ctx: &Ctx) -> Result<Action, Error
     }
 }
 
-/// The entry's bucket when it is healthy; otherwise the problem is written into the entry's
-/// status (Error/50 with the bucket's codes) and `None` returned: the bucket watch re-triggers.
-pub(super) async fn healthy_bucket(
-    entry: &BackupEntry,
-    type_: LastOperationType,
-    ctx: &Ctx,
-) -> Result<Option<BackupBucket>, Error> {
-    let bucket_name = &entry.spec.bucket_name;
-    let problem = match Api::<BackupBucket>::all(ctx.garden.clone())
-        .get(bucket_name)
-        .await
-    {
-        Ok(bucket) => match desired::bucket_problem(&bucket) {
-            None => return Ok(Some(bucket)),
-            Some(problem) => problem,
-        },
-        Err(error) => (
-            format!(
-                "failed getting associated BackupBucket {bucket_name:?}: {}",
-                error_chain(&error)
-            ),
-            Vec::new(),
-        ),
-    };
-    report_error(ctx, entry, type_, problem.0, problem.1).await?;
-    Ok(None)
-}
-
-/// The bucket's credentials: its generated secret if it has one, else its `credentialsRef`.
-pub(super) async fn entry_credentials(bucket: &BackupBucket, ctx: &Ctx) -> Result<Secret, Error> {
-    let reference =
-        match bucket
-            .status
-            .as_ref()
-            .and_then(|s| s.generated_secret_ref.clone())
-        {
-            Some(generated) => ObjectReference {
-                api_version: Some("v1".to_owned()),
-                kind: Some("Secret".to_owned()),
-                ..generated
-            },
-            None => crate::controllers::backupbucket::desired::credentials_ref(bucket).ok_or_else(
-                || Error::Credentials {
-                    message: format!("BackupBucket {} has no credentialsRef", bucket.name_any()),
-                },
-            )?,
-        };
-    credentials::resolve(&ctx.garden, &reference)
-        .await
-        .map_err(|error| Error::Credentials {
-            message: error_chain(&error),
-        })
-}
-
 /// Deploys `X`: with `reconcile`, or for a restore `wait-for-state`, the ShootState's
 /// BackupEntry state copied in when `X` has none, then `restore`.
 async fn deploy(
@@ -413,99 +307,4 @@ async fn deploy(
     object::annotate(&api, &name, &restore)
         .await
         .map_err(extension_error("annotating restore on"))
-}
-
-/// Writes `{type, Error, 50, description}` and the lastError with `codes`, with a Warning Event
-/// `ReconcileError` (action after the operation type).
-pub(super) async fn report_error(
-    ctx: &Ctx,
-    entry: &BackupEntry,
-    type_: LastOperationType,
-    description: String,
-    codes: Vec<String>,
-) -> Result<(), Error> {
-    report_error_as(ctx, entry, type_, "ReconcileError", description, codes).await
-}
-
-/// [`report_error`] with the Event reason `reason`.
-pub(super) async fn report_error_as(
-    ctx: &Ctx,
-    entry: &BackupEntry,
-    type_: LastOperationType,
-    reason: &str,
-    description: String,
-    codes: Vec<String>,
-) -> Result<(), Error> {
-    let action = match type_ {
-        LastOperationType::Delete => "Delete",
-        LastOperationType::Migrate => "Migrate",
-        _ => "Reconcile",
-    };
-    ctx.agent
-        .events
-        .named("backupentry-controller")
-        .publish(
-            entry,
-            seedlet_runtime::events::EventType::Warning,
-            reason,
-            action,
-            &description,
-        )
-        .await;
-    let now = ctx.agent.clock.now();
-    let failed = operation::last_operation(
-        type_,
-        LastOperationState::Error,
-        50,
-        description.clone(),
-        now,
-    );
-    let last = operation::last_error(description, codes);
-    write_status(
-        ctx,
-        entry,
-        operation::status_fields(&failed, Some(&last), entry.metadata.generation),
-    )
-    .await
-}
-
-/// Merge-patches `status` into the entry's `/status`.
-pub(super) async fn write_status(
-    ctx: &Ctx,
-    entry: &BackupEntry,
-    status: Value,
-) -> Result<(), Error> {
-    entries(ctx, &entry.namespace().unwrap_or_default())
-        .patch_status(
-            &entry.name_any(),
-            &PatchParams {
-                field_manager: Some(ctx.agent.field_manager.to_owned()),
-                ..PatchParams::default()
-            },
-            &Patch::Merge(&json!({ "status": status })),
-        )
-        .await
-        .map(|_| ())
-        .map_err(|source| Error::Entry {
-            step: "writing status",
-            entry: key(entry),
-            source,
-        })
-}
-
-/// `namespace/name`.
-pub(super) fn key(entry: &BackupEntry) -> String {
-    format!(
-        "{}/{}",
-        entry.namespace().unwrap_or_default(),
-        entry.name_any()
-    )
-}
-
-pub(super) fn entries(ctx: &Ctx, namespace: &str) -> Api<BackupEntry> {
-    Api::namespaced(ctx.garden.clone(), namespace)
-}
-
-pub(super) fn extension_entries(ctx: &Ctx) -> Api<extensions::BackupEntry> {
-    Api::all(ctx.agent.seed.clone())
 }

@@ -14,7 +14,7 @@ use serde_json::json;
 
 use super::Ctx;
 use super::flow;
-use super::reconcile::{Error, write_status};
+use super::io::{Error, write_status};
 use crate::extension_sync::operation;
 
 /// Requeue while Shoots reference the Seed.

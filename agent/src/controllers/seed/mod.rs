@@ -12,6 +12,7 @@
 
 pub mod delete;
 pub mod flow;
+pub mod io;
 pub mod reconcile;
 
 use std::sync::Arc;
@@ -24,7 +25,8 @@ use kube::runtime::{WatchStreamExt, watcher};
 use seedlet_api::core::{GardenerInfo, Seed};
 use seedlet_runtime::watch::{RunWith, Runner};
 
-pub use reconcile::{DesiredStatus, Error, error_policy, reconcile, status_patch};
+pub use io::Error;
+pub use reconcile::{DesiredStatus, error_policy, reconcile, status_patch};
 
 use crate::context::AgentContext;
 

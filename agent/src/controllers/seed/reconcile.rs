@@ -19,98 +19,10 @@ use seedlet_api::core::{BackupBucket, GardenerInfo, Seed};
 use seedlet_api::names::{finalizers, namespaces, objects};
 use serde_json::{Value, json};
 
+use super::io::{Error, write_status};
 use super::{Ctx, NAME, flow};
 use crate::extension_sync::operation;
 use seedlet_runtime::error_chain;
-
-/// Errors of one Seed status reconcile.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// Reading or creating the cluster identity ConfigMap in the seed failed.
-    #[error(
-        "determining seed cluster identity ({}/{})",
-        namespaces::KUBE_SYSTEM,
-        objects::CLUSTER_IDENTITY
-    )]
-    ClusterIdentity(#[source] kube::Error),
-    /// Reading the seed API server version failed.
-    #[error("reading seed kubernetes version")]
-    KubernetesVersion(#[source] kube::Error),
-    /// The seed's namespace in the garden is missing or unreadable.
-    #[error("failed to get seed namespace in garden cluster")]
-    SeedNamespace(#[source] kube::Error),
-    /// The seed cluster is too old.
-    #[error("{0}")]
-    Version(String),
-    /// Adding or removing the Seed's finalizer failed.
-    #[error("{step} finalizer of seed {seed}")]
-    Finalizer {
-        /// What was done.
-        step: &'static str,
-        /// Seed name.
-        seed: String,
-        /// Cause.
-        #[source]
-        source: kube::Error,
-    },
-    /// Labelling a namespace of the seed cluster failed.
-    #[error("labelling seed namespace {namespace}")]
-    Namespace {
-        /// Namespace.
-        namespace: &'static str,
-        /// Cause.
-        #[source]
-        source: kube::Error,
-    },
-    /// Writing or deleting the Seed's BackupBucket failed.
-    #[error("{step} BackupBucket {bucket} of the seed")]
-    BackupBucket {
-        /// What was done.
-        step: &'static str,
-        /// Bucket name (the Seed UID).
-        bucket: String,
-        /// Cause.
-        #[source]
-        source: kube::Error,
-    },
-    /// Listing the objects that still reference a deleting Seed failed.
-    #[error("listing {kind} that reference seed {seed}")]
-    References {
-        /// Kind listed.
-        kind: &'static str,
-        /// Seed name.
-        seed: String,
-        /// Cause.
-        #[source]
-        source: kube::Error,
-    },
-    /// Writing the Seed status failed.
-    #[error("patching status of seed {seed}")]
-    PatchSeed {
-        /// Seed name.
-        seed: String,
-        /// Cause.
-        #[source]
-        source: kube::Error,
-    },
-}
-
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
-        match self {
-            Error::ClusterIdentity(_) => "ClusterIdentityError",
-            Error::KubernetesVersion(_) => "SeedVersionError",
-            Error::SeedNamespace(_) => "SeedNamespaceError",
-            Error::Version(_) => "K8SVersionTooOld",
-            Error::Finalizer { .. } => "FinalizerError",
-            Error::Namespace { .. } => "NamespaceError",
-            Error::BackupBucket { .. } => "BackupBucketError",
-            Error::References { .. } => "ReferencesError",
-            Error::PatchSeed { .. } => "SeedPatchError",
-        }
-    }
-}
 
 /// The status fields the agent owns.
 #[derive(Debug, Clone, PartialEq)]
@@ -332,18 +244,6 @@ async fn write_backup_bucket(ctx: &Ctx, name: &str, bucket: &Value) -> Result<()
         .await
         .map(|_| ())
         .map_err(error("patching"))
-}
-
-/// Merge-patches `patch` (`{"status": …}`) into the Seed's `/status`.
-pub(super) async fn write_status(ctx: &Ctx, name: &str, patch: &Value) -> Result<(), Error> {
-    Api::<Seed>::all(ctx.garden.clone())
-        .patch_status(name, &PatchParams::default(), &Patch::Merge(patch))
-        .await
-        .map(|_| ())
-        .map_err(|source| Error::PatchSeed {
-            seed: name.to_owned(),
-            source,
-        })
 }
 
 /// The agent's `status.gardener`: id = a unique identity of this process (host name plus random

@@ -13,6 +13,8 @@ use crate::error::Problem;
 use crate::garden_projects::{ConcurrentSyncs, EventController, ProjectController};
 use crate::validate::Checker;
 
+pub mod shoot;
+
 /// `apiVersion` of [`GardenControllerConfiguration`].
 pub const API_VERSION: &str = crate::api_versions::GARDEN_CONTROLLER;
 /// `kind` of [`GardenControllerConfiguration`].
@@ -61,21 +63,21 @@ pub struct GardenControllers {
     /// The ShootState finalizer.
     pub shoot_state: GardenShootStateController,
     /// The `shoot.gardener.cloud/status` label.
-    pub shoot_status_label: crate::garden_shoot::ShootStatusLabelController,
+    pub shoot_status_label: shoot::ShootStatusLabelController,
     /// Hibernation schedules.
-    pub shoot_hibernation: crate::garden_shoot::ShootHibernationController,
+    pub shoot_hibernation: shoot::ShootHibernationController,
     /// Maintenance time windows.
-    pub shoot_maintenance: crate::garden_shoot::ShootMaintenanceController,
+    pub shoot_maintenance: shoot::ShootMaintenanceController,
     /// Cluster lifetimes from Quotas.
-    pub shoot_quota: crate::garden_shoot::ShootQuotaController,
+    pub shoot_quota: shoot::ShootQuotaController,
     /// Retries of rate-limited shoots.
-    pub shoot_retry: crate::garden_shoot::ShootRetryController,
+    pub shoot_retry: shoot::ShootRetryController,
     /// Managed-seed conditions on their shoots.
-    pub shoot_conditions: crate::garden_shoot::ShootConditionsController,
+    pub shoot_conditions: shoot::ShootConditionsController,
     /// The `ReadyForMigration` constraint.
-    pub shoot_migration: crate::garden_shoot::ShootMigrationController,
+    pub shoot_migration: shoot::ShootMigrationController,
     /// ManagedSeedSets.
-    pub managed_seed_set: crate::garden_shoot::ManagedSeedSetController,
+    pub managed_seed_set: shoot::ManagedSeedSetController,
     /// The `seed-<name>` namespaces and their mirrored Secrets.
     pub seed_secrets: crate::garden_seed::SeedSecretsController,
     /// The Seed `BackupBucketsReady` condition.
@@ -230,7 +232,7 @@ pub(crate) fn validate(config: &GardenControllerConfiguration) -> Vec<Problem> {
         controllers.shoot_state.concurrent_syncs,
         1,
     );
-    crate::garden_shoot::validate(controllers, &mut checker);
+    shoot::validate(controllers, &mut checker);
     crate::garden_seed::validate(
         &mut checker,
         &controllers.seed_secrets,

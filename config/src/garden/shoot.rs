@@ -5,8 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::GardenControllers;
 use crate::duration::Duration;
-use crate::garden::GardenControllers;
 use crate::validate::Checker;
 
 /// Default `concurrentSyncs` of every shoot helper.

@@ -1,0 +1,169 @@
+//! The reads and writes both flows of the BackupBucket controller share (reconcile and delete): API handles, the credentials, status writes, events, and the error type.
+
+use super::Ctx;
+use super::desired::{self, CREDENTIALS_FINALIZER, LEGACY_CREDENTIALS_FINALIZER};
+use crate::extension_sync::{credentials, operation};
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Patch, PatchParams};
+use kube::{Api, ResourceExt};
+use seedlet_api::common::LastError;
+use seedlet_api::core::BackupBucket;
+use seedlet_api::extensions;
+use seedlet_runtime::events::EventType;
+use serde_json::{Value, json};
+
+/// Errors of one BackupBucket reconcile; each names the failing step.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Reading or writing the core BackupBucket failed.
+    #[error("{step} of BackupBucket {bucket}")]
+    Bucket {
+        /// What was done.
+        step: &'static str,
+        /// Bucket name.
+        bucket: String,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
+    /// The bucket names no credentials.
+    #[error("BackupBucket {bucket} has no spec.credentialsRef")]
+    NoCredentials {
+        /// Bucket name.
+        bucket: String,
+    },
+    /// Credentials could not be resolved or copied.
+    #[error("credentials of BackupBucket {bucket}")]
+    Credentials {
+        /// Bucket name.
+        bucket: String,
+        /// Cause.
+        #[source]
+        source: credentials::Error,
+    },
+    /// Writing a finalizer on the credentials failed.
+    #[error("finalizer on credentials {namespace}/{name}")]
+    CredentialsFinalizer {
+        /// Namespace.
+        namespace: String,
+        /// Name.
+        name: String,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
+    /// Reading, writing or deleting the extension object failed.
+    #[error("{step} extension BackupBucket {bucket}")]
+    Extension {
+        /// What was done.
+        step: &'static str,
+        /// Bucket name.
+        bucket: String,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
+    /// Copying the generated secret to the garden failed.
+    #[error("generated secret of BackupBucket {bucket}: {step}")]
+    GeneratedSecret {
+        /// What was done.
+        step: String,
+        /// Bucket name.
+        bucket: String,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
+    /// The extension reports an error while deleting.
+    #[error("deleting extension BackupBucket {bucket}: {description}")]
+    ExtensionDeletion {
+        /// Bucket name.
+        bucket: String,
+        /// The extension's lastError.
+        description: String,
+    },
+}
+
+/// Resolves the credentials and moves their finalizers to `core.gardener.cloud/backupbucket`.
+pub(super) async fn credentials_secret(bucket: &BackupBucket, ctx: &Ctx) -> Result<Secret, Error> {
+    let name = bucket.name_any();
+    let reference = desired::credentials_ref(bucket).ok_or_else(|| Error::NoCredentials {
+        bucket: name.clone(),
+    })?;
+    let secret = credentials::resolve(&ctx.garden, &reference)
+        .await
+        .map_err(|source| Error::Credentials {
+            bucket: name.clone(),
+            source,
+        })?;
+    let namespace = secret.namespace().unwrap_or_default();
+    let api: Api<Secret> = Api::namespaced(ctx.garden.clone(), &namespace);
+    let finalizer_error = |source| Error::CredentialsFinalizer {
+        namespace: namespace.clone(),
+        name: secret.name_any(),
+        source,
+    };
+    if seedlet_runtime::finalizer::ensure(&api, &secret, CREDENTIALS_FINALIZER)
+        .await
+        .map_err(finalizer_error)?
+    {
+        let fresh = api.get(&secret.name_any()).await.map_err(finalizer_error)?;
+        seedlet_runtime::finalizer::remove(&api, &fresh, LEGACY_CREDENTIALS_FINALIZER)
+            .await
+            .map_err(finalizer_error)?;
+        return Ok(fresh);
+    }
+    seedlet_runtime::finalizer::remove(&api, &secret, LEGACY_CREDENTIALS_FINALIZER)
+        .await
+        .map_err(finalizer_error)?;
+    Ok(secret)
+}
+
+/// Merge-patches `status` into the core bucket's `/status`.
+pub(super) async fn write_status(ctx: &Ctx, name: &str, status: Value) -> Result<(), Error> {
+    buckets(ctx)
+        .patch_status(
+            name,
+            &PatchParams {
+                field_manager: Some(ctx.agent.field_manager.to_owned()),
+                ..PatchParams::default()
+            },
+            &Patch::Merge(&json!({ "status": status })),
+        )
+        .await
+        .map(|_| ())
+        .map_err(|source| Error::Bucket {
+            step: "writing status",
+            bucket: name.to_owned(),
+            source,
+        })
+}
+
+/// Records an Event on the core bucket in the garden (`backupbucket-controller`).
+pub(super) async fn event(
+    ctx: &Ctx,
+    bucket: &BackupBucket,
+    kind: EventType,
+    reason: &str,
+    action: &str,
+    note: &str,
+) {
+    ctx.agent
+        .events
+        .named("backupbucket-controller")
+        .publish(bucket, kind, reason, action, note)
+        .await;
+}
+
+/// A `lastError` value for a status write.
+pub(super) fn error_of(description: String, codes: Vec<String>) -> LastError {
+    operation::last_error(description, codes)
+}
+
+pub(super) fn buckets(ctx: &Ctx) -> Api<BackupBucket> {
+    Api::all(ctx.garden.clone())
+}
+
+pub(super) fn extension_buckets(ctx: &Ctx) -> Api<extensions::BackupBucket> {
+    Api::all(ctx.agent.seed.clone())
+}
