@@ -16,8 +16,7 @@ use seedlet_api::extensions;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-#[path = "backup/support.rs"]
-mod support;
+use crate::backup_support as support;
 
 use support::{
     TIMEOUT, annotation, create_entry, data_of, extension_reports, healthy_bucket, last_op_of,

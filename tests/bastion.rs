@@ -16,8 +16,7 @@ use seedlet_runtime::clock::FakeClock;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-#[path = "backup/support.rs"]
-mod support;
+use crate::backup_support as support;
 
 use support::{annotation, extension_reports, last_operation};
 

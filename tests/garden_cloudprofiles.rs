@@ -12,9 +12,7 @@ use seedlet_api::core::{CloudProfile, NamespacedCloudProfile, Shoot};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-#[path = "shoot_state/support.rs"]
-#[allow(dead_code)]
-mod support;
+use crate::shoot_state_support as support;
 
 use support::{
     CONTROL_PLANE, PROJECT_NAMESPACE, TIMEOUT, cluster_where, create, garden_with_shoot,

@@ -13,9 +13,7 @@ use seedlet_api::core::Shoot;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-#[path = "shoot_state/support.rs"]
-#[allow(dead_code)]
-mod support;
+use crate::shoot_state_support as support;
 
 use support::{CONTROL_PLANE, PROJECT_NAMESPACE, TIMEOUT, garden_with_shoot};
 

@@ -2,8 +2,7 @@
 //! failures annotated for retry after the retry period) and `shoot-quota` (expiration
 //! annotation from the smallest quota lifetime, deletion once expired).
 
-#[path = "shoot_lifecycle/support.rs"]
-mod shoot_lifecycle;
+use crate::shoot_lifecycle;
 
 use std::sync::Arc;
 use std::time::Duration;

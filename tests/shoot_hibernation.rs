@@ -2,8 +2,7 @@
 //! fixed clock, a schedule activation reached by requeue with a running clock, and the shoots the
 //! controller must leave alone (failed and up to date, unknown location).
 
-#[path = "shoot_lifecycle/support.rs"]
-mod shoot_lifecycle;
+use crate::shoot_lifecycle;
 
 use std::sync::Arc;
 use std::time::Duration;

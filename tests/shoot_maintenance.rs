@@ -5,8 +5,7 @@
 //! `retry`; a Shoot without last operation gets no operation annotation but its tasks; a Shoot
 //! outside its window is left alone.
 
-#[path = "shoot_lifecycle/support.rs"]
-mod shoot_lifecycle;
+use crate::shoot_lifecycle;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

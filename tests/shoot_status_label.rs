@@ -1,8 +1,7 @@
 //! End-to-end `shoot-statuslabel`: the controller labels Shoots in a sandbox garden with the
 //! health computed from their status and repairs a label a user changed.
 
-#[path = "shoot_lifecycle/support.rs"]
-mod shoot_lifecycle;
+use crate::shoot_lifecycle;
 
 use std::sync::Arc;
 
