@@ -12,6 +12,7 @@ mod shoot_lifecycle;
 #[path = "shoot_state/support.rs"]
 mod shoot_state_support;
 
+mod agent_errors;
 mod backup;
 mod backup_entry;
 mod bastion;

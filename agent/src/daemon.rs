@@ -18,6 +18,7 @@ use seedlet_runtime::leader_election;
 use seedlet_runtime::process::{
     AbortOnDrop, ClientError, Leadership, client_config, run_controllers, sleep_or_cancel,
 };
+use seedlet_runtime::repeated::{Failure, RepeatedFailures};
 use seedlet_runtime::server::{ProbeState, Readiness, Servers, Step};
 use seedlet_runtime::systemd::{Notifier, State, Watchdog};
 use tokio::sync::watch;
@@ -301,15 +302,17 @@ impl Agent {
     /// # Errors
     /// [`Error::SeedClient`], [`Error::Servers`].
     pub async fn start(self, shutdown: CancellationToken) -> Result<RunningAgent, Error> {
-        let seed = match self.seed_client.clone() {
-            Some(client) => client,
+        let (seed, seed_server) = match self.seed_client.clone() {
+            Some(client) => (client, None),
             None => {
                 let config = client_config(self.settings.seed_kubeconfig.as_deref())
                     .await
                     .map_err(Error::SeedClient)?;
-                self.log_client_sources(Some(config.cluster_url.to_string()));
-                kube::Client::try_from(config)
-                    .map_err(|source| Error::SeedClient(ClientError::Build(source)))?
+                let server = config.cluster_url.to_string();
+                self.log_client_sources(Some(server.clone()));
+                let client = kube::Client::try_from(config)
+                    .map_err(|source| Error::SeedClient(ClientError::Build(source)))?;
+                (client, Some(server))
             }
         };
         let metrics = Arc::new(AgentMetrics::new());
@@ -336,6 +339,7 @@ impl Agent {
         let health_address = servers.health_address;
         let metrics_address = servers.metrics_address;
         let shared = Shared {
+            seed_server,
             seed,
             health: health.clone(),
             readiness,
@@ -395,6 +399,14 @@ impl Agent {
         Ok(())
     }
 
+    /// The garden's server when a kubeconfig file names it (not for a bootstrapped credential).
+    fn garden_server(&self) -> Option<String> {
+        self.settings
+            .garden_origin
+            .path()
+            .and_then(sources::kubeconfig_server)
+    }
+
     /// Says once where the seed and garden clients come from and which servers they talk to.
     fn log_client_sources(&self, seed_server: Option<String>) {
         let seed = ClientSource {
@@ -403,11 +415,7 @@ impl Agent {
         };
         let garden = ClientSource {
             origin: self.settings.garden_origin.clone(),
-            server: self
-                .settings
-                .garden_origin
-                .path()
-                .and_then(sources::kubeconfig_server),
+            server: self.garden_server(),
         };
         for (warning, line) in sources::describe(&seed, &garden) {
             if warning {
@@ -427,6 +435,7 @@ impl Agent {
         identity_task: &mut Option<AbortOnDrop<()>>,
         term: &CancellationToken,
     ) {
+        let mut credential_failures = RepeatedFailures::new();
         let client = loop {
             if let Some(client) = garden.clone() {
                 break client;
@@ -435,13 +444,31 @@ impl Agent {
                 .await
             {
                 Ok(identity) => {
+                    if let Some(failures) = credential_failures.succeeded() {
+                        tracing::info!(
+                            failures,
+                            "obtained the garden credential after failed attempts"
+                        );
+                    }
                     let client = identity.client();
                     *garden = Some(client.clone());
                     *identity_task = Some(AbortOnDrop::spawn(identity.run()));
                     break client;
                 }
                 Err(error) => {
-                    tracing::error!(error = %error_chain(&error), "obtaining garden credential failed");
+                    let message = error_chain(&error);
+                    // Once per distinct failure; the same failure every 5 s is a debug line.
+                    match credential_failures.failed(&message) {
+                        Failure::New => tracing::error!(
+                            error = %message,
+                            seed_server = shared.seed_server.as_deref().unwrap_or("injected client"),
+                            retry_seconds = STARTUP_RETRY_DELAY.as_secs(),
+                            "obtaining garden credential failed"
+                        ),
+                        Failure::Repeated => {
+                            tracing::debug!(error = %message, "obtaining garden credential failed again")
+                        }
+                    }
                     if sleep_or_cancel(STARTUP_RETRY_DELAY, term).await {
                         return;
                     }
@@ -457,9 +484,13 @@ impl Agent {
         ));
 
         let events = garden_events(&client, &self.clock);
+        let mut registration_failures = RepeatedFailures::new();
         loop {
             match registration::register_seed(&client.client(), &self.settings.registration).await {
                 Ok(seed) => {
+                    if let Some(failures) = registration_failures.succeeded() {
+                        tracing::info!(failures, "registered the seed after failed attempts");
+                    }
                     let note = format!(
                         "Seed registered by seedlet agent {} (leader {})",
                         env!("CARGO_PKG_VERSION"),
@@ -477,7 +508,19 @@ impl Agent {
                     break;
                 }
                 Err(error) => {
-                    tracing::error!(error = %error_chain(&error), seed = %self.settings.registration.name, "registering seed failed");
+                    let message = error_chain(&error);
+                    match registration_failures.failed(&message) {
+                        Failure::New => tracing::error!(
+                            error = %message,
+                            seed = %self.settings.registration.name,
+                            garden_server = self.garden_server().as_deref().unwrap_or("from the garden credential"),
+                            retry_seconds = STARTUP_RETRY_DELAY.as_secs(),
+                            "registering seed failed"
+                        ),
+                        Failure::Repeated => {
+                            tracing::debug!(error = %message, "registering seed failed again")
+                        }
+                    }
                     if sleep_or_cancel(STARTUP_RETRY_DELAY, term).await {
                         return;
                     }
@@ -540,6 +583,8 @@ async fn follow_certificate_expiry(garden: GardenClient, metrics: Arc<AgentMetri
 /// Process-wide handles shared by all leadership terms.
 struct Shared {
     seed: kube::Client,
+    /// The seed's server, for error lines (`None` for an injected client).
+    seed_server: Option<String>,
     health: HealthManager,
     readiness: Arc<Readiness>,
     metrics: Arc<AgentMetrics>,

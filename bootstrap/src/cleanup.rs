@@ -93,12 +93,12 @@ where
             Err(error) if !warned => {
                 warned = true;
                 tracing::warn!(
-                    kind, name = %name, error = %error,
+                    kind, name = %name, error = %seedlet_runtime::error_chain(&error),
                     "could not delete bootstrap credential in garden; retrying until it is gone"
                 );
             }
             Err(error) => {
-                tracing::debug!(kind, name = %name, error = %error, "bootstrap credential still not deleted")
+                tracing::debug!(kind, name = %name, error = %seedlet_runtime::error_chain(&error), "bootstrap credential still not deleted")
             }
         }
         tokio::time::sleep(delay).await;

@@ -75,9 +75,15 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    /// The bootstrap Secret is missing or has no `kubeconfig` data.
+    /// The bootstrap Secret has no `kubeconfig` data.
     #[error("bootstrap secret {secret} does not contain a kubeconfig, cannot bootstrap")]
     BootstrapSecretEmpty {
+        /// `namespace/name` of the bootstrap Secret.
+        secret: String,
+    },
+    /// The bootstrap Secret does not exist in the seed cluster.
+    #[error("bootstrap secret {secret} not found in the seed cluster, cannot bootstrap")]
+    BootstrapSecretMissing {
         /// `namespace/name` of the bootstrap Secret.
         secret: String,
     },

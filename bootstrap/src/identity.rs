@@ -263,7 +263,7 @@ pub(crate) async fn rejected_by_garden(client: &kube::Client) -> bool {
         Ok(_) => false,
         Err(error) if credential_refused(&error) => true,
         Err(error) => {
-            tracing::warn!(error = %error, "could not verify garden credential, assuming it is valid");
+            tracing::warn!(error = %seedlet_runtime::error_chain(&error), "could not verify garden credential, assuming it is valid");
             false
         }
     }

@@ -230,7 +230,7 @@ impl GardenIdentity {
                     }
                 }
                 Err(error) => {
-                    tracing::warn!(error = %error, retry_seconds = self.options.retry_interval.as_secs(), "garden credential maintenance failed");
+                    tracing::warn!(error = %seedlet_runtime::error_chain(&error), retry_seconds = self.options.retry_interval.as_secs(), "garden credential maintenance failed");
                     deadline = None;
                     tokio::time::sleep(self.options.retry_interval).await;
                 }
@@ -364,7 +364,7 @@ async fn observe_secret(
             Ok(watcher::Event::Apply(object)) => publish(SecretView::of(&object)),
             Ok(watcher::Event::Delete(_)) => publish(SecretView::Missing),
             Err(error) => {
-                tracing::warn!(secret = %secret, error = %error, "kubeconfig secret watch failed")
+                tracing::warn!(secret = %secret, error = %seedlet_runtime::error_chain(&error), "kubeconfig secret watch failed")
             }
         }
     }

@@ -48,7 +48,7 @@ pub async fn keep_seed_status_current(garden: GardenClient, seed_name: String, r
                         break;
                     }
                     Err(error) => {
-                        tracing::debug!(seed = %seed_name, error = %error, "could not update seed client certificate expiration yet");
+                        tracing::debug!(seed = %seed_name, error = %seedlet_runtime::error_chain(&error), "could not update seed client certificate expiration yet");
                     }
                 }
                 tokio::select! {

@@ -52,20 +52,24 @@ pub fn renew_requested(secret: &Secret) -> bool {
 /// Reads the bootstrap kubeconfig: `data.kubeconfig` of the bootstrap Secret, or the file.
 ///
 /// # Errors
-/// [`Error::BootstrapSecretEmpty`] when the Secret is missing or empty, [`Error::ReadSecret`] /
+/// [`Error::BootstrapSecretMissing`] / [`Error::BootstrapSecretEmpty`] when the Secret is
+/// missing or has no kubeconfig, [`Error::ReadSecret`] /
 /// [`Error::ReadFile`] when reading fails.
 pub async fn read_bootstrap_kubeconfig(
     seed: &kube::Client,
     source: &BootstrapSource,
 ) -> Result<String, Error> {
     match source {
-        BootstrapSource::Secret(secret) => read_secret(seed, secret)
-            .await?
-            .as_ref()
-            .and_then(kubeconfig_of)
-            .ok_or_else(|| Error::BootstrapSecretEmpty {
+        BootstrapSource::Secret(secret) => {
+            let Some(object) = read_secret(seed, secret).await? else {
+                return Err(Error::BootstrapSecretMissing {
+                    secret: secret.to_string(),
+                });
+            };
+            kubeconfig_of(&object).ok_or_else(|| Error::BootstrapSecretEmpty {
                 secret: secret.to_string(),
-            }),
+            })
+        }
         BootstrapSource::File(path) => {
             tokio::fs::read_to_string(path)
                 .await

@@ -364,7 +364,7 @@ impl LeaderElector {
         match tokio::time::timeout(self.settings.renew_deadline, call).await {
             Ok(Ok(_)) => tracing::info!(lease = %self.settings.key(), "released leadership"),
             Ok(Err(error)) => {
-                tracing::warn!(error = %error, lease = %self.settings.key(), "releasing leader lease failed");
+                tracing::warn!(error = %crate::error_chain(&error), lease = %self.settings.key(), "releasing leader lease failed");
             }
             Err(_) => {
                 tracing::warn!(lease = %self.settings.key(), "releasing leader lease timed out")

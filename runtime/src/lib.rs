@@ -9,7 +9,8 @@
 //! - [`triggers`]: watch streams passing only relevant changes (and deletions);
 //! - [`systemd`]: the sd_notify protocol (READY, STOPPING, STATUS, WATCHDOG);
 //! - [`events`]: Kubernetes Events, correlated like client-go's recorder;
-//! - [`retry`]: in-place retries of idempotent requests; [`clock`]; [`error`]: error chains.
+//! - [`retry`]: in-place retries of idempotent requests; [`clock`]; [`error`]: error chains;
+//! - [`repeated`]: logging a failure a retry loop meets again and again once, not every time.
 
 pub mod clock;
 pub mod error;
@@ -20,6 +21,7 @@ pub mod leader_election;
 pub mod logging;
 pub mod metrics;
 pub mod process;
+pub mod repeated;
 pub mod retry;
 pub mod server;
 pub mod status;

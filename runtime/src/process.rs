@@ -47,7 +47,7 @@ async fn wait_for_signal() {
             }
         }
         Err(error) => {
-            tracing::warn!(error = %error, "cannot listen for SIGTERM, only Ctrl-C stops the process");
+            tracing::warn!(error = %crate::error_chain(&error), "cannot listen for SIGTERM, only Ctrl-C stops the process");
             let _ = tokio::signal::ctrl_c().await;
         }
     }
@@ -153,7 +153,7 @@ pub async fn run_controllers<C: Send + Sync + 'static>(
     }
     while let Some(result) = tasks.join_next().await {
         if let Err(error) = result {
-            tracing::warn!(error = %error, "controller task ended abnormally");
+            tracing::warn!(error = %crate::error_chain(&error), "controller task ended abnormally");
         }
     }
 }
@@ -254,7 +254,7 @@ impl Leadership {
     pub async fn stop(self) {
         self.elector_stop.cancel();
         if let Err(error) = self.elector.join().await {
-            tracing::warn!(error = %error, "leader election task ended abnormally");
+            tracing::warn!(error = %crate::error_chain(&error), "leader election task ended abnormally");
         }
     }
 }

@@ -130,7 +130,7 @@ where
         else {
             return Err(error);
         };
-        tracing::debug!(error = %error, retry, delay_ms = delay.as_millis(), "retrying transient api error");
+        tracing::debug!(error = %crate::error_chain(&error), retry, delay_ms = delay.as_millis(), "retrying transient api error");
         tokio::time::sleep(delay).await;
     }
 }

@@ -186,7 +186,7 @@ impl Servers {
     pub async fn join(mut self) {
         for task in std::mem::take(&mut self.tasks) {
             if let Err(error) = task.await {
-                tracing::warn!(error = %error, "probe server task ended abnormally");
+                tracing::warn!(error = %crate::error_chain(&error), "probe server task ended abnormally");
             }
         }
     }
@@ -232,7 +232,7 @@ async fn serve(listener: TcpListener, router: Router, shutdown: CancellationToke
         .with_graceful_shutdown(shutdown.cancelled_owned())
         .await;
     if let Err(error) = result {
-        tracing::error!(error = %error, "probe server failed");
+        tracing::error!(error = %crate::error_chain(&error), "probe server failed");
     }
 }
 

@@ -170,7 +170,7 @@ impl Notifier {
         match Self::from_lookup(|name| std::env::var_os(name)) {
             Ok(notifier) => notifier,
             Err(error) => {
-                tracing::warn!(error = %error, "ignoring the service manager's notification socket");
+                tracing::warn!(error = %crate::error_chain(&error), "ignoring the service manager's notification socket");
                 None
             }
         }

@@ -17,6 +17,7 @@ use std::time::Duration;
 use tokio::time::{Instant, MissedTickBehavior};
 
 use crate::context::AgentContext;
+use seedlet_runtime::repeated::{Failure, RepeatedFailures};
 
 /// Controller name (metrics label, logs).
 pub const NAME: &str = "heartbeat";
@@ -96,6 +97,7 @@ pub async fn run(ctx: Arc<AgentContext>) {
     let period = ctx.heartbeat.period;
     let mut ticker = tokio::time::interval_at(Instant::now(), period);
     ticker.set_missed_tick_behavior(MissedTickBehavior::Skip);
+    let mut failures = RepeatedFailures::new();
     loop {
         let scheduled = tokio::select! {
             () = ctx.stop.cancelled() => return,
@@ -119,6 +121,9 @@ pub async fn run(ctx: Arc<AgentContext>) {
                 );
                 ctx.metrics.reconciled(NAME, took, true);
                 tracing::trace!(seed = %ctx.seed_name, condition_written = beat.condition_written, "heartbeat");
+                if let Some(failures) = failures.succeeded() {
+                    tracing::info!(seed = %ctx.seed_name, failures, "heartbeat succeeded again");
+                }
             }
             Err(error) => {
                 if error.affects_health() {
@@ -131,9 +136,21 @@ pub async fn run(ctx: Arc<AgentContext>) {
                     );
                 }
                 ctx.metrics.reconciled(NAME, took, false);
-                tracing::warn!(error = %seedlet_runtime::error_chain(&error), seed = %ctx.seed_name, "heartbeat failed");
+                log_failure(&mut failures, &error, &ctx.seed_name);
             }
         }
+    }
+}
+
+/// One WARN per distinct failure, not one per beat (every 2 s by default). A lost race on the
+/// condition write (409: another writer, the Lease is renewed) is routine and a debug line.
+fn log_failure(failures: &mut RepeatedFailures, error: &Error, seed: &str) {
+    let message = seedlet_runtime::error_chain(error);
+    let conflict = matches!(error, Error::PatchCondition { .. })
+        && seedlet_runtime::status::conflict_in_chain(error);
+    match failures.failed(&message) {
+        Failure::New if !conflict => tracing::warn!(error = %message, seed, "heartbeat failed"),
+        _ => tracing::debug!(error = %message, seed, "heartbeat failed"),
     }
 }
 

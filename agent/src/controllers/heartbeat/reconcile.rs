@@ -121,10 +121,35 @@ async fn probe_seed(seed: &kube::Client, timeout: Duration) -> Result<(), kube::
         .body(Vec::new())
         .map_err(kube::Error::HttpError)?;
     match tokio::time::timeout(timeout, seed.request_text(request)).await {
+        Ok(Err(kube::Error::Api(mut status))) => {
+            // kube-apiserver answers a failing /healthz with one line per check (~30): keep
+            // the failed ones, so the condition and the log line stay one line.
+            status.message = healthz_summary(&status.message);
+            Err(kube::Error::Api(status))
+        }
         Ok(result) => result.map(|_| ()),
         Err(_) => Err(kube::Error::Service(
             std::io::Error::new(std::io::ErrorKind::TimedOut, "seed /healthz timed out").into(),
         )),
+    }
+}
+
+/// The failed checks of a verbose `/healthz` answer (`[-]etcd failed: reason withheld`), or its
+/// first line when it lists none.
+fn healthz_summary(body: &str) -> String {
+    let failed: Vec<&str> = body
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("[-]"))
+        .map(|check| check.split_once(' ').map_or(check, |(name, _)| name))
+        .collect();
+    if failed.is_empty() {
+        body.lines()
+            .map(str::trim)
+            .find(|line| !line.is_empty())
+            .unwrap_or_default()
+            .to_owned()
+    } else {
+        format!("failed checks: {}", failed.join(", "))
     }
 }
 
@@ -236,6 +261,23 @@ async fn patch_conditions(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn healthz_summary_keeps_the_failed_checks_on_one_line() {
+        let verbose = "[+]ping ok\n[+]log ok\n[-]etcd failed: reason withheld\n\
+                       [+]poststarthook/start-kube-apiserver-admission-initializer ok\n\
+                       [-]poststarthook/rbac/bootstrap-roles failed: reason withheld\n\
+                       healthz check failed\n";
+        assert_eq!(
+            healthz_summary(verbose),
+            "failed checks: etcd, poststarthook/rbac/bootstrap-roles"
+        );
+        assert_eq!(
+            healthz_summary("\n  internal error\nmore"),
+            "internal error"
+        );
+        assert_eq!(healthz_summary(""), "");
+    }
 
     fn at(second: i64) -> Timestamp {
         Timestamp::from_second(second).unwrap()

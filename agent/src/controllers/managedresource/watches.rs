@@ -118,7 +118,7 @@ async fn watch_kind(
             Ok(watcher::Event::Delete(object)) => (object, true, false),
             Ok(watcher::Event::Init | watcher::Event::InitDone) => continue,
             Err(error) => {
-                tracing::debug!(error = %error, "watch of applied kind failed, retrying");
+                tracing::debug!(error = %seedlet_runtime::error_chain(&error), "watch of applied kind failed, retrying");
                 continue;
             }
         };

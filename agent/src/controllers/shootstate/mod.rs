@@ -150,7 +150,7 @@ where
                 Ok(watcher::Event::Init) => Some(Update::Relist(source)),
                 Ok(watcher::Event::InitDone) => Some(Update::Listed(source)),
                 Err(error) => {
-                    tracing::debug!(source = ?source, error = %error, "shootstate watch error, retrying");
+                    tracing::debug!(source = ?source, error = %seedlet_runtime::error_chain(&error), "shootstate watch error, retrying");
                     None
                 }
             };

@@ -163,15 +163,15 @@ pub fn error_policy(csr: Arc<CertificateSigningRequest>, error: &Error, _ctx: Ar
     let name = csr.metadata.name.as_deref().unwrap_or_default();
     match error {
         Error::NotAllowed { .. } => {
-            tracing::info!(certificate_signing_request = %name, error = %error, "certificatesigningrequest stays pending");
+            tracing::info!(certificate_signing_request = %name, error = %seedlet_runtime::error_chain(error), "certificatesigningrequest stays pending");
             Action::requeue(Duration::from_secs(30))
         }
         Error::DecodeRequest { .. } | Error::MissingName => {
-            tracing::warn!(certificate_signing_request = %name, error = %error, reason = error.reason(), "certificatesigningrequest not decidable");
+            tracing::warn!(certificate_signing_request = %name, error = %seedlet_runtime::error_chain(error), reason = error.reason(), "certificatesigningrequest not decidable");
             Action::requeue(Duration::from_secs(300))
         }
         Error::SubjectAccessReview { .. } | Error::UpdateApproval { .. } => {
-            tracing::warn!(certificate_signing_request = %name, error = %error, reason = error.reason(), "certificatesigningrequest approval failed");
+            tracing::warn!(certificate_signing_request = %name, error = %seedlet_runtime::error_chain(error), reason = error.reason(), "certificatesigningrequest approval failed");
             Action::requeue(Duration::from_secs(5))
         }
     }

@@ -90,7 +90,7 @@ async fn hibernate(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {
         Ok(parsed) => parsed,
         Err(error) => {
             // Bad input: reported once, retried only when the schedules change.
-            tracing::warn!(shoot = %key, error = %error, "invalid hibernation schedule");
+            tracing::warn!(shoot = %key, error = %seedlet_runtime::error_chain(&error), "invalid hibernation schedule");
             return Ok(Action::await_change());
         }
     };

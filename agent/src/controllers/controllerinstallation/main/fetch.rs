@@ -143,7 +143,7 @@ pub async fn garden_identity(garden: kube::Client) -> Option<String> {
             .and_then(|cm| cm.data)
             .and_then(|mut data| data.remove(objects::CLUSTER_IDENTITY_KEY)),
         Err(error) => {
-            tracing::debug!(error = %error, "reading garden cluster identity failed");
+            tracing::debug!(error = %seedlet_runtime::error_chain(&error), "reading garden cluster identity failed");
             None
         }
     }

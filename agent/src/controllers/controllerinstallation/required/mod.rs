@@ -196,7 +196,7 @@ async fn watch_kind(
                 objects.clear();
             }
             Err(error) => {
-                tracing::debug!(kind, error = %error, "watching extension kind failed, retrying");
+                tracing::debug!(kind, error = %seedlet_runtime::error_chain(&error), "watching extension kind failed, retrying");
                 continue;
             }
         }

@@ -1,0 +1,155 @@
+//! What an operator reads when the agent cannot get going: the `seedlet-agent` process against a
+//! seed sandbox whose bootstrap Secret is missing, and against a garden that serves no Gardener
+//! API. Each failure is one ERROR line that names the object or server and says what is wrong
+//! ("not found", the resource type not served and what to install), not a line every 5 s and
+//! not a Rust `Debug` dump of the server's `Status`.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use seedlet_sandbox::Sandbox;
+use serde_json::Value;
+use tokio::process::Command;
+
+/// Long enough for three attempts 5 s apart.
+const RUN_FOR: Duration = Duration::from_secs(11);
+
+const SEED_CONFIG: &str = r#"leaderElection:
+  leaderElect: false
+logFormat: json
+server:
+  healthProbes:
+    bindAddress: 127.0.0.1
+    freePort: true
+  metrics:
+    bindAddress: 127.0.0.1
+    freePort: true
+seedConfig:
+  metadata:
+    name: local
+  spec:
+    provider:
+      type: local
+      region: local
+    networks:
+      pods: 10.1.0.0/16
+      services: 10.2.0.0/16
+"#;
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("file written");
+    path.display().to_string()
+}
+
+/// Runs `seedlet-agent` with `config` for [`RUN_FOR`], then kills it; its JSON log lines.
+async fn run_agent(dir: &Path, config: &str) -> Vec<Value> {
+    let config = write(dir, "agent.yaml", config);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_seedlet-agent"))
+        .args(["--config", &config])
+        .env_remove("KUBECONFIG")
+        .env_remove("GARDEN_KUBECONFIG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("seedlet-agent starts");
+    tokio::time::sleep(RUN_FOR).await;
+    assert!(
+        matches!(child.try_wait(), Ok(None)),
+        "the agent keeps retrying instead of exiting"
+    );
+    child.start_kill().expect("agent killed");
+    let output = child.wait_with_output().await.expect("agent output");
+    let text = String::from_utf8_lossy(&output.stderr).into_owned()
+        + &String::from_utf8_lossy(&output.stdout);
+    assert!(
+        !text.contains("Status {"),
+        "a Debug dump in the log:\n{text}"
+    );
+    text.lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
+}
+
+fn lines_with<'a>(log: &'a [Value], level: &str, message: &str) -> Vec<&'a Value> {
+    log.iter()
+        .filter(|line| line["level"] == level && line["msg"] == message)
+        .collect()
+}
+
+#[tokio::test]
+async fn a_missing_bootstrap_secret_is_one_error_that_says_not_found_and_names_the_seed() {
+    let seed = Sandbox::builder()
+        .name("seed")
+        .start()
+        .await
+        .expect("seed sandbox");
+    seedlet_testkit::ensure_namespace(&seed.client(), "garden").await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let seed_kubeconfig = write(dir.path(), "seed.kubeconfig", &seed.admin_kubeconfig_yaml());
+    let config = format!(
+        "apiVersion: gardenlet.config.gardener.cloud/v1alpha1\nkind: GardenletConfiguration\n\
+         gardenClientConnection:\n  bootstrapKubeconfig:\n    name: missing-bootstrap\n    \
+         namespace: garden\n  kubeconfigSecret:\n    name: gardenlet-kubeconfig\n    \
+         namespace: garden\nseedClientConnection:\n  kubeconfig: {seed_kubeconfig}\n{SEED_CONFIG}"
+    );
+
+    let log = run_agent(dir.path(), &config).await;
+
+    let errors = lines_with(&log, "error", "obtaining garden credential failed");
+    assert_eq!(errors.len(), 1, "one ERROR for three attempts: {errors:?}");
+    let error = errors[0]["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("bootstrap secret garden/missing-bootstrap not found in the seed cluster"),
+        "{error}"
+    );
+    let server = errors[0]["seed_server"].as_str().unwrap_or_default();
+    assert!(server.starts_with("https://127.0.0.1:"), "{server}");
+    let repeats = lines_with(&log, "debug", "obtaining garden credential failed again");
+    assert!(repeats.is_empty(), "debug is off by default: {repeats:?}");
+    seed.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_garden_without_gardener_crds_is_one_error_that_says_what_to_install() {
+    let garden = Sandbox::builder()
+        .name("garden")
+        .start()
+        .await
+        .expect("garden sandbox");
+    let seed = Sandbox::builder()
+        .name("seed")
+        .start()
+        .await
+        .expect("seed sandbox");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let seed_kubeconfig = write(dir.path(), "seed.kubeconfig", &seed.admin_kubeconfig_yaml());
+    let garden_kubeconfig = write(
+        dir.path(),
+        "garden.kubeconfig",
+        &garden.admin_kubeconfig_yaml(),
+    );
+    let config = format!(
+        "apiVersion: gardenlet.config.gardener.cloud/v1alpha1\nkind: GardenletConfiguration\n\
+         gardenClientConnection:\n  kubeconfig: {garden_kubeconfig}\n\
+         seedClientConnection:\n  kubeconfig: {seed_kubeconfig}\n{SEED_CONFIG}"
+    );
+
+    let log = run_agent(dir.path(), &config).await;
+
+    let errors = lines_with(&log, "error", "registering seed failed");
+    assert_eq!(errors.len(), 1, "one ERROR for three attempts: {errors:?}");
+    let error = errors[0]["error"].as_str().unwrap_or_default();
+    assert!(error.contains("(404"), "{error}");
+    assert!(
+        error.contains(seedlet_runtime::error::MISSING_RESOURCE_TYPE_HINT),
+        "{error}"
+    );
+    let server = errors[0]["garden_server"].as_str().unwrap_or_default();
+    assert!(server.starts_with("https://127.0.0.1:"), "{server}");
+    garden.shutdown().await;
+    seed.shutdown().await;
+}
