@@ -8,7 +8,6 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use seedlet_sandbox::Sandbox;
 use serde_json::Value;
 use tokio::process::Command;
 
@@ -82,11 +81,7 @@ fn lines_with<'a>(log: &'a [Value], level: &str, message: &str) -> Vec<&'a Value
 
 #[tokio::test]
 async fn a_missing_bootstrap_secret_is_one_error_that_says_not_found_and_names_the_seed() {
-    let seed = Sandbox::builder()
-        .name("seed")
-        .start()
-        .await
-        .expect("seed sandbox");
+    let seed = seedlet_testkit::start_sandbox("seed").await;
     seedlet_testkit::ensure_namespace(&seed.client(), "garden").await;
     let dir = tempfile::tempdir().expect("temp dir");
     let seed_kubeconfig = write(dir.path(), "seed.kubeconfig", &seed.admin_kubeconfig_yaml());
@@ -115,16 +110,8 @@ async fn a_missing_bootstrap_secret_is_one_error_that_says_not_found_and_names_t
 
 #[tokio::test]
 async fn a_garden_without_gardener_crds_is_one_error_that_says_what_to_install() {
-    let garden = Sandbox::builder()
-        .name("garden")
-        .start()
-        .await
-        .expect("garden sandbox");
-    let seed = Sandbox::builder()
-        .name("seed")
-        .start()
-        .await
-        .expect("seed sandbox");
+    let garden = seedlet_testkit::start_sandbox("garden").await;
+    let seed = seedlet_testkit::start_sandbox("seed").await;
     let dir = tempfile::tempdir().expect("temp dir");
     let seed_kubeconfig = write(dir.path(), "seed.kubeconfig", &seed.admin_kubeconfig_yaml());
     let garden_kubeconfig = write(

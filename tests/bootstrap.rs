@@ -40,16 +40,8 @@ struct Env {
 
 impl Env {
     async fn start() -> Self {
-        let garden = Sandbox::builder()
-            .name("garden")
-            .start()
-            .await
-            .expect("garden sandbox starts");
-        let seed = Sandbox::builder()
-            .name("seed")
-            .start()
-            .await
-            .expect("seed sandbox starts");
+        let garden = seedlet_testkit::start_sandbox("garden").await;
+        let seed = seedlet_testkit::start_sandbox("seed").await;
         csr_approval::ensure_bootstrapper_rbac(&garden.client())
             .await
             .expect("bootstrapper rbac applied");

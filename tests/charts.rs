@@ -431,11 +431,7 @@ where
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn charts_apply_and_their_rbac_carries_bootstrap_approval_registration_and_heartbeat() {
     seedlet_testkit::init_test_logging();
-    let garden = Sandbox::builder()
-        .name("garden")
-        .start()
-        .await
-        .expect("garden");
+    let garden = seedlet_testkit::start_sandbox("garden").await;
     let seed = Sandbox::builder().name("seed").start().await.expect("seed");
     seedlet_testkit::install_crds(&garden.client(), seedlet_api::crds::garden_crds()).await;
     seedlet_testkit::install_crds(&seed.client(), seedlet_api::crds::seed_crds()).await;

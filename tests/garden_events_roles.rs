@@ -19,11 +19,7 @@ use tokio_util::sync::CancellationToken;
 const TIMEOUT: Duration = Duration::from_secs(20);
 
 async fn garden(config: &str) -> (Sandbox, kube::Client, CancellationToken) {
-    let sandbox = Sandbox::builder()
-        .name("garden")
-        .start()
-        .await
-        .expect("garden sandbox");
+    let sandbox = seedlet_testkit::start_sandbox("garden").await;
     let client = sandbox.client();
     common::prepare_garden(&client).await;
     for namespace in ["garden-dev", "kube-system", "seed-other"] {

@@ -49,11 +49,7 @@ struct Garden {
 }
 
 async fn garden(clock: Option<Arc<FakeClock>>) -> Garden {
-    let sandbox = Sandbox::builder()
-        .name("garden")
-        .start()
-        .await
-        .expect("garden sandbox");
+    let sandbox = seedlet_testkit::start_sandbox("garden").await;
     let client = sandbox.client();
     common::prepare_garden(&client).await;
     let shutdown = CancellationToken::new();

@@ -37,11 +37,7 @@ struct Garden {
 }
 
 async fn garden() -> Garden {
-    let sandbox = Sandbox::builder()
-        .name("garden")
-        .start()
-        .await
-        .expect("garden sandbox");
+    let sandbox = seedlet_testkit::start_sandbox("garden").await;
     let client = sandbox.client();
     common::prepare_garden(&client).await;
     common::ensure_namespace(&client, NS).await;

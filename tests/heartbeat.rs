@@ -140,11 +140,7 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn lease_renew_time_advances_every_interval_and_seed_becomes_ready() {
-    let garden = Sandbox::builder()
-        .name("garden")
-        .start()
-        .await
-        .expect("garden");
+    let garden = seedlet_testkit::start_sandbox("garden").await;
     let seed = Sandbox::builder().name("seed").start().await.expect("seed");
     seedlet_testkit::prepare_garden(&garden.client()).await;
     seedlet_testkit::prepare_seed(&seed.client()).await;
@@ -206,11 +202,7 @@ async fn lease_renew_time_advances_every_interval_and_seed_becomes_ready() {
 /// Measures renewal drift (|gap − period|) over 100 renewals; prints p50/p99 for the README.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn lease_renewal_drift_stays_small_over_a_hundred_renewals() {
-    let garden = Sandbox::builder()
-        .name("garden")
-        .start()
-        .await
-        .expect("garden");
+    let garden = seedlet_testkit::start_sandbox("garden").await;
     let seed = Sandbox::builder().name("seed").start().await.expect("seed");
     seedlet_testkit::prepare_garden(&garden.client()).await;
     seedlet_testkit::prepare_seed(&seed.client()).await;
@@ -252,11 +244,7 @@ async fn lease_renewal_drift_stays_small_over_a_hundred_renewals() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn health_fails_while_seed_api_server_is_down_and_recovers_without_restart() {
-    let garden = Sandbox::builder()
-        .name("garden")
-        .start()
-        .await
-        .expect("garden");
+    let garden = seedlet_testkit::start_sandbox("garden").await;
     let seed_dir = tempfile::tempdir().expect("tempdir");
     let seed = Sandbox::builder()
         .name("seed")
@@ -402,11 +390,7 @@ async fn agent_keeps_running_while_garden_is_down_and_recovers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn standby_replica_takes_over_when_the_leader_dies() {
-    let garden = Sandbox::builder()
-        .name("garden")
-        .start()
-        .await
-        .expect("garden");
+    let garden = seedlet_testkit::start_sandbox("garden").await;
     let seed = Sandbox::builder().name("seed").start().await.expect("seed");
     seedlet_testkit::prepare_garden(&garden.client()).await;
     seedlet_testkit::prepare_seed(&seed.client()).await;
@@ -494,11 +478,7 @@ async fn standby_replica_takes_over_when_the_leader_dies() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn metrics_endpoint_serves_valid_prometheus_text() {
-    let garden = Sandbox::builder()
-        .name("garden")
-        .start()
-        .await
-        .expect("garden");
+    let garden = seedlet_testkit::start_sandbox("garden").await;
     let seed = Sandbox::builder().name("seed").start().await.expect("seed");
     seedlet_testkit::prepare_garden(&garden.client()).await;
     seedlet_testkit::prepare_seed(&seed.client()).await;

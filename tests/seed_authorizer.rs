@@ -41,11 +41,7 @@ where
 /// The garden with its webhook configured, two seeds and an object of each kind per seed.
 async fn start() -> Env {
     common::init_test_logging();
-    let garden = Sandbox::builder()
-        .name("garden")
-        .start()
-        .await
-        .expect("garden");
+    let garden = seedlet_testkit::start_sandbox("garden").await;
     let admin = garden.client();
     common::prepare_garden(&admin).await;
     common::ensure_namespace(&admin, "garden-dev").await;

@@ -57,11 +57,7 @@ fn gardenlet_ready(status: ConditionStatus) -> impl Fn(Seed) -> Option<Condition
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn seed_and_shoots_turn_unknown_when_heartbeats_stop_and_seed_recovers_when_they_resume() {
-    let garden = Sandbox::builder()
-        .name("garden")
-        .start()
-        .await
-        .expect("garden");
+    let garden = seedlet_testkit::start_sandbox("garden").await;
     let seed = Sandbox::builder().name("seed").start().await.expect("seed");
     let client = garden.client();
     seedlet_testkit::prepare_garden(&client).await;

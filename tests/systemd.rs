@@ -450,16 +450,8 @@ fn substitute(text: &str, from: &str, to: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn binaries_notify_ready_watchdog_and_stopping_like_under_systemd() {
-    let garden = Sandbox::builder()
-        .name("garden")
-        .start()
-        .await
-        .expect("garden sandbox");
-    let seed = Sandbox::builder()
-        .name("seed")
-        .start()
-        .await
-        .expect("seed sandbox");
+    let garden = seedlet_testkit::start_sandbox("garden").await;
+    let seed = seedlet_testkit::start_sandbox("seed").await;
     let dir = tempfile::tempdir().expect("temporary directory");
     let write = |name: &str, text: &str| {
         let path = dir.path().join(name);

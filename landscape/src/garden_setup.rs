@@ -213,7 +213,11 @@ pub async fn store_api_server_endpoints(
     Ok(())
 }
 
-async fn ensure_namespace(client: &kube::Client, name: &str) -> Result<(), Error> {
+/// Creates namespace `name` unless it exists (server-side apply, idempotent).
+///
+/// # Errors
+/// [`Error::Prepare`] naming the namespace.
+pub async fn ensure_namespace(client: &kube::Client, name: &str) -> Result<(), Error> {
     let api: Api<Namespace> = Api::all(client.clone());
     let namespace = Namespace {
         metadata: named(name),

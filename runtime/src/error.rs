@@ -174,7 +174,12 @@ mod tests {
                 "reading Seed local: the server could not find the requested resource (NotFound, 404): {MISSING_RESOURCE_TYPE_HINT}"
             )
         );
-        let plain = status(404, "Failed to parse error data", "404 page not found\n", None);
+        let plain = status(
+            404,
+            "Failed to parse error data",
+            "404 page not found\n",
+            None,
+        );
         assert!(
             error_chain(&plain).starts_with("404 page not found (404): the server does not serve")
         );

@@ -39,6 +39,19 @@ pub fn conflict_in_chain(error: &(dyn std::error::Error + 'static)) -> bool {
     false
 }
 
+/// The error policy's answer to a lost write race: a debug line and an immediate requeue
+/// ([`CONFLICT_REQUEUE`]) when a 409 is in `error`'s chain, `None` for any other error.
+pub fn conflict_requeue(
+    object: &dyn std::fmt::Display,
+    error: &(dyn std::error::Error + 'static),
+) -> Option<kube::runtime::controller::Action> {
+    if !conflict_in_chain(error) {
+        return None;
+    }
+    tracing::debug!(object = %object, error = %crate::error_chain(error), "lost a write race, retrying");
+    Some(kube::runtime::controller::Action::requeue(CONFLICT_REQUEUE))
+}
+
 /// Reads the latest `name`, merges the conditions returned by `updates` (given the stored ones)
 /// and writes them when they changed. Returns whether it wrote; a vanished object counts as done.
 /// Reads and the guarded write are retried in place on transient errors.

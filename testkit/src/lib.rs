@@ -7,7 +7,6 @@
 use std::future::Future;
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
@@ -59,11 +58,7 @@ impl Clusters {
     /// Starts both sandboxes (the seed with or without workload status simulation) and installs
     /// the garden and seed CRDs, the garden namespaces and a Seed with a cluster identity.
     pub async fn start(workload_simulation: bool) -> Clusters {
-        let garden = Sandbox::builder()
-            .name("garden")
-            .start()
-            .await
-            .expect("garden sandbox");
+        let garden = start_sandbox("garden").await;
         let seed = Sandbox::builder()
             .name("seed")
             .workload_simulation(workload_simulation)
@@ -81,6 +76,15 @@ impl Clusters {
         self.garden.shutdown().await;
         self.seed.shutdown().await;
     }
+}
+
+/// Starts a sandbox API server named `name` on `127.0.0.1:0` with default settings.
+pub async fn start_sandbox(name: &str) -> Sandbox {
+    Sandbox::builder()
+        .name(name)
+        .start()
+        .await
+        .unwrap_or_else(|error| panic!("{name} sandbox: {error}"))
 }
 
 /// Installs the garden CRDs and the namespaces gardener-controller-manager would create for the
@@ -113,16 +117,12 @@ pub async fn prepare_seed(seed: &kube::Client) {
     }
 }
 
-/// Creates `crds` and waits until each is served.
+/// Applies `crds` (as `seedlet sandbox` does) and waits until each is served.
 pub async fn install_crds(client: &kube::Client, crds: Vec<CustomResourceDefinition>) {
+    seedlet_landscape::garden_setup::install_crds(client, crds)
+        .await
+        .unwrap_or_else(|error| panic!("{}", seedlet_runtime::error_chain(&error)));
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
-    for crd in crds {
-        match api.create(&PostParams::default(), &crd).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(status)) if status.is_already_exists() => {}
-            Err(error) => panic!("create crd: {error}"),
-        }
-    }
     // CRDs are served once Established; give the sandbox a moment and verify with a list.
     wait_until("crds established", Duration::from_secs(10), || {
         let api = api.clone();
@@ -146,14 +146,9 @@ pub async fn install_crds(client: &kube::Client, crds: Vec<CustomResourceDefinit
 
 /// Creates namespace `name` unless it exists.
 pub async fn ensure_namespace(client: &kube::Client, name: &str) {
-    let api: Api<Namespace> = Api::all(client.clone());
-    let namespace: Namespace =
-        serde_json::from_value(serde_json::json!({"metadata": {"name": name}})).expect("namespace");
-    match api.create(&PostParams::default(), &namespace).await {
-        Ok(_) => {}
-        Err(kube::Error::Api(status)) if status.is_already_exists() => {}
-        Err(error) => panic!("create namespace {name}: {error}"),
-    }
+    seedlet_landscape::garden_setup::ensure_namespace(client, name)
+        .await
+        .unwrap_or_else(|error| panic!("{}", seedlet_runtime::error_chain(&error)));
 }
 
 /// Creates the Seed `local` with `status.clusterIdentity` (set by gardenlet's seed controller upstream).

@@ -18,11 +18,7 @@ pub const NAMESPACE: &str = "garden-dev";
 
 /// Starts a garden sandbox with the garden CRDs and `garden-dev`.
 pub async fn garden() -> Sandbox {
-    let garden = Sandbox::builder()
-        .name("garden")
-        .start()
-        .await
-        .expect("garden sandbox");
+    let garden = seedlet_testkit::start_sandbox("garden").await;
     seedlet_testkit::prepare_garden(&garden.client()).await;
     seedlet_testkit::ensure_namespace(&garden.client(), NAMESPACE).await;
     garden

@@ -54,9 +54,8 @@ pub async fn reconcile(bucket: Arc<BackupBucket>, ctx: Arc<Ctx>) -> Result<Actio
 
 /// Logs the error once and retries after a short delay.
 pub fn error_policy(bucket: Arc<BackupBucket>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if seedlet_runtime::status::conflict_in_chain(error) {
-        tracing::debug!(bucket = %bucket.name_any(), error = %seedlet_runtime::error_chain(error), "backupbucket reconcile lost a write race, retrying");
-        return Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE);
+    if let Some(action) = seedlet_runtime::status::conflict_requeue(&bucket.name_any(), error) {
+        return action;
     }
     tracing::warn!(
         bucket = %bucket.name_any(),

@@ -52,9 +52,8 @@ pub async fn reconcile(entry: Arc<BackupEntry>, ctx: Arc<Ctx>) -> Result<Action,
 
 /// Logs the error once and retries after a short delay.
 pub fn error_policy(entry: Arc<BackupEntry>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if seedlet_runtime::status::conflict_in_chain(error) {
-        tracing::debug!(entry = %key(&entry), error = %seedlet_runtime::error_chain(error), "backupentry reconcile lost a write race, retrying");
-        return Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE);
+    if let Some(action) = seedlet_runtime::status::conflict_requeue(&key(&entry), error) {
+        return action;
     }
     tracing::warn!(
         entry = %key(&entry),

@@ -84,9 +84,8 @@ pub async fn reconcile(bastion: Arc<Bastion>, ctx: Arc<Ctx>) -> Result<Action, E
 
 /// Logs the error once and retries after a short delay.
 pub fn error_policy(bastion: Arc<Bastion>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if seedlet_runtime::status::conflict_in_chain(error) {
-        tracing::debug!(bastion = %key(&bastion), error = %seedlet_runtime::error_chain(error), "bastion reconcile lost a write race, retrying");
-        return Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE);
+    if let Some(action) = seedlet_runtime::status::conflict_requeue(&key(&bastion), error) {
+        return action;
     }
     tracing::warn!(
         bastion = %key(&bastion),

@@ -151,9 +151,11 @@ pub async fn reconcile(shoot: Arc<Shoot>, ctx: Arc<Ctx>) -> Result<Action, Error
 
 /// Retries after a short delay, capped at the sync period, and logs the error once.
 pub fn error_policy<K: kube::Resource>(object: Arc<K>, error: &Error, ctx: Arc<Ctx>) -> Action {
-    if seedlet_runtime::status::conflict_in_chain(error) {
-        tracing::debug!(object = %object.meta().name.as_deref().unwrap_or_default(), error = %seedlet_runtime::error_chain(error), "cluster sync lost a write race, retrying");
-        return Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE);
+    if let Some(action) = seedlet_runtime::status::conflict_requeue(
+        &object.meta().name.as_deref().unwrap_or_default(),
+        error,
+    ) {
+        return action;
     }
     tracing::warn!(
         object = %object.meta().name.as_deref().unwrap_or_default(),

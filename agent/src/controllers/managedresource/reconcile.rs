@@ -42,9 +42,8 @@ pub async fn reconcile(mr: Arc<ManagedResource>, ctx: Arc<Applier>) -> Result<Ac
 
 /// Maps an error to a retry delay: quick for conflicts and transient failures, capped at the sync period.
 pub fn error_policy(mr: Arc<ManagedResource>, error: &Error, ctx: Arc<Applier>) -> Action {
-    if seedlet_runtime::status::conflict_in_chain(error) {
-        tracing::debug!(managed_resource = %key(&mr), error = %seedlet_runtime::error_chain(error), "managed resource apply lost a write race, retrying");
-        return Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE);
+    if let Some(action) = seedlet_runtime::status::conflict_requeue(&key(&mr), error) {
+        return action;
     }
     tracing::warn!(managed_resource = %key(&mr), error = %seedlet_runtime::error_chain(error), "reconciling managed resource failed");
     let delay = match error {

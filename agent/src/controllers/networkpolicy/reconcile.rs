@@ -89,9 +89,8 @@ pub async fn reconcile(namespace: Arc<Namespace>, ctx: Arc<Ctx>) -> Result<Actio
 
 /// Logs the error once and retries after a delay.
 pub fn error_policy(namespace: Arc<Namespace>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if seedlet_runtime::status::conflict_in_chain(error) {
-        tracing::debug!(namespace = %namespace.name_any(), error = %seedlet_runtime::error_chain(error), "network policy reconcile lost a write race, retrying");
-        return Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE);
+    if let Some(action) = seedlet_runtime::status::conflict_requeue(&namespace.name_any(), error) {
+        return action;
     }
     tracing::warn!(
         namespace = %namespace.name_any(),

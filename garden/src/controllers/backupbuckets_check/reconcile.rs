@@ -52,9 +52,8 @@ pub async fn reconcile(seed: Arc<Seed>, ctx: Arc<Ctx>) -> Result<Action, Error> 
 
 /// Logs the error once and retries after a short delay, capped at the sync period.
 pub fn error_policy(seed: Arc<Seed>, error: &Error, ctx: Arc<Ctx>) -> Action {
-    if seedlet_runtime::status::conflict_in_chain(error) {
-        tracing::debug!(seed = %seed.name_any(), error = %seedlet_runtime::error_chain(error), "seed backup buckets check lost a write race, retrying");
-        return Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE);
+    if let Some(action) = seedlet_runtime::status::conflict_requeue(&seed.name_any(), error) {
+        return action;
     }
     tracing::warn!(
         seed = %seed.name_any(),

@@ -167,9 +167,8 @@ async fn run_one(event: &Event, ctx: &Ctx) -> Result<Action, Error> {
 /// A lost write race (409) is retried at once (debug line); other errors after [`RETRY_DELAY`],
 /// logged once.
 pub fn error_policy(event: Arc<Event>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if seedlet_runtime::status::conflict_in_chain(error) {
-        tracing::debug!(object = %key(&event), error = %error_chain(error), "lost a write race, retrying");
-        return Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE);
+    if let Some(action) = seedlet_runtime::status::conflict_requeue(&key(&event), error) {
+        return action;
     }
     tracing::error!(controller = NAME, event = %key(&event), error = %error_chain(error), "reconcile failed");
     Action::requeue(RETRY_DELAY)

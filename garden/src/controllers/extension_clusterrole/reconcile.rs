@@ -113,9 +113,8 @@ async fn run(role: &ClusterRole, ctx: &Ctx) -> Result<(), Error> {
 /// A lost write race (409) is retried at once (debug line); other errors after [`RETRY_DELAY`],
 /// logged once.
 pub fn error_policy(role: Arc<ClusterRole>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if seedlet_runtime::status::conflict_in_chain(error) {
-        tracing::debug!(object = %role.name_any(), error = %error_chain(error), "lost a write race, retrying");
-        return Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE);
+    if let Some(action) = seedlet_runtime::status::conflict_requeue(&role.name_any(), error) {
+        return action;
     }
     tracing::error!(
         controller = NAME,

@@ -98,6 +98,9 @@ pub async fn reconcile(set: Arc<ManagedSeedSet>, ctx: Arc<Ctx>) -> Result<Action
 
 /// Requeues after a short delay, capped at the sync period, and logs the error once.
 pub fn error_policy(set: Arc<ManagedSeedSet>, error: &Error, ctx: Arc<Ctx>) -> Action {
+    if let Some(action) = seedlet_runtime::status::conflict_requeue(&set.name_any(), error) {
+        return action;
+    }
     tracing::warn!(
         managed_seed_set = %set.name_any(),
         reason = error.reason(),

@@ -95,10 +95,15 @@ async fn run(project: &Project, ctx: &Ctx) -> Result<(), Error> {
     if project.metadata.deletion_timestamp.is_some() {
         return Ok(());
     }
-    let ns = Api::<Namespace>::all(ctx.client.clone())
-        .get(&namespace)
+    // Not created yet (the project controller makes it, and the Project changes then):
+    // nothing to judge. Upstream returns the NotFound as an error and retries.
+    let Some(ns) = Api::<Namespace>::all(ctx.client.clone())
+        .get_opt(&namespace)
         .await
-        .map_err(api_error(format!("reading namespace {namespace}")))?;
+        .map_err(api_error(format!("reading namespace {namespace}")))?
+    else {
+        return Ok(());
+    };
     let now = ctx.clock.now();
     let status = project.status.clone().unwrap_or_default();
     let time = |t: &Option<Time>| t.as_ref().map(|t| t.0);
@@ -246,9 +251,8 @@ async fn namespace_in_use(ctx: &Ctx, namespace: &str) -> Result<bool, Error> {
 /// A lost write race (409) is retried at once (debug line); other errors after [`RETRY_DELAY`],
 /// logged once.
 pub fn error_policy(project: Arc<Project>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if seedlet_runtime::status::conflict_in_chain(error) {
-        tracing::debug!(object = %project.name_any(), error = %error_chain(error), "lost a write race, retrying");
-        return Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE);
+    if let Some(action) = seedlet_runtime::status::conflict_requeue(&project.name_any(), error) {
+        return action;
     }
     tracing::error!(
         controller = NAME,

@@ -164,9 +164,9 @@ async fn run<K: Protected>(object: &K, ctx: &Ctx) -> Result<Option<Duration>, Er
 /// other errors after [`RETRY_DELAY`]. Logs once: blocked at debug (the Event says it), others
 /// as errors.
 pub fn error_policy<K: Protected>(object: Arc<K>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if seedlet_runtime::status::conflict_in_chain(error) {
-        tracing::debug!(object = %key_of(object.as_ref()), error = %error_chain(error), "lost a write race, retrying");
-        return Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE);
+    if let Some(action) = seedlet_runtime::status::conflict_requeue(&key_of(object.as_ref()), error)
+    {
+        return action;
     }
     let key = key_of(object.as_ref());
     if let Error::InUse(message) = error {

@@ -251,9 +251,8 @@ async fn run<K: Referrer>(object: &K, ctx: &Ctx) -> Result<(), Error> {
 /// A lost write race (409) is retried at once (debug line); other errors after [`RETRY_DELAY`],
 /// logged once.
 pub fn error_policy<K: Referrer>(object: Arc<K>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if seedlet_runtime::status::conflict_in_chain(error) {
-        tracing::debug!(object = %key(object.as_ref()), error = %error_chain(error), "lost a write race, retrying");
-        return Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE);
+    if let Some(action) = seedlet_runtime::status::conflict_requeue(&key(object.as_ref()), error) {
+        return action;
     }
     tracing::error!(
         controller = K::NAME,

@@ -3,10 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Namespace, Secret};
-use kube::ResourceExt;
+use k8s_openapi::api::core::v1::Secret;
 use kube::api::ObjectMeta;
-use seedlet_api::core::Seed;
 use seedlet_api::names::labels;
 
 /// Roles that are never mirrored.
@@ -36,15 +34,6 @@ pub fn namespace_name(seed: &str) -> String {
         "{}{seed}",
         seedlet_api::names::namespaces::SEED_NAMESPACE_PREFIX
     )
-}
-
-/// Whether `namespace` has a controller reference to `seed` (by UID).
-pub fn controlled_by(namespace: &Namespace, seed: &Seed) -> bool {
-    let uid = seed.uid();
-    namespace
-        .owner_references()
-        .iter()
-        .any(|owner| owner.controller == Some(true) && Some(&owner.uid) == uid.as_ref())
 }
 
 /// The mirror of `source` in `namespace`: same name; labels, annotations, type and data replaced.

@@ -5,14 +5,12 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{Namespace, Secret};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kube::api::{DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{DeleteParams, ListParams, PostParams};
 use kube::runtime::controller::Action;
-use kube::{Api, Resource, ResourceExt};
+use kube::{Api, ResourceExt};
 use seedlet_api::core::Seed;
-use seedlet_api::names::{field_managers, labels, namespaces};
-use serde_json::json;
+use seedlet_api::names::{field_managers, namespaces};
 
 use super::desired;
 use super::{Ctx, NAME};
@@ -21,14 +19,9 @@ use seedlet_runtime::error_chain;
 /// Errors of one pass; each names the object.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The namespace exists but belongs to something else.
-    #[error("namespace {namespace:?} is not controlled by seed {seed:?}")]
-    NotControlled {
-        /// The namespace.
-        namespace: String,
-        /// The Seed.
-        seed: String,
-    },
+    /// Creating or adopting `seed-<name>` failed (e.g. another object controls it).
+    #[error("seed namespace")]
+    Namespace(#[from] crate::seed_namespace::Error),
     /// An API call failed.
     #[error("{step}")]
     Api {
@@ -44,7 +37,10 @@ impl Error {
     /// CamelCase reason for logs.
     pub fn reason(&self) -> &'static str {
         match self {
-            Error::NotControlled { .. } => "NamespaceNotControlled",
+            Error::Namespace(crate::seed_namespace::Error::NotControlled { .. }) => {
+                "NamespaceNotControlled"
+            }
+            Error::Namespace(_) => "SeedNamespaceError",
             Error::Api { .. } => "SeedSecretsError",
         }
     }
@@ -69,9 +65,8 @@ pub async fn reconcile(seed: Arc<Seed>, ctx: Arc<Ctx>) -> Result<Action, Error> 
 
 /// Logs the error once and retries with a delay.
 pub fn error_policy(seed: Arc<Seed>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if seedlet_runtime::status::conflict_in_chain(error) {
-        tracing::debug!(seed = %seed.name_any(), error = %seedlet_runtime::error_chain(error), "seed secrets sync lost a write race, retrying");
-        return Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE);
+    if let Some(action) = seedlet_runtime::status::conflict_requeue(&seed.name_any(), error) {
+        return action;
     }
     tracing::warn!(
         seed = %seed.name_any(),
@@ -88,7 +83,7 @@ async fn sync(seed: &Seed, ctx: &Ctx) -> Result<(), Error> {
     }
     let name = seed.name_any();
     let namespace = desired::namespace_name(&name);
-    ensure_namespace(seed, &namespace, ctx).await?;
+    crate::seed_namespace::ensure(&ctx.client, seed).await?;
 
     let selector = ListParams::default().labels(desired::ROLE_EXISTS);
     let sources: Vec<Secret> = Api::<Secret>::namespaced(ctx.client.clone(), namespaces::GARDEN)
@@ -171,64 +166,6 @@ async fn write_mirror(
                 .replace(&name, &params, &wanted)
                 .await
                 .map_err(api_error(step()))?;
-        }
-    }
-    Ok(())
-}
-
-async fn ensure_namespace(seed: &Seed, namespace: &str, ctx: &Ctx) -> Result<(), Error> {
-    let api: Api<Namespace> = Api::all(ctx.client.clone());
-    let step = || format!("ensuring namespace {namespace}");
-    match api.get_opt(namespace).await.map_err(api_error(step()))? {
-        None => {
-            let object = Namespace {
-                metadata: ObjectMeta {
-                    name: Some(namespace.to_owned()),
-                    labels: Some([(labels::ROLE.to_owned(), labels::ROLE_SEED.to_owned())].into()),
-                    owner_references: Some(vec![OwnerReference {
-                        api_version: Seed::api_version(&()).into_owned(),
-                        kind: Seed::kind(&()).into_owned(),
-                        name: seed.name_any(),
-                        uid: seed.uid().unwrap_or_default(),
-                        controller: Some(true),
-                        block_owner_deletion: Some(true),
-                    }]),
-                    ..ObjectMeta::default()
-                },
-                ..Namespace::default()
-            };
-            let params = PostParams {
-                field_manager: Some(field_managers::GARDEN.to_owned()),
-                ..PostParams::default()
-            };
-            match api.create(&params, &object).await {
-                Ok(_) => {}
-                // The finalizers controller ensures the same namespace; check what it made.
-                Err(kube::Error::Api(status)) if status.is_already_exists() => {
-                    let existing = api.get(namespace).await.map_err(api_error(step()))?;
-                    if !desired::controlled_by(&existing, seed) {
-                        return Err(Error::NotControlled {
-                            namespace: namespace.to_owned(),
-                            seed: seed.name_any(),
-                        });
-                    }
-                }
-                Err(source) => return Err(api_error(step())(source)),
-            }
-        }
-        Some(existing) => {
-            if !desired::controlled_by(&existing, seed) {
-                return Err(Error::NotControlled {
-                    namespace: namespace.to_owned(),
-                    seed: seed.name_any(),
-                });
-            }
-            if existing.labels().get(labels::ROLE).map(String::as_str) != Some(labels::ROLE_SEED) {
-                let patch = json!({"metadata": {"labels": {labels::ROLE: labels::ROLE_SEED}}});
-                api.patch(namespace, &PatchParams::default(), &Patch::Merge(&patch))
-                    .await
-                    .map_err(api_error(step()))?;
-            }
         }
     }
     Ok(())

@@ -67,6 +67,9 @@ pub async fn reconcile(shoot: Arc<Shoot>, ctx: Arc<Ctx>) -> Result<Action, Error
 
 /// Requeues after a short delay and logs the error once.
 pub fn error_policy(shoot: Arc<Shoot>, error: &Error, _ctx: Arc<Ctx>) -> Action {
+    if let Some(action) = seedlet_runtime::status::conflict_requeue(&shoot.name_any(), error) {
+        return action;
+    }
     tracing::warn!(
         shoot = %shoot.name_any(),
         reason = error.reason(),

@@ -198,9 +198,8 @@ pub async fn reconcile(state: Arc<ShootState>, ctx: Arc<Ctx>) -> Result<Action, 
 
 /// Retries after [`RETRY_DELAY`] and logs the error once.
 pub fn error_policy(state: Arc<ShootState>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if seedlet_runtime::status::conflict_in_chain(error) {
-        tracing::debug!(shoot_state = %state.name_any(), error = %seedlet_runtime::error_chain(error), "shootstate finalizer lost a write race, retrying");
-        return Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE);
+    if let Some(action) = seedlet_runtime::status::conflict_requeue(&state.name_any(), error) {
+        return action;
     }
     tracing::warn!(
         shoot_state = %state.name_any(),

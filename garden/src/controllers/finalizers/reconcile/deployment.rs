@@ -4,33 +4,32 @@
 use std::sync::Arc;
 
 use kube::runtime::controller::Action;
-use kube::runtime::finalizer::{Event, finalizer};
 use kube::{Api, ResourceExt};
 use seedlet_api::core::{ControllerDeployment, ControllerRegistration};
 use seedlet_api::names::finalizers;
 
-use super::{Error, ensure_unreferenced, list_all};
+use super::{Error, Step, ensure_unreferenced, list_all, with_finalizer};
 use crate::controllers::finalizers::{Ctx, DEPLOYMENT_NAME, RESYNC_PERIOD};
 
 /// Adds the finalizer and releases the deployment once unreferenced.
 ///
 /// # Errors
-/// See [`Error`]; a blocked deletion is [`Error::StillReferenced`] inside [`Error::Finalizer`].
+/// See [`Error`]; a blocked deletion is [`Error::StillReferenced`].
 pub async fn reconcile(
     deployment: Arc<ControllerDeployment>,
     ctx: Arc<Ctx>,
 ) -> Result<Action, Error> {
     let started = std::time::Instant::now();
-    let name = deployment.name_any();
     let api: Api<ControllerDeployment> = Api::all(ctx.client.clone());
-    let result = finalizer(
+    let result = with_finalizer(
         &api,
+        "ControllerDeployment",
         finalizers::CONTROLLER_DEPLOYMENT,
         deployment,
-        |event| async {
-            match event {
-                Event::Apply(_) => Ok(Action::requeue(RESYNC_PERIOD)),
-                Event::Cleanup(deployment) => {
+        |step| async {
+            match step {
+                Step::Apply(_) => Ok(Action::requeue(RESYNC_PERIOD)),
+                Step::Cleanup(deployment) => {
                     let registrations: Vec<ControllerRegistration> =
                         list_all(&ctx.client, "ControllerRegistration").await?;
                     let deployment_name = deployment.name_any();
@@ -46,12 +45,7 @@ pub async fn reconcile(
             }
         },
     )
-    .await
-    .map_err(|source| Error::Finalizer {
-        kind: "ControllerDeployment",
-        name,
-        source: Box::new(source),
-    });
+    .await;
     ctx.metrics
         .reconciled(DEPLOYMENT_NAME, started.elapsed(), result.is_ok());
     result

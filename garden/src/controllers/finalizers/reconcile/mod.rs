@@ -37,15 +37,9 @@ pub enum Error {
         /// Names of the referrers.
         names: Vec<String>,
     },
-    /// Reading or writing the Seed's garden namespace failed.
-    #[error("ensuring namespace {namespace}")]
-    Namespace {
-        /// Namespace name.
-        namespace: String,
-        /// Cause.
-        #[source]
-        source: kube::Error,
-    },
+    /// Creating or adopting the Seed's garden namespace failed.
+    #[error("seed namespace")]
+    Namespace(#[from] crate::seed_namespace::Error),
     /// The object lacks a name or uid.
     #[error("{0} without name or uid")]
     MissingIdentity(&'static str),
@@ -58,7 +52,7 @@ pub enum Error {
         name: String,
         /// Cause.
         #[source]
-        source: Box<kube::runtime::finalizer::Error<Error>>,
+        source: kube::Error,
     },
 }
 
@@ -68,7 +62,7 @@ impl Error {
         match self {
             Error::List { .. } => "ListError",
             Error::StillReferenced { .. } => "StillReferenced",
-            Error::Namespace { .. } => "NamespaceError",
+            Error::Namespace(_) => "NamespaceError",
             Error::MissingIdentity(_) => "InvalidObject",
             Error::Finalizer { .. } => "FinalizerError",
         }
@@ -78,18 +72,63 @@ impl Error {
 /// Retries after [`RETRY_DELAY`] and logs the error once (blocked deletions at debug level: they
 /// are expected while references exist).
 pub fn error_policy<K: Resource>(object: Arc<K>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if seedlet_runtime::status::conflict_in_chain(error) {
-        tracing::debug!(name = %object.name_any(), error = %seedlet_runtime::error_chain(error), "finalizer lost a write race, retrying");
-        return Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE);
+    if let Some(action) = seedlet_runtime::status::conflict_requeue(&object.name_any(), error) {
+        return action;
     }
-    let blocked = matches!(error, Error::Finalizer { source, .. }
-        if matches!(**source, kube::runtime::finalizer::Error::CleanupFailed(Error::StillReferenced { .. })));
-    if blocked {
+    if matches!(error, Error::StillReferenced { .. }) {
         tracing::debug!(name = %object.name_any(), error = %error_chain(error), "deletion blocked by references");
     } else {
         tracing::warn!(name = %object.name_any(), reason = error.reason(), error = %error_chain(error), "finalizer reconcile failed");
     }
     Action::requeue(RETRY_DELAY)
+}
+
+/// What a finalizer controller is asked to do for its object.
+pub enum Step<K> {
+    /// The object lives and carries the finalizer: keep what belongs to it.
+    Apply(Arc<K>),
+    /// The object is being deleted: return once the finalizer may go (or an error, e.g.
+    /// [`Error::StillReferenced`]).
+    Cleanup(Arc<K>),
+}
+
+/// The finalizer flow of kube-runtime's `finalizer()` with seedlet's guarded merge patches
+/// (`seedlet_runtime::finalizer`): a stale object makes the write a 409, which the error
+/// policy turns into a quiet requeue, instead of the 422 of a failed JSON-patch `test`.
+///
+/// # Errors
+/// [`Error::Finalizer`] when adding or removing it fails; `step`'s errors.
+pub async fn with_finalizer<K, F, Fut>(
+    api: &Api<K>,
+    kind: &'static str,
+    finalizer: &str,
+    object: Arc<K>,
+    step: F,
+) -> Result<Action, Error>
+where
+    K: Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+    F: FnOnce(Step<K>) -> Fut,
+    Fut: std::future::Future<Output = Result<Action, Error>>,
+{
+    let failed = |source| Error::Finalizer {
+        kind,
+        name: object.name_any(),
+        source,
+    };
+    if object.meta().deletion_timestamp.is_none() {
+        seedlet_runtime::finalizer::ensure(api, &object, finalizer)
+            .await
+            .map_err(failed)?;
+        return step(Step::Apply(object.clone())).await;
+    }
+    if !object.finalizers().iter().any(|f| f == finalizer) {
+        return Ok(Action::await_change());
+    }
+    let action = step(Step::Cleanup(object.clone())).await?;
+    seedlet_runtime::finalizer::remove(api, &object, finalizer)
+        .await
+        .map_err(failed)?;
+    Ok(action)
 }
 
 /// Names of the referrers, or `Ok` when there are none.

@@ -4,33 +4,32 @@
 use std::sync::Arc;
 
 use kube::runtime::controller::Action;
-use kube::runtime::finalizer::{Event, finalizer};
 use kube::{Api, ResourceExt};
 use seedlet_api::core::{ControllerInstallation, ControllerRegistration};
 use seedlet_api::names::finalizers;
 
-use super::{Error, ensure_unreferenced, list_all};
+use super::{Error, Step, ensure_unreferenced, list_all, with_finalizer};
 use crate::controllers::finalizers::{Ctx, REGISTRATION_NAME, RESYNC_PERIOD};
 
 /// Adds the finalizer and releases the registration once unreferenced.
 ///
 /// # Errors
-/// See [`Error`]; a blocked deletion is [`Error::StillReferenced`] inside [`Error::Finalizer`].
+/// See [`Error`]; a blocked deletion is [`Error::StillReferenced`].
 pub async fn reconcile(
     registration: Arc<ControllerRegistration>,
     ctx: Arc<Ctx>,
 ) -> Result<Action, Error> {
     let started = std::time::Instant::now();
-    let name = registration.name_any();
     let api: Api<ControllerRegistration> = Api::all(ctx.client.clone());
-    let result = finalizer(
+    let result = with_finalizer(
         &api,
+        "ControllerRegistration",
         finalizers::CONTROLLER_REGISTRATION,
         registration,
-        |event| async {
-            match event {
-                Event::Apply(_) => Ok(Action::requeue(RESYNC_PERIOD)),
-                Event::Cleanup(registration) => {
+        |step| async {
+            match step {
+                Step::Apply(_) => Ok(Action::requeue(RESYNC_PERIOD)),
+                Step::Cleanup(registration) => {
                     let installations: Vec<ControllerInstallation> =
                         list_all(&ctx.client, "ControllerInstallation").await?;
                     let registration_name = registration.name_any();
@@ -46,12 +45,7 @@ pub async fn reconcile(
             }
         },
     )
-    .await
-    .map_err(|source| Error::Finalizer {
-        kind: "ControllerRegistration",
-        name,
-        source: Box::new(source),
-    });
+    .await;
     ctx.metrics
         .reconciled(REGISTRATION_NAME, started.elapsed(), result.is_ok());
     result
