@@ -12,7 +12,6 @@ mod shoot_lifecycle;
 #[path = "shoot_state/support.rs"]
 mod shoot_state_support;
 
-mod agent_errors;
 mod backup;
 mod backup_entry;
 mod bastion;
@@ -42,4 +41,5 @@ mod shoot_hibernation;
 mod shoot_maintenance;
 mod shoot_state;
 mod shoot_status_label;
+mod startup_errors;
 mod systemd;

@@ -32,6 +32,9 @@ fn describe(error: &(dyn std::error::Error + 'static)) -> String {
     let kube_error = error
         .downcast_ref::<kube::Error>()
         .or_else(|| error.downcast_ref::<Box<kube::Error>>().map(AsRef::as_ref));
+    if let Some(watch_error) = error.downcast_ref::<kube::runtime::watcher::Error>() {
+        return watch_error_text(watch_error);
+    }
     match kube_error {
         Some(kube::Error::Api(status)) => api_status_text(status),
         // The source of an API error; the same text as its error's, so the chain skips it.
@@ -42,6 +45,19 @@ fn describe(error: &(dyn std::error::Error + 'static)) -> String {
             Some(status) => api_status_text(status),
             None => error.to_string(),
         },
+    }
+}
+
+/// A watch error without the `Debug` dump kube-runtime puts into its message; the chain adds
+/// the API error's own text after it.
+fn watch_error_text(error: &kube::runtime::watcher::Error) -> String {
+    use kube::runtime::watcher::Error;
+    match error {
+        Error::InitialListFailed(_) => "listing failed".to_owned(),
+        Error::WatchStartFailed(_) => "starting the watch failed".to_owned(),
+        Error::WatchError(status) => format!("watch error: {}", api_status_text(status)),
+        Error::WatchFailed(_) => "the watch stream failed".to_owned(),
+        Error::NoResourceVersion => error.to_string(),
     }
 }
 
@@ -182,6 +198,21 @@ mod tests {
         );
         assert!(
             error_chain(&plain).starts_with("404 page not found (404): the server does not serve")
+        );
+    }
+
+    #[test]
+    fn watch_errors_read_without_a_debug_dump() {
+        let unserved = status(
+            404,
+            "Failed to parse error data",
+            "404 page not found",
+            None,
+        );
+        let error = kube::runtime::watcher::Error::InitialListFailed(unserved);
+        assert_eq!(
+            error_chain(&error),
+            format!("listing failed: 404 page not found (404): {MISSING_RESOURCE_TYPE_HINT}")
         );
     }
 

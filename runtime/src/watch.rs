@@ -24,6 +24,8 @@ use rand::Rng;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
+use crate::repeated::{Failure, RepeatedFailures};
+
 /// First delay after a failed watch.
 pub const MIN_DELAY: Duration = Duration::from_millis(200);
 /// Largest delay between attempts.
@@ -124,13 +126,69 @@ impl Runner {
             concurrency,
             stop,
         } = self;
+        let kind = K::kind(&()).into_owned();
+        let mut watch_failures = RepeatedFailures::new();
         controller
             .with_config(controller::Config::default().concurrency(concurrency))
             .graceful_shutdown_on(stop.cancelled_owned())
             .run(reconcile, error_policy, ctx)
-            .for_each(|_| futures::future::ready(()))
+            .for_each(|result| {
+                report_watch(name, &kind, &result, &mut watch_failures);
+                futures::future::ready(())
+            })
             .await;
         tracing::debug!(controller = name, "controller stopped");
+    }
+}
+
+/// Says when a controller's watches fail, once per distinct failure (they retry with
+/// [`watch_backoff`] on their own; a garden that does not serve a kind would otherwise be silent
+/// at the default level), and when they work again.
+fn report_watch<T, E: std::error::Error + 'static>(
+    controller: &'static str,
+    kind: &str,
+    result: &Result<T, controller::Error<E, kube::runtime::watcher::Error>>,
+    failures: &mut RepeatedFailures,
+) {
+    match result {
+        Err(controller::Error::QueueError(error)) => {
+            let message = crate::error_chain(error);
+            match failures.failed(&message) {
+                // The first controller to meet a failure says it; its peers (one garden, ~30
+                // controllers, all meeting the same missing CRDs) log it at debug level.
+                Failure::New if first_to_report(&message) => {
+                    tracing::warn!(controller, kind, error = %message, "watch failed, retrying");
+                }
+                Failure::New | Failure::Repeated => {
+                    tracing::debug!(controller, kind, error = %message, "watch failed again");
+                }
+            }
+        }
+        Ok(_) | Err(controller::Error::ReconcilerFailed(..)) => {
+            if let Some(failures) = failures.succeeded() {
+                forget_reported();
+                tracing::info!(controller, kind, failures, "watch works again");
+            }
+        }
+        Err(_) => {}
+    }
+}
+
+/// Watch failures already reported in this process.
+static REPORTED: std::sync::LazyLock<std::sync::Mutex<std::collections::HashSet<String>>> =
+    std::sync::LazyLock::new(Default::default);
+
+fn first_to_report(message: &str) -> bool {
+    REPORTED
+        .lock()
+        .map(|mut reported| reported.insert(message.to_owned()))
+        .unwrap_or(true)
+}
+
+/// A recovered watch makes every failure news again (the next outage is reported anew).
+fn forget_reported() {
+    if let Ok(mut reported) = REPORTED.lock() {
+        reported.clear();
     }
 }
 

@@ -1,6 +1,6 @@
-//! What an operator reads when the agent cannot get going: the `seedlet-agent` process against a
-//! seed sandbox whose bootstrap Secret is missing, and against a garden that serves no Gardener
-//! API. Each failure is one ERROR line that names the object or server and says what is wrong
+//! What an operator reads when a daemon cannot get going: the `seedlet-agent` process against a
+//! seed sandbox whose bootstrap Secret is missing and against a garden that serves no Gardener
+//! API, and `seedlet garden` against such a garden. Each failure is one ERROR line that names the object or server and says what is wrong
 //! ("not found", the resource type not served and what to install), not a line every 5 s and
 //! not a Rust `Debug` dump of the server's `Status`.
 
@@ -44,8 +44,14 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
 
 /// Runs `seedlet-agent` with `config` for [`RUN_FOR`], then kills it; its JSON log lines.
 async fn run_agent(dir: &Path, config: &str) -> Vec<Value> {
-    let config = write(dir, "agent.yaml", config);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_seedlet-agent"))
+    run_daemon(env!("CARGO_BIN_EXE_seedlet-agent"), &[], dir, config).await
+}
+
+/// Runs `binary args --config <config>` for [`RUN_FOR`], then kills it; its JSON log lines.
+async fn run_daemon(binary: &str, args: &[&str], dir: &Path, config: &str) -> Vec<Value> {
+    let config = write(dir, "daemon.yaml", config);
+    let mut child = Command::new(binary)
+        .args(args)
         .args(["--config", &config])
         .env_remove("KUBECONFIG")
         .env_remove("GARDEN_KUBECONFIG")
@@ -54,14 +60,14 @@ async fn run_agent(dir: &Path, config: &str) -> Vec<Value> {
         .stderr(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
-        .expect("seedlet-agent starts");
+        .expect("daemon starts");
     tokio::time::sleep(RUN_FOR).await;
     assert!(
         matches!(child.try_wait(), Ok(None)),
-        "the agent keeps retrying instead of exiting"
+        "the daemon keeps retrying instead of exiting"
     );
-    child.start_kill().expect("agent killed");
-    let output = child.wait_with_output().await.expect("agent output");
+    child.start_kill().expect("daemon killed");
+    let output = child.wait_with_output().await.expect("daemon output");
     let text = String::from_utf8_lossy(&output.stderr).into_owned()
         + &String::from_utf8_lossy(&output.stdout);
     assert!(
@@ -139,4 +145,47 @@ async fn a_garden_without_gardener_crds_is_one_error_that_says_what_to_install()
     assert!(server.starts_with("https://127.0.0.1:"), "{server}");
     garden.shutdown().await;
     seed.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_garden_controller_on_a_garden_without_crds_warns_once_with_the_hint() {
+    let garden = seedlet_testkit::start_sandbox("garden").await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let garden_kubeconfig = write(
+        dir.path(),
+        "garden.kubeconfig",
+        &garden.admin_kubeconfig_yaml(),
+    );
+    let config = format!(
+        "apiVersion: seedlet.gardener.cloud/v1alpha1\nkind: GardenControllerConfiguration\n\
+         gardenClientConnection:\n  kubeconfig: {garden_kubeconfig}\nlogFormat: json\n\
+         leaderElection:\n  leaderElect: false\nserver:\n  healthProbes:\n    \
+         bindAddress: 127.0.0.1\n    freePort: true\n  metrics:\n    bindAddress: 127.0.0.1\n    \
+         freePort: true\n"
+    );
+
+    let log = run_daemon(
+        env!("CARGO_BIN_EXE_seedlet"),
+        &["garden"],
+        dir.path(),
+        &config,
+    )
+    .await;
+
+    let warnings: Vec<&Value> = log
+        .iter()
+        .filter(|line| line["level"] == "warn" || line["level"] == "error")
+        .collect();
+    assert_eq!(
+        warnings.len(),
+        1,
+        "~30 controllers meet the same missing CRDs: one line, not one per controller or retry: {warnings:?}"
+    );
+    assert_eq!(warnings[0]["msg"], "watch failed, retrying");
+    let error = warnings[0]["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains(seedlet_runtime::error::MISSING_RESOURCE_TYPE_HINT),
+        "{error}"
+    );
+    garden.shutdown().await;
 }
