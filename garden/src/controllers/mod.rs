@@ -17,6 +17,7 @@ pub mod project_resourcequota;
 pub mod project_stale;
 pub mod protection;
 pub mod references;
+pub mod seed_check;
 pub mod seed_labels;
 pub mod seed_lifecycle;
 pub mod seed_secrets;

@@ -10,7 +10,6 @@
 pub mod reconcile;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use kube::runtime::controller::Controller;
 use kube::runtime::reflector::{self, ObjectRef};
@@ -18,8 +17,6 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
 use seedlet_api::core::{BackupBucket, Seed};
 use seedlet_api::names::condition_types;
-use seedlet_runtime::clock::Clock;
-use seedlet_runtime::metrics::Metrics;
 use seedlet_runtime::triggers::{changes, filter_changes, key_of};
 use seedlet_runtime::watch::{RunWith, Runner};
 use tokio_util::sync::CancellationToken;
@@ -29,63 +26,22 @@ pub use reconcile::{Error, backup_buckets_ready, error_policy, reconcile};
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "seed-backupbuckets-check";
 
-/// Settings from `controllers.seedBackupBucketsCheck`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Settings {
-    /// Parallel reconciles.
-    pub concurrent_syncs: u16,
-    /// Check period per Seed.
-    pub sync_period: Duration,
-    /// The `BackupBucketsReady` threshold, if configured.
-    pub threshold: Option<Duration>,
-}
+pub use crate::controllers::seed_check::{Ctx, Settings};
 
-impl Settings {
-    /// Settings from the garden controller configuration.
-    pub fn from_config(config: &seedlet_config::GardenControllerConfiguration) -> Self {
-        let check = &config.controllers.seed_backup_buckets_check;
-        Self {
-            concurrent_syncs: seedlet_runtime::watch::concurrency(i64::from(
-                check.concurrent_syncs,
-            )),
-            sync_period: check.sync_period.as_std(),
-            threshold: seedlet_config::threshold_for(
-                &check.condition_thresholds,
-                condition_types::BACKUP_BUCKETS_READY,
-            )
-            .map(|duration| duration.as_std()),
-        }
-    }
-}
-
-/// Dependencies of the controller.
-pub struct Ctx {
-    /// Garden client.
-    pub client: kube::Client,
-    /// Timing and threshold.
-    pub settings: Settings,
-    /// Time source.
-    pub clock: Arc<dyn Clock>,
-    /// Process metrics.
-    pub metrics: Arc<Metrics>,
-}
-
-impl std::fmt::Debug for Ctx {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ctx")
-            .field("settings", &self.settings)
-            .finish_non_exhaustive()
-    }
+/// The settings of this check from the garden controller configuration.
+pub fn settings(config: &seedlet_config::GardenControllerConfiguration) -> Settings {
+    let check = &config.controllers.seed_backup_buckets_check;
+    Settings::from_block(
+        check.concurrent_syncs,
+        check.sync_period,
+        &check.condition_thresholds,
+        condition_types::BACKUP_BUCKETS_READY,
+    )
 }
 
 /// Starts the controller for one leadership term of the garden process.
 pub async fn start(garden: Arc<crate::context::GardenContext>) {
-    let ctx = Arc::new(Ctx {
-        client: garden.client.clone(),
-        settings: Settings::from_config(&garden.config),
-        clock: garden.clock.clone(),
-        metrics: garden.metrics.clone(),
-    });
+    let ctx = Arc::new(Ctx::new(&garden, settings(&garden.config)));
     run(ctx, garden.stop.clone()).await;
 }
 

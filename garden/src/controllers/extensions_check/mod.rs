@@ -10,7 +10,6 @@
 pub mod reconcile;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use kube::Api;
 use kube::runtime::controller::Controller;
@@ -19,8 +18,6 @@ use kube::runtime::{WatchStreamExt, watcher};
 use seedlet_api::conditions;
 use seedlet_api::core::{ControllerInstallation, Seed};
 use seedlet_api::names::condition_types;
-use seedlet_runtime::clock::Clock;
-use seedlet_runtime::metrics::Metrics;
 use seedlet_runtime::watch::{RunWith, Runner};
 use tokio_util::sync::CancellationToken;
 
@@ -39,63 +36,22 @@ pub const CHECKED_CONDITIONS: [&str; 4] = [
     condition_types::PROGRESSING,
 ];
 
-/// Settings from `controllers.seedExtensionsCheck`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Settings {
-    /// Parallel reconciles.
-    pub concurrent_syncs: u16,
-    /// Check period per Seed.
-    pub sync_period: Duration,
-    /// How long `ExtensionsReady` may stay `Progressing` (threshold of that type), if configured.
-    pub threshold: Option<Duration>,
-}
+pub use crate::controllers::seed_check::{Ctx, Settings};
 
-impl Settings {
-    /// Settings from the garden controller configuration.
-    pub fn from_config(config: &seedlet_config::GardenControllerConfiguration) -> Self {
-        let check = &config.controllers.seed_extensions_check;
-        Self {
-            concurrent_syncs: seedlet_runtime::watch::concurrency(i64::from(
-                check.concurrent_syncs,
-            )),
-            sync_period: check.sync_period.as_std(),
-            threshold: seedlet_config::threshold_for(
-                &check.condition_thresholds,
-                condition_types::EXTENSIONS_READY,
-            )
-            .map(|duration| duration.as_std()),
-        }
-    }
-}
-
-/// Dependencies of the controller.
-pub struct Ctx {
-    /// Garden client.
-    pub client: kube::Client,
-    /// Timing and threshold.
-    pub settings: Settings,
-    /// Time source for condition timestamps and the threshold.
-    pub clock: Arc<dyn Clock>,
-    /// Process metrics.
-    pub metrics: Arc<Metrics>,
-}
-
-impl std::fmt::Debug for Ctx {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ctx")
-            .field("settings", &self.settings)
-            .finish_non_exhaustive()
-    }
+/// The settings of this check from the garden controller configuration.
+pub fn settings(config: &seedlet_config::GardenControllerConfiguration) -> Settings {
+    let check = &config.controllers.seed_extensions_check;
+    Settings::from_block(
+        check.concurrent_syncs,
+        check.sync_period,
+        &check.condition_thresholds,
+        condition_types::EXTENSIONS_READY,
+    )
 }
 
 /// Starts the controller for one leadership term of the garden process.
 pub async fn start(garden: Arc<crate::context::GardenContext>) {
-    let ctx = Arc::new(Ctx {
-        client: garden.client.clone(),
-        settings: Settings::from_config(&garden.config),
-        clock: garden.clock.clone(),
-        metrics: garden.metrics.clone(),
-    });
+    let ctx = Arc::new(Ctx::new(&garden, settings(&garden.config)));
     run(ctx, garden.stop.clone()).await;
 }
 
@@ -195,8 +151,8 @@ mod tests {
             condition_type: "ExtensionsReady".into(),
             duration: seedlet_config::Duration::from_secs(60),
         }];
-        let settings = Settings::from_config(&config);
-        assert_eq!(settings.threshold, Some(Duration::from_secs(60)));
-        assert_eq!(settings.sync_period, Duration::from_secs(30));
+        let settings = super::settings(&config);
+        assert_eq!(settings.threshold, Some(std::time::Duration::from_secs(60)));
+        assert_eq!(settings.sync_period, std::time::Duration::from_secs(30));
     }
 }
