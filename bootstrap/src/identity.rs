@@ -259,12 +259,27 @@ pub(crate) async fn rejected_by_garden(client: &kube::Client) -> bool {
         },
         ..SelfSubjectAccessReview::default()
     };
-    match api.create(&PostParams::default(), &review).await {
-        Ok(_) => false,
-        Err(error) if credential_refused(&error) => true,
-        Err(error) => {
-            tracing::warn!(error = %seedlet_runtime::error_chain(&error), "could not verify garden credential, assuming it is valid");
-            false
+    // With TLS 1.3 the server refuses a client certificate after the client's handshake is done,
+    // so the refusal can also surface as a reset connection, depending on timing: a transport
+    // error is asked again before it counts as "could not verify".
+    let mut attempt = 1;
+    loop {
+        match api.create(&PostParams::default(), &review).await {
+            Ok(_) => return false,
+            Err(error) if credential_refused(&error) => return true,
+            Err(error) if attempt < VERIFY_ATTEMPTS && !matches!(error, kube::Error::Api(_)) => {
+                tracing::debug!(error = %seedlet_runtime::error_chain(&error), attempt, "verifying garden credential failed, asking again");
+                tokio::time::sleep(VERIFY_RETRY_DELAY).await;
+                attempt += 1;
+            }
+            Err(error) => {
+                tracing::warn!(error = %seedlet_runtime::error_chain(&error), "could not verify garden credential, assuming it is valid");
+                return false;
+            }
         }
     }
 }
+
+/// How often [`rejected_by_garden`] asks after transport errors, and the pause between.
+const VERIFY_ATTEMPTS: u32 = 3;
+const VERIFY_RETRY_DELAY: std::time::Duration = std::time::Duration::from_millis(200);

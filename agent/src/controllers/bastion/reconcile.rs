@@ -76,8 +76,7 @@ impl Error {
 pub async fn reconcile(bastion: Arc<Bastion>, ctx: Arc<Ctx>) -> Result<Action, Error> {
     let started = std::time::Instant::now();
     let result = run(&bastion, &ctx).await;
-    ctx.agent
-        .metrics
+    ctx.metrics
         .reconciled(NAME, started.elapsed(), result.is_ok());
     result
 }
@@ -118,7 +117,7 @@ async fn run(cached: &Bastion, ctx: &Ctx) -> Result<Action, Error> {
     else {
         return Ok(Action::await_change());
     };
-    if bastion.spec.seed_name.as_deref() != Some(ctx.agent.seed_name.as_str()) {
+    if bastion.spec.seed_name.as_deref() != Some(ctx.seed_name.as_str()) {
         return Ok(Action::await_change());
     }
     let deleting = bastion.metadata.deletion_timestamp.is_some();
@@ -160,8 +159,7 @@ async fn run(cached: &Bastion, ctx: &Ctx) -> Result<Action, Error> {
         .as_ref()
         .and_then(|s| s.technical_id.clone())
         .ok_or(Error::NoTechnicalId { key: shoot_key })?;
-    let extensions_api: Api<extensions::Bastion> =
-        Api::namespaced(ctx.agent.seed.clone(), &technical_id);
+    let extensions_api: Api<extensions::Bastion> = Api::namespaced(ctx.seed.clone(), &technical_id);
     if deleting {
         return delete(&api, &bastion, &extensions_api, ctx).await;
     }
@@ -184,7 +182,7 @@ async fn run(cached: &Bastion, ctx: &Ctx) -> Result<Action, Error> {
         redeploy_without_annotation: false,
         refresh_after: None,
     };
-    let now = ctx.agent.clock.now();
+    let now = ctx.clock.now();
     match decide::decide(existing.as_ref(), &spec, &rules, now) {
         Decision::Deploy => {
             let annotations = object::deploy_annotations(
@@ -199,7 +197,7 @@ async fn run(cached: &Bastion, ctx: &Ctx) -> Result<Action, Error> {
                 Some(&technical_id),
                 &spec,
                 &annotations,
-                ctx.agent.field_manager,
+                ctx.field_manager,
             )
             .await
             {
@@ -308,7 +306,7 @@ async fn ready(
     message: &str,
     mut extra: Value,
 ) -> Result<(), Error> {
-    let now = ctx.agent.clock.now();
+    let now = ctx.clock.now();
     let existing = bastion.conditions();
     let next = conditions::find_or_init(existing, BASTION_READY, now)
         .updated(status, reason, message, now);
@@ -321,7 +319,7 @@ async fn ready(
         .patch_status(
             &bastion.name_any(),
             &PatchParams {
-                field_manager: Some(ctx.agent.field_manager.to_owned()),
+                field_manager: Some(ctx.field_manager.to_owned()),
                 ..PatchParams::default()
             },
             &Patch::Merge(&json!({ "status": extra })),

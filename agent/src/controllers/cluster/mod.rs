@@ -46,8 +46,14 @@ pub const DEFAULT_CONCURRENT_SYNCS: u16 = 5;
 
 /// Dependencies of both controllers for one garden client.
 pub struct Ctx {
-    /// The agent context (seed client, seed name, metrics).
-    pub agent: Arc<AgentContext>,
+    /// Field manager of our writes.
+    pub field_manager: &'static str,
+    /// Process metrics.
+    pub metrics: Arc<crate::metrics::AgentMetrics>,
+    /// Client of the seed cluster.
+    pub seed: kube::Client,
+    /// Name of our Seed.
+    pub seed_name: String,
     /// The garden client of this run.
     pub garden: kube::Client,
     /// Our Seed.
@@ -67,7 +73,7 @@ pub struct Ctx {
 impl std::fmt::Debug for Ctx {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Ctx")
-            .field("seed", &self.agent.seed_name)
+            .field("seed", &self.seed_name)
             .field("sync_period", &self.sync_period)
             .finish_non_exhaustive()
     }
@@ -131,7 +137,10 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
     let registration_events = reflected(Api::all(garden.clone()), registrations_writer);
 
     let ctx = Arc::new(Ctx {
-        agent: agent.clone(),
+        field_manager: agent.field_manager,
+        metrics: agent.metrics.clone(),
+        seed: agent.seed.clone(),
+        seed_name: agent.seed_name.clone(),
         garden: garden.clone(),
         seeds,
         cloud_profiles,

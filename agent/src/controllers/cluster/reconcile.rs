@@ -143,8 +143,7 @@ fn seed_error(
 pub async fn reconcile(shoot: Arc<Shoot>, ctx: Arc<Ctx>) -> Result<Action, Error> {
     let started = Instant::now();
     let result = sync(&shoot, &ctx).await;
-    ctx.agent
-        .metrics
+    ctx.metrics
         .reconciled(NAME, started.elapsed(), result.is_ok());
     result
 }
@@ -167,7 +166,7 @@ pub fn error_policy<K: kube::Resource>(object: Arc<K>, error: &Error, ctx: Arc<C
 }
 
 async fn sync(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {
-    if !is_scheduled_to(shoot, &ctx.agent.seed_name) {
+    if !is_scheduled_to(shoot, &ctx.seed_name) {
         // Not (or no longer) ours: the Cluster-side reconcile tears down what we created.
         return Ok(Action::await_change());
     }
@@ -212,7 +211,7 @@ async fn sync(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {
             id
         }
     };
-    let clusters: Api<Cluster> = Api::all(ctx.agent.seed.clone());
+    let clusters: Api<Cluster> = Api::all(ctx.seed.clone());
     let existing = clusters.get_opt(&technical_id).await.map_err(seed_error(
         "reading",
         "Cluster",
@@ -270,7 +269,7 @@ async fn sync(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {
 
 /// Creates the control-plane namespace or merge-patches the labels and annotations that differ.
 async fn ensure_namespace(ctx: &Ctx, name: &str, shoot: &Shoot, seed: &Seed) -> Result<(), Error> {
-    let namespaces: Api<Namespace> = Api::all(ctx.agent.seed.clone());
+    let namespaces: Api<Namespace> = Api::all(ctx.seed.clone());
     let existing =
         namespaces
             .get_opt(name)
@@ -359,8 +358,7 @@ fn changed_entries(
 pub async fn reconcile_cluster(cluster: Arc<Cluster>, ctx: Arc<Ctx>) -> Result<Action, Error> {
     let started = Instant::now();
     let result = cleanup(&cluster, &ctx).await;
-    ctx.agent
-        .metrics
+    ctx.metrics
         .reconciled(super::CLEANUP_NAME, started.elapsed(), result.is_ok());
     result
 }
@@ -383,14 +381,14 @@ async fn cleanup(cluster: &Cluster, ctx: &Ctx) -> Result<Action, Error> {
     // A Cluster named other than its shoot's technical ID is stale as well (the ID was
     // replaced, e.g. a legacy ID restored by an operator): it would never be updated again.
     let keep = live.as_ref().is_some_and(|live| {
-        is_scheduled_to(live, &ctx.agent.seed_name)
+        is_scheduled_to(live, &ctx.seed_name)
             && live.metadata.deletion_timestamp.is_none()
             && desired::stored_technical_id(live) == Some(name.as_str())
     });
     if keep {
         return Ok(Action::requeue(ctx.sync_period));
     }
-    let namespaces: Api<Namespace> = Api::all(ctx.agent.seed.clone());
+    let namespaces: Api<Namespace> = Api::all(ctx.seed.clone());
     if let Some(namespace) =
         namespaces
             .get_opt(&name)
@@ -406,7 +404,7 @@ async fn cleanup(cluster: &Cluster, ctx: &Ctx) -> Result<Action, Error> {
         }
         return Ok(Action::requeue(NAMESPACE_POLL));
     }
-    match Api::<Cluster>::all(ctx.agent.seed.clone())
+    match Api::<Cluster>::all(ctx.seed.clone())
         .delete(&name, &DeleteParams::default())
         .await
     {
@@ -443,7 +441,7 @@ async fn project(ctx: &Ctx, namespace: &str) -> Result<String, Error> {
 }
 
 async fn seed(ctx: &Ctx) -> Result<Seed, Error> {
-    let name = &ctx.agent.seed_name;
+    let name = &ctx.seed_name;
     if let Some(seed) = ctx.seeds.get(&ObjectRef::new(name)) {
         return Ok((*seed).clone());
     }
@@ -519,14 +517,14 @@ where
 
 fn post_params(ctx: &Ctx) -> PostParams {
     PostParams {
-        field_manager: Some(ctx.agent.field_manager.to_owned()),
+        field_manager: Some(ctx.field_manager.to_owned()),
         ..PostParams::default()
     }
 }
 
 fn patch_params(ctx: &Ctx) -> PatchParams {
     PatchParams {
-        field_manager: Some(ctx.agent.field_manager.to_owned()),
+        field_manager: Some(ctx.field_manager.to_owned()),
         ..PatchParams::default()
     }
 }

@@ -84,7 +84,7 @@ pub async fn delete(
             .as_ref()
             .map(|s| s.resources.clone())
             .unwrap_or_default();
-        let pruned = prune::prune(&ctx.client(), &ctx.kinds, &refs, ctx.agent.clock.now()).await;
+        let pruned = prune::prune(&ctx.client(), &ctx.kinds, &refs, ctx.clock.now()).await;
         if !pruned.failed.is_empty() {
             let failures = pruned.failed.join(", ");
             status.set(

@@ -46,10 +46,13 @@ pub use reconcile::{error_policy, reconcile};
 pub const NAME: &str = "managedresource";
 
 /// Dependencies of the applier, valid for one leadership term.
-#[derive(Debug)]
 pub struct Applier {
-    /// The agent context (seed client, clock, metrics, stop token).
-    pub agent: Arc<AgentContext>,
+    /// Time source for timestamps.
+    pub clock: Arc<dyn seedlet_runtime::clock::Clock>,
+    /// Process metrics.
+    pub metrics: Arc<crate::metrics::AgentMetrics>,
+    /// Client of the seed cluster.
+    pub seed: kube::Client,
     /// Discovery cache of applied kinds.
     pub kinds: apply::KindCache,
     /// Watches on applied kinds.
@@ -60,10 +63,19 @@ pub struct Applier {
     pub field_manager: &'static str,
 }
 
+impl std::fmt::Debug for Applier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Applier")
+            .field("sync_period", &self.sync_period)
+            .field("field_manager", &self.field_manager)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Applier {
     /// The seed client.
     pub fn client(&self) -> Client {
-        self.agent.seed.clone()
+        self.seed.clone()
     }
 }
 
@@ -79,7 +91,9 @@ pub async fn run(ctx: Arc<AgentContext>) {
     let concurrency = seedlet_runtime::watch::concurrency(i64::from(config.concurrent_syncs));
     let (sender, receiver) = futures::channel::mpsc::unbounded();
     let applier = Arc::new(Applier {
-        agent: ctx.clone(),
+        clock: ctx.clock.clone(),
+        metrics: ctx.metrics.clone(),
+        seed: ctx.seed.clone(),
         kinds: apply::KindCache::default(),
         watches: watches::Watches::new(ctx.seed.clone(), sender, ctx.stop.clone()),
         sync_period: if sync_period.is_zero() {

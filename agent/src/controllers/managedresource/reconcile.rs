@@ -34,8 +34,7 @@ use super::{Applier, cleanup, prune};
 pub async fn reconcile(mr: Arc<ManagedResource>, ctx: Arc<Applier>) -> Result<Action, Error> {
     let started = tokio::time::Instant::now();
     let result = reconcile_inner(&mr, &ctx).await;
-    ctx.agent
-        .metrics
+    ctx.metrics
         .reconciled(super::NAME, started.elapsed(), result.is_ok());
     result
 }
@@ -74,7 +73,7 @@ async fn reconcile_inner(mr: &ManagedResource, ctx: &Applier) -> Result<Action, 
         return Ok(Action::await_change());
     }
     let deleting = mr.metadata.deletion_timestamp.is_some();
-    let mut status = StatusWriter::new(mr, ctx.agent.clock.now());
+    let mut status = StatusWriter::new(mr, ctx.clock.now());
 
     if !deleting && is_ignored(mr) {
         mark_ignored(&mut status);
@@ -299,7 +298,7 @@ async fn prune_stale(
     if stale.is_empty() {
         return Ok(None);
     }
-    let pruned = prune::prune(&ctx.client(), &ctx.kinds, stale, ctx.agent.clock.now()).await;
+    let pruned = prune::prune(&ctx.client(), &ctx.kinds, stale, ctx.clock.now()).await;
     if !pruned.failed.is_empty() {
         let failures = pruned.failed.join(", ");
         status.set(

@@ -32,8 +32,7 @@ pub fn still_referenced(kind: &str, names: &[String]) -> String {
 
 /// A Normal Event `ResourceReferenced`/`Delete` on the Seed.
 async fn referenced(ctx: &Ctx, seed: &Seed, message: &str) {
-    ctx.agent
-        .events
+    ctx.events
         .named("seed-controller")
         .publish(
             seed,
@@ -59,7 +58,7 @@ pub async fn run(seed: &Seed, ctx: &Ctx) -> Result<Action, Error> {
         LastOperationState::Processing,
         0,
         flow::DELETE_STARTED,
-        ctx.agent.clock.now(),
+        ctx.clock.now(),
     );
     write_status(ctx, &name, &json!({"status": {"lastOperation": started}})).await?;
 

@@ -35,8 +35,20 @@ pub const NAME: &str = "seed-status";
 
 /// Dependencies of one run on one garden client.
 pub struct Ctx {
-    /// The agent context (seed client, seed name, clock, metrics).
-    pub agent: Arc<AgentContext>,
+    /// Time source for timestamps.
+    pub clock: Arc<dyn seedlet_runtime::clock::Clock>,
+    /// The component configuration.
+    pub config: Arc<seedlet_config::GardenletConfiguration>,
+    /// Events in the garden.
+    pub events: seedlet_runtime::events::Recorder,
+    /// Whether the minimum seed Kubernetes version is enforced.
+    pub kubernetes_version_check: bool,
+    /// Process metrics.
+    pub metrics: Arc<crate::metrics::AgentMetrics>,
+    /// Client of the seed cluster.
+    pub seed: kube::Client,
+    /// Name of our Seed.
+    pub seed_name: String,
     /// The garden client of this run.
     pub garden: kube::Client,
     /// Requeue period (`controllers.seed.syncPeriod`).
@@ -48,7 +60,7 @@ pub struct Ctx {
 impl std::fmt::Debug for Ctx {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Ctx")
-            .field("seed", &self.agent.seed_name)
+            .field("seed", &self.seed_name)
             .field("sync_period", &self.sync_period)
             .finish_non_exhaustive()
     }
@@ -76,7 +88,13 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client, gardener: Garden
         .applied_objects()
         .predicate_filter(owned_fields_hash, Default::default());
     let ctx = Arc::new(Ctx {
-        agent,
+        clock: agent.clock.clone(),
+        config: agent.config.clone(),
+        events: agent.events.clone(),
+        kubernetes_version_check: agent.kubernetes_version_check,
+        metrics: agent.metrics.clone(),
+        seed: agent.seed.clone(),
+        seed_name: agent.seed_name.clone(),
         garden,
         sync_period,
         gardener,

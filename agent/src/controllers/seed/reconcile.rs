@@ -48,8 +48,7 @@ pub struct DesiredStatus {
 pub async fn reconcile(seed: Arc<Seed>, ctx: Arc<Ctx>) -> Result<Action, Error> {
     let started = std::time::Instant::now();
     let result = update(&seed, &ctx).await;
-    ctx.agent
-        .metrics
+    ctx.metrics
         .reconciled(NAME, started.elapsed(), result.is_ok());
     result
 }
@@ -84,10 +83,9 @@ async fn update(cached: &Seed, ctx: &Ctx) -> Result<Action, Error> {
     if seed.metadata.deletion_timestamp.is_some() {
         return super::delete::run(&seed, ctx).await;
     }
-    let now = ctx.agent.clock.now();
-    let cluster_identity = ensure_cluster_identity(&ctx.agent.seed).await?;
+    let now = ctx.clock.now();
+    let cluster_identity = ensure_cluster_identity(&ctx.seed).await?;
     let version = ctx
-        .agent
         .seed
         .apiserver_version()
         .await
@@ -111,7 +109,7 @@ async fn update(cached: &Seed, ctx: &Ctx) -> Result<Action, Error> {
                 LastOperationState::Succeeded,
                 100,
                 flow::RECONCILE_SUCCEEDED,
-                ctx.agent.clock.now(),
+                ctx.clock.now(),
             );
             // Upstream also turns BackupBucketsReady/ExtensionsReady/GardenletReady/
             // SeedSystemComponentsHealthy that are not False into Progressing here [QUIRK];
@@ -125,7 +123,7 @@ async fn update(cached: &Seed, ctx: &Ctx) -> Result<Action, Error> {
                 LastOperationState::Error,
                 0,
                 format!("{} Operation will be retried.", error_chain(&error)),
-                ctx.agent.clock.now(),
+                ctx.clock.now(),
             );
             write_status(ctx, &name, &json!({"status": {"lastOperation": failed}})).await?;
             Err(error)
@@ -139,7 +137,7 @@ fn desired_status(
     cluster_identity: String,
     kubernetes_version: String,
 ) -> DesiredStatus {
-    let resources = ctx.agent.config.resources.clone().unwrap_or_default();
+    let resources = ctx.config.resources.clone().unwrap_or_default();
     let (capacity, allocatable) = if resources.capacity.is_empty() {
         (BTreeMap::new(), BTreeMap::new())
     } else {
@@ -170,7 +168,7 @@ async fn run_flow(seed: &Seed, ctx: &Ctx, git_version: &str) -> Result<(), Error
         .get(&namespaces::seed_namespace(&name))
         .await
         .map_err(Error::SeedNamespace)?;
-    if ctx.agent.kubernetes_version_check {
+    if ctx.kubernetes_version_check {
         flow::check_version(git_version).map_err(Error::Version)?;
     }
     let seeds = Api::<Seed>::all(ctx.garden.clone());
@@ -185,7 +183,7 @@ async fn run_flow(seed: &Seed, ctx: &Ctx, git_version: &str) -> Result<(), Error
             seed: name.clone(),
             source,
         })?;
-    let namespaces_api = Api::<Namespace>::all(ctx.agent.seed.clone());
+    let namespaces_api = Api::<Namespace>::all(ctx.seed.clone());
     let params = PatchParams::default();
     namespaces_api
         .patch(
@@ -209,7 +207,7 @@ async fn run_flow(seed: &Seed, ctx: &Ctx, git_version: &str) -> Result<(), Error
             namespace: namespaces::KUBE_SYSTEM,
             source,
         })?;
-    let stamp = operation::timestamp(ctx.agent.clock.now());
+    let stamp = operation::timestamp(ctx.clock.now());
     if let Some((bucket_name, bucket)) = flow::backup_bucket(seed, &stamp) {
         write_backup_bucket(ctx, &bucket_name, &bucket).await?;
     }

@@ -46,8 +46,7 @@ impl Error {
 pub async fn reconcile(seed: Arc<Seed>, ctx: Arc<Ctx>) -> Result<Action, Error> {
     let started = std::time::Instant::now();
     let result = care(&seed.name_any(), &ctx).await;
-    ctx.agent
-        .metrics
+    ctx.metrics
         .reconciled(NAME, started.elapsed(), result.is_ok());
     result.map(|()| Action::requeue(ctx.sync_period))
 }
@@ -76,10 +75,10 @@ async fn care(name: &str, ctx: &Ctx) -> Result<(), Error> {
     else {
         return Ok(());
     };
-    let now = ctx.agent.clock.now();
+    let now = ctx.clock.now();
     let existing = seed.conditions();
     let previous = conditions::find_or_init(existing, SYSTEM_COMPONENTS_HEALTHY, now);
-    let next = match list_managed_resources(&ctx.agent.seed).await {
+    let next = match list_managed_resources(&ctx.seed).await {
         Ok(resources) => health::system_components_healthy(
             &previous,
             health::first_failure(&resources),
@@ -116,7 +115,7 @@ async fn care(name: &str, ctx: &Ctx) -> Result<(), Error> {
     if unchanged {
         return Ok(());
     }
-    seedlet_runtime::status::write_conditions(&seeds, &seed, &wanted, Some(ctx.agent.field_manager))
+    seedlet_runtime::status::write_conditions(&seeds, &seed, &wanted, Some(ctx.field_manager))
         .await
         .map_err(|source| Error::Seed {
             step: "writing conditions of",

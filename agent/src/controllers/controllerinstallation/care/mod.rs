@@ -30,12 +30,31 @@ pub use reconcile::{Error, error_policy, reconcile};
 pub const NAME: &str = "controllerinstallation-care";
 
 /// Dependencies of the care controller.
-#[derive(Debug)]
 pub struct Care {
-    /// The agent context.
-    pub agent: Arc<AgentContext>,
+    /// Time source for timestamps.
+    pub clock: Arc<dyn seedlet_runtime::clock::Clock>,
+    /// Events in the garden.
+    pub events: seedlet_runtime::events::Recorder,
+    /// Hot-swappable garden client.
+    pub garden: seedlet_bootstrap::GardenClient,
+    /// Process metrics.
+    pub metrics: Arc<crate::metrics::AgentMetrics>,
+    /// Client of the seed cluster.
+    pub seed: kube::Client,
+    /// Name of our Seed.
+    pub seed_name: String,
+    /// Cancelled when the leadership term ends.
+    pub stop: tokio_util::sync::CancellationToken,
     /// Requeue period.
     pub sync_period: Duration,
+}
+
+impl std::fmt::Debug for Care {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Care")
+            .field("seed", &self.seed_name)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Runs the care controller until `ctx.stop` is cancelled.
@@ -43,7 +62,13 @@ pub async fn run(ctx: Arc<AgentContext>) {
     let config = &ctx.config.controllers.controller_installation_care;
     let sync_period: Duration = config.sync_period.into();
     let care = Arc::new(Care {
-        agent: ctx.clone(),
+        clock: ctx.clock.clone(),
+        events: ctx.events.clone(),
+        garden: ctx.garden.clone(),
+        metrics: ctx.metrics.clone(),
+        seed: ctx.seed.clone(),
+        seed_name: ctx.seed_name.clone(),
+        stop: ctx.stop.clone(),
         sync_period: if sync_period.is_zero() {
             Duration::from_secs(30)
         } else {
@@ -57,7 +82,7 @@ pub async fn run(ctx: Arc<AgentContext>) {
 }
 
 async fn run_with(garden: kube::Client, care: Arc<Care>, concurrency: u16) {
-    let ctx = care.agent.clone();
+    let ctx = care.clone();
     let seed_name = ctx.seed_name.clone();
     let (reader, writer) = reflector::store();
     let scope = crate::garden_scope::installations(&garden, &seed_name).await;

@@ -51,8 +51,7 @@ pub enum Error {
 pub async fn reconcile(ci: Arc<ControllerInstallation>, ctx: Arc<Care>) -> Result<Action, Error> {
     let started = tokio::time::Instant::now();
     let result = care(&ci, &ctx).await;
-    ctx.agent
-        .metrics
+    ctx.metrics
         .reconciled(super::NAME, started.elapsed(), result.is_ok());
     result
 }
@@ -70,16 +69,14 @@ pub fn error_policy(ci: Arc<ControllerInstallation>, error: &Error, ctx: Arc<Car
 }
 
 async fn care(ci: &ControllerInstallation, ctx: &Care) -> Result<Action, Error> {
-    if ci.seed_name() != Some(ctx.agent.seed_name.as_str())
-        || ci.metadata.deletion_timestamp.is_some()
-    {
+    if ci.seed_name() != Some(ctx.seed_name.as_str()) || ci.metadata.deletion_timestamp.is_some() {
         return Ok(Action::await_change());
     }
     let name = ci.name_any();
-    let garden: Api<ControllerInstallation> = Api::all(ctx.agent.garden.client());
+    let garden: Api<ControllerInstallation> = Api::all(ctx.garden.client());
     let managed_resources: Api<ManagedResource> =
-        Api::namespaced(ctx.agent.seed.clone(), namespaces::GARDEN);
-    let now = ctx.agent.clock.now();
+        Api::namespaced(ctx.seed.clone(), namespaces::GARDEN);
+    let now = ctx.clock.now();
     let write = |updates: Vec<Condition>| async {
         update_conditions(&garden, &name, |_| updates)
             .await
@@ -100,8 +97,7 @@ async fn care(ci: &ControllerInstallation, ctx: &Care) -> Result<Action, Error> 
             if let Some((kind, reason, note)) =
                 installed.and_then(|after| installed_event(before, after))
             {
-                ctx.agent
-                    .events
+                ctx.events
                     .publish(ci, kind, reason, "Reconcile", note)
                     .await;
             }

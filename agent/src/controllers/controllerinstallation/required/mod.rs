@@ -59,12 +59,29 @@ impl KindTypes {
 }
 
 /// Dependencies of the required controller.
-#[derive(Debug)]
 pub struct Required {
-    /// The agent context.
-    pub agent: Arc<AgentContext>,
+    /// Time source for timestamps.
+    pub clock: Arc<dyn seedlet_runtime::clock::Clock>,
+    /// Hot-swappable garden client.
+    pub garden: seedlet_bootstrap::GardenClient,
+    /// Process metrics.
+    pub metrics: Arc<crate::metrics::AgentMetrics>,
+    /// Client of the seed cluster.
+    pub seed: kube::Client,
+    /// Name of our Seed.
+    pub seed_name: String,
+    /// Cancelled when the leadership term ends.
+    pub stop: tokio_util::sync::CancellationToken,
     /// Known type sets by kind.
     pub kinds: Arc<KindTypes>,
+}
+
+impl std::fmt::Debug for Required {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Required")
+            .field("seed", &self.seed_name)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Runs the required controller until `ctx.stop` is cancelled.
@@ -83,7 +100,12 @@ pub async fn run(ctx: Arc<AgentContext>) {
         )));
     }
     let required = Arc::new(Required {
-        agent: ctx.clone(),
+        clock: ctx.clock.clone(),
+        garden: ctx.garden.clone(),
+        metrics: ctx.metrics.clone(),
+        seed: ctx.seed.clone(),
+        seed_name: ctx.seed_name.clone(),
+        stop: ctx.stop.clone(),
         kinds,
     });
     let concurrency = seedlet_runtime::watch::concurrency(i64::from(
@@ -110,7 +132,7 @@ async fn run_with(
     concurrency: u16,
     changes: Arc<tokio::sync::Mutex<futures::channel::mpsc::UnboundedReceiver<()>>>,
 ) {
-    let ctx = required.agent.clone();
+    let ctx = required.clone();
     let seed_name = ctx.seed_name.clone();
     let (reader, writer) = reflector::store();
     let scope = crate::garden_scope::installations(&garden, &seed_name).await;

@@ -48,8 +48,7 @@ pub async fn reconcile(
 ) -> Result<Action, Error> {
     let started = tokio::time::Instant::now();
     let result = required(&ci, &ctx).await;
-    ctx.agent
-        .metrics
+    ctx.metrics
         .reconciled(super::NAME, started.elapsed(), result.is_ok());
     result
 }
@@ -67,10 +66,10 @@ pub fn error_policy(ci: Arc<ControllerInstallation>, error: &Error, _ctx: Arc<Re
 }
 
 async fn required(ci: &ControllerInstallation, ctx: &Required) -> Result<Action, Error> {
-    if ci.seed_name() != Some(ctx.agent.seed_name.as_str()) {
+    if ci.seed_name() != Some(ctx.seed_name.as_str()) {
         return Ok(Action::await_change());
     }
-    let garden = ctx.agent.garden.client();
+    let garden = ctx.garden.client();
     let registration_name = ci.spec.registration_ref.name.clone();
     let registration = Api::<ControllerRegistration>::all(garden.clone())
         .get(&registration_name)
@@ -79,7 +78,7 @@ async fn required(ci: &ControllerInstallation, ctx: &Required) -> Result<Action,
             name: registration_name,
             source,
         })?;
-    let now = ctx.agent.clock.now();
+    let now = ctx.clock.now();
     let previous = find_or_init(ci.conditions(), condition_types::REQUIRED, now);
     let Some(next) = required_condition(
         &registration.spec.resources,
