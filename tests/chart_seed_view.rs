@@ -2,6 +2,8 @@
 //! the seed sandbox's `/version` and discovery (a CRD created after the agent first read discovery shows up
 //! at the next render that asks about it), and `lookup` reads seed objects (one by name, a list, a missing
 //! one, a cluster-scoped one); a `lookup` of a kind the seed does not serve is `Valid=False` naming it.
+//! With the agent running as its chart's ServiceAccount (applier rules for ConfigMaps only), discovery
+//! and the lookups its RBAC allows work, and a lookup beyond it is `Valid=False` saying it is forbidden.
 
 use std::time::Duration;
 
@@ -18,7 +20,10 @@ use seedlet_api::core::{
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use seedlet_testkit::{Clusters, SEED, start_agent, wait_condition_of, wait_for};
+use seedlet_testkit::{
+    AGENT_CONFIG, Clusters, SEED, agent_config, start_agent, start_agent_from, wait_condition_of,
+    wait_for,
+};
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -242,6 +247,95 @@ async fn charts_see_the_seeds_capabilities_and_look_up_its_objects() {
             && message.contains("example.seedlet.dev/v1"),
         "{message}"
     );
+
+    shutdown.cancel();
+    agent.wait().await.expect("agent stops");
+    clusters.shutdown().await;
+}
+
+const FORBIDDEN: &str = r#"{{ $role := lookup "rbac.authorization.k8s.io/v1" "ClusterRole" "" "cluster-admin" }}apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: probe
+  namespace: {{ .Release.Namespace }}
+data:
+  round: "forbidden"
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn lookups_read_with_the_agents_own_seed_rbac() {
+    let clusters = Clusters::start(true).await;
+    let garden = clusters.garden.client();
+    let admin = clusters.seed.client();
+    // The agent chart's RBAC with an applier allowed ConfigMaps only, bound to its ServiceAccount.
+    let values = crate::charts::with(
+        crate::charts::values_file("seedlet-agent", "full-values.yaml"),
+        json!({"rbac": {"applier": "rules", "applierRules": [{
+            "apiGroups": [""], "resources": ["configmaps"],
+            "verbs": ["get", "list", "watch", "create", "patch", "update", "delete"]
+        }]}}),
+    );
+    let rbac: Vec<Value> = crate::charts::render("seedlet-agent", &values)
+        .expect("agent chart renders")
+        .into_iter()
+        .filter(|o| {
+            matches!(
+                o["kind"].as_str(),
+                Some(
+                    "ServiceAccount"
+                        | "ClusterRole"
+                        | "ClusterRoleBinding"
+                        | "Role"
+                        | "RoleBinding"
+                )
+            )
+        })
+        .collect();
+    crate::charts::apply_all(&admin, &rbac).await;
+    let agent_seed = crate::charts::service_account_client(&clusters.seed, "seedlet-agent").await;
+    let shutdown = CancellationToken::new();
+    let agent = start_agent_from(
+        agent_config(AGENT_CONFIG),
+        agent_seed,
+        Some(garden.clone()),
+        shutdown.clone(),
+        |_| {},
+    )
+    .await;
+
+    let source: ConfigMap = serde_json::from_value(json!({
+        "metadata": {"name": "lookup-source", "namespace": "garden"},
+        "data": {"token": "rbac"}
+    }))
+    .expect("config map");
+    Api::<ConfigMap>::namespaced(admin.clone(), "garden")
+        .create(&PostParams::default(), &source)
+        .await
+        .expect("lookup source");
+
+    install(&garden, "seedview-rbac", PROBE, json!({"round": "1"})).await;
+    let data = probe(&admin, "extension-seedview-rbac", "1").await;
+    assert_eq!(data["looked"], "rbac");
+    assert_eq!(data["listed"], "ConfigMap");
+    assert_eq!(data["namespaceUid"], "yes");
+    assert_eq!(data["deploymentKind"], "true");
+
+    install(&garden, "seedview-forbidden", FORBIDDEN, json!({})).await;
+    let installations: Api<ControllerInstallation> = Api::all(garden.clone());
+    let message = wait_condition_of(
+        &installations,
+        "seedview-forbidden",
+        ("Valid", "False", "ChartCannotBeRendered"),
+        ControllerInstallation::conditions,
+        TIMEOUT,
+    )
+    .await;
+    assert!(
+        message.contains("error calling lookup") && message.contains("forbidden"),
+        "{message}"
+    );
+    let applied: Api<ConfigMap> = Api::namespaced(admin.clone(), "extension-seedview-forbidden");
+    assert!(applied.get_opt("probe").await.expect("read").is_none());
 
     shutdown.cancel();
     agent.wait().await.expect("agent stops");
