@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use futures::future::join_all;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::APIResourceList;
+use seedlet_runtime::repeated::{Failure, RepeatedFailures};
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 
@@ -95,6 +96,8 @@ impl Snapshot {
 pub struct SeedDiscovery {
     client: kube::Client,
     current: Mutex<Option<Arc<Snapshot>>>,
+    /// Group/versions whose resource lists failed, logged once per distinct set.
+    failures: std::sync::Mutex<RepeatedFailures>,
 }
 
 impl std::fmt::Debug for SeedDiscovery {
@@ -109,6 +112,7 @@ impl SeedDiscovery {
         Self {
             client,
             current: Mutex::new(None),
+            failures: std::sync::Mutex::new(RepeatedFailures::new()),
         }
     }
 
@@ -123,9 +127,31 @@ impl SeedDiscovery {
         {
             return Ok(Arc::clone(snapshot));
         }
-        let snapshot = Arc::new(discover(&self.client).await?);
+        let snapshot = self.discover().await?;
         *current = Some(Arc::clone(&snapshot));
         Ok(snapshot)
+    }
+
+    /// Reads discovery, logging group/versions whose lists failed once per distinct failure.
+    async fn discover(&self) -> Result<Arc<Snapshot>, kube::Error> {
+        let (snapshot, failed) = discover(&self.client).await?;
+        let mut failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+        if failed.is_empty() {
+            if failures.succeeded().is_some() {
+                tracing::info!("seed discovery reads every group version again");
+            }
+        } else {
+            let message = failed.join("; ");
+            match failures.failed(&message) {
+                Failure::New => {
+                    tracing::warn!(failed = %message, "seed discovery of some group versions failed, charts see them without kinds");
+                }
+                Failure::Repeated => {
+                    tracing::debug!(failed = %message, "seed discovery of some group versions still fails");
+                }
+            }
+        }
+        Ok(Arc::new(snapshot))
     }
 
     /// A snapshot taken at or after `since`: the cached one if it is, otherwise read now (once for all
@@ -140,15 +166,16 @@ impl SeedDiscovery {
         {
             return Ok(Arc::clone(snapshot));
         }
-        let snapshot = Arc::new(discover(&self.client).await?);
+        let snapshot = self.discover().await?;
         *current = Some(Arc::clone(&snapshot));
         Ok(snapshot)
     }
 }
 
 /// Reads `/version` and the resource lists of every group/version (in parallel). A group/version whose list
-/// fails (an unavailable aggregated API) is kept without kinds and logged, as Helm tolerates it.
-async fn discover(client: &kube::Client) -> Result<Snapshot, kube::Error> {
+/// fails (an unavailable aggregated API) is kept without kinds, as Helm tolerates it, and returned as
+/// `group/version: error`.
+async fn discover(client: &kube::Client) -> Result<(Snapshot, Vec<String>), kube::Error> {
     let taken = Instant::now();
     let (version, core, groups) = tokio::try_join!(
         client.apiserver_version(),
@@ -171,15 +198,23 @@ async fn discover(client: &kube::Client) -> Result<Snapshot, kube::Error> {
             client.list_api_group_resources(gv).await
         };
         match list {
-            Ok(list) => (gv.clone(), Some(list)),
-            Err(error) => {
-                tracing::warn!(group_version = %gv, error = %seedlet_runtime::error_chain(&error), "seed discovery of a group version failed, charts see it without kinds");
-                (gv.clone(), None)
-            }
+            Ok(list) => (gv.clone(), Ok(list)),
+            Err(error) => (gv.clone(), Err(seedlet_runtime::error_chain(&error))),
         }
     });
-    let lists = join_all(reads).await;
-    Ok(Snapshot::new(version.git_version, lists, taken))
+    let mut failed = Vec::new();
+    let lists = join_all(reads)
+        .await
+        .into_iter()
+        .map(|(gv, list)| match list {
+            Ok(list) => (gv, Some(list)),
+            Err(message) => {
+                failed.push(format!("{gv}: {message}"));
+                (gv, None)
+            }
+        })
+        .collect();
+    Ok((Snapshot::new(version.git_version, lists, taken), failed))
 }
 
 #[cfg(test)]
