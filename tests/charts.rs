@@ -26,14 +26,14 @@ fn chart_dir(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn values_file(chart: &str, file: &str) -> Value {
+pub(crate) fn values_file(chart: &str, file: &str) -> Value {
     let path = chart_dir(chart).join("ci").join(file);
     let text = std::fs::read_to_string(&path).expect("values file");
     serde_yaml::from_str(&text).expect("values yaml")
 }
 
 /// Renders `chart` (release = chart name, namespace `garden`) with `values` over its defaults.
-fn render(chart: &str, values: &Value) -> Result<Vec<Value>, String> {
+pub(crate) fn render(chart: &str, values: &Value) -> Result<Vec<Value>, String> {
     let loaded = Chart::from_dir(&chart_dir(chart), &Limits::default()).expect("chart loads");
     let options = RenderOptions {
         release_name: chart.to_owned(),
@@ -59,7 +59,7 @@ fn anyhow_chain(error: &dyn std::error::Error) -> String {
     text
 }
 
-fn with(mut base: Value, overlay: Value) -> Value {
+pub(crate) fn with(mut base: Value, overlay: Value) -> Value {
     merge_values(&mut base, &overlay);
     base
 }
@@ -354,7 +354,7 @@ fn seedlet_render_prints_both_charts() {
 }
 
 /// Applies `objects` with server-side apply (as `helm`), resolving each kind on the server.
-async fn apply_all(client: &kube::Client, objects: &[Value]) {
+pub(crate) async fn apply_all(client: &kube::Client, objects: &[Value]) {
     let params = PatchParams::apply("helm").force();
     for object in objects {
         let api_version = object["apiVersion"].as_str().expect("apiVersion");
@@ -389,7 +389,7 @@ async fn namespaces(client: &kube::Client, names: &[&str]) {
 }
 
 /// A client authenticated as the chart's ServiceAccount (a client certificate for its user name).
-async fn service_account_client(sandbox: &Sandbox, name: &str) -> kube::Client {
+pub(crate) async fn service_account_client(sandbox: &Sandbox, name: &str) -> kube::Client {
     let user = format!("system:serviceaccount:{NAMESPACE}:{name}");
     let kubeconfig: Kubeconfig = sandbox
         .kubeconfig_for(&user, &["system:serviceaccounts"])

@@ -16,6 +16,7 @@ mod backup;
 mod backup_entry;
 mod bastion;
 mod bootstrap;
+mod chart_seed_view;
 mod charts;
 mod cli;
 mod controllerinstallation;

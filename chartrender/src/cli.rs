@@ -67,9 +67,17 @@ pub struct RenderArgs {
     /// Release namespace (gardenlet uses `extension-<ControllerInstallation name>`).
     #[arg(short = 'n', long, default_value = "default")]
     pub namespace: String,
-    /// `.Capabilities.KubeVersion`.
-    #[arg(long, default_value = "v1.20.0")]
+    /// `.Capabilities.KubeVersion` (Helm v3.11's engine default; its release binaries say `v1.26.0`).
+    #[arg(long, default_value = crate::HELM_DEFAULT_KUBE_VERSION)]
     pub kube_version: String,
+    /// API versions added to Helm's default `.Capabilities.APIVersions` set (`-a monitoring.coreos.com/v1`).
+    #[arg(
+        short = 'a',
+        long = "api-versions",
+        value_name = "VERSION",
+        value_delimiter = ','
+    )]
+    pub api_versions: Vec<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Yaml)]
     pub output: OutputFormat,
@@ -203,6 +211,10 @@ pub fn run(args: &RenderArgs) -> Result<String, Error> {
         namespace: args.namespace.clone(),
         values,
         kube_version: args.kube_version.clone(),
+        api_versions: crate::helm_default_api_versions()
+            .into_iter()
+            .chain(args.api_versions.iter().cloned())
+            .collect(),
         ..RenderOptions::default()
     };
     let rendered = Renderer::new().render(&chart, &options)?;

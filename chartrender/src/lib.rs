@@ -18,6 +18,7 @@
 //! `and`/`or` map onto minijinja's, variables live in a namespace so Go scoping holds, and maps are shared
 //! mutable objects like Go maps.
 
+mod capabilities;
 mod chart;
 pub mod cli;
 mod funcs;
@@ -32,6 +33,7 @@ mod schema;
 pub mod set_values;
 mod values;
 
+pub use capabilities::{HELM_DEFAULT_KUBE_VERSION, helm_default_api_versions, version_set};
 pub use chart::{Chart, ChartError, Dependency, Metadata};
 pub use gotmpl::ParseError;
 pub use load::{ChartFile, Limits, LoadError};

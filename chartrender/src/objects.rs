@@ -1,8 +1,8 @@
 //! Built-in template objects with methods: `.Files` and `.Capabilities` (`KubeVersion`, `APIVersions`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use base64::Engine as _;
 use minijinja::value::{Enumerator, Object, ObjectRepr, Value};
@@ -185,11 +185,16 @@ impl Object for KubeVersion {
     }
 }
 
-/// `.Capabilities.APIVersions`: a list with a `Has` method.
+/// `.Capabilities.APIVersions`: a list with a `Has` method. Versions asked about and absent are recorded in
+/// `misses` (a caller rendering against a cluster may re-read its discovery and render again).
 #[derive(Debug, Clone)]
 pub(crate) struct ApiVersions {
     versions: Vec<String>,
+    misses: Misses,
 }
+
+/// API versions `Has` answered false for, shared by every template of one render.
+pub(crate) type Misses = Arc<Mutex<BTreeSet<String>>>;
 
 impl Object for ApiVersions {
     fn repr(self: &Arc<Self>) -> ObjectRepr {
@@ -214,7 +219,14 @@ impl Object for ApiVersions {
         match method {
             "Has" => {
                 let wanted = args.first().and_then(Value::as_str).unwrap_or_default();
-                Ok(Value::from(self.versions.iter().any(|v| v == wanted)))
+                let has = self.versions.iter().any(|v| v == wanted);
+                if !has {
+                    self.misses
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(wanted.to_owned());
+                }
+                Ok(Value::from(has))
             }
             other => Err(crate::funcs::fail(format!(
                 "can't evaluate field {other} in type chartutil.VersionSet"
@@ -223,8 +235,8 @@ impl Object for ApiVersions {
     }
 }
 
-/// Builds `.Capabilities` for a Kubernetes version and a set of served API versions.
-pub(crate) fn capabilities(kube_version: &str, api_versions: &[String]) -> Value {
+/// Builds `.Capabilities` for a Kubernetes version and a set of served API versions; `Has` misses go to `misses`.
+pub(crate) fn capabilities(kube_version: &str, api_versions: &[String], misses: &Misses) -> Value {
     let helm = GoMap::value(
         [
             ("Version".to_string(), Value::from("v3.11.0")),
@@ -245,6 +257,7 @@ pub(crate) fn capabilities(kube_version: &str, api_versions: &[String]) -> Value
                 "APIVersions".to_string(),
                 Value::from_object(ApiVersions {
                     versions: api_versions.to_vec(),
+                    misses: Arc::clone(misses),
                 }),
             ),
             ("HelmVersion".to_string(), helm),

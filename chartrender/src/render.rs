@@ -1,6 +1,6 @@
 //! Rendering: per-chart translation cache, template objects, execution order, output splitting and ordering.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, LazyLock, Mutex};
 
 use minijinja::value::Value;
@@ -82,9 +82,10 @@ pub struct RenderOptions {
     pub namespace: String,
     /// Supplied values (ControllerDeployment values with injected `gardener` values merged on top).
     pub values: serde_json::Value,
-    /// `.Capabilities.KubeVersion` (default `v1.20.0`, the fixtures' Helm engine default).
+    /// `.Capabilities.KubeVersion` (default `v1.20.0`, Helm v3.11's engine default and the fixtures').
     pub kube_version: String,
-    /// `.Capabilities.APIVersions` (default empty, so `.Capabilities.APIVersions.Has` is false as in gardenlet).
+    /// `.Capabilities.APIVersions`: group/versions and `group/version/Kind` entries (default: Helm v3.11's
+    /// `helm template` set, [`crate::helm_default_api_versions`]; the agent passes the seed's discovery).
     pub api_versions: Vec<String>,
     /// `.Release.Revision`.
     pub revision: i64,
@@ -100,8 +101,8 @@ impl Default for RenderOptions {
             release_name: "release-name".into(),
             namespace: "default".into(),
             values: serde_json::Value::Object(serde_json::Map::new()),
-            kube_version: "v1.20.0".into(),
-            api_versions: Vec::new(),
+            kube_version: crate::capabilities::HELM_DEFAULT_KUBE_VERSION.into(),
+            api_versions: crate::capabilities::helm_default_api_versions(),
             revision: 1,
             is_upgrade: false,
             lookup: None,
@@ -123,6 +124,8 @@ pub struct Manifest {
 pub struct Rendered {
     /// Rendered text by template path.
     pub templates: BTreeMap<String, String>,
+    /// API versions a template asked `.Capabilities.APIVersions.Has` about that were not in the set.
+    pub api_version_misses: BTreeSet<String>,
 }
 
 impl Rendered {
@@ -402,7 +405,9 @@ impl Compiled {
             "Revision": options.revision,
             "Service": "Helm",
         }));
-        let capabilities = objects::capabilities(&options.kube_version, &options.api_versions);
+        let misses = objects::Misses::default();
+        let capabilities =
+            objects::capabilities(&options.kube_version, &options.api_versions, &misses);
         let shared = Shared {
             release,
             capabilities,
@@ -449,7 +454,12 @@ impl Compiled {
             }
             out.insert(unit.path, template::strip_no_value(text));
         }
-        Ok(Rendered { templates: out })
+        let api_version_misses =
+            std::mem::take(&mut *misses.lock().unwrap_or_else(|p| p.into_inner()));
+        Ok(Rendered {
+            templates: out,
+            api_version_misses,
+        })
     }
 
     /// Prepares the root data (`.`) of every template to execute in `chart` and its enabled subcharts.

@@ -30,8 +30,50 @@ fn args() -> RenderArgs {
         release: "demo".into(),
         namespace: "extension-demo".into(),
         kube_version: "v1.20.0".into(),
+        api_versions: Vec::new(),
         output: OutputFormat::Yaml,
     }
+}
+
+#[test]
+fn render_uses_helms_default_capabilities_plus_api_versions_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let chart = dir.path().join("caps");
+    std::fs::create_dir_all(chart.join("templates")).unwrap();
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: caps\nversion: 0.1.0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        chart.join("templates/cm.yaml"),
+        "kind: ConfigMap\ndata:\n  kube: {{ .Capabilities.KubeVersion.Version | quote }}\n  batch: {{ .Capabilities.APIVersions.Has \"batch/v1\" | quote }}\n  crd: {{ .Capabilities.APIVersions.Has \"apiextensions.k8s.io/v1\" | quote }}\n  monitoring: {{ .Capabilities.APIVersions.Has \"monitoring.coreos.com/v1\" | quote }}\n",
+    )
+    .unwrap();
+    let mut args = args();
+    args.chart = Some(chart);
+    args.output = OutputFormat::Json;
+    let data = |args: &RenderArgs| {
+        let out: serde_json::Value = serde_json::from_str(&run(args).unwrap()).unwrap();
+        out["caps/templates/cm.yaml"]
+            .as_str()
+            .unwrap()
+            .lines()
+            .skip(2)
+            .map(str::trim)
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    assert_eq!(
+        data(&args),
+        r#"kube: "v1.20.0",batch: "true",crd: "true",monitoring: "false""#
+    );
+    args.kube_version = "v1.26.0".into();
+    args.api_versions = vec!["monitoring.coreos.com/v1".into()];
+    assert_eq!(
+        data(&args),
+        r#"kube: "v1.26.0",batch: "true",crd: "true",monitoring: "true""#
+    );
 }
 
 #[test]

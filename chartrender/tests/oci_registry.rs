@@ -360,6 +360,7 @@ async fn anonymous_registry_serves_charts_by_tag_and_digest_and_refuses_bad_refe
         release: "demo".into(),
         namespace: "garden".into(),
         kube_version: "v1.20.0".into(),
+        api_versions: Vec::new(),
         output: seedlet_chartrender::cli::OutputFormat::Yaml,
     };
     let out = tokio::task::spawn_blocking(move || seedlet_chartrender::cli::run(&args))

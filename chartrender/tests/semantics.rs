@@ -187,7 +187,7 @@ fn files_and_capabilities_are_available() {
         ("files/b.conf", "y=2\n"),
         (
             "templates/t.yaml",
-            "{{ .Files.Get \"files/a.conf\" }}{{ (.Files.Glob \"files/*.conf\").AsConfig }}\n{{ .Capabilities.KubeVersion.Version }} {{ .Capabilities.APIVersions.Has \"v1\" }} {{ .Template.BasePath }} {{ .Chart.Name }}-{{ .Chart.Version }}",
+            "{{ .Files.Get \"files/a.conf\" }}{{ (.Files.Glob \"files/*.conf\").AsConfig }}\n{{ .Capabilities.KubeVersion.Version }} {{ .Capabilities.APIVersions.Has \"v1\" }} {{ .Capabilities.APIVersions.Has \"example.com/v1\" }} {{ .Template.BasePath }} {{ .Chart.Name }}-{{ .Chart.Version }}",
         ),
     ];
     files.sort();
@@ -199,7 +199,36 @@ fn files_and_capabilities_are_available() {
     let out = render(&chart, serde_json::json!({})).unwrap();
     assert_eq!(
         out.templates["test/templates/t.yaml"],
-        "x=1\na.conf: |\n  x=1\nb.conf: |\n  y=2\nv1.20.0 false test/templates test-1.2.3"
+        "x=1\na.conf: |\n  x=1\nb.conf: |\n  y=2\nv1.20.0 true false test/templates test-1.2.3"
+    );
+    // Helm's `helm template` defaults: its built-in version set, the absent version recorded as a miss.
+    assert_eq!(
+        out.api_version_misses.into_iter().collect::<Vec<_>>(),
+        ["example.com/v1"]
+    );
+}
+
+#[test]
+fn capabilities_come_from_the_options() {
+    let chart = chart(
+        &[(
+            "t.yaml",
+            "{{ .Capabilities.KubeVersion.Minor }} {{ .Capabilities.APIVersions.Has \"example.com/v1/Widget\" }} {{ .Capabilities.APIVersions.Has \"apps/v1\" }} {{ len .Capabilities.APIVersions }}",
+        )],
+        "",
+    );
+    let options = seedlet_chartrender::RenderOptions {
+        kube_version: "v1.31.2".into(),
+        api_versions: vec!["example.com/v1".into(), "example.com/v1/Widget".into()],
+        ..Default::default()
+    };
+    let out = seedlet_chartrender::Renderer::new()
+        .render(&chart, &options)
+        .unwrap();
+    assert_eq!(out.templates["test/templates/t.yaml"], "31 true false 2");
+    assert_eq!(
+        out.api_version_misses.into_iter().collect::<Vec<_>>(),
+        ["apps/v1"]
     );
 }
 

@@ -3,13 +3,16 @@
 //! ControllerDeployments, and the Seed's spec, metadata and cluster identity), renders the chart and writes the extension namespace, the manifest
 //! Secret and the ManagedResource `garden/<installation>` in the seed; `Valid`/`Installed` in the
 //! garden. No periodic requeue: spec changes of the installation, registration or deployment
-//! trigger. Restarts on a garden client swap.
+//! trigger. Restarts on a garden client swap. Charts see the seed: `.Capabilities` from its discovery
+//! ([`capabilities`]) and `lookup` reading its objects ([`lookup`]).
 
+pub mod capabilities;
 pub mod chart;
 pub mod conditions;
 pub mod delete;
 pub mod desired;
 pub mod fetch;
+pub mod lookup;
 pub mod reconcile;
 pub mod values;
 pub mod write;
@@ -132,6 +135,15 @@ pub enum Error {
         /// Seed name.
         seed: String,
     },
+    /// Reading the seed's `/version` or API discovery for `.Capabilities` failed.
+    #[error("reading the seed's version and API discovery")]
+    Discovery(#[source] kube::Error),
+    /// A chart's `lookup` could not read the seed (the render's message).
+    #[error("{message}")]
+    Lookup {
+        /// The render error naming the template and the failed read.
+        message: String,
+    },
     /// Encoding the Seed for the injected values failed.
     #[error("encoding seed for controller installation {name}")]
     Encode {
@@ -205,8 +217,10 @@ pub enum Error {
 pub struct Installer {
     /// The agent context.
     pub agent: Arc<AgentContext>,
-    /// Chart renderer holding the per-chart translation cache.
-    pub renderer: Renderer,
+    /// Chart renderer holding the per-chart translation cache (shared with the blocking render threads).
+    pub renderer: Arc<Renderer>,
+    /// The seed's version and discovery for `.Capabilities` and `lookup`, cached.
+    pub discovery: Arc<capabilities::SeedDiscovery>,
     /// OCI chart pullers (HTTP clients and archive caches) by CA bundle.
     pub pullers: chart::Pullers,
     garden_identity: OnceCell<String>,
@@ -217,8 +231,9 @@ impl Installer {
     /// A new installer for `agent`.
     pub fn new(agent: Arc<AgentContext>) -> Self {
         Self {
+            discovery: Arc::new(capabilities::SeedDiscovery::new(agent.seed.clone())),
             agent,
-            renderer: Renderer::new(),
+            renderer: Arc::new(Renderer::new()),
             pullers: chart::Pullers::default(),
             garden_identity: OnceCell::new(),
             garden_namespace_ready: AtomicBool::new(false),

@@ -18,7 +18,7 @@ use seedlet_api::core::{
     Seed,
 };
 use seedlet_api::names::{finalizers, namespaces, reasons};
-use seedlet_chartrender::{Chart, GardenerInfo, Limits, RenderOptions};
+use seedlet_chartrender::{Chart, GardenerInfo, Limits, RenderOptions, Rendered};
 use seedlet_runtime::finalizer;
 use seedlet_runtime::retry::{self, RetryPolicy};
 
@@ -347,22 +347,15 @@ async fn render(
         }
     };
     let extension_namespace = namespaces::extension_namespace(name);
-    let rendered = Chart::from_archive(&bytes, &Limits::default())
-        .map_err(|error| seedlet_runtime::error_chain(&error))
-        .and_then(|chart| {
-            let options = RenderOptions {
-                release_name: registration_name.to_owned(),
-                namespace: extension_namespace.clone(),
-                values: chart_values,
-                ..RenderOptions::default()
-            };
-            ctx.renderer
-                .render(&chart, &options)
-                .map_err(|error| seedlet_runtime::error_chain(&error))
-        });
-    let rendered = match rendered {
-        Ok(rendered) => rendered,
-        Err(message) => {
+    let options = RenderOptions {
+        release_name: registration_name.to_owned(),
+        namespace: extension_namespace.clone(),
+        values: chart_values,
+        ..RenderOptions::default()
+    };
+    let rendered = match render_on_seed(ctx, bytes, options).await {
+        Ok(Ok(rendered)) => rendered,
+        Ok(Err(message)) => {
             conditions.valid(
                 ConditionStatus::False,
                 reasons::CHART_CANNOT_BE_RENDERED,
@@ -370,6 +363,16 @@ async fn render(
             );
             return Ok(ControlFlow::Break(Action::await_change()));
         }
+        Err(Error::Lookup { message }) => {
+            conditions.valid(
+                ConditionStatus::False,
+                reasons::CHART_CANNOT_BE_RENDERED,
+                &format!("chart rendering process failed: {message}"),
+            );
+            // A failed read of the seed may pass next time: retried, unlike a broken chart.
+            return Err(Error::Lookup { message });
+        }
+        Err(error) => return Err(error),
     };
     match desired::secret_data(
         &rendered.templates,
@@ -403,5 +406,76 @@ async fn render(
                 source: error,
             })
         }
+    }
+}
+
+/// Renders `archive` with `.Capabilities` and `lookup` from the seed, on a blocking thread (lookups block it
+/// on the async reads). A chart that asked `.Capabilities.APIVersions.Has` about a version absent from a
+/// discovery snapshot older than this render is rendered once more if re-read discovery serves one of them
+/// (see [`super::capabilities`]). `Ok(Err(message))` is a chart that cannot be loaded or rendered.
+///
+/// # Errors
+/// [`Error::Discovery`] when the seed's discovery cannot be read, [`Error::Lookup`] when the render failed
+/// because a `lookup` could not read the seed.
+async fn render_on_seed(
+    ctx: &Installer,
+    archive: Arc<[u8]>,
+    mut options: RenderOptions,
+) -> Result<Result<Rendered, String>, Error> {
+    let started = tokio::time::Instant::now();
+    let mut snapshot = ctx.discovery.current().await.map_err(Error::Discovery)?;
+    let chart = match tokio::task::spawn_blocking(move || {
+        Chart::from_archive(&archive, &Limits::default())
+            .map_err(|error| seedlet_runtime::error_chain(&error))
+    })
+    .await
+    {
+        Ok(Ok(chart)) => Arc::new(chart),
+        Ok(Err(message)) => return Ok(Err(message)),
+        Err(join) => return Ok(Err(format!("loading the chart failed: {join}"))),
+    };
+    let mut rerendered = false;
+    loop {
+        options.kube_version.clone_from(&snapshot.kube_version);
+        options.api_versions.clone_from(&snapshot.api_versions);
+        let lookup = Arc::new(super::lookup::SeedLookup::new(
+            ctx.agent.seed.clone(),
+            Arc::clone(&ctx.discovery),
+            Arc::clone(&snapshot),
+            started,
+            tokio::runtime::Handle::current(),
+        ));
+        options.lookup = Some(Arc::clone(&lookup) as Arc<dyn seedlet_chartrender::Lookup>);
+        let (renderer, chart, run_options) = (
+            Arc::clone(&ctx.renderer),
+            Arc::clone(&chart),
+            options.clone(),
+        );
+        let rendered = match tokio::task::spawn_blocking(move || {
+            renderer
+                .render(&chart, &run_options)
+                .map_err(|error| seedlet_runtime::error_chain(&error))
+        })
+        .await
+        {
+            Ok(Ok(rendered)) => rendered,
+            Ok(Err(message)) if lookup.failed() => return Err(Error::Lookup { message }),
+            Ok(Err(message)) => return Ok(Err(message)),
+            Err(join) => return Ok(Err(format!("rendering the chart failed: {join}"))),
+        };
+        if rerendered || rendered.api_version_misses.is_empty() || snapshot.taken >= started {
+            return Ok(Ok(rendered));
+        }
+        let fresh = ctx
+            .discovery
+            .fresh_since(started)
+            .await
+            .map_err(Error::Discovery)?;
+        if !rendered.api_version_misses.iter().any(|v| fresh.has(v)) {
+            return Ok(Ok(rendered));
+        }
+        tracing::debug!(misses = ?rendered.api_version_misses, "seed discovery serves API versions the chart asked about, rendering again");
+        snapshot = fresh;
+        rerendered = true;
     }
 }
