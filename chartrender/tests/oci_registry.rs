@@ -81,7 +81,22 @@ impl Drop for Registry {
 
 impl Registry {
     /// Starts the registry with `auth` (a YAML `auth:` section, or "") and waits until it answers.
-    async fn start(binary: &Path, auth: impl FnOnce(&Path) -> String) -> Registry {
+    ///
+    /// The free port is picked before the registry binds it, so a registry of a concurrent test
+    /// may take it first and answer in its place: ours then exits, and it is started again on
+    /// another port.
+    async fn start(binary: &Path, auth: impl Fn(&Path) -> String) -> Registry {
+        for _ in 0..5 {
+            let mut registry = Self::start_once(binary, &auth).await;
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            if matches!(registry.child.try_wait(), Ok(None)) {
+                return registry;
+            }
+        }
+        panic!("registry kept losing its port to another process");
+    }
+
+    async fn start_once(binary: &Path, auth: &impl Fn(&Path) -> String) -> Registry {
         let dir = tempfile::tempdir().unwrap();
         let port = free_port();
         let auth = auth(dir.path());

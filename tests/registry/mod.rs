@@ -63,7 +63,22 @@ pub fn http() -> reqwest::Client {
 
 impl Registry {
     /// Starts the registry; `htpasswd` (a `user:bcrypt` line) turns on basic auth.
+    ///
+    /// The free port is picked before the registry binds it, so a registry of a concurrent test
+    /// may take it first and answer in its place: ours then exits, and it is started again on
+    /// another port.
     pub async fn start(binary: &std::path::Path, htpasswd: Option<&str>) -> Registry {
+        for _ in 0..5 {
+            let mut registry = Self::start_once(binary, htpasswd).await;
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            if matches!(registry.child.try_wait(), Ok(None)) {
+                return registry;
+            }
+        }
+        panic!("registry kept losing its port to another process");
+    }
+
+    async fn start_once(binary: &std::path::Path, htpasswd: Option<&str>) -> Registry {
         let dir = tempfile::tempdir().expect("tempdir");
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())

@@ -37,13 +37,12 @@ pub async fn delete(ci: &ControllerInstallation, ctx: &Installer) -> Result<Acti
     {
         return Ok(Action::await_change());
     }
-    let now = ctx.agent.clock.now();
+    let now = ctx.clock.now();
     let mut conditions = Conditions::for_deletion(ci, now);
     let result = steps(ci, ctx, &mut conditions).await;
     let written = conditions.write(&api, &name).await;
     if let (Ok(true), Some((kind, reason, message))) = (&written, conditions.installed_event()) {
-        ctx.agent
-            .events
+        ctx.events
             .publish(ci, kind, reason, "Delete", message)
             .await;
     }
@@ -70,7 +69,7 @@ async fn steps(
 ) -> Result<Option<Action>, Error> {
     let name = ci.name_any();
     read_seed(ctx, conditions).await?;
-    let seed = ctx.agent.seed.clone();
+    let seed = ctx.seed.clone();
 
     let managed_resources: Api<ManagedResource> = Api::namespaced(seed.clone(), namespaces::GARDEN);
     let secrets: Api<Secret> = Api::namespaced(seed.clone(), namespaces::GARDEN);
@@ -169,7 +168,7 @@ async fn steps(
         reasons::DELETION_SUCCESSFUL_MESSAGE,
     );
 
-    let account_namespace = namespaces::seed_namespace(&ctx.agent.seed_name);
+    let account_namespace = namespaces::seed_namespace(&ctx.seed_name);
     let account = format!("{}{name}", objects::EXTENSION_SERVICE_ACCOUNT_PREFIX);
     let accounts: Api<ServiceAccount> = Api::namespaced(ctx.garden(), &account_namespace);
     if let Err(source) = delete_ignoring_missing(&accounts, &account).await {

@@ -20,16 +20,13 @@ use super::{Error, Installer};
 /// # Errors
 /// [`Error::SeedNotFound`], [`Error::ReadSeed`].
 pub async fn read_seed(ctx: &Installer, conditions: &mut Conditions) -> Result<Seed, Error> {
-    seed_or_condition(fetch_seed(ctx).await, &ctx.agent.seed_name, conditions)
+    seed_or_condition(fetch_seed(ctx).await, &ctx.seed_name, conditions)
 }
 
 /// Our Seed from the garden (retried in place on 500).
 pub async fn fetch_seed(ctx: &Installer) -> Result<Option<Seed>, kube::Error> {
     let seeds = Api::<Seed>::all(ctx.garden());
-    retry::idempotent(&RetryPolicy::RECONCILE, || {
-        seeds.get_opt(&ctx.agent.seed_name)
-    })
-    .await
+    retry::idempotent(&RetryPolicy::RECONCILE, || seeds.get_opt(&ctx.seed_name)).await
 }
 
 /// The ControllerDeployment through v1, falling back to v1beta1 when the garden does not serve v1.
@@ -126,7 +123,7 @@ pub async fn referenced_data(
 pub async fn seed_hosts_garden(ctx: &Installer) -> Result<bool, Error> {
     let gvk = GroupVersionKind::gvk("operator.gardener.cloud", "v1alpha1", "Garden");
     let resource = ApiResource::from_gvk_with_plural(&gvk, "gardens");
-    let api: Api<DynamicObject> = Api::all_with(ctx.agent.seed.clone(), &resource);
+    let api: Api<DynamicObject> = Api::all_with(ctx.seed.clone(), &resource);
     match api.list(&ListParams::default().limit(1)).await {
         Ok(list) => Ok(!list.items.is_empty()),
         // An unknown group answers 404 without a Status body (no reason `NotFound`).

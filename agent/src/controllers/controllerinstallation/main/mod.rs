@@ -213,10 +213,23 @@ pub enum Error {
 }
 
 /// Dependencies of the main controller for one leadership term.
-#[derive(Debug)]
 pub struct Installer {
-    /// The agent context.
-    pub agent: Arc<AgentContext>,
+    /// Time source for timestamps.
+    pub clock: Arc<dyn seedlet_runtime::clock::Clock>,
+    /// The component configuration.
+    pub config: Arc<seedlet_config::GardenletConfiguration>,
+    /// Events in the garden.
+    pub events: seedlet_runtime::events::Recorder,
+    /// Hot-swappable garden client.
+    pub garden: seedlet_bootstrap::GardenClient,
+    /// Process metrics.
+    pub metrics: Arc<crate::metrics::AgentMetrics>,
+    /// Client of the seed cluster.
+    pub seed: kube::Client,
+    /// Name of our Seed.
+    pub seed_name: String,
+    /// Cancelled when the leadership term ends.
+    pub stop: tokio_util::sync::CancellationToken,
     /// Chart renderer holding the per-chart translation cache (shared with the blocking render threads).
     pub renderer: Arc<Renderer>,
     /// The seed's version and discovery for `.Capabilities` and `lookup`, cached.
@@ -227,12 +240,27 @@ pub struct Installer {
     garden_namespace_ready: AtomicBool,
 }
 
+impl std::fmt::Debug for Installer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Installer")
+            .field("seed", &self.seed_name)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Installer {
     /// A new installer for `agent`.
     pub fn new(agent: Arc<AgentContext>) -> Self {
         Self {
             discovery: Arc::new(capabilities::SeedDiscovery::new(agent.seed.clone())),
-            agent,
+            clock: agent.clock.clone(),
+            config: agent.config.clone(),
+            events: agent.events.clone(),
+            garden: agent.garden.clone(),
+            metrics: agent.metrics.clone(),
+            seed: agent.seed.clone(),
+            seed_name: agent.seed_name.clone(),
+            stop: agent.stop.clone(),
             renderer: Arc::new(Renderer::new()),
             pullers: chart::Pullers::default(),
             garden_identity: OnceCell::new(),
@@ -242,7 +270,7 @@ impl Installer {
 
     /// The current garden client.
     pub fn garden(&self) -> kube::Client {
-        self.agent.garden.client()
+        self.garden.client()
     }
 
     /// The garden cluster identity, read once; empty while unreadable.
@@ -268,7 +296,7 @@ impl Installer {
         if self.garden_namespace_ready.load(Ordering::Relaxed) {
             return Ok(());
         }
-        let api: Api<Namespace> = Api::all(self.agent.seed.clone());
+        let api: Api<Namespace> = Api::all(self.seed.clone());
         let mut namespace = Namespace::default();
         namespace.metadata.name = Some(namespaces::GARDEN.to_owned());
         match api.create(&PostParams::default(), &namespace).await {
@@ -290,7 +318,7 @@ pub async fn run(ctx: Arc<AgentContext>) {
 }
 
 async fn run_with(garden: kube::Client, installer: Arc<Installer>) {
-    let ctx = installer.agent.clone();
+    let ctx = installer.clone();
     let seed_name = ctx.seed_name.clone();
     let concurrency = seedlet_runtime::watch::concurrency(i64::from(
         ctx.config

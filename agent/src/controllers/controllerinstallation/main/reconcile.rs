@@ -39,8 +39,7 @@ pub async fn reconcile(
 ) -> Result<Action, Error> {
     let started = tokio::time::Instant::now();
     let result = dispatch(&ci, &ctx).await;
-    ctx.agent
-        .metrics
+    ctx.metrics
         .reconciled(super::NAME, started.elapsed(), result.is_ok());
     result
 }
@@ -69,7 +68,7 @@ pub fn error_policy(
 }
 
 async fn dispatch(ci: &ControllerInstallation, ctx: &Installer) -> Result<Action, Error> {
-    if ci.seed_name() != Some(ctx.agent.seed_name.as_str()) {
+    if ci.seed_name() != Some(ctx.seed_name.as_str()) {
         return Ok(Action::await_change());
     }
     if ci.metadata.deletion_timestamp.is_some() {
@@ -84,13 +83,12 @@ async fn dispatch(ci: &ControllerInstallation, ctx: &Installer) -> Result<Action
             source,
         })?;
 
-    let now = ctx.agent.clock.now();
+    let now = ctx.clock.now();
     let mut conditions = Conditions::load(ci, now);
     let result = install(ci, ctx, &mut conditions).await;
     let written = conditions.write(&api, &name).await;
     if let (Ok(true), Some((kind, reason, message))) = (&written, conditions.installed_event()) {
-        ctx.agent
-            .events
+        ctx.events
             .publish(ci, kind, reason, "Reconcile", message)
             .await;
     }
@@ -111,7 +109,7 @@ async fn install(
     let mut inputs = fetch_inputs(ci, ctx).await;
     let hosts_garden = std::mem::replace(&mut inputs.hosts_garden, Ok(false));
     let ControlFlow::Continue((seed, deployment, helm)) =
-        resolve_references(inputs, &registration_name, &ctx.agent.seed_name, conditions)?
+        resolve_references(inputs, &registration_name, &ctx.seed_name, conditions)?
     else {
         return Ok(Action::await_change());
     };
@@ -312,7 +310,6 @@ async fn chart_values(
         garden_cluster_identity: ctx.garden_identity().await,
         generic_kubeconfig_secret_name: None,
         feature_gates: ctx
-            .agent
             .config
             .feature_gates
             .iter()
@@ -374,11 +371,7 @@ async fn render(
         }
         Err(error) => return Err(error),
     };
-    match desired::secret_data(
-        &rendered.templates,
-        &extension_namespace,
-        &ctx.agent.seed_name,
-    ) {
+    match desired::secret_data(&rendered.templates, &extension_namespace, &ctx.seed_name) {
         Ok(data) => Ok(ControlFlow::Continue(data)),
         Err(desired::DataError::Yaml { template, message }) => {
             conditions.valid(
@@ -439,7 +432,7 @@ async fn render_on_seed(
         options.kube_version.clone_from(&snapshot.kube_version);
         options.api_versions.clone_from(&snapshot.api_versions);
         let lookup = Arc::new(super::lookup::SeedLookup::new(
-            ctx.agent.seed.clone(),
+            ctx.seed.clone(),
             Arc::clone(&ctx.discovery),
             Arc::clone(&snapshot),
             started,

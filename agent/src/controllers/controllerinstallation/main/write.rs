@@ -27,7 +27,7 @@ pub async fn ensure_namespace(
     hosts_garden: bool,
 ) -> Result<(), Error> {
     let name = namespaces::extension_namespace(&ci.name_any());
-    let api: Api<Namespace> = Api::all(ctx.agent.seed.clone());
+    let api: Api<Namespace> = Api::all(ctx.seed.clone());
     let namespace_error = |source| Error::Namespace {
         name: name.clone(),
         source,
@@ -73,7 +73,7 @@ pub async fn write_managed_resource(
     data: &BTreeMap<String, String>,
 ) -> Result<(), Error> {
     ctx.ensure_garden_namespace().await?;
-    let seed = ctx.agent.seed.clone();
+    let seed = ctx.seed.clone();
     let secrets: Api<Secret> = Api::namespaced(seed.clone(), namespaces::GARDEN);
     let secret_name = desired::secret_name(name, data);
     match secrets
