@@ -55,6 +55,11 @@ pub async fn print(garden: &kube::Client, seed: &kube::Client, seed_name: &str) 
         Err(error) => out(&format!("  cannot read Lease: {error}")),
     }
     print_example_shoot(garden, seed).await;
+    out("");
+    out("Backups:");
+    for line in crate::backup::summary(garden, seed_name).await {
+        out(&format!("  {line}"));
+    }
 }
 
 /// One line, wrapped to the terminal; a closed stdout is ignored.
@@ -242,6 +247,8 @@ fn kubectl_hints(state: &StateDir, installation: Option<&str>) -> Vec<String> {
         ));
     }
     lines.extend([
+        format!("  {garden} get backupbuckets,backupentries -A"),
+        format!("  {seed} get backupbuckets,backupentries"),
         format!("  {seed} get cluster {technical_id}"),
         format!("  {seed} -n {technical_id} get infrastructures -o yaml"),
         String::new(),
