@@ -14,6 +14,7 @@ mod shoot_state_support;
 
 mod backup;
 mod backup_entry;
+mod backup_workload_identity;
 mod bastion;
 mod bootstrap;
 mod chart_seed_view;

@@ -1,6 +1,8 @@
-//! Backup credentials: resolving a core object's `credentialsRef` in the garden, and the copy in
-//! the seed (`garden/bucket-<name>`, `garden/entry-<name>`) the extension reads, stamped with
-//! `gardener.cloud/timestamp` so that a credentials change re-deploys the extension object.
+//! Backup credentials: resolving a core object's `credentialsRef` in the garden (a Secret or a
+//! WorkloadIdentity), their finalizers, and the copy in the seed (`garden/bucket-<name>`,
+//! `garden/entry-<name>`) the extension reads — for a WorkloadIdentity the Secret the seed's token
+//! requestor fills — stamped with `gardener.cloud/timestamp` so that a credentials change
+//! re-deploys the extension object.
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Secret;
