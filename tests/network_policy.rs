@@ -158,3 +158,67 @@ async fn network_policies_follow_namespaces_endpoints_and_shoot_networks() {
     agent.wait().await.unwrap();
     clusters.shutdown().await;
 }
+
+/// `controllers.networkPolicy.additionalNamespaceSelectors`: a namespace matching one gets all six
+/// policies although it has no role; once it stops matching they are deleted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn additional_namespace_selectors_add_namespaces_to_every_policy() {
+    let clusters = Clusters::start(false).await;
+    let seed = clusters.seed.client();
+    let shutdown = CancellationToken::new();
+    let agent = common::start_agent_with(&clusters, shutdown.clone(), |config| {
+        config.controllers.network_policy =
+            Some(seedlet_config::gardenlet::NetworkPolicyController {
+                concurrent_syncs: Some(2),
+                additional_namespace_selectors: Some(vec![json!({
+                    "matchLabels": {"team": "a"},
+                    "matchExpressions": [{"key": "stage", "operator": "NotIn", "values": ["dev"]}],
+                })]),
+            });
+    })
+    .await;
+    let namespaces: Api<Namespace> = Api::all(seed.clone());
+    for (name, labels) in [
+        ("team-a", json!({"team": "a"})),
+        ("team-a-dev", json!({"team": "a", "stage": "dev"})),
+    ] {
+        let namespace: Namespace = serde_json::from_value(json!({
+            "metadata": {"name": name, "labels": labels}
+        }))
+        .unwrap();
+        namespaces
+            .create(&Default::default(), &namespace)
+            .await
+            .unwrap();
+    }
+    let team_a: Api<NetworkPolicy> = Api::namespaced(seed.clone(), "team-a");
+    wait_until("six policies in team-a", TIMEOUT, || async {
+        names(&team_a).await == sorted(&POLICIES)
+    })
+    .await;
+    // The garden namespace has been reconciled as well by now; the excluded stage has none.
+    let in_garden: Api<NetworkPolicy> = Api::namespaced(seed.clone(), "garden");
+    wait_until("six policies in garden", TIMEOUT, || async {
+        names(&in_garden).await == sorted(&POLICIES)
+    })
+    .await;
+    let dev: Api<NetworkPolicy> = Api::namespaced(seed.clone(), "team-a-dev");
+    assert!(names(&dev).await.is_empty());
+
+    namespaces
+        .patch(
+            "team-a",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"metadata": {"labels": {"stage": "dev"}}})),
+        )
+        .await
+        .unwrap();
+    wait_until("policies gone from team-a", TIMEOUT, || async {
+        names(&team_a).await.is_empty()
+    })
+    .await;
+
+    shutdown.cancel();
+    agent.wait().await.unwrap();
+    clusters.shutdown().await;
+}

@@ -10,8 +10,9 @@
 //! Triggers: namespace events, `default/kubernetes` Endpoints changes (→ every namespace), events
 //! of policies with a managed name (→ their namespace, so manual edits are reverted) and Cluster
 //! changes of the shoot networks (→ that namespace). Workers:
-//! `controllers.networkPolicy.concurrentSyncs` (5). Not covered: the hostname resolver of the
-//! seed API server address and `additionalNamespaceSelectors` (logged as ignored).
+//! `controllers.networkPolicy.concurrentSyncs` (5). Namespaces matching one of
+//! `controllers.networkPolicy.additionalNamespaceSelectors` get every policy. Not covered: the
+//! hostname resolver of the seed API server address.
 
 pub mod cidr;
 pub mod desired;
@@ -45,6 +46,8 @@ pub struct Ctx {
     pub agent: Arc<AgentContext>,
     /// The seed networks (from `seedConfig.spec.networks`), or why they cannot be read.
     pub inputs: Result<desired::Inputs, String>,
+    /// `controllers.networkPolicy.additionalNamespaceSelectors`.
+    pub additional_selectors: Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>,
 }
 
 impl std::fmt::Debug for Ctx {
@@ -64,15 +67,6 @@ pub async fn run(agent: Arc<AgentContext>) {
         .clone()
         .unwrap_or_default();
     let concurrency = config.concurrent_syncs.unwrap_or(DEFAULT_CONCURRENT_SYNCS);
-    if config
-        .additional_namespace_selectors
-        .as_ref()
-        .is_some_and(|selectors| !selectors.is_empty())
-    {
-        tracing::warn!(
-            "controllers.networkPolicy.additionalNamespaceSelectors is not supported by seedlet and ignored"
-        );
-    }
     let spec = agent
         .config
         .seed_config
@@ -82,6 +76,7 @@ pub async fn run(agent: Arc<AgentContext>) {
     let ctx = Arc::new(Ctx {
         agent: agent.clone(),
         inputs: reconcile::seed_inputs(&spec),
+        additional_selectors: config.namespace_selectors(),
     });
     let seed = agent.seed.clone();
     let (reader, writer) = reflector::store::<Namespace>();

@@ -121,7 +121,7 @@ async fn sync(name: &str, ctx: &Ctx) -> Result<(), Error> {
     let labels = namespace.labels().clone();
     let wanted: Vec<&'static str> = desired::POLICIES
         .into_iter()
-        .filter(|policy| desired::wanted(policy, name, &labels))
+        .filter(|policy| desired::wanted(policy, name, &labels, &ctx.additional_selectors))
         .collect();
     let api: Api<NetworkPolicy> = Api::namespaced(seed.clone(), name);
     for policy in desired::POLICIES
