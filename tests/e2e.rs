@@ -21,6 +21,7 @@ mod chart_seed_view;
 mod charts;
 mod cli;
 mod controllerinstallation;
+mod example_backup_provider;
 mod faults;
 mod garden_cloudprofiles;
 mod garden_events_roles;
