@@ -88,6 +88,10 @@ fn sandbox_once_reaches_ready_installs_the_example_extension_and_syncs_the_examp
         "example extension reconciles the extension BackupEntry in the seed",
         "agent reports the BackupEntry Succeeded in the garden",
         "Backups:",
+        // The network policy controller's work, waited for in the shoot's namespace.
+        "agent writes the network policies of shoot--demo--hello",
+        "Network policies (seed): ",
+        "shoot--demo--hello 6",
         "kubectl --context garden get backupbuckets,backupentries -A",
         // Where the components' health and metrics servers listen, and where they log.
         "start agent",

@@ -726,6 +726,16 @@ async fn example_shoot(
         .await?;
     progress
         .step(
+            &format!("agent writes the network policies of {technical_id}"),
+            async {
+                shoot::network_policies(seed, timeout)
+                    .await
+                    .map(|detail| ((), detail))
+            },
+        )
+        .await?;
+    progress
+        .step(
             &format!(
                 "extension state: Infrastructure {technical_id}/{} with .status.state",
                 shoot::SHOOT
