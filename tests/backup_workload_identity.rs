@@ -56,6 +56,74 @@ fn context_object(secret: &Secret) -> Value {
     serde_json::from_str(&text).expect("context-object is JSON")
 }
 
+/// The seed copy of the bucket's WorkloadIdentity credentials: the token requestor's labels, the
+/// identity's name and namespace, the bucket as context object, a timestamp, and only `config`.
+fn assert_token_requestor_secret(copy: &Secret, bucket_uid: &str) {
+    assert_eq!(copy.type_.as_deref(), Some("Opaque"));
+    assert_eq!(
+        copy.labels()
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>(),
+        [
+            "security.gardener.cloud/purpose=workload-identity-token-requestor",
+            "workloadidentity.security.gardener.cloud/provider=local",
+        ]
+    );
+    assert_eq!(
+        annotation(copy, "workloadidentity.security.gardener.cloud/name").as_deref(),
+        Some("wi")
+    );
+    assert_eq!(
+        annotation(copy, "workloadidentity.security.gardener.cloud/namespace").as_deref(),
+        Some("garden")
+    );
+    assert_eq!(
+        context_object(copy),
+        json!({"kind": "BackupBucket", "apiVersion": "core.gardener.cloud/v1beta1",
+               "name": BUCKET, "uid": bucket_uid})
+    );
+    assert!(annotation(copy, "gardener.cloud/timestamp").is_some());
+    assert_eq!(
+        copy.data
+            .as_ref()
+            .map(|d| d.keys().cloned().collect::<Vec<_>>()),
+        Some(vec!["config".to_owned()])
+    );
+    assert_eq!(
+        data_of(copy, "config").as_deref(),
+        Some(r#"{"bucketRegion":"r1"}"#)
+    );
+}
+
+/// Creates a BackupEntry in the bucket and checks its seed copy: the same identity and config,
+/// the entry (with its namespace) as context object.
+async fn entry_copy_has_its_own_context(garden: &kube::Client, seed_secrets: &Api<Secret>) {
+    create_entry(garden, NAMESPACE, ENTRY, BUCKET, SEED, json!({})).await;
+    let entry_copy = wait_for("entry seed secret", TIMEOUT, || async {
+        seed_secrets
+            .get_opt(&format!("entry-{ENTRY}"))
+            .await
+            .expect("read entry copy")
+    })
+    .await;
+    let entry_uid = Api::<BackupEntry>::namespaced(garden.clone(), NAMESPACE)
+        .get(ENTRY)
+        .await
+        .expect("read entry")
+        .uid()
+        .expect("uid");
+    assert_eq!(
+        context_object(&entry_copy),
+        json!({"kind": "BackupEntry", "apiVersion": "core.gardener.cloud/v1beta1",
+               "name": ENTRY, "namespace": NAMESPACE, "uid": entry_uid})
+    );
+    assert_eq!(
+        data_of(&entry_copy, "config").as_deref(),
+        Some(r#"{"bucketRegion":"r2"}"#)
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn workload_identity_credentials_reach_the_seed_for_the_token_requestor() {
     let clusters = Clusters::start(false).await;
@@ -82,42 +150,8 @@ async fn workload_identity_credentials_reach_the_seed_for_the_token_requestor() 
         Some("reconcile")
     );
     let copy = seed_secrets.get("bucket-wi-bucket").await.unwrap();
-    assert_eq!(copy.type_.as_deref(), Some("Opaque"));
-    assert_eq!(
-        copy.labels()
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>(),
-        [
-            "security.gardener.cloud/purpose=workload-identity-token-requestor",
-            "workloadidentity.security.gardener.cloud/provider=local",
-        ]
-    );
-    assert_eq!(
-        annotation(&copy, "workloadidentity.security.gardener.cloud/name").as_deref(),
-        Some("wi")
-    );
-    assert_eq!(
-        annotation(&copy, "workloadidentity.security.gardener.cloud/namespace").as_deref(),
-        Some("garden")
-    );
     let bucket_uid = buckets.get(BUCKET).await.unwrap().uid().unwrap();
-    assert_eq!(
-        context_object(&copy),
-        json!({"kind": "BackupBucket", "apiVersion": "core.gardener.cloud/v1beta1",
-               "name": BUCKET, "uid": bucket_uid})
-    );
-    assert!(annotation(&copy, "gardener.cloud/timestamp").is_some());
-    assert_eq!(
-        copy.data
-            .as_ref()
-            .map(|d| d.keys().cloned().collect::<Vec<_>>()),
-        Some(vec!["config".to_owned()])
-    );
-    assert_eq!(
-        data_of(&copy, "config").as_deref(),
-        Some(r#"{"bucketRegion":"r1"}"#)
-    );
+    assert_token_requestor_secret(&copy, &bucket_uid);
     let identity = identities.get("wi").await.unwrap();
     assert_eq!(identity.finalizers(), ["core.gardener.cloud/backupbucket"]);
 
@@ -207,29 +241,7 @@ async fn workload_identity_credentials_reach_the_seed_for_the_token_requestor() 
     .await;
 
     // A BackupEntry in the bucket (no generated secret) uses the identity too, in its own context.
-    create_entry(&garden, NAMESPACE, ENTRY, BUCKET, SEED, json!({})).await;
-    let entry_copy = wait_for("entry seed secret", TIMEOUT, || async {
-        seed_secrets
-            .get_opt(&format!("entry-{ENTRY}"))
-            .await
-            .unwrap()
-    })
-    .await;
-    let entry_uid = Api::<BackupEntry>::namespaced(garden.clone(), NAMESPACE)
-        .get(ENTRY)
-        .await
-        .unwrap()
-        .uid()
-        .unwrap();
-    assert_eq!(
-        context_object(&entry_copy),
-        json!({"kind": "BackupEntry", "apiVersion": "core.gardener.cloud/v1beta1",
-               "name": ENTRY, "namespace": NAMESPACE, "uid": entry_uid})
-    );
-    assert_eq!(
-        data_of(&entry_copy, "config").as_deref(),
-        Some(r#"{"bucketRegion":"r2"}"#)
-    );
+    entry_copy_has_its_own_context(&garden, &seed_secrets).await;
 
     // Deleting the bucket releases the identity.
     buckets
