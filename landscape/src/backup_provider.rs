@@ -175,7 +175,7 @@ pub async fn run(seed: kube::Client, stop: CancellationToken) {
     .run_with(
         Runner::new(NAME, stop.clone()),
         reconcile::<extensions::BackupBucket>,
-        error_policy,
+        error_policy::<extensions::BackupBucket>,
         ctx.clone(),
     );
     let entries = seedlet_runtime::watch::controller(
@@ -185,15 +185,19 @@ pub async fn run(seed: kube::Client, stop: CancellationToken) {
     .run_with(
         Runner::new(NAME, stop),
         reconcile::<extensions::BackupEntry>,
-        error_policy,
+        error_policy::<extensions::BackupEntry>,
         ctx,
     );
     futures::join!(buckets, entries);
 }
 
-/// Retries a failed reconcile after [`RETRY`].
-pub fn error_policy<K>(_object: Arc<K>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    tracing::warn!(controller = NAME, error = %seedlet_runtime::error_chain(error), "reconcile failed");
+/// Retries a failed reconcile after [`RETRY`] (a lost write race at once, with a debug line).
+pub fn error_policy<K: BackupKind>(object: Arc<K>, error: &Error, _ctx: Arc<Ctx>) -> Action {
+    let name = object.name_any();
+    if let Some(action) = seedlet_runtime::status::conflict_requeue(&name, error) {
+        return action;
+    }
+    tracing::warn!(controller = NAME, object = %name, error = %seedlet_runtime::error_chain(error), "reconcile failed");
     Action::requeue(RETRY)
 }
 
