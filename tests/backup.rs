@@ -283,6 +283,13 @@ async fn backup_bucket_bad_input_is_reported_and_other_seeds_are_left_alone() {
                "name": "wi", "namespace": "garden"}),
     )
     .await;
+    create_bucket(
+        &garden,
+        "configmap",
+        SEED,
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "name": "cm", "namespace": "garden"}),
+    )
+    .await;
     put_secret(&garden, "garden", "creds", &[("key", "v1")], &[]).await;
     create_bucket(&garden, "foreign", "other-seed", secret_ref("creds")).await;
 
@@ -303,12 +310,15 @@ async fn backup_bucket_bad_input_is_reported_and_other_seeds_are_left_alone() {
     })
     .await;
     assert!(missing.contains("garden/nope"), "{missing}");
-    let workload = wait_for("unsupported credentials", TIMEOUT, || error_of("workload")).await;
+    let workload = wait_for("missing WorkloadIdentity", TIMEOUT, || error_of("workload")).await;
     assert!(
-        workload.contains(
-            "unsupported credentials reference: garden/wi, security.gardener.cloud/v1alpha1, Kind=WorkloadIdentity"
-        ),
+        workload.contains("could not get credentials WorkloadIdentity garden/wi"),
         "{workload}"
+    );
+    let unsupported = wait_for("unsupported credentials", TIMEOUT, || error_of("configmap")).await;
+    assert!(
+        unsupported.contains("unsupported credentials reference: garden/cm, v1, Kind=ConfigMap"),
+        "{unsupported}"
     );
     assert!(extensions.get_opt("missing").await.unwrap().is_none());
 

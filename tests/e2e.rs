@@ -14,12 +14,14 @@ mod shoot_state_support;
 
 mod backup;
 mod backup_entry;
+mod backup_workload_identity;
 mod bastion;
 mod bootstrap;
 mod chart_seed_view;
 mod charts;
 mod cli;
 mod controllerinstallation;
+mod example_backup_provider;
 mod faults;
 mod garden_cloudprofiles;
 mod garden_events_roles;

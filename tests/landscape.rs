@@ -1,7 +1,8 @@
 //! `seedlet sandbox --once` end to end: the README's first command, run as the built binary, must
 //! bring garden, seed, garden controller and agent to Ready through the bootstrap-token path, then
-//! install the example extension until the Seed reports `ExtensionsReady`, and follow the example
-//! Shoot to its Cluster, control-plane namespace and ShootState.
+//! install the example extension until the Seed reports `ExtensionsReady`, follow the Seed's
+//! BackupBucket to Succeeded, and follow the example Shoot to its Cluster, control-plane
+//! namespace, ShootState and BackupEntry.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -87,8 +88,8 @@ fn sandbox_once_reaches_ready_installs_the_example_extension_and_syncs_the_examp
         .filter_map(|line| line.strip_prefix("  condition "))
         .map(|rest| rest.split_whitespace().next().unwrap_or_default())
         .collect();
-    // BackupBucketsReady and SeedSystemComponentsHealthy come from periodic checks and may or
-    // may not be there yet when the summary is printed.
+    // SeedSystemComponentsHealthy comes from a periodic check and may or may not be there yet
+    // when the summary is printed; the demo waits for BackupBucketsReady.
     let known = [
         "BackupBucketsReady",
         "ExtensionsReady",
@@ -98,6 +99,7 @@ fn sandbox_once_reaches_ready_installs_the_example_extension_and_syncs_the_examp
     assert!(
         conditions.is_sorted()
             && conditions.iter().all(|c| known.contains(c))
+            && conditions.contains(&"BackupBucketsReady")
             && conditions.contains(&"ExtensionsReady")
             && conditions.contains(&"GardenletReady"),
         "Seed conditions sorted by type: {conditions:?}"
@@ -131,6 +133,7 @@ fn sandbox_once_reaches_ready_installs_the_example_extension_and_syncs_the_examp
         !stdout.contains('\r'),
         "no spinner redraws when stdout is not a terminal:\n{stdout}"
     );
+    assert_backups(&stdout, &flat, dir.path());
     let lease_age = stdout
         .lines()
         .find_map(|line| {
@@ -172,6 +175,73 @@ fn sandbox_once_reaches_ready_installs_the_example_extension_and_syncs_the_examp
             "{expected:?} in {resumed_stdout}"
         );
     }
+}
+
+/// The summary reports the bucket and the entry, the example extension made them directories
+/// below the credentials' hostPath (`dir/backupbuckets`), and its installation serves them.
+fn assert_backups(stdout: &str, flat: &str, dir: &std::path::Path) {
+    for expected in [
+        // Backups: the Seed's spec.backup gives a BackupBucket named after the Seed's UID, the
+        // example extension (its backup controller played by the demo) reconciles it, the agent
+        // reports it in the garden, and the garden's check turns BackupBucketsReady True.
+        "example extension's backup controller starts",
+        "BackupBucket/local, BackupEntry/local",
+        "agent creates BackupBucket",
+        "for the Seed's spec.backup",
+        "provider local/local, credentials garden/backup-local",
+        "example extension reconciles extension BackupBucket",
+        "reconciled by the example extension: a directory below its hostPath.",
+        "generated Secret garden/generated-bucket-",
+        "Seed condition BackupBucketsReady True",
+        "condition BackupBucketsReady True BackupBucketsAvailable",
+        // The example Shoot's BackupEntry, created as the shoot flow would.
+        "create the Shoot's BackupEntry in garden-demo (the shoot flow's part)",
+        "example extension reconciles the extension BackupEntry in the seed",
+        "agent reports the BackupEntry Succeeded in the garden",
+        "Backups:",
+        // The network policy controller's work, waited for in the shoot's namespace.
+        "agent writes the network policies of shoot--demo--hello",
+        "Network policies (seed): ",
+        "shoot--demo--hello 6",
+        "kubectl --context garden get backupbuckets,backupentries -A",
+    ] {
+        assert!(
+            flat.contains(expected),
+            "missing {expected:?} in output:\n{stdout}"
+        );
+    }
+    // The progress steps waited for Succeeded; the Seed controller's per-sync bucket patch may
+    // have started a `Reconcile` since (which reports Processing until it is done).
+    let reported = |prefix: &str| {
+        [
+            "Create Succeeded",
+            "Reconcile Succeeded",
+            "Reconcile Processing",
+        ]
+        .iter()
+        .find_map(|state| name_between(flat, prefix, &format!(" (garden): {state}")))
+        .unwrap_or_else(|| panic!("the summary reports {prefix}…:\n{stdout}"))
+    };
+    let bucket = reported("BackupBucket ");
+    let entry = reported("BackupEntry garden-demo/");
+    assert!(entry.starts_with("shoot--demo--hello--"), "{entry}");
+    let entry_dir = dir.join("backupbuckets").join(bucket).join(entry);
+    assert!(entry_dir.is_dir(), "{} is a directory", entry_dir.display());
+    // The example installation serves the backup kinds: their extension objects keep it Required.
+    assert!(
+        flat.contains(
+            "extension objects still exist in the seed: [BackupBucket/local BackupEntry/local"
+        ),
+        "{stdout}"
+    );
+}
+
+/// The name (no spaces) right before an occurrence of `after` that follows `before`.
+fn name_between<'a>(text: &'a str, before: &str, after: &str) -> Option<&'a str> {
+    text.match_indices(after).find_map(|(end, _)| {
+        let (_, name) = text[..end].rsplit_once(before)?;
+        (!name.is_empty() && !name.contains(' ')).then_some(name)
+    })
 }
 
 /// Reads `child`'s stdout on a thread, line by line, into a channel.

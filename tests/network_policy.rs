@@ -1,6 +1,7 @@
 //! End-to-end test of the agent's NetworkPolicy controller (spec §4.3): the six policies in the
 //! seed's `garden` namespace and in a shoot namespace, API server endpoint changes, a hand-deleted
-//! policy, a shoot network change through the Cluster, and the role label removed.
+//! policy, a shoot network change through the Cluster, and the role label removed; further
+//! namespaces by `additionalNamespaceSelectors`, and the hostname resolver of the API server.
 
 use seedlet_testkit as common;
 
@@ -153,6 +154,134 @@ async fn network_policies_follow_namespaces_endpoints_and_shoot_networks() {
         names(&in_shoot).await.is_empty()
     })
     .await;
+
+    shutdown.cancel();
+    agent.wait().await.unwrap();
+    clusters.shutdown().await;
+}
+
+/// `controllers.networkPolicy.additionalNamespaceSelectors`: a namespace matching one gets all six
+/// policies although it has no role; once it stops matching they are deleted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn additional_namespace_selectors_add_namespaces_to_every_policy() {
+    let clusters = Clusters::start(false).await;
+    let seed = clusters.seed.client();
+    let shutdown = CancellationToken::new();
+    let agent = common::start_agent_with(&clusters, shutdown.clone(), |config| {
+        config.controllers.network_policy =
+            Some(seedlet_config::gardenlet::NetworkPolicyController {
+                concurrent_syncs: Some(2),
+                additional_namespace_selectors: Some(vec![json!({
+                    "matchLabels": {"team": "a"},
+                    "matchExpressions": [{"key": "stage", "operator": "NotIn", "values": ["dev"]}],
+                })]),
+            });
+    })
+    .await;
+    let namespaces: Api<Namespace> = Api::all(seed.clone());
+    for (name, labels) in [
+        ("team-a", json!({"team": "a"})),
+        ("team-a-dev", json!({"team": "a", "stage": "dev"})),
+    ] {
+        let namespace: Namespace = serde_json::from_value(json!({
+            "metadata": {"name": name, "labels": labels}
+        }))
+        .unwrap();
+        namespaces
+            .create(&Default::default(), &namespace)
+            .await
+            .unwrap();
+    }
+    let team_a: Api<NetworkPolicy> = Api::namespaced(seed.clone(), "team-a");
+    wait_until("six policies in team-a", TIMEOUT, || async {
+        names(&team_a).await == sorted(&POLICIES)
+    })
+    .await;
+    // The garden namespace has been reconciled as well by now; the excluded stage has none.
+    let in_garden: Api<NetworkPolicy> = Api::namespaced(seed.clone(), "garden");
+    wait_until("six policies in garden", TIMEOUT, || async {
+        names(&in_garden).await == sorted(&POLICIES)
+    })
+    .await;
+    let dev: Api<NetworkPolicy> = Api::namespaced(seed.clone(), "team-a-dev");
+    assert!(names(&dev).await.is_empty());
+
+    namespaces
+        .patch(
+            "team-a",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"metadata": {"labels": {"stage": "dev"}}})),
+        )
+        .await
+        .unwrap();
+    wait_until("policies gone from team-a", TIMEOUT, || async {
+        names(&team_a).await.is_empty()
+    })
+    .await;
+
+    shutdown.cancel();
+    agent.wait().await.unwrap();
+    clusters.shutdown().await;
+}
+
+/// The hostname resolver: with the seed API server reached as `localhost`, the policy
+/// `allow-to-runtime-apiserver` gets one more rule with the host's addresses and the URL's port.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_seed_api_server_host_name_is_resolved_into_the_api_server_policy() {
+    let clusters = Clusters::start(false).await;
+    let seed = clusters.seed.client();
+    let endpoint = clusters.seed.endpoint();
+    let port: i64 = endpoint
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.trim_end_matches('/').parse().ok())
+        .expect("seed port");
+    let shutdown = CancellationToken::new();
+    let agent = common::start_agent_from(
+        common::agent_config(common::AGENT_CONFIG),
+        seed.clone(),
+        Some(clusters.garden.client()),
+        shutdown.clone(),
+        |settings| settings.seed_server = Some(format!("https://localhost:{port}")),
+    )
+    .await;
+    let expected: Vec<String> = tokio::net::lookup_host(("localhost", 443))
+        .await
+        .expect("localhost resolves")
+        .map(|address| match address.ip() {
+            std::net::IpAddr::V4(ip) => format!("{ip}/32"),
+            std::net::IpAddr::V6(ip) => format!("{ip}/128"),
+        })
+        .collect();
+    let in_garden: Api<NetworkPolicy> = Api::namespaced(seed.clone(), "garden");
+    let rules = wait_for("resolved rule", TIMEOUT, || async {
+        let policy = in_garden
+            .get_opt("allow-to-runtime-apiserver")
+            .await
+            .ok()??;
+        let egress = spec(&policy)["egress"].clone();
+        (egress.as_array().map(Vec::len) == Some(2)).then_some(egress)
+    })
+    .await;
+    assert_eq!(
+        rules[0],
+        json!({"to": [{"ipBlock": {"cidr": "127.0.0.1/32"}}], "ports": [{"port": 443, "protocol": "TCP"}]})
+    );
+    assert_eq!(
+        rules[1]["ports"],
+        json!([{"port": port, "protocol": "TCP"}])
+    );
+    let mut resolved: Vec<String> = rules[1]["to"]
+        .as_array()
+        .expect("to")
+        .iter()
+        .filter_map(|peer| peer["ipBlock"]["cidr"].as_str().map(str::to_owned))
+        .collect();
+    resolved.sort();
+    let mut expected = expected;
+    expected.sort();
+    expected.dedup();
+    assert_eq!(resolved, expected);
 
     shutdown.cancel();
     agent.wait().await.unwrap();

@@ -45,6 +45,8 @@ pub struct AgentContext {
     pub watchdog: Option<Arc<seedlet_runtime::systemd::Watchdog>>,
     /// Whether the Seed controller enforces the minimum seed Kubernetes version.
     pub kubernetes_version_check: bool,
+    /// The seed API server URL, when known (the network policies resolve a host name in it).
+    pub seed_server: Option<String>,
 }
 
 impl std::fmt::Debug for AgentContext {

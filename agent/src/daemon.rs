@@ -87,6 +87,9 @@ pub struct AgentSettings {
     /// Whether the Seed controller enforces the minimum seed Kubernetes version (off with
     /// `EXPERIMENTAL_DISABLE_KUBERNETES_VERSION_CHECK=true`, and for sandbox seeds, which report v1.24).
     pub kubernetes_version_check: bool,
+    /// The seed API server URL the network policies resolve a host name in; when unset, the one
+    /// of the seed client configuration (none for a client passed in).
+    pub seed_server: Option<String>,
 }
 
 impl AgentSettings {
@@ -183,6 +186,7 @@ impl AgentSettings {
                 crate::controllers::seed::flow::DISABLE_VERSION_CHECK_ENV,
             )
             .map_or(true, |value| value != "true"),
+            seed_server: None,
         })
     }
 }
@@ -548,6 +552,11 @@ impl Agent {
             events,
             watchdog: self.watchdog.clone(),
             kubernetes_version_check: self.settings.kubernetes_version_check,
+            seed_server: self
+                .settings
+                .seed_server
+                .clone()
+                .or_else(|| shared.seed_server.clone()),
         });
         shared.health.start();
         // The agent keeps no shared informer cache of its own; controllers that need one

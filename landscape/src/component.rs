@@ -38,6 +38,15 @@ impl ComponentRuntime {
         })
     }
 
+    /// Starts `work` on the component's runtime in the background.
+    pub(crate) fn spawn<F>(&self, work: F) -> tokio::task::JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.handle.spawn(work)
+    }
+
     /// Runs `work` on the component's runtime and waits for its result.
     ///
     /// # Errors

@@ -25,6 +25,7 @@ use seedlet_api::names::{condition_types, namespaces};
 use seedlet_api::resources::ManagedResource;
 
 use crate::Error;
+use crate::progress::Progress;
 
 /// Name of the example's ControllerRegistration and ControllerDeployment (and Helm release).
 pub const REGISTRATION: &str = "example";
@@ -60,9 +61,13 @@ const CHART_FILES: [(&str, &str); 6] = [
     ),
 ];
 /// The `Kind/type`s the registration serves: what the garden wants for a Seed of provider type
-/// `local` with DNS provider `local` (spec §3.1: the Seed's own provider and DNS types), plus what
-/// the example Shoot adds (its network type and its worker pool's machine image).
-const RESOURCES: [(&str, &str); 6] = [
+/// `local` with DNS provider `local` and backup provider `local` (spec §3.1: the Seed's own
+/// provider, DNS and backup types), plus what the example Shoot adds (its network type and its
+/// worker pool's machine image). The backup kinds' controller is played by the demo
+/// ([`crate::backup_provider`]).
+const RESOURCES: [(&str, &str); 8] = [
+    ("BackupBucket", crate::backup_provider::PROVIDER_TYPE),
+    ("BackupEntry", crate::backup_provider::PROVIDER_TYPE),
     ("ControlPlane", "local"),
     ("Infrastructure", "local"),
     ("Worker", "local"),
@@ -357,6 +362,61 @@ pub async fn extensions_ready(
     }
 }
 
+/// Registers the example extension in the garden and follows it to `ExtensionsReady`; returns the
+/// name of its ControllerInstallation.
+pub(crate) async fn install(
+    garden: &kube::Client,
+    seed: &kube::Client,
+    progress: &mut Progress,
+    timeout: Duration,
+    seed_name: &str,
+) -> Result<String, Error> {
+    progress
+        .step(
+            "register the example extension: ControllerDeployment + ControllerRegistration (policy Always)",
+            async { register(garden).await.map(|detail| ((), detail)) },
+        )
+        .await?;
+    let installation = progress
+        .step(
+            "garden controller schedules a ControllerInstallation for the Seed",
+            async {
+                scheduled(garden, seed_name, timeout)
+                    .await
+                    .map(|name| (name.clone(), name))
+            },
+        )
+        .await?;
+    progress
+        .step(
+            &format!("agent renders the chart and applies ManagedResource garden/{installation}"),
+            async {
+                applied(seed, &installation, timeout)
+                    .await
+                    .map(|detail| ((), detail))
+            },
+        )
+        .await?;
+    progress
+        .step(
+            &format!("ControllerInstallation {installation} Installed and Healthy"),
+            async {
+                healthy(garden, &installation, timeout)
+                    .await
+                    .map(|detail| ((), detail))
+            },
+        )
+        .await?;
+    progress
+        .step("Seed condition ExtensionsReady True", async {
+            extensions_ready(garden, seed_name, timeout)
+                .await
+                .map(|detail| ((), detail))
+        })
+        .await?;
+    Ok(installation)
+}
+
 /// `Status Reason: message` of a condition.
 fn describe(condition: &Condition) -> String {
     format!(
@@ -403,6 +463,8 @@ mod tests {
             .map(|r| format!("{}/{}", r.kind, r.type_))
             .collect();
         for wanted in [
+            "BackupBucket/local",
+            "BackupEntry/local",
             "ControlPlane/local",
             "Infrastructure/local",
             "Worker/local",

@@ -221,8 +221,10 @@ users:
 }
 
 /// The agent's `GardenletConfiguration`: bootstrap from the seed Secret, short validity so that
-/// rotation is visible in a demo, and the demo Seed.
+/// rotation is visible in a demo, and the demo Seed (with `spec.backup` on the credentials Secret
+/// the landscape stores in the garden).
 pub fn agent_config(seed_name: &str) -> String {
+    let backup_secret = crate::backup::CREDENTIALS_SECRET;
     format!(
         "# Written by `seedlet sandbox`: the agent of the demo seed.
 apiVersion: gardenlet.config.gardener.cloud/v1alpha1
@@ -264,6 +266,13 @@ seedConfig:
       domain: ingress.{seed_name}.seed.example.com
       controller:
         kind: nginx
+    backup:
+      provider: local
+      credentialsRef:
+        apiVersion: v1
+        kind: Secret
+        name: {backup_secret}
+        namespace: garden
     networks:
       nodes: 172.18.0.0/16
       pods: 10.1.0.0/16

@@ -9,8 +9,12 @@
 //! Once the Seed is Ready, the demo stages (`demo_stages`) run in order: the first registers the
 //! example extension and follows it until the Seed reports `ExtensionsReady`; the second creates
 //! an example Shoot and follows it into the seed (Cluster, control-plane namespace) and, through
-//! an Infrastructure's `.status.state`, back into the garden's ShootState.
+//! an Infrastructure's `.status.state`, back into the garden's ShootState; the backup stages follow
+//! the Seed's BackupBucket and the Shoot's BackupEntry (see `backup`), with the example
+//! extension's backup controller played by the demo (`backup_provider`).
 
+mod backup;
+pub mod backup_provider;
 mod component;
 mod extension;
 pub mod files;
@@ -71,8 +75,9 @@ impl Default for Options {
     }
 }
 
-/// The components whose logs go to a file of their own in the state directory.
-const LOGGED_COMPONENTS: [&str; 3] = ["agent", "garden", "sandbox"];
+/// The components whose logs go to a file of their own in the state directory (`extension`: the
+/// example extension's backup controller the demo plays).
+const LOGGED_COMPONENTS: [&str; 4] = ["agent", "garden", "sandbox", "extension"];
 
 /// Why the landscape did not come up.
 #[derive(Debug, thiserror::Error)]
@@ -334,7 +339,10 @@ struct Components {
     agent: seedlet_agent::RunningAgent,
     /// The example extension's ControllerInstallation, once scheduled.
     installation: Option<String>,
+    /// The example extension's backup controller, once started (the demo plays it).
+    backup_provider: Option<tokio::task::JoinHandle<()>>,
     /// Shut down after the components stopped (fields drop in order).
+    extension_runtime: ComponentRuntime,
     _agent_runtime: ComponentRuntime,
     _garden_runtime: ComponentRuntime,
 }
@@ -347,6 +355,11 @@ impl Components {
         }
         if let Err(error) = self.garden.wait().await {
             tracing::warn!(error = %error, "garden controller stopped with an error");
+        }
+        if let Some(task) = self.backup_provider
+            && let Err(error) = task.await
+        {
+            tracing::warn!(error = %error, "the example backup controller panicked");
         }
     }
 }
@@ -386,10 +399,13 @@ async fn bring_up(
         .await?;
     let token = progress
         .step(
-            "prepare garden: namespaces, cluster identity, bootstrap token",
+            "prepare garden: namespaces, cluster identity, bootstrap token, backup credentials",
             async {
                 let token = garden_setup::prepare_garden(&garden_client, SEED_NAME).await?;
-                let detail = format!("token {}.<secret>", token.id);
+                let credentials =
+                    backup::store_credentials(&garden_client, &state.path(backup::BUCKETS_DIR))
+                        .await?;
+                let detail = format!("token {}.<secret>, {credentials}", token.id);
                 Ok((token, detail))
             },
         )
@@ -480,6 +496,8 @@ async fn bring_up(
         garden: running_garden,
         agent: running_agent,
         installation: None,
+        backup_provider: None,
+        extension_runtime: ComponentRuntime::new("extension")?,
         _agent_runtime: agent_runtime,
         _garden_runtime: garden_runtime,
     };
@@ -583,8 +601,20 @@ async fn demo_stages(
 ) -> Result<(), Error> {
     wait_until_ready(garden, seed, progress, timeout).await?;
     components.installation =
-        Some(install_example_extension(garden, seed, progress, timeout).await?);
-    example_shoot(garden, seed, progress, timeout).await
+        Some(extension::install(garden, seed, progress, timeout, SEED_NAME).await?);
+    let provider = backup_provider::run(seed.clone(), components.stop.clone());
+    let detail = "BackupBucket/local, BackupEntry/local".to_owned();
+    let runtime = &components.extension_runtime;
+    let task = progress
+        .step(
+            "example extension's backup controller starts (played by the demo: no pods run)",
+            async { Ok((runtime.spawn(provider), detail)) },
+        )
+        .await?;
+    components.backup_provider = Some(task);
+    let bucket = backup::bucket_stage(garden, seed, progress, timeout).await?;
+    example_shoot(garden, seed, progress, timeout).await?;
+    backup::entry_stage(garden, seed, progress, timeout, &bucket).await
 }
 
 /// The readiness steps, each watched on the real objects.
@@ -619,60 +649,6 @@ async fn wait_until_ready(
         )
         .await?;
     Ok(())
-}
-
-/// Registers the example extension in the garden and follows it to `ExtensionsReady`; returns the
-/// name of its ControllerInstallation.
-async fn install_example_extension(
-    garden: &kube::Client,
-    seed: &kube::Client,
-    progress: &mut Progress,
-    timeout: Duration,
-) -> Result<String, Error> {
-    progress
-        .step(
-            "register the example extension: ControllerDeployment + ControllerRegistration (policy Always)",
-            async { extension::register(garden).await.map(|detail| ((), detail)) },
-        )
-        .await?;
-    let installation = progress
-        .step(
-            "garden controller schedules a ControllerInstallation for the Seed",
-            async {
-                extension::scheduled(garden, SEED_NAME, timeout)
-                    .await
-                    .map(|name| (name.clone(), name))
-            },
-        )
-        .await?;
-    progress
-        .step(
-            &format!("agent renders the chart and applies ManagedResource garden/{installation}"),
-            async {
-                extension::applied(seed, &installation, timeout)
-                    .await
-                    .map(|detail| ((), detail))
-            },
-        )
-        .await?;
-    progress
-        .step(
-            &format!("ControllerInstallation {installation} Installed and Healthy"),
-            async {
-                extension::healthy(garden, &installation, timeout)
-                    .await
-                    .map(|detail| ((), detail))
-            },
-        )
-        .await?;
-    progress
-        .step("Seed condition ExtensionsReady True", async {
-            extension::extensions_ready(garden, SEED_NAME, timeout)
-                .await
-                .map(|detail| ((), detail))
-        })
-        .await?;
-    Ok(installation)
 }
 
 /// Creates the example Shoot and follows it: Cluster and control-plane namespace in the seed, then
@@ -743,6 +719,16 @@ async fn example_shoot(
             &format!("agent creates control-plane namespace {technical_id}"),
             async {
                 shoot::control_plane(seed, timeout)
+                    .await
+                    .map(|detail| ((), detail))
+            },
+        )
+        .await?;
+    progress
+        .step(
+            &format!("agent writes the network policies of {technical_id}"),
+            async {
+                shoot::network_policies(seed, timeout)
                     .await
                     .map(|detail| ((), detail))
             },

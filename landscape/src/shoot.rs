@@ -7,9 +7,10 @@
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Namespace;
-use kube::Api;
+use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::wait::await_condition;
+use kube::{Api, ResourceExt};
 use seedlet_api::core::{CloudProfile, Project, Shoot, ShootState};
 use seedlet_api::extensions::{Cluster, Infrastructure};
 use seedlet_api::names::{labels, namespaces, shoot_lifecycle, technical_id};
@@ -320,6 +321,38 @@ pub async fn control_plane(seed: &kube::Client, timeout: Duration) -> Result<Str
             format!("watch failed: {error}"),
         )),
         Err(_) => Err(Error::timeout(what, timeout, "not created".to_owned())),
+    }
+}
+
+/// Waits until the agent's network policy controller has written gardenlet's six policies into
+/// the control-plane namespace; returns how many.
+///
+/// # Errors
+/// [`Error::Timeout`] with the policies found last.
+pub async fn network_policies(seed: &kube::Client, timeout: Duration) -> Result<String, Error> {
+    use seedlet_agent::controllers::networkpolicy::desired::POLICIES;
+    let namespace = control_plane_namespace();
+    let api: Api<NetworkPolicy> = Api::namespaced(seed.clone(), &namespace);
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let last = match api.list(&Default::default()).await {
+            Ok(list) => {
+                let names: Vec<String> = list.items.iter().map(|p| p.name_any()).collect();
+                if POLICIES.iter().all(|p| names.iter().any(|n| n == p)) {
+                    return Ok(format!("{} policies", POLICIES.len()));
+                }
+                format!("[{}]", names.join(", "))
+            }
+            Err(error) => format!("cannot list: {error}"),
+        };
+        if tokio::time::Instant::now() >= deadline {
+            return Err(Error::timeout(
+                format!("network policies in {namespace}"),
+                timeout,
+                last,
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 

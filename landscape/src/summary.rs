@@ -2,6 +2,7 @@
 
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::Api;
 use seedlet_api::core::{ControllerInstallation, Seed, ShootState};
 use seedlet_api::extensions::Cluster;
@@ -11,7 +12,8 @@ use crate::files::StateDir;
 use crate::shoot;
 
 /// Prints the Seed's conditions, the Lease age and the client certificate expiry, read fresh from
-/// the garden, then the example Shoot's Cluster (seed) and ShootState (garden). Read errors are
+/// the garden, then the example Shoot's Cluster (seed) and ShootState (garden), the network
+/// policies per seed namespace, and the backups. Read errors are
 /// printed in place of the value: the summary never fails the run.
 pub async fn print(garden: &kube::Client, seed: &kube::Client, seed_name: &str) {
     let now = jiff::Timestamp::now();
@@ -55,6 +57,40 @@ pub async fn print(garden: &kube::Client, seed: &kube::Client, seed_name: &str) 
         Err(error) => out(&format!("  cannot read Lease: {error}")),
     }
     print_example_shoot(garden, seed).await;
+    out("");
+    let policies = Api::<NetworkPolicy>::all(seed.clone())
+        .list(&Default::default())
+        .await;
+    match policies {
+        Ok(list) => out(&policy_line(
+            list.items
+                .iter()
+                .filter_map(|policy| policy.metadata.namespace.as_deref()),
+        )),
+        Err(error) => out(&format!("cannot list network policies: {error}")),
+    }
+    out("");
+    out("Backups:");
+    for line in crate::backup::summary(garden, seed_name).await {
+        out(&format!("  {line}"));
+    }
+}
+
+/// `Network policies (seed): <namespace> <count>, …` in namespace order.
+fn policy_line<'a>(namespaces: impl Iterator<Item = &'a str>) -> String {
+    let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
+    for namespace in namespaces {
+        *counts.entry(namespace).or_default() += 1;
+    }
+    let listed: Vec<String> = counts
+        .iter()
+        .map(|(namespace, count)| format!("{namespace} {count}"))
+        .collect();
+    if listed.is_empty() {
+        "Network policies (seed): none".to_owned()
+    } else {
+        format!("Network policies (seed): {}", listed.join(", "))
+    }
 }
 
 /// One line, wrapped to the terminal; a closed stdout is ignored.
@@ -242,6 +278,8 @@ fn kubectl_hints(state: &StateDir, installation: Option<&str>) -> Vec<String> {
         ));
     }
     lines.extend([
+        format!("  {garden} get backupbuckets,backupentries -A"),
+        format!("  {seed} get backupbuckets,backupentries"),
         format!("  {seed} get cluster {technical_id}"),
         format!("  {seed} -n {technical_id} get infrastructures -o yaml"),
         String::new(),
@@ -326,6 +364,18 @@ mod tests {
                 "control-plane namespace shoot--demo--hello (seed) missing",
                 "ShootState (garden) missing",
             ]
+        );
+    }
+
+    #[test]
+    fn policy_line_counts_per_namespace_in_order() {
+        assert_eq!(
+            policy_line(["shoot--a", "garden", "shoot--a", "garden", "garden"].into_iter()),
+            "Network policies (seed): garden 3, shoot--a 2"
+        );
+        assert_eq!(
+            policy_line(std::iter::empty()),
+            "Network policies (seed): none"
         );
     }
 

@@ -222,7 +222,7 @@ pub async fn client_certificate_expiry(
 }
 
 /// Runs `wait` for at most `timeout`; a watch error counts like a timeout with its message.
-async fn bounded<K>(
+pub(crate) async fn bounded<K>(
     what: &str,
     timeout: Duration,
     wait: impl Future<Output = Result<Option<K>, kube::runtime::wait::Error>>,

@@ -2,7 +2,8 @@
 //! (spec `gardenlet-backup-bastion-seed.md` §0): the operation type of a core object
 //! ([`operation`]), the must-deploy / observed-error decision on an extension object
 //! ([`decide`]), the "last operation changed" watch trigger ([`trigger`]), writing and deleting
-//! extension objects ([`object`]) and the credentials copied into the seed ([`credentials`]).
+//! extension objects ([`object`]) and the credentials copied into the seed ([`credentials`], what
+//! the copy holds for Secret and WorkloadIdentity credentials in [`seed_secret`]).
 //!
 //! This is not a controller: it holds what `controllers/backupbucket`, `backupentry` and
 //! `bastion` would otherwise each repeat.
@@ -11,4 +12,5 @@ pub mod credentials;
 pub mod decide;
 pub mod object;
 pub mod operation;
+pub mod seed_secret;
 pub mod trigger;

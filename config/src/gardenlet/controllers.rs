@@ -47,8 +47,8 @@ pub struct GardenletControllers {
     /// Ignored by seedlet.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub managed_seed: Option<ManagedSeedController>,
-    /// NetworkPolicy controller: `concurrentSyncs` (default 5); `additionalNamespaceSelectors`
-    /// is ignored.
+    /// NetworkPolicy controller: `concurrentSyncs` (default 5) and
+    /// `additionalNamespaceSelectors` (namespaces that get every policy).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub network_policy: Option<NetworkPolicyController>,
     /// The Cluster sync takes `syncPeriod` and `concurrentSyncs` from here; the other fields
@@ -177,12 +177,6 @@ impl GardenletControllers {
         let mut ignored: Vec<String> = [
             ("gardenlet", self.gardenlet.is_some()),
             ("managedSeed", self.managed_seed.is_some()),
-            (
-                "networkPolicy.additionalNamespaceSelectors",
-                self.network_policy
-                    .as_ref()
-                    .is_some_and(|policy| policy.additional_namespace_selectors.is_some()),
-            ),
             ("shootCare", self.shoot_care.is_some()),
             ("shootSecret", self.shoot_secret.is_some()),
             ("shootStateSync", self.shoot_state_sync.is_some()),

@@ -7,6 +7,7 @@
 mod backup;
 mod controllers;
 mod ignored;
+mod network_policy;
 mod seed_spec;
 mod validate;
 

@@ -146,6 +146,7 @@ fn controllers(checker: &mut Checker, controllers: &GardenletControllers) {
         controllers.shoot_state.sync_period,
     );
     super::backup::validate_backup_entry(checker, controllers.backup_entry.as_ref());
+    super::network_policy::validate_network_policy(checker, controllers.network_policy.as_ref());
     let managed = &controllers.managed_resource;
     if managed.enabled {
         checker.at_least(

@@ -14,7 +14,7 @@ use seedlet_api::names::finalizers;
 use super::Ctx;
 use super::desired::{self, CREDENTIALS_FINALIZER, LEGACY_CREDENTIALS_FINALIZER};
 use super::io::{
-    Error, buckets, credentials_secret, error_of, event, extension_buckets, write_status,
+    Error, buckets, context_of, credentials_of, error_of, event, extension_buckets, write_status,
 };
 use crate::extension_sync::{credentials, object, operation};
 use seedlet_runtime::events::EventType;
@@ -53,11 +53,12 @@ pub async fn run(bucket: &BackupBucket, ctx: &Ctx) -> Result<Action, Error> {
         delete_generated_secret(ctx, &name, reference).await?;
     }
 
-    let secret = credentials_secret(bucket, ctx).await?;
+    let credentials = credentials_of(bucket, ctx).await?;
     credentials::write_seed_secret(
         &ctx.agent.seed,
         &desired::seed_secret_name(&name),
-        &secret.data.clone().unwrap_or_default(),
+        &credentials,
+        &context_of(bucket),
         now,
         true,
         ctx.agent.field_manager,
@@ -128,7 +129,17 @@ pub async fn run(bucket: &BackupBucket, ctx: &Ctx) -> Result<Action, Error> {
         operation::status_fields(&done, None, generation),
     )
     .await?;
-    release_credentials(&secret, ctx).await?;
+    credentials::set_finalizers(
+        &ctx.garden,
+        &credentials,
+        None,
+        &[LEGACY_CREDENTIALS_FINALIZER, CREDENTIALS_FINALIZER],
+    )
+    .await
+    .map_err(|source| Error::CredentialsFinalizer {
+        credentials: format!("{} {}", credentials.kind(), credentials.key()),
+        source,
+    })?;
     let api = buckets(ctx);
     let fresh = api.get_opt(&name).await.map_err(|source| Error::Bucket {
         step: "reading",
@@ -145,26 +156,6 @@ pub async fn run(bucket: &BackupBucket, ctx: &Ctx) -> Result<Action, Error> {
             })?;
     }
     Ok(Action::await_change())
-}
-
-/// Removes both credentials finalizers (re-reading between the two writes).
-async fn release_credentials(secret: &Secret, ctx: &Ctx) -> Result<(), Error> {
-    let namespace = secret.namespace().unwrap_or_default();
-    let api: Api<Secret> = Api::namespaced(ctx.garden.clone(), &namespace);
-    let error = |source| Error::CredentialsFinalizer {
-        namespace: namespace.clone(),
-        name: secret.name_any(),
-        source,
-    };
-    for finalizer in [LEGACY_CREDENTIALS_FINALIZER, CREDENTIALS_FINALIZER] {
-        let Some(fresh) = api.get_opt(&secret.name_any()).await.map_err(error)? else {
-            return Ok(());
-        };
-        seedlet_runtime::finalizer::remove(&api, &fresh, finalizer)
-            .await
-            .map_err(error)?;
-    }
-    Ok(())
 }
 
 async fn delete_generated_secret(

@@ -2,8 +2,8 @@
 
 use super::Ctx;
 use super::desired::{self, CREDENTIALS_FINALIZER, LEGACY_CREDENTIALS_FINALIZER};
+use crate::extension_sync::seed_secret::{ContextObject, Credentials};
 use crate::extension_sync::{credentials, operation};
-use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use seedlet_api::common::LastError;
@@ -42,12 +42,10 @@ pub enum Error {
         source: credentials::Error,
     },
     /// Writing a finalizer on the credentials failed.
-    #[error("finalizer on credentials {namespace}/{name}")]
+    #[error("finalizer on credentials {credentials}")]
     CredentialsFinalizer {
-        /// Namespace.
-        namespace: String,
-        /// Name.
-        name: String,
+        /// `<Kind> <namespace>/<name>`.
+        credentials: String,
         /// Cause.
         #[source]
         source: kube::Error,
@@ -84,39 +82,41 @@ pub enum Error {
     },
 }
 
-/// Resolves the credentials and moves their finalizers to `core.gardener.cloud/backupbucket`.
-pub(super) async fn credentials_secret(bucket: &BackupBucket, ctx: &Ctx) -> Result<Secret, Error> {
+/// Resolves the credentials (Secret or WorkloadIdentity) and moves their finalizers to
+/// `core.gardener.cloud/backupbucket`.
+pub(super) async fn credentials_of(bucket: &BackupBucket, ctx: &Ctx) -> Result<Credentials, Error> {
     let name = bucket.name_any();
     let reference = desired::credentials_ref(bucket).ok_or_else(|| Error::NoCredentials {
         bucket: name.clone(),
     })?;
-    let secret = credentials::resolve(&ctx.garden, &reference)
+    let credentials = credentials::resolve(&ctx.garden, &reference)
         .await
         .map_err(|source| Error::Credentials {
             bucket: name.clone(),
             source,
         })?;
-    let namespace = secret.namespace().unwrap_or_default();
-    let api: Api<Secret> = Api::namespaced(ctx.garden.clone(), &namespace);
-    let finalizer_error = |source| Error::CredentialsFinalizer {
-        namespace: namespace.clone(),
-        name: secret.name_any(),
+    credentials::set_finalizers(
+        &ctx.garden,
+        &credentials,
+        Some(CREDENTIALS_FINALIZER),
+        &[LEGACY_CREDENTIALS_FINALIZER],
+    )
+    .await
+    .map_err(|source| Error::CredentialsFinalizer {
+        credentials: format!("{} {}", credentials.kind(), credentials.key()),
         source,
-    };
-    if seedlet_runtime::finalizer::ensure(&api, &secret, CREDENTIALS_FINALIZER)
-        .await
-        .map_err(finalizer_error)?
-    {
-        let fresh = api.get(&secret.name_any()).await.map_err(finalizer_error)?;
-        seedlet_runtime::finalizer::remove(&api, &fresh, LEGACY_CREDENTIALS_FINALIZER)
-            .await
-            .map_err(finalizer_error)?;
-        return Ok(fresh);
+    })?;
+    Ok(credentials)
+}
+
+/// The bucket as the WorkloadIdentity context object of its seed secret.
+pub(super) fn context_of(bucket: &BackupBucket) -> ContextObject {
+    ContextObject {
+        kind: "BackupBucket",
+        name: bucket.name_any(),
+        namespace: None,
+        uid: bucket.uid().unwrap_or_default(),
     }
-    seedlet_runtime::finalizer::remove(&api, &secret, LEGACY_CREDENTIALS_FINALIZER)
-        .await
-        .map_err(finalizer_error)?;
-    Ok(secret)
 }
 
 /// Merge-patches `status` into the core bucket's `/status`.

@@ -18,7 +18,9 @@ use seedlet_api::names::{annotations, finalizers, namespaces};
 use serde_json::{Value, json};
 
 use super::desired::{self, CREDENTIALS_FINALIZER};
-use super::io::{Error, buckets, credentials_secret, event, extension_buckets, write_status};
+use super::io::{
+    Error, buckets, context_of, credentials_of, event, extension_buckets, write_status,
+};
 use super::{Ctx, NAME};
 use crate::extension_sync::decide::{self, Decision, Rules};
 use crate::extension_sync::{credentials, object, operation};
@@ -137,8 +139,8 @@ async fn reconcile_bucket(bucket: &BackupBucket, ctx: &Ctx) -> Result<Action, Er
     )
     .await?;
 
-    let secret = match credentials_secret(bucket, ctx).await {
-        Ok(secret) => secret,
+    let credentials = match credentials_of(bucket, ctx).await {
+        Ok(credentials) => credentials,
         Err(error) => {
             let description = error_chain(&error);
             event(
@@ -167,11 +169,11 @@ async fn reconcile_bucket(bucket: &BackupBucket, ctx: &Ctx) -> Result<Action, Er
             return Err(error);
         }
     };
-    let data = secret.data.clone().unwrap_or_default();
     let seed_secret = credentials::write_seed_secret(
         &ctx.agent.seed,
         &desired::seed_secret_name(&name),
-        &data,
+        &credentials,
+        &context_of(bucket),
         now,
         false,
         ctx.agent.field_manager,

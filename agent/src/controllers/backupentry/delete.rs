@@ -14,8 +14,8 @@ use seedlet_api::names::finalizers;
 use super::Ctx;
 use super::desired;
 use super::io::{
-    Error, entries, entry_credentials, extension_entries, healthy_bucket, key, report_error,
-    report_error_as, write_status,
+    Error, context_of, entries, entry_credentials, extension_entries, healthy_bucket, key,
+    report_error, report_error_as, write_status,
 };
 use crate::extension_sync::{credentials, object, operation};
 use seedlet_runtime::error_chain;
@@ -92,8 +92,8 @@ pub async fn run(entry: &BackupEntry, ctx: &Ctx) -> Result<Action, Error> {
     let Some(bucket) = healthy_bucket(entry, TYPE, ctx).await? else {
         return Ok(Action::await_change());
     };
-    let secret = match entry_credentials(&bucket, ctx).await {
-        Ok(secret) => secret,
+    let credentials = match entry_credentials(&bucket, ctx).await {
+        Ok(credentials) => credentials,
         Err(error) => {
             report_error(ctx, entry, TYPE, error.to_string(), Vec::new()).await?;
             return Err(error);
@@ -102,7 +102,8 @@ pub async fn run(entry: &BackupEntry, ctx: &Ctx) -> Result<Action, Error> {
     credentials::write_seed_secret(
         &ctx.agent.seed,
         &desired::seed_secret_name(&name),
-        &secret.data.clone().unwrap_or_default(),
+        &credentials,
+        &context_of(entry),
         now,
         true,
         ctx.agent.field_manager,

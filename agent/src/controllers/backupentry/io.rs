@@ -2,8 +2,8 @@
 
 use super::Ctx;
 use super::desired;
+use crate::extension_sync::seed_secret::{ContextObject, Credentials};
 use crate::extension_sync::{credentials, operation};
-use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use seedlet_api::common::{LastOperationState, LastOperationType, ObjectReference};
@@ -96,7 +96,10 @@ pub(super) async fn healthy_bucket(
 }
 
 /// The bucket's credentials: its generated secret if it has one, else its `credentialsRef`.
-pub(super) async fn entry_credentials(bucket: &BackupBucket, ctx: &Ctx) -> Result<Secret, Error> {
+pub(super) async fn entry_credentials(
+    bucket: &BackupBucket,
+    ctx: &Ctx,
+) -> Result<Credentials, Error> {
     let reference =
         match bucket
             .status
@@ -119,6 +122,16 @@ pub(super) async fn entry_credentials(bucket: &BackupBucket, ctx: &Ctx) -> Resul
         .map_err(|error| Error::Credentials {
             message: error_chain(&error),
         })
+}
+
+/// The entry as the WorkloadIdentity context object of its seed secret.
+pub(super) fn context_of(entry: &BackupEntry) -> ContextObject {
+    ContextObject {
+        kind: "BackupEntry",
+        name: entry.name_any(),
+        namespace: entry.namespace(),
+        uid: entry.uid().unwrap_or_default(),
+    }
 }
 
 /// Writes `{type, Error, 50, description}` and the lastError with `codes`, with a Warning Event

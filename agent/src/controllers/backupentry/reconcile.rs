@@ -15,8 +15,8 @@ use serde_json::{Value, json};
 
 use super::desired;
 use super::io::{
-    Error, entries, entry_credentials, extension_entries, healthy_bucket, key, report_error,
-    write_status,
+    Error, context_of, entries, entry_credentials, extension_entries, healthy_bucket, key,
+    report_error, write_status,
 };
 use super::{Ctx, NAME};
 use crate::extension_sync::decide::{self, Decision, Rules};
@@ -141,8 +141,8 @@ async fn reconcile_entry(entry: &BackupEntry, ctx: &Ctx) -> Result<Action, Error
     let Some(bucket) = healthy_bucket(entry, type_, ctx).await? else {
         return Ok(Action::await_change());
     };
-    let secret = match entry_credentials(&bucket, ctx).await {
-        Ok(secret) => secret,
+    let credentials = match entry_credentials(&bucket, ctx).await {
+        Ok(credentials) => credentials,
         Err(error) => {
             report_error(ctx, entry, type_, error.to_string(), Vec::new()).await?;
             return Err(error);
@@ -151,7 +151,8 @@ async fn reconcile_entry(entry: &BackupEntry, ctx: &Ctx) -> Result<Action, Error
     let seed_secret = credentials::write_seed_secret(
         &ctx.agent.seed,
         &desired::seed_secret_name(&name),
-        &secret.data.clone().unwrap_or_default(),
+        &credentials,
+        &context_of(entry),
         now,
         false,
         ctx.agent.field_manager,

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::networking::v1::NetworkPolicySpec;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde_json::{Value, json};
 
 use super::cidr::{Cidr, except_for};
@@ -69,8 +70,50 @@ pub struct Inputs {
     pub api_server: Vec<EndpointSubset>,
 }
 
-/// Whether `policy` belongs into namespace `name` with `labels`.
-pub fn wanted(policy: &str, name: &str, labels: &BTreeMap<String, String>) -> bool {
+/// Whether `policy` belongs into namespace `name` with `labels`: its built-in namespace selectors
+/// or any of `additional` (`controllers.networkPolicy.additionalNamespaceSelectors`, appended to
+/// every policy's selectors as in gardenlet).
+pub fn wanted(
+    policy: &str,
+    name: &str,
+    labels: &BTreeMap<String, String>,
+    additional: &[LabelSelector],
+) -> bool {
+    POLICIES.contains(&policy)
+        && (built_in(policy, name, labels)
+            || additional
+                .iter()
+                .any(|selector| selector_matches(selector, labels)))
+}
+
+/// Whether `labels` match a label selector (`matchLabels` and every `matchExpressions` entry; an
+/// empty selector matches every namespace, an unknown operator none).
+pub fn selector_matches(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> bool {
+    let labels_match = selector
+        .match_labels
+        .iter()
+        .flatten()
+        .all(|(key, value)| labels.get(key) == Some(value));
+    labels_match
+        && selector
+            .match_expressions
+            .iter()
+            .flatten()
+            .all(|expression| {
+                let values = expression.values.as_deref().unwrap_or_default();
+                let value = labels.get(&expression.key);
+                match expression.operator.as_str() {
+                    "In" => value.is_some_and(|v| values.contains(v)),
+                    "NotIn" => value.is_none_or(|v| !values.contains(v)),
+                    "Exists" => value.is_some(),
+                    "DoesNotExist" => value.is_none(),
+                    _ => false,
+                }
+            })
+}
+
+/// The built-in namespace selectors of `policy` (spec §4.2's table).
+fn built_in(policy: &str, name: &str, labels: &BTreeMap<String, String>) -> bool {
     let garden = name == seedlet_api::names::namespaces::GARDEN;
     let role = labels
         .get(seedlet_api::names::labels::ROLE)
@@ -318,7 +361,7 @@ mod tests {
             POLICIES
                 .iter()
                 .copied()
-                .filter(|p| wanted(p, name, labels))
+                .filter(|p| wanted(p, name, labels, &[]))
                 .collect()
         };
         assert_eq!(got("garden", &BTreeMap::new()).len(), 6);
@@ -330,6 +373,50 @@ mod tests {
         let exposed = BTreeMap::from([(EXPOSURE_CLASS.to_owned(), "x".to_owned())]);
         assert_eq!(got("exposed", &exposed), [DENY_ALL, TO_DNS]);
         assert!(got("default", &BTreeMap::new()).is_empty());
+    }
+
+    #[test]
+    fn additional_selectors_add_every_policy_to_matching_namespaces() {
+        let selector: LabelSelector = serde_json::from_value(json!({
+            "matchLabels": {"team": "a"},
+            "matchExpressions": [{"key": "stage", "operator": "NotIn", "values": ["dev"]}],
+        }))
+        .unwrap();
+        let labels = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect()
+        };
+        let count = |labels: &BTreeMap<String, String>| {
+            POLICIES
+                .iter()
+                .filter(|p| wanted(p, "x", labels, std::slice::from_ref(&selector)))
+                .count()
+        };
+        assert_eq!(count(&labels(&[("team", "a")])), 6);
+        assert_eq!(count(&labels(&[("team", "a"), ("stage", "prod")])), 6);
+        assert_eq!(count(&labels(&[("team", "a"), ("stage", "dev")])), 0);
+        assert_eq!(count(&labels(&[("team", "b")])), 0);
+        for (operator, values, present, expected) in [
+            ("In", vec!["v"], Some("v"), true),
+            ("In", vec!["v"], None, false),
+            ("Exists", vec![], Some("w"), true),
+            ("DoesNotExist", vec![], Some("w"), false),
+            ("DoesNotExist", vec![], None, true),
+            ("Near", vec!["v"], Some("v"), false),
+        ] {
+            let selector: LabelSelector = serde_json::from_value(json!({
+                "matchExpressions": [{"key": "k", "operator": operator, "values": values}],
+            }))
+            .unwrap();
+            let labels = present.map(|v| labels(&[("k", v)])).unwrap_or_default();
+            assert_eq!(
+                selector_matches(&selector, &labels),
+                expected,
+                "{operator} {present:?}"
+            );
+        }
     }
 
     #[test]

@@ -10,13 +10,17 @@
 //! Triggers: namespace events, `default/kubernetes` Endpoints changes (→ every namespace), events
 //! of policies with a managed name (→ their namespace, so manual edits are reverted) and Cluster
 //! changes of the shoot networks (→ that namespace). Workers:
-//! `controllers.networkPolicy.concurrentSyncs` (5). Not covered: the hostname resolver of the
-//! seed API server address and `additionalNamespaceSelectors` (logged as ignored).
+//! `controllers.networkPolicy.concurrentSyncs` (5). Namespaces matching one of
+//! `controllers.networkPolicy.additionalNamespaceSelectors` get every policy. When the seed API
+//! server is reached by a host name, [`resolver`] looks it up every 30 s and a change of its
+//! addresses re-reconciles every namespace.
 
 pub mod cidr;
 pub mod desired;
 pub mod reconcile;
+pub mod resolver;
 
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use futures::StreamExt;
@@ -29,6 +33,7 @@ use kube::{Api, ResourceExt};
 use seedlet_api::extensions::Cluster;
 use seedlet_runtime::triggers::{changes, filter_changes, key_of};
 use seedlet_runtime::watch::{RunWith, Runner};
+use tokio::sync::watch;
 
 pub use reconcile::{Error, error_policy, reconcile};
 
@@ -45,6 +50,10 @@ pub struct Ctx {
     pub agent: Arc<AgentContext>,
     /// The seed networks (from `seedConfig.spec.networks`), or why they cannot be read.
     pub inputs: Result<desired::Inputs, String>,
+    /// `controllers.networkPolicy.additionalNamespaceSelectors`.
+    pub additional_selectors: Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>,
+    /// The hostname resolver's port and addresses, when the seed API server has a host name.
+    pub resolved: Option<(u16, watch::Receiver<Vec<IpAddr>>)>,
 }
 
 impl std::fmt::Debug for Ctx {
@@ -64,24 +73,35 @@ pub async fn run(agent: Arc<AgentContext>) {
         .clone()
         .unwrap_or_default();
     let concurrency = config.concurrent_syncs.unwrap_or(DEFAULT_CONCURRENT_SYNCS);
-    if config
-        .additional_namespace_selectors
-        .as_ref()
-        .is_some_and(|selectors| !selectors.is_empty())
-    {
-        tracing::warn!(
-            "controllers.networkPolicy.additionalNamespaceSelectors is not supported by seedlet and ignored"
-        );
-    }
     let spec = agent
         .config
         .seed_config
         .as_ref()
         .map(|template| template.spec.clone())
         .unwrap_or_default();
+    let target = resolver::target(
+        agent.seed_server.as_deref(),
+        std::env::var("KUBERNETES_SERVICE_HOST").ok().as_deref(),
+        std::env::var("KUBERNETES_SERVICE_PORT").ok().as_deref(),
+    );
+    let (resolved, resolver_changes) = match target {
+        Some(target) => {
+            let port = target.port;
+            let (sender, receiver) = watch::channel(Vec::new());
+            tokio::spawn(resolver::run(target, sender, agent.stop.clone()));
+            let changes = futures::stream::unfold(receiver.clone(), |mut receiver| async move {
+                receiver.changed().await.ok()?;
+                Some(((), receiver))
+            });
+            (Some((port, receiver)), changes.boxed())
+        }
+        None => (None, futures::stream::empty().boxed()),
+    };
     let ctx = Arc::new(Ctx {
         agent: agent.clone(),
         inputs: reconcile::seed_inputs(&spec),
+        additional_selectors: config.namespace_selectors(),
+        resolved,
     });
     let seed = agent.seed.clone();
     let (reader, writer) = reflector::store::<Namespace>();
@@ -136,6 +156,7 @@ pub async fn run(agent: Arc<AgentContext>) {
         .watches_stream(clusters, |cluster: Cluster| {
             Some(ObjectRef::<Namespace>::new(&cluster.name_any()))
         })
+        .reconcile_all_on(resolver_changes)
         .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
         .run_with(
             Runner::new(NAME, agent.stop.clone()).concurrency(concurrency),

@@ -121,7 +121,7 @@ async fn sync(name: &str, ctx: &Ctx) -> Result<(), Error> {
     let labels = namespace.labels().clone();
     let wanted: Vec<&'static str> = desired::POLICIES
         .into_iter()
-        .filter(|policy| desired::wanted(policy, name, &labels))
+        .filter(|policy| desired::wanted(policy, name, &labels, &ctx.additional_selectors))
         .collect();
     let api: Api<NetworkPolicy> = Api::namespaced(seed.clone(), name);
     for policy in desired::POLICIES
@@ -145,12 +145,29 @@ async fn sync(name: &str, ctx: &Ctx) -> Result<(), Error> {
     }
     let mut inputs = ctx.inputs.clone().map_err(Error::SeedNetworks)?;
     inputs.api_server = api_server(seed).await?;
+    // One more rule for the resolved host name; a resolver without an answer yet leaves the
+    // policy as it is.
+    let mut keep_api_server_policy = false;
+    if let Some((port, addresses)) = &ctx.resolved {
+        let addresses = addresses.borrow().clone();
+        if addresses.is_empty() {
+            keep_api_server_policy = true;
+        } else {
+            inputs.api_server.push(EndpointSubset {
+                addresses: addresses.iter().map(ToString::to_string).collect(),
+                ports: vec![(i32::from(*port), "TCP".to_owned())],
+            });
+        }
+    }
     let shoot_networks = if name.starts_with("shoot-") {
         shoot_networks(seed, name).await?
     } else {
         Vec::new()
     };
     for policy in wanted {
+        if keep_api_server_policy && policy == desired::TO_RUNTIME_APISERVER {
+            continue;
+        }
         let (description, spec) =
             desired::policy(policy, &inputs, &shoot_networks).map_err(|message| Error::Policy {
                 namespace: name.to_owned(),
