@@ -134,6 +134,7 @@ fn sandbox_once_reaches_ready_installs_the_example_extension_and_syncs_the_examp
         "no spinner redraws when stdout is not a terminal:\n{stdout}"
     );
     assert_backups(&stdout, &flat, dir.path());
+    assert_bastion(&stdout, &flat);
     let lease_age = stdout
         .lines()
         .find_map(|line| {
@@ -179,13 +180,31 @@ fn sandbox_once_reaches_ready_installs_the_example_extension_and_syncs_the_examp
 
 /// The summary reports the bucket and the entry, the example extension made them directories
 /// below the credentials' hostPath (`dir/backupbuckets`), and its installation serves them.
+/// The demo's Bastion: the Shoot's technical ID set as the shoot flow would, a Bastion created,
+/// deployed by the agent, reported by the example extension's stand-in and BastionReady with the
+/// ingress address the agent copied from the extension Bastion.
+fn assert_bastion(stdout: &str, flat: &str) {
+    for expected in [
+        "set the Shoot's status.technicalID shoot--demo--hello (the shoot flow's part)",
+        "create Bastion garden-demo/hello-bastion for Shoot hello",
+        "ingress 127.0.0.1/32",
+        "agent deploys it, the example extension reports it, Bastion hello-bastion BastionReady",
+        "ingress 127.0.0.1",
+    ] {
+        assert!(
+            flat.contains(expected),
+            "missing {expected:?} in output:\n{stdout}"
+        );
+    }
+}
+
 fn assert_backups(stdout: &str, flat: &str, dir: &std::path::Path) {
     for expected in [
         // Backups: the Seed's spec.backup gives a BackupBucket named after the Seed's UID, the
         // example extension (its backup controller played by the demo) reconciles it, the agent
         // reports it in the garden, and the garden's check turns BackupBucketsReady True.
-        "example extension's backup controller starts",
-        "BackupBucket/local, BackupEntry/local",
+        "example extension's backup and bastion controllers start",
+        "BackupBucket/local, BackupEntry/local, Bastion/local",
         "agent creates BackupBucket",
         "for the Seed's spec.backup",
         "provider local/local, credentials garden/backup-local",

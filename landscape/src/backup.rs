@@ -101,7 +101,7 @@ fn operation_text(operation: Option<&LastOperation>) -> String {
 
 /// Waits until `name` (in `api`) satisfies `done`; on timeout the error says what `describe`
 /// makes of the object as last seen.
-async fn until<K>(
+pub(crate) async fn until<K>(
     api: Api<K>,
     name: &str,
     what: String,
@@ -429,7 +429,9 @@ pub(crate) async fn entry_stage(
 }
 
 /// A wait that yields only a detail line, as a progress step without a value.
-async fn detail(wait: impl Future<Output = Result<String, Error>>) -> Result<((), String), Error> {
+pub(crate) async fn detail(
+    wait: impl Future<Output = Result<String, Error>>,
+) -> Result<((), String), Error> {
     wait.await.map(|detail| ((), detail))
 }
 

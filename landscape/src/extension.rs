@@ -63,11 +63,12 @@ const CHART_FILES: [(&str, &str); 6] = [
 /// The `Kind/type`s the registration serves: what the garden wants for a Seed of provider type
 /// `local` with DNS provider `local` and backup provider `local` (spec §3.1: the Seed's own
 /// provider, DNS and backup types), plus what the example Shoot adds (its network type and its
-/// worker pool's machine image). The backup kinds' controller is played by the demo
-/// ([`crate::backup_provider`]).
-const RESOURCES: [(&str, &str); 8] = [
+/// worker pool's machine image). The backup and bastion kinds' controllers are played by the demo
+/// ([`crate::backup_provider`], [`crate::bastion_provider`]).
+const RESOURCES: [(&str, &str); 9] = [
     ("BackupBucket", crate::backup_provider::PROVIDER_TYPE),
     ("BackupEntry", crate::backup_provider::PROVIDER_TYPE),
+    ("Bastion", crate::backup_provider::PROVIDER_TYPE),
     ("ControlPlane", "local"),
     ("Infrastructure", "local"),
     ("Worker", "local"),
@@ -465,6 +466,7 @@ mod tests {
         for wanted in [
             "BackupBucket/local",
             "BackupEntry/local",
+            "Bastion/local",
             "ControlPlane/local",
             "Infrastructure/local",
             "Worker/local",

@@ -15,6 +15,8 @@
 
 mod backup;
 pub mod backup_provider;
+mod bastion;
+pub mod bastion_provider;
 mod component;
 mod extension;
 pub mod files;
@@ -126,6 +128,14 @@ pub enum Error {
         /// The cause.
         #[source]
         source: seedlet_config::ConfigError,
+    },
+    /// A demo object could not be built (not an API error).
+    #[error("cannot {step}: {message}")]
+    Demo {
+        /// What was being done.
+        step: String,
+        /// Why it failed.
+        message: String,
     },
     /// A component's runtime could not be started.
     #[error("cannot start the {name} runtime")]
@@ -602,19 +612,28 @@ async fn demo_stages(
     wait_until_ready(garden, seed, progress, timeout).await?;
     components.installation =
         Some(extension::install(garden, seed, progress, timeout, SEED_NAME).await?);
-    let provider = backup_provider::run(seed.clone(), components.stop.clone());
-    let detail = "BackupBucket/local, BackupEntry/local".to_owned();
+    let provider = {
+        let (seed, stop) = (seed.clone(), components.stop.clone());
+        async move {
+            futures::join!(
+                backup_provider::run(seed.clone(), stop.clone()),
+                bastion_provider::run(seed, stop)
+            );
+        }
+    };
+    let detail = "BackupBucket/local, BackupEntry/local, Bastion/local".to_owned();
     let runtime = &components.extension_runtime;
     let task = progress
         .step(
-            "example extension's backup controller starts (played by the demo: no pods run)",
+            "example extension's backup and bastion controllers start (played by the demo: no pods run)",
             async { Ok((runtime.spawn(provider), detail)) },
         )
         .await?;
     components.backup_provider = Some(task);
     let bucket = backup::bucket_stage(garden, seed, progress, timeout).await?;
     example_shoot(garden, seed, progress, timeout).await?;
-    backup::entry_stage(garden, seed, progress, timeout, &bucket).await
+    backup::entry_stage(garden, seed, progress, timeout, &bucket).await?;
+    bastion::stage(garden, progress, timeout).await
 }
 
 /// The readiness steps, each watched on the real objects.
