@@ -145,6 +145,30 @@ enum BenchCommand {
         #[arg(long, value_name = "FILE")]
         report: Option<PathBuf>,
     },
+    /// A garden with hundreds of simulated seeds (own identities, a Lease every 2 s) and the
+    /// garden controller as a separate process: prints a summary and a JSON report (scheduling
+    /// and lifecycle latencies, CSR approval, RSS, CPU, lost updates); exit 1 when a goal is
+    /// missed or something was lost.
+    Garden {
+        /// The CI size (12 seeds, 4 registrations) instead of 500 seeds, 60 registrations.
+        #[arg(long)]
+        quick: bool,
+        /// Simulated seeds.
+        #[arg(long, value_name = "S")]
+        seeds: Option<usize>,
+        /// ControllerRegistrations with policy Always (M).
+        #[arg(long, value_name = "M")]
+        registrations: Option<usize>,
+        /// Shoots spread over the seeds.
+        #[arg(long, value_name = "N")]
+        shoots: Option<usize>,
+        /// Directory for configs, kubeconfigs and the controller log (a temporary one when omitted).
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+        /// Also write the JSON report to this file.
+        #[arg(long, value_name = "FILE")]
+        report: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -269,6 +293,34 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 ExitCode::FAILURE
             })
         }
+        Command::Bench {
+            command:
+                BenchCommand::Garden {
+                    quick,
+                    seeds,
+                    registrations,
+                    shoots,
+                    dir,
+                    report,
+                },
+            log,
+        } => {
+            init_logging(
+                log.log_level.unwrap_or(LogLevel::Error),
+                log.log_format.unwrap_or(LogFormat::Text),
+            )?;
+            let seedlet = std::env::current_exe().context("locating the seedlet binary")?;
+            let mut options = if quick {
+                seedlet_scale::garden::GardenOptions::quick(seedlet)
+            } else {
+                seedlet_scale::garden::GardenOptions::full(seedlet)
+            };
+            options.seeds = seeds.unwrap_or(options.seeds);
+            options.registrations = registrations.unwrap_or(options.registrations);
+            options.shoots = shoots.unwrap_or(options.shoots);
+            options.dir = dir;
+            bench_garden(&options, report.as_deref())
+        }
         Command::Render(args) => match seedlet_chartrender::cli::run(&args) {
             Ok(output) => {
                 let _ = std::io::stdout().lock().write_all(output.as_bytes());
@@ -280,6 +332,31 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         },
     }
+}
+
+/// `seedlet bench garden`: runs, prints and stores the report; exit 1 when a goal is missed.
+fn bench_garden(
+    options: &seedlet_scale::garden::GardenOptions,
+    report: Option<&Path>,
+) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    let measured = runtime
+        .block_on(seedlet_scale::garden::run(options))
+        .context("the garden run failed")?;
+    let json = serde_json::to_string_pretty(&measured).context("encoding the report")?;
+    if let Some(path) = report {
+        std::fs::write(path, &json)
+            .with_context(|| format!("writing the report to {}", path.display()))?;
+    }
+    out(&json);
+    let _ = std::io::stderr()
+        .lock()
+        .write_all(measured.summary().as_bytes());
+    Ok(if measured.goals.iter().all(|goal| goal.met) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 /// `seedlet sandbox [serve]`: the demo landscape, or one sandbox API server.

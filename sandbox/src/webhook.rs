@@ -1,8 +1,10 @@
 //! Calling webhooks: one JSON POST over HTTPS (a CA bundle, optionally a client certificate or a
 //! bearer token) or plain HTTP, with a timeout — what the authorization webhook and the
-//! admission webhooks share.
+//! admission webhooks share. Connections are kept alive and reused, as kube-apiserver's client
+//! does: a TLS handshake per call cost more CPU than the review itself (the garden bench's 250
+//! authorizations per second).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -20,7 +22,14 @@ pub struct Endpoint {
     token: Option<String>,
     timeout: Duration,
     server_name: Option<String>,
+    idle: Mutex<Vec<Sender>>,
 }
+
+/// One HTTP/1.1 connection's request half.
+type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
+
+/// Idle connections kept per endpoint; more concurrent calls open more, the surplus is closed.
+const MAX_IDLE: usize = 32;
 
 impl Endpoint {
     /// An endpoint for `url` (`https://host:port/path` or `http://...`); https needs `ca` (PEM).
@@ -65,6 +74,7 @@ impl Endpoint {
             token,
             timeout,
             server_name: None,
+            idle: Mutex::new(Vec::new()),
         })
     }
 
@@ -86,11 +96,53 @@ impl Endpoint {
     }
 
     async fn call(&self, review: &Value) -> Result<Value, String> {
+        let body = Bytes::from(serde_json::to_vec(review).unwrap_or_default());
+        // A kept-alive connection first; the server may have closed it meanwhile, which shows
+        // as a send error before any answer: then a fresh connection (reviews are idempotent).
+        while let Some(mut sender) = self.take_idle() {
+            if sender.ready().await.is_err() {
+                continue;
+            }
+            match self.send(&mut sender, body.clone()).await {
+                Ok(answer) => {
+                    self.keep(sender);
+                    return answer;
+                }
+                Err(_) => continue,
+            }
+        }
+        let mut sender = self.connect().await?;
+        let answer = self
+            .send(&mut sender, body)
+            .await
+            .map_err(|err| format!("call webhook: {err}"))?;
+        self.keep(sender);
+        answer
+    }
+
+    fn take_idle(&self) -> Option<Sender> {
+        self.idle
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop()
+    }
+
+    fn keep(&self, sender: Sender) {
+        if sender.is_closed() {
+            return;
+        }
+        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
+        if idle.len() < MAX_IDLE {
+            idle.push(sender);
+        }
+    }
+
+    /// A new connection (TCP, then TLS when https) with its HTTP/1.1 handshake done.
+    async fn connect(&self) -> Result<Sender, String> {
         let e = self;
         let tcp = tokio::net::TcpStream::connect((e.host.as_str(), e.port))
             .await
             .map_err(|err| format!("call webhook: {err}"))?;
-        let body = serde_json::to_vec(review).unwrap_or_default();
         match &e.tls {
             Some(tls) => {
                 let name =
@@ -100,22 +152,20 @@ impl Endpoint {
                     .connect(name, tcp)
                     .await
                     .map_err(|err| format!("call webhook: {err}"))?;
-                self.post(stream, body).await
+                handshake(stream).await
             }
-            None => self.post(tcp, body).await,
+            None => handshake(tcp).await,
         }
     }
 
-    async fn post<S>(&self, stream: S, body: Vec<u8>) -> Result<Value, String>
-    where
-        S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
-    {
+    /// Sends one review on `sender`. The outer error is a transport failure (the connection is
+    /// unusable); the inner result is the webhook's answer or why it is not one.
+    async fn send(
+        &self,
+        sender: &mut Sender,
+        body: Bytes,
+    ) -> Result<Result<Value, String>, hyper::Error> {
         let e = self;
-        let io = hyper_util::rt::TokioIo::new(stream);
-        let (mut sender, connection) = hyper::client::conn::http1::handshake(io)
-            .await
-            .map_err(|err| format!("call webhook: {err}"))?;
-        tokio::spawn(connection);
         let mut request = http::Request::post(&e.path)
             .header(http::header::HOST, format!("{}:{}", e.host, e.port))
             .header(http::header::CONTENT_TYPE, "application/json")
@@ -123,25 +173,35 @@ impl Endpoint {
         if let Some(token) = &e.token {
             request = request.header(http::header::AUTHORIZATION, format!("Bearer {token}"));
         }
-        let request = request
-            .body(Full::new(Bytes::from(body)))
-            .map_err(|err| err.to_string())?;
-        let response = sender
-            .send_request(request)
-            .await
-            .map_err(|err| format!("call webhook: {err}"))?;
+        let request = match request.body(Full::new(body)) {
+            Ok(request) => request,
+            Err(err) => return Ok(Err(err.to_string())),
+        };
+        let response = sender.send_request(request).await?;
         let status = response.status();
-        let bytes = response
-            .into_body()
-            .collect()
-            .await
-            .map_err(|err| format!("read webhook answer: {err}"))?
-            .to_bytes();
+        let bytes = match response.into_body().collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(err) => return Ok(Err(format!("read webhook answer: {err}"))),
+        };
         if !status.is_success() {
-            return Err(format!("webhook answered {status}"));
+            return Ok(Err(format!("webhook answered {status}")));
         }
-        serde_json::from_slice(&bytes).map_err(|err| format!("webhook answer is not JSON: {err}"))
+        Ok(serde_json::from_slice(&bytes)
+            .map_err(|err| format!("webhook answer is not JSON: {err}")))
     }
+}
+
+/// The HTTP/1.1 handshake on `stream`; the connection runs in the background until dropped.
+async fn handshake<S>(stream: S) -> Result<Sender, String>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let io = hyper_util::rt::TokioIo::new(stream);
+    let (sender, connection) = hyper::client::conn::http1::handshake(io)
+        .await
+        .map_err(|err| format!("call webhook: {err}"))?;
+    tokio::spawn(connection);
+    Ok(sender)
 }
 
 fn client_config(

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::observe::{Observers, SHOOT_TICK_LABEL};
-use crate::process::AgentProcess;
+use crate::process::MeasuredProcess;
 use crate::report::{AgentUsage, Lost, Machine, Parameters, Report, Traffic, steady_rss};
 use crate::stats::{Latency, drift};
 use crate::workload::{self, ExtensionObject, ShootName};
@@ -44,7 +44,7 @@ pub struct Landscape {
     seed: Sandbox,
     stop: CancellationToken,
     garden_controller: Option<RunningGarden>,
-    agent: Option<AgentProcess>,
+    agent: Option<MeasuredProcess>,
     observers: Observers,
     log: PathBuf,
 }
@@ -195,7 +195,7 @@ impl Landscape {
             component: "agent",
             source,
         })?;
-        self.agent = Some(AgentProcess::spawn(
+        self.agent = Some(MeasuredProcess::spawn(
             &options.agent_binary,
             &config_path,
             &self.log,
@@ -245,7 +245,7 @@ pub async fn drive(landscape: &mut Landscape, options: &Options) -> Result<Measu
     let agent_started = landscape
         .agent
         .as_ref()
-        .map(AgentProcess::started)
+        .map(MeasuredProcess::started)
         .unwrap_or_else(Instant::now);
     let secrets: Api<Secret> = Api::namespaced(seed.clone(), "garden");
     landscape
@@ -378,9 +378,9 @@ pub async fn drive(landscape: &mut Landscape, options: &Options) -> Result<Measu
     };
 
     let agent = landscape.agent.as_ref();
-    let samples = agent.map(AgentProcess::samples).unwrap_or_default();
+    let samples = agent.map(MeasuredProcess::samples).unwrap_or_default();
     let peak = agent
-        .and_then(AgentProcess::peak_rss_mib)
+        .and_then(MeasuredProcess::peak_rss_mib)
         .unwrap_or_default();
     let requests = |counts: std::collections::BTreeMap<String, u64>,
                     users: &dyn Fn(&str) -> bool| {
@@ -516,7 +516,7 @@ fn agent_config(seed_kubeconfig: &std::path::Path) -> Result<String, Error> {
 }
 
 /// A loopback port nobody listens on right now.
-fn free_port() -> Result<u16, Error> {
+pub(crate) fn free_port() -> Result<u16, Error> {
     let listener = TcpListener::bind(("127.0.0.1", 0)).map_err(|source| Error::Io {
         path: PathBuf::from("127.0.0.1:0"),
         source,
@@ -557,6 +557,33 @@ fn installation_latencies(observers: &Observers) -> Vec<Duration> {
 }
 
 async fn create_shoots(garden: &kube::Client, shoots: &[ShootName]) -> Result<(), Error> {
+    create_projects(garden, shoots).await?;
+    workload::create_all(
+        garden,
+        shoots.iter().map(|s| workload::shoot(s, SEED)).collect(),
+    )
+    .await?;
+    // The ShootState exists before extensions report state, as the gardenlet's reconcile flow
+    // creates it first.
+    let shoot_states = shoots
+        .iter()
+        .map(|shoot| {
+            json!({
+                "apiVersion": "core.gardener.cloud/v1beta1",
+                "kind": "ShootState",
+                "metadata": {"name": shoot.name, "namespace": shoot.namespace()},
+                "spec": {}
+            })
+        })
+        .collect();
+    workload::create_all(garden, shoot_states).await
+}
+
+/// The cloud profile and the projects (with their namespaces) of `shoots`.
+pub(crate) async fn create_projects(
+    garden: &kube::Client,
+    shoots: &[ShootName],
+) -> Result<(), Error> {
     let mut projects: Vec<String> = shoots.iter().map(|s| s.project.clone()).collect();
     projects.dedup();
     workload::create_all(garden, vec![workload::cloud_profile()]).await?;
@@ -578,26 +605,7 @@ async fn create_shoots(garden: &kube::Client, shoots: &[ShootName]) -> Result<()
         garden,
         projects.iter().map(|p| workload::project(p)).collect(),
     )
-    .await?;
-    workload::create_all(
-        garden,
-        shoots.iter().map(|s| workload::shoot(s, SEED)).collect(),
-    )
-    .await?;
-    // The ShootState exists before extensions report state, as the gardenlet's reconcile flow
-    // creates it first.
-    let shoot_states = shoots
-        .iter()
-        .map(|shoot| {
-            json!({
-                "apiVersion": "core.gardener.cloud/v1beta1",
-                "kind": "ShootState",
-                "metadata": {"name": shoot.name, "namespace": shoot.namespace()},
-                "spec": {}
-            })
-        })
-        .collect();
-    workload::create_all(garden, shoot_states).await
+    .await
 }
 
 async fn create_extension_objects(

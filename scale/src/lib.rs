@@ -7,6 +7,7 @@
 //! states and shoots continuously for the churn period, and checks at the end that every change
 //! arrived. [`run`] returns a [`Report`] (JSON via serde, [`Report::summary`] for people).
 
+pub mod garden;
 mod landscape;
 mod observe;
 mod process;
@@ -86,8 +87,8 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    /// The agent binary could not be started.
-    #[error("cannot start the agent binary {binary}")]
+    /// A measured binary could not be started.
+    #[error("cannot start {binary}")]
     Spawn {
         /// The binary.
         binary: PathBuf,
@@ -95,9 +96,11 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    /// The agent process exited during the run.
-    #[error("the agent exited ({status}); its log is {log}")]
-    AgentExited {
+    /// A measured process (the agent, the garden controller) exited during the run.
+    #[error("the {component} exited ({status}); its log is {log}")]
+    Exited {
+        /// `agent` or `garden controller`.
+        component: &'static str,
         /// The exit status.
         status: String,
         /// The agent's log file.

@@ -1,6 +1,7 @@
-//! The agent as a separate process, so that its memory and CPU are measured alone: spawning it,
-//! sampling `/proc/<pid>` and stopping it.
+//! A measured component (the agent, the garden controller) as a separate process, so that its
+//! memory and CPU are its own: spawning it, sampling `/proc/<pid>` and stopping it.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -16,10 +17,10 @@ use crate::Error;
 /// ABI and 100 on every architecture Linux supports today.
 const CLOCK_TICKS_PER_SECOND: f64 = 100.0;
 
-/// One measurement of the agent process.
+/// One measurement of the process.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Sample {
-    /// Seconds since the agent was started.
+    /// Seconds since the process was started.
     pub at_s: f64,
     /// Resident set size in MiB.
     pub rss_mib: f64,
@@ -27,8 +28,9 @@ pub struct Sample {
     pub cpu_s: f64,
 }
 
-/// The running agent process and its samples.
-pub struct AgentProcess {
+/// A running component process and its samples.
+pub struct MeasuredProcess {
+    component: &'static str,
     child: Child,
     pid: u32,
     started: Instant,
@@ -36,11 +38,29 @@ pub struct AgentProcess {
     stop_sampling: CancellationToken,
 }
 
-impl AgentProcess {
+impl MeasuredProcess {
     /// Starts `binary [agent] --config config` (`seedlet agent` or the slim `seedlet-agent`), logging to `log`, and samples it every `interval`.
     pub fn spawn(
         binary: &Path,
         config: &Path,
+        log: &Path,
+        interval: Duration,
+    ) -> Result<Self, Error> {
+        let mut args: Vec<OsString> = Vec::new();
+        // `seedlet-agent` is the agent alone; the all-in-one `seedlet` needs the subcommand.
+        if binary.file_stem().and_then(|name| name.to_str()) != Some("seedlet-agent") {
+            args.push("agent".into());
+        }
+        args.extend(["--config".into(), config.as_os_str().to_owned()]);
+        Self::spawn_component("agent", binary, &args, log, interval)
+    }
+
+    /// Starts `binary args…` as `component` (for errors), logging to `log`, and samples it every
+    /// `interval`.
+    pub fn spawn_component(
+        component: &'static str,
+        binary: &Path,
+        args: &[OsString],
         log: &Path,
         interval: Duration,
     ) -> Result<Self, Error> {
@@ -55,14 +75,8 @@ impl AgentProcess {
             path: log.to_owned(),
             source,
         })?;
-        let mut command = Command::new(binary);
-        // `seedlet-agent` is the agent alone; the all-in-one `seedlet` needs the subcommand.
-        if binary.file_stem().and_then(|name| name.to_str()) != Some("seedlet-agent") {
-            command.arg("agent");
-        }
-        let child = command
-            .arg("--config")
-            .arg(config)
+        let child = Command::new(binary)
+            .args(args)
             .env_remove("KUBECONFIG")
             .env_remove("GARDEN_KUBECONFIG")
             .stdin(Stdio::null())
@@ -74,7 +88,8 @@ impl AgentProcess {
                 binary: binary.to_owned(),
                 source,
             })?;
-        let pid = child.id().ok_or_else(|| Error::AgentExited {
+        let pid = child.id().ok_or_else(|| Error::Exited {
+            component,
             status: "exited before its pid was read".to_owned(),
             log: log.to_owned(),
         })?;
@@ -89,6 +104,7 @@ impl AgentProcess {
             stop_sampling.clone(),
         ));
         Ok(Self {
+            component,
             child,
             pid,
             started,
@@ -115,11 +131,12 @@ impl AgentProcess {
             .clone()
     }
 
-    /// Fails when the agent has exited (it never should during a run).
+    /// Fails when the process has exited (it never should during a run).
     pub fn ensure_running(&mut self, log: &Path) -> Result<(), Error> {
         match self.child.try_wait() {
             Ok(None) => Ok(()),
-            Ok(Some(status)) => Err(Error::AgentExited {
+            Ok(Some(status)) => Err(Error::Exited {
+                component: self.component,
                 status: status.to_string(),
                 log: log.to_owned(),
             }),
@@ -134,7 +151,7 @@ impl AgentProcess {
     pub async fn stop(mut self) {
         self.stop_sampling.cancel();
         if let Err(error) = self.child.kill().await {
-            tracing::warn!(error = %error, "stopping the agent process failed");
+            tracing::warn!(error = %error, component = self.component, "stopping the process failed");
         }
     }
 }

@@ -256,7 +256,7 @@ impl Report {
     }
 }
 
-fn goal(name: &str, target: &str, measured: String, met: bool) -> Goal {
+pub(crate) fn goal(name: &str, target: &str, measured: String, met: bool) -> Goal {
     Goal {
         name: name.to_owned(),
         goal: target.to_owned(),

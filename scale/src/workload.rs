@@ -235,6 +235,7 @@ pub fn provider_registration() -> (Value, Value) {
             {"kind": "DNSRecord", "type": "local"},
             {"kind": "Network", "type": "calico"},
             {"kind": "OperatingSystemConfig", "type": "ubuntu"},
+            {"kind": "OperatingSystemConfig", "type": "local"},
             {"kind": "ContainerRuntime", "type": "gvisor"},
             {"kind": "Extension", "type": "shoot-dns-service"}
         ],

@@ -118,8 +118,37 @@ pub async fn reconcile(seed: Arc<Seed>, ctx: Arc<Ctx>) -> Result<Action, Error> 
         };
     ctx.metrics
         .reconciled(NAME, started.elapsed(), result.is_ok());
-    result.map(|()| Action::requeue(ctx.settings.sync_period))
+    result.map(Action::requeue)
 }
+
+/// When to check a Seed again: at the moment its Lease (renewed at `renewed`) goes stale if that
+/// comes before the next `sync_period` (plus a little, so the check finds it stale), else after
+/// `sync_period`. Checking only every `syncPeriod` noticed an agent's loss up to a whole period
+/// late; at the expiry itself it is noticed within the reconcile's own latency.
+pub fn next_check(
+    renewed: Option<Timestamp>,
+    now: Timestamp,
+    monitor_period: Duration,
+    sync_period: Duration,
+) -> Duration {
+    let Some(renewed) = renewed else {
+        return sync_period;
+    };
+    let stale_at = renewed
+        .saturating_add(signed(monitor_period))
+        .unwrap_or(Timestamp::MAX);
+    let until_stale = stale_at.duration_since(now);
+    if until_stale.is_negative() {
+        return sync_period;
+    }
+    until_stale
+        .unsigned_abs()
+        .saturating_add(EXPIRY_MARGIN)
+        .min(sync_period)
+}
+
+/// How long after a Lease's expiry its check runs (clock granularity and timer slack).
+const EXPIRY_MARGIN: Duration = Duration::from_millis(20);
 
 /// Requeues after a short delay, capped at the sync period, and logs the error once.
 pub fn error_policy(seed: Arc<Seed>, error: &Error, ctx: Arc<Ctx>) -> Action {
@@ -135,10 +164,12 @@ pub fn error_policy(seed: Arc<Seed>, error: &Error, ctx: Arc<Ctx>) -> Action {
     Action::requeue(ctx.settings.sync_period.min(Duration::from_secs(5)))
 }
 
-async fn check(seed: &Seed, name: &str, ctx: &Ctx) -> Result<(), Error> {
+/// Judges the Seed's heartbeat; returns when to check again.
+async fn check(seed: &Seed, name: &str, ctx: &Ctx) -> Result<Duration, Error> {
+    let sync_period = ctx.settings.sync_period;
     // A Seed that never reported any condition has no agent yet; nothing to judge.
     if seed.conditions().is_empty() {
-        return Ok(());
+        return Ok(sync_period);
     }
     let leases: Api<Lease> = Api::namespaced(ctx.client.clone(), namespaces::SEED_LEASE);
     let lease = leases
@@ -150,7 +181,17 @@ async fn check(seed: &Seed, name: &str, ctx: &Ctx) -> Result<(), Error> {
         })?;
     let now = ctx.clock.now();
     if !lease_is_stale(lease.as_ref(), now, signed(ctx.settings.monitor_period)) {
-        return Ok(());
+        let renewed = lease
+            .as_ref()
+            .and_then(|l| l.spec.as_ref())
+            .and_then(|s| s.renew_time.as_ref())
+            .map(|t| t.0);
+        return Ok(next_check(
+            renewed,
+            now,
+            ctx.settings.monitor_period,
+            sync_period,
+        ));
     }
 
     let ready = match gardenlet_ready_unknown(seed.conditions(), now) {
@@ -167,12 +208,14 @@ async fn check(seed: &Seed, name: &str, ctx: &Ctx) -> Result<(), Error> {
     }
 
     let Some(ready) = ready else {
-        return Ok(());
+        return Ok(sync_period);
     };
     if !shoot_monitor_period_elapsed(&ready, now, signed(ctx.settings.shoot_monitor_period)) {
-        return Ok(());
+        return Ok(sync_period);
     }
-    mark_shoots_unknown(&ctx.client, name, now).await
+    mark_shoots_unknown(&ctx.client, name, now)
+        .await
+        .map(|()| sync_period)
 }
 
 /// Whether the seed Lease (None = missing) was not renewed within `monitor_period` before `now`.
@@ -373,6 +416,27 @@ mod tests {
 
     fn at(second: i64) -> Timestamp {
         Timestamp::from_second(second).unwrap()
+    }
+
+    #[test]
+    fn the_next_check_is_at_the_lease_expiry_when_that_comes_first() {
+        let (monitor, sync) = (Duration::from_secs(40), Duration::from_secs(10));
+        let margin = EXPIRY_MARGIN;
+        for (renewed, now, want) in [
+            // Fresh lease, expiry far away: the sync period.
+            (Some(100), 100, sync),
+            // Expiry in 3 s: then (plus the margin).
+            (Some(100), 137, Duration::from_secs(3) + margin),
+            // Already stale or never renewed: the sync period.
+            (Some(100), 150, sync),
+            (None, 100, sync),
+        ] {
+            assert_eq!(
+                next_check(renewed.map(at), at(now), monitor, sync),
+                want,
+                "renewed {renewed:?}, now {now}"
+            );
+        }
     }
 
     fn lease(renewed: Option<i64>) -> Lease {
