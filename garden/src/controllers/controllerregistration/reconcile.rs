@@ -34,6 +34,9 @@ pub enum Error {
         #[source]
         source: kube::Error,
     },
+    /// The controller's caches stopped (its watches ended).
+    #[error("the controller's caches are gone")]
+    CachesGone,
     /// The wanted registrations cannot be computed.
     #[error("computing wanted registrations of seed {seed}")]
     Wanted {
@@ -118,6 +121,7 @@ impl Error {
     pub fn reason(&self) -> &'static str {
         match self {
             Error::List { .. } => "ListError",
+            Error::CachesGone => "CachesGone",
             Error::Wanted { .. } => "NoControllerRegistration",
             Error::UnknownRegistration(_) => "RegistrationNotFound",
             Error::ReadDeployment { .. } => "DeploymentReadError",
@@ -172,7 +176,10 @@ where
 async fn reconcile_seed(seed: &Seed, ctx: &Ctx) -> Result<(), Error> {
     let client = &ctx.client;
     let name = seed.name_any();
-    let state = SeedState::fetch(client, &name).await?;
+    if !ctx.caches.ready().await {
+        return Err(Error::CachesGone);
+    }
+    let state = SeedState::fetch(ctx, &name).await?;
     let kind_types = wanted::wanted_kind_types(&Inputs {
         seed,
         shoots: &state.shoots,
@@ -221,7 +228,7 @@ async fn reconcile_seed(seed: &Seed, ctx: &Ctx) -> Result<(), Error> {
                 registration: registration_name.clone(),
             });
         }
-        ensure_installation(client, seed, registration, current).await?;
+        ensure_installation(ctx, seed, registration, current).await?;
     }
     delete_obsolete(client, &state.installations, &wanted).await
 }
@@ -237,33 +244,23 @@ struct SeedState {
 }
 
 impl SeedState {
-    async fn fetch(client: &kube::Client, name: &str) -> Result<Self, Error> {
-        let registrations = list(
-            Api::<ControllerRegistration>::all(client.clone()),
-            "ControllerRegistration",
-        )
-        .await?;
-        let installations = list(
-            Api::<ControllerInstallation>::all(client.clone()),
-            "ControllerInstallation",
-        )
-        .await?
-        .into_iter()
-        .filter(|installation| installation.seed_name() == Some(name))
-        .collect();
-        let buckets = list(Api::<BackupBucket>::all(client.clone()), "BackupBucket").await?;
-        let entries = list(Api::<BackupEntry>::all(client.clone()), "BackupEntry")
-            .await?
-            .into_iter()
+    async fn fetch(ctx: &Ctx, name: &str) -> Result<Self, Error> {
+        let caches = &ctx.caches;
+        let registrations = cloned(caches.registrations.state()).collect();
+        let installations = seed_installations(&ctx.client, name).await?;
+        let buckets = cloned(caches.buckets.state()).collect();
+        let entries = cloned(caches.entries.state())
             .filter(|entry: &BackupEntry| entry.spec.seed_name.as_deref() == Some(name))
             .collect();
-        let shoots = list(Api::<Shoot>::all(client.clone()), "Shoot")
-            .await?
+        let shoots = caches
+            .shoots
+            .state()
             .into_iter()
-            .filter(|shoot: &Shoot| {
+            .filter(|shoot| {
                 shoot.spec.seed_name.as_deref() == Some(name)
                     || shoot.status.as_ref().and_then(|s| s.seed_name.as_deref()) == Some(name)
             })
+            .map(Arc::unwrap_or_clone)
             .collect();
         Ok(Self {
             registrations,
@@ -275,20 +272,63 @@ impl SeedState {
     }
 }
 
+/// Owned copies of cached objects.
+fn cloned<K: Clone>(objects: Vec<Arc<K>>) -> impl Iterator<Item = K> {
+    objects.into_iter().map(Arc::unwrap_or_clone)
+}
+
+/// The Seed's ControllerInstallations, fresh from the API (a cache could miss one just created
+/// and create it twice): selected by `spec.seedRef.name` where the garden can, else all of them
+/// filtered (a garden without the CRD's selectable field answers 400).
+async fn seed_installations(
+    client: &kube::Client,
+    name: &str,
+) -> Result<Vec<ControllerInstallation>, Error> {
+    let api = Api::<ControllerInstallation>::all(client.clone());
+    let selected = ListParams::default().fields(&format!("spec.seedRef.name={name}"));
+    let all = match api.list(&selected).await {
+        Ok(list) => list.items,
+        Err(kube::Error::Api(status)) if status.code == 400 => {
+            list(api, "ControllerInstallation").await?
+        }
+        Err(source) => {
+            return Err(Error::List {
+                kind: "ControllerInstallation",
+                source,
+            });
+        }
+    };
+    Ok(all
+        .into_iter()
+        .filter(|installation| installation.seed_name() == Some(name))
+        .collect())
+}
+
 /// Creates the installation of `registration` on `seed`, or patches `current` when its spec,
 /// hash labels or pod-security annotation are not the desired ones.
 ///
 /// # Errors
 /// Reading the deployment or its resources, or the write.
 async fn ensure_installation(
-    client: &kube::Client,
+    ctx: &Ctx,
     seed: &Seed,
     registration: &ControllerRegistration,
     current: Option<&ControllerInstallation>,
 ) -> Result<(), Error> {
+    let client = &ctx.client;
     let registration_name = registration.name_any();
     let deployment = match registration.deployment_name() {
-        Some(deployment) => Some(read_deployment(client, deployment).await?),
+        // The cache, or the API when the cache has not seen a new deployment yet.
+        Some(deployment) => Some(
+            match ctx
+                .caches
+                .deployments
+                .get(&kube::runtime::reflector::ObjectRef::new(deployment))
+            {
+                Some(cached) => Arc::unwrap_or_clone(cached),
+                None => read_deployment(client, deployment).await?,
+            },
+        ),
         None => None,
     };
     let resource_refs = match &deployment {
