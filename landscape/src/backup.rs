@@ -27,7 +27,7 @@ use crate::progress::Progress;
 use crate::shoot;
 
 /// Name of the backup credentials Secret in the garden's `garden` namespace.
-pub const CREDENTIALS_SECRET: &str = "backup-local";
+pub const CREDENTIALS_SECRET: &str = crate::files::BACKUP_CREDENTIALS_SECRET;
 /// Directory of the buckets inside the state directory.
 pub const BUCKETS_DIR: &str = "backupbuckets";
 /// Field manager of the objects the demo writes.

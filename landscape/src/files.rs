@@ -15,6 +15,9 @@ use crate::Error;
 pub const BOOTSTRAP_SECRET: &str = "gardenlet-kubeconfig-bootstrap";
 /// Name of the seed Secret the agent stores its certificate kubeconfig in.
 pub const KUBECONFIG_SECRET: &str = "gardenlet-kubeconfig";
+/// Name of the backup credentials Secret in the garden's `garden` namespace (the demo Seed's
+/// `spec.backup.credentialsRef`).
+pub const BACKUP_CREDENTIALS_SECRET: &str = "backup-local";
 
 /// Name of the lock file that keeps a second landscape out of a state directory.
 pub const LOCK_FILE: &str = "seedlet.lock";
@@ -224,7 +227,7 @@ users:
 /// rotation is visible in a demo, and the demo Seed (with `spec.backup` on the credentials Secret
 /// the landscape stores in the garden).
 pub fn agent_config(seed_name: &str) -> String {
-    let backup_secret = crate::backup::CREDENTIALS_SECRET;
+    let backup_secret = BACKUP_CREDENTIALS_SECRET;
     format!(
         "# Written by `seedlet sandbox`: the agent of the demo seed.
 apiVersion: gardenlet.config.gardener.cloud/v1alpha1
