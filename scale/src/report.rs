@@ -211,28 +211,25 @@ impl Report {
             "  agent: RSS peak {:.1} MiB, steady {:.1} MiB, growth {:+.1} MiB, CPU {:.1} s",
             a.rss_peak_mib, a.rss_steady_mib, a.rss_growth_mib, a.cpu_seconds
         );
-        for (name, latency) in [
-            (
-                "ControllerInstallation → ManagedResource",
-                &self.installation_to_managed_resource,
-            ),
-            (
-                "first states (one burst) → ShootState",
-                &self.initial_states_to_shoot_state,
-            ),
-            (
-                "extension state → ShootState (churn)",
-                &self.extension_state_to_shoot_state,
-            ),
-            ("shoot change → Cluster", &self.shoot_change_to_cluster),
-            ("lease drift", &self.lease_drift),
-        ] {
-            let _ = writeln!(
-                text,
-                "  {name}: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms ({} samples)",
-                latency.p50_ms, latency.p99_ms, latency.max_ms, latency.samples
-            );
-        }
+        write_latencies(
+            &mut text,
+            &[
+                (
+                    "ControllerInstallation → ManagedResource",
+                    &self.installation_to_managed_resource,
+                ),
+                (
+                    "first states (one burst) → ShootState",
+                    &self.initial_states_to_shoot_state,
+                ),
+                (
+                    "extension state → ShootState (churn)",
+                    &self.extension_state_to_shoot_state,
+                ),
+                ("shoot change → Cluster", &self.shoot_change_to_cluster),
+                ("lease drift", &self.lease_drift),
+            ],
+        );
         let t = &self.traffic;
         let _ = writeln!(
             text,
@@ -242,17 +239,33 @@ impl Report {
             t.garden_requests_per_second,
             t.seed_requests_per_second
         );
-        for goal in &self.goals {
-            let _ = writeln!(
-                text,
-                "  [{}] {}: {} (goal {})",
-                if goal.met { "met" } else { "MISSED" },
-                goal.name,
-                goal.measured,
-                goal.goal
-            );
-        }
+        write_goals(&mut text, &self.goals);
         text
+    }
+}
+
+/// One line per latency: `name: p50, p99, max (samples)`.
+pub(crate) fn write_latencies(text: &mut String, latencies: &[(&str, &Latency)]) {
+    for (name, latency) in latencies {
+        let _ = writeln!(
+            text,
+            "  {name}: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms ({} samples)",
+            latency.p50_ms, latency.p99_ms, latency.max_ms, latency.samples
+        );
+    }
+}
+
+/// One line per goal: `[met|MISSED] name: measured (goal …)`.
+pub(crate) fn write_goals(text: &mut String, goals: &[Goal]) {
+    for goal in goals {
+        let _ = writeln!(
+            text,
+            "  [{}] {}: {} (goal {})",
+            if goal.met { "met" } else { "MISSED" },
+            goal.name,
+            goal.measured,
+            goal.goal
+        );
     }
 }
 

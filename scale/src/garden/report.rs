@@ -172,26 +172,23 @@ impl GardenReport {
             "  garden controller: RSS peak {:.1} MiB, steady {:.1} MiB, CPU {:.1} s",
             g.rss_peak_mib, g.rss_steady_mib, g.cpu_seconds
         );
-        for (name, latency) in [
-            ("CSR → approved", &self.csr_approval),
-            ("CSR → certificate", &self.csr_issued),
-            (
-                "registration created → installations",
-                &self.registration_to_installations,
-            ),
-            (
-                "registration changed → installations",
-                &self.registration_change_to_installations,
-            ),
-            ("last renewal → Unknown", &self.lease_renewal_to_unknown),
-            ("Lease renewal request", &self.lease_renewal_request),
-        ] {
-            let _ = writeln!(
-                text,
-                "  {name}: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms ({} samples)",
-                latency.p50_ms, latency.p99_ms, latency.max_ms, latency.samples
-            );
-        }
+        crate::report::write_latencies(
+            &mut text,
+            &[
+                ("CSR → approved", &self.csr_approval),
+                ("CSR → certificate", &self.csr_issued),
+                (
+                    "registration created → installations",
+                    &self.registration_to_installations,
+                ),
+                (
+                    "registration changed → installations",
+                    &self.registration_change_to_installations,
+                ),
+                ("last renewal → Unknown", &self.lease_renewal_to_unknown),
+                ("Lease renewal request", &self.lease_renewal_request),
+            ],
+        );
         let c = &self.counts;
         let _ = writeln!(
             text,
@@ -202,16 +199,7 @@ impl GardenReport {
             c.lease_renewals_per_second,
             c.garden_requests
         );
-        for goal in &self.goals {
-            let _ = writeln!(
-                text,
-                "  [{}] {}: {} (goal {})",
-                if goal.met { "met" } else { "MISSED" },
-                goal.name,
-                goal.measured,
-                goal.goal
-            );
-        }
+        crate::report::write_goals(&mut text, &self.goals);
         text
     }
 }
