@@ -482,7 +482,11 @@ fn text(value: Option<&Value>) -> &str {
 }
 
 /// Maps a kube error of `step` on `object` into [`Error::Api`].
-fn api_error<K: BackupKind>(object: &K, step: &str) -> impl FnOnce(kube::Error) -> Error + use<K> {
+/// The error of a failed write to an extension object, naming step, kind and object.
+pub(crate) fn api_error<K: ExtensionObject>(
+    object: &K,
+    step: &str,
+) -> impl FnOnce(kube::Error) -> Error + use<K> {
     let kind = format!("extension {}", K::kind(&()));
     let name = object.name_any();
     let step = step.to_owned();

@@ -19,7 +19,7 @@ use seedlet_runtime::watch::{RunWith, Runner};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::backup_provider::{Ctx, Error, Step, decide};
+use crate::backup_provider::{Ctx, Error, Step, api_error, decide};
 
 /// Controller name (logs).
 pub const NAME: &str = "example-bastion-local";
@@ -59,20 +59,13 @@ pub async fn reconcile(bastion: Arc<extensions::Bastion>, ctx: Arc<Ctx>) -> Resu
     let name = bastion.name_any();
     let namespace = bastion.namespace().unwrap_or_default();
     let api: Api<extensions::Bastion> = Api::namespaced(ctx.seed.clone(), &namespace);
-    let failed = |step: &str| {
-        let step = step.to_owned();
-        let name = name.clone();
-        move |source| Error::Api {
-            step,
-            kind: "Bastion".to_owned(),
-            name,
-            source,
-        }
-    };
     let unannotate = json!({"metadata": {"annotations": {annotations::OPERATION: null}}});
     api.patch(&name, &PatchParams::default(), &Patch::Merge(&unannotate))
         .await
-        .map_err(failed("remove the operation annotation"))?;
+        .map_err(api_error(
+            bastion.as_ref(),
+            "remove the operation annotation",
+        ))?;
     let status = status_patch(
         &name,
         bastion.metadata.generation,
@@ -85,7 +78,7 @@ pub async fn reconcile(bastion: Arc<extensions::Bastion>, ctx: Arc<Ctx>) -> Resu
         &Patch::Merge(&json!({ "status": status })),
     )
     .await
-    .map_err(failed("report the status"))?;
+    .map_err(api_error(bastion.as_ref(), "report the status"))?;
     Ok(Action::await_change())
 }
 

@@ -39,6 +39,13 @@ impl Settings {
     }
 }
 
+impl Settings {
+    /// The pause after a failed check: short, but never longer than the sync period.
+    pub fn retry_delay(&self) -> Duration {
+        self.sync_period.min(Duration::from_secs(5))
+    }
+}
+
 /// Dependencies of one check.
 pub struct Ctx {
     /// Garden client.

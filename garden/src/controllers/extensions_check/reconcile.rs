@@ -77,7 +77,7 @@ pub fn error_policy(seed: Arc<Seed>, error: &Error, ctx: Arc<Ctx>) -> Action {
         error = %error_chain(error),
         "seed extensions check failed"
     );
-    Action::requeue(ctx.settings.sync_period.min(Duration::from_secs(5)))
+    Action::requeue(ctx.settings.retry_delay())
 }
 
 async fn check(seed: &Seed, ctx: &Ctx) -> Result<(), Error> {
