@@ -144,6 +144,10 @@ enum BenchCommand {
         /// Also write the JSON report to this file.
         #[arg(long, value_name = "FILE")]
         report: Option<PathBuf>,
+        /// The agent binary to measure (default: `seedlet-agent` beside this binary, else
+        /// `seedlet agent`), e.g. `target/slim/seedlet-agent`.
+        #[arg(long, value_name = "FILE")]
+        agent_binary: Option<PathBuf>,
     },
     /// A garden with hundreds of simulated seeds (own identities, a Lease every 2 s) and the
     /// garden controller as a separate process: prints a summary and a JSON report (scheduling
@@ -254,6 +258,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     rate,
                     dir,
                     report,
+                    agent_binary,
                 },
             log,
         } => {
@@ -261,10 +266,18 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 log.log_level.unwrap_or(LogLevel::Error),
                 log.log_format.unwrap_or(LogFormat::Text),
             )?;
-            // The slim agent binary beside this one, as operators run it; else `seedlet agent`.
-            let seedlet = std::env::current_exe().context("locating the seedlet binary")?;
-            let slim = seedlet.with_file_name("seedlet-agent");
-            let binary = if slim.is_file() { slim } else { seedlet };
+            let binary = match agent_binary {
+                Some(binary) if binary.is_file() => binary,
+                Some(binary) => {
+                    anyhow::bail!("--agent-binary {}: no such file", binary.display())
+                }
+                // The slim agent binary beside this one, as operators run it; else `seedlet agent`.
+                None => {
+                    let seedlet = std::env::current_exe().context("locating the seedlet binary")?;
+                    let slim = seedlet.with_file_name("seedlet-agent");
+                    if slim.is_file() { slim } else { seedlet }
+                }
+            };
             let overrides = seedlet_scale::Overrides {
                 shoots,
                 registrations,

@@ -20,6 +20,7 @@ pub mod health;
 pub mod leader_election;
 pub mod logging;
 pub mod metrics;
+pub mod policy;
 pub mod process;
 pub mod repeated;
 pub mod retry;

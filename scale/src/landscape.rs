@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::observe::{Observers, SHOOT_TICK_LABEL};
 use crate::process::MeasuredProcess;
-use crate::report::{AgentUsage, Lost, Machine, Parameters, Report, Traffic, steady_rss};
+use crate::report::{AgentUsage, Lost, Machine, Parameters, Report, Traffic};
 use crate::stats::{Latency, drift};
 use crate::workload::{self, ExtensionObject, ShootName};
 use crate::{Error, Options};
@@ -110,6 +110,10 @@ impl Landscape {
             .await
             .map_err(Error::Landscape)?;
         garden_setup::install_crds(&seed, seedlet_api::crds::seed_crds())
+            .await
+            .map_err(Error::Landscape)?;
+        // The network policies' API server rule reads it, as on a real seed.
+        garden_setup::store_api_server_endpoints(&seed, &self.seed.endpoint())
             .await
             .map_err(Error::Landscape)?;
         let token = garden_setup::prepare_garden(&garden, SEED)
@@ -418,8 +422,6 @@ impl Measured {
     /// The report of a run that took `total`.
     pub fn into_report(self, options: &Options, load_at_start: f64, total: Duration) -> Report {
         let (samples, peak) = self.usage;
-        let (rss_steady_mib, rss_growth_mib) = steady_rss(&samples, self.churn_started_s);
-        let cpu_seconds = samples.last().map(|s| s.cpu_s).unwrap_or_default();
         let renewals = self
             .observers
             .lease_renewals
@@ -452,13 +454,7 @@ impl Measured {
             },
             bootstrap_ms: crate::stats::round2(self.bootstrap.as_secs_f64() * 1e3),
             ready_ms: crate::stats::round2(self.ready.as_secs_f64() * 1e3),
-            agent: AgentUsage {
-                rss_peak_mib: peak,
-                rss_steady_mib,
-                rss_growth_mib,
-                cpu_seconds,
-                samples,
-            },
+            agent: AgentUsage::from_samples(samples, peak, self.churn_started_s),
             installation_to_managed_resource: Latency::from_samples(&self.installation_latencies),
             initial_states_to_shoot_state: Latency::from_samples(&self.initial_sync),
             extension_state_to_shoot_state: Latency::from_samples(

@@ -24,6 +24,10 @@ pub struct Sample {
     pub at_s: f64,
     /// Resident set size in MiB.
     pub rss_mib: f64,
+    /// The anonymous part of it (heap, stacks): what the process allocated.
+    pub rss_anon_mib: f64,
+    /// The file-backed part of it: the binary's code and data pages the process touched.
+    pub rss_file_mib: f64,
     /// CPU seconds (user + system) used so far.
     pub cpu_s: f64,
 }
@@ -52,17 +56,32 @@ impl MeasuredProcess {
             args.push("agent".into());
         }
         args.extend(["--config".into(), config.as_os_str().to_owned()]);
-        Self::spawn_component("agent", binary, &args, log, interval)
+        Self::spawn_component(
+            "agent",
+            binary,
+            &args,
+            log,
+            interval,
+            &[
+                // The sandbox reports Kubernetes v1.24 (its behaviour follows v1.24 transcripts);
+                // without this the Seed status would fail the agent's minimum-version check.
+                (
+                    seedlet_agent::controllers::seed::flow::DISABLE_VERSION_CHECK_ENV,
+                    "true",
+                ),
+            ],
+        )
     }
 
-    /// Starts `binary args…` as `component` (for errors), logging to `log`, and samples it every
-    /// `interval`.
+    /// Starts `binary args…` as `component` (for errors) with `env` added to the environment,
+    /// logging to `log`, and samples it every `interval`.
     pub fn spawn_component(
         component: &'static str,
         binary: &Path,
         args: &[OsString],
         log: &Path,
         interval: Duration,
+        env: &[(&str, &str)],
     ) -> Result<Self, Error> {
         let log_file = |path: &Path| {
             std::fs::File::create(path).map_err(|source| Error::Io {
@@ -79,6 +98,7 @@ impl MeasuredProcess {
             .args(args)
             .env_remove("KUBECONFIG")
             .env_remove("GARDEN_KUBECONFIG")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(stdout)
             .stderr(stderr)
@@ -169,16 +189,23 @@ async fn sample_loop(
             _ = ticker.tick() => {}
             _ = stop.cancelled() => return,
         }
-        let (Some(rss_kib), Some(cpu_s)) = (read_status_kib(pid, "VmRSS:"), read_cpu_seconds(pid))
+        let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+            return;
+        };
+        let (Some(rss_kib), Some(cpu_s)) =
+            (parse_status_kib(&status, "VmRSS:"), read_cpu_seconds(pid))
         else {
             return;
         };
+        let field_mib = |field| kib_to_mib(parse_status_kib(&status, field).unwrap_or(0));
         samples
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .push(Sample {
                 at_s: crate::stats::round2(started.elapsed().as_secs_f64()),
                 rss_mib: kib_to_mib(rss_kib),
+                rss_anon_mib: field_mib("RssAnon:"),
+                rss_file_mib: field_mib("RssFile:"),
                 cpu_s,
             });
     }

@@ -116,6 +116,7 @@ impl GardenLandscape {
             &args,
             &self.log,
             options.sample_interval,
+            &[],
         )?;
         let address = SocketAddr::from(([127, 0, 0, 1], webhook_port));
         let health = SocketAddr::from(([127, 0, 0, 1], health_port));

@@ -17,7 +17,7 @@ use super::landscape::GardenLandscape;
 use super::report::{GardenCounts, GardenLost, GardenParameters, GardenReport};
 use super::seeds::{Renewals, SimulatedSeed, seed_name};
 use crate::process::Sample;
-use crate::report::{AgentUsage, Machine, steady_rss};
+use crate::report::{AgentUsage, Machine};
 use crate::stats::{Latency, round2};
 use crate::workload;
 
@@ -189,8 +189,6 @@ impl Measured {
     /// The report of the run.
     pub fn into_report(self, options: &GardenOptions, load_at_start: f64) -> GardenReport {
         let (samples, peak) = self.usage;
-        let (rss_steady_mib, rss_growth_mib) = steady_rss(&samples, self.steady_from_s);
-        let cpu_seconds = samples.last().map(|s| s.cpu_s).unwrap_or_default();
         let renewal_latencies = self.renewals.latencies();
         let counts = GardenCounts {
             lease_renewals: renewal_latencies.len(),
@@ -215,13 +213,7 @@ impl Measured {
                 lease_period_s: options.lease_period.as_secs_f64(),
                 monitor_period_s: options.monitor_period.as_secs_f64(),
             },
-            garden_controller: AgentUsage {
-                rss_peak_mib: peak,
-                rss_steady_mib,
-                rss_growth_mib,
-                cpu_seconds,
-                samples,
-            },
+            garden_controller: AgentUsage::from_samples(samples, peak, self.steady_from_s),
             csr_approval: Latency::from_samples(&self.csr_approval),
             csr_issued: Latency::from_samples(&self.csr_issued),
             registration_to_installations: Latency::from_samples(&self.created),

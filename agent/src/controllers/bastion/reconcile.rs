@@ -13,6 +13,7 @@ use seedlet_api::core::Shoot;
 use seedlet_api::extensions;
 use seedlet_api::names::{annotations, finalizers};
 use seedlet_api::operations::Bastion;
+use seedlet_runtime::policy;
 use serde_json::{Value, json};
 
 use super::desired::{self, BASTION_READY, FORCE_DELETION};
@@ -74,25 +75,18 @@ impl Error {
 /// # Errors
 /// See [`Error`].
 pub async fn reconcile(bastion: Arc<Bastion>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = std::time::Instant::now();
-    let result = run(&bastion, &ctx).await;
-    ctx.metrics
-        .reconciled(NAME, started.elapsed(), result.is_ok());
-    result
+    policy::measured(&ctx.metrics, NAME, &key(&bastion), run(&bastion, &ctx)).await
 }
 
 /// Logs the error once and retries after a short delay.
 pub fn error_policy(bastion: Arc<Bastion>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if let Some(action) = seedlet_runtime::status::conflict_requeue(&key(&bastion), error) {
-        return action;
-    }
-    tracing::warn!(
-        bastion = %key(&bastion),
-        reason = error.reason(),
-        error = %error_chain(error),
-        "bastion reconcile failed"
-    );
-    Action::requeue(Duration::from_secs(5))
+    policy::requeue_after_failure(
+        NAME,
+        &key(&bastion),
+        error.reason(),
+        error,
+        Duration::from_secs(5),
+    )
 }
 
 fn key(bastion: &Bastion) -> String {

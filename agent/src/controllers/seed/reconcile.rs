@@ -17,6 +17,7 @@ use kube::{Api, ResourceExt};
 use seedlet_api::common::{LastOperationState, LastOperationType};
 use seedlet_api::core::{BackupBucket, GardenerInfo, Seed};
 use seedlet_api::names::{finalizers, namespaces, objects};
+use seedlet_runtime::policy;
 use serde_json::{Value, json};
 
 use super::io::{Error, write_status};
@@ -46,25 +47,18 @@ pub struct DesiredStatus {
 /// # Errors
 /// See [`Error`]; the next run reads fresh state.
 pub async fn reconcile(seed: Arc<Seed>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = std::time::Instant::now();
-    let result = update(&seed, &ctx).await;
-    ctx.metrics
-        .reconciled(NAME, started.elapsed(), result.is_ok());
-    result
+    policy::measured(&ctx.metrics, NAME, &seed.name_any(), update(&seed, &ctx)).await
 }
 
 /// Retries after a short delay, capped at the sync period, and logs the error once.
 pub fn error_policy(seed: Arc<Seed>, error: &Error, ctx: Arc<Ctx>) -> Action {
-    if let Some(action) = seedlet_runtime::status::conflict_requeue(&seed.name_any(), error) {
-        return action;
-    }
-    tracing::warn!(
-        seed = %seed.name_any(),
-        reason = error.reason(),
-        error = %error_chain(error),
-        "seed status reconcile failed"
-    );
-    Action::requeue(ctx.sync_period.min(Duration::from_secs(5)))
+    policy::requeue_after_failure(
+        NAME,
+        &seed.name_any(),
+        error.reason(),
+        error,
+        ctx.sync_period.min(Duration::from_secs(5)),
+    )
 }
 
 async fn update(cached: &Seed, ctx: &Ctx) -> Result<Action, Error> {

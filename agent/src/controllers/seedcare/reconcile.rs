@@ -11,6 +11,7 @@ use seedlet_api::conditions::{self, ConditionStatus};
 use seedlet_api::core::Seed;
 use seedlet_api::names::{namespaces, reasons};
 use seedlet_api::resources::ManagedResource;
+use seedlet_runtime::policy;
 
 use super::health::{self, EMERGENCY_STOP, SYSTEM_COMPONENTS_HEALTHY};
 use super::{Ctx, NAME};
@@ -44,25 +45,25 @@ impl Error {
 /// # Errors
 /// See [`Error`].
 pub async fn reconcile(seed: Arc<Seed>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = std::time::Instant::now();
-    let result = care(&seed.name_any(), &ctx).await;
-    ctx.metrics
-        .reconciled(NAME, started.elapsed(), result.is_ok());
+    let result = policy::measured(
+        &ctx.metrics,
+        NAME,
+        &seed.name_any(),
+        care(&seed.name_any(), &ctx),
+    )
+    .await;
     result.map(|()| Action::requeue(ctx.sync_period))
 }
 
 /// Logs the error once and retries, capped at the sync period.
 pub fn error_policy(seed: Arc<Seed>, error: &Error, ctx: Arc<Ctx>) -> Action {
-    if let Some(action) = seedlet_runtime::status::conflict_requeue(&seed.name_any(), error) {
-        return action;
-    }
-    tracing::warn!(
-        seed = %seed.name_any(),
-        reason = error.reason(),
-        error = %error_chain(error),
-        "seed care failed"
-    );
-    Action::requeue(ctx.sync_period.min(Duration::from_secs(5)))
+    policy::requeue_after_failure(
+        NAME,
+        &seed.name_any(),
+        error.reason(),
+        error,
+        ctx.sync_period.min(Duration::from_secs(5)),
+    )
 }
 
 async fn care(name: &str, ctx: &Ctx) -> Result<(), Error> {

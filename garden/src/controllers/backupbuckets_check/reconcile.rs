@@ -11,9 +11,9 @@ use kube::{Api, ResourceExt};
 use seedlet_api::conditions::{self, Condition, ConditionStatus};
 use seedlet_api::core::{BackupBucket, Seed};
 use seedlet_api::names::{condition_types, field_managers};
+use seedlet_runtime::policy;
 
 use super::{Ctx, NAME};
-use seedlet_runtime::error_chain;
 
 /// Errors of one check.
 #[derive(Debug, thiserror::Error)]
@@ -43,25 +43,19 @@ impl Error {
 /// # Errors
 /// See [`Error`].
 pub async fn reconcile(seed: Arc<Seed>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = std::time::Instant::now();
-    let result = check(&seed, &ctx).await;
-    ctx.metrics
-        .reconciled(NAME, started.elapsed(), result.is_ok());
+    let result = policy::measured(&ctx.metrics, NAME, &seed.name_any(), check(&seed, &ctx)).await;
     result.map(|()| Action::requeue(ctx.settings.sync_period))
 }
 
 /// Logs the error once and retries after a short delay, capped at the sync period.
 pub fn error_policy(seed: Arc<Seed>, error: &Error, ctx: Arc<Ctx>) -> Action {
-    if let Some(action) = seedlet_runtime::status::conflict_requeue(&seed.name_any(), error) {
-        return action;
-    }
-    tracing::warn!(
-        seed = %seed.name_any(),
-        reason = error.reason(),
-        error = %error_chain(error),
-        "seed backup buckets check failed"
-    );
-    Action::requeue(ctx.settings.retry_delay())
+    policy::requeue_after_failure(
+        NAME,
+        &seed.name_any(),
+        error.reason(),
+        error,
+        ctx.settings.retry_delay(),
+    )
 }
 
 async fn check(seed: &Seed, ctx: &Ctx) -> Result<(), Error> {

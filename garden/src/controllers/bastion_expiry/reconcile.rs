@@ -9,9 +9,9 @@ use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::Shoot;
 use seedlet_api::operations::Bastion;
+use seedlet_runtime::policy;
 
 use super::{Ctx, NAME};
-use seedlet_runtime::error_chain;
 
 /// What to do with a Bastion.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,25 +104,24 @@ pub fn verdict(
 /// # Errors
 /// See [`Error`].
 pub async fn reconcile(bastion: Arc<Bastion>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = std::time::Instant::now();
-    let result = check(&bastion, &ctx).await;
-    ctx.metrics
-        .reconciled(NAME, started.elapsed(), result.is_ok());
-    result
+    policy::measured(
+        &ctx.metrics,
+        NAME,
+        &bastion.name_any(),
+        check(&bastion, &ctx),
+    )
+    .await
 }
 
 /// Logs the error once and retries after a short delay.
 pub fn error_policy(bastion: Arc<Bastion>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if let Some(action) = seedlet_runtime::status::conflict_requeue(&bastion.name_any(), error) {
-        return action;
-    }
-    tracing::warn!(
-        bastion = %bastion.name_any(),
-        reason = error.reason(),
-        error = %error_chain(error),
-        "bastion expiry check failed"
-    );
-    Action::requeue(Duration::from_secs(5))
+    policy::requeue_after_failure(
+        NAME,
+        &bastion.name_any(),
+        error.reason(),
+        error,
+        Duration::from_secs(5),
+    )
 }
 
 async fn check(cached: &Bastion, ctx: &Ctx) -> Result<Action, Error> {

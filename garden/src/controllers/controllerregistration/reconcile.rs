@@ -16,6 +16,7 @@ use seedlet_api::core::{
     ControllerRegistration, Seed, Shoot,
 };
 use seedlet_api::names::{annotations, field_managers, namespaces};
+use seedlet_runtime::policy;
 use serde_json::{Value, json};
 
 use super::desired::{self, Demand, WantedError};
@@ -141,26 +142,26 @@ impl Error {
 /// # Errors
 /// See [`Error`]; the next run reads fresh state.
 pub async fn reconcile(seed: Arc<Seed>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = std::time::Instant::now();
-    let result = reconcile_seed(&seed, &ctx).await;
-    ctx.metrics
-        .reconciled(NAME, started.elapsed(), result.is_ok());
+    let result = policy::measured(
+        &ctx.metrics,
+        NAME,
+        &seed.name_any(),
+        reconcile_seed(&seed, &ctx),
+    )
+    .await;
     // Event-driven like upstream: every input is watched, so nothing changes without an event.
     result.map(|()| Action::await_change())
 }
 
 /// Requeues after a short delay and logs the error once.
 pub fn error_policy(seed: Arc<Seed>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if let Some(action) = seedlet_runtime::status::conflict_requeue(&seed.name_any(), error) {
-        return action;
-    }
-    tracing::warn!(
-        seed = %seed.name_any(),
-        reason = error.reason(),
-        error = %seedlet_runtime::error_chain(error),
-        "controllerinstallation seed reconcile failed"
-    );
-    Action::requeue(Duration::from_secs(5))
+    policy::requeue_after_failure(
+        NAME,
+        &seed.name_any(),
+        error.reason(),
+        error,
+        Duration::from_secs(5),
+    )
 }
 
 async fn list<K>(api: Api<K>, kind: &'static str) -> Result<Vec<K>, Error>

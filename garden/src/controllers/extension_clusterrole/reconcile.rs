@@ -2,14 +2,14 @@
 //! ServiceAccounts, create or merge-patch the ClusterRoleBinding.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
-use seedlet_runtime::error_chain;
+use seedlet_runtime::policy;
 
 use super::subjects::{self, SelectorError};
 use super::{Ctx, NAME};
@@ -49,10 +49,7 @@ impl Error {
 /// # Errors
 /// See [`Error`].
 pub async fn reconcile(role: Arc<ClusterRole>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = Instant::now();
-    let result = run(&role, &ctx).await;
-    ctx.metrics
-        .reconciled(NAME, started.elapsed(), result.is_ok());
+    let result = policy::measured(&ctx.metrics, NAME, &role.name_any(), run(&role, &ctx)).await;
     result.map(|()| Action::await_change())
 }
 
@@ -113,15 +110,5 @@ async fn run(role: &ClusterRole, ctx: &Ctx) -> Result<(), Error> {
 /// A lost write race (409) is retried at once (debug line); other errors after [`RETRY_DELAY`],
 /// logged once.
 pub fn error_policy(role: Arc<ClusterRole>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if let Some(action) = seedlet_runtime::status::conflict_requeue(&role.name_any(), error) {
-        return action;
-    }
-    tracing::error!(
-        controller = NAME,
-        cluster_role = %role.name_any(),
-        reason = error.reason(),
-        error = %error_chain(error),
-        "reconcile failed"
-    );
-    Action::requeue(RETRY_DELAY)
+    policy::requeue_after_failure(NAME, &role.name_any(), error.reason(), error, RETRY_DELAY)
 }

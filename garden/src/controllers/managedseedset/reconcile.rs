@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
@@ -15,6 +15,7 @@ use seedlet_api::seedmanagement::{
     ManagedSeed, ManagedSeedSet, ManagedSeedSetStatus, PendingReplica,
 };
 use seedlet_runtime::events::EventType;
+use seedlet_runtime::policy;
 use serde_json::json;
 
 use super::desired::{replica_managed_seed, replica_shoot, selects};
@@ -75,39 +76,37 @@ impl Error {
 /// # Errors
 /// Reads and writes of replicas, the finalizer and status writes, no deletable replica.
 pub async fn reconcile(set: Arc<ManagedSeedSet>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = Instant::now();
-    let result = match tokio::time::timeout(ctx.sync_period, pass(&set, &ctx)).await {
-        Ok(result) => result,
-        Err(_) => Err(Error::Timeout(set.name_any())),
+    let bounded = async {
+        let result = match tokio::time::timeout(ctx.sync_period, pass(&set, &ctx)).await {
+            Ok(result) => result,
+            Err(_) => Err(Error::Timeout(set.name_any())),
+        };
+        if let Err(error) = &result {
+            ctx.events
+                .publish(
+                    set.as_ref(),
+                    EventType::Warning,
+                    "ReconcileError",
+                    "Reconcile",
+                    &seedlet_runtime::error_chain(error).to_string(),
+                )
+                .await;
+        }
+        result
     };
-    if let Err(error) = &result {
-        ctx.events
-            .publish(
-                set.as_ref(),
-                EventType::Warning,
-                "ReconcileError",
-                "Reconcile",
-                &seedlet_runtime::error_chain(error).to_string(),
-            )
-            .await;
-    }
-    ctx.metrics
-        .reconciled(NAME, started.elapsed(), result.is_ok());
+    let result = policy::measured(&ctx.metrics, NAME, &set.name_any(), bounded).await;
     result.map(|()| Action::requeue(ctx.sync_period))
 }
 
 /// Requeues after a short delay, capped at the sync period, and logs the error once.
 pub fn error_policy(set: Arc<ManagedSeedSet>, error: &Error, ctx: Arc<Ctx>) -> Action {
-    if let Some(action) = seedlet_runtime::status::conflict_requeue(&set.name_any(), error) {
-        return action;
-    }
-    tracing::warn!(
-        managed_seed_set = %set.name_any(),
-        reason = error.reason(),
-        error = %seedlet_runtime::error_chain(error),
-        "managedseedset reconcile failed"
-    );
-    Action::requeue(ctx.sync_period.min(Duration::from_secs(5)))
+    policy::requeue_after_failure(
+        NAME,
+        &set.name_any(),
+        error.reason(),
+        error,
+        ctx.sync_period.min(Duration::from_secs(5)),
+    )
 }
 
 /// Whether the pass ended with nothing pending.

@@ -3,7 +3,7 @@
 //! namespace (keep an adopted one, delete a created one) and drop the finalizer.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Namespace, ResourceQuota};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, RoleBinding};
@@ -12,8 +12,8 @@ use kube::runtime::controller::Action;
 use kube::{Api, Resource, ResourceExt};
 use seedlet_api::core::{Project, Shoot};
 use seedlet_api::names::finalizers;
-use seedlet_runtime::error_chain;
 use seedlet_runtime::events::EventType;
+use seedlet_runtime::policy;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::json;
@@ -86,11 +86,7 @@ fn api_error(what: impl Into<String>) -> impl FnOnce(kube::Error) -> Error {
 /// # Errors
 /// See [`Error`].
 pub async fn reconcile(project: Arc<Project>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = Instant::now();
-    let result = run(&project, &ctx).await;
-    ctx.metrics
-        .reconciled(NAME, started.elapsed(), result.is_ok());
-    result
+    policy::measured(&ctx.metrics, NAME, &project.name_any(), run(&project, &ctx)).await
 }
 
 async fn run(project: &Project, ctx: &Ctx) -> Result<Action, Error> {
@@ -544,15 +540,11 @@ async fn release_namespace(ctx: &Ctx, project: &Project, name: &str) -> Result<b
 /// A lost write race (409) is retried at once (debug line); other errors after [`RETRY_DELAY`],
 /// logged once.
 pub fn error_policy(project: Arc<Project>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if let Some(action) = seedlet_runtime::status::conflict_requeue(&project.name_any(), error) {
-        return action;
-    }
-    tracing::error!(
-        controller = NAME,
-        project = %project.name_any(),
-        reason = error.reason(),
-        error = %error_chain(error),
-        "reconcile failed"
-    );
-    Action::requeue(RETRY_DELAY)
+    policy::requeue_after_failure(
+        NAME,
+        &project.name_any(),
+        error.reason(),
+        error,
+        RETRY_DELAY,
+    )
 }

@@ -13,8 +13,8 @@ pub mod reconcile;
 use std::sync::Arc;
 use std::time::Duration;
 
+use kube::Api;
 use kube::runtime::{Controller, WatchStreamExt, watcher};
-use kube::{Api, ResourceExt};
 use seedlet_api::core::Project;
 use seedlet_runtime::clock::Clock;
 use seedlet_runtime::metrics::Metrics;
@@ -98,9 +98,4 @@ pub async fn run(ctx: Arc<Ctx>, concurrent_syncs: u32, shutdown: CancellationTok
             ctx,
         )
         .await;
-}
-
-/// Name of a project (logs).
-fn name_of(project: &Project) -> String {
-    project.name_any()
 }

@@ -3,7 +3,7 @@
 //! delete the project (after the deletion confirmation) once its auto-delete time has come.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
@@ -14,13 +14,13 @@ use kube::{Api, ResourceExt};
 use seedlet_api::core::{BackupEntry, CredentialsBinding, Project, Quota, SecretBinding, Shoot};
 use seedlet_api::names::annotations;
 use seedlet_api::security::WorkloadIdentity;
-use seedlet_runtime::error_chain;
+use seedlet_runtime::policy;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
 use super::decide::{self, Decision, Facts};
 use super::in_use::{self, Credential};
-use super::{Ctx, NAME, name_of};
+use super::{Ctx, NAME};
 
 /// Delay before a failed check is retried.
 pub const RETRY_DELAY: Duration = Duration::from_secs(5);
@@ -73,10 +73,8 @@ where
 /// # Errors
 /// See [`Error`].
 pub async fn reconcile(project: Arc<Project>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = Instant::now();
-    let result = run(&project, &ctx).await;
-    ctx.metrics
-        .reconciled(NAME, started.elapsed(), result.is_ok());
+    let result =
+        policy::measured(&ctx.metrics, NAME, &project.name_any(), run(&project, &ctx)).await;
     result.map(|()| Action::requeue(ctx.sync_period))
 }
 
@@ -251,15 +249,11 @@ async fn namespace_in_use(ctx: &Ctx, namespace: &str) -> Result<bool, Error> {
 /// A lost write race (409) is retried at once (debug line); other errors after [`RETRY_DELAY`],
 /// logged once.
 pub fn error_policy(project: Arc<Project>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if let Some(action) = seedlet_runtime::status::conflict_requeue(&project.name_any(), error) {
-        return action;
-    }
-    tracing::error!(
-        controller = NAME,
-        project = %name_of(&project),
-        reason = error.reason(),
-        error = %error_chain(error),
-        "stale check failed"
-    );
-    Action::requeue(RETRY_DELAY)
+    policy::requeue_after_failure(
+        NAME,
+        &project.name_any(),
+        error.reason(),
+        error,
+        RETRY_DELAY,
+    )
 }

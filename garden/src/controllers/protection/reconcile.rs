@@ -4,12 +4,12 @@
 //! work.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kube::runtime::controller::Action;
 use kube::{Resource, ResourceExt};
 use seedlet_api::names::finalizers;
-use seedlet_runtime::error_chain;
+use seedlet_runtime::policy;
 
 use super::{Ctx, Protected};
 
@@ -98,10 +98,13 @@ pub fn key_of<K: Resource>(object: &K) -> String {
 /// # Errors
 /// See [`Error`]; [`Error::InUse`] while deletion is blocked.
 pub async fn reconcile<K: Protected>(object: Arc<K>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = Instant::now();
-    let result = run(object.as_ref(), &ctx).await;
-    ctx.metrics
-        .reconciled(K::NAME, started.elapsed(), result.is_ok());
+    let result = policy::measured(
+        &ctx.metrics,
+        K::NAME,
+        &key_of(object.as_ref()),
+        run(object.as_ref(), &ctx),
+    )
+    .await;
     result.map(|next| next.map_or_else(Action::await_change, Action::requeue))
 }
 
@@ -161,24 +164,13 @@ async fn run<K: Protected>(object: &K, ctx: &Ctx) -> Result<Option<Duration>, Er
 }
 
 /// Blocked deletions are checked again after [`BLOCKED_DELAY`] (and on every referrer change);
-/// other errors after [`RETRY_DELAY`]. Logs once: blocked at debug (the Event says it), others
-/// as errors.
+/// other errors after [`RETRY_DELAY`]. Blocked is a debug line (the Event says it); other errors
+/// are logged as [`policy::requeue_after_failure`] says.
 pub fn error_policy<K: Protected>(object: Arc<K>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if let Some(action) = seedlet_runtime::status::conflict_requeue(&key_of(object.as_ref()), error)
-    {
-        return action;
-    }
     let key = key_of(object.as_ref());
     if let Error::InUse(message) = error {
         tracing::debug!(controller = K::NAME, object = %key, %message, "deletion blocked");
         return Action::requeue(BLOCKED_DELAY);
     }
-    tracing::error!(
-        controller = K::NAME,
-        object = %key,
-        reason = error.reason(),
-        error = %error_chain(error),
-        "reconcile failed"
-    );
-    Action::requeue(RETRY_DELAY)
+    policy::requeue_after_failure(K::NAME, &key, error.reason(), error, RETRY_DELAY)
 }

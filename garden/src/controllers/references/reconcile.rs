@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::runtime::controller::Action;
@@ -12,7 +12,7 @@ use kube::{Api, ResourceExt};
 use seedlet_api::core::{ControllerDeployment, Seed, Shoot};
 use seedlet_api::names::namespaces;
 use seedlet_api::security::WorkloadIdentity;
-use seedlet_runtime::error_chain;
+use seedlet_runtime::policy;
 use serde::de::DeserializeOwned;
 
 use super::refs::{self, Kind, Refs};
@@ -170,10 +170,13 @@ where
 /// # Errors
 /// See [`Error`]; a missing referenced object is one (the referrer is not protected then).
 pub async fn reconcile<K: Referrer>(object: Arc<K>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = Instant::now();
-    let result = run(object.as_ref(), &ctx).await;
-    ctx.metrics
-        .reconciled(K::NAME, started.elapsed(), result.is_ok());
+    let result = policy::measured(
+        &ctx.metrics,
+        K::NAME,
+        &key(object.as_ref()),
+        run(object.as_ref(), &ctx),
+    )
+    .await;
     result.map(|()| Action::await_change())
 }
 
@@ -251,15 +254,11 @@ async fn run<K: Referrer>(object: &K, ctx: &Ctx) -> Result<(), Error> {
 /// A lost write race (409) is retried at once (debug line); other errors after [`RETRY_DELAY`],
 /// logged once.
 pub fn error_policy<K: Referrer>(object: Arc<K>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if let Some(action) = seedlet_runtime::status::conflict_requeue(&key(object.as_ref()), error) {
-        return action;
-    }
-    tracing::error!(
-        controller = K::NAME,
-        object = %key(object.as_ref()),
-        reason = error.reason(),
-        error = %error_chain(error),
-        "reconcile failed"
-    );
-    Action::requeue(RETRY_DELAY)
+    policy::requeue_after_failure(
+        K::NAME,
+        &key(object.as_ref()),
+        error.reason(),
+        error,
+        RETRY_DELAY,
+    )
 }

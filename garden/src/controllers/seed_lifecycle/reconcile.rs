@@ -12,6 +12,7 @@ use kube::{Api, ResourceExt};
 use seedlet_api::conditions::{self, Condition, ConditionStatus};
 use seedlet_api::core::{Seed, Shoot};
 use seedlet_api::names::{annotations, condition_types, namespaces, reasons};
+use seedlet_runtime::policy;
 use serde_json::json;
 
 use super::{Ctx, NAME};
@@ -109,15 +110,14 @@ pub const SHOOT_CONSTRAINTS: [&str; 2] = [
 /// # Errors
 /// API failures, see [`Error`]; the next run reads fresh state.
 pub async fn reconcile(seed: Arc<Seed>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = std::time::Instant::now();
     let name = seed.metadata.name.clone().ok_or(Error::MissingName)?;
-    let result =
+    let bounded = async {
         match tokio::time::timeout(ctx.settings.sync_period, check(&seed, &name, &ctx)).await {
             Ok(result) => result,
-            Err(_) => Err(Error::Timeout { seed: name }),
-        };
-    ctx.metrics
-        .reconciled(NAME, started.elapsed(), result.is_ok());
+            Err(_) => Err(Error::Timeout { seed: name.clone() }),
+        }
+    };
+    let result = policy::measured(&ctx.metrics, NAME, &name, bounded).await;
     result.map(Action::requeue)
 }
 
@@ -152,16 +152,13 @@ const EXPIRY_MARGIN: Duration = Duration::from_millis(20);
 
 /// Requeues after a short delay, capped at the sync period, and logs the error once.
 pub fn error_policy(seed: Arc<Seed>, error: &Error, ctx: Arc<Ctx>) -> Action {
-    if let Some(action) = seedlet_runtime::status::conflict_requeue(&seed.name_any(), error) {
-        return action;
-    }
-    tracing::warn!(
-        seed = %seed.name_any(),
-        reason = error.reason(),
-        error = %seedlet_runtime::error_chain(error),
-        "seed lifecycle reconcile failed"
-    );
-    Action::requeue(ctx.settings.sync_period.min(Duration::from_secs(5)))
+    policy::requeue_after_failure(
+        NAME,
+        &seed.name_any(),
+        error.reason(),
+        error,
+        ctx.settings.sync_period.min(Duration::from_secs(5)),
+    )
 }
 
 /// Judges the Seed's heartbeat; returns when to check again.

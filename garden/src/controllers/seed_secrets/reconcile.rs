@@ -11,10 +11,10 @@ use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::Seed;
 use seedlet_api::names::{field_managers, namespaces};
+use seedlet_runtime::policy;
 
 use super::desired;
 use super::{Ctx, NAME};
-use seedlet_runtime::error_chain;
 
 /// Errors of one pass; each names the object.
 #[derive(Debug, thiserror::Error)]
@@ -56,25 +56,19 @@ fn api_error(step: impl Into<String>) -> impl FnOnce(kube::Error) -> Error {
 /// # Errors
 /// See [`Error`].
 pub async fn reconcile(seed: Arc<Seed>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = std::time::Instant::now();
-    let result = sync(&seed, &ctx).await;
-    ctx.metrics
-        .reconciled(NAME, started.elapsed(), result.is_ok());
+    let result = policy::measured(&ctx.metrics, NAME, &seed.name_any(), sync(&seed, &ctx)).await;
     result.map(|()| Action::await_change())
 }
 
 /// Logs the error once and retries with a delay.
 pub fn error_policy(seed: Arc<Seed>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if let Some(action) = seedlet_runtime::status::conflict_requeue(&seed.name_any(), error) {
-        return action;
-    }
-    tracing::warn!(
-        seed = %seed.name_any(),
-        reason = error.reason(),
-        error = %error_chain(error),
-        "seed secrets sync failed"
-    );
-    Action::requeue(Duration::from_secs(15))
+    policy::requeue_after_failure(
+        NAME,
+        &seed.name_any(),
+        error.reason(),
+        error,
+        Duration::from_secs(15),
+    )
 }
 
 async fn sync(seed: &Seed, ctx: &Ctx) -> Result<(), Error> {

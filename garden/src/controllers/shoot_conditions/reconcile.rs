@@ -1,13 +1,14 @@
 //! Conditions logic: find the Shoot's ManagedSeed and Seed, merge, write when changed.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kube::api::ListParams;
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::{Seed, Shoot};
 use seedlet_api::seedmanagement::ManagedSeed;
+use seedlet_runtime::policy;
 use serde_json::json;
 
 use super::merge::merged_conditions;
@@ -72,25 +73,20 @@ impl Error {
 /// # Errors
 /// Reads, an ambiguous ManagedSeed, the guarded status patch (409 on a concurrent change).
 pub async fn reconcile(shoot: Arc<Shoot>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = Instant::now();
-    let result = merge(&shoot, &ctx).await;
-    ctx.metrics
-        .reconciled(NAME, started.elapsed(), result.is_ok());
+    let object = policy::object_key(shoot.as_ref());
+    let result = policy::measured(&ctx.metrics, NAME, &object, merge(&shoot, &ctx)).await;
     result.map(|()| Action::await_change())
 }
 
 /// Requeues after a short delay and logs the error once.
 pub fn error_policy(shoot: Arc<Shoot>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if let Some(action) = seedlet_runtime::status::conflict_requeue(&shoot.name_any(), error) {
-        return action;
-    }
-    tracing::warn!(
-        shoot = %shoot.name_any(),
-        reason = error.reason(),
-        error = %seedlet_runtime::error_chain(error),
-        "shoot conditions reconcile failed"
-    );
-    Action::requeue(Duration::from_secs(5))
+    policy::requeue_after_failure(
+        NAME,
+        &policy::object_key(shoot.as_ref()),
+        error.reason(),
+        error,
+        Duration::from_secs(5),
+    )
 }
 
 async fn merge(shoot: &Shoot, ctx: &Ctx) -> Result<(), Error> {

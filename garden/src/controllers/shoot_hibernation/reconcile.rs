@@ -2,7 +2,7 @@
 //! `spec.hibernation.enabled` and `status.lastHibernationTriggerTime`, requeue to the next one.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Patch, PatchParams};
@@ -10,6 +10,7 @@ use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::Shoot;
 use seedlet_runtime::events::EventType;
+use seedlet_runtime::policy;
 use serde_json::json;
 
 use super::schedule::{self, Action as ScheduleAction};
@@ -58,25 +59,19 @@ impl Error {
 /// # Errors
 /// When a write fails; the next run reads fresh state.
 pub async fn reconcile(shoot: Arc<Shoot>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = Instant::now();
-    let result = hibernate(&shoot, &ctx).await;
-    ctx.metrics
-        .reconciled(NAME, started.elapsed(), result.is_ok());
-    result
+    let object = policy::object_key(shoot.as_ref());
+    policy::measured(&ctx.metrics, NAME, &object, hibernate(&shoot, &ctx)).await
 }
 
 /// Requeues after a short delay and logs the error once.
 pub fn error_policy(shoot: Arc<Shoot>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if let Some(action) = seedlet_runtime::status::conflict_requeue(&shoot.name_any(), error) {
-        return action;
-    }
-    tracing::warn!(
-        shoot = %shoot.name_any(),
-        reason = error.reason(),
-        error = %seedlet_runtime::error_chain(error),
-        "shoot hibernation reconcile failed"
-    );
-    Action::requeue(Duration::from_secs(5))
+    policy::requeue_after_failure(
+        NAME,
+        &policy::object_key(shoot.as_ref()),
+        error.reason(),
+        error,
+        Duration::from_secs(5),
+    )
 }
 
 async fn hibernate(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {

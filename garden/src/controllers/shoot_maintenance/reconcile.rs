@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -14,6 +14,7 @@ use rand::Rng as _;
 use seedlet_api::core::{CloudProfile, NamespacedCloudProfile, Shoot};
 use seedlet_api::names::{annotations, shoot_lifecycle};
 use seedlet_runtime::events::EventType;
+use seedlet_runtime::policy;
 use serde_json::{Value, json};
 
 use super::run::{self, Outcome, Step};
@@ -82,25 +83,19 @@ impl Error {
 /// # Errors
 /// Profile read and Shoot write failures.
 pub async fn reconcile(shoot: Arc<Shoot>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = Instant::now();
-    let result = maintain(&shoot, &ctx).await;
-    ctx.metrics
-        .reconciled(NAME, started.elapsed(), result.is_ok());
-    result
+    let object = policy::object_key(shoot.as_ref());
+    policy::measured(&ctx.metrics, NAME, &object, maintain(&shoot, &ctx)).await
 }
 
 /// Requeues after a short delay and logs the error once.
 pub fn error_policy(shoot: Arc<Shoot>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if let Some(action) = seedlet_runtime::status::conflict_requeue(&shoot.name_any(), error) {
-        return action;
-    }
-    tracing::warn!(
-        shoot = %shoot.name_any(),
-        reason = error.reason(),
-        error = %seedlet_runtime::error_chain(error),
-        "shoot maintenance reconcile failed"
-    );
-    Action::requeue(Duration::from_secs(15))
+    policy::requeue_after_failure(
+        NAME,
+        &policy::object_key(shoot.as_ref()),
+        error.reason(),
+        error,
+        Duration::from_secs(15),
+    )
 }
 
 async fn maintain(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {

@@ -1,13 +1,14 @@
 //! Migration readiness logic: read both Seeds, compute the constraint, write it when it changed.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::conditions::{self, ConditionStatus};
 use seedlet_api::core::{Seed, Shoot};
 use seedlet_api::names::shoot_lifecycle;
+use seedlet_runtime::policy;
 use serde_json::json;
 
 use super::readiness::{self, constraints};
@@ -60,25 +61,19 @@ impl Error {
 /// # Errors
 /// Seed reads and the guarded status patch (409 when another writer changed the Shoot).
 pub async fn reconcile(shoot: Arc<Shoot>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = Instant::now();
-    let result = readiness_of(&shoot, &ctx).await;
-    ctx.metrics
-        .reconciled(NAME, started.elapsed(), result.is_ok());
-    result
+    let object = policy::object_key(shoot.as_ref());
+    policy::measured(&ctx.metrics, NAME, &object, readiness_of(&shoot, &ctx)).await
 }
 
 /// Requeues after a short delay and logs the error once.
 pub fn error_policy(shoot: Arc<Shoot>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if let Some(action) = seedlet_runtime::status::conflict_requeue(&shoot.name_any(), error) {
-        return action;
-    }
-    tracing::warn!(
-        shoot = %shoot.name_any(),
-        reason = error.reason(),
-        error = %seedlet_runtime::error_chain(error),
-        "shoot migration reconcile failed"
-    );
-    Action::requeue(UNREADY_RECHECK)
+    policy::requeue_after_failure(
+        NAME,
+        &policy::object_key(shoot.as_ref()),
+        error.reason(),
+        error,
+        UNREADY_RECHECK,
+    )
 }
 
 async fn readiness_of(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {

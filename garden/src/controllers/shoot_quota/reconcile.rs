@@ -1,13 +1,14 @@
 //! Quota expiry logic: read binding and quotas, decide (pure), annotate or delete, requeue.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::{CredentialsBinding, Quota, QuotaReference, SecretBinding, Shoot};
 use seedlet_api::names::{annotations, shoot_lifecycle};
+use seedlet_runtime::policy;
 use serde_json::json;
 
 use super::expiry::{self, InvalidTimestamp};
@@ -91,30 +92,28 @@ impl Error {
 /// # Errors
 /// Read and write failures, an unparsable annotation, the timeout.
 pub async fn reconcile(shoot: Arc<Shoot>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = Instant::now();
-    let result = match tokio::time::timeout(ctx.sync_period, expire(&shoot, &ctx)).await {
-        Ok(result) => result,
-        Err(_) => Err(Error::Timeout {
-            shoot: shoot.name_any(),
-        }),
+    let object = policy::object_key(shoot.as_ref());
+    let bounded = async {
+        match tokio::time::timeout(ctx.sync_period, expire(&shoot, &ctx)).await {
+            Ok(result) => result,
+            Err(_) => Err(Error::Timeout {
+                shoot: shoot.name_any(),
+            }),
+        }
     };
-    ctx.metrics
-        .reconciled(NAME, started.elapsed(), result.is_ok());
+    let result = policy::measured(&ctx.metrics, NAME, &object, bounded).await;
     result.map(|()| Action::requeue(ctx.sync_period))
 }
 
 /// Requeues after a short delay, capped at the sync period, and logs the error once.
 pub fn error_policy(shoot: Arc<Shoot>, error: &Error, ctx: Arc<Ctx>) -> Action {
-    if let Some(action) = seedlet_runtime::status::conflict_requeue(&shoot.name_any(), error) {
-        return action;
-    }
-    tracing::warn!(
-        shoot = %shoot.name_any(),
-        reason = error.reason(),
-        error = %seedlet_runtime::error_chain(error),
-        "shoot quota reconcile failed"
-    );
-    Action::requeue(ctx.sync_period.min(Duration::from_secs(5)))
+    policy::requeue_after_failure(
+        NAME,
+        &policy::object_key(shoot.as_ref()),
+        error.reason(),
+        error,
+        ctx.sync_period.min(Duration::from_secs(5)),
+    )
 }
 
 async fn expire(shoot: &Shoot, ctx: &Ctx) -> Result<(), Error> {

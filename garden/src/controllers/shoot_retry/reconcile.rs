@@ -1,7 +1,7 @@
 //! Retry logic: decide with the clock and a jitter sample, annotate or requeue.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use jiff::SignedDuration;
 use kube::api::{Patch, PatchParams};
@@ -10,6 +10,7 @@ use kube::{Api, ResourceExt};
 use rand::Rng as _;
 use seedlet_api::core::Shoot;
 use seedlet_api::names::{annotations, shoot_lifecycle};
+use seedlet_runtime::policy;
 use serde_json::json;
 
 use super::decide::{Decision, decide};
@@ -52,25 +53,19 @@ impl Error {
 /// # Errors
 /// When the patch fails.
 pub async fn reconcile(shoot: Arc<Shoot>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = Instant::now();
-    let result = retry(&shoot, &ctx).await;
-    ctx.metrics
-        .reconciled(NAME, started.elapsed(), result.is_ok());
-    result
+    let object = policy::object_key(shoot.as_ref());
+    policy::measured(&ctx.metrics, NAME, &object, retry(&shoot, &ctx)).await
 }
 
 /// Requeues after a short delay and logs the error once.
 pub fn error_policy(shoot: Arc<Shoot>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if let Some(action) = seedlet_runtime::status::conflict_requeue(&shoot.name_any(), error) {
-        return action;
-    }
-    tracing::warn!(
-        shoot = %shoot.name_any(),
-        reason = error.reason(),
-        error = %seedlet_runtime::error_chain(error),
-        "shoot retry reconcile failed"
-    );
-    Action::requeue(Duration::from_secs(5))
+    policy::requeue_after_failure(
+        NAME,
+        &policy::object_key(shoot.as_ref()),
+        error.reason(),
+        error,
+        Duration::from_secs(5),
+    )
 }
 
 async fn retry(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {

@@ -1,13 +1,14 @@
 //! Status-label logic: compute the label and merge-patch it when it differs.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::Shoot;
 use seedlet_api::names::shoot_lifecycle;
+use seedlet_runtime::policy;
 use serde_json::json;
 
 use super::label::shoot_health;
@@ -46,25 +47,20 @@ impl Error {
 /// # Errors
 /// When the patch fails (NotFound = the Shoot is gone, which is success).
 pub async fn reconcile(shoot: Arc<Shoot>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = Instant::now();
-    let result = label(&shoot, &ctx).await;
-    ctx.metrics
-        .reconciled(NAME, started.elapsed(), result.is_ok());
+    let object = policy::object_key(shoot.as_ref());
+    let result = policy::measured(&ctx.metrics, NAME, &object, label(&shoot, &ctx)).await;
     result.map(|()| Action::await_change())
 }
 
 /// Requeues after a short delay and logs the error once.
 pub fn error_policy(shoot: Arc<Shoot>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if let Some(action) = seedlet_runtime::status::conflict_requeue(&shoot.name_any(), error) {
-        return action;
-    }
-    tracing::warn!(
-        shoot = %shoot.name_any(),
-        reason = error.reason(),
-        error = %seedlet_runtime::error_chain(error),
-        "shoot status label reconcile failed"
-    );
-    Action::requeue(Duration::from_secs(5))
+    policy::requeue_after_failure(
+        NAME,
+        &policy::object_key(shoot.as_ref()),
+        error.reason(),
+        error,
+        Duration::from_secs(5),
+    )
 }
 
 async fn label(shoot: &Shoot, ctx: &Ctx) -> Result<(), Error> {

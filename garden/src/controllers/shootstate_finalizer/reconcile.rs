@@ -10,7 +10,7 @@
 //! requeue, not an error.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::runtime::controller::Action;
@@ -18,6 +18,7 @@ use kube::{Api, ResourceExt};
 use seedlet_api::common::{LastOperation, LastOperationType};
 use seedlet_api::core::{Shoot, ShootState};
 use seedlet_api::names::{annotations, finalizers};
+use seedlet_runtime::policy;
 use serde_json::json;
 
 use super::{Ctx, NAME};
@@ -178,9 +179,9 @@ pub fn is_relevant_transition(old: Option<&LastOperation>, new: Option<&LastOper
 /// # Errors
 /// See [`Error`]; a lost guarded write is not one (quiet requeue after [`CONFLICT_DELAY`]).
 pub async fn reconcile(state: Arc<ShootState>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = Instant::now();
-    let result = update(&state, &ctx).await;
-    let result = match result {
+    let result =
+        policy::measured(&ctx.metrics, NAME, &state.name_any(), update(&state, &ctx)).await;
+    match result {
         Err(error) if error.is_conflict() => {
             tracing::debug!(
                 shoot_state = %state.name_any(),
@@ -190,24 +191,12 @@ pub async fn reconcile(state: Arc<ShootState>, ctx: Arc<Ctx>) -> Result<Action, 
             Ok(Action::requeue(CONFLICT_DELAY))
         }
         other => other.map(|()| Action::await_change()),
-    };
-    ctx.metrics
-        .reconciled(NAME, started.elapsed(), result.is_ok());
-    result
+    }
 }
 
 /// Retries after [`RETRY_DELAY`] and logs the error once.
 pub fn error_policy(state: Arc<ShootState>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if let Some(action) = seedlet_runtime::status::conflict_requeue(&state.name_any(), error) {
-        return action;
-    }
-    tracing::warn!(
-        shoot_state = %state.name_any(),
-        reason = error.reason(),
-        error = %error_chain(error),
-        "shootstate finalizer reconcile failed"
-    );
-    Action::requeue(RETRY_DELAY)
+    policy::requeue_after_failure(NAME, &state.name_any(), error.reason(), error, RETRY_DELAY)
 }
 
 async fn update(state: &ShootState, ctx: &Ctx) -> Result<(), Error> {
