@@ -70,22 +70,25 @@ pub fn seed_crds() -> Vec<CustomResourceDefinition> {
 pub fn garden_crds() -> Vec<CustomResourceDefinition> {
     let crds = vec![
         core::Seed::crd(),
-        core::Shoot::crd(),
+        selectable(core::Shoot::crd(), &[".spec.seedName", ".status.seedName"]),
         core::CloudProfile::crd(),
         core::NamespacedCloudProfile::crd(),
         core::ControllerRegistration::crd(),
         controller_deployment_crd(),
-        selectable(core::ControllerInstallation::crd(), ".spec.seedRef.name"),
+        selectable(core::ControllerInstallation::crd(), &[".spec.seedRef.name"]),
         core::ShootState::crd(),
-        core::BackupBucket::crd(),
-        core::BackupEntry::crd(),
+        selectable(core::BackupBucket::crd(), &[".spec.seedName"]),
+        selectable(
+            core::BackupEntry::crd(),
+            &[".spec.seedName", ".spec.bucketName"],
+        ),
         core::Project::crd(),
         core::Quota::crd(),
         core::SecretBinding::crd(),
         core::CredentialsBinding::crd(),
         seedmanagement::ManagedSeed::crd(),
         seedmanagement::ManagedSeedSet::crd(),
-        selectable(crate::operations::Bastion::crd(), ".spec.seedName"),
+        selectable(crate::operations::Bastion::crd(), &[".spec.seedName"]),
         toplevel::crd::<core::ExposureClass>(false, &[]),
         security::WorkloadIdentity::crd(),
     ];
@@ -101,16 +104,21 @@ fn finish(mut crd: CustomResourceDefinition) -> CustomResourceDefinition {
     crd
 }
 
-/// `crd` with the field `json_path` selectable in every version (Kubernetes ≥ 1.31): the seed
-/// authorizer lets a seed list only with a field selector on it, which needs the API server to
-/// accept that selector (`spec.seedRef.name` of ControllerInstallations, as gardener-apiserver
-/// offers it).
-fn selectable(mut crd: CustomResourceDefinition, json_path: &str) -> CustomResourceDefinition {
+/// `crd` with the fields `json_paths` selectable in every version (Kubernetes ≥ 1.31), the field
+/// selectors gardener-apiserver offers for these kinds: the seed authorizer lets a seed list only
+/// with a field selector on its seed (`spec.seedRef.name` of ControllerInstallations), and the
+/// garden controller's per-Seed checks read only that Seed's objects instead of all of them.
+fn selectable(mut crd: CustomResourceDefinition, json_paths: &[&str]) -> CustomResourceDefinition {
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::SelectableField;
     for version in &mut crd.spec.versions {
-        version.selectable_fields = Some(vec![SelectableField {
-            json_path: json_path.to_owned(),
-        }]);
+        version.selectable_fields = Some(
+            json_paths
+                .iter()
+                .map(|json_path| SelectableField {
+                    json_path: (*json_path).to_owned(),
+                })
+                .collect(),
+        );
     }
     crd
 }

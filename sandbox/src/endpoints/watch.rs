@@ -50,20 +50,21 @@ impl Filter {
         namespace_ok && self.selectors.matches(object)
     }
 
-    /// The event a watcher sees for a stored event, if any.
-    fn translate(&self, event: &Event) -> Option<(EventType, Value)> {
+    /// The event a watcher sees for a stored event, if any: the stored object itself (shared, not
+    /// copied), or the previous state when the object left the selection.
+    fn translate(&self, event: &Event) -> Option<(EventType, Arc<Value>)> {
         if event.resource != self.key {
             return None;
         }
         let now = self.matches(&event.object);
         match event.kind {
-            EventType::Added => now.then(|| (EventType::Added, (*event.object).clone())),
-            EventType::Deleted => now.then(|| (EventType::Deleted, (*event.object).clone())),
+            EventType::Added => now.then(|| (EventType::Added, event.object.clone())),
+            EventType::Deleted => now.then(|| (EventType::Deleted, event.object.clone())),
             EventType::Modified => {
                 let before = event.previous.as_ref().is_some_and(|p| self.matches(p));
                 match (before, now) {
-                    (true, true) => Some((EventType::Modified, (*event.object).clone())),
-                    (false, true) => Some((EventType::Added, (*event.object).clone())),
+                    (true, true) => Some((EventType::Modified, event.object.clone())),
+                    (false, true) => Some((EventType::Added, event.object.clone())),
                     (true, false) => {
                         // Leaving the selection: the previous state, at the event's resourceVersion.
                         let mut previous =
@@ -73,7 +74,7 @@ impl Filter {
                         {
                             metadata.insert("resourceVersion".into(), json!(event.rv.to_string()));
                         }
-                        Some((EventType::Deleted, previous))
+                        Some((EventType::Deleted, Arc::new(previous)))
                     }
                     (false, false) => None,
                 }
@@ -82,7 +83,14 @@ impl Filter {
     }
 
     fn line(&self, kind: &str, object: &Value) -> Bytes {
-        let object = if let Some((request, rt)) = self
+        /// One line of the stream, serialized from the borrowed object.
+        #[derive(serde::Serialize)]
+        struct Line<'a> {
+            #[serde(rename = "type")]
+            kind: &'a str,
+            object: &'a Value,
+        }
+        let converted = if let Some((request, rt)) = self
             .table
             .as_ref()
             .filter(|_| kind != "ERROR" && kind != "BOOKMARK")
@@ -92,14 +100,16 @@ impl Filter {
             if let Some(rv) = object.pointer("/metadata/resourceVersion") {
                 metadata.insert("resourceVersion".into(), rv.clone());
             }
-            table::table(rt, *request, [object], metadata, headers)
+            Some(table::table(rt, *request, [object], metadata, headers))
         } else if self.metadata_only {
-            json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": object.get("metadata").cloned().unwrap_or(Value::Null)})
+            Some(
+                json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": object.get("metadata").cloned().unwrap_or(Value::Null)}),
+            )
         } else {
-            object.clone()
+            None
         };
-        let mut text =
-            serde_json::to_vec(&json!({"type": kind, "object": object})).unwrap_or_default();
+        let object = converted.as_ref().unwrap_or(object);
+        let mut text = serde_json::to_vec(&Line { kind, object }).unwrap_or_default();
         text.push(b'\n');
         Bytes::from(text)
     }

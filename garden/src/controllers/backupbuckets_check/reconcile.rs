@@ -72,7 +72,7 @@ async fn check(seed: &Seed, ctx: &Ctx) -> Result<(), Error> {
         return Ok(());
     };
     let buckets: Vec<BackupBucket> = Api::<BackupBucket>::all(ctx.client.clone())
-        .list(&ListParams::default())
+        .list(&ListParams::default().fields(&format!("spec.seedName={name}")))
         .await
         .map_err(error("listing backupbuckets"))?
         .items

@@ -93,7 +93,8 @@ async fn check(seed: &Seed, ctx: &Ctx) -> Result<(), Error> {
     };
     let installations: Vec<ControllerInstallation> =
         Api::<ControllerInstallation>::all(ctx.client.clone())
-            .list(&ListParams::default())
+            // Only this Seed's: listing every installation per Seed check is S × N objects.
+            .list(&ListParams::default().fields(&format!("spec.seedRef.name={name}")))
             .await
             .map_err(|source| Error::ListInstallations {
                 seed: name.clone(),

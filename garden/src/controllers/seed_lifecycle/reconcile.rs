@@ -357,7 +357,7 @@ async fn mark_shoots_unknown(
 ) -> Result<(), Error> {
     let shoots: Api<Shoot> = Api::all(client.clone());
     let list = shoots
-        .list(&ListParams::default())
+        .list(&ListParams::default().fields(&format!("status.seedName={seed_name}")))
         .await
         .map_err(|source| Error::ListShoots {
             seed: seed_name.to_owned(),
