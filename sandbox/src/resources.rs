@@ -537,6 +537,11 @@ impl Registry {
             .cloned()
     }
 
+    /// Every served type (one per group/version/plural).
+    pub fn types(&self) -> impl Iterator<Item = &Arc<ResourceType>> {
+        self.by_path.values()
+    }
+
     /// The (first) type stored under a storage key.
     pub fn by_storage_key(&self, key: &str) -> Option<Arc<ResourceType>> {
         self.by_path

@@ -375,6 +375,14 @@ impl FieldSelector {
         self.terms.is_empty()
     }
 
+    /// The `field=value` terms (an index can answer these).
+    pub fn equalities(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.terms
+            .iter()
+            .filter(|(_, equal, _)| *equal)
+            .map(|(field, _, value)| (field.as_str(), value.as_str()))
+    }
+
     /// Whether an object satisfies every term.
     pub fn matches(&self, object: &Value) -> bool {
         self.terms.iter().all(|(field, equal, value)| {
@@ -392,18 +400,7 @@ fn field_value(object: &Value, field: &str) -> String {
             .unwrap_or_default()
             .to_string();
     }
-    let mut current = object;
-    for part in field.split('.') {
-        match current.get(part) {
-            Some(next) => current = next,
-            None => return String::new(),
-        }
-    }
-    match current {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        other => other.to_string(),
-    }
+    crate::storage::fields::field_value(object, field)
 }
 
 #[cfg(test)]

@@ -94,11 +94,13 @@ pub fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     let mut remaining = 0usize;
     let unfiltered = selectors.is_empty();
     let equalities: Vec<(&str, &str)> = selectors.labels.equalities().collect();
+    let field_equalities: Vec<(&str, &str)> = selectors.fields.equalities().collect();
     let rv = {
         let state = call.api.store.lock();
         state.visit_labelled(
             &call.rt.storage_key(),
             &equalities,
+            &field_equalities,
             namespace,
             start.as_ref(),
             |object| {

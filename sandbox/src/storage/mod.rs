@@ -3,6 +3,7 @@
 //! watched resource and namespace, so a write wakes only the watches that can want it. Objects are
 //! also indexed by label, so lists with `key=value` selectors read only the matching objects.
 
+pub(crate) mod fields;
 mod labels;
 mod persist;
 
@@ -14,6 +15,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
+use fields::FieldIndex;
 use labels::LabelIndex;
 pub use persist::{PersistError, write_private};
 
@@ -74,6 +76,7 @@ pub struct State {
     rv: u64,
     objects: HashMap<String, BTreeMap<ObjectKey, Arc<Value>>>,
     labels: LabelIndex,
+    fields: FieldIndex,
     history: VecDeque<Arc<Event>>,
     /// Events with an rv above this are all in `history`.
     history_floor: u64,
@@ -106,6 +109,7 @@ impl Store {
             rv: 1,
             objects: HashMap::new(),
             labels: LabelIndex::default(),
+            fields: FieldIndex::default(),
             history: VecDeque::new(),
             history_floor: 1,
             registry: Arc::new(Registry::new(Vec::new())),
@@ -126,7 +130,8 @@ impl Store {
             }
             state.objects = objects;
         }
-        state.registry = Arc::new(registry_for(&state));
+        let registry = registry_for(&state);
+        state.set_registry(registry);
         Ok(Store {
             state: Mutex::new(state),
             dir,
@@ -171,6 +176,30 @@ impl State {
     /// Replaces the served types (after CRD changes).
     pub fn set_registry(&mut self, registry: Registry) {
         self.registry = Arc::new(registry);
+        self.index_selectable_fields();
+    }
+
+    /// Indexes each custom resource by its CRD's `selectableFields` (all versions), following CRD
+    /// changes.
+    fn index_selectable_fields(&mut self) {
+        let mut wanted: HashMap<String, Vec<String>> = HashMap::new();
+        for rt in self.registry.types().filter(|rt| rt.custom) {
+            let fields = wanted.entry(rt.storage_key()).or_default();
+            for field in &rt.selectable_fields {
+                if !fields.contains(field) {
+                    fields.push(field.clone());
+                }
+            }
+        }
+        for (key, mut fields) in wanted {
+            fields.sort();
+            let objects = self.objects.get(&key);
+            self.fields.set_fields(
+                &key,
+                fields,
+                objects.into_iter().flatten().map(|(k, o)| (k, o.as_ref())),
+            );
+        }
     }
 
     /// One object.
@@ -228,12 +257,15 @@ impl State {
     }
 
     /// Like [`State::visit`], but only over the objects labelled with every `key=value` of
-    /// `equalities`, read from the label index (through the rarest of them) rather than by scanning;
-    /// with no equalities it is [`State::visit`]. The caller still checks the rest of its selector.
+    /// `equalities` and carrying every indexed `field=value` of `field_equalities`, read from the
+    /// label and field indexes (through the rarest of them) rather than by scanning; with neither it
+    /// is [`State::visit`]. Field equalities on fields that are not indexed are ignored here: the
+    /// caller still checks its whole selector.
     pub fn visit_labelled(
         &self,
         key: &str,
         equalities: &[(&str, &str)],
+        field_equalities: &[(&str, &str)],
         namespace: Option<&str>,
         after: Option<&ObjectKey>,
         mut visit: impl FnMut(&Arc<Value>) -> bool,
@@ -246,6 +278,17 @@ impl State {
             };
             if rarest.is_none_or(|r| labelled.len() < r.len()) {
                 rarest = Some(labelled);
+            }
+        }
+        for (field, value) in field_equalities {
+            if !self.fields.indexes(key, field) {
+                continue;
+            }
+            let Some(selected) = self.fields.objects(key, field, value) else {
+                return;
+            };
+            if rarest.is_none_or(|r| selected.len() < r.len()) {
+                rarest = Some(selected);
             }
         }
         let Some(rarest) = rarest else {
@@ -312,6 +355,8 @@ impl State {
             .insert(stored_key.clone(), object.clone());
         self.labels
             .update(key, &stored_key, previous.as_deref(), Some(&object));
+        self.fields
+            .update(key, &stored_key, previous.as_deref(), Some(&object));
         self.record(key, EventType::Added, object.clone(), None);
         object
     }
@@ -329,6 +374,8 @@ impl State {
             .insert(stored_key.clone(), object.clone());
         self.labels
             .update(key, &stored_key, previous.as_deref(), Some(&object));
+        self.fields
+            .update(key, &stored_key, previous.as_deref(), Some(&object));
         self.record(key, EventType::Modified, object.clone(), previous);
         object
     }
@@ -338,6 +385,7 @@ impl State {
         let stored_key = (namespace.to_string(), name.to_string());
         let removed = self.objects.get_mut(key)?.remove(&stored_key)?;
         self.labels.update(key, &stored_key, Some(&removed), None);
+        self.fields.update(key, &stored_key, Some(&removed), None);
         let rv = self.next_rv();
         let mut last = (*removed).clone();
         set_rv(&mut last, rv);
@@ -350,6 +398,7 @@ impl State {
     pub fn drop_resource(&mut self, key: &str) {
         self.objects.remove(key);
         self.labels.drop_resource(key);
+        self.fields.drop_resource(key);
         self.dirty = true;
     }
 
@@ -511,269 +560,4 @@ pub fn object_key(object: &Value) -> ObjectKey {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn store() -> Store {
-        Store::open(None, |_| Registry::new(Vec::new())).expect("memory store opens")
-    }
-
-    fn cm(name: &str) -> Value {
-        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "ns"}})
-    }
-
-    #[test]
-    fn every_write_gets_a_new_resource_version() {
-        let store = store();
-        let mut state = store.lock();
-        let a = state.insert("configmaps", cm("a"));
-        let b = state.replace("configmaps", cm("a"));
-        assert_eq!(a["metadata"]["resourceVersion"], "2");
-        assert_eq!(b["metadata"]["resourceVersion"], "3");
-        assert_eq!(state.list("configmaps", Some("ns")).len(), 1);
-    }
-
-    #[test]
-    fn history_replays_only_events_after_the_given_version() {
-        let store = store();
-        let mut state = store.lock();
-        state.insert("configmaps", cm("a"));
-        state.insert("configmaps", cm("b"));
-        state.insert("secrets", cm("c"));
-        state.remove("configmaps", "ns", "a");
-        let events = state
-            .events_since("configmaps", 2)
-            .expect("history reaches back");
-        let kinds: Vec<EventType> = events.iter().map(|e| e.kind).collect();
-        assert_eq!(kinds, [EventType::Added, EventType::Deleted]);
-    }
-
-    #[test]
-    fn history_answers_too_old_once_events_were_dropped() {
-        let store = store();
-        let mut state = store.lock();
-        for i in 0..HISTORY_CAPACITY + 5 {
-            state.insert("configmaps", cm(&format!("c{i}")));
-        }
-        assert!(state.events_since("configmaps", 3).is_err());
-        assert!(
-            state
-                .events_since("configmaps", state.resource_version() - 1)
-                .is_ok()
-        );
-    }
-
-    fn received(receiver: &mut broadcast::Receiver<Arc<Event>>) -> Vec<ObjectKey> {
-        let mut keys = Vec::new();
-        while let Ok(event) = receiver.try_recv() {
-            keys.push(object_key(&event.object));
-        }
-        keys
-    }
-
-    #[test]
-    fn watch_channels_get_only_their_resource_and_namespace() {
-        let store = store();
-        let mut state = store.lock();
-        let mut in_ns = state.subscribe_watch("configmaps", "ns");
-        let mut everywhere = state.subscribe_watch("configmaps", "");
-        let mut secrets = state.subscribe_watch("secrets", "");
-        let mut all = state.subscribe();
-        state.insert("configmaps", cm("a"));
-        state.insert(
-            "configmaps",
-            json!({"metadata": {"name": "b", "namespace": "other"}}),
-        );
-        state.insert("namespaces", json!({"metadata": {"name": "ns"}}));
-        state.remove("configmaps", "ns", "a");
-        let a = ("ns".to_string(), "a".to_string());
-        let b = ("other".to_string(), "b".to_string());
-        assert_eq!(received(&mut in_ns), [a.clone(), a.clone()]);
-        assert_eq!(received(&mut everywhere), [a.clone(), b, a]);
-        assert!(received(&mut secrets).is_empty());
-        assert_eq!(
-            received(&mut all).len(),
-            4,
-            "the controllers see everything"
-        );
-    }
-
-    #[test]
-    fn watch_channels_are_dropped_when_their_watches_end() {
-        let store = store();
-        let mut state = store.lock();
-        let first = state.subscribe_watch("configmaps", "ns");
-        let second = state.subscribe_watch("configmaps", "ns");
-        let other = state.subscribe_watch("secrets", "ns");
-        assert_eq!(
-            state.watch_channel_count(),
-            2,
-            "one channel per resource and namespace"
-        );
-        drop(first);
-        state.insert("configmaps", cm("a"));
-        assert_eq!(state.watch_channel_count(), 2, "a watch is left");
-        drop(second);
-        state.insert("configmaps", cm("b"));
-        assert_eq!(state.watch_channel_count(), 1, "dropped on the next write");
-        drop(other);
-        let _new = state.subscribe_watch("leases", "");
-        assert_eq!(
-            state.watch_channel_count(),
-            1,
-            "dropped on the next subscription"
-        );
-    }
-
-    /// The keys `visit_labelled` yields, and those a scan filtered by the same labels yields.
-    fn labelled_and_scanned(
-        state: &State,
-        equalities: &[(&str, &str)],
-        namespace: Option<&str>,
-        after: Option<&ObjectKey>,
-        limit: usize,
-    ) -> (Vec<ObjectKey>, Vec<ObjectKey>) {
-        let mut labelled = Vec::new();
-        state.visit_labelled("configmaps", equalities, namespace, after, |o| {
-            labelled.push(object_key(o));
-            labelled.len() < limit
-        });
-        let mut scanned = Vec::new();
-        state.visit("configmaps", namespace, after, |o| {
-            if equalities
-                .iter()
-                .all(|(label, value)| label_value(o, label) == Some(*value))
-            {
-                scanned.push(object_key(o));
-            }
-            scanned.len() < limit
-        });
-        (labelled, scanned)
-    }
-
-    #[test]
-    fn labelled_visits_yield_what_a_filtered_scan_yields() {
-        let store = store();
-        let mut state = store.lock();
-        let object = |i: usize, generation: usize| {
-            let namespace = ["a", "b", "c"][i % 3];
-            let app = ["web", "db"][(i + generation) % 2];
-            let tier = ["x", "y", "z"][(i + generation) % 3];
-            json!({"metadata": {
-                "name": format!("o{i:02}"),
-                "namespace": namespace,
-                "labels": {"app": app, "tier": tier},
-            }})
-        };
-        for i in 0..30 {
-            state.insert("configmaps", object(i, 0));
-        }
-        for i in (0..30).step_by(4) {
-            state.replace("configmaps", object(i, 1));
-        }
-        for i in (0..30).step_by(7) {
-            let (namespace, name) = object_key(&object(i, 0));
-            state.remove("configmaps", &namespace, &name);
-        }
-        state.insert(
-            "secrets",
-            json!({"metadata": {"name": "o01", "namespace": "a", "labels": {"app": "web"}}}),
-        );
-        let after = ("b".to_string(), "o10".to_string());
-        let selections: [&[(&str, &str)]; 5] = [
-            &[("app", "web")],
-            &[("app", "db"), ("tier", "y")],
-            &[("tier", "z"), ("app", "web")],
-            &[("app", "none")],
-            &[],
-        ];
-        for equalities in selections {
-            for namespace in [None, Some("a"), Some("b"), Some("d")] {
-                for start in [None, Some(&after)] {
-                    for limit in [usize::MAX, 2] {
-                        let (labelled, scanned) =
-                            labelled_and_scanned(&state, equalities, namespace, start, limit);
-                        assert_eq!(
-                            labelled, scanned,
-                            "{equalities:?} in {namespace:?} after {start:?}, limit {limit}"
-                        );
-                    }
-                }
-            }
-        }
-        let (all_web, _) = labelled_and_scanned(&state, &[("app", "web")], None, None, usize::MAX);
-        assert!(all_web.len() > 5, "the cases select something: {all_web:?}");
-    }
-
-    #[test]
-    fn label_index_is_rebuilt_from_persisted_objects() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let open = || {
-            Store::open(
-                Some(dir.path().to_path_buf()),
-                |_| Registry::new(Vec::new()),
-            )
-            .expect("store opens")
-        };
-        let store = open();
-        store.lock().insert(
-            "configmaps",
-            json!({"metadata": {"name": "a", "namespace": "ns", "labels": {"app": "web"}}}),
-        );
-        store.flush().expect("flushed");
-        let reopened = open();
-        let state = reopened.lock();
-        let (labelled, _) = labelled_and_scanned(&state, &[("app", "web")], None, None, usize::MAX);
-        assert_eq!(labelled, [("ns".to_string(), "a".to_string())]);
-    }
-
-    #[test]
-    fn visit_stays_in_its_namespace_and_resumes_after_a_key() {
-        let store = store();
-        let mut state = store.lock();
-        for (ns, name) in [("a", "1"), ("b", "1"), ("b", "2"), ("b", "3"), ("c", "1")] {
-            state.insert(
-                "configmaps",
-                json!({"metadata": {"name": name, "namespace": ns}}),
-            );
-        }
-        let mut seen = Vec::new();
-        let after = ("b".to_string(), "1".to_string());
-        state.visit("configmaps", Some("b"), Some(&after), |o| {
-            seen.push(object_key(o));
-            true
-        });
-        assert_eq!(seen, [("b".into(), "2".into()), ("b".into(), "3".into())]);
-        let mut first = Vec::new();
-        state.visit("configmaps", None, None, |o| {
-            first.push(object_key(o));
-            first.len() < 2
-        });
-        assert_eq!(first, [("a".into(), "1".into()), ("b".into(), "1".into())]);
-    }
-
-    #[test]
-    fn list_is_ordered_by_namespace_then_name() {
-        let store = store();
-        let mut state = store.lock();
-        for (ns, name) in [("b", "x"), ("a", "z"), ("a", "y")] {
-            state.insert(
-                "configmaps",
-                json!({"metadata": {"name": name, "namespace": ns}}),
-            );
-        }
-        let keys: Vec<ObjectKey> = state
-            .list("configmaps", None)
-            .iter()
-            .map(|o| object_key(o))
-            .collect();
-        assert_eq!(
-            keys,
-            [
-                ("a".into(), "y".into()),
-                ("a".into(), "z".into()),
-                ("b".into(), "x".into())
-            ]
-        );
-    }
-}
+mod tests;
