@@ -19,6 +19,8 @@ pub mod delete;
 pub mod desired;
 pub mod io;
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 
 use std::sync::Arc;
 

@@ -20,6 +20,8 @@ pub mod desired;
 pub mod io;
 pub mod migrate;
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 
 use std::sync::Arc;
 

@@ -18,6 +18,8 @@
 pub mod cidr;
 pub mod desired;
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 pub mod resolver;
 
 use std::net::IpAddr;
