@@ -6,13 +6,10 @@
 use std::sync::Arc;
 
 use jiff::Timestamp;
-use kube::api::{DynamicObject, PostParams};
-use kube::discovery::ApiResource;
-use kube::{Api, Resource};
 use seedlet_runtime::clock::FakeClock;
 use seedlet_sandbox::Sandbox;
+pub use seedlet_sandbox::setup::create;
 use seedlet_sandbox::setup::start_with_crds;
-use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::metrics::AgentMetrics;
@@ -87,25 +84,6 @@ pub async fn ensure_namespace(client: &kube::Client, name: &str) {
     seedlet_sandbox::setup::ensure_namespace(client, name)
         .await
         .expect("namespace");
-}
-
-/// Creates the object `value` (with `apiVersion`, `kind`, `metadata`) of type `K` through
-/// `client`, in its `metadata.namespace` when it has one.
-pub async fn create<K>(client: &kube::Client, value: Value) -> K
-where
-    K: Resource<DynamicType = ()> + DeserializeOwned,
-{
-    let resource = ApiResource::erase::<K>(&());
-    let object: DynamicObject = serde_json::from_value(value).expect("test object");
-    let api: Api<DynamicObject> = match object.metadata.namespace.as_deref() {
-        Some(namespace) => Api::namespaced_with(client.clone(), namespace, &resource),
-        None => Api::all_with(client.clone(), &resource),
-    };
-    let created = api
-        .create(&PostParams::default(), &object)
-        .await
-        .unwrap_or_else(|error| panic!("create {}: {error}", resource.kind));
-    serde_json::from_value(serde_json::to_value(created).expect("json")).expect("typed object")
 }
 
 /// A Secret `namespace/name` with string `data` and `finalizers`, created through `client`.

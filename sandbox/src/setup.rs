@@ -1,6 +1,6 @@
 //! Populating a running sandbox the way `seedlet sandbox` and the tests do: CustomResourceDefinitions
 //! applied and waited for until they are served, namespaces, and the polling helpers tests use for
-//! state a watch brings.
+//! state a watch brings, and creating test objects from JSON.
 //!
 //! The one copy of the sandbox-with-CRDs starter: the unit tests of the agent's and the garden's
 //! controllers call [`start_with_crds`] (they cannot use `seedlet-testkit`, which links the agent
@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
-use kube::api::{Patch, PatchParams};
+use kube::api::{DynamicObject, Patch, PatchParams, PostParams};
+use kube::discovery::ApiResource;
 
 use crate::{Sandbox, SandboxError};
 
@@ -171,6 +172,31 @@ pub async fn ensure_namespace(client: &kube::Client, name: &str) -> Result<(), S
             source,
         })?;
     Ok(())
+}
+
+/// Creates the object `value` (with `apiVersion`, `kind`, `metadata`) as a `K` through `client`,
+/// in its `metadata.namespace` when it has one, and returns it as stored (a test helper).
+///
+/// # Panics
+/// When `value` is no `K` or the API server refuses it.
+pub async fn create<K>(client: &kube::Client, value: serde_json::Value) -> K
+where
+    K: kube::Resource<DynamicType = ()> + serde::de::DeserializeOwned,
+{
+    let resource = ApiResource::erase::<K>(&());
+    let object: DynamicObject = serde_json::from_value(value)
+        .unwrap_or_else(|error| panic!("test object {}: {error}", resource.kind));
+    let api: Api<DynamicObject> = match object.metadata.namespace.as_deref() {
+        Some(namespace) => Api::namespaced_with(client.clone(), namespace, &resource),
+        None => Api::all_with(client.clone(), &resource),
+    };
+    let created = api
+        .create(&PostParams::default(), &object)
+        .await
+        .unwrap_or_else(|error| panic!("create {}: {error}", resource.kind));
+    serde_json::to_value(created)
+        .and_then(serde_json::from_value)
+        .unwrap_or_else(|error| panic!("stored {}: {error}", resource.kind))
 }
 
 fn apply_params() -> PatchParams {
