@@ -7,6 +7,8 @@
 //! later ones drift; a beat is bounded by one period and a missed tick is skipped, not bunched.
 
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 pub mod settings;
 
 pub use settings::Settings;
