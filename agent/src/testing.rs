@@ -121,3 +121,15 @@ pub fn last_operation(type_: &str, state: &str, now: Timestamp) -> Value {
     json!({"type": type_, "state": state, "progress": 100, "description": "by test",
            "lastUpdateTime": now.to_string()})
 }
+
+/// Creates our Seed [`SEED`] in `garden` (provider `local`, the networks every Seed needs).
+pub async fn seed(garden: &kube::Client) -> seedlet_api::core::Seed {
+    create(
+        garden,
+        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Seed",
+               "metadata": {"name": SEED},
+               "spec": {"provider": {"type": "local", "region": "local"},
+                        "networks": {"pods": "10.1.0.0/16", "services": "10.2.0.0/16"}}}),
+    )
+    .await
+}

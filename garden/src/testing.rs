@@ -65,3 +65,15 @@ pub async fn ensure_namespace(client: &kube::Client, name: &str) {
         .await
         .expect("namespace");
 }
+
+/// Creates Seed `name` (provider `local`, the networks every Seed needs).
+pub async fn seed(client: &kube::Client, name: &str) -> seedlet_api::core::Seed {
+    create(
+        client,
+        serde_json::json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Seed",
+               "metadata": {"name": name},
+               "spec": {"provider": {"type": "local", "region": "local"},
+                        "networks": {"pods": "10.1.0.0/16", "services": "10.2.0.0/16"}}}),
+    )
+    .await
+}

@@ -40,14 +40,7 @@ fn ctx(env: &Env) -> Arc<Ctx> {
 /// Seed `local`, CloudProfile `local`, Project `dev` (namespace `garden-dev`) and Shoot
 /// `garden-dev/s` scheduled to our seed.
 async fn landscape(env: &Env) -> Arc<Shoot> {
-    let _: Seed = create(
-        &env.garden,
-        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Seed",
-               "metadata": {"name": SEED},
-               "spec": {"provider": {"type": "local", "region": "local"},
-                        "networks": {"pods": "10.1.0.0/16", "services": "10.2.0.0/16"}}}),
-    )
-    .await;
+    let _: Seed = crate::testing::seed(&env.garden).await;
     let _: CloudProfile = create(
         &env.garden,
         json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "CloudProfile",

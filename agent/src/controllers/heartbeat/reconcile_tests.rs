@@ -7,11 +7,10 @@ use kube::Api;
 use seedlet_api::core::Seed;
 use seedlet_bootstrap::GardenClient;
 use seedlet_runtime::clock::Clock;
-use serde_json::json;
 
 use super::reconcile::beat;
 use super::{Ctx, Error, Settings};
-use crate::testing::{Env, SEED, create, ensure_namespace};
+use crate::testing::{Env, SEED, ensure_namespace};
 
 fn ctx(env: &Env) -> Ctx {
     Ctx {
@@ -34,14 +33,7 @@ async fn lease(env: &Env) -> Lease {
 async fn a_beat_renews_the_lease_and_sets_gardenlet_ready_once() {
     let env = Env::start().await;
     ensure_namespace(&env.garden, "gardener-system-seed-lease").await;
-    let seed: Seed = create(
-        &env.garden,
-        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Seed",
-               "metadata": {"name": SEED},
-               "spec": {"provider": {"type": "local", "region": "local"},
-                        "networks": {"pods": "10.1.0.0/16", "services": "10.2.0.0/16"}}}),
-    )
-    .await;
+    let seed: Seed = crate::testing::seed(&env.garden).await;
     let ctx = ctx(&env);
 
     let first = beat(&ctx).await.unwrap();

@@ -9,7 +9,7 @@ use seedlet_api::core::{Seed, Shoot};
 use serde_json::json;
 
 use super::{Ctx, reconcile};
-use crate::testing::{Env, create, ensure_namespace};
+use crate::testing::{Env, create, ensure_namespace, seed};
 
 fn ctx(env: &Env) -> Arc<Ctx> {
     Arc::new(Ctx {
@@ -63,14 +63,7 @@ async fn a_shoot_gets_the_labels_of_both_its_seeds_and_loses_stale_ones() {
 #[tokio::test]
 async fn a_seed_is_labelled_with_its_own_name() {
     let env = Env::start().await;
-    let seed: Seed = create(
-        &env.client,
-        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Seed",
-               "metadata": {"name": "local"},
-               "spec": {"provider": {"type": "local", "region": "local"},
-                        "networks": {"pods": "10.1.0.0/16", "services": "10.2.0.0/16"}}}),
-    )
-    .await;
+    let seed: Seed = seed(&env.client, "local").await;
     reconcile(Arc::new(seed), ctx(&env)).await.unwrap();
     let written = Api::<Seed>::all(env.client.clone())
         .get("local")

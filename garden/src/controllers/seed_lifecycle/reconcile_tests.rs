@@ -13,7 +13,7 @@ use seedlet_api::core::{Seed, Shoot};
 use serde_json::{Value, json};
 
 use super::{Ctx, Settings, reconcile};
-use crate::testing::{Env, create, ensure_namespace};
+use crate::testing::{Env, create, ensure_namespace, seed};
 
 fn ctx(env: &Env) -> Arc<Ctx> {
     Arc::new(Ctx {
@@ -32,14 +32,7 @@ fn condition(type_: &str, status: &str, at: Timestamp) -> Value {
 /// Seed `s1` with `GardenletReady=True`, its Lease renewed at `renewed`, and Shoot
 /// `garden-dev/s` on it with a healthy condition and constraint.
 async fn landscape(env: &Env, renewed: Timestamp) {
-    let _: Seed = create(
-        &env.client,
-        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Seed",
-               "metadata": {"name": "s1"},
-               "spec": {"provider": {"type": "local", "region": "local"},
-                        "networks": {"pods": "10.1.0.0/16", "services": "10.2.0.0/16"}}}),
-    )
-    .await;
+    let _: Seed = seed(&env.client, "s1").await;
     let status = json!({"status": {"conditions": [condition("GardenletReady", "True", renewed)]}});
     Api::<Seed>::all(env.client.clone())
         .patch_status("s1", &PatchParams::default(), &Patch::Merge(&status))
@@ -72,7 +65,7 @@ async fn landscape(env: &Env, renewed: Timestamp) {
         .unwrap();
 }
 
-async fn seed(env: &Env) -> Seed {
+async fn stored(env: &Env) -> Seed {
     Api::<Seed>::all(env.client.clone())
         .get("s1")
         .await
@@ -106,29 +99,29 @@ async fn a_stale_lease_turns_gardenlet_ready_unknown_then_the_shoots() {
 
     // Fresh: checked again after the sync period (the expiry is 30 s away), nothing written.
     env.clock.set(renewed + SignedDuration::from_secs(10));
-    let action = reconcile(Arc::new(seed(&env).await), ctx.clone())
+    let action = reconcile(Arc::new(stored(&env).await), ctx.clone())
         .await
         .unwrap();
     assert_eq!(action, Action::requeue(Duration::from_secs(10)));
     assert_eq!(
-        status_of(seed(&env).await.conditions(), "GardenletReady"),
+        status_of(stored(&env).await.conditions(), "GardenletReady"),
         healthy
     );
 
     // Not renewed for the monitor period: GardenletReady Unknown, the shoots not yet.
     env.clock.set(renewed + SignedDuration::from_secs(41));
-    reconcile(Arc::new(seed(&env).await), ctx.clone())
+    reconcile(Arc::new(stored(&env).await), ctx.clone())
         .await
         .unwrap();
     assert_eq!(
-        status_of(seed(&env).await.conditions(), "GardenletReady"),
+        status_of(stored(&env).await.conditions(), "GardenletReady"),
         Some(("Unknown".into(), "StatusUnknown".into()))
     );
     assert_eq!(shoot_statuses(&env).await, (healthy.clone(), healthy));
 
     // Unknown for the shoot monitor period: the shoot's condition and constraint follow.
     env.clock.set(renewed + SignedDuration::from_secs(41 + 200));
-    reconcile(Arc::new(seed(&env).await), ctx).await.unwrap();
+    reconcile(Arc::new(stored(&env).await), ctx).await.unwrap();
     let (condition, constraint) = shoot_statuses(&env).await;
     assert_eq!(condition.map(|c| c.0).as_deref(), Some("Unknown"));
     assert_eq!(constraint.map(|c| c.0).as_deref(), Some("Unknown"));
@@ -138,14 +131,7 @@ async fn a_stale_lease_turns_gardenlet_ready_unknown_then_the_shoots() {
 #[tokio::test]
 async fn a_seed_without_conditions_has_no_agent_to_judge() {
     let env = Env::start().await;
-    let seed: Seed = create(
-        &env.client,
-        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Seed",
-               "metadata": {"name": "s1"},
-               "spec": {"provider": {"type": "local", "region": "local"},
-                        "networks": {"pods": "10.1.0.0/16", "services": "10.2.0.0/16"}}}),
-    )
-    .await;
+    let seed: Seed = seed(&env.client, "s1").await;
     let version = seed.metadata.resource_version.clone();
     let action = reconcile(Arc::new(seed), ctx(&env)).await.unwrap();
     assert_eq!(action, Action::requeue(Duration::from_secs(10)));
