@@ -1,7 +1,8 @@
-//! Support for the reconcile tests beside the controllers (`controllers/<name>/reconcile_tests.rs`): an
-//! in-process garden and seed sandbox with the Gardener CRDs (started through
-//! `seedlet_sandbox::setup`, the one copy the end-to-end harness uses too), the pieces a plain
-//! controller `Ctx` is built from, and object helpers. Every server binds `127.0.0.1:0`.
+//! Support for the reconcile tests beside the controllers
+//! (`controllers/<name>/reconcile_tests.rs`): an in-process garden and seed sandbox with the
+//! Gardener CRDs (started through `seedlet_sandbox::setup`, the one copy the end-to-end harness
+//! uses too), the pieces a plain controller `Ctx` is built from, and object helpers. Every server
+//! binds `127.0.0.1:0`.
 
 use std::sync::Arc;
 

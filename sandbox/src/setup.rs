@@ -1,6 +1,6 @@
-//! Populating a running sandbox the way `seedlet sandbox` and the tests do: CustomResourceDefinitions
-//! applied and waited for until they are served, namespaces, and the polling helpers tests use for
-//! state a watch brings, and creating test objects from JSON.
+//! Populating a running sandbox the way `seedlet sandbox` and the tests do:
+//! CustomResourceDefinitions applied and waited for until they are served, namespaces, the polling
+//! helpers tests use for state a watch brings, and creating test objects from JSON.
 //!
 //! The one copy of the sandbox-with-CRDs starter: the unit tests of the agent's and the garden's
 //! controllers call [`start_with_crds`] (they cannot use `seedlet-testkit`, which links the agent
