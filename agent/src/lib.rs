@@ -40,6 +40,8 @@ pub mod garden_scope;
 pub mod metrics;
 pub mod registration;
 pub mod sources;
+#[cfg(test)]
+pub(crate) mod testing;
 
 pub use context::{AgentContext, ControllerSpec, FIELD_MANAGER};
 pub use daemon::{Agent, AgentSettings, Error, RunningAgent, run_agent};

@@ -8,6 +8,8 @@ pub mod controllers;
 pub mod daemon;
 pub mod seed_namespace;
 pub mod selector;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod webhooks;
 
 pub use context::{GardenContext, GardenControllerSpec};

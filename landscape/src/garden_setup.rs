@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::ByteString;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
 use kube::api::{ObjectMeta, Patch, PatchParams};
@@ -16,7 +16,7 @@ use crate::Error;
 use crate::files::BOOTSTRAP_SECRET;
 
 /// Field manager of everything the landscape writes.
-const FIELD_MANAGER: &str = "seedlet-sandbox";
+const FIELD_MANAGER: &str = seedlet_sandbox::setup::FIELD_MANAGER;
 /// Characters of bootstrap token ids and secrets (`[a-z0-9]`, as kubeadm generates them).
 const TOKEN_ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
 
@@ -56,18 +56,9 @@ pub async fn install_crds(
     client: &kube::Client,
     crds: Vec<CustomResourceDefinition>,
 ) -> Result<usize, Error> {
-    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let count = crds.len();
-    for crd in crds {
-        let name = crd.metadata.name.clone().unwrap_or_default();
-        api.patch(&name, &apply_params(), &Patch::Apply(&crd))
-            .await
-            .map_err(|source| Error::Prepare {
-                step: format!("apply CustomResourceDefinition {name}"),
-                source,
-            })?;
-    }
-    Ok(count)
+    seedlet_sandbox::setup::apply_crds(client, crds)
+        .await
+        .map_err(prepare)
 }
 
 /// Creates the garden namespaces, the garden cluster identity and a bootstrap token.
@@ -218,22 +209,16 @@ pub async fn store_api_server_endpoints(
 /// # Errors
 /// [`Error::Prepare`] naming the namespace.
 pub async fn ensure_namespace(client: &kube::Client, name: &str) -> Result<(), Error> {
-    let api: Api<Namespace> = Api::all(client.clone());
-    let namespace = Namespace {
-        metadata: named(name),
-        ..Namespace::default()
-    };
-    api.patch(
-        name,
-        &apply_params(),
-        &Patch::Apply(&with_kind(namespace, "Namespace")),
-    )
-    .await
-    .map_err(|source| Error::Prepare {
-        step: format!("create namespace {name}"),
-        source,
-    })?;
-    Ok(())
+    seedlet_sandbox::setup::ensure_namespace(client, name)
+        .await
+        .map_err(prepare)
+}
+
+fn prepare(error: seedlet_sandbox::setup::StepError) -> Error {
+    Error::Prepare {
+        step: error.step,
+        source: error.source,
+    }
 }
 
 fn named(name: &str) -> ObjectMeta {

@@ -3,7 +3,8 @@
 //! [`Sandbox::builder`] starts an HTTPS API server on 127.0.0.1 that behaves like kube-apiserver v1.24
 //! for built-in kinds and runtime CRDs (storage, watch, server-side apply, RBAC, CSR signing), with
 //! the controllers a cluster needs for it (garbage collection, namespaces, CRD cleanup, signer,
-//! optional workload status simulation). [`serve`] runs one for `seedlet sandbox serve`.
+//! optional workload status simulation). [`serve`] runs one for `seedlet sandbox serve`;
+//! [`setup`] fills one with CRDs and namespaces (and starts one for controller unit tests).
 //!
 //! The layout follows k8s.io/apiserver: [`endpoints`](crate::endpoints) turns HTTP requests into
 //! typed request info and runs the handlers, `registry` holds the generic create/update/delete and
@@ -12,6 +13,7 @@
 
 pub mod auth;
 pub mod faults;
+pub mod setup;
 
 mod admission;
 mod controllers;

@@ -4,8 +4,7 @@
 //! ([`start_agent_with`], [`start_agent_from`], [`start_garden`]), and polling and condition
 //! helpers ([`wait_for`], [`wait_condition_of`]). Every listener binds `127.0.0.1:0`.
 
-use std::future::Future;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
@@ -15,6 +14,7 @@ use seedlet_api::Condition;
 use seedlet_api::core::Seed;
 use seedlet_bootstrap::GardenClient;
 use seedlet_sandbox::Sandbox;
+pub use seedlet_sandbox::setup::{wait_for, wait_until};
 use tokio_util::sync::CancellationToken;
 
 /// Name of the seed in every test.
@@ -119,34 +119,14 @@ pub async fn prepare_seed(seed: &kube::Client) {
 
 /// Applies `crds` (as `seedlet sandbox` does) and waits until each is served.
 pub async fn install_crds(client: &kube::Client, crds: Vec<CustomResourceDefinition>) {
-    seedlet_landscape::garden_setup::install_crds(client, crds)
+    seedlet_sandbox::setup::install_crds(client, crds)
         .await
         .unwrap_or_else(|error| panic!("{}", seedlet_runtime::error_chain(&error)));
-    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
-    // CRDs are served once Established; give the sandbox a moment and verify with a list.
-    wait_until("crds established", Duration::from_secs(10), || {
-        let api = api.clone();
-        async move {
-            api.list(&Default::default()).await.is_ok_and(|list| {
-                list.items.iter().all(|crd| {
-                    crd.status
-                        .as_ref()
-                        .and_then(|s| s.conditions.as_ref())
-                        .is_some_and(|conditions| {
-                            conditions
-                                .iter()
-                                .any(|c| c.type_ == "Established" && c.status == "True")
-                        })
-                })
-            })
-        }
-    })
-    .await;
 }
 
 /// Creates namespace `name` unless it exists.
 pub async fn ensure_namespace(client: &kube::Client, name: &str) {
-    seedlet_landscape::garden_setup::ensure_namespace(client, name)
+    seedlet_sandbox::setup::ensure_namespace(client, name)
         .await
         .unwrap_or_else(|error| panic!("{}", seedlet_runtime::error_chain(&error)));
 }
@@ -239,38 +219,6 @@ pub fn init_test_logging() {
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_test_writer()
         .try_init();
-}
-
-/// Polls `check` every 50ms until it returns `Some`, panicking with `what` after `timeout`.
-pub async fn wait_for<T, F, Fut>(what: &str, timeout: Duration, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(value) = check().await {
-            return value;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "timed out after {timeout:?} waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// Polls `check` until it returns `true`.
-pub async fn wait_until<F, Fut>(what: &str, timeout: Duration, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = bool>,
-{
-    wait_for(what, timeout, || {
-        let fut = check();
-        async move { fut.await.then_some(()) }
-    })
-    .await;
 }
 
 /// Garden controller configuration used by the tests: short extensions-check period and a 2s

@@ -28,7 +28,7 @@ pub const DELETION_POLL: Duration = Duration::from_secs(5);
 /// See [`Error`].
 pub async fn run(bucket: &BackupBucket, ctx: &Ctx) -> Result<Action, Error> {
     let name = bucket.name_any();
-    let now = ctx.agent.clock.now();
+    let now = ctx.clock.now();
     let generation = bucket.metadata.generation;
     let started = operation::last_operation(
         LastOperationType::Delete,
@@ -55,13 +55,13 @@ pub async fn run(bucket: &BackupBucket, ctx: &Ctx) -> Result<Action, Error> {
 
     let credentials = credentials_of(bucket, ctx).await?;
     credentials::write_seed_secret(
-        &ctx.agent.seed,
+        &ctx.seed,
         &desired::seed_secret_name(&name),
         &credentials,
         &context_of(bucket),
         now,
         true,
-        ctx.agent.field_manager,
+        ctx.field_manager,
     )
     .await
     .map_err(|source| Error::Credentials {
@@ -110,7 +110,7 @@ pub async fn run(bucket: &BackupBucket, ctx: &Ctx) -> Result<Action, Error> {
         });
     }
 
-    credentials::delete_seed_secret(&ctx.agent.seed, &desired::seed_secret_name(&name))
+    credentials::delete_seed_secret(&ctx.seed, &desired::seed_secret_name(&name))
         .await
         .map_err(|source| Error::Credentials {
             bucket: name.clone(),

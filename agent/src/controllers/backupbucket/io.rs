@@ -125,7 +125,7 @@ pub(super) async fn write_status(ctx: &Ctx, name: &str, status: Value) -> Result
         .patch_status(
             name,
             &PatchParams {
-                field_manager: Some(ctx.agent.field_manager.to_owned()),
+                field_manager: Some(ctx.field_manager.to_owned()),
                 ..PatchParams::default()
             },
             &Patch::Merge(&json!({ "status": status })),
@@ -148,8 +148,7 @@ pub(super) async fn event(
     action: &str,
     note: &str,
 ) {
-    ctx.agent
-        .events
+    ctx.events
         .named("backupbucket-controller")
         .publish(bucket, kind, reason, action, note)
         .await;
@@ -165,5 +164,5 @@ pub(super) fn buckets(ctx: &Ctx) -> Api<BackupBucket> {
 }
 
 pub(super) fn extension_buckets(ctx: &Ctx) -> Api<extensions::BackupBucket> {
-    Api::all(ctx.agent.seed.clone())
+    Api::all(ctx.seed.clone())
 }

@@ -19,6 +19,8 @@ pub mod delete;
 pub mod desired;
 pub mod io;
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 
 use std::sync::Arc;
 
@@ -45,8 +47,18 @@ pub const DEFAULT_CONCURRENT_SYNCS: i64 = 20;
 
 /// Dependencies of one run on one garden client.
 pub struct Ctx {
-    /// The agent context (seed client, seed name, clock, metrics).
-    pub agent: Arc<AgentContext>,
+    /// Time source for timestamps.
+    pub clock: Arc<dyn seedlet_runtime::clock::Clock>,
+    /// Events in the garden.
+    pub events: seedlet_runtime::events::Recorder,
+    /// Field manager of our writes.
+    pub field_manager: &'static str,
+    /// Process metrics.
+    pub metrics: Arc<crate::metrics::AgentMetrics>,
+    /// Client of the seed cluster.
+    pub seed: kube::Client,
+    /// Name of our Seed.
+    pub seed_name: String,
     /// The garden client of this run.
     pub garden: kube::Client,
 }
@@ -54,7 +66,7 @@ pub struct Ctx {
 impl std::fmt::Debug for Ctx {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Ctx")
-            .field("seed", &self.agent.seed_name)
+            .field("seed", &self.seed_name)
             .finish_non_exhaustive()
     }
 }
@@ -108,7 +120,12 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
         },
     );
     let ctx = Arc::new(Ctx {
-        agent: agent.clone(),
+        clock: agent.clock.clone(),
+        events: agent.events.clone(),
+        field_manager: agent.field_manager,
+        metrics: agent.metrics.clone(),
+        seed: agent.seed.clone(),
+        seed_name: agent.seed_name.clone(),
         garden,
     });
     Controller::for_stream(buckets, reader)

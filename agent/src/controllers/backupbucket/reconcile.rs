@@ -48,8 +48,7 @@ impl Error {
 pub async fn reconcile(bucket: Arc<BackupBucket>, ctx: Arc<Ctx>) -> Result<Action, Error> {
     let started = std::time::Instant::now();
     let result = run(&bucket.name_any(), &ctx).await;
-    ctx.agent
-        .metrics
+    ctx.metrics
         .reconciled(NAME, started.elapsed(), result.is_ok());
     result
 }
@@ -78,7 +77,7 @@ async fn run(name: &str, ctx: &Ctx) -> Result<Action, Error> {
     else {
         return Ok(Action::await_change());
     };
-    if bucket.spec.seed_name.as_deref() != Some(ctx.agent.seed_name.as_str()) {
+    if bucket.spec.seed_name.as_deref() != Some(ctx.seed_name.as_str()) {
         return Ok(Action::await_change());
     }
     if bucket.metadata.deletion_timestamp.is_some() {
@@ -121,7 +120,7 @@ async fn run(name: &str, ctx: &Ctx) -> Result<Action, Error> {
 
 async fn reconcile_bucket(bucket: &BackupBucket, ctx: &Ctx) -> Result<Action, Error> {
     let name = bucket.name_any();
-    let now = ctx.agent.clock.now();
+    let now = ctx.clock.now();
     let type_ = operation_type(bucket);
     let started = operation::last_operation(
         type_,
@@ -170,13 +169,13 @@ async fn reconcile_bucket(bucket: &BackupBucket, ctx: &Ctx) -> Result<Action, Er
         }
     };
     let seed_secret = credentials::write_seed_secret(
-        &ctx.agent.seed,
+        &ctx.seed,
         &desired::seed_secret_name(&name),
         &credentials,
         &context_of(bucket),
         now,
         false,
-        ctx.agent.field_manager,
+        ctx.field_manager,
     )
     .await
     .map_err(|source| Error::Credentials {
@@ -282,7 +281,7 @@ async fn deploy(
     name: &str,
     spec: &Value,
 ) -> Result<(), Error> {
-    let stamp = operation::timestamp(ctx.agent.clock.now());
+    let stamp = operation::timestamp(ctx.clock.now());
     let annotations = object::deploy_annotations(
         annotations::OPERATION_RECONCILE,
         &stamp,
@@ -295,7 +294,7 @@ async fn deploy(
         None,
         spec,
         &annotations,
-        ctx.agent.field_manager,
+        ctx.field_manager,
     )
     .await
     .map_err(|source| Error::Extension {
@@ -335,7 +334,7 @@ async fn sync_generated_secret(
             source,
         }
     };
-    let source = Api::<Secret>::namespaced(ctx.agent.seed.clone(), source_namespace)
+    let source = Api::<Secret>::namespaced(ctx.seed.clone(), source_namespace)
         .get(source_name)
         .await
         .map_err(generated_error(format!(
@@ -363,7 +362,7 @@ async fn sync_generated_secret(
                 ..Secret::default()
             };
             let params = PostParams {
-                field_manager: Some(ctx.agent.field_manager.to_owned()),
+                field_manager: Some(ctx.field_manager.to_owned()),
                 ..PostParams::default()
             };
             api.create(&params, &secret)

@@ -30,7 +30,7 @@ pub const DELETION_POLL: Duration = Duration::from_secs(5);
 pub async fn run(entry: &BackupEntry, ctx: &Ctx) -> Result<Action, Error> {
     const TYPE: LastOperationType = LastOperationType::Delete;
     let name = entry.name_any();
-    let now = ctx.agent.clock.now();
+    let now = ctx.clock.now();
     let deleted = entry
         .metadata
         .deletion_timestamp
@@ -100,13 +100,13 @@ pub async fn run(entry: &BackupEntry, ctx: &Ctx) -> Result<Action, Error> {
         }
     };
     credentials::write_seed_secret(
-        &ctx.agent.seed,
+        &ctx.seed,
         &desired::seed_secret_name(&name),
         &credentials,
         &context_of(entry),
         now,
         true,
-        ctx.agent.field_manager,
+        ctx.field_manager,
     )
     .await
     .map_err(|error| Error::Credentials {
@@ -137,7 +137,7 @@ pub async fn run(entry: &BackupEntry, ctx: &Ctx) -> Result<Action, Error> {
             description: error.description,
         });
     }
-    credentials::delete_seed_secret(&ctx.agent.seed, &desired::seed_secret_name(&name))
+    credentials::delete_seed_secret(&ctx.seed, &desired::seed_secret_name(&name))
         .await
         .map_err(|error| Error::Credentials {
             message: error_chain(&error),

@@ -160,8 +160,7 @@ pub(super) async fn report_error_as(
         LastOperationType::Migrate => "Migrate",
         _ => "Reconcile",
     };
-    ctx.agent
-        .events
+    ctx.events
         .named("backupentry-controller")
         .publish(
             entry,
@@ -171,7 +170,7 @@ pub(super) async fn report_error_as(
             &description,
         )
         .await;
-    let now = ctx.agent.clock.now();
+    let now = ctx.clock.now();
     let failed = operation::last_operation(
         type_,
         LastOperationState::Error,
@@ -198,7 +197,7 @@ pub(super) async fn write_status(
         .patch_status(
             &entry.name_any(),
             &PatchParams {
-                field_manager: Some(ctx.agent.field_manager.to_owned()),
+                field_manager: Some(ctx.field_manager.to_owned()),
                 ..PatchParams::default()
             },
             &Patch::Merge(&json!({ "status": status })),
@@ -226,5 +225,5 @@ pub(super) fn entries(ctx: &Ctx, namespace: &str) -> Api<BackupEntry> {
 }
 
 pub(super) fn extension_entries(ctx: &Ctx) -> Api<extensions::BackupEntry> {
-    Api::all(ctx.agent.seed.clone())
+    Api::all(ctx.seed.clone())
 }

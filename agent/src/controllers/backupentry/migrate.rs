@@ -22,7 +22,7 @@ use seedlet_runtime::error_chain;
 pub async fn run(entry: &BackupEntry, ctx: &Ctx) -> Result<Action, Error> {
     const TYPE: LastOperationType = LastOperationType::Migrate;
     let name = entry.name_any();
-    let now = ctx.agent.clock.now();
+    let now = ctx.clock.now();
     let start = operation::last_operation(
         TYPE,
         LastOperationState::Processing,
@@ -48,7 +48,7 @@ pub async fn run(entry: &BackupEntry, ctx: &Ctx) -> Result<Action, Error> {
             source,
         })?;
     let Some(existing) = existing else {
-        credentials::delete_seed_secret(&ctx.agent.seed, &desired::seed_secret_name(&name))
+        credentials::delete_seed_secret(&ctx.seed, &desired::seed_secret_name(&name))
             .await
             .map_err(|error| Error::Credentials {
                 message: error_chain(&error),

@@ -20,6 +20,8 @@ pub mod desired;
 pub mod io;
 pub mod migrate;
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 
 use std::sync::Arc;
 
@@ -55,8 +57,18 @@ pub struct Settings {
 
 /// Dependencies of one run on one garden client.
 pub struct Ctx {
-    /// The agent context (seed client, seed name, clock, metrics).
-    pub agent: Arc<AgentContext>,
+    /// Time source for timestamps.
+    pub clock: Arc<dyn seedlet_runtime::clock::Clock>,
+    /// Events in the garden.
+    pub events: seedlet_runtime::events::Recorder,
+    /// Field manager of our writes.
+    pub field_manager: &'static str,
+    /// Process metrics.
+    pub metrics: Arc<crate::metrics::AgentMetrics>,
+    /// Client of the seed cluster.
+    pub seed: kube::Client,
+    /// Name of our Seed.
+    pub seed_name: String,
     /// The garden client of this run.
     pub garden: kube::Client,
     /// Grace period settings.
@@ -66,7 +78,7 @@ pub struct Ctx {
 impl std::fmt::Debug for Ctx {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Ctx")
-            .field("seed", &self.agent.seed_name)
+            .field("seed", &self.seed_name)
             .field("settings", &self.settings)
             .finish_non_exhaustive()
     }
@@ -140,7 +152,12 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
     )
     .filter(|object| futures::future::ready(object.metadata.deletion_timestamp.is_none()));
     let ctx = Arc::new(Ctx {
-        agent: agent.clone(),
+        clock: agent.clock.clone(),
+        events: agent.events.clone(),
+        field_manager: agent.field_manager,
+        metrics: agent.metrics.clone(),
+        seed: agent.seed.clone(),
+        seed_name: agent.seed_name.clone(),
         garden,
         settings,
     });

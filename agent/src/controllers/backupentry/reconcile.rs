@@ -44,8 +44,7 @@ impl Error {
 pub async fn reconcile(entry: Arc<BackupEntry>, ctx: Arc<Ctx>) -> Result<Action, Error> {
     let started = std::time::Instant::now();
     let result = dispatch(&entry, &ctx).await;
-    ctx.agent
-        .metrics
+    ctx.metrics
         .reconciled(NAME, started.elapsed(), result.is_ok());
     result
 }
@@ -77,7 +76,7 @@ async fn dispatch(cached: &BackupEntry, ctx: &Ctx) -> Result<Action, Error> {
     else {
         return Ok(Action::await_change());
     };
-    if !desired::is_ours(&entry, &ctx.agent.seed_name) {
+    if !desired::is_ours(&entry, &ctx.seed_name) {
         return Ok(Action::await_change());
     }
     let has_finalizer = entry.finalizers().iter().any(|f| f == finalizers::GARDENER);
@@ -117,7 +116,7 @@ pub fn operation_type(entry: &BackupEntry) -> LastOperationType {
 
 async fn reconcile_entry(entry: &BackupEntry, ctx: &Ctx) -> Result<Action, Error> {
     let name = entry.name_any();
-    let now = ctx.agent.clock.now();
+    let now = ctx.clock.now();
     let type_ = operation_type(entry);
     let start = operation::last_operation(
         type_,
@@ -149,13 +148,13 @@ async fn reconcile_entry(entry: &BackupEntry, ctx: &Ctx) -> Result<Action, Error
         }
     };
     let seed_secret = credentials::write_seed_secret(
-        &ctx.agent.seed,
+        &ctx.seed,
         &desired::seed_secret_name(&name),
         &credentials,
         &context_of(entry),
         now,
         false,
-        ctx.agent.field_manager,
+        ctx.field_manager,
     )
     .await
     .map_err(|error| Error::Credentials {
@@ -246,7 +245,7 @@ async fn deploy(
             source,
         }
     };
-    let stamp = || operation::timestamp(ctx.agent.clock.now());
+    let stamp = || operation::timestamp(ctx.clock.now());
     if type_ != LastOperationType::Restore {
         let annotations =
             object::deploy_annotations(annotations::OPERATION_RECONCILE, &stamp(), &[]);
@@ -257,7 +256,7 @@ async fn deploy(
             None,
             spec,
             &annotations,
-            ctx.agent.field_manager,
+            ctx.field_manager,
         )
         .await
         .map_err(extension_error("deploying"));
@@ -285,7 +284,7 @@ async fn deploy(
         None,
         spec,
         &waiting,
-        ctx.agent.field_manager,
+        ctx.field_manager,
     )
     .await
     .map_err(extension_error("deploying for restore"))?;

@@ -7,6 +7,8 @@
 //! later ones drift; a beat is bounded by one period and a missed tick is skipped, not bunched.
 
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 pub mod settings;
 
 pub use settings::Settings;
@@ -21,6 +23,42 @@ use seedlet_runtime::repeated::{Failure, RepeatedFailures};
 
 /// Controller name (metrics label, logs).
 pub const NAME: &str = "heartbeat";
+
+/// What one heartbeat uses.
+pub struct Ctx {
+    /// Name of our Seed.
+    pub seed_name: String,
+    /// Client of the seed cluster (probed through `/healthz`).
+    pub seed: kube::Client,
+    /// Hot-swappable garden client (the Lease and the Seed's condition).
+    pub garden: seedlet_bootstrap::GardenClient,
+    /// Heartbeat timing.
+    pub settings: Settings,
+    /// Time source for the renewal time and condition timestamps.
+    pub clock: Arc<dyn seedlet_runtime::clock::Clock>,
+}
+
+impl std::fmt::Debug for Ctx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ctx")
+            .field("seed", &self.seed_name)
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Ctx {
+    /// The heartbeat's part of `agent`.
+    pub fn of(agent: &AgentContext) -> Self {
+        Self {
+            seed_name: agent.seed_name.clone(),
+            seed: agent.seed.clone(),
+            garden: agent.garden.clone(),
+            settings: agent.heartbeat,
+            clock: agent.clock.clone(),
+        }
+    }
+}
 
 /// Errors of one heartbeat.
 #[derive(Debug, thiserror::Error)]
@@ -98,13 +136,14 @@ pub async fn run(ctx: Arc<AgentContext>) {
     let mut ticker = tokio::time::interval_at(Instant::now(), period);
     ticker.set_missed_tick_behavior(MissedTickBehavior::Skip);
     let mut failures = RepeatedFailures::new();
+    let beat_ctx = Ctx::of(&ctx);
     loop {
         let scheduled = tokio::select! {
             () = ctx.stop.cancelled() => return,
             scheduled = ticker.tick() => scheduled,
         };
         let started = Instant::now();
-        let result = match tokio::time::timeout(period, reconcile::beat(&ctx)).await {
+        let result = match tokio::time::timeout(period, reconcile::beat(&beat_ctx)).await {
             Ok(result) => result,
             Err(_) => Err(Error::Timeout(period)),
         };

@@ -13,8 +13,7 @@ use seedlet_api::core::Seed;
 use seedlet_api::names::{condition_types, groups, namespaces, reasons};
 use serde_json::{Value, json};
 
-use super::Error;
-use crate::context::AgentContext;
+use super::{Ctx, Error};
 
 /// Reason of `GardenletReady=False` while the seed API server fails its health check.
 ///
@@ -41,7 +40,7 @@ pub struct Beat {
 /// [`Error::SeedUnhealthy`] when the seed API server fails `/healthz` (after reporting
 /// `GardenletReady=False`, best effort), [`Error::RenewLease`] when the Lease write fails, and
 /// [`Error::PatchCondition`] when only the condition write failed (the Lease was renewed).
-pub async fn beat(ctx: &AgentContext) -> Result<Beat, Error> {
+pub async fn beat(ctx: &Ctx) -> Result<Beat, Error> {
     let garden = ctx.garden.client();
     let seeds: Api<Seed> = Api::all(garden.clone());
     let name = ctx.seed_name.as_str();
@@ -62,7 +61,7 @@ pub async fn beat(ctx: &AgentContext) -> Result<Beat, Error> {
         .map(|s| s.conditions.clone())
         .unwrap_or_default();
 
-    if let Err(source) = probe_seed(&ctx.seed, ctx.heartbeat.period).await {
+    if let Err(source) = probe_seed(&ctx.seed, ctx.settings.period).await {
         let now = ctx.clock.now();
         let message = format!(
             "Seed API server health check failed: {}",
@@ -91,7 +90,7 @@ pub async fn beat(ctx: &AgentContext) -> Result<Beat, Error> {
         &leases,
         name,
         &uid,
-        ctx.heartbeat.lease_duration_seconds(),
+        ctx.settings.lease_duration_seconds(),
         renewed_at,
     )
     .await?;

@@ -18,6 +18,8 @@
 pub mod cidr;
 pub mod desired;
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 pub mod resolver;
 
 use std::net::IpAddr;
@@ -46,8 +48,12 @@ pub const DEFAULT_CONCURRENT_SYNCS: i64 = 5;
 
 /// Dependencies of the controller.
 pub struct Ctx {
-    /// The agent context (seed client, config, metrics).
-    pub agent: Arc<AgentContext>,
+    /// Field manager of our writes.
+    pub field_manager: &'static str,
+    /// Process metrics.
+    pub metrics: Arc<crate::metrics::AgentMetrics>,
+    /// Client of the seed cluster.
+    pub seed: kube::Client,
     /// The seed networks (from `seedConfig.spec.networks`), or why they cannot be read.
     pub inputs: Result<desired::Inputs, String>,
     /// `controllers.networkPolicy.additionalNamespaceSelectors`.
@@ -98,7 +104,9 @@ pub async fn run(agent: Arc<AgentContext>) {
         None => (None, futures::stream::empty().boxed()),
     };
     let ctx = Arc::new(Ctx {
-        agent: agent.clone(),
+        field_manager: agent.field_manager,
+        metrics: agent.metrics.clone(),
+        seed: agent.seed.clone(),
         inputs: reconcile::seed_inputs(&spec),
         additional_selectors: config.namespace_selectors(),
         resolved,

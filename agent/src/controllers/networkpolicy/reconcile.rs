@@ -81,8 +81,7 @@ impl Error {
 pub async fn reconcile(namespace: Arc<Namespace>, ctx: Arc<Ctx>) -> Result<Action, Error> {
     let started = std::time::Instant::now();
     let result = sync(&namespace.name_any(), &ctx).await;
-    ctx.agent
-        .metrics
+    ctx.metrics
         .reconciled(NAME, started.elapsed(), result.is_ok());
     result.map(|()| Action::await_change())
 }
@@ -102,7 +101,7 @@ pub fn error_policy(namespace: Arc<Namespace>, error: &Error, _ctx: Arc<Ctx>) ->
 }
 
 async fn sync(name: &str, ctx: &Ctx) -> Result<(), Error> {
-    let seed = &ctx.agent.seed;
+    let seed = &ctx.seed;
     let Some(namespace) = Api::<Namespace>::all(seed.clone())
         .get_opt(name)
         .await
@@ -222,7 +221,7 @@ async fn write(
         spec: Some(spec),
     };
     let params = PostParams {
-        field_manager: Some(ctx.agent.field_manager.to_owned()),
+        field_manager: Some(ctx.field_manager.to_owned()),
         ..PostParams::default()
     };
     match existing {

@@ -14,6 +14,8 @@ pub mod delete;
 pub mod flow;
 pub mod io;
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 
 use std::sync::Arc;
 use std::time::Duration;

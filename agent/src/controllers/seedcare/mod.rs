@@ -12,6 +12,8 @@
 
 pub mod health;
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -8,6 +8,8 @@
 //! `controllers.seedBackupBucketsCheck.syncPeriod`.
 
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 
 use std::sync::Arc;
 

@@ -7,6 +7,8 @@
 //! changes (→ the Bastions of that Shoot).
 
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -10,6 +10,8 @@ pub mod namespace;
 pub mod quota;
 pub mod rbac;
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 
 use std::sync::Arc;
 

@@ -9,6 +9,8 @@
 pub mod decide;
 pub mod in_use;
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -18,6 +18,8 @@ pub mod kinds;
 pub mod merge;
 pub mod ncp_status;
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 pub mod users;
 
 use std::fmt::Debug;

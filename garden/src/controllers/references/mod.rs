@@ -9,6 +9,8 @@
 //! Pure decisions are in [`refs`].
 
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 pub mod refs;
 
 use std::fmt::Debug;

@@ -6,6 +6,8 @@
 //! Recovery is the agent's: its next heartbeat turns `GardenletReady` back to `True`.
 
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 
 use std::sync::Arc;
 use std::time::Duration;

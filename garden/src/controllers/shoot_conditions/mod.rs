@@ -8,6 +8,8 @@
 
 pub mod merge;
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 
 use std::sync::Arc;
 

@@ -7,6 +7,8 @@
 //! requeue: each run requeues to just after the next activation of any schedule.
 
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 pub mod schedule;
 
 use std::sync::Arc;

@@ -19,6 +19,8 @@ pub mod cleanups;
 pub mod migrate;
 pub mod operation;
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 pub mod rotation;
 pub mod run;
 pub mod versions;

@@ -7,6 +7,8 @@
 
 pub mod label;
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 
 use std::sync::Arc;
 

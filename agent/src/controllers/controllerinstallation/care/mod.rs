@@ -5,6 +5,8 @@
 //! `controllers.controllerInstallationCare.syncPeriod`; restarts on a garden client swap.
 
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};

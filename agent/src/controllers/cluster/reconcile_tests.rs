@@ -1,0 +1,174 @@
+//! Reconcile tests against in-process garden and seed sandboxes: [`reconcile`] and
+//! [`reconcile_cluster`] are called directly on a real Shoot and Cluster with empty caches (the
+//! controller then reads the garden), and the technical ID, Cluster and namespace are read back.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Patch, PatchParams};
+use kube::runtime::controller::Action;
+use kube::runtime::reflector;
+use kube::{Api, ResourceExt};
+use seedlet_api::core::{CloudProfile, Project, Seed, Shoot};
+use seedlet_api::extensions::Cluster;
+use serde_json::json;
+
+use super::reconcile::NAMESPACE_POLL;
+use super::{Ctx, reconcile, reconcile_cluster};
+use crate::testing::{Env, FIELD_MANAGER, SEED, create, ensure_namespace};
+
+const SYNC: Duration = Duration::from_secs(600);
+const TECHNICAL_ID: &str = "shoot--dev--s";
+
+fn ctx(env: &Env) -> Arc<Ctx> {
+    Arc::new(Ctx {
+        field_manager: FIELD_MANAGER,
+        metrics: Env::metrics(),
+        seed: env.seed.clone(),
+        seed_name: SEED.to_owned(),
+        garden: env.garden.clone(),
+        seeds: reflector::store().0,
+        cloud_profiles: reflector::store().0,
+        namespaced_cloud_profiles: reflector::store().0,
+        projects: reflector::store().0,
+        registrations: reflector::store().0,
+        sync_period: SYNC,
+    })
+}
+
+/// Seed `local`, CloudProfile `local`, Project `dev` (namespace `garden-dev`) and Shoot
+/// `garden-dev/s` scheduled to our seed.
+async fn landscape(env: &Env) -> Arc<Shoot> {
+    let _: Seed = crate::testing::seed(&env.garden).await;
+    let _: CloudProfile = create(
+        &env.garden,
+        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "CloudProfile",
+               "metadata": {"name": "local"},
+               "spec": {"type": "local", "kubernetes": {"versions": [{"version": "1.31.1"}]}}}),
+    )
+    .await;
+    ensure_namespace(&env.garden, "garden-dev").await;
+    let _: Project = create(
+        &env.garden,
+        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Project",
+               "metadata": {"name": "dev"}, "spec": {"namespace": "garden-dev"}}),
+    )
+    .await;
+    Arc::new(
+        create(
+            &env.garden,
+            json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
+                   "metadata": {"name": "s", "namespace": "garden-dev"},
+                   "spec": {"region": "local", "cloudProfileName": "local", "seedName": SEED,
+                            "kubernetes": {"version": "1.31.1"},
+                            "networking": {"type": "calico"},
+                            "provider": {"type": "local", "workers": []}}}),
+        )
+        .await,
+    )
+}
+
+fn shoots(env: &Env) -> Api<Shoot> {
+    Api::namespaced(env.garden.clone(), "garden-dev")
+}
+
+#[tokio::test]
+async fn a_scheduled_shoot_gets_its_technical_id_cluster_and_namespace() {
+    let env = Env::start().await;
+    let shoot = landscape(&env).await;
+
+    let action = reconcile(shoot, ctx(&env)).await.unwrap();
+    assert_eq!(action, Action::requeue(SYNC));
+    let stored = shoots(&env).get("s").await.unwrap();
+    assert_eq!(
+        stored.status.and_then(|s| s.technical_id).as_deref(),
+        Some(TECHNICAL_ID)
+    );
+    let cluster = Api::<Cluster>::all(env.seed.clone())
+        .get(TECHNICAL_ID)
+        .await
+        .unwrap();
+    let spec = serde_json::to_value(&cluster.spec).unwrap();
+    assert_eq!(spec["shoot"]["metadata"]["name"], "s");
+    assert_eq!(spec["seed"]["metadata"]["name"], SEED);
+    assert_eq!(spec["cloudProfile"]["metadata"]["name"], "local");
+    let namespace = Api::<Namespace>::all(env.seed.clone())
+        .get(TECHNICAL_ID)
+        .await
+        .unwrap();
+    let labels = namespace.labels();
+    assert_eq!(labels["gardener.cloud/role"], "shoot");
+    assert_eq!(labels["seed.gardener.cloud/provider"], "local");
+    assert_eq!(labels["shoot.gardener.cloud/provider"], "local");
+    assert_eq!(labels["networking.shoot.gardener.cloud/provider"], "calico");
+    env.shutdown().await;
+}
+
+#[tokio::test]
+async fn shoots_of_other_seeds_are_not_synced() {
+    let env = Env::start().await;
+    let shoot = landscape(&env).await;
+    let other = Shoot {
+        spec: seedlet_api::core::ShootSpec {
+            seed_name: Some("other".into()),
+            ..shoot.spec.clone()
+        },
+        ..(*shoot).clone()
+    };
+    let action = reconcile(Arc::new(other), ctx(&env)).await.unwrap();
+    assert_eq!(action, Action::await_change());
+    assert!(shoots(&env).get("s").await.unwrap().status.is_none());
+    assert!(
+        Api::<Cluster>::all(env.seed.clone())
+            .list(&Default::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+    env.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_shoot_moved_to_another_seed_loses_namespace_then_cluster() {
+    let env = Env::start().await;
+    let shoot = landscape(&env).await;
+    let ctx = ctx(&env);
+    reconcile(shoot, ctx.clone()).await.unwrap();
+    let clusters = Api::<Cluster>::all(env.seed.clone());
+    let cluster = Arc::new(clusters.get(TECHNICAL_ID).await.unwrap());
+
+    // Still ours: kept.
+    assert_eq!(
+        reconcile_cluster(cluster.clone(), ctx.clone())
+            .await
+            .unwrap(),
+        Action::requeue(SYNC)
+    );
+
+    let moved = json!({"spec": {"seedName": "other"}});
+    shoots(&env)
+        .patch("s", &PatchParams::default(), &Patch::Merge(&moved))
+        .await
+        .unwrap();
+    assert_eq!(
+        reconcile_cluster(cluster.clone(), ctx.clone())
+            .await
+            .unwrap(),
+        Action::requeue(NAMESPACE_POLL),
+        "the namespace goes first"
+    );
+    assert!(clusters.get_opt(TECHNICAL_ID).await.unwrap().is_some());
+    let namespaces = Api::<Namespace>::all(env.seed.clone());
+    seedlet_sandbox::setup::wait_until("namespace gone", Duration::from_secs(10), || async {
+        namespaces.get_opt(TECHNICAL_ID).await.unwrap().is_none()
+    })
+    .await;
+    assert_eq!(
+        reconcile_cluster(cluster, ctx).await.unwrap(),
+        Action::await_change()
+    );
+    assert!(clusters.get_opt(TECHNICAL_ID).await.unwrap().is_none());
+    env.shutdown().await;
+}

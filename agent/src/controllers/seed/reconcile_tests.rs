@@ -1,0 +1,188 @@
+//! Reconcile tests against in-process garden and seed sandboxes: [`reconcile`] is called directly
+//! on our real Seed and the status, finalizer, seed namespaces, BackupBucket and Events are read
+//! back.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Event, Namespace};
+use kube::api::DeleteParams;
+use kube::runtime::controller::Action;
+use kube::{Api, ResourceExt};
+use seedlet_api::core::{BackupBucket, Seed, Shoot};
+use serde_json::{Value, json};
+
+use super::delete::SHOOTS_REQUEUE;
+use super::{Ctx, reconcile};
+use crate::testing::{Env, SEED, create, ensure_namespace};
+
+const SYNC: Duration = Duration::from_secs(60);
+
+fn ctx(env: &Env, kubernetes_version_check: bool) -> Arc<Ctx> {
+    Arc::new(Ctx {
+        clock: env.clock(),
+        config: Arc::new(seedlet_config::GardenletConfiguration::default()),
+        events: env.events(),
+        kubernetes_version_check,
+        metrics: Env::metrics(),
+        seed: env.seed.clone(),
+        seed_name: SEED.to_owned(),
+        garden: env.garden.clone(),
+        sync_period: SYNC,
+        gardener: super::reconcile::gardener_info(),
+    })
+}
+
+async fn seed(env: &Env, backup: Option<Value>) -> Arc<Seed> {
+    let mut spec = json!({"provider": {"type": "local", "region": "local", "zones": ["a", "b"]},
+                          "networks": {"pods": "10.1.0.0/16", "services": "10.2.0.0/16"}});
+    if let Some(backup) = backup {
+        spec["backup"] = backup;
+    }
+    Arc::new(
+        create(
+            &env.garden,
+            json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Seed",
+                   "metadata": {"name": SEED}, "spec": spec}),
+        )
+        .await,
+    )
+}
+
+async fn stored(env: &Env) -> Value {
+    serde_json::to_value(
+        Api::<Seed>::all(env.garden.clone())
+            .get(SEED)
+            .await
+            .unwrap(),
+    )
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_seed_gets_its_status_finalizer_namespace_labels_and_backup_bucket() {
+    let env = Env::start().await;
+    ensure_namespace(&env.garden, "seed-local").await;
+    let backup = json!({"provider": "local", "credentialsRef":
+        {"apiVersion": "v1", "kind": "Secret", "name": "backup", "namespace": "garden"}});
+    let created = seed(&env, Some(backup)).await;
+
+    let action = reconcile(created.clone(), ctx(&env, false)).await.unwrap();
+    assert_eq!(action, Action::requeue(SYNC));
+    let written = stored(&env).await;
+    let status = &written["status"];
+    assert_eq!(status["lastOperation"]["type"], "Reconcile");
+    assert_eq!(status["lastOperation"]["state"], "Succeeded");
+    assert_eq!(
+        status["observedGeneration"],
+        written["metadata"]["generation"]
+    );
+    assert_eq!(status["gardener"]["name"], "seedlet-agent");
+    assert!(
+        status["kubernetesVersion"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("v1."))
+    );
+    // The cluster identity is created in the seed when missing and reported.
+    let identity = Api::<ConfigMap>::namespaced(env.seed.clone(), "kube-system")
+        .get("cluster-identity")
+        .await
+        .unwrap();
+    let expected = identity.data.unwrap()["cluster-identity"].clone();
+    assert_eq!(status["clusterIdentity"], expected.as_str());
+    assert_eq!(written["metadata"]["finalizers"], json!(["gardener"]));
+    let garden = Api::<Namespace>::all(env.seed.clone())
+        .get("garden")
+        .await
+        .unwrap();
+    assert_eq!(garden.labels()["role"], "garden");
+    assert_eq!(garden.labels()["gardener.cloud/role"], "garden");
+    let uid = created.uid().unwrap();
+    let bucket = Api::<BackupBucket>::all(env.garden.clone())
+        .get(&uid)
+        .await
+        .unwrap();
+    assert_eq!(bucket.spec.seed_name.as_deref(), Some(SEED));
+    assert_eq!(bucket.spec.provider.region, "local");
+    assert_eq!(bucket.owner_references()[0].name, SEED);
+    env.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_missing_seed_namespace_and_an_old_kubernetes_fail_the_operation() {
+    let env = Env::start().await;
+    let created = seed(&env, None).await;
+    let error = reconcile(created.clone(), ctx(&env, false))
+        .await
+        .unwrap_err();
+    assert_eq!(error.reason(), "SeedNamespaceError");
+    let written = stored(&env).await;
+    assert_eq!(written["status"]["lastOperation"]["state"], "Error");
+    assert!(
+        written["status"]["lastOperation"]["description"]
+            .as_str()
+            .unwrap()
+            .ends_with("Operation will be retried."),
+        "{}",
+        written["status"]["lastOperation"]
+    );
+    assert!(
+        written["metadata"]["finalizers"].is_null(),
+        "no finalizer before the checks pass"
+    );
+
+    // The sandbox reports Kubernetes 1.24, below the minimum when the check is on.
+    ensure_namespace(&env.garden, "seed-local").await;
+    let error = reconcile(created, ctx(&env, true)).await.unwrap_err();
+    assert_eq!(error.reason(), "K8SVersionTooOld");
+    assert_eq!(
+        stored(&env).await["status"]["lastOperation"]["state"],
+        "Error"
+    );
+    env.shutdown().await;
+}
+
+#[tokio::test]
+async fn deletion_waits_for_the_seeds_shoots() {
+    let env = Env::start().await;
+    ensure_namespace(&env.garden, "seed-local").await;
+    let created = seed(&env, None).await;
+    let ctx = ctx(&env, false);
+    reconcile(created.clone(), ctx.clone()).await.unwrap();
+    ensure_namespace(&env.garden, "garden-dev").await;
+    let _: Shoot = create(
+        &env.garden,
+        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
+               "metadata": {"name": "s", "namespace": "garden-dev"},
+               "spec": {"region": "local", "seedName": SEED,
+                        "provider": {"type": "local", "workers": []}}}),
+    )
+    .await;
+    let seeds = Api::<Seed>::all(env.garden.clone());
+    seeds.delete(SEED, &DeleteParams::default()).await.unwrap();
+
+    assert_eq!(
+        reconcile(created.clone(), ctx.clone()).await.unwrap(),
+        Action::requeue(SHOOTS_REQUEUE)
+    );
+    let written = stored(&env).await;
+    assert_eq!(written["status"]["lastOperation"]["type"], "Delete");
+    assert_eq!(written["metadata"]["finalizers"], json!(["gardener"]));
+    let events = Api::<Event>::all(env.garden.clone())
+        .list(&Default::default())
+        .await
+        .unwrap();
+    assert!(events.items.iter().any(|e| e.message.as_deref()
+        == Some("Can't delete Seed, because the following objects are still referencing it: Shoots=[garden-dev/s]")));
+
+    Api::<Shoot>::namespaced(env.garden.clone(), "garden-dev")
+        .delete("s", &DeleteParams::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        reconcile(created, ctx).await.unwrap(),
+        Action::await_change()
+    );
+    assert!(seeds.get_opt(SEED).await.unwrap().is_none());
+    env.shutdown().await;
+}

@@ -1,0 +1,96 @@
+//! Reconcile tests against an in-process garden sandbox: [`reconcile`] is called directly on a
+//! real Seed with real BackupBuckets and `BackupBucketsReady` is read back.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::SignedDuration;
+use kube::Api;
+use kube::api::{Patch, PatchParams};
+use kube::runtime::controller::Action;
+use seedlet_api::core::{BackupBucket, Seed};
+use serde_json::json;
+
+use super::{Ctx, Settings, reconcile};
+use crate::testing::{Env, create, seed};
+
+const SYNC: Duration = Duration::from_secs(30);
+
+fn ctx(env: &Env, threshold: Option<Duration>) -> Arc<Ctx> {
+    Arc::new(Ctx {
+        client: env.client.clone(),
+        settings: Settings {
+            concurrent_syncs: 1,
+            sync_period: SYNC,
+            threshold,
+        },
+        clock: env.clock(),
+        metrics: Env::metrics(),
+    })
+}
+
+async fn ready(env: &Env) -> Option<(String, String, String)> {
+    let seed = Api::<Seed>::all(env.client.clone())
+        .get("s1")
+        .await
+        .unwrap();
+    seedlet_api::conditions::find(seed.conditions(), "BackupBucketsReady")
+        .map(|c| (c.status.to_string(), c.reason.clone(), c.message.clone()))
+}
+
+async fn bucket(env: &Env, name: &str) {
+    let _: BackupBucket = create(
+        &env.client,
+        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "BackupBucket",
+               "metadata": {"name": name},
+               "spec": {"provider": {"type": "local", "region": "local"}, "seedName": "s1"}}),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn buckets_make_the_condition_unknown_true_then_progressing_and_false() {
+    let env = Env::start().await;
+    let s1 = Arc::new(seed(&env.client, "s1").await);
+    let ctx = ctx(&env, Some(Duration::from_secs(60)));
+
+    let action = reconcile(s1.clone(), ctx.clone()).await.unwrap();
+    assert_eq!(action, Action::requeue(SYNC));
+    assert_eq!(
+        ready(&env).await,
+        Some((
+            "Unknown".into(),
+            "BackupBucketsGone".into(),
+            "Backup Buckets are gone.".into()
+        ))
+    );
+
+    bucket(&env, "b1").await;
+    reconcile(s1.clone(), ctx.clone()).await.unwrap();
+    assert_eq!(ready(&env).await.map(|c| c.0).as_deref(), Some("True"));
+
+    let failing = json!({"status": {"lastError": {"description": "access denied"}}});
+    Api::<BackupBucket>::all(env.client.clone())
+        .patch_status("b1", &PatchParams::default(), &Patch::Merge(&failing))
+        .await
+        .unwrap();
+    reconcile(s1.clone(), ctx.clone()).await.unwrap();
+    let message = "The following BackupBuckets have issues:\n* Name: b1, Error: access denied";
+    assert_eq!(
+        ready(&env).await,
+        Some((
+            "Progressing".into(),
+            "BackupBucketsError".into(),
+            message.into()
+        )),
+        "within the threshold after True"
+    );
+
+    env.clock.advance(SignedDuration::from_secs(61));
+    reconcile(s1, ctx).await.unwrap();
+    assert_eq!(
+        ready(&env).await,
+        Some(("False".into(), "BackupBucketsError".into(), message.into()))
+    );
+    env.shutdown().await;
+}

@@ -1,0 +1,133 @@
+//! Reconcile tests against an in-process garden sandbox: [`reconcile`] is called directly on a
+//! real Shoot with hibernation schedules while a fake clock stands at chosen times.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp, ToSpan};
+use k8s_openapi::api::core::v1::Event;
+use kube::Api;
+use kube::runtime::controller::Action;
+use seedlet_api::core::Shoot;
+use serde_json::json;
+
+use super::schedule::REQUEUE_SLACK;
+use super::{Ctx, reconcile};
+use crate::testing::{Env, create, ensure_namespace};
+
+fn ctx(env: &Env, trigger_deadline: SignedDuration) -> Arc<Ctx> {
+    Arc::new(Ctx {
+        client: env.client.clone(),
+        trigger_deadline,
+        clock: env.clock(),
+        events: env.events(),
+        metrics: Env::metrics(),
+    })
+}
+
+/// Shoot `garden-dev/s` hibernating 22:00–06:00 UTC; returns it and the day after its creation
+/// at midnight UTC.
+async fn shoot(env: &Env) -> (Shoot, Timestamp) {
+    ensure_namespace(&env.client, "garden-dev").await;
+    let shoot: Shoot = create(
+        &env.client,
+        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
+               "metadata": {"name": "s", "namespace": "garden-dev"},
+               "spec": {"region": "local", "provider": {"type": "local", "workers": []},
+                        "hibernation": {"schedules": [
+                            {"start": "0 22 * * *", "end": "0 6 * * *", "location": "UTC"}]}}}),
+    )
+    .await;
+    let created = shoot
+        .metadata
+        .creation_timestamp
+        .clone()
+        .expect("created")
+        .0;
+    let next_day = created
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .date()
+        .tomorrow()
+        .unwrap()
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .unwrap()
+        .timestamp();
+    (shoot, next_day)
+}
+
+async fn stored(env: &Env) -> Shoot {
+    Api::<Shoot>::namespaced(env.client.clone(), "garden-dev")
+        .get("s")
+        .await
+        .unwrap()
+}
+
+fn enabled(shoot: &Shoot) -> Option<bool> {
+    shoot.spec.hibernation.as_ref().and_then(|h| h.enabled)
+}
+
+fn trigger_time(shoot: &Shoot) -> Option<Timestamp> {
+    shoot
+        .status
+        .as_ref()
+        .and_then(|s| s.last_hibernation_trigger_time.as_ref())
+        .map(|t| t.0)
+}
+
+fn requeue(delay: SignedDuration) -> Action {
+    Action::requeue(Duration::try_from(delay + REQUEUE_SLACK).unwrap())
+}
+
+#[tokio::test]
+async fn a_due_start_hibernates_once_and_the_end_wakes_up() {
+    let env = Env::start().await;
+    let (created, day) = shoot(&env).await;
+    let ctx = ctx(&env, SignedDuration::from_hours(2));
+
+    let evening = day + 22.hours() + 30.minutes();
+    env.clock.set(evening);
+    let action = reconcile(Arc::new(created), ctx.clone()).await.unwrap();
+    assert_eq!(action, requeue(SignedDuration::from_mins(7 * 60 + 30)));
+    let hibernated = stored(&env).await;
+    assert_eq!(enabled(&hibernated), Some(true));
+    assert_eq!(trigger_time(&hibernated), Some(evening));
+    let events = Api::<Event>::namespaced(env.client.clone(), "garden-dev")
+        .list(&Default::default())
+        .await
+        .unwrap();
+    assert!(
+        events
+            .items
+            .iter()
+            .any(|e| e.reason.as_deref() == Some("Hibernated"))
+    );
+
+    // Again at the same time: the activation was acted upon, nothing is written.
+    let version = hibernated.metadata.resource_version.clone();
+    reconcile(Arc::new(hibernated), ctx.clone()).await.unwrap();
+    assert_eq!(stored(&env).await.metadata.resource_version, version);
+
+    let morning = day + 30.hours() + 15.minutes();
+    env.clock.set(morning);
+    reconcile(Arc::new(stored(&env).await), ctx).await.unwrap();
+    let woken = stored(&env).await;
+    assert_eq!(enabled(&woken), Some(false));
+    assert_eq!(trigger_time(&woken), Some(morning));
+    env.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_activation_older_than_the_trigger_deadline_is_skipped() {
+    let env = Env::start().await;
+    let (created, day) = shoot(&env).await;
+    env.clock.set(day + 22.hours() + 30.minutes());
+
+    let action = reconcile(Arc::new(created), ctx(&env, SignedDuration::from_mins(10)))
+        .await
+        .unwrap();
+    assert_eq!(action, requeue(SignedDuration::from_mins(7 * 60 + 30)));
+    let unchanged = stored(&env).await;
+    assert_eq!(enabled(&unchanged), None);
+    assert_eq!(trigger_time(&unchanged), None);
+    env.shutdown().await;
+}

@@ -1,0 +1,160 @@
+//! Reconcile tests against an in-process garden sandbox: [`reconcile`] is called directly on real
+//! Shoots and a real CloudProfile while a fake clock stands at a fixed time.
+
+use std::sync::Arc;
+
+use jiff::Timestamp;
+use kube::api::{Patch, PatchParams};
+use kube::runtime::controller::Action;
+use kube::{Api, ResourceExt};
+use seedlet_api::core::{CloudProfile, Shoot};
+use serde_json::{Value, json};
+
+use super::{Ctx, reconcile};
+use crate::testing::{Env, create, ensure_namespace};
+
+const NOW: &str = "2025-06-01T21:10:00Z";
+/// A window that does not contain [`NOW`].
+const OUTSIDE: (&str, &str) = ("100000+0000", "110000+0000");
+
+fn ctx(env: &Env) -> Arc<Ctx> {
+    env.clock.set(NOW.parse::<Timestamp>().unwrap());
+    Arc::new(Ctx {
+        client: env.client.clone(),
+        restart_control_plane: false,
+        restart_core_addons: false,
+        clock: env.clock(),
+        events: env.events(),
+        metrics: Env::metrics(),
+    })
+}
+
+async fn profile(env: &Env) {
+    let _: CloudProfile = create(
+        &env.client,
+        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "CloudProfile",
+               "metadata": {"name": "local"},
+               "spec": {"type": "local",
+                        "kubernetes": {"versions": [{"version": "1.31.1"}, {"version": "1.31.2"}]},
+                        "machineTypes": [{"name": "small", "cpu": "2", "gpu": "0", "memory": "4Gi"}],
+                        "machineImages": [{"name": "gardenlinux", "updateStrategy": "minor",
+                                           "versions": [{"version": "1.1.0"}]}]}}),
+    )
+    .await;
+}
+
+/// Shoot `garden-dev/<name>` on Kubernetes 1.31.1 with automatic Kubernetes updates, maintained
+/// in [`OUTSIDE`], last reconciled successfully, with `annotations`.
+async fn shoot(env: &Env, name: &str, annotations: Value) -> Arc<Shoot> {
+    ensure_namespace(&env.client, "garden-dev").await;
+    let _: Shoot = create(
+        &env.client,
+        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
+               "metadata": {"name": name, "namespace": "garden-dev", "annotations": annotations},
+               "spec": {"region": "local", "cloudProfileName": "local",
+                        "kubernetes": {"version": "1.31.1"},
+                        "maintenance": {"timeWindow": {"begin": OUTSIDE.0, "end": OUTSIDE.1},
+                                        "autoUpdate": {"kubernetesVersion": true,
+                                                       "machineImageVersion": false}},
+                        "provider": {"type": "local", "workers": [{"name": "pool",
+                            "machine": {"type": "small",
+                                        "image": {"name": "gardenlinux", "version": "1.1.0"}}}]}}}),
+    )
+    .await;
+    let status = json!({"status": {"lastOperation": {
+        "type": "Reconcile", "state": "Succeeded", "description": "", "progress": 100,
+        "lastUpdateTime": "2025-06-01T20:00:00Z"}}});
+    Arc::new(
+        shoots(env)
+            .patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
+            .await
+            .unwrap(),
+    )
+}
+
+fn shoots(env: &Env) -> Api<Shoot> {
+    Api::namespaced(env.client.clone(), "garden-dev")
+}
+
+fn version(shoot: &Shoot) -> Option<&str> {
+    shoot.spec.kubernetes.as_ref()?.version.as_deref()
+}
+
+#[tokio::test]
+async fn a_shoot_asked_for_maintenance_gets_the_patch_update_annotations_and_status() {
+    let env = Env::start().await;
+    profile(&env).await;
+    let asked = shoot(
+        &env,
+        "asked",
+        json!({"gardener.cloud/operation": "maintain"}),
+    )
+    .await;
+
+    reconcile(asked, ctx(&env)).await.unwrap();
+    let maintained = shoots(&env).get("asked").await.unwrap();
+    assert_eq!(version(&maintained), Some("1.31.2"));
+    let annotations = maintained.annotations();
+    assert_eq!(annotations["gardener.cloud/operation"], "reconcile");
+    assert_eq!(
+        annotations["shoot.gardener.cloud/tasks"],
+        "deployInfrastructure,deployDNSRecordInternal,deployDNSRecordExternal,deployDNSRecordIngress"
+    );
+    let last = &maintained.status.as_ref().unwrap().extra["lastMaintenance"];
+    assert_eq!(last["state"], "Succeeded");
+    assert_eq!(last["triggeredTime"], NOW);
+    let description = last["description"].as_str().unwrap();
+    assert!(
+        description.starts_with(
+            "All maintenance operations successful. Control Plane: Updated Kubernetes version \
+             from \"1.31.1\" to \"1.31.2\". Reason: Automatic update of Kubernetes version configured"
+        ),
+        "{description}"
+    );
+    env.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_shoot_outside_its_window_is_left_alone_and_requeued() {
+    let env = Env::start().await;
+    profile(&env).await;
+    let outside = shoot(&env, "outside", json!({})).await;
+    let version_before = outside.metadata.resource_version.clone();
+
+    let action = reconcile(outside, ctx(&env)).await.unwrap();
+    assert_ne!(
+        action,
+        Action::await_change(),
+        "requeued to the next window"
+    );
+    let unchanged = shoots(&env).get("outside").await.unwrap();
+    assert_eq!(unchanged.metadata.resource_version, version_before);
+    assert_eq!(version(&unchanged), Some("1.31.1"));
+    env.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_missing_cloud_profile_fails_with_its_reason_and_writes_nothing() {
+    let env = Env::start().await;
+    let asked = shoot(
+        &env,
+        "asked",
+        json!({"gardener.cloud/operation": "maintain"}),
+    )
+    .await;
+    let version_before = asked.metadata.resource_version.clone();
+
+    let error = reconcile(asked, ctx(&env)).await.unwrap_err();
+    assert_eq!(error.reason(), "CloudProfileReadError");
+    assert!(error.to_string().contains("CloudProfile local"), "{error}");
+    assert_eq!(
+        shoots(&env)
+            .get("asked")
+            .await
+            .unwrap()
+            .metadata
+            .resource_version,
+        version_before
+    );
+    env.shutdown().await;
+}

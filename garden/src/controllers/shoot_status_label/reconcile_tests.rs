@@ -1,0 +1,109 @@
+//! Reconcile tests against an in-process garden sandbox: [`reconcile`] is called directly on real
+//! Shoots and the `shoot.gardener.cloud/status` label is read back.
+
+use std::sync::Arc;
+
+use kube::api::{Patch, PatchParams};
+use kube::{Api, ResourceExt};
+use seedlet_api::core::Shoot;
+use serde_json::{Value, json};
+
+use super::{Ctx, reconcile};
+use crate::testing::{Env, create, ensure_namespace};
+
+fn ctx(env: &Env) -> Arc<Ctx> {
+    Arc::new(Ctx {
+        client: env.client.clone(),
+        metrics: Env::metrics(),
+    })
+}
+
+/// Shoot `garden-dev/s` with `status` as the seed agent would have written it.
+async fn shoot(env: &Env, status: Value) -> Arc<Shoot> {
+    ensure_namespace(&env.client, "garden-dev").await;
+    let _: Shoot = create(
+        &env.client,
+        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
+               "metadata": {"name": "s", "namespace": "garden-dev"},
+               "spec": {"region": "local", "provider": {"type": "local", "workers": []}}}),
+    )
+    .await;
+    let shoots: Api<Shoot> = Api::namespaced(env.client.clone(), "garden-dev");
+    Arc::new(
+        shoots
+            .patch_status(
+                "s",
+                &PatchParams::default(),
+                &Patch::Merge(&json!({ "status": status })),
+            )
+            .await
+            .unwrap(),
+    )
+}
+
+async fn label(env: &Env) -> Option<String> {
+    Api::<Shoot>::namespaced(env.client.clone(), "garden-dev")
+        .get("s")
+        .await
+        .unwrap()
+        .labels()
+        .get("shoot.gardener.cloud/status")
+        .cloned()
+}
+
+fn condition(status: &str) -> Value {
+    json!({"type": "APIServerAvailable", "status": status, "reason": "R", "message": "",
+           "lastTransitionTime": "2025-01-01T00:00:00Z", "lastUpdateTime": "2025-01-01T00:00:00Z"})
+}
+
+fn operation(state: &str) -> Value {
+    json!({"type": "Reconcile", "state": state, "progress": 100, "description": "",
+           "lastUpdateTime": "2025-01-01T00:00:00Z"})
+}
+
+#[tokio::test]
+async fn the_label_follows_the_worst_of_conditions_and_last_operation() {
+    let env = Env::start().await;
+    let ctx = ctx(&env);
+    let progressing = shoot(
+        &env,
+        json!({"lastOperation": operation("Succeeded"), "conditions": [condition("True"), condition("Progressing")]}),
+    )
+    .await;
+    reconcile(progressing, ctx.clone()).await.unwrap();
+    assert_eq!(label(&env).await.as_deref(), Some("progressing"));
+
+    let shoots: Api<Shoot> = Api::namespaced(env.client.clone(), "garden-dev");
+    let failed = json!({"status": {"lastOperation": operation("Failed"), "conditions": [condition("True")]}});
+    let failed = shoots
+        .patch_status("s", &PatchParams::default(), &Patch::Merge(&failed))
+        .await
+        .unwrap();
+    reconcile(Arc::new(failed), ctx).await.unwrap();
+    assert_eq!(label(&env).await.as_deref(), Some("unhealthy"));
+    env.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_stored_label_that_matches_is_not_rewritten() {
+    let env = Env::start().await;
+    let healthy = shoot(&env, json!({"lastOperation": operation("Succeeded")})).await;
+    reconcile(healthy, ctx(&env)).await.unwrap();
+    let shoots: Api<Shoot> = Api::namespaced(env.client.clone(), "garden-dev");
+    let labelled = shoots.get("s").await.unwrap();
+    assert_eq!(
+        labelled
+            .labels()
+            .get("shoot.gardener.cloud/status")
+            .map(String::as_str),
+        Some("healthy")
+    );
+    reconcile(Arc::new(labelled.clone()), ctx(&env))
+        .await
+        .unwrap();
+    assert_eq!(
+        shoots.get("s").await.unwrap().metadata.resource_version,
+        labelled.metadata.resource_version
+    );
+    env.shutdown().await;
+}

@@ -1,0 +1,80 @@
+//! Support for the reconcile tests beside the controllers
+//! (`controllers/<name>/reconcile_tests.rs`): an in-process garden sandbox with the Gardener CRDs
+//! (started through `seedlet_sandbox::setup`, the one copy the end-to-end harness uses too), the
+//! pieces a plain controller `Ctx` is built from, and object helpers. The server binds
+//! `127.0.0.1:0`.
+
+use std::sync::Arc;
+
+use jiff::Timestamp;
+use seedlet_runtime::clock::FakeClock;
+use seedlet_runtime::metrics::Metrics;
+use seedlet_sandbox::Sandbox;
+pub use seedlet_sandbox::setup::create;
+
+/// A garden sandbox with the garden CRDs and the namespace `garden`, and a fake clock.
+pub struct Env {
+    sandbox: Sandbox,
+    /// Admin client of the garden.
+    pub client: kube::Client,
+    /// The clock the controllers read (standing at 2025-01-01T00:00:00Z).
+    pub clock: Arc<FakeClock>,
+}
+
+impl Env {
+    /// Starts the garden sandbox.
+    pub async fn start() -> Env {
+        let sandbox =
+            seedlet_sandbox::setup::start_with_crds("garden", seedlet_api::crds::garden_crds())
+                .await
+                .expect("garden sandbox");
+        let client = sandbox.client();
+        ensure_namespace(&client, "garden").await;
+        let now: Timestamp = "2025-01-01T00:00:00Z".parse().expect("timestamp");
+        Env {
+            sandbox,
+            client,
+            clock: Arc::new(FakeClock::new(now)),
+        }
+    }
+
+    /// The clock as the controllers take it.
+    pub fn clock(&self) -> Arc<dyn seedlet_runtime::clock::Clock> {
+        self.clock.clone()
+    }
+
+    /// An Events recorder writing to the garden.
+    pub fn events(&self) -> seedlet_runtime::events::Recorder {
+        seedlet_runtime::events::Recorder::new(self.client.clone(), "seedlet-garden")
+            .with_clock(self.clock())
+    }
+
+    /// Fresh process metrics.
+    pub fn metrics() -> Arc<Metrics> {
+        Arc::new(Metrics::new("garden"))
+    }
+
+    /// Stops the sandbox.
+    pub async fn shutdown(self) {
+        self.sandbox.shutdown().await;
+    }
+}
+
+/// Creates namespace `name` unless it exists.
+pub async fn ensure_namespace(client: &kube::Client, name: &str) {
+    seedlet_sandbox::setup::ensure_namespace(client, name)
+        .await
+        .expect("namespace");
+}
+
+/// Creates Seed `name` (provider `local`, the networks every Seed needs).
+pub async fn seed(client: &kube::Client, name: &str) -> seedlet_api::core::Seed {
+    create(
+        client,
+        serde_json::json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Seed",
+               "metadata": {"name": name},
+               "spec": {"provider": {"type": "local", "region": "local"},
+                        "networks": {"pods": "10.1.0.0/16", "services": "10.2.0.0/16"}}}),
+    )
+    .await
+}
