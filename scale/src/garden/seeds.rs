@@ -124,13 +124,21 @@ impl SimulatedSeed {
             .map_err(kube_error(format!("create Seed {}", self.name)))?;
         let uid = created.metadata.uid.unwrap_or_default();
         let leases: Api<Lease> = Api::namespaced(self.client.clone(), namespaces::SEED_LEASE);
-        let now = jiff::Timestamp::now();
-        let lease: Lease =
-            serde_json::from_value(lease_object(&self.name, &uid, now)).map_err(Error::Json)?;
         let params = PostParams::default();
-        until_authorized(|| leases.create(&params, &lease))
-            .await
-            .map_err(kube_error(format!("create Lease of Seed {}", self.name)))?;
+        // Renewed when it is written, as an agent's is: a renewTime taken before the retries
+        // while the authorizer learns the Seed would be stale on arrival.
+        let created = until_authorized(|| async {
+            let lease: Lease =
+                serde_json::from_value(lease_object(&self.name, &uid, jiff::Timestamp::now()))
+                    .map_err(kube::Error::SerdeError)?;
+            leases.create(&params, &lease).await
+        })
+        .await
+        .map_err(kube_error(format!("create Lease of Seed {}", self.name)))?;
+        let now = created
+            .spec
+            .and_then(|spec| spec.renew_time)
+            .map_or_else(jiff::Timestamp::now, |time| time.0);
         let ready = json!({"status": {"conditions": [{
             "type": "GardenletReady", "status": "True", "reason": "GardenletReady",
             "message": "simulated gardenlet is posting ready status",
