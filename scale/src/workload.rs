@@ -237,7 +237,10 @@ pub fn provider_registration() -> (Value, Value) {
             {"kind": "OperatingSystemConfig", "type": "ubuntu"},
             {"kind": "OperatingSystemConfig", "type": "local"},
             {"kind": "ContainerRuntime", "type": "gvisor"},
-            {"kind": "Extension", "type": "shoot-dns-service"}
+            {"kind": "Extension", "type": "shoot-dns-service"},
+            // The seed's `spec.backup` (provider local) asks for both.
+            {"kind": "BackupBucket", "type": "local"},
+            {"kind": "BackupEntry", "type": "local"}
         ],
         "deployment": {"policy": "OnDemand", "deploymentRefs": [{"name": PROVIDER_REGISTRATION}]}
     });

@@ -121,6 +121,25 @@ pub async fn reconcile(seed: Arc<Seed>, ctx: Arc<Ctx>) -> Result<Action, Error> 
     result.map(Action::requeue)
 }
 
+/// The creation time of a Seed whose agent has not reported `GardenletReady` yet and that is
+/// younger than `monitor_period`: it is judged only once that period has passed, as if its
+/// creation were the first renewal. Upstream judges any Seed with conditions, and the garden's own
+/// checks (`ExtensionsReady`, `BackupBucketsReady`) can write the first ones while the agent is
+/// still creating its Lease: a Seed registering at that moment was marked Unknown for a beat.
+/// An abandoned Seed still turns Unknown, one `monitor_period` after its creation.
+pub fn awaiting_first_heartbeat(
+    seed: &Seed,
+    now: Timestamp,
+    monitor_period: Duration,
+) -> Option<Timestamp> {
+    if conditions::find(seed.conditions(), condition_types::GARDENLET_READY).is_some() {
+        return None;
+    }
+    let created = seed.metadata.creation_timestamp.as_ref()?.0;
+    let judged_at = created.saturating_add(signed(monitor_period)).ok()?;
+    (judged_at > now).then_some(created)
+}
+
 /// When to check a Seed again: at the moment its Lease (renewed at `renewed`) goes stale if that
 /// comes before the next `sync_period` (plus a little, so the check finds it stale), else after
 /// `sync_period`. Checking only every `syncPeriod` noticed an agent's loss up to a whole period
@@ -168,6 +187,15 @@ async fn check(seed: &Seed, name: &str, ctx: &Ctx) -> Result<Duration, Error> {
     if seed.conditions().is_empty() {
         return Ok(sync_period);
     }
+    let now = ctx.clock.now();
+    if let Some(created) = awaiting_first_heartbeat(seed, now, ctx.settings.monitor_period) {
+        return Ok(next_check(
+            Some(created),
+            now,
+            ctx.settings.monitor_period,
+            sync_period,
+        ));
+    }
     let leases: Api<Lease> = Api::namespaced(ctx.client.clone(), namespaces::SEED_LEASE);
     let lease = leases
         .get_opt(name)
@@ -176,7 +204,6 @@ async fn check(seed: &Seed, name: &str, ctx: &Ctx) -> Result<Duration, Error> {
             seed: name.to_owned(),
             source,
         })?;
-    let now = ctx.clock.now();
     if !lease_is_stale(lease.as_ref(), now, signed(ctx.settings.monitor_period)) {
         let renewed = lease
             .as_ref()
@@ -413,6 +440,46 @@ mod tests {
 
     fn at(second: i64) -> Timestamp {
         Timestamp::from_second(second).unwrap()
+    }
+
+    #[test]
+    fn a_new_seed_without_gardenlet_ready_is_judged_one_monitor_period_after_creation() {
+        let seed = |conditions: serde_json::Value| -> Seed {
+            serde_json::from_value(serde_json::json!({
+                "apiVersion": "core.gardener.cloud/v1beta1", "kind": "Seed",
+                "metadata": {"name": "s", "creationTimestamp": at(100).to_string()},
+                "spec": {"provider": {"type": "local", "region": "r"},
+                    "networks": {"pods": "10.1.0.0/16", "services": "10.2.0.0/16"}},
+                "status": {"conditions": conditions},
+            }))
+            .expect("seed")
+        };
+        let condition = |type_: &str| {
+            serde_json::json!([{"type": type_, "status": "True", "reason": "R", "message": "m",
+                "lastTransitionTime": at(100).to_string(), "lastUpdateTime": at(100).to_string()}])
+        };
+        let monitor = Duration::from_secs(40);
+        let extensions_only = seed(condition(condition_types::EXTENSIONS_READY));
+        let reported = seed(condition(condition_types::GARDENLET_READY));
+        // (seed, now, awaiting?)
+        let cases = [
+            (&extensions_only, at(101), Some(at(100))),
+            (&extensions_only, at(139), Some(at(100))),
+            (&extensions_only, at(140), None),
+            (&reported, at(101), None),
+        ];
+        for (seed, now, expected) in cases {
+            assert_eq!(
+                awaiting_first_heartbeat(seed, now, monitor),
+                expected,
+                "at {now}"
+            );
+        }
+        assert_eq!(
+            next_check(Some(at(100)), at(101), monitor, Duration::from_secs(10)),
+            Duration::from_secs(10),
+            "still capped at the sync period"
+        );
     }
 
     #[test]
