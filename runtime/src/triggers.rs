@@ -39,13 +39,15 @@ where
     F: Fn(&K) -> String + Send + Sync + 'static,
     S: Stream<Item = Result<Event<K>, watcher::Error>> + Send + 'static,
 {
-    let mut seen: HashMap<String, String> = HashMap::new();
+    // Only a hash of each key is kept: keys can be whole specs (a Seed's), and a garden
+    // controller filters tens of thousands of objects in several watches.
+    let mut seen: HashMap<String, u64> = HashMap::new();
     events.filter_map(move |event| {
         let out = match event {
             Err(error) => Some(Err(error)),
             Ok(Event::Apply(object) | Event::InitApply(object)) => {
                 let id = identity(&object);
-                let current = key(&object);
+                let current = hash_of(&key(&object));
                 let changed = seen.get(&id) != Some(&current);
                 seen.insert(id, current);
                 changed.then_some(Ok(object))
@@ -125,6 +127,15 @@ fn identity<K: Resource>(object: &K) -> String {
         Some(namespace) => format!("{namespace}/{}", object.name_any()),
         None => object.name_any(),
     }
+}
+
+/// A 64-bit hash of a change key (equal keys, equal hashes; a collision between two states of one
+/// object is as unlikely as 2^-64).
+fn hash_of(key: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::hash::DefaultHasher::new();
+    key.hash(&mut hasher);
+    hasher.finish()
 }
 
 /// A change key from JSON-serialisable parts (`serde_json` of a tuple or struct).

@@ -122,7 +122,7 @@ where
 {
     watcher::watcher(api, watcher::Config::default())
         .backoff(seedlet_runtime::watch::watch_backoff())
-        .modify(|object| object.meta_mut().managed_fields = None)
+        .modify(seedlet_runtime::watch::slim)
         .reflect(writer)
 }
 
@@ -171,6 +171,7 @@ pub async fn run(ctx: Arc<Ctx>, writers: CacheWriters, shutdown: CancellationTok
     let seed_events =
         watcher::watcher(Api::<Seed>::all(client.clone()), watcher::Config::default())
             .backoff(seedlet_runtime::watch::watch_backoff())
+            .modify(seedlet_runtime::watch::slim)
             .reflect(writer);
     let seeds = filter_changes(seed_events, seed_key);
     let all = reader.clone();

@@ -63,6 +63,7 @@ pub async fn run(ctx: Arc<Ctx>, shutdown: CancellationToken) {
     let (reader, writer) = reflector::store::<Seed>();
     let events = watcher::watcher(Api::<Seed>::all(client.clone()), watcher::Config::default())
         .backoff(seedlet_runtime::watch::watch_backoff())
+        .modify(seedlet_runtime::watch::slim)
         .reflect(writer);
     // Seed status changes (heartbeats, our own writes) must not trigger: the periodic requeue
     // covers the Seed itself.

@@ -82,6 +82,7 @@ async fn run_seeds(ctx: Arc<Ctx>, shutdown: CancellationToken) {
     let (reader, writer) = reflector::store::<Seed>();
     let events = watcher::watcher(Api::<Seed>::all(client.clone()), watcher::Config::default())
         .backoff(seedlet_runtime::watch::watch_backoff())
+        .modify(seedlet_runtime::watch::slim)
         .reflect(writer);
     Controller::for_stream(filter_changes(events, lifecycle_key), reader)
         .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)

@@ -86,6 +86,7 @@ pub async fn run(ctx: Arc<Ctx>, concurrent_syncs: u32, shutdown: CancellationTok
             watcher::Config::default(),
         )
         .backoff(seedlet_runtime::watch::watch_backoff())
+        .modify(seedlet_runtime::watch::slim)
         .reflect(writer),
         managed_seed_key,
     );
