@@ -45,7 +45,10 @@ pub async fn measured<T, E>(
     result
 }
 
-fn recovered(controller: &str, object: &str) {
+/// Ends the run of logged failures of `object` (one INFO line when there was one). [`measured`]
+/// does this for the reconciled object; a controller that logs a failure shared by many objects
+/// under one name calls it for that name.
+pub fn recovered(controller: &str, object: &str) {
     let mut failures = failures().lock().unwrap_or_else(PoisonError::into_inner);
     let key = (controller.to_owned(), object.to_owned());
     if let Some(count) = failures.remove(&key).and_then(|mut run| run.succeeded()) {

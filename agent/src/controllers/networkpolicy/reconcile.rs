@@ -11,12 +11,12 @@ use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::SeedNetworks;
 use seedlet_api::extensions::Cluster;
+use seedlet_runtime::policy;
 use serde_json::Value;
 
 use super::cidr::Cidr;
 use super::desired::{self, EndpointSubset, Inputs};
 use super::{Ctx, NAME};
-use seedlet_runtime::error_chain;
 
 /// Errors of one namespace pass; each names the object.
 #[derive(Debug, thiserror::Error)]
@@ -72,32 +72,47 @@ impl Error {
             Error::Api { .. } => "NetworkPolicyError",
         }
     }
+
+    /// Whether the failure is in the inputs every namespace shares.
+    fn is_seed_wide(&self) -> bool {
+        matches!(
+            self,
+            Error::SeedNetworks(_) | Error::Endpoints(_) | Error::NoEndpoints
+        )
+    }
 }
+
+/// How logs name the inputs every namespace's policies share: a missing `default/kubernetes` or
+/// unusable seed networks fail every namespace alike, and are one line, not one per namespace.
+const SEED_WIDE: &str = "seed-wide inputs (default/kubernetes, seedConfig.spec.networks)";
 
 /// Reconciles the policies of one namespace.
 ///
 /// # Errors
 /// See [`Error`].
 pub async fn reconcile(namespace: Arc<Namespace>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = std::time::Instant::now();
-    let result = sync(&namespace.name_any(), &ctx).await;
-    ctx.metrics
-        .reconciled(NAME, started.elapsed(), result.is_ok());
+    let name = namespace.name_any();
+    let result = policy::measured(&ctx.metrics, NAME, &name, sync(&name, &ctx)).await;
+    if result.is_ok() {
+        policy::recovered(NAME, SEED_WIDE);
+    }
     result.map(|()| Action::await_change())
 }
 
-/// Logs the error once and retries after a delay.
+/// Logs the error once (a seed-wide one once for all namespaces) and retries after a delay.
 pub fn error_policy(namespace: Arc<Namespace>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if let Some(action) = seedlet_runtime::status::conflict_requeue(&namespace.name_any(), error) {
-        return action;
-    }
-    tracing::warn!(
-        namespace = %namespace.name_any(),
-        reason = error.reason(),
-        error = %error_chain(error),
-        "network policy reconcile failed"
-    );
-    Action::requeue(Duration::from_secs(15))
+    let object = if error.is_seed_wide() {
+        SEED_WIDE.to_owned()
+    } else {
+        namespace.name_any()
+    };
+    policy::requeue_after_failure(
+        NAME,
+        &object,
+        error.reason(),
+        error,
+        Duration::from_secs(15),
+    )
 }
 
 async fn sync(name: &str, ctx: &Ctx) -> Result<(), Error> {
