@@ -9,7 +9,7 @@ use std::fmt::Debug;
 use futures::{Stream, StreamExt};
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
-use kube::{Api, Resource, ResourceExt};
+use kube::{Api, Resource};
 use serde::de::DeserializeOwned;
 
 /// Objects of `api` (watched with `config`) whose `key` changed since last seen, plus deleted
@@ -46,14 +46,14 @@ where
         let out = match event {
             Err(error) => Some(Err(error)),
             Ok(Event::Apply(object) | Event::InitApply(object)) => {
-                let id = identity(&object);
+                let id = crate::policy::object_key(&object);
                 let current = hash_of(&key(&object));
                 let changed = seen.get(&id) != Some(&current);
                 seen.insert(id, current);
                 changed.then_some(Ok(object))
             }
             Ok(Event::Delete(object)) => {
-                seen.remove(&identity(&object));
+                seen.remove(&crate::policy::object_key(&object));
                 Some(Ok(object))
             }
             Ok(Event::Init | Event::InitDone) => None,
@@ -84,12 +84,12 @@ where
             Err(error) => Some(Err(error)),
             Ok(Event::Apply(object) | Event::InitApply(object)) => {
                 let current = view(&object);
-                let passes = pass(seen.get(&identity(&object)), &current);
-                seen.insert(identity(&object), current);
+                let passes = pass(seen.get(&crate::policy::object_key(&object)), &current);
+                seen.insert(crate::policy::object_key(&object), current);
                 passes.then_some(Ok(object))
             }
             Ok(Event::Delete(object)) => {
-                seen.remove(&identity(&object));
+                seen.remove(&crate::policy::object_key(&object));
                 Some(Ok(object))
             }
             Ok(Event::Init | Event::InitDone) => None,
@@ -121,14 +121,6 @@ where
         .trigger_backoff(crate::watch::NoTriggerBackoff)
 }
 
-/// `namespace/name` (or `name`) of an object.
-fn identity<K: Resource>(object: &K) -> String {
-    match object.namespace() {
-        Some(namespace) => format!("{namespace}/{}", object.name_any()),
-        None => object.name_any(),
-    }
-}
-
 /// A 64-bit hash of a change key (equal keys, equal hashes; a collision between two states of one
 /// object is as unlikely as 2^-64).
 fn hash_of(key: &str) -> u64 {
@@ -146,6 +138,7 @@ pub fn key_of<T: serde::Serialize>(parts: &T) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kube::ResourceExt;
 
     #[test]
     fn key_of_differs_when_any_part_differs() {

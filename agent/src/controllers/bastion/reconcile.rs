@@ -75,25 +75,23 @@ impl Error {
 /// # Errors
 /// See [`Error`].
 pub async fn reconcile(bastion: Arc<Bastion>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    policy::measured(&ctx.metrics, NAME, &key(&bastion), run(&bastion, &ctx)).await
+    policy::measured(
+        &ctx.metrics,
+        NAME,
+        &policy::object_key(bastion.as_ref()),
+        run(&bastion, &ctx),
+    )
+    .await
 }
 
 /// Logs the error once and retries after a short delay.
 pub fn error_policy(bastion: Arc<Bastion>, error: &Error, _ctx: Arc<Ctx>) -> Action {
     policy::requeue_after_failure(
         NAME,
-        &key(&bastion),
+        &policy::object_key(bastion.as_ref()),
         error.reason(),
         error,
         Duration::from_secs(5),
-    )
-}
-
-fn key(bastion: &Bastion) -> String {
-    format!(
-        "{}/{}",
-        bastion.namespace().unwrap_or_default(),
-        bastion.name_any()
     )
 }
 
@@ -105,7 +103,7 @@ async fn run(cached: &Bastion, ctx: &Ctx) -> Result<Action, Error> {
         .await
         .map_err(|source| Error::Bastion {
             step: "reading",
-            key: key(cached),
+            key: policy::object_key(cached),
             source,
         })?
     else {
@@ -161,7 +159,7 @@ async fn run(cached: &Bastion, ctx: &Ctx) -> Result<Action, Error> {
         .await
         .map_err(|source| Error::Bastion {
             step: "adding finalizer",
-            key: key(&bastion),
+            key: policy::object_key(&bastion),
             source,
         })?;
 
@@ -275,14 +273,14 @@ async fn delete(
         Err(error) if object::is_gone(&error) => {
             let fresh = api.get(&name).await.map_err(|source| Error::Bastion {
                 step: "reading",
-                key: key(bastion),
+                key: policy::object_key(bastion),
                 source,
             })?;
             seedlet_runtime::finalizer::remove(api, &fresh, finalizers::GARDENER)
                 .await
                 .map_err(|source| Error::Bastion {
                     step: "removing finalizer",
-                    key: key(bastion),
+                    key: policy::object_key(bastion),
                     source,
                 })?;
             Ok(Action::await_change())
@@ -322,7 +320,7 @@ async fn ready(
         .map(|_| ())
         .map_err(|source| Error::Bastion {
             step: "writing status",
-            key: key(bastion),
+            key: policy::object_key(bastion),
             source,
         })
 }

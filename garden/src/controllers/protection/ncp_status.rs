@@ -8,7 +8,9 @@ use kube::api::{Api, Patch, PatchParams};
 use seedlet_api::core::{CloudProfile, NamespacedCloudProfile, NamespacedCloudProfileStatus};
 use serde_json::json;
 
-use super::reconcile::{Error, key_of};
+use seedlet_runtime::policy::object_key;
+
+use super::reconcile::Error;
 use super::{Ctx, merge, users};
 
 /// The status `profile` should have when its parent has `parent`'s spec.
@@ -81,7 +83,7 @@ where
         {"op": "add", "path": "/status", "value": status},
     ]))
     .map_err(|source| Error::Encode {
-        key: key_of(object),
+        key: object_key(object),
         source,
     })?;
     api.patch_status(
@@ -93,7 +95,7 @@ where
     .map_err(|source| Error::Write {
         what: "writing status",
         kind,
-        key: key_of(object),
+        key: object_key(object),
         source,
     })?;
     Ok(())

@@ -6,8 +6,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use kube::ResourceExt;
 use kube::runtime::controller::Action;
-use kube::{Resource, ResourceExt};
 use seedlet_api::names::finalizers;
 use seedlet_runtime::policy;
 
@@ -85,14 +85,6 @@ impl Error {
     }
 }
 
-/// `namespace/name` (or `name`) of `object`.
-pub fn key_of<K: Resource>(object: &K) -> String {
-    match object.namespace() {
-        Some(namespace) => format!("{namespace}/{}", object.name_any()),
-        None => object.name_any(),
-    }
-}
-
 /// Guards, protects, and releases one object of kind `K`; idempotent.
 ///
 /// # Errors
@@ -101,7 +93,7 @@ pub async fn reconcile<K: Protected>(object: Arc<K>, ctx: Arc<Ctx>) -> Result<Ac
     let result = policy::measured(
         &ctx.metrics,
         K::NAME,
-        &key_of(object.as_ref()),
+        &policy::object_key(object.as_ref()),
         run(object.as_ref(), &ctx),
     )
     .await;
@@ -110,7 +102,7 @@ pub async fn reconcile<K: Protected>(object: Arc<K>, ctx: Arc<Ctx>) -> Result<Ac
 
 async fn run<K: Protected>(object: &K, ctx: &Ctx) -> Result<Option<Duration>, Error> {
     let api = K::api(&ctx.client, object.namespace().as_deref());
-    let key = key_of(object);
+    let key = policy::object_key(object);
     let read = |source| Error::Read {
         kind: K::KIND,
         key: key.clone(),
@@ -167,7 +159,7 @@ async fn run<K: Protected>(object: &K, ctx: &Ctx) -> Result<Option<Duration>, Er
 /// other errors after [`RETRY_DELAY`]. Blocked is a debug line (the Event says it); other errors
 /// are logged as [`policy::requeue_after_failure`] says.
 pub fn error_policy<K: Protected>(object: Arc<K>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    let key = key_of(object.as_ref());
+    let key = policy::object_key(object.as_ref());
     if let Error::InUse(message) = error {
         tracing::debug!(controller = K::NAME, object = %key, %message, "deletion blocked");
         return Action::requeue(BLOCKED_DELAY);

@@ -163,11 +163,3 @@ pub async fn run<K: Referrer>(ctx: Arc<Ctx>, concurrent_syncs: u32, shutdown: Ca
         )
         .await;
 }
-
-/// `namespace/name` or name of an object.
-pub fn key<K: kube::Resource>(object: &K) -> String {
-    match object.namespace() {
-        Some(namespace) => format!("{namespace}/{}", object.name_any()),
-        None => object.name_any(),
-    }
-}

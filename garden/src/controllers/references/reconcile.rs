@@ -16,7 +16,7 @@ use seedlet_runtime::policy;
 use serde::de::DeserializeOwned;
 
 use super::refs::{self, Kind, Refs};
-use super::{Ctx, REFERENCE_PROTECTION, Referrer, key, released};
+use super::{Ctx, REFERENCE_PROTECTION, Referrer, released};
 
 /// Delay before a failed reconcile is retried.
 pub const RETRY_DELAY: Duration = Duration::from_secs(5);
@@ -173,7 +173,7 @@ pub async fn reconcile<K: Referrer>(object: Arc<K>, ctx: Arc<Ctx>) -> Result<Act
     let result = policy::measured(
         &ctx.metrics,
         K::NAME,
-        &key(object.as_ref()),
+        &policy::object_key(object.as_ref()),
         run(object.as_ref(), &ctx),
     )
     .await;
@@ -186,7 +186,7 @@ async fn run<K: Referrer>(object: &K, ctx: &Ctx) -> Result<(), Error> {
         .get_opt(&object.name_any())
         .await
         .map_err(|source| Error::Read {
-            what: key(object),
+            what: policy::object_key(object),
             source,
         })?
     else {
@@ -209,7 +209,7 @@ async fn run<K: Referrer>(object: &K, ctx: &Ctx) -> Result<(), Error> {
     .await?;
 
     let write = |source| Error::Write {
-        what: key(&current),
+        what: policy::object_key(&current),
         source,
     };
     // 2. A released referrer lets go.
@@ -256,7 +256,7 @@ async fn run<K: Referrer>(object: &K, ctx: &Ctx) -> Result<(), Error> {
 pub fn error_policy<K: Referrer>(object: Arc<K>, error: &Error, _ctx: Arc<Ctx>) -> Action {
     policy::requeue_after_failure(
         K::NAME,
-        &key(object.as_ref()),
+        &policy::object_key(object.as_ref()),
         error.reason(),
         error,
         RETRY_DELAY,
