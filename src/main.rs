@@ -292,19 +292,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 .block_on(seedlet_scale::run(&options))
                 .context("the scale run failed")?;
             let json = serde_json::to_string_pretty(&measured).context("encoding the report")?;
-            if let Some(path) = report {
-                std::fs::write(&path, &json)
-                    .with_context(|| format!("writing the report to {}", path.display()))?;
-            }
-            out(&json);
-            let _ = std::io::stderr()
-                .lock()
-                .write_all(measured.summary().as_bytes());
-            Ok(if measured.goals.iter().all(|goal| goal.met) {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            })
+            publish_report(
+                &json,
+                &measured.summary(),
+                &measured.goals,
+                report.as_deref(),
+            )
         }
         Command::Bench {
             command:
@@ -357,15 +350,24 @@ fn bench_garden(
         .block_on(seedlet_scale::garden::run(options))
         .context("the garden run failed")?;
     let json = serde_json::to_string_pretty(&measured).context("encoding the report")?;
+    publish_report(&json, &measured.summary(), &measured.goals, report)
+}
+
+/// A bench run's end: the JSON report on stdout (and in `report` when given), the summary on
+/// stderr; exit 1 when a goal is missed.
+fn publish_report(
+    json: &str,
+    summary: &str,
+    goals: &[seedlet_scale::Goal],
+    report: Option<&Path>,
+) -> anyhow::Result<ExitCode> {
     if let Some(path) = report {
-        std::fs::write(path, &json)
+        std::fs::write(path, json)
             .with_context(|| format!("writing the report to {}", path.display()))?;
     }
-    out(&json);
-    let _ = std::io::stderr()
-        .lock()
-        .write_all(measured.summary().as_bytes());
-    Ok(if measured.goals.iter().all(|goal| goal.met) {
+    out(json);
+    let _ = std::io::stderr().lock().write_all(summary.as_bytes());
+    Ok(if goals.iter().all(|goal| goal.met) {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

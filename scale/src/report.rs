@@ -92,15 +92,8 @@ impl AgentUsage {
     /// from the samples taken at or after `steady_from_s`.
     pub fn from_samples(samples: Vec<Sample>, rss_peak_mib: f64, steady_from_s: f64) -> Self {
         let (rss_steady_mib, rss_growth_mib) = steady_rss(&samples, steady_from_s);
-        let steady_median = |part: fn(&Sample) -> f64| {
-            let mut values: Vec<f64> = samples
-                .iter()
-                .filter(|sample| sample.at_s >= steady_from_s)
-                .map(part)
-                .collect();
-            values.sort_by(f64::total_cmp);
-            values.get(values.len() / 2).copied().unwrap_or_default()
-        };
+        let steady_median =
+            |part: fn(&Sample) -> f64| median(&steady_values(&samples, steady_from_s, part));
         Self {
             rss_peak_mib,
             rss_steady_mib,
@@ -110,6 +103,17 @@ impl AgentUsage {
             cpu_seconds: samples.last().map(|s| s.cpu_s).unwrap_or_default(),
             samples,
         }
+    }
+
+    /// Peak and steady RSS, the steady split into heap and binary, for the summaries.
+    pub fn rss_summary(&self) -> String {
+        format!(
+            "RSS peak {:.1} MiB, steady {:.1} MiB (heap {:.1}, binary {:.1})",
+            self.rss_peak_mib,
+            self.rss_steady_mib,
+            self.rss_anon_steady_mib,
+            self.rss_file_steady_mib
+        )
     }
 }
 
@@ -239,11 +243,8 @@ impl Report {
         let a = &self.agent;
         let _ = writeln!(
             text,
-            "  agent: RSS peak {:.1} MiB, steady {:.1} MiB (heap {:.1}, binary {:.1}), growth {:+.1} MiB, CPU {:.1} s",
-            a.rss_peak_mib,
-            a.rss_steady_mib,
-            a.rss_anon_steady_mib,
-            a.rss_file_steady_mib,
+            "  agent: {}, growth {:+.1} MiB, CPU {:.1} s",
+            a.rss_summary(),
             a.rss_growth_mib,
             a.cpu_seconds
         );
@@ -323,27 +324,33 @@ pub(crate) fn goal(name: &str, target: &str, measured: String, met: bool) -> Goa
 /// Median RSS of the samples taken at or after `from_s`, and the growth between the first and
 /// the last quarter of them.
 pub fn steady_rss(samples: &[Sample], from_s: f64) -> (f64, f64) {
-    let mut after: Vec<f64> = samples
-        .iter()
-        .filter(|sample| sample.at_s >= from_s)
-        .map(|sample| sample.rss_mib)
-        .collect();
+    let after = steady_values(samples, from_s, |sample| sample.rss_mib);
     if after.is_empty() {
         return (0.0, 0.0);
     }
     let quarter = (after.len() / 4).max(1);
-    let median = |values: &[f64]| {
-        let mut sorted = values.to_vec();
-        sorted.sort_by(f64::total_cmp);
-        sorted[sorted.len() / 2]
-    };
     let first = median(&after[..quarter]);
     let last = median(&after[after.len() - quarter..]);
-    after.sort_by(f64::total_cmp);
     (
-        crate::stats::round2(after[after.len() / 2]),
+        crate::stats::round2(median(&after)),
         crate::stats::round2(last - first),
     )
+}
+
+/// `part` of the samples taken at or after `from_s`, in time order.
+fn steady_values(samples: &[Sample], from_s: f64, part: fn(&Sample) -> f64) -> Vec<f64> {
+    samples
+        .iter()
+        .filter(|sample| sample.at_s >= from_s)
+        .map(part)
+        .collect()
+}
+
+/// The median (upper of the two middle values) of `values`; 0 for none.
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted.get(sorted.len() / 2).copied().unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -169,11 +169,8 @@ impl GardenReport {
         let g = &self.garden_controller;
         let _ = writeln!(
             text,
-            "  garden controller: RSS peak {:.1} MiB, steady {:.1} MiB (heap {:.1}, binary {:.1}), CPU {:.1} s",
-            g.rss_peak_mib,
-            g.rss_steady_mib,
-            g.rss_anon_steady_mib,
-            g.rss_file_steady_mib,
+            "  garden controller: {}, CPU {:.1} s",
+            g.rss_summary(),
             g.cpu_seconds
         );
         crate::report::write_latencies(
