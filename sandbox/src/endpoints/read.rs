@@ -138,38 +138,18 @@ pub fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     }
     if call.metadata_only() {
         let items: Vec<Value> = page.iter().map(|o| list_item(call, o)).collect();
-        return Ok(json_response(200, &list_body(call, items, metadata)));
+        return Ok(list_response(call, items, metadata));
     }
     // Serialized from the stored objects themselves: a deep copy of every item per list was most
     // of the sandbox's CPU when controllers list thousands of objects.
-    let list = BorrowedList {
-        kind: &call.rt.list_kind,
-        api_version: call.rt.api_version(),
-        metadata,
-        items: page
-            .iter()
-            .map(|object| ListItem {
-                object,
-                typed: call.rt.custom,
-            })
-            .collect(),
-    };
-    let bytes = serde_json::to_vec(&list).unwrap_or_default();
-    Ok(super::response(
-        200,
-        "application/json",
-        bytes::Bytes::from(bytes),
-    ))
-}
-
-/// A list of stored objects, serialized without copying them (the shape of [`list_body`]).
-#[derive(serde::Serialize)]
-struct BorrowedList<'a> {
-    kind: &'a str,
-    #[serde(rename = "apiVersion")]
-    api_version: String,
-    metadata: Map<String, Value>,
-    items: Vec<ListItem<'a>>,
+    let items: Vec<ListItem<'_>> = page
+        .iter()
+        .map(|object| ListItem {
+            object,
+            typed: call.rt.custom,
+        })
+        .collect();
+    Ok(list_response(call, items, metadata))
 }
 
 /// A stored object as a list item: built-in list items carry no apiVersion/kind, like
@@ -198,17 +178,35 @@ impl serde::Serialize for ListItem<'_> {
     }
 }
 
-/// A list object of the call's type.
-pub fn list_body(call: &Call<'_>, items: Vec<Value>, metadata: Map<String, Value>) -> Value {
-    if call.metadata_only() {
-        return json!({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": metadata, "items": items});
+/// A 200 answer with a list object of the call's type (`PartialObjectMetadataList` for a
+/// metadata-only call) holding `items`.
+pub fn list_response<T: serde::Serialize>(
+    call: &Call<'_>,
+    items: Vec<T>,
+    metadata: Map<String, Value>,
+) -> Response<Body> {
+    /// A list object; `items` are serialized as they are (stored objects are not copied).
+    #[derive(serde::Serialize)]
+    struct List<'a, T> {
+        kind: &'a str,
+        #[serde(rename = "apiVersion")]
+        api_version: String,
+        metadata: Map<String, Value>,
+        items: Vec<T>,
     }
-    json!({
-        "kind": call.rt.list_kind,
-        "apiVersion": call.rt.api_version(),
-        "metadata": metadata,
-        "items": items,
-    })
+    let (kind, api_version) = if call.metadata_only() {
+        ("PartialObjectMetadataList", "meta.k8s.io/v1".to_owned())
+    } else {
+        (call.rt.list_kind.as_str(), call.rt.api_version())
+    };
+    let list = List {
+        kind,
+        api_version,
+        metadata,
+        items,
+    };
+    let bytes = serde_json::to_vec(&list).unwrap_or_default();
+    super::response(200, "application/json", bytes::Bytes::from(bytes))
 }
 
 /// An object as a list item: built-in list items carry no apiVersion/kind, like kube-apiserver's.

@@ -3,7 +3,7 @@
 use http::Response;
 use serde_json::{Map, Value, json};
 
-use super::read::{Selectors, list_body, list_item};
+use super::read::{Selectors, list_item, list_response};
 use super::{Body, Call, json_response, present};
 use crate::registry::generic::{self, DeleteOptions, DeleteOutcome, Ownership, Writer};
 use crate::resources::Subresource;
@@ -113,7 +113,7 @@ pub fn delete_collection(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     };
     let mut metadata = Map::new();
     metadata.insert("resourceVersion".into(), json!(rv.to_string()));
-    Ok(json_response(200, &list_body(call, items, metadata)))
+    Ok(list_response(call, items, metadata))
 }
 
 fn delete_options_error(error: ApiError) -> ApiError {
