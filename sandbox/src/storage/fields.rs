@@ -9,12 +9,13 @@ use std::collections::{BTreeSet, HashMap};
 use serde_json::Value;
 
 use super::ObjectKey;
+use super::labels::ValueIndex;
 
-/// Storage key → indexed field paths, and field → value → the objects with that value.
+/// Storage key → indexed field paths, and the objects by field value.
 #[derive(Debug, Default)]
 pub struct FieldIndex {
     fields: HashMap<String, Vec<String>>,
-    index: HashMap<String, HashMap<String, HashMap<String, BTreeSet<ObjectKey>>>>,
+    index: ValueIndex,
 }
 
 impl FieldIndex {
@@ -33,7 +34,7 @@ impl FieldIndex {
         {
             return;
         }
-        self.index.remove(resource);
+        self.index.drop_resource(resource);
         if fields.is_empty() {
             self.fields.remove(resource);
             return;
@@ -63,24 +64,17 @@ impl FieldIndex {
         let Some(fields) = self.fields.get(resource) else {
             return;
         };
-        let by_field = self.index.entry(resource.to_owned()).or_default();
         for field in fields {
             let old = before.map(|object| field_value(object, field));
             let new = after.map(|object| field_value(object, field));
             if old == new {
                 continue;
             }
-            let values = by_field.entry(field.clone()).or_default();
-            if let Some(old) = old
-                && let Some(objects) = values.get_mut(&old)
-            {
-                objects.remove(key);
-                if objects.is_empty() {
-                    values.remove(&old);
-                }
+            if let Some(old) = old {
+                self.index.remove(resource, field, &old, key);
             }
             if let Some(new) = new {
-                values.entry(new).or_default().insert(key.clone());
+                self.index.insert(resource, field, &new, key);
             }
         }
     }
@@ -93,12 +87,12 @@ impl FieldIndex {
         field: &str,
         value: &str,
     ) -> Option<&BTreeSet<ObjectKey>> {
-        self.index.get(resource)?.get(field)?.get(value)
+        self.index.objects(resource, field, value)
     }
 
     /// Forgets every object of `resource` (its fields stay configured).
     pub fn drop_resource(&mut self, resource: &str) {
-        self.index.remove(resource);
+        self.index.drop_resource(resource);
     }
 }
 

@@ -8,9 +8,16 @@ use serde_json::Value;
 
 use super::ObjectKey;
 
-/// Storage key → label key → label value → the objects carrying that label, in list order.
+/// The objects of each resource by label.
 #[derive(Debug, Default)]
 pub struct LabelIndex {
+    values: ValueIndex,
+}
+
+/// Storage key → name (a label key, a field path) → value → the objects with that value, in list
+/// order: what the label and the field index both keep.
+#[derive(Debug, Default)]
+pub struct ValueIndex {
     resources: HashMap<String, HashMap<String, HashMap<String, BTreeSet<ObjectKey>>>>,
 }
 
@@ -32,26 +39,19 @@ impl LabelIndex {
             if after.get(label) == Some(value) {
                 continue;
             }
-            self.remove(resource, label, value, key);
+            self.values.remove(resource, label, value, key);
         }
         for (label, value) in &after {
             if before.get(label) == Some(value) {
                 continue;
             }
-            self.resources
-                .entry(resource.to_string())
-                .or_default()
-                .entry((*label).to_string())
-                .or_default()
-                .entry((*value).to_string())
-                .or_default()
-                .insert(key.clone());
+            self.values.insert(resource, label, value, key);
         }
     }
 
     /// Forgets every object of `resource`.
     pub fn drop_resource(&mut self, resource: &str) {
-        self.resources.remove(resource);
+        self.values.drop_resource(resource);
     }
 
     /// The objects of `resource` labelled `label=value`, in list order (none when no object is).
@@ -61,14 +61,29 @@ impl LabelIndex {
         label: &str,
         value: &str,
     ) -> Option<&BTreeSet<ObjectKey>> {
-        self.resources.get(resource)?.get(label)?.get(value)
+        self.values.objects(resource, label, value)
+    }
+}
+
+impl ValueIndex {
+    /// Records that object `key` of `resource` has `value` for `name`.
+    pub fn insert(&mut self, resource: &str, name: &str, value: &str, key: &ObjectKey) {
+        self.resources
+            .entry(resource.to_string())
+            .or_default()
+            .entry(name.to_string())
+            .or_default()
+            .entry(value.to_string())
+            .or_default()
+            .insert(key.clone());
     }
 
-    fn remove(&mut self, resource: &str, label: &str, value: &str, key: &ObjectKey) {
-        let Some(labels) = self.resources.get_mut(resource) else {
+    /// Forgets that object `key` of `resource` has `value` for `name`, and the emptied sets.
+    pub fn remove(&mut self, resource: &str, name: &str, value: &str, key: &ObjectKey) {
+        let Some(names) = self.resources.get_mut(resource) else {
             return;
         };
-        let Some(values) = labels.get_mut(label) else {
+        let Some(values) = names.get_mut(name) else {
             return;
         };
         if let Some(objects) = values.get_mut(value) {
@@ -78,11 +93,21 @@ impl LabelIndex {
             }
         }
         if values.is_empty() {
-            labels.remove(label);
+            names.remove(name);
         }
-        if labels.is_empty() {
+        if names.is_empty() {
             self.resources.remove(resource);
         }
+    }
+
+    /// The objects of `resource` with `value` for `name`, in list order (none when no object has).
+    pub fn objects(&self, resource: &str, name: &str, value: &str) -> Option<&BTreeSet<ObjectKey>> {
+        self.resources.get(resource)?.get(name)?.get(value)
+    }
+
+    /// Forgets every object of `resource`.
+    pub fn drop_resource(&mut self, resource: &str) {
+        self.resources.remove(resource);
     }
 }
 
@@ -138,7 +163,10 @@ mod tests {
 
         index.update("configmaps", &b, Some(&b_v2), None);
         index.update("configmaps", &a, Some(&a_v1), None);
-        assert!(index.resources.is_empty(), "nothing left behind: {index:?}");
+        assert!(
+            index.values.resources.is_empty(),
+            "nothing left behind: {index:?}"
+        );
     }
 
     #[test]
