@@ -477,7 +477,7 @@ async fn two_agents_bootstrap_from_tokens_with_only_the_narrow_rbac() {
         )
         .await;
         let cluster = Sandbox::builder()
-            .name(&format!("seed-{name}"))
+            .name(format!("seed-{name}"))
             .start()
             .await
             .expect("seed");
@@ -546,5 +546,107 @@ async fn two_agents_bootstrap_from_tokens_with_only_the_narrow_rbac() {
         );
     }
     drop(seeds);
+    env.shutdown.cancel();
+}
+
+/// The garden controller keeps the `name.seed.gardener.cloud/<seed>` labels gardener-apiserver
+/// would: a seed lists Shoots, ManagedSeeds and Seeds with its own label selector and sees what
+/// it hosts, another seed's selector gets no opinion (403), and a managed seed's labels follow
+/// the seed its Shoot moves to.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn label_selected_lists_follow_the_seed_labels() {
+    use seedlet_api::seedmanagement::ManagedSeed;
+    let env = start().await;
+    let admin = env.garden.client();
+    create::<Shoot>(
+        Api::namespaced(admin.clone(), "garden"),
+        json!({
+            "apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
+            "metadata": {"name": "child"},
+            "spec": {"seedName": "a", "region": "local", "provider": {"type": "local"},
+                     "cloudProfile": {"name": "local"}}
+        }),
+    )
+    .await;
+    create::<ManagedSeed>(
+        Api::namespaced(admin.clone(), "garden"),
+        json!({
+            "apiVersion": "seedmanagement.gardener.cloud/v1alpha1", "kind": "ManagedSeed",
+            "metadata": {"name": "child"}, "spec": {"shoot": {"name": "child"}}
+        }),
+    )
+    .await;
+    create::<Seed>(
+        Api::all(admin.clone()),
+        json!({
+            "apiVersion": "core.gardener.cloud/v1beta1", "kind": "Seed",
+            "metadata": {"name": "child"},
+            "spec": {"provider": {"type": "local", "region": "local"},
+                     "networks": {"pods": "10.3.0.0/16", "services": "10.4.0.0/16"}}
+        }),
+    )
+    .await;
+    let a = seed_client(&env.garden, "a").await;
+    let own = ListParams::default().labels("name.seed.gardener.cloud/a=true");
+    let names = |list: Vec<String>| {
+        let mut list = list;
+        list.sort();
+        list
+    };
+    common::wait_until("a's label selector finds its objects", TIMEOUT, || async {
+        let shoots = Api::<Shoot>::all(a.clone()).list(&own).await;
+        let managed = Api::<ManagedSeed>::all(a.clone()).list(&own).await;
+        let seeds = Api::<Seed>::all(a.clone()).list(&own).await;
+        match (shoots, managed, seeds) {
+            (Ok(shoots), Ok(managed), Ok(seeds)) => {
+                names(
+                    shoots
+                        .items
+                        .iter()
+                        .map(|s| s.metadata.name.clone().unwrap_or_default())
+                        .collect(),
+                ) == ["child", "shoot-a"]
+                    && managed.items.len() == 1
+                    && names(
+                        seeds
+                            .items
+                            .iter()
+                            .map(|s| s.metadata.name.clone().unwrap_or_default())
+                            .collect(),
+                    ) == ["a", "child"]
+            }
+            _ => false,
+        }
+    })
+    .await;
+    let theirs = ListParams::default().labels("name.seed.gardener.cloud/b=true");
+    forbidden_because(
+        outcome(Api::<Shoot>::all(a.clone()).list(&theirs).await),
+        "",
+    );
+
+    // The managed seed's Shoot moves to b: its ManagedSeed and Seed follow.
+    Api::<Shoot>::namespaced(admin.clone(), "garden")
+        .patch(
+            "child",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"spec": {"seedName": "b"}})),
+        )
+        .await
+        .expect("shoot moved");
+    let seeds: Api<Seed> = Api::all(admin.clone());
+    common::wait_until("Seed child carries b's label", TIMEOUT, || async {
+        seeds.get("child").await.is_ok_and(|seed| {
+            let labels = seed.metadata.labels.unwrap_or_default();
+            labels.contains_key("name.seed.gardener.cloud/b")
+                && !labels.contains_key("name.seed.gardener.cloud/a")
+        })
+    })
+    .await;
+    let managed = Api::<ManagedSeed>::all(a).list(&own).await.expect("list");
+    assert!(
+        managed.items.is_empty(),
+        "a no longer hosts the managed seed"
+    );
     env.shutdown.cancel();
 }

@@ -1,25 +1,47 @@
-//! One object's seed labels: read the hosting seeds, patch the labels if they differ.
+//! One object's seed labels: find the hosting seeds (reading the Shoot behind a ManagedSeed, and
+//! the ManagedSeed behind a Seed), patch the labels if they differ.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::{Api, Resource, ResourceExt};
 use seedlet_api::core::{BackupEntry, Seed, Shoot};
+use seedlet_api::seedmanagement::ManagedSeed;
+use seedlet_runtime::policy;
 use serde::de::DeserializeOwned;
 
 use super::desired::label_patch;
 use super::{Ctx, NAME};
 
+/// The namespace whose ManagedSeeds register Seeds (`garden/<seed>`).
+pub const MANAGED_SEED_NAMESPACE: &str = seedlet_api::names::namespaces::GARDEN;
+
 /// A kind that carries seed labels.
 pub trait SeedScoped:
     Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug + Send + Sync + 'static
 {
-    /// The seeds hosting this object.
-    fn seeds(&self) -> Vec<&str>;
     /// The API to write this object through.
     fn api(&self, client: kube::Client) -> Api<Self>;
+    /// The seeds hosting this object, reading the objects gardener-apiserver reads for it.
+    fn seeds(
+        &self,
+        client: &kube::Client,
+    ) -> impl Future<Output = Result<Vec<String>, Error>> + Send;
+    /// The Seed whose labels depend on this object (a ManagedSeed in `garden` registers one).
+    fn registered_seed(&self) -> Option<String> {
+        None
+    }
+}
+
+/// `spec.seedName` and `status.seedName` (during a migration both seeds host the object).
+fn spec_and_status(spec: Option<&str>, status: Option<&str>) -> Vec<String> {
+    [spec, status]
+        .into_iter()
+        .flatten()
+        .map(str::to_owned)
+        .collect()
 }
 
 impl SeedScoped for Shoot {
@@ -27,12 +49,9 @@ impl SeedScoped for Shoot {
         Api::namespaced(client, &self.namespace().unwrap_or_default())
     }
 
-    fn seeds(&self) -> Vec<&str> {
+    async fn seeds(&self, _client: &kube::Client) -> Result<Vec<String>, Error> {
         let status = self.status.as_ref().and_then(|s| s.seed_name.as_deref());
-        [self.spec.seed_name.as_deref(), status]
-            .into_iter()
-            .flatten()
-            .collect()
+        Ok(spec_and_status(self.spec.seed_name.as_deref(), status))
     }
 }
 
@@ -41,28 +60,88 @@ impl SeedScoped for BackupEntry {
         Api::namespaced(client, &self.namespace().unwrap_or_default())
     }
 
-    fn seeds(&self) -> Vec<&str> {
+    async fn seeds(&self, _client: &kube::Client) -> Result<Vec<String>, Error> {
         let status = self.status.as_ref().and_then(|s| s.seed_name.as_deref());
-        [self.spec.seed_name.as_deref(), status]
-            .into_iter()
-            .flatten()
-            .collect()
+        Ok(spec_and_status(self.spec.seed_name.as_deref(), status))
     }
 }
 
+/// A ManagedSeed runs on the seed of its Shoot.
+impl SeedScoped for ManagedSeed {
+    fn api(&self, client: kube::Client) -> Api<Self> {
+        Api::namespaced(client, &self.namespace().unwrap_or_default())
+    }
+
+    async fn seeds(&self, client: &kube::Client) -> Result<Vec<String>, Error> {
+        let namespace = self.namespace().unwrap_or_default();
+        Ok(shoot_seed(client, &namespace, self.shoot_name())
+            .await?
+            .into_iter()
+            .collect())
+    }
+
+    fn registered_seed(&self) -> Option<String> {
+        (self.namespace().as_deref() == Some(MANAGED_SEED_NAMESPACE)).then(|| self.name_any())
+    }
+}
+
+/// A Seed carries its own name and, when it is a managed seed, the seed its Shoot runs on.
 impl SeedScoped for Seed {
     fn api(&self, client: kube::Client) -> Api<Self> {
         Api::all(client)
     }
 
-    fn seeds(&self) -> Vec<&str> {
-        self.metadata.name.as_deref().into_iter().collect()
+    async fn seeds(&self, client: &kube::Client) -> Result<Vec<String>, Error> {
+        let name = self.name_any();
+        let managed_seeds: Api<ManagedSeed> =
+            Api::namespaced(client.clone(), MANAGED_SEED_NAMESPACE);
+        let managed = managed_seeds
+            .get_opt(&name)
+            .await
+            .map_err(|source| Error::Read {
+                kind: "ManagedSeed",
+                key: format!("{MANAGED_SEED_NAMESPACE}/{name}"),
+                source,
+            })?;
+        let parent = match &managed {
+            Some(managed) => {
+                shoot_seed(client, MANAGED_SEED_NAMESPACE, managed.shoot_name()).await?
+            }
+            None => None,
+        };
+        Ok(std::iter::once(name).chain(parent).collect())
     }
+}
+
+/// `spec.seedName` of Shoot `namespace/name` (`None` when there is no such Shoot or seed).
+async fn shoot_seed(
+    client: &kube::Client,
+    namespace: &str,
+    name: Option<&str>,
+) -> Result<Option<String>, Error> {
+    let Some(name) = name else { return Ok(None) };
+    let shoot = Api::<Shoot>::namespaced(client.clone(), namespace)
+        .get_opt(name)
+        .await
+        .map_err(|source| Error::Read {
+            kind: "Shoot",
+            key: format!("{namespace}/{name}"),
+            source,
+        })?;
+    Ok(shoot.and_then(|shoot| shoot.spec.seed_name))
 }
 
 /// Failures of one reconcile.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// Reading the object that names the hosting seed failed.
+    #[error("reading {kind} {key}")]
+    Read {
+        kind: &'static str,
+        key: String,
+        #[source]
+        source: kube::Error,
+    },
     /// Writing the labels failed.
     #[error("patching seed labels of {kind} {key}")]
     Patch {
@@ -73,24 +152,52 @@ pub enum Error {
     },
 }
 
-/// Patches the seed labels of `object` when they differ from its seeds.
-///
-/// # Errors
-/// [`Error::Patch`].
-pub async fn reconcile<K: SeedScoped>(object: Arc<K>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = Instant::now();
-    let result = label(object.as_ref(), &ctx).await;
-    ctx.metrics
-        .reconciled(NAME, started.elapsed(), result.is_ok());
-    result
+impl Error {
+    /// CamelCase reason for logs.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Error::Read { .. } => "ReadError",
+            Error::Patch { .. } => "PatchError",
+        }
+    }
 }
 
-async fn label<K: SeedScoped>(object: &K, ctx: &Ctx) -> Result<Action, Error> {
+/// Patches the seed labels of `object` when they differ from its seeds; a ManagedSeed in
+/// `garden` also re-labels the Seed it registers (whose parent label follows the ManagedSeed's
+/// Shoot).
+///
+/// # Errors
+/// [`Error`].
+pub async fn reconcile<K: SeedScoped>(object: Arc<K>, ctx: Arc<Ctx>) -> Result<Action, Error> {
+    let key = policy::object_key(object.as_ref());
+    policy::measured(&ctx.metrics, NAME, &key, async {
+        label(object.as_ref(), &ctx).await?;
+        if let Some(name) = object.registered_seed() {
+            let seed = Api::<Seed>::all(ctx.client.clone())
+                .get_opt(&name)
+                .await
+                .map_err(|source| Error::Read {
+                    kind: "Seed",
+                    key: name.clone(),
+                    source,
+                })?;
+            if let Some(seed) = seed {
+                label(&seed, &ctx).await?;
+            }
+        }
+        Ok(Action::await_change())
+    })
+    .await
+}
+
+async fn label<K: SeedScoped>(object: &K, ctx: &Ctx) -> Result<(), Error> {
     if object.meta().deletion_timestamp.is_some() {
-        return Ok(Action::await_change());
+        return Ok(());
     }
-    let Some(patch) = label_patch(object.labels(), &object.seeds()) else {
-        return Ok(Action::await_change());
+    let seeds = object.seeds(&ctx.client).await?;
+    let seeds: Vec<&str> = seeds.iter().map(String::as_str).collect();
+    let Some(patch) = label_patch(object.labels(), &seeds) else {
+        return Ok(());
     };
     let api = object.api(ctx.client.clone());
     match api
@@ -101,24 +208,23 @@ async fn label<K: SeedScoped>(object: &K, ctx: &Ctx) -> Result<Action, Error> {
         )
         .await
     {
-        Ok(_) => Ok(Action::await_change()),
-        Err(kube::Error::Api(status)) if status.code == 404 => Ok(Action::await_change()),
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
         Err(source) => Err(Error::Patch {
             kind: K::kind(&()).into_owned(),
-            key: match object.namespace() {
-                Some(namespace) => format!("{namespace}/{}", object.name_any()),
-                None => object.name_any(),
-            },
+            key: policy::object_key(object),
             source,
         }),
     }
 }
 
-/// Logs once per failure and retries after a short pause.
-pub fn error_policy<K: SeedScoped>(_object: Arc<K>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if seedlet_runtime::status::conflict_in_chain(error) {
-        return Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE);
-    }
-    tracing::warn!(error = %seedlet_runtime::error_chain(error), "seed labels not written");
-    Action::requeue(Duration::from_secs(5))
+/// Requeues after a short pause; a failure that persists is logged once.
+pub fn error_policy<K: SeedScoped>(object: Arc<K>, error: &Error, _ctx: Arc<Ctx>) -> Action {
+    policy::requeue_after_failure(
+        NAME,
+        &policy::object_key(object.as_ref()),
+        error.reason(),
+        error,
+        Duration::from_secs(5),
+    )
 }

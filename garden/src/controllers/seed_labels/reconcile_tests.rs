@@ -75,3 +75,74 @@ async fn a_seed_is_labelled_with_its_own_name() {
     );
     env.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_managed_seed_and_its_seed_follow_the_seed_of_the_managed_seeds_shoot() {
+    use seedlet_api::seedmanagement::ManagedSeed;
+    let env = Env::start().await;
+    ensure_namespace(&env.client, "garden").await;
+    let shoot: Shoot = create(
+        &env.client,
+        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
+               "metadata": {"name": "child", "namespace": "garden"},
+               "spec": {"region": "local", "provider": {"type": "local", "workers": []},
+                        "seedName": "parent"}}),
+    )
+    .await;
+    let managed: ManagedSeed = create(
+        &env.client,
+        json!({"apiVersion": "seedmanagement.gardener.cloud/v1alpha1", "kind": "ManagedSeed",
+               "metadata": {"name": "child", "namespace": "garden"},
+               "spec": {"shoot": {"name": "child"}}}),
+    )
+    .await;
+    let child: Seed = seed(&env.client, "child").await;
+    let unrelated: Seed = seed(&env.client, "unrelated").await;
+
+    reconcile(Arc::new(managed), ctx(&env)).await.unwrap();
+    let managed_seeds: Api<ManagedSeed> = Api::namespaced(env.client.clone(), "garden");
+    let seeds: Api<Seed> = Api::all(env.client.clone());
+    let managed = managed_seeds.get("child").await.unwrap();
+    assert_eq!(
+        seed_labels(&managed),
+        [("name.seed.gardener.cloud/parent".into(), "true".into())]
+    );
+    // The ManagedSeed's reconcile labels the Seed it registers, too.
+    assert_eq!(
+        seed_labels(&seeds.get("child").await.unwrap()),
+        [
+            ("name.seed.gardener.cloud/child".into(), "true".into()),
+            ("name.seed.gardener.cloud/parent".into(), "true".into()),
+        ]
+    );
+    reconcile(Arc::new(unrelated), ctx(&env)).await.unwrap();
+    assert_eq!(
+        seed_labels(&seeds.get("unrelated").await.unwrap()),
+        [("name.seed.gardener.cloud/unrelated".into(), "true".into())]
+    );
+
+    // The Shoot moves: the ManagedSeed and the Seed follow, the stale parent label goes.
+    let shoots: Api<Shoot> = Api::namespaced(env.client.clone(), "garden");
+    shoots
+        .patch(
+            &shoot.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"spec": {"seedName": "other"}})),
+        )
+        .await
+        .unwrap();
+    reconcile(Arc::new(managed), ctx(&env)).await.unwrap();
+    assert_eq!(
+        seed_labels(&managed_seeds.get("child").await.unwrap()),
+        [("name.seed.gardener.cloud/other".into(), "true".into())]
+    );
+    reconcile(Arc::new(child), ctx(&env)).await.unwrap();
+    assert_eq!(
+        seed_labels(&seeds.get("child").await.unwrap()),
+        [
+            ("name.seed.gardener.cloud/child".into(), "true".into()),
+            ("name.seed.gardener.cloud/other".into(), "true".into()),
+        ]
+    );
+    env.shutdown().await;
+}
