@@ -549,10 +549,17 @@ async fn two_agents_bootstrap_from_tokens_with_only_the_narrow_rbac() {
     env.shutdown.cancel();
 }
 
+/// Creates an empty Secret `name` through `secrets`.
+async fn create_as(secrets: &Api<Secret>, name: &str) -> Result<Secret, kube::Error> {
+    let secret: Secret =
+        serde_json::from_value(json!({"metadata": {"name": name}})).expect("secret");
+    secrets.create(&PostParams::default(), &secret).await
+}
+
 /// The garden controller keeps the `name.seed.gardener.cloud/<seed>` labels gardener-apiserver
 /// would: a seed lists Shoots, ManagedSeeds and Seeds with its own label selector and sees what
 /// it hosts, another seed's selector gets no opinion (403), and a managed seed's labels follow
-/// the seed its Shoot moves to.
+/// the seed its Shoot moves to; the parent seed may create the managed seed's backup credentials.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn label_selected_lists_follow_the_seed_labels() {
     use seedlet_api::seedmanagement::ManagedSeed;
@@ -572,7 +579,10 @@ async fn label_selected_lists_follow_the_seed_labels() {
         Api::namespaced(admin.clone(), "garden"),
         json!({
             "apiVersion": "seedmanagement.gardener.cloud/v1alpha1", "kind": "ManagedSeed",
-            "metadata": {"name": "child"}, "spec": {"shoot": {"name": "child"}}
+            "metadata": {"name": "child"},
+            "spec": {"shoot": {"name": "child"}, "gardenlet": {"config": {"seedConfig": {"spec": {
+                "backup": {"credentialsRef": {"apiVersion": "v1", "kind": "Secret",
+                                              "namespace": "garden", "name": "child-backup"}}}}}}}
         }),
     )
     .await;
@@ -623,6 +633,15 @@ async fn label_selected_lists_follow_the_seed_labels() {
     forbidden_because(
         outcome(Api::<Shoot>::all(a.clone()).list(&theirs).await),
         "",
+    );
+
+    // SeedRestriction: the parent seed creates its managed seed's backup credentials, nothing
+    // else in `garden`.
+    let secrets: Api<Secret> = Api::namespaced(a.clone(), "garden");
+    outcome(create_as(&secrets, "child-backup").await).expect("the child's backup secret");
+    forbidden_because(
+        outcome(create_as(&secrets, "unrelated").await),
+        "object does not belong to seed \"a\"",
     );
 
     // The managed seed's Shoot moves to b: its ManagedSeed and Seed follow.

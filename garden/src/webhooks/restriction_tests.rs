@@ -39,6 +39,19 @@ impl Lookup for Objects {
             .get(&(group.into(), resource.into(), namespace.into(), name.into()))
             .cloned())
     }
+
+    async fn list(&self, group: &str, resource: &str) -> Result<Vec<Value>, String> {
+        let mut found: Vec<_> = self
+            .0
+            .iter()
+            .filter(|((g, r, _, _), _)| g == group && r == resource)
+            .collect();
+        found.sort_by(|a, b| a.0.cmp(b.0));
+        Ok(found
+            .into_iter()
+            .map(|(_, object)| object.clone())
+            .collect())
+    }
 }
 
 fn request(
@@ -387,4 +400,164 @@ fn responses_carry_uid_code_and_message() {
     .expect("parses");
     assert_eq!(parsed.name, "from-object");
     assert_eq!(parsed.groups, vec!["g".to_owned()]);
+}
+
+fn bootstrap_token_secret(kind: &str, target: &str) -> Value {
+    json!({"type": "bootstrap.kubernetes.io/token", "stringData": {
+        "usage-bootstrap-authentication": "true", "usage-bootstrap-signing": "true",
+        "description": format!("A bootstrap token for the Gardenlet for {kind} {target}.")}})
+}
+
+/// Rule (5) (a managed seed's backup credentials, created by the seed its Shoot runs on) and the
+/// Gardenlet bootstrap rule (own Gardenlet only, once, again when expired or renewing).
+#[tokio::test]
+async fn managed_seed_backup_secrets_and_gardenlet_bootstrap_tokens() {
+    let ms = "seedmanagement.gardener.cloud";
+    let core = "core.gardener.cloud";
+    let managed = |name: &str, shoot: &str, template: Value| {
+        json!({"metadata": {"name": name, "namespace": "garden"},
+               "spec": {"shoot": {"name": shoot}, "gardenlet": {"config": template}}})
+    };
+    let backup = |name: &str| {
+        json!({"seedConfig": {"spec": {"backup": {"credentialsRef": {
+            "apiVersion": "v1", "kind": "Secret", "namespace": "garden", "name": name}}}}})
+    };
+    let objects = garden()
+        .with(core, "shoots", "garden", "child", json!({"spec": {"seedName": "a"}}))
+        .with(core, "shoots", "garden", "other", json!({"spec": {"seedName": "b"}}))
+        .with(ms, "managedseeds", "garden", "child", managed("child", "child", backup("child-backup")))
+        .with(ms, "managedseeds", "garden", "other", managed("other", "other", backup("other-backup")))
+        // A ManagedSeed whose Shoot is gone hosts nothing (upstream: 500 for every create).
+        .with(ms, "managedseeds", "garden", "orphan", managed("orphan", "gone", backup("x")))
+        .with(ms, "gardenlets", "garden", "a", json!({"metadata": {"name": "a"}}))
+        .with(ms, "gardenlets", "garden", "b", json!({"metadata": {"name": "b", "annotations": {"gardener.cloud/operation": "renew-kubeconfig"}}}))
+        .with(core, "seeds", "", "b", json!({"metadata": {"name": "b"}}))
+        .with(core, "seeds", "", "c", json!({"metadata": {"name": "c"}, "status": {"clientCertificateExpirationTimestamp": "2000-01-01T00:00:00Z"}}));
+    let objects = objects
+        .with(
+            ms,
+            "gardenlets",
+            "garden",
+            "c",
+            json!({"metadata": {"name": "c"}}),
+        )
+        .with(
+            ms,
+            "gardenlets",
+            "garden",
+            "e",
+            json!({"metadata": {"name": "e"}}),
+        );
+    let secret = |seed: &str, namespace: &str, name: &str, object: Value| {
+        request(seed, "CREATE", "", "secrets", namespace, name, object)
+    };
+    let cases = [
+        (
+            secret("a", "garden", "child-backup", json!({})),
+            Outcome::Allow(None),
+        ),
+        (
+            secret("a", "garden", "other-backup", json!({})),
+            denied(403, "object does not belong to seed \"a\""),
+        ),
+        (
+            secret("b", "garden", "other-backup", json!({})),
+            Outcome::Allow(None),
+        ),
+        (
+            secret("a", "elsewhere", "child-backup", json!({})),
+            denied(403, "object does not belong to seed \"a\""),
+        ),
+        // Gardenlet bootstrap: own Gardenlet in garden only.
+        (
+            secret(
+                "a",
+                "kube-system",
+                "bootstrap-token-aaaaaa",
+                bootstrap_token_secret(
+                    "seedmanagement.gardener.cloud/v1alpha1.Gardenlet resource",
+                    "garden/b",
+                ),
+            ),
+            denied(403, "gardenlet garden/b does not belong to seed \"a\""),
+        ),
+        // Bootstrapped, certificate valid, no renewal asked for.
+        (
+            secret(
+                "a",
+                "kube-system",
+                "bootstrap-token-aaaaaa",
+                bootstrap_token_secret(
+                    "seedmanagement.gardener.cloud/v1alpha1.Gardenlet resource",
+                    "garden/a",
+                ),
+            ),
+            denied(400, "gardenlet garden/a is already bootstrapped"),
+        ),
+        // The Seed does not exist (upstream answers 403 here, unlike for a ManagedSeed).
+        (
+            secret(
+                "e",
+                "kube-system",
+                "bootstrap-token-eeeeee",
+                bootstrap_token_secret(
+                    "seedmanagement.gardener.cloud/v1alpha1.Gardenlet resource",
+                    "garden/e",
+                ),
+            ),
+            denied(403, "seeds.core.gardener.cloud \"e\" not found"),
+        ),
+        // Bootstrapped, renewal asked for.
+        (
+            secret(
+                "b",
+                "kube-system",
+                "bootstrap-token-bbbbbb",
+                bootstrap_token_secret(
+                    "seedmanagement.gardener.cloud/v1alpha1.Gardenlet resource",
+                    "garden/b",
+                ),
+            ),
+            Outcome::Allow(None),
+        ),
+        // Bootstrapped, certificate expired.
+        (
+            secret(
+                "c",
+                "kube-system",
+                "bootstrap-token-cccccc",
+                bootstrap_token_secret(
+                    "seedmanagement.gardener.cloud/v1alpha1.Gardenlet resource",
+                    "garden/c",
+                ),
+            ),
+            Outcome::Allow(None),
+        ),
+        // No Gardenlet object.
+        (
+            secret(
+                "d",
+                "kube-system",
+                "bootstrap-token-dddddd",
+                bootstrap_token_secret(
+                    "seedmanagement.gardener.cloud/v1alpha1.Gardenlet resource",
+                    "garden/d",
+                ),
+            ),
+            denied(
+                403,
+                "gardenlets.seedmanagement.gardener.cloud \"d\" not found",
+            ),
+        ),
+    ];
+    for (request, expected) in cases {
+        assert_eq!(
+            admit(&request, &objects).await,
+            expected,
+            "{} {}/{}",
+            request.user,
+            request.namespace,
+            request.name
+        );
+    }
 }
