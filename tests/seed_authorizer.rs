@@ -262,6 +262,33 @@ async fn seeds_reach_only_their_own_objects() {
         .filter_map(|ci| ci.metadata.name.clone())
         .collect();
     assert_eq!(names, ["ci-a"]);
+    // Watches follow the same rule as lists.
+    forbidden_because(
+        outcome(
+            installations(&a)
+                .watch(&kube::api::WatchParams::default(), "0")
+                .await
+                .map(|_| ()),
+        ),
+        "must specify field or label selector for name a",
+    );
+    let own_events = installations(&a)
+        .watch(
+            &kube::api::WatchParams::default().fields("spec.seedRef.name=a"),
+            "0",
+        )
+        .await
+        .expect("own installations watched");
+    let mut own_events = Box::pin(own_events);
+    let first = tokio::time::timeout(TIMEOUT, futures::StreamExt::next(&mut own_events))
+        .await
+        .expect("a watch event")
+        .expect("stream open")
+        .expect("event");
+    match first {
+        kube::api::WatchEvent::Added(ci) => assert_eq!(ci.metadata.name.as_deref(), Some("ci-a")),
+        other => panic!("unexpected watch event {other:?}"),
+    }
 
     // Events anywhere; nothing else without a relationship.
     forbidden_because(
