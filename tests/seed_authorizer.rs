@@ -2,7 +2,8 @@
 //! then the webhook, as `--authorization-config` with `failurePolicy: Deny` and uncached answers),
 //! two seeds hold only the narrow bootstrapper RBAC, and each reaches its own objects but not the
 //! other's; lists need the seed's field selector; a shoot moving seeds moves its access; a stopped
-//! webhook leaves seeds with 403; two agents that start from bootstrap tokens alone reach Ready
+//! webhook leaves seeds with 403 and a stopped SeedRestriction refuses their creates (not the
+//! admin's); two agents that start from bootstrap tokens alone reach Ready
 //! and remove their tokens.
 
 use std::time::Duration;
@@ -363,6 +364,37 @@ async fn seeds_reach_only_their_own_objects() {
     common::wait_until("webhook down denies", TIMEOUT, || async {
         matches!(outcome(secrets(&b).get("backup-b").await), Err((403, _)))
     })
+    .await;
+    // SeedRestriction down (`failurePolicy: Fail`): a CSR, which RBAC lets a seed create, is
+    // refused; users that are not seeds are outside its match conditions and unaffected.
+    let request =
+        seedlet_bootstrap::csr::PreparedRequest::generate(&seedlet_bootstrap::csr::Subject {
+            common_name: "gardener.cloud:system:seed:b".to_owned(),
+            organizations: vec!["gardener.cloud:system:seeds".to_owned()],
+        })
+        .expect("request");
+    let csr: k8s_openapi::api::certificates::v1::CertificateSigningRequest =
+        serde_json::from_value(json!({
+            "metadata": {"name": "seed-b-renewal"},
+            "spec": {"request": base64::Engine::encode(&base64::engine::general_purpose::STANDARD, request.request_pem),
+                     "signerName": "kubernetes.io/kube-apiserver-client",
+                     "usages": ["key encipherment", "digital signature", "client auth"]}
+        }))
+        .expect("csr");
+    let csrs = |client: &Client| {
+        Api::<k8s_openapi::api::certificates::v1::CertificateSigningRequest>::all(client.clone())
+    };
+    match outcome(csrs(&b).create(&PostParams::default(), &csr).await) {
+        Err((code, message)) => assert!(
+            code >= 500 && message.contains("seed-restriction.gardener.cloud"),
+            "{code} {message}"
+        ),
+        Ok(()) => panic!("a seed's CSR must not be admitted without SeedRestriction"),
+    }
+    create::<Secret>(
+        Api::namespaced(env.garden.client(), "garden"),
+        json!({"metadata": {"name": "created-by-the-admin"}}),
+    )
     .await;
 }
 
