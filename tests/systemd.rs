@@ -396,25 +396,22 @@ async fn prepare_garden(garden: &kube::Client) {
         }),
     )
     .await;
-    apply(
-        "rbac.authorization.k8s.io/v1",
-        "ClusterRole",
-        "clusterroles",
-        None,
-        json!({
-            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-            "metadata": {"name": "gardener.cloud:system:seeds"},
-            "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}],
-        }),
-    )
-    .await;
-    apply("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "clusterrolebindings", None, json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-        "metadata": {"name": "gardener.cloud:system:seeds"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "gardener.cloud:system:seeds"},
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "gardener.cloud:system:seeds"}],
-    }))
-    .await;
+}
+
+/// The address in the garden controller's `serving webhooks` log line (JSON or text format).
+fn webhook_address(log: &str) -> std::net::SocketAddr {
+    let line = log
+        .lines()
+        .find(|line| line.contains("serving webhooks"))
+        .unwrap_or_else(|| panic!("no 'serving webhooks' line in:\n{log}"));
+    let start = line
+        .find("127.0.0.1:")
+        .expect("loopback address in the line");
+    let address: String = line[start..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.' || *c == ':')
+        .collect();
+    address.parse().expect("socket address")
 }
 
 /// A bootstrap-token kubeconfig for the garden, its CA in the file `ca_file`.
@@ -505,6 +502,24 @@ async fn binaries_notify_ready_watchdog_and_stopping_like_under_systemd() {
         // Loopback only in tests (the example listens on every interface).
         "bindAddress: 127.0.0.1\n    freePort: true",
     );
+    // The webhooks' certificate, as the unit's credentials would hand it over.
+    let (chain, key) = garden
+        .issue_serving_certificate("seedlet-garden-webhooks", &["127.0.0.1"])
+        .expect("serving certificate");
+    let credentials = dir.path().join("credentials");
+    std::fs::create_dir(&credentials).expect("credentials dir");
+    std::fs::write(credentials.join("tls.crt"), chain).expect("tls.crt");
+    std::fs::write(credentials.join("tls.key"), key).expect("tls.key");
+    let garden_config = substitute(
+        &garden_config,
+        "/run/credentials/seedlet-garden.service",
+        &credentials.display().to_string(),
+    );
+    let garden_config = substitute(
+        &garden_config,
+        "port: 2721",
+        "bindAddress: 127.0.0.1\n    freePort: true",
+    );
     let garden_config = write("garden.yaml", &garden_config);
     let garden_socket = NotifySocket::file_socket(dir.path());
     let mut garden_process = Process::spawn(
@@ -525,6 +540,13 @@ async fn binaries_notify_ready_watchdog_and_stopping_like_under_systemd() {
             .is_some_and(|m| m.contains("STATUS=controllers started")),
         "{messages:?}"
     );
+
+    // The garden's kube-apiserver asks the seed authorizer and SeedRestriction (seeds hold no
+    // other role), as systemd/README.md describes.
+    let webhooks = webhook_address(&garden_process.log());
+    seedlet_landscape::webhooks::enable_in(&garden, dir.path(), webhooks)
+        .await
+        .expect("garden calls the webhooks");
 
     // The agent from the example configuration, started like seedlet-agent.service with a
     // 2 s watchdog (keepalive every second) and a 1 s heartbeat.
