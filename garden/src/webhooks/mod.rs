@@ -4,6 +4,7 @@
 //! (`POST /webhooks/admission/seedrestriction`, an admission webhook, [`restriction`]).
 
 pub mod authorizer;
+pub mod certificate;
 pub mod graph;
 pub mod identity;
 pub mod informers;
@@ -33,7 +34,9 @@ pub async fn start(
     clock: Arc<dyn Clock>,
     stop: CancellationToken,
 ) -> Result<SocketAddr, ServerError> {
-    let tls = server::tls_config(Path::new(&config.tls.server_cert_dir))?;
+    let certificate =
+        certificate::ServingCertificate::open(Path::new(&config.tls.server_cert_dir))?;
+    let tls = certificate.server_config()?;
     let ip = if config.server.bind_address.is_empty() {
         std::net::IpAddr::from([0, 0, 0, 0])
     } else {
@@ -64,6 +67,7 @@ pub async fn start(
     )
     .await?;
     tracing::info!(address = %address, "serving webhooks");
+    tokio::spawn(certificate.keep_current(certificate::RELOAD_INTERVAL, stop.clone()));
     tokio::spawn(informers::run(client, graph, stop));
     tokio::spawn(serving);
     Ok(address)

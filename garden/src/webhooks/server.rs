@@ -1,10 +1,9 @@
-//! The webhooks' HTTPS server: TLS with the configured serving certificate (no client
-//! authentication, as gardener-admission-controller), HTTP/1.1 and HTTP/2, and the routes
+//! The webhooks' HTTPS server: TLS with the configured serving certificate (kept current by
+//! [`super::certificate`]; no client authentication, as gardener-admission-controller), HTTP/1.1 and HTTP/2, and the routes
 //! `POST /webhooks/auth/seed` (SubjectAccessReview) and, when enabled,
 //! `POST /webhooks/admission/seedrestriction` (AdmissionReview).
 
 use std::net::SocketAddr;
-use std::path::Path;
 use std::sync::Arc;
 
 use axum::Router;
@@ -15,8 +14,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::service::TowerToHyperService;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -61,36 +58,6 @@ pub struct Webhooks {
     pub selectors: SelectorProbe,
     /// Live reads for SeedRestriction.
     pub lookup: super::restriction::KubeLookup,
-}
-
-/// The TLS configuration from `dir/tls.crt` and `dir/tls.key`.
-///
-/// # Errors
-/// [`ServerError::Certificate`] naming the file and the problem.
-pub fn tls_config(dir: &Path) -> Result<Arc<rustls::ServerConfig>, ServerError> {
-    let fail = |message: String| ServerError::Certificate {
-        dir: dir.display().to_string(),
-        message,
-    };
-    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(dir.join("tls.crt"))
-        .map_err(|e| fail(format!("tls.crt: {e}")))?
-        .collect::<Result<_, _>>()
-        .map_err(|e| fail(format!("tls.crt: {e}")))?;
-    if chain.is_empty() {
-        return Err(fail("tls.crt holds no certificate".to_owned()));
-    }
-    let key = PrivateKeyDer::from_pem_file(dir.join("tls.key"))
-        .map_err(|_| fail("tls.key holds no PEM private key".to_owned()))?;
-    let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .map_err(|e| fail(e.to_string()))?
-    .with_no_client_auth()
-    .with_single_cert(chain, key)
-    .map_err(|e| fail(format!("certificate and key do not fit: {e}")))?;
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    Ok(Arc::new(config))
 }
 
 /// The routes.
