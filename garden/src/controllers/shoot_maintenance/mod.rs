@@ -6,10 +6,12 @@
 //! `KubernetesVersionMaintenance` / `MachineImageVersionMaintenance` Events. Writes only to the
 //! garden.
 //!
-//! Not done (yet): pruning of
-//! unsupported feature gates and admission plugins, the nginx-ingress feature gate, machine
-//! capabilities and in-place-update pools, and the dry-run before writing (the sandbox ignores
-//! `dryRun`).
+//! Before writing, the maintained Shoot goes to the API server as a dry run; a refusal (an
+//! admission webhook, validation) is recorded as a `Failed` `lastMaintenance` with the spec
+//! untouched (a stale Shoot fails that guarded status write too and is retried).
+//!
+//! Not done (yet): pruning of unsupported feature gates and admission plugins, the nginx-ingress
+//! feature gate, machine capabilities and in-place-update pools.
 //!
 //! Triggered by a Shoot's first sighting, by `maintain` newly listed in
 //! `gardener.cloud/operation` and by a changed time window; always requeued to a random instant
