@@ -127,6 +127,7 @@ async fn maintenance_updates_versions_annotations_and_status_when_asked_or_in_wi
         client: client.clone(),
         restart_control_plane: true,
         restart_core_addons: false,
+        disable_nginx_ingress: false,
         clock: Arc::new(FakeClock::new(now)),
         events: seedlet_runtime::events::Recorder::new(
             client.clone(),
@@ -321,6 +322,7 @@ async fn crossing_1_34_migrates_secret_bindings_to_credentials_bindings() {
         client: client.clone(),
         restart_control_plane: false,
         restart_core_addons: false,
+        disable_nginx_ingress: false,
         clock: Arc::new(FakeClock::new(
             "2025-06-01T21:10:00Z".parse().expect("time"),
         )),
@@ -431,6 +433,7 @@ async fn a_refused_dry_run_fails_the_maintenance_until_the_webhook_relents() {
         client: client.clone(),
         restart_control_plane: false,
         restart_core_addons: false,
+        disable_nginx_ingress: false,
         clock: Arc::new(FakeClock::new(
             "2025-06-01T21:10:00Z".parse().expect("time"),
         )),

@@ -128,7 +128,7 @@ async fn maintain(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {
         steps,
         mut texts,
         mut annotations,
-    } = plan(shoot, &spec, &profile, now);
+    } = plan(shoot, &spec, &profile, now, ctx.disable_nginx_ingress);
     migrate_binding(ctx, &namespace, &spec, &mut maintained_spec, &mut texts).await;
     let shoots: Api<Shoot> = Api::namespaced(ctx.client.clone(), &namespace);
     operation::add_tasks(
@@ -259,8 +259,15 @@ struct Plan {
     annotations: BTreeMap<String, String>,
 }
 
-/// The pure part of a run at `now`: versions, rotations, cleanups, operation annotation.
-fn plan(shoot: &Shoot, spec: &Value, profile: &Value, now: Timestamp) -> Plan {
+/// The pure part of a run at `now`: versions, rotations, cleanups, operation annotation and, with
+/// the feature gate, the nginx-ingress addon.
+fn plan(
+    shoot: &Shoot,
+    spec: &Value,
+    profile: &Value,
+    now: Timestamp,
+    disable_nginx_ingress: bool,
+) -> Plan {
     let mut maintained = run::maintain(spec, profile, now);
     let status = shoot
         .status
@@ -296,6 +303,9 @@ fn plan(shoot: &Shoot, spec: &Value, profile: &Value, now: Timestamp) -> Plan {
         && operation != annotations::OPERATION_RECONCILE
     {
         texts.push(format!("Added \"{operation}\" operation annotation"));
+    }
+    if disable_nginx_ingress {
+        texts.extend(cleanups::disable_nginx_ingress(&mut maintained.spec));
     }
     Plan {
         spec: maintained.spec,

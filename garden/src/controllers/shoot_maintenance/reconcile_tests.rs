@@ -23,6 +23,7 @@ fn ctx(env: &Env) -> Arc<Ctx> {
         client: env.client.clone(),
         restart_control_plane: false,
         restart_core_addons: false,
+        disable_nginx_ingress: false,
         clock: env.clock(),
         events: env.events(),
         metrics: Env::metrics(),
@@ -232,6 +233,49 @@ async fn a_refused_dry_run_records_the_failure_and_the_next_clean_run_succeeds()
         clean
             .annotations()
             .contains_key("shoot.gardener.cloud/tasks")
+    );
+    env.shutdown().await;
+}
+
+/// §6.2 step 8: with `featureGates.DisableNginxIngressInShoot` an enabled nginx-ingress addon is
+/// disabled and reported last.
+#[tokio::test]
+async fn the_nginx_gate_disables_an_enabled_nginx_ingress_addon() {
+    let env = Env::start().await;
+    profile(&env).await;
+    shoot(
+        &env,
+        "ingress",
+        json!({"gardener.cloud/operation": "maintain"}),
+    )
+    .await;
+    let with_addon = shoots(&env)
+        .patch(
+            "ingress",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"addons": {"nginxIngress": {"enabled": true}}}})),
+        )
+        .await
+        .unwrap();
+    let mut gated = Arc::try_unwrap(ctx(&env)).expect("one owner");
+    gated.disable_nginx_ingress = true;
+
+    reconcile(Arc::new(with_addon), Arc::new(gated))
+        .await
+        .unwrap();
+    let maintained = shoots(&env).get("ingress").await.unwrap();
+    assert_eq!(
+        maintained.spec.extra["addons"]["nginxIngress"]["enabled"],
+        false
+    );
+    let last = &maintained.status.as_ref().unwrap().extra["lastMaintenance"];
+    let description = last["description"].as_str().unwrap();
+    assert!(
+        description.ends_with(
+            ", .spec.addons.nginxIngress was disabled. Reason: nginx ingress addon disallowed \
+             by landscape operator"
+        ),
+        "{description}"
     );
     env.shutdown().await;
 }
