@@ -3,7 +3,8 @@
 //! expired machine image forced), starts its due SSH keypair rotation and gets its operation
 //! annotation, tasks, `lastMaintenance` and Events; a failed Shoot inside its window gets
 //! `retry`; a Shoot without last operation gets no operation annotation but its tasks; a Shoot
-//! outside its window is left alone.
+//! outside its window is left alone. A Shoot whose dry-run update an admission webhook refuses
+//! records the failure with its spec untouched and is maintained once the webhook relents.
 
 use crate::shoot_lifecycle;
 
@@ -126,6 +127,7 @@ async fn maintenance_updates_versions_annotations_and_status_when_asked_or_in_wi
         client: client.clone(),
         restart_control_plane: true,
         restart_core_addons: false,
+        disable_nginx_ingress: false,
         clock: Arc::new(FakeClock::new(now)),
         events: seedlet_runtime::events::Recorder::new(
             client.clone(),
@@ -320,6 +322,7 @@ async fn crossing_1_34_migrates_secret_bindings_to_credentials_bindings() {
         client: client.clone(),
         restart_control_plane: false,
         restart_core_addons: false,
+        disable_nginx_ingress: false,
         clock: Arc::new(FakeClock::new(
             "2025-06-01T21:10:00Z".parse().expect("time"),
         )),
@@ -374,6 +377,128 @@ async fn crossing_1_34_migrates_secret_bindings_to_credentials_bindings() {
     );
     assert_eq!(created.extra["credentialsRef"]["name"], "fresh-secret");
     assert_eq!(created.quotas.len(), 1);
+
+    stop.cancel();
+    controller.await.expect("controller stops");
+    garden.shutdown().await;
+}
+
+/// Edge case §13.15 end to end: the running controller's dry run is refused by a validating
+/// webhook freezing Shoot specs → `Failed`, `Updates to the Shoot failed to be applied: …`, spec
+/// untouched, `maintain` removed; after the freeze lifts, asking again maintains the Shoot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_dry_run_fails_the_maintenance_until_the_webhook_relents() {
+    let garden = shoot_lifecycle::garden().await;
+    let client = garden.client();
+    let profile: CloudProfile = serde_json::from_value(serde_json::json!({
+        "apiVersion": "core.gardener.cloud/v1beta1", "kind": "CloudProfile",
+        "metadata": {"name": "local"},
+        "spec": {
+            "type": "local",
+            "kubernetes": {"versions": [{"version": "1.31.1"}, {"version": "1.31.2"}]},
+            "machineTypes": [{"name": "small", "cpu": "2", "gpu": "0", "memory": "4Gi"}],
+            "machineImages": [{"name": "gardenlinux", "versions": [{"version": "1.1.0"}]}],
+        },
+    }))
+    .expect("profile");
+    Api::<CloudProfile>::all(client.clone())
+        .create(&PostParams::default(), &profile)
+        .await
+        .expect("create profile");
+    let freeze = seedlet_sandbox::setup::gate::SpecFreeze::register(
+        &client,
+        "shoot-freeze",
+        serde_json::json!([{"operations": ["UPDATE"], "apiGroups": ["core.gardener.cloud"],
+                            "apiVersions": ["*"], "resources": ["shoots"]}]),
+    )
+    .await;
+    freeze.close("a change freeze is in effect");
+    create_shoot(&client, "frozen", spec(OUTSIDE, true, "1.1.0")).await;
+    patch_status(
+        &client,
+        "frozen",
+        serde_json::json!({"lastOperation": shoot_lifecycle::last_operation(
+            "Reconcile", "Succeeded", "2025-06-01T20:00:00Z".parse().expect("time"))}),
+    )
+    .await;
+    annotate(
+        &client,
+        "frozen",
+        serde_json::json!({"gardener.cloud/operation": "maintain"}),
+    )
+    .await;
+
+    let stop = CancellationToken::new();
+    let ctx = Arc::new(shoot_maintenance::Ctx {
+        client: client.clone(),
+        restart_control_plane: false,
+        restart_core_addons: false,
+        disable_nginx_ingress: false,
+        clock: Arc::new(FakeClock::new(
+            "2025-06-01T21:10:00Z".parse().expect("time"),
+        )),
+        events: seedlet_runtime::events::Recorder::new(
+            client.clone(),
+            "shoot-maintenance-controller",
+        ),
+        metrics: Arc::new(Metrics::new("garden")),
+    });
+    let controller = tokio::spawn(shoot_maintenance::run(ctx, 2, stop.clone()));
+
+    let last_state = |shoot: &Shoot| {
+        shoot
+            .status
+            .as_ref()?
+            .extra
+            .get("lastMaintenance")?
+            .get("state")?
+            .as_str()
+            .map(str::to_owned)
+    };
+    let refused = wait_shoot(&client, "frozen", "maintenance failed", |shoot| {
+        (last_state(shoot).as_deref() == Some("Failed")
+            && !shoot.annotations().contains_key("gardener.cloud/operation"))
+        .then(|| shoot.clone())
+    })
+    .await;
+    let last = &refused.status.as_ref().expect("status").extra["lastMaintenance"];
+    assert_eq!(last["description"], "Maintenance failed");
+    assert_eq!(
+        last["failureReason"],
+        "Updates to the Shoot failed to be applied: admission webhook \"shoot-freeze.seedlet.test\" \
+         denied the request: a change freeze is in effect"
+    );
+    assert_eq!(
+        refused
+            .spec
+            .kubernetes
+            .as_ref()
+            .and_then(|k| k.version.as_deref()),
+        Some("1.31.1")
+    );
+    assert!(tasks_set(&refused).is_none(), "nothing but status written");
+
+    freeze.open();
+    annotate(
+        &client,
+        "frozen",
+        serde_json::json!({"gardener.cloud/operation": "maintain"}),
+    )
+    .await;
+    let maintained = wait_shoot(&client, "frozen", "maintained after the freeze", |shoot| {
+        (last_state(shoot).as_deref() == Some("Succeeded")).then(|| shoot.clone())
+    })
+    .await;
+    assert_eq!(
+        maintained
+            .spec
+            .kubernetes
+            .as_ref()
+            .and_then(|k| k.version.as_deref()),
+        Some("1.31.2")
+    );
+    let last = &maintained.status.as_ref().expect("status").extra["lastMaintenance"];
+    assert!(last.get("failureReason").is_none(), "{last}");
 
     stop.cancel();
     controller.await.expect("controller stops");

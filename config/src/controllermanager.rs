@@ -50,7 +50,7 @@ pub struct ControllerManagerConfiguration {
     pub server: ServerConfiguration,
     /// Profiling (ignored).
     pub debugging: Option<Debugging>,
-    /// Feature gates (ignored).
+    /// Feature gates (`DisableNginxIngressInShoot` is acted on, the others are ignored).
     pub feature_gates: Option<BTreeMap<String, bool>>,
 }
 
@@ -365,8 +365,18 @@ pub fn into_garden(
         }
         block
     });
+    if let Some(&disable) = config
+        .feature_gates
+        .as_ref()
+        .and_then(|gates| gates.get(DISABLE_NGINX_INGRESS_IN_SHOOT))
+    {
+        out.feature_gates.disable_nginx_ingress_in_shoot = disable;
+    }
     (out, ignored(config))
 }
+
+/// The feature gate seedlet's maintenance acts on.
+const DISABLE_NGINX_INGRESS_IN_SHOOT: &str = "DisableNginxIngressInShoot";
 
 /// `value` onto `target` when set.
 fn set<T: Clone>(target: &mut T, value: Option<&T>) {
@@ -492,12 +502,18 @@ fn ignored(config: &ControllerManagerConfiguration) -> Vec<String> {
             c.cache_sync_timeout.is_some(),
         ),
         ("debugging", config.debugging.is_some()),
-        ("featureGates", config.feature_gates.is_some()),
     ];
+    let gates = config
+        .feature_gates
+        .iter()
+        .flatten()
+        .filter(|(gate, _)| *gate != DISABLE_NGINX_INGRESS_IN_SHOOT)
+        .map(|(gate, _)| format!("featureGates.{gate}"));
     paths
         .into_iter()
         .filter(|(_, set)| *set)
         .map(|(path, _)| path.to_owned())
+        .chain(gates)
         .collect()
 }
 
@@ -530,7 +546,7 @@ mod tests {
                 "project": {"minimumLifetimeDays": 7, "quotas": [{"config": {"spec": {"hard": {"cpu": "1"}}}}]},
                 "shootHibernation": {"triggerDeadlineDuration": "2h"}
             },
-            "featureGates": {"X": true}
+            "featureGates": {"X": true, "DisableNginxIngressInShoot": true}
         }))
         .expect("decodes");
         let (garden, ignored) = into_garden(&config);
@@ -549,7 +565,8 @@ mod tests {
         assert_eq!(garden.controllers.project.quotas.len(), 1);
         assert_eq!(garden.controllers.event, None);
         assert_eq!(garden.leader_election.resource_name, LEADER_ELECTION_NAME);
-        assert_eq!(ignored, ["featureGates"]);
+        assert_eq!(ignored, ["featureGates.X"]);
+        assert!(garden.feature_gates.disable_nginx_ingress_in_shoot);
         assert_eq!(
             garden
                 .controllers

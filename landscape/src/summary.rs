@@ -286,8 +286,8 @@ fn kubectl_hints(state: &StateDir, installation: Option<&str>) -> Vec<String> {
         "The sandboxes store objects but run no pods (Deployments only report ready)".to_owned(),
         "and have no scheduler: a new Shoot needs spec.seedName. kubectl get (with".to_owned(),
         "printer columns), get -w, apply, create, edit, explain, delete, api-resources".to_owned(),
-        "and auth can-i work; logs, exec and port-forward do not, and --dry-run=server".to_owned(),
-        "writes (the sandbox ignores dryRun).".to_owned(),
+        "and auth can-i work, also with --dry-run=server; logs, exec and port-forward".to_owned(),
+        "do not.".to_owned(),
         format!(
             "Logs: {}, {}, {}",
             state.path("agent.log").display(),

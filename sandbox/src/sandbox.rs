@@ -456,6 +456,7 @@ fn bootstrap(store: &Store) {
     let writer = Writer {
         manager: "kube-apiserver",
         user: &system,
+        dry_run: false,
     };
     let mut state = store.lock();
     let registry = state.registry();

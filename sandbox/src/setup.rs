@@ -6,7 +6,10 @@
 //! controllers call [`start_with_crds`] (they cannot use `seedlet-testkit`, which links the agent
 //! and the garden controller themselves), and the end-to-end harness and the landscape build on
 //! [`install_crds`], [`apply_crds`] and [`ensure_namespace`]. The CRD lists stay with their
-//! owners (`seedlet_api::crds`); this module knows no kind.
+//! owners (`seedlet_api::crds`); this module knows no kind. [`gate::SpecFreeze`] is an admission
+//! webhook tests register to make writes fail as a policy webhook would.
+
+pub mod gate;
 
 use std::future::Future;
 use std::time::{Duration, Instant};

@@ -404,3 +404,96 @@ async fn failure_policy_and_timeouts_decide_about_unreachable_webhooks() {
     assert_eq!(seen.count("/slow"), 1);
     sb.shutdown().await;
 }
+
+/// A dry run is admitted like any request, flagged `dryRun: true`; a webhook that may have side
+/// effects refuses it (400) before being called, one declaring `NoneOnDryRun` is called.
+#[tokio::test]
+async fn dry_runs_reach_only_webhooks_without_side_effects() {
+    let ca = CertificateAuthority::generate("webhook-ca").expect("CA");
+    let seen = Arc::new(Seen::default());
+    let port = serve_webhook(&ca, seen.clone()).await;
+    let bundle = STANDARD.encode(ca.ca_pem());
+    let sb = Sandbox::builder()
+        .name("admission-dry-run")
+        .start()
+        .await
+        .expect("sandbox starts");
+    let webhook = |name: &str, path: &str, side_effects: &str, resources: &[&str]| {
+        json!({"name": name, "admissionReviewVersions": ["v1"], "sideEffects": side_effects,
+            "clientConfig": {"url": format!("https://127.0.0.1:{port}{path}"), "caBundle": bundle},
+            "rules": rule(resources)})
+    };
+    let (status, body) = post(
+        &sb,
+        "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+        json!({
+            "metadata": {"name": "checks"},
+            "webhooks": [webhook("deny.example.com", "/validate", "None", &["configmaps"]),
+                         webhook("audit.example.com", "/audit", "Some", &["secrets"]),
+                         webhook("quiet.example.com", "/quiet", "NoneOnDryRun", &["services"])],
+        }),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let (status, body) = post(
+        &sb,
+        "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
+        json!({
+            "metadata": {"name": "annotate"},
+            "webhooks": [webhook("annotate.example.com", "/mutate", "None", &["configmaps"])],
+        }),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+
+    let maps = "/api/v1/namespaces/default/configmaps";
+    let (status, denied) = post(
+        &sb,
+        &format!("{maps}?dryRun=All"),
+        json!({"metadata": {"name": "bad"}, "data": {"bad": "x"}}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{denied}");
+    assert_eq!(seen.last("/validate")["request"]["dryRun"], true);
+    let (status, answered) = post(
+        &sb,
+        &format!("{maps}?dryRun=All"),
+        json!({"metadata": {"name": "good"}, "data": {"k": "v"}}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{answered}");
+    assert_eq!(
+        answered["metadata"]["annotations"]["mutated-by"], "webhook",
+        "mutating webhooks change a dry run's answer"
+    );
+    assert_eq!(seen.last("/mutate")["request"]["dryRun"], true);
+    let (status, _) = send(&sb, Method::GET, &format!("{maps}/good"), "", None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "nothing stored");
+
+    let secrets = "/api/v1/namespaces/default/secrets";
+    let (status, refused) = post(
+        &sb,
+        &format!("{secrets}?dryRun=All"),
+        json!({"metadata": {"name": "s"}}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    assert_eq!(
+        refused["message"],
+        "admission webhook \"audit.example.com\" does not support dry run"
+    );
+    assert_eq!(seen.count("/audit"), 0, "refused before the call");
+    let (status, _) = post(&sb, secrets, json!({"metadata": {"name": "s"}})).await;
+    assert_eq!(status, StatusCode::CREATED, "a real request is sent");
+    assert_eq!(seen.count("/audit"), 1);
+
+    let (status, body) = post(
+        &sb,
+        "/api/v1/namespaces/default/services?dryRun=All",
+        json!({"metadata": {"name": "svc"}, "spec": {"ports": [{"port": 80}]}}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(seen.last("/quiet")["request"]["dryRun"], true);
+    sb.shutdown().await;
+}

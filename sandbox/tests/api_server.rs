@@ -1,10 +1,12 @@
 //! The sandbox API server's integration tests in one binary: kube-apiserver transcript
-//! conformance, server behaviour, webhooks, and kube-rs and kubectl against a running server.
+//! conformance, server behaviour, dry runs, webhooks, and kube-rs and kubectl against a running
+//! server.
 //! Run one part with `cargo test -p seedlet-sandbox --test api_server <module>::`.
 
 mod admission_webhooks;
 mod authorization_webhook;
 mod conformance;
+mod dry_run;
 mod kube_client;
 mod kubectl;
 mod server_behaviour;

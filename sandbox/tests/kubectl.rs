@@ -1,5 +1,5 @@
 //! kubectl smoke test: the installed kubectl works against the sandbox (`get`, `get -w`, `apply`,
-//! `delete`, `api-resources`, `auth can-i` with its protobuf SelfSubjectAccessReview, `auth can-i
+//! `delete`, both with `--dry-run=server`, `api-resources`, `auth can-i` with its protobuf SelfSubjectAccessReview, `auth can-i
 //! --list` with its protobuf SelfSubjectRulesReview). Skipped with a note when `/usr/bin/kubectl` is
 //! not installed.
 
@@ -75,6 +75,15 @@ async fn kubectl_gets_applies_and_deletes() {
     );
     let mut apply = args("apply -f");
     apply.push(manifest.display().to_string());
+    let mut dry_apply = apply.clone();
+    dry_apply.push("--dry-run=server".into());
+    let (ok, out, err) = run(dry_apply).await;
+    assert!(
+        ok && out.contains("(server dry run)"),
+        "dry-run apply: {out} {err}"
+    );
+    let (ok, _, _) = run(args("get configmap smoke")).await;
+    assert!(!ok, "a server-side dry run stores nothing");
     let (ok, out, err) = run(apply.clone()).await;
     assert!(ok, "apply: {out} {err}");
     let (ok, out, err) = run(apply).await;
@@ -85,6 +94,16 @@ async fn kubectl_gets_applies_and_deletes() {
     assert!(
         ok && out.contains("leases") && out.contains("certificatesigningrequests"),
         "api-resources: {out} {err}"
+    );
+    let (ok, out, err) = run(args("delete configmap smoke --dry-run=server")).await;
+    assert!(
+        ok && out.contains("(server dry run)"),
+        "dry-run delete: {out} {err}"
+    );
+    let (ok, out, err) = run(args("get configmap smoke -o jsonpath={.data.a}")).await;
+    assert!(
+        ok && out == "1",
+        "still there after a dry-run delete: {out} {err}"
     );
     let (ok, out, err) = run(args("delete configmap smoke")).await;
     assert!(ok, "delete: {out} {err}");

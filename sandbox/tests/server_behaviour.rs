@@ -64,7 +64,7 @@ async fn send(
 }
 
 /// A base64 PEM certificate request for CN `user`, O `groups`.
-fn csr_request(user: &str, groups: &[&str]) -> String {
+pub(crate) fn csr_request(user: &str, groups: &[&str]) -> String {
     let key = rcgen::KeyPair::generate().expect("key");
     let mut params = rcgen::CertificateParams::default();
     params.distinguished_name = rcgen::DistinguishedName::new();
@@ -84,7 +84,7 @@ fn csr_request(user: &str, groups: &[&str]) -> String {
     STANDARD.encode(pem)
 }
 
-fn csr(name: &str, signer: &str, request: &str, usages: Value) -> Value {
+pub(crate) fn csr(name: &str, signer: &str, request: &str, usages: Value) -> Value {
     json!({
         "apiVersion": "certificates.k8s.io/v1",
         "kind": "CertificateSigningRequest",

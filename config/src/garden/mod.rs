@@ -43,9 +43,21 @@ pub struct GardenControllerConfiguration {
     /// The seed authorizer and SeedRestriction webhooks' HTTPS server; absent means off.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub webhooks: Option<crate::garden_webhooks::GardenWebhooks>,
+    /// gardener-controller-manager's feature gates seedlet acts on.
+    pub feature_gates: FeatureGates,
     /// Set fields seedlet does not act on, when read from a Gardener `ControllerManagerConfiguration`.
     #[serde(skip)]
     pub ignored: Vec<String>,
+}
+
+/// `featureGates`: the gardener-controller-manager feature gates seedlet acts on, named as
+/// upstream (an unknown gate is an unknown field).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FeatureGates {
+    /// Maintenance disables the nginx-ingress addon of Shoots that enable it (alpha, off).
+    #[serde(rename = "DisableNginxIngressInShoot")]
+    pub disable_nginx_ingress_in_shoot: bool,
 }
 
 /// The `controllers` block of the garden controller.
@@ -172,6 +184,7 @@ impl Default for GardenControllerConfiguration {
             log_format: LogFormat::default(),
             server: ServerConfiguration::default(),
             webhooks: None,
+            feature_gates: FeatureGates::default(),
             ignored: Vec::new(),
         }
     }
@@ -284,6 +297,30 @@ mod tests {
 
     fn messages(config: &GardenControllerConfiguration) -> Vec<String> {
         validate(config).iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn feature_gates_are_named_as_upstream_and_unknown_ones_refused() {
+        let (config, problems) = crate::decode::decode::<GardenControllerConfiguration>(
+            &serde_json::json!({"featureGates": {"DisableNginxIngressInShoot": true}}),
+        );
+        assert!(problems.is_empty(), "{problems:?}");
+        assert!(
+            config
+                .expect("decoded")
+                .feature_gates
+                .disable_nginx_ingress_in_shoot
+        );
+        assert!(
+            !GardenControllerConfiguration::default()
+                .feature_gates
+                .disable_nginx_ingress_in_shoot
+        );
+        let (_, problems) = crate::decode::decode::<GardenControllerConfiguration>(
+            &serde_json::json!({"featureGates": {"Foo": true}}),
+        );
+        let messages: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        assert_eq!(messages, ["featureGates.Foo: unknown field"]);
     }
 
     #[test]

@@ -7,7 +7,9 @@
 //! applied in turn; then the validating ones. `matchConditions` (CEL) skip a webhook
 //! ([`conditions`]). A denial is kube's
 //! `admission webhook "<name>" denied the request: <message>` (code from the webhook, at least
-//! 400); a failing call is a 500 unless the webhook's failurePolicy is Ignore.
+//! 400); a failing call is a 500 unless the webhook's failurePolicy is Ignore. A dry run is sent
+//! with `request.dryRun: true` and refused (400) when a webhook it reaches may have side effects
+//! (`sideEffects` other than `None`/`NoneOnDryRun`).
 
 pub mod conditions;
 pub mod matching;
@@ -134,6 +136,8 @@ pub struct Request<'a> {
     pub user: &'a UserInfo,
     /// Labels of the request's namespace.
     pub namespace_labels: Option<Map<String, Value>>,
+    /// `dryRun=All`: webhooks must declare `sideEffects: None` or `NoneOnDryRun`.
+    pub dry_run: bool,
 }
 
 /// Runs the mutating and then the validating webhooks that match; returns the object the
@@ -235,7 +239,7 @@ fn review(request: &Request<'_>, uid: &str) -> Value {
         "userInfo": user_info,
         "object": request.object.clone().unwrap_or(Value::Null),
         "oldObject": request.old.as_deref().cloned().unwrap_or(Value::Null),
-        "dryRun": false,
+        "dryRun": request.dry_run,
     });
     if !request.namespace.is_empty() {
         body["namespace"] = json!(request.namespace);
@@ -251,7 +255,11 @@ fn review(request: &Request<'_>, uid: &str) -> Value {
 async fn call(hook: &Hook, request: &Request<'_>) -> Result<Option<Value>, ApiError> {
     let uid = crate::object::new_uid();
     let review = review(request, &uid);
-    let outcome = match conditions::evaluate(&hook.webhook, &review["request"]) {
+    let verdict = conditions::evaluate(&hook.webhook, &review["request"]);
+    if request.dry_run && !matches!(verdict, conditions::Verdict::Skip) {
+        check_dry_run_side_effects(hook)?;
+    }
+    let outcome = match verdict {
         conditions::Verdict::Skip => return Ok(None),
         conditions::Verdict::Error(error) => Err(error),
         conditions::Verdict::Call => match &hook.endpoint {
@@ -282,6 +290,21 @@ async fn call(hook: &Hook, request: &Request<'_>) -> Result<Option<Value>, ApiEr
         return Ok(Some(answer));
     }
     Err(denial(&hook.name, &answer["status"]))
+}
+
+/// A dry run may only reach webhooks without side effects (`sideEffects: None` or
+/// `NoneOnDryRun`); kube-apiserver refuses the request otherwise (400), before calling.
+/// A webhook without `sideEffects` (not valid in v1) fails as a call would.
+fn check_dry_run_side_effects(hook: &Hook) -> Result<(), ApiError> {
+    match hook.webhook["sideEffects"].as_str() {
+        Some("None" | "NoneOnDryRun") => Ok(()),
+        Some(_) => Err(ApiError::bad_request(format!(
+            "admission webhook {:?} does not support dry run",
+            hook.name
+        ))),
+        None if hook.webhook["failurePolicy"] == "Ignore" => Ok(()),
+        None => Err(ApiError::bad_request("Webhook SideEffects is nil")),
+    }
 }
 
 /// kube-apiserver's error for a denial: the webhook's Status with at least code 400, Failure,

@@ -72,6 +72,7 @@ pub async fn run(api: Arc<Api>, options: Options) {
         let writer = Writer {
             manager: "kube-controller-manager",
             user: &user,
+            dry_run: false,
         };
         let mut state = api.store.lock();
         let now = Instant::now();

@@ -2,7 +2,8 @@
 //! the matching webhooks see the object it would write (for a patch: the patched object) and
 //! may change or refuse it. A patch a mutating webhook changed is stored as an update of the
 //! object it was computed from (409 if that changed meanwhile). Server-side apply and
-//! deletecollection are not sent to webhooks.
+//! deletecollection are not sent to webhooks. A dry run is admitted like any request
+//! (`request.dryRun: true`).
 
 use serde_json::{Value, json};
 
@@ -96,6 +97,7 @@ pub async fn admit(call: &Call<'_>) -> Result<Admitted, ApiError> {
         old: old.clone(),
         user: call.user,
         namespace_labels,
+        dry_run: call.dry_run,
     };
     let Some(mut mutated) = admission::admit(&webhooks, request).await? else {
         return Ok(Admitted::Unchanged);

@@ -188,6 +188,8 @@ pub struct Call<'a> {
     pub accept: &'a str,
     /// User-Agent header.
     pub user_agent: &'a str,
+    /// `dryRun=All` on a write: admitted, defaulted, validated and answered, never stored.
+    pub dry_run: bool,
 }
 
 impl Call<'_> {
@@ -344,6 +346,7 @@ async fn serve(
     if (!rt.namespaced && !path.namespace.is_empty()) || !rt.has_subresource(&path.subresource) {
         return Err(ApiError::page_not_found());
     }
+    let dry_run = request::dry_run(path.verb, &query, body)?;
     let call = Call {
         api,
         user: &user,
@@ -354,6 +357,7 @@ async fn serve(
         content_type: header_text(header::CONTENT_TYPE),
         accept: header_text(header::ACCEPT),
         user_agent: header_text(header::USER_AGENT),
+        dry_run,
     };
     if call.rt.behaviour == Behaviour::Review {
         return match path.verb {

@@ -33,6 +33,7 @@ pub fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     let writer = Writer {
         manager: &manager,
         user: call.user,
+        dry_run: call.dry_run,
     };
     let stored = {
         let mut state = call.api.store.lock();
@@ -157,6 +158,7 @@ fn apply(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     let writer = Writer {
         manager: &manager,
         user: call.user,
+        dry_run: call.dry_run,
     };
     let scope = generic::scope_for(&call.rt, &call.path.subresource);
     let api_version = call.rt.api_version();

@@ -208,6 +208,54 @@ pub fn percent_decode(input: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// Whether a write is a dry run (`dryRun=All`): the `dryRun` query parameter and, for deletes,
+/// the DeleteOptions body's `dryRun` list. Reads ignore it, as kube-apiserver does.
+///
+/// # Errors
+/// 422 naming the verb's options kind for any value but `All`, in kube-apiserver's words.
+pub fn dry_run(
+    verb: Verb,
+    query: &BTreeMap<String, String>,
+    body: &[u8],
+) -> Result<bool, ApiError> {
+    let options = match verb {
+        Verb::Create => "CreateOptions",
+        Verb::Update => "UpdateOptions",
+        Verb::Patch => "PatchOptions",
+        Verb::Delete | Verb::DeleteCollection => "DeleteOptions",
+        Verb::Get | Verb::List | Verb::Watch => return Ok(false),
+    };
+    let mut values: Vec<String> = query.get("dryRun").cloned().into_iter().collect();
+    if options == "DeleteOptions"
+        && let Ok(serde_json::Value::Object(body)) = serde_json::from_slice(body)
+        && let Some(serde_json::Value::Array(listed)) = body.get("dryRun")
+    {
+        values.extend(
+            listed
+                .iter()
+                .map(|v| v.as_str().unwrap_or_default().to_owned()),
+        );
+    }
+    if values.iter().all(|v| v == "All") {
+        return Ok(!values.is_empty());
+    }
+    let quoted: Vec<String> = values.iter().map(|v| format!("{v:?}")).collect();
+    let detail = format!(
+        "Unsupported value: []string{{{}}}: supported values: \"All\"",
+        quoted.join(", ")
+    );
+    Err(ApiError::status(
+        422,
+        "Invalid",
+        format!("{options}.meta.k8s.io \"\" is invalid: dryRun: {detail}"),
+        Some(serde_json::json!({
+            "group": "meta.k8s.io",
+            "kind": options,
+            "causes": [{"reason": "FieldValueNotSupported", "message": detail, "field": "dryRun"}],
+        })),
+    ))
+}
+
 /// Whether a query flag such as `watch` is set (`true`, `1`).
 pub fn flag(query: &BTreeMap<String, String>, key: &str) -> bool {
     query.get(key).is_some_and(|v| v == "true" || v == "1")
@@ -285,6 +333,30 @@ mod tests {
                 "{method} {has_name}"
             );
         }
+    }
+
+    #[test]
+    fn dry_run_accepts_only_all() {
+        let query = |v: &str| BTreeMap::from([("dryRun".to_string(), v.to_string())]);
+        assert_eq!(dry_run(Verb::Create, &BTreeMap::new(), b""), Ok(false));
+        assert_eq!(dry_run(Verb::Patch, &query("All"), b""), Ok(true));
+        assert_eq!(dry_run(Verb::Get, &query("bogus"), b""), Ok(false));
+        let body = br#"{"kind":"DeleteOptions","dryRun":["All"]}"#;
+        assert_eq!(dry_run(Verb::Delete, &BTreeMap::new(), body), Ok(true));
+        assert_eq!(dry_run(Verb::Update, &BTreeMap::new(), body), Ok(false));
+        let error = dry_run(Verb::Update, &query("Some"), b"").expect_err("invalid");
+        assert_eq!(error.code, 422);
+        assert_eq!(
+            error.body["message"],
+            "UpdateOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: []string{\"Some\"}: supported values: \"All\""
+        );
+        let error = dry_run(
+            Verb::DeleteCollection,
+            &BTreeMap::new(),
+            br#"{"dryRun":["x"]}"#,
+        )
+        .expect_err("invalid");
+        assert_eq!(error.body["details"]["kind"], "DeleteOptions");
     }
 
     #[test]

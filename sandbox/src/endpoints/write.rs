@@ -17,6 +17,7 @@ pub fn create(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     let writer = Writer {
         manager: &manager,
         user: call.user,
+        dry_run: call.dry_run,
     };
     let stored = {
         let mut state = call.api.store.lock();
@@ -36,6 +37,7 @@ pub fn update(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     let writer = Writer {
         manager: &manager,
         user: call.user,
+        dry_run: call.dry_run,
     };
     let stored = {
         let mut state = call.api.store.lock();
@@ -60,10 +62,13 @@ pub fn delete(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     } else {
         Some(call.json_body().map_err(delete_options_error)?)
     };
-    let options = DeleteOptions::parse(
-        body.as_ref(),
-        call.query.get("propagationPolicy").map(String::as_str),
-    );
+    let options = DeleteOptions {
+        dry_run: call.dry_run,
+        ..DeleteOptions::parse(
+            body.as_ref(),
+            call.query.get("propagationPolicy").map(String::as_str),
+        )
+    };
     let outcome = {
         let mut state = call.api.store.lock();
         generic::delete(
@@ -90,10 +95,13 @@ pub fn delete_collection(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     } else {
         Some(call.json_body().map_err(delete_options_error)?)
     };
-    let options = DeleteOptions::parse(
-        body.as_ref(),
-        call.query.get("propagationPolicy").map(String::as_str),
-    );
+    let options = DeleteOptions {
+        dry_run: call.dry_run,
+        ..DeleteOptions::parse(
+            body.as_ref(),
+            call.query.get("propagationPolicy").map(String::as_str),
+        )
+    };
     let namespace = (!call.path.namespace.is_empty()).then_some(call.path.namespace.as_str());
     let (items, rv) = {
         let mut state = call.api.store.lock();

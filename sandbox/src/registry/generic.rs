@@ -1,5 +1,11 @@
 //! The storage operations every write path shares: create, update and delete with kube-apiserver's
 //! metadata rules (system fields, generation, finalizers, status split, managedFields, no-op detection).
+//!
+//! A dry run (`dryRun=All`, [`Writer::dry_run`], [`DeleteOptions::dry_run`]) goes through every
+//! check, default and managedFields step and answers the object as it would be stored, but the
+//! store is not touched: no resourceVersion, no watch event, no follow-up of the kind's strategy.
+//! Like kube-apiserver's dry-run storage, a created object has no resourceVersion and an updated
+//! one keeps the stored one.
 
 use std::sync::Arc;
 
@@ -25,6 +31,8 @@ pub struct DeleteOptions {
     pub uid: Option<String>,
     /// `preconditions.resourceVersion`.
     pub resource_version: Option<String>,
+    /// `dryRun=All`: decide, answer, but change nothing.
+    pub dry_run: bool,
 }
 
 impl DeleteOptions {
@@ -45,6 +53,7 @@ impl DeleteOptions {
             propagation,
             uid: body.and_then(|b| text(b.pointer("/preconditions/uid"))),
             resource_version: body.and_then(|b| text(b.pointer("/preconditions/resourceVersion"))),
+            dry_run: false,
         }
     }
 }
@@ -162,6 +171,9 @@ pub fn create_with(
         );
     }
     drop_empty_fields(rt, &mut object);
+    if writer.dry_run {
+        return Ok(Arc::new(object));
+    }
     let stored = state.insert(&rt.storage_key(), object);
     strategy.after_write(state, &stored);
     Ok(stored)
@@ -294,6 +306,9 @@ pub fn update(
     if unchanged(&old, &new) {
         return Ok(old);
     }
+    if writer.dry_run {
+        return Ok(Arc::new(new));
+    }
     let deleting = new.pointer("/metadata/deletionTimestamp").is_some();
     if deleting && finalizers(&new).is_empty() && !strategy.removal_blocked(&new) {
         // The last finalizer is gone: the object is removed; watchers see its previous state.
@@ -374,11 +389,17 @@ pub fn delete(
             return Ok(DeleteOutcome::Marked(current));
         }
         metadata_mut(&mut object).insert("finalizers".into(), json!(present));
+        if options.dry_run {
+            return Ok(DeleteOutcome::Marked(Arc::new(object)));
+        }
         return Ok(DeleteOutcome::Marked(
             state.replace(&rt.storage_key(), object),
         ));
     }
     if present.is_empty() && !strategy.graceful_deletion() {
+        if options.dry_run {
+            return Ok(DeleteOutcome::Removed(current));
+        }
         let removed = state
             .remove(&rt.storage_key(), namespace, name)
             .unwrap_or(current);
@@ -394,6 +415,9 @@ pub fn delete(
         metadata.insert("finalizers".into(), json!(present));
     }
     strategy.mark_deleting(&mut object);
+    if options.dry_run {
+        return Ok(DeleteOutcome::Marked(Arc::new(object)));
+    }
     Ok(DeleteOutcome::Marked(
         state.replace(&rt.storage_key(), object),
     ))

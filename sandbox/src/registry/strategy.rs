@@ -17,6 +17,8 @@ pub struct Writer<'a> {
     pub manager: &'a str,
     /// The authenticated (possibly impersonated) user.
     pub user: &'a UserInfo,
+    /// `dryRun=All`: everything runs but the store is not written (see [`super::generic`]).
+    pub dry_run: bool,
 }
 
 /// What a strategy hook may look at besides the object.

@@ -255,4 +255,41 @@ mod tests {
             );
         }
     }
+
+    /// Edge case §13.19: a Bastion without `spec.seedName` does not belong to a Shoot whose
+    /// `spec.seedName` is `""` (nil ≠ ""), nor the other way round; both unset match.
+    #[test]
+    fn an_unset_seed_name_differs_from_an_empty_one() {
+        let day = Duration::from_secs(24 * 3600);
+        let mut unset_bastion = bastion(Some(5000));
+        unset_bastion.spec.seed_name = None;
+        let mut empty_bastion = bastion(Some(5000));
+        empty_bastion.spec.seed_name = Some(String::new());
+        let empty_shoot = shoot("", false);
+        let mut unset_shoot = shoot("", false);
+        unset_shoot.spec.seed_name = None;
+        let moved = Verdict::Delete("shoot is on another seed");
+        for (bastion, shoot, want) in [
+            (&unset_bastion, &empty_shoot, moved.clone()),
+            (&empty_bastion, &unset_shoot, moved.clone()),
+            (
+                &unset_bastion,
+                &unset_shoot,
+                Verdict::RequeueAfter(Duration::from_secs(3000)),
+            ),
+            (
+                &empty_bastion,
+                &empty_shoot,
+                Verdict::RequeueAfter(Duration::from_secs(3000)),
+            ),
+        ] {
+            assert_eq!(
+                verdict(bastion, Some(shoot), day, at(2000)).unwrap(),
+                want,
+                "bastion {:?} shoot {:?}",
+                bastion.spec.seed_name,
+                shoot.spec.seed_name
+            );
+        }
+    }
 }

@@ -131,3 +131,60 @@ async fn an_activation_older_than_the_trigger_deadline_is_skipped() {
     assert_eq!(trigger_time(&unchanged), None);
     env.shutdown().await;
 }
+
+/// Edge case §13.13: a Shoot whose last operation failed for its current generation under this
+/// version is only requeued (its due activation is not acted upon); once it is not up to date any
+/// more the activation is applied. An unknown location is not requeued at all.
+#[tokio::test]
+async fn a_failed_up_to_date_shoot_only_requeues_and_a_bad_location_never_does() {
+    let env = Env::start().await;
+    let (created, day) = shoot(&env).await;
+    let ctx = ctx(&env, SignedDuration::from_hours(2));
+    let shoots = Api::<Shoot>::namespaced(env.client.clone(), "garden-dev");
+    let status = |generation: Option<i64>| {
+        json!({"status": {
+            "lastOperation": {"type": "Reconcile", "state": "Failed", "description": "",
+                              "progress": 50, "lastUpdateTime": "2025-01-01T00:00:00Z"},
+            "observedGeneration": generation,
+            "gardener": {"version": env!("CARGO_PKG_VERSION")}}})
+    };
+    let failed = shoots
+        .patch_status(
+            "s",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(status(created.metadata.generation)),
+        )
+        .await
+        .unwrap();
+    env.clock.set(day + 22.hours() + 30.minutes());
+
+    let action = reconcile(Arc::new(failed), ctx.clone()).await.unwrap();
+    assert_eq!(action, requeue(SignedDuration::from_mins(7 * 60 + 30)));
+    assert_eq!(enabled(&stored(&env).await), None, "left to the user");
+
+    let outdated = shoots
+        .patch_status(
+            "s",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(status(Some(0))),
+        )
+        .await
+        .unwrap();
+    reconcile(Arc::new(outdated), ctx.clone()).await.unwrap();
+    assert_eq!(enabled(&stored(&env).await), Some(true));
+
+    let on_mars = shoots
+        .patch(
+            "s",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(json!({"spec": {"hibernation": {"schedules": [
+                {"start": "0 8 * * *", "location": "Mars/Olympus"}]}}})),
+        )
+        .await
+        .unwrap();
+    let version = on_mars.metadata.resource_version.clone();
+    let action = reconcile(Arc::new(on_mars), ctx).await.unwrap();
+    assert_eq!(action, Action::await_change());
+    assert_eq!(stored(&env).await.metadata.resource_version, version);
+    env.shutdown().await;
+}

@@ -1,7 +1,7 @@
 //! Fields Gardener forbids from a Kubernetes version on, removed when maintenance moves the
 //! control plane across that version (spec §6.2 step 4), each with the text upstream reports.
 //! The SecretBinding → CredentialsBinding migration at 1.34 needs API calls and is not done
-//! here.
+//! here. Also step 8: the nginx-ingress addon a landscape operator disallows.
 
 use serde_json::Value;
 
@@ -63,6 +63,17 @@ pub fn version_cleanups(spec: &mut Value, old: &str, new: &str) -> Vec<String> {
         }
     }
     texts
+}
+
+/// Step 8 under `featureGates.DisableNginxIngressInShoot`: an nginx-ingress addon that is
+/// enabled (`enabled: true`) is disabled; returns the text for `lastMaintenance` when it was.
+pub fn disable_nginx_ingress(spec: &mut Value) -> Option<String> {
+    let enabled = spec.pointer_mut("/addons/nginxIngress/enabled")?;
+    if *enabled != Value::Bool(true) {
+        return None;
+    }
+    *enabled = Value::Bool(false);
+    Some(".spec.addons.nginxIngress was disabled. Reason: nginx ingress addon disallowed by landscape operator".to_owned())
 }
 
 /// Removes `field` from the object at `pointer`; whether it was there.
@@ -149,6 +160,48 @@ mod tests {
             spec["dns"]["providers"][0],
             serde_json::json!({"type": "aws-route53"})
         );
+    }
+
+    #[test]
+    fn only_an_enabled_nginx_ingress_addon_is_disabled() {
+        let table = [
+            (
+                serde_json::json!({"addons": {"nginxIngress": {"enabled": true, "loadBalancerSourceRanges": ["10.0.0.0/8"]}}}),
+                true,
+            ),
+            (
+                serde_json::json!({"addons": {"nginxIngress": {"enabled": false}}}),
+                false,
+            ),
+            (serde_json::json!({"addons": {"nginxIngress": {}}}), false),
+            (
+                serde_json::json!({"addons": {"kubernetesDashboard": {"enabled": true}}}),
+                false,
+            ),
+            (
+                serde_json::json!({"kubernetes": {"version": "1.31.1"}}),
+                false,
+            ),
+        ];
+        for (spec, disabled) in table {
+            let mut maintained = spec.clone();
+            let text = disable_nginx_ingress(&mut maintained);
+            assert_eq!(text.is_some(), disabled, "{spec}");
+            if disabled {
+                assert_eq!(
+                    text.as_deref(),
+                    Some(
+                        ".spec.addons.nginxIngress was disabled. Reason: nginx ingress addon disallowed by landscape operator"
+                    )
+                );
+                assert_eq!(
+                    maintained["addons"]["nginxIngress"],
+                    serde_json::json!({"enabled": false, "loadBalancerSourceRanges": ["10.0.0.0/8"]})
+                );
+            } else {
+                assert_eq!(maintained, spec, "untouched");
+            }
+        }
     }
 
     #[test]

@@ -6,10 +6,14 @@
 //! `KubernetesVersionMaintenance` / `MachineImageVersionMaintenance` Events. Writes only to the
 //! garden.
 //!
-//! Not done (yet): pruning of
-//! unsupported feature gates and admission plugins, the nginx-ingress feature gate, machine
-//! capabilities and in-place-update pools, and the dry-run before writing (the sandbox ignores
-//! `dryRun`).
+//! Before writing, the maintained Shoot goes to the API server as a dry run; a refusal (an
+//! admission webhook, validation) is recorded as a `Failed` `lastMaintenance` with the spec
+//! untouched (a stale Shoot fails that guarded status write too and is retried).
+//!
+//! With `featureGates.DisableNginxIngressInShoot` an enabled nginx-ingress addon is disabled.
+//!
+//! Not done (yet): pruning of unsupported feature gates and admission plugins, machine
+//! capabilities and in-place-update pools.
 //!
 //! Triggered by a Shoot's first sighting, by `maintain` newly listed in
 //! `gardener.cloud/operation` and by a changed time window; always requeued to a random instant
@@ -52,6 +56,8 @@ pub struct Ctx {
     pub restart_control_plane: bool,
     /// Adds the `restartCoreAddons` task.
     pub restart_core_addons: bool,
+    /// Disables an enabled nginx-ingress addon (`featureGates.DisableNginxIngressInShoot`).
+    pub disable_nginx_ingress: bool,
     /// Time source of every decision.
     pub clock: Arc<dyn Clock>,
     /// Maintenance Events on the Shoot.
@@ -73,6 +79,7 @@ pub async fn start(garden: Arc<crate::context::GardenContext>) {
         client: garden.client.clone(),
         restart_control_plane: config.enable_shoot_control_plane_restarter,
         restart_core_addons: config.enable_shoot_core_addon_restarter,
+        disable_nginx_ingress: garden.config.feature_gates.disable_nginx_ingress_in_shoot,
         clock: garden.clock.clone(),
         events: garden.events.named(EVENT_COMPONENT),
         metrics: garden.metrics.clone(),

@@ -1,5 +1,5 @@
-//! Maintenance logic: window check, CloudProfile read, the pure run, then the Shoot's status
-//! (`lastMaintenance`) and spec/annotations, and Events.
+//! Maintenance logic: window check, CloudProfile read, the pure run, a dry run of the write,
+//! then the Shoot's status (`lastMaintenance`) and spec/annotations, and Events.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -128,18 +128,32 @@ async fn maintain(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {
         steps,
         mut texts,
         mut annotations,
-    } = plan(shoot, &spec, &profile, now);
+    } = plan(shoot, &spec, &profile, now, ctx.disable_nginx_ingress);
     migrate_binding(ctx, &namespace, &spec, &mut maintained_spec, &mut texts).await;
     let shoots: Api<Shoot> = Api::namespaced(ctx.client.clone(), &namespace);
-    let resource_version = write_last_maintenance(&shoots, shoot, &steps, &texts, now, &key)
-        .await?
-        .or_else(|| shoot.resource_version());
-
     operation::add_tasks(
         &mut annotations,
         ctx.restart_control_plane,
         ctx.restart_core_addons,
     );
+    let planned = shoot_patch(
+        shoot,
+        shoot.resource_version(),
+        &spec,
+        &maintained_spec,
+        &annotations,
+    );
+    let dry_run = PatchParams {
+        dry_run: true,
+        ..PatchParams::default()
+    };
+    if let Err(refusal) = shoots.patch(&name, &dry_run, &Patch::Merge(&planned)).await {
+        record_refusal(&shoots, shoot, &refusal, now, &key).await?;
+        return Ok(requeue);
+    }
+    let resource_version = write_last_maintenance(&shoots, shoot, &steps, &texts, now, &key)
+        .await?
+        .or_else(|| shoot.resource_version());
     let patch = shoot_patch(
         shoot,
         resource_version,
@@ -245,8 +259,15 @@ struct Plan {
     annotations: BTreeMap<String, String>,
 }
 
-/// The pure part of a run at `now`: versions, rotations, cleanups, operation annotation.
-fn plan(shoot: &Shoot, spec: &Value, profile: &Value, now: Timestamp) -> Plan {
+/// The pure part of a run at `now`: versions, rotations, cleanups, operation annotation and, with
+/// the feature gate, the nginx-ingress addon.
+fn plan(
+    shoot: &Shoot,
+    spec: &Value,
+    profile: &Value,
+    now: Timestamp,
+    disable_nginx_ingress: bool,
+) -> Plan {
     let mut maintained = run::maintain(spec, profile, now);
     let status = shoot
         .status
@@ -282,6 +303,9 @@ fn plan(shoot: &Shoot, spec: &Value, profile: &Value, now: Timestamp) -> Plan {
         && operation != annotations::OPERATION_RECONCILE
     {
         texts.push(format!("Added \"{operation}\" operation annotation"));
+    }
+    if disable_nginx_ingress {
+        texts.extend(cleanups::disable_nginx_ingress(&mut maintained.spec));
     }
     Plan {
         spec: maintained.spec,
@@ -375,6 +399,71 @@ async fn write_last_maintenance(
             shoot: key.to_owned(),
             source,
         })
+}
+
+/// Records a maintenance whose dry run the API server refused (§6.2): `lastMaintenance` Failed
+/// with the refusal and `gardener.cloud/operation` dropped when it lists `maintain`, in one
+/// merge patch of the status endpoint guarded by the Shoot's resourceVersion (a conflict is an
+/// error, retried with the fresh Shoot). gardener-apiserver keeps the metadata part of a status
+/// write; a CRD-served garden drops it, so the annotation is then removed through the Shoot
+/// itself (a refusal of that is logged: the failure is recorded, the next window maintains).
+async fn record_refusal(
+    shoots: &Api<Shoot>,
+    shoot: &Shoot,
+    refusal: &kube::Error,
+    now: Timestamp,
+    key: &str,
+) -> Result<(), Error> {
+    let message = match refusal {
+        kube::Error::Api(status) => status.message.clone(),
+        other => seedlet_runtime::error_chain(other),
+    };
+    let reason = format!("Updates to the Shoot failed to be applied: {message}");
+    tracing::info!(shoot = %key, %reason, "shoot maintenance failed");
+    let maintain_listed = |shoot: &Shoot| {
+        operation::lists(
+            shoot.annotations().get(annotations::OPERATION),
+            shoot_lifecycle::OPERATION_MAINTAIN,
+        )
+    };
+    let mut metadata = json!({"resourceVersion": shoot.resource_version()});
+    if maintain_listed(shoot) {
+        metadata["annotations"] = json!({annotations::OPERATION: null});
+    }
+    let patch = json!({
+        "metadata": metadata,
+        "status": {"lastMaintenance": {
+            "description": "Maintenance failed",
+            "state": "Failed",
+            "failureReason": reason,
+            "triggeredTime": Time(now),
+        }},
+    });
+    let name = shoot.name_any();
+    let recorded = shoots
+        .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map_err(|source| Error::PatchStatus {
+            shoot: key.to_owned(),
+            source,
+        })?;
+    if maintain_listed(shoot) && maintain_listed(&recorded) {
+        let removal = json!({"metadata": {
+            "resourceVersion": recorded.resource_version(),
+            "annotations": {annotations::OPERATION: null},
+        }});
+        if let Err(error) = shoots
+            .patch(&name, &PatchParams::default(), &Patch::Merge(&removal))
+            .await
+        {
+            tracing::warn!(
+                shoot = %key,
+                error = %seedlet_runtime::error_chain(&error),
+                "removing the maintain operation after a failed maintenance"
+            );
+        }
+    }
+    Ok(())
 }
 
 /// A merge patch guarded by `resource_version` (the Shoot's as read, or after the status write):

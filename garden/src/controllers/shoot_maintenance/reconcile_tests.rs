@@ -23,6 +23,7 @@ fn ctx(env: &Env) -> Arc<Ctx> {
         client: env.client.clone(),
         restart_control_plane: false,
         restart_core_addons: false,
+        disable_nginx_ingress: false,
         clock: env.clock(),
         events: env.events(),
         metrics: Env::metrics(),
@@ -155,6 +156,126 @@ async fn a_missing_cloud_profile_fails_with_its_reason_and_writes_nothing() {
             .metadata
             .resource_version,
         version_before
+    );
+    env.shutdown().await;
+}
+
+/// Edge case §13.15: the dry run is refused (a webhook freezing Shoot specs) → `Failed` with the
+/// refusal, spec and tasks untouched, `maintain` dropped; once the freeze is lifted and the user
+/// moved the version, the next run is clean → `Succeeded`, `Maintenance succeeded`.
+#[tokio::test]
+async fn a_refused_dry_run_records_the_failure_and_the_next_clean_run_succeeds() {
+    let env = Env::start().await;
+    profile(&env).await;
+    let freeze = seedlet_sandbox::setup::gate::SpecFreeze::register(
+        &env.client,
+        "shoot-freeze",
+        json!([{"operations": ["UPDATE"], "apiGroups": ["core.gardener.cloud"],
+                "apiVersions": ["*"], "resources": ["shoots"]}]),
+    )
+    .await;
+    freeze.close("Kubernetes upgrades are frozen");
+    let asked = shoot(
+        &env,
+        "frozen",
+        json!({"gardener.cloud/operation": "maintain"}),
+    )
+    .await;
+
+    reconcile(asked, ctx(&env)).await.unwrap();
+    let refused = shoots(&env).get("frozen").await.unwrap();
+    assert_eq!(version(&refused), Some("1.31.1"), "spec untouched");
+    assert!(
+        !refused
+            .annotations()
+            .contains_key("gardener.cloud/operation")
+    );
+    assert!(
+        !refused
+            .annotations()
+            .contains_key("shoot.gardener.cloud/tasks")
+    );
+    assert_eq!(
+        refused.status.as_ref().unwrap().extra["lastMaintenance"],
+        json!({"description": "Maintenance failed", "state": "Failed", "triggeredTime": NOW,
+               "failureReason": "Updates to the Shoot failed to be applied: admission webhook \
+                                 \"shoot-freeze.seedlet.test\" denied the request: Kubernetes \
+                                 upgrades are frozen"})
+    );
+    assert!(
+        freeze
+            .reviews()
+            .iter()
+            .any(|review| review["dryRun"] == true),
+        "the refusal came from the dry run"
+    );
+
+    freeze.open();
+    shoots(&env)
+        .patch(
+            "frozen",
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"metadata": {"annotations": {"gardener.cloud/operation": "maintain"}},
+                                 "spec": {"kubernetes": {"version": "1.31.2"}}}),
+            ),
+        )
+        .await
+        .unwrap();
+    let moved = Arc::new(shoots(&env).get("frozen").await.unwrap());
+    reconcile(moved, ctx(&env)).await.unwrap();
+    let clean = shoots(&env).get("frozen").await.unwrap();
+    assert_eq!(
+        clean.status.as_ref().unwrap().extra["lastMaintenance"],
+        json!({"description": "Maintenance succeeded", "state": "Succeeded", "triggeredTime": NOW})
+    );
+    assert!(
+        clean
+            .annotations()
+            .contains_key("shoot.gardener.cloud/tasks")
+    );
+    env.shutdown().await;
+}
+
+/// §6.2 step 8: with `featureGates.DisableNginxIngressInShoot` an enabled nginx-ingress addon is
+/// disabled and reported last.
+#[tokio::test]
+async fn the_nginx_gate_disables_an_enabled_nginx_ingress_addon() {
+    let env = Env::start().await;
+    profile(&env).await;
+    shoot(
+        &env,
+        "ingress",
+        json!({"gardener.cloud/operation": "maintain"}),
+    )
+    .await;
+    let with_addon = shoots(&env)
+        .patch(
+            "ingress",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"addons": {"nginxIngress": {"enabled": true}}}})),
+        )
+        .await
+        .unwrap();
+    let mut gated = Arc::try_unwrap(ctx(&env)).expect("one owner");
+    gated.disable_nginx_ingress = true;
+
+    reconcile(Arc::new(with_addon), Arc::new(gated))
+        .await
+        .unwrap();
+    let maintained = shoots(&env).get("ingress").await.unwrap();
+    assert_eq!(
+        maintained.spec.extra["addons"]["nginxIngress"]["enabled"],
+        false
+    );
+    let last = &maintained.status.as_ref().unwrap().extra["lastMaintenance"];
+    let description = last["description"].as_str().unwrap();
+    assert!(
+        description.ends_with(
+            ", .spec.addons.nginxIngress was disabled. Reason: nginx ingress addon disallowed \
+             by landscape operator"
+        ),
+        "{description}"
     );
     env.shutdown().await;
 }

@@ -116,3 +116,40 @@ async fn a_missing_quota_fails_with_its_reason_and_writes_nothing() {
     );
     env.shutdown().await;
 }
+
+/// Edge case §13.19 (quota part): a Quota without `clusterLifetimeDays` sets no lifetime, so a
+/// stored expiration annotation is removed and the Shoot is only requeued, never deleted.
+#[tokio::test]
+async fn a_quota_without_a_lifetime_removes_the_expiration_annotation() {
+    let env = Env::start().await;
+    ensure_namespace(&env.client, NS).await;
+    let _: Quota = create(
+        &env.client,
+        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Quota",
+               "metadata": {"name": "unlimited", "namespace": NS},
+               "spec": {"scope": {"apiVersion": "v1", "kind": "Secret"},
+                        "metrics": {"cpu": "200"}}}),
+    )
+    .await;
+    shoot(&env, json!([{"name": "unlimited", "namespace": NS}])).await;
+    let expired = shoots(&env)
+        .patch(
+            "s",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(json!({"metadata": {"annotations": {
+                "shoot.gardener.cloud/expiration-timestamp": "2020-01-01T00:00:00Z"}}})),
+        )
+        .await
+        .unwrap();
+    env.clock.set("2025-06-01T00:00:00Z".parse().unwrap());
+
+    let action = reconcile(Arc::new(expired), ctx(&env)).await.unwrap();
+    assert_eq!(action, Action::requeue(SYNC));
+    let kept = shoots(&env).get("s").await.unwrap();
+    assert!(
+        !kept
+            .annotations()
+            .contains_key("shoot.gardener.cloud/expiration-timestamp")
+    );
+    env.shutdown().await;
+}

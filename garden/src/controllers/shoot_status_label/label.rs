@@ -166,6 +166,19 @@ mod tests {
     }
 
     #[test]
+    fn constraints_are_not_looked_at() {
+        let mut value =
+            serde_json::to_value(status(Some(("Reconcile", "Succeeded")), 0, &["True"]))
+                .expect("status");
+        value["constraints"] = serde_json::json!([{
+            "type": "HibernationPossible", "status": "False", "reason": "R", "message": "",
+            "lastTransitionTime": "2025-01-01T00:00:00Z", "lastUpdateTime": "2025-01-01T00:00:00Z",
+        }]);
+        let status: ShootStatus = serde_json::from_value(value).expect("shoot status");
+        assert_eq!(shoot_health(Some(&status)), Health::Healthy);
+    }
+
+    #[test]
     fn shoot_without_status_is_healthy() {
         assert_eq!(shoot_health(None), Health::Healthy);
     }
