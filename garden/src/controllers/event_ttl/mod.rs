@@ -7,10 +7,12 @@
 //! `deprecatedLastTimestamp` is `lastTimestamp`), which every API server serves. Triggered by
 //! newly seen Events only (start-up replays all); the TTL comes from the injected clock.
 
+#[cfg(test)]
+mod reconcile_tests;
 pub mod ttl;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use jiff::SignedDuration;
 use k8s_openapi::api::core::v1::Event;
@@ -19,8 +21,8 @@ use kube::runtime::controller::Action;
 use kube::runtime::{Controller, WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
 use seedlet_runtime::clock::Clock;
-use seedlet_runtime::error_chain;
 use seedlet_runtime::metrics::Metrics;
+use seedlet_runtime::policy;
 use seedlet_runtime::triggers::filter_changes;
 use seedlet_runtime::watch::{NoTriggerBackoff, RunWith, Runner};
 use tokio_util::sync::CancellationToken;
@@ -64,6 +66,15 @@ pub enum Error {
         #[source]
         source: kube::Error,
     },
+}
+
+impl Error {
+    /// CamelCase reason for logs.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Error::Api { .. } => "ApiError",
+        }
+    }
 }
 
 /// Starts the controller for one leadership term, when `controllers.event` is configured.
@@ -112,24 +123,13 @@ pub async fn run(ctx: Arc<Ctx>, concurrent_syncs: u32, shutdown: CancellationTok
         .await;
 }
 
-fn key(event: &Event) -> String {
-    format!(
-        "{}/{}",
-        event.namespace().unwrap_or_default(),
-        event.name_any()
-    )
-}
-
 /// Deletes the Event when its TTL is over, else looks again then.
 ///
 /// # Errors
 /// [`Error::Api`]; a vanished Event is not one.
 pub async fn reconcile(event: Arc<Event>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = Instant::now();
-    let result = run_one(&event, &ctx).await;
-    ctx.metrics
-        .reconciled(NAME, started.elapsed(), result.is_ok());
-    result
+    let key = policy::object_key(event.as_ref());
+    policy::measured(&ctx.metrics, NAME, &key, run_one(&event, &ctx)).await
 }
 
 async fn run_one(event: &Event, ctx: &Ctx) -> Result<Action, Error> {
@@ -140,7 +140,7 @@ async fn run_one(event: &Event, ctx: &Ctx) -> Result<Action, Error> {
         .await
         .map_err(|source| Error::Api {
             what: "reading",
-            key: key(event),
+            key: policy::object_key(event),
             source,
         })?
     else {
@@ -157,7 +157,7 @@ async fn run_one(event: &Event, ctx: &Ctx) -> Result<Action, Error> {
             Err(kube::Error::Api(status)) if status.is_not_found() => Ok(Action::await_change()),
             Err(source) => Err(Error::Api {
                 what: "deleting",
-                key: key(&current),
+                key: policy::object_key(&current),
                 source,
             }),
         },
@@ -165,11 +165,13 @@ async fn run_one(event: &Event, ctx: &Ctx) -> Result<Action, Error> {
 }
 
 /// A lost write race (409) is retried at once (debug line); other errors after [`RETRY_DELAY`],
-/// logged once.
+/// logged once per distinct message ([`policy::requeue_after_failure`]).
 pub fn error_policy(event: Arc<Event>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if let Some(action) = seedlet_runtime::status::conflict_requeue(&key(&event), error) {
-        return action;
-    }
-    tracing::error!(controller = NAME, event = %key(&event), error = %error_chain(error), "reconcile failed");
-    Action::requeue(RETRY_DELAY)
+    policy::requeue_after_failure(
+        NAME,
+        &policy::object_key(event.as_ref()),
+        error.reason(),
+        error,
+        RETRY_DELAY,
+    )
 }

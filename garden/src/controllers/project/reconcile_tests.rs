@@ -5,11 +5,14 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Event, Namespace, ResourceQuota};
 use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, RoleBinding};
+use kube::api::DeleteParams;
+use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
-use seedlet_api::core::Project;
+use seedlet_api::core::{Project, Shoot};
 use seedlet_config::garden_projects::ProjectQuota;
 use serde_json::{Value, json};
 
+use super::reconcile::TERMINATING_REQUEUE;
 use super::{Ctx, reconcile};
 use crate::testing::{Env, create};
 
@@ -168,5 +171,63 @@ async fn a_foreign_namespace_is_not_adopted_and_the_project_fails() {
             .await
             .contains(&"NamespaceReconcileFailed".to_owned())
     );
+    env.shutdown().await;
+}
+
+/// Spec §13.9: deleting a Project whose namespace still has a Shoot → `Terminating`, a Warning,
+/// and no requeue (the shoot's deletion triggers the next pass); without the shoot the namespace
+/// is deleted and the Project looks again after a minute.
+#[tokio::test]
+async fn deletion_waits_for_the_last_shoot_without_requeueing() {
+    let env = Env::start().await;
+    let ctx = ctx(&env, Vec::new());
+    let created = project(&env, "garden-dev").await;
+    reconcile(created.clone(), ctx.clone()).await.unwrap();
+    reconcile(created.clone(), ctx.clone()).await.unwrap();
+    assert_eq!(phase(&stored(&env).await), Some("Ready"));
+    let _: Shoot = create(
+        &env.client,
+        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
+               "metadata": {"name": "s", "namespace": "garden-dev"},
+               "spec": {"region": "local", "provider": {"type": "local", "workers": []}}}),
+    )
+    .await;
+    let projects: Api<Project> = Api::all(env.client.clone());
+    projects
+        .delete("dev", &DeleteParams::default())
+        .await
+        .unwrap();
+    // Event names carry the recorder's clock in nanoseconds: let time pass between Events.
+    env.clock.advance(jiff::SignedDuration::from_secs(1));
+
+    assert_eq!(
+        reconcile(created.clone(), ctx.clone()).await.unwrap(),
+        Action::await_change()
+    );
+    assert_eq!(phase(&stored(&env).await), Some("Terminating"));
+    let reasons = event_reasons(&env).await;
+    assert!(
+        reasons.contains(&"NamespaceNotEmpty".to_owned()),
+        "{reasons:?}"
+    );
+    let namespaces: Api<Namespace> = Api::all(env.client.clone());
+    let namespace = namespaces.get("garden-dev").await.unwrap();
+    assert!(namespace.metadata.deletion_timestamp.is_none());
+
+    Api::<Shoot>::namespaced(env.client.clone(), "garden-dev")
+        .delete("s", &DeleteParams::default())
+        .await
+        .unwrap();
+    env.clock.advance(jiff::SignedDuration::from_secs(1));
+    assert_eq!(
+        reconcile(created, ctx).await.unwrap(),
+        Action::requeue(TERMINATING_REQUEUE)
+    );
+    assert!(
+        event_reasons(&env)
+            .await
+            .contains(&"NamespaceMarkedForDeletion".to_owned())
+    );
+    assert_eq!(stored(&env).await.finalizers(), ["gardener"]);
     env.shutdown().await;
 }
