@@ -1,7 +1,8 @@
-//! [`Protected`] for SecretBinding (§2.4) and CredentialsBinding (§2.5): both protect their
-//! credential (finalizer, labels from [`credential`]) and label their Quotas while they live;
-//! deleting one waits for its shoots, then releases the credential unless another live binding
-//! of the same kind uses it, and unlabels the Quotas no other binding lists.
+//! [`Protected`] for SecretBinding (§2.4) and CredentialsBinding (§2.5), one implementation
+//! for both [`Binding`] kinds: both protect their credential (finalizer, labels from
+//! [`credential`]) and label their Quotas while they live; deleting one waits for its shoots,
+//! then releases the credential unless another live binding of the same kind uses it, and
+//! unlabels the Quotas no other binding of that kind lists.
 
 use std::time::Duration;
 
@@ -13,6 +14,8 @@ use kube::{Api, ResourceExt};
 use seedlet_api::core::{CredentialsBinding, Quota, QuotaReference, SecretBinding, Shoot};
 use seedlet_api::security::CredentialsReference;
 use seedlet_runtime::triggers::{changes, key_of};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 use super::credential::{self, Marks};
 use super::kinds::list_all;
@@ -30,7 +33,7 @@ pub const CREDENTIALS_BINDING_LABEL: &str = "reference.gardener.cloud/credential
 
 /// What the shared binding logic needs from either binding kind.
 #[derive(Debug, Clone)]
-struct View {
+pub struct View {
     namespace: String,
     name: String,
     deleting: bool,
@@ -294,57 +297,59 @@ async fn release(view: &View, others: &[View], ctx: &Ctx) -> Result<(), Error> {
     Ok(())
 }
 
-impl Protected for SecretBinding {
-    const NAME: &'static str = "secretbinding";
-    const KIND: &'static str = "SecretBinding";
+/// A binding kind: what tells SecretBindings and CredentialsBindings apart. Everything else,
+/// the [`Protected`] implementation below, is one for both.
+pub trait Binding:
+    kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+    + Clone
+    + DeserializeOwned
+    + Serialize
+    + std::fmt::Debug
+    + Send
+    + Sync
+    + 'static
+{
+    /// Controller name (logs, metrics, event component).
+    const CONTROLLER: &'static str;
+    /// Kind, Event action of a blocked deletion, and the shoot field naming a binding.
+    const USERS: users::BindingKind;
 
-    fn api(client: &kube::Client, namespace: Option<&str>) -> Api<Self> {
-        Api::namespaced(client.clone(), namespace.unwrap_or_default())
+    /// The binding as the shared logic sees it.
+    fn view(&self) -> View;
+
+    /// The Quotas it lists.
+    fn quotas(&self) -> &[QuotaReference];
+}
+
+impl Binding for SecretBinding {
+    const CONTROLLER: &'static str = "secretbinding";
+    const USERS: users::BindingKind = users::SECRET_BINDING;
+
+    fn view(&self) -> View {
+        View::of_secret_binding(self)
     }
 
-    async fn blockers(&self, ctx: &Ctx) -> Result<Option<Blocked>, Error> {
-        let shoots: Vec<Shoot> = list_all(&ctx.client, "Shoot").await?;
-        Ok(users::secret_binding(
-            &self.namespace().unwrap_or_default(),
-            &self.name_any(),
-            &shoots,
-        ))
-    }
-
-    async fn reconcile_live(&self, ctx: &Ctx) -> Result<Option<Duration>, Error> {
-        protect(&View::of_secret_binding(self), ctx)
-            .await
-            .map(|()| None)
-    }
-
-    async fn before_delete(&self, ctx: &Ctx) -> Result<(), Error> {
-        reprotect(&View::of_secret_binding(self), ctx).await
-    }
-
-    async fn release(&self, ctx: &Ctx) -> Result<(), Error> {
-        let others: Vec<SecretBinding> = list_all(&ctx.client, "SecretBinding").await?;
-        let others: Vec<View> = others.iter().map(View::of_secret_binding).collect();
-        release(&View::of_secret_binding(self), &others, ctx).await
-    }
-
-    fn watches(controller: Controller<Self>, client: &kube::Client) -> Controller<Self> {
-        controller.watches_stream(
-            changes(
-                Api::<Shoot>::all(client.clone()),
-                watcher::Config::default(),
-                |shoot| key_of(&shoot.spec.secret_binding_name),
-            ),
-            |shoot| {
-                let name = shoot.spec.secret_binding_name.as_ref()?;
-                Some(ObjectRef::new(name).within(&shoot.namespace().unwrap_or_default()))
-            },
-        )
+    fn quotas(&self) -> &[QuotaReference] {
+        &self.quotas
     }
 }
 
-impl Protected for CredentialsBinding {
-    const NAME: &'static str = "credentialsbinding";
-    const KIND: &'static str = "CredentialsBinding";
+impl Binding for CredentialsBinding {
+    const CONTROLLER: &'static str = "credentialsbinding";
+    const USERS: users::BindingKind = users::CREDENTIALS_BINDING;
+
+    fn view(&self) -> View {
+        View::of_credentials_binding(self)
+    }
+
+    fn quotas(&self) -> &[QuotaReference] {
+        &self.quotas
+    }
+}
+
+impl<B: Binding> Protected for B {
+    const NAME: &'static str = B::CONTROLLER;
+    const KIND: &'static str = B::USERS.kind;
 
     fn api(client: &kube::Client, namespace: Option<&str>) -> Api<Self> {
         Api::namespaced(client.clone(), namespace.unwrap_or_default())
@@ -352,7 +357,8 @@ impl Protected for CredentialsBinding {
 
     async fn blockers(&self, ctx: &Ctx) -> Result<Option<Blocked>, Error> {
         let shoots: Vec<Shoot> = list_all(&ctx.client, "Shoot").await?;
-        Ok(users::credentials_binding(
+        Ok(users::binding(
+            &B::USERS,
             &self.namespace().unwrap_or_default(),
             &self.name_any(),
             &shoots,
@@ -360,30 +366,29 @@ impl Protected for CredentialsBinding {
     }
 
     async fn reconcile_live(&self, ctx: &Ctx) -> Result<Option<Duration>, Error> {
-        protect(&View::of_credentials_binding(self), ctx)
-            .await
-            .map(|()| None)
+        protect(&self.view(), ctx).await.map(|()| None)
     }
 
     async fn before_delete(&self, ctx: &Ctx) -> Result<(), Error> {
-        reprotect(&View::of_credentials_binding(self), ctx).await
+        reprotect(&self.view(), ctx).await
     }
 
     async fn release(&self, ctx: &Ctx) -> Result<(), Error> {
-        let others: Vec<CredentialsBinding> = list_all(&ctx.client, "CredentialsBinding").await?;
-        let others: Vec<View> = others.iter().map(View::of_credentials_binding).collect();
-        release(&View::of_credentials_binding(self), &others, ctx).await
+        let others: Vec<B> = list_all(&ctx.client, B::USERS.kind).await?;
+        let others: Vec<View> = others.iter().map(B::view).collect();
+        release(&self.view(), &others, ctx).await
     }
 
     fn watches(controller: Controller<Self>, client: &kube::Client) -> Controller<Self> {
+        let named_by = B::USERS.named_by;
         controller.watches_stream(
             changes(
                 Api::<Shoot>::all(client.clone()),
                 watcher::Config::default(),
-                |shoot| key_of(&shoot.spec.credentials_binding_name),
+                move |shoot| key_of(&named_by(shoot)),
             ),
-            |shoot| {
-                let name = shoot.spec.credentials_binding_name.as_ref()?;
+            move |shoot| {
+                let name = named_by(&shoot)?;
                 Some(ObjectRef::new(name).within(&shoot.namespace().unwrap_or_default()))
             },
         )

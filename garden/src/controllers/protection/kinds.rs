@@ -14,6 +14,7 @@ use seedlet_api::core::{
 use seedlet_runtime::triggers::{changes, key_of};
 use serde::de::DeserializeOwned;
 
+use super::bindings::Binding;
 use super::reconcile::Error;
 use super::{Blocked, Ctx, Protected, users};
 
@@ -202,24 +203,25 @@ impl Protected for Quota {
     }
 
     fn watches(controller: Controller<Self>, client: &kube::Client) -> Controller<Self> {
-        let secret = changes(
-            Api::<SecretBinding>::all(client.clone()),
-            watcher::Config::default(),
-            |binding| key_of(&binding.quotas),
-        );
-        let credentials = changes(
-            Api::<CredentialsBinding>::all(client.clone()),
-            watcher::Config::default(),
-            |binding| key_of(&binding.quotas),
-        );
-        controller
-            .watches_stream(secret, |binding| {
-                quota_refs(&binding.quotas, binding.namespace())
-            })
-            .watches_stream(credentials, |binding| {
-                quota_refs(&binding.quotas, binding.namespace())
-            })
+        let controller = watch_listings::<SecretBinding>(controller, client);
+        watch_listings::<CredentialsBinding>(controller, client)
     }
+}
+
+/// Triggers the Quotas a binding of kind `B` lists, when the list changes and when the binding
+/// goes.
+fn watch_listings<B: Binding>(
+    controller: Controller<Quota>,
+    client: &kube::Client,
+) -> Controller<Quota> {
+    let bindings = changes(
+        Api::<B>::all(client.clone()),
+        watcher::Config::default(),
+        |binding| key_of(&binding.quotas()),
+    );
+    controller.watches_stream(bindings, |binding| {
+        quota_refs(binding.quotas(), binding.namespace())
+    })
 }
 
 /// The Quotas a binding in `namespace` lists.

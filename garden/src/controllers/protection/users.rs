@@ -128,36 +128,45 @@ pub fn namespaced_cloud_profile(namespace: &str, name: &str, shoots: &[Shoot]) -
     })
 }
 
-/// SecretBinding `namespace/name`: blocked by shoots of its namespace naming it.
-pub fn secret_binding(namespace: &str, name: &str, shoots: &[Shoot]) -> Option<Blocked> {
-    let shoots = users(shoots, |shoot| {
-        shoot.namespace().as_deref() == Some(namespace)
-            && shoot.spec.secret_binding_name.as_deref() == Some(name)
-    });
-    (!shoots.is_empty()).then(|| {
-        Blocked::new(
-            EventType::Warning,
-            ACTION_RECONCILE,
-            format!(
-                "Cannot delete SecretBinding, because the following Shoots are still referencing it: {}",
-                go_list(&shoots)
-            ),
-        )
-    })
+/// What tells the two binding kinds apart when shoots block a deletion.
+#[derive(Debug, Clone, Copy)]
+pub struct BindingKind {
+    /// Kind in the Event text.
+    pub kind: &'static str,
+    /// Event action (upstream records SecretBindings with `Reconcile`, CredentialsBindings with
+    /// `Delete`).
+    pub action: &'static str,
+    /// The binding a shoot names (`spec.secretBindingName`, `spec.credentialsBindingName`).
+    pub named_by: fn(&Shoot) -> Option<&str>,
 }
 
-/// CredentialsBinding `namespace/name`: blocked by shoots of its namespace naming it.
-pub fn credentials_binding(namespace: &str, name: &str, shoots: &[Shoot]) -> Option<Blocked> {
+/// SecretBindings, named by `spec.secretBindingName`.
+pub const SECRET_BINDING: BindingKind = BindingKind {
+    kind: "SecretBinding",
+    action: ACTION_RECONCILE,
+    named_by: |shoot| shoot.spec.secret_binding_name.as_deref(),
+};
+
+/// CredentialsBindings, named by `spec.credentialsBindingName`.
+pub const CREDENTIALS_BINDING: BindingKind = BindingKind {
+    kind: "CredentialsBinding",
+    action: ACTION_DELETE,
+    named_by: |shoot| shoot.spec.credentials_binding_name.as_deref(),
+};
+
+/// Binding `namespace/name` of kind `of`: blocked by shoots of its namespace naming it (a
+/// Warning).
+pub fn binding(of: &BindingKind, namespace: &str, name: &str, shoots: &[Shoot]) -> Option<Blocked> {
     let shoots = users(shoots, |shoot| {
-        shoot.namespace().as_deref() == Some(namespace)
-            && shoot.spec.credentials_binding_name.as_deref() == Some(name)
+        shoot.namespace().as_deref() == Some(namespace) && (of.named_by)(shoot) == Some(name)
     });
     (!shoots.is_empty()).then(|| {
         Blocked::new(
             EventType::Warning,
-            ACTION_DELETE,
+            of.action,
             format!(
-                "Cannot delete CredentialsBinding, because the following Shoots are still referencing it: {}",
+                "Cannot delete {}, because the following Shoots are still referencing it: {}",
+                of.kind,
                 go_list(&shoots)
             ),
         )
@@ -195,6 +204,29 @@ pub fn lists_quota(
     })
 }
 
+/// Sorted `ns/name` of the bindings whose `quotas` list Quota `namespace/name`.
+fn listing<B: kube::Resource>(
+    bindings: &[B],
+    quotas: impl Fn(&B) -> &[QuotaReference],
+    namespace: &str,
+    name: &str,
+) -> Vec<String> {
+    let mut keys: Vec<String> = bindings
+        .iter()
+        .filter(|b| {
+            lists_quota(
+                quotas(b),
+                &b.namespace().unwrap_or_default(),
+                namespace,
+                name,
+            )
+        })
+        .map(namespaced_key)
+        .collect();
+    keys.sort();
+    keys
+}
+
 /// Quota `namespace/name`: blocked by SecretBindings and CredentialsBindings listing it,
 /// deleting ones included.
 pub fn quota(
@@ -203,35 +235,11 @@ pub fn quota(
     secret_bindings: &[SecretBinding],
     credentials_bindings: &[CredentialsBinding],
 ) -> Option<Blocked> {
-    let mut secret: Vec<String> = secret_bindings
-        .iter()
-        .filter(|b| {
-            lists_quota(
-                &b.quotas,
-                &b.namespace().unwrap_or_default(),
-                namespace,
-                name,
-            )
-        })
-        .map(namespaced_key)
-        .collect();
-    let mut credentials: Vec<String> = credentials_bindings
-        .iter()
-        .filter(|b| {
-            lists_quota(
-                &b.quotas,
-                &b.namespace().unwrap_or_default(),
-                namespace,
-                name,
-            )
-        })
-        .map(namespaced_key)
-        .collect();
+    let secret = listing(secret_bindings, |b| &b.quotas, namespace, name);
+    let credentials = listing(credentials_bindings, |b| &b.quotas, namespace, name);
     if secret.is_empty() && credentials.is_empty() {
         return None;
     }
-    secret.sort();
-    credentials.sort();
     let rest = format!(
         "delete Quota, because the following resources are still referencing it: SecretBindings - {}, CredentialsBindings - {}",
         go_list(&secret),
@@ -346,13 +354,13 @@ mod tests {
             (ncp_block.event_type, ncp_block.action),
             (EventType::Normal, ACTION_RECONCILE)
         );
-        let sb = secret_binding("garden-b", "b", &shoots).expect("sb");
+        let sb = binding(&SECRET_BINDING, "garden-b", "b", &shoots).expect("sb");
         assert_eq!(
             (sb.event_type, sb.action),
             (EventType::Warning, ACTION_RECONCILE)
         );
         assert!(sb.note.ends_with("[garden-b/s2]"));
-        let cb = credentials_binding("garden-a", "c", &shoots).expect("cb");
+        let cb = binding(&CREDENTIALS_BINDING, "garden-a", "c", &shoots).expect("cb");
         assert_eq!(
             (cb.event_type, cb.action),
             (EventType::Warning, ACTION_DELETE)
@@ -361,7 +369,7 @@ mod tests {
             cb.note,
             "Cannot delete CredentialsBinding, because the following Shoots are still referencing it: [garden-a/s1]"
         );
-        assert_eq!(secret_binding("garden-c", "b", &shoots), None);
+        assert_eq!(binding(&SECRET_BINDING, "garden-c", "b", &shoots), None);
     }
 
     #[test]
@@ -396,6 +404,17 @@ mod tests {
             "Cannot delete Quota, because the following resources are still referencing it: SecretBindings - [garden-a/sb garden/local], CredentialsBindings - []"
         );
         assert!(blocked.error.starts_with("cannot delete Quota"));
-        assert_eq!(quota("garden", "other", &[sb], &[]), None);
+        assert_eq!(
+            quota("garden", "other", std::slice::from_ref(&sb), &[]),
+            None
+        );
+        let cb: CredentialsBinding = serde_json::from_value(json!({
+            "metadata": {"name": "cb", "namespace": "garden"}, "quotas": [{"name": "q"}]
+        }))
+        .expect("binding");
+        assert_eq!(
+            quota("garden", "q", &[sb], &[cb]).expect("blocked").note,
+            "Cannot delete Quota, because the following resources are still referencing it: SecretBindings - [garden-a/sb], CredentialsBindings - [garden/cb]"
+        );
     }
 }
