@@ -60,6 +60,7 @@ impl View {
             marks: Marks {
                 finalizer: SECRET_BINDING_FINALIZER,
                 reference_label: SECRET_BINDING_LABEL,
+                other_reference_label: CREDENTIALS_BINDING_LABEL,
                 provider_types: credential::provider_types(&binding.provider_type()),
                 strip_provider_label: false,
             },
@@ -78,6 +79,7 @@ impl View {
             marks: Marks {
                 finalizer: CREDENTIALS_BINDING_FINALIZER,
                 reference_label: CREDENTIALS_BINDING_LABEL,
+                other_reference_label: SECRET_BINDING_LABEL,
                 provider_types: credential::provider_types(&binding.provider_type()),
                 strip_provider_label: credential.kind == "WorkloadIdentity",
             },

@@ -22,6 +22,9 @@ pub struct Marks {
     pub finalizer: &'static str,
     /// Label on the credential and the Quotas (`reference.gardener.cloud/secretbinding`, …).
     pub reference_label: &'static str,
+    /// The other binding kind's reference label: while a credential carries it, a binding of
+    /// that kind still uses the credential and its provider labels.
+    pub other_reference_label: &'static str,
     /// Provider types whose `provider.shoot.gardener.cloud/<type>` label the credential gets.
     pub provider_types: Vec<String>,
     /// Whether the provider label is removed instead (a WorkloadIdentity).
@@ -109,12 +112,16 @@ pub fn reprotect(meta: &ObjectMeta, marks: &Marks) -> Option<Value> {
 
 /// Releasing the credential: the reference label and every provider label go ([QUIRK] upstream
 /// removes one arbitrary provider label; the clean behaviour removes all), then the finalizer.
+/// The provider labels stay while the other binding kind's reference label is on the
+/// credential: a Secret bound by a SecretBinding and a CredentialsBinding keeps them for the
+/// one that remains (as upstream guards them).
 pub fn release(meta: &ObjectMeta, marks: &Marks) -> Option<Value> {
-    let mut labels: BTreeMap<String, Option<String>> = meta
-        .labels
-        .iter()
-        .flatten()
-        .filter(|(key, _)| key.starts_with(PROVIDER_LABEL_PREFIX))
+    let labels = meta.labels.iter().flatten();
+    let other_kind_uses_it = labels
+        .clone()
+        .any(|(key, _)| key == marks.other_reference_label);
+    let mut labels: BTreeMap<String, Option<String>> = labels
+        .filter(|(key, _)| key.starts_with(PROVIDER_LABEL_PREFIX) && !other_kind_uses_it)
         .map(|(key, _)| (key.clone(), None))
         .collect();
     labels.insert(marks.reference_label.to_owned(), None);
@@ -153,6 +160,7 @@ mod tests {
         Marks {
             finalizer: "gardener.cloud/secretbinding",
             reference_label: "reference.gardener.cloud/secretbinding",
+            other_reference_label: "reference.gardener.cloud/credentialsbinding",
             provider_types: provider_types(types),
             strip_provider_label: false,
         }
@@ -196,6 +204,7 @@ mod tests {
         let marks = Marks {
             finalizer: "gardener.cloud/credentialsbinding",
             reference_label: "reference.gardener.cloud/credentialsbinding",
+            other_reference_label: "reference.gardener.cloud/secretbinding",
             provider_types: vec!["aws".into()],
             strip_provider_label: true,
         };
@@ -246,6 +255,29 @@ mod tests {
                     "reference.gardener.cloud/secretbinding": null
                 },
                 "finalizers": []
+            })
+        );
+    }
+
+    #[test]
+    fn release_keeps_the_provider_labels_while_the_other_binding_kind_uses_the_secret() {
+        let shared = meta(
+            &[
+                ("provider.shoot.gardener.cloud/aws", "true"),
+                ("reference.gardener.cloud/secretbinding", "true"),
+                ("reference.gardener.cloud/credentialsbinding", "true"),
+            ],
+            &[
+                "gardener.cloud/secretbinding",
+                "gardener.cloud/credentialsbinding",
+            ],
+        );
+        assert_eq!(
+            release(&shared, &secret_marks("aws")).expect("patch")["metadata"],
+            json!({
+                "resourceVersion": "7",
+                "labels": {"reference.gardener.cloud/secretbinding": null},
+                "finalizers": ["gardener.cloud/credentialsbinding"]
             })
         );
     }
