@@ -155,6 +155,34 @@ fn check_config_reads_gardeners_controller_manager_example_unchanged() {
     );
 }
 
+#[test]
+fn garden_starts_from_gardeners_controller_manager_example_and_logs_what_it_ignores() {
+    // The example, unchanged: the configuration is accepted and its ignored fields are logged;
+    // the process then stops at the garden client (no kubeconfig anywhere), before it would
+    // listen on the example's fixed ports.
+    let path =
+        repo_file("config/tests/fixtures/20-componentconfig-gardener-controller-manager.yaml");
+    let home = tempfile::tempdir().expect("temp dir");
+    let output = Command::new(env!("CARGO_BIN_EXE_seedlet"))
+        .args(["garden", "--config", path.to_str().expect("utf-8 path")])
+        .env_remove("RUST_LOG")
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .env_remove("KUBERNETES_SERVICE_PORT")
+        .env("KUBECONFIG", home.path().join("missing-kubeconfig"))
+        .env("HOME", home.path())
+        .output()
+        .expect("the seedlet binary runs");
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("configuration fields accepted but ignored by seedlet")
+            && stderr.contains("controllers.controllerDeployment, debugging"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("garden client"), "{stderr}");
+    assert!(!stderr.contains(&path.display().to_string()), "{stderr}");
+}
+
 /// A valid `seedConfig`, which the agent requires.
 const SEED: &str = "seedConfig:
   metadata:
