@@ -78,3 +78,15 @@ pub async fn seed(client: &kube::Client, name: &str) -> seedlet_api::core::Seed 
     )
     .await
 }
+
+/// Creates Shoot `namespace/name` with what every Shoot needs (region and provider `local`, no
+/// workers).
+pub async fn shoot(client: &kube::Client, namespace: &str, name: &str) -> seedlet_api::core::Shoot {
+    create(
+        client,
+        serde_json::json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
+               "metadata": {"name": name, "namespace": namespace},
+               "spec": {"region": "local", "provider": {"type": "local", "workers": []}}}),
+    )
+    .await
+}

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use super::reconcile::TERMINATING_REQUEUE;
 use super::{Ctx, reconcile};
-use crate::testing::{Env, create};
+use crate::testing::{self, Env, create};
 
 fn ctx(env: &Env, quotas: Vec<ProjectQuota>) -> Arc<Ctx> {
     Arc::new(Ctx {
@@ -185,13 +185,7 @@ async fn deletion_waits_for_the_last_shoot_without_requeueing() {
     reconcile(created.clone(), ctx.clone()).await.unwrap();
     reconcile(created.clone(), ctx.clone()).await.unwrap();
     assert_eq!(phase(&stored(&env).await), Some("Ready"));
-    let _: Shoot = create(
-        &env.client,
-        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
-               "metadata": {"name": "s", "namespace": "garden-dev"},
-               "spec": {"region": "local", "provider": {"type": "local", "workers": []}}}),
-    )
-    .await;
+    testing::shoot(&env.client, "garden-dev", "s").await;
     let projects: Api<Project> = Api::all(env.client.clone());
     projects
         .delete("dev", &DeleteParams::default())

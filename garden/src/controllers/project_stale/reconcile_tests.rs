@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
 use kube::Api;
-use seedlet_api::core::{Project, Shoot};
+use seedlet_api::core::Project;
 use serde_json::json;
 
 use super::decide::{Settings, days};
 use super::{Ctx, reconcile};
-use crate::testing::{Env, create, ensure_namespace};
+use crate::testing::{self, Env, create, ensure_namespace};
 
 fn ctx(env: &Env) -> Arc<Ctx> {
     Arc::new(Ctx {
@@ -96,13 +96,7 @@ async fn an_unused_project_turns_stale_gets_its_auto_delete_time_and_is_deleted_
 async fn a_shoot_in_the_namespace_keeps_the_project_from_going_stale() {
     let env = Env::start().await;
     let (dev, created) = project(&env).await;
-    let _: Shoot = create(
-        &env.client,
-        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
-               "metadata": {"name": "s", "namespace": "garden-dev"},
-               "spec": {"region": "local", "provider": {"type": "local", "workers": []}}}),
-    )
-    .await;
+    testing::shoot(&env.client, "garden-dev", "s").await;
     env.clock.set(created + days(30));
     reconcile(dev, ctx(&env)).await.unwrap();
     assert_eq!(stale(&env).await, Some((None, None)));

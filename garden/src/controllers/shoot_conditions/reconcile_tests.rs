@@ -11,7 +11,7 @@ use seedlet_api::seedmanagement::ManagedSeed;
 use serde_json::{Value, json};
 
 use super::{Ctx, reconcile};
-use crate::testing::{Env, create, seed};
+use crate::testing::{self, Env, create, seed};
 
 fn ctx(env: &Env) -> Arc<Ctx> {
     Arc::new(Ctx {
@@ -37,13 +37,7 @@ async fn managed_seed(env: &Env, name: &str) {
 
 /// Shoot `garden/s` with its own `APIServerAvailable` condition.
 async fn shoot(env: &Env) -> Arc<Shoot> {
-    let _: Shoot = create(
-        &env.client,
-        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
-               "metadata": {"name": "s", "namespace": "garden"},
-               "spec": {"region": "local", "provider": {"type": "local", "workers": []}}}),
-    )
-    .await;
+    testing::shoot(&env.client, "garden", "s").await;
     let status = json!({"status": {"conditions": [condition("APIServerAvailable", "True")]}});
     Arc::new(
         shoots(env)

@@ -13,7 +13,7 @@ use seedlet_api::core::Shoot;
 use serde_json::json;
 
 use super::{Ctx, reconcile};
-use crate::testing::{Env, create, ensure_namespace};
+use crate::testing::{self, Env, ensure_namespace};
 
 const FAILED_AT: &str = "2025-01-01T00:00:00Z";
 
@@ -31,13 +31,7 @@ fn ctx(env: &Env) -> Arc<Ctx> {
 /// Shoot `garden-dev/s` whose last operation failed at [`FAILED_AT`] with `code`.
 async fn failed_shoot(env: &Env, code: &str) -> Arc<Shoot> {
     ensure_namespace(&env.client, "garden-dev").await;
-    let shoot: Shoot = create(
-        &env.client,
-        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
-               "metadata": {"name": "s", "namespace": "garden-dev"},
-               "spec": {"region": "local", "provider": {"type": "local", "workers": []}}}),
-    )
-    .await;
+    let shoot: Shoot = testing::shoot(&env.client, "garden-dev", "s").await;
     let status = json!({"status": {
         "observedGeneration": shoot.metadata.generation,
         "lastOperation": {"type": "Reconcile", "state": "Failed", "progress": 50,

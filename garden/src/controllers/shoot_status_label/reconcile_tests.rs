@@ -9,7 +9,7 @@ use seedlet_api::core::Shoot;
 use serde_json::{Value, json};
 
 use super::{Ctx, reconcile};
-use crate::testing::{Env, create, ensure_namespace};
+use crate::testing::{self, Env, ensure_namespace};
 
 fn ctx(env: &Env) -> Arc<Ctx> {
     Arc::new(Ctx {
@@ -21,13 +21,7 @@ fn ctx(env: &Env) -> Arc<Ctx> {
 /// Shoot `garden-dev/s` with `status` as the seed agent would have written it.
 async fn shoot(env: &Env, status: Value) -> Arc<Shoot> {
     ensure_namespace(&env.client, "garden-dev").await;
-    let _: Shoot = create(
-        &env.client,
-        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
-               "metadata": {"name": "s", "namespace": "garden-dev"},
-               "spec": {"region": "local", "provider": {"type": "local", "workers": []}}}),
-    )
-    .await;
+    testing::shoot(&env.client, "garden-dev", "s").await;
     let shoots: Api<Shoot> = Api::namespaced(env.client.clone(), "garden-dev");
     Arc::new(
         shoots
