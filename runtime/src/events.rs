@@ -253,14 +253,15 @@ impl Recorder {
         message: &str,
         now: Timestamp,
     ) -> Event {
+        let stamp = self
+            .correlator
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .name_stamp(now);
         let object_name = regarding.name.clone().unwrap_or_default();
-        // client-go's name: the object's name and the time in nanoseconds as hex, unique enough
-        // for one recorder and readable in `kubectl get events`.
-        let name = format!(
-            "{}.{:x}",
-            event_name_prefix(&object_name),
-            now.as_nanosecond()
-        );
+        // client-go's name: the object's name and the time in nanoseconds as hex, readable in
+        // `kubectl get events`.
+        let name = format!("{}.{stamp:x}", event_name_prefix(&object_name));
         Event {
             metadata: ObjectMeta {
                 name: Some(name),
@@ -411,6 +412,8 @@ struct Correlator {
     seen: HashMap<Key, Seen>,
     similar: HashMap<(String, EventType, String), Similar>,
     buckets: HashMap<String, Bucket>,
+    /// The last [`Correlator::name_stamp`].
+    last_stamp: i128,
 }
 
 impl Correlator {
@@ -445,6 +448,14 @@ impl Correlator {
             },
             None => Decision::Create { message },
         }
+    }
+
+    /// The nanoseconds in a new Event's name: `now`, or one more than the last stamp when the
+    /// clock has not moved past it (a stopped test clock, or two Events in one tick), so two
+    /// Events of one recorder never share a name.
+    fn name_stamp(&mut self, now: Timestamp) -> i128 {
+        self.last_stamp = now.as_nanosecond().max(self.last_stamp + 1);
+        self.last_stamp
     }
 
     fn remember_name(&mut self, key: Key, name: String) {
@@ -617,6 +628,15 @@ mod tests {
         assert_ne!(created(&mut c, "a", "m", at(40 + 300)), Decision::Drop);
         assert_eq!(created(&mut c, "a", "m", at(40 + 301)), Decision::Drop);
         assert_ne!(created(&mut c, "b", "m", at(41)), Decision::Drop);
+    }
+
+    #[test]
+    fn name_stamps_grow_even_when_the_clock_stands_still() {
+        let mut c = Correlator::default();
+        let now = at(0).as_nanosecond();
+        assert_eq!(c.name_stamp(at(0)), now);
+        assert_eq!(c.name_stamp(at(0)), now + 1);
+        assert_eq!(c.name_stamp(at(1)), at(1).as_nanosecond());
     }
 
     #[test]
