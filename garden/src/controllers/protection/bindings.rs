@@ -18,8 +18,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::credential::{self, Marks};
-use super::kinds::list_all;
-use super::reconcile::Error;
+use super::reconcile::{Error, list_all};
 use super::{Blocked, Ctx, Protected, users};
 
 /// Finalizer of SecretBindings on their Secret.

@@ -12,23 +12,10 @@ use seedlet_api::core::{
     Shoot,
 };
 use seedlet_runtime::triggers::{changes, key_of};
-use serde::de::DeserializeOwned;
 
 use super::bindings::Binding;
-use super::reconcile::Error;
+use super::reconcile::{Error, list_all};
 use super::{Blocked, Ctx, Protected, users};
-
-/// Every object of kind `K` in all namespaces.
-pub async fn list_all<K>(client: &kube::Client, kind: &'static str) -> Result<Vec<K>, Error>
-where
-    K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
-{
-    Api::<K>::all(client.clone())
-        .list(&Default::default())
-        .await
-        .map(|list| list.items)
-        .map_err(|source| Error::List { kind, source })
-}
 
 /// Shoots whose references (as `refs` computes them) changed, plus deleted ones.
 fn shoot_changes<F>(

@@ -10,6 +10,7 @@ use kube::ResourceExt;
 use kube::runtime::controller::Action;
 use seedlet_api::names::finalizers;
 use seedlet_runtime::policy;
+use serde::de::DeserializeOwned;
 
 use super::{Ctx, Protected};
 
@@ -83,6 +84,21 @@ impl Error {
             Error::Unsupported(_) => "UnsupportedReference",
         }
     }
+}
+
+/// Every object of kind `K` in all namespaces (the in-use checks and releases read them).
+///
+/// # Errors
+/// [`Error::List`].
+pub async fn list_all<K>(client: &kube::Client, kind: &'static str) -> Result<Vec<K>, Error>
+where
+    K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    kube::Api::<K>::all(client.clone())
+        .list(&Default::default())
+        .await
+        .map(|list| list.items)
+        .map_err(|source| Error::List { kind, source })
 }
 
 /// Guards, protects, and releases one object of kind `K`; idempotent.
