@@ -169,13 +169,7 @@ async fn dispatch<L: Lookup>(
         ("core.gardener.cloud", "backupbuckets") => match operation {
             "CREATE" => matches(seed, &[text(object, "/spec/seedName")]),
             "DELETE" => {
-                let own = lookup
-                    .get("core.gardener.cloud", "seeds", "", seed)
-                    .await
-                    .map_err(internal)?
-                    .ok_or_else(|| {
-                        internal(format!("seeds.core.gardener.cloud {seed:?} not found"))
-                    })?;
+                let own = required(lookup, "core.gardener.cloud", "seeds", "", seed, 500).await?;
                 if text(&own, "/metadata/uid") == Some(request.name.as_str()) {
                     Outcome::Allow(None)
                 } else {
@@ -267,21 +261,15 @@ async fn dispatch<L: Lookup>(
             }
         }
         ("core.gardener.cloud", "shootstates") => {
-            let shoot = lookup
-                .get(
-                    "core.gardener.cloud",
-                    "shoots",
-                    &request.namespace,
-                    &request.name,
-                )
-                .await
-                .map_err(internal)?
-                .ok_or_else(|| {
-                    internal(format!(
-                        "shoots.core.gardener.cloud {:?} not found",
-                        request.name
-                    ))
-                })?;
+            let shoot = required(
+                lookup,
+                "core.gardener.cloud",
+                "shoots",
+                &request.namespace,
+                &request.name,
+                500,
+            )
+            .await?;
             matches(
                 seed,
                 &[
@@ -300,6 +288,23 @@ async fn dispatch<L: Lookup>(
     Ok(outcome)
 }
 
+/// The object `group/resource` `namespace/name`; a missing one fails with `missing` (403 or 500,
+/// as the rule says) and the API's not-found text, a failed read with 500.
+async fn required<L: Lookup>(
+    lookup: &L,
+    group: &str,
+    resource: &str,
+    namespace: &str,
+    name: &str,
+    missing: u16,
+) -> Result<Value, Failure> {
+    lookup
+        .get(group, resource, namespace, name)
+        .await
+        .map_err(internal)?
+        .ok_or_else(|| Failure(missing, format!("{resource}.{group} {name:?} not found")))
+}
+
 fn shoot_suffix<'a>(name: &'a str, suffixes: &[&str]) -> Option<&'a str> {
     suffixes.iter().find_map(|suffix| name.strip_suffix(suffix))
 }
@@ -312,16 +317,15 @@ async fn shoot_of<L: Lookup>(
     name: &str,
     lookup: &L,
 ) -> Result<Outcome, Failure> {
-    let shoot = lookup
-        .get("core.gardener.cloud", "shoots", namespace, name)
-        .await
-        .map_err(internal)?
-        .ok_or_else(|| {
-            Failure(
-                403,
-                format!("shoots.core.gardener.cloud {name:?} not found"),
-            )
-        })?;
+    let shoot = required(
+        lookup,
+        "core.gardener.cloud",
+        "shoots",
+        namespace,
+        name,
+        403,
+    )
+    .await?;
     Ok(matches(seed, &[text(&shoot, "/spec/seedName")]))
 }
 
@@ -364,11 +368,15 @@ async fn backup_entry<L: Lookup>(
             .and_then(|owners| owners.iter().find(|o| o["kind"] == "Shoot"))
             .and_then(|o| text(o, "/name"))
             .unwrap_or_default();
-        let shoot = lookup
-            .get("core.gardener.cloud", "shoots", &request.namespace, owner)
-            .await
-            .map_err(internal)?
-            .ok_or_else(|| internal(format!("shoots.core.gardener.cloud {owner:?} not found")))?;
+        let shoot = required(
+            lookup,
+            "core.gardener.cloud",
+            "shoots",
+            &request.namespace,
+            owner,
+            500,
+        )
+        .await?;
         let restoring = text(&shoot, "/status/lastOperation/type") == Some("Restore")
             && text(&shoot, "/status/lastOperation/state") == Some("Processing");
         if !restoring {
@@ -408,15 +416,15 @@ async fn backup_entry<L: Lookup>(
         });
     }
     let bucket_name = text(object, "/spec/bucketName").unwrap_or_default();
-    let bucket = lookup
-        .get("core.gardener.cloud", "backupbuckets", "", bucket_name)
-        .await
-        .map_err(internal)?
-        .ok_or_else(|| {
-            internal(format!(
-                "backupbuckets.core.gardener.cloud {bucket_name:?} not found"
-            ))
-        })?;
+    let bucket = required(
+        lookup,
+        "core.gardener.cloud",
+        "backupbuckets",
+        "",
+        bucket_name,
+        500,
+    )
+    .await?;
     Ok(matches(seed, &[text(&bucket, "/spec/seedName")]))
 }
 
@@ -465,16 +473,15 @@ async fn secret<L: Lookup>(seed: &str, request: &Request, lookup: &L) -> Result<
         &request.object,
     );
     if let Some(bucket) = name.strip_prefix("generated-bucket-") {
-        let bucket = lookup
-            .get("core.gardener.cloud", "backupbuckets", "", bucket)
-            .await
-            .map_err(internal)?
-            .ok_or_else(|| {
-                Failure(
-                    403,
-                    format!("backupbuckets.core.gardener.cloud {bucket:?} not found"),
-                )
-            })?;
+        let bucket = required(
+            lookup,
+            "core.gardener.cloud",
+            "backupbuckets",
+            "",
+            bucket,
+            403,
+        )
+        .await?;
         return Ok(matches(seed, &[text(&bucket, "/spec/seedName")]));
     }
     if let Some(shoot) = shoot_suffix(
@@ -642,31 +649,25 @@ async fn managed_seed_bootstrap<L: Lookup>(
     name: &str,
     lookup: &L,
 ) -> Result<Outcome, Failure> {
-    let managed = lookup
-        .get(
-            "seedmanagement.gardener.cloud",
-            "managedseeds",
-            namespace,
-            name,
-        )
-        .await
-        .map_err(internal)?
-        .ok_or_else(|| {
-            Failure(
-                403,
-                format!("managedseeds.seedmanagement.gardener.cloud {name:?} not found"),
-            )
-        })?;
+    let managed = required(
+        lookup,
+        "seedmanagement.gardener.cloud",
+        "managedseeds",
+        namespace,
+        name,
+        403,
+    )
+    .await?;
     let shoot_name = text(&managed, "/spec/shoot/name").unwrap_or_default();
-    let shoot = lookup
-        .get("core.gardener.cloud", "shoots", namespace, shoot_name)
-        .await
-        .map_err(internal)?
-        .ok_or_else(|| {
-            internal(format!(
-                "shoots.core.gardener.cloud {shoot_name:?} not found"
-            ))
-        })?;
+    let shoot = required(
+        lookup,
+        "core.gardener.cloud",
+        "shoots",
+        namespace,
+        shoot_name,
+        500,
+    )
+    .await?;
     if let Outcome::Deny(code, message) = matches(seed, &[text(&shoot, "/spec/seedName")]) {
         return Ok(Outcome::Deny(code, message));
     }
@@ -701,26 +702,16 @@ async fn gardenlet_bootstrap<L: Lookup>(
             format!("gardenlet {namespace}/{name} does not belong to seed {seed:?}"),
         ));
     }
-    let gardenlet = lookup
-        .get(
-            "seedmanagement.gardener.cloud",
-            "gardenlets",
-            namespace,
-            name,
-        )
-        .await
-        .map_err(internal)?
-        .ok_or_else(|| {
-            Failure(
-                403,
-                format!("gardenlets.seedmanagement.gardener.cloud {name:?} not found"),
-            )
-        })?;
-    let own = lookup
-        .get("core.gardener.cloud", "seeds", "", name)
-        .await
-        .map_err(internal)?
-        .ok_or_else(|| Failure(403, format!("seeds.core.gardener.cloud {name:?} not found")))?;
+    let gardenlet = required(
+        lookup,
+        "seedmanagement.gardener.cloud",
+        "gardenlets",
+        namespace,
+        name,
+        403,
+    )
+    .await?;
+    let own = required(lookup, "core.gardener.cloud", "seeds", "", name, 403).await?;
     Ok(if may_rebootstrap(&own, &gardenlet) {
         Outcome::Allow(None)
     } else {
@@ -766,15 +757,15 @@ async fn seed_deletion<L: Lookup>(seed: &str, name: &str, lookup: &L) -> Result<
     let Some(shoot_name) = text(&managed, "/spec/shoot/name") else {
         return Ok(mismatch(seed));
     };
-    let shoot = lookup
-        .get("core.gardener.cloud", "shoots", "garden", shoot_name)
-        .await
-        .map_err(internal)?
-        .ok_or_else(|| {
-            internal(format!(
-                "shoots.core.gardener.cloud {shoot_name:?} not found"
-            ))
-        })?;
+    let shoot = required(
+        lookup,
+        "core.gardener.cloud",
+        "shoots",
+        "garden",
+        shoot_name,
+        500,
+    )
+    .await?;
     Ok(matches(seed, &[text(&shoot, "/spec/seedName")]))
 }
 
