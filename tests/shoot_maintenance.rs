@@ -62,6 +62,27 @@ fn tasks_set(shoot: &Shoot) -> Option<BTreeMap<String, String>> {
         .then(|| annotations(shoot))
 }
 
+/// The controller's dependencies: a clock standing at `now`, control-plane restarts as given,
+/// the other switches off.
+fn maintenance_ctx(
+    client: &kube::Client,
+    now: Timestamp,
+    restart_control_plane: bool,
+) -> Arc<shoot_maintenance::Ctx> {
+    Arc::new(shoot_maintenance::Ctx {
+        client: client.clone(),
+        restart_control_plane,
+        restart_core_addons: false,
+        disable_nginx_ingress: false,
+        clock: Arc::new(FakeClock::new(now)),
+        events: seedlet_runtime::events::Recorder::new(
+            client.clone(),
+            "shoot-maintenance-controller",
+        ),
+        metrics: Arc::new(Metrics::new("garden")),
+    })
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn maintenance_updates_versions_annotations_and_status_when_asked_or_in_window() {
     let garden = shoot_lifecycle::garden().await;
@@ -123,18 +144,7 @@ async fn maintenance_updates_versions_annotations_and_status_when_asked_or_in_wi
 
     let now: Timestamp = "2025-06-01T21:10:00Z".parse().expect("time");
     let stop = CancellationToken::new();
-    let ctx = Arc::new(shoot_maintenance::Ctx {
-        client: client.clone(),
-        restart_control_plane: true,
-        restart_core_addons: false,
-        disable_nginx_ingress: false,
-        clock: Arc::new(FakeClock::new(now)),
-        events: seedlet_runtime::events::Recorder::new(
-            client.clone(),
-            "shoot-maintenance-controller",
-        ),
-        metrics: Arc::new(Metrics::new("garden")),
-    });
+    let ctx = maintenance_ctx(&client, now, true);
     let controller = tokio::spawn(shoot_maintenance::run(ctx, 2, stop.clone()));
 
     // Asked outside its window: maintained.
@@ -318,20 +328,11 @@ async fn crossing_1_34_migrates_secret_bindings_to_credentials_bindings() {
     }
 
     let stop = CancellationToken::new();
-    let ctx = Arc::new(shoot_maintenance::Ctx {
-        client: client.clone(),
-        restart_control_plane: false,
-        restart_core_addons: false,
-        disable_nginx_ingress: false,
-        clock: Arc::new(FakeClock::new(
-            "2025-06-01T21:10:00Z".parse().expect("time"),
-        )),
-        events: seedlet_runtime::events::Recorder::new(
-            client.clone(),
-            "shoot-maintenance-controller",
-        ),
-        metrics: Arc::new(Metrics::new("garden")),
-    });
+    let ctx = maintenance_ctx(
+        &client,
+        "2025-06-01T21:10:00Z".parse().expect("time"),
+        false,
+    );
     let controller = tokio::spawn(shoot_maintenance::run(ctx, 2, stop.clone()));
 
     for (shoot, expected) in [("fresh", "force-migrated-fresh"), ("known", "alpha")] {
@@ -429,20 +430,11 @@ async fn a_refused_dry_run_fails_the_maintenance_until_the_webhook_relents() {
     .await;
 
     let stop = CancellationToken::new();
-    let ctx = Arc::new(shoot_maintenance::Ctx {
-        client: client.clone(),
-        restart_control_plane: false,
-        restart_core_addons: false,
-        disable_nginx_ingress: false,
-        clock: Arc::new(FakeClock::new(
-            "2025-06-01T21:10:00Z".parse().expect("time"),
-        )),
-        events: seedlet_runtime::events::Recorder::new(
-            client.clone(),
-            "shoot-maintenance-controller",
-        ),
-        metrics: Arc::new(Metrics::new("garden")),
-    });
+    let ctx = maintenance_ctx(
+        &client,
+        "2025-06-01T21:10:00Z".parse().expect("time"),
+        false,
+    );
     let controller = tokio::spawn(shoot_maintenance::run(ctx, 2, stop.clone()));
 
     let last_state = |shoot: &Shoot| {
