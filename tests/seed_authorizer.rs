@@ -23,6 +23,8 @@ const TIMEOUT: Duration = Duration::from_secs(20);
 struct Env {
     garden: Sandbox,
     shutdown: CancellationToken,
+    /// The garden controller's `/metrics` address.
+    metrics: std::net::SocketAddr,
     _dir: tempfile::TempDir,
 }
 
@@ -140,6 +142,7 @@ async fn start() -> Env {
     Env {
         garden,
         shutdown,
+        metrics: running.metrics_address,
         _dir: dir,
     }
 }
@@ -340,6 +343,30 @@ async fn seeds_reach_only_their_own_objects() {
         ),
         other => panic!("a must not create b's shoot state: {other:?}"),
     }
+
+    // The decisions are counted in the garden controller's /metrics.
+    let exposition = reqwest::get(format!("http://{}/metrics", env.metrics))
+        .await
+        .expect("metrics reachable")
+        .text()
+        .await
+        .expect("metrics body");
+    let count = |series: &str| {
+        exposition
+            .lines()
+            .find(|line| line.starts_with(series))
+            .and_then(|line| line.rsplit(' ').next())
+            .and_then(|value| value.parse::<f64>().ok())
+            .unwrap_or_else(|| panic!("{series} missing in:\n{exposition}"))
+    };
+    assert!(count("seedlet_seed_authorizer_requests_total{decision=\"allow\"}") >= 1.0);
+    assert!(count("seedlet_seed_authorizer_requests_total{decision=\"no_opinion\"}") >= 1.0);
+    assert!(count("seedlet_seed_authorizer_request_duration_seconds_count") >= 2.0);
+    assert!(
+        count(
+            "seedlet_seed_restriction_requests_total{operation=\"CREATE\",resource=\"leases\",decision=\"denied\"}"
+        ) >= 1.0
+    );
 
     // A shoot moving from a to b moves its access.
     let admin = env.garden.client();

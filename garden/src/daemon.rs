@@ -144,7 +144,13 @@ impl Garden {
     /// # Errors
     /// [`Error::Servers`].
     pub async fn start(self, shutdown: CancellationToken) -> Result<RunningGarden, Error> {
-        let metrics = Arc::new(Metrics::new("garden"));
+        let mut metrics = Metrics::builder("garden");
+        let webhook_metrics = self
+            .config
+            .webhooks
+            .is_some()
+            .then(|| crate::webhooks::metrics::WebhookMetrics::register(metrics.registry()));
+        let metrics = Arc::new(metrics.build());
         // The garden controller has no heartbeat; its health manager is never started and so
         // stays healthy.
         let health = HealthManager::new(jiff::SignedDuration::from_secs(60), self.clock.clone());
@@ -165,12 +171,13 @@ impl Garden {
         .map_err(Error::Servers)?;
         let health_address = servers.health_address;
         let metrics_address = servers.metrics_address;
-        let webhook_address = match &self.config.webhooks {
-            Some(webhooks) => Some(
+        let webhook_address = match (&self.config.webhooks, webhook_metrics) {
+            (Some(webhooks), Some(webhook_metrics)) => Some(
                 crate::webhooks::start(
                     self.client.clone(),
                     webhooks,
                     self.clock.clone(),
+                    webhook_metrics,
                     server_stop.clone(),
                 )
                 .await
@@ -179,7 +186,7 @@ impl Garden {
                     Error::Webhooks(error)
                 })?,
             ),
-            None => None,
+            _ => None,
         };
         let task =
             tokio::spawn(self.run(metrics.clone(), readiness, servers, server_stop, shutdown));

@@ -8,6 +8,7 @@ pub mod certificate;
 pub mod graph;
 pub mod identity;
 pub mod informers;
+pub mod metrics;
 pub mod restriction;
 pub mod review;
 pub mod selectors;
@@ -32,6 +33,7 @@ pub async fn start(
     client: kube::Client,
     config: &GardenWebhooks,
     clock: Arc<dyn Clock>,
+    metrics: metrics::WebhookMetrics,
     stop: CancellationToken,
 ) -> Result<SocketAddr, ServerError> {
     let certificate =
@@ -58,6 +60,7 @@ pub async fn start(
         lookup: restriction::KubeLookup {
             client: client.clone(),
         },
+        metrics,
     });
     let (address, serving) = server::bind(
         SocketAddr::new(ip, port),

@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::authorizer::decide;
 use super::informers::GraphState;
+use super::metrics::Decision;
 use super::review::{self, Verdict};
 use super::selectors::SelectorProbe;
 
@@ -58,6 +59,8 @@ pub struct Webhooks {
     pub selectors: SelectorProbe,
     /// Live reads for SeedRestriction.
     pub lookup: super::restriction::KubeLookup,
+    /// The webhooks' series in the process's `/metrics`.
+    pub metrics: super::metrics::WebhookMetrics,
 }
 
 /// The routes.
@@ -133,23 +136,42 @@ fn json_response(status: StatusCode, body: &Value) -> Response {
         .into_response()
 }
 
-/// `POST /webhooks/auth/seed`.
+/// `POST /webhooks/auth/seed`, counted in the webhooks' metrics.
 async fn authorize(
     State(webhooks): State<Arc<Webhooks>>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    let started = std::time::Instant::now();
+    let (decision, response) = review_access(&webhooks, &headers, &body).await;
+    webhooks.metrics.authorized(decision, started.elapsed());
+    response
+}
+
+/// The decision on one SubjectAccessReview body and the response carrying it.
+async fn review_access(
+    webhooks: &Webhooks,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> (Decision, Response) {
     if !webhooks.graph.synced() {
         // Never decide from a partial graph: kube-apiserver applies its failure policy.
-        return (
+        let response = (
             StatusCode::SERVICE_UNAVAILABLE,
             "seed authorizer graph is not synced yet",
         )
             .into_response();
+        return (Decision::Unavailable, response);
     }
     let v1 = "authorization.k8s.io/v1";
     let answer = |api_version: &str, verdict: Verdict| {
-        json_response(StatusCode::OK, &review::response(api_version, &verdict))
+        let decision = match &verdict {
+            Verdict::Allow => Decision::Allow,
+            Verdict::NoOpinion(_) => Decision::NoOpinion,
+            Verdict::Error(..) => Decision::Error,
+        };
+        let response = json_response(StatusCode::OK, &review::response(api_version, &verdict));
+        (decision, response)
     };
     if body.is_empty() {
         return answer(v1, Verdict::Error(422, "request body is empty".to_owned()));
@@ -167,7 +189,7 @@ async fn authorize(
             ),
         );
     }
-    let parsed = serde_json::from_slice::<Value>(&body)
+    let parsed = serde_json::from_slice::<Value>(body)
         .map_err(|e| (400, e.to_string()))
         .and_then(|value| review::parse(&value));
     let review = match parsed {
@@ -205,6 +227,12 @@ async fn restrict(State(webhooks): State<Arc<Webhooks>>, body: Bytes) -> Respons
         Err(message) => return (StatusCode::BAD_REQUEST, message).into_response(),
     };
     let outcome = admit(&request, &webhooks.lookup).await;
+    if super::identity::seed_identity(&request.user, &request.groups).is_some() {
+        let allowed = matches!(outcome, Outcome::Allow(_));
+        webhooks
+            .metrics
+            .admitted(&request.operation, &request.resource, allowed);
+    }
     if let Outcome::Deny(code, message) = &outcome {
         tracing::debug!(
             user = %request.user, operation = %request.operation, resource = %request.resource,
