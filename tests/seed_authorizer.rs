@@ -755,3 +755,74 @@ async fn label_selected_lists_follow_the_seed_labels() {
     );
     env.shutdown.cancel();
 }
+
+/// SeedRestriction's Gardenlet rule through the real webhook: a seed creates a bootstrap token for
+/// its own Gardenlet only while it asks to renew its kubeconfig, never for another seed's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gardenlet_bootstrap_tokens_only_while_renewing() {
+    use seedlet_api::seedmanagement::Gardenlet;
+    let env = start().await;
+    let admin = env.garden.client();
+    create::<Gardenlet>(
+        Api::namespaced(admin.clone(), "garden"),
+        json!({"apiVersion": "seedmanagement.gardener.cloud/v1alpha1", "kind": "Gardenlet",
+               "metadata": {"name": "a"}, "spec": {}}),
+    )
+    .await;
+    let a = seed_client(&env.garden, "a").await;
+    let tokens: Api<Secret> = Api::namespaced(a.clone(), "kube-system");
+    let token = |id: &str, target: &str| -> Secret {
+        serde_json::from_value(json!({
+            "metadata": {"name": format!("bootstrap-token-{id}")},
+            "type": "bootstrap.kubernetes.io/token",
+            "stringData": {"token-id": id, "token-secret": "0123456789abcdef",
+                "usage-bootstrap-authentication": "true", "usage-bootstrap-signing": "true",
+                "description": format!("A bootstrap token for the Gardenlet for seedmanagement.gardener.cloud/v1alpha1.Gardenlet resource {target}.")}
+        }))
+        .expect("token")
+    };
+    let denied = |message: &str| {
+        format!(
+            "admission webhook \"seed-restriction.gardener.cloud\" denied the request: {message}"
+        )
+    };
+    // The authorizer's graph and the webhook need a moment after start: retry until answered.
+    common::wait_until("SeedRestriction answers", TIMEOUT, || async {
+        matches!(
+            outcome(tokens.create(&PostParams::default(), &token("aaaaa1", "garden/a")).await),
+            Err((400, message)) if message == denied("gardenlet garden/a is already bootstrapped")
+        )
+    })
+    .await;
+    match outcome(
+        tokens
+            .create(&PostParams::default(), &token("aaaaa2", "garden/b"))
+            .await,
+    ) {
+        Err((403, message)) => {
+            assert_eq!(
+                message,
+                denied("gardenlet garden/b does not belong to seed \"a\"")
+            )
+        }
+        other => panic!("a must not bootstrap b's gardenlet: {other:?}"),
+    }
+    Api::<Gardenlet>::namespaced(admin, "garden")
+        .patch(
+            "a",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"metadata": {"annotations": {"gardener.cloud/operation": "renew-kubeconfig"}}})),
+        )
+        .await
+        .expect("renewal asked for");
+    common::wait_until("renewal lets a create its token", TIMEOUT, || async {
+        outcome(
+            tokens
+                .create(&PostParams::default(), &token("aaaaa3", "garden/a"))
+                .await,
+        )
+        .is_ok()
+    })
+    .await;
+    env.shutdown.cancel();
+}

@@ -1,5 +1,7 @@
-//! `seedmanagement.gardener.cloud/v1alpha1`: `ManagedSeed` (a Shoot registered as a Seed) and
-//! `ManagedSeedSet` (numbered replicas of Shoot + ManagedSeed made from templates).
+//! `seedmanagement.gardener.cloud/v1alpha1`: `ManagedSeed` (a Shoot registered as a Seed),
+//! `ManagedSeedSet` (numbered replicas of Shoot + ManagedSeed made from templates) and `Gardenlet`
+//! (a seed agent deployed into a cluster that is not a Shoot; seedlet reads it for the seed
+//! authorizer and SeedRestriction, it deploys nothing).
 
 // kube's `printcolumn(...)` arguments repeat `type_ = "string"`, which clippy mistakes for
 // duplicated attributes.
@@ -72,6 +74,51 @@ impl ManagedSeed {
     pub fn shoot_name(&self) -> Option<&str> {
         self.spec.shoot.as_ref().map(|shoot| shoot.name.as_str())
     }
+}
+
+/// Spec of a Gardenlet (`garden/<seed>`): kept verbatim, seedlet does not deploy it.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[kube(
+    group = "seedmanagement.gardener.cloud",
+    version = "v1alpha1",
+    kind = "Gardenlet",
+    namespaced,
+    status = "GardenletStatus",
+    derive = "PartialEq",
+    derive = "Default",
+    doc = "A Gardenlet deploys a seed agent into a cluster and registers it as a Seed.",
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
+)]
+#[serde(rename_all = "camelCase")]
+pub struct GardenletSpec {
+    /// How the agent is deployed (`helm.ociRepository`, replicas, resources, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "schema::raw_object")]
+    pub deployment: Option<serde_json::Value>,
+    /// Its `GardenletConfiguration`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "schema::raw_object")]
+    pub config: Option<serde_json::Value>,
+    /// The Secret holding the kubeconfig of the target cluster.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "schema::raw_object")]
+    pub kubeconfig_secret_ref: Option<serde_json::Value>,
+}
+
+/// Status of a Gardenlet.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GardenletStatus {
+    /// Conditions (`GardenletReconciled`, ...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+    /// Last observed generation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
 }
 
 /// Spec of a ManagedSeedSet.

@@ -378,6 +378,7 @@ fn garden_crds_cover_every_core_kind_with_the_right_scope() {
         "credentialsbindings.security.gardener.cloud",
         "managedseeds.seedmanagement.gardener.cloud",
         "managedseedsets.seedmanagement.gardener.cloud",
+        "gardenlets.seedmanagement.gardener.cloud",
     ];
     for name in other_groups {
         assert_eq!(crds[name].spec.scope, "Namespaced", "{name}");

@@ -88,6 +88,7 @@ pub fn garden_crds() -> Vec<CustomResourceDefinition> {
         core::CredentialsBinding::crd(),
         seedmanagement::ManagedSeed::crd(),
         seedmanagement::ManagedSeedSet::crd(),
+        seedmanagement::Gardenlet::crd(),
         selectable(crate::operations::Bastion::crd(), &[".spec.seedName"]),
         toplevel::crd::<core::ExposureClass>(false, &[]),
         security::WorkloadIdentity::crd(),
