@@ -326,80 +326,19 @@ pub async fn drive(landscape: &mut Landscape, options: &Options) -> Result<Measu
     let churn_started_s = agent_started.elapsed().as_secs_f64();
     let churn_started_at = jiff::Timestamp::now();
     let churn_start = Instant::now();
-    let interval = Duration::from_secs(1) / options.state_changes_per_second.max(1);
-    let mut ticker = tokio::time::interval(interval);
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut next_object = 0;
-    let mut next_shoot = 0;
-    let mut shoot_tick = 0_u64;
-    let mut last_shoot_change = Instant::now();
-    while churn_start.elapsed() < options.churn {
-        ticker.tick().await;
-        if !objects.is_empty() {
-            let index = next_object % objects.len();
-            next_object += 1;
-            write_states(&seed, &objects, &mut marks, &observers, index..index + 1).await?;
-            state_changes_written += 1;
-        }
-        if !shoots.is_empty() && last_shoot_change.elapsed() >= SHOOT_CHANGE_INTERVAL {
-            last_shoot_change = Instant::now();
-            shoot_tick += 1;
-            let shoot = &shoots[next_shoot % shoots.len()];
-            next_shoot += 1;
-            change_shoot(&garden, shoot, shoot_tick, &observers).await?;
-        }
-        if let Some(agent) = landscape.agent.as_mut() {
-            agent.ensure_running(&landscape.log)?;
-        }
-    }
+    let state_changes = churn(landscape, options, &shoots, &objects, &mut marks).await?;
+    state_changes_written += state_changes;
     let churn = churn_start.elapsed();
 
     // Convergence: every last change must arrive.
-    let converged = Instant::now();
-    while converged.elapsed() < CONVERGENCE_TIMEOUT
-        && !(observers.shoot_states.lagging().is_empty()
-            && observers.cluster_updates.lagging().is_empty())
-    {
-        tokio::time::sleep(POLL).await;
-    }
-    let lagging_states = observers.shoot_states.lagging();
-    let lagging_clusters = observers.cluster_updates.lagging();
-    let missing_managed_resources = observers
-        .installations
-        .snapshot()
-        .keys()
-        .filter(|name| observers.managed_resources.get(name).is_none())
-        .count();
-    let lost = Lost {
-        extension_states: lagging_states.len(),
-        clusters: lagging_clusters.len(),
-        managed_resources: missing_managed_resources,
-        examples: lagging_states
-            .into_iter()
-            .chain(lagging_clusters)
-            .take(10)
-            .collect(),
-    };
+    let lost = converge(&observers).await;
 
     let agent = landscape.agent.as_ref();
     let samples = agent.map(MeasuredProcess::samples).unwrap_or_default();
     let peak = agent
         .and_then(MeasuredProcess::peak_rss_mib)
         .unwrap_or_default();
-    let requests = |counts: std::collections::BTreeMap<String, u64>,
-                    users: &dyn Fn(&str) -> bool| {
-        counts
-            .into_iter()
-            .filter(|(user, _)| users(user))
-            .map(|(_, count)| count)
-            .sum::<u64>()
-    };
-    let garden_requests = requests(landscape.garden.request_counts(), &|user| {
-        user.starts_with("gardener.cloud:system:seed:") || user.starts_with("system:bootstrap:")
-    });
-    let seed_requests = requests(landscape.seed.request_counts(), &|user| {
-        user == AGENT_SEED_USER
-    });
+    let (garden_requests, seed_requests) = agent_requests(landscape);
     Ok(Measured {
         bootstrap,
         ready,
@@ -416,6 +355,96 @@ pub async fn drive(landscape: &mut Landscape, options: &Options) -> Result<Measu
         state_changes_written,
         lost,
     })
+}
+
+/// The churn phase: extension states at the configured rate and a shoot change every
+/// [`SHOOT_CHANGE_INTERVAL`] for `options.churn`; returns the extension states written.
+async fn churn(
+    landscape: &mut Landscape,
+    options: &Options,
+    shoots: &[ShootName],
+    objects: &[ExtensionObject],
+    marks: &mut [u64],
+) -> Result<u64, Error> {
+    let (garden, seed) = (landscape.garden.client(), landscape.seed.client());
+    let observers = landscape.observers.clone();
+    let churn_start = Instant::now();
+    let mut state_changes_written = 0;
+    let interval = Duration::from_secs(1) / options.state_changes_per_second.max(1);
+    let mut ticker = tokio::time::interval(interval);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut next_object = 0;
+    let mut next_shoot = 0;
+    let mut shoot_tick = 0_u64;
+    let mut last_shoot_change = Instant::now();
+    while churn_start.elapsed() < options.churn {
+        ticker.tick().await;
+        if !objects.is_empty() {
+            let index = next_object % objects.len();
+            next_object += 1;
+            write_states(&seed, objects, marks, &observers, index..index + 1).await?;
+            state_changes_written += 1;
+        }
+        if !shoots.is_empty() && last_shoot_change.elapsed() >= SHOOT_CHANGE_INTERVAL {
+            last_shoot_change = Instant::now();
+            shoot_tick += 1;
+            let shoot = &shoots[next_shoot % shoots.len()];
+            next_shoot += 1;
+            change_shoot(&garden, shoot, shoot_tick, &observers).await?;
+        }
+        if let Some(agent) = landscape.agent.as_mut() {
+            agent.ensure_running(&landscape.log)?;
+        }
+    }
+    Ok(state_changes_written)
+}
+
+/// Waits up to [`CONVERGENCE_TIMEOUT`] for every last change to arrive; what did not is lost.
+async fn converge(observers: &Observers) -> Lost {
+    let converged = Instant::now();
+    while converged.elapsed() < CONVERGENCE_TIMEOUT
+        && !(observers.shoot_states.lagging().is_empty()
+            && observers.cluster_updates.lagging().is_empty())
+    {
+        tokio::time::sleep(POLL).await;
+    }
+    let lagging_states = observers.shoot_states.lagging();
+    let lagging_clusters = observers.cluster_updates.lagging();
+    let missing_managed_resources = observers
+        .installations
+        .snapshot()
+        .keys()
+        .filter(|name| observers.managed_resources.get(name).is_none())
+        .count();
+    Lost {
+        extension_states: lagging_states.len(),
+        clusters: lagging_clusters.len(),
+        managed_resources: missing_managed_resources,
+        examples: lagging_states
+            .into_iter()
+            .chain(lagging_clusters)
+            .take(10)
+            .collect(),
+    }
+}
+
+/// Requests the agent made to the garden (as its seed or bootstrap identity) and to the seed.
+fn agent_requests(landscape: &Landscape) -> (u64, u64) {
+    let requests = |counts: std::collections::BTreeMap<String, u64>,
+                    users: &dyn Fn(&str) -> bool| {
+        counts
+            .into_iter()
+            .filter(|(user, _)| users(user))
+            .map(|(_, count)| count)
+            .sum::<u64>()
+    };
+    let garden_requests = requests(landscape.garden.request_counts(), &|user| {
+        user.starts_with("gardener.cloud:system:seed:") || user.starts_with("system:bootstrap:")
+    });
+    let seed_requests = requests(landscape.seed.request_counts(), &|user| {
+        user == AGENT_SEED_USER
+    });
+    (garden_requests, seed_requests)
 }
 
 impl Measured {
