@@ -187,58 +187,75 @@ impl Fields {
                 });
                 input = &input[2..];
             }
-            Chunk::Tz => {
-                if let Some(r) = input.strip_prefix("UTC") {
-                    self.offset = Some(0);
-                    input = r;
-                    return Ok(input);
-                }
-                let len = input.bytes().take_while(u8::is_ascii_uppercase).count();
-                if !(3..=5).contains(&len) {
-                    return Err(fail());
-                }
-                self.abbreviation = Some(input[..len].to_string());
-                input = &input[len..];
-            }
+            Chunk::Tz => return self.read_zone_name(input, fail),
             Chunk::NumTz {
                 iso,
                 colon,
                 seconds,
                 hours_only,
             } => {
-                if iso && let Some(r) = input.strip_prefix('Z') {
-                    self.offset = Some(0);
-                    input = r;
-                    return Ok(input);
-                }
-                let sign = match input.as_bytes().first() {
-                    Some(b'+') => 1,
-                    Some(b'-') => -1,
-                    _ => return Err(fail()),
-                };
-                let mut r = &input[1..];
-                let (h, next) = digits(r, 2, 2).ok_or_else(fail)?;
-                r = next;
-                let mut total = h * 3600;
-                let part = |r: &mut &str| -> Result<i32, String> {
-                    if colon {
-                        *r = r.strip_prefix(':').ok_or_else(fail)?;
-                    }
-                    let (v, next) = digits(r, 2, 2).ok_or_else(fail)?;
-                    *r = next;
-                    Ok(v)
-                };
-                if !hours_only {
-                    total += part(&mut r)? * 60;
-                }
-                if seconds {
-                    total += part(&mut r)?;
-                }
-                self.offset = Some(sign * total);
-                input = r;
+                let shape = (iso, colon, seconds, hours_only);
+                return self.read_numeric_zone(input, shape, fail);
             }
         }
         Ok(input)
+    }
+
+    /// `MST`-style zone abbreviations (or `UTC`).
+    fn read_zone_name<'a>(
+        &mut self,
+        input: &'a str,
+        fail: &dyn Fn() -> String,
+    ) -> Result<&'a str, String> {
+        if let Some(rest) = input.strip_prefix("UTC") {
+            self.offset = Some(0);
+            return Ok(rest);
+        }
+        let len = input.bytes().take_while(u8::is_ascii_uppercase).count();
+        if !(3..=5).contains(&len) {
+            return Err(fail());
+        }
+        self.abbreviation = Some(input[..len].to_string());
+        Ok(&input[len..])
+    }
+
+    /// Numeric offsets (`-0700`, `-07:00`, `-07`, `-07:00:00`, ISO `Z07:00`); `shape` is the
+    /// layout's `(iso, colon, seconds, hours_only)`.
+    fn read_numeric_zone<'a>(
+        &mut self,
+        input: &'a str,
+        (iso, colon, seconds, hours_only): (bool, bool, bool, bool),
+        fail: &dyn Fn() -> String,
+    ) -> Result<&'a str, String> {
+        if iso && let Some(r) = input.strip_prefix('Z') {
+            self.offset = Some(0);
+            return Ok(r);
+        }
+        let sign = match input.as_bytes().first() {
+            Some(b'+') => 1,
+            Some(b'-') => -1,
+            _ => return Err(fail()),
+        };
+        let mut r = &input[1..];
+        let (h, next) = digits(r, 2, 2).ok_or_else(fail)?;
+        r = next;
+        let mut total = h * 3600;
+        let part = |r: &mut &str| -> Result<i32, String> {
+            if colon {
+                *r = r.strip_prefix(':').ok_or_else(fail)?;
+            }
+            let (v, next) = digits(r, 2, 2).ok_or_else(fail)?;
+            *r = next;
+            Ok(v)
+        };
+        if !hours_only {
+            total += part(&mut r)? * 60;
+        }
+        if seconds {
+            total += part(&mut r)?;
+        }
+        self.offset = Some(sign * total);
+        Ok(r)
     }
 
     /// The time the fields name, in `zone` unless the text carried an offset or zone abbreviation.
