@@ -118,6 +118,19 @@ pub enum Error {
 }
 
 impl Error {
+    /// CamelCase reason for logs.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Error::ReadSeed { .. } => "SeedReadError",
+            Error::SeedNotFound { .. } => "SeedNotFound",
+            Error::SeedUnhealthy { .. } => reconcile::SEED_API_SERVER_UNHEALTHY,
+            Error::RenewLease { .. } => "LeaseRenewError",
+            Error::EncodeLease { .. } => "LeaseEncodeError",
+            Error::PatchCondition { .. } => "ConditionPatchError",
+            Error::Timeout(_) => "HeartbeatTimeout",
+        }
+    }
+
     /// Whether this failure means the agent is unhealthy (the Lease could not be renewed).
     ///
     /// A missing Seed leaves health alone (stuck detection catches it), a failed condition write
@@ -187,9 +200,12 @@ fn log_failure(failures: &mut RepeatedFailures, error: &Error, seed: &str) {
     let message = seedlet_runtime::error_chain(error);
     let conflict = matches!(error, Error::PatchCondition { .. })
         && seedlet_runtime::status::conflict_in_chain(error);
+    let reason = error.reason();
     match failures.failed(&message) {
-        Failure::New if !conflict => tracing::warn!(error = %message, seed, "heartbeat failed"),
-        _ => tracing::debug!(error = %message, seed, "heartbeat failed"),
+        Failure::New if !conflict => {
+            tracing::warn!(error = %message, reason, seed, "heartbeat failed");
+        }
+        _ => tracing::debug!(error = %message, reason, seed, "heartbeat failed"),
     }
 }
 

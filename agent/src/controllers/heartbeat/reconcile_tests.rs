@@ -73,6 +73,7 @@ async fn a_missing_seed_fails_without_touching_health_or_the_lease() {
     ensure_namespace(&env.garden, "gardener-system-seed-lease").await;
     let error = beat(&ctx(&env)).await.unwrap_err();
     assert!(matches!(error, Error::SeedNotFound { .. }), "{error}");
+    assert_eq!(error.reason(), "SeedNotFound");
     assert!(!error.affects_health());
     assert!(
         Api::<Lease>::namespaced(env.garden.clone(), "gardener-system-seed-lease")

@@ -13,6 +13,8 @@
 
 pub mod desired;
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 pub mod replica;
 
 use std::sync::Arc;

@@ -13,6 +13,7 @@ use seedlet_api::names::{condition_types, namespaces, reasons};
 use seedlet_api::resources::ManagedResource;
 
 use super::Care;
+use seedlet_runtime::policy;
 use seedlet_runtime::retry::{self, RetryPolicy};
 use seedlet_runtime::status::update_conditions;
 
@@ -44,28 +45,34 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// CamelCase reason for logs (a failed read has the reason of the conditions it leaves).
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Error::ReadManagedResource { .. } => reasons::SEED_READ_ERROR,
+            Error::WriteConditions { .. } => "ConditionsWriteError",
+        }
+    }
+}
+
 /// Runs one care pass for `ci`.
 ///
 /// # Errors
 /// See [`Error`].
 pub async fn reconcile(ci: Arc<ControllerInstallation>, ctx: Arc<Care>) -> Result<Action, Error> {
-    let started = tokio::time::Instant::now();
-    let result = care(&ci, &ctx).await;
-    ctx.metrics
-        .reconciled(super::NAME, started.elapsed(), result.is_ok());
-    result
+    policy::measured(&ctx.metrics, super::NAME, &ci.name_any(), care(&ci, &ctx)).await
 }
 
-/// Retries quickly, capped at the sync period; a lost condition write (409) at once.
+/// Retries quickly, capped at the sync period; a lost condition write (409; main, care and
+/// required share the object) at once. A failure is logged once while it persists.
 pub fn error_policy(ci: Arc<ControllerInstallation>, error: &Error, ctx: Arc<Care>) -> Action {
-    if let Error::WriteConditions { source, .. } = error
-        && seedlet_runtime::status::is_conflict(source)
-    {
-        tracing::debug!(controller_installation = %ci.name_any(), "controller installation care lost a condition write, retrying");
-        return Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE);
-    }
-    tracing::warn!(controller_installation = %ci.name_any(), error = %seedlet_runtime::error_chain(error), "controller installation care failed");
-    Action::requeue(Duration::from_secs(2).min(ctx.sync_period))
+    policy::requeue_after_failure(
+        super::NAME,
+        &ci.name_any(),
+        error.reason(),
+        error,
+        Duration::from_secs(2).min(ctx.sync_period),
+    )
 }
 
 async fn care(ci: &ControllerInstallation, ctx: &Care) -> Result<Action, Error> {
