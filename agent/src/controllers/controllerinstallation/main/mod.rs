@@ -212,6 +212,35 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// CamelCase reason for logs.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Error::WriteConditions { .. } => "ConditionsWriteError",
+            Error::Finalizer { .. } => "FinalizerError",
+            Error::RegistrationNotFound { .. } => "RegistrationNotFound",
+            Error::ReadRegistration { .. } => "RegistrationReadError",
+            Error::SeedNotFound { .. } => "SeedNotFound",
+            Error::ReadSeed { .. } => "SeedReadError",
+            Error::DeploymentNotFound { .. } => "DeploymentNotFound",
+            Error::ReadDeployment { .. } => "DeploymentReadError",
+            Error::ReadGardens { .. } => "GardenReadError",
+            Error::Namespace { .. } => "NamespaceError",
+            Error::ClusterIdentityMissing { .. } => "ClusterIdentityMissing",
+            Error::Discovery(_) => "DiscoveryError",
+            Error::Lookup { .. } => "LookupError",
+            Error::Encode { .. } => "EncodeError",
+            Error::Mutate { .. } => "MutateError",
+            Error::GardenNamespace(_) => "GardenNamespaceError",
+            Error::WriteSecret { .. } => "SecretWriteError",
+            Error::WriteManagedResource { .. } => "ManagedResourceWriteError",
+            Error::DeleteManagedResource { .. } => "ManagedResourceDeleteError",
+            Error::DeleteNamespace { .. } => "NamespaceDeleteError",
+            Error::DeleteServiceAccount { .. } => "ServiceAccountDeleteError",
+        }
+    }
+}
+
 /// Dependencies of the main controller for one leadership term.
 pub struct Installer {
     /// Time source for timestamps.

@@ -37,11 +37,13 @@ pub async fn reconcile(
     ci: Arc<ControllerInstallation>,
     ctx: Arc<Installer>,
 ) -> Result<Action, Error> {
-    let started = tokio::time::Instant::now();
-    let result = dispatch(&ci, &ctx).await;
-    ctx.metrics
-        .reconciled(super::NAME, started.elapsed(), result.is_ok());
-    result
+    seedlet_runtime::policy::measured(
+        &ctx.metrics,
+        super::NAME,
+        &ci.name_any(),
+        dispatch(&ci, &ctx),
+    )
+    .await
 }
 
 /// Retry delay by error: short for conflicts and transient reads, capped at 30s.
@@ -50,21 +52,21 @@ pub fn error_policy(
     error: &Error,
     _ctx: Arc<Installer>,
 ) -> Action {
-    if let Error::Finalizer { source, .. } | Error::WriteConditions { source, .. } = error
-        && seedlet_runtime::status::is_conflict(source)
-    {
-        // Main, care and required share the object: losing a write is routine.
-        tracing::debug!(controller_installation = %ci.name_any(), "controller installation write lost to another writer, retrying");
-        return Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE);
-    }
-    tracing::warn!(controller_installation = %ci.name_any(), error = %seedlet_runtime::error_chain(error), "reconciling controller installation failed");
-    Action::requeue(match error {
+    // Main, care and required share the object: a lost write (409) is routine and quiet.
+    let delay = match error {
         Error::Finalizer { .. } | Error::WriteConditions { .. } => Duration::from_millis(200),
         Error::ClusterIdentityMissing { .. }
         | Error::RegistrationNotFound { .. }
         | Error::SeedNotFound { .. } => Duration::from_secs(5),
         _ => Duration::from_secs(2),
-    })
+    };
+    seedlet_runtime::policy::requeue_after_failure(
+        super::NAME,
+        &ci.name_any(),
+        error.reason(),
+        error,
+        delay,
+    )
 }
 
 async fn dispatch(ci: &ControllerInstallation, ctx: &Installer) -> Result<Action, Error> {

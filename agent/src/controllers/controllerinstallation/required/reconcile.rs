@@ -38,6 +38,16 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// CamelCase reason for logs.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Error::ReadRegistration { .. } => "RegistrationReadError",
+            Error::WriteCondition { .. } => "ConditionWriteError",
+        }
+    }
+}
+
 /// Runs one required pass for `ci`.
 ///
 /// # Errors
@@ -46,23 +56,24 @@ pub async fn reconcile(
     ci: Arc<ControllerInstallation>,
     ctx: Arc<Required>,
 ) -> Result<Action, Error> {
-    let started = tokio::time::Instant::now();
-    let result = required(&ci, &ctx).await;
-    ctx.metrics
-        .reconciled(super::NAME, started.elapsed(), result.is_ok());
-    result
+    seedlet_runtime::policy::measured(
+        &ctx.metrics,
+        super::NAME,
+        &ci.name_any(),
+        required(&ci, &ctx),
+    )
+    .await
 }
 
 /// Retries after a short delay.
 pub fn error_policy(ci: Arc<ControllerInstallation>, error: &Error, _ctx: Arc<Required>) -> Action {
-    if let Error::WriteCondition { source, .. } = error
-        && seedlet_runtime::status::is_conflict(source)
-    {
-        tracing::debug!(controller_installation = %ci.name_any(), "controller installation required check lost a condition write, retrying");
-        return Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE);
-    }
-    tracing::warn!(controller_installation = %ci.name_any(), error = %seedlet_runtime::error_chain(error), "controller installation required check failed");
-    Action::requeue(Duration::from_secs(5))
+    seedlet_runtime::policy::requeue_after_failure(
+        super::NAME,
+        &ci.name_any(),
+        error.reason(),
+        error,
+        Duration::from_secs(5),
+    )
 }
 
 async fn required(ci: &ControllerInstallation, ctx: &Required) -> Result<Action, Error> {
