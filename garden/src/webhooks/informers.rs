@@ -149,11 +149,12 @@ pub const WATCHED: &[Watched] = &[
     ),
 ];
 
-/// What the handlers need besides the graph: Seeds (for managed-seed bootstrap), managed seeds
-/// (re-handled when their Seed changes), and each namespace's project.
+/// What the handlers need besides the graph: each Seed's client certificate expiry (for
+/// managed-seed bootstrap; only that, not the whole object), managed seeds (re-handled when their
+/// Seed changes), and each namespace's project.
 #[derive(Debug, Default)]
 struct Lookups {
-    seeds: HashMap<String, Value>,
+    seeds: HashMap<String, Option<jiff::Timestamp>>,
     managed_seeds: HashMap<(String, String), Value>,
     namespace_projects: HashMap<String, String>,
 }
@@ -205,16 +206,12 @@ impl GraphState {
             .lookups
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let Some(object) = lookups.seeds.get(seed) else {
+        let Some(expiry) = lookups.seeds.get(seed) else {
             return Bootstrap {
                 seed_exists: false,
                 certificate_expired: false,
             };
         };
-        let expiry = object
-            .pointer("/status/clientCertificateExpirationTimestamp")
-            .and_then(Value::as_str)
-            .and_then(|t| t.parse::<jiff::Timestamp>().ok());
         Bootstrap {
             seed_exists: true,
             certificate_expired: expiry.is_some_and(|at| at < self.clock.now()),
@@ -254,7 +251,7 @@ impl GraphState {
                     .write()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .seeds
-                    .insert(name.clone(), object.clone());
+                    .insert(name.clone(), certificate_expiry(object));
                 let managed = self
                     .lookups
                     .read()
@@ -450,4 +447,11 @@ async fn watch(client: kube::Client, watched: Watched, state: Arc<GraphState>) {
             }
         }
     }
+}
+
+/// `status.clientCertificateExpirationTimestamp` of a Seed.
+fn certificate_expiry(seed: &Value) -> Option<jiff::Timestamp> {
+    seed.pointer("/status/clientCertificateExpirationTimestamp")
+        .and_then(Value::as_str)
+        .and_then(|t| t.parse().ok())
 }
