@@ -135,6 +135,21 @@ fn sandbox_once_reaches_ready_installs_the_example_extension_and_syncs_the_examp
     );
     assert_backups(&stdout, &flat, dir.path());
     assert_bastion(&stdout, &flat);
+    // Under the seed authorizer no component is refused, and the example extension is registered
+    // before the seed joins, so the scheduler never misses its registration.
+    for log in ["agent.log", "garden.log"] {
+        let text = std::fs::read_to_string(dir.path().join(log)).expect("component log");
+        for unwanted in [
+            "Forbidden",
+            "forbidden",
+            "need to install an extension controller",
+        ] {
+            assert!(
+                !text.contains(unwanted),
+                "{log} mentions {unwanted:?}:\n{text}"
+            );
+        }
+    }
     let lease_age = stdout
         .lines()
         .find_map(|line| {

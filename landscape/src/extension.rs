@@ -363,8 +363,23 @@ pub async fn extensions_ready(
     }
 }
 
-/// Registers the example extension in the garden and follows it to `ExtensionsReady`; returns the
-/// name of its ControllerInstallation.
+/// The step that registers the example extension in the garden. The demo takes it before the
+/// agent starts, as operators register extensions before seeds join: the garden's scheduler then
+/// never sees the Seed without a registration for its provider type.
+pub(crate) async fn register_step(
+    garden: &kube::Client,
+    progress: &mut Progress,
+) -> Result<(), Error> {
+    progress
+        .step(
+            "register the example extension: ControllerDeployment + ControllerRegistration (policy Always)",
+            async { register(garden).await.map(|detail| ((), detail)) },
+        )
+        .await
+}
+
+/// Follows the registered example extension to `ExtensionsReady`; returns the name of its
+/// ControllerInstallation.
 pub(crate) async fn install(
     garden: &kube::Client,
     seed: &kube::Client,
@@ -372,12 +387,6 @@ pub(crate) async fn install(
     timeout: Duration,
     seed_name: &str,
 ) -> Result<String, Error> {
-    progress
-        .step(
-            "register the example extension: ControllerDeployment + ControllerRegistration (policy Always)",
-            async { register(garden).await.map(|detail| ((), detail)) },
-        )
-        .await?;
     let installation = progress
         .step(
             "garden controller schedules a ControllerInstallation for the Seed",

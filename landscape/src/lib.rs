@@ -493,6 +493,8 @@ async fn bring_up(
         )
         .await?;
 
+    extension::register_step(&garden_client, progress).await?;
+
     let agent_config_path = state.write_config("agent.yaml", &files::agent_config(SEED_NAME))?;
     let agent_runtime = ComponentRuntime::new("agent")?;
     let running_agent = progress
