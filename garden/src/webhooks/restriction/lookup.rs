@@ -41,6 +41,16 @@ fn served(group: &str, resource: &str) -> Option<(&'static str, &'static str, bo
     })
 }
 
+/// The dynamic API resource of a (group, resource) the rules read, and whether it is namespaced.
+fn api_resource(group: &str, resource: &str) -> Option<(kube::api::ApiResource, bool)> {
+    let (version, kind, namespaced) = served(group, resource)?;
+    let gvk = kube::api::GroupVersionKind::gvk(group, version, kind);
+    Some((
+        kube::api::ApiResource::from_gvk_with_plural(&gvk, resource),
+        namespaced,
+    ))
+}
+
 impl Lookup for KubeLookup {
     async fn get(
         &self,
@@ -49,14 +59,12 @@ impl Lookup for KubeLookup {
         namespace: &str,
         name: &str,
     ) -> Result<Option<Value>, String> {
-        let Some((version, kind, namespaced)) = served(group, resource) else {
+        let Some((api_resource, namespaced)) = api_resource(group, resource) else {
             return Ok(None);
         };
         if name.is_empty() {
             return Ok(None);
         }
-        let gvk = kube::api::GroupVersionKind::gvk(group, version, kind);
-        let api_resource = kube::api::ApiResource::from_gvk_with_plural(&gvk, resource);
         let api: kube::Api<kube::api::DynamicObject> = if namespaced {
             kube::Api::namespaced_with(self.client.clone(), namespace, &api_resource)
         } else {
@@ -71,11 +79,9 @@ impl Lookup for KubeLookup {
     }
 
     async fn list(&self, group: &str, resource: &str) -> Result<Vec<Value>, String> {
-        let Some((version, kind, _)) = served(group, resource) else {
+        let Some((api_resource, _)) = api_resource(group, resource) else {
             return Ok(Vec::new());
         };
-        let gvk = kube::api::GroupVersionKind::gvk(group, version, kind);
-        let api_resource = kube::api::ApiResource::from_gvk_with_plural(&gvk, resource);
         let api: kube::Api<kube::api::DynamicObject> =
             kube::Api::all_with(self.client.clone(), &api_resource);
         match api.list(&kube::api::ListParams::default()).await {
