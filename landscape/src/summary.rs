@@ -4,7 +4,7 @@ use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::Api;
-use seedlet_api::core::{ControllerInstallation, Seed, ShootState};
+use seedlet_api::core::{ControllerInstallation, Seed, Shoot, ShootState};
 use seedlet_api::extensions::Cluster;
 use seedlet_api::names::namespaces;
 
@@ -152,6 +152,80 @@ async fn print_example_shoot(garden: &kube::Client, seed: &kube::Client) {
     for line in lines {
         out(&format!("  {line}"));
     }
+    let lines = match Api::<Shoot>::namespaced(garden.clone(), &project_namespace)
+        .get_opt(shoot::SHOOT)
+        .await
+    {
+        Ok(Some(shoot)) => lifecycle_lines(&shoot, jiff::Timestamp::now()),
+        Ok(None) => vec!["Shoot (garden) missing".to_owned()],
+        Err(error) => vec![format!("cannot read Shoot: {error}")],
+    };
+    for line in lines {
+        out(&format!("  {line}"));
+    }
+}
+
+/// What the garden controller keeps on the example Shoot: its status label, and its hibernation
+/// schedule with the next activation after `now` (as the shoot-hibernation controller computes
+/// it).
+fn lifecycle_lines(shoot: &Shoot, now: jiff::Timestamp) -> Vec<String> {
+    use seedlet_api::names::shoot_lifecycle::STATUS_LABEL;
+    use seedlet_garden::controllers::shoot_hibernation::schedule::{self, Action};
+    let label = match shoot
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(STATUS_LABEL))
+    {
+        Some(value) => format!("status label {STATUS_LABEL}={value}"),
+        None => format!("status label {STATUS_LABEL} missing"),
+    };
+    let hibernation = shoot.spec.hibernation.as_ref();
+    let state = if hibernation.and_then(|h| h.enabled).unwrap_or(false) {
+        "hibernated"
+    } else {
+        "awake"
+    };
+    let schedules = hibernation
+        .map(|h| h.schedules.as_slice())
+        .unwrap_or_default();
+    if schedules.is_empty() {
+        return vec![label, format!("hibernation: no schedule, {state}")];
+    }
+    let described: Vec<String> = schedules
+        .iter()
+        .map(|s| {
+            format!(
+                "{} to {} ({})",
+                s.start.as_deref().unwrap_or("-"),
+                s.end.as_deref().unwrap_or("-"),
+                s.location.as_deref().unwrap_or("UTC")
+            )
+        })
+        .collect();
+    let next = match schedule::parse(schedules) {
+        Ok(parsed) => match parsed
+            .iter()
+            .filter_map(|p| p.next(now).map(|at| (at, p.action)))
+            .min_by_key(|(at, _)| *at)
+        {
+            Some((at, action)) => {
+                let verb = if action == Action::Hibernate {
+                    "hibernate"
+                } else {
+                    "wake up"
+                };
+                format!("next: {verb} at {}", at.strftime("%Y-%m-%d %H:%M UTC"))
+            }
+            None => "next: no activation ahead".to_owned(),
+        },
+        Err(error) => format!("schedule unusable: {error}"),
+    };
+    vec![
+        label,
+        format!("hibernation: {}, {state}", described.join("; ")),
+        next,
+    ]
 }
 
 /// The summary lines of the example Shoot: its Cluster (what it embeds), its control-plane
@@ -363,6 +437,47 @@ mod tests {
                 "Cluster shoot--demo--hello (seed) missing",
                 "control-plane namespace shoot--demo--hello (seed) missing",
                 "ShootState (garden) missing",
+            ]
+        );
+    }
+
+    #[test]
+    fn lifecycle_lines_show_the_status_label_and_the_next_hibernation_activation() {
+        let shoot: Shoot = serde_json::from_value(json!({
+            "apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
+            "metadata": {"name": "hello", "namespace": "garden-demo",
+                         "labels": {"shoot.gardener.cloud/status": "healthy"}},
+            "spec": {"region": "local", "provider": {"type": "local"}, "hibernation": {"schedules": [
+                {"start": "0 20 * * 1-5", "end": "0 8 * * 1-5", "location": "Europe/Berlin"}
+            ]}}
+        }))
+        .expect("shoot");
+        // Thursday 2026-11-26 10:00 UTC = 11:00 in Berlin: next is 20:00 Berlin = 19:00 UTC.
+        let now: jiff::Timestamp = "2026-11-26T10:00:00Z".parse().expect("time");
+        assert_eq!(
+            lifecycle_lines(&shoot, now),
+            [
+                "status label shoot.gardener.cloud/status=healthy",
+                "hibernation: 0 20 * * 1-5 to 0 8 * * 1-5 (Europe/Berlin), awake",
+                "next: hibernate at 2026-11-26 19:00 UTC",
+            ]
+        );
+        // Friday 22:00 UTC: the next activation is Monday's wake-up, 08:00 Berlin = 07:00 UTC.
+        let friday_night: jiff::Timestamp = "2026-11-27T22:00:00Z".parse().expect("time");
+        assert_eq!(
+            lifecycle_lines(&shoot, friday_night)[2],
+            "next: wake up at 2026-11-30 07:00 UTC"
+        );
+        let bare: Shoot = serde_json::from_value(json!({
+            "apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
+            "metadata": {"name": "bare"}, "spec": {"region": "local", "provider": {"type": "local"}}
+        }))
+        .expect("shoot");
+        assert_eq!(
+            lifecycle_lines(&bare, now),
+            [
+                "status label shoot.gardener.cloud/status missing",
+                "hibernation: no schedule, awake",
             ]
         );
     }
