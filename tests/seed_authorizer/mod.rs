@@ -365,6 +365,9 @@ async fn seeds_reach_only_their_own_objects() {
     assert!(count("seedlet_seed_authorizer_requests_total{decision=\"allow\"}") >= 1.0);
     assert!(count("seedlet_seed_authorizer_requests_total{decision=\"no_opinion\"}") >= 1.0);
     assert!(count("seedlet_seed_authorizer_request_duration_seconds_count") >= 2.0);
+    assert_eq!(count("seedlet_seed_authorizer_synced"), 1.0);
+    // Two seeds with a Shoot, ShootState, installation, Lease and Secret each, and more.
+    assert!(count("seedlet_seed_authorizer_graph_vertices") >= 10.0);
     assert!(
         count(
             "seedlet_seed_restriction_requests_total{operation=\"CREATE\",resource=\"leases\",decision=\"denied\"}"

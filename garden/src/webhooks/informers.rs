@@ -166,16 +166,21 @@ pub struct GraphState {
     lookups: RwLock<Lookups>,
     unsynced: AtomicUsize,
     clock: Arc<dyn seedlet_runtime::clock::Clock>,
+    metrics: super::metrics::WebhookMetrics,
 }
 
 impl GraphState {
     /// An empty graph waiting for every watch of [`WATCHED`].
-    pub fn new(clock: Arc<dyn seedlet_runtime::clock::Clock>) -> Self {
+    pub fn new(
+        clock: Arc<dyn seedlet_runtime::clock::Clock>,
+        metrics: super::metrics::WebhookMetrics,
+    ) -> Self {
         Self {
             graph: RwLock::new(Graph::default()),
             lookups: RwLock::new(Lookups::default()),
             unsynced: AtomicUsize::new(WATCHED.len()),
             clock,
+            metrics,
         }
     }
 
@@ -199,6 +204,14 @@ impl GraphState {
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         change(&mut graph);
+        self.metrics.graph_size(graph.len());
+    }
+
+    /// One watch has delivered its first complete list (or was left out).
+    fn watch_synced(&self) {
+        if self.unsynced.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.metrics.graph_synced();
+        }
     }
 
     fn bootstrap_of(&self, seed: &str) -> Bootstrap {
@@ -403,7 +416,7 @@ async fn watch(client: kube::Client, watched: Watched, state: Arc<GraphState>) {
             group = watched.group,
             "the garden does not serve this kind; the seed authorizer leaves it out of its graph"
         );
-        state.unsynced.fetch_sub(1, Ordering::AcqRel);
+        state.watch_synced();
         return;
     }
     let mut first_list = true;
@@ -442,7 +455,7 @@ async fn watch(client: kube::Client, watched: Watched, state: Arc<GraphState>) {
                 }
                 known = std::mem::take(&mut listing);
                 if std::mem::take(&mut first_list) {
-                    state.unsynced.fetch_sub(1, Ordering::AcqRel);
+                    state.watch_synced();
                 }
             }
         }

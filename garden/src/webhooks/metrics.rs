@@ -6,6 +6,8 @@
 //! | `seedlet_seed_authorizer_requests_total{decision}` | counter | SubjectAccessReviews answered: `allow`, `no_opinion`, `error` (an `evaluationError`), `unavailable` (503 before the graph is synced) |
 //! | `seedlet_seed_authorizer_request_duration_seconds` | histogram | time to decide a review |
 //! | `seedlet_seed_restriction_requests_total{operation,resource,decision}` | counter | AdmissionReviews of seed users: `allowed` or `denied` |
+//! | `seedlet_seed_authorizer_synced` | gauge | 1 once every watch of the graph has listed (before that the authorizer answers 503) |
+//! | `seedlet_seed_authorizer_graph_vertices` | gauge | vertices of the resource-dependency graph (its size follows the garden's objects) |
 //!
 //! A rising `unavailable` count means seeds are refused while the graph syncs; `denied` counts
 //! what SeedRestriction turned away (each denial is also a debug log line).
@@ -15,6 +17,7 @@ use std::time::Duration;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::{Registry, Unit};
 
@@ -76,6 +79,8 @@ pub struct WebhookMetrics {
     authorizer: Family<DecisionLabels, Counter>,
     authorizer_duration: Histogram,
     restriction: Family<AdmissionLabels, Counter>,
+    synced: Gauge,
+    graph_vertices: Gauge,
 }
 
 impl WebhookMetrics {
@@ -101,10 +106,24 @@ impl WebhookMetrics {
             "AdmissionReviews of seed users answered by SeedRestriction, by operation, resource and decision",
             restriction.clone(),
         );
+        let synced = Gauge::default();
+        registry.register(
+            "seed_authorizer_synced",
+            "1 once every watch of the seed authorizer's graph has listed",
+            synced.clone(),
+        );
+        let graph_vertices = Gauge::default();
+        registry.register(
+            "seed_authorizer_graph_vertices",
+            "Vertices of the seed authorizer's resource-dependency graph",
+            graph_vertices.clone(),
+        );
         Self {
             authorizer,
             authorizer_duration,
             restriction,
+            synced,
+            graph_vertices,
         }
     }
 
@@ -116,6 +135,17 @@ impl WebhookMetrics {
             })
             .inc();
         self.authorizer_duration.observe(took.as_secs_f64());
+    }
+
+    /// Records that every watch of the graph has listed.
+    pub fn graph_synced(&self) {
+        self.synced.set(1);
+    }
+
+    /// Records the graph's size after a change.
+    pub fn graph_size(&self, vertices: usize) {
+        self.graph_vertices
+            .set(i64::try_from(vertices).unwrap_or(i64::MAX));
     }
 
     /// Counts one SeedRestriction answer for a seed user. Operations and resources outside the
@@ -157,12 +187,16 @@ mod tests {
         metrics.admitted("CREATE", "leases", false);
         metrics.admitted("CONNECT", "pods/exec", true);
         metrics.authorized(Decision::Unavailable, Duration::from_millis(1));
+        metrics.graph_size(42);
+        metrics.graph_synced();
         let text = exposition(&registry);
         for line in [
             "seedlet_seed_restriction_requests_total{operation=\"CREATE\",resource=\"leases\",decision=\"denied\"} 2",
             "seedlet_seed_restriction_requests_total{operation=\"other\",resource=\"other\",decision=\"allowed\"} 1",
             "seedlet_seed_authorizer_requests_total{decision=\"unavailable\"} 1",
             "seedlet_seed_authorizer_request_duration_seconds_count 1",
+            "seedlet_seed_authorizer_graph_vertices 42",
+            "seedlet_seed_authorizer_synced 1",
         ] {
             assert!(
                 text.lines().any(|l| l == line),

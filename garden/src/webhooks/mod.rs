@@ -53,7 +53,7 @@ pub async fn start(
     } else {
         config.server.port
     };
-    let graph = Arc::new(informers::GraphState::new(clock));
+    let graph = Arc::new(informers::GraphState::new(clock, metrics.clone()));
     let webhooks = Arc::new(server::Webhooks {
         graph: graph.clone(),
         selectors: selectors::SelectorProbe::new(client.clone()),
