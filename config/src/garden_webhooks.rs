@@ -20,6 +20,9 @@ pub struct GardenWebhooks {
     pub server: Server,
     /// The serving certificate.
     pub tls: WebhookTls,
+    /// Serve `GET /debug/resource-dependency-graph` (unauthenticated, off by default), as
+    /// gardener-admission-controller's `server.enableDebugHandlers`.
+    pub enable_debug_handlers: bool,
 }
 
 /// The webhook server's certificate.

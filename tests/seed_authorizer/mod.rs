@@ -8,6 +8,8 @@
 
 use std::time::Duration;
 
+use rustls::pki_types::pem::PemObject;
+
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
@@ -28,6 +30,8 @@ struct Env {
     shutdown: CancellationToken,
     /// The garden controller's `/metrics` address.
     metrics: std::net::SocketAddr,
+    /// The webhooks' HTTPS address.
+    webhook: std::net::SocketAddr,
     _dir: tempfile::TempDir,
 }
 
@@ -68,7 +72,7 @@ async fn start() -> Env {
     std::fs::write(dir.path().join("tls.crt"), chain).expect("tls.crt");
     std::fs::write(dir.path().join("tls.key"), key).expect("tls.key");
     let config = format!(
-        "{}webhooks:\n  server:\n    bindAddress: 127.0.0.1\n    freePort: true\n  tls:\n    serverCertDir: {}\n",
+        "{}webhooks:\n  server:\n    bindAddress: 127.0.0.1\n    freePort: true\n  tls:\n    serverCertDir: {}\n  enableDebugHandlers: true\n",
         common::GARDEN_CONFIG,
         dir.path().display()
     );
@@ -146,6 +150,7 @@ async fn start() -> Env {
         garden,
         shutdown,
         metrics: running.metrics_address,
+        webhook,
         _dir: dir,
     }
 }
@@ -372,6 +377,52 @@ async fn seeds_reach_only_their_own_objects() {
         count(
             "seedlet_seed_restriction_requests_total{operation=\"CREATE\",resource=\"leases\",decision=\"denied\"}"
         ) >= 1.0
+    );
+
+    // The debug page lists what a seed may reach through the graph.
+    let roots = {
+        let mut roots = rustls::RootCertStore::empty();
+        let ca =
+            rustls::pki_types::CertificateDer::from_pem_slice(env.garden.ca_cert_pem().as_bytes())
+                .expect("sandbox CA");
+        roots.add(ca).expect("root");
+        roots
+    };
+    let tls = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("TLS versions")
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let https = reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
+        .build()
+        .expect("client");
+    let page = https
+        .get(format!(
+            "https://{}/debug/resource-dependency-graph?seed=a",
+            env.webhook
+        ))
+        .send()
+        .await
+        .expect("debug page")
+        .text()
+        .await
+        .expect("page text");
+    for line in [
+        "Seed a",
+        "Lease gardener-system-seed-lease/a",
+        "ShootState garden-dev/shoot-a",
+    ] {
+        assert!(
+            page.lines().any(|l| l == line),
+            "{line} missing in:\n{page}"
+        );
+    }
+    assert!(
+        !page.contains("shoot-b"),
+        "b's objects are not a's:\n{page}"
     );
 
     // A shoot moving from a to b moves its access.

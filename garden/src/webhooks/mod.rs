@@ -61,6 +61,7 @@ pub async fn start(
             client: client.clone(),
         },
         metrics,
+        debug_handlers: config.enable_debug_handlers,
     });
     let (address, serving) = server::bind(
         SocketAddr::new(ip, port),

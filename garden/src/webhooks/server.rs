@@ -1,7 +1,8 @@
 //! The webhooks' HTTPS server: TLS with the configured serving certificate (kept current by
-//! [`super::certificate`]; no client authentication, as gardener-admission-controller), HTTP/1.1 and HTTP/2, and the routes
-//! `POST /webhooks/auth/seed` (SubjectAccessReview) and, when enabled,
-//! `POST /webhooks/admission/seedrestriction` (AdmissionReview).
+//! [`super::certificate`]; no client authentication, as gardener-admission-controller), HTTP/1.1
+//! and HTTP/2, and the routes `POST /webhooks/auth/seed` (SubjectAccessReview),
+//! `POST /webhooks/admission/seedrestriction` (AdmissionReview) and, with
+//! `webhooks.enableDebugHandlers`, `GET /debug/resource-dependency-graph`.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -28,6 +29,8 @@ use super::selectors::SelectorProbe;
 pub const AUTHORIZER_PATH: &str = "/webhooks/auth/seed";
 /// Path of the SeedRestriction admission webhook.
 pub const RESTRICTION_PATH: &str = "/webhooks/admission/seedrestriction";
+/// Path of the graph's debug page.
+pub const GRAPH_PATH: &str = "/debug/resource-dependency-graph";
 
 /// Why the webhook server cannot start.
 #[derive(Debug, thiserror::Error)]
@@ -61,14 +64,49 @@ pub struct Webhooks {
     pub lookup: super::restriction::KubeLookup,
     /// The webhooks' series in the process's `/metrics`.
     pub metrics: super::metrics::WebhookMetrics,
+    /// Whether the graph's debug page is served.
+    pub debug_handlers: bool,
 }
 
 /// The routes.
 pub fn router(webhooks: Arc<Webhooks>) -> Router {
-    Router::new()
+    let router = Router::new()
         .route(AUTHORIZER_PATH, post(authorize))
-        .route(RESTRICTION_PATH, post(restrict))
-        .with_state(webhooks)
+        .route(RESTRICTION_PATH, post(restrict));
+    let router = if webhooks.debug_handlers {
+        router.route(GRAPH_PATH, axum::routing::get(graph_page))
+    } else {
+        router
+    };
+    router.with_state(webhooks)
+}
+
+/// `GET /debug/resource-dependency-graph` (only with `webhooks.enableDebugHandlers`): the graph
+/// as text, every edge `from -> to`; with `?seed=<name>`, what that seed may reach through it.
+async fn graph_page(
+    State(webhooks): State<Arc<Webhooks>>,
+    axum::extract::Query(query): axum::extract::Query<std::collections::HashMap<String, String>>,
+) -> Response {
+    let text = webhooks.graph.read(|graph| match query.get("seed") {
+        Some(seed) => {
+            let seed_vertex = super::graph::Vertex::cluster(super::graph::Kind::Seed, seed);
+            let reaching = graph.reaching(&seed_vertex);
+            let mut text = format!("{} vertices reach Seed {seed}\n", reaching.len());
+            for vertex in reaching {
+                text.push_str(&format!("{vertex}\n"));
+            }
+            text
+        }
+        None => {
+            let edges = graph.edges();
+            let mut text = format!("{} vertices, {} edges\n", graph.len(), edges.len());
+            for (from, to) in edges {
+                text.push_str(&format!("{from} -> {to}\n"));
+            }
+            text
+        }
+    });
+    ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response()
 }
 
 /// Binds `address`; returns the bound address and the serving future (until `stop`).

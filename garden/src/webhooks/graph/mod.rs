@@ -67,6 +67,17 @@ impl Vertex {
     }
 }
 
+impl std::fmt::Display for Vertex {
+    /// `Kind namespace/name`, or `Kind name` when cluster-scoped.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.namespace.is_empty() {
+            write!(f, "{:?} {}", self.kind, self.name)
+        } else {
+            write!(f, "{:?} {}/{}", self.kind, self.namespace, self.name)
+        }
+    }
+}
+
 /// What one handler run owns and adds: the edges from `incoming` kinds into `vertex` and from
 /// `vertex` to `outgoing` kinds are replaced by `edges`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -124,6 +135,37 @@ impl Graph {
             }
         }
         false
+    }
+
+    /// Every vertex from which a path leads to `to` (`to` included), sorted; empty when `to`
+    /// does not exist. For a Seed vertex: everything that seed may reach through the graph.
+    pub fn reaching(&self, to: &Vertex) -> Vec<&Vertex> {
+        let Some((to, _)) = self.inc.get_key_value(to) else {
+            return Vec::new();
+        };
+        let mut seen: HashSet<&Vertex> = HashSet::from([to]);
+        let mut stack = vec![to];
+        while let Some(vertex) = stack.pop() {
+            for from in self.inc.get(vertex).into_iter().flatten() {
+                if seen.insert(from) {
+                    stack.push(from);
+                }
+            }
+        }
+        let mut reaching: Vec<&Vertex> = seen.into_iter().collect();
+        reaching.sort();
+        reaching
+    }
+
+    /// Every edge `(from, to)`, sorted.
+    pub fn edges(&self) -> Vec<(&Vertex, &Vertex)> {
+        let mut edges: Vec<(&Vertex, &Vertex)> = self
+            .out
+            .iter()
+            .flat_map(|(from, to)| to.iter().map(move |to| (from, to)))
+            .collect();
+        edges.sort();
+        edges
     }
 
     /// Adds `from → to`, creating the vertices on demand.
@@ -245,6 +287,31 @@ mod tests {
                 (v(Kind::SecretBinding, binding), v(Kind::Shoot, shoot)),
             ],
         }
+    }
+
+    #[test]
+    fn reaching_lists_what_a_seed_may_reach_and_edges_print_sorted() {
+        let mut graph = Graph::default();
+        graph.replace(shoot_update("s", "a", "b"));
+        graph.add_edge(v(Kind::Secret, "creds"), v(Kind::SecretBinding, "b"));
+        graph.add_edge(v(Kind::Secret, "other"), seed("b"));
+        let reaching: Vec<String> = graph
+            .reaching(&seed("a"))
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            reaching,
+            [
+                "Secret garden-dev/creds",
+                "SecretBinding garden-dev/b",
+                "Seed a",
+                "Shoot garden-dev/s",
+            ]
+        );
+        assert!(graph.reaching(&seed("missing")).is_empty());
+        assert_eq!(graph.edges().len(), 4);
+        assert_eq!(graph.edges()[0].0.to_string(), "Secret garden-dev/creds");
     }
 
     #[test]
