@@ -264,7 +264,7 @@ impl GraphState {
                     .write()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .seeds
-                    .insert(name.clone(), certificate_expiry(object));
+                    .insert(name.clone(), edges::certificate_expiry(object));
                 let managed = self
                     .lookups
                     .read()
@@ -460,11 +460,4 @@ async fn watch(client: kube::Client, watched: Watched, state: Arc<GraphState>) {
             }
         }
     }
-}
-
-/// `status.clientCertificateExpirationTimestamp` of a Seed.
-fn certificate_expiry(seed: &Value) -> Option<jiff::Timestamp> {
-    seed.pointer("/status/clientCertificateExpirationTimestamp")
-        .and_then(Value::as_str)
-        .and_then(|t| t.parse().ok())
 }

@@ -432,6 +432,29 @@ pub struct Bootstrap {
     pub certificate_expired: bool,
 }
 
+impl Bootstrap {
+    /// The state of an existing Seed (its JSON) at `now`.
+    pub fn of(seed: &Value, now: jiff::Timestamp) -> Self {
+        Self {
+            seed_exists: true,
+            certificate_expired: certificate_expiry(seed).is_some_and(|at| at < now),
+        }
+    }
+
+    /// Whether an existing Seed may bootstrap again: its client certificate expired, or `owner`
+    /// (its ManagedSeed or Gardenlet) asks for `gardener.cloud/operation=renew-kubeconfig`.
+    pub fn renewable(self, owner: &Value) -> bool {
+        self.certificate_expired
+            || text(owner, "/metadata/annotations/gardener.cloud~1operation")
+                == Some("renew-kubeconfig")
+    }
+}
+
+/// `status.clientCertificateExpirationTimestamp` of a Seed.
+pub fn certificate_expiry(seed: &Value) -> Option<jiff::Timestamp> {
+    text(seed, "/status/clientCertificateExpirationTimestamp").and_then(|t| t.parse().ok())
+}
+
 /// A ManagedSeed: `Seed:<ms>` → MS → its Shoot, MS → `Seed:<ms>`, the template's backup
 /// credentials, and the bootstrap token, ServiceAccount and binding while it may bootstrap.
 pub fn managed_seed(object: &Value, bootstrap: Bootstrap) -> Update {
@@ -448,10 +471,7 @@ pub fn managed_seed(object: &Value, bootstrap: Bootstrap) -> Update {
         credentials(&template["spec"]["backup"]["credentialsRef"], GARDEN)
             .map(|c| (c, vertex.clone())),
     );
-    let annotated =
-        text(object, "/metadata/annotations/gardener.cloud~1operation") == Some("renew-kubeconfig");
-    let may_bootstrap = !bootstrap.seed_exists || bootstrap.certificate_expired || annotated;
-    if may_bootstrap {
+    if !bootstrap.seed_exists || bootstrap.renewable(object) {
         match text(object, "/spec/gardenlet/bootstrap") {
             Some("BootstrapToken") => edges.push((
                 Vertex::new(
@@ -513,9 +533,7 @@ pub fn gardenlet(object: &Value, bootstrap: Bootstrap) -> Option<Update> {
         edges
             .extend(text(oci, pointer).map(|s| (Vertex::new(Kind::Secret, ns, s), vertex.clone())));
     }
-    let annotated =
-        text(object, "/metadata/annotations/gardener.cloud~1operation") == Some("renew-kubeconfig");
-    if bootstrap.seed_exists && (bootstrap.certificate_expired || annotated) {
+    if bootstrap.seed_exists && bootstrap.renewable(object) {
         edges.push((
             Vertex::new(
                 Kind::Secret,

@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use super::{Failure, Lookup, Outcome, internal, matches, mismatch, required, text};
+use crate::webhooks::graph::edges::Bootstrap;
 
 /// Rule (5): the backup credentials a ManagedSeed's seed template names, when the ManagedSeed's
 /// Shoot runs on `seed` (the parent creates them for its child).
@@ -156,14 +157,16 @@ pub(super) async fn managed_seed_bootstrap<L: Lookup>(
     else {
         return Ok(Outcome::Allow(None));
     };
-    Ok(if may_rebootstrap(&child, &managed) {
-        Outcome::Allow(None)
-    } else {
-        Outcome::Deny(
-            400,
-            format!("managed seed {namespace}/{name} is already bootstrapped"),
-        )
-    })
+    Ok(
+        if Bootstrap::of(&child, jiff::Timestamp::now()).renewable(&managed) {
+            Outcome::Allow(None)
+        } else {
+            Outcome::Deny(
+                400,
+                format!("managed seed {namespace}/{name} is already bootstrapped"),
+            )
+        },
+    )
 }
 
 /// *Gardenlet-bootstrap*: the Gardenlet `garden/<seed>` may (re-)bootstrap its own seed while
@@ -190,25 +193,16 @@ async fn gardenlet_bootstrap<L: Lookup>(
     )
     .await?;
     let own = required(lookup, "core.gardener.cloud", "seeds", "", name, 403).await?;
-    Ok(if may_rebootstrap(&own, &gardenlet) {
-        Outcome::Allow(None)
-    } else {
-        Outcome::Deny(
-            400,
-            format!("gardenlet {namespace}/{name} is already bootstrapped"),
-        )
-    })
-}
-
-/// A bootstrapped seed may bootstrap again when its client certificate has expired or its
-/// ManagedSeed/Gardenlet carries `gardener.cloud/operation=renew-kubeconfig`.
-fn may_rebootstrap(seed: &Value, owner: &Value) -> bool {
-    let expired = text(seed, "/status/clientCertificateExpirationTimestamp")
-        .and_then(|t| t.parse::<jiff::Timestamp>().ok())
-        .is_some_and(|at| at < jiff::Timestamp::now());
-    let renew =
-        text(owner, "/metadata/annotations/gardener.cloud~1operation") == Some("renew-kubeconfig");
-    expired || renew
+    Ok(
+        if Bootstrap::of(&own, jiff::Timestamp::now()).renewable(&gardenlet) {
+            Outcome::Allow(None)
+        } else {
+            Outcome::Deny(
+                400,
+                format!("gardenlet {namespace}/{name} is already bootstrapped"),
+            )
+        },
+    )
 }
 
 /// Another seed's Seed: only a parent deleting the Seed of a managed seed being deleted.
