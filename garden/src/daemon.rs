@@ -145,11 +145,11 @@ impl Garden {
     /// [`Error::Servers`].
     pub async fn start(self, shutdown: CancellationToken) -> Result<RunningGarden, Error> {
         let mut metrics = Metrics::builder("garden");
-        let webhook_metrics = self
-            .config
-            .webhooks
-            .is_some()
-            .then(|| crate::webhooks::metrics::WebhookMetrics::register(metrics.registry()));
+        // The webhooks' series only where the webhooks run.
+        let webhooks = self.config.webhooks.as_ref().map(|config| {
+            let series = crate::webhooks::metrics::WebhookMetrics::register(metrics.registry());
+            (config, series)
+        });
         let metrics = Arc::new(metrics.build());
         // The garden controller has no heartbeat; its health manager is never started and so
         // stays healthy.
@@ -171,8 +171,8 @@ impl Garden {
         .map_err(Error::Servers)?;
         let health_address = servers.health_address;
         let metrics_address = servers.metrics_address;
-        let webhook_address = match (&self.config.webhooks, webhook_metrics) {
-            (Some(webhooks), Some(webhook_metrics)) => Some(
+        let webhook_address = match webhooks {
+            Some((webhooks, webhook_metrics)) => Some(
                 crate::webhooks::start(
                     self.client.clone(),
                     webhooks,
@@ -186,7 +186,7 @@ impl Garden {
                     Error::Webhooks(error)
                 })?,
             ),
-            _ => None,
+            None => None,
         };
         let task =
             tokio::spawn(self.run(metrics.clone(), readiness, servers, server_stop, shutdown));

@@ -12,6 +12,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
+use seedlet_runtime::repeated::{Failure, RepeatedFailures};
 use tokio_util::sync::CancellationToken;
 
 use super::server::ServerError;
@@ -80,7 +81,7 @@ impl ServingCertificate {
     /// Refreshes every `every` until `stop`, logging a replacement at INFO and an unusable pair
     /// once per distinct problem.
     pub async fn keep_current(self: Arc<Self>, every: Duration, stop: CancellationToken) {
-        let mut reported: Option<String> = None;
+        let mut failures = RepeatedFailures::new();
         loop {
             tokio::select! {
                 () = tokio::time::sleep(every) => {}
@@ -91,13 +92,17 @@ impl ServingCertificate {
                     if replaced {
                         tracing::info!(dir = %self.dir.display(), "webhook serving certificate reloaded");
                     }
-                    reported = None;
+                    failures.succeeded();
                 }
                 Err(error) => {
                     let message = error.to_string();
-                    if reported.as_deref() != Some(message.as_str()) {
-                        tracing::warn!(error = %message, "webhook serving certificate not reloaded, the previous one stays in use");
-                        reported = Some(message);
+                    match failures.failed(&message) {
+                        Failure::New => {
+                            tracing::warn!(error = %message, "webhook serving certificate not reloaded, the previous one stays in use")
+                        }
+                        Failure::Repeated => {
+                            tracing::debug!(error = %message, "webhook serving certificate still not reloadable")
+                        }
                     }
                 }
             }
