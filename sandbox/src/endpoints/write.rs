@@ -55,20 +55,25 @@ pub fn update(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     Ok(json_response(200, &present(call, &stored)))
 }
 
-/// DELETE of one object.
-pub fn delete(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
+/// The DeleteOptions of a DELETE: its body (if any), `propagationPolicy` and `dryRun`.
+fn delete_options(call: &Call<'_>) -> Result<DeleteOptions, ApiError> {
     let body: Option<Value> = if call.body.is_empty() {
         None
     } else {
         Some(call.json_body().map_err(delete_options_error)?)
     };
-    let options = DeleteOptions {
+    Ok(DeleteOptions {
         dry_run: call.dry_run,
         ..DeleteOptions::parse(
             body.as_ref(),
             call.query.get("propagationPolicy").map(String::as_str),
         )
-    };
+    })
+}
+
+/// DELETE of one object.
+pub fn delete(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
+    let options = delete_options(call)?;
     let outcome = {
         let mut state = call.api.store.lock();
         generic::delete(
@@ -90,18 +95,7 @@ pub fn delete(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
 /// DELETE of a collection: every matching object is deleted; the answer lists them.
 pub fn delete_collection(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     let selectors = Selectors::parse(call)?;
-    let body: Option<Value> = if call.body.is_empty() {
-        None
-    } else {
-        Some(call.json_body().map_err(delete_options_error)?)
-    };
-    let options = DeleteOptions {
-        dry_run: call.dry_run,
-        ..DeleteOptions::parse(
-            body.as_ref(),
-            call.query.get("propagationPolicy").map(String::as_str),
-        )
-    };
+    let options = delete_options(call)?;
     let namespace = (!call.path.namespace.is_empty()).then_some(call.path.namespace.as_str());
     let (items, rv) = {
         let mut state = call.api.store.lock();
