@@ -34,6 +34,7 @@ mod landscape;
 mod managedresource;
 mod managedseedset;
 mod network_policy;
+mod real_cluster;
 mod scale;
 mod seed_authorizer;
 mod seed_care;

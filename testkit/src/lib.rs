@@ -4,6 +4,8 @@
 //! ([`start_agent_with`], [`start_agent_from`], [`start_garden`]), and polling and condition
 //! helpers ([`wait_for`], [`wait_condition_of`]). Every listener binds `127.0.0.1:0`.
 
+pub mod realkube;
+
 use std::time::Duration;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;

@@ -1,0 +1,549 @@
+//! The real-cluster suite's steps and probes: what each scenario creates, waits for and asserts,
+//! each returning how long it took where the README reports the number.
+
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{Namespace, Secret};
+use kube::Api;
+use kube::api::{
+    ApiResource, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams, PostParams,
+};
+use seedlet_api::core::{ControllerInstallation, Seed, Shoot, ShootState};
+use serde_json::{Value, json};
+
+use super::daemons::{Daemon, repeated};
+use super::landscape::{
+    BOOTSTRAP_SECRET, CONVERGE, Garden, KUBECONFIG_SECRET, NAMESPACE, SeedCluster,
+    client_from_yaml, token_id,
+};
+
+/// The extension chart the installation step registers (a ConfigMap with the greeting, a
+/// Deployment with `replicaCount` replicas and an extra ConfigMap).
+const CHART: &[u8] = include_bytes!("../fixtures/charts/ext-small-v1.tgz");
+const PROJECT_NAMESPACE: &str = "garden-dev";
+
+/// Creates `value` as a `K`.
+pub async fn create<K>(api: Api<K>, value: Value) -> K
+where
+    K: kube::Resource + Clone + std::fmt::Debug + serde::Serialize + serde::de::DeserializeOwned,
+{
+    let object: K = serde_json::from_value(value).expect("object");
+    api.create(&PostParams::default(), &object)
+        .await
+        .unwrap_or_else(|error| panic!("create {:?}: {error}", object.meta().name))
+}
+
+/// Waits up to `timeout` for `check`; on timeout fails with the end of the daemons' logs.
+pub async fn wait<F, Fut>(
+    what: &str,
+    timeout: Duration,
+    daemons: &[&Daemon],
+    mut check: F,
+) -> Duration
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let started = Instant::now();
+    while !check().await {
+        if started.elapsed() > timeout {
+            let logs: Vec<String> = daemons
+                .iter()
+                .map(|d| {
+                    format!(
+                        "--- {} log ({}) ---\n{}",
+                        d.role,
+                        d.log.display(),
+                        d.log_tail(40)
+                    )
+                })
+                .collect();
+            panic!(
+                "timed out after {timeout:?} waiting for {what}\n{}",
+                logs.join("\n")
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    started.elapsed()
+}
+
+/// Whether Seed `seed` has `GardenletReady=True`.
+pub async fn gardenlet_ready(garden: &kube::Client, seed: &str) -> bool {
+    let Ok(Some(seed)) = Api::<Seed>::all(garden.clone()).get_opt(seed).await else {
+        return false;
+    };
+    seedlet_api::conditions::find(seed.conditions(), "GardenletReady")
+        .is_some_and(|c| c.status.to_string() == "True")
+}
+
+/// Whether seed `seed`'s Lease was renewed after `since`.
+pub async fn renewed_after(garden: &kube::Client, seed: &str, since: jiff::Timestamp) -> bool {
+    Api::<Lease>::namespaced(garden.clone(), "gardener-system-seed-lease")
+        .get_opt(seed)
+        .await
+        .ok()
+        .flatten()
+        .and_then(|lease| lease.spec?.renew_time)
+        .is_some_and(|time| time.0 > since)
+}
+
+/// The number of CSRs in the garden.
+pub async fn csr_count(garden: &kube::Client) -> usize {
+    Api::<CertificateSigningRequest>::all(garden.clone())
+        .list(&ListParams::default())
+        .await
+        .expect("CSRs listed")
+        .items
+        .len()
+}
+
+/// The certificate kubeconfig the agent stored in its seed (YAML), if any.
+pub async fn stored_kubeconfig(seed: &kube::Client) -> Option<String> {
+    let secret = Api::<Secret>::namespaced(seed.clone(), NAMESPACE)
+        .get_opt(KUBECONFIG_SECRET)
+        .await
+        .ok()??;
+    let bytes = secret.data?.get("kubeconfig")?.0.clone();
+    String::from_utf8(bytes).ok()
+}
+
+/// The client certificate in the stored kubeconfig (base64 PEM as stored).
+pub async fn stored_certificate(seed: &kube::Client) -> Option<String> {
+    let yaml = stored_kubeconfig(seed).await?;
+    let kubeconfig: kube::config::Kubeconfig = serde_yaml::from_str(&yaml).ok()?;
+    kubeconfig
+        .auth_infos
+        .first()?
+        .auth_info
+        .as_ref()?
+        .client_certificate_data
+        .clone()
+}
+
+/// After bootstrap: the certificate kubeconfig is stored, the seed's bootstrap Secret and the
+/// garden's bootstrap token are deleted.
+pub async fn bootstrap_consumed(garden: &kube::Client, seed: &SeedCluster) {
+    let secrets: Api<Secret> = Api::namespaced(seed.admin.clone(), NAMESPACE);
+    let tokens: Api<Secret> = Api::namespaced(garden.clone(), "kube-system");
+    let token = format!("bootstrap-token-{}", token_id(&seed.name));
+    wait(
+        "bootstrap credentials consumed",
+        CONVERGE,
+        &[&seed.agent],
+        || async {
+            stored_certificate(&seed.admin).await.is_some()
+                && secrets
+                    .get_opt(BOOTSTRAP_SECRET)
+                    .await
+                    .ok()
+                    .flatten()
+                    .is_none()
+                && tokens.get_opt(&token).await.ok().flatten().is_none()
+        },
+    )
+    .await;
+}
+
+/// Whether `result` is a 403.
+pub fn forbidden<T: std::fmt::Debug>(result: Result<T, kube::Error>) -> bool {
+    matches!(result, Err(kube::Error::Api(status)) if status.code == 403)
+}
+
+/// Each seed's certificate reaches its own Lease, backup Secret and installations, and gets 403
+/// for the other seed's.
+pub async fn seeds_reach_only_their_own(garden: &Garden, a: &SeedCluster, b: &SeedCluster) {
+    for (own, other) in [(a, b), (b, a)] {
+        let yaml = stored_kubeconfig(&own.admin)
+            .await
+            .expect("stored kubeconfig");
+        let client = client_from_yaml(&yaml).await;
+        let leases: Api<Lease> = Api::namespaced(client.clone(), "gardener-system-seed-lease");
+        leases.get(&own.name).await.expect("own Lease readable");
+        assert!(
+            forbidden(leases.get(&other.name).await),
+            "{}: other Lease",
+            own.name
+        );
+        let secrets: Api<Secret> = Api::namespaced(client.clone(), NAMESPACE);
+        secrets
+            .get(&format!("backup-{}", own.name))
+            .await
+            .unwrap_or_else(|e| panic!("{}: own backup Secret readable: {e}", own.name));
+        assert!(
+            forbidden(secrets.get(&format!("backup-{}", other.name)).await),
+            "{}: other backup Secret",
+            own.name
+        );
+        let other_namespace: Api<Secret> =
+            Api::namespaced(client.clone(), &format!("seed-{}", other.name));
+        assert!(
+            forbidden(other_namespace.list(&ListParams::default()).await),
+            "{}: Secrets of seed-{}",
+            own.name,
+            other.name
+        );
+        let installations: Api<ControllerInstallation> = Api::all(client.clone());
+        installations
+            .list(&ListParams::default().fields(&format!("spec.seedRef.name={}", own.name)))
+            .await
+            .expect("own installations listable");
+        assert!(
+            forbidden(
+                installations
+                    .list(
+                        &ListParams::default().fields(&format!("spec.seedRef.name={}", other.name))
+                    )
+                    .await
+            ),
+            "{}: other installations",
+            own.name
+        );
+    }
+    let _ = &garden.admin;
+}
+
+fn dynamic(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
+    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural)
+}
+
+/// The garden BackupBucket of `seed` appears and the agent writes the extension BackupBucket
+/// into the seed with the credentials copied next to it.
+pub async fn backup_bucket_reaches_the_seed(garden: &kube::Client, seed: &SeedCluster) {
+    let garden_buckets: Api<DynamicObject> = Api::all_with(
+        garden.clone(),
+        &dynamic(
+            "core.gardener.cloud",
+            "v1beta1",
+            "BackupBucket",
+            "backupbuckets",
+        ),
+    );
+    let seed_buckets: Api<DynamicObject> = Api::all_with(
+        seed.admin.clone(),
+        &dynamic(
+            "extensions.gardener.cloud",
+            "v1alpha1",
+            "BackupBucket",
+            "backupbuckets",
+        ),
+    );
+    let seed_secrets: Api<Secret> = Api::namespaced(seed.admin.clone(), NAMESPACE);
+    let what = format!(
+        "{}'s BackupBucket in the seed with its credentials",
+        seed.name
+    );
+    wait(&what, CONVERGE, &[&seed.agent], || async {
+        let Ok(list) = garden_buckets.list(&ListParams::default()).await else {
+            return false;
+        };
+        let Some(bucket) = list
+            .items
+            .iter()
+            .find(|b| b.data["spec"]["seedName"] == seed.name.as_str())
+        else {
+            return false;
+        };
+        let name = bucket.metadata.name.clone().unwrap_or_default();
+        let Ok(Some(extension)) = seed_buckets.get_opt(&name).await else {
+            return false;
+        };
+        let secret = extension.data["spec"]["secretRef"]["name"]
+            .as_str()
+            .unwrap_or_default();
+        !secret.is_empty() && seed_secrets.get_opt(secret).await.ok().flatten().is_some()
+    })
+    .await;
+}
+
+/// Registers the extension chart as a v1 `helm.rawChart` and as a v1beta1 `providerConfig`
+/// ControllerDeployment (policy Always); waits until seed `seed`'s installation of each is
+/// Installed and Healthy with the chart's objects in the seed. Returns how long that took.
+pub async fn extensions_install(garden: &kube::Client, seed: &SeedCluster) -> Duration {
+    let chart = base64::engine::general_purpose::STANDARD.encode(CHART);
+    let values = json!({"replicaCount": 0, "greeting": "real"});
+    let objects = [
+        json!({"apiVersion": "core.gardener.cloud/v1", "kind": "ControllerDeployment",
+            "metadata": {"name": "ext-v1"}, "helm": {"rawChart": chart, "values": values}}),
+        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "ControllerDeployment",
+            "metadata": {"name": "ext-v1beta1"}, "type": "helm",
+            "providerConfig": {"chart": chart, "values": values}}),
+        registration("ext-v1", "small-v1"),
+        registration("ext-v1beta1", "small-v1beta1"),
+    ];
+    let started = Instant::now();
+    crate::charts::apply_all(garden, &objects).await;
+    let installations: Api<ControllerInstallation> = Api::all(garden.clone());
+    for registration in ["ext-v1", "ext-v1beta1"] {
+        let what = format!(
+            "{}'s installation of {registration} Installed and Healthy",
+            seed.name
+        );
+        wait(&what, CONVERGE, &[&seed.agent], || async {
+            let Ok(list) = installations
+                .list(&ListParams::default().fields(&format!("spec.seedRef.name={}", seed.name)))
+                .await
+            else {
+                return false;
+            };
+            list.items.iter().any(|ci| {
+                ci.spec.registration_ref.name == registration
+                    && ["Installed", "Healthy"].iter().all(|t| {
+                        seedlet_api::conditions::find(ci.conditions(), t)
+                            .is_some_and(|c| c.status.to_string() == "True")
+                    })
+            })
+        })
+        .await;
+    }
+    started.elapsed()
+}
+
+fn registration(name: &str, type_: &str) -> Value {
+    json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "ControllerRegistration",
+        "metadata": {"name": name},
+        "spec": {"resources": [{"kind": "Extension", "type": type_}],
+                 "deployment": {"policy": "Always", "deploymentRefs": [{"name": name}]}}})
+}
+
+/// Project, CloudProfile and Shoot `real` on `seed`: the Cluster, the control-plane namespace and
+/// (once an extension reports state) the ShootState appear; deleting the Shoot removes the
+/// extension object, the namespace, the Cluster, the ShootState and the Shoot itself. Returns
+/// (creation → Cluster and namespace, deletion → everything gone).
+pub async fn shoot_lifecycle(garden: &kube::Client, seed: &SeedCluster) -> (Duration, Duration) {
+    let agent = [&seed.agent];
+    let objects = [
+        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Project",
+            "metadata": {"name": "dev"}, "spec": {"namespace": PROJECT_NAMESPACE}}),
+        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "CloudProfile",
+            "metadata": {"name": "local"},
+            "spec": {"type": "local", "kubernetes": {"versions": [{"version": "1.32.0"}]},
+                     "regions": [{"name": "local"}],
+                     "machineImages": [{"name": "local", "versions": [{"version": "1.0.0"}]}],
+                     "machineTypes": [{"name": "local", "cpu": "1", "gpu": "0", "memory": "1Gi", "usable": true}]}}),
+    ];
+    crate::charts::apply_all(garden, &objects).await;
+    let namespaces: Api<Namespace> = Api::all(garden.clone());
+    wait("the Project's namespace", CONVERGE, &agent, || async {
+        namespaces
+            .get_opt(PROJECT_NAMESPACE)
+            .await
+            .ok()
+            .flatten()
+            .is_some()
+    })
+    .await;
+    let started = Instant::now();
+    let shoots: Api<Shoot> = Api::namespaced(garden.clone(), PROJECT_NAMESPACE);
+    create::<Shoot>(
+        shoots.clone(),
+        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
+            "metadata": {"name": "real", "namespace": PROJECT_NAMESPACE},
+            "spec": {"cloudProfile": {"name": "local"}, "provider": {"type": "local"},
+                     "region": "local", "networking": {"type": "calico"},
+                     "kubernetes": {"version": "1.32.0"}, "seedName": seed.name}}),
+    )
+    .await;
+    let technical_id = "shoot--dev--real";
+    let clusters: Api<DynamicObject> = Api::all_with(
+        seed.admin.clone(),
+        &dynamic(
+            "extensions.gardener.cloud",
+            "v1alpha1",
+            "Cluster",
+            "clusters",
+        ),
+    );
+    let seed_namespaces: Api<Namespace> = Api::all(seed.admin.clone());
+    wait(
+        "the Shoot's Cluster and namespace",
+        CONVERGE,
+        &agent,
+        || async {
+            clusters
+                .get_opt(technical_id)
+                .await
+                .ok()
+                .flatten()
+                .is_some()
+                && seed_namespaces
+                    .get_opt(technical_id)
+                    .await
+                    .ok()
+                    .flatten()
+                    .is_some()
+        },
+    )
+    .await;
+    let created = started.elapsed();
+
+    // An extension reports state: the agent writes it into the garden's ShootState.
+    let extensions: Api<DynamicObject> = Api::namespaced_with(
+        seed.admin.clone(),
+        technical_id,
+        &dynamic(
+            "extensions.gardener.cloud",
+            "v1alpha1",
+            "Extension",
+            "extensions",
+        ),
+    );
+    extensions
+        .patch(
+            "small",
+            &PatchParams::apply("real-cluster-test"),
+            &Patch::Apply(
+                json!({"apiVersion": "extensions.gardener.cloud/v1alpha1", "kind": "Extension",
+                "metadata": {"name": "small", "namespace": technical_id},
+                "spec": {"type": "small-v1"}}),
+            ),
+        )
+        .await
+        .expect("extension created");
+    extensions
+        .patch_status(
+            "small",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"state": {"generation": 1}}})),
+        )
+        .await
+        .expect("extension state");
+    let states: Api<ShootState> = Api::namespaced(garden.clone(), PROJECT_NAMESPACE);
+    wait("the ShootState", CONVERGE, &agent, || async {
+        states.get_opt("real").await.ok().flatten().is_some()
+    })
+    .await;
+
+    let deleting = Instant::now();
+    shoots
+        .delete("real", &Default::default())
+        .await
+        .expect("shoot deleted");
+    wait(
+        "Shoot, Cluster, namespace, extension and ShootState gone",
+        CONVERGE,
+        &agent,
+        || async {
+            shoots.get_opt("real").await.ok().flatten().is_none()
+                && clusters
+                    .get_opt(technical_id)
+                    .await
+                    .ok()
+                    .flatten()
+                    .is_none()
+                && seed_namespaces
+                    .get_opt(technical_id)
+                    .await
+                    .ok()
+                    .flatten()
+                    .is_none()
+                && states.get_opt("real").await.ok().flatten().is_none()
+        },
+    )
+    .await;
+    (created, deleting.elapsed())
+}
+
+/// Asks for a new certificate with `gardener.cloud/operation=renew` on the stored kubeconfig
+/// Secret; returns how long until the new one was stored and the annotation removed.
+pub async fn renew(garden: &kube::Client, seed: &SeedCluster) -> Duration {
+    let before = stored_certificate(&seed.admin)
+        .await
+        .expect("a stored certificate");
+    let csrs = csr_count(garden).await;
+    let started = Instant::now();
+    let secrets: Api<Secret> = Api::namespaced(seed.admin.clone(), NAMESPACE);
+    secrets
+        .patch(
+            KUBECONFIG_SECRET,
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"metadata": {"annotations": {"gardener.cloud/operation": "renew"}}}),
+            ),
+        )
+        .await
+        .expect("renew requested");
+    let took = wait(
+        "the renewed certificate",
+        CONVERGE,
+        &[&seed.agent],
+        || async {
+            let Ok(Some(secret)) = secrets.get_opt(KUBECONFIG_SECRET).await else {
+                return false;
+            };
+            let pending = secret
+                .metadata
+                .annotations
+                .as_ref()
+                .is_some_and(|a| a.contains_key("gardener.cloud/operation"));
+            !pending
+                && stored_certificate(&seed.admin)
+                    .await
+                    .is_some_and(|c| c != before)
+        },
+    )
+    .await;
+    assert_eq!(csr_count(garden).await, csrs + 1, "one CSR for the renewal");
+    let _ = started;
+    took
+}
+
+/// SIGKILLs the agent and starts it again: the stored certificate is used (no new CSR) and the
+/// Lease is renewed. Returns the time from the restart to the renewal.
+pub async fn agent_killed(garden: &kube::Client, seed: &mut SeedCluster) -> Duration {
+    let csrs = csr_count(garden).await;
+    let certificate = stored_certificate(&seed.admin).await;
+    seed.agent.kill().await;
+    seed.agent.start();
+    let since = jiff::Timestamp::now();
+    let took = wait(
+        "the Lease after the agent's restart",
+        CONVERGE,
+        &[&seed.agent],
+        || renewed_after(garden, &seed.name, since),
+    )
+    .await;
+    assert!(seed.agent.alive(), "the restarted agent runs");
+    assert_eq!(
+        csr_count(garden).await,
+        csrs,
+        "no CSR after a restart with a stored certificate"
+    );
+    assert_eq!(
+        stored_certificate(&seed.admin).await,
+        certificate,
+        "certificate kept"
+    );
+    took
+}
+
+/// Lets the landscape run for `period` and fails when a WARN or ERROR line repeats in any log.
+pub async fn steady_state(garden: &Garden, seeds: &[&SeedCluster], period: Duration) {
+    let mut daemons: Vec<&Daemon> = vec![&garden.controller];
+    daemons.extend(seeds.iter().map(|seed| &seed.agent));
+    let positions: Vec<u64> = daemons.iter().map(|d| d.log_position()).collect();
+    tokio::time::sleep(period).await;
+    let mut failures = Vec::new();
+    for (daemon, position) in daemons.iter().zip(positions) {
+        let problems = daemon.problems_since(position);
+        for line in &problems {
+            println!(
+                "real-cluster: steady state: {} logged {line:?}",
+                daemon.role
+            );
+        }
+        for (line, count) in repeated(&problems) {
+            failures.push(format!("{} logged {count}× {line:?}", daemon.role));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "repeated WARN/ERROR lines in {period:?} of steady state:\n{}",
+        failures.join("\n")
+    );
+    println!("real-cluster: {period:?} steady state without a repeated WARN or ERROR line");
+}
