@@ -48,8 +48,37 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = bool>,
 {
+    wait_state(what, timeout, daemons, || {
+        let done = check();
+        async move {
+            if done.await {
+                Ok(())
+            } else {
+                Err(String::new())
+            }
+        }
+    })
+    .await
+}
+
+/// [`wait`] for a check that says what it saw when it is not satisfied yet; the last such
+/// state is in the failure message.
+pub async fn wait_state<F, Fut>(
+    what: &str,
+    timeout: Duration,
+    daemons: &[&Daemon],
+    mut check: F,
+) -> Duration
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<(), String>>,
+{
     let started = Instant::now();
-    while !check().await {
+    loop {
+        let state = match check().await {
+            Ok(()) => return started.elapsed(),
+            Err(state) => state,
+        };
         if started.elapsed() > timeout {
             let logs: Vec<String> = daemons
                 .iter()
@@ -63,13 +92,12 @@ where
                 })
                 .collect();
             panic!(
-                "timed out after {timeout:?} waiting for {what}\n{}",
+                "timed out after {timeout:?} waiting for {what}; last seen: {state}\n{}",
                 logs.join("\n")
             );
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    started.elapsed()
 }
 
 /// Whether Seed `seed` has `GardenletReady=True`.
@@ -260,54 +288,85 @@ pub async fn backup_bucket_reaches_the_seed(garden: &kube::Client, seed: &SeedCl
     .await;
 }
 
-/// Registers the extension chart as a v1 `helm.rawChart` and as a v1beta1 `providerConfig`
-/// ControllerDeployment (policy Always); waits until seed `seed`'s installation of each is
-/// Installed and Healthy with the chart's objects in the seed. Returns how long that took.
-pub async fn extensions_install(garden: &kube::Client, seed: &SeedCluster) -> Duration {
+/// Registers the extension chart as `provider-local` (a v1 `helm.rawChart` ControllerDeployment;
+/// OnDemand: the Seeds' provider and backup need it) and as `networking-calico` (a v1beta1
+/// `providerConfig` ControllerDeployment; policy Always); waits until seed `seed`'s installation
+/// of each is Installed and Healthy with the chart's objects in the seed. Returns how long that
+/// took.
+pub async fn extensions_install(garden: &Garden, seed: &SeedCluster) -> Duration {
+    let (controller, garden) = (&garden.controller, &garden.admin);
     let chart = base64::engine::general_purpose::STANDARD.encode(CHART);
     let values = json!({"replicaCount": 0, "greeting": "real"});
+    let provider_kinds = [
+        "BackupBucket",
+        "BackupEntry",
+        "Bastion",
+        "ControlPlane",
+        "DNSRecord",
+        "Infrastructure",
+        "OperatingSystemConfig",
+        "Worker",
+    ];
     let objects = [
         json!({"apiVersion": "core.gardener.cloud/v1", "kind": "ControllerDeployment",
-            "metadata": {"name": "ext-v1"}, "helm": {"rawChart": chart, "values": values}}),
+            "metadata": {"name": "provider-local"}, "helm": {"rawChart": chart, "values": values}}),
         json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "ControllerDeployment",
-            "metadata": {"name": "ext-v1beta1"}, "type": "helm",
+            "metadata": {"name": "networking-calico"}, "type": "helm",
             "providerConfig": {"chart": chart, "values": values}}),
-        registration("ext-v1", "small-v1"),
-        registration("ext-v1beta1", "small-v1beta1"),
+        registration(
+            "provider-local",
+            "OnDemand",
+            &provider_kinds.map(|kind| (kind, "local")),
+        ),
+        registration("networking-calico", "Always", &[("Network", "calico")]),
     ];
     let started = Instant::now();
     crate::charts::apply_all(garden, &objects).await;
     let installations: Api<ControllerInstallation> = Api::all(garden.clone());
-    for registration in ["ext-v1", "ext-v1beta1"] {
+    for registration in ["provider-local", "networking-calico"] {
         let what = format!(
             "{}'s installation of {registration} Installed and Healthy",
             seed.name
         );
-        wait(&what, CONVERGE, &[&seed.agent], || async {
-            let Ok(list) = installations
+        wait_state(&what, CONVERGE, &[&seed.agent, controller], || async {
+            let list = installations
                 .list(&ListParams::default().fields(&format!("spec.seedRef.name={}", seed.name)))
                 .await
-            else {
-                return false;
-            };
-            list.items.iter().any(|ci| {
-                ci.spec.registration_ref.name == registration
-                    && ["Installed", "Healthy"].iter().all(|t| {
-                        seedlet_api::conditions::find(ci.conditions(), t)
-                            .is_some_and(|c| c.status.to_string() == "True")
-                    })
-            })
+                .map_err(|error| error.to_string())?;
+            let ci = list
+                .items
+                .iter()
+                .find(|ci| ci.spec.registration_ref.name == registration)
+                .ok_or("no installation")?;
+            let conditions: Vec<String> = ci
+                .conditions()
+                .iter()
+                .map(|c| format!("{}={} {}: {}", c.type_, c.status, c.reason, c.message))
+                .collect();
+            let ready = ["Installed", "Healthy"].iter().all(|t| {
+                seedlet_api::conditions::find(ci.conditions(), t)
+                    .is_some_and(|c| c.status.to_string() == "True")
+            });
+            if ready {
+                Ok(())
+            } else {
+                Err(conditions.join("; "))
+            }
         })
         .await;
     }
     started.elapsed()
 }
 
-fn registration(name: &str, type_: &str) -> Value {
+fn registration(name: &str, policy: &str, resources: &[(&str, &str)]) -> Value {
+    let resources: Vec<Value> = resources
+        .iter()
+        .map(|(kind, type_)| json!({"kind": kind, "type": type_}))
+        .collect();
     json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "ControllerRegistration",
         "metadata": {"name": name},
-        "spec": {"resources": [{"kind": "Extension", "type": type_}],
-                 "deployment": {"policy": "Always", "deploymentRefs": [{"name": name}]}}})
+        "spec": {"resources": resources,
+                 "deployment": {"policy": policy, "deploymentRefs": [{"name": name}]}}})
 }
 
 /// Project, CloudProfile and Shoot `real` on `seed`: the Cluster, the control-plane namespace and
@@ -423,25 +482,49 @@ pub async fn shoot_lifecycle(garden: &kube::Client, seed: &SeedCluster) -> (Dura
         .delete("real", &Default::default())
         .await
         .expect("shoot deleted");
-    wait(
+    wait_state(
         "Shoot, Cluster, namespace, extension and ShootState gone",
         CONVERGE,
         &agent,
         || async {
-            shoots.get_opt("real").await.ok().flatten().is_none()
-                && clusters
-                    .get_opt(technical_id)
-                    .await
-                    .ok()
-                    .flatten()
-                    .is_none()
-                && seed_namespaces
-                    .get_opt(technical_id)
-                    .await
-                    .ok()
-                    .flatten()
-                    .is_none()
-                && states.get_opt("real").await.ok().flatten().is_none()
+            let left = [
+                (
+                    "Shoot",
+                    shoots.get_opt("real").await.ok().flatten().is_some(),
+                ),
+                (
+                    "Cluster",
+                    clusters
+                        .get_opt(technical_id)
+                        .await
+                        .ok()
+                        .flatten()
+                        .is_some(),
+                ),
+                (
+                    "namespace",
+                    seed_namespaces
+                        .get_opt(technical_id)
+                        .await
+                        .ok()
+                        .flatten()
+                        .is_some(),
+                ),
+                (
+                    "ShootState",
+                    states.get_opt("real").await.ok().flatten().is_some(),
+                ),
+            ];
+            let left: Vec<&str> = left
+                .iter()
+                .filter(|(_, there)| *there)
+                .map(|(what, _)| *what)
+                .collect();
+            if left.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("still there: {}", left.join(", ")))
+            }
         },
     )
     .await;

@@ -142,23 +142,18 @@ pub struct LogLine {
 impl LogLine {
     fn parse(line: &str) -> Option<LogLine> {
         let value: Value = serde_json::from_str(line).ok()?;
-        let field = |name: &str| {
-            value
-                .pointer(&format!("/fields/{name}"))
-                .or_else(|| value.get(name))
-                .and_then(Value::as_str)
+        let text = |names: &[&str]| {
+            names
+                .iter()
+                .find_map(|name| value.get(*name).and_then(Value::as_str))
                 .unwrap_or_default()
                 .to_owned()
         };
         Some(LogLine {
-            level: value.get("level")?.as_str()?.to_owned(),
-            message: field("message"),
-            target: value
-                .get("target")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-            error: field("error"),
+            level: value.get("level")?.as_str()?.to_ascii_uppercase(),
+            message: text(&["msg", "message"]),
+            target: text(&["logger", "target"]),
+            error: text(&["error"]),
         })
     }
 }

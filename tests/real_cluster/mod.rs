@@ -107,14 +107,8 @@ async fn a_real_garden_with_structured_authorization_runs_two_seeds_end_to_end()
     .await;
     checks::seeds_reach_only_their_own(&garden, &seed_a, &seed_b).await;
 
-    // Backups: a Seed's bucket with secretRef (seed-a) and credentialsRef (seed-b) reaches the
-    // seed's extension BackupBucket with the credentials copied.
-    for seed in [&seed_a, &seed_b] {
-        checks::backup_bucket_reaches_the_seed(&admin, seed).await;
-    }
-
     // Extensions: v1 rawChart and v1beta1 providerConfig → ManagedResource applied → conditions.
-    let took = checks::extensions_install(&admin, &seed_a).await;
+    let took = checks::extensions_install(&garden, &seed_a).await;
     println!(
         "real-cluster: extension registrations → both installations Installed+Healthy in {took:?}"
     );
@@ -124,6 +118,12 @@ async fn a_real_garden_with_structured_authorization_runs_two_seeds_end_to_end()
     println!(
         "real-cluster: Shoot → Cluster+namespace in {created:?}; deletion → Cluster, namespace, ShootState and Shoot gone in {deleted:?}"
     );
+
+    // Backups: a Seed's bucket with secretRef (seed-a) and credentialsRef (seed-b) reaches the
+    // seed's extension BackupBucket with the credentials copied.
+    for seed in [&seed_a, &seed_b] {
+        checks::backup_bucket_reaches_the_seed(&admin, seed).await;
+    }
 
     // renew: a new certificate in place, annotation removed.
     let took = checks::renew(&admin, &seed_a).await;
