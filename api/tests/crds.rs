@@ -412,3 +412,125 @@ fn yaml_output_parses_back_into_the_same_crds() {
         assert_eq!(parsed, crds);
     }
 }
+
+/// `.a.b[0].c` as its field names (`[..]` steps descend into array items); escaped dots
+/// (`labels.x\.io/y`) stay in their name.
+fn column_steps(path: &str) -> Vec<(String, bool)> {
+    let mut steps = Vec::new();
+    let (mut name, mut depth, mut escaped) = (String::new(), 0usize, false);
+    let mut items = false;
+    for c in path.trim_start_matches('.').chars() {
+        match c {
+            '\\' if depth == 0 => escaped = true,
+            '.' if depth == 0 && !escaped => {
+                steps.push((std::mem::take(&mut name), std::mem::take(&mut items)));
+            }
+            '[' => {
+                depth += 1;
+                items = true;
+            }
+            ']' => depth -= 1,
+            _ if depth > 0 => {}
+            _ => {
+                escaped = false;
+                name.push(c);
+            }
+        }
+    }
+    steps.push((name, items));
+    steps
+}
+
+/// Whether `schema` declares the field at `steps` (or preserves unknown fields on the way).
+fn declares(schema: &Value, steps: &[(String, bool)]) -> bool {
+    let Some(((name, items), rest)) = steps.split_first() else {
+        return true;
+    };
+    if schema["x-kubernetes-preserve-unknown-fields"] == Value::Bool(true)
+        && schema.get("properties").is_none()
+    {
+        return true;
+    }
+    let Some(mut field) = schema["properties"].get(name.as_str()) else {
+        return false;
+    };
+    if *items {
+        field = &field["items"];
+    }
+    declares(field, rest)
+}
+
+#[test]
+fn printer_columns_read_declared_fields_and_no_wildcard_list() {
+    for crd in garden_crds() {
+        let name = crd.metadata.name.clone().unwrap();
+        for version in &crd.spec.versions {
+            let schema = schema(&crd, &version.name);
+            for column in version.additional_printer_columns.iter().flatten() {
+                let path = &column.json_path;
+                // kube-apiserver prints only the first of several matches.
+                assert!(!path.contains("[*]"), "{name} {}: {path}", column.name);
+                if path.starts_with(".metadata.") {
+                    continue;
+                }
+                assert!(
+                    declares(&schema, &column_steps(path)),
+                    "{name} {} column reads {path}, which the schema does not declare",
+                    column.name
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn shoot_and_registration_columns_follow_gardener_s_tables() {
+    let crds = by_name(garden_crds());
+    let columns = |name: &str| -> Vec<(String, String)> {
+        crds[name].spec.versions[0]
+            .additional_printer_columns
+            .iter()
+            .flatten()
+            .map(|c| (c.name.clone(), c.json_path.clone()))
+            .collect()
+    };
+    let pairs = |list: &[(&str, &str)]| -> Vec<(String, String)> {
+        list.iter()
+            .map(|(n, p)| ((*n).to_owned(), (*p).to_owned()))
+            .collect()
+    };
+    assert_eq!(
+        columns("shoots.core.gardener.cloud"),
+        pairs(&[
+            ("Cloud Profile", ".spec.cloudProfile.name"),
+            ("Provider", ".spec.provider.type"),
+            ("Region", ".spec.region"),
+            ("K8S Version", ".spec.kubernetes.version"),
+            ("Seed", ".spec.seedName"),
+            ("Hibernated", ".status.hibernated"),
+            ("Last Operation", ".status.lastOperation.type"),
+            ("Operation State", ".status.lastOperation.state"),
+            ("Status", ".metadata.labels.shoot\\.gardener\\.cloud/status"),
+            ("Age", ".metadata.creationTimestamp"),
+        ])
+    );
+    assert_eq!(
+        columns("controllerregistrations.core.gardener.cloud"),
+        pairs(&[
+            ("Resources", ".spec.resources"),
+            ("Age", ".metadata.creationTimestamp"),
+        ])
+    );
+    let shoot = schema(&crds["shoots.core.gardener.cloud"], "v1beta1");
+    assert!(declares(&shoot, &column_steps(".status.hibernated")));
+    assert!(!declares(&shoot, &column_steps(".status.isHibernated")));
+    // The helpers themselves: a filter's dots and an escaped dot are no steps.
+    assert_eq!(
+        column_steps(".status.conditions[?(@.type==\"Ready\")].status"),
+        vec![
+            ("status".to_owned(), false),
+            ("conditions".to_owned(), true),
+            ("status".to_owned(), false)
+        ]
+    );
+}

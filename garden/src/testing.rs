@@ -24,10 +24,25 @@ pub struct Env {
 impl Env {
     /// Starts the garden sandbox.
     pub async fn start() -> Env {
-        let sandbox =
-            seedlet_sandbox::setup::start_with_crds("garden", seedlet_api::crds::garden_crds())
-                .await
-                .expect("garden sandbox");
+        Self::start_with(seedlet_api::crds::garden_crds()).await
+    }
+
+    /// Starts a garden sandbox whose CRDs have no `selectableFields`, as a garden on Kubernetes
+    /// < 1.31 serves them: a list by `spec.seedName` and the like answers 400.
+    pub async fn start_without_selectable_fields() -> Env {
+        let mut crds = seedlet_api::crds::garden_crds();
+        for version in crds.iter_mut().flat_map(|crd| crd.spec.versions.iter_mut()) {
+            version.selectable_fields = None;
+        }
+        Self::start_with(crds).await
+    }
+
+    async fn start_with(
+        crds: Vec<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition>,
+    ) -> Env {
+        let sandbox = seedlet_sandbox::setup::start_with_crds("garden", crds)
+            .await
+            .expect("garden sandbox");
         let client = sandbox.client();
         ensure_namespace(&client, "garden").await;
         let now: Timestamp = "2025-01-01T00:00:00Z".parse().expect("timestamp");
@@ -57,6 +72,18 @@ impl Env {
     /// Stops the sandbox.
     pub async fn shutdown(self) {
         self.sandbox.shutdown().await;
+    }
+}
+
+/// Asserts that the garden refuses to list `K` by `field` (a garden without selectable fields).
+pub async fn assert_unselectable<K>(client: &kube::Client, field: &str)
+where
+    K: kube::Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    let params = kube::api::ListParams::default().fields(&format!("{field}=x"));
+    match kube::Api::<K>::all(client.clone()).list(&params).await {
+        Err(kube::Error::Api(status)) => assert_eq!(status.code, 400, "{status:?}"),
+        other => panic!("listing by {field} must be refused: {other:?}"),
     }
 }
 

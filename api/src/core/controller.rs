@@ -23,11 +23,9 @@ use crate::names::annotations;
     derive = "Default",
     shortname = "ctrlreg",
     doc = "A ControllerRegistration registers an extension controller for kind/type combinations.",
-    printcolumn(
-        name = "Resources",
-        type_ = "string",
-        json_path = ".spec.resources[*].kind"
-    ),
+    // The whole list: kube-apiserver prints only the first match of a JSONPath such as
+    // `.spec.resources[*].kind`, so one kind of many would show.
+    printcolumn(name = "Resources", type_ = "string", json_path = ".spec.resources"),
     printcolumn(
         name = "Age",
         type_ = "date",

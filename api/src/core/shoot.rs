@@ -36,14 +36,22 @@ use crate::names::technical_id;
         type_ = "string",
         json_path = ".spec.kubernetes.version"
     ),
-    printcolumn(name = "Seed", type_ = "string", json_path = ".status.seedName"),
+    // Gardener's own table prints the Seed from `spec.seedName`, "Hibernation" from the observed
+    // `status.hibernated` (with the spec: Hibernated, Hibernating, Waking Up, Awake) and "Last
+    // Operation" as `<type> <state> (<progress>%)`; a CRD column holds one field each.
+    printcolumn(name = "Seed", type_ = "string", json_path = ".spec.seedName"),
     printcolumn(
-        name = "Hibernation",
+        name = "Hibernated",
         type_ = "boolean",
-        json_path = ".spec.hibernation.enabled"
+        json_path = ".status.hibernated"
     ),
     printcolumn(
-        name = "Operation",
+        name = "Last Operation",
+        type_ = "string",
+        json_path = ".status.lastOperation.type"
+    ),
+    printcolumn(
+        name = "Operation State",
         type_ = "string",
         json_path = ".status.lastOperation.state"
     ),

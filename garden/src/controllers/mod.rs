@@ -9,6 +9,7 @@ pub mod csr_approval;
 pub mod event_ttl;
 pub mod extension_clusterrole;
 pub mod extensions_check;
+pub mod field_selection;
 pub mod finalizers;
 pub mod managedseedset;
 pub mod project;

@@ -189,7 +189,19 @@ fn rule(group: &str, resource: &str, client: ClientKind) -> Option<Rule> {
     Some(rule)
 }
 
+/// The verdict on a review that concerns no seed's objects: the requester is not a seed, or the
+/// request is not for a resource. Both are "no opinion" with an empty reason, decided from the
+/// review alone — kube-apiserver asks the webhook about every request RBAC leaves open (legacy
+/// `--authorization-mode=RBAC,Webhook`), including what the webhook itself asks the garden, so
+/// these answers must not wait for the graph or the selector probe.
+pub fn decide_unrelated(review: &Review) -> Option<Verdict> {
+    let unrelated =
+        review.resource.is_none() || seed_identity(&review.user, &review.groups).is_none();
+    unrelated.then(|| no_opinion(""))
+}
+
 /// The verdict on `review`.
+/// [`decide_unrelated`]'s cases get the same answer here.
 pub fn decide(review: &Review, graph: &Graph, selectors: Selectors) -> Verdict {
     let Some(identity) = seed_identity(&review.user, &review.groups) else {
         return no_opinion("");

@@ -19,7 +19,7 @@ use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use super::authorizer::decide;
+use super::authorizer::{decide, decide_unrelated};
 use super::informers::GraphState;
 use super::metrics::Decision;
 use super::review::{self, Verdict};
@@ -187,11 +187,24 @@ async fn authorize(
 }
 
 /// The decision on one SubjectAccessReview body and the response carrying it.
+///
+/// Order matters: a review that concerns no seed (the requester is not a seed, or no resource is
+/// asked for) is answered from the body alone, before the graph's sync state and before the
+/// selector probe. kube-apiserver with `--authorization-mode=RBAC,Webhook` asks this webhook
+/// about every request RBAC leaves open — the probe's own SubjectAccessReview among them — so
+/// anything that waited here for the garden would wait for itself.
 async fn review_access(
     webhooks: &Webhooks,
     headers: &HeaderMap,
     body: &Bytes,
 ) -> (Decision, Response) {
+    let review = match read_review(headers, body) {
+        Ok(review) => review,
+        Err(verdict) => return answer("authorization.k8s.io/v1", verdict),
+    };
+    if let Some(verdict) = decide_unrelated(&review) {
+        return answer(&review.api_version, verdict);
+    }
     if !webhooks.graph.synced() {
         // Never decide from a partial graph: kube-apiserver applies its failure policy.
         let response = (
@@ -201,39 +214,6 @@ async fn review_access(
             .into_response();
         return (Decision::Unavailable, response);
     }
-    let v1 = "authorization.k8s.io/v1";
-    let answer = |api_version: &str, verdict: Verdict| {
-        let decision = match &verdict {
-            Verdict::Allow => Decision::Allow,
-            Verdict::NoOpinion(_) => Decision::NoOpinion,
-            Verdict::Error(..) => Decision::Error,
-        };
-        let response = json_response(StatusCode::OK, &review::response(api_version, &verdict));
-        (decision, response)
-    };
-    if body.is_empty() {
-        return answer(v1, Verdict::Error(422, "request body is empty".to_owned()));
-    }
-    let content_type = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default();
-    if content_type.split(';').next().map(str::trim) != Some("application/json") {
-        return answer(
-            v1,
-            Verdict::Error(
-                400,
-                format!("contentType={content_type}, expected application/json"),
-            ),
-        );
-    }
-    let parsed = serde_json::from_slice::<Value>(body)
-        .map_err(|e| (400, e.to_string()))
-        .and_then(|value| review::parse(&value));
-    let review = match parsed {
-        Ok(review) => review,
-        Err((code, message)) => return answer(v1, Verdict::Error(code, message)),
-    };
     let selectors = match webhooks.selectors.selectors().await {
         Ok(selectors) => selectors,
         Err(message) => return answer(&review.api_version, Verdict::Error(500, message)),
@@ -251,6 +231,38 @@ async fn review_access(
         );
     }
     answer(&review.api_version, verdict)
+}
+
+/// The review in `body`, or the evaluation error for a body that is none (spec §1.3).
+fn read_review(headers: &HeaderMap, body: &Bytes) -> Result<review::Review, Verdict> {
+    if body.is_empty() {
+        return Err(Verdict::Error(422, "request body is empty".to_owned()));
+    }
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    if content_type.split(';').next().map(str::trim) != Some("application/json") {
+        return Err(Verdict::Error(
+            400,
+            format!("contentType={content_type}, expected application/json"),
+        ));
+    }
+    serde_json::from_slice::<Value>(body)
+        .map_err(|e| (400, e.to_string()))
+        .and_then(|value| review::parse(&value))
+        .map_err(|(code, message)| Verdict::Error(code, message))
+}
+
+/// `verdict` as counted and as the HTTP 200 answer to a review of `api_version`.
+fn answer(api_version: &str, verdict: Verdict) -> (Decision, Response) {
+    let decision = match &verdict {
+        Verdict::Allow => Decision::Allow,
+        Verdict::NoOpinion(_) => Decision::NoOpinion,
+        Verdict::Error(..) => Decision::Error,
+    };
+    let response = json_response(StatusCode::OK, &review::response(api_version, &verdict));
+    (decision, response)
 }
 
 /// `POST /webhooks/admission/seedrestriction`.
@@ -279,4 +291,147 @@ async fn restrict(State(webhooks): State<Arc<Webhooks>>, body: Bytes) -> Respons
         );
     }
     json_response(StatusCode::OK, &response(&request.uid, &outcome))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use prometheus_client::registry::Registry;
+    use serde_json::json;
+
+    use super::*;
+    use crate::webhooks::informers::GraphState;
+    use crate::webhooks::metrics::WebhookMetrics;
+    use crate::webhooks::restriction::KubeLookup;
+    use crate::webhooks::selectors::tests::silent_garden;
+
+    /// Webhooks whose garden never answers: the selector probe would hang until its timeout.
+    async fn webhooks_of_a_silent_garden(synced: bool) -> (Webhooks, Registry) {
+        let (client, _) = silent_garden().await;
+        let mut registry = Registry::with_prefix("seedlet");
+        let metrics = WebhookMetrics::register(&mut registry);
+        let clock = Arc::new(seedlet_runtime::clock::SystemClock);
+        let graph = Arc::new(GraphState::new(clock, metrics.clone()));
+        if synced {
+            graph.mark_synced();
+        }
+        let webhooks = Webhooks {
+            graph,
+            selectors: SelectorProbe::with_timeout(client.clone(), Duration::from_secs(600)),
+            lookup: KubeLookup { client },
+            metrics,
+            debug_handlers: false,
+        };
+        (webhooks, registry)
+    }
+
+    fn json_headers() -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::CONTENT_TYPE,
+            "application/json".parse().expect("value"),
+        );
+        headers
+    }
+
+    fn body(user: &str, groups: &[&str], resource: bool) -> Bytes {
+        let attributes = if resource {
+            json!({"resourceAttributes": {"namespace": "default", "verb": "get",
+                "group": "core.gardener.cloud", "resource": "shoots",
+                "labelSelector": {"rawSelector": "is-kubernetes-feature-gate-AuthorizeWithSelectors=enabled?"}}})
+        } else {
+            json!({"nonResourceAttributes": {"path": "/healthz", "verb": "get"}})
+        };
+        let mut spec = json!({"user": user, "groups": groups});
+        spec.as_object_mut()
+            .expect("object")
+            .extend(attributes.as_object().expect("object").clone());
+        let review = json!({"apiVersion": "authorization.k8s.io/v1",
+            "kind": "SubjectAccessReview", "spec": spec});
+        Bytes::from(review.to_string())
+    }
+
+    /// The decision, HTTP status and `status` of the answer, within a second.
+    async fn reviewed(webhooks: &Webhooks, body: &Bytes) -> (Decision, StatusCode, Value) {
+        let (decision, response) = tokio::time::timeout(
+            Duration::from_secs(1),
+            review_access(webhooks, &json_headers(), body),
+        )
+        .await
+        .expect("answered without asking the garden");
+        let status = response.status();
+        let bytes = axum::body::to_bytes(response.into_body(), 1 << 16)
+            .await
+            .expect("body");
+        let value = serde_json::from_slice::<Value>(&bytes).unwrap_or(Value::Null);
+        (decision, status, value["status"].clone())
+    }
+
+    #[tokio::test]
+    async fn reviews_of_non_seeds_get_no_opinion_at_once_while_unsynced_or_the_probe_hangs() {
+        let cases: &[(&str, &[&str], bool)] = &[
+            // The selector probe's own review, asked back by kube-apiserver (RBAC,Webhook).
+            ("gardener-admission-controller", &[], true),
+            ("alice", &["system:authenticated"], true),
+            (
+                "system:serviceaccount:garden:gardenlet-bootstrap-a",
+                &["system:serviceaccounts", "system:serviceaccounts:garden"],
+                true,
+            ),
+            // A seed asking for a non-resource URL concerns no seed object either.
+            (
+                "gardener.cloud:system:seed:a",
+                &["gardener.cloud:system:seeds"],
+                false,
+            ),
+        ];
+        for synced in [false, true] {
+            let (webhooks, _registry) = webhooks_of_a_silent_garden(synced).await;
+            for (user, groups, resource) in cases {
+                let (decision, status, answer) =
+                    reviewed(&webhooks, &body(user, groups, *resource)).await;
+                assert_eq!(
+                    (decision, status, answer),
+                    (
+                        Decision::NoOpinion,
+                        StatusCode::OK,
+                        json!({"allowed": false})
+                    ),
+                    "{user} (synced: {synced})"
+                );
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn answers_are_counted_unavailable_for_seeds_and_no_opinion_for_others_before_sync() {
+        let (webhooks, registry) = webhooks_of_a_silent_garden(false).await;
+        let webhooks = Arc::new(webhooks);
+        let seed = body(
+            "gardener.cloud:system:seed:a",
+            &["gardener.cloud:system:seeds"],
+            true,
+        );
+        let alice = body("alice", &["system:authenticated"], true);
+        for (review, status) in [
+            (seed, StatusCode::SERVICE_UNAVAILABLE),
+            (alice.clone(), StatusCode::OK),
+            (alice, StatusCode::OK),
+        ] {
+            let response = authorize(State(webhooks.clone()), json_headers(), review).await;
+            assert_eq!(response.status(), status);
+        }
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).expect("encode");
+        for line in [
+            "seedlet_seed_authorizer_requests_total{decision=\"unavailable\"} 1",
+            "seedlet_seed_authorizer_requests_total{decision=\"no_opinion\"} 2",
+        ] {
+            assert!(
+                text.lines().any(|l| l == line),
+                "{line} missing in:\n{text}"
+            );
+        }
+    }
 }

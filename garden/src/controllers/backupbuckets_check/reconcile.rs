@@ -5,7 +5,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
-use kube::api::ListParams;
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::conditions::{self, Condition, ConditionStatus};
@@ -14,6 +13,7 @@ use seedlet_api::names::{condition_types, field_managers};
 use seedlet_runtime::policy;
 
 use super::{Ctx, NAME};
+use crate::controllers::field_selection::list_by_field;
 
 /// Errors of one check.
 #[derive(Debug, thiserror::Error)]
@@ -71,14 +71,16 @@ async fn check(seed: &Seed, ctx: &Ctx) -> Result<(), Error> {
     let Some(seed) = seeds.get_opt(&name).await.map_err(error("reading"))? else {
         return Ok(());
     };
-    let buckets: Vec<BackupBucket> = Api::<BackupBucket>::all(ctx.client.clone())
-        .list(&ListParams::default().fields(&format!("spec.seedName={name}")))
-        .await
-        .map_err(error("listing backupbuckets"))?
-        .items
-        .into_iter()
-        .filter(|bucket| bucket.spec.seed_name.as_deref() == Some(name.as_str()))
-        .collect();
+    let buckets: Vec<BackupBucket> = list_by_field(
+        &Api::<BackupBucket>::all(ctx.client.clone()),
+        "spec.seedName",
+        &name,
+    )
+    .await
+    .map_err(error("listing backupbuckets"))?
+    .into_iter()
+    .filter(|bucket| bucket.spec.seed_name.as_deref() == Some(name.as_str()))
+    .collect();
     let now = ctx.clock.now();
     let existing = seed.conditions();
     let previous = conditions::find_or_init(existing, condition_types::BACKUP_BUCKETS_READY, now);

@@ -12,7 +12,7 @@ use seedlet_api::core::{BackupBucket, Seed};
 use serde_json::json;
 
 use super::{Ctx, Settings, reconcile};
-use crate::testing::{Env, create, seed};
+use crate::testing::{Env, assert_unselectable, create, seed};
 
 const SYNC: Duration = Duration::from_secs(30);
 
@@ -50,7 +50,19 @@ async fn bucket(env: &Env, name: &str) {
 
 #[tokio::test]
 async fn buckets_make_the_condition_unknown_true_then_progressing_and_false() {
-    let env = Env::start().await;
+    buckets_decide_the_condition(Env::start().await).await;
+}
+
+/// Kubernetes < 1.31 serves the garden's CRDs without `selectableFields`: the check lists all
+/// buckets and keeps the Seed's.
+#[tokio::test]
+async fn buckets_decide_the_condition_when_the_garden_cannot_select_them() {
+    let env = Env::start_without_selectable_fields().await;
+    assert_unselectable::<BackupBucket>(&env.client, "spec.seedName").await;
+    buckets_decide_the_condition(env).await;
+}
+
+async fn buckets_decide_the_condition(env: Env) {
     let s1 = Arc::new(seed(&env.client, "s1").await);
     let ctx = ctx(&env, Some(Duration::from_secs(60)));
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
-use kube::api::{DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
+use kube::api::{DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::common::ObjectReference;
@@ -22,6 +22,7 @@ use serde_json::{Value, json};
 use super::desired::{self, Demand, WantedError};
 use super::wanted::{self, Inputs};
 use super::{Ctx, NAME};
+use crate::controllers::field_selection::list_by_field;
 
 /// Errors of one seed reconcile.
 #[derive(Debug, thiserror::Error)]
@@ -164,16 +165,6 @@ pub fn error_policy(seed: Arc<Seed>, error: &Error, _ctx: Arc<Ctx>) -> Action {
     )
 }
 
-async fn list<K>(api: Api<K>, kind: &'static str) -> Result<Vec<K>, Error>
-where
-    K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
-{
-    api.list(&ListParams::default())
-        .await
-        .map(|list| list.items)
-        .map_err(|source| Error::List { kind, source })
-}
-
 async fn reconcile_seed(seed: &Seed, ctx: &Ctx) -> Result<(), Error> {
     let client = &ctx.client;
     let name = seed.name_any();
@@ -286,19 +277,12 @@ async fn seed_installations(
     name: &str,
 ) -> Result<Vec<ControllerInstallation>, Error> {
     let api = Api::<ControllerInstallation>::all(client.clone());
-    let selected = ListParams::default().fields(&format!("spec.seedRef.name={name}"));
-    let all = match api.list(&selected).await {
-        Ok(list) => list.items,
-        Err(kube::Error::Api(status)) if status.code == 400 => {
-            list(api, "ControllerInstallation").await?
-        }
-        Err(source) => {
-            return Err(Error::List {
-                kind: "ControllerInstallation",
-                source,
-            });
-        }
-    };
+    let all = list_by_field(&api, "spec.seedRef.name", name)
+        .await
+        .map_err(|source| Error::List {
+            kind: "ControllerInstallation",
+            source,
+        })?;
     Ok(all
         .into_iter()
         .filter(|installation| installation.seed_name() == Some(name))

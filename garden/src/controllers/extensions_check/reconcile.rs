@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
-use kube::api::ListParams;
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::conditions::{self, Condition, ConditionStatus};
@@ -15,6 +14,7 @@ use seedlet_api::names::{condition_types, field_managers, reasons};
 use seedlet_runtime::policy;
 
 use super::{Ctx, NAME};
+use crate::controllers::field_selection::list_by_field;
 
 /// Message of an installation without conditions.
 pub const NOT_YET_INSTALLED: &str = "extension was not yet installed";
@@ -91,19 +91,21 @@ async fn check(seed: &Seed, ctx: &Ctx) -> Result<(), Error> {
     else {
         return Ok(());
     };
-    let installations: Vec<ControllerInstallation> =
-        Api::<ControllerInstallation>::all(ctx.client.clone())
-            // Only this Seed's: listing every installation per Seed check is S × N objects.
-            .list(&ListParams::default().fields(&format!("spec.seedRef.name={name}")))
-            .await
-            .map_err(|source| Error::ListInstallations {
-                seed: name.clone(),
-                source,
-            })?
-            .items
-            .into_iter()
-            .filter(|installation| installation.seed_name() == Some(name.as_str()))
-            .collect();
+    // Only this Seed's where the garden can select them: listing every installation per Seed
+    // check is S × N objects.
+    let installations: Vec<ControllerInstallation> = list_by_field(
+        &Api::<ControllerInstallation>::all(ctx.client.clone()),
+        "spec.seedRef.name",
+        &name,
+    )
+    .await
+    .map_err(|source| Error::ListInstallations {
+        seed: name.clone(),
+        source,
+    })?
+    .into_iter()
+    .filter(|installation| installation.seed_name() == Some(name.as_str()))
+    .collect();
     let now = ctx.clock.now();
     let existing = seed.conditions();
     let previous = conditions::find_or_init(existing, condition_types::EXTENSIONS_READY, now);

@@ -10,7 +10,7 @@ use seedlet_api::core::{ControllerInstallation, Seed};
 use serde_json::{Value, json};
 
 use super::{Ctx, Settings, reconcile};
-use crate::testing::{Env, create, seed};
+use crate::testing::{Env, assert_unselectable, create, seed};
 
 fn ctx(env: &Env) -> Arc<Ctx> {
     Arc::new(Ctx {
@@ -60,7 +60,19 @@ async fn installation(env: &Env, seed: &str, healthy: &str) {
 
 #[tokio::test]
 async fn the_seeds_installations_decide_extensions_ready() {
-    let env = Env::start().await;
+    installations_decide_extensions_ready(Env::start().await).await;
+}
+
+/// Kubernetes < 1.31 serves the garden's CRDs without `selectableFields`: the check lists all
+/// installations and keeps the Seed's.
+#[tokio::test]
+async fn the_seeds_installations_decide_extensions_ready_when_the_garden_cannot_select_them() {
+    let env = Env::start_without_selectable_fields().await;
+    assert_unselectable::<ControllerInstallation>(&env.client, "spec.seedRef.name").await;
+    installations_decide_extensions_ready(env).await;
+}
+
+async fn installations_decide_extensions_ready(env: Env) {
     let s1 = Arc::new(seed(&env.client, "s1").await);
     installation(&env, "s1", "True").await;
     // Another seed's failing installation does not count.

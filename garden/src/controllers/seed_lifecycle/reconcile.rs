@@ -6,7 +6,7 @@ use std::time::Duration;
 use futures::future::join_all;
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::coordination::v1::Lease;
-use kube::api::{ApiResource, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams};
+use kube::api::{ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::conditions::{self, Condition, ConditionStatus};
@@ -16,6 +16,7 @@ use seedlet_runtime::policy;
 use serde_json::json;
 
 use super::{Ctx, NAME};
+use crate::controllers::field_selection::list_by_field;
 
 /// Errors of one seed-lifecycle reconcile.
 #[derive(Debug, thiserror::Error)]
@@ -383,15 +384,15 @@ async fn mark_shoots_unknown(
     now: Timestamp,
 ) -> Result<(), Error> {
     let shoots: Api<Shoot> = Api::all(client.clone());
-    let list = shoots
-        .list(&ListParams::default().fields(&format!("status.seedName={seed_name}")))
+    // Selected by the garden where it can. Not by the `name.seed.gardener.cloud/<seed>` label
+    // otherwise: it lags behind `status.seedName`, and this runs only for a silent seed.
+    let list = list_by_field(&shoots, "status.seedName", seed_name)
         .await
         .map_err(|source| Error::ListShoots {
             seed: seed_name.to_owned(),
             source,
         })?;
     let writes = list
-        .items
         .iter()
         .filter(|shoot| {
             shoot.status.as_ref().and_then(|s| s.seed_name.as_deref()) == Some(seed_name)

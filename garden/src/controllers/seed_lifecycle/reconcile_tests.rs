@@ -13,7 +13,7 @@ use seedlet_api::core::{Seed, Shoot};
 use serde_json::{Value, json};
 
 use super::{Ctx, Settings, reconcile};
-use crate::testing::{Env, create, ensure_namespace, seed};
+use crate::testing::{Env, assert_unselectable, create, ensure_namespace, seed};
 
 fn ctx(env: &Env) -> Arc<Ctx> {
     Arc::new(Ctx {
@@ -91,7 +91,19 @@ async fn shoot_statuses(env: &Env) -> (Option<(String, String)>, Option<(String,
 
 #[tokio::test]
 async fn a_stale_lease_turns_gardenlet_ready_unknown_then_the_shoots() {
-    let env = Env::start().await;
+    stale_lease_turns_gardenlet_ready_unknown_then_the_shoots(Env::start().await).await;
+}
+
+/// Kubernetes < 1.31 serves the garden's CRDs without `selectableFields`: the shoots are found
+/// by listing all of them.
+#[tokio::test]
+async fn a_stale_lease_turns_the_shoots_unknown_when_the_garden_cannot_select_them() {
+    let env = Env::start_without_selectable_fields().await;
+    assert_unselectable::<Shoot>(&env.client, "status.seedName").await;
+    stale_lease_turns_gardenlet_ready_unknown_then_the_shoots(env).await;
+}
+
+async fn stale_lease_turns_gardenlet_ready_unknown_then_the_shoots(env: Env) {
     let renewed: Timestamp = "2025-01-01T00:00:00Z".parse().unwrap();
     landscape(&env, renewed).await;
     let ctx = ctx(&env);

@@ -44,6 +44,26 @@ fn credentials(reference: &Value, default_namespace: &str) -> Option<Vertex> {
     Some(Vertex::new(kind, namespace, text(reference, "/name")?))
 }
 
+/// The Secret of a `secretRef` (`{namespace, name}`): the field Gardener's graph read before
+/// `credentialsRef` existed (Seed `spec.backup` and `spec.dns.provider`, BackupBucket `spec`, the
+/// seed templates of ManagedSeeds and Gardenlets). gardener-apiserver copies it into
+/// `credentialsRef`; a CRD-served garden does not, so both are read.
+fn secret_reference(reference: &Value, default_namespace: &str) -> Option<Vertex> {
+    let namespace = text(reference, "/namespace").unwrap_or(default_namespace);
+    Some(Vertex::new(
+        Kind::Secret,
+        namespace,
+        text(reference, "/name")?,
+    ))
+}
+
+/// The vertices of a backup's credentials: `credentialsRef` and the older `secretRef` beside it.
+fn backup_credentials(backup: &Value, default_namespace: &str) -> impl Iterator<Item = Vertex> {
+    credentials(&backup["credentialsRef"], default_namespace)
+        .into_iter()
+        .chain(secret_reference(&backup["secretRef"], default_namespace))
+}
+
 /// `kube-system/bootstrap-token-<id>` of a managed seed or gardenlet `<namespace>/<name>`: the id
 /// is the first 6 hex digits of SHA-256(`<namespace>--<name>`).
 pub fn bootstrap_token_secret(namespace: &str, name: &str) -> String {
@@ -52,8 +72,8 @@ pub fn bootstrap_token_secret(namespace: &str, name: &str) -> String {
     format!("bootstrap-token-{hex}")
 }
 
-/// A Seed: its namespace, cluster identity and lease; its backup and DNS credentials and
-/// `spec.resources` in `garden`.
+/// A Seed: its namespace, cluster identity and lease; its backup and DNS credentials (also the
+/// older `secretRef`s of backup and DNS provider) and `spec.resources` in `garden`.
 pub fn seed(object: &Value) -> Update {
     let seed_name = name(object);
     let vertex = Vertex::cluster(Kind::Seed, seed_name);
@@ -63,13 +83,12 @@ pub fn seed(object: &Value) -> Update {
         Vertex::new(Kind::Lease, "gardener-system-seed-lease", seed_name),
     ];
     let spec = &object["spec"];
-    for reference in [
-        &spec["backup"]["credentialsRef"],
-        &spec["dns"]["provider"]["credentialsRef"],
+    edges.extend(backup_credentials(&spec["backup"], GARDEN));
+    edges.extend(backup_credentials(&spec["dns"]["provider"], GARDEN));
+    edges.extend(credentials(
         &spec["dns"]["internal"]["credentialsRef"],
-    ] {
-        edges.extend(credentials(reference, GARDEN));
-    }
+        GARDEN,
+    ));
     edges.extend(
         items(spec, "/dns/defaults").filter_map(|d| credentials(&d["credentialsRef"], GARDEN)),
     );
@@ -213,11 +232,12 @@ pub fn shoot(object: &Value, project_of_namespace: Option<&str>) -> Update {
     }
 }
 
-/// A core BackupBucket: its credentials and generated secret, its seed and shoot.
+/// A core BackupBucket: its credentials (`spec.credentialsRef` or the deprecated `spec.secretRef`)
+/// and generated secret, its seed and shoot.
 pub fn backup_bucket(object: &Value) -> Update {
     let vertex = Vertex::cluster(Kind::BackupBucket, name(object));
     let mut edges = Vec::new();
-    edges.extend(credentials(&object["spec"]["credentialsRef"], "").map(|c| (c, vertex.clone())));
+    edges.extend(backup_credentials(&object["spec"], "").map(|c| (c, vertex.clone())));
     if let (Some(ns), Some(secret)) = (
         text(object, "/status/generatedSecretRef/namespace"),
         text(object, "/status/generatedSecretRef/name"),
@@ -468,8 +488,7 @@ pub fn managed_seed(object: &Value, bootstrap: Bootstrap) -> Update {
     }
     let template = &object["spec"]["gardenlet"]["config"]["seedConfig"];
     edges.extend(
-        credentials(&template["spec"]["backup"]["credentialsRef"], GARDEN)
-            .map(|c| (c, vertex.clone())),
+        backup_credentials(&template["spec"]["backup"], GARDEN).map(|c| (c, vertex.clone())),
     );
     if !bootstrap.seed_exists || bootstrap.renewable(object) {
         match text(object, "/spec/gardenlet/bootstrap") {
@@ -525,8 +544,7 @@ pub fn gardenlet(object: &Value, bootstrap: Bootstrap) -> Option<Update> {
     let mut edges = vec![(vertex.clone(), Vertex::cluster(Kind::Seed, gardenlet_name))];
     let template = &object["spec"]["config"]["seedConfig"];
     edges.extend(
-        credentials(&template["spec"]["backup"]["credentialsRef"], GARDEN)
-            .map(|c| (c, vertex.clone())),
+        backup_credentials(&template["spec"]["backup"], GARDEN).map(|c| (c, vertex.clone())),
     );
     let oci = &object["spec"]["deployment"]["helm"]["ociRepository"];
     for pointer in ["/caBundleSecretRef/name", "/pullSecretRef/name"] {
@@ -572,136 +590,5 @@ pub fn service_account(object: &Value) -> Option<Update> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::webhooks::graph::Graph;
-    use serde_json::json;
-
-    #[test]
-    fn bootstrap_token_names_follow_the_spec_example() {
-        assert_eq!(
-            bootstrap_token_secret("garden", "my-seed"),
-            "bootstrap-token-88264c"
-        );
-    }
-
-    #[test]
-    fn a_shoot_s_secrets_reach_the_seeds_of_spec_and_status() {
-        let mut graph = Graph::default();
-        let object = json!({"metadata": {"name": "s", "namespace": "garden-dev", "uid": "u1",
-                "annotations": {"authentication.gardener.cloud/issuer": "managed"}},
-            "spec": {"seedName": "b", "secretBindingName": "sb", "cloudProfile": {"kind": "NamespacedCloudProfile", "name": "ncp"},
-                     "kubernetes": {"kubeAPIServer": {"auditConfig": {"auditPolicy": {"configMapRef": {"name": "audit"}}}}},
-                     "dns": {"providers": [{"credentialsRef": {"apiVersion": "v1", "kind": "Secret", "name": "dns"}}]}},
-            "status": {"seedName": "a"}});
-        graph.replace(shoot(&object, Some("dev")));
-        graph.replace(secret_binding(
-            &json!({"metadata": {"name": "sb", "namespace": "garden-dev"},
-            "secretRef": {"name": "creds"}}),
-        ));
-        let reaches = |kind, ns: &str, name: &str, seed: &str| {
-            graph.has_path(
-                &Vertex::new(kind, ns, name),
-                &Vertex::cluster(Kind::Seed, seed),
-            )
-        };
-        for seed in ["a", "b"] {
-            assert!(reaches(Kind::Secret, "garden-dev", "creds", seed));
-            assert!(reaches(Kind::Secret, "garden-dev", "s.ca-cluster", seed));
-            assert!(reaches(Kind::ShootState, "garden-dev", "s", seed));
-            assert!(reaches(Kind::ConfigMap, "garden-dev", "audit", seed));
-            assert!(reaches(Kind::Secret, "garden-dev", "dns", seed));
-            assert!(reaches(
-                Kind::NamespacedCloudProfile,
-                "garden-dev",
-                "ncp",
-                seed
-            ));
-            assert!(reaches(
-                Kind::Secret,
-                "gardener-system-shoot-issuer",
-                "dev--u1",
-                seed
-            ));
-            assert!(reaches(Kind::Namespace, "", "garden-dev", seed));
-        }
-        assert!(!reaches(Kind::Secret, "garden-dev", "other", "a"));
-    }
-
-    #[test]
-    fn a_bucket_is_reachable_through_another_seed_s_entry() {
-        let mut graph = Graph::default();
-        graph.replace(backup_bucket(&json!({"metadata": {"name": "bb"},
-            "spec": {"seedName": "a", "credentialsRef": {"apiVersion": "v1", "kind": "Secret", "namespace": "garden", "name": "backup"}},
-            "status": {"generatedSecretRef": {"namespace": "garden", "name": "generated-bucket-bb"}}})));
-        graph.replace(backup_entry(
-            &json!({"metadata": {"name": "e", "namespace": "garden-dev",
-                "ownerReferences": [{"kind": "Shoot", "name": "s"}]},
-            "spec": {"bucketName": "bb", "seedName": "b"}}),
-        ));
-        let seed = |s| Vertex::cluster(Kind::Seed, s);
-        let bucket = Vertex::cluster(Kind::BackupBucket, "bb");
-        assert!(graph.has_path(&bucket, &seed("a")));
-        assert!(graph.has_path(&bucket, &seed("b")));
-        assert!(graph.has_path(&Vertex::new(Kind::Secret, "garden", "backup"), &seed("b")));
-    }
-
-    #[test]
-    fn installations_deployments_and_oci_pull_secrets() {
-        let mut graph = Graph::default();
-        graph.replace(controller_installation(&json!({"metadata": {"name": "ci"},
-            "spec": {"registrationRef": {"name": "r"}, "deploymentRef": {"name": "d"}, "seedRef": {"name": "a"}}})));
-        graph.replace(controller_deployment(&json!({"metadata": {"name": "d"},
-            "helm": {"ociRepository": {"ref": "x", "pullSecretRef": {"name": "pull"}}}})));
-        let seed = Vertex::cluster(Kind::Seed, "a");
-        assert!(graph.has_path(&Vertex::new(Kind::Secret, "garden", "pull"), &seed));
-        assert!(graph.has_path(&Vertex::cluster(Kind::ControllerRegistration, "r"), &seed));
-        // A raw chart's resources never enter the graph.
-        graph.replace(controller_deployment(&json!({"metadata": {"name": "d"},
-            "helm": {"rawChart": "abc"}, "resources": [{"resourceRef": {"apiVersion": "v1", "kind": "Secret", "name": "x"}}]})));
-        assert!(!graph.contains(&Vertex::new(Kind::Secret, "garden", "pull")));
-        assert!(!graph.contains(&Vertex::new(Kind::Secret, "garden", "x")));
-    }
-
-    #[test]
-    fn managed_seeds_bootstrap_only_while_they_may() {
-        let ms = json!({"metadata": {"name": "child", "namespace": "garden"},
-            "spec": {"shoot": {"name": "child-shoot"}, "gardenlet": {"bootstrap": "BootstrapToken"}}});
-        let token = Vertex::new(
-            Kind::Secret,
-            "kube-system",
-            &bootstrap_token_secret("garden", "child"),
-        );
-        let mut graph = Graph::default();
-        graph.replace(managed_seed(
-            &ms,
-            Bootstrap {
-                seed_exists: false,
-                certificate_expired: false,
-            },
-        ));
-        assert!(graph.contains(&token));
-        graph.replace(managed_seed(
-            &ms,
-            Bootstrap {
-                seed_exists: true,
-                certificate_expired: false,
-            },
-        ));
-        assert!(!graph.contains(&token));
-        // The child's Seed reaches the parent's through the managed seed's shoot.
-        graph.replace(shoot(
-            &json!({"metadata": {"name": "child-shoot", "namespace": "garden"},
-            "spec": {"seedName": "parent"}}),
-            None,
-        ));
-        assert!(graph.has_path(
-            &Vertex::cluster(Kind::Seed, "child"),
-            &Vertex::cluster(Kind::Seed, "parent")
-        ));
-        assert!(!graph.has_path(
-            &Vertex::cluster(Kind::Seed, "parent"),
-            &Vertex::cluster(Kind::Seed, "child")
-        ));
-    }
-}
+#[path = "edges_tests.rs"]
+mod tests;
