@@ -495,11 +495,7 @@ impl Agent {
                     if let Some(failures) = registration_failures.succeeded() {
                         tracing::info!(failures, "registered the seed after failed attempts");
                     }
-                    let note = format!(
-                        "Seed registered by seedlet agent {} (leader {})",
-                        env!("CARGO_PKG_VERSION"),
-                        std::env::var("HOSTNAME").unwrap_or_else(|_| "unknown".to_owned())
-                    );
+                    let note = registered_note(self.settings.leader_election.as_ref());
                     events
                         .publish(
                             &seed,
@@ -650,9 +646,49 @@ pub const EVENT_COMPONENT: &str = "gardenlet";
 /// Event reason on the Seed each time an agent took the lead and registered it.
 pub const SEED_REGISTERED: &str = "SeedRegistered";
 
+/// The message of the [`SEED_REGISTERED`] Event: the agent's version and the leader, named by
+/// its leader-election identity (the holder of the Lease), or by the host name when the agent
+/// runs without leader election.
+fn registered_note(leader_election: Option<&leader_election::Settings>) -> String {
+    let leader = leader_election.map_or_else(leader_election::host_name, |settings| {
+        settings.identity.clone()
+    });
+    format!(
+        "Seed registered by seedlet agent {} (leader {leader})",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
 /// The agent's Event recorder: it writes to the garden with whatever credential is current.
 fn garden_events(client: &GardenClient, clock: &Arc<dyn Clock>) -> Recorder {
     let client = client.clone();
     Recorder::from_source(Arc::new(move || client.client()), EVENT_COMPONENT)
         .with_clock(clock.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_registration_note_names_the_lease_holder_or_the_host() {
+        let election = seedlet_config::LeaderElection {
+            leader_elect: true,
+            ..Default::default()
+        };
+        let mut settings =
+            leader_election::Settings::from_config(&election).expect("leader election on");
+        settings.identity = "agent-0_00000000000000ff".to_owned();
+        let note = registered_note(Some(&settings));
+        assert!(
+            note.ends_with("(leader agent-0_00000000000000ff)"),
+            "{note}"
+        );
+        let alone = registered_note(None);
+        assert!(
+            alone.ends_with(&format!("(leader {})", leader_election::host_name())),
+            "{alone}"
+        );
+        assert!(!alone.contains("unknown"), "{alone}");
+    }
 }

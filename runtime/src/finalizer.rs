@@ -1,13 +1,19 @@
-//! Adding and removing one finalizer with a JSON merge patch guarded by `resourceVersion`: a
-//! concurrent change makes the write fail with 409 instead of dropping another controller's
-//! entry; the caller returns the error and the queue retries with fresh state.
+//! Every finalizer write of both daemons: a JSON merge patch of `metadata.finalizers` guarded by
+//! `resourceVersion`. A merge patch replaces the whole list, so without the guard a writer on a
+//! stale copy would drop another controller's entry; with it a concurrent change makes the write
+//! fail with 409, the caller returns the error and the queue retries with fresh state.
+//!
+//! [`ensure`] and [`remove`] write one finalizer; [`guarded_patch`] is the patch they send, for
+//! the writers that set the list together with other fields of the same object (labels, owner
+//! references, data) in one request.
 
 use std::fmt::Debug;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Patch, PatchParams};
 use kube::{Api, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
-use serde_json::json;
+use serde_json::{Value, json};
 
 /// Adds `finalizer` to `object` unless present. Returns whether it wrote. Idempotent.
 ///
@@ -17,13 +23,27 @@ pub async fn ensure<K>(api: &Api<K>, object: &K, finalizer: &str) -> Result<bool
 where
     K: Resource + Clone + DeserializeOwned + Debug,
 {
+    ensured(api, object, finalizer)
+        .await
+        .map(|written| written.is_some())
+}
+
+/// Like [`ensure`], returning the object as the server stored it when it wrote (so a caller can
+/// go on with a guarded write of its own without reading it again), `None` when the finalizer
+/// was there already.
+///
+/// # Errors
+/// The API error of the patch (409 when `object` is stale).
+pub async fn ensured<K>(api: &Api<K>, object: &K, finalizer: &str) -> Result<Option<K>, kube::Error>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+{
     if object.finalizers().iter().any(|f| f == finalizer) {
-        return Ok(false);
+        return Ok(None);
     }
     let mut finalizers = object.finalizers().to_vec();
     finalizers.push(finalizer.to_owned());
-    write(api, object, finalizers).await?;
-    Ok(true)
+    write(api, object, &finalizers).await.map(Some)
 }
 
 /// Removes `finalizer` from `object` if present. Returns whether it wrote. A vanished object
@@ -44,28 +64,60 @@ where
         .filter(|f| *f != finalizer)
         .cloned()
         .collect();
-    match write(api, object, finalizers).await {
-        Ok(()) => Ok(true),
+    match write(api, object, &finalizers).await {
+        Ok(_) => Ok(true),
         Err(kube::Error::Api(status)) if status.is_not_found() => Ok(true),
         Err(error) => Err(error),
     }
 }
 
-async fn write<K>(api: &Api<K>, object: &K, finalizers: Vec<String>) -> Result<(), kube::Error>
+/// The merge patch that sets the finalizers of the object `meta` was read from to `finalizers`,
+/// guarded by its `resourceVersion`. A caller may add other fields of the same object before
+/// sending it; the guard then covers them too.
+///
+/// `meta` must come from the server: without a `resourceVersion` the patch is unguarded.
+pub fn guarded_patch(meta: &ObjectMeta, finalizers: &[String]) -> Value {
+    json!({
+        "metadata": {
+            "finalizers": finalizers,
+            "resourceVersion": meta.resource_version,
+        }
+    })
+}
+
+async fn write<K>(api: &Api<K>, object: &K, finalizers: &[String]) -> Result<K, kube::Error>
 where
     K: Resource + Clone + DeserializeOwned + Debug,
 {
-    let patch = json!({
-        "metadata": {
-            "finalizers": finalizers,
-            "resourceVersion": object.resource_version(),
-        }
-    });
+    let patch = guarded_patch(object.meta(), finalizers);
     api.patch(
         &object.name_any(),
         &PatchParams::default(),
         &Patch::Merge(&patch),
     )
     .await
-    .map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_patch_carries_the_whole_list_and_the_resource_version_read() {
+        let meta = ObjectMeta {
+            resource_version: Some("42".into()),
+            finalizers: Some(vec!["other".into()]),
+            ..ObjectMeta::default()
+        };
+        let patch = guarded_patch(&meta, &["other".to_owned(), "ours".to_owned()]);
+        assert_eq!(
+            patch,
+            json!({"metadata": {"finalizers": ["other", "ours"], "resourceVersion": "42"}})
+        );
+        assert_eq!(
+            guarded_patch(&meta, &[]),
+            json!({"metadata": {"finalizers": [], "resourceVersion": "42"}}),
+            "removing the last one writes an empty list, still guarded"
+        );
+    }
 }

@@ -89,7 +89,13 @@ impl Settings {
 /// A unique candidate identity: the host name plus a random suffix (like client-go's
 /// `hostname_uuid`), so two processes on one host never share it.
 pub fn default_identity() -> String {
-    let host = std::env::var("HOSTNAME")
+    format!("{}_{:016x}", host_name(), rand::random::<u64>())
+}
+
+/// This host's name: `HOSTNAME`, else `/etc/hostname`, else `seedlet` (a process without leader
+/// election names itself by it).
+pub fn host_name() -> String {
+    std::env::var("HOSTNAME")
         .ok()
         .filter(|h| !h.is_empty())
         .or_else(|| {
@@ -98,8 +104,7 @@ pub fn default_identity() -> String {
                 .map(|h| h.trim().to_owned())
                 .filter(|h| !h.is_empty())
         })
-        .unwrap_or_else(|| "seedlet".to_owned());
-    format!("{host}_{:016x}", rand::random::<u64>())
+        .unwrap_or_else(|| "seedlet".to_owned())
 }
 
 /// What a candidate should do after looking at the lock.

@@ -151,6 +151,11 @@ fn report_watch<T, E: std::error::Error + 'static>(
     failures: &mut RepeatedFailures,
 ) {
     match result {
+        Err(controller::Error::QueueError(error)) if is_expired(error) => {
+            // A watch whose resourceVersion the server no longer has (after a restart, or a
+            // long pause) re-lists: routine, and the watcher does it on its own.
+            tracing::debug!(controller, kind, "watch expired (410 Gone), re-listing");
+        }
         Err(controller::Error::QueueError(error)) => {
             let message = crate::error_chain(error);
             match failures.failed(&message) {
@@ -171,6 +176,18 @@ fn report_watch<T, E: std::error::Error + 'static>(
             }
         }
         Err(_) => {}
+    }
+}
+
+/// Whether a watch failed only because its resourceVersion expired (`410 Gone`): the watcher
+/// re-lists, nothing is wrong.
+pub fn is_expired(error: &kube::runtime::watcher::Error) -> bool {
+    use kube::runtime::watcher::Error;
+    match error {
+        Error::WatchError(status) => status.code == 410,
+        Error::InitialListFailed(kube::Error::Api(status))
+        | Error::WatchStartFailed(kube::Error::Api(status)) => status.code == 410,
+        _ => false,
     }
 }
 
@@ -285,6 +302,21 @@ impl Backoff for Exponential {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_an_expired_resource_version_counts_as_expired() {
+        use kube::runtime::watcher::Error;
+        let status = |code: u16| kube::core::Status::failure("x", "y").with_code(code);
+        assert!(is_expired(&Error::WatchError(Box::new(status(410)))));
+        assert!(is_expired(&Error::InitialListFailed(kube::Error::Api(
+            status(410).boxed()
+        ))));
+        assert!(!is_expired(&Error::WatchError(Box::new(status(403)))));
+        assert!(!is_expired(&Error::WatchStartFailed(kube::Error::Api(
+            status(500).boxed()
+        ))));
+        assert!(!is_expired(&Error::NoResourceVersion));
+    }
 
     #[test]
     fn concurrency_is_at_least_one_and_at_most_u16_max() {

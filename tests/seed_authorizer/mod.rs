@@ -4,7 +4,7 @@
 //! other's; lists need the seed's field selector; a shoot moving seeds moves its access; a stopped
 //! webhook leaves seeds with 403 and a stopped SeedRestriction refuses their creates (not the
 //! admin's); two agents that start from bootstrap tokens alone reach Ready
-//! and remove their tokens.
+//! and remove their tokens; deleting a shoot removes its seed side and ShootState first.
 
 use std::time::Duration;
 
@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 mod agents;
 mod managed_seeds;
+mod shoot_deletion;
 
 const TIMEOUT: Duration = Duration::from_secs(20);
 

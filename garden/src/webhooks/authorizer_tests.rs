@@ -147,6 +147,19 @@ fn seeds_reach_their_own_objects_and_not_each_other_s() {
             request("a", "get", core, "shootstates", "garden-dev", "shoot-b"),
             reason("no relationship found"),
         ),
+        // gardenlet's shoot delete flow: the ShootState goes, then the shoot's finalizer.
+        (
+            request("a", "delete", core, "shootstates", "garden-dev", "shoot-a"),
+            allowed(),
+        ),
+        (
+            request("a", "patch", core, "shoots", "garden-dev", "shoot-a"),
+            allowed(),
+        ),
+        (
+            request("a", "patch", core, "shoots", "garden-dev", "shoot-b"),
+            reason("no relationship found"),
+        ),
         (
             request("a", "get", "", "secrets", "garden", "backup-a"),
             allowed(),

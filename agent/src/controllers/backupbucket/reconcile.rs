@@ -383,10 +383,12 @@ async fn sync_generated_secret(
             for (key, value) in &data {
                 data_patch.insert(key.clone(), json!(value));
             }
-            let patch = json!({
-                "metadata": {"ownerReferences": [owner], "finalizers": finalizers},
-                "data": data_patch,
-            });
+            // The finalizer list goes out whole: guarded by the resourceVersion read, a
+            // concurrent writer's finalizer is never dropped (409, the queue retries).
+            let mut patch =
+                seedlet_runtime::finalizer::guarded_patch(&existing.metadata, &finalizers);
+            patch["metadata"]["ownerReferences"] = json!([owner]);
+            patch["data"] = json!(data_patch);
             api.patch(&target, &PatchParams::default(), &Patch::Merge(&patch))
                 .await
                 .map_err(generated_error(write_step))?;

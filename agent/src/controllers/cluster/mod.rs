@@ -6,10 +6,16 @@
 //! annotations of spec §1.6). A shoot without `status.technicalID` gets it written first, so the
 //! Cluster never exists before the ID. Hibernated and Failed shoots are synced like any other.
 //!
+//! The shoot sync puts gardenlet's `gardener` finalizer on each shoot of this seed before it
+//! writes anything for it; a deleting shoot runs the delete flow of [`delete`] (Bastions gone,
+//! namespace with its extension objects, Cluster, garden ShootState, then the finalizer).
+//!
 //! A second controller watches the Clusters (plus shoot and control-plane namespace events): a
-//! Cluster whose shoot is gone, scheduled elsewhere or deleting loses its namespace first and is
-//! deleted once the namespace is gone. Both requeue every `controllers.shoot.syncPeriod` (1 h).
+//! Cluster whose shoot is gone, scheduled elsewhere or deleting without our finalizer loses its
+//! namespace first and is deleted once the namespace is gone. Both requeue every
+//! `controllers.shoot.syncPeriod` (1 h).
 
+pub mod delete;
 pub mod desired;
 pub mod reconcile;
 #[cfg(test)]
@@ -32,7 +38,8 @@ use seedlet_api::extensions::Cluster;
 use seedlet_api::names::labels;
 use seedlet_runtime::watch::{RunWith, Runner};
 
-pub use reconcile::{Error, error_policy, reconcile, reconcile_cluster};
+pub use delete::{cleanup_error_policy, reconcile_cluster};
+pub use reconcile::{Error, error_policy, reconcile};
 
 use crate::context::AgentContext;
 use crate::garden_scope;
@@ -58,6 +65,10 @@ pub struct Ctx {
     pub seed_name: String,
     /// The garden client of this run.
     pub garden: kube::Client,
+    /// Time source (ShootState deletion timestamps).
+    pub clock: Arc<dyn seedlet_runtime::clock::Clock>,
+    /// The shoots of the shoot watch (a 403 for a shoot it no longer holds means gone).
+    pub shoots: Store<Shoot>,
     /// Our Seed.
     pub seeds: Store<Seed>,
     /// CloudProfiles.
@@ -144,6 +155,8 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
         seed: agent.seed.clone(),
         seed_name: agent.seed_name.clone(),
         garden: garden.clone(),
+        clock: agent.clock.clone(),
+        shoots: shoots.clone(),
         seeds,
         cloud_profiles,
         namespaced_cloud_profiles,
@@ -207,7 +220,7 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
     .run_with(
         Runner::new(CLEANUP_NAME, agent.stop.clone()).concurrency(concurrency),
         reconcile_cluster,
-        error_policy,
+        cleanup_error_policy,
         ctx,
     );
     tokio::join!(shoot_sync, cleanup);

@@ -1,28 +1,27 @@
-//! Cluster sync reconciles: for a shoot of this seed, write its technical ID, its `Cluster` (get →
-//! create, or JSON merge patch of what differs) and its control-plane namespace; for a Cluster
-//! whose shoot is gone, moved away or deleting, delete the namespace and, once it is gone, the
-//! Cluster.
+//! Shoot-side reconciles of the Cluster sync: for a shoot of this seed, put our `gardener`
+//! finalizer on it, write its technical ID, its `Cluster` (get → create, or JSON merge patch of
+//! what differs) and its control-plane namespace; a deleting shoot runs the delete flow of
+//! [`super::delete`].
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
+use kube::api::{ListParams, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::ObjectRef;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::{CloudProfile, NamespacedCloudProfile, Project, Seed, Shoot};
 use seedlet_api::extensions::{Cluster, embed, synthesized_cloud_profile};
+use seedlet_api::names::finalizers;
+use seedlet_runtime::policy;
 use serde_json::{Value, json};
 
 use super::desired::{self, is_scheduled_to};
 use super::{Ctx, NAME};
-use crate::controllers::shootstate::schedule::ShootRef;
-use seedlet_runtime::error_chain;
 
-/// Poll interval while a control-plane namespace terminates (a namespace watch also triggers).
-pub const NAMESPACE_POLL: Duration = Duration::from_secs(2);
+pub use super::delete::NAMESPACE_POLL;
 /// Retry delay of failed reconciles (capped at the sync period).
 pub const RETRY_DELAY: Duration = Duration::from_secs(5);
 /// Delay before re-reading a shoot that changed under a write (its watch event usually
@@ -47,8 +46,8 @@ pub enum Error {
     /// Listing Projects failed.
     #[error("listing projects")]
     ListProjects(#[source] kube::Error),
-    /// Writing `status.technicalID` failed.
-    #[error("patching status.technicalID of shoot {key}")]
+    /// Writing the shoot (its finalizer, `status.technicalID`) failed.
+    #[error("patching shoot {key}")]
     PatchShoot {
         /// `namespace/name`.
         key: String,
@@ -90,6 +89,15 @@ pub enum Error {
         #[source]
         source: serde_json::Error,
     },
+    /// Deleting the garden ShootState of a deleted shoot failed.
+    #[error("deleting shootstate {key}")]
+    DeleteShootState {
+        /// `namespace/name`.
+        key: String,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
     /// Reading or writing a seed object (Cluster, Namespace) failed.
     #[error("{step} {kind} {name} in the seed")]
     Seed {
@@ -116,12 +124,14 @@ impl Error {
             Error::NotFound { .. } => "ObjectNotFound",
             Error::NoCloudProfile { .. } => "CloudProfileMissing",
             Error::Encode { .. } => "ClusterEncodeError",
+            Error::DeleteShootState { .. } => "ShootStateDeleteError",
             Error::Seed { .. } => "SeedWriteError",
         }
     }
 }
 
-fn seed_error(
+/// The [`Error::Seed`] of `step` on seed object `kind` `name`.
+pub fn seed_error(
     step: &'static str,
     kind: &'static str,
     name: &str,
@@ -135,34 +145,31 @@ fn seed_error(
     }
 }
 
-/// Keeps the Cluster and namespace of a shoot of this seed current; requeues after the sync
-/// period.
+/// Keeps the Cluster and namespace of a shoot of this seed current, or runs the delete flow of a
+/// deleting one; requeues after the sync period.
 ///
 /// # Errors
 /// See [`Error`]; the next run reads fresh state.
 pub async fn reconcile(shoot: Arc<Shoot>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = Instant::now();
-    let result = sync(&shoot, &ctx).await;
-    ctx.metrics
-        .reconciled(NAME, started.elapsed(), result.is_ok());
-    result
+    policy::measured(
+        &ctx.metrics,
+        NAME,
+        &policy::object_key(shoot.as_ref()),
+        sync(&shoot, &ctx),
+    )
+    .await
 }
 
-/// Retries after a short delay, capped at the sync period, and logs the error once.
-pub fn error_policy<K: kube::Resource>(object: Arc<K>, error: &Error, ctx: Arc<Ctx>) -> Action {
-    if let Some(action) = seedlet_runtime::status::conflict_requeue(
-        &object.meta().name.as_deref().unwrap_or_default(),
+/// Retries after a short delay, capped at the sync period; a persistent failure is logged once
+/// per distinct message (`runtime::policy`), a lost write race not at all.
+pub fn error_policy(shoot: Arc<Shoot>, error: &Error, ctx: Arc<Ctx>) -> Action {
+    policy::requeue_after_failure(
+        NAME,
+        &policy::object_key(shoot.as_ref()),
+        error.reason(),
         error,
-    ) {
-        return action;
-    }
-    tracing::warn!(
-        object = %object.meta().name.as_deref().unwrap_or_default(),
-        reason = error.reason(),
-        error = %error_chain(error),
-        "cluster sync failed"
-    );
-    Action::requeue(ctx.sync_period.min(RETRY_DELAY))
+        ctx.sync_period.min(RETRY_DELAY),
+    )
 }
 
 async fn sync(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {
@@ -175,12 +182,23 @@ async fn sync(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {
         .namespace()
         .ok_or_else(|| Error::MissingNamespace { name: name.clone() })?;
     let key = format!("{namespace}/{name}");
-    let deleting = shoot.metadata.deletion_timestamp.is_some();
-    let mut shoot = shoot.clone();
+    if shoot.metadata.deletion_timestamp.is_some() {
+        return super::delete::delete_shoot(shoot, ctx).await;
+    }
+    let shoots: Api<Shoot> = Api::namespaced(ctx.garden.clone(), &namespace);
+    // Gardenlet's finalizer before anything of the shoot exists in the seed: the shoot cannot
+    // disappear before the delete flow has cleaned up after it.
+    let mut shoot = match seedlet_runtime::finalizer::ensured(&shoots, shoot, finalizers::GARDENER)
+        .await
+        .map_err(|source| Error::PatchShoot {
+            key: key.clone(),
+            source,
+        })? {
+        Some(patched) => patched,
+        None => shoot.clone(),
+    };
     let technical_id = match desired::stored_technical_id(&shoot) {
         Some(id) => id.to_owned(),
-        // Deleting before any operation wrote an ID: nothing was ever created.
-        None if deleting => return Ok(Action::await_change()),
         None => {
             let project = project(ctx, &namespace).await?;
             let id = desired::control_plane_namespace(&shoot, &project);
@@ -192,7 +210,7 @@ async fn sync(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {
                 "metadata": {"resourceVersion": shoot.metadata.resource_version},
                 "status": {"technicalID": id},
             });
-            match Api::<Shoot>::namespaced(ctx.garden.clone(), &namespace)
+            match shoots
                 .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await
             {
@@ -217,10 +235,6 @@ async fn sync(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {
         "Cluster",
         &technical_id,
     ))?;
-    if deleting && existing.is_none() {
-        // Torn down already (or never created): never re-create for a deleting shoot.
-        return Ok(Action::await_change());
-    }
     let seed = seed(ctx).await?;
     let cloud_profile = cloud_profile(ctx, &shoot, &namespace, &key).await?;
     let encode = |source| Error::Encode {
@@ -247,23 +261,14 @@ async fn sync(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {
             let new = serde_json::to_value(&spec).map_err(encode)?;
             if let Some(diff) = desired::merge_diff(&old, &new) {
                 let patch = json!({"spec": diff});
-                match clusters
+                clusters
                     .patch(&technical_id, &patch_params(ctx), &Patch::Merge(&patch))
                     .await
-                {
-                    Ok(_) => {}
-                    // Torn down meanwhile (deleting shoot): nothing to update.
-                    Err(kube::Error::Api(status)) if status.is_not_found() && deleting => {}
-                    Err(source) => {
-                        return Err(seed_error("patching", "Cluster", &technical_id)(source));
-                    }
-                }
+                    .map_err(seed_error("patching", "Cluster", &technical_id))?;
             }
         }
     }
-    if !deleting {
-        ensure_namespace(ctx, &technical_id, &shoot, &seed).await?;
-    }
+    ensure_namespace(ctx, &technical_id, &shoot, &seed).await?;
     Ok(Action::requeue(ctx.sync_period))
 }
 
@@ -348,70 +353,6 @@ fn changed_entries(
             _ => true,
         })
         .collect()
-}
-
-/// The Cluster-side reconcile: tears down a Cluster whose shoot is gone, scheduled elsewhere or
-/// deleting — namespace first, the Cluster only once the namespace is gone.
-///
-/// # Errors
-/// See [`Error`].
-pub async fn reconcile_cluster(cluster: Arc<Cluster>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = Instant::now();
-    let result = cleanup(&cluster, &ctx).await;
-    ctx.metrics
-        .reconciled(super::CLEANUP_NAME, started.elapsed(), result.is_ok());
-    result
-}
-
-async fn cleanup(cluster: &Cluster, ctx: &Ctx) -> Result<Action, Error> {
-    let Some((name, shoot)) = ShootRef::of_cluster(cluster) else {
-        // Not a Cluster of a shoot (e.g. written by hand without an embedded shoot): leave it.
-        return Ok(Action::await_change());
-    };
-    let key = format!("{}/{}", shoot.namespace, shoot.name);
-    // Read the shoot from the API, not a cache: tearing down on a stale view would be fatal.
-    let live = Api::<Shoot>::namespaced(ctx.garden.clone(), &shoot.namespace)
-        .get_opt(&shoot.name)
-        .await
-        .map_err(|source| Error::ReadGarden {
-            kind: "Shoot",
-            key,
-            source,
-        })?;
-    // A Cluster named other than its shoot's technical ID is stale as well (the ID was
-    // replaced, e.g. a legacy ID restored by an operator): it would never be updated again.
-    let keep = live.as_ref().is_some_and(|live| {
-        is_scheduled_to(live, &ctx.seed_name)
-            && live.metadata.deletion_timestamp.is_none()
-            && desired::stored_technical_id(live) == Some(name.as_str())
-    });
-    if keep {
-        return Ok(Action::requeue(ctx.sync_period));
-    }
-    let namespaces: Api<Namespace> = Api::all(ctx.seed.clone());
-    if let Some(namespace) =
-        namespaces
-            .get_opt(&name)
-            .await
-            .map_err(seed_error("reading", "Namespace", &name))?
-    {
-        if namespace.metadata.deletion_timestamp.is_none() {
-            match namespaces.delete(&name, &DeleteParams::default()).await {
-                Ok(_) => {}
-                Err(kube::Error::Api(status)) if status.is_not_found() => {}
-                Err(source) => return Err(seed_error("deleting", "Namespace", &name)(source)),
-            }
-        }
-        return Ok(Action::requeue(NAMESPACE_POLL));
-    }
-    match Api::<Cluster>::all(ctx.seed.clone())
-        .delete(&name, &DeleteParams::default())
-        .await
-    {
-        Ok(_) => Ok(Action::await_change()),
-        Err(kube::Error::Api(status)) if status.is_not_found() => Ok(Action::await_change()),
-        Err(source) => Err(seed_error("deleting", "Cluster", &name)(source)),
-    }
 }
 
 /// Label of a project namespace naming its Project.

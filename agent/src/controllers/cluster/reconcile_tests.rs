@@ -1,19 +1,22 @@
 //! Reconcile tests against in-process garden and seed sandboxes: [`reconcile`] and
 //! [`reconcile_cluster`] are called directly on a real Shoot and Cluster with empty caches (the
-//! controller then reads the garden), and the technical ID, Cluster and namespace are read back.
+//! controller then reads the garden), and the finalizer, technical ID, Cluster, namespace and
+//! ShootState are read back, also through a shoot's deletion.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{Patch, PatchParams};
+use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::runtime::reflector;
 use kube::{Api, ResourceExt};
-use seedlet_api::core::{CloudProfile, Project, Seed, Shoot};
+use seedlet_api::core::{CloudProfile, Project, Seed, Shoot, ShootState};
 use seedlet_api::extensions::Cluster;
+use seedlet_api::operations::Bastion;
 use serde_json::json;
 
+use super::delete::BASTION_POLL;
 use super::reconcile::NAMESPACE_POLL;
 use super::{Ctx, reconcile, reconcile_cluster};
 use crate::testing::{Env, FIELD_MANAGER, SEED, create, ensure_namespace};
@@ -28,6 +31,8 @@ fn ctx(env: &Env) -> Arc<Ctx> {
         seed: env.seed.clone(),
         seed_name: SEED.to_owned(),
         garden: env.garden.clone(),
+        clock: env.clock(),
+        shoots: reflector::store().0,
         seeds: reflector::store().0,
         cloud_profiles: reflector::store().0,
         namespaced_cloud_profiles: reflector::store().0,
@@ -81,6 +86,7 @@ async fn a_scheduled_shoot_gets_its_technical_id_cluster_and_namespace() {
     let action = reconcile(shoot, ctx(&env)).await.unwrap();
     assert_eq!(action, Action::requeue(SYNC));
     let stored = shoots(&env).get("s").await.unwrap();
+    assert_eq!(stored.finalizers(), ["gardener"]);
     assert_eq!(
         stored.status.and_then(|s| s.technical_id).as_deref(),
         Some(TECHNICAL_ID)
@@ -170,5 +176,157 @@ async fn a_shoot_moved_to_another_seed_loses_namespace_then_cluster() {
         Action::await_change()
     );
     assert!(clusters.get_opt(TECHNICAL_ID).await.unwrap().is_none());
+    env.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_gardener_finalizer_joins_those_of_other_writers() {
+    let env = Env::start().await;
+    landscape(&env).await;
+    let held = json!({"metadata": {"finalizers": ["test.seedlet/other"]}});
+    let shoot = shoots(&env)
+        .patch("s", &PatchParams::default(), &Patch::Merge(&held))
+        .await
+        .unwrap();
+    reconcile(Arc::new(shoot), ctx(&env)).await.unwrap();
+    assert_eq!(
+        shoots(&env).get("s").await.unwrap().finalizers(),
+        ["test.seedlet/other", "gardener"]
+    );
+    env.shutdown().await;
+}
+
+/// A ShootState `garden-dev/s` as the ShootState sync writes it.
+async fn shoot_state(env: &Env) -> ShootState {
+    create(
+        &env.garden,
+        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "ShootState",
+               "metadata": {"name": "s", "namespace": "garden-dev"}, "spec": {}}),
+    )
+    .await
+}
+
+/// Deletes shoot `s` (held by our finalizer) and returns it as the watch shows it then.
+async fn delete_shoot(env: &Env) -> Arc<Shoot> {
+    shoots(env)
+        .delete("s", &DeleteParams::default())
+        .await
+        .unwrap();
+    let deleting = shoots(env).get("s").await.unwrap();
+    assert!(deleting.metadata.deletion_timestamp.is_some());
+    Arc::new(deleting)
+}
+
+#[tokio::test]
+async fn a_deleting_shoot_keeps_its_finalizer_until_namespace_cluster_and_shoot_state_are_gone() {
+    let env = Env::start().await;
+    let shoot = landscape(&env).await;
+    let ctx = ctx(&env);
+    reconcile(shoot, ctx.clone()).await.unwrap();
+    shoot_state(&env).await;
+    let deleting = delete_shoot(&env).await;
+    let clusters = Api::<Cluster>::all(env.seed.clone());
+    let namespaces = Api::<Namespace>::all(env.seed.clone());
+    let states = Api::<ShootState>::namespaced(env.garden.clone(), "garden-dev");
+
+    assert_eq!(
+        reconcile(deleting.clone(), ctx.clone()).await.unwrap(),
+        Action::requeue(NAMESPACE_POLL),
+        "the namespace goes first"
+    );
+    let cluster = clusters.get(TECHNICAL_ID).await.unwrap();
+    assert!(
+        cluster.spec.shoot["metadata"]["deletionTimestamp"].is_string(),
+        "extensions see the deletion in the Cluster"
+    );
+    assert!(states.get_opt("s").await.unwrap().is_some());
+    assert_eq!(
+        shoots(&env).get("s").await.unwrap().finalizers(),
+        ["gardener"]
+    );
+
+    seedlet_sandbox::setup::wait_until("namespace gone", Duration::from_secs(10), || async {
+        namespaces.get_opt(TECHNICAL_ID).await.unwrap().is_none()
+    })
+    .await;
+    assert_eq!(
+        reconcile(deleting, ctx).await.unwrap(),
+        Action::await_change()
+    );
+    assert!(clusters.get_opt(TECHNICAL_ID).await.unwrap().is_none());
+    assert!(states.get_opt("s").await.unwrap().is_none());
+    assert!(
+        shoots(&env).get_opt("s").await.unwrap().is_none(),
+        "the finalizer was the last one: the shoot is gone"
+    );
+    env.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_deleting_shoot_waits_for_its_bastions_before_anything_is_deleted() {
+    let env = Env::start().await;
+    let shoot = landscape(&env).await;
+    let ctx = ctx(&env);
+    reconcile(shoot, ctx.clone()).await.unwrap();
+    let _: Bastion = create(
+        &env.garden,
+        json!({"apiVersion": "operations.gardener.cloud/v1alpha1", "kind": "Bastion",
+               "metadata": {"name": "b", "namespace": "garden-dev"},
+               "spec": {"shootRef": {"name": "s"}, "seedName": SEED,
+                        "sshPublicKey": "c3NoLWVkMjU1MTkgQUFBQQ=="}}),
+    )
+    .await;
+    let deleting = delete_shoot(&env).await;
+
+    assert_eq!(
+        reconcile(deleting.clone(), ctx.clone()).await.unwrap(),
+        Action::requeue(BASTION_POLL)
+    );
+    assert!(
+        Api::<Namespace>::all(env.seed.clone())
+            .get(TECHNICAL_ID)
+            .await
+            .unwrap()
+            .metadata
+            .deletion_timestamp
+            .is_none()
+    );
+    Api::<Bastion>::namespaced(env.garden.clone(), "garden-dev")
+        .delete("b", &DeleteParams::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        reconcile(deleting, ctx).await.unwrap(),
+        Action::requeue(NAMESPACE_POLL),
+        "with the bastion gone the flow starts"
+    );
+    env.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_deleting_shoot_without_our_finalizer_is_left_to_the_cluster_teardown() {
+    let env = Env::start().await;
+    let shoot = landscape(&env).await;
+    let ctx = ctx(&env);
+    reconcile(shoot, ctx.clone()).await.unwrap();
+    let held = json!({"metadata": {"finalizers": ["test.seedlet/other"]}});
+    shoots(&env)
+        .patch("s", &PatchParams::default(), &Patch::Merge(&held))
+        .await
+        .unwrap();
+    let deleting = delete_shoot(&env).await;
+    assert_eq!(
+        reconcile(deleting, ctx.clone()).await.unwrap(),
+        Action::await_change()
+    );
+    let cluster = Api::<Cluster>::all(env.seed.clone())
+        .get(TECHNICAL_ID)
+        .await
+        .unwrap();
+    assert_eq!(
+        reconcile_cluster(Arc::new(cluster), ctx).await.unwrap(),
+        Action::requeue(NAMESPACE_POLL),
+        "the Cluster-side teardown takes over"
+    );
     env.shutdown().await;
 }

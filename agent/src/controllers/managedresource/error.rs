@@ -53,6 +53,20 @@ pub enum Error {
         #[source]
         source: kube::Error,
     },
+    /// The seed does not serve an object's kind: its CRD is not installed (a chart may ship a
+    /// VerticalPodAutoscaler, a ServiceMonitor, … for a seed that lacks them). Retried, so a CRD
+    /// installed later is picked up.
+    #[error(
+        "applying {object} of managed resource {key}: the CRD for {kind} is not installed in the seed"
+    )]
+    KindNotServed {
+        /// `namespace/name` of the MR.
+        key: String,
+        /// `Kind namespace/name`.
+        object: String,
+        /// `group/Kind`.
+        kind: String,
+    },
     /// An object rejected an update as invalid and was deleted to be re-created on the next pass.
     #[error(
         "deleted {object} of managed resource {key} after an invalid update, re-creating on next pass"

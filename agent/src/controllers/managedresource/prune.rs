@@ -119,13 +119,13 @@ async fn prune_one(
         return Ok(false);
     };
     let api = apply::dynamic_api(client, &resolved, reference.namespace.as_deref());
-    let Some(live) = retry::idempotent(&RetryPolicy::RECONCILE, || api.get_opt(name))
+    let Some(object) = retry::idempotent(&RetryPolicy::RECONCILE, || api.get_opt(name))
         .await
         .map_err(|e| e.to_string())?
     else {
         return Ok(false);
     };
-    let live = serde_json::to_value(live).map_err(|e| e.to_string())?;
+    let live = serde_json::to_value(&object).map_err(|e| e.to_string())?;
     if keeps(&live) {
         return Ok(false);
     }
@@ -134,7 +134,9 @@ async fn prune_one(
             let patch = if kind == "Namespace" && split_api_version(api_version).0.is_empty() {
                 json!({"spec": {"finalizers": []}})
             } else {
-                json!({"metadata": {"finalizers": null}})
+                // Every finalizer goes, through the runtime's guarded finalizer patch: a
+                // change since the read fails it (409) and the next pass decides again.
+                seedlet_runtime::finalizer::guarded_patch(&object.metadata, &[])
             };
             let (params, patch) = (PatchParams::default(), Patch::Merge(&patch));
             retry::idempotent(&RetryPolicy::RECONCILE, || api.patch(name, &params, &patch))

@@ -18,6 +18,7 @@ use seedlet_api::names::{condition_types, finalizers, managed_resources, reasons
 use seedlet_api::resources::{ManagedResource, ObjectReference};
 
 use seedlet_runtime::finalizer;
+use seedlet_runtime::policy;
 use seedlet_runtime::retry::{self, RetryPolicy};
 
 use super::apply::{self, Resolved, identity, split_api_version};
@@ -32,19 +33,19 @@ use super::{Applier, cleanup, prune};
 /// # Errors
 /// See [`Error`]; the failure is also recorded in `ResourcesApplied` where the spec says so.
 pub async fn reconcile(mr: Arc<ManagedResource>, ctx: Arc<Applier>) -> Result<Action, Error> {
-    let started = tokio::time::Instant::now();
-    let result = reconcile_inner(&mr, &ctx).await;
-    ctx.metrics
-        .reconciled(super::NAME, started.elapsed(), result.is_ok());
-    result
+    policy::measured(
+        &ctx.metrics,
+        super::NAME,
+        &key(&mr),
+        reconcile_inner(&mr, &ctx),
+    )
+    .await
 }
 
-/// Maps an error to a retry delay: quick for conflicts and transient failures, capped at the sync period.
+/// Maps an error to a retry delay: quick for conflicts and transient failures, capped at the
+/// sync period. A persistent failure (a chart object whose CRD the seed lacks) is one WARN per
+/// distinct message and one INFO on recovery (`runtime::policy`), not a WARN every 5 s.
 pub fn error_policy(mr: Arc<ManagedResource>, error: &Error, ctx: Arc<Applier>) -> Action {
-    if let Some(action) = seedlet_runtime::status::conflict_requeue(&key(&mr), error) {
-        return action;
-    }
-    tracing::warn!(managed_resource = %key(&mr), error = %seedlet_runtime::error_chain(error), "reconciling managed resource failed");
     let delay = match error {
         Error::RecreateAfterInvalidUpdate { .. } | Error::Finalizer { .. } => {
             Duration::from_millis(200)
@@ -52,7 +53,13 @@ pub fn error_policy(mr: Arc<ManagedResource>, error: &Error, ctx: Arc<Applier>) 
         Error::ReadSecret { .. } => Duration::from_secs(2),
         _ => Duration::from_secs(5),
     };
-    Action::requeue(delay.min(ctx.sync_period))
+    policy::requeue_after_failure(
+        super::NAME,
+        &key(&mr),
+        error.reason(),
+        error,
+        delay.min(ctx.sync_period),
+    )
 }
 
 fn key(mr: &ManagedResource) -> String {
@@ -404,6 +411,14 @@ async fn read_secrets(
     Ok(out)
 }
 
+/// `group/Kind` of an object (`Kind` alone for the core group), as a CRD serves it.
+fn group_kind(api_version: &str, kind: &str) -> String {
+    match split_api_version(api_version).0 {
+        "" => kind.to_owned(),
+        group => format!("{group}/{kind}"),
+    }
+}
+
 /// Applies one object and returns what the health checks need.
 async fn apply_one(ctx: &Applier, key: &str, item: &Desired) -> Result<Observed, Error> {
     let reference = &item.reference;
@@ -426,15 +441,10 @@ async fn apply_one(ctx: &Applier, key: &str, item: &Desired) -> Result<Observed,
             })?,
     };
     let Some(resolved) = resolved else {
-        let status = kube::core::Status::failure(
-            &format!("no matches for kind {kind:?} in version {api_version:?}"),
-            "NotFound",
-        )
-        .with_code(404);
-        return Err(Error::Apply {
+        return Err(Error::KindNotServed {
             key: key.to_owned(),
             object,
-            source: kube::Error::Api(status.boxed()),
+            kind: group_kind(&api_version, &kind),
         });
     };
     let api = apply::dynamic_api(&ctx.client(), &resolved, namespace.as_deref());
@@ -560,6 +570,29 @@ mod tests {
         for (object, expected) in cases {
             assert_eq!(recreate_on_invalid(&object), expected, "{object}");
         }
+    }
+
+    #[test]
+    fn a_kind_the_seed_does_not_serve_names_its_crd_and_no_install_hint() {
+        assert_eq!(
+            group_kind("autoscaling.k8s.io/v1", "VerticalPodAutoscaler"),
+            "autoscaling.k8s.io/VerticalPodAutoscaler"
+        );
+        assert_eq!(group_kind("v1", "ConfigMap"), "ConfigMap");
+        let error = Error::KindNotServed {
+            key: "garden/vpa".into(),
+            object: "VerticalPodAutoscaler garden/x".into(),
+            kind: group_kind("autoscaling.k8s.io/v1", "VerticalPodAutoscaler"),
+        };
+        let message = seedlet_runtime::error_chain(&error);
+        assert!(
+            message.ends_with(
+                "the CRD for autoscaling.k8s.io/VerticalPodAutoscaler is not installed in the seed"
+            ),
+            "{message}"
+        );
+        assert!(!message.contains("seedlet crds"), "{message}");
+        assert_eq!(error.reason(), reasons::APPLY_FAILED);
     }
 
     #[test]

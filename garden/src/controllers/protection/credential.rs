@@ -2,8 +2,9 @@
 //! §2.5), as JSON merge patches computed from the object's current metadata: protect (finalizer,
 //! provider and reference labels), re-protect while the binding is deleting, release.
 //!
-//! Every patch carries `resourceVersion`, so a concurrent change fails it (409) instead of
-//! dropping another writer's finalizer.
+//! Every patch carries `resourceVersion` (a finalizer change is built by
+//! [`seedlet_runtime::finalizer::guarded_patch`]), so a concurrent change fails it (409) instead
+//! of dropping another writer's finalizer.
 
 use std::collections::BTreeMap;
 
@@ -59,15 +60,16 @@ fn patch(
     if labels.is_empty() && finalizers.is_none() {
         return None;
     }
-    let mut metadata = Map::new();
-    metadata.insert("resourceVersion".into(), json!(meta.resource_version));
+    // A finalizer change is the runtime's guarded finalizer patch; labels ride along under the
+    // same guard, and a labels-only patch carries the resourceVersion as well.
+    let mut patch = match finalizers {
+        Some(finalizers) => seedlet_runtime::finalizer::guarded_patch(meta, &finalizers),
+        None => json!({"metadata": {"resourceVersion": meta.resource_version}}),
+    };
     if !labels.is_empty() {
-        metadata.insert("labels".into(), Value::Object(labels));
+        patch["metadata"]["labels"] = Value::Object(labels);
     }
-    if let Some(finalizers) = finalizers {
-        metadata.insert("finalizers".into(), json!(finalizers));
-    }
-    Some(json!({ "metadata": metadata }))
+    Some(patch)
 }
 
 /// The finalizers with `add` present (appended when missing) and the legacy one gone.
