@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::{Api, ResourceExt};
-use seedlet_api::core::{Shoot, ShootState};
+use seedlet_api::core::{Seed, Shoot, ShootState};
 use seedlet_api::extensions::{self, Cluster, Infrastructure};
 use seedlet_api::operations::Bastion;
 use seedlet_sandbox::Sandbox;
@@ -56,6 +56,15 @@ async fn deleting_a_shoot_removes_its_seed_side_and_shoot_state_before_the_shoot
         env.shutdown.clone(),
         |_| {},
     )
+    .await;
+    // As the other agent tests: the agent works (the authorizer has synced) before the shoot
+    // comes.
+    let seeds: Api<Seed> = Api::all(admin.clone());
+    common::wait_until("seed a ready", Duration::from_secs(30), || async {
+        common::condition_of(&seeds, "a", "GardenletReady", |s: &Seed| s.conditions())
+            .await
+            .is_some_and(|(status, _, _)| status == "True")
+    })
     .await;
     let shoots: Api<Shoot> = Api::namespaced(admin.clone(), "garden-dev");
     create::<Shoot>(
