@@ -632,3 +632,37 @@ pub fn tail(path: &Path, lines: usize) -> String {
     let all: Vec<&str> = text.lines().collect();
     all[all.len().saturating_sub(lines)..].join("\n")
 }
+
+impl Drop for ControlPlane {
+    /// A failing test gets the end of the API server's log, and all logs are copied to
+    /// `$TMPDIR/seedlet-real-logs/<name>-<pid>/` (the plane's directory goes with it).
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let keep = std::env::temp_dir().join("seedlet-real-logs").join(format!(
+                "{}-{}",
+                self.options.name,
+                std::process::id()
+            ));
+            let copied = std::fs::create_dir_all(&keep).is_ok()
+                && ["etcd", "kube-apiserver", "kube-controller-manager"]
+                    .iter()
+                    .all(|component| {
+                        std::fs::copy(
+                            log_file(self.dir.path(), component),
+                            keep.join(format!("{component}.log")),
+                        )
+                        .is_ok()
+                    });
+            eprintln!(
+                "--- {} kube-apiserver log (all logs {}) ---\n{}",
+                self.options.name,
+                if copied {
+                    keep.display().to_string()
+                } else {
+                    "not kept".to_owned()
+                },
+                self.log_tail("kube-apiserver", 40)
+            );
+        }
+    }
+}

@@ -65,7 +65,11 @@ impl Daemon {
             .arg(&self.config)
             .env("KUBECONFIG", &self.kubeconfig)
             .env_remove("GARDEN_KUBECONFIG")
-            .env("RUST_LOG", "info")
+            // SEEDLET_REAL_LOG raises the daemons' log level when a run needs investigating.
+            .env(
+                "RUST_LOG",
+                std::env::var("SEEDLET_REAL_LOG").unwrap_or_else(|_| "info".to_owned()),
+            )
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("log handle"))
             .stderr(log)
@@ -179,4 +183,22 @@ fn write_private(path: &Path, text: &str) {
         .open(path)
         .and_then(|mut file| file.write_all(text.as_bytes()))
         .unwrap_or_else(|error| panic!("write {}: {error}", path.display()));
+}
+
+impl Drop for Daemon {
+    /// A failing test keeps the daemon's log in `$TMPDIR/seedlet-real-logs/` (its directory goes).
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let keep = std::env::temp_dir().join("seedlet-real-logs");
+            let name = self
+                .log
+                .file_name()
+                .map(|name| name.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let target = keep.join(format!("{}-{}-{name}", self.role, std::process::id()));
+            if std::fs::create_dir_all(&keep).is_ok() && std::fs::copy(&self.log, &target).is_ok() {
+                eprintln!("--- {} log kept in {} ---", self.role, target.display());
+            }
+        }
+    }
 }
