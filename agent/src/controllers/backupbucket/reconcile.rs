@@ -46,25 +46,19 @@ impl Error {
 /// # Errors
 /// See [`Error`]; the queue retries with backoff.
 pub async fn reconcile(bucket: Arc<BackupBucket>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = std::time::Instant::now();
-    let result = run(&bucket.name_any(), &ctx).await;
-    ctx.metrics
-        .reconciled(NAME, started.elapsed(), result.is_ok());
-    result
+    let name = bucket.name_any();
+    seedlet_runtime::policy::measured(&ctx.metrics, NAME, &name, run(&name, &ctx)).await
 }
 
-/// Logs the error once and retries after a short delay.
+/// Logs a failure once per distinct message (runtime policy) and retries after a short delay.
 pub fn error_policy(bucket: Arc<BackupBucket>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if let Some(action) = seedlet_runtime::status::conflict_requeue(&bucket.name_any(), error) {
-        return action;
-    }
-    tracing::warn!(
-        bucket = %bucket.name_any(),
-        reason = error.reason(),
-        error = %error_chain(error),
-        "backupbucket reconcile failed"
-    );
-    Action::requeue(Duration::from_secs(5))
+    seedlet_runtime::policy::requeue_after_failure(
+        NAME,
+        &bucket.name_any(),
+        error.reason(),
+        error,
+        Duration::from_secs(5),
+    )
 }
 
 async fn run(name: &str, ctx: &Ctx) -> Result<Action, Error> {

@@ -42,25 +42,19 @@ impl Error {
 /// # Errors
 /// See [`Error`]; the queue retries with backoff.
 pub async fn reconcile(entry: Arc<BackupEntry>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = std::time::Instant::now();
-    let result = dispatch(&entry, &ctx).await;
-    ctx.metrics
-        .reconciled(NAME, started.elapsed(), result.is_ok());
-    result
+    seedlet_runtime::policy::measured(&ctx.metrics, NAME, &key(&entry), dispatch(&entry, &ctx))
+        .await
 }
 
-/// Logs the error once and retries after a short delay.
+/// Logs a failure once per distinct message (runtime policy) and retries after a short delay.
 pub fn error_policy(entry: Arc<BackupEntry>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if let Some(action) = seedlet_runtime::status::conflict_requeue(&key(&entry), error) {
-        return action;
-    }
-    tracing::warn!(
-        entry = %key(&entry),
-        reason = error.reason(),
-        error = %error_chain(error),
-        "backupentry reconcile failed"
-    );
-    Action::requeue(Duration::from_secs(5))
+    seedlet_runtime::policy::requeue_after_failure(
+        NAME,
+        &key(&entry),
+        error.reason(),
+        error,
+        Duration::from_secs(5),
+    )
 }
 
 async fn dispatch(cached: &BackupEntry, ctx: &Ctx) -> Result<Action, Error> {

@@ -166,13 +166,24 @@ pub fn error_policy(csr: Arc<CertificateSigningRequest>, error: &Error, _ctx: Ar
             tracing::info!(certificate_signing_request = %name, error = %seedlet_runtime::error_chain(error), "certificatesigningrequest stays pending");
             Action::requeue(Duration::from_secs(30))
         }
+        // Once per distinct message while it persists (runtime policy), a 409 requeued at once.
         Error::DecodeRequest { .. } | Error::MissingName => {
-            tracing::warn!(certificate_signing_request = %name, error = %seedlet_runtime::error_chain(error), reason = error.reason(), "certificatesigningrequest not decidable");
-            Action::requeue(Duration::from_secs(300))
+            seedlet_runtime::policy::requeue_after_failure(
+                super::NAME,
+                &name,
+                error.reason(),
+                error,
+                Duration::from_secs(300),
+            )
         }
         Error::SubjectAccessReview { .. } | Error::UpdateApproval { .. } => {
-            tracing::warn!(certificate_signing_request = %name, error = %seedlet_runtime::error_chain(error), reason = error.reason(), "certificatesigningrequest approval failed");
-            Action::requeue(Duration::from_secs(5))
+            seedlet_runtime::policy::requeue_after_failure(
+                super::NAME,
+                &name,
+                error.reason(),
+                error,
+                Duration::from_secs(5),
+            )
         }
     }
 }

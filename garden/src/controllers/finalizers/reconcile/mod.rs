@@ -72,15 +72,17 @@ impl Error {
 /// Retries after [`RETRY_DELAY`] and logs the error once (blocked deletions at debug level: they
 /// are expected while references exist).
 pub fn error_policy<K: Resource>(object: Arc<K>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if let Some(action) = seedlet_runtime::status::conflict_requeue(&object.name_any(), error) {
-        return action;
-    }
     if matches!(error, Error::StillReferenced { .. }) {
         tracing::debug!(name = %object.name_any(), error = %error_chain(error), "deletion blocked by references");
-    } else {
-        tracing::warn!(name = %object.name_any(), reason = error.reason(), error = %error_chain(error), "finalizer reconcile failed");
+        return Action::requeue(RETRY_DELAY);
     }
-    Action::requeue(RETRY_DELAY)
+    seedlet_runtime::policy::requeue_after_failure(
+        "controllerregistration-finalizers",
+        &object.name_any(),
+        error.reason(),
+        error,
+        RETRY_DELAY,
+    )
 }
 
 /// What a finalizer controller is asked to do for its object.
