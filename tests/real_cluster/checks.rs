@@ -373,7 +373,11 @@ fn registration(name: &str, policy: &str, resources: &[(&str, &str)]) -> Value {
 /// (once an extension reports state) the ShootState appear; deleting the Shoot removes the
 /// extension object, the namespace, the Cluster, the ShootState and the Shoot itself. Returns
 /// (creation → Cluster and namespace, deletion → everything gone).
-pub async fn shoot_lifecycle(garden: &kube::Client, seed: &SeedCluster) -> (Duration, Duration) {
+pub async fn shoot_lifecycle(
+    garden: &kube::Client,
+    seed: &SeedCluster,
+    other: &SeedCluster,
+) -> (Duration, Duration) {
     let agent = [&seed.agent];
     let objects = [
         json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Project",
@@ -477,13 +481,68 @@ pub async fn shoot_lifecycle(garden: &kube::Client, seed: &SeedCluster) -> (Dura
     })
     .await;
 
+    // The other seed may not read this Shoot's state; the Shoot's own seed may.
+    for (reader, allowed) in [(seed, true), (other, false)] {
+        let yaml = stored_kubeconfig(&reader.admin)
+            .await
+            .expect("stored kubeconfig");
+        let client = client_from_yaml(&yaml).await;
+        let answer = Api::<ShootState>::namespaced(client, PROJECT_NAMESPACE)
+            .get("real")
+            .await;
+        assert_eq!(
+            answer.is_ok(),
+            allowed,
+            "{} reads the ShootState: {answer:?}",
+            reader.name
+        );
+        assert!(
+            allowed || forbidden(answer),
+            "{}: 403 for another seed's ShootState",
+            reader.name
+        );
+    }
+
+    // A Bastion for the Shoot: the agent deploys the extension Bastion into the control-plane
+    // namespace (no bastion extension runs here to answer it); the Shoot's deletion takes it along.
+    create::<seedlet_api::operations::Bastion>(
+        Api::namespaced(garden.clone(), PROJECT_NAMESPACE),
+        json!({"apiVersion": "operations.gardener.cloud/v1alpha1", "kind": "Bastion",
+            "metadata": {"name": "real-bastion", "namespace": PROJECT_NAMESPACE},
+            "spec": {"shootRef": {"name": "real"}, "seedName": seed.name, "providerType": "local",
+                     "sshPublicKey": "ssh-ed25519 AAAAC3Nza user@host",
+                     "ingress": [{"ipBlock": {"cidr": "192.0.2.0/24"}}]}}),
+    )
+    .await;
+    let extension_bastions: Api<DynamicObject> = Api::namespaced_with(
+        seed.admin.clone(),
+        technical_id,
+        &dynamic(
+            "extensions.gardener.cloud",
+            "v1alpha1",
+            "Bastion",
+            "bastions",
+        ),
+    );
+    wait("the extension Bastion", CONVERGE, &agent, || async {
+        extension_bastions
+            .get_opt("real-bastion")
+            .await
+            .ok()
+            .flatten()
+            .is_some()
+    })
+    .await;
+    let garden_bastions: Api<seedlet_api::operations::Bastion> =
+        Api::namespaced(garden.clone(), PROJECT_NAMESPACE);
+
     let deleting = Instant::now();
     shoots
         .delete("real", &Default::default())
         .await
         .expect("shoot deleted");
     wait_state(
-        "Shoot, Cluster, namespace, extension and ShootState gone",
+        "Shoot, Bastion, Cluster, namespace, extension and ShootState gone",
         CONVERGE,
         &agent,
         || async {
@@ -513,6 +572,15 @@ pub async fn shoot_lifecycle(garden: &kube::Client, seed: &SeedCluster) -> (Dura
                 (
                     "ShootState",
                     states.get_opt("real").await.ok().flatten().is_some(),
+                ),
+                (
+                    "Bastion",
+                    garden_bastions
+                        .get_opt("real-bastion")
+                        .await
+                        .ok()
+                        .flatten()
+                        .is_some(),
                 ),
             ];
             let left: Vec<&str> = left
@@ -604,7 +672,8 @@ pub async fn agent_killed(garden: &kube::Client, seed: &mut SeedCluster) -> Dura
     took
 }
 
-/// Lets the landscape run for `period` and fails when a WARN or ERROR line repeats in any log.
+/// Lets the landscape run for `period` and fails when a WARN or ERROR line repeats in any log
+/// or any WARN or ERROR line reports a refusal (403).
 pub async fn steady_state(garden: &Garden, seeds: &[&SeedCluster], period: Duration) {
     let mut daemons: Vec<&Daemon> = vec![&garden.controller];
     daemons.extend(seeds.iter().map(|seed| &seed.agent));
@@ -622,6 +691,14 @@ pub async fn steady_state(garden: &Garden, seeds: &[&SeedCluster], period: Durat
         for (line, count) in repeated(&problems) {
             failures.push(format!("{} logged {count}× {line:?}", daemon.role));
         }
+        // Each daemon holds exactly its chart's RBAC (and a seed what the authorizer grants):
+        // a refusal in steady state is a missing rule, whether it repeats or not.
+        for line in problems.iter().filter(|line| {
+            let text = format!("{} {}", line.message, line.error).to_ascii_lowercase();
+            text.contains("forbidden") || text.contains("403")
+        }) {
+            failures.push(format!("{} was refused: {line:?}", daemon.role));
+        }
     }
     assert!(
         failures.is_empty(),
@@ -629,4 +706,63 @@ pub async fn steady_state(garden: &Garden, seeds: &[&SeedCluster], period: Durat
         failures.join("\n")
     );
     println!("real-cluster: {period:?} steady state without a repeated WARN or ERROR line");
+}
+
+/// gardenlet's six egress policies in the seed's `garden` namespace; the runtime API server's
+/// policy names the address and port the real kube-apiserver advertises in `default/kubernetes`.
+pub async fn network_policies(seed: &SeedCluster) {
+    use k8s_openapi::api::core::v1::Endpoints;
+    use k8s_openapi::api::networking::v1::NetworkPolicy;
+    let endpoints = Api::<Endpoints>::namespaced(seed.admin.clone(), "default")
+        .get("kubernetes")
+        .await
+        .expect("the real API server keeps default/kubernetes");
+    let subset = &endpoints.subsets.expect("subsets")[0];
+    let address = &subset.addresses.as_ref().expect("addresses")[0].ip;
+    let port = subset.ports.as_ref().expect("ports")[0].port;
+    let policies: Api<NetworkPolicy> = Api::namespaced(seed.admin.clone(), NAMESPACE);
+    let mut want = [
+        "deny-all",
+        "allow-to-runtime-apiserver",
+        "allow-to-public-networks",
+        "allow-to-private-networks",
+        "allow-to-blocked-cidrs",
+        "allow-to-dns",
+    ];
+    want.sort_unstable();
+    wait_state(
+        "the six network policies in garden",
+        CONVERGE,
+        &[&seed.agent],
+        || async {
+            let list = policies
+                .list(&ListParams::default())
+                .await
+                .map_err(|e| e.to_string())?;
+            let mut names: Vec<String> = list
+                .items
+                .iter()
+                .filter_map(|p| p.metadata.name.clone())
+                .collect();
+            names.sort();
+            if names != want {
+                return Err(format!("{names:?}"));
+            }
+            let api_server = list
+                .items
+                .iter()
+                .find(|p| p.metadata.name.as_deref() == Some("allow-to-runtime-apiserver"))
+                .and_then(|p| serde_json::to_value(&p.spec).ok())
+                .unwrap_or_default();
+            let egress = &api_server["egress"][0];
+            let matches = egress["to"][0]["ipBlock"]["cidr"] == format!("{address}/32").as_str()
+                && egress["ports"][0]["port"] == port;
+            if matches {
+                Ok(())
+            } else {
+                Err(format!("allow-to-runtime-apiserver egress {egress}"))
+            }
+        },
+    )
+    .await;
 }

@@ -113,10 +113,14 @@ async fn a_real_garden_with_structured_authorization_runs_two_seeds_end_to_end()
         "real-cluster: extension registrations → both installations Installed+Healthy in {took:?}"
     );
 
-    // A Shoot: Cluster, namespace, ShootState; deleted: everything gone in seed and garden.
-    let (created, deleted) = checks::shoot_lifecycle(&admin, &seed_a).await;
+    // Network policies: gardenlet's egress policies, the API server's from the real Endpoints.
+    checks::network_policies(&seed_a).await;
+
+    // A Shoot: Cluster, namespace, ShootState (the other seed: 403), a Bastion; deleted:
+    // everything gone in seed and garden.
+    let (created, deleted) = checks::shoot_lifecycle(&admin, &seed_a, &seed_b).await;
     println!(
-        "real-cluster: Shoot → Cluster+namespace in {created:?}; deletion → Cluster, namespace, ShootState and Shoot gone in {deleted:?}"
+        "real-cluster: Shoot → Cluster+namespace in {created:?}; deletion → Bastion, Cluster, namespace, ShootState and Shoot gone in {deleted:?}"
     );
 
     // Backups: a Seed's bucket with secretRef (seed-a) and credentialsRef (seed-b) reaches the
