@@ -469,12 +469,12 @@ fn render_speaks_helm_template_flags() {
 }
 
 #[test]
-fn the_readme_render_command_works_as_written() {
-    let readme = std::fs::read_to_string(repo_file("README.md")).expect("README");
-    let command = readme
+fn the_install_guides_render_command_works_as_written() {
+    let guide = std::fs::read_to_string(repo_file("docs/install.md")).expect("install guide");
+    let command = guide
         .lines()
         .find_map(|line| line.trim().strip_prefix("seedlet render seedlet-agent "))
-        .expect("the README's Helm section renders the agent chart");
+        .expect("the install guide's Helm section renders the agent chart");
     let command = command.split('#').next().unwrap_or_default();
     // The user's values file, stood in for by the chart's minimal CI values.
     let args: Vec<&str> = command
@@ -504,22 +504,31 @@ fn the_readme_render_command_works_as_written() {
 }
 
 #[test]
-fn the_readme_points_only_inside_the_repository() {
+fn the_readme_and_docs_point_only_inside_the_repository() {
     let readme = std::fs::read_to_string(repo_file("README.md")).expect("README");
     assert!(!readme.contains("shared design notes"));
-    // Markdown links to files.
-    for target in readme
-        .split("](")
-        .skip(1)
-        .filter_map(|rest| rest.split(')').next())
-    {
-        if target.starts_with("http") || target.starts_with('#') {
-            continue;
+    // Markdown links to files (a `#section` of a file names the file), from the README and from
+    // every page in docs/ (relative to docs/).
+    let mut pages = vec![(String::from("README.md"), readme.clone(), repo_file("."))];
+    for entry in std::fs::read_dir(repo_file("docs")).expect("docs") {
+        let path = entry.expect("docs entry").path();
+        if path.extension().is_some_and(|e| e == "md") {
+            let text = std::fs::read_to_string(&path).expect("docs page");
+            pages.push((path.display().to_string(), text, repo_file("docs")));
         }
-        assert!(
-            repo_file(target).exists(),
-            "README links to missing {target}"
-        );
+    }
+    for (page, text, base) in &pages {
+        for target in text
+            .split("](")
+            .skip(1)
+            .filter_map(|rest| rest.split(')').next())
+        {
+            if target.starts_with("http") || target.starts_with('#') {
+                continue;
+            }
+            let file = target.split('#').next().unwrap_or_default();
+            assert!(base.join(file).exists(), "{page} links to missing {target}");
+        }
     }
     // Scripts run with python3 are named by a path that exists.
     for line in readme.lines() {
