@@ -289,11 +289,16 @@ pub async fn backup_bucket_reaches_the_seed(garden: &kube::Client, seed: &SeedCl
 }
 
 /// Registers the extension chart as `provider-local` (a v1 `helm.rawChart` ControllerDeployment;
-/// OnDemand: the Seeds' provider and backup need it) and as `networking-calico` (a v1beta1
-/// `providerConfig` ControllerDeployment; policy Always); waits until seed `seed`'s installation
-/// of each is Installed and Healthy with the chart's objects in the seed. Returns how long that
-/// took.
-pub async fn extensions_install(garden: &Garden, seed: &SeedCluster) -> Duration {
+/// OnDemand: the Seeds' provider and backup need it), as `networking-calico` (a v1beta1
+/// `providerConfig` ControllerDeployment; policy Always) and as `extension-oci` (a v1
+/// `helm.ociRepository` on `registry` with a pull secret the seed may read only through the
+/// deployment; policy Always); waits until seed `seed`'s installation of each is Installed and
+/// Healthy with the chart's objects in the seed. Returns how long that took.
+pub async fn extensions_install(
+    garden: &Garden,
+    seed: &SeedCluster,
+    registry: &super::registry::Registry,
+) -> Duration {
     let (controller, garden) = (&garden.controller, &garden.admin);
     let chart = base64::engine::general_purpose::STANDARD.encode(CHART);
     let values = json!({"replicaCount": 0, "greeting": "real"});
@@ -307,23 +312,44 @@ pub async fn extensions_install(garden: &Garden, seed: &SeedCluster) -> Duration
         "OperatingSystemConfig",
         "Worker",
     ];
+    let basic = base64::engine::general_purpose::STANDARD.encode("puller:s3cret");
+    registry
+        .push_chart(
+            "charts/ext-small",
+            "1.0.0",
+            CHART,
+            Some(&format!("Basic {basic}")),
+        )
+        .await;
+    let docker_config =
+        json!({"auths": {registry.host.clone(): {"username": "puller", "password": "s3cret"}}});
     let objects = [
+        json!({"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/dockerconfigjson",
+            "metadata": {"name": "chart-pull", "namespace": NAMESPACE,
+                         "labels": {"gardener.cloud/role": "helm-pull-secret"}},
+            "data": {".dockerconfigjson": base64::engine::general_purpose::STANDARD.encode(docker_config.to_string())}}),
         json!({"apiVersion": "core.gardener.cloud/v1", "kind": "ControllerDeployment",
             "metadata": {"name": "provider-local"}, "helm": {"rawChart": chart, "values": values}}),
         json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "ControllerDeployment",
             "metadata": {"name": "networking-calico"}, "type": "helm",
             "providerConfig": {"chart": chart, "values": values}}),
+        json!({"apiVersion": "core.gardener.cloud/v1", "kind": "ControllerDeployment",
+            "metadata": {"name": "extension-oci"},
+            "helm": {"ociRepository": {"repository": format!("{}/charts/ext-small", registry.host),
+                                       "tag": "1.0.0", "pullSecretRef": {"name": "chart-pull"}},
+                     "values": values}}),
         registration(
             "provider-local",
             "OnDemand",
             &provider_kinds.map(|kind| (kind, "local")),
         ),
         registration("networking-calico", "Always", &[("Network", "calico")]),
+        registration("extension-oci", "Always", &[("Extension", "oci")]),
     ];
     let started = Instant::now();
     crate::charts::apply_all(garden, &objects).await;
     let installations: Api<ControllerInstallation> = Api::all(garden.clone());
-    for registration in ["provider-local", "networking-calico"] {
+    for registration in ["provider-local", "networking-calico", "extension-oci"] {
         let what = format!(
             "{}'s installation of {registration} Installed and Healthy",
             seed.name

@@ -16,6 +16,8 @@ use serde_json::{Value, json};
 mod checks;
 mod daemons;
 mod landscape;
+#[path = "../registry/mod.rs"]
+mod registry;
 
 use checks::{create, gardenlet_ready, wait};
 use landscape::{AuthorizerWiring, CONVERGE, Garden, NAMESPACE, SeedCluster};
@@ -107,10 +109,16 @@ async fn a_real_garden_with_structured_authorization_runs_two_seeds_end_to_end()
     .await;
     checks::seeds_reach_only_their_own(&garden, &seed_a, &seed_b).await;
 
-    // Extensions: v1 rawChart and v1beta1 providerConfig → ManagedResource applied → conditions.
-    let took = checks::extensions_install(&garden, &seed_a).await;
+    // Extensions: v1 rawChart, v1beta1 providerConfig and v1 OCI → ManagedResource applied →
+    // conditions. The OCI chart comes from a real distribution registry (Debian's
+    // docker-registry; .ci/run installs it) with basic auth.
+    let binary = registry::binary().expect("docker-registry is installed (.ci/run does it)");
+    let oci =
+        registry::Registry::start(&binary, Some(&registry::htpasswd_line("puller", "s3cret")))
+            .await;
+    let took = checks::extensions_install(&garden, &seed_a, &oci).await;
     println!(
-        "real-cluster: extension registrations → both installations Installed+Healthy in {took:?}"
+        "real-cluster: three extension registrations (v1 rawChart, v1beta1 providerConfig, v1 OCI) → installations Installed+Healthy in {took:?}"
     );
 
     // Network policies: gardenlet's egress policies, the API server's from the real Endpoints.

@@ -189,3 +189,42 @@ impl Registry {
         assert_eq!(put.status().as_u16(), 201, "pushing the manifest");
     }
 }
+
+/// The `htpasswd` line for `user:password` (the registry's basic auth), made by the renderer's
+/// own Sprig `htpasswd`.
+pub fn htpasswd_line(user: &str, password: &str) -> String {
+    let chart = seedlet_chartrender::Chart::from_archive(
+        &chart_archive(&[(
+            "templates/h.yaml",
+            &format!("{{{{ htpasswd {user:?} {password:?} }}}}"),
+        )]),
+        &seedlet_chartrender::Limits::default(),
+    )
+    .expect("chart");
+    let rendered = seedlet_chartrender::Renderer::new()
+        .render(&chart, &seedlet_chartrender::RenderOptions::default())
+        .expect("renders");
+    rendered.templates["h/templates/h.yaml"].clone()
+}
+
+/// A `.tgz` chart named `h` with the given files besides its Chart.yaml.
+fn chart_archive(files: &[(&str, &str)]) -> Vec<u8> {
+    let mut archive = tar::Builder::new(flate2::write::GzEncoder::new(
+        Vec::new(),
+        flate2::Compression::fast(),
+    ));
+    let chart_yaml = "apiVersion: v2\nname: h\nversion: 1.0.0\n";
+    for (path, text) in std::iter::once(("Chart.yaml", chart_yaml)).chain(files.iter().copied()) {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(text.len() as u64);
+        header.set_mode(0o644);
+        header.set_cksum();
+        archive
+            .append_data(&mut header, format!("h/{path}"), text.as_bytes())
+            .expect("entry");
+    }
+    archive
+        .into_inner()
+        .and_then(|gz| gz.finish())
+        .expect("archive")
+}
