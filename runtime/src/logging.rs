@@ -95,16 +95,19 @@ pub fn init(
 
 /// The filter without `RUST_LOG`: `level` for everything except kube's HTTP client, which logs an
 /// ERROR line for every failed request (about 180 in a 22 s garden outage) although the
-/// controller that sent it reports the failure once, with context, through its error policy. Its
+/// controller that sent it reports the failure once, with context, through its error policy, and
+/// kube-runtime's watcher, which logs a WARN for every re-list a 403 fails (every few seconds,
+/// for as long as it lasts) although `crate::watch` reports each watch's failure once. Their
 /// lines are kept at `debug`.
 fn default_targets(level: LogLevel) -> Targets {
-    let client = match level {
+    let once_reported_elsewhere = match level {
         LogLevel::Debug => LevelFilter::DEBUG,
         LogLevel::Info | LogLevel::Error => LevelFilter::OFF,
     };
     Targets::new()
         .with_default(level_filter(level))
-        .with_target("kube_client", client)
+        .with_target("kube_client", once_reported_elsewhere)
+        .with_target("kube_runtime::watcher", once_reported_elsewhere)
 }
 
 /// Marks the current thread as working for `component` (`agent`, `garden`, `sandbox`): its events
@@ -495,9 +498,11 @@ mod tests {
         use tracing::Level;
         let info = default_targets(LogLevel::Info);
         assert!(!info.would_enable("kube_client::client::builder", &Level::ERROR));
+        assert!(!info.would_enable("kube_runtime::watcher", &Level::WARN));
         assert!(info.would_enable("seedlet_agent::daemon", &Level::INFO));
         assert!(info.would_enable("kube_runtime::controller", &Level::WARN));
         let debug = default_targets(LogLevel::Debug);
         assert!(debug.would_enable("kube_client::client::builder", &Level::ERROR));
+        assert!(debug.would_enable("kube_runtime::watcher", &Level::WARN));
     }
 }

@@ -65,10 +65,11 @@ impl Daemon {
             .arg(&self.config)
             .env("KUBECONFIG", &self.kubeconfig)
             .env_remove("GARDEN_KUBECONFIG")
-            // SEEDLET_REAL_LOG raises the daemons' log level when a run needs investigating.
+            // The chart's logLevel decides, as in a pod; SEEDLET_REAL_LOG (RUST_LOG directives)
+            // raises it when a run needs investigating.
             .env(
                 "RUST_LOG",
-                std::env::var("SEEDLET_REAL_LOG").unwrap_or_else(|_| "info".to_owned()),
+                std::env::var("SEEDLET_REAL_LOG").unwrap_or_default(),
             )
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("log handle"))
