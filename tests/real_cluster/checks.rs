@@ -426,13 +426,49 @@ pub async fn shoot_lifecycle(
             .is_some()
     })
     .await;
+    // A NamespacedCloudProfile: the garden controller writes its status (the merged profile)
+    // under the chart's RBAC; the Shoot uses it, so the seed reads it by name.
+    let namespaced_profiles: Api<DynamicObject> = Api::namespaced_with(
+        garden.clone(),
+        PROJECT_NAMESPACE,
+        &dynamic(
+            "core.gardener.cloud",
+            "v1beta1",
+            "NamespacedCloudProfile",
+            "namespacedcloudprofiles",
+        ),
+    );
+    crate::charts::apply_all(
+        garden,
+        &[
+            json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "NamespacedCloudProfile",
+            "metadata": {"name": "custom", "namespace": PROJECT_NAMESPACE},
+            "spec": {"parent": {"kind": "CloudProfile", "name": "local"},
+                     "machineTypes": [{"name": "big", "cpu": "8", "gpu": "0", "memory": "32Gi"}]}}),
+        ],
+    )
+    .await;
+    wait(
+        "the NamespacedCloudProfile's status",
+        CONVERGE,
+        &agent,
+        || async {
+            namespaced_profiles
+                .get_opt("custom")
+                .await
+                .ok()
+                .flatten()
+                .is_some_and(|p| p.data["status"]["cloudProfileSpec"]["machineTypes"].is_array())
+        },
+    )
+    .await;
     let started = Instant::now();
     let shoots: Api<Shoot> = Api::namespaced(garden.clone(), PROJECT_NAMESPACE);
     create::<Shoot>(
         shoots.clone(),
         json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
             "metadata": {"name": "real", "namespace": PROJECT_NAMESPACE},
-            "spec": {"cloudProfile": {"name": "local"}, "provider": {"type": "local"},
+            "spec": {"cloudProfile": {"kind": "NamespacedCloudProfile", "name": "custom"}, "provider": {"type": "local"},
                      "region": "local", "networking": {"type": "calico"},
                      "kubernetes": {"version": "1.32.0"}, "seedName": seed.name}}),
     )
@@ -449,7 +485,7 @@ pub async fn shoot_lifecycle(
     );
     let seed_namespaces: Api<Namespace> = Api::all(seed.admin.clone());
     wait(
-        "the Shoot's Cluster and namespace",
+        "the Shoot's Cluster (with the merged profile) and namespace",
         CONVERGE,
         &agent,
         || async {
@@ -458,7 +494,11 @@ pub async fn shoot_lifecycle(
                 .await
                 .ok()
                 .flatten()
-                .is_some()
+                .is_some_and(|cluster| {
+                    cluster.data["spec"]["cloudProfile"]
+                        .to_string()
+                        .contains("\"big\"")
+                })
                 && seed_namespaces
                     .get_opt(technical_id)
                     .await
