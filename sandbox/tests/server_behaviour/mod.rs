@@ -5,6 +5,7 @@
 
 mod fields;
 mod lifecycle;
+mod limits;
 mod printing;
 
 use std::time::Duration;
