@@ -6,6 +6,7 @@
 mod fields;
 mod lifecycle;
 mod limits;
+mod memory;
 mod printing;
 
 use std::time::Duration;
