@@ -452,7 +452,8 @@ pub fn builtin_types() -> Vec<ResourceType> {
             kind: b.kind.to_string(),
             list_kind: format!("{}List", b.kind),
             plural: b.plural.to_string(),
-            singular: String::new(),
+            // kube-apiserver >= 1.27 names a built-in's singular form in discovery.
+            singular: b.kind.to_lowercase(),
             namespaced: b.namespaced,
             short_names: b.short_names.iter().map(|s| s.to_string()).collect(),
             categories: if b.all {
@@ -481,7 +482,7 @@ pub fn builtin_types() -> Vec<ResourceType> {
             kind: (*kind).into(),
             list_kind: format!("{kind}List"),
             plural: (*plural).into(),
-            singular: String::new(),
+            singular: kind.to_lowercase(),
             namespaced: *namespaced,
             short_names: Vec::new(),
             categories: Vec::new(),

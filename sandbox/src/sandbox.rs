@@ -207,6 +207,7 @@ impl SandboxBuilder {
                 source,
             })?
             .port();
+        publish_kubernetes_service(&api.store, port);
         let tasks = TaskTracker::new();
         tasks.spawn(server::run(
             listener,
@@ -496,6 +497,54 @@ fn bootstrap(store: &Store) {
             "clusterrolebindings",
             binding,
         );
+    }
+}
+
+/// The `default/kubernetes` Service and its Endpoints, as kube-apiserver publishes itself:
+/// port `https` 443, the endpoint this sandbox's address (updated when the port changed).
+fn publish_kubernetes_service(store: &Store, port: u16) {
+    let system = UserInfo {
+        username: "system:apiserver".into(),
+        groups: vec!["system:masters".into()],
+        ..UserInfo::default()
+    };
+    let writer = Writer {
+        manager: "kube-apiserver",
+        user: &system,
+        dry_run: false,
+    };
+    let mut state = store.lock();
+    let registry = state.registry();
+    let service = json!({"apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "kubernetes", "labels": {"component": "apiserver", "provider": "kubernetes"}},
+        "spec": {"type": "ClusterIP", "sessionAffinity": "None",
+                 "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": port}]}});
+    let endpoints = json!({"apiVersion": "v1", "kind": "Endpoints",
+        "metadata": {"name": "kubernetes", "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}},
+        "subsets": [{"addresses": [{"ip": "127.0.0.1"}],
+                     "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}]});
+    for (plural, object) in [("services", service), ("endpoints", endpoints)] {
+        let Some(rt) = registry.lookup("", "v1", plural) else {
+            continue;
+        };
+        // Well-formed objects: a failure would only leave the Service unpublished.
+        let _ = match state.get(&rt, "default", "kubernetes") {
+            None => generic::create(&mut state, &rt, "default", object, &writer).map(drop),
+            Some(stored) if plural == "endpoints" && stored["subsets"] != object["subsets"] => {
+                generic::update(
+                    &mut state,
+                    &rt,
+                    "default",
+                    "kubernetes",
+                    &crate::resources::Subresource::None,
+                    object,
+                    &writer,
+                    generic::Ownership::Record,
+                )
+                .map(drop)
+            }
+            Some(_) => Ok(()),
+        };
     }
 }
 

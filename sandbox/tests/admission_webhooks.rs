@@ -176,7 +176,14 @@ async fn webhooks_validate_and_mutate_matching_requests() {
         json!({"metadata": {"name": "open"}}),
     )
     .await;
-    // The validating webhook is reached through a Service and its Endpoints.
+    // The validating webhook is reached through a Service and its Endpoints: the sandbox's own
+    // default/kubernetes (its certificate names it), pointed at the webhook server instead.
+    let endpoints: kube::Api<k8s_openapi::api::core::v1::Endpoints> =
+        kube::Api::namespaced(sb.client(), "default");
+    endpoints
+        .delete("kubernetes", &Default::default())
+        .await
+        .expect("the sandbox publishes default/kubernetes");
     post(
         &sb,
         "/api/v1/namespaces/default/endpoints",

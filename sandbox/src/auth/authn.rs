@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use sha2::Digest;
 use x509_parser::prelude::{FromDer, X509Certificate};
 
 /// Group of every authenticated user.
@@ -21,6 +22,8 @@ pub const BOOTSTRAPPERS: &str = "system:bootstrappers";
 pub const BOOTSTRAP_TOKEN_SECRET_TYPE: &str = "bootstrap.kubernetes.io/token";
 /// Prefix of service account user names.
 const SERVICE_ACCOUNT_PREFIX: &str = "system:serviceaccount:";
+/// The user extra naming the credential a request authenticated with.
+pub const CREDENTIAL_ID_EXTRA: &str = "authentication.kubernetes.io/credential-id";
 /// Prefix of the headers carrying impersonated user extras.
 const IMPERSONATE_EXTRA_PREFIX: &str = "impersonate-extra-";
 
@@ -146,9 +149,18 @@ fn certificate_user(der: &[u8]) -> Result<Option<UserInfo>, AuthnError> {
         .filter_map(|attribute| attribute.as_str().ok())
         .map(str::to_owned)
         .collect();
+    // kube-apiserver >= 1.32 names the credential: the SHA-256 of the certificate.
+    let digest: String = sha2::Sha256::digest(der)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
     Ok(Some(UserInfo {
         username: common_name.to_owned(),
         groups,
+        extra: BTreeMap::from([(
+            CREDENTIAL_ID_EXTRA.to_owned(),
+            vec![format!("X509SHA256={digest}")],
+        )]),
         ..UserInfo::default()
     }))
 }
@@ -544,6 +556,9 @@ mod tests {
         .unwrap();
         assert_eq!(user.username, "admin");
         assert_eq!(user.groups, vec![SYSTEM_MASTERS, ALL_AUTHENTICATED]);
+        let credential = &user.extra[CREDENTIAL_ID_EXTRA];
+        assert_eq!(credential.len(), 1);
+        assert!(credential[0].starts_with("X509SHA256=") && credential[0].len() == 11 + 64);
     }
 
     #[test]

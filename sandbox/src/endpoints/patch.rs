@@ -8,6 +8,7 @@ use super::{Body, Call, json_response, present};
 use crate::fieldmanager::fieldpath::{self, Element, ListKind, ListRules, Path};
 use crate::fieldmanager::managed;
 use crate::registry::generic::{self, Ownership, Writer};
+use crate::registry::limits;
 use crate::resources::Subresource;
 use crate::status::ApiError;
 
@@ -40,17 +41,28 @@ pub fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         let live = state
             .get(&call.rt, &call.path.namespace, &call.path.name)
             .ok_or_else(|| ApiError::not_found(&call.rt, &call.path.name))?;
-        let document = patched(call, &live, kind, patch)?;
-        generic::update(
-            &mut state,
-            &call.rt,
-            &call.path.namespace,
-            &call.path.name,
-            &call.path.subresource,
-            document,
-            &writer,
-            Ownership::Record,
-        )?
+        let mut document = patched(call, &live, kind, patch)?;
+        let update = |state: &mut crate::storage::State, document: Value, ownership| {
+            generic::update(
+                state,
+                &call.rt,
+                &call.path.namespace,
+                &call.path.name,
+                &call.path.subresource,
+                document,
+                &writer,
+                ownership,
+            )
+        };
+        match update(&mut state, document.clone(), Ownership::Record) {
+            // Like kube-apiserver: an object too large to store is retried once without
+            // managedFields, which can be large.
+            Err(error) if limits::is_too_large(&error) => {
+                crate::object::metadata_mut(&mut document).remove("managedFields");
+                update(&mut state, document, Ownership::Precomputed)?
+            }
+            other => other?,
+        }
     };
     Ok(json_response(200, &present(call, &stored)))
 }
@@ -102,18 +114,7 @@ pub fn patched(
     let mut document = live.clone();
     match kind {
         PatchKind::Merge => json_patch::merge(&mut document, &patch),
-        PatchKind::Json => {
-            let operations: json_patch::Patch = serde_json::from_value(patch)
-                .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
-            json_patch_missing_is_null(&mut document, &operations).map_err(|_| {
-                ApiError::status(
-                    422,
-                    "Invalid",
-                    "the server rejected our request due to an error in our request",
-                    Some(json!({})),
-                )
-            })?;
-        }
+        PatchKind::Json => apply_json_patch(&mut document, patch)?,
         PatchKind::Strategic => {
             let rules = crate::registry::kinds::list_rules(&call.rt);
             strategic_merge(&mut document, &patch, &mut Vec::new(), rules.as_ref());
@@ -226,22 +227,51 @@ fn apply(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     ))
 }
 
-/// Applies a JSON patch atomically the way kube-apiserver (evanphx/json-patch) does: a `test`
-/// of `null` passes on a missing path. kube-runtime's finalizer helper relies on it
-/// (`test /metadata/finalizers == null` before `add`).
-fn json_patch_missing_is_null(
-    document: &mut Value,
-    operations: &json_patch::Patch,
-) -> Result<(), json_patch::PatchError> {
+/// Applies a JSON patch atomically the way kube-apiserver (evanphx/json-patch) does.
+///
+/// Bounded like kube-apiserver: more than 10 000 operations is a 413 before anything applies,
+/// and the `copy` operations may copy 3 MiB in total, checked before each copy allocates (a
+/// chain of copies doubling a map would otherwise reach gigabytes within a dozen operations).
+/// A `test` of `null` passes on a missing path; kube-runtime's finalizer helper relies on it
+/// (`test /metadata/finalizers == null` before `add`). Every failure to apply is kube-apiserver's
+/// 422 without details.
+fn apply_json_patch(document: &mut Value, patch: Value) -> Result<(), ApiError> {
+    let Value::Array(items) = patch else {
+        return Err(ApiError::bad_request(
+            "json: cannot unmarshal object into Go value of type jsonpatch.Patch",
+        ));
+    };
+    if items.len() > limits::MAX_JSON_PATCH_OPERATIONS {
+        return Err(limits::too_many_operations(items.len()));
+    }
+    let rejected = || {
+        ApiError::status(
+            422,
+            "Invalid",
+            "the server rejected our request due to an error in our request",
+            Some(json!({})),
+        )
+    };
+    // An unknown or incomplete operation fails when it is applied (evanphx decodes any object).
+    let operations: json_patch::Patch =
+        serde_json::from_value(Value::Array(items)).map_err(|_| rejected())?;
     let mut working = document.clone();
+    let mut copied = 0usize;
     for operation in operations.iter() {
-        if let json_patch::PatchOperation::Test(test) = operation
-            && test.value.is_null()
-            && working.pointer(test.path.as_str()).is_none()
-        {
-            continue;
+        match operation {
+            json_patch::PatchOperation::Test(test)
+                if test.value.is_null() && working.pointer(test.path.as_str()).is_none() =>
+            {
+                continue;
+            }
+            json_patch::PatchOperation::Copy(copy) => {
+                let source = working.pointer(copy.from.as_str()).ok_or_else(rejected)?;
+                let budget = limits::MAX_JSON_PATCH_COPY_BYTES - copied;
+                copied += limits::json_len(source, budget).ok_or_else(rejected)?;
+            }
+            _ => {}
         }
-        json_patch::patch(&mut working, std::slice::from_ref(operation))?;
+        json_patch::patch(&mut working, std::slice::from_ref(operation)).map_err(|_| rejected())?;
     }
     *document = working;
     Ok(())

@@ -193,6 +193,11 @@ pub fn watch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         last_rv: current_rv,
         shutdown: call.api.shutdown.clone(),
         faults: call.api.faults.watch_drops(),
+        _release: Release {
+            api: call.api.clone(),
+            key: call.rt.storage_key(),
+            namespace: call.path.namespace.clone(),
+        },
     };
     Ok(stream_response(initial, Some(live)))
 }
@@ -216,6 +221,26 @@ struct Live {
     last_rv: u64,
     shutdown: tokio_util::sync::CancellationToken,
     faults: tokio::sync::watch::Receiver<u64>,
+    /// Declared after `receiver`, so it is dropped after it.
+    _release: Release,
+}
+
+/// Drops the store's channel of a watch when its last watch ends: the channel's buffer is
+/// allocated up front and holds the last events it carried (and through them old objects), so
+/// a channel kept until the next watch of any resource held memory per closed watch.
+struct Release {
+    api: Arc<Api>,
+    key: String,
+    namespace: String,
+}
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        self.api
+            .store
+            .lock()
+            .release_watch(&self.key, &self.namespace);
+    }
 }
 
 impl Live {

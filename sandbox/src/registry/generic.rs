@@ -15,7 +15,7 @@ use crate::fieldmanager::managed::{self, Scope};
 use crate::object::{finalizers, metadata_mut, new_uid, now_rfc3339, random_suffix};
 use crate::registry::kinds::{list_rules, strategy_for};
 use crate::registry::strategy::Context;
-use crate::registry::validation;
+use crate::registry::{limits, objectmeta, validation};
 use crate::resources::{ResourceType, Subresource};
 use crate::status::{ApiError, Cause, details};
 use crate::storage::State;
@@ -100,7 +100,7 @@ pub fn create_with(
     if object.get("metadata").is_none_or(|m| !m.is_object()) {
         object["metadata"] = json!({});
     }
-    let generated = assign_name(&mut object, rt, &kind)?;
+    assign_name(&mut object, rt, &kind)?;
     let name = object
         .pointer("/metadata/name")
         .and_then(Value::as_str)
@@ -118,8 +118,8 @@ pub fn create_with(
             )],
         ));
     }
-    let causes = validation::validate_name(&name, strategy_for(rt).name_rule());
-    if !causes.is_empty() && !generated {
+    let causes = objectmeta::validate_create(&object, strategy_for(rt).name_rule());
+    if !causes.is_empty() {
         return Err(ApiError::invalid(rt, &rt.kind, &name, causes));
     }
     if rt.namespaced {
@@ -171,9 +171,14 @@ pub fn create_with(
         );
     }
     drop_empty_fields(rt, &mut object);
+    let causes = objectmeta::validate_data(rt, &object);
+    if !causes.is_empty() {
+        return Err(ApiError::invalid(rt, &rt.kind, &name, causes));
+    }
     if writer.dry_run {
         return Ok(Arc::new(object));
     }
+    limits::check_object_size(&object)?;
     let stored = state.insert(&rt.storage_key(), object);
     strategy.after_write(state, &stored);
     Ok(stored)
@@ -303,12 +308,18 @@ pub fn update(
         );
     }
     drop_empty_fields(rt, &mut new);
+    let mut causes = objectmeta::validate_update(&new);
+    causes.extend(objectmeta::validate_data(rt, &new));
+    if !causes.is_empty() {
+        return Err(ApiError::invalid(rt, &rt.kind, name, causes));
+    }
     if unchanged(&old, &new) {
         return Ok(old);
     }
     if writer.dry_run {
         return Ok(Arc::new(new));
     }
+    limits::check_object_size(&new)?;
     let deleting = new.pointer("/metadata/deletionTimestamp").is_some();
     if deleting && finalizers(&new).is_empty() && !strategy.removal_blocked(&new) {
         // The last finalizer is gone: the object is removed; watchers see its previous state.
@@ -633,8 +644,8 @@ fn unchanged(old: &Value, new: &Value) -> bool {
     strip(old) == strip(new)
 }
 
-/// Fills `metadata.name` from `generateName`; returns whether the name was generated.
-fn assign_name(object: &mut Value, rt: &ResourceType, kind: &str) -> Result<bool, ApiError> {
+/// Fills `metadata.name` from `generateName`.
+fn assign_name(object: &mut Value, rt: &ResourceType, kind: &str) -> Result<(), ApiError> {
     let metadata = metadata_mut(object);
     let name = metadata
         .get("name")
@@ -642,7 +653,7 @@ fn assign_name(object: &mut Value, rt: &ResourceType, kind: &str) -> Result<bool
         .unwrap_or_default()
         .to_string();
     if !name.is_empty() {
-        return Ok(false);
+        return Ok(());
     }
     let prefix = metadata
         .get("generateName")
@@ -662,9 +673,19 @@ fn assign_name(object: &mut Value, rt: &ResourceType, kind: &str) -> Result<bool
             vec![validation::name_required()],
         ));
     }
-    let generated = format!("{prefix}{}", random_suffix());
-    metadata.insert("name".into(), json!(generated));
-    Ok(true)
+    metadata.insert("name".into(), json!(generated_name(&prefix)));
+    Ok(())
+}
+
+/// kube-apiserver's `SimpleNameGenerator`: the prefix cut to 58 bytes, then 5 random characters,
+/// so the name is never longer than a label however long the generateName.
+fn generated_name(prefix: &str) -> String {
+    const MAX_PREFIX: usize = 63 - 5;
+    let mut cut = prefix.len().min(MAX_PREFIX);
+    while !prefix.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}{}", &prefix[..cut], random_suffix())
 }
 
 #[cfg(test)]

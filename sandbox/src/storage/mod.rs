@@ -23,13 +23,16 @@ use crate::resources::{Registry, ResourceType};
 
 /// How many events the history keeps for watch replay before answering 410 Gone.
 pub const HISTORY_CAPACITY: usize = 20_000;
+/// The most bytes (serialized objects) the history keeps: with objects up to 1.5 MiB the count
+/// alone would let it hold tens of gigabytes.
+pub const HISTORY_MAX_BYTES: usize = 128 * 1024 * 1024;
 /// Buffer of the channel of all events; a subscriber lagging further behind must catch up another way
 /// (the controllers rebuild their index).
 const CHANNEL_CAPACITY: usize = 16_384;
 /// Buffer of each watch channel (one resource in one namespace or in all). A watch lagging further
 /// behind its own resource is closed and the client re-watches from its last resourceVersion. The
 /// buffer is allocated up front, so it is smaller than the all-events one.
-const WATCH_CHANNEL_CAPACITY: usize = 4_096;
+const WATCH_CHANNEL_CAPACITY: usize = 1_024;
 
 /// What happened to an object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,6 +81,9 @@ pub struct State {
     labels: LabelIndex,
     fields: FieldIndex,
     history: VecDeque<Arc<Event>>,
+    /// The serialized size of each event's object in `history`, and their sum.
+    history_sizes: VecDeque<usize>,
+    history_bytes: usize,
     /// Events with an rv above this are all in `history`.
     history_floor: u64,
     registry: Arc<Registry>,
@@ -111,6 +117,8 @@ impl Store {
             labels: LabelIndex::default(),
             fields: FieldIndex::default(),
             history: VecDeque::new(),
+            history_sizes: VecDeque::new(),
+            history_bytes: 0,
             history_floor: 1,
             registry: Arc::new(Registry::new(Vec::new())),
             rbac_rv: 0,
@@ -429,6 +437,23 @@ impl State {
             .subscribe()
     }
 
+    /// Drops the channel of `key` in `namespace` when no watch receives from it any more (called
+    /// as a watch ends, after its receiver is gone).
+    pub fn release_watch(&mut self, key: &str, namespace: &str) {
+        let Some(namespaces) = self.watch_channels.get_mut(key) else {
+            return;
+        };
+        if namespaces
+            .get(namespace)
+            .is_some_and(|sender| sender.receiver_count() == 0)
+        {
+            namespaces.remove(namespace);
+        }
+        if namespaces.is_empty() {
+            self.watch_channels.remove(key);
+        }
+    }
+
     /// How many watch channels are open (for tests).
     #[cfg(test)]
     fn watch_channel_count(&self) -> usize {
@@ -454,6 +479,8 @@ impl State {
     /// resourceVersion than the current one get 410 Gone.
     pub fn forget_history(&mut self) {
         self.history.clear();
+        self.history_sizes.clear();
+        self.history_bytes = 0;
         self.history_floor = self.rv;
     }
 
@@ -485,12 +512,17 @@ impl State {
             object,
             previous,
         });
-        if self.history.len() >= HISTORY_CAPACITY
+        let size = crate::registry::limits::json_len(&event.object, usize::MAX).unwrap_or(0);
+        while (self.history.len() >= HISTORY_CAPACITY
+            || self.history_bytes + size > HISTORY_MAX_BYTES)
             && let Some(dropped) = self.history.pop_front()
         {
             self.history_floor = dropped.rv;
+            self.history_bytes -= self.history_sizes.pop_front().unwrap_or(0);
         }
         self.history.push_back(event.clone());
+        self.history_sizes.push_back(size);
+        self.history_bytes += size;
         let namespace = event
             .object
             .pointer("/metadata/namespace")

@@ -31,6 +31,28 @@ pub enum PersistError {
         #[source]
         source: serde_json::Error,
     },
+    /// The state file is larger than any state the sandbox writes.
+    #[error("persisted state {path} has {size} bytes, more than the {limit} a sandbox loads")]
+    FileTooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size.
+        size: u64,
+        /// [`MAX_FILE_BYTES`].
+        limit: u64,
+    },
+    /// An object in the state file is larger than a write may store.
+    #[error("persisted state {path} holds {resource} {object} over the {limit}-byte object limit")]
+    ObjectTooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The resource's storage key.
+        resource: String,
+        /// `namespace/name` or `name`.
+        object: String,
+        /// The object size limit.
+        limit: usize,
+    },
     /// Writing the state file failed.
     #[error("write persisted state {path}")]
     Write {
@@ -44,32 +66,76 @@ pub enum PersistError {
 
 type Objects = HashMap<String, BTreeMap<ObjectKey, Arc<Value>>>;
 
+/// The largest state file loaded. Every object is at most 1.5 MiB (the write limit), so only a
+/// file written by something else, or by a sandbox without the limits, is larger; loading it
+/// would take several times its size in memory.
+pub const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
+
+/// The file as written by [`snapshot`].
+#[derive(serde::Deserialize)]
+struct StateFile {
+    #[serde(rename = "resourceVersion", default)]
+    resource_version: Option<u64>,
+    #[serde(default)]
+    resources: HashMap<String, Vec<Value>>,
+}
+
 /// Loads `dir/objects.json` if it exists: the resourceVersion and objects per resource.
+///
+/// # Errors
+/// A file over [`MAX_FILE_BYTES`], an object over the write limit, or a file that cannot be read
+/// or parsed; each names the file.
 pub fn load(dir: &Path) -> Result<Option<(u64, Objects)>, PersistError> {
     let path = dir.join(FILE_NAME);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
+    let file = match std::fs::File::open(&path) {
+        Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(source) => return Err(PersistError::Read { path, source }),
     };
-    let parsed: Value = serde_json::from_str(&text).map_err(|source| PersistError::Parse {
-        path: path.clone(),
-        source,
-    })?;
-    let rv = parsed
-        .get("resourceVersion")
-        .and_then(Value::as_u64)
-        .unwrap_or(1);
+    let size = file
+        .metadata()
+        .map_err(|source| PersistError::Read {
+            path: path.clone(),
+            source,
+        })?
+        .len();
+    if size > MAX_FILE_BYTES {
+        return Err(PersistError::FileTooLarge {
+            path,
+            size,
+            limit: MAX_FILE_BYTES,
+        });
+    }
+    // Read at most the size checked above, even if the file grows meanwhile.
+    let reader = std::io::BufReader::new(std::io::Read::take(file, MAX_FILE_BYTES + 1));
+    let parsed: StateFile =
+        serde_json::from_reader(reader).map_err(|source| PersistError::Parse {
+            path: path.clone(),
+            source,
+        })?;
     let mut objects: Objects = HashMap::new();
-    if let Some(resources) = parsed.get("resources").and_then(Value::as_object) {
-        for (key, items) in resources {
-            let map = objects.entry(key.clone()).or_default();
-            for item in items.as_array().into_iter().flatten() {
-                map.insert(object_key(item), Arc::new(item.clone()));
+    for (key, items) in parsed.resources {
+        let map = objects.entry(key.clone()).or_default();
+        for item in items {
+            if crate::registry::limits::json_len(&item, crate::registry::limits::MAX_OBJECT_BYTES)
+                .is_none()
+            {
+                let (namespace, name) = object_key(&item);
+                return Err(PersistError::ObjectTooLarge {
+                    path,
+                    resource: key,
+                    object: if namespace.is_empty() {
+                        name
+                    } else {
+                        format!("{namespace}/{name}")
+                    },
+                    limit: crate::registry::limits::MAX_OBJECT_BYTES,
+                });
             }
+            map.insert(object_key(&item), Arc::new(item));
         }
     }
-    Ok(Some((rv, objects)))
+    Ok(Some((parsed.resource_version.unwrap_or(1), objects)))
 }
 
 /// The stored objects per resource as pointers: cheap to take under the store lock.
@@ -147,6 +213,32 @@ mod tests {
             *loaded["configmaps"][&("n".to_string(), "a".to_string())],
             cm
         );
+    }
+
+    #[test]
+    fn an_object_over_the_write_limit_is_an_error_naming_file_and_object() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let big = json!({"metadata": {"name": "big", "namespace": "n"}, "data": {"a": "x".repeat(crate::registry::limits::MAX_OBJECT_BYTES)}});
+        let text = json!({"resourceVersion": 3, "resources": {"configmaps": [big]}});
+        std::fs::write(dir.path().join(FILE_NAME), text.to_string()).expect("write");
+        let error = load(dir.path()).expect_err("refused");
+        let message = error.to_string();
+        assert!(message.contains("objects.json"), "{message}");
+        assert!(message.contains("configmaps n/big"), "{message}");
+    }
+
+    #[test]
+    fn a_file_over_the_load_limit_is_refused_before_it_is_read() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = std::fs::File::create(dir.path().join(FILE_NAME)).expect("create");
+        // Sparse: no disk space and no memory, only the size.
+        file.set_len(MAX_FILE_BYTES + 1).expect("set length");
+        let error = load(dir.path()).expect_err("refused");
+        assert!(
+            matches!(error, PersistError::FileTooLarge { .. }),
+            "{error}"
+        );
+        assert!(error.to_string().contains("objects.json"));
     }
 
     #[test]

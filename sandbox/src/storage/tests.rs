@@ -113,6 +113,24 @@ fn watch_channels_are_dropped_when_their_watches_end() {
     );
 }
 
+#[test]
+fn a_watch_channel_is_released_as_its_last_watch_ends() {
+    let store = store();
+    let mut state = store.lock();
+    let first = state.subscribe_watch("configmaps", "ns");
+    let second = state.subscribe_watch("configmaps", "ns");
+    drop(first);
+    state.release_watch("configmaps", "ns");
+    assert_eq!(state.watch_channel_count(), 1, "a watch is left");
+    drop(second);
+    state.release_watch("configmaps", "ns");
+    assert_eq!(
+        state.watch_channel_count(),
+        0,
+        "released without a write or subscription"
+    );
+}
+
 /// The keys `visit_labelled` yields, and those a scan filtered by the same labels yields.
 fn labelled_and_scanned(
     state: &State,

@@ -34,6 +34,20 @@ impl Normalizer {
         }
     }
 
+    /// A refused create with `generateName` names the generated object only in its Status.
+    pub(super) fn register_refused_generated(&mut self, step: &Value, result: &Value) {
+        if let Some(generate_name) = step
+            .pointer("/request/body/metadata/generateName")
+            .and_then(Value::as_str)
+            .filter(|g| !g.is_empty())
+            && let Some(name) = result.pointer("/body/details/name").and_then(Value::as_str)
+            && !self.generated.iter().any(|(real, _)| real == name)
+        {
+            self.generated
+                .push((name.to_owned(), format!("{generate_name}<generated>")));
+        }
+    }
+
     pub(super) fn norm(&mut self, value: &Value, key: Option<&str>) -> Value {
         static TIME: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
         static UUID: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
@@ -41,6 +55,9 @@ impl Normalizer {
             Regex::new(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$")
                 .expect("valid regex")
         });
+        static CREDENTIAL: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+        let credential_re = CREDENTIAL
+            .get_or_init(|| Regex::new(r"(X509SHA256=)[0-9a-f]{64}").expect("valid regex"));
         let uuid_re = UUID.get_or_init(|| {
             Regex::new(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
                 .expect("valid regex")
@@ -101,6 +118,8 @@ impl Normalizer {
                         text = text.replace(real.as_str(), placeholder);
                     }
                 }
+                // kube-apiserver >= 1.32 names the client credential in a user's extra.
+                let text = credential_re.replace_all(&text, "${1}<hash>");
                 Value::String(uuid_re.replace_all(&text, "<uid>").into_owned())
             }
             other => other.clone(),

@@ -5,6 +5,8 @@
 
 mod fields;
 mod lifecycle;
+mod limits;
+mod memory;
 mod printing;
 
 use std::time::Duration;
