@@ -27,6 +27,20 @@ const POLICIES: [&str; 6] = [
     "allow-to-dns",
 ];
 
+/// The port the seed API server publishes in `default/kubernetes` (the sandbox, like
+/// kube-apiserver, keeps those Endpoints pointing at itself).
+async fn published_port(seed: &kube::Client) -> i32 {
+    let endpoints = Api::<Endpoints>::namespaced(seed.clone(), "default")
+        .get("kubernetes")
+        .await
+        .expect("the API server publishes default/kubernetes");
+    endpoints.subsets.expect("subsets")[0]
+        .ports
+        .as_ref()
+        .expect("ports")[0]
+        .port
+}
+
 async fn names(api: &Api<NetworkPolicy>) -> Vec<String> {
     let mut names: Vec<String> = api
         .list(&Default::default())
@@ -64,9 +78,10 @@ async fn network_policies_follow_namespaces_endpoints_and_shoot_networks() {
     })
     .await;
     let api_server = in_garden.get("allow-to-runtime-apiserver").await.unwrap();
+    let port = published_port(&seed).await;
     assert_eq!(
         spec(&api_server)["egress"],
-        json!([{"to": [{"ipBlock": {"cidr": "127.0.0.1/32"}}], "ports": [{"port": 443, "protocol": "TCP"}]}])
+        json!([{"to": [{"ipBlock": {"cidr": "127.0.0.1/32"}}], "ports": [{"port": port, "protocol": "TCP"}]}])
     );
     assert!(
         api_server
@@ -265,7 +280,7 @@ async fn a_seed_api_server_host_name_is_resolved_into_the_api_server_policy() {
     .await;
     assert_eq!(
         rules[0],
-        json!({"to": [{"ipBlock": {"cidr": "127.0.0.1/32"}}], "ports": [{"port": 443, "protocol": "TCP"}]})
+        json!({"to": [{"ipBlock": {"cidr": "127.0.0.1/32"}}], "ports": [{"port": published_port(&seed).await, "protocol": "TCP"}]})
     );
     assert_eq!(
         rules[1]["ports"],

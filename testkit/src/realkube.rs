@@ -474,7 +474,8 @@ fn write_pki(dir: &Path, ca_dir: &Path, ca: &CertificateAuthority) {
     write_private(&pki.join("sa.pub"), &signing.public_key_pem());
 }
 
-fn write_private(path: &Path, text: &str) {
+/// Writes `text` to `path` readable by its owner only (0600): keys, kubeconfigs, tokens.
+pub fn write_private(path: &Path, text: &str) {
     use std::io::Write as _;
     use std::os::unix::fs::OpenOptionsExt as _;
     std::fs::OpenOptions::new()

@@ -38,7 +38,7 @@ impl Daemon {
         )
         .expect("config written");
         let kubeconfig_path = dir.join(format!("{name}.kubeconfig"));
-        write_private(
+        seedlet_testkit::realkube::write_private(
             &kubeconfig_path,
             &serde_yaml::to_string(kubeconfig).expect("kubeconfig yaml"),
         );
@@ -171,19 +171,6 @@ pub fn repeated(lines: &[LogLine]) -> BTreeMap<LogLine, usize> {
     }
     counts.retain(|_, count| *count > 1);
     counts
-}
-
-fn write_private(path: &Path, text: &str) {
-    use std::io::Write as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .and_then(|mut file| file.write_all(text.as_bytes()))
-        .unwrap_or_else(|error| panic!("write {}: {error}", path.display()));
 }
 
 impl Drop for Daemon {

@@ -93,7 +93,7 @@ impl Garden {
         let (chain, key) =
             plane.issue_serving_certificate("seedlet-garden-webhooks", &["127.0.0.1"]);
         std::fs::write(tls.join("tls.crt"), chain).expect("tls.crt");
-        write_private(&tls.join("tls.key"), &key);
+        seedlet_testkit::realkube::write_private(&tls.join("tls.key"), &key);
 
         let tokens: Vec<Value> = SEEDS
             .iter()
@@ -282,19 +282,6 @@ fn free_servers(config: &mut Value) {
     for server in ["healthProbes", "metrics"] {
         config["server"][server] = json!({"bindAddress": "127.0.0.1", "port": 0, "freePort": true});
     }
-}
-
-fn write_private(path: &Path, text: &str) {
-    use std::io::Write as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .and_then(|mut file| file.write_all(text.as_bytes()))
-        .unwrap_or_else(|error| panic!("write {}: {error}", path.display()));
 }
 
 /// A kube client from a kubeconfig document in YAML.

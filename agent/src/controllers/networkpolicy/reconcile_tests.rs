@@ -29,17 +29,34 @@ fn networks() -> Value {
     json!({"pods": "10.1.0.0/16", "services": "10.2.0.0/16", "nodes": "10.3.0.0/16"})
 }
 
-/// `default/kubernetes` pointing at `ip:6443`, as the seed's API server publishes it.
+/// `default/kubernetes` pointing at `ip:6443`, as the seed's API server publishes it (the
+/// sandbox publishes its own address there, like kube-apiserver; the tests take it over).
 async fn endpoints(env: &Env, ip: &str) {
     crate::testing::ensure_namespace(&env.seed, "default").await;
-    let _: Endpoints = create(
-        &env.seed,
-        json!({"apiVersion": "v1", "kind": "Endpoints",
-               "metadata": {"name": "kubernetes", "namespace": "default"},
-               "subsets": [{"addresses": [{"ip": ip}],
-                            "ports": [{"name": "https", "port": 6443, "protocol": "TCP"}]}]}),
-    )
-    .await;
+    let endpoints = json!({"apiVersion": "v1", "kind": "Endpoints",
+           "metadata": {"name": "kubernetes", "namespace": "default"},
+           "subsets": [{"addresses": [{"ip": ip}],
+                        "ports": [{"name": "https", "port": 6443, "protocol": "TCP"}]}]});
+    Api::<Endpoints>::namespaced(env.seed.clone(), "default")
+        .patch(
+            "kubernetes",
+            &PatchParams::apply("networkpolicy-test").force(),
+            &Patch::Apply(&endpoints),
+        )
+        .await
+        .expect("default/kubernetes taken over");
+}
+
+/// Removes the `default/kubernetes` Endpoints the sandbox publishes.
+async fn no_endpoints(env: &Env) {
+    match Api::<Endpoints>::namespaced(env.seed.clone(), "default")
+        .delete("kubernetes", &Default::default())
+        .await
+    {
+        Ok(_) => {}
+        Err(kube::Error::Api(status)) if status.code == 404 => {}
+        Err(error) => panic!("delete default/kubernetes: {error}"),
+    }
 }
 
 async fn namespace(env: &Env, name: &str) -> Arc<Namespace> {
@@ -187,6 +204,7 @@ async fn a_resolved_api_server_host_adds_its_addresses_to_the_api_server_policy(
 #[tokio::test]
 async fn missing_endpoints_and_invalid_seed_networks_fail_with_their_reasons() {
     let env = Env::start().await;
+    no_endpoints(&env).await;
     let error = reconcile(namespace(&env, "garden").await, ctx(&env, networks(), None))
         .await
         .unwrap_err();
