@@ -7,6 +7,8 @@
 // Helpers several modules share, compiled once.
 #[path = "backup/support.rs"]
 mod backup_support;
+#[path = "registry/mod.rs"]
+mod registry;
 #[path = "shoot_lifecycle/support.rs"]
 mod shoot_lifecycle;
 #[path = "shoot_state/support.rs"]

@@ -11,8 +11,7 @@ mod oci;
 mod rejections;
 
 use seedlet_testkit as common;
-#[path = "../registry/mod.rs"]
-mod registry;
+use crate::registry;
 
 use std::time::{Duration, Instant};
 

@@ -297,7 +297,7 @@ pub async fn backup_bucket_reaches_the_seed(garden: &kube::Client, seed: &SeedCl
 pub async fn extensions_install(
     garden: &Garden,
     seed: &SeedCluster,
-    registry: &super::registry::Registry,
+    registry: &crate::registry::Registry,
 ) -> Duration {
     let (controller, garden) = (&garden.controller, &garden.admin);
     let chart = base64::engine::general_purpose::STANDARD.encode(CHART);

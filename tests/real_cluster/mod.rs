@@ -16,8 +16,7 @@ use serde_json::{Value, json};
 mod checks;
 mod daemons;
 mod landscape;
-#[path = "../registry/mod.rs"]
-mod registry;
+use crate::registry;
 
 use checks::{create, gardenlet_ready, wait};
 use landscape::{AuthorizerWiring, CONVERGE, Garden, NAMESPACE, SeedCluster};
