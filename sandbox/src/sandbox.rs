@@ -14,6 +14,7 @@ use crate::auth::authz;
 use crate::auth::authz::webhook::{WebhookAuthorizer, WebhookConfig, WebhookError};
 use crate::auth::pki::{CertificateAuthority, PkiError};
 use crate::endpoints::Api;
+use crate::endpoints::discovery::VersionInfo;
 use crate::faults::{Faults, Startup};
 use crate::registry::crd;
 use crate::registry::generic::{self, Writer};
@@ -96,6 +97,7 @@ pub struct SandboxBuilder {
     publish_root_ca: bool,
     startup: Option<Startup>,
     authorization_webhook: Option<WebhookConfig>,
+    version: VersionInfo,
 }
 
 impl Default for SandboxBuilder {
@@ -108,6 +110,7 @@ impl Default for SandboxBuilder {
             publish_root_ca: false,
             startup: None,
             authorization_webhook: None,
+            version: VersionInfo::default(),
         }
     }
 }
@@ -160,6 +163,14 @@ impl SandboxBuilder {
         self
     }
 
+    /// Reports `git_version` (such as `v1.31.4`) in `/version` instead of
+    /// [`GIT_VERSION`](crate::endpoints::discovery::GIT_VERSION), for testing clients' version
+    /// checks; everything else still behaves as v1.32.
+    pub fn reported_version(mut self, git_version: &str) -> Self {
+        self.version = VersionInfo::new(git_version);
+        self
+    }
+
     /// Starts serving.
     ///
     /// # Errors
@@ -188,6 +199,7 @@ impl SandboxBuilder {
             faults.start_up(startup);
         }
         let mut api = Api::new(store, ca.clone(), faults.clone());
+        api.version = self.version.clone();
         if let Some(config) = &self.authorization_webhook {
             api.authorization_webhook = std::sync::RwLock::new(Some(Arc::new(
                 WebhookAuthorizer::load(config).map_err(SandboxError::AuthorizationWebhook)?,

@@ -62,14 +62,7 @@ impl MeasuredProcess {
             &args,
             log,
             interval,
-            &[
-                // The sandbox reports Kubernetes v1.24 (its behaviour follows v1.24 transcripts);
-                // without this the Seed status would fail the agent's minimum-version check.
-                (
-                    seedlet_agent::controllers::seed::flow::DISABLE_VERSION_CHECK_ENV,
-                    "true",
-                ),
-            ],
+            &[],
         )
     }
 

@@ -205,8 +205,6 @@ pub async fn start_agent_from(
     settings.health_address = "127.0.0.1:0".parse().expect("address");
     settings.metrics_address = "127.0.0.1:0".parse().expect("address");
     settings.leader_election = None;
-    // Sandbox seeds report Kubernetes v1.24, below the Seed controller's minimum.
-    settings.kubernetes_version_check = false;
     adjust(settings);
     let mut agent = agent.with_seed_client(seed);
     if let Some(garden) = garden {

@@ -55,6 +55,8 @@ pub struct Api {
     openapi: openapi::Cache,
     /// The webhook asked after RBAC (`--authorization-webhook-config-file`), if configured.
     pub authorization_webhook: std::sync::RwLock<Option<Arc<WebhookAuthorizer>>>,
+    /// What `/version` reports.
+    pub version: discovery::VersionInfo,
 }
 
 impl Api {
@@ -69,6 +71,7 @@ impl Api {
             rbac: Mutex::new(None),
             openapi: openapi::Cache::default(),
             authorization_webhook: std::sync::RwLock::new(None),
+            version: discovery::VersionInfo::default(),
         }
     }
 

@@ -6,6 +6,7 @@
 mod fields;
 mod lifecycle;
 mod printing;
+mod version;
 
 use std::time::Duration;
 
