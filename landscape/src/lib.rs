@@ -402,7 +402,6 @@ async fn bring_up(
                 let seed_count =
                     garden_setup::install_crds(&seed_client, seedlet_api::crds::seed_crds())
                         .await?;
-                garden_setup::store_api_server_endpoints(&seed_client, &seed.endpoint()).await?;
                 Ok(((), format!("{garden_count} + {seed_count} CRDs")))
             },
         )

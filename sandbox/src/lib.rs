@@ -19,6 +19,7 @@ mod admission;
 mod controllers;
 mod endpoints;
 mod fieldmanager;
+mod kubernetes_service;
 mod object;
 mod registry;
 mod resources;

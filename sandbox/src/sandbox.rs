@@ -19,7 +19,7 @@ use crate::faults::{Faults, Startup};
 use crate::registry::crd;
 use crate::registry::generic::{self, Writer};
 use crate::storage::{PersistError, Store};
-use crate::{controllers, server};
+use crate::{controllers, kubernetes_service, server};
 
 /// How long issued client certificates (admin and [`Sandbox::kubeconfig_for`]) are valid.
 const CLIENT_CERTIFICATE_VALIDITY: Duration = Duration::from_secs(365 * 24 * 3600);
@@ -219,6 +219,15 @@ impl SandboxBuilder {
                 source,
             })?
             .port();
+        // Written before the first request is served, as kube-apiserver's bootstrap controller
+        // does before it reports ready; a store the sandbox wrote itself never refuses them.
+        if let Err(error) = kubernetes_service::reconcile(&mut api.store.lock(), port) {
+            tracing::warn!(
+                code = error.code,
+                message = %error.body["message"],
+                "writing default/kubernetes failed"
+            );
+        }
         let tasks = TaskTracker::new();
         tasks.spawn(server::run(
             listener,

@@ -176,14 +176,17 @@ async fn webhooks_validate_and_mutate_matching_requests() {
         json!({"metadata": {"name": "open"}}),
     )
     .await;
-    // The validating webhook is reached through a Service and its Endpoints.
-    post(
+    // The validating webhook is reached through a Service and its Endpoints: the sandbox's own
+    // default/kubernetes (whose name the webhook's certificate carries), pointed at the webhook.
+    let (status, body) = send(
         &sb,
-        "/api/v1/namespaces/default/endpoints",
-        json!({"metadata": {"name": "kubernetes"},
-        "subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"port": port}]}]}),
+        Method::PATCH,
+        "/api/v1/namespaces/default/endpoints/kubernetes",
+        "application/merge-patch+json",
+        Some(json!({"subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"port": port}]}]})),
     )
     .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
     let (status, body) = post(&sb, "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations", json!({
         "metadata": {"name": "deny-bad"},
         "webhooks": [{"name": "deny.example.com", "admissionReviewVersions": ["v1"], "sideEffects": "None",

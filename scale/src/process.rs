@@ -56,14 +56,7 @@ impl MeasuredProcess {
             args.push("agent".into());
         }
         args.extend(["--config".into(), config.as_os_str().to_owned()]);
-        Self::spawn_component(
-            "agent",
-            binary,
-            &args,
-            log,
-            interval,
-            &[],
-        )
+        Self::spawn_component("agent", binary, &args, log, interval, &[])
     }
 
     /// Starts `binary args…` as `component` (for errors) with `env` added to the environment,

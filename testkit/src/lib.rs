@@ -98,25 +98,11 @@ pub async fn prepare_garden(garden: &kube::Client) {
     }
 }
 
-/// Installs the seed CRDs, the seed's `garden` namespace and the endpoints `default/kubernetes`
-/// (127.0.0.1:443; the sandbox keeps none itself) the network policy controller reads.
+/// Installs the seed CRDs and the seed's `garden` namespace (the sandbox keeps the endpoints
+/// `default/kubernetes` the network policy controller reads, as kube-apiserver does).
 pub async fn prepare_seed(seed: &kube::Client) {
     install_crds(seed, seedlet_api::crds::seed_crds()).await;
     ensure_namespace(seed, "garden").await;
-    ensure_namespace(seed, "default").await;
-    let endpoints: k8s_openapi::api::core::v1::Endpoints = serde_json::from_value(serde_json::json!({
-        "metadata": {"name": "kubernetes", "namespace": "default"},
-        "subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "https", "port": 443, "protocol": "TCP"}]}],
-    }))
-    .expect("endpoints");
-    match Api::namespaced(seed.clone(), "default")
-        .create(&PostParams::default(), &endpoints)
-        .await
-    {
-        Ok(_) => {}
-        Err(kube::Error::Api(status)) if status.is_already_exists() => {}
-        Err(error) => panic!("create endpoints default/kubernetes: {error}"),
-    }
 }
 
 /// Applies `crds` (as `seedlet sandbox` does) and waits until each is served.
