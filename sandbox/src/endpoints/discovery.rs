@@ -130,6 +130,7 @@ pub fn serve(api: &Api, method: &Method, path: &str) -> Result<Response<Body>, A
                 [
                     "/healthz",
                     "/livez",
+                    "/metrics",
                     "/openapi/v2",
                     "/openapi/v3",
                     "/readyz",

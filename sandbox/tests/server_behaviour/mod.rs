@@ -6,6 +6,7 @@
 mod fields;
 mod kubernetes_service;
 mod lifecycle;
+mod metrics;
 mod printing;
 mod version;
 
