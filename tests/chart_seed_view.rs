@@ -37,7 +37,7 @@ data:
   round: {{ .Values.round | quote }}
   kubeVersion: {{ .Capabilities.KubeVersion.Version | quote }}
   kubeMinor: {{ .Capabilities.KubeVersion.Minor | quote }}
-  {{- if semverCompare ">=1.24-0" .Capabilities.KubeVersion.Version }}
+  {{- if semverCompare ">=1.32-0" .Capabilities.KubeVersion.Version }}
   modern: "yes"
   {{- end }}
   apps: {{ .Capabilities.APIVersions.Has "apps/v1" | quote }}

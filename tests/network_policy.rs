@@ -27,20 +27,6 @@ const POLICIES: [&str; 6] = [
     "allow-to-dns",
 ];
 
-/// The port the seed API server publishes in `default/kubernetes` (the sandbox, like
-/// kube-apiserver, keeps those Endpoints pointing at itself).
-async fn published_port(seed: &kube::Client) -> i32 {
-    let endpoints = Api::<Endpoints>::namespaced(seed.clone(), "default")
-        .get("kubernetes")
-        .await
-        .expect("the API server publishes default/kubernetes");
-    endpoints.subsets.expect("subsets")[0]
-        .ports
-        .as_ref()
-        .expect("ports")[0]
-        .port
-}
-
 async fn names(api: &Api<NetworkPolicy>) -> Vec<String> {
     let mut names: Vec<String> = api
         .list(&Default::default())
@@ -64,10 +50,22 @@ fn spec(policy: &NetworkPolicy) -> Value {
     serde_json::to_value(policy.spec.as_ref().expect("policy")).expect("policy")
 }
 
+/// The port of the seed sandbox's endpoint.
+fn seed_port(clusters: &Clusters) -> i64 {
+    clusters
+        .seed
+        .endpoint()
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.trim_end_matches('/').parse().ok())
+        .expect("seed port")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn network_policies_follow_namespaces_endpoints_and_shoot_networks() {
     let clusters = Clusters::start(false).await;
     let (garden, seed) = (clusters.garden.client(), clusters.seed.client());
+    let port = seed_port(&clusters);
     let shutdown = CancellationToken::new();
     let agent = common::start_agent(&clusters, shutdown.clone()).await;
 
@@ -78,7 +76,7 @@ async fn network_policies_follow_namespaces_endpoints_and_shoot_networks() {
     })
     .await;
     let api_server = in_garden.get("allow-to-runtime-apiserver").await.unwrap();
-    let port = published_port(&seed).await;
+    // From the endpoints default/kubernetes the seed's API server keeps: its own address.
     assert_eq!(
         spec(&api_server)["egress"],
         json!([{"to": [{"ipBlock": {"cidr": "127.0.0.1/32"}}], "ports": [{"port": port, "protocol": "TCP"}]}])
@@ -245,12 +243,7 @@ async fn additional_namespace_selectors_add_namespaces_to_every_policy() {
 async fn a_seed_api_server_host_name_is_resolved_into_the_api_server_policy() {
     let clusters = Clusters::start(false).await;
     let seed = clusters.seed.client();
-    let endpoint = clusters.seed.endpoint();
-    let port: i64 = endpoint
-        .rsplit(':')
-        .next()
-        .and_then(|p| p.trim_end_matches('/').parse().ok())
-        .expect("seed port");
+    let port = seed_port(&clusters);
     let shutdown = CancellationToken::new();
     let agent = common::start_agent_from(
         common::agent_config(common::AGENT_CONFIG),
@@ -280,7 +273,7 @@ async fn a_seed_api_server_host_name_is_resolved_into_the_api_server_policy() {
     .await;
     assert_eq!(
         rules[0],
-        json!({"to": [{"ipBlock": {"cidr": "127.0.0.1/32"}}], "ports": [{"port": published_port(&seed).await, "protocol": "TCP"}]})
+        json!({"to": [{"ipBlock": {"cidr": "127.0.0.1/32"}}], "ports": [{"port": port, "protocol": "TCP"}]})
     );
     assert_eq!(
         rules[1]["ports"],

@@ -71,7 +71,7 @@ async fn seed_reconcile_reports_status_labels_namespaces_and_keeps_its_backup_bu
     .await;
     let status = reconciled.status.clone().unwrap();
     assert_eq!(status.cluster_identity.as_deref(), Some("seed-identity"));
-    assert_eq!(status.kubernetes_version.as_deref(), Some("v1.24.17"));
+    assert_eq!(status.kubernetes_version.as_deref(), Some("v1.32.13"));
     assert_eq!(status.gardener.as_ref().unwrap().name, "seedlet-agent");
     assert_eq!(status.observed_generation, reconciled.metadata.generation);
     // 6: capacity and allocatable.
@@ -178,13 +178,21 @@ async fn seed_reconcile_reports_status_labels_namespaces_and_keeps_its_backup_bu
 async fn seed_below_the_minimum_kubernetes_version_is_an_error() {
     let clusters = Clusters::start(false).await;
     let garden = clusters.garden.client();
+    // A seed cluster reporting Kubernetes 1.31, one minor below Gardener's minimum.
+    let old_seed = seedlet_sandbox::Sandbox::builder()
+        .name("old-seed")
+        .reported_version("v1.31.4")
+        .start()
+        .await
+        .unwrap();
+    common::prepare_seed(&old_seed.client()).await;
     let shutdown = CancellationToken::new();
     let agent = common::start_agent_from(
         common::agent_config(common::AGENT_CONFIG),
-        clusters.seed.client(),
+        old_seed.client(),
         Some(garden.clone()),
         shutdown.clone(),
-        |settings| settings.kubernetes_version_check = true,
+        |_| {},
     )
     .await;
     let seeds: Api<Seed> = Api::all(garden.clone());
@@ -199,12 +207,13 @@ async fn seed_below_the_minimum_kubernetes_version_is_an_error() {
     .await;
     assert_eq!(
         description,
-        "the Kubernetes version of the Seed cluster must be at least 1.32, but is v1.24.17 Operation will be retried."
+        "the Kubernetes version of the Seed cluster must be at least 1.32, but is v1.31.4 Operation will be retried."
     );
     let seed = seeds.get(SEED).await.unwrap();
     assert!(seed.finalizers().iter().all(|f| f != "gardener"));
 
     shutdown.cancel();
     agent.wait().await.unwrap();
+    old_seed.shutdown().await;
     clusters.shutdown().await;
 }

@@ -85,7 +85,7 @@ pub struct AgentSettings {
     /// `/metrics` address.
     pub metrics_address: SocketAddr,
     /// Whether the Seed controller enforces the minimum seed Kubernetes version (off with
-    /// `EXPERIMENTAL_DISABLE_KUBERNETES_VERSION_CHECK=true`, and for sandbox seeds, which report v1.24).
+    /// `EXPERIMENTAL_DISABLE_KUBERNETES_VERSION_CHECK=true`).
     pub kubernetes_version_check: bool,
     /// The seed API server URL the network policies resolve a host name in; when unset, the one
     /// of the seed client configuration (none for a client passed in).

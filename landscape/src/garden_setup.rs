@@ -169,41 +169,6 @@ pub async fn store_bootstrap_kubeconfig(
     Ok(())
 }
 
-/// Writes the endpoints `default/kubernetes` of the seed (the sandbox keeps none itself): the
-/// address of `endpoint` (`https://127.0.0.1:<port>`), which the network policy controller turns
-/// into `allow-to-runtime-apiserver`.
-///
-/// # Errors
-/// [`Error::Prepare`] when the Endpoints cannot be written.
-pub async fn store_api_server_endpoints(
-    client: &kube::Client,
-    endpoint: &str,
-) -> Result<(), Error> {
-    let port: i32 = endpoint
-        .rsplit(':')
-        .next()
-        .and_then(|port| port.trim_end_matches('/').parse().ok())
-        .unwrap_or(443);
-    ensure_namespace(client, "default").await?;
-    let endpoints: k8s_openapi::api::core::v1::Endpoints = serde_json::from_value(serde_json::json!({
-        "apiVersion": "v1", "kind": "Endpoints",
-        "metadata": {"name": "kubernetes", "namespace": "default"},
-        "subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}],
-    }))
-    .map_err(|source| Error::Prepare {
-        step: "build endpoints default/kubernetes".to_owned(),
-        source: kube::Error::SerdeError(source),
-    })?;
-    Api::<k8s_openapi::api::core::v1::Endpoints>::namespaced(client.clone(), "default")
-        .patch("kubernetes", &apply_params(), &Patch::Apply(&endpoints))
-        .await
-        .map_err(|source| Error::Prepare {
-            step: "store endpoints default/kubernetes in the seed".to_owned(),
-            source,
-        })?;
-    Ok(())
-}
-
 /// Creates namespace `name` unless it exists (server-side apply, idempotent).
 ///
 /// # Errors

@@ -402,7 +402,6 @@ async fn bring_up(
                 let seed_count =
                     garden_setup::install_crds(&seed_client, seedlet_api::crds::seed_crds())
                         .await?;
-                garden_setup::store_api_server_endpoints(&seed_client, &seed.endpoint()).await?;
                 Ok(((), format!("{garden_count} + {seed_count} CRDs")))
             },
         )
@@ -592,8 +591,6 @@ async fn start_agent(
             // registration has not created the Seed yet, retries at this pace (10 s by default):
             // a landscape on one laptop wants it within a moment.
             settings.bootstrap.retry_interval = BOOTSTRAP_RETRY_INTERVAL;
-            // The sandbox seed reports Kubernetes v1.24, below the Seed controller's minimum.
-            settings.kubernetes_version_check = false;
             agent.with_seed_client(seed_client).start(stop).await
         })
         .await?

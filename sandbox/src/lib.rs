@@ -1,7 +1,7 @@
 //! An embedded Kubernetes-compatible API server for seedlet's demo and tests.
 //!
-//! [`Sandbox::builder`] starts an HTTPS API server on 127.0.0.1 that behaves like kube-apiserver v1.24
-//! for built-in kinds and runtime CRDs (storage, watch, server-side apply, RBAC, CSR signing), with
+//! [`Sandbox::builder`] starts an HTTPS API server on 127.0.0.1 that reports Kubernetes v1.32 and
+//! behaves like kube-apiserver for built-in kinds and runtime CRDs (storage, watch, server-side apply, RBAC, CSR signing), with
 //! the controllers a cluster needs for it (garbage collection, namespaces, CRD cleanup, signer,
 //! optional workload status simulation). [`serve`] runs one for `seedlet sandbox serve`;
 //! [`setup`] fills one with CRDs and namespaces (and starts one for controller unit tests).
@@ -19,6 +19,7 @@ mod admission;
 mod controllers;
 mod endpoints;
 mod fieldmanager;
+mod kubernetes_service;
 mod object;
 mod registry;
 mod resources;

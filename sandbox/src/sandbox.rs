@@ -14,11 +14,12 @@ use crate::auth::authz;
 use crate::auth::authz::webhook::{WebhookAuthorizer, WebhookConfig, WebhookError};
 use crate::auth::pki::{CertificateAuthority, PkiError};
 use crate::endpoints::Api;
+use crate::endpoints::discovery::VersionInfo;
 use crate::faults::{Faults, Startup};
 use crate::registry::crd;
 use crate::registry::generic::{self, Writer};
 use crate::storage::{PersistError, Store};
-use crate::{controllers, server};
+use crate::{controllers, kubernetes_service, server};
 
 /// How long issued client certificates (admin and [`Sandbox::kubeconfig_for`]) are valid.
 const CLIENT_CERTIFICATE_VALIDITY: Duration = Duration::from_secs(365 * 24 * 3600);
@@ -96,6 +97,7 @@ pub struct SandboxBuilder {
     publish_root_ca: bool,
     startup: Option<Startup>,
     authorization_webhook: Option<WebhookConfig>,
+    version: VersionInfo,
 }
 
 impl Default for SandboxBuilder {
@@ -108,6 +110,7 @@ impl Default for SandboxBuilder {
             publish_root_ca: false,
             startup: None,
             authorization_webhook: None,
+            version: VersionInfo::default(),
         }
     }
 }
@@ -160,6 +163,14 @@ impl SandboxBuilder {
         self
     }
 
+    /// Reports `git_version` (such as `v1.31.4`) in `/version` instead of
+    /// [`GIT_VERSION`](crate::endpoints::discovery::GIT_VERSION), for testing clients' version
+    /// checks; everything else still behaves as v1.32.
+    pub fn reported_version(mut self, git_version: &str) -> Self {
+        self.version = VersionInfo::new(git_version);
+        self
+    }
+
     /// Starts serving.
     ///
     /// # Errors
@@ -188,6 +199,7 @@ impl SandboxBuilder {
             faults.start_up(startup);
         }
         let mut api = Api::new(store, ca.clone(), faults.clone());
+        api.version = self.version.clone();
         if let Some(config) = &self.authorization_webhook {
             api.authorization_webhook = std::sync::RwLock::new(Some(Arc::new(
                 WebhookAuthorizer::load(config).map_err(SandboxError::AuthorizationWebhook)?,
@@ -207,7 +219,15 @@ impl SandboxBuilder {
                 source,
             })?
             .port();
-        publish_kubernetes_service(&api.store, port);
+        // Written before the first request is served, as kube-apiserver's bootstrap controller
+        // does before it reports ready; a store the sandbox wrote itself never refuses them.
+        if let Err(error) = kubernetes_service::reconcile(&mut api.store.lock(), port) {
+            tracing::warn!(
+                code = error.code,
+                message = %error.body["message"],
+                "writing default/kubernetes failed"
+            );
+        }
         let tasks = TaskTracker::new();
         tasks.spawn(server::run(
             listener,
@@ -497,54 +517,6 @@ fn bootstrap(store: &Store) {
             "clusterrolebindings",
             binding,
         );
-    }
-}
-
-/// The `default/kubernetes` Service and its Endpoints, as kube-apiserver publishes itself:
-/// port `https` 443, the endpoint this sandbox's address (updated when the port changed).
-fn publish_kubernetes_service(store: &Store, port: u16) {
-    let system = UserInfo {
-        username: "system:apiserver".into(),
-        groups: vec!["system:masters".into()],
-        ..UserInfo::default()
-    };
-    let writer = Writer {
-        manager: "kube-apiserver",
-        user: &system,
-        dry_run: false,
-    };
-    let mut state = store.lock();
-    let registry = state.registry();
-    let service = json!({"apiVersion": "v1", "kind": "Service",
-        "metadata": {"name": "kubernetes", "labels": {"component": "apiserver", "provider": "kubernetes"}},
-        "spec": {"type": "ClusterIP", "sessionAffinity": "None",
-                 "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": port}]}});
-    let endpoints = json!({"apiVersion": "v1", "kind": "Endpoints",
-        "metadata": {"name": "kubernetes", "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}},
-        "subsets": [{"addresses": [{"ip": "127.0.0.1"}],
-                     "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}]});
-    for (plural, object) in [("services", service), ("endpoints", endpoints)] {
-        let Some(rt) = registry.lookup("", "v1", plural) else {
-            continue;
-        };
-        // Well-formed objects: a failure would only leave the Service unpublished.
-        let _ = match state.get(&rt, "default", "kubernetes") {
-            None => generic::create(&mut state, &rt, "default", object, &writer).map(drop),
-            Some(stored) if plural == "endpoints" && stored["subsets"] != object["subsets"] => {
-                generic::update(
-                    &mut state,
-                    &rt,
-                    "default",
-                    "kubernetes",
-                    &crate::resources::Subresource::None,
-                    object,
-                    &writer,
-                    generic::Ownership::Record,
-                )
-                .map(drop)
-            }
-            Some(_) => Ok(()),
-        };
     }
 }
 

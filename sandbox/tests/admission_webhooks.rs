@@ -177,20 +177,16 @@ async fn webhooks_validate_and_mutate_matching_requests() {
     )
     .await;
     // The validating webhook is reached through a Service and its Endpoints: the sandbox's own
-    // default/kubernetes (its certificate names it), pointed at the webhook server instead.
-    let endpoints: kube::Api<k8s_openapi::api::core::v1::Endpoints> =
-        kube::Api::namespaced(sb.client(), "default");
-    endpoints
-        .delete("kubernetes", &Default::default())
-        .await
-        .expect("the sandbox publishes default/kubernetes");
-    post(
+    // default/kubernetes (whose name the webhook's certificate carries), pointed at the webhook.
+    let (status, body) = send(
         &sb,
-        "/api/v1/namespaces/default/endpoints",
-        json!({"metadata": {"name": "kubernetes"},
-        "subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"port": port}]}]}),
+        Method::PATCH,
+        "/api/v1/namespaces/default/endpoints/kubernetes",
+        "application/merge-patch+json",
+        Some(json!({"subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"port": port}]}]})),
     )
     .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
     let (status, body) = post(&sb, "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations", json!({
         "metadata": {"name": "deny-bad"},
         "webhooks": [{"name": "deny.example.com", "admissionReviewVersions": ["v1"], "sideEffects": "None",

@@ -9,4 +9,5 @@ mod conformance;
 mod dry_run;
 mod kube_client;
 mod kubectl;
+mod kubectl_create;
 mod server_behaviour;

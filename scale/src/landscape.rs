@@ -112,10 +112,6 @@ impl Landscape {
         garden_setup::install_crds(&seed, seedlet_api::crds::seed_crds())
             .await
             .map_err(Error::Landscape)?;
-        // The network policies' API server rule reads it, as on a real seed.
-        garden_setup::store_api_server_endpoints(&seed, &self.seed.endpoint())
-            .await
-            .map_err(Error::Landscape)?;
         let token = garden_setup::prepare_garden(&garden, SEED)
             .await
             .map_err(Error::Landscape)?;

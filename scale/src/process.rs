@@ -56,21 +56,7 @@ impl MeasuredProcess {
             args.push("agent".into());
         }
         args.extend(["--config".into(), config.as_os_str().to_owned()]);
-        Self::spawn_component(
-            "agent",
-            binary,
-            &args,
-            log,
-            interval,
-            &[
-                // The sandbox reports Kubernetes v1.24 (its behaviour follows v1.24 transcripts);
-                // without this the Seed status would fail the agent's minimum-version check.
-                (
-                    seedlet_agent::controllers::seed::flow::DISABLE_VERSION_CHECK_ENV,
-                    "true",
-                ),
-            ],
-        )
+        Self::spawn_component("agent", binary, &args, log, interval, &[])
     }
 
     /// Starts `binary args…` as `component` (for errors) with `env` added to the environment,

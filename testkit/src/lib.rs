@@ -98,25 +98,11 @@ pub async fn prepare_garden(garden: &kube::Client) {
     }
 }
 
-/// Installs the seed CRDs, the seed's `garden` namespace and the endpoints `default/kubernetes`
-/// (127.0.0.1:443; the sandbox keeps none itself) the network policy controller reads.
+/// Installs the seed CRDs and the seed's `garden` namespace (the sandbox keeps the endpoints
+/// `default/kubernetes` the network policy controller reads, as kube-apiserver does).
 pub async fn prepare_seed(seed: &kube::Client) {
     install_crds(seed, seedlet_api::crds::seed_crds()).await;
     ensure_namespace(seed, "garden").await;
-    ensure_namespace(seed, "default").await;
-    let endpoints: k8s_openapi::api::core::v1::Endpoints = serde_json::from_value(serde_json::json!({
-        "metadata": {"name": "kubernetes", "namespace": "default"},
-        "subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "https", "port": 443, "protocol": "TCP"}]}],
-    }))
-    .expect("endpoints");
-    match Api::namespaced(seed.clone(), "default")
-        .create(&PostParams::default(), &endpoints)
-        .await
-    {
-        Ok(_) => {}
-        Err(kube::Error::Api(status)) if status.is_already_exists() => {}
-        Err(error) => panic!("create endpoints default/kubernetes: {error}"),
-    }
 }
 
 /// Applies `crds` (as `seedlet sandbox` does) and waits until each is served.
@@ -205,8 +191,6 @@ pub async fn start_agent_from(
     settings.health_address = "127.0.0.1:0".parse().expect("address");
     settings.metrics_address = "127.0.0.1:0".parse().expect("address");
     settings.leader_election = None;
-    // Sandbox seeds report Kubernetes v1.24, below the Seed controller's minimum.
-    settings.kubernetes_version_check = false;
     adjust(settings);
     let mut agent = agent.with_seed_client(seed);
     if let Some(garden) = garden {

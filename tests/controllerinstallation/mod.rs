@@ -10,8 +10,8 @@
 mod oci;
 mod rejections;
 
-use seedlet_testkit as common;
 use crate::registry;
+use seedlet_testkit as common;
 
 use std::time::{Duration, Instant};
 

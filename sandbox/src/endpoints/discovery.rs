@@ -7,8 +7,69 @@ use serde_json::{Value, json};
 use super::{Api, Body, json_response, response};
 use crate::status::ApiError;
 
-/// The Kubernetes version the sandbox reports (its behaviour is pinned to v1.24 transcripts).
-pub const GIT_VERSION: &str = "v1.24.17";
+/// The Kubernetes version the sandbox reports in `/version` unless told otherwise.
+pub const GIT_VERSION: &str = "v1.32.13";
+/// `info.version` of the OpenAPI documents: kube-apiserver v1.32 writes its binary version there,
+/// major and minor only.
+pub const OPENAPI_VERSION: &str = "1.32";
+
+/// What `/version` answers: a `gitVersion` such as `v1.32.13` and the fields kube-apiserver
+/// derives from it or from its build.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VersionInfo {
+    git_version: String,
+}
+
+impl Default for VersionInfo {
+    fn default() -> Self {
+        VersionInfo {
+            git_version: GIT_VERSION.to_string(),
+        }
+    }
+}
+
+impl VersionInfo {
+    /// A version reporting `git_version` (`v1.31.4`; a missing leading `v` is added).
+    pub fn new(git_version: &str) -> Self {
+        let git_version = if git_version.starts_with('v') {
+            git_version.to_string()
+        } else {
+            format!("v{git_version}")
+        };
+        VersionInfo { git_version }
+    }
+
+    /// The `/version` document, with the fields kube-apiserver v1.32 returns.
+    pub fn document(&self) -> Value {
+        let core = self.git_version.trim_start_matches('v');
+        let mut numbers = core.split(['.', '-', '+']);
+        let major = numbers.next().unwrap_or_default();
+        let minor = numbers.next().unwrap_or_default();
+        json!({
+            "major": major,
+            "minor": minor,
+            "gitVersion": self.git_version,
+            "gitCommit": "0000000000000000000000000000000000000000",
+            "gitTreeState": "clean",
+            "buildDate": "2025-01-01T00:00:00Z",
+            "goVersion": "go1.23.5",
+            "compiler": "gc",
+            "platform": platform(),
+        })
+    }
+}
+
+/// `GOOS/GOARCH` of this machine, as Go names them.
+fn platform() -> String {
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        "x86" => "386",
+        "powerpc64" => "ppc64le",
+        other => other,
+    };
+    format!("{}/{arch}", std::env::consts::OS)
+}
 
 /// Serves a non-resource path.
 pub fn serve(api: &Api, method: &Method, path: &str) -> Result<Response<Body>, ApiError> {
@@ -29,17 +90,7 @@ pub fn serve(api: &Api, method: &Method, path: &str) -> Result<Response<Body>, A
                 Bytes::from_static(b"ok"),
             ));
         }
-        ["version"] => json!({
-            "major": "1",
-            "minor": "24",
-            "gitVersion": GIT_VERSION,
-            "gitCommit": "0000000000000000000000000000000000000000",
-            "gitTreeState": "clean",
-            "buildDate": "2024-01-01T00:00:00Z",
-            "goVersion": "go1.20",
-            "compiler": "gc",
-            "platform": "linux/amd64",
-        }),
+        ["version"] => api.version.document(),
         ["api"] => {
             json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": []})
         }
@@ -79,6 +130,7 @@ pub fn serve(api: &Api, method: &Method, path: &str) -> Result<Response<Body>, A
                 [
                     "/healthz",
                     "/livez",
+                    "/metrics",
                     "/openapi/v2",
                     "/openapi/v3",
                     "/readyz",

@@ -4,6 +4,7 @@
 
 mod admit;
 pub mod discovery;
+mod metrics;
 mod openapi;
 mod patch;
 pub mod protobuf;
@@ -55,6 +56,10 @@ pub struct Api {
     openapi: openapi::Cache,
     /// The webhook asked after RBAC (`--authorization-webhook-config-file`), if configured.
     pub authorization_webhook: std::sync::RwLock<Option<Arc<WebhookAuthorizer>>>,
+    /// What `/version` reports.
+    pub version: discovery::VersionInfo,
+    /// The families `/metrics` exposes.
+    metrics: Arc<metrics::ApiMetrics>,
 }
 
 impl Api {
@@ -69,6 +74,8 @@ impl Api {
             rbac: Mutex::new(None),
             openapi: openapi::Cache::default(),
             authorization_webhook: std::sync::RwLock::new(None),
+            version: discovery::VersionInfo::default(),
+            metrics: Arc::default(),
         }
     }
 
@@ -250,9 +257,47 @@ pub fn parse_body(body: &[u8], content_type: &str, rt: &ResourceType) -> Result<
     }
 }
 
-/// Entry point for every HTTP request.
+/// Entry point for every HTTP request: answers it and counts it in the metrics; an open watch
+/// counts as a long-running request until its body is dropped.
 pub async fn handle(
     api: Arc<Api>,
+    request: Request<hyper::body::Incoming>,
+    peer: Option<Arc<Vec<u8>>>,
+) -> Response<Body> {
+    let started = std::time::Instant::now();
+    let header_text = |headers: &HeaderMap, name: header::HeaderName| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let content_type = header_text(request.headers(), header::CONTENT_TYPE);
+    let user_agent = header_text(request.headers(), header::USER_AGENT);
+    let labels = metrics::labels(request.method(), request.uri(), &content_type);
+    let response = answer(&api, request, peer).await;
+    api.metrics.observe(
+        &labels,
+        response.status().as_u16(),
+        &user_agent,
+        started.elapsed(),
+    );
+    if labels.is_watch() && response.status().is_success() {
+        let open = api.metrics.long_running(&labels);
+        return response.map(|body| {
+            body.map_frame(move |frame| {
+                // The guard lives as long as the body: dropping the watch closes it.
+                let _ = &open;
+                frame
+            })
+            .boxed()
+        });
+    }
+    response
+}
+
+async fn answer(
+    api: &Arc<Api>,
     request: Request<hyper::body::Incoming>,
     peer: Option<Arc<Vec<u8>>>,
 ) -> Response<Body> {
@@ -269,7 +314,7 @@ pub async fn handle(
         }
     };
     match serve(
-        &api,
+        api,
         &parts.method,
         &parts.uri,
         &parts.headers,
@@ -317,6 +362,10 @@ async fn serve(
                 ..Attributes::default()
             };
             check(api, &attributes).await?;
+            if path.trim_end_matches('/') == "/metrics" && method == Method::GET {
+                let text = api.metrics.render(&api.store.lock());
+                return Ok(response(200, metrics::CONTENT_TYPE, Bytes::from(text)));
+            }
             if openapi::handles(&path) {
                 return openapi::serve(api, method, &path, header_text(header::ACCEPT));
             }

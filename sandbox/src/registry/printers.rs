@@ -4,7 +4,6 @@
 //! Column descriptions are the API field documentation, as kube-apiserver takes them from the
 //! types' swagger docs.
 
-use k8s_openapi::api::apps::v1::{DeploymentSpec, DeploymentStatus};
 use k8s_openapi::api::certificates::v1::{
     CertificateSigningRequestSpec, CertificateSigningRequestStatus,
 };
@@ -157,15 +156,17 @@ fn deployment_columns(out: &mut Vec<Column>) {
         "string",
         "Number of the pod with ready state".into(),
     ));
+    // kube-apiserver's printer types these as strings and describes them with the frozen
+    // extensions/v1beta1 documentation, not the apps/v1 field docs (reworded in v1.33).
     out.push(column(
         "Up-to-date",
-        "integer",
-        doc::<DeploymentStatus>("updatedReplicas"),
+        "string",
+        "Total number of non-terminated pods targeted by this deployment that have the desired template spec.".into(),
     ));
     out.push(column(
         "Available",
-        "integer",
-        doc::<DeploymentStatus>("availableReplicas"),
+        "string",
+        "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.".into(),
     ));
     out.push(age_column());
     out.push(wide(column("Containers", "string", CONTAINERS.into())));
@@ -173,7 +174,7 @@ fn deployment_columns(out: &mut Vec<Column>) {
     out.push(wide(column(
         "Selector",
         "string",
-        doc::<DeploymentSpec>("selector"),
+        "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.".into(),
     )));
 }
 

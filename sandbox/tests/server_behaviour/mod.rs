@@ -4,10 +4,13 @@
 //! plane. Expected answers follow kube-apiserver v1.24's sources (cited per test).
 
 mod fields;
+mod kubernetes_service;
 mod lifecycle;
 mod limits;
 mod memory;
+mod metrics;
 mod printing;
+mod version;
 
 use std::time::Duration;
 

@@ -19,13 +19,18 @@ use crate::testing::{Env, SEED, create, ensure_namespace};
 const SYNC: Duration = Duration::from_secs(60);
 
 fn ctx(env: &Env, kubernetes_version_check: bool) -> Arc<Ctx> {
+    ctx_with_seed(env, env.seed.clone(), kubernetes_version_check)
+}
+
+/// A context whose seed cluster is `seed` instead of the environment's.
+fn ctx_with_seed(env: &Env, seed: kube::Client, kubernetes_version_check: bool) -> Arc<Ctx> {
     Arc::new(Ctx {
         clock: env.clock(),
         config: Arc::new(seedlet_config::GardenletConfiguration::default()),
         events: env.events(),
         kubernetes_version_check,
         metrics: Env::metrics(),
-        seed: env.seed.clone(),
+        seed,
         seed_name: SEED.to_owned(),
         garden: env.garden.clone(),
         sync_period: SYNC,
@@ -131,14 +136,32 @@ async fn a_missing_seed_namespace_and_an_old_kubernetes_fail_the_operation() {
         "no finalizer before the checks pass"
     );
 
-    // The sandbox reports Kubernetes 1.24, below the minimum when the check is on.
+    // A seed reporting Kubernetes 1.31 is below the minimum when the check is on.
     ensure_namespace(&env.garden, "seed-local").await;
-    let error = reconcile(created, ctx(&env, true)).await.unwrap_err();
+    let old = seedlet_sandbox::Sandbox::builder()
+        .name("old-seed")
+        .reported_version("v1.31.4")
+        .start()
+        .await
+        .unwrap();
+    let error = reconcile(created.clone(), ctx_with_seed(&env, old.client(), true))
+        .await
+        .unwrap_err();
     assert_eq!(error.reason(), "K8SVersionTooOld");
-    assert_eq!(
-        stored(&env).await["status"]["lastOperation"]["state"],
-        "Error"
+    let written = stored(&env).await;
+    assert_eq!(written["status"]["lastOperation"]["state"], "Error");
+    assert!(
+        written["status"]["lastOperation"]["description"]
+            .as_str()
+            .unwrap()
+            .contains("v1.31.4"),
+        "{}",
+        written["status"]["lastOperation"]
     );
+    old.shutdown().await;
+
+    // The sandbox itself reports v1.32, which passes the check.
+    reconcile(created, ctx(&env, true)).await.unwrap();
     env.shutdown().await;
 }
 

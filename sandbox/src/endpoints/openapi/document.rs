@@ -11,7 +11,7 @@ use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
 
 use super::builtin;
-use crate::endpoints::discovery::GIT_VERSION;
+use crate::endpoints::discovery::OPENAPI_VERSION;
 use crate::resources::{Behaviour, Registry, ResourceType};
 
 const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
@@ -76,7 +76,7 @@ pub fn build(registry: &Registry) -> Built {
     }
     let v2 = json!({
         "swagger": "2.0",
-        "info": {"title": "Kubernetes", "version": GIT_VERSION},
+        "info": {"title": "Kubernetes", "version": OPENAPI_VERSION},
         "paths": paths,
         "definitions": definitions,
     });
@@ -332,7 +332,7 @@ fn v3_document(types: &[&Served], definitions: &Map<String, Value>) -> Value {
     }
     json!({
         "openapi": "3.0.0",
-        "info": {"title": "Kubernetes", "version": GIT_VERSION},
+        "info": {"title": "Kubernetes", "version": OPENAPI_VERSION},
         "paths": paths,
         "components": {"schemas": schemas},
     })

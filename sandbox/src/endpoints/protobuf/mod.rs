@@ -10,12 +10,15 @@
 //! zero numbers are left out (they are indistinguishable from unset on the wire), embedded
 //! messages are kept even when empty.
 
+mod kinds;
 mod schema;
 pub mod wire;
 
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value};
 
-use self::schema::{FieldType, Message};
+use self::schema::{Field, FieldType, Message};
 use self::wire::{Reader, WireValue, Writer};
 
 /// The protobuf media type.
@@ -173,11 +176,25 @@ pub fn decode_object(bytes: &[u8]) -> Result<Value, ProtobufError> {
     Ok(Value::Object(object))
 }
 
-/// Encodes a JSON object (with `apiVersion` and `kind`) as a protobuf body.
+/// Encodes a JSON object (with `apiVersion` and `kind`) as a protobuf body; only the kinds whose
+/// schema is complete (the reviews) are encoded.
 ///
 /// # Errors
-/// A kind without a schema, or a field whose JSON value does not fit its protobuf type.
+/// A kind without a complete schema, or a field whose JSON value does not fit its protobuf type.
 pub fn encode_object(object: &Value) -> Result<Vec<u8>, ProtobufError> {
+    encode_with(object, schema::response_message_for)
+}
+
+/// Encodes a request body as kubectl would, for any kind the server reads from protobuf.
+#[cfg(test)]
+fn encode_request(object: &Value) -> Result<Vec<u8>, ProtobufError> {
+    encode_with(object, schema::message_for)
+}
+
+fn encode_with(
+    object: &Value,
+    message_for: fn(&str, &str) -> Option<&'static Message>,
+) -> Result<Vec<u8>, ProtobufError> {
     let text = |field: &str| {
         object
             .get(field)
@@ -185,7 +202,7 @@ pub fn encode_object(object: &Value) -> Result<Vec<u8>, ProtobufError> {
             .unwrap_or_default()
     };
     let (api_version, kind) = (text("apiVersion"), text("kind"));
-    let Some(message) = schema::message_for(api_version, kind) else {
+    let Some(message) = message_for(api_version, kind) else {
         return Err(ProtobufError::UnknownKind {
             api_version: api_version.to_string(),
             kind: kind.to_string(),
@@ -230,35 +247,26 @@ fn decode_message(
             (FieldType::Message(inner), WireValue::Bytes(bytes)) => {
                 Value::Object(decode_message(bytes, inner)?)
             }
-            (FieldType::StringMap, WireValue::Bytes(entry)) => {
+            (
+                FieldType::StringMap
+                | FieldType::StringListMap
+                | FieldType::BytesMap
+                | FieldType::QuantityMap,
+                WireValue::Bytes(entry),
+            ) => {
                 let (key, value) = decode_entry(entry, message, field.name)?;
-                let value = value
-                    .map(|v| utf8(v, message.name, field.name))
-                    .transpose()?;
+                let value =
+                    decode_map_value(field.kind, value.unwrap_or_default(), message, field)?;
                 let map = out
                     .entry(field.name)
                     .or_insert_with(|| Value::Object(Map::new()));
                 if let Value::Object(map) = map {
-                    map.insert(key, Value::String(value.unwrap_or_default()));
+                    map.insert(key, value);
                 }
                 continue;
             }
-            (FieldType::StringListMap, WireValue::Bytes(entry)) => {
-                let (key, value) = decode_entry(entry, message, field.name)?;
-                let mut items = Vec::new();
-                let mut reader = Reader::new(value.unwrap_or_default());
-                while let Some((number, item)) = reader.next_field()? {
-                    if let (1, WireValue::Bytes(text)) = (number, item) {
-                        items.push(Value::String(utf8(text, message.name, field.name)?));
-                    }
-                }
-                let map = out
-                    .entry(field.name)
-                    .or_insert_with(|| Value::Object(Map::new()));
-                if let Value::Object(map) = map {
-                    map.insert(key, Value::Array(items));
-                }
-                continue;
+            (FieldType::IntOrString, WireValue::Bytes(bytes)) => {
+                decode_int_or_string(bytes, message, field.name)?
             }
             _ => return Err(wrong_type()),
         };
@@ -269,13 +277,70 @@ fn decode_message(
             {
                 items.push(decoded);
             }
-        } else if !is_zero(&decoded) {
+        } else if field.keep_zero || !is_zero(&decoded) {
             out.insert(field.name.to_string(), decoded);
         } else {
             out.remove(field.name);
         }
     }
     Ok(out)
+}
+
+/// The JSON value of a map entry's value bytes.
+fn decode_map_value(
+    kind: FieldType,
+    bytes: &[u8],
+    message: &'static Message,
+    field: &'static Field,
+) -> Result<Value, ProtobufError> {
+    Ok(match kind {
+        FieldType::BytesMap => Value::String(STANDARD.encode(bytes)),
+        FieldType::StringListMap => {
+            let mut items = Vec::new();
+            let mut reader = Reader::new(bytes);
+            while let Some((number, item)) = reader.next_field()? {
+                if let (1, WireValue::Bytes(text)) = (number, item) {
+                    items.push(Value::String(utf8(text, message.name, field.name)?));
+                }
+            }
+            Value::Array(items)
+        }
+        FieldType::QuantityMap => {
+            // `resource.Quantity` is `optional string string = 1`.
+            let mut quantity = String::new();
+            let mut reader = Reader::new(bytes);
+            while let Some((number, item)) = reader.next_field()? {
+                if let (1, WireValue::Bytes(text)) = (number, item) {
+                    quantity = utf8(text, message.name, field.name)?;
+                }
+            }
+            Value::String(quantity)
+        }
+        _ => Value::String(utf8(bytes, message.name, field.name)?),
+    })
+}
+
+/// `intstr.IntOrString`: `type` 1 is the string `strVal`, otherwise the number `intVal`.
+fn decode_int_or_string(
+    bytes: &[u8],
+    message: &'static Message,
+    field: &'static str,
+) -> Result<Value, ProtobufError> {
+    let (mut is_string, mut number, mut text) = (false, 0i64, String::new());
+    let mut reader = Reader::new(bytes);
+    while let Some((tag, value)) = reader.next_field()? {
+        match (tag, value) {
+            (1, WireValue::Varint(v)) => is_string = v == 1,
+            (2, WireValue::Varint(v)) => number = i64::from(v as i32),
+            (3, WireValue::Bytes(bytes)) => text = utf8(bytes, message.name, field)?,
+            _ => {}
+        }
+    }
+    Ok(if is_string {
+        Value::String(text)
+    } else {
+        Value::from(number)
+    })
 }
 
 /// Zero scalars are what Go's omitempty leaves out; messages stay even when empty.
@@ -386,22 +451,30 @@ fn encode_message(
                     let object = item.as_object().ok_or_else(json_type)?;
                     writer.bytes_field(field.number, &encode_message(object, inner)?);
                 }
-                FieldType::StringMap | FieldType::StringListMap => {
+                FieldType::IntOrString => {
+                    let mut inner = Writer::default();
+                    match item {
+                        Value::String(text) => {
+                            inner.varint_field(1, 1);
+                            inner.bytes_field(3, text.as_bytes());
+                        }
+                        number => {
+                            let number = number.as_i64().ok_or_else(json_type)?;
+                            inner.varint_field(1, 0);
+                            inner.varint_field(2, number as u64);
+                        }
+                    }
+                    writer.bytes_field(field.number, &inner.into_bytes());
+                }
+                FieldType::StringMap
+                | FieldType::StringListMap
+                | FieldType::BytesMap
+                | FieldType::QuantityMap => {
                     for (key, value) in item.as_object().ok_or_else(json_type)? {
                         let mut entry = Writer::default();
                         entry.bytes_field(1, key.as_bytes());
-                        if let FieldType::StringMap = field.kind {
-                            entry.bytes_field(2, value.as_str().ok_or_else(json_type)?.as_bytes());
-                        } else {
-                            let mut extra = Writer::default();
-                            for item in value.as_array().ok_or_else(json_type)? {
-                                extra.bytes_field(
-                                    1,
-                                    item.as_str().ok_or_else(json_type)?.as_bytes(),
-                                );
-                            }
-                            entry.bytes_field(2, &extra.into_bytes());
-                        }
+                        let value = encode_map_value(field.kind, value).ok_or_else(json_type)?;
+                        entry.bytes_field(2, &value);
                         writer.bytes_field(field.number, &entry.into_bytes());
                     }
                 }
@@ -409,6 +482,30 @@ fn encode_message(
         }
     }
     Ok(writer.into_bytes())
+}
+
+/// The value bytes of a map entry; `None` when the JSON value does not fit the map's type.
+fn encode_map_value(kind: FieldType, value: &Value) -> Option<Vec<u8>> {
+    match kind {
+        FieldType::BytesMap => STANDARD.decode(value.as_str()?).ok(),
+        FieldType::StringListMap => {
+            let mut items = Writer::default();
+            for item in value.as_array()? {
+                items.bytes_field(1, item.as_str()?.as_bytes());
+            }
+            Some(items.into_bytes())
+        }
+        FieldType::QuantityMap => {
+            let text = match value {
+                Value::Number(number) => number.to_string(),
+                other => other.as_str()?.to_string(),
+            };
+            let mut quantity = Writer::default();
+            quantity.bytes_field(1, text.as_bytes());
+            Some(quantity.into_bytes())
+        }
+        _ => Some(value.as_str()?.as_bytes().to_vec()),
+    }
 }
 
 fn utf8(bytes: &[u8], message: &'static str, field: &'static str) -> Result<String, ProtobufError> {
@@ -421,5 +518,7 @@ fn utf8(bytes: &[u8], message: &'static str, field: &'static str) -> Result<Stri
         })
 }
 
+#[cfg(test)]
+mod create_tests;
 #[cfg(test)]
 mod tests;

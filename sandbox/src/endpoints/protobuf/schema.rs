@@ -1,9 +1,9 @@
 //! Field numbers and JSON names of the protobuf messages the sandbox reads and writes, as in
 //! Kubernetes' `generated.proto` files (`k8s.io/api/authorization/v1`, `k8s.io/apimachinery/pkg/apis/meta/v1`).
 //!
-//! Only the review kinds are listed: they are what kubectl sends as protobuf (`kubectl auth can-i`
-//! posts a SelfSubjectAccessReview, `kubectl auth can-i --list` a SelfSubjectRulesReview); every
-//! other kind is sent as JSON by the clients we serve.
+//! The review kinds are read and written (`kubectl auth can-i` posts a SelfSubjectAccessReview,
+//! `kubectl auth can-i --list` a SelfSubjectRulesReview, and wants the answer as protobuf); the
+//! kinds kubectl's imperative `create` commands post are only read ([`super::kinds`]).
 
 /// How a field is encoded and shown in JSON.
 #[derive(Clone, Copy, Debug)]
@@ -22,6 +22,14 @@ pub enum FieldType {
     StringMap,
     /// `map<string, ExtraValue>` (`ExtraValue` = `repeated string items = 1`): a JSON object of string arrays.
     StringListMap,
+    /// `map<string, bytes>`: a JSON object of base64 strings.
+    BytesMap,
+    /// `map<string, resource.Quantity>` (`Quantity` = `optional string string = 1`): a JSON object
+    /// of quantity strings.
+    QuantityMap,
+    /// `intstr.IntOrString` (`type` = 1: 0 int, 1 string; `intVal` = 2; `strVal` = 3): a JSON
+    /// number or string.
+    IntOrString,
 }
 
 /// One field of a message.
@@ -35,6 +43,8 @@ pub struct Field {
     pub kind: FieldType,
     /// `repeated` (a JSON array).
     pub repeated: bool,
+    /// A pointer in Go (`*int32`, `*bool`): a zero value on the wire was set and is kept in JSON.
+    pub keep_zero: bool,
 }
 
 /// A message: its fields in field-number order.
@@ -53,21 +63,36 @@ impl Message {
     }
 }
 
-const fn one(number: u32, name: &'static str, kind: FieldType) -> Field {
+/// A singular field.
+pub(super) const fn one(number: u32, name: &'static str, kind: FieldType) -> Field {
     Field {
         number,
         name,
         kind,
         repeated: false,
+        keep_zero: false,
     }
 }
 
-const fn many(number: u32, name: &'static str, kind: FieldType) -> Field {
+/// A singular field that is a pointer in Go, so that zero is a value.
+pub(super) const fn pointer(number: u32, name: &'static str, kind: FieldType) -> Field {
+    Field {
+        number,
+        name,
+        kind,
+        repeated: false,
+        keep_zero: true,
+    }
+}
+
+/// A repeated field.
+pub(super) const fn many(number: u32, name: &'static str, kind: FieldType) -> Field {
     Field {
         number,
         name,
         kind,
         repeated: true,
+        keep_zero: false,
     }
 }
 
@@ -235,8 +260,18 @@ pub static SELF_SUBJECT_RULES_REVIEW: Message = Message {
     ],
 };
 
-/// The top-level message of a kind, if the sandbox speaks protobuf for it.
+/// The top-level message of a kind the sandbox reads from protobuf request bodies.
 pub fn message_for(api_version: &str, kind: &str) -> Option<&'static Message> {
+    review_message_for(api_version, kind).or_else(|| super::kinds::message_for(api_version, kind))
+}
+
+/// The top-level message of a kind the sandbox also answers in protobuf: the reviews, whose
+/// schema covers every field. The other kinds' schemas list what kubectl sends, not their status.
+pub fn response_message_for(api_version: &str, kind: &str) -> Option<&'static Message> {
+    review_message_for(api_version, kind)
+}
+
+fn review_message_for(api_version: &str, kind: &str) -> Option<&'static Message> {
     match (api_version, kind) {
         ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => Some(&SELF_SUBJECT_ACCESS_REVIEW),
         ("authorization.k8s.io/v1", "SelfSubjectRulesReview") => Some(&SELF_SUBJECT_RULES_REVIEW),
@@ -273,14 +308,24 @@ mod tests {
         assert_ordered(&SELF_SUBJECT_ACCESS_REVIEW);
         assert_ordered(&SUBJECT_ACCESS_REVIEW);
         assert_ordered(&SELF_SUBJECT_RULES_REVIEW);
+        for message in super::super::kinds::all() {
+            assert_ordered(message);
+        }
     }
 
     #[test]
-    fn only_reviews_of_authorization_v1_have_a_schema() {
-        assert!(message_for("authorization.k8s.io/v1", "SelfSubjectAccessReview").is_some());
-        assert!(message_for("authorization.k8s.io/v1", "LocalSubjectAccessReview").is_some());
-        assert!(message_for("authorization.k8s.io/v1", "SelfSubjectRulesReview").is_some());
+    fn only_reviews_of_authorization_v1_are_answered_in_protobuf() {
+        for kind in [
+            "SelfSubjectAccessReview",
+            "LocalSubjectAccessReview",
+            "SelfSubjectRulesReview",
+        ] {
+            assert!(response_message_for("authorization.k8s.io/v1", kind).is_some());
+            assert!(message_for("authorization.k8s.io/v1", kind).is_some());
+        }
         assert!(message_for("authorization.k8s.io/v1beta1", "SelfSubjectAccessReview").is_none());
-        assert!(message_for("v1", "ConfigMap").is_none());
+        assert!(message_for("v1", "ConfigMap").is_some());
+        assert!(response_message_for("v1", "ConfigMap").is_none());
+        assert!(message_for("v1", "Pod").is_none());
     }
 }

@@ -178,7 +178,7 @@ fn decoding_fails_with_the_reason_for_bad_bodies() {
     ));
     let mut type_meta = Writer::default();
     type_meta.bytes_field(1, b"v1");
-    type_meta.bytes_field(2, b"ConfigMap");
+    type_meta.bytes_field(2, b"Pod");
     let mut envelope = Writer::default();
     envelope.bytes_field(1, &type_meta.into_bytes());
     let body = [MAGIC, &envelope.into_bytes()].concat();

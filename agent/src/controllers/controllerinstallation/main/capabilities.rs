@@ -243,7 +243,7 @@ mod tests {
     #[test]
     fn snapshot_answers_has_and_resolves_top_level_resources() {
         let snapshot = Snapshot::new(
-            "v1.24.17".into(),
+            "v1.32.13".into(),
             vec![
                 (
                     "v1".into(),
