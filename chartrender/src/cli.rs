@@ -1,6 +1,7 @@
 //! `seedlet render`: offline rendering of a chart or a ControllerDeployment, printed like `helm template`.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use base64::Engine as _;
 use clap::{ArgGroup, Args, ValueEnum};
@@ -81,9 +82,33 @@ pub struct RenderArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Yaml)]
     pub output: OutputFormat,
+    /// Largest string a template may build, in bytes (default 16 MiB; see docs/limits.md).
+    #[arg(long, value_name = "BYTES")]
+    pub max_value_bytes: Option<usize>,
+    /// Most elements of a list or map a template may build (default 1000000).
+    #[arg(long, value_name = "COUNT")]
+    pub max_value_items: Option<usize>,
+    /// Largest output of the chart, all files together, in bytes (default 64 MiB).
+    #[arg(long, value_name = "BYTES")]
+    pub max_output_bytes: Option<u64>,
+    /// Longest render (`500ms`, `30s`, `2m`; default 10s).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub max_render_time: Option<Duration>,
 }
 
 impl RenderArgs {
+    /// The default limits with the `--max-*` flags applied.
+    fn limits(&self) -> Limits {
+        let defaults = Limits::default();
+        Limits {
+            max_value_bytes: self.max_value_bytes.unwrap_or(defaults.max_value_bytes),
+            max_value_items: self.max_value_items.unwrap_or(defaults.max_value_items),
+            max_output_bytes: self.max_output_bytes.unwrap_or(defaults.max_output_bytes),
+            max_render_time: self.max_render_time.unwrap_or(defaults.max_render_time),
+            ..defaults
+        }
+    }
+
     /// The chart path and release name, from `[NAME] CHART` or `--chart` and `--release`.
     fn chart_and_release(&self) -> (Option<PathBuf>, String) {
         match self.name_and_chart.as_slice() {
@@ -92,6 +117,24 @@ impl RenderArgs {
             [] => (self.chart.clone(), self.release.clone()),
         }
     }
+}
+
+/// A duration flag: a number with `ms`, `s` or `m`.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let (number, unit) = match text.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(at) => text.split_at(at),
+        None => return Err(format!("{text:?} needs a unit: ms, s or m")),
+    };
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number with a unit"))?;
+    let seconds = match unit {
+        "ms" => value / 1000.0,
+        "s" => value,
+        "m" => value * 60.0,
+        _ => return Err(format!("{text:?}: unknown unit {unit:?}, use ms, s or m")),
+    };
+    Duration::try_from_secs_f64(seconds).map_err(|e| format!("{text:?}: {e}"))
 }
 
 /// How `seedlet render` prints its result.
@@ -161,7 +204,7 @@ pub enum Error {
 /// # Errors
 /// Unreadable or invalid inputs, chart loading and rendering failures.
 pub fn run(args: &RenderArgs) -> Result<String, Error> {
-    let limits = Limits::default();
+    let limits = args.limits();
     let (chart_path, release_name) = args.chart_and_release();
     let (chart, mut values) = match (&chart_path, &args.deployment, &args.oci) {
         (Some(path), _, _) => (load_chart(path, &limits)?, serde_json::json!({})),
@@ -215,6 +258,7 @@ pub fn run(args: &RenderArgs) -> Result<String, Error> {
             .into_iter()
             .chain(args.api_versions.iter().cloned())
             .collect(),
+        limits,
         ..RenderOptions::default()
     };
     let rendered = Renderer::new().render(&chart, &options)?;
@@ -377,6 +421,16 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
+
+    #[test]
+    fn render_time_flags_take_ms_s_and_m() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert!(parse_duration("10").is_err());
+        assert!(parse_duration("10h").is_err());
+        assert!(parse_duration("-1s").is_err());
+    }
 
     #[test]
     fn helm_template_text_skips_empty_outputs_and_adds_sources() {

@@ -26,6 +26,7 @@ mod glob;
 mod gotmpl;
 mod helmignore;
 mod load;
+mod meter;
 mod objects;
 pub mod oci;
 mod render;

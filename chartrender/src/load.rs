@@ -3,11 +3,15 @@
 use std::cell::Cell;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use flate2::read::GzDecoder;
 use tar::EntryType;
 
-/// Bounds applied while unpacking a chart, so hostile archives cannot exhaust memory.
+/// Bounds applied while unpacking and rendering a chart, so hostile charts cannot exhaust memory
+/// or time. The defaults leave real extension charts (well under 1 MiB of output, rendered in
+/// milliseconds) orders of magnitude of room; `docs/limits.md` lists them with their
+/// configuration fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Maximum number of archive entries (files, directories and headers) over all nested archives.
@@ -18,6 +22,17 @@ pub struct Limits {
     pub max_file_bytes: u64,
     /// Maximum nesting of `charts/*.tgz` archives inside archives.
     pub max_depth: usize,
+    /// Maximum size of a string (or byte string) a template builds, in bytes: function results,
+    /// `include`/`tpl` output and printed values.
+    pub max_value_bytes: usize,
+    /// Maximum number of elements of a list or map a template builds (also bounds `until`,
+    /// `seq`, splits and `range` over an integer).
+    pub max_value_items: usize,
+    /// Maximum size of all rendered files of one chart together, in bytes.
+    pub max_output_bytes: u64,
+    /// Maximum wall-clock time of one chart's render, checked at every function call and loop
+    /// iteration.
+    pub max_render_time: Duration,
 }
 
 impl Default for Limits {
@@ -27,6 +42,10 @@ impl Default for Limits {
             max_total_bytes: 64 * 1024 * 1024,
             max_file_bytes: 5 * 1024 * 1024,
             max_depth: 8,
+            max_value_bytes: 16 * 1024 * 1024,
+            max_value_items: 1_000_000,
+            max_output_bytes: 64 * 1024 * 1024,
+            max_render_time: Duration::from_secs(10),
         }
     }
 }

@@ -11,6 +11,8 @@ pub use crate::funcs::template::Lookup;
 use crate::funcs::template::{self, ActionTable, USER_ERROR_PREFIX};
 use crate::funcs::value::{GoMap, from_json, from_json_exact, write_go};
 use crate::gotmpl::{self, ParseError};
+use crate::load::Limits;
+use crate::meter::{self, Session};
 use crate::objects::{self, Files};
 use crate::values;
 
@@ -41,6 +43,20 @@ pub enum RenderError {
         /// Helm-like message (for `required`/`fail`: `execution error at (path:line): message`).
         message: String,
     },
+    /// A render limit of [`Limits`] was exceeded (value size, element count, output size or time).
+    #[error("{message}")]
+    Limit {
+        /// The outermost template being executed.
+        template: String,
+        /// Line in that template.
+        line: Option<usize>,
+        /// The limit's name as in the agent configuration (`maxValueBytes`, `maxValueItems`,
+        /// `maxOutputBytes`, `maxRenderTime`).
+        limit: &'static str,
+        /// What went over the limit and where, e.g. `template: c/templates/a.yaml:1: executing …
+        /// at <print $s $s>: print: a value of 33554432 bytes is over maxValueBytes = 16777216 bytes`.
+        message: String,
+    },
     /// The values violate `values.schema.json` of the chart or a subchart (Helm's message, one line per violation).
     #[error("{message}")]
     Schema {
@@ -67,6 +83,7 @@ impl RenderError {
             RenderError::Parse(e) => &e.template,
             RenderError::Compile { template, .. }
             | RenderError::Execute { template, .. }
+            | RenderError::Limit { template, .. }
             | RenderError::Yaml { template, .. } => template,
             RenderError::Schema { chart, .. } => chart,
         }
@@ -93,6 +110,8 @@ pub struct RenderOptions {
     pub is_upgrade: bool,
     /// Where `lookup` reads objects; `None` (offline) makes it return an empty map like `helm template`.
     pub lookup: Option<Arc<dyn Lookup>>,
+    /// Bounds on values, output and time of this render (the archive bounds apply when loading).
+    pub limits: Limits,
 }
 
 impl Default for RenderOptions {
@@ -106,6 +125,7 @@ impl Default for RenderOptions {
             revision: 1,
             is_upgrade: false,
             lookup: None,
+            limits: Limits::default(),
         }
     }
 }
@@ -295,11 +315,15 @@ fn base_environment() -> Environment<'static> {
                 .map_err(minijinja::Error::from);
         }
         if let Some(s) = value.as_str() {
-            return out.write_str(s).map_err(minijinja::Error::from);
+            out.write_str(s).map_err(minijinja::Error::from)?;
+            // Reports an output bound this write passed, on this line.
+            return meter::check_exceeded();
         }
+        meter::check_printed("printing a value", std::slice::from_ref(value))?;
         let mut text = String::new();
         write_go(&mut text, value);
-        out.write_str(&text).map_err(minijinja::Error::from)
+        out.write_str(&text).map_err(minijinja::Error::from)?;
+        meter::check_exceeded()
     });
     crate::funcs::register(&mut env);
     env
@@ -433,6 +457,7 @@ impl Compiled {
                 .then_with(|| b.path.cmp(&a.path))
         });
         let mut out = BTreeMap::new();
+        let session = Session::start(options.limits);
         let cache = Value::from_object(template::IncludeCache::default());
         let lookup = options
             .lookup
@@ -446,12 +471,24 @@ impl Compiled {
                     template: unit.path.clone(),
                     message: e.to_string(),
                 })?;
-            let text = template
-                .render(context! { _d0 => unit.root, _depth => 0, _cache => cache.clone(), _lookup => lookup.clone() })
-                .map_err(|e| self.execute_error(&unit.path, &e))?;
+            let mut sink = session.file_sink(&unit.path);
+            template
+                .render_captured_to(context! { _d0 => unit.root, _depth => 0, _cache => cache.clone(), _lookup => lookup.clone() }, &mut sink)
+                .map_err(|e| self.execute_error(&unit.path, &e, &session))?;
+            if let Some(exceeded) = session.exceeded() {
+                // Raw text passed the bound after the last emission or call.
+                return Err(RenderError::Limit {
+                    template: unit.path,
+                    line: None,
+                    limit: exceeded.limit,
+                    message: exceeded.message,
+                });
+            }
             if unit.path.ends_with("/NOTES.txt") {
                 continue;
             }
+            let text = sink.into_string();
+            session.count_output(text.len());
             out.insert(unit.path, template::strip_no_value(text));
         }
         let api_version_misses =
@@ -546,9 +583,28 @@ impl Compiled {
         }
     }
 
-    fn execute_error(&self, path: &str, error: &minijinja::Error) -> RenderError {
+    fn execute_error(
+        &self,
+        path: &str,
+        error: &minijinja::Error,
+        session: &Session,
+    ) -> RenderError {
         let described = template::describe(error, &self.actions);
         let line = error.line();
+        if let Some(exceeded) = session.exceeded() {
+            // Output bounds fail in the writer, whose error text says nothing of the limit.
+            let message = if described.contains(&exceeded.message) {
+                described
+            } else {
+                format!("{described}: {}", exceeded.message)
+            };
+            return RenderError::Limit {
+                template: path.to_string(),
+                line,
+                limit: exceeded.limit,
+                message,
+            };
+        }
         let action =
             line.and_then(|l| template::action_at(&self.actions, error.name().unwrap_or(path), l));
         let message = match described.rfind(USER_ERROR_PREFIX) {

@@ -32,7 +32,49 @@ fn args() -> RenderArgs {
         kube_version: "v1.20.0".into(),
         api_versions: Vec::new(),
         output: OutputFormat::Yaml,
+        max_value_bytes: None,
+        max_value_items: None,
+        max_output_bytes: None,
+        max_render_time: None,
     }
+}
+
+#[test]
+fn render_fails_with_the_limit_when_a_chart_builds_a_huge_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let chart = dir.path().join("bomb");
+    std::fs::create_dir_all(chart.join("templates")).unwrap();
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: bomb\nversion: 0.1.0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        chart.join("templates/bomb.yaml"),
+        "{{ $s := \"x\" }}{{ range until 40 }}{{ $s = print $s $s }}{{ end }}",
+    )
+    .unwrap();
+    let mut args = args();
+    args.chart = Some(chart);
+    args.max_value_bytes = Some(1 << 20);
+    let err = run(&args).unwrap_err();
+    let chain = format!("{}: {}", err, std::error::Error::source(&err).unwrap());
+    assert!(
+        chain.contains("bomb/templates/bomb.yaml:1")
+            && chain
+                .contains("print: a value of 2097152 bytes is over maxValueBytes = 1048576 bytes"),
+        "{chain}"
+    );
+    args.max_value_bytes = None;
+    args.max_render_time = Some(std::time::Duration::ZERO);
+    let err = run(&args).unwrap_err();
+    assert!(
+        std::error::Error::source(&err)
+            .unwrap()
+            .to_string()
+            .contains("maxRenderTime"),
+        "{err:?}"
+    );
 }
 
 #[test]

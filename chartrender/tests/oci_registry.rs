@@ -377,6 +377,10 @@ async fn anonymous_registry_serves_charts_by_tag_and_digest_and_refuses_bad_refe
         kube_version: "v1.20.0".into(),
         api_versions: Vec::new(),
         output: seedlet_chartrender::cli::OutputFormat::Yaml,
+        max_value_bytes: None,
+        max_value_items: None,
+        max_output_bytes: None,
+        max_render_time: None,
     };
     let out = tokio::task::spawn_blocking(move || seedlet_chartrender::cli::run(&args))
         .await

@@ -11,6 +11,7 @@ fn small_limits() -> Limits {
         max_total_bytes: 1 << 20,
         max_file_bytes: 1 << 18,
         max_depth: 3,
+        ..Limits::default()
     }
 }
 

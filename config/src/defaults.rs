@@ -13,7 +13,7 @@ use crate::garden::{
     SeedLifecycleController,
 };
 use crate::gardenlet::{
-    ControllerInstallationCareController, ControllerInstallationController,
+    ChartLimits, ControllerInstallationCareController, ControllerInstallationController,
     ControllerInstallationRequiredController, GardenClientConnection, GardenletConfiguration,
     GardenletControllers, KubeconfigValidity, ManagedResourceController, SeedCareController,
     SeedController, ShootStateController,
@@ -171,6 +171,24 @@ impl Default for ControllerInstallationController {
     fn default() -> Self {
         ControllerInstallationController {
             concurrent_syncs: 20,
+            chart_limits: ChartLimits::default(),
+        }
+    }
+}
+
+/// The renderer's own defaults (`seedlet_chartrender::Limits::default()`; the agent tests that
+/// they agree): real extension charts render well under 1 MiB in milliseconds.
+impl Default for ChartLimits {
+    fn default() -> Self {
+        ChartLimits {
+            max_entries: 5_000,
+            max_total_bytes: 64 * 1024 * 1024,
+            max_file_bytes: 5 * 1024 * 1024,
+            max_depth: 8,
+            max_value_bytes: 16 * 1024 * 1024,
+            max_value_items: 1_000_000,
+            max_output_bytes: 64 * 1024 * 1024,
+            max_render_time: Duration::from_secs(10),
         }
     }
 }

@@ -54,6 +54,11 @@ pub(crate) fn prepend(args: &[Value]) -> Result<Value, Error> {
 
 /// `concat list list …`
 pub(crate) fn concat(args: &[Value]) -> Result<Value, Error> {
+    let total: usize = args
+        .iter()
+        .map(|value| value.len().unwrap_or(0))
+        .fold(0, usize::saturating_add);
+    crate::meter::check_items("concat", total)?;
     let mut out = Vec::new();
     for value in args {
         out.extend(list_of("concat", value)?);
@@ -209,9 +214,7 @@ pub(crate) fn step_values(start: i64, stop: i64, step: i64) -> Result<Vec<i64>, 
         return Ok(Vec::new());
     }
     let count = ((stop - start).unsigned_abs()).div_ceil(step.unsigned_abs());
-    if count > 1_000_000 {
-        return Err(fail("until: more than 1000000 elements"));
-    }
+    crate::meter::check_items("until", usize::try_from(count).unwrap_or(usize::MAX))?;
     Ok((0..count as i64).map(|i| start + i * step).collect())
 }
 
@@ -528,7 +531,8 @@ fn range_pairs_of(value: &Value) -> Result<Vec<(Value, Value)>, Error> {
             .map(|(i, v)| (Value::from(i as i64), v))
             .collect()),
         ValueKind::Number if value.is_integer() => {
-            let n = value.as_i64().unwrap_or(0).clamp(0, 1_000_000);
+            let n = value.as_i64().unwrap_or(0).max(0);
+            crate::meter::check_items("range", usize::try_from(n).unwrap_or(usize::MAX))?;
             Ok((0..n).map(|i| (Value::from(i), Value::from(i))).collect())
         }
         _ => Err(fail(format!(

@@ -49,6 +49,7 @@ pub(crate) fn adler32sum(args: &[Value]) -> Result<Value, Error> {
 /// `toYaml v`: Helm's output with the trailing newline removed; "" on error.
 pub(crate) fn to_yaml(args: &[Value]) -> Result<Value, Error> {
     want("toYaml", args, 1)?;
+    crate::meter::check_printed("toYaml", args)?;
     let yaml = goyaml::to_yaml(&to_json(&args[0]));
     Ok(Value::from(yaml.strip_suffix('\n').unwrap_or(&yaml)))
 }
@@ -56,18 +57,21 @@ pub(crate) fn to_yaml(args: &[Value]) -> Result<Value, Error> {
 /// `toJson v` (compact, sorted keys, HTML characters escaped like Go).
 pub(crate) fn to_json_fn(args: &[Value]) -> Result<Value, Error> {
     want("toJson", args, 1)?;
+    crate::meter::check_printed("toJson", args)?;
     Ok(Value::from(go_json(&to_json(&args[0]), true)))
 }
 
 /// `toRawJson v` (no HTML escaping)
 pub(crate) fn to_raw_json(args: &[Value]) -> Result<Value, Error> {
     want("toRawJson", args, 1)?;
+    crate::meter::check_printed("toRawJson", args)?;
     Ok(Value::from(go_json(&to_json(&args[0]), false)))
 }
 
 /// `toPrettyJson v` (two-space indent)
 pub(crate) fn to_pretty_json(args: &[Value]) -> Result<Value, Error> {
     want("toPrettyJson", args, 1)?;
+    crate::meter::check_printed("toPrettyJson", args)?;
     let text = serde_json::to_string_pretty(&to_json(&args[0])).map_err(|e| fail(e.to_string()))?;
     Ok(Value::from(escape_html(&text)))
 }

@@ -24,6 +24,7 @@ use std::sync::LazyLock;
 use minijinja::value::{Rest, Value, ValueKind};
 use minijinja::{Environment, Error, ErrorKind};
 
+use crate::meter;
 use value::{GoMap, go_equal, is_empty, is_nil, kind_of, to_f64, to_go_string, to_i64, type_of};
 
 /// A function taking its arguments in Go order.
@@ -309,8 +310,18 @@ pub(crate) fn is_function(name: &str) -> bool {
 pub(crate) fn register(env: &mut Environment<'static>) {
     for (global, func) in FUNCTIONS {
         let func = *func;
-        env.add_function(*global, move |args: Rest<Value>| func(&args));
+        let name = global.strip_prefix("f_").unwrap_or(global);
+        env.add_function(*global, move |args: Rest<Value>| {
+            meter::check_deadline()?;
+            let value = func(&args)?;
+            meter::check_result(name, &value)?;
+            Ok(value)
+        });
     }
+    // The translator calls this at the start of every `range` iteration.
+    env.add_function("f_tick", || {
+        meter::check_deadline().map(|()| Value::from(""))
+    });
     template::register_plain(env);
 }
 

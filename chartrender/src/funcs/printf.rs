@@ -2,10 +2,16 @@
 
 use minijinja::value::{Value, ValueKind};
 
+use minijinja::Error;
+
 use super::value::{format_float, go_string, is_nil, type_of};
+use crate::meter;
 
 /// Formats `args` according to the Go format string `format`.
-pub(crate) fn sprintf(format: &str, args: &[Value]) -> String {
+///
+/// # Errors
+/// The result growing over the value size limit (widths pad each verb up to a million bytes).
+pub(crate) fn sprintf(format: &str, args: &[Value]) -> Result<String, Error> {
     let mut out = String::new();
     let mut chars = format.chars().peekable();
     let mut next_arg = 0;
@@ -45,6 +51,7 @@ pub(crate) fn sprintf(format: &str, args: &[Value]) -> String {
         };
         next_arg += 1;
         let text = format_one(verb, &spec, arg);
+        meter::check_bytes("printf", out.len().saturating_add(text.len()))?;
         out.push_str(&text);
     }
     if next_arg < args.len() {
@@ -54,7 +61,7 @@ pub(crate) fn sprintf(format: &str, args: &[Value]) -> String {
             .collect();
         out.push_str(&format!("%!(EXTRA {})", extra.join(", ")));
     }
-    out
+    Ok(out)
 }
 
 #[derive(Debug, Default)]
@@ -349,7 +356,7 @@ mod tests {
     use super::*;
 
     fn f(format: &str, args: &[Value]) -> String {
-        sprintf(format, args)
+        sprintf(format, args).unwrap()
     }
 
     #[test]

@@ -9,6 +9,7 @@ use regex::Regex;
 
 use super::value::{go_string, is_nil, list_items, to_go_string, to_i64};
 use super::{arg, arg_str, fail, printf, want};
+use crate::meter;
 
 /// `trim s`
 pub(crate) fn trim(args: &[Value]) -> Result<Value, Error> {
@@ -93,9 +94,7 @@ pub(crate) fn repeat(args: &[Value]) -> Result<Value, Error> {
     want("repeat", args, 2)?;
     let count = usize::try_from(to_i64(&args[0])).unwrap_or(0);
     let s = arg_str(args, 1);
-    if s.len().saturating_mul(count) > 16 * 1024 * 1024 {
-        return Err(fail("repeat: result would exceed 16 MiB"));
-    }
+    meter::check_bytes("repeat", s.len().saturating_mul(count))?;
     Ok(Value::from(s.repeat(count)))
 }
 
@@ -196,6 +195,7 @@ pub(crate) fn has_suffix(args: &[Value]) -> Result<Value, Error> {
 
 /// `quote a b …`: each non-nil argument Go-quoted, joined by spaces.
 pub(crate) fn quote(args: &[Value]) -> Result<Value, Error> {
+    meter::check_printed("quote", args)?;
     let parts: Vec<String> = args
         .iter()
         .filter(|a| !is_nil(a))
@@ -206,6 +206,7 @@ pub(crate) fn quote(args: &[Value]) -> Result<Value, Error> {
 
 /// `squote a b …`: each non-nil argument in single quotes, joined by spaces.
 pub(crate) fn squote(args: &[Value]) -> Result<Value, Error> {
+    meter::check_printed("squote", args)?;
     let parts: Vec<String> = args
         .iter()
         .filter(|a| !is_nil(a))
@@ -216,6 +217,7 @@ pub(crate) fn squote(args: &[Value]) -> Result<Value, Error> {
 
 /// `cat a b …`: non-nil arguments printed and joined by spaces.
 pub(crate) fn cat(args: &[Value]) -> Result<Value, Error> {
+    meter::check_printed("cat", args)?;
     let parts: Vec<String> = args.iter().filter(|a| !is_nil(a)).map(go_string).collect();
     Ok(Value::from(parts.join(" ")))
 }
@@ -223,15 +225,19 @@ pub(crate) fn cat(args: &[Value]) -> Result<Value, Error> {
 /// `indent n s`: pads the first line and every line after a newline.
 pub(crate) fn indent(args: &[Value]) -> Result<Value, Error> {
     want("indent", args, 2)?;
-    Ok(Value::from(indented(args, false)))
+    Ok(Value::from(indented("indent", args, false)?))
 }
 
-fn indented(args: &[Value], leading_newline: bool) -> String {
+fn indented(name: &str, args: &[Value], leading_newline: bool) -> Result<String, Error> {
     let width = usize::try_from(to_i64(&args[0])).unwrap_or(0).min(4096);
     let text = args[1]
         .as_str()
         .map_or_else(|| arg_str(args, 1).into(), std::borrow::Cow::Borrowed);
     let lines = text.bytes().filter(|b| *b == b'\n').count() + 1;
+    meter::check_bytes(
+        name,
+        text.len().saturating_add(lines.saturating_mul(width)) + 1,
+    )?;
     let mut out = String::with_capacity(text.len() + lines * width + 1);
     if leading_newline {
         out.push('\n');
@@ -243,19 +249,26 @@ fn indented(args: &[Value], leading_newline: bool) -> String {
         out.extend(std::iter::repeat_n(' ', width));
         out.push_str(line);
     }
-    out
+    Ok(out)
 }
 
 /// `nindent n s`: a newline, then `indent n s`.
 pub(crate) fn nindent(args: &[Value]) -> Result<Value, Error> {
     want("nindent", args, 2)?;
-    Ok(Value::from(indented(args, true)))
+    Ok(Value::from(indented("nindent", args, true)?))
 }
 
 /// `replace old new s`: replaces all occurrences.
 pub(crate) fn replace(args: &[Value]) -> Result<Value, Error> {
     want("replace", args, 3)?;
     let (old, new, s) = (arg_str(args, 0), arg_str(args, 1), arg_str(args, 2));
+    let places = if old.is_empty() {
+        s.chars().count() + 1
+    } else {
+        s.matches(old.as_str()).count()
+    };
+    let grown = places.saturating_mul(new.len().saturating_sub(old.len()));
+    meter::check_bytes("replace", s.len().saturating_add(grown))?;
     if old.is_empty() {
         // Go inserts `new` around every rune when `old` is empty.
         let mut out = new.clone();
@@ -334,7 +347,7 @@ fn words(s: &str) -> Vec<String> {
 pub(crate) fn split(args: &[Value]) -> Result<Value, Error> {
     want("split", args, 2)?;
     let (sep, s) = (arg_str(args, 0), arg_str(args, 1));
-    let parts = go_split(&s, &sep, None);
+    let parts = go_split("split", &s, &sep, None)?;
     Ok(super::value::GoMap::value(
         parts
             .into_iter()
@@ -348,7 +361,7 @@ pub(crate) fn split(args: &[Value]) -> Result<Value, Error> {
 pub(crate) fn splitn(args: &[Value]) -> Result<Value, Error> {
     want("splitn", args, 3)?;
     let (sep, n, s) = (arg_str(args, 0), to_i64(&args[1]), arg_str(args, 2));
-    let parts = go_split(&s, &sep, usize::try_from(n).ok());
+    let parts = go_split("splitn", &s, &sep, usize::try_from(n).ok())?;
     Ok(super::value::GoMap::value(
         parts
             .into_iter()
@@ -361,30 +374,39 @@ pub(crate) fn splitn(args: &[Value]) -> Result<Value, Error> {
 /// `splitList sep s`
 pub(crate) fn split_list(args: &[Value]) -> Result<Value, Error> {
     want("splitList", args, 2)?;
-    let parts = go_split(&arg_str(args, 1), &arg_str(args, 0), None);
+    let parts = go_split("splitList", &arg_str(args, 1), &arg_str(args, 0), None)?;
     Ok(Value::from(
         parts.into_iter().map(Value::from).collect::<Vec<_>>(),
     ))
 }
 
 /// Go's `strings.Split`/`SplitN`: an empty separator splits into runes.
-fn go_split(s: &str, sep: &str, limit: Option<usize>) -> Vec<String> {
+fn go_split(name: &str, s: &str, sep: &str, limit: Option<usize>) -> Result<Vec<String>, Error> {
     if limit == Some(0) {
-        return Vec::new();
+        return Ok(Vec::new());
     }
+    let parts = if sep.is_empty() {
+        s.chars().count()
+    } else {
+        s.matches(sep).count() + 1
+    };
+    meter::check_items(name, limit.map_or(parts, |n| parts.min(n)))?;
     if sep.is_empty() {
-        return s.chars().map(String::from).collect();
+        return Ok(s.chars().map(String::from).collect());
     }
-    match limit {
+    Ok(match limit {
         Some(n) => s.splitn(n, sep).map(String::from).collect(),
         None => s.split(sep).map(String::from).collect(),
-    }
+    })
 }
 
 /// `join sep list`: elements printed with `%v` and joined.
 pub(crate) fn join(args: &[Value]) -> Result<Value, Error> {
     want("join", args, 2)?;
     let sep = arg_str(args, 0);
+    meter::check_printed("join", &args[1..])?;
+    let count = list_items(&args[1]).map_or(1, |items| items.len());
+    meter::check_bytes("join", sep.len().saturating_mul(count))?;
     let items = match list_items(&args[1]) {
         Some(items) => items
             .iter()
@@ -442,7 +464,9 @@ pub(crate) fn regex_find_all(args: &[Value]) -> Result<Value, Error> {
     want("regexFindAll", args, 3)?;
     let s = arg_str(args, 1);
     let limit = usize::try_from(to_i64(&args[2])).unwrap_or(usize::MAX);
-    let found: Vec<Value> = regex(&arg_str(args, 0))?
+    let re = regex(&arg_str(args, 0))?;
+    meter::check_items("regexFindAll", re.find_iter(&s).take(limit).count())?;
+    let found: Vec<Value> = re
         .find_iter(&s)
         .take(limit)
         .map(|m| Value::from(m.as_str()))
@@ -454,11 +478,13 @@ pub(crate) fn regex_find_all(args: &[Value]) -> Result<Value, Error> {
 pub(crate) fn regex_replace_all(args: &[Value]) -> Result<Value, Error> {
     want("regexReplaceAll", args, 3)?;
     let s = arg_str(args, 1);
-    Ok(Value::from(
-        regex(&arg_str(args, 0))?
-            .replace_all(&s, arg_str(args, 2).as_str())
-            .into_owned(),
-    ))
+    let replacement = arg_str(args, 2);
+    bounded_replace(
+        "regexReplaceAll",
+        &regex(&arg_str(args, 0))?,
+        &s,
+        |caps: &regex::Captures<'_>, out: &mut String| caps.expand(&replacement, out),
+    )
 }
 
 /// `regexReplaceAllLiteral regex s repl`
@@ -466,11 +492,45 @@ pub(crate) fn regex_replace_all_literal(args: &[Value]) -> Result<Value, Error> 
     want("regexReplaceAllLiteral", args, 3)?;
     let s = arg_str(args, 1);
     let replacement = arg_str(args, 2);
-    Ok(Value::from(
-        regex(&arg_str(args, 0))?
-            .replace_all(&s, regex::NoExpand(&replacement))
-            .into_owned(),
-    ))
+    bounded_replace(
+        "regexReplaceAllLiteral",
+        &regex(&arg_str(args, 0))?,
+        &s,
+        |_: &regex::Captures<'_>, out: &mut String| out.push_str(&replacement),
+    )
+}
+
+/// `re.replace_all` that stops appending once the result is over the value limit: a pattern
+/// matching everywhere with a long replacement would otherwise multiply the input's size.
+fn bounded_replace(
+    name: &str,
+    re: &Regex,
+    s: &str,
+    append: impl FnMut(&regex::Captures<'_>, &mut String),
+) -> Result<Value, Error> {
+    let replaced = re.replace_all(
+        s,
+        Bounded {
+            bound: meter::value_bytes_limit(),
+            append,
+        },
+    );
+    meter::check_bytes(name, replaced.len())?;
+    Ok(Value::from(replaced.into_owned()))
+}
+
+/// A replacer that appends nothing more once the result is past `bound` (the caller then fails).
+struct Bounded<F> {
+    bound: usize,
+    append: F,
+}
+
+impl<F: FnMut(&regex::Captures<'_>, &mut String)> regex::Replacer for Bounded<F> {
+    fn replace_append(&mut self, caps: &regex::Captures<'_>, dst: &mut String) {
+        if dst.len() <= self.bound {
+            (self.append)(caps, dst);
+        }
+    }
 }
 
 /// `regexSplit regex s n`
@@ -479,6 +539,9 @@ pub(crate) fn regex_split(args: &[Value]) -> Result<Value, Error> {
     let s = arg_str(args, 1);
     let limit = to_i64(&args[2]);
     let re = regex(&arg_str(args, 0))?;
+    let pieces = re.find_iter(&s).count() + 1;
+    let wanted = usize::try_from(limit).map_or(pieces, |n| pieces.min(n));
+    meter::check_items("regexSplit", wanted)?;
     let parts: Vec<Value> = if limit < 0 {
         re.split(&s).map(Value::from).collect()
     } else {
@@ -490,6 +553,7 @@ pub(crate) fn regex_split(args: &[Value]) -> Result<Value, Error> {
 /// `toString v`
 pub(crate) fn to_string(args: &[Value]) -> Result<Value, Error> {
     want("toString", args, 1)?;
+    meter::check_printed("toString", args)?;
     Ok(Value::from(to_go_string(&args[0])))
 }
 
@@ -525,6 +589,7 @@ pub(crate) fn urlquery(args: &[Value]) -> Result<Value, Error> {
 /// `sortAlpha list`: elements as strings, sorted.
 pub(crate) fn sort_alpha(args: &[Value]) -> Result<Value, Error> {
     want("sortAlpha", args, 1)?;
+    meter::check_printed("sortAlpha", args)?;
     let mut items: Vec<String> = match list_items(&args[0]) {
         Some(items) => items.iter().map(to_go_string).collect(),
         None => vec![to_go_string(&args[0])],
@@ -537,6 +602,7 @@ pub(crate) fn sort_alpha(args: &[Value]) -> Result<Value, Error> {
 
 /// `print a b …`: Go's `fmt.Sprint` (spaces only between operands that are not both strings).
 pub(crate) fn print(args: &[Value]) -> Result<Value, Error> {
+    meter::check_printed("print", args)?;
     let mut out = String::new();
     for (i, value) in args.iter().enumerate() {
         let is_string = value.as_str().is_some();
@@ -550,17 +616,19 @@ pub(crate) fn print(args: &[Value]) -> Result<Value, Error> {
 
 /// `println a b …`: operands separated by spaces, newline at the end.
 pub(crate) fn println(args: &[Value]) -> Result<Value, Error> {
+    meter::check_printed("println", args)?;
     let parts: Vec<String> = args.iter().map(go_string).collect();
     Ok(Value::from(format!("{}\n", parts.join(" "))))
 }
 
 /// `printf format a b …`
 pub(crate) fn printf_fn(args: &[Value]) -> Result<Value, Error> {
+    meter::check_printed("printf", args)?;
     let format = arg(args, 0).map(to_go_string).unwrap_or_default();
     Ok(Value::from(printf::sprintf(
         &format,
         args.get(1..).unwrap_or_default(),
-    )))
+    )?))
 }
 
 #[cfg(test)]

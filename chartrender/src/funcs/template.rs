@@ -10,6 +10,7 @@ use minijinja::{Environment, Error, ErrorKind, State, context};
 use super::value::{GoMap, MUTATIONS, is_nil, to_go_string};
 use super::{arg_str, fail, want};
 use crate::gotmpl;
+use crate::meter::{self, Sink};
 
 /// How deep `include`/`template`/`tpl` calls may nest before rendering fails (Helm allows 1000 per name; each
 /// level here is a nested minijinja render on the native stack, so the bound is lower and global).
@@ -175,6 +176,7 @@ fn cache_key(name: &str, dot: &Value) -> Option<(String, usize)> {
 
 fn include(state: &State, args: &[Value], actions: &ActionTable) -> Result<Value, Error> {
     want("include", args, 2)?;
+    meter::check_deadline()?;
     let cache = state.lookup("_cache");
     let key = cache_key(args[0].as_str().unwrap_or_default(), &args[1]);
     let cached = cache
@@ -226,10 +228,12 @@ fn render_include(
         .env()
         .get_template(&name)
         .map_err(|_| fail(format!("error calling include: template: no template {name:?} associated with template \"gotpl\"")))?;
+    let mut sink = Sink::value(&format!("include {name:?}"));
     template
-        .render(context! { _d0 => args[1].clone(), _depth => depth + 1, _cache => cache, _lookup => state.lookup("_lookup") })
-        .map(Value::from)
-        .map_err(|e| fail(format!("error calling include: {}", describe(&e, actions))))
+        .render_captured_to(context! { _d0 => args[1].clone(), _depth => depth + 1, _cache => cache, _lookup => state.lookup("_lookup") }, &mut sink)
+        .map_err(|e| fail(format!("error calling include: {}", describe(&e, actions))))?;
+    meter::check_exceeded()?;
+    Ok(Value::from(sink.into_string()))
 }
 
 /// A translated `tpl` source: its body and the templates it `define`s.
@@ -245,6 +249,7 @@ const TPL_CACHE_ENTRIES: usize = 1024;
 
 fn tpl(state: &State, args: &[Value], actions: &ActionTable) -> Result<Value, Error> {
     want("tpl", args, 2)?;
+    meter::check_deadline()?;
     let source = arg_str(args, 0);
     if !source.contains("{{") {
         return Ok(Value::from(source));
@@ -282,10 +287,11 @@ fn tpl(state: &State, args: &[Value], actions: &ActionTable) -> Result<Value, Er
         }
     };
     let context = context! { _d0 => args[1].clone(), _depth => depth + 1, _lookup => state.lookup("_lookup") };
+    let mut sink = Sink::value("tpl");
     let rendered = if translated.defines.is_empty() {
         match state.env().get_template(&format!("{TPL_PREFIX}{source}")) {
-            Ok(template) => template.render(context),
-            Err(_) => state.env().render_str(&translated.body, context),
+            Ok(template) => template.render_captured_to(context, &mut sink).map(drop),
+            Err(_) => render_source(state.env(), &translated.body, context, &mut sink),
         }
     } else {
         // Helm parses the string into a copy of the chart's templates, so its defines are visible to it.
@@ -294,12 +300,24 @@ fn tpl(state: &State, args: &[Value], actions: &ActionTable) -> Result<Value, Er
             env.add_template_owned(name.clone(), define.clone())
                 .map_err(|e| fail(format!("error calling tpl: {e}")))?;
         }
-        env.render_str(&translated.body, context)
+        render_source(&env, &translated.body, context, &mut sink)
     };
     // Helm renders `tpl` like a template file, so `<no value>` is removed from its result too.
-    rendered
-        .map(|text| Value::from(strip_no_value(text)))
-        .map_err(|e| fail(format!("error calling tpl: {}", describe(&e, actions))))
+    rendered.map_err(|e| fail(format!("error calling tpl: {}", describe(&e, actions))))?;
+    meter::check_exceeded()?;
+    Ok(Value::from(strip_no_value(sink.into_string())))
+}
+
+/// Renders template source (a `tpl` string) into `sink`.
+fn render_source(
+    env: &Environment<'_>,
+    source: &str,
+    context: Value,
+    sink: &mut Sink,
+) -> Result<(), Error> {
+    env.template_from_str(source)?
+        .render_captured_to(context, sink)
+        .map(drop)
 }
 
 /// What Go prints for a missing value; Helm removes it from every rendered file (not from `include` results).

@@ -39,10 +39,19 @@ pub(crate) fn wrap(args: &[Value]) -> Result<Value, Error> {
 /// `wrapWith width separator s`: breaks at spaces with `separator`; long words are cut.
 pub(crate) fn wrap_with(args: &[Value]) -> Result<Value, Error> {
     want("wrapWith", args, 3)?;
+    let (text, separator) = (arg_str(args, 2), arg_str(args, 1));
+    // A line ends only where it and the next word pass the width: at most two lines per width.
+    let width = usize::try_from(to_i64(&args[0]).max(1)).unwrap_or(1);
+    let breaks = text.len().saturating_mul(2) / width + 1;
+    crate::meter::check_bytes(
+        "wrapWith",
+        text.len()
+            .saturating_add(breaks.saturating_mul(separator.len())),
+    )?;
     Ok(Value::from(wrap_custom(
-        &arg_str(args, 2),
+        &text,
         to_i64(&args[0]),
-        &arg_str(args, 1),
+        &separator,
         true,
     )))
 }
@@ -193,6 +202,7 @@ pub(crate) fn regex_quote_meta(args: &[Value]) -> Result<Value, Error> {
 /// `toStrings list`: elements printed with `%v`, nil elements dropped.
 pub(crate) fn to_strings(args: &[Value]) -> Result<Value, Error> {
     want("toStrings", args, 1)?;
+    crate::meter::check_printed("toStrings", args)?;
     let strings: Vec<Value> = match list_items(&args[0]) {
         Some(items) => items
             .iter()

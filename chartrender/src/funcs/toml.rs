@@ -10,6 +10,7 @@ use super::want;
 /// `toToml v`: the TOML text, or the encoder's error text.
 pub(crate) fn to_toml(args: &[Value]) -> Result<Value, Error> {
     want("toToml", args, 1)?;
+    crate::meter::check_printed("toToml", args)?;
     let mut encoder = Encoder::default();
     if args[0].kind() != ValueKind::Map {
         return Ok(Value::from(

@@ -173,7 +173,7 @@ impl Translator<'_> {
                 self.scopes.push(Vec::new());
                 match pipe.vars.as_slice() {
                     [] => {
-                        self.push_all(&["{% for ", &element, " in f_range_values(", &expr, ") %}"])
+                        self.push_all(&["{% for ", &element, " in f_range_values(", &expr, ") %}"]);
                     }
                     [value] => {
                         self.bind(value, &element);
@@ -194,6 +194,8 @@ impl Translator<'_> {
                     }
                     _ => return Err(self.error(*line, "too many declarations in range")),
                 }
+                // Checks the render's deadline on every iteration, on the line of the `range`.
+                self.emit(TICK);
                 let outer_dot = std::mem::replace(&mut self.dot, element);
                 self.block(body)?;
                 self.dot = outer_dot;
@@ -458,6 +460,10 @@ impl Translator<'_> {
     }
 }
 
+/// Emitted at the start of each loop body: a call that fails once the render's time is up (it
+/// prints nothing), so loops that call no other function still stop.
+const TICK: &str = "{{ f_tick() }}";
+
 /// Appends `.a.b` for `path`, using subscripts for names that are not plain ASCII identifiers.
 fn push_path(out: &mut String, path: &[&str]) {
     for name in path {
@@ -541,7 +547,7 @@ mod tests {
         );
         assert_eq!(
             jinja("{{ range $k, $v := .M }}{{ $k }}={{ $v.x }}{{ else }}none{{ end }}"),
-            "{% for _k1, _d1 in f_range_pairs(_d0.M) %}{{ _k1 }}={{ _d1.x }}{% else %}none{% endfor %}"
+            "{% for _k1, _d1 in f_range_pairs(_d0.M) %}{{ f_tick() }}{{ _k1 }}={{ _d1.x }}{% else %}none{% endfor %}"
         );
     }
 
@@ -550,7 +556,7 @@ mod tests {
         let out = jinja("{{ $c := 0 }}{{ range .L }}{{ $c = add $c . }}{{ end }}{{ $c }}");
         assert_eq!(
             out,
-            "{% set _v = namespace() %}{% set _v.v1 = 0 %}{% for _d2 in f_range_values(_d0.L) %}{% set _v.v1 = f_add(_v.v1, _d2) %}{% endfor %}{{ _v.v1 }}"
+            "{% set _v = namespace() %}{% set _v.v1 = 0 %}{% for _d2 in f_range_values(_d0.L) %}{{ f_tick() }}{% set _v.v1 = f_add(_v.v1, _d2) %}{% endfor %}{{ _v.v1 }}"
         );
         let parsed = parse("t", "{{ if .A }}{{ $x := 1 }}{{ end }}{{ $x }}", &known).unwrap();
         assert!(

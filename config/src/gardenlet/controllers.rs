@@ -84,6 +84,33 @@ pub struct GardenletControllers {
 pub struct ControllerInstallationController {
     /// Parallel reconciles.
     pub concurrent_syncs: u32,
+    /// Seedlet extension: bounds on loading and rendering each extension chart.
+    pub chart_limits: ChartLimits,
+}
+
+/// `controllers.controllerInstallation.chartLimits`: what one extension chart may take to load
+/// and render (seedlet renders charts in the agent's process, so a hostile chart must not be able
+/// to exhaust its memory or time). Over a bound the ControllerInstallation becomes `Valid=False`
+/// with reason `ChartCannotBeRendered`; `docs/limits.md` explains each one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ChartLimits {
+    /// Files, directories and headers of the archive, over all nested subchart archives.
+    pub max_entries: u64,
+    /// Decompressed bytes of the archive, over all nested subchart archives.
+    pub max_total_bytes: u64,
+    /// Bytes of a single file of the chart.
+    pub max_file_bytes: u64,
+    /// Nesting of `charts/*.tgz` archives inside archives.
+    pub max_depth: u64,
+    /// Bytes of any string a template builds.
+    pub max_value_bytes: u64,
+    /// Elements of any list or map a template builds.
+    pub max_value_items: u64,
+    /// Bytes of all rendered files of the chart together.
+    pub max_output_bytes: u64,
+    /// Wall-clock time of one render of the chart.
+    pub max_render_time: Duration,
 }
 
 /// `controllers.controllerInstallationCare`.

@@ -26,7 +26,7 @@ use crate::duration::Duration;
 use crate::quantity::Quantity;
 
 pub use controllers::{
-    ControllerInstallationCareController, ControllerInstallationController,
+    ChartLimits, ControllerInstallationCareController, ControllerInstallationController,
     ControllerInstallationRequiredController, GardenletControllers, ManagedResourceController,
     SeedCareController, SeedController, ShootStateController,
 };

@@ -3,7 +3,8 @@
 use crate::duration::Duration;
 use crate::error::Problem;
 use crate::gardenlet::{
-    GardenClientConnection, GardenletConfiguration, GardenletControllers, Resources, SeedTemplate,
+    ChartLimits, GardenClientConnection, GardenletConfiguration, GardenletControllers, Resources,
+    SeedTemplate,
 };
 use crate::validate::Checker;
 
@@ -94,6 +95,25 @@ fn garden_client_connection(checker: &mut Checker, garden: &GardenClientConnecti
     );
 }
 
+/// Every chart limit must allow something: a zero would fail every chart.
+fn chart_limits(checker: &mut Checker, limits: &ChartLimits) {
+    let prefix = "controllers.controllerInstallation.chartLimits";
+    for (field, value) in [
+        ("maxEntries", limits.max_entries),
+        ("maxTotalBytes", limits.max_total_bytes),
+        ("maxFileBytes", limits.max_file_bytes),
+        ("maxDepth", limits.max_depth),
+        ("maxValueBytes", limits.max_value_bytes),
+        ("maxValueItems", limits.max_value_items),
+        ("maxOutputBytes", limits.max_output_bytes),
+    ] {
+        if value == 0 {
+            checker.report(format!("{prefix}.{field}"), "must be at least 1");
+        }
+    }
+    checker.positive_duration(&format!("{prefix}.maxRenderTime"), limits.max_render_time);
+}
+
 fn controllers(checker: &mut Checker, controllers: &GardenletControllers) {
     checker.positive_duration(
         "controllers.cacheSyncTimeout",
@@ -104,6 +124,7 @@ fn controllers(checker: &mut Checker, controllers: &GardenletControllers) {
         controllers.controller_installation.concurrent_syncs,
         1,
     );
+    chart_limits(checker, &controllers.controller_installation.chart_limits);
     let care = &controllers.controller_installation_care;
     checker.at_least(
         "controllers.controllerInstallationCare.concurrentSyncs",
@@ -301,6 +322,23 @@ mod tests {
         assert_eq!(
             messages(&config),
             ["gardenClientConnection.kubeconfigSecret.namespace: required"]
+        );
+    }
+
+    #[test]
+    fn chart_limits_must_allow_something() {
+        let mut config = valid();
+        let limits = &mut config.controllers.controller_installation.chart_limits;
+        limits.max_value_bytes = 0;
+        limits.max_depth = 0;
+        limits.max_render_time = Duration::ZERO;
+        assert_eq!(
+            messages(&config),
+            [
+                "controllers.controllerInstallation.chartLimits.maxDepth: must be at least 1",
+                "controllers.controllerInstallation.chartLimits.maxValueBytes: must be at least 1",
+                "controllers.controllerInstallation.chartLimits.maxRenderTime: must be > 0",
+            ]
         );
     }
 

@@ -18,7 +18,7 @@ use seedlet_api::core::{
     Seed,
 };
 use seedlet_api::names::{finalizers, namespaces, reasons};
-use seedlet_chartrender::{Chart, GardenerInfo, Limits, RenderOptions, Rendered};
+use seedlet_chartrender::{Chart, GardenerInfo, RenderOptions, Rendered};
 use seedlet_runtime::finalizer;
 use seedlet_runtime::retry::{self, RetryPolicy};
 
@@ -350,6 +350,7 @@ async fn render(
         release_name: registration_name.to_owned(),
         namespace: extension_namespace.clone(),
         values: chart_values,
+        limits: super::chart::limits(&ctx.config.controllers.controller_installation.chart_limits),
         ..RenderOptions::default()
     };
     let rendered = match render_on_seed(ctx, bytes, options).await {
@@ -419,9 +420,9 @@ async fn render_on_seed(
 ) -> Result<Result<Rendered, String>, Error> {
     let started = tokio::time::Instant::now();
     let mut snapshot = ctx.discovery.current().await.map_err(Error::Discovery)?;
+    let limits = options.limits;
     let chart = match tokio::task::spawn_blocking(move || {
-        Chart::from_archive(&archive, &Limits::default())
-            .map_err(|error| seedlet_runtime::error_chain(&error))
+        Chart::from_archive(&archive, &limits).map_err(|error| seedlet_runtime::error_chain(&error))
     })
     .await
     {
