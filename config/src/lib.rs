@@ -26,6 +26,7 @@ pub mod garden_projects;
 pub mod garden_seed;
 pub mod garden_webhooks;
 pub mod gardenlet;
+pub mod kubeconfig_file;
 mod quantity;
 mod validate;
 
