@@ -185,7 +185,7 @@ fn an_alias_bomb_is_refused_within_the_bounds() {
     text.push_str("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
     for level in 1..12 {
         let previous = format!("*a{}", level - 1);
-        let list = vec![previous.as_str(); 10].join(", ");
+        let list = [previous.as_str(); 10].join(", ");
         text.push_str(&format!("a{level}: &a{level} [{list}]\n"));
     }
     assert!(!parse_bounded(text), "10^12 strings are no configuration");
