@@ -81,10 +81,13 @@ fn check_config_reports_the_kubeconfig_files_a_daemon_would_not_find() {
         )
     );
     // `KUBECONFIG` overrides the seed kubeconfig for the agent, so check-config follows it.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let kubeconfig = dir.path().join("seed.kubeconfig");
+    std::fs::write(&kubeconfig, KUBECONFIG).expect("written");
     let output = Command::new(env!("CARGO_BIN_EXE_seedlet"))
         .args(["check-config", path.to_str().expect("utf-8 path")])
         .env_remove("GARDEN_KUBECONFIG")
-        .env("KUBECONFIG", repo_file("Cargo.toml"))
+        .env("KUBECONFIG", &kubeconfig)
         .output()
         .expect("the seedlet binary runs");
     assert_eq!(
@@ -92,6 +95,110 @@ fn check_config_reports_the_kubeconfig_files_a_daemon_would_not_find() {
         format!(
             "{file}: gardenClientConnection.kubeconfig: file /etc/seedlet/garden-kubeconfig.yaml does not exist\n"
         )
+    );
+}
+
+/// A complete kubeconfig (the server need not answer: check-config does not connect).
+const KUBECONFIG: &str = "apiVersion: v1
+kind: Config
+current-context: garden
+contexts: [{name: garden, context: {cluster: garden, user: seed}}]
+clusters: [{name: garden, cluster: {server: 'https://127.0.0.1:6443'}}]
+users: [{name: seed, user: {token: not-a-secret}}]
+";
+
+#[test]
+fn check_config_refuses_garbage_and_half_kubeconfigs_naming_the_file_and_the_gap() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cases = [
+        (
+            "garbage",
+            "\u{1b}[31mhello\0 world\n%%%\n",
+            "cannot parse it",
+        ),
+        ("empty", "", "the file is empty"),
+        (
+            "no-context",
+            &KUBECONFIG.replace("current-context: garden\n", ""),
+            "no current-context",
+        ),
+        (
+            "no-server",
+            &KUBECONFIG.replace("{server: 'https://127.0.0.1:6443'}", "{}"),
+            "cluster \"garden\" has no server",
+        ),
+        (
+            "no-user",
+            &KUBECONFIG.replace(
+                "users: [{name: seed, user: {token: not-a-secret}}]",
+                "users: []",
+            ),
+            "names user \"seed\", which is not defined",
+        ),
+    ];
+    for (name, kubeconfig, problem) in cases {
+        let bootstrap = dir.path().join(format!("{name}.kubeconfig"));
+        std::fs::write(&bootstrap, kubeconfig).expect("written");
+        let config = write_config(
+            &dir,
+            &format!("{name}.yaml"),
+            &format!(
+                "gardenClientConnection:\n  bootstrapKubeconfigFile: {}\n  kubeconfigSecret: \
+                 {{name: gardenlet-kubeconfig, namespace: garden}}\n{SEED}",
+                bootstrap.display()
+            ),
+        );
+        let output = seedlet(&["check-config", config.to_str().expect("utf-8 path")]);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{name}: {}",
+            text(&output.stdout)
+        );
+        let stderr = text(&output.stderr);
+        assert!(
+            stderr.starts_with(&format!(
+                "{}: gardenClientConnection.bootstrapKubeconfigFile: {} is not a usable kubeconfig: ",
+                config.display(),
+                bootstrap.display()
+            )),
+            "{name}: {stderr}"
+        );
+        assert!(stderr.contains(problem), "{name}: {stderr}");
+        assert!(
+            !stderr.contains("not-a-secret"),
+            "no credential in the message"
+        );
+    }
+    // The complete one passes.
+    let bootstrap = dir.path().join("good.kubeconfig");
+    std::fs::write(&bootstrap, KUBECONFIG).expect("written");
+    let config = write_config(
+        &dir,
+        "good.yaml",
+        &format!(
+            "gardenClientConnection:\n  bootstrapKubeconfigFile: {}\n  kubeconfigSecret: \
+             {{name: gardenlet-kubeconfig, namespace: garden}}\n{SEED}",
+            bootstrap.display()
+        ),
+    );
+    let output = seedlet(&["check-config", config.to_str().expect("utf-8 path")]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    // The agent refuses to start on a bad one, with the same line and exit 2.
+    let bad = dir.path().join("garbage.yaml");
+    let agent = Command::new(env!("CARGO_BIN_EXE_seedlet-agent"))
+        .arg("--config")
+        .arg(&bad)
+        .env_remove("KUBECONFIG")
+        .env_remove("GARDEN_KUBECONFIG")
+        .output()
+        .expect("runs");
+    assert_eq!(agent.status.code(), Some(2));
+    assert!(
+        text(&agent.stderr).contains("bootstrapKubeconfigFile")
+            && text(&agent.stderr).contains("cannot parse it"),
+        "{}",
+        text(&agent.stderr)
     );
 }
 

@@ -3,6 +3,8 @@
 //! API, and `seedlet garden` against such a garden. Each failure is one ERROR line that names the object or server and says what is wrong
 //! ("not found", the resource type not served and what to install), not a line every 5 s and
 //! not a Rust `Debug` dump of the server's `Status`.
+//! A garden that does not answer at all (a dead port) is one ERROR too, and the attempts back
+//! off from 1 s to a minute instead of coming every 5 s.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -11,7 +13,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::process::Command;
 
-/// Long enough for three attempts 5 s apart.
+/// Long enough for four attempts of a start-up step (at 0, 1, 3 and 7 s).
 const RUN_FOR: Duration = Duration::from_secs(11);
 
 const SEED_CONFIG: &str = r#"leaderElection:
@@ -101,7 +103,7 @@ async fn a_missing_bootstrap_secret_is_one_error_that_says_not_found_and_names_t
     let log = run_agent(dir.path(), &config).await;
 
     let errors = lines_with(&log, "error", "obtaining garden credential failed");
-    assert_eq!(errors.len(), 1, "one ERROR for three attempts: {errors:?}");
+    assert_eq!(errors.len(), 1, "one ERROR for four attempts: {errors:?}");
     let error = errors[0]["error"].as_str().unwrap_or_default();
     assert!(
         error.contains("bootstrap secret garden/missing-bootstrap not found in the seed cluster"),
@@ -134,7 +136,7 @@ async fn a_garden_without_gardener_crds_is_one_error_that_says_what_to_install()
     let log = run_agent(dir.path(), &config).await;
 
     let errors = lines_with(&log, "error", "registering seed failed");
-    assert_eq!(errors.len(), 1, "one ERROR for three attempts: {errors:?}");
+    assert_eq!(errors.len(), 1, "one ERROR for four attempts: {errors:?}");
     let error = errors[0]["error"].as_str().unwrap_or_default();
     assert!(error.contains("(404"), "{error}");
     assert!(
@@ -188,4 +190,62 @@ async fn the_garden_controller_on_a_garden_without_crds_warns_once_with_the_hint
         "{error}"
     );
     garden.shutdown().await;
+}
+
+/// A loopback port nothing listens on (bound, then released).
+fn dead_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("address").port()
+}
+
+/// `kubeconfig` with its server replaced by `server`.
+fn with_server(kubeconfig: &str, server: &str) -> String {
+    kubeconfig
+        .lines()
+        .map(|line| match line.split_once("server: ") {
+            Some((indent, _)) => format!("{indent}server: {server}"),
+            None => line.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test]
+async fn a_dead_garden_port_is_one_error_and_the_retries_back_off() {
+    let seed = seedlet_testkit::start_sandbox("seed").await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let seed_kubeconfig = write(dir.path(), "seed.kubeconfig", &seed.admin_kubeconfig_yaml());
+    let dead = format!("https://127.0.0.1:{}", dead_port());
+    let garden_kubeconfig = write(
+        dir.path(),
+        "garden.kubeconfig",
+        &with_server(&seed.admin_kubeconfig_yaml(), &dead),
+    );
+    let config = format!(
+        "apiVersion: gardenlet.config.gardener.cloud/v1alpha1\nkind: GardenletConfiguration\n\
+         gardenClientConnection:\n  kubeconfig: {garden_kubeconfig}\n\
+         seedClientConnection:\n  kubeconfig: {seed_kubeconfig}\n{SEED_CONFIG}"
+    );
+
+    let log = run_agent(dir.path(), &config).await;
+
+    let errors: Vec<&Value> = log
+        .iter()
+        .filter(|line| line["level"] == "error" || line["level"] == "warn")
+        .collect();
+    assert_eq!(
+        errors.len(),
+        1,
+        "one ERROR for the attempts at 0, 1, 3 and 7 s: {errors:?}"
+    );
+    assert_eq!(errors[0]["msg"], "registering seed failed");
+    let server = errors[0]["garden_server"].as_str().unwrap_or_default();
+    assert!(server.starts_with(&dead), "{server}");
+    assert_eq!(
+        errors[0]["retry_seconds"], 1,
+        "the first retry comes after 1 s, later ones after 2, 4, … 60 s"
+    );
+    let error = errors[0]["error"].as_str().unwrap_or_default();
+    assert!(error.to_lowercase().contains("connect"), "{error}");
+    seed.shutdown().await;
 }

@@ -29,9 +29,7 @@ use crate::controllers::{self, heartbeat};
 use crate::metrics::AgentMetrics;
 use crate::registration::{self, SeedRegistration};
 use crate::sources::{self, ClientSource, Origin};
-
-/// Pause between failed attempts to obtain the garden client or register the Seed.
-pub const STARTUP_RETRY_DELAY: Duration = Duration::from_secs(5);
+use crate::startup_backoff;
 
 /// Errors of the agent process.
 #[derive(Debug, thiserror::Error)]
@@ -440,6 +438,7 @@ impl Agent {
         term: &CancellationToken,
     ) {
         let mut credential_failures = RepeatedFailures::new();
+        let mut credential_backoff = startup_backoff::Backoff::default();
         let client = loop {
             if let Some(client) = garden.clone() {
                 break client;
@@ -461,19 +460,20 @@ impl Agent {
                 }
                 Err(error) => {
                     let message = error_chain(&error);
-                    // Once per distinct failure; the same failure every 5 s is a debug line.
+                    let delay = credential_backoff.failed();
+                    // Once per distinct failure; the same failure again is a debug line.
                     match credential_failures.failed(&message) {
                         Failure::New => tracing::error!(
                             error = %message,
                             seed_server = shared.seed_server.as_deref().unwrap_or("injected client"),
-                            retry_seconds = STARTUP_RETRY_DELAY.as_secs(),
+                            retry_seconds = delay.as_secs(),
                             "obtaining garden credential failed"
                         ),
                         Failure::Repeated => {
-                            tracing::debug!(error = %message, "obtaining garden credential failed again")
+                            tracing::debug!(error = %message, retry_seconds = delay.as_secs(), "obtaining garden credential failed again")
                         }
                     }
-                    if sleep_or_cancel(STARTUP_RETRY_DELAY, term).await {
+                    if sleep_or_cancel(delay, term).await {
                         return;
                     }
                 }
@@ -489,6 +489,7 @@ impl Agent {
 
         let events = garden_events(&client, &self.clock);
         let mut registration_failures = RepeatedFailures::new();
+        let mut registration_backoff = startup_backoff::Backoff::default();
         loop {
             match registration::register_seed(&client.client(), &self.settings.registration).await {
                 Ok(seed) => {
@@ -509,19 +510,20 @@ impl Agent {
                 }
                 Err(error) => {
                     let message = error_chain(&error);
+                    let delay = registration_backoff.failed();
                     match registration_failures.failed(&message) {
                         Failure::New => tracing::error!(
                             error = %message,
                             seed = %self.settings.registration.name,
                             garden_server = self.garden_server().as_deref().unwrap_or("from the garden credential"),
-                            retry_seconds = STARTUP_RETRY_DELAY.as_secs(),
+                            retry_seconds = delay.as_secs(),
                             "registering seed failed"
                         ),
                         Failure::Repeated => {
-                            tracing::debug!(error = %message, "registering seed failed again")
+                            tracing::debug!(error = %message, retry_seconds = delay.as_secs(), "registering seed failed again")
                         }
                     }
-                    if sleep_or_cancel(STARTUP_RETRY_DELAY, term).await {
+                    if sleep_or_cancel(delay, term).await {
                         return;
                     }
                 }

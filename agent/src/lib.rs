@@ -40,6 +40,7 @@ pub mod garden_scope;
 pub mod metrics;
 pub mod registration;
 pub mod sources;
+pub mod startup_backoff;
 #[cfg(test)]
 pub(crate) mod testing;
 

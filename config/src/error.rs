@@ -55,6 +55,15 @@ pub enum ConfigError {
         #[source]
         source: serde_yaml::Error,
     },
+    /// The file is larger or nested deeper than any configuration: refused before the YAML
+    /// parser, whose time grows with the square of unclosed `[`/`{` levels.
+    #[error("configuration file {file} is no configuration: {problem}")]
+    TooComplex {
+        /// The file.
+        file: PathBuf,
+        /// What limit it exceeds.
+        problem: String,
+    },
     /// The `apiVersion`/`kind` pair is not one seedlet reads.
     #[error(
         "configuration file {file} has apiVersion {api_version:?} and kind {kind:?}; expected {expected}"
@@ -108,6 +117,7 @@ impl ConfigError {
             ConfigError::Yaml { file, source } => {
                 vec![at(file, &format!("not valid YAML: {source}"))]
             }
+            ConfigError::TooComplex { file, problem } => vec![at(file, problem)],
             ConfigError::UnknownKind {
                 file,
                 api_version,

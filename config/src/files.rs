@@ -1,5 +1,6 @@
 //! Checks of the files a configuration names, as the daemon would find them when it starts: a
-//! kubeconfig path that does not exist is a configuration error, reported like the others.
+//! kubeconfig path that does not exist, or a file that is no usable kubeconfig
+//! ([`crate::kubeconfig_file`]), is a configuration error, reported like the others.
 //!
 //! Kept apart from [`crate::load`] because the answer depends on the machine (and, for the
 //! agent, on the `GARDEN_KUBECONFIG` and `KUBECONFIG` overrides), not on the file alone.
@@ -55,6 +56,11 @@ pub(crate) fn file_problems(document: &Value, daemon: Daemon, lookup: &Lookup<'_
                 Some("KUBECONFIG"),
                 "/seedClientConnection/kubeconfig",
             );
+            add(
+                "gardenClientConnection.bootstrapKubeconfigFile",
+                None,
+                "/gardenClientConnection/bootstrapKubeconfigFile",
+            );
         }
         Daemon::Garden => add(
             "gardenClientConnection.kubeconfig",
@@ -64,7 +70,11 @@ pub(crate) fn file_problems(document: &Value, daemon: Daemon, lookup: &Lookup<'_
     }
     files
         .into_iter()
-        .filter_map(|(field, path)| file_problem(&path).map(|message| Problem::new(field, message)))
+        .filter_map(|(field, path)| {
+            file_problem(&path)
+                .or_else(|| crate::kubeconfig_file::problem(&path))
+                .map(|message| Problem::new(field, message))
+        })
         .collect()
 }
 
@@ -115,12 +125,13 @@ mod tests {
             ]
         );
         let manifest = env!("CARGO_MANIFEST_DIR");
-        let cargo_toml = format!("{manifest}/Cargo.toml");
+        let dir = tempfile::tempdir().unwrap();
+        let kubeconfig = write_kubeconfig(&dir);
         assert_eq!(
             messages(
                 &document,
                 Daemon::Agent,
-                &[("GARDEN_KUBECONFIG", &cargo_toml), ("KUBECONFIG", manifest)]
+                &[("GARDEN_KUBECONFIG", &kubeconfig), ("KUBECONFIG", manifest)]
             ),
             [format!(
                 "seedClientConnection.kubeconfig (from KUBECONFIG): {manifest} is not a file"
@@ -133,10 +144,43 @@ mod tests {
         );
     }
 
+    fn write_kubeconfig(dir: &tempfile::TempDir) -> String {
+        let path = dir.path().join("kubeconfig");
+        std::fs::write(
+            &path,
+            "current-context: c\ncontexts: [{name: c, context: {cluster: k, user: u}}]\n\
+             clusters: [{name: k, cluster: {server: 'https://k:6443'}}]\nusers: [{name: u, user: {}}]\n",
+        )
+        .unwrap();
+        path.to_str().unwrap().to_owned()
+    }
+
     #[test]
-    fn unset_kubeconfigs_and_existing_files_pass() {
+    fn unset_kubeconfigs_and_existing_kubeconfigs_pass() {
         assert!(messages(&json!({}), Daemon::Agent, &[]).is_empty());
-        let existing = json!({"gardenClientConnection": {"kubeconfig": concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml")}});
+        let dir = tempfile::tempdir().unwrap();
+        let existing = json!({"gardenClientConnection": {"kubeconfig": write_kubeconfig(&dir)}});
         assert!(messages(&existing, Daemon::Garden, &[]).is_empty());
+    }
+
+    #[test]
+    fn files_that_are_no_kubeconfigs_are_named_with_their_field() {
+        let cargo_toml = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
+        let document = json!({"gardenClientConnection": {
+            "kubeconfig": cargo_toml, "bootstrapKubeconfigFile": cargo_toml}});
+        let found = messages(&document, Daemon::Agent, &[]);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(
+            found[0].starts_with(&format!(
+                "gardenClientConnection.kubeconfig: {cargo_toml} is not a usable kubeconfig: "
+            )),
+            "{found:?}"
+        );
+        assert!(
+            found[1].starts_with(&format!(
+                "gardenClientConnection.bootstrapKubeconfigFile: {cargo_toml} is not a usable kubeconfig: "
+            )),
+            "{found:?}"
+        );
     }
 }

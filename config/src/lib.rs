@@ -14,6 +14,7 @@
 //! Durations use Go syntax ([`Duration`]). Unknown fields are errors naming their path.
 
 mod api_versions;
+mod bounds;
 mod common;
 pub mod controllermanager;
 mod decode;
@@ -26,6 +27,7 @@ pub mod garden_projects;
 pub mod garden_seed;
 pub mod garden_webhooks;
 pub mod gardenlet;
+pub mod kubeconfig_file;
 mod quantity;
 mod validate;
 
@@ -152,6 +154,9 @@ fn parse_document(
     file: PathBuf,
     lookup: Option<&files::Lookup<'_>>,
 ) -> Result<AnyConfig, ConfigError> {
+    if let Some(problem) = bounds::too_complex(text) {
+        return Err(ConfigError::TooComplex { file, problem });
+    }
     let document: Value = serde_yaml::from_str(text).map_err(|source| ConfigError::Yaml {
         file: file.clone(),
         source,

@@ -10,8 +10,10 @@
 //! - [`systemd`]: the sd_notify protocol (READY, STOPPING, STATUS, WATCHDOG);
 //! - [`events`]: Kubernetes Events, correlated like client-go's recorder;
 //! - [`retry`]: in-place retries of idempotent requests; [`clock`]; [`error`]: error chains;
+//! - [`budget`]: a write budget per controller and object, against writers undoing each other;
 //! - [`repeated`]: logging a failure a retry loop meets again and again once, not every time.
 
+pub mod budget;
 pub mod clock;
 pub mod error;
 pub mod events;

@@ -48,6 +48,7 @@ struct BuildLabels {
 /// | `seedlet_reconcile_errors_total{controller}` | counter | failed reconciles per controller |
 /// | `seedlet_reconcile_duration_seconds{controller}` | histogram | reconcile durations per controller |
 /// | `seedlet_controller_restarts_total{controller}` | counter | controllers that returned before their term ended and were started again |
+/// | `seedlet_write_budget_exceeded_total{controller}` | counter | writes over the per-object budget, not sent ([`crate::budget`]) |
 /// | `seedlet_leader` | gauge | 1 while this replica holds the leader lease |
 /// | `seedlet_healthy` | gauge | 1 while the health manager reports healthy |
 /// | `seedlet_build_info{version,component}` | info | build version |
@@ -125,6 +126,11 @@ impl Metrics {
             "controller_restarts",
             "Controllers that returned before their leadership term ended and were started again",
             controller_restarts.clone(),
+        );
+        registry.register(
+            "write_budget_exceeded",
+            "Writes not sent because the controller wrote the object too often (crate::budget)",
+            crate::budget::exceeded_counter().clone(),
         );
         let leader = Gauge::default();
         registry.register(

@@ -128,6 +128,8 @@ impl Runner {
         } = self;
         let kind = K::kind(&()).into_owned();
         let mut watch_failures = RepeatedFailures::new();
+        // Every write of a reconcile is charged to this controller's budget.
+        let reconcile = move |object, ctx| crate::budget::scoped(name, reconcile(object, ctx));
         controller
             .with_config(controller::Config::default().concurrency(concurrency))
             .graceful_shutdown_on(stop.cancelled_owned())

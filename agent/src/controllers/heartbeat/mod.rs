@@ -156,7 +156,8 @@ pub async fn run(ctx: Arc<AgentContext>) {
             scheduled = ticker.tick() => scheduled,
         };
         let started = Instant::now();
-        let result = match tokio::time::timeout(period, reconcile::beat(&beat_ctx)).await {
+        let beat = seedlet_runtime::budget::scoped(NAME, reconcile::beat(&beat_ctx));
+        let result = match tokio::time::timeout(period, beat).await {
             Ok(result) => result,
             Err(_) => Err(Error::Timeout(period)),
         };

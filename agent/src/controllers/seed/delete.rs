@@ -60,7 +60,7 @@ pub async fn run(seed: &Seed, ctx: &Ctx) -> Result<Action, Error> {
         flow::DELETE_STARTED,
         ctx.clock.now(),
     );
-    write_status(ctx, &name, &json!({"status": {"lastOperation": started}})).await?;
+    write_status(ctx, seed, &json!({"status": {"lastOperation": started}})).await?;
 
     let shoots: Vec<String> = Api::<Shoot>::all(ctx.garden.clone())
         .list(&ListParams::default())

@@ -68,6 +68,14 @@ pub enum Error {
         #[source]
         source: kube::Error,
     },
+    /// The Seed belongs to an agent in another seed cluster: this agent leaves it alone.
+    #[error("seed {seed} is claimed by another agent: {clash}")]
+    AnotherAgent {
+        /// Seed name.
+        seed: String,
+        /// Both agents and their seed clusters.
+        clash: super::another_agent::Clash,
+    },
     /// Writing the Seed status failed.
     #[error("patching status of seed {seed}")]
     PatchSeed {
@@ -91,15 +99,22 @@ impl Error {
             Error::Namespace { .. } => "NamespaceError",
             Error::BackupBucket { .. } => "BackupBucketError",
             Error::References { .. } => "ReferencesError",
+            Error::AnotherAgent { .. } => super::another_agent::REASON,
             Error::PatchSeed { .. } => "SeedPatchError",
         }
     }
 }
 
-/// Merge-patches `patch` (`{"status": …}`) into the Seed's `/status`.
-pub(super) async fn write_status(ctx: &Ctx, name: &str, patch: &Value) -> Result<(), Error> {
-    Api::<Seed>::all(ctx.garden.clone())
-        .patch_status(name, &PatchParams::default(), &Patch::Merge(patch))
+/// Merge-patches `patch` (`{"status": …}`) into `seed`'s `/status`, within the write budget.
+pub(super) async fn write_status(ctx: &Ctx, seed: &Seed, patch: &Value) -> Result<(), Error> {
+    let name = seed.metadata.name.as_deref().unwrap_or_default();
+    let api = Api::<Seed>::all(ctx.garden.clone());
+    let key = seedlet_runtime::budget::key(api.resource_url(), name, seed.metadata.uid.as_deref());
+    seedlet_runtime::budget::admit(&key).map_err(|source| Error::PatchSeed {
+        seed: name.to_owned(),
+        source,
+    })?;
+    api.patch_status(name, &PatchParams::default(), &Patch::Merge(patch))
         .await
         .map(|_| ())
         .map_err(|source| Error::PatchSeed {

@@ -7,9 +7,13 @@
 //! (1.32), the `gardener` finalizer, the labels of the seed's `garden` namespace and the core
 //! BackupBucket for `spec.backup`. Deletion waits for Shoots and BackupBuckets ([`delete`]).
 //!
+//! A Seed whose `status.clusterIdentity` is another seed cluster's belongs to another agent: the
+//! controller writes nothing, reports the clash and looks again later ([`another_agent`]).
+//!
 //! The ControllerInstallation controller waits for `status.clusterIdentity`. Triggered when the
 //! Seed's generation or one of these fields changes; requeued every `controllers.seed.syncPeriod`.
 
+pub mod another_agent;
 pub mod delete;
 pub mod flow;
 pub mod io;
@@ -57,6 +61,8 @@ pub struct Ctx {
     pub sync_period: Duration,
     /// The `status.gardener` this process reports.
     pub gardener: GardenerInfo,
+    /// Clashes with an agent of another seed cluster registering the same Seed.
+    pub clashes: another_agent::Clashes,
 }
 
 impl std::fmt::Debug for Ctx {
@@ -100,6 +106,7 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client, gardener: Garden
         garden,
         sync_period,
         gardener,
+        clashes: another_agent::Clashes::default(),
     });
     Controller::for_stream(seeds, reader)
         .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)

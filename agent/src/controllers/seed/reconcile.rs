@@ -17,11 +17,13 @@ use kube::{Api, ResourceExt};
 use seedlet_api::common::{LastOperationState, LastOperationType};
 use seedlet_api::core::{BackupBucket, GardenerInfo, Seed};
 use seedlet_api::names::{finalizers, namespaces, objects};
+use seedlet_runtime::events::EventType;
 use seedlet_runtime::policy;
+use seedlet_runtime::repeated::Failure;
 use serde_json::{Value, json};
 
 use super::io::{Error, write_status};
-use super::{Ctx, NAME, flow};
+use super::{Ctx, NAME, another_agent, flow};
 use crate::extension_sync::operation;
 use seedlet_runtime::error_chain;
 
@@ -50,8 +52,30 @@ pub async fn reconcile(seed: Arc<Seed>, ctx: Arc<Ctx>) -> Result<Action, Error> 
     policy::measured(&ctx.metrics, NAME, &seed.name_any(), update(&seed, &ctx)).await
 }
 
-/// Retries after a short delay, capped at the sync period, and logs the error once.
+/// Retries after a short delay, capped at the sync period, and logs the error once. A Seed of
+/// another agent is an ERROR once per distinct clash and a look again after a doubling delay
+/// ([`another_agent::delay`]).
 pub fn error_policy(seed: Arc<Seed>, error: &Error, ctx: Arc<Ctx>) -> Action {
+    if let Error::AnotherAgent { seed, clash } = error {
+        let message = clash.to_string();
+        let (news, delay) = ctx.clashes.met(&message);
+        match news {
+            Failure::New => tracing::error!(
+                seed = %seed,
+                their_id = %clash.theirs,
+                their_cluster = %clash.their_cluster,
+                our_id = %clash.ours,
+                our_cluster = %clash.our_cluster,
+                retry_in = ?delay,
+                reason = another_agent::REASON,
+                "another agent registers this seed from another seed cluster; not writing its status"
+            ),
+            Failure::Repeated => {
+                tracing::debug!(seed = %seed, retry_in = ?delay, "seed still claimed by another agent")
+            }
+        }
+        return Action::requeue(delay);
+    }
     policy::requeue_after_failure(
         NAME,
         &seed.name_any(),
@@ -79,6 +103,13 @@ async fn update(cached: &Seed, ctx: &Ctx) -> Result<Action, Error> {
     }
     let now = ctx.clock.now();
     let cluster_identity = ensure_cluster_identity(&ctx.seed).await?;
+    if let Some(clash) = another_agent::clash(&seed, &ctx.gardener.id, &cluster_identity) {
+        report_clash(&seed, &clash, ctx).await;
+        return Err(Error::AnotherAgent { seed: name, clash });
+    }
+    if let Some(count) = ctx.clashes.over() {
+        tracing::info!(seed = %name, clashes = count, "seed no longer claimed by another agent");
+    }
     let version = ctx
         .seed
         .apiserver_version()
@@ -94,7 +125,12 @@ async fn update(cached: &Seed, ctx: &Ctx) -> Result<Action, Error> {
     );
     let mut start = status_patch(&seed, &desired).unwrap_or_else(|| json!({"status": {}}));
     start["status"]["lastOperation"] = json!(started);
-    write_status(ctx, &name, &start).await?;
+    if start["status"].get("clusterIdentity").is_some() {
+        // The first registration: guarded, so of two agents registering at once one gets 409
+        // and, reading the other's identity next run, sees the clash instead of overwriting it.
+        start["metadata"] = json!({"resourceVersion": seed.metadata.resource_version});
+    }
+    write_status(ctx, &seed, &start).await?;
 
     match run_flow(&seed, ctx, &version.git_version).await {
         Ok(()) => {
@@ -108,7 +144,7 @@ async fn update(cached: &Seed, ctx: &Ctx) -> Result<Action, Error> {
             // Upstream also turns BackupBucketsReady/ExtensionsReady/GardenletReady/
             // SeedSystemComponentsHealthy that are not False into Progressing here [QUIRK];
             // seedlet leaves the conditions to the controllers that own them.
-            write_status(ctx, &name, &json!({"status": {"lastOperation": done}})).await?;
+            write_status(ctx, &seed, &json!({"status": {"lastOperation": done}})).await?;
             Ok(Action::requeue(ctx.sync_period))
         }
         Err(error) => {
@@ -119,10 +155,23 @@ async fn update(cached: &Seed, ctx: &Ctx) -> Result<Action, Error> {
                 format!("{} Operation will be retried.", error_chain(&error)),
                 ctx.clock.now(),
             );
-            write_status(ctx, &name, &json!({"status": {"lastOperation": failed}})).await?;
+            write_status(ctx, &seed, &json!({"status": {"lastOperation": failed}})).await?;
             Err(error)
         }
     }
+}
+
+/// A Warning Event on the Seed naming both agents (the recorder aggregates repeats).
+async fn report_clash(seed: &Seed, clash: &another_agent::Clash, ctx: &Ctx) {
+    ctx.events
+        .publish(
+            seed,
+            EventType::Warning,
+            another_agent::REASON,
+            "Reconcile",
+            &format!("Seed {}: {clash}", seed.name_any()),
+        )
+        .await;
 }
 
 fn desired_status(

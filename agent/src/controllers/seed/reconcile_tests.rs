@@ -35,6 +35,7 @@ fn ctx_with_seed(env: &Env, seed: kube::Client, kubernetes_version_check: bool) 
         garden: env.garden.clone(),
         sync_period: SYNC,
         gardener: super::reconcile::gardener_info(),
+        clashes: Default::default(),
     })
 }
 
@@ -207,5 +208,106 @@ async fn deletion_waits_for_the_seeds_shoots() {
         Action::await_change()
     );
     assert!(seeds.get_opt(SEED).await.unwrap().is_none());
+    env.shutdown().await;
+}
+
+async fn set_status(env: &Env, status: Value) {
+    Api::<Seed>::all(env.garden.clone())
+        .patch_status(
+            SEED,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&json!({"status": status})),
+        )
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_seed_of_another_seed_cluster_is_left_alone_reported_and_looked_at_ever_later() {
+    let env = Env::start().await;
+    ensure_namespace(&env.garden, "seed-local").await;
+    let created = seed(&env, None).await;
+    let theirs = json!({"id": "agent-a-7f3k", "name": "seedlet-agent", "version": "0"});
+    set_status(
+        &env,
+        json!({"clusterIdentity": "cluster-of-agent-a", "gardener": theirs}),
+    )
+    .await;
+    let ctx = ctx(&env, false);
+    let before = stored(&env).await;
+
+    let error = reconcile(created.clone(), ctx.clone()).await.unwrap_err();
+    assert_eq!(error.reason(), "SeedClaimedByAnotherAgent");
+    let text = seedlet_runtime::error_chain(&error).to_string();
+    assert!(
+        text.contains("agent-a-7f3k") && text.contains(&ctx.gardener.id),
+        "{text}"
+    );
+    let after = stored(&env).await;
+    assert_eq!(after["status"], before["status"], "nothing written");
+    assert_eq!(
+        after["metadata"]["resourceVersion"], before["metadata"]["resourceVersion"],
+        "not even a no-op write"
+    );
+    let events = Api::<Event>::all(env.garden.clone())
+        .list(&Default::default())
+        .await
+        .unwrap();
+    let warning = events
+        .items
+        .iter()
+        .find(|e| e.reason.as_deref() == Some("SeedClaimedByAnotherAgent"))
+        .expect("a Warning Event about the clash");
+    assert_eq!(warning.type_.as_deref(), Some("Warning"));
+    let message = warning.message.as_deref().unwrap_or_default();
+    assert!(
+        message.contains("agent-a-7f3k") && message.contains(&ctx.gardener.id),
+        "{message}"
+    );
+
+    let delays: Vec<Action> = (0..4)
+        .map(|_| super::error_policy(created.clone(), &error, ctx.clone()))
+        .collect();
+    let expected: Vec<Action> = [1, 2, 4, 8]
+        .map(|s| Action::requeue(Duration::from_secs(s)))
+        .to_vec();
+    assert_eq!(delays, expected, "the delay doubles");
+
+    // The other agent is gone and the Seed names this seed cluster again: back to normal.
+    let ours = Api::<ConfigMap>::namespaced(env.seed.clone(), "kube-system")
+        .get_opt("cluster-identity")
+        .await
+        .unwrap()
+        .and_then(|c| c.data)
+        .map(|d| d["cluster-identity"].clone())
+        .unwrap();
+    set_status(&env, json!({"clusterIdentity": ours})).await;
+    reconcile(created.clone(), ctx.clone()).await.unwrap();
+    assert_eq!(
+        stored(&env).await["status"]["gardener"]["id"],
+        ctx.gardener.id.as_str()
+    );
+    assert_eq!(
+        super::error_policy(created, &error, ctx),
+        Action::requeue(Duration::from_secs(1)),
+        "a normal reconcile ends the streak"
+    );
+    env.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_earlier_process_of_this_agent_is_not_another_agent() {
+    let env = Env::start().await;
+    ensure_namespace(&env.garden, "seed-local").await;
+    let created = seed(&env, None).await;
+    let first = ctx(&env, false);
+    reconcile(created.clone(), first.clone()).await.unwrap();
+    // A restart (or the other replica after a leader hand-over): same seed cluster, new id.
+    let mut restarted = Arc::into_inner(ctx(&env, false)).unwrap();
+    restarted.gardener.id = "seedlet-agent-restarted-x9".into();
+    reconcile(created, Arc::new(restarted)).await.unwrap();
+    let status = &stored(&env).await["status"];
+    assert_eq!(status["gardener"]["id"], "seedlet-agent-restarted-x9");
+    assert_eq!(status["lastOperation"]["state"], "Succeeded");
     env.shutdown().await;
 }

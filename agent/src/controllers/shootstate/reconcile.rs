@@ -197,7 +197,13 @@ pub struct Outcome {
 /// # Errors
 /// See [`Error`].
 pub async fn run(ctx: &Ctx, job: &Job) -> Result<Outcome, Error> {
+    // The queue is not a watch::Runner: charge the writes to this controller here.
+    seedlet_runtime::budget::scoped(super::NAME, write_job(ctx, job)).await
+}
+
+async fn write_job(ctx: &Ctx, job: &Job) -> Result<Outcome, Error> {
     let key = format!("{}/{}", job.shoot.namespace, job.shoot.name);
+
     let api: Api<ShootState> = Api::namespaced(ctx.garden.clone(), &job.shoot.namespace);
     let current = api
         .get_opt(&job.shoot.name)
@@ -249,6 +255,11 @@ pub async fn run(ctx: &Ctx, job: &Job) -> Result<Outcome, Error> {
             field_manager: Some(ctx.field_manager.to_owned()),
             ..PostParams::default()
         };
+        let budget_key = seedlet_runtime::budget::key(api.resource_url(), &job.shoot.name, None);
+        seedlet_runtime::budget::admit(&budget_key).map_err(|source| Error::WriteShootState {
+            key: key.clone(),
+            source,
+        })?;
         ctx.metrics.shoot_state_written();
         api.create(&params, &state)
             .await
@@ -275,6 +286,15 @@ pub async fn run(ctx: &Ctx, job: &Job) -> Result<Outcome, Error> {
         field_manager: Some(ctx.field_manager.to_owned()),
         ..PatchParams::default()
     };
+    let budget_key = seedlet_runtime::budget::key(
+        api.resource_url(),
+        &job.shoot.name,
+        current.metadata.uid.as_deref(),
+    );
+    seedlet_runtime::budget::admit(&budget_key).map_err(|source| Error::WriteShootState {
+        key: key.clone(),
+        source,
+    })?;
     ctx.metrics.shoot_state_written();
     api.patch(&job.shoot.name, &params, &Patch::Merge(&patch))
         .await
