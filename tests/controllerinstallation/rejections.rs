@@ -9,6 +9,8 @@ async fn each_rejected_chart_says_why_and_leaves_the_applied_objects_alone() {
     const TRAVERSAL: &[u8] = include_bytes!("../fixtures/charts/ext-traversal.tgz");
     const SYMLINK: &[u8] = include_bytes!("../fixtures/charts/ext-symlink.tgz");
     const BAD_YAML: &[u8] = include_bytes!("../fixtures/charts/ext-bad-yaml.tgz");
+    // Doubles a string 40 times: aborted the agent with a 2 GiB allocation before the render limits.
+    const BOMB: &[u8] = include_bytes!("../fixtures/charts/ext-bomb.tgz");
     let clusters = Clusters::start(true).await;
     let shutdown = CancellationToken::new();
     let agent = start_agent(&clusters, shutdown.clone()).await;
@@ -65,7 +67,14 @@ async fn each_rejected_chart_says_why_and_leaves_the_applied_objects_alone() {
         "resources": [{"name": "creds", "resourceRef": {"apiVersion": "v1", "kind": "Secret", "name": "absent"}}]
     }))
     .expect("deployment fields");
-    let cases: [(&str, ControllerDeploymentFields, &str, &str); 6] = [
+    // The bomb goes first: the cases after it show the agent still reconciling.
+    let cases: [(&str, ControllerDeploymentFields, &str, &str); 7] = [
+        (
+            "a template building a value over the render limit",
+            deployment("ext-reject", BOMB, json!({})).spec,
+            "ChartCannotBeRendered",
+            "print: a value of 33554432 bytes is over maxValueBytes = 16777216 bytes",
+        ),
         (
             "not a gzip archive",
             deployment("ext-reject", b"not a chart", json!({})).spec,
