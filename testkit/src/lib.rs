@@ -22,6 +22,10 @@ use tokio_util::sync::CancellationToken;
 /// Name of the seed in every test.
 pub const SEED: &str = "local";
 
+/// The identity of every test seed cluster (`kube-system/cluster-identity`, the Seed's
+/// `status.clusterIdentity`).
+pub const SEED_CLUSTER_IDENTITY: &str = "seed-identity";
+
 /// Agent configuration used by the tests (leader election and servers adjusted in code).
 pub const AGENT_CONFIG: &str = r#"
 apiVersion: gardenlet.config.gardener.cloud/v1alpha1
@@ -103,6 +107,25 @@ pub async fn prepare_garden(garden: &kube::Client) {
 pub async fn prepare_seed(seed: &kube::Client) {
     install_crds(seed, seedlet_api::crds::seed_crds()).await;
     ensure_namespace(seed, "garden").await;
+    ensure_namespace(seed, "kube-system").await;
+    // The seed cluster's identity, as Gardener keeps it: the Seed `local` carries it in
+    // status.clusterIdentity (create_seed), so the agent recognises the Seed as its own cluster's
+    // (an agent of another seed cluster would be a second agent for the same Seed).
+    let identity: k8s_openapi::api::core::v1::ConfigMap =
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "cluster-identity", "namespace": "kube-system"},
+            "data": {"cluster-identity": SEED_CLUSTER_IDENTITY},
+            "immutable": true,
+        }))
+        .expect("config map");
+    match Api::namespaced(seed.clone(), "kube-system")
+        .create(&PostParams::default(), &identity)
+        .await
+    {
+        Ok(_) => {}
+        Err(kube::Error::Api(status)) if status.is_already_exists() => {}
+        Err(error) => panic!("create kube-system/cluster-identity: {error}"),
+    }
 }
 
 /// Applies `crds` (as `seedlet sandbox` does) and waits until each is served.
@@ -136,7 +159,7 @@ pub async fn create_seed(garden: &kube::Client) {
         .create(&PostParams::default(), &seed)
         .await
         .expect("create seed");
-    let status = serde_json::json!({"status": {"clusterIdentity": "seed-identity"}});
+    let status = serde_json::json!({"status": {"clusterIdentity": SEED_CLUSTER_IDENTITY}});
     seeds
         .patch_status(SEED, &PatchParams::default(), &Patch::Merge(&status))
         .await

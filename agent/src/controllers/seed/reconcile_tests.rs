@@ -145,6 +145,16 @@ async fn a_missing_seed_namespace_and_an_old_kubernetes_fail_the_operation() {
         .start()
         .await
         .unwrap();
+    // The same seed cluster, upgraded to report 1.31: it keeps the identity the Seed carries.
+    let identity = stored(&env).await["status"]["clusterIdentity"].clone();
+    ensure_namespace(&old.client(), "kube-system").await;
+    let _: ConfigMap = create(
+        &old.client(),
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+               "metadata": {"name": "cluster-identity", "namespace": "kube-system"},
+               "data": {"cluster-identity": identity}}),
+    )
+    .await;
     let error = reconcile(created.clone(), ctx_with_seed(&env, old.client(), true))
         .await
         .unwrap_err();
