@@ -13,8 +13,7 @@ pub const MAX: Duration = Duration::from_secs(60);
 
 /// The pause after the `failures`-th failure in a row (1 = the first): 1, 2, 4, … 60 s.
 pub fn delay(failures: u32) -> Duration {
-    let doublings = failures.saturating_sub(1).min(31);
-    FIRST.saturating_mul(1u32 << doublings).min(MAX)
+    seedlet_runtime::retry::doubled(FIRST, failures, MAX)
 }
 
 /// Failures in a row of one start-up step and the pause each asks for.

@@ -79,6 +79,14 @@ pub fn classify(error: &kube::Error) -> Failure {
     }
 }
 
+/// The `n`-th pause (1 = the first) of a back-off that starts at `first` and doubles up to `max`:
+/// the one doubling schedule of the agent's start-up loops, second-agent clashes and request
+/// retries.
+pub fn doubled(first: Duration, n: u32, max: Duration) -> Duration {
+    let doublings = n.saturating_sub(1).min(31);
+    first.saturating_mul(1u32 << doublings).min(max)
+}
+
 /// The delay before retry number `retry` (1 = the second attempt) after a request failed with
 /// `failure`, or `None` to give up: not retryable under `policy`, or the attempts are used up.
 /// `jitter` in `[0, 1)` scales the backoff by 0.75..1.25; an honoured `Retry-After` is a lower
@@ -92,11 +100,7 @@ pub fn retry_delay(
     if retry == 0 || retry >= policy.attempts {
         return None;
     }
-    let doubled = policy
-        .initial_delay
-        .saturating_mul(1u32.checked_shl(retry - 1).unwrap_or(u32::MAX));
-    let backoff = doubled
-        .min(policy.max_delay)
+    let backoff = doubled(policy.initial_delay, retry, policy.max_delay)
         .mul_f64(0.75 + 0.5 * jitter.clamp(0.0, 1.0));
     match failure {
         Failure::Transient => Some(backoff),

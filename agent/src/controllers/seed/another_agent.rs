@@ -79,8 +79,7 @@ pub fn clash(seed: &Seed, our_id: &str, our_cluster: &str) -> Option<Clash> {
 
 /// The delay after the `clashes`-th clash in a row (1 = the first): 1 s, 2 s, 4 s, … 5 min.
 pub fn delay(clashes: u32) -> Duration {
-    let doublings = clashes.saturating_sub(1).min(31);
-    FIRST_DELAY.saturating_mul(1u32 << doublings).min(MAX_DELAY)
+    seedlet_runtime::retry::doubled(FIRST_DELAY, clashes, MAX_DELAY)
 }
 
 /// The clashes of one controller since the Seed was last reconciled normally.
