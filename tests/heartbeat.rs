@@ -559,3 +559,98 @@ fn regex_lite_sample() -> impl Fn(&str) -> bool {
         value_ok && name_ok && labels_ok
     }
 }
+
+/// Patches the Seed's `status.clusterIdentity` (and `status.gardener`) as another agent of
+/// another seed cluster would.
+async fn claim_seed(garden: &kube::Client, cluster_identity: &str, gardener_id: &str) {
+    let seeds: Api<Seed> = Api::all(garden.clone());
+    let status = serde_json::json!({"status": {
+        "clusterIdentity": cluster_identity,
+        "gardener": {"id": gardener_id, "name": "seedlet-agent", "version": "0"},
+    }});
+    seeds
+        .patch_status(
+            SEED,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&status),
+        )
+        .await
+        .expect("patch seed status");
+}
+
+/// Waits until the Lease was not renewed for `quiet` (within `timeout`); returns its renewTime.
+async fn wait_until_not_renewed(
+    garden: &kube::Client,
+    quiet: Duration,
+    timeout: Duration,
+) -> Option<jiff::Timestamp> {
+    let deadline = Instant::now() + timeout;
+    let mut last = renew_time(garden).await;
+    let mut since = Instant::now();
+    loop {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let now = renew_time(garden).await;
+        if now != last {
+            (last, since) = (now, Instant::now());
+        } else if since.elapsed() >= quiet {
+            return last;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the lease kept being renewed for {timeout:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_agent_whose_seed_another_agent_holds_stops_renewing_its_lease_until_released() {
+    let garden = seedlet_testkit::start_sandbox("garden").await;
+    let seed = Sandbox::builder().name("seed").start().await.expect("seed");
+    seedlet_testkit::prepare_garden(&garden.client()).await;
+    seedlet_testkit::prepare_seed(&seed.client()).await;
+    let shutdown = CancellationToken::new();
+    let period = Duration::from_millis(300);
+    let agent = start_agent(
+        garden.client(),
+        seed.client(),
+        AgentOptions {
+            period,
+            leader_election: None,
+        },
+        shutdown.clone(),
+    )
+    .await;
+    collect_renewals(&garden.client(), 3, Duration::from_secs(20)).await;
+
+    claim_seed(
+        &garden.client(),
+        "cluster-of-another-agent",
+        "another-agent-x1",
+    )
+    .await;
+    let frozen =
+        wait_until_not_renewed(&garden.client(), period * 6, Duration::from_secs(20)).await;
+    tokio::time::sleep(period * 4).await;
+    assert_eq!(
+        renew_time(&garden.client()).await,
+        frozen,
+        "no renewal while the other agent holds the seed"
+    );
+    let (status, _) = http_get(agent.health_address, "/healthz").await;
+    assert_eq!(status, 200, "yielding is not a failure: no restart loop");
+
+    claim_seed(
+        &garden.client(),
+        seedlet_testkit::SEED_CLUSTER_IDENTITY,
+        "an-earlier-process",
+    )
+    .await;
+    // The first value collected is the frozen one; the next ones are new renewals.
+    let resumed = collect_renewals(&garden.client(), 3, Duration::from_secs(20)).await;
+    assert!(resumed[2] > frozen.expect("renewed before"), "{resumed:?}");
+
+    shutdown.cancel();
+    agent.wait().await.expect("agent stops");
+    garden.shutdown().await;
+    seed.shutdown().await;
+}

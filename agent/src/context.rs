@@ -47,6 +47,8 @@ pub struct AgentContext {
     pub kubernetes_version_check: bool,
     /// The seed API server URL, when known (the network policies resolve a host name in it).
     pub seed_server: Option<String>,
+    /// Whether another agent holds our Seed (the heartbeat then stops renewing its Lease).
+    pub seed_claim: Arc<crate::seed_claim::SeedClaim>,
 }
 
 impl std::fmt::Debug for AgentContext {

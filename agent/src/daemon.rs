@@ -317,6 +317,9 @@ impl Agent {
                 (client, Some(server))
             }
         };
+        // Every write to the seed goes through the write budget (the garden client's writes do
+        // too, see `GardenClient`).
+        let seed = seedlet_runtime::budget::guarded(seed);
         let metrics = Arc::new(AgentMetrics::new());
         let health =
             HealthManager::new(signed(self.settings.heartbeat.grace()), self.clock.clone());
@@ -555,6 +558,7 @@ impl Agent {
                 .seed_server
                 .clone()
                 .or_else(|| shared.seed_server.clone()),
+            seed_claim: Arc::default(),
         });
         shared.health.start();
         // The agent keeps no shared informer cache of its own; controllers that need one

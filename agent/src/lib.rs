@@ -39,6 +39,7 @@ pub mod extension_sync;
 pub mod garden_scope;
 pub mod metrics;
 pub mod registration;
+pub mod seed_claim;
 pub mod sources;
 pub mod startup_backoff;
 #[cfg(test)]

@@ -34,12 +34,14 @@ struct Shared {
 
 impl GardenClient {
     /// A handle starting with `client`, at generation 0, whose certificate ends at `expiry` (if known).
+    /// This client and every swapped-in one send their writes through the write budget
+    /// ([`seedlet_runtime::budget::guarded`]).
     pub fn new(client: kube::Client, expiry: Option<Timestamp>) -> Self {
         let (generation, _) = watch::channel(0);
         let (expiry, _) = watch::channel(expiry);
         Self {
             shared: Arc::new(Shared {
-                client: RwLock::new(client),
+                client: RwLock::new(seedlet_runtime::budget::guarded(client)),
                 generation,
                 expiry,
             }),
@@ -107,7 +109,7 @@ impl GardenClient {
             .shared
             .client
             .write()
-            .unwrap_or_else(PoisonError::into_inner) = client;
+            .unwrap_or_else(PoisonError::into_inner) = seedlet_runtime::budget::guarded(client);
         self.shared.expiry.send_replace(expiry);
         self.shared
             .generation

@@ -96,7 +96,8 @@ impl Garden {
             .map_err(|(field, source)| Error::InvalidAddress { field, source })?;
         Ok(Self {
             config: Arc::new(config),
-            client,
+            // Every write of the garden controller goes through the write budget.
+            client: seedlet_runtime::budget::guarded(client),
             controllers: crate::controllers::builtin()
                 .into_iter()
                 .map(Arc::new)

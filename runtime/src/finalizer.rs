@@ -90,11 +90,6 @@ where
     K: Resource + Clone + DeserializeOwned + Debug,
 {
     let patch = guarded_patch(object.meta(), finalizers);
-    crate::budget::admit(&crate::budget::key(
-        api.resource_url(),
-        &object.name_any(),
-        object.meta().uid.as_deref(),
-    ))?;
     api.patch(
         &object.name_any(),
         &PatchParams::default(),

@@ -132,11 +132,6 @@ where
     };
     let patch = Patch::Merge(&patch);
     let name = object.name_any();
-    crate::budget::admit(&crate::budget::key(
-        api.resource_url(),
-        &name,
-        object.meta().uid.as_deref(),
-    ))?;
     retry::idempotent(&RetryPolicy::RECONCILE, || {
         api.patch_status(&name, &params, &patch)
     })

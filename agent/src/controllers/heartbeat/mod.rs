@@ -150,11 +150,15 @@ pub async fn run(ctx: Arc<AgentContext>) {
     ticker.set_missed_tick_behavior(MissedTickBehavior::Skip);
     let mut failures = RepeatedFailures::new();
     let beat_ctx = Ctx::of(&ctx);
+    let mut yielding = false;
     loop {
         let scheduled = tokio::select! {
             () = ctx.stop.cancelled() => return,
             scheduled = ticker.tick() => scheduled,
         };
+        if yield_to_another_agent(&ctx, &mut yielding) {
+            continue;
+        }
         let started = Instant::now();
         let beat = seedlet_runtime::budget::scoped(NAME, reconcile::beat(&beat_ctx));
         let result = match tokio::time::timeout(period, beat).await {
@@ -193,6 +197,29 @@ pub async fn run(ctx: Arc<AgentContext>) {
             }
         }
     }
+}
+
+/// Whether to skip this beat because another agent holds the Seed (see
+/// [`crate::seed_claim`]): its Lease is the other agent's to renew. The process itself is fine,
+/// so it stays healthy and feeds the systemd watchdog (a restart would change nothing); the change is logged once each way
+/// (the Seed controller reports the clash itself as an ERROR).
+fn yield_to_another_agent(ctx: &AgentContext, yielding: &mut bool) -> bool {
+    let claimed = ctx.seed_claim.claimed_by_another();
+    if claimed != *yielding {
+        *yielding = claimed;
+        if claimed {
+            tracing::warn!(seed = %ctx.seed_name, "another agent holds the seed: not renewing its lease");
+        } else {
+            tracing::info!(seed = %ctx.seed_name, "seed no longer held by another agent: renewing its lease again");
+        }
+    }
+    if claimed {
+        ctx.health.set(true);
+        if let Some(watchdog) = &ctx.watchdog {
+            watchdog.keepalive(ctx.heartbeat.period);
+        }
+    }
+    claimed
 }
 
 /// One WARN per distinct failure, not one per beat (every 2 s by default). A lost race on the

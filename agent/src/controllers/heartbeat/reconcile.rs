@@ -165,9 +165,6 @@ async fn renew_lease(
         seed: seed_name.to_owned(),
         source,
     };
-    // Keyed by the owning Seed's UID: a Seed recreated under the same name starts afresh.
-    let key = seedlet_runtime::budget::key(leases.resource_url(), seed_name, Some(seed_uid));
-    seedlet_runtime::budget::admit(&key).map_err(error)?;
     match leases
         .patch(seed_name, &PatchParams::default(), &Patch::Merge(&body))
         .await

@@ -28,7 +28,6 @@ pub struct StatusWriter {
     original_resources: Vec<ObjectReference>,
     original_checksum: Option<String>,
     original_generation: Option<i64>,
-    uid: Option<String>,
     now: Timestamp,
 }
 
@@ -46,7 +45,6 @@ impl StatusWriter {
             original_resources: status.resources,
             original_checksum: status.secrets_data_checksum,
             original_generation: status.observed_generation,
-            uid: mr.metadata.uid.clone(),
             now,
         }
     }
@@ -117,12 +115,6 @@ impl StatusWriter {
         let name = key.rsplit_once('/').map_or(key, |(_, name)| name);
         let body = json!({"status": patch});
         let (params, patch) = (PatchParams::default(), Patch::Merge(&body));
-        let budget_key =
-            seedlet_runtime::budget::key(api.resource_url(), name, self.uid.as_deref());
-        seedlet_runtime::budget::admit(&budget_key).map_err(|source| Error::WriteStatus {
-            key: key.to_owned(),
-            source,
-        })?;
         // The patch sets fixed values, so writing it twice is harmless.
         match retry::idempotent(&RetryPolicy::RECONCILE, || {
             api.patch_status(name, &params, &patch)

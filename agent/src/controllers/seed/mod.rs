@@ -63,6 +63,8 @@ pub struct Ctx {
     pub gardener: GardenerInfo,
     /// Clashes with an agent of another seed cluster registering the same Seed.
     pub clashes: another_agent::Clashes,
+    /// Shared with the heartbeat, which stops renewing the Lease while another agent holds the Seed.
+    pub claim: Arc<crate::seed_claim::SeedClaim>,
 }
 
 impl std::fmt::Debug for Ctx {
@@ -107,6 +109,7 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client, gardener: Garden
         sync_period,
         gardener,
         clashes: another_agent::Clashes::default(),
+        claim: agent.seed_claim.clone(),
     });
     Controller::for_stream(seeds, reader)
         .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)

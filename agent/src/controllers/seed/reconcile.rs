@@ -105,8 +105,10 @@ async fn update(cached: &Seed, ctx: &Ctx) -> Result<Action, Error> {
     let cluster_identity = ensure_cluster_identity(&ctx.seed).await?;
     if let Some(clash) = another_agent::clash(&seed, &ctx.gardener.id, &cluster_identity) {
         report_clash(&seed, &clash, ctx).await;
+        ctx.claim.set_claimed_by_another(true);
         return Err(Error::AnotherAgent { seed: name, clash });
     }
+    ctx.claim.set_claimed_by_another(false);
     if let Some(count) = ctx.clashes.over() {
         tracing::info!(seed = %name, clashes = count, "seed no longer claimed by another agent");
     }

@@ -36,6 +36,7 @@ fn ctx_with_seed(env: &Env, seed: kube::Client, kubernetes_version_check: bool) 
         sync_period: SYNC,
         gardener: super::reconcile::gardener_info(),
         clashes: Default::default(),
+        claim: Default::default(),
     })
 }
 
@@ -248,6 +249,10 @@ async fn a_seed_of_another_seed_cluster_is_left_alone_reported_and_looked_at_eve
 
     let error = reconcile(created.clone(), ctx.clone()).await.unwrap_err();
     assert_eq!(error.reason(), "SeedClaimedByAnotherAgent");
+    assert!(
+        ctx.claim.claimed_by_another(),
+        "the heartbeat is told to leave the Lease alone"
+    );
     let text = seedlet_runtime::error_chain(&error).to_string();
     assert!(
         text.contains("agent-a-7f3k") && text.contains(&ctx.gardener.id),
@@ -296,6 +301,10 @@ async fn a_seed_of_another_seed_cluster_is_left_alone_reported_and_looked_at_eve
     assert_eq!(
         stored(&env).await["status"]["gardener"]["id"],
         ctx.gardener.id.as_str()
+    );
+    assert!(
+        !ctx.claim.claimed_by_another(),
+        "the heartbeat renews again"
     );
     assert_eq!(
         super::error_policy(created, &error, ctx),

@@ -255,11 +255,6 @@ async fn write_job(ctx: &Ctx, job: &Job) -> Result<Outcome, Error> {
             field_manager: Some(ctx.field_manager.to_owned()),
             ..PostParams::default()
         };
-        let budget_key = seedlet_runtime::budget::key(api.resource_url(), &job.shoot.name, None);
-        seedlet_runtime::budget::admit(&budget_key).map_err(|source| Error::WriteShootState {
-            key: key.clone(),
-            source,
-        })?;
         ctx.metrics.shoot_state_written();
         api.create(&params, &state)
             .await
@@ -286,15 +281,6 @@ async fn write_job(ctx: &Ctx, job: &Job) -> Result<Outcome, Error> {
         field_manager: Some(ctx.field_manager.to_owned()),
         ..PatchParams::default()
     };
-    let budget_key = seedlet_runtime::budget::key(
-        api.resource_url(),
-        &job.shoot.name,
-        current.metadata.uid.as_deref(),
-    );
-    seedlet_runtime::budget::admit(&budget_key).map_err(|source| Error::WriteShootState {
-        key: key.clone(),
-        source,
-    })?;
     ctx.metrics.shoot_state_written();
     api.patch(&job.shoot.name, &params, &Patch::Merge(&patch))
         .await

@@ -16,6 +16,12 @@
 //!
 //! The controller is the one whose reconcile runs the write: [`crate::watch::Runner`] runs every
 //! reconcile inside [`scoped`]; loops outside a controller (the heartbeat) scope themselves.
+//! The charge is made by the client itself ([`guarded`]): the daemons wrap every client they
+//! are given, so no write path can bypass the budget.
+
+mod guard;
+
+pub use guard::guarded;
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock, PoisonError};
@@ -86,15 +92,6 @@ pub fn admit(object: &str) -> Result<(), kube::Error> {
             }
             Err(exceeded_error(controller, object))
         }
-    }
-}
-
-/// The budget key of the object `name` at `url` (an API collection path): with its `uid` when
-/// known, so that a recreated object (or one of the same name in another cluster) has its own.
-pub fn key(url: &str, name: &str, uid: Option<&str>) -> String {
-    match uid {
-        Some(uid) => format!("{url}/{name}#{uid}"),
-        None => format!("{url}/{name}"),
     }
 }
 
