@@ -12,6 +12,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 use kube::runtime::{WatchStreamExt as _, watcher};
+use seedlet_runtime::repeated::{Failure, RepeatedFailures};
 use tokio::sync::watch;
 
 use crate::csr::Subject;
@@ -27,6 +28,15 @@ use crate::store::{bootstrap_available, kubeconfig_of, renew_requested, store_ku
 
 /// Longest sleep without re-evaluating (safety net for missed events).
 const MAX_WAIT: Duration = Duration::from_secs(3600);
+
+/// Longest pause between failed attempts: the pause starts at `retry_interval` and doubles with
+/// every failure in a row (a dead garden is asked every five minutes, not every ten seconds).
+pub const MAX_RETRY_PAUSE: Duration = Duration::from_secs(300);
+
+/// The pause after the `failures`-th failure in a row (1 = the first), starting at `interval`.
+pub fn retry_pause(interval: Duration, failures: u32) -> Duration {
+    seedlet_runtime::retry::doubled(interval, failures, MAX_RETRY_PAUSE.max(interval))
+}
 /// How many replaced kubeconfigs are remembered so that stale watch events never bring one back.
 const RETIRED_MEMORY: usize = 4;
 
@@ -134,8 +144,8 @@ impl GardenIdentity {
     /// Keeps the garden credential valid until the future is dropped: watches the kubeconfig Secret, rotates at
     /// the deadline or on `gardener.cloud/operation=renew` (removing the annotation with the store), adopts
     /// kubeconfigs written by others, re-bootstraps on expiry/401/loss when a bootstrap kubeconfig exists, and
-    /// keeps `Seed.status.clientCertificateExpirationTimestamp` current. Failed attempts are logged and retried
-    /// every `retry_interval`; the working credential is never dropped before its replacement is stored.
+    /// keeps `Seed.status.clientCertificateExpirationTimestamp` current. Failed attempts are logged once per distinct failure and retried
+    /// after a pause that starts at `retry_interval` and doubles up to [`MAX_RETRY_PAUSE`]; the working credential is never dropped before its replacement is stored.
     ///
     /// In static-kubeconfig mode only the Seed status is maintained. Returns only if the Secret watch ends.
     pub async fn run(mut self) {
@@ -176,6 +186,7 @@ impl GardenIdentity {
         }
         let mut retired: VecDeque<String> = VecDeque::new();
         let mut deadline: Option<(Timestamp, Timestamp)> = None;
+        let mut failures = RepeatedFailures::new();
         loop {
             let certificate = credential.certificate.clone();
             let rotate_at = certificate.as_ref().map(|c| match deadline {
@@ -222,6 +233,12 @@ impl GardenIdentity {
             };
             match outcome {
                 Ok(next) => {
+                    if let Some(count) = failures.succeeded() {
+                        tracing::info!(
+                            failures = count,
+                            "garden credential maintenance succeeded again"
+                        );
+                    }
                     if next.text != credential.text {
                         retired.push_back(std::mem::replace(&mut credential, next).text);
                         if retired.len() > RETIRED_MEMORY {
@@ -230,9 +247,19 @@ impl GardenIdentity {
                     }
                 }
                 Err(error) => {
-                    tracing::warn!(error = %seedlet_runtime::error_chain(&error), retry_seconds = self.options.retry_interval.as_secs(), "garden credential maintenance failed");
+                    let chain = seedlet_runtime::error_chain(&error).to_string();
+                    let news = failures.failed(&chain);
+                    let pause = retry_pause(self.options.retry_interval, failures.count());
+                    match news {
+                        Failure::New => {
+                            tracing::warn!(error = %chain, retry_in = ?pause, "garden credential maintenance failed")
+                        }
+                        Failure::Repeated => {
+                            tracing::debug!(error = %chain, retry_in = ?pause, failures = failures.count(), "garden credential maintenance failed again")
+                        }
+                    }
                     deadline = None;
-                    tokio::time::sleep(self.options.retry_interval).await;
+                    tokio::time::sleep(pause).await;
                 }
             }
             // Our own write is what the Secret holds now; record it so stale events cannot undo it.
@@ -373,6 +400,20 @@ async fn observe_secret(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn failed_attempts_pause_longer_and_longer_up_to_five_minutes() {
+        let interval = Duration::from_secs(10);
+        let pauses: Vec<u64> = (1..=7)
+            .map(|n| retry_pause(interval, n).as_secs())
+            .collect();
+        assert_eq!(pauses, [10, 20, 40, 80, 160, 300, 300]);
+        assert_eq!(
+            retry_pause(Duration::from_secs(600), 1),
+            Duration::from_secs(600),
+            "an interval above the cap is kept"
+        );
+    }
 
     fn t(seconds: i64) -> Timestamp {
         Timestamp::from_second(1_800_000_000 + seconds).unwrap()

@@ -36,6 +36,7 @@ pub async fn keep_seed_status_current(garden: GardenClient, seed_name: String, r
     loop {
         let current = *expiry.borrow_and_update();
         if let Some(not_after) = current {
+            let mut failures = 0;
             loop {
                 let api: Api<DynamicObject> = Api::all_with(garden.client(), &seed_resource());
                 let patch = expiration_patch(not_after);
@@ -51,8 +52,9 @@ pub async fn keep_seed_status_current(garden: GardenClient, seed_name: String, r
                         tracing::debug!(seed = %seed_name, error = %seedlet_runtime::error_chain(&error), "could not update seed client certificate expiration yet");
                     }
                 }
+                failures += 1;
                 tokio::select! {
-                    () = tokio::time::sleep(retry) => {}
+                    () = tokio::time::sleep(crate::rotation::retry_pause(retry, failures)) => {}
                     changed = expiry.changed() => if changed.is_err() { return },
                 }
                 if expiry.has_changed().unwrap_or(false) {

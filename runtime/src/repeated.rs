@@ -35,6 +35,11 @@ impl RepeatedFailures {
         }
     }
 
+    /// How many failures in a row since the last success (the `n` of a doubling back-off).
+    pub fn count(&self) -> u32 {
+        self.count
+    }
+
     /// Records a success; returns how many failures came before it, if any.
     pub fn succeeded(&mut self) -> Option<u32> {
         self.last = None;
