@@ -12,6 +12,7 @@ use anyhow::Context;
 use clap::{CommandFactory, Parser, Subcommand};
 use seedlet_config::{LogFormat, LogLevel};
 
+mod allocator;
 mod daemon_cli;
 
 use daemon_cli::{
@@ -193,6 +194,7 @@ enum SandboxCommand {
 }
 
 fn main() -> ExitCode {
+    allocator::return_freed_memory();
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,

@@ -3,6 +3,10 @@
 //! server.
 //! Run one part with `cargo test -p seedlet-sandbox --test api_server <module>::`.
 
+// The allocator of the seedlet binary (src/allocator.rs), so memory tests measure what it does.
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 mod admission_webhooks;
 mod authorization_webhook;
 mod conformance;
