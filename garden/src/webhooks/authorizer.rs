@@ -424,3 +424,6 @@ fn selects_seed(rule: &Rule, seed: &str, a: &ResourceAttributes) -> bool {
 #[cfg(test)]
 #[path = "authorizer_tests.rs"]
 mod tests;
+#[cfg(test)]
+#[path = "authorizer_upstream/mod.rs"]
+mod upstream;
