@@ -303,9 +303,7 @@ fn seed_scoped_kinds() {
             .check(client);
         Table::default()
             .refuse(
-                &format!(
-                    "only the following namespaces are allowed for this resource type: [garden]"
-                ),
+                "only the following namespaces are allowed for this resource type: [garden]",
                 [gardenlet.ask("list").within("other")],
             )
             .allow([gardenlet.ask("create")])
