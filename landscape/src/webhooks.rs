@@ -139,11 +139,13 @@ fn seed_restriction(name: &str, address: SocketAddr, ca: &str) -> serde_json::Va
             "clientConfig": {"url": format!("https://{address}/webhooks/admission/seedrestriction"), "caBundle": ca},
             "rules": [
                 rule("", "v1", &["configmaps", "secrets", "serviceaccounts"], &["CREATE"]),
+                rule("rbac.authorization.k8s.io", "v1", &["clusterrolebindings"], &["CREATE"]),
                 rule("coordination.k8s.io", "v1", &["leases"], &["CREATE"]),
                 rule("certificates.k8s.io", "v1", &["certificatesigningrequests"], &["CREATE"]),
                 rule("core.gardener.cloud", "v1beta1", &["backupentries", "internalsecrets", "shootstates"], &["CREATE"]),
                 rule("core.gardener.cloud", "v1beta1", &["backupbuckets"], &["CREATE", "DELETE"]),
                 rule("core.gardener.cloud", "v1beta1", &["seeds"], &["CREATE", "UPDATE", "DELETE"]),
+                rule("operations.gardener.cloud", "v1alpha1", &["bastions"], &["CREATE"]),
             ],
         }],
     })

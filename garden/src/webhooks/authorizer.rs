@@ -292,7 +292,9 @@ fn special(identity: &SeedIdentity, attributes: &ResourceAttributes) -> Option<V
         {
             Some(Verdict::Allow)
         }
-        ("", "secrets") if !extension => {
+        // Every seed client, extensions included, may read its own namespace's Secrets and
+        // delete its own bootstrap token.
+        ("", "secrets") => {
             let reads = matches!(a.verb.as_str(), "get" | "list" | "watch");
             let own_token = a.verb == "delete"
                 && a.namespace == "kube-system"
@@ -322,8 +324,8 @@ fn special(identity: &SeedIdentity, attributes: &ResourceAttributes) -> Option<V
 }
 
 /// `gardener.cloud:system:seed-bootstrapper:[<namespace>:]<name>` with `gardenlet-bootstrap-`
-/// stripped from the name.
-fn bootstrapper_binding_of(binding: &str) -> Option<(&str, &str)> {
+/// stripped from the name (SeedRestriction parses bootstrapper bindings the same way).
+pub(super) fn bootstrapper_binding_of(binding: &str) -> Option<(&str, &str)> {
     let rest = binding.strip_prefix("gardener.cloud:system:seed-bootstrapper:")?;
     let parts: Vec<&str> = rest.split(':').collect();
     let (namespace, name) = match parts.as_slice() {
@@ -422,3 +424,6 @@ fn selects_seed(rule: &Rule, seed: &str, a: &ResourceAttributes) -> bool {
 #[cfg(test)]
 #[path = "authorizer_tests.rs"]
 mod tests;
+#[cfg(test)]
+#[path = "authorizer_upstream/mod.rs"]
+mod upstream;

@@ -24,20 +24,17 @@ pub(super) async fn backup_secret<L: Lookup>(
         let Some(shoot_name) = text(managed, "/spec/shoot/name") else {
             continue;
         };
-        // [QUIRK] upstream fails every such create with 500 when one ManagedSeed's Shoot is
-        // missing; a missing Shoot hosts nothing, so it is skipped here (read errors still fail).
-        let Some(shoot) = lookup
-            .get(
-                "core.gardener.cloud",
-                "shoots",
-                managed_namespace,
-                shoot_name,
-            )
-            .await
-            .map_err(internal)?
-        else {
-            continue;
-        };
+        // [QUIRK, upstream's] a ManagedSeed whose Shoot cannot be read (even one that is gone)
+        // fails every Secret create that reaches this rule.
+        let shoot = required(
+            lookup,
+            "core.gardener.cloud",
+            "shoots",
+            managed_namespace,
+            shoot_name,
+            500,
+        )
+        .await?;
         if text(&shoot, "/spec/seedName") != Some(seed) {
             continue;
         }
@@ -223,7 +220,7 @@ pub(super) async fn seed_deletion<L: Lookup>(
     else {
         return Ok(mismatch(seed));
     };
-    if managed.pointer("/metadata/deletionTimestamp").is_none() {
+    if text(&managed, "/metadata/deletionTimestamp").is_none() {
         return Ok(Outcome::Deny(
             403,
             "object can only be deleted if corresponding ManagedSeed has a deletion timestamp"

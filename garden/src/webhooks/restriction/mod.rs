@@ -11,9 +11,12 @@ mod lookup;
 mod managed;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod upstream;
 
 pub use lookup::KubeLookup;
 
+use super::authorizer::bootstrapper_binding_of;
 use super::identity::{ClientKind, SeedIdentity, seed_identity};
 use crate::controllers::csr_approval::checks::request_facts;
 
@@ -162,6 +165,9 @@ fn internal(message: String) -> Failure {
     Failure(500, message)
 }
 
+/// The rule of the request's (group, resource). Every resource but Seeds and BackupBuckets is
+/// judged on CREATE only; any other operation is a 400, checked before anything else (the
+/// webhook is registered for CREATE of these, so only a differently registered webhook sees one).
 async fn dispatch<L: Lookup>(
     identity: &SeedIdentity,
     request: &Request,
@@ -170,89 +176,79 @@ async fn dispatch<L: Lookup>(
     let seed = identity.seed.as_str();
     let extension = identity.kind == ClientKind::Extension;
     let object = &request.object;
-    let operation = request.operation.as_str();
-    let unexpected_operation = || Failure(400, format!("unexpected operation: {operation:?}"));
-    let outcome = match (request.group.as_str(), request.resource.as_str()) {
-        ("core.gardener.cloud", "backupbuckets") => match operation {
-            "CREATE" => matches(seed, &[text(object, "/spec/seedName")]),
-            "DELETE" => {
-                let own = required(lookup, "core.gardener.cloud", "seeds", "", seed, 500).await?;
-                if text(&own, "/metadata/uid") == Some(request.name.as_str()) {
-                    Outcome::Allow(None)
-                } else {
-                    Outcome::Deny(403, "cannot delete unrelated BackupBucket".to_owned())
-                }
-            }
-            _ => return Err(unexpected_operation()),
-        },
-        ("core.gardener.cloud", "backupentries") => backup_entry(seed, request, lookup).await?,
+    match (request.group.as_str(), request.resource.as_str()) {
+        ("core.gardener.cloud", "backupbuckets") => backup_bucket(seed, request, lookup).await,
+        ("core.gardener.cloud", "backupentries") => {
+            create_only(request)?;
+            backup_entry(seed, request, lookup).await
+        }
         ("operations.gardener.cloud", "bastions") => {
-            matches(seed, &[text(object, "/spec/seedName")])
+            create_only(request)?;
+            Ok(matches(seed, &[text(object, "/spec/seedName")]))
         }
         ("certificates.k8s.io", "certificatesigningrequests") => {
+            create_only(request)?;
             if extension {
                 return Ok(Outcome::Deny(
                     403,
                     "extension client may not create CertificateSigningRequests".to_owned(),
                 ));
             }
-            certificate_signing_request(seed, object)?
+            certificate_signing_request(seed, object)
         }
         ("rbac.authorization.k8s.io", "clusterrolebindings") => {
+            create_only(request)?;
             if extension {
                 return Ok(Outcome::Deny(
                     403,
                     "extension client may not create ClusterRoleBindings".to_owned(),
                 ));
             }
-            if request
-                .name
-                .starts_with("gardener.cloud:system:seed-bootstrapper:")
-            {
-                let role = (
-                    text(object, "/roleRef/apiGroup"),
-                    text(object, "/roleRef/kind"),
-                    text(object, "/roleRef/name"),
-                );
-                if role
-                    != (
-                        Some("rbac.authorization.k8s.io"),
-                        Some("ClusterRole"),
-                        Some("gardener.cloud:system:seed-bootstrapper"),
-                    )
-                {
-                    return Ok(Outcome::Deny(
-                        403,
-                        "can only bindings referring to the bootstrapper role".to_owned(),
-                    ));
-                }
-                let rest = &request.name["gardener.cloud:system:seed-bootstrapper:".len()..];
-                let (namespace, name) = rest.split_once(':').unwrap_or(("", rest));
-                let name = name.strip_prefix("gardenlet-bootstrap-").unwrap_or(name);
-                managed::managed_seed_bootstrap(seed, namespace, name, lookup).await?
-            } else {
-                mismatch(seed)
+            cluster_role_binding(seed, request, lookup).await
+        }
+        ("", "configmaps") => {
+            create_only(request)?;
+            match shoot_suffix(&request.name, &[".ca-cluster", ".ca-kubelet"]) {
+                Some(shoot) => shoot_of(seed, &request.namespace, shoot, lookup).await,
+                None => Ok(mismatch(seed)),
             }
         }
-        ("", "configmaps") => match shoot_suffix(&request.name, &[".ca-cluster", ".ca-kubelet"]) {
-            Some(shoot) => shoot_of(seed, &request.namespace, shoot, lookup).await?,
-            None => mismatch(seed),
-        },
         ("core.gardener.cloud", "internalsecrets") => {
+            create_only(request)?;
             match shoot_suffix(&request.name, &[".ca-client"]) {
-                Some(shoot) => shoot_of(seed, &request.namespace, shoot, lookup).await?,
-                None => mismatch(seed),
+                Some(shoot) => shoot_of(seed, &request.namespace, shoot, lookup).await,
+                None => Ok(mismatch(seed)),
             }
         }
-        ("coordination.k8s.io", "leases") => lease(identity, request),
-        ("", "secrets") => secret(seed, request, lookup).await?,
-        ("core.gardener.cloud", "seeds") => match operation {
-            "CREATE" | "UPDATE" => matches(seed, &[Some(request.name.as_str())]),
-            "DELETE" if request.name == seed => Outcome::Allow(None),
-            "DELETE" => managed::seed_deletion(seed, &request.name, lookup).await?,
-            _ => return Err(unexpected_operation()),
-        },
+        ("seedmanagement.gardener.cloud", "gardenlets") => {
+            create_only(request)?;
+            if request.namespace != seedlet_api::names::namespaces::GARDEN {
+                return Ok(Outcome::Deny(
+                    400,
+                    "object must be in namespace: \"garden\"".to_owned(),
+                ));
+            }
+            Ok(matches(seed, &[Some(request.name.as_str())]))
+        }
+        ("coordination.k8s.io", "leases") => {
+            create_only(request)?;
+            Ok(lease(identity, request))
+        }
+        ("", "secrets") => {
+            create_only(request)?;
+            secret(seed, request, lookup).await
+        }
+        ("core.gardener.cloud", "seeds") => {
+            // Any operation: the requester's own Seed; a DELETE may also come from the parent
+            // of a managed seed being deleted.
+            let own = matches(seed, &[Some(request.name.as_str())]);
+            if request.operation == "DELETE" && own != Outcome::Allow(None) {
+                return managed::seed_deletion(seed, &request.name, lookup).await;
+            }
+            Ok(own)
+        }
         ("", "serviceaccounts") => {
+            create_only(request)?;
             if extension {
                 return Ok(Outcome::Deny(
                     403,
@@ -260,14 +256,15 @@ async fn dispatch<L: Lookup>(
                 ));
             }
             if let Some(name) = request.name.strip_prefix("gardenlet-bootstrap-") {
-                managed::managed_seed_bootstrap(seed, &request.namespace, name, lookup).await?
+                managed::managed_seed_bootstrap(seed, &request.namespace, name, lookup).await
             } else if request.namespace == format!("seed-{seed}") {
-                Outcome::Allow(None)
+                Ok(Outcome::Allow(None))
             } else {
-                mismatch(seed)
+                Ok(mismatch(seed))
             }
         }
         ("core.gardener.cloud", "shootstates") => {
+            create_only(request)?;
             let shoot = required(
                 lookup,
                 "core.gardener.cloud",
@@ -277,22 +274,99 @@ async fn dispatch<L: Lookup>(
                 500,
             )
             .await?;
-            matches(
+            Ok(matches(
                 seed,
                 &[
                     text(&shoot, "/spec/seedName"),
                     text(&shoot, "/status/seedName"),
                 ],
+            ))
+        }
+        (group, resource) => Err(Failure(
+            400,
+            format!(
+                "unexpected resource: \"{}\"",
+                group_resource(group, resource)
+            ),
+        )),
+    }
+}
+
+/// A 400 for any operation but CREATE.
+fn create_only(request: &Request) -> Result<(), Failure> {
+    if request.operation == "CREATE" {
+        Ok(())
+    } else {
+        Err(unexpected_operation(request))
+    }
+}
+
+fn unexpected_operation(request: &Request) -> Failure {
+    Failure(
+        400,
+        format!("unexpected operation: {:?}", request.operation),
+    )
+}
+
+/// `<resource>.<group>`, or the bare resource for the core group (how the API names a kind in
+/// its messages).
+fn group_resource(group: &str, resource: &str) -> String {
+    if group.is_empty() {
+        resource.to_owned()
+    } else {
+        format!("{resource}.{group}")
+    }
+}
+
+/// BackupBuckets: created for the requester's seed; deleted only when named after its UID.
+async fn backup_bucket<L: Lookup>(
+    seed: &str,
+    request: &Request,
+    lookup: &L,
+) -> Result<Outcome, Failure> {
+    match request.operation.as_str() {
+        "CREATE" => Ok(matches(seed, &[text(&request.object, "/spec/seedName")])),
+        "DELETE" => {
+            let own = required(lookup, "core.gardener.cloud", "seeds", "", seed, 500).await?;
+            Ok(
+                if text(&own, "/metadata/uid").unwrap_or_default() == request.name {
+                    Outcome::Allow(None)
+                } else {
+                    Outcome::Deny(403, "cannot delete unrelated BackupBucket".to_owned())
+                },
             )
         }
-        (group, resource) => {
-            return Err(Failure(
-                400,
-                format!("unexpected resource: \"{resource}.{group}\""),
-            ));
-        }
+        _ => Err(unexpected_operation(request)),
+    }
+}
+
+/// ClusterRoleBindings: only the bootstrapper binding of a managed seed the requester hosts.
+async fn cluster_role_binding<L: Lookup>(
+    seed: &str,
+    request: &Request,
+    lookup: &L,
+) -> Result<Outcome, Failure> {
+    let Some((namespace, name)) = bootstrapper_binding_of(&request.name) else {
+        return Ok(mismatch(seed));
     };
-    Ok(outcome)
+    let object = &request.object;
+    let role = (
+        text(object, "/roleRef/apiGroup"),
+        text(object, "/roleRef/kind"),
+        text(object, "/roleRef/name"),
+    );
+    let bootstrapper = (
+        Some("rbac.authorization.k8s.io"),
+        Some("ClusterRole"),
+        Some("gardener.cloud:system:seed-bootstrapper"),
+    );
+    if role != bootstrapper {
+        return Ok(Outcome::Deny(
+            403,
+            "can only bindings referring to the bootstrapper role".to_owned(),
+        ));
+    }
+    managed::managed_seed_bootstrap(seed, namespace, name, lookup).await
 }
 
 /// The object `group/resource` `namespace/name`; a missing one fails with `missing` (403 or 500,
@@ -309,7 +383,12 @@ async fn required<L: Lookup>(
         .get(group, resource, namespace, name)
         .await
         .map_err(internal)?
-        .ok_or_else(|| Failure(missing, format!("{resource}.{group} {name:?} not found")))
+        .ok_or_else(|| Failure(missing, not_found(group, resource, name)))
+}
+
+/// The API's not-found message for `name` of `group/resource`.
+fn not_found(group: &str, resource: &str, name: &str) -> String {
+    format!("{} {name:?} not found", group_resource(group, resource))
 }
 
 fn shoot_suffix<'a>(name: &'a str, suffixes: &[&str]) -> Option<&'a str> {
@@ -368,7 +447,9 @@ async fn backup_entry<L: Lookup>(
     if let Outcome::Deny(code, message) = matches(seed, &[text(object, "/spec/seedName")]) {
         return Ok(Outcome::Deny(code, message));
     }
-    if let Some(original) = request.name.strip_prefix("source-") {
+    // The object's own name decides, as upstream decodes it (kube-apiserver sends the same).
+    let entry_name = text(object, "/metadata/name").unwrap_or_default();
+    if let Some(original) = entry_name.strip_prefix("source-") {
         let owner = object
             .pointer("/metadata/ownerReferences")
             .and_then(Value::as_array)
@@ -407,7 +488,8 @@ async fn backup_entry<L: Lookup>(
             return Ok(Outcome::Deny(
                 403,
                 format!(
-                    "could not find original BackupEntry {original}: backupentries.core.gardener.cloud {original:?} not found"
+                    "could not find original BackupEntry {original}: {}",
+                    not_found("core.gardener.cloud", "backupentries", original)
                 ),
             ));
         };

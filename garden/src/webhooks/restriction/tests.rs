@@ -6,11 +6,17 @@ use serde_json::{Value, json};
 
 use super::*;
 
+/// Stored objects by (group, resource, namespace, name); reads of the kinds in `failing` and,
+/// with `failing_lists`, every list fail with the message `fake`.
 #[derive(Default)]
-struct Objects(HashMap<(String, String, String, String), Value>);
+pub(super) struct Objects {
+    objects: HashMap<(String, String, String, String), Value>,
+    failing: Vec<(String, String)>,
+    failing_lists: bool,
+}
 
 impl Objects {
-    fn with(
+    pub(super) fn with(
         mut self,
         group: &str,
         resource: &str,
@@ -18,10 +24,22 @@ impl Objects {
         name: &str,
         object: Value,
     ) -> Self {
-        self.0.insert(
+        self.objects.insert(
             (group.into(), resource.into(), namespace.into(), name.into()),
             object,
         );
+        self
+    }
+
+    /// Reads of `group/resource` fail.
+    pub(super) fn failing(mut self, group: &str, resource: &str) -> Self {
+        self.failing.push((group.into(), resource.into()));
+        self
+    }
+
+    /// Lists fail.
+    pub(super) fn failing_lists(mut self) -> Self {
+        self.failing_lists = true;
         self
     }
 }
@@ -34,15 +52,25 @@ impl Lookup for Objects {
         namespace: &str,
         name: &str,
     ) -> Result<Option<Value>, String> {
+        if self
+            .failing
+            .iter()
+            .any(|(g, r)| g == group && r == resource)
+        {
+            return Err("fake".to_owned());
+        }
         Ok(self
-            .0
+            .objects
             .get(&(group.into(), resource.into(), namespace.into(), name.into()))
             .cloned())
     }
 
     async fn list(&self, group: &str, resource: &str) -> Result<Vec<Value>, String> {
+        if self.failing_lists {
+            return Err("fake".to_owned());
+        }
         let mut found: Vec<_> = self
-            .0
+            .objects
             .iter()
             .filter(|((g, r, _, _), _)| g == group && r == resource)
             .collect();
@@ -427,8 +455,6 @@ async fn managed_seed_backup_secrets_and_gardenlet_bootstrap_tokens() {
         .with(core, "shoots", "garden", "other", json!({"spec": {"seedName": "b"}}))
         .with(ms, "managedseeds", "garden", "child", managed("child", "child", backup("child-backup")))
         .with(ms, "managedseeds", "garden", "other", managed("other", "other", backup("other-backup")))
-        // A ManagedSeed whose Shoot is gone hosts nothing (upstream: 500 for every create).
-        .with(ms, "managedseeds", "garden", "orphan", managed("orphan", "gone", backup("x")))
         .with(ms, "gardenlets", "garden", "a", json!({"metadata": {"name": "a"}}))
         .with(ms, "gardenlets", "garden", "b", json!({"metadata": {"name": "b", "annotations": {"gardener.cloud/operation": "renew-kubeconfig"}}}))
         .with(core, "seeds", "", "b", json!({"metadata": {"name": "b"}}))
