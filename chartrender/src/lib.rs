@@ -27,6 +27,7 @@ mod gotmpl;
 mod helmignore;
 mod load;
 mod meter;
+mod nesting;
 mod objects;
 pub mod oci;
 mod render;

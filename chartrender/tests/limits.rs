@@ -223,3 +223,65 @@ fn a_renderer_renders_normally_after_a_chart_hit_a_limit() {
         .expect("renders");
     assert_eq!(out.templates["test/templates/t.yaml"], "a: xxx\n");
 }
+
+/// Renders `template` and returns the error text (the render must fail).
+fn render_error(template: &str) -> String {
+    let chart = chart(&[("t.yaml", template)], "");
+    match render_with(&chart, Limits::default()) {
+        Err(error) => error.to_string(),
+        Ok(()) => panic!("expected {template:?} to fail"),
+    }
+}
+
+#[test]
+fn deeply_nested_and_self_containing_values_fail_instead_of_overflowing_the_stack() {
+    // Each of these aborted the whole process with a stack overflow when the value was
+    // printed, encoded, compared or dropped.
+    let cases = [
+        (
+            r#"{{ $d := dict }}{{ range until 100000 }}{{ $d = dict "a" $d }}{{ end }}{{ toJson $d }}"#,
+            "dict: a value nested more than 256 levels deep",
+        ),
+        (
+            "{{ $d := list }}{{ range until 100000 }}{{ $d = list $d }}{{ end }}{{ $d }}",
+            "list: a value nested more than 256 levels deep",
+        ),
+        (
+            "{{ $d := list }}{{ range until 100000 }}{{ $d = append (list) $d }}{{ end }}{{ eq $d $d }}",
+            "append: a value nested more than 256 levels deep",
+        ),
+        (
+            r#"{{ $d := dict }}{{ $_ := set $d "a" $d }}{{ toYaml $d }}"#,
+            "set: a value that would contain itself",
+        ),
+        (
+            r#"{{ $d := dict }}{{ $_ := set $d "l" (list (dict "x" $d)) }}{{ deepCopy $d }}"#,
+            "set: a value that would contain itself",
+        ),
+        (
+            r#"{{ $d := dict }}{{ $_ := mergeOverwrite $d (dict "x" $d) }}{{ toJson $d }}"#,
+            "mergeOverwrite: a value that would contain itself",
+        ),
+    ];
+    for (template, expected) in cases {
+        let started = Instant::now();
+        let error = render_error(template);
+        assert!(error.contains(expected), "{template}: {error}");
+        assert!(started.elapsed() < PROMPT, "{template}");
+    }
+}
+
+#[test]
+fn nesting_up_to_the_bound_and_shared_values_render() {
+    let chart = chart(
+        &[(
+            "t.yaml",
+            "{{ $d := dict }}{{ range until 200 }}{{ $d = dict \"a\" $d }}{{ end }}\
+             {{ $l := list 1 }}{{ range until 60 }}{{ $l = list $l $l }}{{ end }}\
+             n: {{ toJson $d | len }}\n",
+        )],
+        "",
+    );
+    render_with(&chart, Limits::default())
+        .expect("a 200-level value and a list of 2^60 shared paths render");
+}
