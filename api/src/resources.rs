@@ -105,6 +105,7 @@ pub struct ManagedResourceStatus {
     pub secrets_data_checksum: Option<String>,
     /// Unmodelled fields.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 

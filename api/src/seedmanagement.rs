@@ -46,7 +46,7 @@ pub struct ManagedSeedSpec {
     pub shoot: Option<ShootReference>,
     /// How the seed agent is deployed and configured (kept verbatim).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "schema::raw_object")]
+    #[schemars(with = "Option<crate::typed::GardenletConfig>")]
     pub gardenlet: Option<serde_json::Value>,
 }
 
@@ -97,7 +97,7 @@ impl ManagedSeed {
 pub struct GardenletSpec {
     /// How the agent is deployed (`helm.ociRepository`, replicas, resources, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "schema::raw_object")]
+    #[schemars(with = "Option<crate::typed::GardenletSelfDeployment>")]
     pub deployment: Option<serde_json::Value>,
     /// Its `GardenletConfiguration`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -105,7 +105,7 @@ pub struct GardenletSpec {
     pub config: Option<serde_json::Value>,
     /// The Secret holding the kubeconfig of the target cluster.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "schema::raw_object")]
+    #[schemars(with = "Option<k8s_openapi::api::core::v1::SecretReference>")]
     pub kubeconfig_secret_ref: Option<serde_json::Value>,
 }
 
@@ -154,18 +154,25 @@ pub struct ManagedSeedSetSpec {
     pub replicas: Option<i32>,
     /// Label selector of the replicas' Shoots, ManagedSeeds and Seeds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "schema::raw_object")]
+    #[schemars(with = "Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>")]
     pub selector: Option<serde_json::Value>,
     /// ManagedSeed template (`metadata`, `spec.gardenlet`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "schema::raw_object")]
+    #[schemars(with = "Option<crate::typed::ManagedSeedTemplate>")]
     pub template: Option<serde_json::Value>,
     /// Shoot template (`metadata`, `spec`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "schema::raw_object")]
+    #[schemars(with = "Option<crate::typed::ShootTemplate>")]
     pub shoot_template: Option<serde_json::Value>,
+    /// How changes to the templates are rolled out to the existing ManagedSeeds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub update_strategy: Option<crate::typed::UpdateStrategy>,
+    /// How many old revisions of the set are kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision_history_limit: Option<i32>,
     /// Unmodelled fields (updateStrategy, revisionHistoryLimit).
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
@@ -188,8 +195,27 @@ pub struct ManagedSeedSetStatus {
     /// The replica currently worked on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending_replica: Option<PendingReplica>,
+    /// Number of replicas created from the current revision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_replicas: Option<i32>,
+    /// Number of replicas created from the update revision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_replicas: Option<i32>,
+    /// Revision the current replicas were created from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_revision: Option<String>,
+    /// Revision new and updated replicas are created from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub update_revision: Option<String>,
+    /// Counter used to make revision names unique after hash collisions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collision_count: Option<i32>,
+    /// Observed conditions of the set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<Vec<crate::Condition>>,
     /// Unmodelled fields.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 

@@ -46,8 +46,12 @@ pub struct BackupBucketSpec {
     /// Credentials for the object store.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials_ref: Option<ObjectReference>,
+    /// The shoot whose control plane owns this bucket, for buckets of self-hosted shoots.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shoot_ref: Option<k8s_openapi::api::core::v1::ObjectReference>,
     /// Unmodelled fields (`secretRef`, ...).
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
@@ -84,6 +88,7 @@ pub struct BackupBucketStatus {
     pub generated_secret_ref: Option<ObjectReference>,
     /// Unmodelled fields.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
@@ -118,8 +123,12 @@ pub struct BackupEntrySpec {
     /// Seed responsible for the entry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed_name: Option<String>,
+    /// The shoot this entry holds backups of, for self-hosted shoots.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shoot_ref: Option<k8s_openapi::api::core::v1::ObjectReference>,
     /// Unmodelled fields.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
@@ -144,5 +153,6 @@ pub struct BackupEntryStatus {
     pub migration_start_time: Option<Time>,
     /// Unmodelled fields.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }

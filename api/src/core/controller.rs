@@ -42,6 +42,7 @@ pub struct ControllerRegistrationSpec {
     pub deployment: Option<ControllerRegistrationDeployment>,
     /// Unmodelled fields.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
@@ -80,6 +81,7 @@ pub struct ControllerResource {
     pub continuous_endpoint_update: Option<bool>,
     /// Unmodelled fields.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
@@ -140,6 +142,7 @@ pub struct ControllerRegistrationDeployment {
     pub deployment_refs: Vec<LocalReference>,
     /// Unmodelled fields.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
@@ -469,6 +472,7 @@ pub struct ControllerInstallationSpec {
     pub resource_refs: Vec<ObjectReference>,
     /// Unmodelled fields.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
@@ -485,6 +489,7 @@ pub struct ControllerInstallationStatus {
     pub provider_status: Option<serde_json::Value>,
     /// Unmodelled fields.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 

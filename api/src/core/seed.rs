@@ -75,8 +75,12 @@ pub struct SeedSpec {
     /// Resources referenced from provider configs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<NamedResourceReference>,
+    /// Access restrictions this seed fulfils; shoots asking for them may be scheduled here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_restrictions: Option<Vec<crate::typed::AccessRestriction>>,
     /// Unmodelled fields, round-tripped.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
@@ -98,6 +102,7 @@ pub struct SeedBackup {
     pub credentials_ref: Option<ObjectReference>,
     /// Unmodelled fields (`secretRef`, ...).
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
@@ -116,6 +121,7 @@ pub struct SeedDns {
     pub defaults: Option<Vec<SeedDnsDomain>>,
     /// Unmodelled fields.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
@@ -131,6 +137,7 @@ pub struct SeedDnsProvider {
     pub credentials_ref: Option<ObjectReference>,
     /// Unmodelled fields (`secretRef`, ...).
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
@@ -151,6 +158,7 @@ pub struct SeedDnsDomain {
     pub credentials_ref: Option<ObjectReference>,
     /// Unmodelled fields.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
@@ -176,6 +184,7 @@ pub struct SeedNetworks {
     pub ip_families: Vec<String>,
     /// Unmodelled fields.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
@@ -209,6 +218,7 @@ pub struct SeedProvider {
     pub zones: Vec<String>,
     /// Unmodelled fields.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
@@ -219,8 +229,30 @@ pub struct SeedSettings {
     /// Scheduling settings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheduling: Option<SeedSchedulingSettings>,
+    /// Placeholder pods that keep spare node capacity free for control planes scheduled later.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub excess_capacity_reservation: Option<crate::typed::SeedSettingExcessCapacityReservation>,
+    /// Settings for LoadBalancer Services created in the seed (annotations, traffic policy, zones, proxy protocol).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_balancer_services: Option<crate::typed::SeedSettingLoadBalancerServices>,
+    /// Whether and how Gardener runs a vertical pod autoscaler in the seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vertical_pod_autoscaler: Option<crate::typed::SeedSettingVerticalPodAutoscaler>,
+    /// Switches for the dependency-watchdog components (weeder, prober).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dependency_watchdog: Option<crate::typed::SeedSettingDependencyWatchdog>,
+    /// Whether Services of shoot control planes prefer endpoints in the caller's zone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology_aware_routing: Option<crate::typed::SeedSettingTopologyAwareRouting>,
+    /// How many zones of the seed a shoot control plane may be placed in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zone_selection: Option<crate::typed::SeedSettingZoneSelection>,
+    /// Whether volumes of control-plane components are grown automatically.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub persistent_volume_claim_autoscaler: Option<crate::typed::SeedSettingPersistentVolumeClaimAutoscaler>,
     /// Other settings (dependencyWatchdog, verticalPodAutoscaler, ...).
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
@@ -320,6 +352,7 @@ pub struct SeedStatus {
     pub last_operation: Option<LastOperation>,
     /// Unmodelled fields.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 

@@ -11,6 +11,8 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 };
 use kube::CustomResourceExt;
 
+pub(crate) use toplevel::{TopLevel, crd as toplevel_crd};
+
 pub use structural::structural_violations;
 
 use crate::{core, extensions, resources, security, seedmanagement};
@@ -90,10 +92,39 @@ pub fn garden_crds() -> Vec<CustomResourceDefinition> {
         seedmanagement::ManagedSeedSet::crd(),
         seedmanagement::Gardenlet::crd(),
         selectable(crate::operations::Bastion::crd(), &[".spec.seedName"]),
-        toplevel::crd::<core::ExposureClass>(false, &[]),
+        toplevel::crd::<core::ExposureClass, crate::typed::ExposureClass>(&TopLevel {
+            namespaced: false,
+            short: &[],
+            columns: &[
+                ("Handler", "string", ".handler"),
+                ("Age", "date", ".metadata.creationTimestamp"),
+            ],
+        }),
         security::WorkloadIdentity::crd(),
     ];
     crds.into_iter().map(finish).collect()
+}
+
+/// The structural schema of `T` as kube's `CustomResource` derive generates it (inlined
+/// subschemas, `nullable` for options, structural rewrites), for schemas assembled by hand.
+pub(crate) fn schema_of<T: schemars::JsonSchema>() -> serde_json::Value {
+    let generator = schemars::generate::SchemaSettings::openapi3()
+        .with(|settings| {
+            settings.inline_subschemas = true;
+            settings.meta_schema = None;
+        })
+        .with_transform(schemars::transform::AddNullable::default())
+        .with_transform(kube::core::schema::StructuralSchemaRewriter)
+        .with_transform(kube::core::schema::OptionalEnum)
+        .with_transform(kube::core::schema::OptionalIntOrString)
+        .into_generator();
+    let mut schema = serde_json::to_value(generator.into_root_schema_for::<T>())
+        .unwrap_or_else(|_| serde_json::json!({"type": "object"}));
+    if let Some(map) = schema.as_object_mut() {
+        map.remove("title");
+        map.remove("$schema");
+    }
+    schema
 }
 
 /// Completes a generated CRD like controller-gen does: an explicit `listKind` (`<Kind>List`),

@@ -31,6 +31,7 @@ macro_rules! extension_kind {
             pub default: DefaultSpec,
             /// Kind-specific fields (`region`, `secretRef`, `pools`, ...), round-tripped.
             #[serde(flatten)]
+            #[schemars(skip)]
             pub extra: Extra,
         }
 

@@ -84,6 +84,7 @@ pub struct ExtensionStatus {
     pub resources: Vec<NamedResourceReference>,
     /// Kind-specific status fields (Bastion `ingress`, Worker `machineDeployments`, ...).
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
