@@ -19,7 +19,7 @@ pub mod names;
 pub mod operations;
 pub mod resources;
 pub mod security;
-pub mod typed;
 pub mod seedmanagement;
+pub mod typed;
 
 pub use conditions::{Condition, ConditionStatus};

@@ -68,7 +68,7 @@ pub struct BastionSpec {
     /// Source ranges allowed to connect.
     #[serde(default)]
     pub ingress: Vec<BastionIngressPolicy>,
-    /// Unmodelled fields.
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -109,7 +109,7 @@ pub struct BastionStatus {
     /// Last observed generation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
-    /// Unmodelled fields.
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,

@@ -44,7 +44,7 @@ pub struct ManagedSeedSpec {
     /// The Shoot that becomes the Seed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shoot: Option<ShootReference>,
-    /// How the seed agent is deployed and configured (kept verbatim).
+    /// How the gardenlet is deployed into the shoot and configured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<crate::typed::GardenletConfig>")]
     pub gardenlet: Option<serde_json::Value>,
@@ -76,7 +76,8 @@ impl ManagedSeed {
     }
 }
 
-/// Spec of a Gardenlet (`garden/<seed>`): kept verbatim, seedlet does not deploy it.
+/// Spec of a Gardenlet (`garden/<seed>`): how a self-managed gardenlet is deployed and configured.
+/// seedlet reads these objects but does not deploy them.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
     group = "seedmanagement.gardener.cloud",
@@ -170,7 +171,7 @@ pub struct ManagedSeedSetSpec {
     /// How many old revisions of the set are kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revision_history_limit: Option<i32>,
-    /// Unmodelled fields (updateStrategy, revisionHistoryLimit).
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -213,7 +214,7 @@ pub struct ManagedSeedSetStatus {
     /// Observed conditions of the set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<crate::Condition>>,
-    /// Unmodelled fields.
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,

@@ -119,7 +119,7 @@ pub struct NamespacedCloudProfileStatus {
     /// Last observed generation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
-    /// Unmodelled fields.
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,

@@ -53,7 +53,7 @@ pub struct ProjectSpec {
     /// Resources whose deletion in this project needs the confirmation of a second person.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dual_approval_for_deletion: Option<Vec<crate::typed::DualApprovalForDeletion>>,
-    /// Unmodelled fields (createdBy, description, purpose, tolerations, ...).
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -121,7 +121,7 @@ pub struct ProjectStatus {
     /// Observed conditions of the project.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<crate::Condition>>,
-    /// Unmodelled fields.
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,

@@ -44,7 +44,9 @@ pub struct QuotaSpec {
     pub cluster_lifetime_days: Option<i32>,
     /// Resource limits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<std::collections::BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>>")]
+    #[schemars(
+        with = "Option<std::collections::BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>>"
+    )]
     pub metrics: Option<serde_json::Value>,
     /// `Project` or `Secret` (apiVersion and kind).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -72,7 +74,7 @@ pub struct SecretBinding {
     /// Quotas that apply to the shoots using this binding.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub quotas: Vec<QuotaReference>,
-    /// Unmodelled fields (secretRef, provider).
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -86,7 +88,7 @@ pub struct CredentialsBinding {
     /// Quotas that apply to the shoots using this binding.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub quotas: Vec<QuotaReference>,
-    /// Unmodelled fields (credentialsRef, provider).
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -144,9 +146,7 @@ impl SecretBinding {
 impl CredentialsBinding {
     /// The binding's CRD (for gardens without gardener-apiserver).
     pub fn crd() -> CustomResourceDefinition {
-        binding_crd::<CredentialsBinding, crate::typed::CredentialsBinding>(
-            ".credentialsRef.name",
-        )
+        binding_crd::<CredentialsBinding, crate::typed::CredentialsBinding>(".credentialsRef.name")
     }
 }
 

@@ -12,7 +12,7 @@ use crate::common::{Extra, LastOperation, NamedResourceReference, ObjectReferenc
 use crate::conditions::Condition;
 use crate::core::Extension;
 
-/// Spec of a Seed. Fields seedlet does not use (accessRestrictions, ...) are kept in `extra`.
+/// Spec of a Seed: its provider, networks, DNS, backup, settings and extensions.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
     group = "core.gardener.cloud",
@@ -78,7 +78,7 @@ pub struct SeedSpec {
     /// Access restrictions this seed fulfils; shoots asking for them may be scheduled here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub access_restrictions: Option<Vec<crate::typed::AccessRestriction>>,
-    /// Unmodelled fields, round-tripped.
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -100,7 +100,11 @@ pub struct SeedBackup {
     /// Credentials for the object store.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials_ref: Option<ObjectReference>,
-    /// Unmodelled fields (`secretRef`, ...).
+    /// Credentials as a Secret reference: the field gardens before Gardener v1.120 use instead
+    /// of `credentialsRef`; kept so that seedlet serves and reads both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_ref: Option<k8s_openapi::api::core::v1::SecretReference>,
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -119,7 +123,7 @@ pub struct SeedDns {
     /// Default domains of shoots on this seed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub defaults: Option<Vec<SeedDnsDomain>>,
-    /// Unmodelled fields.
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -135,7 +139,11 @@ pub struct SeedDnsProvider {
     /// Credentials of the provider.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials_ref: Option<ObjectReference>,
-    /// Unmodelled fields (`secretRef`, ...).
+    /// Credentials as a Secret reference: the field gardens before Gardener v1.120 use instead
+    /// of `credentialsRef`; kept so that seedlet serves and reads both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_ref: Option<k8s_openapi::api::core::v1::SecretReference>,
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -156,7 +164,7 @@ pub struct SeedDnsDomain {
     /// Credentials of the provider.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials_ref: Option<ObjectReference>,
-    /// Unmodelled fields.
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -182,7 +190,7 @@ pub struct SeedNetworks {
     /// IP families (`IPv4`, `IPv6`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ip_families: Vec<String>,
-    /// Unmodelled fields.
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -216,13 +224,13 @@ pub struct SeedProvider {
     /// Availability zones.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub zones: Vec<String>,
-    /// Unmodelled fields.
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
 }
 
-/// `spec.settings`: only `scheduling` is modelled, the rest round-trips.
+/// `spec.settings`: switches for the components Gardener runs in the seed.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SeedSettings {
@@ -249,7 +257,8 @@ pub struct SeedSettings {
     pub zone_selection: Option<crate::typed::SeedSettingZoneSelection>,
     /// Whether volumes of control-plane components are grown automatically.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub persistent_volume_claim_autoscaler: Option<crate::typed::SeedSettingPersistentVolumeClaimAutoscaler>,
+    pub persistent_volume_claim_autoscaler:
+        Option<crate::typed::SeedSettingPersistentVolumeClaimAutoscaler>,
     /// Other settings (dependencyWatchdog, verticalPodAutoscaler, ...).
     #[serde(flatten)]
     #[schemars(skip)]
@@ -350,7 +359,7 @@ pub struct SeedStatus {
     /// Last operation of the seed reconciler.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_operation: Option<LastOperation>,
-    /// Unmodelled fields.
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,

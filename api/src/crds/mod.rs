@@ -44,18 +44,26 @@ pub fn seed_crds() -> Vec<CustomResourceDefinition> {
     }
     let crds = vec![
         cluster,
-        extensions::BackupBucket::crd(),
+        with_status_fields::<extensions::typed::BackupBucketStatusFields>(
+            extensions::BackupBucket::crd(),
+        ),
         extensions::BackupEntry::crd(),
-        extensions::Bastion::crd(),
+        with_status_fields::<extensions::typed::BastionStatusFields>(extensions::Bastion::crd()),
         extensions::ContainerRuntime::crd(),
         extensions::ControlPlane::crd(),
-        extensions::DNSRecord::crd(),
+        with_status_fields::<extensions::typed::DNSRecordStatusFields>(extensions::DNSRecord::crd()),
         extensions::Extension::crd(),
-        extensions::Infrastructure::crd(),
-        extensions::Network::crd(),
-        extensions::OperatingSystemConfig::crd(),
-        extensions::SelfHostedShootExposure::crd(),
-        extensions::Worker::crd(),
+        with_status_fields::<extensions::typed::InfrastructureStatusFields>(
+            extensions::Infrastructure::crd(),
+        ),
+        with_status_fields::<extensions::typed::NetworkStatusFields>(extensions::Network::crd()),
+        with_status_fields::<extensions::typed::OperatingSystemConfigStatusFields>(
+            extensions::OperatingSystemConfig::crd(),
+        ),
+        with_status_fields::<extensions::typed::SelfHostedShootExposureStatusFields>(
+            extensions::SelfHostedShootExposure::crd(),
+        ),
+        with_status_fields::<extensions::typed::WorkerStatusFields>(extensions::Worker::crd()),
         resources::ManagedResource::crd(),
     ];
     crds.into_iter().map(finish).collect()
@@ -125,6 +133,44 @@ pub(crate) fn schema_of<T: schemars::JsonSchema>() -> serde_json::Value {
         map.remove("$schema");
     }
     schema
+}
+
+/// `crd` with the kind-specific status fields typed by `S` added to `status`: the extension
+/// kinds share one Rust status type ([`extensions::ExtensionStatus`], which round-trips those
+/// fields in its flattened `extra`), while each kind's schema lists exactly its own fields.
+fn with_status_fields<S: schemars::JsonSchema>(
+    mut crd: CustomResourceDefinition,
+) -> CustomResourceDefinition {
+    let fields = schema_of::<S>();
+    let Some(fields) = fields
+        .get("properties")
+        .and_then(serde_json::Value::as_object)
+    else {
+        return crd;
+    };
+    for version in &mut crd.spec.versions {
+        let Some(schema) = version
+            .schema
+            .as_mut()
+            .and_then(|schema| schema.open_api_v3_schema.as_mut())
+        else {
+            continue;
+        };
+        let Some(status) = schema
+            .properties
+            .as_mut()
+            .and_then(|properties| properties.get_mut("status"))
+        else {
+            continue;
+        };
+        let properties = status.properties.get_or_insert_with(Default::default);
+        for (name, field) in fields {
+            if let Ok(field) = serde_json::from_value(field.clone()) {
+                properties.insert(name.clone(), field);
+            }
+        }
+    }
+    crd
 }
 
 /// Completes a generated CRD like controller-gen does: an explicit `listKind` (`<Kind>List`),

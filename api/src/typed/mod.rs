@@ -5,12 +5,12 @@
 
 mod cloudprofile;
 mod core;
+mod security;
 mod seed;
 mod seedmanagement;
-mod security;
 
 pub use cloudprofile::*;
 pub use core::*;
+pub use security::*;
 pub use seed::*;
 pub use seedmanagement::*;
-pub use security::*;

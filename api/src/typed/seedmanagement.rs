@@ -82,13 +82,13 @@ pub struct GardenletDeployment {
     /// Annotations added to the gardenlet pods.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pod_annotations: Option<BTreeMap<String, String>>,
-    /// Extra volumes of the gardenlet pods.
+    /// Additional volumes of the gardenlet pods.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub additional_volumes: Option<Vec<Volume>>,
-    /// Extra volume mounts of the gardenlet container.
+    /// Additional volume mounts of the gardenlet container.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub additional_volume_mounts: Option<Vec<VolumeMount>>,
-    /// Extra environment variables of the gardenlet container.
+    /// Additional environment variables of the gardenlet container.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub env: Option<Vec<EnvVar>>,
     /// Tolerations of the gardenlet pods.
@@ -133,13 +133,13 @@ pub struct GardenletSelfDeployment {
     /// Annotations added to the gardenlet pods.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pod_annotations: Option<BTreeMap<String, String>>,
-    /// Extra volumes of the gardenlet pods.
+    /// Additional volumes of the gardenlet pods.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub additional_volumes: Option<Vec<Volume>>,
-    /// Extra volume mounts of the gardenlet container.
+    /// Additional volume mounts of the gardenlet container.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub additional_volume_mounts: Option<Vec<VolumeMount>>,
-    /// Extra environment variables of the gardenlet container.
+    /// Additional environment variables of the gardenlet container.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub env: Option<Vec<EnvVar>>,
     /// Tolerations of the gardenlet pods.
