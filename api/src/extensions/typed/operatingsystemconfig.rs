@@ -26,7 +26,7 @@ pub struct OperatingSystemConfigSpecFields {
     pub units: Option<Vec<OperatingSystemConfigUnit>>,
 }
 
-/// The `criConfig` object of [`OperatingSystemConfigSpecFields`].
+/// Container runtime settings of the nodes.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OperatingSystemConfigCriConfig {
@@ -41,7 +41,7 @@ pub struct OperatingSystemConfigCriConfig {
     pub name: Option<String>,
 }
 
-/// The `containerd` object of [`OperatingSystemConfigCriConfig`].
+/// containerd settings of the nodes.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OperatingSystemConfigCriConfigContainerd {
@@ -56,7 +56,7 @@ pub struct OperatingSystemConfigCriConfigContainerd {
     pub sandbox_image: Option<String>,
 }
 
-/// One `plugins` entry of [`OperatingSystemConfigCriConfigContainerd`].
+/// A change to one containerd plugin table.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OperatingSystemConfigCriConfigContainerdPlugin {
@@ -72,7 +72,7 @@ pub struct OperatingSystemConfigCriConfigContainerdPlugin {
     pub values: Option<serde_json::Value>,
 }
 
-/// One `registries` entry of [`OperatingSystemConfigCriConfigContainerd`].
+/// How containerd reaches one upstream registry.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OperatingSystemConfigCriConfigContainerdRegistry {
@@ -90,7 +90,7 @@ pub struct OperatingSystemConfigCriConfigContainerdRegistry {
     pub upstream: Option<String>,
 }
 
-/// One `hosts` entry of [`OperatingSystemConfigCriConfigContainerdRegistry`].
+/// A host containerd pulls from instead of the upstream registry.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OperatingSystemConfigCriConfigContainerdRegistryHost {
@@ -108,7 +108,7 @@ pub struct OperatingSystemConfigCriConfigContainerdRegistryHost {
     pub url: Option<String>,
 }
 
-/// One `files` entry of [`OperatingSystemConfigSpecFields`].
+/// A file written on the nodes.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OperatingSystemConfigFile {
@@ -126,7 +126,7 @@ pub struct OperatingSystemConfigFile {
     pub permissions: Option<i32>,
 }
 
-/// The `content` object of [`OperatingSystemConfigFile`].
+/// Where a file's content comes from.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OperatingSystemConfigFileContent {
@@ -144,7 +144,7 @@ pub struct OperatingSystemConfigFileContent {
     pub transmit_unencoded: Option<bool>,
 }
 
-/// The `imageRef` object of [`OperatingSystemConfigFileContent`].
+/// A file taken out of a container image.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OperatingSystemConfigFileContentImageRef {
@@ -156,7 +156,7 @@ pub struct OperatingSystemConfigFileContentImageRef {
     pub image: Option<String>,
 }
 
-/// The `inline` object of [`OperatingSystemConfigFileContent`].
+/// File content given in place.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OperatingSystemConfigFileContentInline {
@@ -168,7 +168,7 @@ pub struct OperatingSystemConfigFileContentInline {
     pub encoding: Option<String>,
 }
 
-/// The `secretRef` object of [`OperatingSystemConfigFileContent`].
+/// File content taken from a Secret key.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OperatingSystemConfigFileContentSecretRef {
@@ -180,7 +180,7 @@ pub struct OperatingSystemConfigFileContentSecretRef {
     pub name: Option<String>,
 }
 
-/// One `inPlaceUpdates` entry of [`OperatingSystemConfigSpecFields`].
+/// Target versions and rotations for nodes updated in place.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OperatingSystemConfigInPlaceUpdates {
@@ -195,7 +195,7 @@ pub struct OperatingSystemConfigInPlaceUpdates {
     pub operating_system_version: Option<String>,
 }
 
-/// The `credentialsRotation` object of [`OperatingSystemConfigInPlaceUpdates`].
+/// Credential rotations nodes follow in place.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OperatingSystemConfigInPlaceUpdatesCredentialsRotation {
@@ -209,7 +209,7 @@ pub struct OperatingSystemConfigInPlaceUpdatesCredentialsRotation {
         Option<OperatingSystemConfigInPlaceUpdatesCredentialsRotationCertificateAuthorities>,
 }
 
-/// One `certificateAuthorities` entry of [`OperatingSystemConfigInPlaceUpdatesCredentialsRotation`].
+/// State of one credential rotation.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OperatingSystemConfigInPlaceUpdatesCredentialsRotationCertificateAuthorities {
@@ -218,7 +218,7 @@ pub struct OperatingSystemConfigInPlaceUpdatesCredentialsRotationCertificateAuth
     pub last_initiation_time: Option<Time>,
 }
 
-/// One `units` entry of [`OperatingSystemConfigSpecFields`].
+/// A systemd unit installed on the nodes.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OperatingSystemConfigUnit {
@@ -242,7 +242,7 @@ pub struct OperatingSystemConfigUnit {
     pub name: Option<String>,
 }
 
-/// One `dropIns` entry of [`OperatingSystemConfigUnit`].
+/// A drop-in file of a systemd unit.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OperatingSystemConfigUnitDropIn {
@@ -272,7 +272,7 @@ pub struct OperatingSystemConfigStatusFields {
     pub in_place_updates: Option<OperatingSystemConfigStatusInPlaceUpdates>,
 }
 
-/// The `cloudConfig` object of [`OperatingSystemConfigStatusFields`].
+/// The generated user data of the nodes.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OperatingSystemConfigStatusCloudConfig {
@@ -281,7 +281,7 @@ pub struct OperatingSystemConfigStatusCloudConfig {
     pub secret_ref: Option<SecretReference>,
 }
 
-/// One `inPlaceUpdates` entry of [`OperatingSystemConfigStatusFields`].
+/// How the operating system is updated in place.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OperatingSystemConfigStatusInPlaceUpdates {
@@ -290,7 +290,7 @@ pub struct OperatingSystemConfigStatusInPlaceUpdates {
     pub os_update: Option<OperatingSystemConfigStatusInPlaceUpdatesOsUpdate>,
 }
 
-/// The `osUpdate` object of [`OperatingSystemConfigStatusInPlaceUpdates`].
+/// A command with arguments.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OperatingSystemConfigStatusInPlaceUpdatesOsUpdate {

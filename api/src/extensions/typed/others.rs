@@ -59,7 +59,7 @@ pub struct BastionSpecFields {
     pub user_data: Option<String>,
 }
 
-/// One `ingress` entry of [`BastionSpecFields`].
+/// A source that may connect to a bastion.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BastionIngress {
@@ -68,7 +68,7 @@ pub struct BastionIngress {
     pub ip_block: Option<BastionIngressIpBlock>,
 }
 
-/// The `ipBlock` object of [`BastionIngress`].
+/// A range of source addresses.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BastionIngressIpBlock {
@@ -101,7 +101,7 @@ pub struct ContainerRuntimeSpecFields {
     pub worker_pool: Option<ContainerRuntimeWorkerPool>,
 }
 
-/// The `workerPool` object of [`ContainerRuntimeSpecFields`].
+/// The worker pool a container runtime is installed on.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ContainerRuntimeWorkerPool {
@@ -199,7 +199,7 @@ pub struct InfrastructureStatusFields {
     pub nodes_cidr: Option<String>,
 }
 
-/// The `networking` object of [`InfrastructureStatusFields`].
+/// Network ranges an infrastructure provides to the shoot.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InfrastructureStatusNetworking {
@@ -257,7 +257,7 @@ pub struct SelfHostedShootExposureSpecFields {
     pub port: Option<i32>,
 }
 
-/// One `endpoints` entry of [`SelfHostedShootExposureSpecFields`].
+/// A control-plane node whose API server is exposed.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SelfHostedShootExposureEndpoint {
@@ -269,7 +269,7 @@ pub struct SelfHostedShootExposureEndpoint {
     pub node_name: Option<String>,
 }
 
-/// One `addresses` entry of [`SelfHostedShootExposureEndpoint`].
+/// An address of a node.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SelfHostedShootExposureEndpointAddress {

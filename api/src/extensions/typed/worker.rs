@@ -33,7 +33,7 @@ pub struct WorkerSpecFields {
     pub ssh_public_key: Option<String>,
 }
 
-/// One `pools` entry of [`WorkerSpecFields`].
+/// A worker pool: its machines, image, scaling and node settings.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkerPool {
@@ -115,7 +115,7 @@ pub struct WorkerPool {
     pub zones: Option<Vec<String>>,
 }
 
-/// The `clusterAutoscaler` object of [`WorkerPool`].
+/// Cluster-autoscaler settings of a worker pool.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkerPoolClusterAutoscaler {
@@ -136,7 +136,7 @@ pub struct WorkerPoolClusterAutoscaler {
     pub scale_down_utilization_threshold: Option<String>,
 }
 
-/// One `dataVolumes` entry of [`WorkerPool`].
+/// An additional disk of the machines.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkerPoolDataVolume {
@@ -154,7 +154,7 @@ pub struct WorkerPoolDataVolume {
     pub type_: Option<String>,
 }
 
-/// The `kubeletConfig` object of [`WorkerPool`].
+/// Kubelet settings of a worker pool.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkerPoolKubeletConfig {
@@ -278,7 +278,7 @@ pub struct WorkerPoolKubeletConfig {
     pub streaming_connection_idle_timeout: Option<String>,
 }
 
-/// The `evictionHard` object of [`WorkerPoolKubeletConfig`].
+/// Eviction thresholds per signal.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkerPoolKubeletConfigEvictionHard {
@@ -315,7 +315,7 @@ pub struct WorkerPoolKubeletConfigEvictionHard {
     pub node_fs_inodes_free: Option<String>,
 }
 
-/// The `evictionMinimumReclaim` object of [`WorkerPoolKubeletConfig`].
+/// Least amounts reclaimed per signal once eviction starts.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkerPoolKubeletConfigEvictionMinimumReclaim {
@@ -352,7 +352,7 @@ pub struct WorkerPoolKubeletConfigEvictionMinimumReclaim {
     pub node_fs_inodes_free: Option<Quantity>,
 }
 
-/// The `kubeReserved` object of [`WorkerPoolKubeletConfig`].
+/// Resources reserved for Kubernetes components.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkerPoolKubeletConfigKubeReserved {
@@ -370,7 +370,7 @@ pub struct WorkerPoolKubeletConfigKubeReserved {
     pub pid: Option<Quantity>,
 }
 
-/// The `memorySwap` object of [`WorkerPoolKubeletConfig`].
+/// Swap use of pods.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkerPoolKubeletConfigMemorySwap {
@@ -379,7 +379,7 @@ pub struct WorkerPoolKubeletConfigMemorySwap {
     pub swap_behavior: Option<String>,
 }
 
-/// The `machineControllerManager` object of [`WorkerPool`].
+/// Machine-controller-manager settings of a worker pool.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkerPoolMachineControllerManager {
@@ -412,7 +412,7 @@ pub struct WorkerPoolMachineControllerManager {
     pub node_conditions: Option<Vec<String>>,
 }
 
-/// The `machineImage` object of [`WorkerPool`].
+/// Operating-system image of a worker pool.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkerPoolMachineImage {
@@ -424,7 +424,7 @@ pub struct WorkerPoolMachineImage {
     pub version: Option<String>,
 }
 
-/// The `nodeTemplate` object of [`WorkerPool`].
+/// Resources the cluster autoscaler assumes a new node has.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkerPoolNodeTemplate {
@@ -451,7 +451,7 @@ pub struct WorkerStatusFields {
     pub machine_deployments_last_update_time: Option<Time>,
 }
 
-/// One `inPlaceUpdates` entry of [`WorkerStatusFields`].
+/// State of in-place updates of a Worker.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkerStatusInPlaceUpdates {
@@ -460,7 +460,7 @@ pub struct WorkerStatusInPlaceUpdates {
     pub worker_pool_to_hash_map: Option<BTreeMap<String, String>>,
 }
 
-/// One `machineDeployments` entry of [`WorkerStatusFields`].
+/// A machine deployment created for a worker pool.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkerStatusMachineDeployment {
