@@ -305,3 +305,75 @@ async fn seedlet_crds_apply_explain_and_keep_upstream_examples_on_a_real_kube_ap
         .expect("the kubectl checks finish");
     drop(plane);
 }
+
+/// The sandbox admits Gardener objects as kube-apiserver does under the generated CRDs: fields
+/// the schema does not know are pruned at every level, raw extensions keep whatever they hold,
+/// and a wrongly typed field is a 422 whose cause names it.
+#[tokio::test]
+async fn sandbox_prunes_unknown_seed_fields_keeps_raw_extensions_and_names_type_errors() {
+    use kube::api::{Api, DynamicObject, PostParams};
+    use kube::core::{ApiResource, GroupVersionKind};
+
+    let garden = seedlet_testkit::start_sandbox("garden").await;
+    seedlet_testkit::prepare_garden(&garden.client()).await;
+    let resource = ApiResource::from_gvk(&GroupVersionKind::gvk(
+        "core.gardener.cloud",
+        "v1beta1",
+        "Seed",
+    ));
+    let seeds: Api<DynamicObject> = Api::all_with(garden.client(), &resource);
+    let seed: DynamicObject = serde_json::from_value(serde_json::json!({
+        "apiVersion": "core.gardener.cloud/v1beta1",
+        "kind": "Seed",
+        "metadata": {"name": "pruned"},
+        "spec": {
+            "provider": {"type": "local", "region": "local", "bogus": 1,
+                "providerConfig": {"apiVersion": "x/v1", "anything": {"deep": [1, 2]}}},
+            "networks": {"pods": "10.1.0.0/16", "services": "10.2.0.0/16"},
+            "settings": {"verticalPodAutoscaler": {"enabled": false, "unknownSwitch": true}},
+            "notAField": "dropped",
+        },
+    }))
+    .expect("seed object");
+    let created = seeds
+        .create(&PostParams::default(), &seed)
+        .await
+        .expect("seed created");
+    let spec = &created.data["spec"];
+    assert!(spec.get("notAField").is_none(), "{spec}");
+    assert!(spec["provider"].get("bogus").is_none(), "{spec}");
+    assert_eq!(
+        spec["settings"]["verticalPodAutoscaler"],
+        serde_json::json!({"enabled": false})
+    );
+    assert_eq!(
+        spec["provider"]["providerConfig"],
+        serde_json::json!({"apiVersion": "x/v1", "anything": {"deep": [1, 2]}})
+    );
+
+    let mut wrong = seed.clone();
+    wrong.metadata.name = Some("wrong".to_owned());
+    wrong.data["spec"]["provider"]["region"] = serde_json::json!(5);
+    wrong.data["spec"]["settings"]["verticalPodAutoscaler"]["enabled"] = serde_json::json!("no");
+    let Err(kube::Error::Api(status)) = seeds.create(&PostParams::default(), &wrong).await else {
+        panic!("a wrongly typed Seed was accepted");
+    };
+    assert_eq!((status.code, status.reason.as_str()), (422, "Invalid"));
+    let causes: Vec<(String, String)> = status
+        .details
+        .iter()
+        .flat_map(|details| &details.causes)
+        .map(|cause| (cause.field.clone(), cause.reason.clone()))
+        .collect();
+    for field in [
+        "spec.provider.region",
+        "spec.settings.verticalPodAutoscaler.enabled",
+    ] {
+        assert!(status.message.contains(field), "{}", status.message);
+        assert!(
+            causes.contains(&(field.to_owned(), "FieldValueTypeInvalid".to_owned())),
+            "{causes:?}"
+        );
+    }
+    garden.shutdown().await;
+}

@@ -106,7 +106,7 @@ pub struct GardenletSpec {
     pub config: Option<serde_json::Value>,
     /// The Secret holding the kubeconfig of the target cluster.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<k8s_openapi::api::core::v1::SecretReference>")]
+    #[schemars(with = "Option<k8s_openapi::api::core::v1::LocalObjectReference>")]
     pub kubeconfig_secret_ref: Option<serde_json::Value>,
 }
 

@@ -89,6 +89,83 @@ fn garden_crds_have_every_field_of_gardener_apiserver_types() {
     assert!(missing.is_empty(), "fields without schema: {missing:#?}");
 }
 
+/// Fields seedlet's garden CRDs have beyond gardener-apiserver's current types: the credentials
+/// `secretRef`s that gardens before Gardener v1.120 use, the deprecated `globallyEnabled` of
+/// extension resources, and ControllerDeployment's v1beta1 shape (one CRD serves v1 and v1beta1).
+const GARDEN_ADDITIONS: &[(&str, &str)] = &[
+    ("Seed", ".spec.backup.secretRef"),
+    ("Seed", ".spec.dns.provider.secretRef"),
+    ("BackupBucket", ".spec.secretRef"),
+    ("ControllerRegistration", ".spec.resources[].globallyEnabled"),
+    ("ControllerDeployment", ".type"),
+    ("ControllerDeployment", ".providerConfig"),
+];
+
+#[test]
+fn garden_crds_have_no_field_gardener_apiserver_lacks() {
+    let text = fs::read_to_string(fixtures().join("upstream/garden-fields.txt")).unwrap();
+    let mut upstream: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
+        let mut parts = line.splitn(3, ' ');
+        let key = (
+            parts.next().unwrap().to_owned(),
+            parts.next().unwrap().to_owned(),
+        );
+        upstream
+            .entry(key)
+            .or_default()
+            .insert(parts.next().unwrap().to_owned());
+    }
+    let mut invented = Vec::new();
+    for (key, schema) in schemas(garden_crds()) {
+        let Some(known) = upstream.get(&key) else {
+            continue;
+        };
+        for path in paths(&schema) {
+            let top = ["", ".apiVersion", ".kind"].contains(&path.as_str())
+                || path.starts_with(".metadata");
+            let added = GARDEN_ADDITIONS
+                .iter()
+                .any(|(kind, added)| *kind == key.1 && path.starts_with(added));
+            if !(top || added || covered(known, &path)) {
+                invented.push(format!("{} {path}", key.1));
+            }
+        }
+    }
+    assert!(
+        invented.is_empty(),
+        "fields gardener's types lack: {invented:#?}"
+    );
+}
+
+/// Whether `path` is an upstream field, the item or value node of one, or lies below an
+/// upstream field listed without children (a Kubernetes type or a raw extension, whose schema
+/// is that type's own).
+fn covered(known: &BTreeSet<String>, path: &str) -> bool {
+    let stripped = path.trim_end_matches("[]").trim_end_matches("{}");
+    if known.contains(path) || known.contains(stripped) {
+        return true;
+    }
+    let has_children = |field: &str| {
+        known.iter().any(|other| {
+            other.len() > field.len()
+                && other.starts_with(field)
+                && matches!(other.as_bytes()[field.len()], b'.' | b'[' | b'{')
+        })
+    };
+    known
+        .iter()
+        .filter(|field| {
+            path.len() > field.len()
+                && path.starts_with(field.as_str())
+                && matches!(path.as_bytes()[field.len()], b'.' | b'[' | b'{')
+        })
+        .max_by_key(|field| field.len())
+        .is_some_and(|parent| !has_children(parent))
+}
 #[test]
 fn seed_crds_have_every_field_of_gardenlets_crds() {
     let ours = schemas(seed_crds());

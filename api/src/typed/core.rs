@@ -1,6 +1,6 @@
 //! Typed fields of Project, ExposureClass, the bindings and the ManagedSeedSet shoot template (`core.gardener.cloud`).
-//! Generated types are plain data: every field optional, as gardener-apiserver accepts objects
-//! without them.
+//! Every field is optional: gardener-apiserver accepts objects without them, and a field that is
+//! absent stays absent when seedlet writes an object back.
 
 use std::collections::BTreeMap;
 

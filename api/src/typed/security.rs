@@ -1,6 +1,6 @@
 //! Typed fields of WorkloadIdentity and CredentialsBinding (`security.gardener.cloud`).
-//! Generated types are plain data: every field optional, as gardener-apiserver accepts objects
-//! without them.
+//! Every field is optional: gardener-apiserver accepts objects without them, and a field that is
+//! absent stays absent when seedlet writes an object back.
 
 use k8s_openapi::api::core::v1::ObjectReference as K8sObjectReference;
 use schemars::JsonSchema;

@@ -1,6 +1,6 @@
 //! Typed fields of ManagedSeed, ManagedSeedSet and Gardenlet (`seedmanagement.gardener.cloud`): the gardenlet deployment and update strategy.
-//! Generated types are plain data: every field optional, as gardener-apiserver accepts objects
-//! without them.
+//! Every field is optional: gardener-apiserver accepts objects without them, and a field that is
+//! absent stays absent when seedlet writes an object back.
 
 use std::collections::BTreeMap;
 
