@@ -96,7 +96,10 @@ const GARDEN_ADDITIONS: &[(&str, &str)] = &[
     ("Seed", ".spec.backup.secretRef"),
     ("Seed", ".spec.dns.provider.secretRef"),
     ("BackupBucket", ".spec.secretRef"),
-    ("ControllerRegistration", ".spec.resources[].globallyEnabled"),
+    (
+        "ControllerRegistration",
+        ".spec.resources[].globallyEnabled",
+    ),
     ("ControllerDeployment", ".type"),
     ("ControllerDeployment", ".providerConfig"),
 ];
