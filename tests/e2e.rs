@@ -23,6 +23,7 @@ mod chart_seed_view;
 mod charts;
 mod cli;
 mod controllerinstallation;
+mod crd_schemas;
 mod example_backup_provider;
 mod faults;
 mod garden_cloudprofiles;

@@ -177,7 +177,7 @@ async fn cluster_follows_shoot_seed_and_cloud_profile_and_goes_after_the_namespa
             "custom",
             &PatchParams::default(),
             &Patch::Merge(
-                &json!({"status": {"cloudProfileSpec": {"type": "local", "custom": true}}}),
+                &json!({"status": {"cloudProfileSpec": {"type": "local", "limits": {"maxNodesTotal": 7}}}}),
             ),
         )
         .await
@@ -188,7 +188,7 @@ async fn cluster_follows_shoot_seed_and_cloud_profile_and_goes_after_the_namespa
         .await
         .expect("ncp ref");
     let legacy = cluster_where(&seed, "shoot-dev-bar", "legacy cluster with ncp", |c| {
-        c.spec.cloud_profile["spec"]["custom"] == json!(true)
+        c.spec.cloud_profile["spec"]["limits"]["maxNodesTotal"] == json!(7)
     })
     .await;
     assert_eq!(

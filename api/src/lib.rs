@@ -7,6 +7,8 @@
 //! - [`conditions`]: the Condition type and pure helpers with gardener's time semantics.
 //! - [`names`]: every well-known label, annotation, namespace, finalizer, reason, ...
 //! - [`crds`]: CustomResourceDefinitions generated from these types.
+//! - [`typed`]: typed shapes of fields seedlet does not interpret, which give the CRDs every
+//!   field of gardener's types.
 
 #![warn(missing_docs)]
 
@@ -20,5 +22,6 @@ pub mod operations;
 pub mod resources;
 pub mod security;
 pub mod seedmanagement;
+pub mod typed;
 
 pub use conditions::{Condition, ConditionStatus};

@@ -11,7 +11,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::common::{Extra, LocalReference, schema};
+use crate::common::{Extra, LocalReference};
 use crate::conditions::Condition;
 
 /// API group of [`Bastion`].
@@ -68,8 +68,9 @@ pub struct BastionSpec {
     /// Source ranges allowed to connect.
     #[serde(default)]
     pub ingress: Vec<BastionIngressPolicy>,
-    /// Unmodelled fields.
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
@@ -94,7 +95,7 @@ pub struct IpBlock {
 pub struct BastionStatus {
     /// Where to connect (`ip`/`hostname`, a `LoadBalancerIngress`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "schema::raw_object")]
+    #[schemars(with = "Option<k8s_openapi::api::core::v1::LoadBalancerIngress>")]
     pub ingress: Option<serde_json::Value>,
     /// Conditions (`BastionReady`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -108,8 +109,9 @@ pub struct BastionStatus {
     /// Last observed generation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
-    /// Unmodelled fields.
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 

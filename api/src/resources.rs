@@ -103,8 +103,9 @@ pub struct ManagedResourceStatus {
     /// Hex SHA-256 over the manifest data of the last apply.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secrets_data_checksum: Option<String>,
-    /// Unmodelled fields.
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 

@@ -44,9 +44,9 @@ pub struct ManagedSeedSpec {
     /// The Shoot that becomes the Seed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shoot: Option<ShootReference>,
-    /// How the seed agent is deployed and configured (kept verbatim).
+    /// How the gardenlet is deployed into the shoot and configured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "schema::raw_object")]
+    #[schemars(with = "Option<crate::typed::GardenletConfig>")]
     pub gardenlet: Option<serde_json::Value>,
 }
 
@@ -76,7 +76,8 @@ impl ManagedSeed {
     }
 }
 
-/// Spec of a Gardenlet (`garden/<seed>`): kept verbatim, seedlet does not deploy it.
+/// Spec of a Gardenlet (`garden/<seed>`): how a self-managed gardenlet is deployed and configured.
+/// seedlet reads these objects but does not deploy them.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
     group = "seedmanagement.gardener.cloud",
@@ -97,7 +98,7 @@ impl ManagedSeed {
 pub struct GardenletSpec {
     /// How the agent is deployed (`helm.ociRepository`, replicas, resources, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "schema::raw_object")]
+    #[schemars(with = "Option<crate::typed::GardenletSelfDeployment>")]
     pub deployment: Option<serde_json::Value>,
     /// Its `GardenletConfiguration`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -105,7 +106,7 @@ pub struct GardenletSpec {
     pub config: Option<serde_json::Value>,
     /// The Secret holding the kubeconfig of the target cluster.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "schema::raw_object")]
+    #[schemars(with = "Option<k8s_openapi::api::core::v1::LocalObjectReference>")]
     pub kubeconfig_secret_ref: Option<serde_json::Value>,
 }
 
@@ -154,18 +155,25 @@ pub struct ManagedSeedSetSpec {
     pub replicas: Option<i32>,
     /// Label selector of the replicas' Shoots, ManagedSeeds and Seeds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "schema::raw_object")]
+    #[schemars(with = "Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>")]
     pub selector: Option<serde_json::Value>,
     /// ManagedSeed template (`metadata`, `spec.gardenlet`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "schema::raw_object")]
+    #[schemars(with = "Option<crate::typed::ManagedSeedTemplate>")]
     pub template: Option<serde_json::Value>,
     /// Shoot template (`metadata`, `spec`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "schema::raw_object")]
+    #[schemars(with = "Option<crate::typed::ShootTemplate>")]
     pub shoot_template: Option<serde_json::Value>,
-    /// Unmodelled fields (updateStrategy, revisionHistoryLimit).
+    /// How changes to the templates are rolled out to the existing ManagedSeeds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub update_strategy: Option<crate::typed::UpdateStrategy>,
+    /// How many old revisions of the set are kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision_history_limit: Option<i32>,
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
@@ -188,8 +196,27 @@ pub struct ManagedSeedSetStatus {
     /// The replica currently worked on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending_replica: Option<PendingReplica>,
-    /// Unmodelled fields.
+    /// Number of replicas created from the current revision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_replicas: Option<i32>,
+    /// Number of replicas created from the update revision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_replicas: Option<i32>,
+    /// Revision the current replicas were created from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_revision: Option<String>,
+    /// Revision new and updated replicas are created from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub update_revision: Option<String>,
+    /// Counter used to make revision names unique after hash collisions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collision_count: Option<i32>,
+    /// Observed conditions of the set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<Vec<crate::Condition>>,
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 

@@ -100,8 +100,8 @@ fn upstream_seed_example_round_trips() {
             .settings
             .as_ref()
             .unwrap()
-            .extra
-            .contains_key("dependencyWatchdog")
+            .dependency_watchdog
+            .is_some()
     );
     assert_eq!(seed.spec.ingress.as_ref().unwrap().controller.kind, "nginx");
     assert_eq!(seed.spec.extensions[0].type_, "foobar");
@@ -185,7 +185,7 @@ fn seed_with_status_round_trips_and_exposes_conditions() {
         seed.spec.dns.defaults.as_ref().unwrap()[0].domain,
         "local.gardener.cloud"
     );
-    assert!(seed.spec.extra.contains_key("accessRestrictions"));
+    assert!(seed.spec.access_restrictions.is_some());
     assert_eq!(
         status
             .client_certificate_expiration_timestamp

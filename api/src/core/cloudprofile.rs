@@ -1,13 +1,16 @@
-//! `CloudProfile` (cluster-scoped) and `NamespacedCloudProfile` (namespaced): kept as raw JSON;
-//! the agent copies them into `Cluster` objects, the garden controller computes their status.
+//! `CloudProfile` (cluster-scoped) and `NamespacedCloudProfile` (namespaced). seedlet keeps their
+//! fields as raw JSON (the agent copies them verbatim into `Cluster` objects, the garden controller
+//! computes their status), while their schemas come from the typed shapes in [`crate::typed`], so
+//! the CRDs describe, validate and prune every field gardener-apiserver knows.
 
 use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::common::{Extra, schema};
+use crate::common::Extra;
 
-/// Spec of a CloudProfile, kept verbatim (`type`, `kubernetes`, `machineImages`, ...).
+/// Spec of a CloudProfile, kept verbatim (`type`, `kubernetes`, `machineImages`, ...); its
+/// schema is [`crate::typed::CloudProfileSpec`].
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[kube(
     group = "core.gardener.cloud",
@@ -32,13 +35,14 @@ pub struct CloudProfileSpec {
     pub fields: Extra,
 }
 
+/// The schema of [`crate::typed::CloudProfileSpec`]: the Rust side keeps the object verbatim.
 impl JsonSchema for CloudProfileSpec {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "CloudProfileSpec".into()
     }
 
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schema::raw_object(generator)
+        crate::typed::CloudProfileSpec::json_schema(generator)
     }
 }
 
@@ -51,13 +55,14 @@ pub struct CloudProfileStatus {
     pub fields: Extra,
 }
 
+/// The schema of [`crate::typed::CloudProfileStatus`]: the Rust side keeps the object verbatim.
 impl JsonSchema for CloudProfileStatus {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "CloudProfileStatus".into()
     }
 
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schema::raw_object(generator)
+        crate::typed::CloudProfileStatus::json_schema(generator)
     }
 }
 
@@ -92,13 +97,14 @@ pub struct NamespacedCloudProfileSpec {
     pub fields: Extra,
 }
 
+/// The schema of [`crate::typed::NamespacedCloudProfileSpec`]: the Rust side keeps the object verbatim.
 impl JsonSchema for NamespacedCloudProfileSpec {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "NamespacedCloudProfileSpec".into()
     }
 
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schema::raw_object(generator)
+        crate::typed::NamespacedCloudProfileSpec::json_schema(generator)
     }
 }
 
@@ -108,12 +114,13 @@ impl JsonSchema for NamespacedCloudProfileSpec {
 pub struct NamespacedCloudProfileStatus {
     /// The merged CloudProfile spec (what a Cluster embeds for shoots using this profile).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "schema::raw_object")]
+    #[schemars(with = "Option<crate::typed::CloudProfileSpec>")]
     pub cloud_profile_spec: Option<serde_json::Value>,
     /// Last observed generation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
-    /// Unmodelled fields.
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }

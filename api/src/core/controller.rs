@@ -40,8 +40,9 @@ pub struct ControllerRegistrationSpec {
     /// How the controller is deployed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deployment: Option<ControllerRegistrationDeployment>,
-    /// Unmodelled fields.
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
@@ -78,8 +79,9 @@ pub struct ControllerResource {
     /// Kind `SelfHostedShootExposure`: continuous endpoint updates (default `true`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub continuous_endpoint_update: Option<bool>,
-    /// Unmodelled fields.
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
@@ -138,8 +140,9 @@ pub struct ControllerRegistrationDeployment {
     /// The ControllerDeployment to use (at most one).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deployment_refs: Vec<LocalReference>,
-    /// Unmodelled fields.
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
@@ -467,8 +470,9 @@ pub struct ControllerInstallationSpec {
     /// Mirrors of the deployment's `resources` (`{kind, name, namespace, resourceVersion}`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resource_refs: Vec<ObjectReference>,
-    /// Unmodelled fields.
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
@@ -483,8 +487,9 @@ pub struct ControllerInstallationStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "schema::raw_any")]
     pub provider_status: Option<serde_json::Value>,
-    /// Unmodelled fields.
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 

@@ -38,8 +38,24 @@ pub struct ProjectSpec {
     /// Members with their roles.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub members: Vec<ProjectMember>,
-    /// Unmodelled fields (createdBy, description, purpose, tolerations, ...).
+    /// The user or service account that created the project.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_by: Option<k8s_openapi::api::rbac::v1::Subject>,
+    /// Free-text description of the project.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Free-text purpose of the project.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub purpose: Option<String>,
+    /// Seed-taint tolerations shoots of this project get by default or may use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerations: Option<crate::typed::ProjectTolerations>,
+    /// Resources whose deletion in this project needs the confirmation of a second person.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dual_approval_for_deletion: Option<Vec<crate::typed::DualApprovalForDeletion>>,
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
@@ -102,7 +118,11 @@ pub struct ProjectStatus {
     /// Last activity in the project (shoots, bindings, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_activity_timestamp: Option<Time>,
-    /// Unmodelled fields.
+    /// Observed conditions of the project.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<Vec<crate::Condition>>,
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }

@@ -12,7 +12,7 @@ use kube::api::ObjectMeta;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::common::{Extra, schema};
+use crate::common::Extra;
 
 /// Spec of a Quota: limits for the shoots of the bindings that list it.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
@@ -44,11 +44,13 @@ pub struct QuotaSpec {
     pub cluster_lifetime_days: Option<i32>,
     /// Resource limits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "schema::raw_object")]
+    #[schemars(
+        with = "Option<std::collections::BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>>"
+    )]
     pub metrics: Option<serde_json::Value>,
     /// `Project` or `Secret` (apiVersion and kind).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "schema::raw_object")]
+    #[schemars(with = "Option<k8s_openapi::api::core::v1::ObjectReference>")]
     pub scope: Option<serde_json::Value>,
 }
 
@@ -72,7 +74,7 @@ pub struct SecretBinding {
     /// Quotas that apply to the shoots using this binding.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub quotas: Vec<QuotaReference>,
-    /// Unmodelled fields (secretRef, provider).
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -86,7 +88,7 @@ pub struct CredentialsBinding {
     /// Quotas that apply to the shoots using this binding.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub quotas: Vec<QuotaReference>,
-    /// Unmodelled fields (credentialsRef, provider).
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -137,85 +139,30 @@ top_level_resource!(
 impl SecretBinding {
     /// The binding's CRD (for gardens without gardener-apiserver).
     pub fn crd() -> CustomResourceDefinition {
-        binding_crd(
-            "core.gardener.cloud",
-            "v1beta1",
-            "SecretBinding",
-            "secretbindings",
-            "secretRef",
-            ".secretRef.name",
-        )
+        binding_crd::<SecretBinding, crate::typed::SecretBinding>(".secretRef.name")
     }
 }
 
 impl CredentialsBinding {
     /// The binding's CRD (for gardens without gardener-apiserver).
     pub fn crd() -> CustomResourceDefinition {
-        binding_crd(
-            "security.gardener.cloud",
-            "v1alpha1",
-            "CredentialsBinding",
-            "credentialsbindings",
-            "credentialsRef",
-            ".credentialsRef.name",
-        )
+        binding_crd::<CredentialsBinding, crate::typed::CredentialsBinding>(".credentialsRef.name")
     }
 }
 
-/// A binding CRD: top-level reference, `provider.type` and `quotas[]`, other fields kept.
-fn binding_crd(
-    group: &str,
-    version: &str,
-    kind: &str,
-    plural: &str,
-    reference: &str,
+/// A binding CRD: its top-level fields typed by `S`, with gardener's printer columns.
+fn binding_crd<K: kube::Resource<DynamicType = ()>, S: JsonSchema>(
     reference_path: &str,
 ) -> CustomResourceDefinition {
-    let object =
-        serde_json::json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true});
-    let value = serde_json::json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": format!("{plural}.{group}")},
-        "spec": {
-            "group": group,
-            "names": {
-                "kind": kind,
-                "listKind": format!("{kind}List"),
-                "plural": plural,
-                "singular": kind.to_lowercase(),
-            },
-            "scope": "Namespaced",
-            "versions": [{
-                "name": version,
-                "served": true,
-                "storage": true,
-                "additionalPrinterColumns": [
-                    {"name": "Provider", "type": "string", "jsonPath": ".provider.type"},
-                    {"name": "Credentials", "type": "string", "jsonPath": reference_path},
-                    {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
-                ],
-                "schema": {"openAPIV3Schema": {
-                    "description": format!("A {kind} binds provider credentials and quotas to shoots."),
-                    "type": "object",
-                    "properties": {
-                        "apiVersion": {"type": "string"},
-                        "kind": {"type": "string"},
-                        "metadata": {"type": "object"},
-                        reference: object,
-                        "provider": {"type": "object", "properties": {"type": {"type": "string"}}},
-                        "quotas": {"type": "array", "items": {
-                            "type": "object",
-                            "properties": {"name": {"type": "string"}, "namespace": {"type": "string"}},
-                            "x-kubernetes-preserve-unknown-fields": true,
-                        }},
-                    },
-                }},
-            }],
-        },
-    });
-    // A fixed, valid CRD document: decoding it cannot fail.
-    serde_json::from_value(value).unwrap_or_default()
+    crate::crds::toplevel_crd::<K, S>(&crate::crds::TopLevel {
+        namespaced: true,
+        short: &[],
+        columns: &[
+            ("Provider", "string", ".provider.type"),
+            ("Credentials", "string", reference_path),
+            ("Age", "date", ".metadata.creationTimestamp"),
+        ],
+    })
 }
 
 #[cfg(test)]

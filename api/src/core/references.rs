@@ -77,7 +77,7 @@ pub struct ExposureClass {
     /// Name of the exposure handler.
     #[serde(default)]
     pub handler: String,
-    /// Unmodelled fields (`scheduling`).
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
     pub extra: Extra,
 }

@@ -12,7 +12,7 @@ use crate::common::{Extra, LastOperation, NamedResourceReference, ObjectReferenc
 use crate::conditions::Condition;
 use crate::core::Extension;
 
-/// Spec of a Seed. Fields seedlet does not use (accessRestrictions, ...) are kept in `extra`.
+/// Spec of a Seed: its provider, networks, DNS, backup, settings and extensions.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
     group = "core.gardener.cloud",
@@ -75,8 +75,12 @@ pub struct SeedSpec {
     /// Resources referenced from provider configs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<NamedResourceReference>,
-    /// Unmodelled fields, round-tripped.
+    /// Access restrictions this seed fulfils; shoots asking for them may be scheduled here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_restrictions: Option<Vec<crate::typed::AccessRestriction>>,
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
@@ -96,8 +100,13 @@ pub struct SeedBackup {
     /// Credentials for the object store.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials_ref: Option<ObjectReference>,
-    /// Unmodelled fields (`secretRef`, ...).
+    /// Credentials as a Secret reference: the field gardens before Gardener v1.120 use instead
+    /// of `credentialsRef`; kept so that seedlet serves and reads both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_ref: Option<k8s_openapi::api::core::v1::SecretReference>,
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
@@ -114,8 +123,9 @@ pub struct SeedDns {
     /// Default domains of shoots on this seed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub defaults: Option<Vec<SeedDnsDomain>>,
-    /// Unmodelled fields.
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
@@ -129,8 +139,13 @@ pub struct SeedDnsProvider {
     /// Credentials of the provider.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials_ref: Option<ObjectReference>,
-    /// Unmodelled fields (`secretRef`, ...).
+    /// Credentials as a Secret reference: the field gardens before Gardener v1.120 use instead
+    /// of `credentialsRef`; kept so that seedlet serves and reads both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_ref: Option<k8s_openapi::api::core::v1::SecretReference>,
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
@@ -149,8 +164,9 @@ pub struct SeedDnsDomain {
     /// Credentials of the provider.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials_ref: Option<ObjectReference>,
-    /// Unmodelled fields.
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
@@ -174,8 +190,9 @@ pub struct SeedNetworks {
     /// IP families (`IPv4`, `IPv6`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ip_families: Vec<String>,
-    /// Unmodelled fields.
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
@@ -207,20 +224,44 @@ pub struct SeedProvider {
     /// Availability zones.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub zones: Vec<String>,
-    /// Unmodelled fields.
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
-/// `spec.settings`: only `scheduling` is modelled, the rest round-trips.
+/// `spec.settings`: switches for the components Gardener runs in the seed.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SeedSettings {
     /// Scheduling settings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheduling: Option<SeedSchedulingSettings>,
+    /// Placeholder pods that keep spare node capacity free for control planes scheduled later.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub excess_capacity_reservation: Option<crate::typed::SeedSettingExcessCapacityReservation>,
+    /// Settings for LoadBalancer Services created in the seed (annotations, traffic policy, zones, proxy protocol).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_balancer_services: Option<crate::typed::SeedSettingLoadBalancerServices>,
+    /// Whether and how Gardener runs a vertical pod autoscaler in the seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vertical_pod_autoscaler: Option<crate::typed::SeedSettingVerticalPodAutoscaler>,
+    /// Switches for the dependency-watchdog components (weeder, prober).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dependency_watchdog: Option<crate::typed::SeedSettingDependencyWatchdog>,
+    /// Whether Services of shoot control planes prefer endpoints in the caller's zone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology_aware_routing: Option<crate::typed::SeedSettingTopologyAwareRouting>,
+    /// How many zones of the seed a shoot control plane may be placed in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zone_selection: Option<crate::typed::SeedSettingZoneSelection>,
+    /// Whether volumes of control-plane components are grown automatically.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub persistent_volume_claim_autoscaler:
+        Option<crate::typed::SeedSettingPersistentVolumeClaimAutoscaler>,
     /// Other settings (dependencyWatchdog, verticalPodAutoscaler, ...).
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
@@ -318,8 +359,9 @@ pub struct SeedStatus {
     /// Last operation of the seed reconciler.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_operation: Option<LastOperation>,
-    /// Unmodelled fields.
+    /// Fields of newer Gardener versions, round-tripped but not in the schema.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 

@@ -37,8 +37,9 @@ pub struct ShootStateSpec {
     /// Copies of objects referenced by extension `status.resources`; key (apiVersion, kind, name).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<ResourceData>,
-    /// Unmodelled fields.
+    /// Fields of newer gardens, round-tripped but left out of the schema.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 

@@ -11,6 +11,8 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 };
 use kube::CustomResourceExt;
 
+pub(crate) use toplevel::{TopLevel, crd as toplevel_crd};
+
 pub use structural::structural_violations;
 
 use crate::{core, extensions, resources, security, seedmanagement};
@@ -42,18 +44,26 @@ pub fn seed_crds() -> Vec<CustomResourceDefinition> {
     }
     let crds = vec![
         cluster,
-        extensions::BackupBucket::crd(),
+        with_status_fields::<extensions::typed::BackupBucketStatusFields>(
+            extensions::BackupBucket::crd(),
+        ),
         extensions::BackupEntry::crd(),
-        extensions::Bastion::crd(),
+        with_status_fields::<extensions::typed::BastionStatusFields>(extensions::Bastion::crd()),
         extensions::ContainerRuntime::crd(),
         extensions::ControlPlane::crd(),
-        extensions::DNSRecord::crd(),
+        with_status_fields::<extensions::typed::DNSRecordStatusFields>(extensions::DNSRecord::crd()),
         extensions::Extension::crd(),
-        extensions::Infrastructure::crd(),
-        extensions::Network::crd(),
-        extensions::OperatingSystemConfig::crd(),
-        extensions::SelfHostedShootExposure::crd(),
-        extensions::Worker::crd(),
+        with_status_fields::<extensions::typed::InfrastructureStatusFields>(
+            extensions::Infrastructure::crd(),
+        ),
+        with_status_fields::<extensions::typed::NetworkStatusFields>(extensions::Network::crd()),
+        with_status_fields::<extensions::typed::OperatingSystemConfigStatusFields>(
+            extensions::OperatingSystemConfig::crd(),
+        ),
+        with_status_fields::<extensions::typed::SelfHostedShootExposureStatusFields>(
+            extensions::SelfHostedShootExposure::crd(),
+        ),
+        with_status_fields::<extensions::typed::WorkerStatusFields>(extensions::Worker::crd()),
         resources::ManagedResource::crd(),
     ];
     crds.into_iter().map(finish).collect()
@@ -90,10 +100,77 @@ pub fn garden_crds() -> Vec<CustomResourceDefinition> {
         seedmanagement::ManagedSeedSet::crd(),
         seedmanagement::Gardenlet::crd(),
         selectable(crate::operations::Bastion::crd(), &[".spec.seedName"]),
-        toplevel::crd::<core::ExposureClass>(false, &[]),
+        toplevel::crd::<core::ExposureClass, crate::typed::ExposureClass>(&TopLevel {
+            namespaced: false,
+            short: &[],
+            columns: &[
+                ("Handler", "string", ".handler"),
+                ("Age", "date", ".metadata.creationTimestamp"),
+            ],
+        }),
         security::WorkloadIdentity::crd(),
     ];
     crds.into_iter().map(finish).collect()
+}
+
+/// The structural schema of `T` as kube's `CustomResource` derive generates it (inlined
+/// subschemas, `nullable` for options, structural rewrites), for schemas assembled by hand.
+pub(crate) fn schema_of<T: schemars::JsonSchema>() -> serde_json::Value {
+    let generator = schemars::generate::SchemaSettings::openapi3()
+        .with(|settings| {
+            settings.inline_subschemas = true;
+            settings.meta_schema = None;
+        })
+        .with_transform(schemars::transform::AddNullable::default())
+        .with_transform(kube::core::schema::StructuralSchemaRewriter)
+        .with_transform(kube::core::schema::OptionalEnum)
+        .with_transform(kube::core::schema::OptionalIntOrString)
+        .into_generator();
+    let mut schema = serde_json::to_value(generator.into_root_schema_for::<T>())
+        .unwrap_or_else(|_| serde_json::json!({"type": "object"}));
+    if let Some(map) = schema.as_object_mut() {
+        map.remove("title");
+        map.remove("$schema");
+    }
+    schema
+}
+
+/// `crd` with the kind-specific status fields typed by `S` added to `status`: the extension
+/// kinds share one Rust status type ([`extensions::ExtensionStatus`], which round-trips those
+/// fields in its flattened `extra`), while each kind's schema lists exactly its own fields.
+fn with_status_fields<S: schemars::JsonSchema>(
+    mut crd: CustomResourceDefinition,
+) -> CustomResourceDefinition {
+    let fields = schema_of::<S>();
+    let Some(fields) = fields
+        .get("properties")
+        .and_then(serde_json::Value::as_object)
+    else {
+        return crd;
+    };
+    for version in &mut crd.spec.versions {
+        let Some(schema) = version
+            .schema
+            .as_mut()
+            .and_then(|schema| schema.open_api_v3_schema.as_mut())
+        else {
+            continue;
+        };
+        let Some(status) = schema
+            .properties
+            .as_mut()
+            .and_then(|properties| properties.get_mut("status"))
+        else {
+            continue;
+        };
+        let properties = status.properties.get_or_insert_with(Default::default);
+        for (name, field) in fields {
+            if let Ok(field) = serde_json::from_value(field.clone()) {
+                properties.insert(name.clone(), field);
+            }
+        }
+    }
+    crd
 }
 
 /// Completes a generated CRD like controller-gen does: an explicit `listKind` (`<Kind>List`),

@@ -9,6 +9,7 @@
 mod cluster;
 pub mod kind;
 mod kinds;
+pub mod typed;
 
 use std::fmt::Debug;
 
@@ -54,8 +55,8 @@ impl DefaultSpec {
     }
 }
 
-/// The fields every extension status has (`extensionsv1alpha1.DefaultStatus`), plus the
-/// kind-specific ones in `extra`.
+/// The status fields every extension kind has: conditions, last operation and error, observed
+/// generation, provider status, state and the resources that state refers to.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ExtensionStatus {
@@ -84,6 +85,7 @@ pub struct ExtensionStatus {
     pub resources: Vec<NamedResourceReference>,
     /// Kind-specific status fields (Bastion `ingress`, Worker `machineDeployments`, ...).
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 

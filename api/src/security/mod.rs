@@ -5,7 +5,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::common::{Extra, schema};
+use crate::common::Extra;
 
 /// `security.gardener.cloud`.
 pub const GROUP: &str = "security.gardener.cloud";
@@ -30,7 +30,8 @@ pub struct CredentialsReference {
     pub name: String,
 }
 
-/// Spec of a WorkloadIdentity (`audiences`, `targetSystem`), kept verbatim.
+/// Spec of a WorkloadIdentity (`audiences`, `targetSystem`), kept verbatim; its schema is
+/// [`crate::typed::WorkloadIdentitySpec`].
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[kube(
     group = "security.gardener.cloud",
@@ -39,6 +40,7 @@ pub struct CredentialsReference {
     namespaced,
     derive = "PartialEq",
     derive = "Default",
+    status = "crate::typed::WorkloadIdentityStatus",
     doc = "A WorkloadIdentity is an identity for workloads of a shoot towards an external system."
 )]
 pub struct WorkloadIdentitySpec {
@@ -53,6 +55,6 @@ impl JsonSchema for WorkloadIdentitySpec {
     }
 
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schema::raw_object(generator)
+        crate::typed::WorkloadIdentitySpec::json_schema(generator)
     }
 }

@@ -39,15 +39,12 @@ pub fn credentials_ref(bucket: &BackupBucket) -> Option<ObjectReference> {
     if let Some(reference) = bucket.spec.credentials_ref.clone() {
         return Some(reference);
     }
-    let secret = bucket.spec.extra.get("secretRef")?;
+    let secret = bucket.spec.secret_ref.as_ref()?;
     Some(ObjectReference {
         api_version: Some("v1".to_owned()),
         kind: Some("Secret".to_owned()),
-        name: secret.get("name")?.as_str()?.to_owned(),
-        namespace: secret
-            .get("namespace")
-            .and_then(Value::as_str)
-            .map(str::to_owned),
+        name: secret.name.clone()?,
+        namespace: secret.namespace.clone(),
         ..ObjectReference::default()
     })
 }

@@ -123,8 +123,8 @@ pub fn backup_bucket(seed: &Seed, timestamp: &str) -> Option<(String, Value)> {
     }
     if let Some(credentials) = &backup.credentials_ref {
         spec["credentialsRef"] = json!(credentials);
-    } else if let Some(secret) = backup.extra.get("secretRef") {
-        spec["secretRef"] = secret.clone();
+    } else if let Some(secret) = &backup.secret_ref {
+        spec["secretRef"] = json!(secret);
     }
     let bucket = json!({
         "apiVersion": "core.gardener.cloud/v1beta1",

@@ -55,6 +55,7 @@ pub fn build(registry: &Registry) -> Built {
         served.push(Served { rt, definition });
     }
     let mut definitions = generator.take_definitions(true);
+    untype_any_value_definitions(&mut definitions);
     definitions.extend(custom);
     for value in definitions.values_mut() {
         replace_bool_schemas(value);
@@ -88,6 +89,24 @@ pub fn build(registry: &Registry) -> Built {
         })
         .collect();
     Built { v2, v3 }
+}
+
+/// The apiextensions types that hold any JSON value (`JSON`, the `…OrBool`, `…OrArray` and
+/// `…OrStringArray` unions): kube-apiserver publishes them without a `type` (any value), while
+/// k8s-openapi's schemas say `object`, which makes kubectl's client-side validation reject a
+/// CRD whose `default` or `example` is a string or a number.
+fn untype_any_value_definitions(definitions: &mut Map<String, Value>) {
+    const PREFIX: &str = "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.";
+    for name in [
+        "JSON",
+        "JSONSchemaPropsOrBool",
+        "JSONSchemaPropsOrArray",
+        "JSONSchemaPropsOrStringArray",
+    ] {
+        if let Some(Value::Object(definition)) = definitions.get_mut(&format!("{PREFIX}{name}")) {
+            definition.remove("type");
+        }
+    }
 }
 
 fn all_types(registry: &Registry) -> Vec<std::sync::Arc<ResourceType>> {
