@@ -290,7 +290,7 @@ impl Chart {
                 dependencies: Vec<Dependency>,
             }
             let parsed: Requirements =
-                serde_yaml::from_slice(&requirements).map_err(|source| ChartError::ChartYaml {
+                from_yaml(&requirements).map_err(|source| ChartError::ChartYaml {
                     path: "requirements.yaml".into(),
                     source,
                 })?;
@@ -371,12 +371,21 @@ fn stringify_scalar_fields(raw: &mut serde_json::Value) {
     }
 }
 
+/// Parses YAML from a chart, a values file or a template, after [`seedlet_yamlguard::check`]:
+/// the parser's time grows with the square of flow-collection nesting.
+pub(crate) fn from_yaml<T: serde::de::DeserializeOwned>(
+    data: &[u8],
+) -> Result<T, serde_yaml::Error> {
+    seedlet_yamlguard::check(data).map_err(<serde_yaml::Error as serde::de::Error>::custom)?;
+    serde_yaml::from_slice(data)
+}
+
 /// Parses a YAML document that must be a map (empty documents give an empty map).
 pub(crate) fn parse_yaml_map(data: &[u8]) -> Result<serde_json::Value, serde_yaml::Error> {
     let value: serde_json::Value = if data.iter().all(u8::is_ascii_whitespace) {
         serde_json::Value::Null
     } else {
-        serde_yaml::from_slice(data)?
+        from_yaml(data)?
     };
     match value {
         serde_json::Value::Null => Ok(serde_json::Value::Object(serde_json::Map::new())),

@@ -295,7 +295,7 @@ fn read(path: &Path) -> Result<Vec<u8>, Error> {
 
 fn read_yaml(path: &Path) -> Result<serde_json::Value, Error> {
     let value: serde_json::Value =
-        serde_yaml::from_slice(&read(path)?).map_err(|source| Error::Yaml {
+        crate::chart::from_yaml(&read(path)?).map_err(|source| Error::Yaml {
             path: path.to_path_buf(),
             source,
         })?;

@@ -191,6 +191,10 @@ pub fn parse_documents(template: &str, text: &str) -> Result<Vec<serde_json::Val
     if text.trim().is_empty() {
         return Ok(out);
     }
+    seedlet_yamlguard::check(text).map_err(|too_deep| RenderError::Yaml {
+        template: template.to_string(),
+        source: <serde_yaml::Error as serde::de::Error>::custom(too_deep),
+    })?;
     for document in serde_yaml::Deserializer::from_str(text) {
         let object =
             serde_json::Value::deserialize(document).map_err(|source| RenderError::Yaml {

@@ -285,3 +285,52 @@ fn nesting_up_to_the_bound_and_shared_values_render() {
     render_with(&chart, Limits::default())
         .expect("a 200-level value and a list of 2^60 shared paths render");
 }
+
+#[test]
+fn deeply_nested_flow_yaml_is_refused_before_the_parser_spends_minutes_on_it() {
+    // 100 000 nested `{a: ` took the YAML parser 38 s.
+    let deep = format!("{}1{}", "{a: ".repeat(100_000), "}".repeat(100_000));
+    let started = Instant::now();
+    let template = format!("{{{{ $m := fromYaml {deep:?} }}}}e: {{{{ $m.Error | quote }}}}\n");
+    let rendered = Renderer::new()
+        .render(
+            &chart(&[("t.yaml", &template)], ""),
+            &RenderOptions::default(),
+        )
+        .expect("fromYaml reports its error in the map, as in Helm");
+    let text = format!("{rendered:?}");
+    assert!(text.contains("nested more than 64 deep"), "{text}");
+    let values = format!("a: {deep}\n");
+    let archive = common::archive(
+        "deep",
+        &[
+            ("Chart.yaml", "apiVersion: v2\nname: deep\nversion: 0.1.0\n"),
+            ("values.yaml", &values),
+            ("templates/t.yaml", "a: 1\n"),
+        ],
+    );
+    let error = match Chart::from_archive(&archive, &Limits::default()) {
+        Err(error) => seedlet_chartrender_error_chain(&error),
+        Ok(_) => panic!("deep values must be refused"),
+    };
+    assert!(error.contains("nested more than 64 deep"), "{error}");
+    let output =
+        seedlet_chartrender::parse_documents("deep/templates/t.yaml", &"[".repeat(100_000))
+            .expect_err("rendered output is parsed with the same guard");
+    assert!(
+        seedlet_chartrender_error_chain(&output).contains("nested more than 64 deep"),
+        "{output}"
+    );
+    assert!(started.elapsed() < PROMPT, "took {:?}", started.elapsed());
+}
+
+/// An error with its causes.
+fn seedlet_chartrender_error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    text
+}

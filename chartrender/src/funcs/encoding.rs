@@ -114,7 +114,7 @@ fn escape_html(text: &str) -> String {
 /// `fromYaml s`: a map, or `{"Error": message}`.
 pub(crate) fn from_yaml(args: &[Value]) -> Result<Value, Error> {
     want("fromYaml", args, 1)?;
-    let parsed: Result<serde_json::Value, _> = serde_yaml::from_str(&arg_str(args, 0));
+    let parsed: Result<serde_json::Value, _> = crate::chart::from_yaml(arg_str(args, 0).as_bytes());
     Ok(match parsed {
         Ok(serde_json::Value::Object(map)) => from_json(&serde_json::Value::Object(map)),
         Ok(serde_json::Value::Null) => from_json(&serde_json::json!({})),
@@ -129,7 +129,7 @@ pub(crate) fn from_yaml(args: &[Value]) -> Result<Value, Error> {
 /// `fromYamlArray s`: a list, or `[message]`.
 pub(crate) fn from_yaml_array(args: &[Value]) -> Result<Value, Error> {
     want("fromYamlArray", args, 1)?;
-    let parsed: Result<serde_json::Value, _> = serde_yaml::from_str(&arg_str(args, 0));
+    let parsed: Result<serde_json::Value, _> = crate::chart::from_yaml(arg_str(args, 0).as_bytes());
     Ok(match parsed {
         Ok(value @ serde_json::Value::Array(_)) => from_json(&value),
         Ok(other) => Value::from(vec![Value::from(format!(

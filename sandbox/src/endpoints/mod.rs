@@ -251,6 +251,8 @@ pub fn parse_body(body: &[u8], content_type: &str, rt: &ResourceType) -> Result<
         };
     }
     if content_type.contains("yaml") {
+        // The YAML parser's time grows with the square of flow nesting.
+        seedlet_yamlguard::check(body).map_err(|e| decode_error(e.to_string()))?;
         serde_yaml::from_slice::<Value>(body).map_err(|e| decode_error(e.to_string()))
     } else {
         serde_json::from_slice::<Value>(body).map_err(|e| decode_error(e.to_string()))

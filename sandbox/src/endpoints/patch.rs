@@ -148,6 +148,8 @@ fn apply(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
             ),
         ));
     };
+    seedlet_yamlguard::check(call.body)
+        .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
     let applied: Value = serde_yaml::from_slice(call.body)
         .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
     if !applied.is_object() {

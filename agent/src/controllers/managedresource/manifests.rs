@@ -55,6 +55,12 @@ pub fn decode(secrets: &[SecretData]) -> Decoded {
 }
 
 fn decode_stream(text: &str, origin: &str, out: &mut Decoded) {
+    // Any extension may write these Secrets; brackets nested 100 000 deep would hold the
+    // parser for most of a minute.
+    if let Err(too_deep) = seedlet_yamlguard::check(text) {
+        out.errors.push(format!("{origin}: {too_deep}"));
+        return;
+    }
     for (index, document) in serde_yaml::Deserializer::from_str(text).enumerate() {
         match Value::deserialize(document) {
             Ok(Value::Null) => {}
