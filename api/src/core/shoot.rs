@@ -291,3 +291,27 @@ pub(crate) mod kube_schema {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde::Serialize;
+
+    #[derive(Serialize)]
+    struct Wrapped(#[serde(serialize_with = "super::float::option")] Option<f64>);
+
+    #[test]
+    fn floats_serialise_as_go_writes_them() {
+        for (value, expected) in [
+            (Some(-1.0), "-1"),
+            (Some(0.0), "0"),
+            (Some(8.0), "8"),
+            (Some(0.5), "0.5"),
+            (Some(0.15), "0.15"),
+            (Some(1e300), "1e300"),
+            (None, "null"),
+        ] {
+            let written = serde_json::to_string(&Wrapped(value)).unwrap();
+            assert_eq!(written, expected, "{value:?}");
+        }
+    }
+}

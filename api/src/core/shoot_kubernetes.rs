@@ -360,7 +360,7 @@ pub struct StructuredAuthorization {
     /// ConfigMap in the project namespace holding an `AuthorizationConfiguration`.
     pub config_map_name: String,
     /// Kubeconfigs of the configuration's webhook authorizers.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub kubeconfigs: Vec<AuthorizerKubeconfigReference>,
     /// See [`crate::core::shoot`] on forward compatibility.
     #[serde(flatten)]
