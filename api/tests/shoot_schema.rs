@@ -130,7 +130,9 @@ fn uncovered(value: &Value, schema: &Value, path: &str, out: &mut Vec<String>) {
                     uncovered(child, property, &child_path, out);
                 } else if let Some(additional) = additional.filter(|a| a.is_object()) {
                     uncovered(child, additional, &child_path, out);
-                } else if path == "" && ["apiVersion", "kind", "metadata"].contains(&key.as_str()) {
+                } else if path.is_empty()
+                    && ["apiVersion", "kind", "metadata"].contains(&key.as_str())
+                {
                     // Declared by the API server for every object.
                 } else {
                     out.push(format!("{child_path}: not in the schema"));

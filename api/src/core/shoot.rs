@@ -154,7 +154,7 @@ pub struct ShootSpec {
     /// Access restrictions of the cluster (e.g. `eu-access-only`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub access_restrictions: Vec<ShootAccessRestriction>,
-    /// See the module documentation on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see the module documentation).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -307,7 +307,7 @@ mod tests {
             (Some(8.0), "8"),
             (Some(0.5), "0.5"),
             (Some(0.15), "0.15"),
-            (Some(1e300), "1e300"),
+            (Some(1e300), "1e+300"),
             (None, "null"),
         ] {
             let written = serde_json::to_string(&Wrapped(value)).unwrap();

@@ -138,7 +138,7 @@ pub struct KubeletConfig {
     /// `NeverVerifyAllowlistedImages`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub preloaded_images_verification_allowlist: Vec<String>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -179,7 +179,7 @@ pub struct KubeletConfigEviction {
         skip_serializing_if = "Option::is_none"
     )]
     pub node_fs_inodes_free: Option<String>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -225,7 +225,7 @@ pub struct KubeletConfigEvictionMinimumReclaim {
     )]
     #[schemars(schema_with = "kube_schema::quantity")]
     pub node_fs_inodes_free: Option<Quantity>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -267,7 +267,7 @@ pub struct KubeletConfigEvictionSoftGracePeriod {
         skip_serializing_if = "Option::is_none"
     )]
     pub node_fs_inodes_free: Option<String>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -293,7 +293,7 @@ pub struct KubeletConfigReserved {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "kube_schema::quantity")]
     pub pid: Option<Quantity>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -306,7 +306,7 @@ pub struct MemorySwapConfiguration {
     /// `NoSwap` or `LimitedSwap` (the default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swap_behavior: Option<String>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,

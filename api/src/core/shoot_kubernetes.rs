@@ -50,7 +50,7 @@ pub struct ShootKubernetes {
     /// Settings of the main and events etcd.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub etcd: Option<Etcd>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -66,7 +66,7 @@ pub struct Etcd {
     /// The etcd holding the cluster's events.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub events: Option<EtcdConfig>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -79,7 +79,7 @@ pub struct EtcdConfig {
     /// Vertical scaling bounds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub autoscaling: Option<ControlPlaneAutoscaling>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -93,7 +93,7 @@ pub struct ControlPlaneAutoscaling {
     /// to spare a large cluster slow scale-ups.
     #[schemars(schema_with = "kube_schema::resource_list")]
     pub min_allowed: BTreeMap<String, Quantity>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -166,7 +166,7 @@ pub struct KubeAPIServerConfig {
         skip_serializing_if = "Option::is_none"
     )]
     pub tls_min_version: Option<String>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -188,7 +188,7 @@ pub struct AdmissionPlugin {
     /// Secret (listed in `spec.resources`) with a kubeconfig for the plugin.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kubeconfig_secret_name: Option<String>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -201,7 +201,7 @@ pub struct AuditConfig {
     /// Where the audit policy comes from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audit_policy: Option<AuditPolicy>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -214,7 +214,7 @@ pub struct AuditPolicy {
     /// ConfigMap in the shoot's namespace that holds the audit policy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config_map_ref: Option<CoreObjectReference>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -236,7 +236,7 @@ pub struct ServiceAccountConfig {
     /// Further issuers whose tokens are accepted (not used for new tokens).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub accepted_issuers: Vec<String>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -252,7 +252,7 @@ pub struct WatchCacheSizes {
     /// Sizes for single resources; 0 switches a resource's cache off.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<ResourceWatchCacheSize>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -270,7 +270,7 @@ pub struct ResourceWatchCacheSize {
     /// Cache size.
     #[serde(rename = "size")]
     pub cache_size: i32,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -286,7 +286,7 @@ pub struct APIServerRequests {
     /// Most write requests in flight before further ones are rejected.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_mutating_inflight: Option<i32>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -306,7 +306,7 @@ pub struct APIServerLogging {
         skip_serializing_if = "Option::is_none"
     )]
     pub http_access_verbosity: Option<i32>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -322,7 +322,7 @@ pub struct EncryptionConfig {
     /// The encryption provider.
     #[serde(default)]
     pub provider: EncryptionProvider,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -335,7 +335,7 @@ pub struct EncryptionProvider {
     /// `aescbc` (default), `aesgcm` or `secretbox`.
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
     pub type_: Option<String>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -347,7 +347,7 @@ pub struct EncryptionProvider {
 pub struct StructuredAuthentication {
     /// ConfigMap in the project namespace holding an `AuthenticationConfiguration`.
     pub config_map_name: String,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -362,7 +362,7 @@ pub struct StructuredAuthorization {
     /// Kubeconfigs of the configuration's webhook authorizers.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub kubeconfigs: Vec<AuthorizerKubeconfigReference>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -376,7 +376,7 @@ pub struct AuthorizerKubeconfigReference {
     pub authorizer_name: String,
     /// Secret holding its kubeconfig.
     pub secret_name: String,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -413,7 +413,7 @@ pub struct KubeControllerManagerConfig {
         skip_serializing_if = "Option::is_none"
     )]
     pub node_cidr_mask_size_ipv6: Option<i32>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -446,7 +446,7 @@ pub struct HorizontalPodAutoscalerConfig {
         serialize_with = "float::option"
     )]
     pub tolerance: Option<f64>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -469,7 +469,7 @@ pub struct KubeSchedulerConfig {
     /// Scheduling profile: `balanced` (default) or `bin-packing`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<String>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -488,7 +488,7 @@ pub struct KubeProxyConfig {
     /// Whether kube-proxy runs at all; some network extensions need it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,

@@ -35,7 +35,7 @@ pub struct ShootProvider {
     /// Settings that apply to every worker pool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workers_settings: Option<WorkersSettings>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -48,7 +48,7 @@ pub struct WorkersSettings {
     /// Whether SSH into the nodes is possible.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ssh_access: Option<SshAccess>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -60,7 +60,7 @@ pub struct WorkersSettings {
 pub struct SshAccess {
     /// Whether the SSH daemon on the nodes is kept running (default true).
     pub enabled: bool,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -144,7 +144,7 @@ pub struct Worker {
     /// Marks the pool that hosts the control plane of a self-hosted shoot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub control_plane: Option<WorkerControlPlane>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -163,7 +163,7 @@ pub struct Machine {
     /// CPU architecture (`amd64`, `arm64`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub architecture: Option<String>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -182,7 +182,7 @@ pub struct ShootMachineImage {
     /// Image version; the newest of the cloud profile when unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -203,7 +203,7 @@ pub struct Volume {
     /// Whether the disk is encrypted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub encrypted: Option<bool>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -223,7 +223,7 @@ pub struct DataVolume {
     /// Whether the disk is encrypted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub encrypted: Option<bool>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -238,7 +238,7 @@ pub struct Cri {
     /// Additional runtimes (each a ContainerRuntime extension type, e.g. `gvisor`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub container_runtimes: Vec<ContainerRuntime>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -255,7 +255,7 @@ pub struct ContainerRuntime {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "schema::raw_any")]
     pub provider_config: Option<serde_json::Value>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -271,7 +271,7 @@ pub struct WorkerKubernetes {
     /// Kubelet version of this pool; the control-plane version when unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -283,7 +283,7 @@ pub struct WorkerKubernetes {
 pub struct WorkerSystemComponents {
     /// Whether the pool may host system components (default true).
     pub allow: bool,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -320,7 +320,7 @@ pub struct MachineControllerManagerSettings {
     /// Most failed machines of the pool kept automatically for inspection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auto_preserve_failed_machine_max: Option<i32>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -353,7 +353,7 @@ pub struct ClusterAutoscalerOptions {
     /// How long to wait for a new node to register (Go duration).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_node_provision_time: Option<String>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -369,7 +369,7 @@ pub struct WorkerControlPlane {
     /// How the API server is exposed: by an extension or by DNS (or neither).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exposure: Option<Exposure>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -391,7 +391,7 @@ pub struct Backup {
     /// Secret or WorkloadIdentity with the object-store credentials.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials_ref: Option<CoreObjectReference>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -407,7 +407,7 @@ pub struct Exposure {
     /// Exposure by DNS records pointing at the control-plane nodes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dns: Option<DnsExposure>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -424,7 +424,7 @@ pub struct ExtensionExposure {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "schema::raw_any")]
     pub provider_config: Option<serde_json::Value>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -434,7 +434,7 @@ pub struct ExtensionExposure {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DnsExposure {
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,

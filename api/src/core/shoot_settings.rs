@@ -20,7 +20,7 @@ pub struct Addons {
     /// The nginx ingress controller addon.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nginx_ingress: Option<NginxIngress>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -35,7 +35,7 @@ pub struct KubernetesDashboard {
     /// How users log in to the dashboard (`token`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub authentication_mode: Option<String>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -56,7 +56,7 @@ pub struct NginxIngress {
     /// `externalTrafficPolicy` of the load-balancer Service (`Cluster` by default, or `Local`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external_traffic_policy: Option<String>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -73,7 +73,7 @@ pub struct ShootDns {
     /// DNS providers for a domain of the user's own (more than one is deprecated).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub providers: Vec<DnsProvider>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -102,7 +102,7 @@ pub struct DnsProvider {
     /// Secret or WorkloadIdentity with the provider's credentials.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials_ref: Option<CrossVersionObjectReference>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -118,7 +118,7 @@ pub struct DnsIncludeExclude {
     /// Names excluded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub exclude: Vec<String>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -134,7 +134,7 @@ pub struct Hibernation {
     /// Cron schedules that hibernate and wake up the shoot.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub schedules: Vec<crate::core::HibernationSchedule>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -163,7 +163,7 @@ pub struct Networking {
     /// IP families of the cluster network (`IPv4`, `IPv6`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ip_families: Vec<String>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -185,7 +185,7 @@ pub struct Maintenance {
     /// Which credentials maintenance rotates, and how often.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auto_rotation: Option<MaintenanceAutoRotation>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -201,7 +201,7 @@ pub struct MaintenanceAutoUpdate {
     /// Whether machine image versions are raised (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine_image_version: Option<bool>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -215,7 +215,7 @@ pub struct MaintenanceTimeWindow {
     pub begin: String,
     /// End of the window.
     pub end: String,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -228,7 +228,7 @@ pub struct MaintenanceAutoRotation {
     /// Credentials rotated automatically.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials: Option<MaintenanceCredentialsAutoRotation>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -251,7 +251,7 @@ pub struct MaintenanceCredentialsAutoRotation {
     /// Key that encrypts etcd data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub etcd_encryption_key: Option<MaintenanceRotationConfig>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -264,7 +264,7 @@ pub struct MaintenanceRotationConfig {
     /// Time from a completed rotation to the next (Go duration, 30m to 90d, default 7d).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rotation_period: Option<String>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -277,7 +277,7 @@ pub struct Monitoring {
     /// Where alerts go.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alerting: Option<Alerting>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -290,7 +290,7 @@ pub struct Alerting {
     /// E-mail addresses that receive the shoot's alerts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub email_receivers: Vec<String>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -310,7 +310,7 @@ pub struct SystemComponents {
         skip_serializing_if = "Option::is_none"
     )]
     pub node_local_dns: Option<NodeLocalDns>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -326,7 +326,7 @@ pub struct CoreDns {
     /// Rewriting of queries that wrongly got a search-path suffix appended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rewriting: Option<CoreDnsRewriting>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -338,7 +338,7 @@ pub struct CoreDns {
 pub struct CoreDnsAutoscaling {
     /// `horizontal` (by load, the default) or `cluster-proportional` (by cluster size).
     pub mode: String,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -352,7 +352,7 @@ pub struct CoreDnsRewriting {
     /// path.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub common_suffixes: Vec<String>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -385,7 +385,7 @@ pub struct NodeLocalDns {
         skip_serializing_if = "Option::is_none"
     )]
     pub disable_forward_to_upstream_dns: Option<bool>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -402,7 +402,7 @@ pub struct ControlPlane {
     /// set.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub zones: Vec<String>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -414,7 +414,7 @@ pub struct ControlPlane {
 pub struct HighAvailability {
     /// The failure the control plane survives.
     pub failure_tolerance: FailureTolerance,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -427,7 +427,7 @@ pub struct FailureTolerance {
     /// `node` (replicas on different nodes) or `zone` (replicas in different zones).
     #[serde(rename = "type")]
     pub type_: String,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -446,7 +446,7 @@ pub struct ShootSeedSelector {
     /// Provider types a seed may have; `*` for any.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub provider_types: Vec<String>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -461,7 +461,7 @@ pub struct ShootToleration {
     /// Taint value; any value when unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -476,7 +476,7 @@ pub struct ShootAccessRestriction {
     /// Options of the restriction.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub options: BTreeMap<String, String>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,

@@ -85,7 +85,7 @@ pub struct ShootStatus {
     /// Progress of a live migration of the control plane.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub live_migration: Option<LiveMigration>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -102,7 +102,7 @@ pub struct ShootAdvertisedAddress {
     /// Application the address belongs to, for user interfaces.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub application: Option<String>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -124,7 +124,7 @@ pub struct LastMaintenance {
     /// Why the run failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure_reason: Option<String>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -146,7 +146,7 @@ pub struct NetworkingStatus {
     /// Source addresses of the shoot's egress traffic, when the infrastructure knows them.
     #[serde(rename = "egressCIDRs", default, skip_serializing_if = "Vec::is_empty")]
     pub egress_cidrs: Vec<String>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -159,7 +159,7 @@ pub struct InPlaceUpdatesStatus {
     /// Pools with an in-place update still to do.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending_worker_updates: Option<PendingWorkerUpdates>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -175,7 +175,7 @@ pub struct PendingWorkerUpdates {
     /// Pools with strategy `ManualInPlaceUpdate`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub manual_in_place_update: Vec<String>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -188,7 +188,7 @@ pub struct ManualWorkerPoolRollout {
     /// Pools not yet rolled out.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pending_workers_rollouts: Vec<PendingWorkersRollout>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -201,7 +201,7 @@ pub struct LiveMigration {
     /// One condition per migration step.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -216,7 +216,7 @@ pub struct PendingWorkersRollout {
     /// When the pool's last rollout began.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_initiation_time: Option<Time>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -232,7 +232,7 @@ pub struct ShootCredentials {
     /// What is encrypted at rest, and how.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub encryption_at_rest: Option<EncryptionAtRest>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -265,7 +265,7 @@ pub struct ShootCredentialsRotation {
         skip_serializing_if = "Option::is_none"
     )]
     pub etcd_encryption_key: Option<EtcdEncryptionKeyRotation>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -281,7 +281,7 @@ pub struct SimpleRotation {
     /// When the latest rotation completed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_completion_time: Option<Time>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -311,7 +311,7 @@ pub struct PhasedRotation {
     /// Pools whose nodes still have to be replaced for this rotation.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pending_workers_rollouts: Vec<PendingWorkersRollout>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -343,7 +343,7 @@ pub struct EtcdEncryptionKeyRotation {
     /// Whether the rotation completes by itself once prepared (deprecated).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auto_complete_after_prepared: Option<bool>,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -359,7 +359,7 @@ pub struct EncryptionAtRest {
     /// The encryption provider in use.
     #[serde(default)]
     pub provider: EncryptionProviderStatus,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
@@ -372,7 +372,7 @@ pub struct EncryptionProviderStatus {
     /// `aescbc`, `aesgcm` or `secretbox`.
     #[serde(rename = "type", default)]
     pub type_: String,
-    /// See [`crate::core::shoot`] on forward compatibility.
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: Extra,
