@@ -232,6 +232,9 @@ fn shoot_with_status_round_trips() {
         Some(true)
     );
     assert!(!shoot.is_workerless());
+    assert_eq!(status.gardener.as_ref().unwrap().name, "gardenlet-xyz");
+    assert_eq!(status.networking.as_ref().unwrap().nodes, ["10.10.0.0/16"]);
+    assert!(status.extra.is_empty() && shoot.spec.extra.is_empty());
 }
 
 #[test]

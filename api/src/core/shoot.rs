@@ -8,8 +8,10 @@
 //! `controlPlaneConfig`, admission-plugin `config`) keep `x-kubernetes-preserve-unknown-fields`.
 //!
 //! # Forward compatibility
-//! A garden may run a newer Gardener than these types know. Every struct therefore has a
-//! `#[serde(flatten)] extra` map that catches fields it does not model, so that code reading a
+//! A garden may run a newer Gardener than these types know. Every struct of the Shoot (not the
+//! small ones it shares with other kinds: `Extension`, `CloudProfileReference`, the common
+//! references, conditions and operations) therefore has a `#[serde(flatten)] extra` map that
+//! catches fields it does not model, so that code reading a
 //! Shoot and writing it back (maintenance, status patches built from the typed value) does not
 //! drop them. The map is `#[schemars(skip)]`: it is a client-side safety net, not part of the
 //! API, and leaving it out keeps the CRD's schema exactly gardener's.
