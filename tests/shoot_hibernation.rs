@@ -67,7 +67,8 @@ async fn monday_evening_schedule_hibernates_and_leaves_failed_and_invalid_shoots
         "2025-01-06T18:00:00Z".parse().expect("time"),
     );
     status["observedGeneration"] = serde_json::json!(failed.metadata.generation);
-    status["gardener"] = serde_json::json!({"version": env!("CARGO_PKG_VERSION")});
+    status["gardener"] =
+        serde_json::json!({"id": "abc", "name": "seedlet", "version": env!("CARGO_PKG_VERSION")});
     patch_status(&client, "failed", status).await;
     create_shoot(&client, "mars", schedules("Mars/Olympus")).await;
     patch_status(&client, "mars", last_trigger).await;

@@ -149,13 +149,7 @@ async fn maintenance_updates_versions_annotations_and_status_when_asked_or_in_wi
 
     // Asked outside its window: maintained.
     let asked = wait_shoot(&client, "asked", "asked maintained", |shoot| {
-        let state = shoot
-            .status
-            .as_ref()?
-            .extra
-            .get("lastMaintenance")?
-            .get("state")?
-            .clone();
+        let state = last_maintenance(shoot).get("state")?.clone();
         (tasks_set(shoot).is_some() && state == "Succeeded").then(|| shoot.clone())
     })
     .await;
@@ -184,7 +178,7 @@ async fn maintenance_updates_versions_annotations_and_status_when_asked_or_in_wi
         asked_annotations["shoot.gardener.cloud/tasks"],
         "deployInfrastructure,deployDNSRecordInternal,deployDNSRecordExternal,deployDNSRecordIngress,restartControlPlanePods"
     );
-    let last = &asked.status.as_ref().expect("status").extra["lastMaintenance"];
+    let last = &last_maintenance(&asked);
     // Processing while the update ran, Succeeded once it went through.
     assert_eq!(last["state"], "Succeeded");
     assert_eq!(last["triggeredTime"], "2025-06-01T21:10:00Z");
@@ -210,7 +204,7 @@ async fn maintenance_updates_versions_annotations_and_status_when_asked_or_in_wi
     assert!(
         new.status
             .as_ref()
-            .is_none_or(|s| !s.extra.contains_key("lastMaintenance"))
+            .is_none_or(|s| s.last_maintenance.is_none())
     );
 
     // The events of the asked shoot.
@@ -355,11 +349,10 @@ async fn crossing_1_34_migrates_secret_bindings_to_credentials_bindings() {
                 .and_then(|k| k.version.as_deref()),
             Some("1.34.1")
         );
-        let description =
-            migrated.1.status.as_ref().expect("status").extra["lastMaintenance"]["description"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned();
+        let description = last_maintenance(&migrated.1)["description"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
         assert!(
             description.ends_with(".spec.secretBindingName was migrated to .spec.credentialsBindingName. Reason: SecretBinding is deprecated and can no longer be used for Shoot clusters using Kubernetes version 1.34+"),
             "{description}"
@@ -438,11 +431,7 @@ async fn a_refused_dry_run_fails_the_maintenance_until_the_webhook_relents() {
     let controller = tokio::spawn(shoot_maintenance::run(ctx, 2, stop.clone()));
 
     let last_state = |shoot: &Shoot| {
-        shoot
-            .status
-            .as_ref()?
-            .extra
-            .get("lastMaintenance")?
+        last_maintenance(shoot)
             .get("state")?
             .as_str()
             .map(str::to_owned)
@@ -453,7 +442,7 @@ async fn a_refused_dry_run_fails_the_maintenance_until_the_webhook_relents() {
         .then(|| shoot.clone())
     })
     .await;
-    let last = &refused.status.as_ref().expect("status").extra["lastMaintenance"];
+    let last = &last_maintenance(&refused);
     assert_eq!(last["description"], "Maintenance failed");
     assert_eq!(
         last["failureReason"],
@@ -489,10 +478,19 @@ async fn a_refused_dry_run_fails_the_maintenance_until_the_webhook_relents() {
             .and_then(|k| k.version.as_deref()),
         Some("1.31.2")
     );
-    let last = &maintained.status.as_ref().expect("status").extra["lastMaintenance"];
+    let last = &last_maintenance(&maintained);
     assert!(last.get("failureReason").is_none(), "{last}");
 
     stop.cancel();
     controller.await.expect("controller stops");
     garden.shutdown().await;
+}
+
+/// `status.lastMaintenance` as JSON (`null` when unset).
+fn last_maintenance(shoot: &Shoot) -> serde_json::Value {
+    let last = shoot
+        .status
+        .as_ref()
+        .and_then(|status| status.last_maintenance.as_ref());
+    serde_json::to_value(last).expect("a lastMaintenance serialises")
 }

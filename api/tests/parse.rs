@@ -125,8 +125,13 @@ fn upstream_shoot_example_round_trips() {
         worker.machine.image.as_ref().unwrap().name,
         "<some-image-name>"
     );
-    assert!(worker.extra.contains_key("volume"));
-    assert!(shoot.spec.extra.contains_key("maintenance"));
+    assert_eq!(worker.volume.as_ref().unwrap().size, "20Gi");
+    let maintenance = shoot.spec.maintenance.as_ref().unwrap();
+    assert_eq!(
+        maintenance.time_window.as_ref().unwrap().begin,
+        "220000+0100"
+    );
+    assert!(worker.extra.is_empty() && shoot.spec.extra.is_empty());
     assert!(
         shoot.spec.kubernetes.is_none(),
         "`kubernetes:` is null in the example"
@@ -227,6 +232,9 @@ fn shoot_with_status_round_trips() {
         Some(true)
     );
     assert!(!shoot.is_workerless());
+    assert_eq!(status.gardener.as_ref().unwrap().name, "gardenlet-xyz");
+    assert_eq!(status.networking.as_ref().unwrap().nodes, ["10.10.0.0/16"]);
+    assert!(status.extra.is_empty() && shoot.spec.extra.is_empty());
 }
 
 #[test]

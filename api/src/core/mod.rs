@@ -13,7 +13,13 @@ mod quota;
 mod references;
 mod seed;
 mod shoot;
+mod shoot_autoscaling;
+mod shoot_kubelet;
+mod shoot_kubernetes;
 mod shoot_lifecycle;
+mod shoot_provider;
+mod shoot_settings;
+mod shoot_status;
 mod shootstate;
 
 use schemars::JsonSchema;
@@ -27,7 +33,13 @@ pub use quota::*;
 pub use references::*;
 pub use seed::*;
 pub use shoot::*;
+pub use shoot_autoscaling::*;
+pub use shoot_kubelet::*;
+pub use shoot_kubernetes::*;
 pub use shoot_lifecycle::*;
+pub use shoot_provider::*;
+pub use shoot_settings::*;
+pub use shoot_status::*;
 pub use shootstate::*;
 
 use crate::common::schema;

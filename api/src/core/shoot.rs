@@ -1,16 +1,31 @@
-//! `core.gardener.cloud/v1beta1` `Shoot` (namespaced): the fields seedlet reads (Cluster sync,
-//! required extensions, ShootState backup); everything else round-trips through `extra`.
+//! `core.gardener.cloud/v1beta1` `Shoot` (namespaced): the spec's top level, the CRD and the
+//! helpers seedlet's controllers use. The sections live beside it: `shoot_provider.rs` (workers),
+//! `shoot_kubernetes.rs`, `shoot_kubelet.rs`, `shoot_autoscaling.rs`, `shoot_settings.rs` (DNS,
+//! hibernation, networking, maintenance, ...) and `shoot_status.rs`.
+//!
+//! Every field of gardener's v1beta1 Shoot is typed, so the generated CRD has a full
+//! structural schema; only raw extension blobs (`providerConfig`, `infrastructureConfig`,
+//! `controlPlaneConfig`, admission-plugin `config`) keep `x-kubernetes-preserve-unknown-fields`.
+//!
+//! # Forward compatibility
+//! A garden may run a newer Gardener than these types know. Every struct of the Shoot (not the
+//! small ones it shares with other kinds: `Extension`, `CloudProfileReference`, the common
+//! references, conditions and operations) therefore has a `#[serde(flatten)] extra` map that
+//! catches fields it does not model, so that code reading a
+//! Shoot and writing it back (maintenance, status patches built from the typed value) does not
+//! drop them. The map is `#[schemars(skip)]`: it is a client-side safety net, not part of the
+//! API, and leaving it out keeps the CRD's schema exactly gardener's.
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::common::{
-    Extra, LastError, LastOperation, LastOperationType, NamedResourceReference, schema,
+use crate::common::{Extra, LastOperation, LastOperationType, NamedResourceReference};
+use crate::core::{
+    Addons, ControlPlane, Extension, Hibernation, Maintenance, Monitoring, Networking,
+    ShootAccessRestriction, ShootDns, ShootKubernetes, ShootProvider, ShootSeedSelector,
+    ShootStatus, ShootToleration, SystemComponents,
 };
-use crate::conditions::Condition;
-use crate::core::Extension;
 use crate::names::technical_id;
 
 /// Spec of a Shoot.
@@ -68,48 +83,82 @@ use crate::names::technical_id;
 )]
 #[serde(rename_all = "camelCase")]
 pub struct ShootSpec {
-    /// Deprecated cloud profile name; `cloudProfile` wins when set.
+    /// Addons Gardener installs into the shoot (deprecated; not allowed from Kubernetes 1.35).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub addons: Option<Addons>,
+    /// Name of a CloudProfile (deprecated for `cloudProfile`, which wins when both are set).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cloud_profile_name: Option<String>,
+    /// DNS settings: the external domain and its providers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dns: Option<ShootDns>,
+    /// Extensions enabled (or disabled) for the shoot, with their configuration.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extensions: Vec<Extension>,
+    /// Whether, and on which schedules, the shoot is hibernated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hibernation: Option<Hibernation>,
+    /// Kubernetes version and the settings of its components.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubernetes: Option<ShootKubernetes>,
+    /// Network extension and the pod, service and node CIDRs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub networking: Option<Networking>,
+    /// Maintenance window, automatic updates and credential rotations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maintenance: Option<Maintenance>,
+    /// Monitoring settings (alert receivers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub monitoring: Option<Monitoring>,
+    /// Infrastructure provider, its configuration and the worker pools.
+    pub provider: ShootProvider,
+    /// Purpose: `evaluation`, `testing`, `development`, `production` or `infrastructure`
+    /// (garden namespace only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub purpose: Option<String>,
+    /// Region of the cloud profile the shoot runs in; immutable.
+    pub region: String,
+    /// SecretBinding with the infrastructure credentials (deprecated for
+    /// `credentialsBindingName`; exclusive with it); immutable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_binding_name: Option<String>,
+    /// Seed that runs the control plane; set by the scheduler unless given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed_name: Option<String>,
+    /// Labels and provider types a seed must have to run the shoot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed_selector: Option<ShootSeedSelector>,
+    /// Objects the extension configurations refer to by these names.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<NamedResourceReference>,
+    /// Seed taints the shoot tolerates.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tolerations: Vec<ShootToleration>,
+    /// ExposureClass deciding how the API server is exposed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exposure_class_name: Option<String>,
+    /// Settings of system components in the shoot (CoreDNS, node-local DNS).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_components: Option<SystemComponents>,
+    /// Control-plane placement and high availability.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control_plane: Option<ControlPlane>,
+    /// Scheduler responsible for the shoot; the default scheduler when unset. Immutable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduler_name: Option<String>,
     /// Reference to a CloudProfile or NamespacedCloudProfile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cloud_profile: Option<CloudProfileReference>,
-    /// DNS settings.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dns: Option<ShootDns>,
-    /// Extensions of the shoot.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub extensions: Vec<Extension>,
-    /// Hibernation settings.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hibernation: Option<Hibernation>,
-    /// Kubernetes settings.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kubernetes: Option<ShootKubernetes>,
-    /// Networking settings.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub networking: Option<Networking>,
-    /// Purpose (`evaluation`, `testing`, `development`, `production`, `infrastructure`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub purpose: Option<String>,
-    /// Infrastructure provider and workers.
-    pub provider: ShootProvider,
-    /// Region.
-    pub region: String,
-    /// Deprecated SecretBinding name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub secret_binding_name: Option<String>,
-    /// CredentialsBinding name.
+    /// CredentialsBinding with the infrastructure credentials (exclusive with
+    /// `secretBindingName`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials_binding_name: Option<String>,
-    /// Seed the shoot is scheduled to.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seed_name: Option<String>,
-    /// Resources referenced from provider configs.
+    /// Access restrictions of the cluster (e.g. `eu-access-only`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub resources: Vec<NamedResourceReference>,
-    /// Unmodelled fields (addons, maintenance, monitoring, ...).
+    pub access_restrictions: Vec<ShootAccessRestriction>,
+    /// Fields newer than these types, kept for round trips (see the module documentation).
     #[serde(flatten)]
+    #[schemars(skip)]
     pub extra: Extra,
 }
 
@@ -132,249 +181,6 @@ impl CloudProfileReference {
     pub fn kind_or_default(&self) -> &str {
         self.kind.as_deref().unwrap_or(DEFAULT_CLOUD_PROFILE_KIND)
     }
-}
-
-/// `spec.dns`.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ShootDns {
-    /// External domain of the shoot.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub domain: Option<String>,
-    /// DNS providers.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub providers: Vec<DnsProvider>,
-    /// Unmodelled fields.
-    #[serde(flatten)]
-    pub extra: Extra,
-}
-
-/// `spec.dns.providers[]`.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct DnsProvider {
-    /// Provider type (`unmanaged` means no DNSRecord).
-    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
-    pub type_: Option<String>,
-    /// Whether this is the primary provider.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub primary: Option<bool>,
-    /// Unmodelled fields (credentialsRef, domains, zones, ...).
-    #[serde(flatten)]
-    pub extra: Extra,
-}
-
-/// `spec.hibernation`.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Hibernation {
-    /// Whether the shoot is (to be) hibernated.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub enabled: Option<bool>,
-    /// Cron schedules that hibernate and wake up the shoot.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub schedules: Vec<crate::core::HibernationSchedule>,
-    /// Unmodelled fields.
-    #[serde(flatten)]
-    pub extra: Extra,
-}
-
-/// `spec.kubernetes`.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ShootKubernetes {
-    /// Kubernetes version.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<String>,
-    /// Unmodelled fields (component configs).
-    #[serde(flatten)]
-    pub extra: Extra,
-}
-
-/// `spec.networking`.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Networking {
-    /// Network plugin type (`calico`, `cilium`); absent for workerless shoots.
-    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
-    pub type_: Option<String>,
-    /// Provider configuration.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "schema::raw_any")]
-    pub provider_config: Option<serde_json::Value>,
-    /// Pod CIDR.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pods: Option<String>,
-    /// Node CIDR.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nodes: Option<String>,
-    /// Service CIDR.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub services: Option<String>,
-    /// IP families.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub ip_families: Vec<String>,
-    /// Unmodelled fields.
-    #[serde(flatten)]
-    pub extra: Extra,
-}
-
-/// `spec.provider`.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ShootProvider {
-    /// Provider type.
-    #[serde(rename = "type")]
-    pub type_: String,
-    /// Provider-specific infrastructure configuration.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "schema::raw_any")]
-    pub infrastructure_config: Option<serde_json::Value>,
-    /// Provider-specific control-plane configuration.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "schema::raw_any")]
-    pub control_plane_config: Option<serde_json::Value>,
-    /// Worker pools; empty for workerless shoots.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub workers: Vec<Worker>,
-    /// Unmodelled fields (workersSettings, ...).
-    #[serde(flatten)]
-    pub extra: Extra,
-}
-
-/// `spec.provider.workers[]`.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Worker {
-    /// Pool name.
-    pub name: String,
-    /// Machine type and image.
-    pub machine: Machine,
-    /// Minimum pool size.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub minimum: Option<i32>,
-    /// Maximum pool size.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub maximum: Option<i32>,
-    /// Container runtime interface.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cri: Option<Cri>,
-    /// Provider-specific worker configuration.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "schema::raw_any")]
-    pub provider_config: Option<serde_json::Value>,
-    /// Unmodelled fields (volume, zones, labels, ...).
-    #[serde(flatten)]
-    pub extra: Extra,
-}
-
-/// `workers[].machine`.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Machine {
-    /// Machine type.
-    #[serde(rename = "type")]
-    pub type_: String,
-    /// Machine image; defaulted by the API server.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub image: Option<MachineImage>,
-    /// CPU architecture.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub architecture: Option<String>,
-    /// Unmodelled fields.
-    #[serde(flatten)]
-    pub extra: Extra,
-}
-
-/// `workers[].machine.image`.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct MachineImage {
-    /// Image name (the OperatingSystemConfig type).
-    pub name: String,
-    /// Image version.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<String>,
-    /// Unmodelled fields (providerConfig).
-    #[serde(flatten)]
-    pub extra: Extra,
-}
-
-/// `workers[].cri`.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Cri {
-    /// CRI name (`containerd`).
-    pub name: String,
-    /// Additional container runtimes (ContainerRuntime extension types).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub container_runtimes: Vec<ContainerRuntime>,
-}
-
-/// `workers[].cri.containerRuntimes[]`.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ContainerRuntime {
-    /// Runtime type (`gvisor`, ...).
-    #[serde(rename = "type")]
-    pub type_: String,
-    /// Runtime configuration.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "schema::raw_any")]
-    pub provider_config: Option<serde_json::Value>,
-}
-
-/// Status of a Shoot.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ShootStatus {
-    /// Health conditions.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub conditions: Vec<Condition>,
-    /// Constraints (`HibernationPossible`, `MaintenancePreconditionsSatisfied`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub constraints: Vec<Condition>,
-    /// Whether the shoot is hibernated (wire name `hibernated`). Optional here so that a
-    /// serialised partial status never resets it by accident.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hibernated: Option<bool>,
-    /// Last operation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_operation: Option<LastOperation>,
-    /// Errors of the last operation.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub last_errors: Vec<LastError>,
-    /// Last observed generation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_generation: Option<i64>,
-    /// Start of the current retry cycle.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retry_cycle_start_time: Option<Time>,
-    /// Seed currently hosting the control plane (differs from spec during migration).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seed_name: Option<String>,
-    /// Technical ID = control-plane namespace; immutable once set.
-    #[serde(
-        rename = "technicalID",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub technical_id: Option<String>,
-    /// Unique ID of the shoot (stable across migration).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub uid: Option<String>,
-    /// Identity of the shoot cluster.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cluster_identity: Option<String>,
-    /// Start of a control-plane migration.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub migration_start_time: Option<Time>,
-    /// When a hibernation schedule last acted on the shoot.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_hibernation_trigger_time: Option<Time>,
-    /// Unmodelled fields (gardener, networking, credentials, ...).
-    #[serde(flatten)]
-    pub extra: Extra,
 }
 
 impl Shoot {
@@ -427,5 +233,87 @@ impl Shoot {
             .as_ref()
             .and_then(|hibernation| hibernation.enabled)
             .unwrap_or(false)
+    }
+}
+
+/// Serialisation of floating-point fields as Go writes them: integral values without a
+/// fraction (`-1`, not `-1.0`), so a Shoot read and written back compares equal.
+pub(crate) mod float {
+    use serde::Serializer;
+
+    /// Largest magnitude below which every integral `f64` is exact as an `i64`.
+    const EXACT: f64 = 9_007_199_254_740_992.0;
+
+    /// Serialises `Some(value)` as an integer when it has no fraction, else as a float.
+    pub(crate) fn option<S: Serializer>(
+        value: &Option<f64>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match value {
+            None => serializer.serialize_none(),
+            Some(value) if value.fract() == 0.0 && value.abs() < EXACT => {
+                // Exact: integral and within the range where f64 holds every integer.
+                #[allow(clippy::cast_possible_truncation)]
+                let integral = *value as i64;
+                serializer.serialize_i64(integral)
+            }
+            Some(value) => serializer.serialize_f64(*value),
+        }
+    }
+}
+
+/// Schemas of Kubernetes' own value types as CRDs declare them, used where the Shoot holds them.
+/// (controller-gen adds `anyOf: [{type: integer}, {type: string}]` as well; kube's schema
+/// rewriting strips the branch types, so the flag alone says it.)
+pub(crate) mod kube_schema {
+    /// What a decimal or binary quantity (`100m`, `1.5Gi`, `2e3`) looks like.
+    const QUANTITY_PATTERN: &str = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$";
+
+    /// An `intstr.IntOrString`: an integer or a string such as `25%`.
+    pub(crate) fn int_or_string(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "x-kubernetes-int-or-string": true,
+        })
+    }
+
+    /// A `resource.Quantity`: an integer or a quantity string.
+    pub(crate) fn quantity(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "pattern": QUANTITY_PATTERN,
+            "x-kubernetes-int-or-string": true,
+        })
+    }
+
+    /// A `corev1.ResourceList`: resource names to quantities.
+    pub(crate) fn resource_list(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let quantity = quantity(generator);
+        schemars::json_schema!({
+            "type": "object",
+            "additionalProperties": quantity,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Serialize;
+
+    #[derive(Serialize)]
+    struct Wrapped(#[serde(serialize_with = "super::float::option")] Option<f64>);
+
+    #[test]
+    fn floats_serialise_as_go_writes_them() {
+        for (value, expected) in [
+            (Some(-1.0), "-1"),
+            (Some(0.0), "0"),
+            (Some(8.0), "8"),
+            (Some(0.5), "0.5"),
+            (Some(0.15), "0.15"),
+            (Some(1e300), "1e+300"),
+            (None, "null"),
+        ] {
+            let written = serde_json::to_string(&Wrapped(value)).unwrap();
+            assert_eq!(written, expected, "{value:?}");
+        }
     }
 }

@@ -9,13 +9,17 @@ use serde::{Deserialize, Serialize};
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HibernationSchedule {
-    /// When to hibernate (5-field cron).
+    /// Cron expression (5 fields) of the times to hibernate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start: Option<String>,
-    /// When to wake up (5-field cron).
+    /// Cron expression (5 fields) of the times to wake up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end: Option<String>,
     /// IANA time zone of both expressions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
+    /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub extra: crate::common::Extra,
 }

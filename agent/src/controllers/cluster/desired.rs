@@ -143,11 +143,12 @@ pub fn namespace_labels(
 pub fn failure_tolerance_type(shoot: &Shoot) -> &str {
     shoot
         .spec
-        .extra
-        .get("controlPlane")
-        .and_then(|control_plane| control_plane.pointer("/highAvailability/failureTolerance/type"))
-        .and_then(Value::as_str)
-        .unwrap_or("")
+        .control_plane
+        .as_ref()
+        .and_then(|control_plane| control_plane.high_availability.as_ref())
+        .map_or("", |availability| {
+            availability.failure_tolerance.type_.as_str()
+        })
 }
 
 /// The namespace annotations of spec §1.6: the shoot UID, the failure tolerance type and the
@@ -394,9 +395,11 @@ mod tests {
     #[test]
     fn namespace_annotations_pick_three_zones_for_zone_tolerance_and_keep_them_while_unchanged() {
         let mut shoot = base_shoot();
-        shoot.spec.extra.insert(
-            "controlPlane".into(),
-            json!({"highAvailability": {"failureTolerance": {"type": "zone"}}}),
+        shoot.spec.control_plane = Some(
+            serde_json::from_value(
+                json!({"highAvailability": {"failureTolerance": {"type": "zone"}}}),
+            )
+            .unwrap(),
         );
         let fresh = namespace_annotations(&shoot, &seed(None), "shoot--dev--foo", &BTreeMap::new());
         assert_eq!(

@@ -59,11 +59,7 @@ pub fn uses_namespaced_cloud_profile(shoot: &Shoot, namespace: &str, name: &str)
 
 /// `spec.exposureClassName` of a shoot.
 pub fn exposure_class_name(shoot: &Shoot) -> Option<&str> {
-    shoot
-        .spec
-        .extra
-        .get("exposureClassName")
-        .and_then(serde_json::Value::as_str)
+    shoot.spec.exposure_class_name.as_deref()
 }
 
 /// `spec.parent.name` of a NamespacedCloudProfile.

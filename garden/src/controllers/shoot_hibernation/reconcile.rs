@@ -124,10 +124,9 @@ fn failed_and_up_to_date(shoot: &Shoot) -> bool {
     let observed = shoot.metadata.generation.is_some()
         && status.observed_generation == shoot.metadata.generation;
     let version = status
-        .extra
-        .get("gardener")
-        .and_then(|gardener| gardener.get("version"))
-        .and_then(serde_json::Value::as_str);
+        .gardener
+        .as_ref()
+        .map(|gardener| gardener.version.as_str());
     failed && observed && version == Some(env!("CARGO_PKG_VERSION"))
 }
 

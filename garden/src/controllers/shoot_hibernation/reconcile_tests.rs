@@ -146,7 +146,7 @@ async fn a_failed_up_to_date_shoot_only_requeues_and_a_bad_location_never_does()
             "lastOperation": {"type": "Reconcile", "state": "Failed", "description": "",
                               "progress": 50, "lastUpdateTime": "2025-01-01T00:00:00Z"},
             "observedGeneration": generation,
-            "gardener": {"version": env!("CARGO_PKG_VERSION")}}})
+            "gardener": {"id": "abc", "name": "seedlet", "version": env!("CARGO_PKG_VERSION")}}})
     };
     let failed = shoots
         .patch_status(

@@ -200,6 +200,7 @@ mod tests {
             start: start.map(str::to_owned),
             end: end.map(str::to_owned),
             location: location.map(str::to_owned),
+            ..HibernationSchedule::default()
         }
     }
 

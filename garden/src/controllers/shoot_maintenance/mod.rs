@@ -113,10 +113,10 @@ pub fn trigger_view(shoot: &Shoot) -> (bool, Option<serde_json::Value>) {
         ),
         shoot
             .spec
-            .extra
-            .get("maintenance")
-            .and_then(|maintenance| maintenance.get("timeWindow"))
-            .cloned(),
+            .maintenance
+            .as_ref()
+            .and_then(|maintenance| maintenance.time_window.as_ref())
+            .and_then(|window| serde_json::to_value(window).ok()),
     )
 }
 

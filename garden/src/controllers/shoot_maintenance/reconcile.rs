@@ -318,11 +318,13 @@ fn plan(
 fn time_window(shoot: &Shoot) -> Window {
     let window = shoot
         .spec
-        .extra
-        .get("maintenance")
-        .and_then(|maintenance| maintenance.get("timeWindow"));
-    let field = |name: &str| window.and_then(|w| w.get(name)).and_then(Value::as_str);
-    Window::from_spec(field("begin"), field("end"))
+        .maintenance
+        .as_ref()
+        .and_then(|maintenance| maintenance.time_window.as_ref());
+    Window::from_spec(
+        window.map(|w| w.begin.as_str()),
+        window.map(|w| w.end.as_str()),
+    )
 }
 
 /// The profile spec: a CloudProfile's `spec` or a NamespacedCloudProfile's merged
@@ -369,7 +371,7 @@ async fn write_last_maintenance(
     let stored = shoot
         .status
         .as_ref()
-        .and_then(|status| status.extra.get("lastMaintenance"));
+        .and_then(|status| status.last_maintenance.as_ref());
     let last = match run::summary(steps, texts) {
         Some((description, failure)) => json!({
             "description": description,
@@ -377,7 +379,7 @@ async fn write_last_maintenance(
             "state": if failure.is_some() { "Failed" } else { "Processing" },
             "failureReason": failure,
         }),
-        None => match stored.and_then(|s| s.get("state")).and_then(Value::as_str) {
+        None => match stored.map(|s| s.state.as_str()) {
             Some("Failed") => json!({
                 "description": "Maintenance succeeded",
                 "state": "Succeeded",

@@ -101,7 +101,7 @@ async fn a_shoot_asked_for_maintenance_gets_the_patch_update_annotations_and_sta
         annotations["shoot.gardener.cloud/tasks"],
         "deployInfrastructure,deployDNSRecordInternal,deployDNSRecordExternal,deployDNSRecordIngress"
     );
-    let last = &maintained.status.as_ref().unwrap().extra["lastMaintenance"];
+    let last = &last_maintenance(&maintained);
     assert_eq!(last["state"], "Succeeded");
     assert_eq!(last["triggeredTime"], NOW);
     let description = last["description"].as_str().unwrap();
@@ -196,7 +196,7 @@ async fn a_refused_dry_run_records_the_failure_and_the_next_clean_run_succeeds()
             .contains_key("shoot.gardener.cloud/tasks")
     );
     assert_eq!(
-        refused.status.as_ref().unwrap().extra["lastMaintenance"],
+        last_maintenance(&refused),
         json!({"description": "Maintenance failed", "state": "Failed", "triggeredTime": NOW,
                "failureReason": "Updates to the Shoot failed to be applied: admission webhook \
                                  \"shoot-freeze.seedlet.test\" denied the request: Kubernetes \
@@ -226,7 +226,7 @@ async fn a_refused_dry_run_records_the_failure_and_the_next_clean_run_succeeds()
     reconcile(moved, ctx(&env)).await.unwrap();
     let clean = shoots(&env).get("frozen").await.unwrap();
     assert_eq!(
-        clean.status.as_ref().unwrap().extra["lastMaintenance"],
+        last_maintenance(&clean),
         json!({"description": "Maintenance succeeded", "state": "Succeeded", "triggeredTime": NOW})
     );
     assert!(
@@ -265,10 +265,15 @@ async fn the_nginx_gate_disables_an_enabled_nginx_ingress_addon() {
         .unwrap();
     let maintained = shoots(&env).get("ingress").await.unwrap();
     assert_eq!(
-        maintained.spec.extra["addons"]["nginxIngress"]["enabled"],
-        false
+        maintained
+            .spec
+            .addons
+            .as_ref()
+            .and_then(|addons| addons.nginx_ingress.as_ref())
+            .map(|ingress| ingress.enabled),
+        Some(false)
     );
-    let last = &maintained.status.as_ref().unwrap().extra["lastMaintenance"];
+    let last = &last_maintenance(&maintained);
     let description = last["description"].as_str().unwrap();
     assert!(
         description.ends_with(
@@ -278,4 +283,13 @@ async fn the_nginx_gate_disables_an_enabled_nginx_ingress_addon() {
         "{description}"
     );
     env.shutdown().await;
+}
+
+/// `status.lastMaintenance` as JSON (`null` when unset).
+fn last_maintenance(shoot: &Shoot) -> serde_json::Value {
+    let last = shoot
+        .status
+        .as_ref()
+        .and_then(|status| status.last_maintenance.as_ref());
+    serde_json::to_value(last).unwrap()
 }
