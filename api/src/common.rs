@@ -23,6 +23,8 @@ pub enum LastOperationType {
     Migrate,
     /// `Restore`.
     Restore,
+    /// `LiveMigrate`: a Shoot moving to another Seed without downtime.
+    LiveMigrate,
 }
 
 /// State of a Gardener operation (`lastOperation.state`).

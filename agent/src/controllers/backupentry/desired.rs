@@ -66,9 +66,10 @@ pub fn started(type_: LastOperationType) -> &'static str {
         LastOperationType::Restore => "Restoration of BackupEntry state initialized.",
         LastOperationType::Migrate => "Migration of BackupEntry state initialized.",
         LastOperationType::Delete => "Deletion of BackupEntry state initialized.",
-        LastOperationType::Create | LastOperationType::Reconcile => {
-            "Reconciliation of BackupEntry state initialized."
-        }
+        // BackupEntries are never live-migrated; reported like a reconcile should one say so.
+        LastOperationType::Create
+        | LastOperationType::Reconcile
+        | LastOperationType::LiveMigrate => "Reconciliation of BackupEntry state initialized.",
     }
 }
 
@@ -78,9 +79,9 @@ pub fn succeeded(type_: LastOperationType) -> &'static str {
         LastOperationType::Restore => "Restoration of BackupEntry succeeded.",
         LastOperationType::Migrate => "Migration of BackupEntry succeeded.",
         LastOperationType::Delete => "Deletion of BackupEntry succeeded.",
-        LastOperationType::Create | LastOperationType::Reconcile => {
-            "Reconciliation of BackupEntry succeeded."
-        }
+        LastOperationType::Create
+        | LastOperationType::Reconcile
+        | LastOperationType::LiveMigrate => "Reconciliation of BackupEntry succeeded.",
     }
 }
 

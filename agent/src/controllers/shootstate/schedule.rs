@@ -124,7 +124,8 @@ pub fn backup(
     };
     let not_ready = match operation.type_ {
         LastOperationType::Create | LastOperationType::Restore => !operation.succeeded(),
-        LastOperationType::Migrate => true,
+        // A Shoot on its way to another Seed (either kind of migration) is not backed up here.
+        LastOperationType::Migrate | LastOperationType::LiveMigrate => true,
         LastOperationType::Reconcile | LastOperationType::Delete => false,
     };
     if not_ready {
