@@ -108,46 +108,14 @@ pub struct GardenletHelm {
     pub oci_repository: Option<OCIRepository>,
 }
 
-/// Deployment settings of a self-managed gardenlet, plus the chart it comes from.
+/// Deployment settings of a self-managed gardenlet, plus the chart it comes from (upstream
+/// embeds [`GardenletDeployment`] inline).
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GardenletSelfDeployment {
-    /// Number of gardenlet replicas.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replica_count: Option<i32>,
-    /// Number of old ReplicaSets kept.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub revision_history_limit: Option<i32>,
-    /// Service account the gardenlet pods run as.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub service_account_name: Option<String>,
-    /// Container image of the gardenlet.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub image: Option<Image>,
-    /// Compute resources of the gardenlet container.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resources: Option<ResourceRequirements>,
-    /// Labels added to the gardenlet pods.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pod_labels: Option<BTreeMap<String, String>>,
-    /// Annotations added to the gardenlet pods.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pod_annotations: Option<BTreeMap<String, String>>,
-    /// Additional volumes of the gardenlet pods.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub additional_volumes: Option<Vec<Volume>>,
-    /// Additional volume mounts of the gardenlet container.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub additional_volume_mounts: Option<Vec<VolumeMount>>,
-    /// Additional environment variables of the gardenlet container.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub env: Option<Vec<EnvVar>>,
-    /// Tolerations of the gardenlet pods.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tolerations: Option<Vec<K8sToleration>>,
-    /// Whether the pods get liveness and readiness probes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub enable_health_probes: Option<bool>,
+    /// The settings every gardenlet deployment has.
+    #[serde(flatten)]
+    pub deployment: GardenletDeployment,
     /// Where the gardenlet Helm chart is pulled from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub helm: Option<GardenletHelm>,
