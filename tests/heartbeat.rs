@@ -53,6 +53,29 @@ async fn start_agent(
     .await
 }
 
+/// Prepares `garden` and `seed` as the testkit does and starts an agent without leader election
+/// with heartbeat `period`; cancel the returned token to stop it.
+async fn start_prepared_agent(
+    garden: &Sandbox,
+    seed: &Sandbox,
+    period: Duration,
+) -> (RunningAgent, CancellationToken) {
+    seedlet_testkit::prepare_garden(&garden.client()).await;
+    seedlet_testkit::prepare_seed(&seed.client()).await;
+    let shutdown = CancellationToken::new();
+    let agent = start_agent(
+        garden.client(),
+        seed.client(),
+        AgentOptions {
+            period,
+            leader_election: None,
+        },
+        shutdown.clone(),
+    )
+    .await;
+    (agent, shutdown)
+}
+
 struct AgentOptions {
     period: Duration,
     leader_election: Option<(Duration, Duration, Duration)>,
@@ -142,20 +165,8 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 async fn lease_renew_time_advances_every_interval_and_seed_becomes_ready() {
     let garden = seedlet_testkit::start_sandbox("garden").await;
     let seed = Sandbox::builder().name("seed").start().await.expect("seed");
-    seedlet_testkit::prepare_garden(&garden.client()).await;
-    seedlet_testkit::prepare_seed(&seed.client()).await;
-    let shutdown = CancellationToken::new();
     let period = Duration::from_secs(1);
-    let agent = start_agent(
-        garden.client(),
-        seed.client(),
-        AgentOptions {
-            period,
-            leader_election: None,
-        },
-        shutdown.clone(),
-    )
-    .await;
+    let (agent, shutdown) = start_prepared_agent(&garden, &seed, period).await;
 
     let renewals = collect_renewals(&garden.client(), 21, Duration::from_secs(40)).await;
     let gaps = gaps(&renewals);
@@ -204,20 +215,8 @@ async fn lease_renew_time_advances_every_interval_and_seed_becomes_ready() {
 async fn lease_renewal_drift_stays_small_over_a_hundred_renewals() {
     let garden = seedlet_testkit::start_sandbox("garden").await;
     let seed = Sandbox::builder().name("seed").start().await.expect("seed");
-    seedlet_testkit::prepare_garden(&garden.client()).await;
-    seedlet_testkit::prepare_seed(&seed.client()).await;
-    let shutdown = CancellationToken::new();
     let period = Duration::from_millis(250);
-    let agent = start_agent(
-        garden.client(),
-        seed.client(),
-        AgentOptions {
-            period,
-            leader_election: None,
-        },
-        shutdown.clone(),
-    )
-    .await;
+    let (agent, shutdown) = start_prepared_agent(&garden, &seed, period).await;
 
     let renewals = collect_renewals(&garden.client(), 101, Duration::from_secs(60)).await;
     let mut drift: Vec<Duration> = gaps(&renewals)
@@ -258,20 +257,8 @@ async fn health_fails_while_seed_api_server_is_down_and_recovers_without_restart
         .next()
         .and_then(|p| p.trim_end_matches('/').parse().ok())
         .expect("seed port");
-    seedlet_testkit::prepare_garden(&garden.client()).await;
-    seedlet_testkit::prepare_seed(&seed.client()).await;
-    let shutdown = CancellationToken::new();
     let period = Duration::from_millis(500);
-    let agent = start_agent(
-        garden.client(),
-        seed.client(),
-        AgentOptions {
-            period,
-            leader_election: None,
-        },
-        shutdown.clone(),
-    )
-    .await;
+    let (agent, shutdown) = start_prepared_agent(&garden, &seed, period).await;
     let health = agent.health_address;
     seedlet_testkit::wait_until("GardenletReady True", Duration::from_secs(10), || async {
         gardenlet_ready(&garden.client()).await == Some(ConditionStatus::True)
@@ -606,20 +593,8 @@ async fn wait_until_not_renewed(
 async fn an_agent_whose_seed_another_agent_holds_stops_renewing_its_lease_until_released() {
     let garden = seedlet_testkit::start_sandbox("garden").await;
     let seed = Sandbox::builder().name("seed").start().await.expect("seed");
-    seedlet_testkit::prepare_garden(&garden.client()).await;
-    seedlet_testkit::prepare_seed(&seed.client()).await;
-    let shutdown = CancellationToken::new();
     let period = Duration::from_millis(300);
-    let agent = start_agent(
-        garden.client(),
-        seed.client(),
-        AgentOptions {
-            period,
-            leader_election: None,
-        },
-        shutdown.clone(),
-    )
-    .await;
+    let (agent, shutdown) = start_prepared_agent(&garden, &seed, period).await;
     collect_renewals(&garden.client(), 3, Duration::from_secs(20)).await;
 
     claim_seed(

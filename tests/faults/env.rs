@@ -170,11 +170,13 @@ impl Env {
         let garden = Cluster::start("garden", dir.path().join("garden"), false).await;
         let seed = Cluster::start("seed", dir.path().join("seed"), true).await;
         install_crds(&garden.client(), seedlet_api::crds::garden_crds()).await;
-        install_crds(&seed.client(), seedlet_api::crds::seed_crds()).await;
+        // The seed's CRDs, `garden` namespace and its cluster identity, which the Seed's
+        // status.clusterIdentity names (without it the agent would take the Seed for another
+        // agent's and leave its status and Lease alone).
+        super::common::prepare_seed(&seed.client()).await;
         for name in ["garden", "gardener-system-seed-lease", "seed-local"] {
             ensure_namespace(&garden.client(), name).await;
         }
-        ensure_namespace(&seed.client(), "garden").await;
         Self {
             garden,
             seed,
