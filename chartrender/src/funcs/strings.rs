@@ -112,7 +112,10 @@ pub(crate) fn substr(args: &[Value]) -> Result<Value, Error> {
         end = len;
     }
     if start > end {
-        return Ok(Value::from(""));
+        // Sprig slices the string unchecked; Go panics and Helm reports it.
+        return Err(fail(format!(
+            "error calling substr: runtime error: slice bounds out of range [{start}:{end}]"
+        )));
     }
     let bytes = &s.as_bytes()[start as usize..end as usize];
     Ok(Value::from(String::from_utf8_lossy(bytes).into_owned()))

@@ -406,6 +406,7 @@ pub(crate) fn to_go_string(value: &Value) -> String {
 pub(crate) fn kind_of(value: &Value) -> &'static str {
     match value.kind() {
         ValueKind::Plain if value.downcast_object_ref::<GoTime>().is_some() => "struct",
+        ValueKind::Plain if value.downcast_object_ref::<super::semver::GoSemver>().is_some() => "ptr",
         ValueKind::Undefined | ValueKind::None => "invalid",
         ValueKind::Bool => "bool",
         ValueKind::Number if value.is_integer() => "int",
@@ -421,6 +422,9 @@ pub(crate) fn kind_of(value: &Value) -> &'static str {
 pub(crate) fn type_of(value: &Value) -> &'static str {
     match value.kind() {
         ValueKind::Plain if value.downcast_object_ref::<GoTime>().is_some() => "time.Time",
+        ValueKind::Plain if value.downcast_object_ref::<super::semver::GoSemver>().is_some() => {
+            "*semver.Version"
+        }
         ValueKind::Undefined | ValueKind::None => "<nil>",
         ValueKind::Bool => "bool",
         ValueKind::Number if value.is_integer() => "int",
@@ -433,8 +437,18 @@ pub(crate) fn type_of(value: &Value) -> &'static str {
     }
 }
 
-/// A deep copy: new maps and lists all the way down, so mutating the copy leaves the original alone.
+/// A deep copy: new maps and lists all the way down, so mutating the copy leaves the original alone. A map that
+/// contains itself is copied to a bounded depth and shared below it (Go's copystructure would never return).
 pub(crate) fn deep_copy(value: &Value) -> Value {
+    deep_copy_to(value, 0)
+}
+
+const MAX_COPY_DEPTH: usize = 1_000;
+
+fn deep_copy_to(value: &Value, depth: usize) -> Value {
+    if depth > MAX_COPY_DEPTH {
+        return value.clone();
+    }
     match value.kind() {
         ValueKind::Map
             if value.downcast_object_ref::<GoMap>().is_some() || value.as_object().is_none() =>
@@ -443,7 +457,7 @@ pub(crate) fn deep_copy(value: &Value) -> Value {
                 map_entries(value)
                     .unwrap_or_default()
                     .iter()
-                    .map(|(k, v)| (k.clone(), deep_copy(v)))
+                    .map(|(k, v)| (k.clone(), deep_copy_to(v, depth + 1)))
                     .collect(),
             )
         }
@@ -451,7 +465,7 @@ pub(crate) fn deep_copy(value: &Value) -> Value {
             list_items(value)
                 .unwrap_or_default()
                 .iter()
-                .map(deep_copy)
+                .map(|v| deep_copy_to(v, depth + 1))
                 .collect::<Vec<_>>(),
         ),
         _ => value.clone(),
