@@ -22,7 +22,7 @@ fn yaml11_bool(word: &str) -> Option<bool> {
 
 /// A block line: indentation and list dashes, an optional plain key, and the rest.
 static LINE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?P<lead>[ \t]*(?:-[ \t]+)*)(?:(?P<key>[A-Za-z]+)(?P<colon>[ \t]*:)(?P<gap>[ \t]+|$))?(?P<rest>.*)$")
+    Regex::new(r"^(?P<lead>[ \t]*(?:-[ \t]+)*)(?:(?P<key>[A-Za-z0-9_][A-Za-z0-9_./-]*)(?P<colon>[ \t]*:)(?P<gap>[ \t]+|$))?(?P<rest>.*)$")
         .unwrap_or_else(|e| unreachable!("fixed pattern: {e}"))
 });
 
@@ -124,6 +124,7 @@ mod tests {
             ("s: >-\n  off\n\n  yes\nt: on\n", "s: >-\n  off\n\n  yes\nt: true\n"),
             // Comments stay as written.
             ("# y: 1\na: 1\n", "# y: 1\na: 1\n"),
+            ("x-y: on\nport.name: N\n", "x-y: true\nport.name: false\n"),
         ];
         for (input, want) in cases {
             assert_eq!(booleans_as_yaml11(input), want, "{input:?}");

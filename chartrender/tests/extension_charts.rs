@@ -83,9 +83,10 @@ fn provider_like_chart_renders_helpers_tpl_imports_and_shared_define_names_like_
         .iter()
         .map(|a| a.as_str().unwrap())
         .collect();
-    // import-values: `webhook` from the admission subchart's exports, filled in at the top of the parent.
+    // import-values: the string entry `webhook` comes before a `{child, parent}` entry, which replaces the
+    // imports gathered so far in Helm v3.11 (checked against its engine): the exports never arrive.
     assert!(
-        args.contains(&"--webhook-port=10250") && args.contains(&"--webhook-failure-policy=Fail"),
+        args.contains(&"--webhook-port=") && args.contains(&"--webhook-failure-policy="),
         "{args:?}"
     );
     assert!(

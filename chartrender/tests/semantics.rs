@@ -237,11 +237,11 @@ fn subcharts_get_scoped_values_globals_conditions_and_aliases() {
     let files: Vec<(&str, &str)> = vec![
         (
             "Chart.yaml",
-            "apiVersion: v2\nname: parent\nversion: 1.0.0\ndependencies:\n- name: sub\n  alias: renamed\n- name: off\n  condition: off.enabled\n",
+            "apiVersion: v2\nname: parent\nversion: 1.0.0\ndependencies:\n- name: sub\n  alias: renamed\n- name: gone\n  condition: gone.enabled\n",
         ),
         (
             "values.yaml",
-            "global: {reg: parent-reg}\nrenamed: {port: 1}\noff: {enabled: false}\n",
+            "global: {reg: parent-reg}\nrenamed: {port: 1}\ngone: {enabled: false}\n",
         ),
         ("charts/sub/Chart.yaml", "name: sub\nversion: 0.1.0\n"),
         (
@@ -252,8 +252,9 @@ fn subcharts_get_scoped_values_globals_conditions_and_aliases() {
             "charts/sub/templates/s.yaml",
             "{{ .Chart.Name }} {{ .Values.port }} {{ .Values.other }} {{ .Values.global.reg }} {{ .Values.global.own }}",
         ),
-        ("charts/off/Chart.yaml", "name: off\nversion: 0.1.0\n"),
-        ("charts/off/templates/o.yaml", "never"),
+        // Not `off`: Helm reads a plain `off` as the boolean false, in Chart.yaml and values alike.
+        ("charts/gone/Chart.yaml", "name: gone\nversion: 0.1.0\n"),
+        ("charts/gone/templates/o.yaml", "never"),
         ("templates/p.yaml", "{{ .Values.renamed.other }}"),
     ];
     let chart = seedlet_chartrender::Chart::from_archive(
@@ -267,7 +268,7 @@ fn subcharts_get_scoped_values_globals_conditions_and_aliases() {
         "renamed 1 user parent-reg o"
     );
     assert_eq!(out.templates["parent/templates/p.yaml"], "user");
-    assert!(!out.templates.keys().any(|k| k.contains("/off/")));
+    assert!(!out.templates.keys().any(|k| k.contains("/gone/")));
 }
 
 #[test]

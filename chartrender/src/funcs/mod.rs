@@ -486,7 +486,7 @@ fn int(args: &[Value]) -> Result<Value, Error> {
 fn atoi(args: &[Value]) -> Result<Value, Error> {
     want("atoi", args, 1)?;
     Ok(Value::from(
-        arg_str(args, 0).trim().parse::<i64>().unwrap_or(0),
+        arg_str(args, 0).parse::<i64>().unwrap_or(0),
     ))
 }
 

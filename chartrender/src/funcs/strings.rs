@@ -474,6 +474,10 @@ pub(crate) fn regex_find_all(args: &[Value]) -> Result<Value, Error> {
         .take(limit)
         .map(|m| Value::from(m.as_str()))
         .collect();
+    // Go's FindAllString answers nil, not an empty list, when nothing matches.
+    if found.is_empty() {
+        return Ok(Value::from(()));
+    }
     Ok(Value::from(found))
 }
 
