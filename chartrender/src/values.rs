@@ -58,11 +58,21 @@ fn coalesce_from(chart: &Chart, defaults: Json, supplied: &Json) -> Json {
         .cloned()
         .unwrap_or(Json::Object(Map::new()));
     for (name, sub) in subcharts(chart) {
-        let supplied_sub = result
+        let mut supplied_sub = result
             .get(&name)
             .filter(|v| v.is_object())
             .cloned()
             .unwrap_or(Json::Object(Map::new()));
+        // The parent's globals reach the subchart's own subcharts too: pass them down with its values.
+        let mut passed_globals = supplied_sub
+            .get("global")
+            .cloned()
+            .filter(Json::is_object)
+            .unwrap_or(Json::Object(Map::new()));
+        merge_values(&mut passed_globals, &globals);
+        if let Some(map) = supplied_sub.as_object_mut() {
+            map.insert("global".into(), passed_globals);
+        }
         let mut sub_values = coalesce(sub, &supplied_sub);
         let mut sub_globals = sub_values
             .get("global")
@@ -78,10 +88,7 @@ fn coalesce_from(chart: &Chart, defaults: Json, supplied: &Json) -> Json {
             map.insert(name, sub_values);
         }
     }
-    if let Some(map) = result.as_object_mut() {
-        map.entry("global")
-            .or_insert_with(|| Json::Object(Map::new()));
-    }
+    // Subcharts always get `global` (above); the top chart has one only if its values define it.
     result
 }
 

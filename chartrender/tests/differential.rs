@@ -2,7 +2,8 @@
 //! generated templates and values (`differential/generate.rs`) and whole fixture charts with varied values,
 //! rendered by both; the texts must be equal, or both renders must fail. Every disagreement found is kept as a
 //! regression case in `tests/fixtures/differential/*.json` with Helm's recorded answer, replayed by
-//! `recorded_disagreements_render_like_helm` without the reference binary.
+//! `recorded_disagreements_render_like_helm` without the reference binary (and checked against the reference by
+//! `recorded_answers_are_helms` when it is there).
 //!
 //! Knobs: `SEEDLET_DIFF_CASES` (generated cases, default 300), `SEEDLET_DIFF_SEED` (default fixed, so CI sees
 //! the same cases), `SEEDLET_DIFF_RECORD=<dir>` writes every disagreement as a fixture file there.
@@ -252,9 +253,7 @@ fn excerpt(text: Option<&String>, at: usize) -> String {
     text[start..end].to_string()
 }
 
-/// Every recorded disagreement (Helm's answer kept beside the case) now renders like Helm.
-#[test]
-fn recorded_disagreements_render_like_helm() {
+fn recorded_cases() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/differential");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
@@ -263,6 +262,38 @@ fn recorded_disagreements_render_like_helm() {
         .collect();
     files.sort();
     assert!(!files.is_empty(), "regression cases exist in {}", dir.display());
+    files
+}
+
+/// The answers recorded in the regression cases are still what Helm's engine answers.
+#[test]
+fn recorded_answers_are_helms() {
+    let Some(reference) = Reference::from_env() else {
+        eprintln!("skipped: SEEDLET_HELM_REFERENCE is unset (path of ../shared/helm/helm-reference)");
+        return;
+    };
+    let mut failures = Vec::new();
+    for file in recorded_cases() {
+        let case: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        let name = case["name"].as_str().unwrap().to_string();
+        let templates = [(name.clone(), case["template"].as_str().unwrap().to_string())];
+        let (helm, _) = reference.render_batch(CHART_YAML, case["values"].as_str().unwrap(), &templates);
+        let now = helm[&format!("diff/{name}")].clone();
+        let recorded = match case["helm_output"].as_str() {
+            Some(text) => Outcome::Rendered(text.to_string()),
+            None => Outcome::Failed(case["helm_error"].as_str().unwrap().to_string()),
+        };
+        if !recorded.agrees_with(&now) {
+            failures.push(format!("{}: recorded {recorded:?}, Helm now {now:?}", file.display()));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Every recorded disagreement (Helm's answer kept beside the case) now renders like Helm.
+#[test]
+fn recorded_disagreements_render_like_helm() {
+    let files = recorded_cases();
     let mut failures = Vec::new();
     for file in &files {
         let case: serde_json::Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();

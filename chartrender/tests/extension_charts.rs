@@ -190,9 +190,17 @@ fn provider_like_webhook_certificate_is_signed_by_its_ca() {
 
 #[test]
 fn provider_like_conditions_and_tags_switch_subcharts() {
+    // A disabled dependency imports nothing (Helm removes it first), so `imported.tolerations` is missing and the
+    // deployment's field access fails, as in Helm's engine; supplying it renders.
+    let err = render(
+        "provider-like",
+        serde_json::json!({"admission": {"enabled": false}}),
+    )
+    .unwrap_err();
+    assert!(err.contains("templates/deployment.yaml:52"), "{err}");
     let rendered = render(
         "provider-like",
-        serde_json::json!({"admission": {"enabled": false}, "tags": {"monitoring": true}, "webhookPort": 9443}),
+        serde_json::json!({"admission": {"enabled": false}, "tags": {"monitoring": true}, "webhookPort": 9443, "imported": {"tolerations": {"items": []}}}),
     )
     .unwrap();
     let objects = objects(&rendered);

@@ -89,7 +89,7 @@ pub(crate) fn last(args: &[Value]) -> Result<Value, Error> {
 pub(crate) fn rest(args: &[Value]) -> Result<Value, Error> {
     want("rest", args, 1)?;
     if list_of("rest", &args[0])?.is_empty() {
-        return Ok(Value::from(()));
+        return Ok(super::value::nil_list());
     }
     Ok(Value::from(
         list_of("rest", &args[0])?
@@ -104,7 +104,7 @@ pub(crate) fn initial(args: &[Value]) -> Result<Value, Error> {
     want("initial", args, 1)?;
     let mut items = list_of("initial", &args[0])?;
     if items.is_empty() {
-        return Ok(Value::from(()));
+        return Ok(super::value::nil_list());
     }
     items.pop();
     Ok(Value::from(items))
@@ -184,6 +184,7 @@ pub(crate) fn slice(args: &[Value]) -> Result<Value, Error> {
         return Err(fail("error calling slice: Cannot slice on type <nil>"));
     }
     let items = list_of("slice", target)?;
+    // Sprig answers an untyped nil here (`rest`/`initial` answer a nil list).
     if items.is_empty() {
         return Ok(Value::from(()));
     }
@@ -591,7 +592,8 @@ mod tests {
         // Sprig reflects on the list first: nil panics, which Helm reports as an error.
         assert!(append(&[Value::UNDEFINED, Value::from("x")]).is_err());
         assert!(!has(&[Value::from(1), Value::UNDEFINED]).unwrap().is_true());
-        assert!(rest(&[Value::from(Vec::<Value>::new())]).unwrap().is_none());
+        let nil = rest(&[Value::from(Vec::<Value>::new())]).unwrap();
+        assert_eq!((to_json(&nil), nil.len()), (json!(null), Some(0)));
         assert!(slice(&[Value::from(Vec::<Value>::new()), Value::from(1)]).unwrap().is_none());
         assert!(last(&[Value::from(Vec::<Value>::new())]).unwrap().is_none());
     }

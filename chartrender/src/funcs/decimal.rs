@@ -161,9 +161,8 @@ mod tests {
 
     #[test]
     fn round_takes_the_round_on_threshold() {
-        assert_eq!(round(123.233, 2.0, 0.3), 123.23);
-        // 123.235·100 is 12323.499999999998 in float64: down, as in Go.
-        assert_eq!(round(123.235, 2.0, 0.5), 123.23);
+        // 123.233·100 is 12323.300000000001 in float64: its fraction reaches 0.3, so up (Helm prints 123.24).
+        assert_eq!(round(123.233, 2.0, 0.3), 123.24);
         assert_eq!(round(123.236, 2.0, 0.5), 123.24);
         assert_eq!(round(123.555555, 3.0, 0.5), 123.556);
         assert_eq!(round(1.5, 0.0, 0.5), 2.0);

@@ -195,7 +195,8 @@ pub(crate) fn from_json_fn(args: &[Value]) -> Result<Value, Error> {
     Ok(
         match serde_json::from_str::<serde_json::Value>(&arg_str(args, 0)) {
             Ok(value @ serde_json::Value::Object(_)) => from_json(&value),
-            Ok(serde_json::Value::Null) => from_json(&serde_json::json!({})),
+            // encoding/json sets the map to nil for `null`.
+            Ok(serde_json::Value::Null) => Value::from(()),
             Ok(other) => error_map(format!(
                 "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
                 json_kind(&other)
@@ -219,7 +220,7 @@ pub(crate) fn from_json_array(args: &[Value]) -> Result<Value, Error> {
     Ok(
         match serde_json::from_str::<serde_json::Value>(&arg_str(args, 0)) {
             Ok(value @ serde_json::Value::Array(_)) => from_json(&value),
-            Ok(serde_json::Value::Null) => Value::from(Vec::<Value>::new()),
+            Ok(serde_json::Value::Null) => Value::from(()),
             Ok(other) => Value::from(vec![Value::from(format!(
                 "json: cannot unmarshal {} into Go value of type []interface {{}}",
                 json_kind(&other)

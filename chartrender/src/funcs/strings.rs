@@ -474,9 +474,9 @@ pub(crate) fn regex_find_all(args: &[Value]) -> Result<Value, Error> {
         .take(limit)
         .map(|m| Value::from(m.as_str()))
         .collect();
-    // Go's FindAllString answers nil, not an empty list, when nothing matches.
+    // Go's FindAllString answers a nil slice, not an empty one, when nothing matches.
     if found.is_empty() {
-        return Ok(Value::from(()));
+        return Ok(super::value::nil_list());
     }
     Ok(Value::from(found))
 }
@@ -598,7 +598,8 @@ pub(crate) fn sort_alpha(args: &[Value]) -> Result<Value, Error> {
     want("sortAlpha", args, 1)?;
     meter::check_printed("sortAlpha", args)?;
     let mut items: Vec<String> = match list_items(&args[0]) {
-        Some(items) => items.iter().map(to_go_string).collect(),
+        // Sprig's string-slice conversion leaves nil elements out.
+        Some(items) => items.iter().filter(|v| !is_nil(v)).map(to_go_string).collect(),
         None => vec![to_go_string(&args[0])],
     };
     items.sort();

@@ -98,6 +98,30 @@ impl Object for GoMap {
     }
 }
 
+/// A nil Go slice (`[]string(nil)` from `regexFindAll` without a match, Sprig's `rest`/`initial`/`slice` of an
+/// empty list): an empty list to every function and to `%v` (`[]`), but `null` in JSON and YAML.
+#[derive(Debug, Default)]
+pub(crate) struct NilList;
+
+impl Object for NilList {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Seq
+    }
+
+    fn get_value(self: &Arc<Self>, _key: &Value) -> Option<Value> {
+        None
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Seq(0)
+    }
+}
+
+/// A [`NilList`] value.
+pub(crate) fn nil_list() -> Value {
+    Value::from_object(NilList)
+}
+
 /// The sorted entries of a map value (a [`GoMap`] or a native minijinja map), or `None` for non-maps.
 pub(crate) fn map_entries(value: &Value) -> Option<BTreeMap<String, Value>> {
     if let Some(map) = value.downcast_object_ref::<GoMap>() {
@@ -169,6 +193,9 @@ pub(crate) fn from_json_exact(json: &serde_json::Value) -> Value {
 
 /// Converts a template value into JSON (maps with sorted keys); used by `toJson`, `toYaml` and the values merge.
 pub(crate) fn to_json(value: &Value) -> serde_json::Value {
+    if value.downcast_object_ref::<NilList>().is_some() {
+        return serde_json::Value::Null;
+    }
     match value.kind() {
         ValueKind::Undefined | ValueKind::None => serde_json::Value::Null,
         ValueKind::Bool => serde_json::Value::Bool(value.is_true()),
