@@ -5,7 +5,7 @@
 //! `recorded_disagreements_render_like_helm` without the reference binary (and checked against the reference by
 //! `recorded_answers_are_helms` when it is there).
 //!
-//! Knobs: `SEEDLET_DIFF_CASES` (generated cases, default 300), `SEEDLET_DIFF_SEED` (default fixed, so CI sees
+//! Knobs: `SEEDLET_DIFF_CASES` (generated cases, default 200), `SEEDLET_DIFF_SEED` (default fixed, so CI sees
 //! the same cases), `SEEDLET_DIFF_RECORD=<dir>` writes every disagreement as a fixture file there.
 
 // Test code: a panic is the failure report.
@@ -78,7 +78,7 @@ fn generated_templates_render_like_helm() {
         eprintln!("skipped: SEEDLET_HELM_REFERENCE is unset (path of ../shared/helm/helm-reference)");
         return;
     };
-    let count = env_number("SEEDLET_DIFF_CASES", 300) as usize;
+    let count = env_number("SEEDLET_DIFF_CASES", 200) as usize;
     let seed = env_number("SEEDLET_DIFF_SEED", 20_230_411);
     let batch_size = 100;
     let started = Instant::now();

@@ -425,6 +425,8 @@ fn merge_value(target: &GoMap, key: String, value: Value, overwrite: bool) {
             }
         }
         Some(current) if !super::value::is_empty(&current) && !overwrite => {}
+        // mergo skips a nil source entry unless overwriting.
+        _ if is_nil(&value) && !overwrite => {}
         _ => {
             target.update(|m| m.insert(key, value));
         }
