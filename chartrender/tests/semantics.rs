@@ -343,3 +343,36 @@ fn repeated_includes_see_mutations_made_by_and_between_calls() {
         "12|xxy"
     );
 }
+
+#[test]
+fn globals_reach_grandchildren_and_only_subcharts_get_an_empty_global() {
+    // Facts from Helm v3.11.3's engine: the top chart's values have `global` only when defined; every subchart
+    // gets one, and the parent's globals reach the subchart's own subcharts.
+    let files: Vec<(&str, &str)> = vec![
+        ("Chart.yaml", "apiVersion: v2\nname: p\nversion: 1.0.0\n"),
+        ("values.yaml", "x: 1\n"),
+        ("templates/p.yaml", "{{ toJson .Values }}"),
+        ("charts/a/Chart.yaml", "apiVersion: v2\nname: a\nversion: 0.1.0\n"),
+        ("charts/a/values.yaml", "x: 1\n"),
+        ("charts/a/templates/a.yaml", "{{ toJson .Values }}"),
+        ("charts/a/charts/b/Chart.yaml", "apiVersion: v2\nname: b\nversion: 0.1.0\n"),
+        ("charts/a/charts/b/templates/b.yaml", "{{ toJson .Values }}"),
+    ];
+    let chart =
+        seedlet_chartrender::Chart::from_archive(&common::archive("p", &files), &Default::default())
+            .unwrap();
+    let out = render(&chart, serde_json::json!({})).unwrap();
+    assert_eq!(
+        out.templates["p/templates/p.yaml"],
+        r#"{"a":{"b":{"global":{}},"global":{},"x":1},"x":1}"#
+    );
+    let out = render(&chart, serde_json::json!({"global": {"g": 1}})).unwrap();
+    assert_eq!(
+        out.templates["p/charts/a/charts/b/templates/b.yaml"],
+        r#"{"global":{"g":1}}"#
+    );
+    assert_eq!(
+        out.templates["p/templates/p.yaml"],
+        r#"{"a":{"b":{"global":{"g":1}},"global":{"g":1},"x":1},"global":{"g":1},"x":1}"#
+    );
+}
