@@ -237,7 +237,8 @@ fn printed_size(value: &Value, cap: usize, depth: usize) -> usize {
         ValueKind::Seq | ValueKind::Iterable => {
             let mut size: usize = 2;
             for item in list_items(value).unwrap_or_default() {
-                size = size.saturating_add(1 + printed_size(&item, cap.saturating_sub(size), depth + 1));
+                size = size
+                    .saturating_add(1 + printed_size(&item, cap.saturating_sub(size), depth + 1));
                 if size > cap {
                     break;
                 }
@@ -247,8 +248,9 @@ fn printed_size(value: &Value, cap: usize, depth: usize) -> usize {
         ValueKind::Map => {
             let mut size: usize = 5;
             for (key, item) in map_entries(value).unwrap_or_default() {
-                size = size
-                    .saturating_add(2 + key.len() + printed_size(&item, cap.saturating_sub(size), depth + 1));
+                size = size.saturating_add(
+                    2 + key.len() + printed_size(&item, cap.saturating_sub(size), depth + 1),
+                );
                 if size > cap {
                     break;
                 }

@@ -114,7 +114,11 @@ fn imported_defaults(chart: &Chart, supplied: &Json) -> Json {
     // replaces it (so string entries listed before a `{child, parent}` one are lost).
     let mut imports = Json::Object(Map::new());
     for dependency in &chart.metadata.dependencies {
-        let name = if dependency.alias.is_empty() { &dependency.name } else { &dependency.alias };
+        let name = if dependency.alias.is_empty() {
+            &dependency.name
+        } else {
+            &dependency.alias
+        };
         if !subchart_enabled(chart, name, &dependency.name, &with_supplied) {
             continue;
         }

@@ -114,14 +114,29 @@ mod tests {
     fn booleans_are_read_like_go_yaml_v2() {
         let cases = [
             ("y: 1\n", "\"true\": 1\n"),
-            ("n: 1\nyes: 2\nOFF: 3\n", "\"false\": 1\n\"true\": 2\n\"false\": 3\n"),
+            (
+                "n: 1\nyes: 2\nOFF: 3\n",
+                "\"false\": 1\n\"true\": 2\n\"false\": 3\n",
+            ),
             ("a: yes\nb: Off # c\n", "a: true\nb: false # c\n"),
-            ("l:\n  - on\n  - no\n  - y: n\n", "l:\n  - true\n  - false\n  - \"true\": false\n"),
+            (
+                "l:\n  - on\n  - no\n  - y: n\n",
+                "l:\n  - true\n  - false\n  - \"true\": false\n",
+            ),
             // Not plain booleans: quoted, other words, inside text.
-            ("a: \"yes\"\nb: 'on'\nc: yesterday\nd: yes please\n", "a: \"yes\"\nb: 'on'\nc: yesterday\nd: yes please\n"),
+            (
+                "a: \"yes\"\nb: 'on'\nc: yesterday\nd: yes please\n",
+                "a: \"yes\"\nb: 'on'\nc: yesterday\nd: yes please\n",
+            ),
             // Block scalars keep their text; the next key is read again.
-            ("s: |\n  y: 1\n  on\nn: x\n", "s: |\n  y: 1\n  on\n\"false\": x\n"),
-            ("s: >-\n  off\n\n  yes\nt: on\n", "s: >-\n  off\n\n  yes\nt: true\n"),
+            (
+                "s: |\n  y: 1\n  on\nn: x\n",
+                "s: |\n  y: 1\n  on\n\"false\": x\n",
+            ),
+            (
+                "s: >-\n  off\n\n  yes\nt: on\n",
+                "s: >-\n  off\n\n  yes\nt: true\n",
+            ),
             // Comments stay as written.
             ("# y: 1\na: 1\n", "# y: 1\na: 1\n"),
             ("x-y: on\nport.name: N\n", "x-y: true\nport.name: false\n"),
@@ -133,6 +148,9 @@ mod tests {
 
     #[test]
     fn text_without_candidates_is_borrowed() {
-        assert!(matches!(booleans_as_yaml11("a: 1\nb: [x]\n"), Cow::Borrowed(_)));
+        assert!(matches!(
+            booleans_as_yaml11("a: 1\nb: [x]\n"),
+            Cow::Borrowed(_)
+        ));
     }
 }

@@ -42,7 +42,10 @@ fn env_number(name: &str, default: u64) -> u64 {
 
 /// Seedlet's answer for one template file of a chart made of `files` (values included as `values.yaml`).
 fn seedlet_render(files: &[(String, String)], template_path: &str) -> Outcome {
-    let borrowed: Vec<(&str, &str)> = files.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    let borrowed: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
     let chart = match Chart::from_archive(&common::archive("diff", &borrowed), &Limits::default()) {
         Ok(chart) => chart,
         Err(e) => return Outcome::Failed(e.to_string()),
@@ -53,7 +56,12 @@ fn seedlet_render(files: &[(String, String)], template_path: &str) -> Outcome {
         ..RenderOptions::default()
     };
     match Renderer::new().render(&chart, &options) {
-        Ok(out) => Outcome::Rendered(out.templates.get(template_path).cloned().unwrap_or_default()),
+        Ok(out) => Outcome::Rendered(
+            out.templates
+                .get(template_path)
+                .cloned()
+                .unwrap_or_default(),
+        ),
         Err(e) => Outcome::Failed(e.to_string()),
     }
 }
@@ -75,7 +83,9 @@ fn fixture_json(case: &generate::Case, helm: &Outcome) -> serde_json::Value {
 #[test]
 fn generated_templates_render_like_helm() {
     let Some(reference) = Reference::from_env() else {
-        eprintln!("skipped: SEEDLET_HELM_REFERENCE is unset (path of ../shared/helm/helm-reference)");
+        eprintln!(
+            "skipped: SEEDLET_HELM_REFERENCE is unset (path of ../shared/helm/helm-reference)"
+        );
         return;
     };
     let count = env_number("SEEDLET_DIFF_CASES", 200) as usize;
@@ -96,7 +106,10 @@ fn generated_templates_render_like_helm() {
         reference_runs += runs;
         for case in batch {
             let path = format!("diff/{}", template_name(&case.key));
-            let helm_outcome = helm.get(&path).cloned().expect("every case has Helm's outcome");
+            let helm_outcome = helm
+                .get(&path)
+                .cloned()
+                .expect("every case has Helm's outcome");
             if matches!(helm_outcome, Outcome::Failed(_)) {
                 helm_failed += 1;
             }
@@ -162,7 +175,9 @@ fn fixture_dirs() -> Vec<PathBuf> {
 #[test]
 fn fixture_charts_render_like_helm_with_varied_values() {
     let Some(reference) = Reference::from_env() else {
-        eprintln!("skipped: SEEDLET_HELM_REFERENCE is unset (path of ../shared/helm/helm-reference)");
+        eprintln!(
+            "skipped: SEEDLET_HELM_REFERENCE is unset (path of ../shared/helm/helm-reference)"
+        );
         return;
     };
     let started = Instant::now();
@@ -196,23 +211,29 @@ fn fixture_charts_render_like_helm_with_varied_values() {
                     // A template whose text changes between two of Helm's own renders (generated keys,
                     // random strings, the clock) is not compared.
                     let mut again: Option<BTreeMap<String, String>> = None;
-                    differences(theirs, ours).into_iter().find_map(|(path, at)| {
-                        let again = again
-                            .get_or_insert_with(|| reference.render_dir(&dir, &values).unwrap_or_default());
-                        (again.get(&path) == theirs.get(&path)).then(|| {
-                            format!(
-                                "{path} differs at byte {at}:\nhelm:    {:?}\nseedlet: {:?}",
-                                excerpt(theirs.get(&path), at),
-                                excerpt(ours.get(&path), at)
-                            )
+                    differences(theirs, ours)
+                        .into_iter()
+                        .find_map(|(path, at)| {
+                            let again = again.get_or_insert_with(|| {
+                                reference.render_dir(&dir, &values).unwrap_or_default()
+                            });
+                            (again.get(&path) == theirs.get(&path)).then(|| {
+                                format!(
+                                    "{path} differs at byte {at}:\nhelm:    {:?}\nseedlet: {:?}",
+                                    excerpt(theirs.get(&path), at),
+                                    excerpt(ours.get(&path), at)
+                                )
+                            })
                         })
-                    })
                 }
                 (Err(_), Err(_)) => None,
                 (helm, ours) => Some(format!("helm: {helm:?}\nseedlet: {ours:?}")),
             };
             if let Some(mismatch) = mismatch {
-                failures.push(format!("{} with values\n{values}\n{mismatch}", dir.display()));
+                failures.push(format!(
+                    "{} with values\n{values}\n{mismatch}",
+                    dir.display()
+                ));
             }
         }
     }
@@ -225,16 +246,23 @@ fn fixture_charts_render_like_helm_with_varied_values() {
 }
 
 /// The templates (path order, `NOTES.txt` aside) whose texts differ, with the byte offset of the difference.
-fn differences(theirs: &BTreeMap<String, String>, ours: &BTreeMap<String, String>) -> Vec<(String, usize)> {
+fn differences(
+    theirs: &BTreeMap<String, String>,
+    ours: &BTreeMap<String, String>,
+) -> Vec<(String, usize)> {
     let paths: std::collections::BTreeSet<&String> = theirs.keys().chain(ours.keys()).collect();
-    paths.into_iter().filter(|p| !p.ends_with("NOTES.txt")).filter_map(|path| {
-        let (a, b) = (theirs.get(path), ours.get(path));
-        (a != b).then(|| {
-            let (a, b) = (a.map_or("", String::as_str), b.map_or("", String::as_str));
-            let at = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
-            (path.clone(), at)
+    paths
+        .into_iter()
+        .filter(|p| !p.ends_with("NOTES.txt"))
+        .filter_map(|path| {
+            let (a, b) = (theirs.get(path), ours.get(path));
+            (a != b).then(|| {
+                let (a, b) = (a.map_or("", String::as_str), b.map_or("", String::as_str));
+                let at = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+                (path.clone(), at)
+            })
         })
-    }).collect()
+        .collect()
 }
 
 /// Up to 60 bytes either side of `at` (on character boundaries).
@@ -261,7 +289,11 @@ fn recorded_cases() -> Vec<PathBuf> {
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     files.sort();
-    assert!(!files.is_empty(), "regression cases exist in {}", dir.display());
+    assert!(
+        !files.is_empty(),
+        "regression cases exist in {}",
+        dir.display()
+    );
     files
 }
 
@@ -269,22 +301,29 @@ fn recorded_cases() -> Vec<PathBuf> {
 #[test]
 fn recorded_answers_are_helms() {
     let Some(reference) = Reference::from_env() else {
-        eprintln!("skipped: SEEDLET_HELM_REFERENCE is unset (path of ../shared/helm/helm-reference)");
+        eprintln!(
+            "skipped: SEEDLET_HELM_REFERENCE is unset (path of ../shared/helm/helm-reference)"
+        );
         return;
     };
     let mut failures = Vec::new();
     for file in recorded_cases() {
-        let case: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        let case: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
         let name = case["name"].as_str().unwrap().to_string();
         let templates = [(name.clone(), case["template"].as_str().unwrap().to_string())];
-        let (helm, _) = reference.render_batch(CHART_YAML, case["values"].as_str().unwrap(), &templates);
+        let (helm, _) =
+            reference.render_batch(CHART_YAML, case["values"].as_str().unwrap(), &templates);
         let now = helm[&format!("diff/{name}")].clone();
         let recorded = match case["helm_output"].as_str() {
             Some(text) => Outcome::Rendered(text.to_string()),
             None => Outcome::Failed(case["helm_error"].as_str().unwrap().to_string()),
         };
         if !recorded.agrees_with(&now) {
-            failures.push(format!("{}: recorded {recorded:?}, Helm now {now:?}", file.display()));
+            failures.push(format!(
+                "{}: recorded {recorded:?}, Helm now {now:?}",
+                file.display()
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -296,11 +335,15 @@ fn recorded_disagreements_render_like_helm() {
     let files = recorded_cases();
     let mut failures = Vec::new();
     for file in &files {
-        let case: serde_json::Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+        let case: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
         let name = case["name"].as_str().unwrap().to_string();
         let files = vec![
             ("Chart.yaml".to_string(), CHART_YAML.to_string()),
-            ("values.yaml".to_string(), case["values"].as_str().unwrap().to_string()),
+            (
+                "values.yaml".to_string(),
+                case["values"].as_str().unwrap().to_string(),
+            ),
             (name.clone(), case["template"].as_str().unwrap().to_string()),
         ];
         let ours = seedlet_render(&files, &format!("diff/{name}"));
@@ -309,7 +352,10 @@ fn recorded_disagreements_render_like_helm() {
             None => Outcome::Failed(case["helm_error"].as_str().unwrap().to_string()),
         };
         if !helm.agrees_with(&ours) {
-            failures.push(format!("{}: helm {helm:?}\nseedlet {ours:?}", file.display()));
+            failures.push(format!(
+                "{}: helm {helm:?}\nseedlet {ours:?}",
+                file.display()
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

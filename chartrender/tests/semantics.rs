@@ -352,15 +352,23 @@ fn globals_reach_grandchildren_and_only_subcharts_get_an_empty_global() {
         ("Chart.yaml", "apiVersion: v2\nname: p\nversion: 1.0.0\n"),
         ("values.yaml", "x: 1\n"),
         ("templates/p.yaml", "{{ toJson .Values }}"),
-        ("charts/a/Chart.yaml", "apiVersion: v2\nname: a\nversion: 0.1.0\n"),
+        (
+            "charts/a/Chart.yaml",
+            "apiVersion: v2\nname: a\nversion: 0.1.0\n",
+        ),
         ("charts/a/values.yaml", "x: 1\n"),
         ("charts/a/templates/a.yaml", "{{ toJson .Values }}"),
-        ("charts/a/charts/b/Chart.yaml", "apiVersion: v2\nname: b\nversion: 0.1.0\n"),
+        (
+            "charts/a/charts/b/Chart.yaml",
+            "apiVersion: v2\nname: b\nversion: 0.1.0\n",
+        ),
         ("charts/a/charts/b/templates/b.yaml", "{{ toJson .Values }}"),
     ];
-    let chart =
-        seedlet_chartrender::Chart::from_archive(&common::archive("p", &files), &Default::default())
-            .unwrap();
+    let chart = seedlet_chartrender::Chart::from_archive(
+        &common::archive("p", &files),
+        &Default::default(),
+    )
+    .unwrap();
     let out = render(&chart, serde_json::json!({})).unwrap();
     assert_eq!(
         out.templates["p/templates/p.yaml"],

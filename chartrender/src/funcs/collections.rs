@@ -596,7 +596,11 @@ mod tests {
         assert!(!has(&[Value::from(1), Value::UNDEFINED]).unwrap().is_true());
         let nil = rest(&[Value::from(Vec::<Value>::new())]).unwrap();
         assert_eq!((to_json(&nil), nil.len()), (json!(null), Some(0)));
-        assert!(slice(&[Value::from(Vec::<Value>::new()), Value::from(1)]).unwrap().is_none());
+        assert!(
+            slice(&[Value::from(Vec::<Value>::new()), Value::from(1)])
+                .unwrap()
+                .is_none()
+        );
         assert!(last(&[Value::from(Vec::<Value>::new())]).unwrap().is_none());
     }
 

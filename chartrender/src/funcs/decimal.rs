@@ -27,7 +27,11 @@ impl Decimal {
         let text = format!("{f}");
         let (int, frac) = text.split_once('.').unwrap_or((&text, ""));
         let negative = int.starts_with('-');
-        let digits: String = int.trim_start_matches('-').chars().chain(frac.chars()).collect();
+        let digits: String = int
+            .trim_start_matches('-')
+            .chars()
+            .chain(frac.chars())
+            .collect();
         let magnitude: i128 = digits.parse().ok()?;
         Some(Self {
             mantissa: if negative { -magnitude } else { magnitude },
@@ -45,7 +49,8 @@ impl Decimal {
     }
 
     fn rescaled(self, scale: u32) -> Option<i128> {
-        self.mantissa.checked_mul(pow10(scale.checked_sub(self.scale)?)?)
+        self.mantissa
+            .checked_mul(pow10(scale.checked_sub(self.scale)?)?)
     }
 
     fn add(self, other: Self) -> Option<Self> {
@@ -75,7 +80,9 @@ impl Decimal {
         if other.mantissa == 0 {
             return None;
         }
-        let numerator = self.mantissa.checked_mul(pow10(DIVISION_PLACES + other.scale)?)?;
+        let numerator = self
+            .mantissa
+            .checked_mul(pow10(DIVISION_PLACES + other.scale)?)?;
         let denominator = other.mantissa.checked_mul(pow10(self.scale)?)?;
         let mut quotient = numerator / denominator;
         let remainder = numerator % denominator;
@@ -132,7 +139,11 @@ pub(crate) fn round(value: f64, places: f64, round_on: f64) -> f64 {
     let pow = 10f64.powf(places);
     let digit = pow * value;
     let fraction = digit.fract();
-    let rounded = if fraction >= round_on { digit.ceil() } else { digit.floor() };
+    let rounded = if fraction >= round_on {
+        digit.ceil()
+    } else {
+        digit.floor()
+    };
     rounded / pow
 }
 

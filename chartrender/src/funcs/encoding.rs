@@ -144,7 +144,9 @@ fn go_json_float(f: f64) -> String {
     }
     let scientific = format!("{f:e}");
     match scientific.split_once('e') {
-        Some((mantissa, exponent)) if !exponent.starts_with('-') => format!("{mantissa}e+{exponent}"),
+        Some((mantissa, exponent)) if !exponent.starts_with('-') => {
+            format!("{mantissa}e+{exponent}")
+        }
         _ => scientific,
     }
 }

@@ -135,7 +135,10 @@ const BEST_WIDTH: usize = 80;
 /// [`BEST_WIDTH`] (and the next character is no space), the line breaks and continues at `indent`; a double-quoted
 /// scalar keeps a following space with a `\` escape. Quoted scalars never break at their first or last character.
 fn write_folded(out: &mut String, s: &str, style: Style, indent: usize) {
-    let mut column = out.rsplit('\n').next().map_or(0, |line| line.chars().count());
+    let mut column = out
+        .rsplit('\n')
+        .next()
+        .map_or(0, |line| line.chars().count());
     let push = |out: &mut String, text: &str, column: &mut usize| {
         out.push_str(text);
         *column += text.chars().count();

@@ -2,8 +2,8 @@
 
 mod collections;
 mod crypto;
-mod decimal;
 mod dates;
+mod decimal;
 mod encoding;
 pub(crate) mod gotime;
 pub(crate) mod goyaml;
@@ -485,9 +485,7 @@ fn int(args: &[Value]) -> Result<Value, Error> {
 
 fn atoi(args: &[Value]) -> Result<Value, Error> {
     want("atoi", args, 1)?;
-    Ok(Value::from(
-        arg_str(args, 0).parse::<i64>().unwrap_or(0),
-    ))
+    Ok(Value::from(arg_str(args, 0).parse::<i64>().unwrap_or(0)))
 }
 
 fn float64(args: &[Value]) -> Result<Value, Error> {

@@ -120,8 +120,14 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
     }
     // fmt applies other verbs than %v to each element of a list or map (keys sorted), padding each.
     if verb != 'v' {
-        if let Some(items) = (arg.kind() == ValueKind::Seq).then(|| list_items(arg)).flatten() {
-            let parts: Vec<String> = items.iter().map(|item| format_element(verb, spec, item)).collect();
+        if let Some(items) = (arg.kind() == ValueKind::Seq)
+            .then(|| list_items(arg))
+            .flatten()
+        {
+            let parts: Vec<String> = items
+                .iter()
+                .map(|item| format_element(verb, spec, item))
+                .collect();
             return format!("[{}]", parts.join(" "));
         }
         if arg.kind() == ValueKind::Map
@@ -129,7 +135,13 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
         {
             let parts: Vec<String> = entries
                 .iter()
-                .map(|(k, v)| format!("{}:{}", format_one(verb, spec, &Value::from(k.as_str())), format_element(verb, spec, v)))
+                .map(|(k, v)| {
+                    format!(
+                        "{}:{}",
+                        format_one(verb, spec, &Value::from(k.as_str())),
+                        format_element(verb, spec, v)
+                    )
+                })
                 .collect();
             return format!("map[{}]", parts.join(" "));
         }

@@ -144,7 +144,11 @@ impl GoSemver {
             version,
             original: String::new(),
         };
-        let prefix = if self.original.starts_with('v') { "v" } else { "" };
+        let prefix = if self.original.starts_with('v') {
+            "v"
+        } else {
+            ""
+        };
         next.original = format!("{prefix}{}", next.canonical());
         Value::from_object(next)
     }
@@ -208,7 +212,10 @@ impl Object for GoSemver {
         let wrong_args = |want: usize| {
             Error::new(
                 ErrorKind::InvalidOperation,
-                format!("wrong number of args for {method}: want {want} got {}", args.len()),
+                format!(
+                    "wrong number of args for {method}: want {want} got {}",
+                    args.len()
+                ),
             )
         };
         let other = || -> Result<Arc<Self>, Error> {
@@ -218,7 +225,10 @@ impl Object for GoSemver {
             arg.downcast_object::<Self>().ok_or_else(|| {
                 Error::new(
                     ErrorKind::InvalidOperation,
-                    format!("wrong type for value; expected *semver.Version; got {}", super::value::type_of(arg)),
+                    format!(
+                        "wrong type for value; expected *semver.Version; got {}",
+                        super::value::type_of(arg)
+                    ),
                 )
             })
         };
@@ -229,7 +239,10 @@ impl Object for GoSemver {
             arg.as_str().map(str::to_string).ok_or_else(|| {
                 Error::new(
                     ErrorKind::InvalidOperation,
-                    format!("wrong type for value; expected string; got {}", super::value::type_of(arg)),
+                    format!(
+                        "wrong type for value; expected string; got {}",
+                        super::value::type_of(arg)
+                    ),
                 )
             })
         };
@@ -241,7 +254,11 @@ impl Object for GoSemver {
             "SetPrerelease" | "SetMetadata" => {
                 let part = text()?;
                 if !part.is_empty() && !valid_identifiers(&part) {
-                    let what = if method == "SetPrerelease" { "Prerelease" } else { "Metadata" };
+                    let what = if method == "SetPrerelease" {
+                        "Prerelease"
+                    } else {
+                        "Metadata"
+                    };
                     return Err(Error::new(
                         ErrorKind::InvalidOperation,
                         format!("error calling {method}: Invalid {what} string"),

@@ -599,7 +599,11 @@ pub(crate) fn sort_alpha(args: &[Value]) -> Result<Value, Error> {
     meter::check_printed("sortAlpha", args)?;
     let mut items: Vec<String> = match list_items(&args[0]) {
         // Sprig's string-slice conversion leaves nil elements out.
-        Some(items) => items.iter().filter(|v| !is_nil(v)).map(to_go_string).collect(),
+        Some(items) => items
+            .iter()
+            .filter(|v| !is_nil(v))
+            .map(to_go_string)
+            .collect(),
         None => vec![to_go_string(&args[0])],
     };
     items.sort();

@@ -433,7 +433,13 @@ pub(crate) fn to_go_string(value: &Value) -> String {
 pub(crate) fn kind_of(value: &Value) -> &'static str {
     match value.kind() {
         ValueKind::Plain if value.downcast_object_ref::<GoTime>().is_some() => "struct",
-        ValueKind::Plain if value.downcast_object_ref::<super::semver::GoSemver>().is_some() => "ptr",
+        ValueKind::Plain
+            if value
+                .downcast_object_ref::<super::semver::GoSemver>()
+                .is_some() =>
+        {
+            "ptr"
+        }
         ValueKind::Undefined | ValueKind::None => "invalid",
         ValueKind::Bool => "bool",
         ValueKind::Number if value.is_integer() => "int",
@@ -449,7 +455,11 @@ pub(crate) fn kind_of(value: &Value) -> &'static str {
 pub(crate) fn type_of(value: &Value) -> &'static str {
     match value.kind() {
         ValueKind::Plain if value.downcast_object_ref::<GoTime>().is_some() => "time.Time",
-        ValueKind::Plain if value.downcast_object_ref::<super::semver::GoSemver>().is_some() => {
+        ValueKind::Plain
+            if value
+                .downcast_object_ref::<super::semver::GoSemver>()
+                .is_some() =>
+        {
             "*semver.Version"
         }
         ValueKind::Undefined | ValueKind::None => "<nil>",

@@ -46,8 +46,8 @@ enum Kind {
 }
 
 const KEYS: &[&str] = &[
-    "a", "b", "c", "name", "items", "enabled", "port", "image", "x-y", "Key", "y", "n", "on", "off", "yes",
-    "no", "1", "nested", "true",
+    "a", "b", "c", "name", "items", "enabled", "port", "image", "x-y", "Key", "y", "n", "on",
+    "off", "yes", "no", "1", "nested", "true",
 ];
 
 const WORDS: &[&str] = &[
@@ -82,8 +82,24 @@ const WORDS: &[&str] = &[
 ];
 
 const RAW_SCALARS: &[&str] = &[
-    "yes", "no", "on", "off", "y", "n", "True", "FALSE", "~", "1e3", ".5", "+1",
-    "2001-12-14", "-0", "1.0", "0.1", "-7", "9007199254740993",
+    "yes",
+    "no",
+    "on",
+    "off",
+    "y",
+    "n",
+    "True",
+    "FALSE",
+    "~",
+    "1e3",
+    ".5",
+    "+1",
+    "2001-12-14",
+    "-0",
+    "1.0",
+    "0.1",
+    "-7",
+    "9007199254740993",
 ];
 
 /// Generates cases from a seed.
@@ -145,7 +161,9 @@ impl Generator {
                 ..scope.clone()
             };
             let body = self.body(&mut inner, 3);
-            define_texts.push(format!("{{{{- define \"{name}\" }}}}{body}{{{{- end }}}}\n"));
+            define_texts.push(format!(
+                "{{{{- define \"{name}\" }}}}{body}{{{{- end }}}}\n"
+            ));
             scope.defines.push(name);
         }
         let body = self.body(&mut scope, 6);
@@ -248,7 +266,13 @@ impl Generator {
             }
             6 => {
                 // Only `$v…` variables: assigning to a range variable is compared elsewhere (it must not move `.`).
-                if let Some((name, kind)) = scope.vars.iter().rev().find(|(n, _)| n.starts_with("$v")).cloned() {
+                if let Some((name, kind)) = scope
+                    .vars
+                    .iter()
+                    .rev()
+                    .find(|(n, _)| n.starts_with("$v"))
+                    .cloned()
+                {
                     let e = self.expr(kind, scope, 2);
                     format!("{{{{ {name} = {e} }}}}")
                 } else {
@@ -337,7 +361,9 @@ impl Generator {
                 format!("range {v} := {value}")
             }
             _ => {
-                scope.vars.push((k.clone(), if over_dict { Kind::Str } else { Kind::Int }));
+                scope
+                    .vars
+                    .push((k.clone(), if over_dict { Kind::Str } else { Kind::Int }));
                 scope.vars.push((v.clone(), Kind::Any));
                 format!("range {k}, {v} := {value}")
             }
@@ -400,7 +426,10 @@ impl Generator {
             0 => format!("{e} | toYaml"),
             1 => format!("toJson {}", paren(&e)),
             2 => format!("{e} | toPrettyJson"),
-            3 => format!("printf \"%v|%d|%s|%q|%T\" {p} {p} {p} {p} {p}", p = paren(&r)),
+            3 => format!(
+                "printf \"%v|%d|%s|%q|%T\" {p} {p} {p} {p} {p}",
+                p = paren(&r)
+            ),
             4 => format!("{e} | quote"),
             5 => format!("kindOf {}", paren(&r)),
             6 => format!("typeOf {}", paren(&r)),
@@ -479,7 +508,7 @@ impl Generator {
                         self.leaf(if k == Kind::Any { Kind::Str } else { k }, scope)
                     })
                     .collect();
-                paren(&format!("list {}", items.join(" ")).trim_end().to_string())
+                paren(format!("list {}", items.join(" ")).trim_end())
             }
             Kind::Dict => {
                 if self.chance(40) {
@@ -517,7 +546,11 @@ impl Generator {
             8 => format!("repeat 2 {s}"),
             9 => format!("substr {} {} {s}", self.below(3), self.below(6)),
             10 => format!("trunc {} {s}", self.pick(&["3", "-3", "0", "20"])),
-            11 => format!("abbrev {} \"{}\"", self.pick(&["4", "5", "10"]), self.pick(&["Hello World", "ab", "camelCaseString"])),
+            11 => format!(
+                "abbrev {} \"{}\"",
+                self.pick(&["4", "5", "10"]),
+                self.pick(&["Hello World", "ab", "camelCaseString"])
+            ),
             12 => format!("{s} | lower | upper"),
             13 => format!("{s} | trimAll \"l\""),
             14 => format!("{s} | title | untitle"),
@@ -706,7 +739,10 @@ impl Generator {
             8 => {
                 let s = self.arg(Kind::Str, scope, d);
                 let t = self.arg(Kind::Str, scope, d);
-                format!("{} {s} {t}", self.pick(&["contains", "hasPrefix", "hasSuffix"]))
+                format!(
+                    "{} {s} {t}",
+                    self.pick(&["contains", "hasPrefix", "hasSuffix"])
+                )
             }
             9 => {
                 let c = self.pick(&[">= 1.2", "^1.2.0", "~1.2", "< 2.0.0-0", ">=1.20.0-0", "1.x"]);
@@ -715,12 +751,17 @@ impl Generator {
             }
             10 => {
                 let s = self.arg(Kind::Str, scope, d);
-                format!("regexMatch \"{}\" {s}", self.pick(&["^[a-z]+$", "\\\\d", "^$", "l+"]))
+                format!(
+                    "regexMatch \"{}\" {s}",
+                    self.pick(&["^[a-z]+$", "\\\\d", "^$", "l+"])
+                )
             }
             11 => {
                 let reported = self.reported_kind();
                 let a = self.arg(reported, scope, d);
-                let k = self.pick(&["map", "string", "int", "float64", "slice", "bool", "invalid", "int64"]);
+                let k = self.pick(&[
+                    "map", "string", "int", "float64", "slice", "bool", "invalid", "int64",
+                ]);
                 format!("kindIs \"{k}\" {a}")
             }
             12 => {
@@ -732,7 +773,14 @@ impl Generator {
             13 => {
                 let reported = self.reported_kind();
                 let a = self.arg(reported, scope, d);
-                let t = self.pick(&["string", "int", "float64", "bool", "map[string]interface {}", "[]interface {}"]);
+                let t = self.pick(&[
+                    "string",
+                    "int",
+                    "float64",
+                    "bool",
+                    "map[string]interface {}",
+                    "[]interface {}",
+                ]);
                 format!("typeIs \"{t}\" {a}")
             }
             _ => {
@@ -765,7 +813,10 @@ impl Generator {
                 let m = self.arg(Kind::List, scope, d);
                 format!("concat {l} {m}")
             }
-            6 => format!("{} {l}", self.pick(&["rest", "initial", "reverse", "uniq", "compact"])),
+            6 => format!(
+                "{} {l}",
+                self.pick(&["rest", "initial", "reverse", "uniq", "compact"])
+            ),
             7 => {
                 let a = self.arg(Kind::Any, scope, d);
                 format!("without {l} {a}")
@@ -783,14 +834,23 @@ impl Generator {
             12 => format!("slice {l} {}", self.pick(&["0", "1", "0 1", "1 1"])),
             13 => {
                 let s = self.arg(Kind::Str, scope, d);
-                format!("regexFindAll \"[a-z]+\" {s} {}", self.pick(&["-1", "1", "0"]))
+                format!(
+                    "regexFindAll \"[a-z]+\" {s} {}",
+                    self.pick(&["-1", "1", "0"])
+                )
             }
             14 => {
                 let s = self.arg(Kind::Str, scope, d);
                 format!("regexSplit \"[,.]\" {s} -1")
             }
-            15 => format!("fromYamlArray \"{}\"", self.pick(&["[1, a, true]", "- x\\n- {z: 1}", "a: b", "- yes\\n- off"])),
-            16 => format!("fromJsonArray \"{}\"", self.pick(&["[1, \\\"a\\\", 2.5]", "[]", "{}", "[1,"])),
+            15 => format!(
+                "fromYamlArray \"{}\"",
+                self.pick(&["[1, a, true]", "- x\\n- {z: 1}", "a: b", "- yes\\n- off"])
+            ),
+            16 => format!(
+                "fromJsonArray \"{}\"",
+                self.pick(&["[1, \\\"a\\\", 2.5]", "[]", "{}", "[1,"])
+            ),
             17 => format!("toStrings {l}"),
             18 => format!("seq {}", self.pick(&["3", "2 5", "5 -2 1", "0"])),
             19 => {
@@ -807,7 +867,11 @@ impl Generator {
             0 | 1 => {
                 let a = self.arg(Kind::Any, scope, d);
                 let b = self.arg(Kind::Any, scope, d);
-                format!("dict \"{}\" {a} \"{}\" {b}", self.pick(KEYS), self.pick(KEYS))
+                format!(
+                    "dict \"{}\" {a} \"{}\" {b}",
+                    self.pick(KEYS),
+                    self.pick(KEYS)
+                )
             }
             2 => {
                 let n = self.arg(Kind::Dict, scope, d);
@@ -828,9 +892,17 @@ impl Generator {
             }
             8 => format!(
                 "fromYaml \"{}\"",
-                self.pick(&["a: 1\\nb: [x, z]", "y: yes\\non: 1", "- 1", "x: 1.0\\nz: 0x10"])
+                self.pick(&[
+                    "a: 1\\nb: [x, z]",
+                    "y: yes\\non: 1",
+                    "- 1",
+                    "x: 1.0\\nz: 0x10"
+                ])
             ),
-            9 => format!("fromJson \"{}\"", self.pick(&["{\\\"a\\\": 1}", "[1]", "{", "{\\\"n\\\": 1.0}"])),
+            9 => format!(
+                "fromJson \"{}\"",
+                self.pick(&["{\\\"a\\\": 1}", "[1]", "{", "{\\\"n\\\": 1.0}"])
+            ),
             10 => {
                 // A scalar only: a map set into itself is a cycle, which Helm's deepCopy/toYaml never return from.
                 let a = go_quote(self.pick(WORDS));
@@ -839,7 +911,9 @@ impl Generator {
             // On a copy: unsetting a key of values that an enclosing `range` walks is not compared.
             11 => format!("unset (deepCopy {m}) \"{}\"", self.pick(KEYS)),
             12 => format!("dict \"{}\" (list 1 2)", self.pick(KEYS)),
-            13 => format!("mergeOverwrite (dict \"a\" true \"b\" 1) (dict \"a\" false \"b\" 0) {m}"),
+            13 => {
+                format!("mergeOverwrite (dict \"a\" true \"b\" 1) (dict \"a\" false \"b\" 0) {m}")
+            }
             14 => format!("$.Values.{}", scope.key),
             _ => format!("{m} | deepCopy | merge (dict \"z\" 1)"),
         }
@@ -916,7 +990,8 @@ struct Scope {
 }
 
 fn paren(expr: &str) -> String {
-    let simple = !expr.contains(' ') || expr.starts_with('(') && expr.ends_with(')') && balanced(expr);
+    let simple =
+        !expr.contains(' ') || expr.starts_with('(') && expr.ends_with(')') && balanced(expr);
     if simple || expr.starts_with('"') && !expr[1..expr.len() - 1].contains('"') {
         expr.to_string()
     } else {
@@ -980,9 +1055,7 @@ fn helm_bool_key(key: &str) -> Option<&'static str> {
 }
 
 fn key_path(base: &str, key: &str) -> String {
-    let plain = key
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '_')
+    let plain = key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         && key.chars().next().is_some_and(|c| c.is_ascii_alphabetic());
     if plain && !["true", "false", "nil"].contains(&key) {
         format!("{base}.{key}")
@@ -1041,6 +1114,9 @@ fn emit_yaml(node: &Node, indent: usize, out: &mut String) {
         Node::Int(i) => out.push_str(&format!(" {i}")),
         Node::Float(f) => out.push_str(&format!(" {f:?}")),
         Node::Raw(raw) => out.push_str(&format!(" {raw}")),
-        Node::Str(s) => out.push_str(&format!(" {}", serde_json::to_string(s).unwrap_or_default())),
+        Node::Str(s) => out.push_str(&format!(
+            " {}",
+            serde_json::to_string(s).unwrap_or_default()
+        )),
     }
 }

@@ -43,7 +43,11 @@ impl Reference {
     }
 
     /// Renders a chart folder with a values file; `{template path: text}` or Helm's error.
-    pub fn render_dir(&self, chart: &Path, values_yaml: &str) -> Result<BTreeMap<String, String>, String> {
+    pub fn render_dir(
+        &self,
+        chart: &Path,
+        values_yaml: &str,
+    ) -> Result<BTreeMap<String, String>, String> {
         let values = self.work.path().join("values-input.yaml");
         std::fs::write(&values, values_yaml).expect("writing the values file");
         let output = Command::new(&self.program)
@@ -96,15 +100,22 @@ impl Reference {
                         .captures(&message)
                         .map(|c| c[1].to_string())
                         .filter(|p| remaining.contains(p));
-                    let culprit = culprit.or_else(|| (templates.len() == 1).then(|| remaining[0].clone()));
+                    let culprit =
+                        culprit.or_else(|| (templates.len() == 1).then(|| remaining[0].clone()));
                     let Some(culprit) = culprit else {
                         // Not attributable to one template: every remaining template alone.
-                        eprintln!("differential: a Helm error names no case, rendering one by one: {message}");
+                        eprintln!(
+                            "differential: a Helm error names no case, rendering one by one: {message}"
+                        );
                         for path in std::mem::take(&mut remaining) {
                             let (single, single_runs) = self.render_batch(
                                 chart_yaml,
                                 values_yaml,
-                                &templates.iter().filter(|(p, _)| *p == path).cloned().collect::<Vec<_>>(),
+                                &templates
+                                    .iter()
+                                    .filter(|(p, _)| *p == path)
+                                    .cloned()
+                                    .collect::<Vec<_>>(),
                             );
                             runs += single_runs;
                             out.extend(single);
@@ -154,7 +165,9 @@ pub fn value_variants(chart: &Path) -> Vec<String> {
 }
 
 fn next(state: &mut u64) -> u64 {
-    *state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+    *state = state
+        .wrapping_mul(6_364_136_223_846_793_005)
+        .wrapping_add(1_442_695_040_888_963_407);
     *state >> 33
 }
 
@@ -164,15 +177,21 @@ fn vary(value: &mut serde_json::Value, state: &mut u64) {
         serde_json::Value::Object(map) => map.values_mut().for_each(|v| vary(v, state)),
         serde_json::Value::Array(items) => items.iter_mut().for_each(|v| vary(v, state)),
         scalar => {
-            if next(state) % 3 != 0 {
+            if !next(state).is_multiple_of(3) {
                 return;
             }
             *scalar = match scalar {
                 serde_json::Value::Bool(b) => serde_json::Value::Bool(!*b),
                 serde_json::Value::Number(n) => {
-                    serde_json::json!(n.as_f64().map_or(0.0, |f| if f == 0.0 { 3.0 } else { f * 2.0 + 1.0 }))
+                    serde_json::json!(n.as_f64().map_or(0.0, |f| if f == 0.0 {
+                        3.0
+                    } else {
+                        f * 2.0 + 1.0
+                    }))
                 }
-                serde_json::Value::String(s) if next(state) % 2 == 0 => serde_json::json!(format!("{s}-x")),
+                serde_json::Value::String(s) if next(state).is_multiple_of(2) => {
+                    serde_json::json!(format!("{s}-x"))
+                }
                 serde_json::Value::String(_) => serde_json::json!(""),
                 _ => serde_json::json!("set"),
             };
