@@ -18,6 +18,7 @@ pub(crate) mod template;
 mod text;
 mod toml;
 pub(crate) mod value;
+mod wordcase;
 
 use std::collections::HashSet;
 use std::sync::LazyLock;

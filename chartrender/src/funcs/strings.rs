@@ -293,57 +293,25 @@ pub(crate) fn plural(args: &[Value]) -> Result<Value, Error> {
 /// `snakecase s`
 pub(crate) fn snakecase(args: &[Value]) -> Result<Value, Error> {
     want("snakecase", args, 1)?;
-    Ok(Value::from(
-        words(&arg_str(args, 0)).join("_").to_lowercase(),
-    ))
+    Ok(Value::from(super::wordcase::lower_words(
+        &arg_str(args, 0),
+        '_',
+    )))
 }
 
 /// `kebabcase s`
 pub(crate) fn kebabcase(args: &[Value]) -> Result<Value, Error> {
     want("kebabcase", args, 1)?;
-    Ok(Value::from(
-        words(&arg_str(args, 0)).join("-").to_lowercase(),
-    ))
+    Ok(Value::from(super::wordcase::lower_words(
+        &arg_str(args, 0),
+        '-',
+    )))
 }
 
 /// `camelcase s`: `foo_bar` → `FooBar`.
 pub(crate) fn camelcase(args: &[Value]) -> Result<Value, Error> {
     want("camelcase", args, 1)?;
-    let out: String = arg_str(args, 0)
-        .split('_')
-        .map(|w| {
-            let mut chars = w.chars();
-            chars
-                .next()
-                .map(|c| c.to_uppercase().chain(chars).collect::<String>())
-                .unwrap_or_default()
-        })
-        .collect();
-    Ok(Value::from(out))
-}
-
-fn words(s: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut current = String::new();
-    let mut previous_lower = false;
-    for c in s.chars() {
-        if !c.is_alphanumeric() {
-            if !current.is_empty() {
-                out.push(std::mem::take(&mut current));
-            }
-            previous_lower = false;
-            continue;
-        }
-        if c.is_uppercase() && previous_lower && !current.is_empty() {
-            out.push(std::mem::take(&mut current));
-        }
-        previous_lower = c.is_lowercase() || c.is_ascii_digit();
-        current.push(c);
-    }
-    if !current.is_empty() {
-        out.push(current);
-    }
-    out
+    Ok(Value::from(super::wordcase::camel(&arg_str(args, 0))))
 }
 
 /// `split sep s`: a map `_0`, `_1`, … of the parts.

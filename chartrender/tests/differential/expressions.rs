@@ -23,9 +23,9 @@ impl Generator {
                 self.pick(&["4", "5", "10"]),
                 self.pick(&["Hello World", "ab", "camelCaseString"])
             ),
-            12 => format!("{s} | lower | upper"),
-            13 => format!("{s} | trimAll \"l\""),
-            14 => format!("{s} | title | untitle"),
+            12 => format!("snakecase {s}"),
+            13 => format!("kebabcase {s}"),
+            14 => format!("camelcase {s}"),
             15 => format!("swapcase {s}"),
             16 => format!("initials {s}"),
             17 => {
