@@ -100,7 +100,12 @@ fn yaml_number(n: &serde_json::Number) -> String {
     // encoding/json writes integral floats below 1e21 without exponent, which YAML then reads as an int.
     if f.fract() == 0.0 && f.abs() < 1e21 {
         // Shortest digits, like strconv's 'f' with precision -1: 1.2345678901234567e19 is 12345678901234567000.
-        return format!("{f}");
+        // JSON's `-0` reads back as the integer 0.
+        return if f == 0.0 {
+            "0".to_string()
+        } else {
+            format!("{f}")
+        };
     }
     format_float(f)
 }
