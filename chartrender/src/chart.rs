@@ -297,7 +297,7 @@ impl Chart {
             metadata.dependencies = parsed.dependencies;
         }
         let values = match values {
-            Some(data) => parse_yaml_map(&data).map_err(|source| ChartError::Values {
+            Some(data) => parse_values_map(&data).map_err(|source| ChartError::Values {
                 path: "values.yaml".into(),
                 source,
             })?,
@@ -378,6 +378,14 @@ pub(crate) fn from_yaml<T: serde::de::DeserializeOwned>(
 ) -> Result<T, serde_yaml::Error> {
     seedlet_yamlguard::check(data).map_err(<serde_yaml::Error as serde::de::Error>::custom)?;
     serde_yaml::from_slice(data)
+}
+
+/// Parses a values file: a map, with YAML 1.1 booleans read as Helm's parser reads them ([`crate::yaml11`]).
+pub(crate) fn parse_values_map(data: &[u8]) -> Result<serde_json::Value, serde_yaml::Error> {
+    match std::str::from_utf8(data) {
+        Ok(text) => parse_yaml_map(crate::yaml11::booleans_as_yaml11(text).as_bytes()),
+        Err(_) => parse_yaml_map(data),
+    }
 }
 
 /// Parses a YAML document that must be a map (empty documents give an empty map).

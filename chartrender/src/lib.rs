@@ -34,6 +34,7 @@ mod render;
 mod schema;
 pub mod set_values;
 mod values;
+mod yaml11;
 
 pub use capabilities::{HELM_DEFAULT_KUBE_VERSION, helm_default_api_versions, version_set};
 pub use chart::{Chart, ChartError, Dependency, Metadata};

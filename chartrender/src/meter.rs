@@ -207,7 +207,7 @@ pub(crate) fn check_printed(what: &str, values: &[Value]) -> Result<(), Error> {
     let bound = with_limits(|limits, _| limits.max_value_bytes);
     let mut size = 0usize;
     for value in values {
-        size = size.saturating_add(printed_size(value, bound.saturating_sub(size)));
+        size = size.saturating_add(printed_size(value, bound.saturating_sub(size), 0));
         if size > bound {
             return check_bytes(what, size);
         }
@@ -215,9 +215,16 @@ pub(crate) fn check_printed(what: &str, values: &[Value]) -> Result<(), Error> {
     Ok(())
 }
 
+/// Nesting beyond which a value counts as too large to print: only a map that contains itself (`set`/`merge`
+/// share maps as Go does) gets there, and Go would exhaust its stack printing it.
+const MAX_PRINTED_DEPTH: usize = 2_000;
+
 /// About how many bytes `value` prints to (at least one per element and each string's length);
-/// stops counting once past `cap`.
-fn printed_size(value: &Value, cap: usize) -> usize {
+/// stops counting once past `cap` or [`MAX_PRINTED_DEPTH`].
+fn printed_size(value: &Value, cap: usize, depth: usize) -> usize {
+    if depth > MAX_PRINTED_DEPTH {
+        return cap.saturating_add(1);
+    }
     match value.kind() {
         ValueKind::String => value.as_str().map_or(0, str::len),
         ValueKind::Bytes => value.as_bytes().map_or(0, |b| b.len() * 2),
@@ -230,7 +237,8 @@ fn printed_size(value: &Value, cap: usize) -> usize {
         ValueKind::Seq | ValueKind::Iterable => {
             let mut size: usize = 2;
             for item in list_items(value).unwrap_or_default() {
-                size = size.saturating_add(1 + printed_size(&item, cap.saturating_sub(size)));
+                size = size
+                    .saturating_add(1 + printed_size(&item, cap.saturating_sub(size), depth + 1));
                 if size > cap {
                     break;
                 }
@@ -240,8 +248,9 @@ fn printed_size(value: &Value, cap: usize) -> usize {
         ValueKind::Map => {
             let mut size: usize = 5;
             for (key, item) in map_entries(value).unwrap_or_default() {
-                size = size
-                    .saturating_add(2 + key.len() + printed_size(&item, cap.saturating_sub(size)));
+                size = size.saturating_add(
+                    2 + key.len() + printed_size(&item, cap.saturating_sub(size), depth + 1),
+                );
                 if size > cap {
                     break;
                 }

@@ -44,7 +44,7 @@ fn strip_nulls(value: &Json) -> Json {
 /// The effective values of `chart` given `supplied` values: defaults (with `import-values`), then subchart
 /// scopes, then globals.
 pub(crate) fn coalesce(chart: &Chart, supplied: &Json) -> Json {
-    coalesce_from(chart, imported_defaults(chart), supplied)
+    coalesce_from(chart, imported_defaults(chart, supplied), supplied)
 }
 
 fn coalesce_from(chart: &Chart, defaults: Json, supplied: &Json) -> Json {
@@ -58,11 +58,21 @@ fn coalesce_from(chart: &Chart, defaults: Json, supplied: &Json) -> Json {
         .cloned()
         .unwrap_or(Json::Object(Map::new()));
     for (name, sub) in subcharts(chart) {
-        let supplied_sub = result
+        let mut supplied_sub = result
             .get(&name)
             .filter(|v| v.is_object())
             .cloned()
             .unwrap_or(Json::Object(Map::new()));
+        // The parent's globals reach the subchart's own subcharts too: pass them down with its values.
+        let mut passed_globals = supplied_sub
+            .get("global")
+            .cloned()
+            .filter(Json::is_object)
+            .unwrap_or(Json::Object(Map::new()));
+        merge_values(&mut passed_globals, &globals);
+        if let Some(map) = supplied_sub.as_object_mut() {
+            map.insert("global".into(), passed_globals);
+        }
         let mut sub_values = coalesce(sub, &supplied_sub);
         let mut sub_globals = sub_values
             .get("global")
@@ -78,18 +88,16 @@ fn coalesce_from(chart: &Chart, defaults: Json, supplied: &Json) -> Json {
             map.insert(name, sub_values);
         }
     }
-    if let Some(map) = result.as_object_mut() {
-        map.entry("global")
-            .or_insert_with(|| Json::Object(Map::new()));
-    }
+    // Subcharts always get `global` (above); the top chart has one only if its values define it.
     result
 }
 
 /// Helm's `processImportValues`: the chart's defaults coalesced with its subcharts' (themselves processed
 /// first), then each `import-values` entry filled in where the parent has no value of its own. A string entry
 /// imports `<dependency>.exports.<name>` to the top; `{child, parent}` imports `<dependency>.<child>` at
-/// `parent`. Entries that do not name a table are skipped, as Helm only logs them.
-fn imported_defaults(chart: &Chart) -> Json {
+/// `parent`. Entries that do not name a table are skipped, as Helm only logs them; so are the entries of a
+/// dependency that `supplied` values disable (Helm removes disabled subcharts before importing).
+fn imported_defaults(chart: &Chart, supplied: &Json) -> Json {
     let defaults = chart.values.clone();
     if chart
         .metadata
@@ -100,13 +108,26 @@ fn imported_defaults(chart: &Chart) -> Json {
         return defaults;
     }
     let mut combined = coalesce_from(chart, defaults, &Json::Object(Map::new()));
+    let mut with_supplied = combined.clone();
+    merge_values(&mut with_supplied, supplied);
+    // Helm v3.11 gathers the imports in one table: a string entry is added to it, a `{child, parent}` entry
+    // replaces it (so string entries listed before a `{child, parent}` one are lost).
+    let mut imports = Json::Object(Map::new());
     for dependency in &chart.metadata.dependencies {
+        let name = if dependency.alias.is_empty() {
+            &dependency.name
+        } else {
+            &dependency.alias
+        };
+        if !subchart_enabled(chart, name, &dependency.name, &with_supplied) {
+            continue;
+        }
         for import in &dependency.import_values {
-            let (child, parent) = match import {
-                Json::String(name) => (format!("exports.{name}"), ".".to_string()),
+            let (child, parent, replaces) = match import {
+                Json::String(name) => (format!("exports.{name}"), ".".to_string(), false),
                 Json::Object(map) => {
                     let text = |k: &str| map.get(k).and_then(Json::as_str).unwrap_or_default();
-                    (text("child").to_string(), text("parent").to_string())
+                    (text("child").to_string(), text("parent").to_string(), true)
                 }
                 _ => continue,
             };
@@ -114,9 +135,14 @@ fn imported_defaults(chart: &Chart) -> Json {
                 continue;
             };
             let imported = path_to_map(&parent, table.clone());
-            fill(&mut combined, &imported);
+            if replaces {
+                imports = imported;
+            } else {
+                fill(&mut imports, &imported);
+            }
         }
     }
+    fill(&mut combined, &imports);
     combined
 }
 

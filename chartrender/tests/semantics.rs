@@ -237,11 +237,11 @@ fn subcharts_get_scoped_values_globals_conditions_and_aliases() {
     let files: Vec<(&str, &str)> = vec![
         (
             "Chart.yaml",
-            "apiVersion: v2\nname: parent\nversion: 1.0.0\ndependencies:\n- name: sub\n  alias: renamed\n- name: off\n  condition: off.enabled\n",
+            "apiVersion: v2\nname: parent\nversion: 1.0.0\ndependencies:\n- name: sub\n  alias: renamed\n- name: gone\n  condition: gone.enabled\n",
         ),
         (
             "values.yaml",
-            "global: {reg: parent-reg}\nrenamed: {port: 1}\noff: {enabled: false}\n",
+            "global: {reg: parent-reg}\nrenamed: {port: 1}\ngone: {enabled: false}\n",
         ),
         ("charts/sub/Chart.yaml", "name: sub\nversion: 0.1.0\n"),
         (
@@ -252,8 +252,9 @@ fn subcharts_get_scoped_values_globals_conditions_and_aliases() {
             "charts/sub/templates/s.yaml",
             "{{ .Chart.Name }} {{ .Values.port }} {{ .Values.other }} {{ .Values.global.reg }} {{ .Values.global.own }}",
         ),
-        ("charts/off/Chart.yaml", "name: off\nversion: 0.1.0\n"),
-        ("charts/off/templates/o.yaml", "never"),
+        // Not `off`: Helm reads a plain `off` as the boolean false, in Chart.yaml and values alike.
+        ("charts/gone/Chart.yaml", "name: gone\nversion: 0.1.0\n"),
+        ("charts/gone/templates/o.yaml", "never"),
         ("templates/p.yaml", "{{ .Values.renamed.other }}"),
     ];
     let chart = seedlet_chartrender::Chart::from_archive(
@@ -267,7 +268,7 @@ fn subcharts_get_scoped_values_globals_conditions_and_aliases() {
         "renamed 1 user parent-reg o"
     );
     assert_eq!(out.templates["parent/templates/p.yaml"], "user");
-    assert!(!out.templates.keys().any(|k| k.contains("/off/")));
+    assert!(!out.templates.keys().any(|k| k.contains("/gone/")));
 }
 
 #[test]
@@ -340,5 +341,46 @@ fn repeated_includes_see_mutations_made_by_and_between_calls() {
     assert_eq!(
         render(&chart, serde_json::json!({})).unwrap().templates["test/templates/t.yaml"],
         "12|xxy"
+    );
+}
+
+#[test]
+fn globals_reach_grandchildren_and_only_subcharts_get_an_empty_global() {
+    // Facts from Helm v3.11.3's engine: the top chart's values have `global` only when defined; every subchart
+    // gets one, and the parent's globals reach the subchart's own subcharts.
+    let files: Vec<(&str, &str)> = vec![
+        ("Chart.yaml", "apiVersion: v2\nname: p\nversion: 1.0.0\n"),
+        ("values.yaml", "x: 1\n"),
+        ("templates/p.yaml", "{{ toJson .Values }}"),
+        (
+            "charts/a/Chart.yaml",
+            "apiVersion: v2\nname: a\nversion: 0.1.0\n",
+        ),
+        ("charts/a/values.yaml", "x: 1\n"),
+        ("charts/a/templates/a.yaml", "{{ toJson .Values }}"),
+        (
+            "charts/a/charts/b/Chart.yaml",
+            "apiVersion: v2\nname: b\nversion: 0.1.0\n",
+        ),
+        ("charts/a/charts/b/templates/b.yaml", "{{ toJson .Values }}"),
+    ];
+    let chart = seedlet_chartrender::Chart::from_archive(
+        &common::archive("p", &files),
+        &Default::default(),
+    )
+    .unwrap();
+    let out = render(&chart, serde_json::json!({})).unwrap();
+    assert_eq!(
+        out.templates["p/templates/p.yaml"],
+        r#"{"a":{"b":{"global":{}},"global":{},"x":1},"x":1}"#
+    );
+    let out = render(&chart, serde_json::json!({"global": {"g": 1}})).unwrap();
+    assert_eq!(
+        out.templates["p/charts/a/charts/b/templates/b.yaml"],
+        r#"{"global":{"g":1}}"#
+    );
+    assert_eq!(
+        out.templates["p/templates/p.yaml"],
+        r#"{"a":{"b":{"global":{"g":1}},"global":{"g":1},"x":1},"global":{"g":1},"x":1}"#
     );
 }

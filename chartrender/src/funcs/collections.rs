@@ -10,9 +10,13 @@ use super::value::{
 };
 use super::{arg_str, fail, want};
 
+/// The items of a list argument. Sprig's list functions take the argument's reflected type first, which panics
+/// for nil; Helm reports that panic as the error.
 fn list_of(name: &str, value: &Value) -> Result<Vec<Value>, Error> {
     if is_nil(value) {
-        return Ok(Vec::new());
+        return Err(fail(format!(
+            "error calling {name}: runtime error: invalid memory address or nil pointer dereference"
+        )));
     }
     list_items(value).ok_or_else(|| {
         fail(format!(
@@ -84,6 +88,9 @@ pub(crate) fn last(args: &[Value]) -> Result<Value, Error> {
 /// `rest list`: all but the first.
 pub(crate) fn rest(args: &[Value]) -> Result<Value, Error> {
     want("rest", args, 1)?;
+    if list_of("rest", &args[0])?.is_empty() {
+        return Ok(super::value::nil_list());
+    }
     Ok(Value::from(
         list_of("rest", &args[0])?
             .into_iter()
@@ -96,6 +103,9 @@ pub(crate) fn rest(args: &[Value]) -> Result<Value, Error> {
 pub(crate) fn initial(args: &[Value]) -> Result<Value, Error> {
     want("initial", args, 1)?;
     let mut items = list_of("initial", &args[0])?;
+    if items.is_empty() {
+        return Ok(super::value::nil_list());
+    }
     items.pop();
     Ok(Value::from(items))
 }
@@ -148,6 +158,10 @@ pub(crate) fn without(args: &[Value]) -> Result<Value, Error> {
 /// `has needle list`
 pub(crate) fn has(args: &[Value]) -> Result<Value, Error> {
     want("has", args, 2)?;
+    // Sprig answers false for a nil list.
+    if is_nil(&args[1]) {
+        return Ok(Value::from(false));
+    }
     Ok(Value::from(
         list_of("has", &args[1])?
             .iter()
@@ -160,20 +174,20 @@ pub(crate) fn slice(args: &[Value]) -> Result<Value, Error> {
     let (target, bounds) = args
         .split_first()
         .ok_or_else(|| fail("slice: missing argument"))?;
-    if let Some(s) = target.as_str() {
-        let start = bounds.first().map_or(0, to_i64) as usize;
-        let end = bounds.get(1).map_or(s.len() as i64, to_i64) as usize;
-        if start > end || end > s.len() {
-            return Err(fail(format!(
-                "slice: index out of range [{start}:{end}] with length {}",
-                s.len()
-            )));
-        }
-        return Ok(Value::from(
-            String::from_utf8_lossy(&s.as_bytes()[start..end]).into_owned(),
+    // Sprig's `slice` (which replaces Go's builtin) takes lists only, and gives nil for an empty one.
+    if target.as_str().is_some() {
+        return Err(fail(
+            "error calling slice: list should be type of slice or array but string",
         ));
     }
+    if is_nil(target) {
+        return Err(fail("error calling slice: Cannot slice on type <nil>"));
+    }
     let items = list_of("slice", target)?;
+    // Sprig answers an untyped nil here (`rest`/`initial` answer a nil list).
+    if items.is_empty() {
+        return Ok(Value::from(()));
+    }
     let start = bounds.first().map_or(0, to_i64);
     let end = bounds.get(1).map_or(items.len() as i64, to_i64);
     if start < 0 || end < start || end as usize > items.len() {
@@ -397,7 +411,9 @@ fn merge_into(name: &str, args: &[Value], overwrite: bool) -> Result<Value, Erro
     Ok(dst.clone())
 }
 
-/// mergo semantics: nested maps merge recursively; otherwise dst keeps non-empty values unless overwriting.
+/// mergo (v0.3, as Sprig uses it) on map entries: nested maps merge recursively; otherwise dst keeps a non-empty
+/// value unless overwriting, and overwriting takes every source value, `false`, `0`, `""` and nil included. A map
+/// or list taken over is the source's own (shared, not copied: Sprig issue 188).
 fn merge_value(target: &GoMap, key: String, value: Value, overwrite: bool) {
     let existing = target.get(&key);
     match existing {
@@ -408,16 +424,11 @@ fn merge_value(target: &GoMap, key: String, value: Value, overwrite: bool) {
                 }
             }
         }
-        Some(current)
-            if !super::value::is_empty(&current)
-                && (!overwrite || super::value::is_empty(&value)) => {}
+        Some(current) if !super::value::is_empty(&current) && !overwrite => {}
+        // mergo skips a nil source entry unless overwriting.
+        _ if is_nil(&value) && !overwrite => {}
         _ => {
-            let copied = if value.kind() == ValueKind::Map {
-                deep_copy(&value)
-            } else {
-                value
-            };
-            target.update(|m| m.insert(key, copied));
+            target.update(|m| m.insert(key, value));
         }
     }
 }
@@ -580,9 +591,15 @@ mod tests {
         );
         assert!(has(&[Value::from(1), items.clone()]).unwrap().is_true());
         assert_eq!(until(&[Value::from(3)]).unwrap().to_string(), "[0, 1, 2]");
-        assert_eq!(
-            append(&[Value::UNDEFINED, Value::from("x")]).unwrap().len(),
-            Some(1)
+        // Sprig reflects on the list first: nil panics, which Helm reports as an error.
+        assert!(append(&[Value::UNDEFINED, Value::from("x")]).is_err());
+        assert!(!has(&[Value::from(1), Value::UNDEFINED]).unwrap().is_true());
+        let nil = rest(&[Value::from(Vec::<Value>::new())]).unwrap();
+        assert_eq!((to_json(&nil), nil.len()), (json!(null), Some(0)));
+        assert!(
+            slice(&[Value::from(Vec::<Value>::new()), Value::from(1)])
+                .unwrap()
+                .is_none()
         );
         assert!(last(&[Value::from(Vec::<Value>::new())]).unwrap().is_none());
     }

@@ -72,36 +72,82 @@ pub(crate) fn to_raw_json(args: &[Value]) -> Result<Value, Error> {
 pub(crate) fn to_pretty_json(args: &[Value]) -> Result<Value, Error> {
     want("toPrettyJson", args, 1)?;
     crate::meter::check_printed("toPrettyJson", args)?;
-    let text = serde_json::to_string_pretty(&to_json(&args[0])).map_err(|e| fail(e.to_string()))?;
+    let mut text = String::new();
+    write_go_json(&mut text, &to_json(&args[0]), Some(0));
     Ok(Value::from(escape_html(&text)))
 }
 
-/// Go's encoding/json output: floats without a fraction print as integers, `<>&` escaped when asked.
+/// Go's encoding/json output: numbers as Go writes a float64, `<>&` escaped when asked.
 fn go_json(value: &serde_json::Value, html: bool) -> String {
-    let normalized = normalize_numbers(value);
-    let text = serde_json::to_string(&normalized).unwrap_or_default();
+    let mut text = String::new();
+    write_go_json(&mut text, value, None);
     if html { escape_html(&text) } else { text }
 }
 
-fn normalize_numbers(value: &serde_json::Value) -> serde_json::Value {
+/// Writes `value` as encoding/json does; `indent` is the current depth of `json.MarshalIndent(v, "", "  ")`, or
+/// `None` for compact output.
+fn write_go_json(out: &mut String, value: &serde_json::Value, indent: Option<usize>) {
+    let newline = |out: &mut String, depth: usize| {
+        out.push('\n');
+        out.push_str(&"  ".repeat(depth));
+    };
     match value {
         serde_json::Value::Number(n) if !n.is_i64() && !n.is_u64() => {
-            let f = n.as_f64().unwrap_or(0.0);
-            if f.fract() == 0.0 && f.abs() < 1e21 {
-                serde_json::Value::from(f as i64)
-            } else {
-                value.clone()
+            out.push_str(&go_json_float(n.as_f64().unwrap_or(0.0)));
+        }
+        serde_json::Value::Array(items) if !items.is_empty() => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                if let Some(depth) = indent {
+                    newline(out, depth + 1);
+                }
+                write_go_json(out, item, indent.map(|d| d + 1));
             }
+            if let Some(depth) = indent {
+                newline(out, depth);
+            }
+            out.push(']');
         }
-        serde_json::Value::Array(items) => {
-            serde_json::Value::Array(items.iter().map(normalize_numbers).collect())
+        serde_json::Value::Object(map) if !map.is_empty() => {
+            out.push('{');
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                if let Some(depth) = indent {
+                    newline(out, depth + 1);
+                }
+                out.push_str(&serde_json::Value::String(key.clone()).to_string());
+                out.push(':');
+                if indent.is_some() {
+                    out.push(' ');
+                }
+                write_go_json(out, item, indent.map(|d| d + 1));
+            }
+            if let Some(depth) = indent {
+                newline(out, depth);
+            }
+            out.push('}');
         }
-        serde_json::Value::Object(map) => serde_json::Value::Object(
-            map.iter()
-                .map(|(k, v)| (k.clone(), normalize_numbers(v)))
-                .collect(),
-        ),
-        other => other.clone(),
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// A float64 as encoding/json writes it: shortest digits, plain from 1e-6 to below 1e21, else `1e+21`/`1e-7`.
+fn go_json_float(f: f64) -> String {
+    let abs = f.abs();
+    if abs == 0.0 || (1e-6..1e21).contains(&abs) {
+        return format!("{f}");
+    }
+    let scientific = format!("{f:e}");
+    match scientific.split_once('e') {
+        Some((mantissa, exponent)) if !exponent.starts_with('-') => {
+            format!("{mantissa}e+{exponent}")
+        }
+        _ => scientific,
     }
 }
 
@@ -114,12 +160,14 @@ fn escape_html(text: &str) -> String {
 /// `fromYaml s`: a map, or `{"Error": message}`.
 pub(crate) fn from_yaml(args: &[Value]) -> Result<Value, Error> {
     want("fromYaml", args, 1)?;
-    let parsed: Result<serde_json::Value, _> = crate::chart::from_yaml(arg_str(args, 0).as_bytes());
+    let text = arg_str(args, 0);
+    let parsed: Result<serde_json::Value, _> =
+        crate::chart::from_yaml(crate::yaml11::booleans_as_yaml11(&text).as_bytes());
     Ok(match parsed {
         Ok(serde_json::Value::Object(map)) => from_json(&serde_json::Value::Object(map)),
         Ok(serde_json::Value::Null) => from_json(&serde_json::json!({})),
         Ok(other) => error_map(format!(
-            "error unmarshaling JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+            "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
             json_kind(&other)
         )),
         Err(e) => error_map(format!("error converting YAML to JSON: {e}")),
@@ -129,11 +177,14 @@ pub(crate) fn from_yaml(args: &[Value]) -> Result<Value, Error> {
 /// `fromYamlArray s`: a list, or `[message]`.
 pub(crate) fn from_yaml_array(args: &[Value]) -> Result<Value, Error> {
     want("fromYamlArray", args, 1)?;
-    let parsed: Result<serde_json::Value, _> = crate::chart::from_yaml(arg_str(args, 0).as_bytes());
+    let text = arg_str(args, 0);
+    let parsed: Result<serde_json::Value, _> =
+        crate::chart::from_yaml(crate::yaml11::booleans_as_yaml11(&text).as_bytes());
     Ok(match parsed {
         Ok(value @ serde_json::Value::Array(_)) => from_json(&value),
+        Ok(serde_json::Value::Null) => Value::from(Vec::<Value>::new()),
         Ok(other) => Value::from(vec![Value::from(format!(
-            "cannot unmarshal {} into a list",
+            "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type []interface {{}}",
             json_kind(&other)
         ))]),
         Err(e) => Value::from(vec![Value::from(e.to_string())]),
@@ -146,11 +197,13 @@ pub(crate) fn from_json_fn(args: &[Value]) -> Result<Value, Error> {
     Ok(
         match serde_json::from_str::<serde_json::Value>(&arg_str(args, 0)) {
             Ok(value @ serde_json::Value::Object(_)) => from_json(&value),
+            // encoding/json sets the map to nil for `null`.
+            Ok(serde_json::Value::Null) => Value::from(()),
             Ok(other) => error_map(format!(
                 "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
                 json_kind(&other)
             )),
-            Err(e) => error_map(e.to_string()),
+            Err(e) => error_map(go_json_syntax_error(&e)),
         },
     )
 }
@@ -169,13 +222,23 @@ pub(crate) fn from_json_array(args: &[Value]) -> Result<Value, Error> {
     Ok(
         match serde_json::from_str::<serde_json::Value>(&arg_str(args, 0)) {
             Ok(value @ serde_json::Value::Array(_)) => from_json(&value),
+            Ok(serde_json::Value::Null) => Value::from(()),
             Ok(other) => Value::from(vec![Value::from(format!(
-                "cannot unmarshal {} into a list",
+                "json: cannot unmarshal {} into Go value of type []interface {{}}",
                 json_kind(&other)
             ))]),
-            Err(e) => Value::from(vec![Value::from(e.to_string())]),
+            Err(e) => Value::from(vec![Value::from(go_json_syntax_error(&e))]),
         },
     )
+}
+
+/// encoding/json's wording for input that ends early; other syntax errors keep serde's description.
+fn go_json_syntax_error(error: &serde_json::Error) -> String {
+    if error.is_eof() {
+        "unexpected end of JSON input".to_string()
+    } else {
+        error.to_string()
+    }
 }
 
 fn error_map(message: String) -> Value {

@@ -15,7 +15,8 @@ pub(crate) fn to_yaml(value: &Json) -> String {
         Json::Object(map) if !map.is_empty() => write_map(&mut out, map, 0, false),
         Json::Array(items) if !items.is_empty() => write_seq(&mut out, items, 0, false),
         scalar => {
-            write_scalar(&mut out, scalar, 0);
+            // A document that is one scalar still indents like a nested one (go-yaml's emitter: `|-` bodies by 2).
+            write_scalar(&mut out, scalar, 2);
             out.push('\n');
         }
     }
@@ -98,7 +99,13 @@ fn yaml_number(n: &serde_json::Number) -> String {
     let f = n.as_f64().unwrap_or(0.0);
     // encoding/json writes integral floats below 1e21 without exponent, which YAML then reads as an int.
     if f.fract() == 0.0 && f.abs() < 1e21 {
-        return format!("{f:.0}");
+        // Shortest digits, like strconv's 'f' with precision -1: 1.2345678901234567e19 is 12345678901234567000.
+        // JSON's `-0` reads back as the integer 0.
+        return if f == 0.0 {
+            "0".to_string()
+        } else {
+            format!("{f}")
+        };
     }
     format_float(f)
 }
@@ -112,15 +119,82 @@ enum Style {
 }
 
 fn write_string(out: &mut String, s: &str, content_indent: usize, is_key: bool) {
-    match string_style(s, is_key) {
-        Style::Plain => out.push_str(s),
-        Style::Single => {
+    let style = string_style(s, is_key);
+    match style {
+        Style::Plain if is_key => out.push_str(s),
+        Style::Single if is_key => {
             out.push('\'');
             out.push_str(&s.replace('\'', "''"));
             out.push('\'');
         }
-        Style::Double => write_double_quoted(out, s),
+        Style::Double if is_key => write_double_quoted(out, s),
+        Style::Plain | Style::Single | Style::Double => write_folded(out, s, style, content_indent),
         Style::Literal => write_literal(out, s, content_indent),
+    }
+}
+
+/// Past this column go-yaml breaks a value's line at its next single space (`best_width`).
+const BEST_WIDTH: usize = 80;
+
+/// A plain or quoted value as go-yaml's emitter writes it: at a space once the line is longer than
+/// [`BEST_WIDTH`] (and the next character is no space), the line breaks and continues at `indent`; a double-quoted
+/// scalar keeps a following space with a `\` escape. Quoted scalars never break at their first or last character.
+fn write_folded(out: &mut String, s: &str, style: Style, indent: usize) {
+    let mut column = out
+        .rsplit('\n')
+        .next()
+        .map_or(0, |line| line.chars().count());
+    let push = |out: &mut String, text: &str, column: &mut usize| {
+        out.push_str(text);
+        *column += text.chars().count();
+    };
+    match style {
+        Style::Single => push(out, "'", &mut column),
+        Style::Double => push(out, "\"", &mut column),
+        _ => {}
+    }
+    let chars: Vec<char> = s.chars().collect();
+    let mut spaces = false;
+    for (i, &c) in chars.iter().enumerate() {
+        if c == ' ' {
+            let next_is_space = chars.get(i + 1) == Some(&' ');
+            let inner = i > 0 && i + 1 < chars.len();
+            let may_break = match style {
+                Style::Plain => !next_is_space,
+                Style::Single => inner && !next_is_space,
+                _ => inner,
+            };
+            if !spaces && column > BEST_WIDTH && may_break {
+                out.push('\n');
+                out.extend(std::iter::repeat_n(' ', indent));
+                column = indent;
+                if style == Style::Double && next_is_space {
+                    push(out, "\\", &mut column);
+                }
+            } else {
+                push(out, " ", &mut column);
+            }
+            spaces = true;
+            continue;
+        }
+        spaces = false;
+        match style {
+            Style::Single if c == '\'' => push(out, "''", &mut column),
+            Style::Double => {
+                let mut escaped = String::new();
+                write_double_quoted(&mut escaped, &c.to_string());
+                push(out, &escaped[1..escaped.len() - 1], &mut column);
+            }
+            _ => {
+                let mut buf = [0u8; 4];
+                push(out, c.encode_utf8(&mut buf), &mut column);
+            }
+        }
+    }
+    match style {
+        Style::Single => push(out, "'", &mut column),
+        Style::Double => push(out, "\"", &mut column),
+        _ => {}
     }
 }
 

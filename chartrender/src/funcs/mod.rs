@@ -3,6 +3,7 @@
 mod collections;
 mod crypto;
 mod dates;
+mod decimal;
 mod encoding;
 pub(crate) mod gotime;
 pub(crate) mod goyaml;
@@ -17,6 +18,7 @@ pub(crate) mod template;
 mod text;
 mod toml;
 pub(crate) mod value;
+mod wordcase;
 
 use std::collections::HashSet;
 use std::sync::LazyLock;
@@ -25,7 +27,7 @@ use minijinja::value::{Rest, Value, ValueKind};
 use minijinja::{Environment, Error, ErrorKind};
 
 use crate::meter;
-use value::{GoMap, go_equal, is_empty, is_nil, kind_of, to_f64, to_go_string, to_i64, type_of};
+use value::{go_equal, is_empty, is_nil, kind_of, to_f64, to_go_string, to_i64, type_of};
 
 /// A function taking its arguments in Go order.
 type Func = fn(&[Value]) -> Result<Value, Error>;
@@ -494,9 +496,7 @@ fn int(args: &[Value]) -> Result<Value, Error> {
 
 fn atoi(args: &[Value]) -> Result<Value, Error> {
     want("atoi", args, 1)?;
-    Ok(Value::from(
-        arg_str(args, 0).trim().parse::<i64>().unwrap_or(0),
-    ))
+    Ok(Value::from(arg_str(args, 0).parse::<i64>().unwrap_or(0)))
 }
 
 fn float64(args: &[Value]) -> Result<Value, Error> {
@@ -555,30 +555,31 @@ fn min(args: &[Value]) -> Result<Value, Error> {
     int_fold("min", args, |a, b| Some(a.min(b)))
 }
 
-fn float_fold(name: &str, args: &[Value], fold: fn(f64, f64) -> f64) -> Result<Value, Error> {
+/// Sprig's float arithmetic: decimal, folded left over the arguments (see [`decimal`]).
+fn float_fold(name: &str, args: &[Value], op: decimal::Op) -> Result<Value, Error> {
     let (first, rest) = args
         .split_first()
         .ok_or_else(|| fail(format!("wrong number of args for {name}")))?;
-    Ok(Value::from(
-        rest.iter()
-            .fold(to_f64(first), |acc, v| fold(acc, to_f64(v))),
-    ))
+    let rest: Vec<f64> = rest.iter().map(to_f64).collect();
+    decimal::fold(op, to_f64(first), &rest)
+        .map(Value::from)
+        .map_err(|e| fail(format!("error calling {name}: {e}")))
 }
 
 fn addf(args: &[Value]) -> Result<Value, Error> {
-    float_fold("addf", args, |a, b| a + b)
+    float_fold("addf", args, decimal::Op::Add)
 }
 
 fn subf(args: &[Value]) -> Result<Value, Error> {
-    float_fold("subf", args, |a, b| a - b)
+    float_fold("subf", args, decimal::Op::Sub)
 }
 
 fn mulf(args: &[Value]) -> Result<Value, Error> {
-    float_fold("mulf", args, |a, b| a * b)
+    float_fold("mulf", args, decimal::Op::Mul)
 }
 
 fn divf(args: &[Value]) -> Result<Value, Error> {
-    float_fold("divf", args, |a, b| a / b)
+    float_fold("divf", args, decimal::Op::Div)
 }
 
 fn floor(args: &[Value]) -> Result<Value, Error> {
@@ -591,33 +592,29 @@ fn ceil(args: &[Value]) -> Result<Value, Error> {
     Ok(Value::from(to_f64(&args[0]).ceil()))
 }
 
-/// `round v precision`
+/// `round v places [roundOn]`
 fn round(args: &[Value]) -> Result<Value, Error> {
-    if args.is_empty() || args.len() > 3 {
-        return Err(fail("wrong number of args for round"));
+    if args.len() < 2 || args.len() > 3 {
+        return Err(fail(format!(
+            "wrong number of args for round: want at least 2 got {}",
+            args.len()
+        )));
     }
-    let places = args.get(1).map_or(0, to_i64).clamp(0, 15) as i32;
-    let factor = 10f64.powi(places);
-    Ok(Value::from((to_f64(&args[0]) * factor).round() / factor))
+    let round_on = args.get(2).map_or(0.5, to_f64);
+    Ok(Value::from(decimal::round(
+        to_f64(&args[0]),
+        to_i64(&args[1]) as f64,
+        round_on,
+    )))
 }
 
-/// `semver "1.2.3"`: a map with Major, Minor, Patch, Prerelease, Metadata, Original.
+/// `semver "1.2.3"`: a `*semver.Version` object (see [`semver::GoSemver`]).
 fn semver_fn(args: &[Value]) -> Result<Value, Error> {
     want("semver", args, 1)?;
     let text = arg_str(args, 0);
-    let version = semver::parse_version(&text).map_err(fail)?;
-    Ok(GoMap::value(
-        [
-            ("Major".to_string(), Value::from(version.major as i64)),
-            ("Minor".to_string(), Value::from(version.minor as i64)),
-            ("Patch".to_string(), Value::from(version.patch as i64)),
-            ("Prerelease".to_string(), Value::from(version.pre)),
-            ("Metadata".to_string(), Value::from(version.metadata)),
-            ("Original".to_string(), Value::from(text)),
-        ]
-        .into_iter()
-        .collect(),
-    ))
+    semver::GoSemver::parse(&text)
+        .map(Value::from_object)
+        .map_err(fail)
 }
 
 /// `semverCompare constraint version`

@@ -4,7 +4,7 @@ use minijinja::value::{Value, ValueKind};
 
 use minijinja::Error;
 
-use super::value::{format_float, go_string, is_nil, type_of};
+use super::value::{format_float, go_string, is_nil, list_items, map_entries, type_of};
 use crate::meter;
 
 /// Formats `args` according to the Go format string `format`.
@@ -105,7 +105,47 @@ fn bad_verb(verb: char, arg: &Value) -> String {
     format!("%!{verb}({}={})", type_of(arg), go_string(arg))
 }
 
+/// An element of a list or map: a nil one prints as `<nil>` whatever the verb.
+fn format_element(verb: char, spec: &Spec, item: &Value) -> String {
+    if is_nil(item) {
+        "<nil>".to_string()
+    } else {
+        format_one(verb, spec, item)
+    }
+}
+
 fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
+    if verb == 'T' {
+        return pad(type_of(arg).to_string(), spec, false);
+    }
+    // fmt applies other verbs than %v to each element of a list or map (keys sorted), padding each.
+    if verb != 'v' {
+        if let Some(items) = (arg.kind() == ValueKind::Seq)
+            .then(|| list_items(arg))
+            .flatten()
+        {
+            let parts: Vec<String> = items
+                .iter()
+                .map(|item| format_element(verb, spec, item))
+                .collect();
+            return format!("[{}]", parts.join(" "));
+        }
+        if arg.kind() == ValueKind::Map
+            && let Some(entries) = map_entries(arg)
+        {
+            let parts: Vec<String> = entries
+                .iter()
+                .map(|(k, v)| {
+                    format!(
+                        "{}:{}",
+                        format_one(verb, spec, &Value::from(k.as_str())),
+                        format_element(verb, spec, v)
+                    )
+                })
+                .collect();
+            return format!("map[{}]", parts.join(" "));
+        }
+    }
     let is_int = arg.kind() == ValueKind::Number && arg.is_integer();
     let is_float = arg.kind() == ValueKind::Number && !arg.is_integer();
     let body = match verb {

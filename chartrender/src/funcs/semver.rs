@@ -1,6 +1,11 @@
 //! Masterminds semver v3 as Sprig's `semver`/`semverCompare` use it: lenient versions and constraint ranges.
 
 use std::cmp::Ordering;
+use std::fmt;
+use std::sync::Arc;
+
+use minijinja::value::{Object, ObjectRepr, Value};
+use minijinja::{Error, ErrorKind, State};
 
 /// A parsed (coerced) semantic version.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,12 +41,7 @@ pub(crate) fn parse_version(text: &str) -> Result<Version, String> {
             .get(i)
             .map_or(Ok(0), |p| p.parse::<u64>().map_err(|_| invalid()))
     };
-    let valid_ids = |s: &str| {
-        s.is_empty()
-            || s.split('.').all(|id| {
-                !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
-            })
-    };
+    let valid_ids = |s: &str| s.is_empty() || valid_identifiers(s);
     if !valid_ids(pre) || !valid_ids(metadata) {
         return Err(invalid());
     }
@@ -101,6 +101,191 @@ fn compare_pre(a: &str, b: &str) -> Ordering {
             }
         }
     }
+}
+
+/// The `*semver.Version` that `semver` returns: it prints (and encodes to JSON) as its canonical text, and has the
+/// Masterminds v3 methods a template can call (`.Major`, `.Compare`, `.IncPatch`, `.SetPrerelease` …).
+#[derive(Debug, Clone)]
+pub(crate) struct GoSemver {
+    pub(crate) version: Version,
+    /// The text it was parsed from (`.Original`); derived versions keep a leading `v` of their source.
+    pub(crate) original: String,
+}
+
+impl GoSemver {
+    /// A version object for `text` (`semver.NewVersion`).
+    pub(crate) fn parse(text: &str) -> Result<Self, String> {
+        Ok(Self {
+            version: parse_version(text)?,
+            original: text.to_string(),
+        })
+    }
+
+    /// `Version.String()`: `major.minor.patch[-pre][+metadata]`.
+    pub(crate) fn canonical(&self) -> String {
+        let v = &self.version;
+        let mut out = format!("{}.{}.{}", v.major, v.minor, v.patch);
+        if !v.pre.is_empty() {
+            out.push('-');
+            out.push_str(&v.pre);
+        }
+        if !v.metadata.is_empty() {
+            out.push('+');
+            out.push_str(&v.metadata);
+        }
+        out
+    }
+
+    /// A derived version: `change` applied, `original` rebuilt from the canonical text with the `v` kept.
+    fn derive(&self, change: impl FnOnce(&mut Version)) -> Value {
+        let mut version = self.version.clone();
+        change(&mut version);
+        let mut next = Self {
+            version,
+            original: String::new(),
+        };
+        let prefix = if self.original.starts_with('v') {
+            "v"
+        } else {
+            ""
+        };
+        next.original = format!("{prefix}{}", next.canonical());
+        Value::from_object(next)
+    }
+
+    /// Go's `Compare`: -1, 0 or 1; build metadata does not count.
+    fn compare(&self, other: &Self) -> i64 {
+        match self.version.cmp(&other.version) {
+            Ordering::Less => -1,
+            Ordering::Equal => 0,
+            Ordering::Greater => 1,
+        }
+    }
+}
+
+impl Object for GoSemver {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Plain
+    }
+
+    /// The methods without arguments, which Go templates call by naming them like fields.
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        let v = &self.version;
+        Some(match key.as_str()? {
+            "Major" => Value::from(v.major),
+            "Minor" => Value::from(v.minor),
+            "Patch" => Value::from(v.patch),
+            "Prerelease" => Value::from(v.pre.as_str()),
+            "Metadata" => Value::from(v.metadata.as_str()),
+            "Original" => Value::from(self.original.as_str()),
+            "String" => Value::from(self.canonical()),
+            "IncPatch" => self.derive(|next| {
+                if next.pre.is_empty() {
+                    next.patch += 1;
+                }
+                next.pre.clear();
+                next.metadata.clear();
+            }),
+            "IncMinor" => self.derive(|next| {
+                next.minor += 1;
+                next.patch = 0;
+                next.pre.clear();
+                next.metadata.clear();
+            }),
+            "IncMajor" => self.derive(|next| {
+                next.major += 1;
+                next.minor = 0;
+                next.patch = 0;
+                next.pre.clear();
+                next.metadata.clear();
+            }),
+            _ => return None,
+        })
+    }
+
+    fn call_method(
+        self: &Arc<Self>,
+        _state: &State<'_, '_>,
+        method: &str,
+        args: &[Value],
+    ) -> Result<Value, Error> {
+        let wrong_args = |want: usize| {
+            Error::new(
+                ErrorKind::InvalidOperation,
+                format!(
+                    "wrong number of args for {method}: want {want} got {}",
+                    args.len()
+                ),
+            )
+        };
+        let other = || -> Result<Arc<Self>, Error> {
+            let [arg] = args else {
+                return Err(wrong_args(1));
+            };
+            arg.downcast_object::<Self>().ok_or_else(|| {
+                Error::new(
+                    ErrorKind::InvalidOperation,
+                    format!(
+                        "wrong type for value; expected *semver.Version; got {}",
+                        super::value::type_of(arg)
+                    ),
+                )
+            })
+        };
+        let text = || -> Result<String, Error> {
+            let [arg] = args else {
+                return Err(wrong_args(1));
+            };
+            arg.as_str().map(str::to_string).ok_or_else(|| {
+                Error::new(
+                    ErrorKind::InvalidOperation,
+                    format!(
+                        "wrong type for value; expected string; got {}",
+                        super::value::type_of(arg)
+                    ),
+                )
+            })
+        };
+        match method {
+            "Compare" => Ok(Value::from(self.compare(&*other()?))),
+            "LessThan" => Ok(Value::from(self.compare(&*other()?) < 0)),
+            "GreaterThan" => Ok(Value::from(self.compare(&*other()?) > 0)),
+            "Equal" => Ok(Value::from(self.compare(&*other()?) == 0)),
+            "SetPrerelease" | "SetMetadata" => {
+                let part = text()?;
+                if !part.is_empty() && !valid_identifiers(&part) {
+                    let what = if method == "SetPrerelease" {
+                        "Prerelease"
+                    } else {
+                        "Metadata"
+                    };
+                    return Err(Error::new(
+                        ErrorKind::InvalidOperation,
+                        format!("error calling {method}: Invalid {what} string"),
+                    ));
+                }
+                Ok(self.derive(|next| {
+                    if method == "SetPrerelease" {
+                        next.pre = part;
+                    } else {
+                        next.metadata = part;
+                    }
+                }))
+            }
+            _ if self.get_value(&Value::from(method)).is_some() => Err(wrong_args(0)),
+            _ => Err(Error::from(ErrorKind::UnknownMethod)),
+        }
+    }
+
+    fn render(self: &Arc<Self>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.canonical())
+    }
+}
+
+/// Dot-separated non-empty identifiers of ASCII letters, digits and hyphens.
+fn valid_identifiers(text: &str) -> bool {
+    text.split('.')
+        .all(|id| !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'))
 }
 
 /// One comparison: operator and bound, with how many version parts were given (wildcards count as missing).

@@ -112,7 +112,10 @@ pub(crate) fn substr(args: &[Value]) -> Result<Value, Error> {
         end = len;
     }
     if start > end {
-        return Ok(Value::from(""));
+        // Sprig slices the string unchecked; Go panics and Helm reports it.
+        return Err(fail(format!(
+            "error calling substr: runtime error: slice bounds out of range [{start}:{end}]"
+        )));
     }
     let bytes = &s.as_bytes()[start as usize..end as usize];
     Ok(Value::from(String::from_utf8_lossy(bytes).into_owned()))
@@ -290,57 +293,25 @@ pub(crate) fn plural(args: &[Value]) -> Result<Value, Error> {
 /// `snakecase s`
 pub(crate) fn snakecase(args: &[Value]) -> Result<Value, Error> {
     want("snakecase", args, 1)?;
-    Ok(Value::from(
-        words(&arg_str(args, 0)).join("_").to_lowercase(),
-    ))
+    Ok(Value::from(super::wordcase::lower_words(
+        &arg_str(args, 0),
+        '_',
+    )))
 }
 
 /// `kebabcase s`
 pub(crate) fn kebabcase(args: &[Value]) -> Result<Value, Error> {
     want("kebabcase", args, 1)?;
-    Ok(Value::from(
-        words(&arg_str(args, 0)).join("-").to_lowercase(),
-    ))
+    Ok(Value::from(super::wordcase::lower_words(
+        &arg_str(args, 0),
+        '-',
+    )))
 }
 
 /// `camelcase s`: `foo_bar` → `FooBar`.
 pub(crate) fn camelcase(args: &[Value]) -> Result<Value, Error> {
     want("camelcase", args, 1)?;
-    let out: String = arg_str(args, 0)
-        .split('_')
-        .map(|w| {
-            let mut chars = w.chars();
-            chars
-                .next()
-                .map(|c| c.to_uppercase().chain(chars).collect::<String>())
-                .unwrap_or_default()
-        })
-        .collect();
-    Ok(Value::from(out))
-}
-
-fn words(s: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut current = String::new();
-    let mut previous_lower = false;
-    for c in s.chars() {
-        if !c.is_alphanumeric() {
-            if !current.is_empty() {
-                out.push(std::mem::take(&mut current));
-            }
-            previous_lower = false;
-            continue;
-        }
-        if c.is_uppercase() && previous_lower && !current.is_empty() {
-            out.push(std::mem::take(&mut current));
-        }
-        previous_lower = c.is_lowercase() || c.is_ascii_digit();
-        current.push(c);
-    }
-    if !current.is_empty() {
-        out.push(current);
-    }
-    out
+    Ok(Value::from(super::wordcase::camel(&arg_str(args, 0))))
 }
 
 /// `split sep s`: a map `_0`, `_1`, … of the parts.
@@ -471,6 +442,10 @@ pub(crate) fn regex_find_all(args: &[Value]) -> Result<Value, Error> {
         .take(limit)
         .map(|m| Value::from(m.as_str()))
         .collect();
+    // Go's FindAllString answers a nil slice, not an empty one, when nothing matches.
+    if found.is_empty() {
+        return Ok(super::value::nil_list());
+    }
     Ok(Value::from(found))
 }
 
@@ -591,7 +566,12 @@ pub(crate) fn sort_alpha(args: &[Value]) -> Result<Value, Error> {
     want("sortAlpha", args, 1)?;
     meter::check_printed("sortAlpha", args)?;
     let mut items: Vec<String> = match list_items(&args[0]) {
-        Some(items) => items.iter().map(to_go_string).collect(),
+        // Sprig's string-slice conversion leaves nil elements out.
+        Some(items) => items
+            .iter()
+            .filter(|v| !is_nil(v))
+            .map(to_go_string)
+            .collect(),
         None => vec![to_go_string(&args[0])],
     };
     items.sort();

@@ -98,6 +98,30 @@ impl Object for GoMap {
     }
 }
 
+/// A nil Go slice (`[]string(nil)` from `regexFindAll` without a match, Sprig's `rest`/`initial`/`slice` of an
+/// empty list): an empty list to every function and to `%v` (`[]`), but `null` in JSON and YAML.
+#[derive(Debug, Default)]
+pub(crate) struct NilList;
+
+impl Object for NilList {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Seq
+    }
+
+    fn get_value(self: &Arc<Self>, _key: &Value) -> Option<Value> {
+        None
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Seq(0)
+    }
+}
+
+/// A [`NilList`] value.
+pub(crate) fn nil_list() -> Value {
+    Value::from_object(NilList)
+}
+
 /// The sorted entries of a map value (a [`GoMap`] or a native minijinja map), or `None` for non-maps.
 pub(crate) fn map_entries(value: &Value) -> Option<BTreeMap<String, Value>> {
     if let Some(map) = value.downcast_object_ref::<GoMap>() {
@@ -169,6 +193,9 @@ pub(crate) fn from_json_exact(json: &serde_json::Value) -> Value {
 
 /// Converts a template value into JSON (maps with sorted keys); used by `toJson`, `toYaml` and the values merge.
 pub(crate) fn to_json(value: &Value) -> serde_json::Value {
+    if value.downcast_object_ref::<NilList>().is_some() {
+        return serde_json::Value::Null;
+    }
     match value.kind() {
         ValueKind::Undefined | ValueKind::None => serde_json::Value::Null,
         ValueKind::Bool => serde_json::Value::Bool(value.is_true()),
@@ -406,6 +433,13 @@ pub(crate) fn to_go_string(value: &Value) -> String {
 pub(crate) fn kind_of(value: &Value) -> &'static str {
     match value.kind() {
         ValueKind::Plain if value.downcast_object_ref::<GoTime>().is_some() => "struct",
+        ValueKind::Plain
+            if value
+                .downcast_object_ref::<super::semver::GoSemver>()
+                .is_some() =>
+        {
+            "ptr"
+        }
         ValueKind::Undefined | ValueKind::None => "invalid",
         ValueKind::Bool => "bool",
         ValueKind::Number if value.is_integer() => "int",
@@ -421,6 +455,13 @@ pub(crate) fn kind_of(value: &Value) -> &'static str {
 pub(crate) fn type_of(value: &Value) -> &'static str {
     match value.kind() {
         ValueKind::Plain if value.downcast_object_ref::<GoTime>().is_some() => "time.Time",
+        ValueKind::Plain
+            if value
+                .downcast_object_ref::<super::semver::GoSemver>()
+                .is_some() =>
+        {
+            "*semver.Version"
+        }
         ValueKind::Undefined | ValueKind::None => "<nil>",
         ValueKind::Bool => "bool",
         ValueKind::Number if value.is_integer() => "int",
@@ -433,8 +474,18 @@ pub(crate) fn type_of(value: &Value) -> &'static str {
     }
 }
 
-/// A deep copy: new maps and lists all the way down, so mutating the copy leaves the original alone.
+/// A deep copy: new maps and lists all the way down, so mutating the copy leaves the original alone. A map that
+/// contains itself is copied to a bounded depth and shared below it (Go's copystructure would never return).
 pub(crate) fn deep_copy(value: &Value) -> Value {
+    deep_copy_to(value, 0)
+}
+
+const MAX_COPY_DEPTH: usize = 1_000;
+
+fn deep_copy_to(value: &Value, depth: usize) -> Value {
+    if depth > MAX_COPY_DEPTH {
+        return value.clone();
+    }
     match value.kind() {
         ValueKind::Map
             if value.downcast_object_ref::<GoMap>().is_some() || value.as_object().is_none() =>
@@ -443,7 +494,7 @@ pub(crate) fn deep_copy(value: &Value) -> Value {
                 map_entries(value)
                     .unwrap_or_default()
                     .iter()
-                    .map(|(k, v)| (k.clone(), deep_copy(v)))
+                    .map(|(k, v)| (k.clone(), deep_copy_to(v, depth + 1)))
                     .collect(),
             )
         }
@@ -451,7 +502,7 @@ pub(crate) fn deep_copy(value: &Value) -> Value {
             list_items(value)
                 .unwrap_or_default()
                 .iter()
-                .map(deep_copy)
+                .map(|v| deep_copy_to(v, depth + 1))
                 .collect::<Vec<_>>(),
         ),
         _ => value.clone(),

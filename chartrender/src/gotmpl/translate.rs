@@ -348,6 +348,11 @@ impl Translator<'_> {
             }
             return Ok(out);
         }
+        if matches!(head, Operand::Nil) {
+            // Go fails when it executes such a command (not when parsing it).
+            out.push_str("f_fail(\"nil is not a command\")");
+            return Ok(out);
+        }
         if count == 0 {
             self.operand(&mut out, head, line)?;
             return Ok(out);
