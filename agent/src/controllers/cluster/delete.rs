@@ -30,7 +30,7 @@ use serde_json::json;
 use super::desired::{self, is_scheduled_to};
 use super::reconcile::{Error, RETRY_DELAY, seed_error};
 use super::{CLEANUP_NAME, Ctx};
-use crate::controllers::shootstate::schedule::ShootRef;
+use crate::cluster_shoot::ShootRef;
 
 /// Poll interval while a control-plane namespace terminates (a namespace watch also triggers).
 pub const NAMESPACE_POLL: Duration = Duration::from_secs(2);

@@ -47,7 +47,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::controllers::shootstate::schedule::ShootRef;
+    use crate::cluster_shoot::ShootRef;
 
     fn cluster(shoot: Value) -> Cluster {
         serde_json::from_value(json!({

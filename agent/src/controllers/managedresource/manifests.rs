@@ -109,19 +109,7 @@ pub fn checksum(secrets: &[SecretData]) -> String {
             hasher.update([0]);
         }
     }
-    hex(&hasher.finalize())
-}
-
-/// Lower-case hex of `bytes`.
-pub fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut out, byte| {
-            // Writing to a String cannot fail.
-            let _ = write!(out, "{byte:02x}");
-            out
-        })
+    hex::encode(hasher.finalize())
 }
 
 /// Whether a Go `strconv.ParseBool` would read `value` as true.

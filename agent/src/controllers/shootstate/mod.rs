@@ -36,9 +36,9 @@ use seedlet_config::GardenletConfiguration;
 
 pub use queue::{Queue, Settings, Source, Update};
 
+use crate::cluster_shoot::ShootRef;
 use crate::context::AgentContext;
 use entries::{ExtensionItem, SecretItem};
-use schedule::ShootRef;
 
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "shootstate";

@@ -13,7 +13,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::entries::{ExtensionItem, SecretItem};
 use super::reconcile::{self, Ctx, Job, Outcome};
-use super::schedule::{self, Backup, ShootRef};
+use super::schedule::{self, Backup};
+use crate::cluster_shoot::ShootRef;
 use seedlet_runtime::error_chain;
 
 /// Timing and parallelism of the loop.

@@ -19,7 +19,7 @@ use seedlet_api::extensions::{
 use seedlet_api::names::annotations;
 
 use super::entries::{self, Change, ExtensionItem, SecretItem};
-use super::schedule::ShootRef;
+use crate::cluster_shoot::ShootRef;
 use crate::metrics::AgentMetrics;
 use seedlet_runtime::clock::Clock;
 

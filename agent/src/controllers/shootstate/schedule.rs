@@ -4,9 +4,10 @@
 use std::time::{Duration, Instant};
 
 use jiff::{SignedDuration, Timestamp};
-use seedlet_api::common::{LastOperation, LastOperationType};
-use seedlet_api::extensions::Cluster;
+use seedlet_api::common::LastOperationType;
 use seedlet_api::names::annotations;
+
+use crate::cluster_shoot::ShootRef;
 
 /// Requeue of the snapshot while the shoot is being created, migrated or restored.
 pub const NOT_READY_DELAY: Duration = Duration::from_secs(600);
@@ -14,49 +15,6 @@ pub const NOT_READY_DELAY: Duration = Duration::from_secs(600);
 pub const RETRY_BASE: Duration = Duration::from_millis(200);
 /// Longest retry delay.
 pub const RETRY_MAX: Duration = Duration::from_secs(10);
-
-/// The shoot a control-plane namespace belongs to, as its Cluster embeds it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ShootRef {
-    /// Shoot (project) namespace in the garden = ShootState namespace.
-    pub namespace: String,
-    /// Shoot name = ShootState name.
-    pub name: String,
-    /// Whether the shoot is being deleted.
-    pub deleting: bool,
-    /// The shoot's last operation.
-    pub last_operation: Option<LastOperation>,
-}
-
-impl ShootRef {
-    /// The control-plane namespace (= Cluster name) and the shoot of a Cluster; `None` when the
-    /// Cluster has no name or embeds no shoot name and namespace.
-    pub fn of_cluster(cluster: &Cluster) -> Option<(String, ShootRef)> {
-        let name = cluster.metadata.name.clone()?;
-        let shoot = &cluster.spec.shoot;
-        let metadata = shoot.get("metadata")?;
-        let text = |value: Option<&serde_json::Value>| value?.as_str().map(str::to_owned);
-        let last_operation = shoot
-            .pointer("/status/lastOperation")
-            .and_then(|value| serde_json::from_value(value.clone()).ok());
-        Some((
-            name,
-            ShootRef {
-                namespace: text(metadata.get("namespace"))?,
-                name: text(metadata.get("name"))?,
-                deleting: metadata.get("deletionTimestamp").is_some(),
-                last_operation,
-            },
-        ))
-    }
-
-    /// Whether the shoot's last operation is a migration: its state must not shrink.
-    pub fn migrating(&self) -> bool {
-        self.last_operation
-            .as_ref()
-            .is_some_and(|operation| operation.type_ == LastOperationType::Migrate)
-    }
-}
 
 /// When the next batch for a ShootState may be written: now, or one batch period after the
 /// previous write started, whichever is later. The first change after a quiet period is written
@@ -163,7 +121,8 @@ fn unsigned(duration: SignedDuration) -> Duration {
 #[cfg(test)]
 mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-    use seedlet_api::common::LastOperationState;
+    use seedlet_api::common::{LastOperation, LastOperationState};
+    use seedlet_api::extensions::Cluster;
 
     use super::*;
 

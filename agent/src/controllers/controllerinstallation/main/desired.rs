@@ -9,8 +9,6 @@ use sha2::{Digest, Sha256};
 
 use seedlet_api::names::{annotations, labels, managed_resources, namespaces, objects};
 
-use crate::controllers::managedresource::manifests::hex;
-
 /// Why secret data could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DataError {
@@ -257,14 +255,14 @@ fn mutate(object: &mut Value, extension_namespace: &str, seed: &str) -> Result<(
 pub fn data_hash8(data: &BTreeMap<String, String>) -> String {
     let mut outer = Sha256::new();
     for value in data.values() {
-        outer.update(hex(&Sha256::digest(value.as_bytes())).as_bytes());
+        outer.update(hex::encode(Sha256::digest(value.as_bytes())).as_bytes());
     }
-    hex(&outer.finalize())[..8].to_owned()
+    hex::encode(outer.finalize())[..8].to_owned()
 }
 
 /// First 8 hex of sha256(text).
 pub fn text_hash8(text: &str) -> String {
-    hex(&Sha256::digest(text.as_bytes()))[..8].to_owned()
+    hex::encode(Sha256::digest(text.as_bytes()))[..8].to_owned()
 }
 
 /// Name of the manifest Secret: `<CI>-<hash8>`.

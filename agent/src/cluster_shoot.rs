@@ -1,0 +1,49 @@
+//! The shoot a control-plane namespace belongs to, as its Cluster embeds it: the Cluster
+//! controller (deletion, its view of the seed) and the ShootState sync both read it, so it lives
+//! beside them rather than in either controller's folder.
+
+use seedlet_api::common::{LastOperation, LastOperationType};
+use seedlet_api::extensions::Cluster;
+
+/// The shoot a control-plane namespace belongs to, as its Cluster embeds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShootRef {
+    /// Shoot (project) namespace in the garden = ShootState namespace.
+    pub namespace: String,
+    /// Shoot name = ShootState name.
+    pub name: String,
+    /// Whether the shoot is being deleted.
+    pub deleting: bool,
+    /// The shoot's last operation.
+    pub last_operation: Option<LastOperation>,
+}
+
+impl ShootRef {
+    /// The control-plane namespace (= Cluster name) and the shoot of a Cluster; `None` when the
+    /// Cluster has no name or embeds no shoot name and namespace.
+    pub fn of_cluster(cluster: &Cluster) -> Option<(String, ShootRef)> {
+        let name = cluster.metadata.name.clone()?;
+        let shoot = &cluster.spec.shoot;
+        let metadata = shoot.get("metadata")?;
+        let text = |value: Option<&serde_json::Value>| value?.as_str().map(str::to_owned);
+        let last_operation = shoot
+            .pointer("/status/lastOperation")
+            .and_then(|value| serde_json::from_value(value.clone()).ok());
+        Some((
+            name,
+            ShootRef {
+                namespace: text(metadata.get("namespace"))?,
+                name: text(metadata.get("name"))?,
+                deleting: metadata.get("deletionTimestamp").is_some(),
+                last_operation,
+            },
+        ))
+    }
+
+    /// Whether the shoot's last operation is a migration: its state must not shrink.
+    pub fn migrating(&self) -> bool {
+        self.last_operation
+            .as_ref()
+            .is_some_and(|operation| operation.type_ == LastOperationType::Migrate)
+    }
+}
