@@ -59,6 +59,23 @@ pub struct BackupBucketSpec {
     pub extra: Extra,
 }
 
+impl BackupBucketSpec {
+    /// The bucket's credentials: `credentialsRef`, else the pre-v1.120 `secretRef` (a Secret).
+    pub fn credentials(&self) -> Option<ObjectReference> {
+        if let Some(reference) = self.credentials_ref.clone() {
+            return Some(reference);
+        }
+        let secret = self.secret_ref.as_ref()?;
+        Some(ObjectReference {
+            api_version: Some("v1".to_owned()),
+            kind: Some("Secret".to_owned()),
+            name: secret.name.clone()?,
+            namespace: secret.namespace.clone(),
+            ..ObjectReference::default()
+        })
+    }
+}
+
 /// `spec.provider` of a BackupBucket.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "camelCase")]

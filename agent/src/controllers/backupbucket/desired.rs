@@ -1,7 +1,6 @@
 //! Names, the wanted extension BackupBucket spec, and the core status texts of the BackupBucket
 //! controller (spec §1). Pure.
 
-use seedlet_api::common::ObjectReference;
 use seedlet_api::core::BackupBucket;
 use seedlet_api::names::namespaces;
 use serde_json::{Value, json};
@@ -31,22 +30,6 @@ pub fn seed_secret_name(bucket: &str) -> String {
 /// `generated-bucket-<name>`: the extension's generated secret copied to the garden.
 pub fn generated_secret_name(bucket: &str) -> String {
     format!("generated-bucket-{bucket}")
-}
-
-/// The credentials reference: `spec.credentialsRef`, else the pre-v1.120 `spec.secretRef`
-/// (a Secret).
-pub fn credentials_ref(bucket: &BackupBucket) -> Option<ObjectReference> {
-    if let Some(reference) = bucket.spec.credentials_ref.clone() {
-        return Some(reference);
-    }
-    let secret = bucket.spec.secret_ref.as_ref()?;
-    Some(ObjectReference {
-        api_version: Some("v1".to_owned()),
-        kind: Some("Secret".to_owned()),
-        name: secret.name.clone()?,
-        namespace: secret.namespace.clone(),
-        ..ObjectReference::default()
-    })
 }
 
 /// The extension BackupBucket spec `S`: type, providerConfig, region and the seed secret.
@@ -92,11 +75,11 @@ mod tests {
             "provider": {"type": "aws", "region": "eu-1"},
             "secretRef": {"name": "old", "namespace": "garden"},
         }));
-        let reference = credentials_ref(&legacy).unwrap();
+        let reference = legacy.spec.credentials().unwrap();
         assert_eq!(reference.name, "old");
         assert_eq!(reference.kind.as_deref(), Some("Secret"));
         let none = bucket(json!({"provider": {"type": "aws", "region": "eu-1"}}));
-        assert!(credentials_ref(&none).is_none());
+        assert!(none.spec.credentials().is_none());
         assert_eq!(seed_secret_name("x"), "bucket-x");
         assert_eq!(generated_secret_name("x"), "generated-bucket-x");
     }

@@ -1,7 +1,7 @@
 //! The reads and writes both flows of the BackupBucket controller share (reconcile and delete): API handles, the credentials, status writes, events, and the error type.
 
 use super::Ctx;
-use super::desired::{self, CREDENTIALS_FINALIZER, LEGACY_CREDENTIALS_FINALIZER};
+use super::desired::{CREDENTIALS_FINALIZER, LEGACY_CREDENTIALS_FINALIZER};
 use crate::extension_sync::seed_secret::{ContextObject, Credentials};
 use crate::extension_sync::{credentials, operation};
 use kube::api::{Patch, PatchParams};
@@ -86,9 +86,12 @@ pub enum Error {
 /// `core.gardener.cloud/backupbucket`.
 pub(super) async fn credentials_of(bucket: &BackupBucket, ctx: &Ctx) -> Result<Credentials, Error> {
     let name = bucket.name_any();
-    let reference = desired::credentials_ref(bucket).ok_or_else(|| Error::NoCredentials {
-        bucket: name.clone(),
-    })?;
+    let reference = bucket
+        .spec
+        .credentials()
+        .ok_or_else(|| Error::NoCredentials {
+            bucket: name.clone(),
+        })?;
     let credentials = credentials::resolve(&ctx.garden, &reference)
         .await
         .map_err(|source| Error::Credentials {

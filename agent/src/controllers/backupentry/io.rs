@@ -100,23 +100,23 @@ pub(super) async fn entry_credentials(
     bucket: &BackupBucket,
     ctx: &Ctx,
 ) -> Result<Credentials, Error> {
-    let reference =
-        match bucket
-            .status
-            .as_ref()
-            .and_then(|s| s.generated_secret_ref.clone())
-        {
-            Some(generated) => ObjectReference {
-                api_version: Some("v1".to_owned()),
-                kind: Some("Secret".to_owned()),
-                ..generated
-            },
-            None => crate::controllers::backupbucket::desired::credentials_ref(bucket).ok_or_else(
-                || Error::Credentials {
-                    message: format!("BackupBucket {} has no credentialsRef", bucket.name_any()),
-                },
-            )?,
-        };
+    let reference = match bucket
+        .status
+        .as_ref()
+        .and_then(|s| s.generated_secret_ref.clone())
+    {
+        Some(generated) => ObjectReference {
+            api_version: Some("v1".to_owned()),
+            kind: Some("Secret".to_owned()),
+            ..generated
+        },
+        None => bucket
+            .spec
+            .credentials()
+            .ok_or_else(|| Error::Credentials {
+                message: format!("BackupBucket {} has no credentialsRef", bucket.name_any()),
+            })?,
+    };
     credentials::resolve(&ctx.garden, &reference)
         .await
         .map_err(|error| Error::Credentials {
