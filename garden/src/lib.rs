@@ -6,6 +6,7 @@ pub mod cluster_identity;
 pub mod context;
 pub mod controllers;
 pub mod daemon;
+pub mod seed_csr;
 pub mod seed_namespace;
 pub mod selector;
 #[cfg(test)]

@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::graph::edges::{self, Bootstrap};
 use super::graph::{Graph, Kind, Vertex};
-use crate::controllers::csr_approval::checks::{Classification, classify, request_facts};
+use crate::seed_csr::{Classification, classify, request_facts};
 
 /// One watched kind.
 #[derive(Debug, Clone, Copy)]

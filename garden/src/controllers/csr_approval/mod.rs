@@ -4,7 +4,6 @@
 //! seed identity but break a rule, and leaves all others alone. Writes only the `/approval` subresource in the
 //! garden. No periodic requeue: decided CSRs are final, pending ones are retried by `error_policy`.
 
-pub mod checks;
 pub mod rbac;
 pub mod reconcile;
 

@@ -17,7 +17,7 @@ use seedlet_api::names::csr as csr_names;
 use seedlet_runtime::events::EventType;
 
 use super::Ctx;
-use super::checks::{
+use crate::seed_csr::{
     APPROVED_MESSAGE, APPROVED_REASON, Classification, DENIED_REASON, MANUAL_APPROVAL_REASON,
     SEED_CLIENT_SUBRESOURCE, classify, denied_message, needs_decision, request_facts,
 };

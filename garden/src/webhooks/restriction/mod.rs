@@ -18,7 +18,7 @@ pub use lookup::KubeLookup;
 
 use super::authorizer::bootstrapper_binding_of;
 use super::identity::{ClientKind, SeedIdentity, seed_identity};
-use crate::controllers::csr_approval::checks::request_facts;
+use crate::seed_csr::request_facts;
 
 /// Reads an object: `Ok(None)` when it does not exist.
 pub trait Lookup {

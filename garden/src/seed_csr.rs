@@ -1,5 +1,7 @@
-//! Pure approval decisions for CertificateSigningRequests (spec §3): which requests are seed client requests,
-//! which claim to be but break a rule, and what the approval/denial conditions say.
+//! Pure decisions about seed client CertificateSigningRequests (spec §3): which requests are seed
+//! client requests, which claim to be but break a rule, and what the approval/denial conditions
+//! say. The CSR approval controller decides with them, and so do SeedRestriction and the
+//! authorizer's graph, which therefore find them here rather than in the controller's folder.
 
 use std::collections::BTreeSet;
 
