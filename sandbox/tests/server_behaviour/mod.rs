@@ -4,6 +4,7 @@
 //! plane. Expected answers follow kube-apiserver v1.24's sources (cited per test).
 
 mod fields;
+mod fuzz;
 mod kubernetes_service;
 mod lifecycle;
 mod limits;
