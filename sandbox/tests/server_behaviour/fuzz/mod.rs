@@ -29,7 +29,7 @@ const BOUND: Duration = Duration::from_secs(10);
 const WATCH_READ: Duration = Duration::from_secs(3);
 /// Peak resident set of the child process (sandbox, client and test) allowed after the run.
 /// Bodies go up to 3 MiB and are held a few times over while they are decoded and checked.
-const MAX_PEAK_RSS_MIB: u64 = 384;
+const MAX_PEAK_RSS_MIB: u64 = 256;
 /// Cases in a default run.
 const DEFAULT_CASES: u32 = 1000;
 
