@@ -4,9 +4,7 @@
 //! Column descriptions are the API field documentation, as kube-apiserver takes them from the
 //! types' swagger docs.
 
-use k8s_openapi::api::certificates::v1::{
-    CertificateSigningRequestSpec, CertificateSigningRequestStatus,
-};
+use k8s_openapi::api::certificates::v1::CertificateSigningRequestSpec;
 use k8s_openapi::api::coordination::v1::LeaseSpec;
 use k8s_openapi::api::core::v1::{ConfigMap, Event, ObjectReference, PodSpec, PodStatus, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -60,6 +58,12 @@ fn wide(mut column: Column) -> Column {
 }
 
 /// The documentation of `field` of `T` (an API type's swagger doc for that field).
+/// The CSR printer's column descriptions in kube-apiserver v1.32, which come from the internal
+/// API's documentation and differ from the v1 schema's.
+const CSR_SIGNER_NAME: &str = "Requested signer for the request. It is a qualified name in the form: `scope-hostname.io/name`. If empty, it will be defaulted:\n 1. If it's a kubelet client certificate, it is assigned\n    \"kubernetes.io/kube-apiserver-client-kubelet\".\n 2. If it's a kubelet serving certificate, it is assigned\n    \"kubernetes.io/kubelet-serving\".\n 3. Otherwise, it is assigned \"kubernetes.io/legacy-unknown\".\nDistribution of trust for signers happens out of band. You can select on this field using `spec.signerName`.";
+const CSR_REQUESTOR: &str = "Base64-encoded PKCS#10 CSR data";
+const CSR_CONDITION: &str = "Conditions applied to the request, such as approval or denial.";
+
 fn doc<T: JsonSchema>(field: &str) -> String {
     let schema = schemars::SchemaGenerator::default().into_root_schema_for::<T>();
     schema
@@ -120,26 +124,14 @@ pub fn columns(rt: &ResourceType) -> Vec<Column> {
         ("", "Event") => return event_columns(),
         ("certificates.k8s.io", "CertificateSigningRequest") => {
             out.push(age_column());
-            out.push(column(
-                "SignerName",
-                "string",
-                doc::<CertificateSigningRequestSpec>("signerName"),
-            ));
-            out.push(column(
-                "Requestor",
-                "string",
-                doc::<CertificateSigningRequestSpec>("request"),
-            ));
+            out.push(column("SignerName", "string", CSR_SIGNER_NAME.to_owned()));
+            out.push(column("Requestor", "string", CSR_REQUESTOR.to_owned()));
             out.push(column(
                 "RequestedDuration",
                 "string",
                 doc::<CertificateSigningRequestSpec>("expirationSeconds"),
             ));
-            out.push(column(
-                "Condition",
-                "string",
-                doc::<CertificateSigningRequestStatus>("conditions"),
-            ));
+            out.push(column("Condition", "string", CSR_CONDITION.to_owned()));
         }
         _ => out.push(column(
             "Created At",
