@@ -3,10 +3,11 @@
 //! `categories`, `kind`, `namespaced`) and the Table columns `kubectl get -o wide` shows (name,
 //! type, format, description, priority) must be the same. Kinds the sandbox prints with only
 //! the generic Name and Created At columns are listed in [`PRINTED_GENERICALLY`]; the test fails
-//! when one of them starts to match, so the list only shrinks.
+//! when one of them starts to match, so the list only shrinks. The kinds printed by
+//! `sandbox/src/registry/printers/more.rs` are also compared cell by cell for one object each.
 
 use seedlet_testkit::realkube::{ControlPlane, ControlPlaneOptions, KubeAssets};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::one_at_a_time;
 
@@ -17,8 +18,6 @@ const PRINTED_GENERICALLY: &[&str] = &[
     "/api/v1/persistentvolumeclaims",
     "/api/v1/persistentvolumes",
     "/api/v1/resourcequotas",
-    "/api/v1/serviceaccounts",
-    "/api/v1/services",
     "/apis/apps/v1/controllerrevisions",
     "/apis/apps/v1/daemonsets",
     "/apis/apps/v1/replicasets",
@@ -26,15 +25,9 @@ const PRINTED_GENERICALLY: &[&str] = &[
     "/apis/batch/v1/cronjobs",
     "/apis/batch/v1/jobs",
     "/apis/autoscaling/v2/horizontalpodautoscalers",
-    "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
-    "/apis/rbac.authorization.k8s.io/v1/rolebindings",
-    "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
-    "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
-    "/apis/scheduling.k8s.io/v1/priorityclasses",
     "/apis/policy/v1/poddisruptionbudgets",
     "/apis/networking.k8s.io/v1/ingressclasses",
     "/apis/networking.k8s.io/v1/ingresses",
-    "/apis/networking.k8s.io/v1/networkpolicies",
     "/apis/storage.k8s.io/v1/storageclasses",
     "/apis/discovery.k8s.io/v1/endpointslices",
 ];
@@ -142,6 +135,80 @@ async fn differences(sandbox: &kube::Client, real: &kube::Client) -> Vec<String>
     out
 }
 
+/// Objects of the kinds the sandbox prints with kind-specific cells: (collection, object).
+fn printed_objects() -> Vec<(&'static str, Value)> {
+    vec![
+        (
+            "/api/v1/namespaces/default/serviceaccounts",
+            json!({"metadata": {"name": "sa"}, "secrets": [{"name": "s"}]}),
+        ),
+        (
+            "/api/v1/namespaces/default/services",
+            json!({"metadata": {"name": "svc"}, "spec": {"clusterIP": "None",
+            "selector": {"b": "2", "a": "1"}, "ports": [{"name": "http", "port": 80, "protocol": "TCP"}, {"name": "dns", "port": 53, "protocol": "UDP"}]}}),
+        ),
+        (
+            "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings",
+            json!({"metadata": {"name": "rb"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+            "subjects": [{"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"},
+                {"kind": "Group", "name": "devs", "apiGroup": "rbac.authorization.k8s.io"},
+                {"kind": "ServiceAccount", "name": "sa", "namespace": "default"},
+                {"kind": "User", "name": "bob", "apiGroup": "rbac.authorization.k8s.io"}]}),
+        ),
+        (
+            "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+            json!({"metadata": {"name": "crb"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+            "subjects": [{"kind": "Group", "name": "devs", "apiGroup": "rbac.authorization.k8s.io"}]}),
+        ),
+        (
+            "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+            json!({"metadata": {"name": "vwc"},
+            "webhooks": [{"name": "a.example.com", "clientConfig": {"url": "https://127.0.0.1:1/validate"},
+                "admissionReviewVersions": ["v1"], "sideEffects": "None", "failurePolicy": "Ignore",
+                "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["nothings"]}]}]}),
+        ),
+        (
+            "/apis/scheduling.k8s.io/v1/priorityclasses",
+            json!({"metadata": {"name": "pc"}, "value": 1000, "globalDefault": false}),
+        ),
+        (
+            "/apis/networking.k8s.io/v1/namespaces/default/networkpolicies",
+            json!({"metadata": {"name": "np"},
+            "spec": {"podSelector": {"matchLabels": {"z": "1"}, "matchExpressions": [
+                {"key": "env", "operator": "In", "values": ["prod", "dev"]}, {"key": "a", "operator": "Exists"}]}}}),
+        ),
+    ]
+}
+
+/// POSTs `object` to `collection` and answers its Table row's cells without the Age cell.
+async fn printed_row(client: &kube::Client, collection: &str, object: &Value) -> Vec<Value> {
+    let request = http::Request::post(collection)
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .body(serde_json::to_vec(object).expect("json"))
+        .expect("request builds");
+    client
+        .request_text(request)
+        .await
+        .unwrap_or_else(|e| panic!("create in {collection}: {e}"));
+    let name = object["metadata"]["name"].as_str().expect("name");
+    let table = get(client, &format!("{collection}/{name}"), true)
+        .await
+        .expect("table");
+    let age = table["columnDefinitions"]
+        .as_array()
+        .and_then(|columns| columns.iter().position(|c| c["name"] == "Age"));
+    let mut cells = table["rows"][0]["cells"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    if let Some(age) = age {
+        cells.remove(age);
+    }
+    cells
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sandbox_discovery_and_table_columns_match_a_real_apiserver() {
     let Some(assets) = KubeAssets::or_skip("real_cluster::discovery") else {
@@ -155,7 +222,16 @@ async fn sandbox_discovery_and_table_columns_match_a_real_apiserver() {
         .start()
         .await
         .expect("sandbox starts");
-    let found = differences(&sandbox.client(), &real).await;
+    let mut found = differences(&sandbox.client(), &real).await;
+    for (collection, object) in printed_objects() {
+        let ours = printed_row(&sandbox.client(), collection, &object).await;
+        let theirs = printed_row(&real, collection, &object).await;
+        if ours != theirs {
+            found.push(format!(
+                "{collection} cells: sandbox {ours:?}, real {theirs:?}"
+            ));
+        }
+    }
     sandbox.shutdown().await;
     assert!(
         found.is_empty(),
