@@ -25,8 +25,6 @@ const PRINTED_GENERICALLY: &[&str] = &[
     "/apis/batch/v1/cronjobs",
     "/apis/batch/v1/jobs",
     "/apis/autoscaling/v2/horizontalpodautoscalers",
-    "/apis/policy/v1/poddisruptionbudgets",
-    "/apis/networking.k8s.io/v1/ingressclasses",
     "/apis/networking.k8s.io/v1/ingresses",
     "/apis/storage.k8s.io/v1/storageclasses",
     "/apis/discovery.k8s.io/v1/endpointslices",
@@ -179,6 +177,20 @@ fn printed_objects() -> Vec<(&'static str, Value)> {
             "spec": {"podSelector": {"matchLabels": {"z": "1"}, "matchExpressions": [
                 {"key": "env", "operator": "In", "values": ["prod", "dev"]}, {"key": "a", "operator": "Exists"}]}}}),
         ),
+        (
+            "/apis/networking.k8s.io/v1/ingressclasses",
+            json!({"metadata": {"name": "ic"}, "spec": {"controller": "example.com/ingress",
+            "parameters": {"apiGroup": "k8s.example.com", "kind": "IngressParameters", "name": "p", "scope": "Cluster"}}}),
+        ),
+        (
+            "/apis/networking.k8s.io/v1/ingressclasses",
+            json!({"metadata": {"name": "ic-plain"}, "spec": {"controller": "example.com/ingress"}}),
+        ),
+        (
+            "/apis/policy/v1/namespaces/default/poddisruptionbudgets",
+            json!({"metadata": {"name": "pdb"},
+            "spec": {"minAvailable": "50%", "selector": {"matchLabels": {"app": "web"}}}}),
+        ),
     ]
 }
 
@@ -203,8 +215,12 @@ async fn printed_row(client: &kube::Client, collection: &str, object: &Value) ->
         .as_array()
         .cloned()
         .unwrap_or_default();
-    if let Some(age) = age {
-        cells.remove(age);
+    match age {
+        Some(age) if age < cells.len() => {
+            cells.remove(age);
+        }
+        Some(_) => panic!("{collection}/{name}: a row shorter than its columns: {table}"),
+        None => {}
     }
     cells
 }

@@ -1,5 +1,5 @@
-//! Server-side printing of the service, RBAC-binding, admission, scheduling and network-policy
-//! kinds, with kube-apiserver v1.32's columns (checked against a real server by
+//! Server-side printing of the service, RBAC-binding, admission, scheduling, network-policy,
+//! ingress-class and disruption-budget kinds, with kube-apiserver v1.32's columns (checked against a real server by
 //! `tests/real_cluster/discovery.rs`) and its cell formats (`<none>` for nothing, label selectors
 //! as `key=value` and `key in (a,b)` sorted by key).
 
@@ -24,6 +24,8 @@ const KINDS: &[(&str, &str)] = &[
     ),
     ("scheduling.k8s.io", "PriorityClass"),
     ("networking.k8s.io", "NetworkPolicy"),
+    ("networking.k8s.io", "IngressClass"),
+    ("policy", "PodDisruptionBudget"),
 ];
 
 // Printer descriptions kube-apiserver v1.32 takes from the internal API's documentation, which
@@ -92,6 +94,37 @@ pub(super) fn columns(group: &str, kind: &str) -> Vec<Column> {
                 "string",
                 doc::<PriorityClass>("preemptionPolicy"),
             ),
+        ],
+        "IngressClass" => vec![
+            column(
+                "Controller",
+                "string",
+                "Controller that is responsible for handling this class".to_owned(),
+            ),
+            column(
+                "Parameters",
+                "string",
+                "A reference to a resource with additional parameters".to_owned(),
+            ),
+            age_column(),
+        ],
+        "PodDisruptionBudget" => vec![
+            column(
+                "Min Available",
+                "string",
+                "The minimum number of pods that must be available.".to_owned(),
+            ),
+            column(
+                "Max Unavailable",
+                "string",
+                "The maximum number of pods that may be unavailable.".to_owned(),
+            ),
+            column(
+                "Allowed Disruptions",
+                "integer",
+                "Calculated number of pods that may be disrupted at this time.".to_owned(),
+            ),
+            age_column(),
         ],
         _ => {
             debug_assert_eq!((group, kind), ("networking.k8s.io", "NetworkPolicy"));
@@ -169,6 +202,44 @@ pub(super) fn cells(kind: &str, object: &Value, name: Value, age: Value) -> Vec<
                 ),
                 age,
                 json!(policy),
+            ]
+        }
+        "IngressClass" => {
+            let parameters = match object.pointer("/spec/parameters") {
+                Some(p) if p.is_object() => {
+                    let kind = match p["apiGroup"].as_str() {
+                        Some(group) => format!("{}.{group}", text(p, "/kind")),
+                        None => text(p, "/kind").to_owned(),
+                    };
+                    format!("{kind}/{}", text(p, "/name"))
+                }
+                _ => "<none>".to_owned(),
+            };
+            vec![
+                name,
+                json!(text(object, "/spec/controller")),
+                json!(parameters),
+                age,
+            ]
+        }
+        "PodDisruptionBudget" => {
+            // An int-or-string: 1 or "50%"; N/A when unset.
+            let bound = |pointer: &str| match object.pointer(pointer) {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Number(n)) => n.to_string(),
+                _ => "N/A".to_owned(),
+            };
+            vec![
+                name,
+                json!(bound("/spec/minAvailable")),
+                json!(bound("/spec/maxUnavailable")),
+                json!(
+                    object
+                        .pointer("/status/disruptionsAllowed")
+                        .and_then(Value::as_i64)
+                        .unwrap_or(0)
+                ),
+                age,
             ]
         }
         _ => vec![
@@ -351,6 +422,41 @@ mod tests {
             .0,
             "example.com"
         );
+    }
+
+    #[test]
+    fn budget_and_ingress_class_cells() {
+        for (kind, object, printed) in [
+            (
+                "PodDisruptionBudget",
+                json!({"spec": {"minAvailable": "50%"}}),
+                json!(["50%", "N/A", 0]),
+            ),
+            (
+                "PodDisruptionBudget",
+                json!({"spec": {"maxUnavailable": 1}, "status": {"disruptionsAllowed": 2}}),
+                json!(["N/A", "1", 2]),
+            ),
+            (
+                "IngressClass",
+                json!({"spec": {"controller": "c"}}),
+                json!(["c", "<none>"]),
+            ),
+            (
+                "IngressClass",
+                json!({"spec": {"controller": "c", "parameters": {"kind": "P", "name": "p"}}}),
+                json!(["c", "P/p"]),
+            ),
+            (
+                "IngressClass",
+                json!({"spec": {"controller": "c", "parameters": {"apiGroup": "g.io", "kind": "P", "name": "p"}}}),
+                json!(["c", "P.g.io/p"]),
+            ),
+        ] {
+            let mut row = cells(kind, &object, json!("n"), json!("1s"));
+            row.retain(|cell| cell != "n" && cell != "1s");
+            assert_eq!(Value::Array(row), printed, "{object}");
+        }
     }
 
     #[test]
