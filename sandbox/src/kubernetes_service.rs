@@ -3,9 +3,12 @@
 //! reconciler keep them: clients and controllers (such as a seed's network policies) read the API
 //! server's address from there.
 //!
-//! The sandbox writes them when it starts, after its port is known; a persistent sandbox started on
-//! another port rewrites the address. Unlike kube-apiserver, which repeats this every 10 s, nothing
-//! restores them in between, so tests may change them.
+//! The sandbox writes them when it starts, after its port is known (a persistent sandbox started on
+//! another port rewrites the address), and checks them again every 10 s like kube-apiserver: a
+//! deleted object comes back and an edited address or label is put right.
+
+use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -28,6 +31,27 @@ struct Kept {
     object: Value,
     /// Fields (besides `metadata.labels`), as paths, that are compared and rewritten.
     owned: &'static [&'static [&'static str]],
+}
+
+/// How often kube-apiserver checks the objects (its endpoint reconciler's interval).
+pub const INTERVAL: Duration = Duration::from_secs(10);
+
+/// Checks the objects every `interval` (the first write is the start's) until the sandbox
+/// shuts down. A failed write is a warning and is tried again at the next interval.
+pub async fn keep(api: Arc<crate::endpoints::Api>, port: u16, interval: Duration) {
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(interval) => {}
+            _ = api.shutdown.cancelled() => return,
+        }
+        if let Err(error) = reconcile(&mut api.store.lock(), port) {
+            tracing::warn!(
+                code = error.code,
+                message = %error.body["message"],
+                "writing default/kubernetes failed"
+            );
+        }
+    }
 }
 
 /// Creates or corrects the three objects for a server on `port`; an object that already has the

@@ -219,7 +219,8 @@ struct Builtin {
     short_names: &'static [&'static str],
     status: bool,
     generation: bool,
-    all: bool,
+    /// Discovery categories (`all` for `kubectl get all`, `api-extensions`).
+    categories: &'static [&'static str],
 }
 
 const fn builtin(
@@ -237,7 +238,7 @@ const fn builtin(
         short_names: &[],
         status: false,
         generation: false,
-        all: false,
+        categories: &[],
     }
 }
 
@@ -259,7 +260,12 @@ impl Builtin {
         self
     }
     const fn all(mut self) -> Self {
-        self.all = true;
+        self.categories = &["all"];
+        self
+    }
+    /// kube-apiserver's `api-extensions` category: the kinds that extend the API.
+    const fn api_extension(mut self) -> Self {
+        self.categories = &["api-extensions"];
         self
     }
 }
@@ -356,7 +362,8 @@ const BUILTINS: &[Builtin] = &[
     .cluster()
     .short(&["crd", "crds"])
     .status()
-    .generation(),
+    .generation()
+    .api_extension(),
     builtin("rbac.authorization.k8s.io", "v1", "Role", "roles"),
     builtin(
         "rbac.authorization.k8s.io",
@@ -385,7 +392,8 @@ const BUILTINS: &[Builtin] = &[
         "validatingwebhookconfigurations",
     )
     .cluster()
-    .generation(),
+    .generation()
+    .api_extension(),
     builtin(
         "admissionregistration.k8s.io",
         "v1",
@@ -393,7 +401,8 @@ const BUILTINS: &[Builtin] = &[
         "mutatingwebhookconfigurations",
     )
     .cluster()
-    .generation(),
+    .generation()
+    .api_extension(),
     builtin(
         "scheduling.k8s.io",
         "v1",
@@ -456,11 +465,7 @@ pub fn builtin_types() -> Vec<ResourceType> {
             singular: b.kind.to_lowercase(),
             namespaced: b.namespaced,
             short_names: b.short_names.iter().map(|s| s.to_string()).collect(),
-            categories: if b.all {
-                vec!["all".to_string()]
-            } else {
-                Vec::new()
-            },
+            categories: b.categories.iter().map(|c| c.to_string()).collect(),
             status_subresource: b.status,
             extra_subresources: if b.plural == "certificatesigningrequests" {
                 vec!["approval".to_string()]

@@ -98,6 +98,7 @@ pub struct SandboxBuilder {
     startup: Option<Startup>,
     authorization_webhook: Option<WebhookConfig>,
     version: VersionInfo,
+    kubernetes_service_interval: Duration,
 }
 
 impl Default for SandboxBuilder {
@@ -111,6 +112,7 @@ impl Default for SandboxBuilder {
             startup: None,
             authorization_webhook: None,
             version: VersionInfo::default(),
+            kubernetes_service_interval: kubernetes_service::INTERVAL,
         }
     }
 }
@@ -168,6 +170,13 @@ impl SandboxBuilder {
     /// checks; everything else still behaves as v1.32.
     pub fn reported_version(mut self, git_version: &str) -> Self {
         self.version = VersionInfo::new(git_version);
+        self
+    }
+
+    /// How often `default/kubernetes` (Service, Endpoints, EndpointSlice) is checked and repaired
+    /// (default 10 s, kube-apiserver's interval; tests use less).
+    pub fn kubernetes_service_interval(mut self, interval: Duration) -> Self {
+        self.kubernetes_service_interval = interval;
         self
     }
 
@@ -229,6 +238,8 @@ impl SandboxBuilder {
             );
         }
         let tasks = TaskTracker::new();
+        let interval = self.kubernetes_service_interval;
+        tasks.spawn(kubernetes_service::keep(api.clone(), port, interval));
         tasks.spawn(server::run(
             listener,
             tls,

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 mod checks;
 mod daemons;
+mod discovery;
 mod landscape;
 use crate::registry;
 

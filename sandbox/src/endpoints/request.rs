@@ -113,8 +113,11 @@ pub fn parse(
     Ok(Target::Resource(info))
 }
 
-/// Parses the path part of a URL (the verb is left at its default).
+/// Parses the path part of a URL (the verb is left at its default). Like Go's `URL.Path`,
+/// which kube-apiserver routes on, `%XX` escapes are decoded first (`system%3Abasic-user` is the
+/// object `system:basic-user`, `%2F` separates segments).
 pub fn parse_path(path: &str) -> Target {
+    let path = &decode_path(path);
     let parts: Vec<&str> = path
         .trim_matches('/')
         .split('/')
@@ -183,12 +186,23 @@ pub fn parse_query(query: Option<&str>) -> BTreeMap<String, String> {
 
 /// Decodes `application/x-www-form-urlencoded` text.
 pub fn percent_decode(input: &str) -> String {
+    decode(input, true)
+}
+
+/// Decodes the `%XX` escapes of a URL path (`+` stays a plus sign there).
+pub fn decode_path(input: &str) -> String {
+    decode(input, false)
+}
+
+/// Decodes `%XX` escapes, and `+` as a space when `plus_is_space`; an escape that is not two hex
+/// digits stays as it is.
+fn decode(input: &str, plus_is_space: bool) -> String {
     let bytes = input.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
-            b'+' => out.push(b' '),
+            b'+' if plus_is_space => out.push(b' '),
             b'%' if i + 2 < bytes.len() => {
                 let hex = std::str::from_utf8(&bytes[i + 1..i + 3])
                     .ok()
@@ -283,6 +297,42 @@ mod tests {
             (r.name.as_str(), &r.subresource),
             ("web", &Subresource::Status)
         );
+    }
+
+    #[test]
+    fn path_escapes_are_decoded_before_routing() {
+        for (path, namespace, name) in [
+            (
+                "/apis/rbac.authorization.k8s.io/v1/clusterroles/system%3Aadmin",
+                "",
+                "system:admin",
+            ),
+            (
+                "/api/v1/namespaces/d%65fault/configmaps/a+b",
+                "default",
+                "a+b",
+            ),
+            ("/api/v1/namespaces/default/configmaps%2Fc", "default", "c"),
+            (
+                "/api/v1/namespaces/default/configmaps/%zz",
+                "default",
+                "%zz",
+            ),
+            (
+                "/api/v1/namespaces/default/configmaps/%e2%9c%93",
+                "default",
+                "\u{2713}",
+            ),
+        ] {
+            let r = resource(path);
+            assert_eq!(
+                (r.namespace.as_str(), r.name.as_str()),
+                (namespace, name),
+                "{path}"
+            );
+        }
+        assert_eq!(decode_path("a%2"), "a%2");
+        assert_eq!(percent_decode("a+b%20c"), "a b c");
     }
 
     #[test]

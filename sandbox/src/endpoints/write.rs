@@ -74,6 +74,7 @@ fn delete_options(call: &Call<'_>) -> Result<DeleteOptions, ApiError> {
 /// DELETE of one object.
 pub fn delete(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     let options = delete_options(call)?;
+    crate::registry::namespace::check_deletable(&call.rt, &call.path.name)?;
     let outcome = {
         let mut state = call.api.store.lock();
         generic::delete(
@@ -94,6 +95,12 @@ pub fn delete(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
 
 /// DELETE of a collection: every matching object is deleted; the answer lists them.
 pub fn delete_collection(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
+    // Namespaces have no deletecollection (discovery does not list it): one namespace at a time.
+    if call.rt.group.is_empty() && call.rt.plural == "namespaces" {
+        return Err(ApiError::method_not_allowed(
+            "the server does not allow this method on the requested resource",
+        ));
+    }
     let selectors = Selectors::parse(call)?;
     let options = delete_options(call)?;
     let namespace = (!call.path.namespace.is_empty()).then_some(call.path.namespace.as_str());

@@ -1,8 +1,12 @@
-//! Kinds whose only rules are a name rule or selectable fields: events, nodes and the RBAC kinds.
+//! Kinds with few rules: events and nodes (selectable fields), the RBAC kinds (a name rule),
+//! priority classes (one default).
 
-use super::strategy::Strategy;
+use serde_json::Value;
+
+use super::strategy::{Context, Strategy};
 use crate::registry::validation::NameRule;
-use crate::resources::ResourceType;
+use crate::resources::{ResourceType, Subresource};
+use crate::status::ApiError;
 
 /// Event rules: the `involvedObject` fields, `reason`, `source`, `type` and friends are selectable.
 pub struct Events;
@@ -40,5 +44,34 @@ pub struct Rbac;
 impl Strategy for Rbac {
     fn name_rule(&self) -> NameRule {
         NameRule::PathSegment
+    }
+}
+
+/// PriorityClasses: `preemptionPolicy` defaults to `PreemptLowerPriority`, as the scheduling
+/// API's defaulting does.
+pub struct PriorityClasses;
+
+impl Strategy for PriorityClasses {
+    fn prepare_create(&self, _ctx: &Context<'_>, object: &mut Value) -> Result<(), ApiError> {
+        default_preemption_policy(object);
+        Ok(())
+    }
+
+    fn prepare_update(
+        &self,
+        _ctx: &Context<'_>,
+        _old: &Value,
+        new: &mut Value,
+        _subresource: &Subresource,
+    ) -> Result<(), ApiError> {
+        default_preemption_policy(new);
+        Ok(())
+    }
+}
+
+fn default_preemption_policy(object: &mut Value) {
+    if let Some(map) = object.as_object_mut() {
+        map.entry("preemptionPolicy")
+            .or_insert_with(|| Value::from("PreemptLowerPriority"));
     }
 }

@@ -1,6 +1,6 @@
 //! Which strategy each kind follows, and how its lists merge and are owned.
 
-use super::basic::{Events, Nodes, Rbac};
+use super::basic::{Events, Nodes, PriorityClasses, Rbac};
 use super::crd::{CustomObjects, Definitions};
 use super::csr::strategy::Requests;
 use super::lease::Leases;
@@ -36,6 +36,7 @@ pub fn strategy_for(rt: &ResourceType) -> &'static dyn Strategy {
         },
         ("batch", "Job") => &Jobs,
         ("rbac.authorization.k8s.io", _) => &Rbac,
+        ("scheduling.k8s.io", "PriorityClass") => &PriorityClasses,
         _ => &Plain,
     }
 }

@@ -115,6 +115,26 @@ pub fn check_accepts_content(
     Ok(())
 }
 
+/// Namespaces kube-apiserver's NamespaceLifecycle admission never lets go.
+const IMMORTAL: &[&str] = &["default", "kube-system", "kube-public"];
+
+/// NamespaceLifecycle admission of a delete: `default`, `kube-system` and `kube-public` may not
+/// be deleted (403 Forbidden); anything else may.
+///
+/// # Errors
+/// That answer.
+pub fn check_deletable(rt: &ResourceType, name: &str) -> Result<(), ApiError> {
+    if !(rt.group.is_empty() && rt.plural == "namespaces" && IMMORTAL.contains(&name)) {
+        return Ok(());
+    }
+    Err(ApiError::status(
+        403,
+        "Forbidden",
+        format!("namespaces \"{name}\" is forbidden: this namespace may not be deleted"),
+        Some(details("", "namespaces", name)),
+    ))
+}
+
 fn set_name_label(object: &mut Value, name: Value) {
     let labels = metadata_mut(object)
         .entry("labels")
@@ -136,6 +156,41 @@ mod tests {
             object["metadata"]["labels"],
             json!({NAME_LABEL: "a", "x": "y"})
         );
+    }
+
+    #[test]
+    fn only_immortal_namespaces_refuse_deletion() {
+        let types = crate::resources::builtin_types();
+        let rt = |plural: &str| {
+            types
+                .iter()
+                .find(|t| t.plural == plural)
+                .expect("builtin type")
+        };
+        for (plural, name, refused) in [
+            ("namespaces", "default", true),
+            ("namespaces", "kube-system", true),
+            ("namespaces", "kube-public", true),
+            ("namespaces", "kube-node-lease", false),
+            ("namespaces", "garden", false),
+            ("configmaps", "default", false),
+        ] {
+            let answer = check_deletable(rt(plural), name);
+            assert_eq!(answer.is_err(), refused, "{plural}/{name}");
+            if let Err(error) = answer {
+                assert_eq!(error.code, 403);
+                assert_eq!(
+                    error.body["message"],
+                    format!(
+                        "namespaces \"{name}\" is forbidden: this namespace may not be deleted"
+                    )
+                );
+                assert_eq!(
+                    error.body["details"],
+                    json!({"name": name, "kind": "namespaces"})
+                );
+            }
+        }
     }
 
     #[test]

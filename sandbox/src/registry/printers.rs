@@ -4,9 +4,7 @@
 //! Column descriptions are the API field documentation, as kube-apiserver takes them from the
 //! types' swagger docs.
 
-use k8s_openapi::api::certificates::v1::{
-    CertificateSigningRequestSpec, CertificateSigningRequestStatus,
-};
+use k8s_openapi::api::certificates::v1::CertificateSigningRequestSpec;
 use k8s_openapi::api::coordination::v1::LeaseSpec;
 use k8s_openapi::api::core::v1::{ConfigMap, Event, ObjectReference, PodSpec, PodStatus, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -15,6 +13,8 @@ use serde_json::{Value, json};
 
 use crate::registry::jsonpath::JsonPath;
 use crate::resources::ResourceType;
+
+mod more;
 
 /// One column of a Table.
 #[derive(Clone, Debug, PartialEq)]
@@ -58,6 +58,12 @@ fn wide(mut column: Column) -> Column {
     column.priority = 1;
     column
 }
+
+/// The CSR printer's column descriptions in kube-apiserver v1.32, which come from the internal
+/// API's documentation and differ from the v1 schema's.
+const CSR_SIGNER_NAME: &str = "Requested signer for the request. It is a qualified name in the form: `scope-hostname.io/name`. If empty, it will be defaulted:\n 1. If it's a kubelet client certificate, it is assigned\n    \"kubernetes.io/kube-apiserver-client-kubelet\".\n 2. If it's a kubelet serving certificate, it is assigned\n    \"kubernetes.io/kubelet-serving\".\n 3. Otherwise, it is assigned \"kubernetes.io/legacy-unknown\".\nDistribution of trust for signers happens out of band. You can select on this field using `spec.signerName`.";
+const CSR_REQUESTOR: &str = "Base64-encoded PKCS#10 CSR data";
+const CSR_CONDITION: &str = "Conditions applied to the request, such as approval or denial.";
 
 /// The documentation of `field` of `T` (an API type's swagger doc for that field).
 fn doc<T: JsonSchema>(field: &str) -> String {
@@ -118,28 +124,17 @@ pub fn columns(rt: &ResourceType) -> Vec<Column> {
         ("apps", "Deployment") => deployment_columns(&mut out),
         ("", "Pod") => pod_columns(&mut out),
         ("", "Event") => return event_columns(),
+        (group, kind) if more::prints(group, kind) => out.extend(more::columns(group, kind)),
         ("certificates.k8s.io", "CertificateSigningRequest") => {
             out.push(age_column());
-            out.push(column(
-                "SignerName",
-                "string",
-                doc::<CertificateSigningRequestSpec>("signerName"),
-            ));
-            out.push(column(
-                "Requestor",
-                "string",
-                doc::<CertificateSigningRequestSpec>("request"),
-            ));
+            out.push(column("SignerName", "string", CSR_SIGNER_NAME.to_owned()));
+            out.push(column("Requestor", "string", CSR_REQUESTOR.to_owned()));
             out.push(column(
                 "RequestedDuration",
                 "string",
                 doc::<CertificateSigningRequestSpec>("expirationSeconds"),
             ));
-            out.push(column(
-                "Condition",
-                "string",
-                doc::<CertificateSigningRequestStatus>("conditions"),
-            ));
+            out.push(column("Condition", "string", CSR_CONDITION.to_owned()));
         }
         _ => out.push(column(
             "Created At",
@@ -296,6 +291,7 @@ pub fn cells(rt: &ResourceType, object: &Value, now: jiff::Timestamp) -> Vec<Val
         ("", "Pod") => pod_cells(object, name, age),
         ("", "Event") => event_cells(object, name, now),
         ("certificates.k8s.io", "CertificateSigningRequest") => csr_cells(object, name, age),
+        (group, kind) if more::prints(group, kind) => more::cells(kind, object, name, age),
         _ => vec![
             name,
             object

@@ -1,5 +1,6 @@
 //! `default/kubernetes`: the Service, Endpoints and EndpointSlice kube-apiserver keeps pointing at
-//! itself, read through HTTP, and rewritten when a persistent sandbox comes back on another port.
+//! itself, read through HTTP, rewritten when a persistent sandbox comes back on another port, and
+//! repaired after a delete or an edit.
 
 use http::{Method, StatusCode};
 use seedlet_sandbox::Sandbox;
@@ -97,5 +98,51 @@ async fn default_kubernetes_points_at_the_sandbox_and_follows_its_port() {
     assert_eq!(service["spec"]["clusterIP"], cluster_ip);
     assert_eq!(endpoints["subsets"][0]["ports"][0]["port"], second_port);
     assert_eq!(slice["ports"][0]["port"], second_port);
+    sb.shutdown().await;
+}
+
+/// kube-apiserver checks the objects every 10 s: a deleted Service and an edited Endpoints
+/// address are put back (here with a 200 ms interval).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn default_kubernetes_is_repaired_after_a_delete_or_an_edit() {
+    let sb = Sandbox::builder()
+        .name("kubernetes-repair")
+        .kubernetes_service_interval(std::time::Duration::from_millis(200))
+        .start()
+        .await
+        .expect("sandbox starts");
+    let [service, endpoints, _] = kubernetes_objects(&sb).await;
+    let service_path = "/api/v1/namespaces/default/services/kubernetes";
+    let (status, _, _) = send(&sb, Method::DELETE, service_path, None, None).await;
+    assert_eq!(status, StatusCode::OK);
+    let endpoints_path = "/api/v1/namespaces/default/endpoints/kubernetes";
+    let mut edited = endpoints.clone();
+    edited["subsets"][0]["addresses"] = json!([{"ip": "10.0.0.1"}]);
+    let (status, _, answer) = send(&sb, Method::PUT, endpoints_path, None, Some(edited)).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(
+        answer["subsets"][0]["addresses"],
+        json!([{"ip": "10.0.0.1"}])
+    );
+
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let (status, _, back) = send(&sb, Method::GET, service_path, None, None).await;
+        let (_, _, now) = send(&sb, Method::GET, endpoints_path, None, None).await;
+        if status == StatusCode::OK && now["subsets"] == endpoints["subsets"] {
+            assert_eq!(back["spec"]["ports"], service["spec"]["ports"]);
+            assert_ne!(
+                back["metadata"]["uid"], service["metadata"]["uid"],
+                "created again"
+            );
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not repaired: service {status}, endpoints {}",
+            now["subsets"]
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
     sb.shutdown().await;
 }

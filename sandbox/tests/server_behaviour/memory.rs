@@ -27,7 +27,7 @@ fn rss_mib() -> f64 {
 }
 
 /// Runs `test` alone in a child process (so RSS is its own) and fails when the child fails.
-fn in_child(test: &str) -> bool {
+pub(super) fn in_child(test: &str) -> bool {
     if std::env::var_os(CHILD).is_some() {
         return true;
     }

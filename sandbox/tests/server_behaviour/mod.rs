@@ -1,9 +1,11 @@
 //! Conformance-style tests of kube-apiserver behaviours clients depend on, through raw HTTP
 //! requests (kube-rs's client, real TLS) against an in-process sandbox: CSR admission, server-side
-//! printing (Tables), OpenAPI documents, and the start-up/restart behaviours of a real control
-//! plane. Expected answers follow kube-apiserver v1.24's sources (cited per test).
+//! printing (Tables), OpenAPI documents, the start-up/restart behaviours of a real control
+//! plane, write limits, memory bounds and a fuzz target of generated requests. Expected answers
+//! follow kube-apiserver v1.32's sources (cited per test).
 
 mod fields;
+mod fuzz;
 mod kubernetes_service;
 mod lifecycle;
 mod limits;

@@ -291,7 +291,16 @@ async fn built_in_kinds_print_kube_apiserver_columns() {
                 "Condition",
             ],
         ),
-        ("/api/v1/serviceaccounts", vec!["Name", "Created At"]),
+        ("/api/v1/serviceaccounts", vec!["Name", "Secrets", "Age"]),
+        (
+            "/apis/scheduling.k8s.io/v1/priorityclasses",
+            vec!["Name", "Value", "Global-Default", "Age", "PreemptionPolicy"],
+        ),
+        // A kind without its own printer yet: kube-apiserver's default columns.
+        (
+            "/apis/storage.k8s.io/v1/storageclasses",
+            vec!["Name", "Created At"],
+        ),
     ] {
         let (status, _, table) = send(&sb, Method::GET, path, Some(TABLE), None).await;
         assert_eq!(status, StatusCode::OK, "{path}: {table}");
