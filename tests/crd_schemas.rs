@@ -3,10 +3,9 @@
 //! upstream example objects applied with `--validate=strict` and read back unpruned — against
 //! `seedlet sandbox serve` and against a real kube-apiserver v1.32 (`SEEDLET_KUBE_ASSETS`).
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use seedlet_testkit::realkube::{ControlPlane, ControlPlaneOptions, KubeAssets};
@@ -242,20 +241,6 @@ fn check_crds_through_kubectl(kubeconfig: &Path, server: &str) {
     }
 }
 
-fn stdout_lines(child: &mut Child) -> mpsc::Receiver<String> {
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let (sender, receiver) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if sender.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    receiver
-}
-
 #[cfg(unix)]
 #[test]
 fn seedlet_crds_apply_explain_and_keep_upstream_examples_on_the_sandbox() {
@@ -271,7 +256,7 @@ fn seedlet_crds_apply_explain_and_keep_upstream_examples_on_the_sandbox() {
         .stderr(Stdio::null())
         .spawn()
         .expect("seedlet sandbox serve starts");
-    let lines = stdout_lines(&mut child);
+    let lines = crate::landscape::stdout_lines(&mut child);
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let left = deadline.saturating_duration_since(Instant::now());

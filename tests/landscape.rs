@@ -275,8 +275,8 @@ fn name_between<'a>(text: &'a str, before: &str, after: &str) -> Option<&'a str>
     })
 }
 
-/// Reads `child`'s stdout on a thread, line by line, into a channel.
-fn stdout_lines(child: &mut Child) -> mpsc::Receiver<String> {
+/// Reads `child`'s stdout on a thread, line by line, into a channel (also used by `crd_schemas`).
+pub(crate) fn stdout_lines(child: &mut Child) -> mpsc::Receiver<String> {
     let stdout = child.stdout.take().expect("stdout is piped");
     let (sender, receiver) = mpsc::channel();
     std::thread::spawn(move || {
