@@ -5,12 +5,16 @@
 //! process — the agent, or `seedlet sandbox` with every controller in it. Go grows its stacks,
 //! so Helm renders such a chart; here it fails like any over-limit chart instead.
 //!
-//! The functions that put values into a new or existing container are checked on their result
-//! ([`NESTING_FUNCTIONS`]); the mutating ones are also checked before they mutate
-//! ([`MUTATING_FUNCTIONS`]), so that no cycle is ever made. Values from values files,
-//! `fromYaml`/`fromJson` and literals are bounded by their parsers already. A map changed with `set` after it was nested
-//! in another value can make that other value deeper than the bound without being looked at
-//! again; each such step adds at most [`MAX_VALUE_DEPTH`] levels.
+//! Every function that nests values is checked ([`measure_of`]): those that build a new
+//! container from their arguments on their result; `append`/`prepend` on the value they add; and
+//! those that insert into an existing map, before they mutate, on what they insert: that it
+//! does not reach the map (so no cycle is ever made) and does not end deeper than the bound where
+//! it lands. Measuring only what is new keeps a loop that grows a map with `set` or a list with
+//! `append` from walking everything built so far on every step: walking the whole result made
+//! 8 000 `set`s take 3.5 s instead of 0.03 s, and doubled the time of 8 000 `append`s. Values from values files,
+//! `fromYaml`/`fromJson` and literals are bounded by their parsers already. A map changed with
+//! `set` after it was nested in another value can make that other value deeper than the bound
+//! without being looked at again; each such step adds at most [`MAX_VALUE_DEPTH`] levels.
 
 use std::collections::HashMap;
 
@@ -25,50 +29,97 @@ use crate::funcs::value::GoMap;
 /// such a value fits in a 2 MiB thread stack even in a debug build.
 pub const MAX_VALUE_DEPTH: usize = 256;
 
-/// Functions whose result may nest its arguments one level deeper than they were.
-pub(crate) const NESTING_FUNCTIONS: &[&str] = &[
-    "dict",
-    "list",
-    "tuple",
-    "append",
-    "push",
-    "mustAppend",
-    "mustPush",
-    "prepend",
-    "mustPrepend",
-    "chunk",
-    "mustChunk",
-    "set",
-    "merge",
-    "mustMerge",
-    "mergeOverwrite",
-    "mustMergeOverwrite",
+/// What of a call is measured, by function ([`measure_of`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Measure {
+    /// The result: a new container holding the arguments (or, for `chunk`, the list's items)
+    /// one level deeper.
+    Result,
+    /// The arguments after the first, which land one level down in a copy of the list given
+    /// first (`append`, `prepend`); that list's own items were measured when it was built.
+    Added,
+    /// The arguments after the first, inserted this many levels below the map given first,
+    /// checked before the map changes: `set`'s value becomes an entry (1), a merge source's
+    /// entries become the map's entries (0).
+    Inserted(usize),
+}
+
+/// The functions that nest values, and what of their calls is measured.
+const MEASURED: &[(&str, Measure)] = &[
+    ("dict", Measure::Result),
+    ("list", Measure::Result),
+    ("tuple", Measure::Result),
+    ("chunk", Measure::Result),
+    ("mustChunk", Measure::Result),
+    ("append", Measure::Added),
+    ("push", Measure::Added),
+    ("mustAppend", Measure::Added),
+    ("mustPush", Measure::Added),
+    ("prepend", Measure::Added),
+    ("mustPrepend", Measure::Added),
+    ("set", Measure::Inserted(1)),
+    ("merge", Measure::Inserted(0)),
+    ("mustMerge", Measure::Inserted(0)),
+    ("mergeOverwrite", Measure::Inserted(0)),
+    ("mustMergeOverwrite", Measure::Inserted(0)),
 ];
 
-/// Functions that insert their later arguments into the map given first.
-pub(crate) const MUTATING_FUNCTIONS: &[&str] = &[
-    "set",
-    "merge",
-    "mustMerge",
-    "mergeOverwrite",
-    "mustMergeOverwrite",
-];
+/// What of a call to the function `name` is measured; `None` for functions that nest nothing.
+pub(crate) fn measure_of(name: &str) -> Option<Measure> {
+    MEASURED
+        .iter()
+        .find(|(function, _)| *function == name)
+        .map(|(_, measure)| *measure)
+}
+
+/// The checks before a call of `what` with `args` runs.
+pub(crate) fn check_arguments(what: &str, measure: Measure, args: &[Value]) -> Result<(), Error> {
+    let Some((first, rest)) = args.split_first() else {
+        return Ok(());
+    };
+    for value in rest {
+        match measure {
+            Measure::Result => {}
+            Measure::Added => Walk::new(None)
+                .depth_at(value, 1)
+                .map(|_| ())
+                .map_err(|e| e.error(what))?,
+            Measure::Inserted(level) => check_insert(what, first, value, level)?,
+        }
+    }
+    Ok(())
+}
+
+/// The check of a call's result.
+pub(crate) fn check_result(what: &str, measure: Measure, result: &Value) -> Result<(), Error> {
+    match measure {
+        Measure::Result => check_depth(what, result),
+        Measure::Added | Measure::Inserted(_) => Ok(()),
+    }
+}
 
 /// Fails when `value` nests deeper than [`MAX_VALUE_DEPTH`] or contains itself.
-pub(crate) fn check_depth(what: &str, value: &Value) -> Result<(), Error> {
+fn check_depth(what: &str, value: &Value) -> Result<(), Error> {
     Walk::new(None)
         .depth(value)
         .map(|_| ())
         .map_err(|e| e.error(what))
 }
 
-/// Fails when inserting `inserted` into the map `target` would make `target` contain itself.
-pub(crate) fn check_insert(what: &str, target: &Value, inserted: &Value) -> Result<(), Error> {
+/// Fails when inserting `inserted` into the map `target`, `level` levels below it (see
+/// [`Measure::Inserted`]), would make `target` contain itself or nest deeper than
+/// [`MAX_VALUE_DEPTH`].
+pub(crate) fn check_insert(
+    what: &str,
+    target: &Value,
+    inserted: &Value,
+    level: usize,
+) -> Result<(), Error> {
     let Some(target) = target.downcast_object_ref::<GoMap>() else {
         return Ok(());
     };
     Walk::new(Some(address(target)))
-        .depth(inserted)
+        .depth_at(inserted, level)
         .map(|_| ())
         .map_err(|e| e.error(what))
 }
@@ -119,11 +170,17 @@ impl Walk {
 
     /// The deepest nesting below `root` (0 for a scalar).
     fn depth(&mut self, root: &Value) -> Result<usize, Refused> {
-        let mut deepest = 0;
+        self.depth_at(root, 0)
+    }
+
+    /// The deepest nesting of `root` placed `level` levels below the start (`level` for a
+    /// scalar).
+    fn depth_at(&mut self, root: &Value, level: usize) -> Result<usize, Refused> {
+        let mut deepest = level;
         // Depth reached below each open container, by address.
         let mut below: HashMap<usize, usize> = HashMap::new();
         let mut path: Vec<usize> = Vec::new();
-        let mut steps = vec![Step::Enter(root.clone(), 0)];
+        let mut steps = vec![Step::Enter(root.clone(), level)];
         while let Some(step) = steps.pop() {
             match step {
                 Step::Enter(value, level) => {
@@ -271,10 +328,20 @@ mod tests {
         let target = map(&[]);
         let holder = map(&[("inner", Value::from(vec![target.clone()]))]);
         assert!(
-            check_insert("set", &target, &holder).is_err(),
+            check_insert("set", &target, &holder, 1).is_err(),
             "would contain itself"
         );
-        assert!(check_insert("set", &target, &target).is_err());
-        assert!(check_insert("set", &holder, &target).is_ok());
+        assert!(check_insert("set", &target, &target, 1).is_err());
+        assert!(check_insert("set", &holder, &target, 1).is_ok());
+        let deepest_allowed = nested(MAX_VALUE_DEPTH - 1);
+        assert!(check_insert("set", &target, &deepest_allowed, 1).is_ok());
+        assert!(
+            check_insert("set", &target, &nested(MAX_VALUE_DEPTH), 1).is_err(),
+            "an entry one level below the map"
+        );
+        assert!(
+            check_insert("merge", &target, &nested(MAX_VALUE_DEPTH), 0).is_ok(),
+            "a merge source's entries land beside the map's own"
+        );
     }
 }

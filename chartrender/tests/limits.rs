@@ -262,6 +262,10 @@ fn deeply_nested_and_self_containing_values_fail_instead_of_overflowing_the_stac
             r#"{{ $d := dict }}{{ $_ := mergeOverwrite $d (dict "x" $d) }}{{ toJson $d }}"#,
             "mergeOverwrite: a value that would contain itself",
         ),
+        (
+            r#"{{ $d := dict }}{{ range until 100000 }}{{ $n := dict }}{{ $_ := set $n "a" $d }}{{ $d = $n }}{{ end }}{{ $d }}"#,
+            "set: a value nested more than 256 levels deep",
+        ),
     ];
     for (template, expected) in cases {
         let started = Instant::now();

@@ -313,19 +313,16 @@ pub(crate) fn register(env: &mut Environment<'static>) {
     for (global, func) in FUNCTIONS {
         let func = *func;
         let name = global.strip_prefix("f_").unwrap_or(global);
-        let nests = crate::nesting::NESTING_FUNCTIONS.contains(&name);
-        let mutates = crate::nesting::MUTATING_FUNCTIONS.contains(&name);
+        let nesting = crate::nesting::measure_of(name);
         env.add_function(*global, move |args: Rest<Value>| {
             meter::check_deadline()?;
-            if mutates && let Some((target, inserted)) = args.split_first() {
-                for value in inserted {
-                    crate::nesting::check_insert(name, target, value)?;
-                }
+            if let Some(measure) = nesting {
+                crate::nesting::check_arguments(name, measure, &args)?;
             }
             let value = func(&args)?;
             meter::check_result(name, &value)?;
-            if nests {
-                crate::nesting::check_depth(name, &value)?;
+            if let Some(measure) = nesting {
+                crate::nesting::check_result(name, measure, &value)?;
             }
             Ok(value)
         });
