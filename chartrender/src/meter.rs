@@ -215,8 +215,8 @@ pub(crate) fn check_printed(what: &str, values: &[Value]) -> Result<(), Error> {
     Ok(())
 }
 
-/// Nesting beyond which a value counts as too large to print: only a map that contains itself (`set`/`merge`
-/// share maps as Go does) gets there, and Go would exhaust its stack printing it.
+/// Nesting beyond which a value counts as too large to print. `crate::nesting` keeps template-built values far
+/// below it and free of cycles; this bounds the walk for whatever gets past that (its documented gap).
 const MAX_PRINTED_DEPTH: usize = 2_000;
 
 /// About how many bytes `value` prints to (at least one per element and each string's length);

@@ -474,8 +474,9 @@ pub(crate) fn type_of(value: &Value) -> &'static str {
     }
 }
 
-/// A deep copy: new maps and lists all the way down, so mutating the copy leaves the original alone. A map that
-/// contains itself is copied to a bounded depth and shared below it (Go's copystructure would never return).
+/// A deep copy: new maps and lists all the way down, so mutating the copy leaves the original alone. Templates
+/// cannot build a map that contains itself (`crate::nesting`); the copy depth is bounded all the same, for values
+/// nested past that bound through its documented gap (shared below [`MAX_COPY_DEPTH`]).
 pub(crate) fn deep_copy(value: &Value) -> Value {
     deep_copy_to(value, 0)
 }
