@@ -248,7 +248,7 @@ fn note(below: &mut HashMap<usize, usize>, path: &[usize], reached: usize, deepe
 /// the render.
 fn children(value: &Value) -> Option<Vec<Value>> {
     if let Some(map) = value.downcast_object_ref::<GoMap>() {
-        return Some(map.snapshot().into_values().collect());
+        return Some(map.values());
     }
     value.downcast_object_ref::<Vec<Value>>().cloned()
 }

@@ -34,6 +34,14 @@ impl GoMap {
             .unwrap_or_else(|poisoned| poisoned.into_inner().clone())
     }
 
+    /// The values, without their keys.
+    pub(crate) fn values(&self) -> Vec<Value> {
+        match self.entries.read() {
+            Ok(entries) => entries.values().cloned().collect(),
+            Err(poisoned) => poisoned.into_inner().values().cloned().collect(),
+        }
+    }
+
     /// Looks up one key.
     pub(crate) fn get(&self, key: &str) -> Option<Value> {
         match self.entries.read() {
