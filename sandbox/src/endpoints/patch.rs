@@ -3,7 +3,7 @@
 use http::Response;
 use serde_json::{Value, json};
 
-use super::write::check_signer_approval;
+use super::write::{check_body_name, check_body_namespace, check_signer_approval};
 use super::{Body, Call, json_response, present};
 use crate::fieldmanager::fieldpath::{self, Element, ListKind, ListRules, Path};
 use crate::fieldmanager::managed;
@@ -42,6 +42,9 @@ pub fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
             .get(&call.rt, &call.path.namespace, &call.path.name)
             .ok_or_else(|| ApiError::not_found(&call.rt, &call.path.name))?;
         let mut document = patched(call, &live, kind, patch)?;
+        // A patch may not rename or move the object (kube-apiserver checks the patched object).
+        check_body_namespace(call, &document)?;
+        check_body_name(call, &document)?;
         let update = |state: &mut crate::storage::State, document: Value, ownership| {
             generic::update(
                 state,
@@ -155,6 +158,12 @@ fn apply(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
             "error decoding YAML: the applied configuration must be an object",
         ));
     }
+    // The applied configuration may leave out name and namespace of an existing object, but
+    // may not name another one; creating needs the name (kube-apiserver checks the merged object).
+    check_body_namespace(call, &applied)?;
+    if applied.pointer("/metadata/name").is_some() {
+        check_body_name(call, &applied)?;
+    }
     let force = crate::endpoints::request::flag(call.query, "force");
     let writer = Writer {
         manager: &manager,
@@ -193,6 +202,7 @@ fn apply(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
                 (stored, false)
             }
             None if call.path.subresource.is_none() => {
+                check_body_name(call, &applied)?;
                 let mut base = json!({"apiVersion": api_version, "kind": call.rt.kind, "metadata": {"name": call.path.name}});
                 if let Some(kind) = applied.get("kind") {
                     base["kind"] = kind.clone();

@@ -30,6 +30,7 @@ pub fn create(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
 pub fn update(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     let body = call.json_body()?;
     check_body_namespace(call, &body)?;
+    check_body_name(call, &body)?;
     if call.path.subresource == Subresource::Approval {
         check_signer_approval(call)?;
     }
@@ -135,8 +136,24 @@ fn delete_options_error(error: ApiError) -> ApiError {
     ApiError::bad_request(message)
 }
 
+/// The object's name must be the one in the path, as kube-apiserver's `checkName` requires of a
+/// PUT body and of a patched object: an empty or missing name is "undeterminable", another name a
+/// mismatch (both 400, before the stored object is looked up).
+pub(super) fn check_body_name(call: &Call<'_>, body: &Value) -> Result<(), ApiError> {
+    let url_name = &call.path.name;
+    match body.pointer("/metadata/name").and_then(Value::as_str) {
+        None | Some("") => Err(ApiError::bad_request(format!(
+            "the name of the object ({url_name} based on URL) was undeterminable: name must be provided"
+        ))),
+        Some(given) if given != url_name => Err(ApiError::bad_request(format!(
+            "the name of the object ({given}) does not match the name on the URL ({url_name})"
+        ))),
+        Some(_) => Ok(()),
+    }
+}
+
 /// The object's namespace, when given, must be the one in the path.
-fn check_body_namespace(call: &Call<'_>, body: &Value) -> Result<(), ApiError> {
+pub(super) fn check_body_namespace(call: &Call<'_>, body: &Value) -> Result<(), ApiError> {
     let given = body
         .pointer("/metadata/namespace")
         .and_then(Value::as_str)

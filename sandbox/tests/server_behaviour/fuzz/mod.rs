@@ -52,8 +52,8 @@ const SEED_VAR: &str = "SEEDLET_SANDBOX_FUZZ_SEED";
 
 /// The generator's seed: fixed unless `SEEDLET_SANDBOX_FUZZ_SEED` names one (`random` for a
 /// fresh one each run), so that CI judges the same requests every time. A random run once left
-/// an object without `metadata.name` in the store (the reload listing failed on it); that is an
-/// open sandbox bug, to be found with random seeds locally.
+/// an object without `metadata.name` in the store (a patch removing the name); the regression
+/// test `writes_keep_the_name_and_namespace_of_the_url` keeps that fixed.
 fn rng_seed() -> RngSeed {
     match std::env::var(SEED_VAR).ok().as_deref() {
         Some("random") => RngSeed::Random,
