@@ -342,7 +342,7 @@ impl NotifySocket {
     }
 }
 
-/// What an operator prepares in the garden before a seed joins (README "Running on a real
+/// What an operator prepares in the garden before a seed joins (docs/real-landscape.md "Running on a real
 /// landscape"): namespaces, a bootstrap token, and the seeds' RBAC a garden's control plane
 /// provides (Gardener's SeedAuthorizer stands in for it on a real garden).
 async fn prepare_garden(garden: &kube::Client) {
