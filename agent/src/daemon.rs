@@ -312,7 +312,7 @@ impl Agent {
                     .map_err(Error::SeedClient)?;
                 let server = config.cluster_url.to_string();
                 self.log_client_sources(Some(server.clone()));
-                let client = kube::Client::try_from(config)
+                let client = seedlet_runtime::client::build(config)
                     .map_err(|source| Error::SeedClient(ClientError::Build(source)))?;
                 (client, Some(server))
             }

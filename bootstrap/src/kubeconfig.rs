@@ -131,7 +131,7 @@ impl ParsedKubeconfig {
             origin: origin.to_owned(),
             source,
         })?;
-        kube::Client::try_from(config).map_err(|source| Error::BuildClient {
+        seedlet_runtime::client::build(config).map_err(|source| Error::BuildClient {
             origin: origin.to_owned(),
             source: Box::new(source),
         })

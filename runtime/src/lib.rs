@@ -14,6 +14,7 @@
 //! - [`repeated`]: logging a failure a retry loop meets again and again once, not every time.
 
 pub mod budget;
+pub mod client;
 pub mod clock;
 pub mod error;
 pub mod events;

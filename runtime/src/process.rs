@@ -285,7 +285,7 @@ pub enum ClientError {
 /// # Errors
 /// See [`ClientError`].
 pub async fn client_from_kubeconfig(path: Option<&Path>) -> Result<kube::Client, ClientError> {
-    kube::Client::try_from(client_config(path).await?).map_err(ClientError::Build)
+    crate::client::build(client_config(path).await?).map_err(ClientError::Build)
 }
 
 /// The client configuration from the kubeconfig at `path`, or from `KUBECONFIG`/in-cluster

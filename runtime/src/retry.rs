@@ -1,7 +1,7 @@
 //! Bounded in-place retry of idempotent API requests on transient server errors, so that one
 //! failed request does not throw away (and later redo) the work of a whole reconcile.
 //!
-//! What kube's client already does: every client the agent builds (`kube::Client::try_from` a
+//! What kube's client already does: every client the agent builds (`runtime::client::build` on a
 //! kubeconfig, `default_retry` on) retries 429, 503 and 504 itself, up to 15 times, with an
 //! exponential backoff from 5 ms that waits at least the server's `Retry-After`. A throttled error
 //! that still reaches the caller means the server kept refusing for a long while, so

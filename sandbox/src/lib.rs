@@ -36,4 +36,4 @@ pub use auth::{authn, authz, pki};
 pub use faults::{FaultKind, Faults, Startup};
 pub use registry::csr;
 pub use sandbox::{Sandbox, SandboxBuilder, SandboxError, ServeOptions, serve};
-pub use stats::RequestCounts;
+pub use stats::{Connections, RequestCounts};

@@ -423,6 +423,11 @@ impl Sandbox {
         self.api.requests.snapshot()
     }
 
+    /// TLS connections accepted so far by protocol, and how many are open now.
+    pub fn connections(&self) -> crate::Connections {
+        self.api.connections.snapshot()
+    }
+
     /// Requests failed by fault injection so far per authenticated user (see [`Faults`]). The
     /// requests a user sent are these plus its [`Sandbox::request_counts`]. Like the served
     /// counts, they start from zero when the sandbox (re)starts.

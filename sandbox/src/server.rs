@@ -12,6 +12,9 @@ use tokio_util::task::TaskTracker;
 
 use crate::endpoints::{self, Api};
 
+/// Concurrent streams an HTTP/2 client may open on one connection, as kube-apiserver allows.
+pub const HTTP2_MAX_STREAMS: u32 = 250;
+
 /// Accepts connections until `shutdown` is cancelled; connection tasks are tracked by `tasks`.
 pub async fn run(
     listener: TcpListener,
@@ -36,6 +39,8 @@ pub async fn run(
             let Ok(stream) = acceptor.accept(tcp).await else {
                 return;
             };
+            let http2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
+            let _open = api.connections.opened(http2);
             let peer = stream
                 .get_ref()
                 .1
@@ -47,7 +52,10 @@ pub async fn run(
                 let peer = peer.clone();
                 async move { Ok::<_, Infallible>(endpoints::handle(api, request, peer).await) }
             });
-            let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+            let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+            // kube-apiserver v1.32 serves Go's default of 250 streams per HTTP/2 connection
+            // (`--http2-max-streams-per-connection` 0); hyper's default would be 200.
+            builder.http2().max_concurrent_streams(HTTP2_MAX_STREAMS);
             let connection = builder.serve_connection(TokioIo::new(stream), service);
             tokio::pin!(connection);
             tokio::select! {

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Requests per authenticated user name: served ones and ones failed by fault injection.
 #[derive(Debug, Default)]
@@ -35,6 +36,55 @@ impl RequestCounts {
     /// sum of this and [`RequestCounts::snapshot`].
     pub fn injected_snapshot(&self) -> BTreeMap<String, u64> {
         lock(&self.injected).clone()
+    }
+}
+
+/// TLS connections accepted, by the protocol ALPN chose, and how many are open now: what tells
+/// a client multiplexing its requests and watches over HTTP/2 from one opening a connection per
+/// watch over HTTP/1.1.
+#[derive(Debug, Default)]
+pub struct ConnectionCounts {
+    http2: AtomicU64,
+    http1: AtomicU64,
+    open: AtomicU64,
+}
+
+/// A snapshot of [`ConnectionCounts`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Connections {
+    /// Connections that negotiated `h2`, since start.
+    pub http2: u64,
+    /// Connections that negotiated `http/1.1` or nothing, since start.
+    pub http1: u64,
+    /// Connections open now.
+    pub open: u64,
+}
+
+impl ConnectionCounts {
+    /// Counts an accepted connection; the returned guard counts it closed when dropped.
+    pub(crate) fn opened(self: &std::sync::Arc<Self>, http2: bool) -> OpenConnection {
+        let counter = if http2 { &self.http2 } else { &self.http1 };
+        counter.fetch_add(1, Ordering::Relaxed);
+        self.open.fetch_add(1, Ordering::Relaxed);
+        OpenConnection(self.clone())
+    }
+
+    /// The counts now.
+    pub fn snapshot(&self) -> Connections {
+        Connections {
+            http2: self.http2.load(Ordering::Relaxed),
+            http1: self.http1.load(Ordering::Relaxed),
+            open: self.open.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// One open connection of [`ConnectionCounts`].
+pub(crate) struct OpenConnection(std::sync::Arc<ConnectionCounts>);
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.0.open.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

@@ -51,6 +51,8 @@ pub struct Api {
     pub faults: Arc<Faults>,
     /// Requests served per user.
     pub requests: Arc<crate::stats::RequestCounts>,
+    /// TLS connections accepted (see [`crate::stats::ConnectionCounts`]).
+    pub connections: Arc<crate::stats::ConnectionCounts>,
     /// Cancelled when the server shuts down (ends watches).
     pub shutdown: tokio_util::sync::CancellationToken,
     rbac: Mutex<Option<(u64, Arc<RbacSnapshot>)>>,
@@ -71,6 +73,7 @@ impl Api {
             ca,
             faults,
             requests: Arc::default(),
+            connections: Arc::default(),
             shutdown: tokio_util::sync::CancellationToken::new(),
             rbac: Mutex::new(None),
             openapi: openapi::Cache::default(),
