@@ -138,22 +138,7 @@ fn check_crds_through_kubectl(kubeconfig: &Path, server: &str) {
             text(&applied.stderr)
         );
     }
-    let established = kubectl(
-        kubeconfig,
-        &[
-            "wait",
-            "--for=condition=Established",
-            "crd",
-            "--all",
-            "--timeout=60s",
-        ],
-        None,
-    );
-    assert!(
-        established.status.success(),
-        "{server}: {}",
-        text(&established.stderr)
-    );
+    seedlet_testkit::realkube::wait_crds_established(kubeconfig, &["crd", "--all"]);
     for (target, fields) in EXPLAINED {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {

@@ -95,14 +95,9 @@ async fn shoot_crd_and_example_shoots_apply_strictly_to_a_real_api_server() {
         ],
     );
     assert!(warnings.is_empty(), "applying the CRD warned: {warnings}");
-    kubectl(
+    seedlet_testkit::realkube::wait_crds_established(
         &kubeconfig,
-        &[
-            "wait",
-            "--for=condition=Established",
-            "--timeout=60s",
-            "crd/shoots.core.gardener.cloud",
-        ],
+        &["crd/shoots.core.gardener.cloud"],
     );
     kubectl(&kubeconfig, &["create", "namespace", "garden-dev"]);
 

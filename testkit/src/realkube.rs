@@ -667,3 +667,32 @@ impl Drop for ControlPlane {
         }
     }
 }
+
+/// Waits with `kubectl wait --for=condition=Established` (at most 60 s) until the CRDs `targets`
+/// (e.g. `["crd", "--all"]` or `["crd/shoots.core.gardener.cloud"]`) are established. kubectl
+/// v1.32 fails at once, instead of waiting, while a new CRD has no `status.conditions` yet
+/// (".status.conditions accessor error"); that answer is retried.
+///
+/// # Panics
+/// When kubectl fails otherwise or the CRDs are not established within 60 s.
+pub fn wait_crds_established(kubeconfig: &Path, targets: &[&str]) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let output = std::process::Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(kubeconfig)
+            .args(["wait", "--for=condition=Established", "--timeout=60s"])
+            .args(targets)
+            .output()
+            .expect("kubectl runs");
+        if output.status.success() {
+            return;
+        }
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("accessor error") && Instant::now() < deadline,
+            "kubectl wait {targets:?}: {stderr}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
