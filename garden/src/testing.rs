@@ -64,6 +64,19 @@ impl Env {
             .with_clock(self.clock())
     }
 
+    /// A client of the garden authenticated as `user` in `groups` (a fresh client certificate;
+    /// what it may do is up to the RBAC objects the test creates).
+    pub async fn client_for(&self, user: &str, groups: &[&str]) -> kube::Client {
+        let kubeconfig = self
+            .sandbox
+            .kubeconfig_for(user, groups)
+            .expect("client certificate");
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+            .await
+            .expect("client config");
+        kube::Client::try_from(config).expect("client")
+    }
+
     /// Fresh process metrics.
     pub fn metrics() -> Arc<Metrics> {
         Arc::new(Metrics::new("garden"))

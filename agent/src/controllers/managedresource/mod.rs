@@ -18,6 +18,8 @@ pub mod health;
 pub mod manifests;
 pub mod prune;
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 pub mod status;
 pub mod watches;
 

@@ -17,6 +17,8 @@
 pub mod entries;
 pub mod queue;
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 pub mod schedule;
 pub mod state;
 

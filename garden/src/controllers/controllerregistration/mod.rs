@@ -16,6 +16,8 @@
 
 pub mod desired;
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 pub mod wanted;
 
 use std::collections::BTreeSet;

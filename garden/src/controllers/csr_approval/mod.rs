@@ -6,6 +6,8 @@
 
 pub mod rbac;
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 
 use std::sync::Arc;
 

@@ -5,6 +5,8 @@
 //! (→ each ClusterRole whose selector matches their labels). Always 5 workers, as upstream.
 
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 pub mod subjects;
 
 use std::sync::Arc;

@@ -11,6 +11,8 @@
 //! every [`RESYNC_PERIOD`] as a safety net (e.g. a deleted `seed-<name>` namespace).
 
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 
 pub use reconcile::{Error, error_policy};
 use reconcile::{deployment, registration, seed};

@@ -6,6 +6,8 @@
 //! [`filter`].
 
 pub mod filter;
+#[cfg(test)]
+mod reconcile_tests;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -5,6 +5,8 @@
 //! annotations; the write is skipped when nothing changes (upstream sends it always).
 
 pub mod bump;
+#[cfg(test)]
+mod reconcile_tests;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -10,6 +10,8 @@
 
 pub mod desired;
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 
 use std::sync::Arc;
 

@@ -9,6 +9,8 @@
 
 pub mod readiness;
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 
 use std::sync::Arc;
 

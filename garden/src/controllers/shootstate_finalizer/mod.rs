@@ -7,6 +7,8 @@
 //! name, which goes with its shoot). No periodic requeue: both inputs are watched.
 
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -46,13 +46,29 @@ pub async fn delete(ci: &ControllerInstallation, ctx: &Installer) -> Result<Acti
             .publish(ci, kind, reason, "Delete", message)
             .await;
     }
+    let wrote_conditions = matches!(written, Ok(true));
     if let (Ok(_), Err(source)) = (&result, written) {
         return Err(Error::WriteConditions { name, source });
     }
     match result {
         Ok(Some(action)) => Ok(action),
         Ok(None) => {
-            finalizer::remove(&api, ci, finalizers::CONTROLLER_INSTALLATION)
+            // The condition write just moved the resourceVersion `ci` carries: the guarded
+            // finalizer patch needs the latest version, or every deletion ends in a 409.
+            let latest;
+            let current = if wrote_conditions {
+                match api.get_opt(&name).await {
+                    Ok(Some(read)) => {
+                        latest = read;
+                        &latest
+                    }
+                    Ok(None) => return Ok(Action::await_change()),
+                    Err(source) => return Err(Error::Finalizer { name, source }),
+                }
+            } else {
+                ci
+            };
+            finalizer::remove(&api, current, finalizers::CONTROLLER_INSTALLATION)
                 .await
                 .map_err(|source| Error::Finalizer { name, source })?;
             Ok(Action::await_change())

@@ -14,6 +14,8 @@ pub mod desired;
 pub mod fetch;
 pub mod lookup;
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 pub mod values;
 pub mod write;
 

@@ -5,6 +5,8 @@
 //! all installations. No periodic requeue; restarts on a garden client swap.
 
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};

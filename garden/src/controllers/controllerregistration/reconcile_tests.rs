@@ -1,0 +1,314 @@
+//! Reconcile tests against an in-process garden sandbox: registrations, deployments and Seeds are
+//! real objects, the caches are filled from fresh lists (as the watches would), [`reconcile`] is
+//! called directly and the Seed's ControllerInstallations are read back.
+
+use std::sync::Arc;
+
+use kube::api::{DeleteParams, ListParams};
+use kube::runtime::controller::Action;
+use kube::runtime::watcher;
+use kube::{Api, ResourceExt};
+use seedlet_api::core::{
+    BackupBucket, BackupEntry, ControllerDeployment, ControllerInstallation,
+    ControllerRegistration, Seed, Shoot,
+};
+use serde_json::{Value, json};
+
+use super::{CacheWriters, Caches, Ctx, Error, error_policy, reconcile};
+use crate::testing::{self, Env, create};
+
+const SEED: &str = "local";
+
+/// Fills `writer` with a fresh list of every `K`, the way the watch's initial list does.
+async fn fill<K>(client: &kube::Client, writer: &mut kube::runtime::reflector::store::Writer<K>)
+where
+    K: kube::Resource<DynamicType = ()>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+{
+    let items = Api::<K>::all(client.clone())
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items;
+    writer.apply_watcher_event(&watcher::Event::Init);
+    for item in items {
+        writer.apply_watcher_event(&watcher::Event::InitApply(item));
+    }
+    writer.apply_watcher_event(&watcher::Event::InitDone);
+}
+
+/// A controller context whose caches hold what the garden holds now.
+async fn ctx(env: &Env) -> Arc<Ctx> {
+    let (caches, writers) = Caches::new();
+    let CacheWriters {
+        mut registrations,
+        mut deployments,
+        mut shoots,
+        mut buckets,
+        mut entries,
+    } = writers;
+    fill::<ControllerRegistration>(&env.client, &mut registrations).await;
+    fill::<ControllerDeployment>(&env.client, &mut deployments).await;
+    fill::<Shoot>(&env.client, &mut shoots).await;
+    fill::<BackupBucket>(&env.client, &mut buckets).await;
+    fill::<BackupEntry>(&env.client, &mut entries).await;
+    // Once ready, a store keeps its contents when its writer goes away.
+    drop((registrations, deployments, shoots, buckets, entries));
+    Arc::new(Ctx {
+        client: env.client.clone(),
+        caches,
+        concurrent_syncs: 1,
+        metrics: Env::metrics(),
+    })
+}
+
+async fn registration(env: &Env, name: &str, policy: &str, resources: Value) {
+    create::<ControllerRegistration>(
+        &env.client,
+        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "ControllerRegistration",
+               "metadata": {"name": name},
+               "spec": {"resources": resources,
+                        "deployment": {"policy": policy, "deploymentRefs": [{"name": name}]}}}),
+    )
+    .await;
+    create::<ControllerDeployment>(
+        &env.client,
+        json!({"apiVersion": "core.gardener.cloud/v1", "kind": "ControllerDeployment",
+               "metadata": {"name": name}, "helm": {"rawChart": "AA==", "values": {"x": 1}}}),
+    )
+    .await;
+}
+
+/// The provider registration every Seed of type `local` needs.
+async fn provider_local(env: &Env) {
+    registration(
+        env,
+        "provider-local",
+        "OnDemand",
+        json!([{"kind": "ControlPlane", "type": "local"},
+               {"kind": "Infrastructure", "type": "local"},
+               {"kind": "Worker", "type": "local"}]),
+    )
+    .await;
+}
+
+async fn installations(env: &Env) -> Vec<ControllerInstallation> {
+    let mut items = Api::<ControllerInstallation>::all(env.client.clone())
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items;
+    items.sort_by(|a, b| {
+        a.spec
+            .registration_ref
+            .name
+            .cmp(&b.spec.registration_ref.name)
+    });
+    items
+}
+
+fn registrations_of(installations: &[ControllerInstallation]) -> Vec<String> {
+    installations
+        .iter()
+        .map(|ci| ci.spec.registration_ref.name.clone())
+        .collect()
+}
+
+async fn the_seed(env: &Env) -> Arc<Seed> {
+    Arc::new(
+        Api::<Seed>::all(env.client.clone())
+            .get(SEED)
+            .await
+            .unwrap(),
+    )
+}
+
+/// An installation of `registration` on our Seed written by someone else (e.g. an older run).
+async fn installation(env: &Env, name: &str, registration: &str, finalizers: &[&str]) {
+    create::<ControllerInstallation>(
+        &env.client,
+        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "ControllerInstallation",
+               "metadata": {"name": name, "finalizers": finalizers},
+               "spec": {"registrationRef": {"name": registration},
+                        "deploymentRef": {"name": registration}, "seedRef": {"name": SEED}}}),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn the_seed_gets_installations_of_its_provider_and_of_always_registrations_only() {
+    let env = Env::start().await;
+    testing::seed(&env.client, SEED).await;
+    provider_local(&env).await;
+    registration(&env, "monitoring", "Always", json!([])).await;
+    registration(
+        &env,
+        "dns-other",
+        "OnDemand",
+        json!([{"kind": "DNSRecord", "type": "other"}]),
+    )
+    .await;
+    let ctx = ctx(&env).await;
+
+    let action = reconcile(the_seed(&env).await, ctx.clone()).await.unwrap();
+    assert_eq!(action, Action::await_change(), "purely event driven");
+    let written = installations(&env).await;
+    assert_eq!(registrations_of(&written), ["monitoring", "provider-local"]);
+    let provider = &written[1];
+    assert!(provider.name_any().starts_with("provider-local-"));
+    assert_eq!(provider.seed_name(), Some(SEED));
+    let seed = the_seed(&env).await;
+    assert_eq!(
+        provider
+            .spec
+            .seed_ref
+            .as_ref()
+            .and_then(|r| r.resource_version.clone()),
+        seed.resource_version()
+    );
+    assert_eq!(
+        provider
+            .spec
+            .deployment_ref
+            .as_ref()
+            .map(|r| r.name.as_str()),
+        Some("provider-local")
+    );
+    for label in [
+        "seed-spec-hash",
+        "registration-spec-hash",
+        "deployment-hash",
+    ] {
+        assert!(provider.labels().contains_key(label), "{label}");
+    }
+
+    // A second pass finds everything up to date and writes nothing.
+    reconcile(seed, ctx).await.unwrap();
+    let again = installations(&env).await;
+    assert_eq!(
+        again
+            .iter()
+            .map(|ci| ci.resource_version())
+            .collect::<Vec<_>>(),
+        written
+            .iter()
+            .map(|ci| ci.resource_version())
+            .collect::<Vec<_>>()
+    );
+    env.shutdown().await;
+}
+
+#[tokio::test]
+async fn installations_of_registrations_no_longer_wanted_are_deleted() {
+    let env = Env::start().await;
+    testing::seed(&env.client, SEED).await;
+    provider_local(&env).await;
+    registration(
+        &env,
+        "dns-other",
+        "OnDemand",
+        json!([{"kind": "DNSRecord", "type": "other"}]),
+    )
+    .await;
+    installation(&env, "dns-other-old", "dns-other", &[]).await;
+
+    reconcile(the_seed(&env).await, ctx(&env).await)
+        .await
+        .unwrap();
+    assert_eq!(
+        registrations_of(&installations(&env).await),
+        ["provider-local"]
+    );
+    env.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_wanted_kind_without_registration_fails_and_writes_nothing() {
+    let env = Env::start().await;
+    testing::seed(&env.client, SEED).await;
+    registration(&env, "monitoring", "Always", json!([])).await;
+    let ctx = ctx(&env).await;
+
+    let error = reconcile(the_seed(&env).await, ctx).await.unwrap_err();
+    assert_eq!(error.reason(), "NoControllerRegistration");
+    let chain = seedlet_runtime::error_chain(&error).to_string();
+    assert!(chain.contains("ControlPlane/local"), "{chain}");
+    assert!(installations(&env).await.is_empty());
+    env.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_installation_of_an_unknown_registration_stops_the_pass() {
+    let env = Env::start().await;
+    testing::seed(&env.client, SEED).await;
+    provider_local(&env).await;
+    installation(&env, "ghost-1", "ghost", &[]).await;
+
+    let error = reconcile(the_seed(&env).await, ctx(&env).await)
+        .await
+        .unwrap_err();
+    assert!(matches!(&error, Error::UnknownRegistration(name) if name == "ghost"));
+    assert_eq!(error.reason(), "RegistrationNotFound");
+    assert_eq!(registrations_of(&installations(&env).await), ["ghost"]);
+    env.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_wanted_registration_waits_while_its_old_installation_is_deleting() {
+    let env = Env::start().await;
+    testing::seed(&env.client, SEED).await;
+    provider_local(&env).await;
+    installation(&env, "provider-local-old", "provider-local", &["test/hold"]).await;
+    Api::<ControllerInstallation>::all(env.client.clone())
+        .delete("provider-local-old", &DeleteParams::default())
+        .await
+        .unwrap();
+
+    let error = reconcile(the_seed(&env).await, ctx(&env).await)
+        .await
+        .unwrap_err();
+    assert_eq!(error.reason(), "DeletionPending");
+    let names: Vec<String> = installations(&env)
+        .await
+        .iter()
+        .map(ResourceExt::name_any)
+        .collect();
+    assert_eq!(names, ["provider-local-old"], "no second installation");
+    env.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_lost_write_race_is_requeued_at_once_and_other_errors_after_five_seconds() {
+    // The controller's own writes are unguarded merge patches and generateName creates, so the
+    // garden never answers them 409; a 409 from anywhere in the chain (e.g. an admission webhook
+    // racing it) is still routine for the shared policy.
+    let env = Env::start().await;
+    let ctx = ctx(&env).await;
+    let seed = Arc::new(testing::seed(&env.client, SEED).await);
+    let conflict = Error::WriteInstallation {
+        registration: "r".into(),
+        seed: SEED.into(),
+        source: kube::Error::Api(
+            kube::core::Status::failure("modified", "Conflict")
+                .with_code(409)
+                .boxed(),
+        ),
+    };
+    assert_eq!(
+        error_policy(seed.clone(), &conflict, ctx.clone()),
+        Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE)
+    );
+    let pending = Error::DeletionPending {
+        registration: "r".into(),
+    };
+    assert_eq!(
+        error_policy(seed, &pending, ctx),
+        Action::requeue(std::time::Duration::from_secs(5))
+    );
+    env.shutdown().await;
+}
