@@ -160,7 +160,10 @@ fn reference_command(reference: &Path, case: &Case) -> Command {
 }
 
 /// How many of the chart's templates render to other text than Helm's (`None`: both agree on every template).
-fn compare_output(reference: &Path, case: &Case) -> Result<Option<String>, Box<dyn std::error::Error>> {
+fn compare_output(
+    reference: &Path,
+    case: &Case,
+) -> Result<Option<String>, Box<dyn std::error::Error>> {
     let output = reference_command(reference, case)
         .env("HTPL_JSON", "1")
         .output()?;
@@ -187,7 +190,11 @@ fn compare_output(reference: &Path, case: &Case) -> Result<Option<String>, Box<d
             "{} of {} differ ({})",
             differing.len(),
             helm.len(),
-            differing.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ")
+            differing
+                .iter()
+                .map(|p| p.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         )
     }))
 }
@@ -214,7 +221,7 @@ fn helm_bench(reference: &Path, case: &Case, iterations: usize) -> Result<(f64, 
 fn median(mut samples: Vec<f64>) -> f64 {
     samples.sort_by(f64::total_cmp);
     let mid = samples.len() / 2;
-    if samples.len() % 2 == 0 {
+    if samples.len().is_multiple_of(2) {
         (samples[mid - 1] + samples[mid]) / 2.0
     } else {
         samples[mid]
@@ -240,12 +247,20 @@ fn seedlet_bench(case: &Case, iterations: usize) -> (f64, f64) {
     let limits = Limits::default();
     let cold = time_median(iterations, || {
         let chart = Chart::from_archive(black_box(&case.bytes), &limits).expect("chart loads");
-        black_box(Renderer::new().render(&chart, &case.options).expect("chart renders"));
+        black_box(
+            Renderer::new()
+                .render(&chart, &case.options)
+                .expect("chart renders"),
+        );
     });
     let chart = Chart::from_archive(&case.bytes, &limits).expect("chart loads");
     let renderer = Renderer::new();
     let cached = time_median(iterations, || {
-        black_box(renderer.render(black_box(&chart), &case.options).expect("chart renders"));
+        black_box(
+            renderer
+                .render(black_box(&chart), &case.options)
+                .expect("chart renders"),
+        );
     });
     (cold, cached)
 }
@@ -281,8 +296,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut outputs = Vec::new();
     for case in &cases {
         outputs.push(match (&args.reference, args.seedlet_only) {
-            (Some(reference), false) => compare_output(reference, case)?
-                .unwrap_or_else(|| "equal".into()),
+            (Some(reference), false) => {
+                compare_output(reference, case)?.unwrap_or_else(|| "equal".into())
+            }
             _ => "not compared".into(),
         });
     }
@@ -293,7 +309,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for (case, series) in cases.iter().zip(&mut samples) {
             let mut sample = Sample::default();
             if let (Some(reference), false) = (&args.reference, args.seedlet_only) {
-                (sample.helm_cold, sample.helm_cached) = helm_bench(reference, case, args.iterations)?;
+                (sample.helm_cold, sample.helm_cached) =
+                    helm_bench(reference, case, args.iterations)?;
             }
             (sample.ours_cold, sample.ours_cached) = seedlet_bench(case, args.iterations);
             eprintln!(
@@ -316,7 +333,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Duration::from_secs(started.elapsed().as_secs())
     );
     println!();
-    println!("| chart | Helm cold | seedlet cold | cold × (min / median) | Helm cached | seedlet cached | cached × (min / median) | output vs Helm |");
+    println!(
+        "| chart | Helm cold | seedlet cold | cold × (min / median) | Helm cached | seedlet cached | cached × (min / median) | output vs Helm |"
+    );
     println!("|---|---|---|---|---|---|---|---|");
     for ((case, samples), output) in cases.iter().zip(&samples).zip(&outputs) {
         let med = |pick: fn(&Sample) -> f64| median(samples.iter().map(pick).collect());
