@@ -139,9 +139,10 @@ impl Chart {
     /// Corrupt or unsafe archives, exceeded [`Limits`], and invalid chart content.
     pub fn from_archive(bytes: &[u8], limits: &Limits) -> Result<Self, ChartError> {
         let mut budget = Budget::new(*limits);
-        let mut chart = Self::from_archive_with(bytes, &mut budget, 0)?;
-        chart.digest = hex::encode(Sha256::digest(bytes));
-        Ok(chart)
+        let files = load::unpack_archive(bytes, &mut budget)?;
+        // The archive's own digest names the chart; its unpacked files need no second one.
+        let digest = hex::encode(Sha256::digest(bytes));
+        Self::from_files_digested(files, &mut budget, 0, digest)
     }
 
     /// Loads a chart from a directory (`.helmignore` applied, symbolic links rejected).
@@ -202,7 +203,7 @@ impl Chart {
         Self::from_files(files, budget, depth)
     }
 
-    /// Builds a chart from its files (names relative to the chart directory).
+    /// Builds a chart from its files (names relative to the chart directory), named by the digest of the files.
     fn from_files(
         files: Vec<ChartFile>,
         budget: &mut Budget,
@@ -216,7 +217,16 @@ impl Chart {
             hasher.update(&file.data);
         }
         let digest = hex::encode(hasher.finalize());
+        Self::from_files_digested(files, budget, depth, digest)
+    }
 
+    /// Builds a chart from its files, named by `digest`.
+    fn from_files_digested(
+        files: Vec<ChartFile>,
+        budget: &mut Budget,
+        depth: usize,
+        digest: String,
+    ) -> Result<Self, ChartError> {
         let mut chart_yaml = None;
         let mut requirements = None;
         let mut values = None;

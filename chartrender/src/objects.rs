@@ -189,7 +189,7 @@ impl Object for KubeVersion {
 /// `misses` (a caller rendering against a cluster may re-read its discovery and render again).
 #[derive(Debug, Clone)]
 pub(crate) struct ApiVersions {
-    versions: Vec<String>,
+    versions: Arc<[String]>,
     misses: Misses,
 }
 
@@ -236,7 +236,11 @@ impl Object for ApiVersions {
 }
 
 /// Builds `.Capabilities` for a Kubernetes version and a set of served API versions; `Has` misses go to `misses`.
-pub(crate) fn capabilities(kube_version: &str, api_versions: &[String], misses: &Misses) -> Value {
+pub(crate) fn capabilities(
+    kube_version: &str,
+    api_versions: Arc<[String]>,
+    misses: &Misses,
+) -> Value {
     let helm = GoMap::value(
         [
             ("Version".to_string(), Value::from("v3.11.0")),
@@ -256,7 +260,7 @@ pub(crate) fn capabilities(kube_version: &str, api_versions: &[String], misses: 
             (
                 "APIVersions".to_string(),
                 Value::from_object(ApiVersions {
-                    versions: api_versions.to_vec(),
+                    versions: api_versions,
                     misses: Arc::clone(misses),
                 }),
             ),

@@ -340,6 +340,11 @@ struct Compiled {
     actions: Arc<ActionTable>,
     /// `.Files` per chart path (`name`, `name/charts/sub`, …).
     files: HashMap<String, Value>,
+    /// The last supplied values and the chart's values coalesced with them: an agent renders a chart again and
+    /// again with the same values, and coalescing copies every default of the chart and its subcharts.
+    coalesced: Mutex<Option<(serde_json::Value, Arc<serde_json::Value>)>>,
+    /// The last `.Capabilities.APIVersions` list, shared by the renders that pass the same one.
+    api_versions: Mutex<Option<Arc<[String]>>>,
 }
 
 /// A template file with the chart path it belongs to.
@@ -414,12 +419,49 @@ impl Compiled {
             env,
             actions,
             files,
+            coalesced: Mutex::new(None),
+            api_versions: Mutex::new(None),
         })
     }
 
+    /// `chart`'s values coalesced with `supplied`, reused while the very same values (same keys in the same
+    /// order) are supplied again. The chart is the one this translation was made from: both are keyed by its
+    /// digest, and a loaded chart is not changed afterwards.
+    fn coalesced_values(
+        &self,
+        chart: &Chart,
+        supplied: &serde_json::Value,
+    ) -> Arc<serde_json::Value> {
+        let last = self.coalesced.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((key, values)) = last.as_ref()
+            && values::same_order_equal(key, supplied)
+        {
+            return Arc::clone(values);
+        }
+        drop(last);
+        let values = Arc::new(values::coalesce(chart, supplied));
+        *self.coalesced.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some((supplied.clone(), Arc::clone(&values)));
+        values
+    }
+
+    /// `api_versions` as a shared list, the previous render's when it is the same.
+    fn api_versions(&self, api_versions: &[String]) -> Arc<[String]> {
+        let mut last = self.api_versions.lock().unwrap_or_else(|p| p.into_inner());
+        match last.as_ref() {
+            Some(list) if **list == *api_versions => Arc::clone(list),
+            _ => {
+                let list: Arc<[String]> = api_versions.into();
+                *last = Some(Arc::clone(&list));
+                list
+            }
+        }
+    }
+
     fn render(&self, chart: &Chart, options: &RenderOptions) -> Result<Rendered, RenderError> {
-        let values_json = values::coalesce(chart, &options.values);
-        if let Some(message) = crate::schema::validate_chart(chart, &values_json) {
+        let values_json = self.coalesced_values(chart, &options.values);
+        let values_json = values_json.as_ref();
+        if let Some(message) = crate::schema::validate_chart(chart, values_json) {
             return Err(RenderError::Schema {
                 chart: chart.name().to_string(),
                 message,
@@ -434,13 +476,16 @@ impl Compiled {
             "Service": "Helm",
         }));
         let misses = objects::Misses::default();
-        let capabilities =
-            objects::capabilities(&options.kube_version, &options.api_versions, &misses);
+        let capabilities = objects::capabilities(
+            &options.kube_version,
+            self.api_versions(&options.api_versions),
+            &misses,
+        );
         let shared = Shared {
             release,
             capabilities,
         };
-        let root_values = from_json(&values_json);
+        let root_values = from_json(values_json);
         let mut units = Vec::new();
         self.collect_units(
             chart,
@@ -448,7 +493,7 @@ impl Compiled {
             chart.name(),
             true,
             &root_values,
-            &values_json,
+            values_json,
             &shared,
             &mut units,
         );

@@ -364,6 +364,23 @@ pub fn gardener_values(seed: &Json, info: &GardenerInfo) -> Json {
     Json::Object(root)
 }
 
+/// Equal values with their map keys in the same order (`serde_json`'s `==` ignores the order, which coalescing
+/// keeps), so a coalesced result can be reused for values equal in this sense.
+pub(crate) fn same_order_equal(a: &Json, b: &Json) -> bool {
+    match (a, b) {
+        (Json::Object(a), Json::Object(b)) => {
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .all(|((ka, va), (kb, vb))| ka == kb && same_order_equal(va, vb))
+        }
+        (Json::Array(a), Json::Array(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| same_order_equal(a, b))
+        }
+        _ => a == b,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -407,5 +424,30 @@ mod tests {
         assert_eq!(seed_values["ingressDomain"], "ingress.local");
         assert_eq!(seed_values["volumeProvider"], "");
         assert_eq!(values["gardener"]["version"], "v1.110.0");
+    }
+
+    #[test]
+    fn same_order_equal_needs_equal_values_in_the_same_key_order() {
+        let cases = [
+            (
+                json!({"a": 1, "b": [1, {"c": "x"}]}),
+                json!({"a": 1, "b": [1, {"c": "x"}]}),
+                true,
+            ),
+            (json!({"a": 1, "b": 2}), json!({"b": 2, "a": 1}), false),
+            (
+                json!({"a": {"x": 1, "y": 2}}),
+                json!({"a": {"y": 2, "x": 1}}),
+                false,
+            ),
+            (json!({"a": 1}), json!({"a": 1.0}), false),
+            (json!({"a": 1}), json!({"a": 1, "b": null}), false),
+            (json!([1, 2]), json!([1, 2, 3]), false),
+            (json!({"a": "1"}), json!({"a": 1}), false),
+            (json!(null), json!(null), true),
+        ];
+        for (a, b, want) in cases {
+            assert_eq!(same_order_equal(&a, &b), want, "{a} vs {b}");
+        }
     }
 }

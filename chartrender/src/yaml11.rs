@@ -20,6 +20,13 @@ fn yaml11_bool(word: &str) -> Option<bool> {
     }
 }
 
+/// Whether `line` holds a word go-yaml v2 reads as a boolean: a line without one is never rewritten, since a
+/// rewritten key or value is such a word standing alone between non-letters.
+fn has_candidate(line: &str) -> bool {
+    line.split(|c: char| !c.is_ascii_alphabetic())
+        .any(|word| yaml11_bool(word).is_some())
+}
+
 /// A block line: indentation and list dashes, an optional plain key, and the rest.
 static LINE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(?P<lead>[ \t]*(?:-[ \t]+)*)(?:(?P<key>[A-Za-z0-9_][A-Za-z0-9_./-]*)(?P<colon>[ \t]*:)(?P<gap>[ \t]+|$))?(?P<rest>.*)$")
@@ -40,10 +47,7 @@ static BLOCK_START: LazyLock<Regex> = LazyLock::new(|| {
 
 /// `text` with YAML 1.1 boolean keys written as `"true"`/`"false"` and boolean values as `true`/`false`.
 pub(crate) fn booleans_as_yaml11(text: &str) -> Cow<'_, str> {
-    if !text.lines().any(|line| {
-        line.split(|c: char| !c.is_ascii_alphabetic())
-            .any(|word| yaml11_bool(word).is_some())
-    }) {
+    if !text.lines().any(has_candidate) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);
@@ -60,10 +64,19 @@ pub(crate) fn booleans_as_yaml11(text: &str) -> Cow<'_, str> {
             }
             block = None;
         }
-        if BLOCK_START.is_match(body) && !body.trim_start().starts_with('#') {
+        // The regexes run only where they can match: a block scalar opens with `|` or `>`, and a line is
+        // rewritten only when it holds a boolean word (values files are long, their candidate lines few).
+        if body.contains(['|', '>'])
+            && BLOCK_START.is_match(body)
+            && !body.trim_start().starts_with('#')
+        {
             block = Some(indent);
         }
-        out.push_str(&rewrite_line(body));
+        if has_candidate(body) {
+            out.push_str(&rewrite_line(body));
+        } else {
+            out.push_str(body);
+        }
         out.push_str(ending);
     }
     Cow::Owned(out)
@@ -140,6 +153,11 @@ mod tests {
             // Comments stay as written.
             ("# y: 1\na: 1\n", "# y: 1\na: 1\n"),
             ("x-y: on\nport.name: N\n", "x-y: true\nport.name: false\n"),
+            // Lines without a candidate between rewritten ones are copied as they are.
+            (
+                "a: 1\nb: on\nc: 2 # x|\nd: n\n",
+                "a: 1\nb: true\nc: 2 # x|\nd: false\n",
+            ),
         ];
         for (input, want) in cases {
             assert_eq!(booleans_as_yaml11(input), want, "{input:?}");
