@@ -104,14 +104,33 @@ pub async fn delete(
             return Ok(Action::requeue(DELETION_PENDING_REQUEUE));
         }
     }
-    status.write(api, key).await?;
-    retry::idempotent(&RetryPolicy::RECONCILE, || {
-        finalizer::remove(api, mr, finalizer_name)
-    })
-    .await
-    .map_err(|source| Error::Finalizer {
+    let wrote = status.write(api, key).await?;
+    let finalizer_error = |source| Error::Finalizer {
         key: key.to_owned(),
         source,
-    })?;
+    };
+    // The status write just moved the resourceVersion `mr` carries: the guarded finalizer patch
+    // needs the latest version, or every deletion that writes status here ends in a 409.
+    let latest;
+    let current = if wrote {
+        let name = mr.name_any();
+        match retry::idempotent(&RetryPolicy::RECONCILE, || api.get_opt(&name))
+            .await
+            .map_err(finalizer_error)?
+        {
+            Some(read) => {
+                latest = read;
+                &latest
+            }
+            None => return Ok(Action::await_change()),
+        }
+    } else {
+        mr
+    };
+    retry::idempotent(&RetryPolicy::RECONCILE, || {
+        finalizer::remove(api, current, finalizer_name)
+    })
+    .await
+    .map_err(finalizer_error)?;
     Ok(Action::await_change())
 }

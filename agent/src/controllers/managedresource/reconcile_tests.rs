@@ -334,3 +334,30 @@ async fn a_stale_copy_loses_the_finalizer_write_with_a_conflict_and_is_requeued_
     assert!(config_map_in_seed(&env, "first").await.is_some());
     env.shutdown().await;
 }
+
+#[tokio::test]
+async fn deletion_with_keep_objects_leaves_the_applied_objects_and_drops_the_finalizer() {
+    let env = Env::start().await;
+    let ctx = ctx(&env);
+    manifests(&env, &config_map("first", "hello")).await;
+    let created: ManagedResource = create(
+        &env.seed,
+        json!({"apiVersion": "resources.gardener.cloud/v1alpha1", "kind": "ManagedResource",
+               "metadata": {"name": MR, "namespace": "garden"},
+               "spec": {"class": "seed", "keepObjects": true, "secretRefs": [{"name": "ext-data"}]}}),
+    )
+    .await;
+    reconcile(Arc::new(created), ctx.clone()).await.unwrap();
+    Api::<ManagedResource>::namespaced(env.seed.clone(), "garden")
+        .delete(MR, &DeleteParams::default())
+        .await
+        .unwrap();
+
+    assert_eq!(
+        reconcile(fresh(&env).await, ctx).await.unwrap(),
+        Action::await_change()
+    );
+    assert!(stored(&env).await.is_none(), "finalizer dropped at once");
+    assert!(config_map_in_seed(&env, "first").await.is_some(), "kept");
+    env.shutdown().await;
+}

@@ -85,11 +85,11 @@ impl StatusWriter {
         );
     }
 
-    /// Writes what changed since the last write.
+    /// Writes what changed since the last write; returns whether it sent a patch.
     ///
     /// # Errors
     /// [`Error::WriteStatus`].
-    pub async fn write(&mut self, api: &Api<ManagedResource>, key: &str) -> Result<(), Error> {
+    pub async fn write(&mut self, api: &Api<ManagedResource>, key: &str) -> Result<bool, Error> {
         let mut patch = serde_json::Map::new();
         if self.conditions != self.written {
             patch.insert("conditions".into(), json!(self.conditions));
@@ -110,7 +110,7 @@ impl StatusWriter {
             patch.insert("observedGeneration".into(), json!(self.observed_generation));
         }
         if patch.is_empty() {
-            return Ok(());
+            return Ok(false);
         }
         let name = key.rsplit_once('/').map_or(key, |(_, name)| name);
         let body = json!({"status": patch});
@@ -141,7 +141,7 @@ impl StatusWriter {
         if self.observed_generation.is_some() {
             self.original_generation = self.observed_generation;
         }
-        Ok(())
+        Ok(true)
     }
 }
 

@@ -474,15 +474,22 @@ impl Queue {
             }
             Err(error) => {
                 let delay = schedule::retry_delay(state.failures);
-                state.failures = state.failures.saturating_add(1);
-                tracing::warn!(
-                    namespace,
-                    shoot_state = %format!("{}/{}", job.shoot.namespace, job.shoot.name),
-                    reason = error.reason(),
-                    error = %error_chain(&error),
-                    retry_in_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
-                    "shootstate write failed"
-                );
+                let shoot_state = format!("{}/{}", job.shoot.namespace, job.shoot.name);
+                if seedlet_runtime::status::conflict_in_chain(&error) {
+                    // Another writer changed the ShootState since the job read it: routine, so
+                    // a debug line and a retry on fresh state without growing the back-off.
+                    tracing::debug!(namespace, shoot_state = %shoot_state, error = %error_chain(&error), "lost a shootstate write race, retrying");
+                } else {
+                    state.failures = state.failures.saturating_add(1);
+                    tracing::warn!(
+                        namespace,
+                        shoot_state = %shoot_state,
+                        reason = error.reason(),
+                        error = %error_chain(&error),
+                        retry_in_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                        "shootstate write failed"
+                    );
+                }
                 let pending = self.pending(namespace, now);
                 pending
                     .extensions
@@ -537,5 +544,93 @@ async fn sleep_until(at: Option<Instant>) {
     match at {
         Some(at) => tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await,
         None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn queue() -> Queue {
+        let config = kube::Config::new("http://127.0.0.1:9".parse().expect("url"));
+        let client = kube::Client::try_from(config).expect("client");
+        let ctx = Ctx::new(
+            client.clone(),
+            client,
+            Arc::new(crate::metrics::AgentMetrics::new()),
+            Arc::new(seedlet_runtime::clock::FakeClock::new(
+                jiff::Timestamp::UNIX_EPOCH,
+            )),
+            "test",
+        );
+        Queue::new(
+            Arc::new(ctx),
+            Settings {
+                batch_period: Duration::ZERO,
+                snapshot_period: None,
+                concurrency: 1,
+            },
+        )
+    }
+
+    fn job() -> Job {
+        Job {
+            namespace: "shoot--dev--foo".into(),
+            shoot: ShootRef {
+                namespace: "garden-dev".into(),
+                name: "foo".into(),
+                deleting: false,
+                last_operation: None,
+            },
+            extensions: vec![(("Worker", "w".into()), None)],
+            secrets: vec![("ca".into(), None)],
+            snapshot: false,
+        }
+    }
+
+    fn write_failure(code: u16, reason: &str) -> reconcile::Error {
+        reconcile::Error::WriteShootState {
+            key: "garden-dev/foo".into(),
+            source: kube::Error::Api(
+                kube::core::Status::failure("m", reason)
+                    .with_code(code)
+                    .boxed(),
+            ),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_lost_write_race_is_retried_without_growing_the_back_off() {
+        let mut queue = queue();
+        for _ in 0..3 {
+            queue.finished(
+                "shoot--dev--foo",
+                job(),
+                Err(write_failure(409, "Conflict")),
+            );
+        }
+        assert_eq!(queue.namespaces["shoot--dev--foo"].failures, 0);
+        let pending = &queue.pending["shoot--dev--foo"];
+        assert!(pending.extensions.contains(&("Worker", "w".to_owned())));
+        assert!(
+            pending.secrets.contains("ca"),
+            "the job's work is marked again"
+        );
+        assert!(pending.due <= Instant::now() + schedule::retry_delay(0));
+
+        queue.finished(
+            "shoot--dev--foo",
+            job(),
+            Err(write_failure(500, "InternalError")),
+        );
+        queue.finished(
+            "shoot--dev--foo",
+            job(),
+            Err(write_failure(500, "InternalError")),
+        );
+        assert_eq!(
+            queue.namespaces["shoot--dev--foo"].failures, 2,
+            "other failures back off"
+        );
     }
 }

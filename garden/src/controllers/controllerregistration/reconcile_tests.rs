@@ -312,3 +312,103 @@ async fn a_lost_write_race_is_requeued_at_once_and_other_errors_after_five_secon
     );
     env.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_seed_selector_limits_a_registration_to_matching_seeds() {
+    let env = Env::start().await;
+    testing::seed(&env.client, SEED).await;
+    provider_local(&env).await;
+    for (name, selector) in [("for-prod", "prod"), ("for-local", "local")] {
+        create::<ControllerRegistration>(
+            &env.client,
+            json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "ControllerRegistration",
+                   "metadata": {"name": name},
+                   "spec": {"deployment": {"policy": "Always",
+                                           "seedSelector": {"matchLabels": {"env": selector}}}}}),
+        )
+        .await;
+    }
+    Api::<Seed>::all(env.client.clone())
+        .patch(
+            SEED,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(json!({"metadata": {"labels": {"env": "local"}}})),
+        )
+        .await
+        .unwrap();
+
+    reconcile(the_seed(&env).await, ctx(&env).await)
+        .await
+        .unwrap();
+    assert_eq!(
+        registrations_of(&installations(&env).await),
+        ["for-local", "provider-local"]
+    );
+    env.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_required_installation_stays_while_the_seed_no_longer_needs_its_registration() {
+    let env = Env::start().await;
+    testing::seed(&env.client, SEED).await;
+    provider_local(&env).await;
+    registration(
+        &env,
+        "dns-other",
+        "OnDemand",
+        json!([{"kind": "DNSRecord", "type": "other"}]),
+    )
+    .await;
+    installation(&env, "dns-other-1", "dns-other", &[]).await;
+    // The agent still sees objects of the extension in the seed.
+    let required = json!({"status": {"conditions": [{
+        "type": "Required", "status": "True", "reason": "ExtensionObjectsExist",
+        "message": "extension objects still exist in the seed: [DNSRecord/other]",
+        "lastTransitionTime": "2025-01-01T00:00:00Z", "lastUpdateTime": "2025-01-01T00:00:00Z"}]}});
+    Api::<ControllerInstallation>::all(env.client.clone())
+        .patch_status(
+            "dns-other-1",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&required),
+        )
+        .await
+        .unwrap();
+
+    reconcile(the_seed(&env).await, ctx(&env).await)
+        .await
+        .unwrap();
+    // Without Required=True it would be deleted (see the test of unwanted installations).
+    assert_eq!(
+        registrations_of(&installations(&env).await),
+        ["dns-other", "provider-local"]
+    );
+    env.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_deleting_seed_wants_no_installations_any_more() {
+    let env = Env::start().await;
+    testing::seed(&env.client, SEED).await;
+    provider_local(&env).await;
+    registration(&env, "monitoring", "Always", json!([])).await;
+    reconcile(the_seed(&env).await, ctx(&env).await)
+        .await
+        .unwrap();
+    assert_eq!(installations(&env).await.len(), 2);
+    let seeds = Api::<Seed>::all(env.client.clone());
+    seeds
+        .patch(
+            SEED,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(json!({"metadata": {"finalizers": ["test/hold"]}})),
+        )
+        .await
+        .unwrap();
+    seeds.delete(SEED, &DeleteParams::default()).await.unwrap();
+
+    reconcile(the_seed(&env).await, ctx(&env).await)
+        .await
+        .unwrap();
+    assert!(installations(&env).await.is_empty());
+    env.shutdown().await;
+}
