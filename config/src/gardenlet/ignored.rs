@@ -139,34 +139,6 @@ impl ShootController {
     }
 }
 
-/// `controllers.shootCare`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ShootCareController {
-    /// Parallel reconciles.
-    pub concurrent_syncs: Option<i64>,
-    /// Health check period.
-    pub sync_period: Option<Duration>,
-    /// Check for outdated extension health reports.
-    pub stale_extension_health_checks: Option<StaleExtensionHealthChecks>,
-    /// How long a ManagedResource may be progressing.
-    pub managed_resource_progressing_threshold: Option<Duration>,
-    /// Per-condition progressing thresholds.
-    pub condition_thresholds: Option<Vec<ConditionThreshold>>,
-    /// Whether misbehaving webhooks are remediated.
-    pub webhook_remediator_enabled: Option<bool>,
-}
-
-/// `controllers.shootCare.staleExtensionHealthChecks`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct StaleExtensionHealthChecks {
-    /// Whether the check runs.
-    pub enabled: Option<bool>,
-    /// When a report counts as outdated.
-    pub threshold: Option<Duration>,
-}
-
 /// `controllers.tokenRequestorWorkloadIdentity`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
