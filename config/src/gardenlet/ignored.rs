@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::common::ConditionThreshold;
 use crate::duration::Duration;
 use crate::quantity::Quantity;
 

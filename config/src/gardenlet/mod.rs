@@ -34,8 +34,8 @@ pub use controllers::{
 pub use ignored::{
     BackupEntryController, ClientConnectionSettings, ConcurrentSyncsController, Debugging,
     EtcdConfig, ExposureClassHandler, Logging, ManagedSeedController, Monitoring,
-    NetworkPolicyController, NodeToleration, ShootController, Sni,
-    SyncPeriodController, TokenRequestorWorkloadIdentityController,
+    NetworkPolicyController, NodeToleration, ShootController, Sni, SyncPeriodController,
+    TokenRequestorWorkloadIdentityController,
 };
 pub(crate) use validate::validate;
 

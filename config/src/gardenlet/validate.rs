@@ -386,8 +386,13 @@ mod tests {
         controllers.shoot_state.sync_period = Duration::ZERO;
         controllers.shoot_state.concurrent_syncs = 0;
         controllers.shoot_care.concurrent_syncs = 0;
-        controllers.shoot_care.stale_extension_health_checks.threshold = Duration::ZERO;
-        controllers.shoot_care.managed_resource_progressing_threshold = Some(Duration::ZERO);
+        controllers
+            .shoot_care
+            .stale_extension_health_checks
+            .threshold = Duration::ZERO;
+        controllers
+            .shoot_care
+            .managed_resource_progressing_threshold = Some(Duration::ZERO);
         controllers.managed_resource.concurrent_syncs = 0;
         controllers.managed_resource.sync_period = Duration::ZERO;
         controllers.seed_care.condition_thresholds = vec![ConditionThreshold {
