@@ -42,11 +42,18 @@ mod tests {
             .collect()
     }
 
+    /// (stored, written, expected).
+    type MergeCase = (
+        Vec<Condition>,
+        Vec<Condition>,
+        Vec<(&'static str, &'static str)>,
+    );
+
     #[test]
     fn merged_replaces_owned_entries_in_place_and_keeps_foreign_ones() {
         let owned = ["A", "B", "C"];
         // (stored, written, expected)
-        let cases: Vec<(Vec<Condition>, Vec<Condition>, Vec<(&str, &str)>)> = vec![
+        let cases: Vec<MergeCase> = vec![
             (vec![], vec![condition("A", "True")], vec![("A", "True")]),
             (
                 vec![

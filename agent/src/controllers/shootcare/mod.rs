@@ -185,7 +185,7 @@ pub fn shoot_view(shoot: &Shoot) -> ShootView {
     ShootView {
         last_operation: status
             .and_then(|status| status.last_operation.as_ref())
-            .map(|operation| (operation.type_.clone(), operation.state.clone())),
+            .map(|operation| (operation.type_, operation.state)),
         seed_name_set: status.is_some_and(|status| status.seed_name.is_some()),
         hibernated: (
             shoot.hibernation_enabled(),

@@ -136,7 +136,7 @@ async fn extension_reports(
             .map_err(|error| {
                 format!("reading BackupEntry {name} failed: {}", error_chain(&error))
             })?;
-        found.extend(entry.iter().flat_map(|entry| reported(entry)));
+        found.extend(entry.iter().flat_map(reported));
     }
     let mut heartbeats = Heartbeats::default();
     let mut reports = Vec::with_capacity(found.len());

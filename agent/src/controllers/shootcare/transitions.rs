@@ -164,6 +164,16 @@ mod tests {
         }
     }
 
+    /// (previous, threshold?, last operation, now, reason, expected).
+    type FailedCase<'a> = (
+        Condition,
+        bool,
+        Option<&'a LastOperation>,
+        i64,
+        &'a str,
+        ConditionStatus,
+    );
+
     #[test]
     fn failed_follows_the_threshold_rule_of_the_spec() {
         use ConditionStatus::*;
@@ -180,14 +190,7 @@ mod tests {
             at(-1000),
         );
         // (previous, threshold?, last operation, now, reason, expected)
-        let cases: Vec<(
-            Condition,
-            bool,
-            Option<&LastOperation>,
-            i64,
-            &str,
-            ConditionStatus,
-        )> = vec![
+        let cases: Vec<FailedCase<'_>> = vec![
             (condition(True, "Ok", 0), true, None, 10, "R", Progressing),
             (condition(True, "Ok", 0), false, None, 10, "R", False),
             (

@@ -26,11 +26,18 @@ fn report(kind: &str, status: &str, heartbeat: Option<i64>) -> ExtensionReport {
     }
 }
 
+/// (reports, staleness check, expected status or failure reason).
+type ReportCase = (
+    Vec<ExtensionReport>,
+    Option<Duration>,
+    Option<(&'static str, &'static str)>,
+);
+
 #[test]
 fn extension_reports_are_judged_by_heartbeat_then_status() {
     let stale = Some(Duration::from_secs(300));
     // (reports, staleness check, expected status or failure reason)
-    let cases: Vec<(Vec<ExtensionReport>, Option<Duration>, Option<(&str, &str)>)> = vec![
+    let cases: Vec<ReportCase> = vec![
         (vec![], stale, None),
         (vec![report("Worker", "True", Some(900))], stale, None),
         (
