@@ -220,7 +220,8 @@ fn check_config_summarises_the_fields_seedlet_ignores_in_one_line() {
             "OK: GardenletConfiguration {}\n  13 fields accepted but ignored by seedlet: \
              shootClientConnection, debugging, logging, etcdConfig, nodeToleration, \
              controllers.gardenlet, controllers.managedSeed, \
-             controllers.shoot.retryDuration, controllers.shootCare, controllers.shootStatus, \
+             controllers.shoot.retryDuration, controllers.shootCare.webhookRemediatorEnabled, \
+             controllers.shootStatus, \
              controllers.tokenRequestor, controllers.tokenRequestorWorkloadIdentity, \
              controllers.vpaEvictionRequirements\n",
             path.display()

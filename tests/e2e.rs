@@ -43,6 +43,7 @@ mod seed_authorizer;
 mod seed_care;
 mod seed_lifecycle;
 mod seed_status;
+mod shoot_care;
 mod shoot_crd;
 mod shoot_helpers;
 mod shoot_hibernation;

@@ -16,7 +16,7 @@ use crate::gardenlet::{
     ChartLimits, ControllerInstallationCareController, ControllerInstallationController,
     ControllerInstallationRequiredController, GardenClientConnection, GardenletConfiguration,
     GardenletControllers, KubeconfigValidity, ManagedResourceController, SeedCareController,
-    SeedController, ShootStateController,
+    SeedController, ShootCareController, ShootStateController, StaleExtensionHealthChecks,
 };
 
 /// Default lock namespace of both components.
@@ -148,6 +148,7 @@ impl Default for GardenletControllers {
             seed: SeedController::default(),
             seed_care: SeedCareController::default(),
             shoot_state: ShootStateController::default(),
+            shoot_care: ShootCareController::default(),
             managed_resource: ManagedResourceController::default(),
             backup_bucket: None,
             backup_entry: None,
@@ -156,7 +157,6 @@ impl Default for GardenletControllers {
             managed_seed: None,
             network_policy: None,
             shoot: None,
-            shoot_care: None,
             shoot_secret: None,
             shoot_state_sync: None,
             shoot_status: None,
@@ -225,6 +225,29 @@ impl Default for SeedCareController {
         SeedCareController {
             sync_period: Duration::from_secs(30),
             condition_thresholds: Vec::new(),
+        }
+    }
+}
+
+/// gardenlet's defaults (spec gardenlet-shoot-flow §8): no thresholds, no stuck check.
+impl Default for ShootCareController {
+    fn default() -> Self {
+        ShootCareController {
+            concurrent_syncs: 20,
+            sync_period: Duration::from_mins(1),
+            stale_extension_health_checks: StaleExtensionHealthChecks::default(),
+            managed_resource_progressing_threshold: None,
+            condition_thresholds: Vec::new(),
+            webhook_remediator_enabled: None,
+        }
+    }
+}
+
+impl Default for StaleExtensionHealthChecks {
+    fn default() -> Self {
+        StaleExtensionHealthChecks {
+            enabled: true,
+            threshold: Duration::from_mins(5),
         }
     }
 }

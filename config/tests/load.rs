@@ -150,7 +150,7 @@ fn gardeners_gardenlet_example_passes_with_a_seed_config_and_reports_what_seedle
             "controllers.gardenlet",
             "controllers.managedSeed",
             "controllers.shoot.retryDuration",
-            "controllers.shootCare",
+            "controllers.shootCare.webhookRemediatorEnabled",
             "controllers.shootStatus",
             "controllers.tokenRequestor",
             "controllers.tokenRequestorWorkloadIdentity",

@@ -547,6 +547,9 @@ pub async fn shoot_lifecycle(
     })
     .await;
 
+    let care = super::care::extension_report_reaches_the_shoot(garden, seed, technical_id).await;
+    println!("real-cluster: extension health report → Shoot conditions in {care:?}");
+
     // The other seed may not read this Shoot's state; the Shoot's own seed may.
     for (reader, allowed) in [(seed, true), (other, false)] {
         let yaml = stored_kubeconfig(&reader.admin)

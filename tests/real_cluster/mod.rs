@@ -13,6 +13,7 @@ use kube::Api;
 use seedlet_testkit::realkube::KubeAssets;
 use serde_json::{Value, json};
 
+mod care;
 mod checks;
 mod daemons;
 mod discovery;

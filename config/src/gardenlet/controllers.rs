@@ -6,7 +6,7 @@ use crate::common::ConditionThreshold;
 use crate::duration::Duration;
 use crate::gardenlet::ignored::{
     BackupEntryController, ConcurrentSyncsController, ManagedSeedController,
-    NetworkPolicyController, ShootCareController, ShootController, SyncPeriodController,
+    NetworkPolicyController, ShootController, SyncPeriodController,
     TokenRequestorWorkloadIdentityController,
 };
 
@@ -28,6 +28,8 @@ pub struct GardenletControllers {
     pub seed_care: SeedCareController,
     /// Periodic ShootState backups into the garden.
     pub shoot_state: ShootStateController,
+    /// Shoot health conditions and constraints from what the seed shows.
+    pub shoot_care: ShootCareController,
     /// Seedlet extension: applies ManagedResources of class `seed` itself (off where gardener-resource-manager runs).
     pub managed_resource: ManagedResourceController,
 
@@ -55,9 +57,6 @@ pub struct GardenletControllers {
     /// steer gardenlet's shoot reconciliation and are ignored.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shoot: Option<ShootController>,
-    /// Ignored by seedlet.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub shoot_care: Option<ShootCareController>,
     /// Ignored by seedlet (older gardenlets; seedlet's secret persistence is part of `shootState`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shoot_secret: Option<ConcurrentSyncsController>,
@@ -181,6 +180,38 @@ pub struct ShootStateController {
     pub event_batch_period: Duration,
 }
 
+/// `controllers.shootCare`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ShootCareController {
+    /// Parallel reconciles.
+    pub concurrent_syncs: u32,
+    /// Health check period, also the reconcile timeout and the maximum backoff.
+    pub sync_period: Duration,
+    /// When extension health reports count as outdated.
+    pub stale_extension_health_checks: StaleExtensionHealthChecks,
+    /// How long a ManagedResource may report `ResourcesProgressing=True` before it counts as stuck;
+    /// unset tolerates any duration.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub managed_resource_progressing_threshold: Option<Duration>,
+    /// How long failing conditions may stay `Progressing`, per condition type.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub condition_thresholds: Vec<ConditionThreshold>,
+    /// Ignored by seedlet: it has no shoot API access, so there are no shoot webhooks to remediate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub webhook_remediator_enabled: Option<bool>,
+}
+
+/// `controllers.shootCare.staleExtensionHealthChecks`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct StaleExtensionHealthChecks {
+    /// Whether an extension's health report counts only while its controller's heartbeat is fresh.
+    pub enabled: bool,
+    /// Age of the heartbeat after which the report counts as outdated.
+    pub threshold: Duration,
+}
+
 /// `controllers.managedResource` (seedlet extension).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -204,7 +235,10 @@ impl GardenletControllers {
         let mut ignored: Vec<String> = [
             ("gardenlet", self.gardenlet.is_some()),
             ("managedSeed", self.managed_seed.is_some()),
-            ("shootCare", self.shoot_care.is_some()),
+            (
+                "shootCare.webhookRemediatorEnabled",
+                self.shoot_care.webhook_remediator_enabled.is_some(),
+            ),
             ("shootSecret", self.shoot_secret.is_some()),
             ("shootStateSync", self.shoot_state_sync.is_some()),
             ("shootStatus", self.shoot_status.is_some()),

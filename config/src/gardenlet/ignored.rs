@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::common::ConditionThreshold;
 use crate::duration::Duration;
 use crate::quantity::Quantity;
 
@@ -137,34 +136,6 @@ impl ShootController {
         .filter_map(|(name, set)| set.then_some(name))
         .collect()
     }
-}
-
-/// `controllers.shootCare`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ShootCareController {
-    /// Parallel reconciles.
-    pub concurrent_syncs: Option<i64>,
-    /// Health check period.
-    pub sync_period: Option<Duration>,
-    /// Check for outdated extension health reports.
-    pub stale_extension_health_checks: Option<StaleExtensionHealthChecks>,
-    /// How long a ManagedResource may be progressing.
-    pub managed_resource_progressing_threshold: Option<Duration>,
-    /// Per-condition progressing thresholds.
-    pub condition_thresholds: Option<Vec<ConditionThreshold>>,
-    /// Whether misbehaving webhooks are remediated.
-    pub webhook_remediator_enabled: Option<bool>,
-}
-
-/// `controllers.shootCare.staleExtensionHealthChecks`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct StaleExtensionHealthChecks {
-    /// Whether the check runs.
-    pub enabled: Option<bool>,
-    /// When a report counts as outdated.
-    pub threshold: Option<Duration>,
 }
 
 /// `controllers.tokenRequestorWorkloadIdentity`.

@@ -28,13 +28,14 @@ use crate::quantity::Quantity;
 pub use controllers::{
     ChartLimits, ControllerInstallationCareController, ControllerInstallationController,
     ControllerInstallationRequiredController, GardenletControllers, ManagedResourceController,
-    SeedCareController, SeedController, ShootStateController,
+    SeedCareController, SeedController, ShootCareController, ShootStateController,
+    StaleExtensionHealthChecks,
 };
 pub use ignored::{
     BackupEntryController, ClientConnectionSettings, ConcurrentSyncsController, Debugging,
     EtcdConfig, ExposureClassHandler, Logging, ManagedSeedController, Monitoring,
-    NetworkPolicyController, NodeToleration, ShootCareController, ShootController, Sni,
-    SyncPeriodController, TokenRequestorWorkloadIdentityController,
+    NetworkPolicyController, NodeToleration, ShootController, Sni, SyncPeriodController,
+    TokenRequestorWorkloadIdentityController,
 };
 pub(crate) use validate::validate;
 
@@ -356,14 +357,14 @@ mod tests {
             retry_duration: Some(Duration::from_mins(10)),
             ..ShootController::default()
         });
-        config.controllers.shoot_care = Some(ShootCareController::default());
+        config.controllers.shoot_care.webhook_remediator_enabled = Some(true);
         config.feature_gates.insert("Foo".into(), true);
         assert_eq!(
             config.ignored_fields(),
             [
                 "nodeToleration",
                 "controllers.shoot.retryDuration",
-                "controllers.shootCare"
+                "controllers.shootCare.webhookRemediatorEnabled"
             ]
         );
     }

@@ -166,6 +166,7 @@ fn controllers(checker: &mut Checker, controllers: &GardenletControllers) {
         "controllers.shootState.syncPeriod",
         controllers.shoot_state.sync_period,
     );
+    shoot_care_rules(checker, &controllers.shoot_care);
     super::backup::validate_backup_entry(checker, controllers.backup_entry.as_ref());
     super::network_policy::validate_network_policy(checker, controllers.network_policy.as_ref());
     let managed = &controllers.managed_resource;
@@ -180,6 +181,31 @@ fn controllers(checker: &mut Checker, controllers: &GardenletControllers) {
             managed.sync_period,
         );
     }
+}
+
+fn shoot_care_rules(checker: &mut Checker, care: &super::ShootCareController) {
+    checker.at_least(
+        "controllers.shootCare.concurrentSyncs",
+        care.concurrent_syncs,
+        1,
+    );
+    checker.positive_duration("controllers.shootCare.syncPeriod", care.sync_period);
+    if care.stale_extension_health_checks.enabled {
+        checker.positive_duration(
+            "controllers.shootCare.staleExtensionHealthChecks.threshold",
+            care.stale_extension_health_checks.threshold,
+        );
+    }
+    if let Some(threshold) = care.managed_resource_progressing_threshold {
+        checker.positive_duration(
+            "controllers.shootCare.managedResourceProgressingThreshold",
+            threshold,
+        );
+    }
+    checker.condition_thresholds(
+        "controllers.shootCare.conditionThresholds",
+        &care.condition_thresholds,
+    );
 }
 
 fn resources_rules(checker: &mut Checker, resources: &Resources) {
@@ -359,6 +385,14 @@ mod tests {
         controllers.seed_care.sync_period = Duration::ZERO;
         controllers.shoot_state.sync_period = Duration::ZERO;
         controllers.shoot_state.concurrent_syncs = 0;
+        controllers.shoot_care.concurrent_syncs = 0;
+        controllers
+            .shoot_care
+            .stale_extension_health_checks
+            .threshold = Duration::ZERO;
+        controllers
+            .shoot_care
+            .managed_resource_progressing_threshold = Some(Duration::ZERO);
         controllers.managed_resource.concurrent_syncs = 0;
         controllers.managed_resource.sync_period = Duration::ZERO;
         controllers.seed_care.condition_thresholds = vec![ConditionThreshold {
@@ -379,6 +413,9 @@ mod tests {
                 "controllers.seedCare.syncPeriod: must be > 0",
                 "controllers.seedCare.conditionThresholds[0].duration: must be > 0",
                 "controllers.shootState.syncPeriod: must be > 0",
+                "controllers.shootCare.concurrentSyncs: must be at least 1",
+                "controllers.shootCare.staleExtensionHealthChecks.threshold: must be > 0",
+                "controllers.shootCare.managedResourceProgressingThreshold: must be > 0",
                 "controllers.managedResource.concurrentSyncs: must be at least 1",
                 "controllers.managedResource.syncPeriod: must be > 0",
             ]
@@ -387,7 +424,7 @@ mod tests {
         assert!(
             !messages(&config)
                 .iter()
-                .any(|m| m.contains("managedResource"))
+                .any(|m| m.starts_with("controllers.managedResource."))
         );
     }
 
