@@ -142,9 +142,14 @@ pub fn constraints(
         // without its usual filter of optional constraints; seedlet filters them like any other
         // True optional constraint, so they are left out.
     } else {
+        // Upstream derives both from webhooks in the shoot, which seedlet cannot read. They are
+        // reported True `ConstraintNotChecked` (as upstream does for a hibernated shoot) rather
+        // than Unknown: gardener-apiserver refuses to enable hibernation while
+        // HibernationPossible exists and is not True, so Unknown would forbid every hibernation.
         for type_ in [HIBERNATION_POSSIBLE, MAINTENANCE_PRECONDITIONS_SATISFIED] {
-            always.push(unknown(
-                &previous(type_),
+            always.push(previous(type_).updated(
+                ConditionStatus::True,
+                CONSTRAINT_NOT_CHECKED,
                 format!("{NO_SHOOT_CLIENT}, so its webhooks are not checked."),
                 now,
             ));

@@ -212,11 +212,11 @@ async fn conditions_follow_extension_reports_and_are_written_only_on_change() {
         constraints,
         [
             triple("ReadyForMigration", "True", "DestinationSeedReady"),
-            triple("HibernationPossible", "Unknown", "ConditionCheckError"),
+            triple("HibernationPossible", "True", "ConstraintNotChecked"),
             triple(
                 "MaintenancePreconditionsSatisfied",
-                "Unknown",
-                "ConditionCheckError"
+                "True",
+                "ConstraintNotChecked"
             ),
         ]
     );

@@ -43,16 +43,16 @@ fn succeeded() -> LastOperation {
 }
 
 #[test]
-fn without_findings_only_the_webhook_constraints_appear_and_are_unknown() {
+fn without_findings_only_the_webhook_constraints_appear_and_do_not_block_hibernation() {
     let written = constraints(&[], &observed(false), Some(&succeeded()), false, now());
     assert_eq!(
         seen(&written),
         triples(&[
-            ("HibernationPossible", "Unknown", "ConditionCheckError"),
+            ("HibernationPossible", "True", "ConstraintNotChecked"),
             (
                 "MaintenancePreconditionsSatisfied",
-                "Unknown",
-                "ConditionCheckError"
+                "True",
+                "ConstraintNotChecked"
             ),
         ])
     );
