@@ -1,10 +1,14 @@
-//! YAML 1.1 booleans as Helm reads values: its parser (sigs.k8s.io/yaml over go-yaml v2) takes the plain scalars
+//! YAML 1.1 scalars as Helm reads values: its parser (sigs.k8s.io/yaml over go-yaml v2) takes the plain scalars
 //! `y`, `yes`, `on` (and `n`, `no`, `off`, in any of their three spellings) for booleans, where the YAML 1.2 parser
-//! used here sees strings. A key `y:` therefore becomes the key `"true"`, and `a: off` the value `false`.
+//! used here sees strings. A key `y:` therefore becomes the key `"true"`, and `a: off` the value `false`. Its
+//! numbers differ too: go-yaml v2 drops `_` from a plain scalar that starts with a digit, a sign or a dot, reads a
+//! leading `0` as octal (`017` is 15, `08` the float 8) and the prefixes `0x`, `0o`, `0b` in either case; the
+//! YAML 1.2 parser reads `1_000`, `017` and `0X1F` otherwise. Sexagesimal `1:30` is a string in both.
 //!
 //! The rewrite works on block-style lines before parsing: a plain key or a plain value that is the whole rest of
 //! its line (a mapping value or a list item, comments allowed) is replaced; text inside block scalars (`|`, `>`)
-//! and quoted scalars is left alone. Flow collections (`{y: 1}`) and multi-line plain scalars keep YAML 1.2's reading.
+//! and quoted scalars is left alone. Flow collections (`{y: 1}`, `[017]`) and multi-line plain scalars keep
+//! YAML 1.2's reading, and so do numeric keys.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -32,18 +36,127 @@ static REST: LazyLock<Regex> = LazyLock::new(|| {
         .unwrap_or_else(|e| unreachable!("fixed pattern: {e}"))
 });
 
+/// A plain scalar that may be a go-yaml v2 number, filling the rest of a line before an optional comment.
+static NUMBER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?P<word>[-+.0-9][0-9A-Za-z_.+-]*)(?P<tail>[ \t]*(?:#.*)?)$")
+        .unwrap_or_else(|e| unreachable!("fixed pattern: {e}"))
+});
+
+/// Text that may hold a number go-yaml v2 reads unlike YAML 1.2: an underscore, a leading zero before a digit or an
+/// underscore, an upper-case base prefix.
+static NUMBER_CANDIDATE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"_|(?:^|[^0-9A-Za-z.])0[0-9XOB]")
+        .unwrap_or_else(|e| unreachable!("fixed pattern: {e}"))
+});
+
+/// go-yaml v2's float syntax (`yamlStyleFloat`), tried after the integer forms.
+static YAML_FLOAT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
+        .unwrap_or_else(|e| unreachable!("fixed pattern: {e}"))
+});
+
+/// A number as go-yaml v2 resolves a plain scalar.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Number {
+    /// An `int`, `int64` or `uint64`.
+    Integer(i128),
+    Float(f64),
+}
+
+/// The number go-yaml v2 makes of the plain scalar `word`, if it makes one (its `resolve` for scalars starting
+/// with a digit, a sign or a dot; the words it looks up in a table, `.inf` and the like, are left out).
+fn yaml11_number(word: &str) -> Option<Number> {
+    let first = word.bytes().next()?;
+    if first == b'.' {
+        let plain = underscores_between_digits(word)?;
+        return plain.parse().ok().map(Number::Float);
+    }
+    if !(first.is_ascii_digit() || first == b'-' || first == b'+') {
+        return None;
+    }
+    let plain = word.replace('_', "");
+    if let Some(n) = go_parse_integer(&plain) {
+        return Some(Number::Integer(n));
+    }
+    if YAML_FLOAT.is_match(&plain) {
+        return plain.parse().ok().map(Number::Float);
+    }
+    None
+}
+
+/// `strconv.ParseInt(text, 0, 64)`, then `strconv.ParseUint(text, 0, 64)` (no sign) as go-yaml v2 tries them.
+fn go_parse_integer(text: &str) -> Option<i128> {
+    let (sign, digits) = match text.as_bytes().first()? {
+        b'-' => (Some(-1), &text[1..]),
+        b'+' => (Some(1), &text[1..]),
+        _ => (None, text),
+    };
+    let lower = digits.to_ascii_lowercase();
+    let (radix, body) = if let Some(hex) = lower.strip_prefix("0x") {
+        (16, hex)
+    } else if let Some(octal) = lower.strip_prefix("0o") {
+        (8, octal)
+    } else if let Some(binary) = lower.strip_prefix("0b") {
+        (2, binary)
+    } else if lower.len() > 1 && lower.starts_with('0') {
+        (8, &lower[1..])
+    } else {
+        (10, lower.as_str())
+    };
+    if body.is_empty() || !body.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    let magnitude = u128::from_str_radix(body, radix).ok()?;
+    let signed = i128::try_from(magnitude).ok()?;
+    match sign {
+        Some(-1) => (magnitude <= 1u128 << 63).then_some(-signed),
+        Some(_) => (signed <= i128::from(i64::MAX)).then_some(signed),
+        None => (magnitude <= u128::from(u64::MAX)).then_some(signed),
+    }
+}
+
+/// `text` without underscores, if each one stands between two digits (Go's rule for number literals).
+fn underscores_between_digits(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    for (i, b) in bytes.iter().enumerate() {
+        if *b == b'_' {
+            let before = i.checked_sub(1).map(|j| bytes[j]);
+            let after = bytes.get(i + 1).copied();
+            if !before.is_some_and(|c| c.is_ascii_digit())
+                || !after.is_some_and(|c| c.is_ascii_digit())
+            {
+                return None;
+            }
+        }
+    }
+    Some(text.replace('_', ""))
+}
+
+/// The YAML 1.2 spelling of a go-yaml v2 number, or `None` when `word` already reads the same.
+fn yaml12_spelling(word: &str) -> Option<String> {
+    let text = match yaml11_number(word)? {
+        Number::Integer(n) => n.to_string(),
+        Number::Float(f) if f.is_finite() => format!("{f:?}"),
+        Number::Float(_) => return None,
+    };
+    (text != word).then_some(text)
+}
+
 /// A line that opens a block scalar (`key: |`, `- >-`, `|2` …).
 static BLOCK_START: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:^|[ \t:-])[|>][-+0-9]*[ \t]*(?:#.*)?$")
         .unwrap_or_else(|e| unreachable!("fixed pattern: {e}"))
 });
 
-/// `text` with YAML 1.1 boolean keys written as `"true"`/`"false"` and boolean values as `true`/`false`.
-pub(crate) fn booleans_as_yaml11(text: &str) -> Cow<'_, str> {
-    if !text.lines().any(|line| {
-        line.split(|c: char| !c.is_ascii_alphabetic())
-            .any(|word| yaml11_bool(word).is_some())
-    }) {
+/// `text` with YAML 1.1 boolean keys written as `"true"`/`"false"`, boolean values as `true`/`false`, and numbers
+/// go-yaml v2 reads unlike YAML 1.2 in their YAML 1.2 spelling (`1_000` → `1000`, `017` → `15`).
+pub(crate) fn as_yaml11(text: &str) -> Cow<'_, str> {
+    if !NUMBER_CANDIDATE.is_match(text)
+        && !text.lines().any(|line| {
+            line.split(|c: char| !c.is_ascii_alphabetic())
+                .any(|word| yaml11_bool(word).is_some())
+        })
+    {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);
@@ -97,7 +210,18 @@ fn rewrite_line(body: &str) -> Cow<'_, str> {
             out.push_str(&value["tail"]);
             changed = true;
         }
-        _ => out.push_str(rest),
+        _ => match NUMBER
+            .captures(rest)
+            .filter(|_| is_value)
+            .and_then(|value| Some((yaml12_spelling(&value["word"])?, value)))
+        {
+            Some((spelling, value)) => {
+                out.push_str(&spelling);
+                out.push_str(&value["tail"]);
+                changed = true;
+            }
+            None => out.push_str(rest),
+        },
     }
     if changed {
         Cow::Owned(out)
@@ -142,15 +266,60 @@ mod tests {
             ("x-y: on\nport.name: N\n", "x-y: true\nport.name: false\n"),
         ];
         for (input, want) in cases {
-            assert_eq!(booleans_as_yaml11(input), want, "{input:?}");
+            assert_eq!(as_yaml11(input), want, "{input:?}");
         }
+    }
+
+    /// Each spelling's reading checked against Helm v3.11.3 (`typeOf` and the printed value of a values entry).
+    #[test]
+    fn numbers_are_read_like_go_yaml_v2() {
+        let cases = [
+            ("1_000", Some("1000")),
+            ("1__0", Some("10")),
+            ("1_", Some("1")),
+            ("-_1", Some("-1")),
+            ("017", Some("15")),
+            ("0_17", Some("15")),
+            ("00", Some("0")),
+            ("-0o17", Some("-15")),
+            ("0X1F", Some("31")),
+            ("0x_1F", Some("31")),
+            ("0B11", Some("3")),
+            ("0O17", Some("15")),
+            ("+0x10", Some("16")),
+            ("08", Some("8.0")),
+            ("09.5", Some("9.5")),
+            ("1_0.5", Some("10.5")),
+            ("1_000.000_1", Some("1000.0001")),
+            ("1_000e1", Some("10000.0")),
+            (".5_0", Some("0.5")),
+            ("0.5e1_0", Some("5000000000.0")),
+            ("9223372036854775808", None),
+            ("18446744073709551615", None),
+            ("18446744073709551616", Some("1.8446744073709552e19")),
+            // Already read alike, or strings in both.
+            ("42", None),
+            ("0", None),
+            ("-7", None),
+            ("0x1F", Some("31")),
+            ("1:30", None),
+            ("0o", None),
+            ("0x", None),
+            ("1e", None),
+            ("2001-12-14", None),
+            ("1.2.3", None),
+        ];
+        for (word, want) in cases {
+            assert_eq!(yaml12_spelling(word).as_deref(), want, "{word}");
+        }
+        assert_eq!(
+            as_yaml11("a: 1_000 # n\nl:\n  - 017\ns: \"017\"\nb: |\n  017\n"),
+            "a: 1000 # n\nl:\n  - 15\ns: \"017\"\nb: |\n  017\n"
+        );
     }
 
     #[test]
     fn text_without_candidates_is_borrowed() {
-        assert!(matches!(
-            booleans_as_yaml11("a: 1\nb: [x]\n"),
-            Cow::Borrowed(_)
-        ));
+        assert!(matches!(as_yaml11("a: 1\nb: [x]\n"), Cow::Borrowed(_)));
     }
 }
