@@ -12,9 +12,66 @@ use super::{arg_str, fail, want};
 use crate::gotmpl;
 use crate::meter::{self, Sink};
 
-/// How deep `include`/`template`/`tpl` calls may nest before rendering fails (Helm allows 1000 per name; each
-/// level here is a nested minijinja render on the native stack, so the bound is lower and global).
-pub(crate) const MAX_INCLUDE_DEPTH: i64 = 100;
+/// How many calls of one template name `include` may have open at once: Helm counts open calls per name and
+/// refuses the call that finds more than 1000 open ([`IncludeGuard`]).
+pub(crate) const MAX_INCLUDES_PER_NAME: usize = 1000;
+
+/// How deep `include`/`template`/`tpl` calls may nest in all, whatever their names: a bound of this renderer (Go's
+/// own limit for `template` is 100 000 levels on a growable stack). Every level is a nested minijinja render whose
+/// stack [`nested`] grows on the heap, so the depth is bounded by this number and not by the thread's stack.
+pub(crate) const MAX_INCLUDE_DEPTH: i64 = 4000;
+
+/// Stack left before a nested render moves to a new segment, and the size of each new segment.
+const STACK_RED_ZONE: usize = 256 * 1024;
+const STACK_SEGMENT: usize = 4 * 1024 * 1024;
+
+/// Runs one nested render level on a fresh stack segment when the current one runs low.
+fn nested<R>(render: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, render)
+}
+
+thread_local! {
+    /// Open `include` calls per template name on this thread (a render and its nested includes run on one thread).
+    static OPEN_INCLUDES: std::cell::RefCell<HashMap<String, usize>> = std::cell::RefCell::new(HashMap::new());
+}
+
+/// One open `include` call of a name, counted in [`OPEN_INCLUDES`] until dropped.
+struct IncludeGuard {
+    name: String,
+}
+
+impl IncludeGuard {
+    /// Opens a call of `name`, or fails like Helm when more than [`MAX_INCLUDES_PER_NAME`] are open already.
+    fn open(name: &str) -> Result<Self, Error> {
+        OPEN_INCLUDES.with(|open| {
+            let mut open = open.borrow_mut();
+            let count = open.entry(name.to_string()).or_insert(0);
+            if *count > MAX_INCLUDES_PER_NAME {
+                return Err(fail(format!(
+                    "error calling include: rendering template has a nested reference name: {name}: unable to execute template"
+                )));
+            }
+            *count += 1;
+            Ok(Self {
+                name: name.to_string(),
+            })
+        })
+    }
+}
+
+impl Drop for IncludeGuard {
+    fn drop(&mut self) {
+        OPEN_INCLUDES.with(|open| {
+            let mut open = open.borrow_mut();
+            if let Some(count) = open.get_mut(&self.name) {
+                *count -= 1;
+                if *count == 0 {
+                    open.remove(&self.name);
+                }
+            }
+        });
+    }
+}
 
 /// The Go action source per template and line, and the file each `define` lives in, for error messages.
 #[derive(Debug, Default)]
@@ -219,6 +276,7 @@ fn render_include(
         .as_str()
         .map_or_else(|| arg_str(args, 0).into(), std::borrow::Cow::Borrowed);
     let depth = depth(state);
+    let _open = IncludeGuard::open(&name)?;
     if depth >= MAX_INCLUDE_DEPTH {
         return Err(fail(format!(
             "rendering template has a nested reference name: {name}: nesting deeper than {MAX_INCLUDE_DEPTH}"
@@ -229,8 +287,8 @@ fn render_include(
         .get_template(&name)
         .map_err(|_| fail(format!("error calling include: template: no template {name:?} associated with template \"gotpl\"")))?;
     let mut sink = Sink::value(&format!("include {name:?}"));
-    template
-        .render_captured_to(context! { _d0 => args[1].clone(), _depth => depth + 1, _cache => cache, _lookup => state.lookup("_lookup") }, &mut sink)
+    nested(|| template
+        .render_captured_to(context! { _d0 => args[1].clone(), _depth => depth + 1, _cache => cache, _lookup => state.lookup("_lookup") }, &mut sink))
         .map_err(|e| fail(format!("error calling include: {}", describe(&e, actions))))?;
     meter::check_exceeded()?;
     Ok(Value::from(sink.into_string()))
@@ -288,20 +346,22 @@ fn tpl(state: &State, args: &[Value], actions: &ActionTable) -> Result<Value, Er
     };
     let context = context! { _d0 => args[1].clone(), _depth => depth + 1, _lookup => state.lookup("_lookup") };
     let mut sink = Sink::value("tpl");
-    let rendered = if translated.defines.is_empty() {
-        match state.env().get_template(&format!("{TPL_PREFIX}{source}")) {
-            Ok(template) => template.render_captured_to(context, &mut sink).map(drop),
-            Err(_) => render_source(state.env(), &translated.body, context, &mut sink),
+    let rendered = nested(|| {
+        if translated.defines.is_empty() {
+            match state.env().get_template(&format!("{TPL_PREFIX}{source}")) {
+                Ok(template) => template.render_captured_to(context, &mut sink).map(drop),
+                Err(_) => render_source(state.env(), &translated.body, context, &mut sink),
+            }
+        } else {
+            // Helm parses the string into a copy of the chart's templates, so its defines are visible to it.
+            let mut env = state.env().clone();
+            for (name, define) in &translated.defines {
+                env.add_template_owned(name.clone(), define.clone())
+                    .map_err(|e| fail(format!("error calling tpl: {e}")))?;
+            }
+            render_source(&env, &translated.body, context, &mut sink)
         }
-    } else {
-        // Helm parses the string into a copy of the chart's templates, so its defines are visible to it.
-        let mut env = state.env().clone();
-        for (name, define) in &translated.defines {
-            env.add_template_owned(name.clone(), define.clone())
-                .map_err(|e| fail(format!("error calling tpl: {e}")))?;
-        }
-        render_source(&env, &translated.body, context, &mut sink)
-    };
+    });
     // Helm renders `tpl` like a template file, so `<no value>` is removed from its result too.
     rendered.map_err(|e| fail(format!("error calling tpl: {}", describe(&e, actions))))?;
     meter::check_exceeded()?;
