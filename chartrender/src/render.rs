@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, LazyLock, Mutex};
 
-use minijinja::value::Value;
+use minijinja::value::{Value, ValueKind};
 use minijinja::{Environment, UndefinedBehavior, context};
 
 use crate::chart::Chart;
@@ -318,7 +318,8 @@ fn base_environment() -> Environment<'static> {
                 .write_str(template::NO_VALUE)
                 .map_err(minijinja::Error::from);
         }
-        if let Some(s) = value.as_str() {
+        // Bytes (`.Files.GetBytes`) print as Go prints a `[]byte`, a list of numbers, below.
+        if let Some(s) = value.as_str().filter(|_| value.kind() != ValueKind::Bytes) {
             out.write_str(s).map_err(minijinja::Error::from)?;
             // Reports an output bound this write passed, on this line.
             return meter::check_exceeded();

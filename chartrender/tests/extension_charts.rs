@@ -332,13 +332,13 @@ fn function_errors_name_template_line_and_go_message() {
 #[test]
 fn dates_and_random_values_have_helms_shapes() {
     let out = common::render_one(
-        "{{ $t := toDate \"2006-01-02T15:04:05Z07:00\" \"2024-02-29T12:30:00+02:00\" }}{{ $t }}|{{ $t | toJson }}|{{ dateInZone \"Mon, 02 Jan 2006 15:04:05 -0700\" $t \"UTC\" }}|{{ typeOf $t }}|{{ now | typeOf }}|{{ randAlphaNum 12 | len }}|{{ durationRound \"3601s\" }}|{{ duration 3600 }}",
+        "{{ $t := toDate \"2006-01-02T15:04:05Z07:00\" \"2024-02-29T12:30:00+02:00\" }}{{ $t }}|{{ $t | toJson }}|{{ dateInZone \"Mon, 02 Jan 2006 15:04:05 -0700\" $t \"UTC\" }}|{{ typeOf $t }}|{{ now | typeOf }}|{{ randAlphaNum 12 | len }}|{{ durationRound \"3601s\" }}|{{ duration 3600 }}|{{ duration (int64 3600) }}",
         "",
     )
     .unwrap();
     assert_eq!(
         out,
-        "2024-02-29 12:30:00 +0200 +0200|\"2024-02-29T12:30:00+02:00\"|Thu, 29 Feb 2024 10:30:00 +0000|time.Time|time.Time|12|1h|1h0m0s"
+        "2024-02-29 12:30:00 +0200 +0200|\"2024-02-29T12:30:00+02:00\"|Thu, 29 Feb 2024 10:30:00 +0000|time.Time|time.Time|12|1h|0s|1h0m0s"
     );
 }
 

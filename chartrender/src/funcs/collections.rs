@@ -6,7 +6,7 @@ use minijinja::Error;
 use minijinja::value::{Value, ValueKind};
 
 use super::value::{
-    GoMap, deep_copy, go_equal, is_nil, key_string, list_items, map_entries, to_go_string, to_i64,
+    GoMap, deep_copy, deep_equal, is_nil, key_string, list_items, map_entries, to_go_string, to_i64,
 };
 use super::{arg_str, fail, want};
 
@@ -123,7 +123,7 @@ pub(crate) fn uniq(args: &[Value]) -> Result<Value, Error> {
     want("uniq", args, 1)?;
     let mut out: Vec<Value> = Vec::new();
     for item in list_of("uniq", &args[0])? {
-        if !out.iter().any(|seen| go_equal(seen, &item)) {
+        if !out.iter().any(|seen| deep_equal(seen, &item)) {
             out.push(item);
         }
     }
@@ -150,7 +150,7 @@ pub(crate) fn without(args: &[Value]) -> Result<Value, Error> {
     Ok(Value::from(
         items
             .into_iter()
-            .filter(|v| !drop.iter().any(|d| go_equal(d, v)))
+            .filter(|v| !drop.iter().any(|d| deep_equal(d, v)))
             .collect::<Vec<_>>(),
     ))
 }
@@ -165,7 +165,7 @@ pub(crate) fn has(args: &[Value]) -> Result<Value, Error> {
     Ok(Value::from(
         list_of("has", &args[1])?
             .iter()
-            .any(|v| go_equal(v, &args[0])),
+            .any(|v| deep_equal(v, &args[0])),
     ))
 }
 
@@ -541,11 +541,14 @@ fn range_pairs_of(value: &Value) -> Result<Vec<(Value, Value)>, Error> {
             .enumerate()
             .map(|(i, v)| (Value::from(i as i64), v))
             .collect()),
-        ValueKind::Number if value.is_integer() => {
-            let n = value.as_i64().unwrap_or(0).max(0);
-            crate::meter::check_items("range", usize::try_from(n).unwrap_or(usize::MAX))?;
-            Ok((0..n).map(|i| (Value::from(i), Value::from(i))).collect())
-        }
+        ValueKind::Bytes => Ok(value
+            .as_bytes()
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (Value::from(i as i64), Value::from(i64::from(*b))))
+            .collect()),
+        // Helm's Go 1.19 cannot range over an integer (Go 1.22 added that).
         _ => Err(fail(format!(
             "range can't iterate over {}",
             super::value::go_string(value)

@@ -118,6 +118,9 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
     if verb == 'T' {
         return pad(type_of(arg).to_string(), spec, false);
     }
+    if arg.kind() == ValueKind::Bytes {
+        return format_bytes(verb, spec, arg);
+    }
     // fmt applies other verbs than %v to each element of a list or map (keys sorted), padding each.
     if verb != 'v' {
         if let Some(items) = (arg.kind() == ValueKind::Seq)
@@ -210,14 +213,11 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
                 _ => format!("U+{:04X}", n),
             }
         }
-        'x' | 'X' if arg.as_str().is_some() => {
-            let text = hex::encode(arg.as_str().unwrap_or_default());
-            if verb == 'X' {
-                text.to_uppercase()
-            } else {
-                text
-            }
-        }
+        'x' | 'X' if arg.as_str().is_some() => hex_of(
+            arg.as_str().unwrap_or_default().as_bytes(),
+            spec,
+            verb == 'X',
+        ),
         'e' | 'E' | 'f' | 'F' | 'g' | 'G' if is_float || is_int => {
             let f = if is_int {
                 return pad(bad_verb(verb, arg), spec, false);
@@ -234,6 +234,71 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
             'v' | 'd' | 'b' | 'o' | 'x' | 'X' | 'e' | 'E' | 'f' | 'F' | 'g' | 'G'
         );
     pad(body, spec, numeric)
+}
+
+/// A `[]byte` (`.Files.GetBytes`): text for `%s`/`%q`, hex for `%x`/`%X`, `%v` and the integer verbs per byte.
+fn format_bytes(verb: char, spec: &Spec, arg: &Value) -> String {
+    let bytes = arg.as_bytes().unwrap_or_default();
+    match verb {
+        's' => pad(
+            truncate(String::from_utf8_lossy(bytes).into_owned(), spec.precision),
+            spec,
+            false,
+        ),
+        'q' => pad(
+            quote_go(&truncate(
+                String::from_utf8_lossy(bytes).into_owned(),
+                spec.precision,
+            )),
+            spec,
+            false,
+        ),
+        'x' | 'X' => pad(hex_of(bytes, spec, verb == 'X'), spec, false),
+        'v' | 'd' | 'b' | 'o' | 'O' | 'c' | 'U' => {
+            let parts: Vec<String> = bytes
+                .iter()
+                .map(|b| format_one(verb, spec, &Value::from(i64::from(*b))))
+                .collect();
+            format!("[{}]", parts.join(" "))
+        }
+        _ => {
+            let parts: Vec<String> = bytes
+                .iter()
+                .map(|b| pad(format!("%!{verb}(uint8={b})"), spec, false))
+                .collect();
+            format!("[{}]", parts.join(" "))
+        }
+    }
+}
+
+/// Go's `%x`/`%X` of a string or bytes: `% x` spaces the bytes, `%#x` adds `0x` (to each byte with a space flag),
+/// a precision counts bytes.
+fn hex_of(bytes: &[u8], spec: &Spec, upper: bool) -> String {
+    let bytes = &bytes[..spec.precision.unwrap_or(bytes.len()).min(bytes.len())];
+    let prefix = match (spec.sharp, upper) {
+        (false, _) => "",
+        (true, false) => "0x",
+        (true, true) => "0X",
+    };
+    let digit = |b: &u8| {
+        if upper {
+            format!("{b:02X}")
+        } else {
+            format!("{b:02x}")
+        }
+    };
+    if spec.space {
+        let parts: Vec<String> = bytes
+            .iter()
+            .map(|b| format!("{prefix}{}", digit(b)))
+            .collect();
+        parts.join(" ")
+    } else if bytes.is_empty() {
+        String::new()
+    } else {
+        let digits: String = bytes.iter().map(digit).collect();
+        format!("{prefix}{digits}")
+    }
 }
 
 fn truncate(text: String, precision: Option<usize>) -> String {
@@ -397,6 +462,42 @@ mod tests {
 
     fn f(format: &str, args: &[Value]) -> String {
         sprintf(format, args).unwrap()
+    }
+
+    /// A `[]byte` (`.Files.GetBytes`) under each verb, as Helm v3.11.3 prints `hi"\n`.
+    #[test]
+    fn bytes_print_as_text_hex_or_numbers_by_verb() {
+        let bytes = Value::from_bytes(b"hi\"\n".to_vec());
+        let cases = [
+            ("%s", "hi\"\n"),
+            ("%v", "[104 105 34 10]"),
+            ("%q", "\"hi\\\"\\n\""),
+            ("%x", "6869220a"),
+            ("%X", "6869220A"),
+            ("%T", "[]uint8"),
+            ("%d", "[104 105 34 10]"),
+            ("% x", "68 69 22 0a"),
+            ("%#x", "0x6869220a"),
+            ("% #X", "0X68 0X69 0X22 0X0A"),
+            ("%.2x", "6869"),
+            ("%5s", " hi\"\n"),
+            ("%.1s", "h"),
+            (
+                "%t",
+                "[%!t(uint8=104) %!t(uint8=105) %!t(uint8=34) %!t(uint8=10)]",
+            ),
+            ("%c", "[h i \" \n]"),
+            ("%o", "[150 151 42 12]"),
+        ];
+        for (format, want) in cases {
+            assert_eq!(f(format, std::slice::from_ref(&bytes)), want, "{format}");
+        }
+        let list = Value::from(vec![bytes.clone()]);
+        assert_eq!(f("%s", &[list]), "[hi\"\n]");
+        assert_eq!(
+            f("% x|%#x", &[Value::from("hi"), Value::from("hi")]),
+            "68 69|0x6869"
+        );
     }
 
     #[test]

@@ -213,7 +213,8 @@ pub(crate) fn squote(args: &[Value]) -> Result<Value, Error> {
     let parts: Vec<String> = args
         .iter()
         .filter(|a| !is_nil(a))
-        .map(|a| format!("'{}'", to_go_string(a)))
+        // Sprig's squote prints with `%v` (bytes as numbers), where quote converts to a string.
+        .map(|a| format!("'{}'", go_string(a)))
         .collect();
     Ok(Value::from(parts.join(" ")))
 }

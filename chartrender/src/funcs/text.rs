@@ -247,7 +247,7 @@ pub(crate) fn to_decimal(args: &[Value]) -> Result<Value, Error> {
         None => (false, text.strip_prefix('+').unwrap_or(&text)),
     };
     let value = i64::from_str_radix(digits, 8).unwrap_or(0);
-    Ok(Value::from(if negative { -value } else { value }))
+    Ok(super::number::int64(if negative { -value } else { value }))
 }
 
 /// `seq [start [step]] end`: the integers as a space-separated string, like GNU seq.
