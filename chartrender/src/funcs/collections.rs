@@ -375,10 +375,32 @@ pub(crate) fn dig(args: &[Value]) -> Result<Value, Error> {
     let (default, keys) = rest
         .split_last()
         .ok_or_else(|| fail("dig: missing default"))?;
+    // Sprig asserts the types (`ps[i].(string)`, `….(map[string]interface{})`); Helm reports the panic.
+    let assertion = |value: &Value, wanted: &str| {
+        let actual = if is_nil(value) {
+            "nil"
+        } else {
+            super::value::type_of(value)
+        };
+        fail(format!(
+            "error calling dig: interface conversion: interface {{}} is {actual}, not {wanted}"
+        ))
+    };
+    let keys = keys
+        .iter()
+        .map(|key| {
+            key.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| assertion(key, "string"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let mut current = map.clone();
-    for key in keys {
-        match map_entries(&current).and_then(|m| m.get(&to_go_string(key)).cloned()) {
-            Some(next) => current = next,
+    for key in &keys {
+        let entries = map_entries(&current)
+            .filter(|_| !is_nil(&current))
+            .ok_or_else(|| assertion(&current, "map[string]interface {}"))?;
+        match entries.get(key) {
+            Some(next) => current = next.clone(),
             None => return Ok(default.clone()),
         }
     }

@@ -218,6 +218,7 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
             spec,
             verb == 'X',
         ),
+        'x' | 'X' if is_float => float_with(spec, f64::try_from(arg.clone()).unwrap_or(0.0), verb),
         'e' | 'E' | 'f' | 'F' | 'g' | 'G' if is_float || is_int => {
             let f = if is_int {
                 return pad(bad_verb(verb, arg), spec, false);
@@ -359,6 +360,8 @@ fn float_with(spec: &Spec, f: f64, verb: char) -> String {
                 text
             }
         }
+        'x' => hex_float(magnitude, spec.precision),
+        'X' => hex_float(magnitude, spec.precision).to_uppercase(),
         _ => match spec.precision {
             None => format_float(magnitude),
             Some(p) => general_form(magnitude, p.max(1)),
@@ -370,6 +373,60 @@ fn float_with(spec: &Spec, f: f64, verb: char) -> String {
         body
     };
     sign(spec, negative) + &body
+}
+
+/// Go's `%x` of a float (`strconv.FormatFloat(f, 'x', prec, 64)`) without its sign: `0x1.4p+00` for 1.25, the
+/// mantissa's hex digits shortest without a precision, else rounded (half to even) or padded to it.
+fn hex_float(f: f64, precision: Option<usize>) -> String {
+    const FRACTION_DIGITS: usize = 13;
+    if !f.is_finite() {
+        return format_float(f);
+    }
+    let bits = f.to_bits();
+    let mut exponent = ((bits >> 52) & 0x7ff) as i32;
+    let mut fraction = bits & ((1u64 << 52) - 1);
+    if f == 0.0 {
+        exponent = 0;
+    } else if exponent == 0 {
+        // Subnormal: shift the leading one into the implicit position.
+        exponent = -1022;
+        while fraction & (1u64 << 52) == 0 {
+            fraction <<= 1;
+            exponent -= 1;
+        }
+        fraction &= (1u64 << 52) - 1;
+    } else {
+        exponent -= 1023;
+    }
+    let digits = match precision {
+        Some(p) if p < FRACTION_DIGITS => {
+            let shift = 4 * (FRACTION_DIGITS - p) as u32;
+            let rest = fraction & ((1u64 << shift) - 1);
+            let mut kept = fraction >> shift;
+            let half = 1u64 << (shift - 1);
+            // Half to even, where the leading 1 is the last kept digit at precision 0 (Go rounds 1.5 to 0x1p+01).
+            let odd = p == 0 || kept & 1 == 1;
+            if rest > half || (rest == half && odd) {
+                kept += 1;
+                if kept >> (4 * p) != 0 {
+                    // 1.fff… rounded up to 2.0: 1.0 with the next exponent.
+                    kept = 0;
+                    exponent += 1;
+                }
+            }
+            if p == 0 {
+                String::new()
+            } else {
+                format!("{kept:0width$x}", width = p)
+            }
+        }
+        Some(p) => format!("{fraction:013x}{}", "0".repeat(p - FRACTION_DIGITS)),
+        None => format!("{fraction:013x}").trim_end_matches('0').to_string(),
+    };
+    let lead = if f == 0.0 { '0' } else { '1' };
+    let point = if digits.is_empty() { "" } else { "." };
+    let sign = if exponent < 0 { '-' } else { '+' };
+    format!("0x{lead}{point}{digits}p{sign}{:02}", exponent.abs())
 }
 
 /// `%.Ne`: mantissa with N decimals and a two-digit exponent.
@@ -462,6 +519,28 @@ mod tests {
 
     fn f(format: &str, args: &[Value]) -> String {
         sprintf(format, args).unwrap()
+    }
+
+    /// Floats under `%x`/`%X`, as Go prints them (checked with Helm v3.11.3's engine).
+    #[test]
+    fn floats_print_in_hex_with_x() {
+        let cases = [
+            ("%x", 1.25, "0x1.4p+00"),
+            ("%x", 0.0, "0x0p+00"),
+            ("%x", -3.75, "-0x1.ep+01"),
+            ("%X", 123.233, "0X1.ECEE978D4FDF4P+06"),
+            ("%x", 0.1, "0x1.999999999999ap-04"),
+            ("%.2x", 0.1, "0x1.9ap-04"),
+            ("%.0x", 1.5, "0x1p+01"),
+            ("%.3x", 1.0, "0x1.000p+00"),
+            ("%x", 1e21, "0x1.b1ae4d6e2ef5p+69"),
+            ("%x", 5e-324, "0x1p-1074"),
+            ("%+x", 2.5, "+0x1.4p+01"),
+            ("%.20x", 0.1, "0x1.999999999999a0000000p-04"),
+        ];
+        for (format, value, want) in cases {
+            assert_eq!(f(format, &[Value::from(value)]), want, "{format} {value}");
+        }
     }
 
     /// A `[]byte` (`.Files.GetBytes`) under each verb, as Helm v3.11.3 prints `hi"\n`.

@@ -124,7 +124,11 @@ pub(crate) fn register(env: &mut Environment<'static>, actions: Arc<ActionTable>
     });
     let include_actions = Arc::clone(&actions);
     env.add_function("f_include", move |state: &State, args: Rest<Value>| {
-        include(state, &args, &include_actions)
+        include(state, &args, &include_actions, Call::Include)
+    });
+    let template_actions = Arc::clone(&actions);
+    env.add_function("f_template", move |state: &State, args: Rest<Value>| {
+        include(state, &args, &template_actions, Call::Template)
     });
     env.add_function("f_tpl", move |state: &State, args: Rest<Value>| {
         tpl(state, &args, &actions)
@@ -231,7 +235,20 @@ fn cache_key(name: &str, dot: &Value) -> Option<(String, usize)> {
     Some((name.to_string(), std::ptr::from_ref(map) as usize))
 }
 
-fn include(state: &State, args: &[Value], actions: &ActionTable) -> Result<Value, Error> {
+/// How a named template is rendered: the `include` function, or Go's `template` action (which Helm does not
+/// count per name; only the renderer's overall depth bound applies to it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Call {
+    Include,
+    Template,
+}
+
+fn include(
+    state: &State,
+    args: &[Value],
+    actions: &ActionTable,
+    call: Call,
+) -> Result<Value, Error> {
     want("include", args, 2)?;
     meter::check_deadline()?;
     let cache = state.lookup("_cache");
@@ -248,7 +265,7 @@ fn include(state: &State, args: &[Value], actions: &ActionTable) -> Result<Value
         }
     }
     let epoch = MUTATIONS.load(Ordering::Relaxed);
-    let output = render_include(state, args, actions, cache.clone())?;
+    let output = render_include(state, args, actions, cache.clone(), call)?;
     if let (Some(cache), Some(key)) = (cached, key)
         && epoch == MUTATIONS.load(Ordering::Relaxed)
     {
@@ -271,12 +288,16 @@ fn render_include(
     args: &[Value],
     actions: &ActionTable,
     cache: Option<Value>,
+    call: Call,
 ) -> Result<Value, Error> {
     let name = args[0]
         .as_str()
         .map_or_else(|| arg_str(args, 0).into(), std::borrow::Cow::Borrowed);
     let depth = depth(state);
-    let _open = IncludeGuard::open(&name)?;
+    let _open = match call {
+        Call::Include => Some(IncludeGuard::open(&name)?),
+        Call::Template => None,
+    };
     if depth >= MAX_INCLUDE_DEPTH {
         return Err(fail(format!(
             "rendering template has a nested reference name: {name}: nesting deeper than {MAX_INCLUDE_DEPTH}"
