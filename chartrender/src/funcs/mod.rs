@@ -4,6 +4,7 @@ mod collections;
 mod crypto;
 mod dates;
 mod decimal;
+mod dsa;
 mod encoding;
 pub(crate) mod gotime;
 pub(crate) mod goyaml;
