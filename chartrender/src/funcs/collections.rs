@@ -67,6 +67,10 @@ pub(crate) fn concat(args: &[Value]) -> Result<Value, Error> {
     for value in args {
         out.extend(list_of("concat", value)?);
     }
+    // Sprig appends to a nil slice: nothing appended leaves it nil (`null` in toJson/toYaml).
+    if out.is_empty() {
+        return Ok(super::value::nil_list());
+    }
     Ok(Value::from(out))
 }
 
