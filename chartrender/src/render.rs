@@ -393,10 +393,10 @@ impl Compiled {
         for file in &templates {
             let text = String::from_utf8_lossy(file.data);
             let translated = gotmpl::translate_file(&file.path, &text, &crate::funcs::is_function)?;
-            actions.add_actions(&file.path, translated.body.actions);
+            actions.add_located_actions(&file.path, translated.body.actions, &text);
             sources.insert(file.path.clone(), translated.body.source);
             for (name, define) in translated.defines {
-                actions.add_actions(&name, define.actions);
+                actions.add_located_actions(&name, define.actions, &text);
                 actions.set_origin(&name, &file.path);
                 sources.insert(name, define.source);
             }

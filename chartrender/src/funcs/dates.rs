@@ -108,7 +108,7 @@ pub(crate) fn must_to_date(args: &[Value]) -> Result<Value, Error> {
     want("mustToDate", args, 2)?;
     gotime::parse(&arg_str(args, 0), &arg_str(args, 1), &gotime::local_zone())
         .map(GoTime::value)
-        .map_err(fail)
+        .map_err(|e| fail(format!("error calling mustToDate: {e}")))
 }
 
 /// `unixEpoch t`

@@ -8,6 +8,7 @@ mod dsa;
 mod encoding;
 pub(crate) mod gotime;
 pub(crate) mod goyaml;
+mod location;
 pub(crate) mod number;
 mod paths;
 mod printf;

@@ -7,6 +7,7 @@ use std::sync::{Arc, LazyLock, Mutex};
 use minijinja::value::{Rest, Value};
 use minijinja::{Environment, Error, ErrorKind, State, context};
 
+use super::location::{self, CommandLocation};
 use super::value::{GoMap, MUTATIONS, is_nil, to_go_string};
 use super::{arg_str, fail, want};
 use crate::gotmpl;
@@ -77,16 +78,55 @@ impl Drop for IncludeGuard {
 #[derive(Debug, Default)]
 pub(crate) struct ActionTable {
     actions: HashMap<String, Vec<(usize, String)>>,
+    /// The column of each action in `actions` (same order), where it was found in the Go source.
+    columns: HashMap<String, Vec<Option<usize>>>,
     origins: HashMap<String, String>,
 }
 
 impl ActionTable {
-    /// Records the actions of template `name` (a file path or a define name).
+    /// Records the actions of template `name` (a file path or a define name), columns unknown.
+    #[cfg(test)]
     pub(crate) fn add_actions(&mut self, name: &str, actions: Vec<(usize, String)>) {
+        let unknown = vec![None; actions.len()];
+        self.columns
+            .entry(name.to_string())
+            .or_default()
+            .extend(unknown);
         self.actions
             .entry(name.to_string())
             .or_default()
             .extend(actions);
+    }
+
+    /// Records the actions of template `name` with their columns in `text`, the Go source they come from.
+    pub(crate) fn add_located_actions(
+        &mut self,
+        name: &str,
+        actions: Vec<(usize, String)>,
+        text: &str,
+    ) {
+        let columns = location::action_columns(text, &actions);
+        self.columns
+            .entry(name.to_string())
+            .or_default()
+            .extend(columns);
+        self.actions
+            .entry(name.to_string())
+            .or_default()
+            .extend(actions);
+    }
+
+    /// Where Go reports a failing call of `function` on `line` of template `name`: known only when that line
+    /// holds one action whose column is known and which calls `function` once.
+    fn locate(&self, name: &str, line: usize, function: &str) -> Option<CommandLocation> {
+        let actions = self.actions.get(name)?;
+        let columns = self.columns.get(name)?;
+        let mut on_line = actions.iter().zip(columns).filter(|((l, _), _)| *l == line);
+        let ((_, source), column) = on_line.next()?;
+        if on_line.next().is_some() {
+            return None;
+        }
+        location::locate_call(source, line, (*column)?, function)
     }
 
     /// Records that `define` is written in `file`.
@@ -417,16 +457,19 @@ pub(crate) fn strip_no_value(text: String) -> String {
 pub(crate) fn describe(error: &Error, actions: &ActionTable) -> String {
     let message = message(error);
     if let Some(user) = message.strip_prefix(USER_ERROR_PREFIX) {
-        let location = match (error.name(), error.line()) {
-            (Some(name), Some(line)) => format!("{}:{line}", actions.origin(name)),
-            (Some(name), None) => actions.origin(name).to_string(),
-            _ => "template".to_string(),
-        };
+        let location = user_location(error, actions, &["required", "fail"]);
         return format!("{USER_ERROR_PREFIX}execution error at ({location}): {user}");
     }
-    if message.contains(USER_ERROR_PREFIX) {
-        // A nested include already described a `required`/`fail` failure: keep Helm's outermost wording.
-        return message.to_string();
+    if let Some(at) = message.find(USER_ERROR_PREFIX) {
+        // A nested include already described a `required`/`fail` failure: Helm names the outermost location,
+        // the call that led there, so each enclosing level puts its own in.
+        let inner = &message[at + USER_ERROR_PREFIX.len()..];
+        let user = inner
+            .strip_prefix("execution error at (")
+            .and_then(|rest| rest.split_once("): "))
+            .map_or(inner, |(_, user)| user);
+        let location = user_location(error, actions, &["include", "tpl"]);
+        return format!("{USER_ERROR_PREFIX}execution error at ({location}): {user}");
     }
     let Some(name) = error.name() else {
         return message.to_string();
@@ -437,11 +480,45 @@ pub(crate) fn describe(error: &Error, actions: &ActionTable) -> String {
         name
     };
     let line = error.line().unwrap_or(0);
+    if let Some((function, at)) = location::failing_function(&message)
+        .and_then(|function| Some((function, actions.locate(name, line, function)?)))
+    {
+        // An argument count error is Go's about the function's name alone.
+        let node = if message.starts_with("wrong number of args") {
+            function
+        } else {
+            at.command.as_str()
+        };
+        // Go names the file a `define` was parsed from in the location, the define in `executing`.
+        return format!(
+            "template: {}:{}:{}: executing {name:?} at <{node}>: {message}",
+            actions.origin(name),
+            at.line,
+            at.column
+        );
+    }
+    let file = actions.origin(name);
     match action_at(actions, name, line) {
         Some(action) => {
-            format!("template: {name}:{line}: executing {name:?} at <{action}>: {message}")
+            format!("template: {file}:{line}: executing {name:?} at <{action}>: {message}")
         }
-        None => format!("template: {name}:{line}: {message}"),
+        None => format!("template: {file}:{line}: {message}"),
+    }
+}
+
+/// `file:line:column` of the failing call of one of `functions` in Helm's `execution error at (…)`, or
+/// `file:line` when the call cannot be told on that line.
+fn user_location(error: &Error, actions: &ActionTable, functions: &[&str]) -> String {
+    match (error.name(), error.line()) {
+        (Some(name), Some(line)) => match functions
+            .iter()
+            .find_map(|function| actions.locate(name, line, function))
+        {
+            Some(at) => format!("{}:{}:{}", actions.origin(name), at.line, at.column),
+            None => format!("{}:{line}", actions.origin(name)),
+        },
+        (Some(name), None) => actions.origin(name).to_string(),
+        _ => "template".to_string(),
     }
 }
 
