@@ -451,6 +451,8 @@ fn merge_value(target: &GoMap, key: String, value: Value, overwrite: bool) {
             }
         }
         Some(current) if !super::value::is_empty(&current) && !overwrite => {}
+        // mergo merges a source map into what is there and never replaces a non-empty non-map with it.
+        Some(current) if value.kind() == ValueKind::Map && !super::value::is_empty(&current) => {}
         // mergo skips a nil source entry unless overwriting.
         _ if is_nil(&value) && !overwrite => {}
         _ => {
