@@ -6,8 +6,9 @@
 //! YAML 1.2 parser reads `1_000`, `017` and `0X1F` otherwise. Sexagesimal `1:30` is a string in both.
 //!
 //! The rewrite works on block-style lines before parsing: a plain key or a plain value that is the whole rest of
-//! its line (a mapping value or a list item, comments allowed) is replaced; text inside block scalars (`|`, `>`)
-//! and quoted scalars is left alone. Flow collections (`{y: 1}`, `[017]`) and multi-line plain scalars keep
+//! its line (a mapping value or a list item, comments allowed) is replaced, and so are the plain scalars of a flow
+//! collection that opens and closes on its line (`[017, y]`, `{on: 1}`); text inside block scalars (`|`, `>`)
+//! and quoted scalars is left alone. Flow collections spread over several lines and multi-line plain scalars keep
 //! YAML 1.2's reading, and so do numeric keys.
 
 use std::borrow::Cow;
@@ -220,7 +221,13 @@ fn rewrite_line(body: &str) -> Cow<'_, str> {
                 out.push_str(&value["tail"]);
                 changed = true;
             }
-            None => out.push_str(rest),
+            None => match rewrite_flow(rest).filter(|_| is_value) {
+                Some(flow) => {
+                    out.push_str(&flow);
+                    changed = true;
+                }
+                None => out.push_str(rest),
+            },
         },
     }
     if changed {
@@ -228,6 +235,88 @@ fn rewrite_line(body: &str) -> Cow<'_, str> {
     } else {
         Cow::Borrowed(body)
     }
+}
+
+/// A flow collection that opens and closes on this line (`[017, y]`, `{on: 1_000}`) with its plain scalars read
+/// as go-yaml v2 reads them (boolean keys quoted, numbers in their YAML 1.2 spelling), if any changed.
+fn rewrite_flow(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    if !matches!(bytes.first(), Some(b'[' | b'{')) {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    // Whether each open collection is a mapping.
+    let mut open: Vec<bool> = Vec::new();
+    let mut expecting = false;
+    let mut changed = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        match c {
+            b'[' | b'{' => {
+                open.push(c == b'{');
+                expecting = true;
+            }
+            b']' | b'}' => {
+                open.pop()?;
+                expecting = false;
+                if open.is_empty() {
+                    out.push(char::from(c));
+                    out.push_str(&text[i + 1..]);
+                    return changed.then_some(out);
+                }
+            }
+            b',' => expecting = true,
+            b':' => expecting = true,
+            b'"' | b'\'' => {
+                let end = quoted_end(bytes, i)?;
+                out.push_str(&text[i..end]);
+                i = end;
+                expecting = false;
+                continue;
+            }
+            b' ' | b'\t' => {}
+            _ if expecting => {
+                let len = text[i..]
+                    .find([',', ']', '}', ':', ' ', '\t'])
+                    .unwrap_or(text.len() - i);
+                let word = &text[i..i + len];
+                let after = text[i + len..].trim_start_matches([' ', '\t']);
+                let is_key = open.last() == Some(&true) && after.starts_with(':');
+                let replacement = match (yaml11_bool(word), is_key) {
+                    (Some(b), true) => Some(format!("\"{b}\"")),
+                    (Some(b), false) => Some(b.to_string()),
+                    (None, false) => yaml12_spelling(word),
+                    (None, true) => None,
+                };
+                changed |= replacement.is_some();
+                out.push_str(replacement.as_deref().unwrap_or(word));
+                i += len.max(1);
+                expecting = false;
+                continue;
+            }
+            _ => {}
+        }
+        out.push(char::from(c));
+        i += 1;
+    }
+    // Not closed on this line: left to the YAML 1.2 reading.
+    None
+}
+
+/// The index after the quoted scalar starting at `start` (`\` escapes in double quotes, `''` in single ones).
+fn quoted_end(bytes: &[u8], start: usize) -> Option<usize> {
+    let quote = bytes[start];
+    let mut i = start + 1;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' if quote == b'"' => i += 2,
+            b'\'' if quote == b'\'' && bytes.get(i + 1) == Some(&b'\'') => i += 2,
+            b if b == quote => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -316,6 +405,26 @@ mod tests {
             as_yaml11("a: 1_000 # n\nl:\n  - 017\ns: \"017\"\nb: |\n  017\n"),
             "a: 1000 # n\nl:\n  - 15\ns: \"017\"\nb: |\n  017\n"
         );
+    }
+
+    /// Each line's reading checked against Helm v3.11.3 (`toJson .Values`).
+    #[test]
+    fn flow_collections_on_one_line_are_read_like_go_yaml_v2() {
+        let cases = [
+            ("l: [017, 1_000, 0X1F]\n", "l: [15, 1000, 31]\n"),
+            (
+                "m: {a: 017, y: on} # c\n",
+                "m: {a: 15, \"true\": true} # c\n",
+            ),
+            ("- [y, \"y\", 'n', no]\n", "- [true, \"y\", 'n', false]\n"),
+            ("c: [{a: [1_0]}, x]\n", "c: [{a: [10]}, x]\n"),
+            // Nothing to change, or not closed on the line.
+            ("a: [1, b, \"017\"]\n", "a: [1, b, \"017\"]\n"),
+            ("a: [017,\n  1_0]\n", "a: [017,\n  1_0]\n"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(as_yaml11(input), want, "{input:?}");
+        }
     }
 
     #[test]
