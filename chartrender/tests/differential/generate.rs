@@ -116,6 +116,9 @@ const RAW_SCALARS: &[&str] = &[
     "1_0.5",
     // Sexagesimal is a string in Helm's parser too.
     "1:30",
+    // YAML 1.1 scalars inside one-line flow collections.
+    "[017, 1_000, y]",
+    "{on: 0X1F, a: [no]}",
 ];
 
 /// Generates cases from a seed.
