@@ -6,7 +6,7 @@
 //! `recorded_answers_are_helms` when it is there). A case with a `known_difference` note is one left open on
 //! purpose: its replay requires the difference to persist, so fixing it means dropping the note.
 //!
-//! Knobs: `SEEDLET_DIFF_CASES` (generated cases, default 200), `SEEDLET_DIFF_SEED` (default fixed, so CI sees
+//! Knobs: `SEEDLET_DIFF_CASES` (generated cases, default 1000), `SEEDLET_DIFF_SEED` (default fixed, so CI sees
 //! the same cases), `SEEDLET_DIFF_RECORD=<dir>` writes every disagreement as a fixture file there.
 
 // Test code: a panic is the failure report.
@@ -103,7 +103,7 @@ fn generated_templates_render_like_helm() {
         );
         return;
     };
-    let count = env_number("SEEDLET_DIFF_CASES", 200) as usize;
+    let count = env_number("SEEDLET_DIFF_CASES", 1000) as usize;
     let seed = env_number("SEEDLET_DIFF_SEED", 20_230_411);
     let batch_size = 100;
     let started = Instant::now();

@@ -164,12 +164,24 @@ pub(crate) fn abbrev(args: &[Value]) -> Result<Value, Error> {
 /// `initials s`
 pub(crate) fn initials(args: &[Value]) -> Result<Value, Error> {
     want("initials", args, 1)?;
-    Ok(Value::from(
-        arg_str(args, 0)
-            .split_whitespace()
-            .filter_map(|w| w.chars().next())
-            .collect::<String>(),
-    ))
+    Ok(Value::from(byte_initials(&arg_str(args, 0))))
+}
+
+/// goutils' `Initials`, which walks bytes: the first byte of each word becomes the character of that number
+/// (`ü`, bytes C3 BC, gives `Ã`), and a byte that is a Latin-1 space (`\u{85}`, `\u{a0}`) separates words.
+fn byte_initials(text: &str) -> String {
+    let mut out = String::new();
+    let mut after_gap = true;
+    for byte in text.bytes() {
+        let ch = char::from(byte);
+        if ch.is_whitespace() {
+            after_gap = true;
+        } else if after_gap {
+            out.push(ch);
+            after_gap = false;
+        }
+    }
+    out
 }
 
 /// `contains substr s`
@@ -615,6 +627,20 @@ pub(crate) fn printf_fn(args: &[Value]) -> Result<Value, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Helm v3.11.3 answers for the same words.
+    #[test]
+    fn initials_take_the_first_byte_of_each_word() {
+        for (text, want) in [
+            ("hello world", "hw"),
+            ("ün", "\u{c3}"),
+            ("ünï cödé", "\u{c3}c"),
+            ("  a\tb\nc ", "abc"),
+            ("", ""),
+        ] {
+            assert_eq!(byte_initials(text), want, "{text:?}");
+        }
+    }
 
     fn s(v: &str) -> Value {
         Value::from(v)

@@ -203,6 +203,10 @@ pub(crate) fn regex_quote_meta(args: &[Value]) -> Result<Value, Error> {
 pub(crate) fn to_strings(args: &[Value]) -> Result<Value, Error> {
     want("toStrings", args, 1)?;
     crate::meter::check_printed("toStrings", args)?;
+    // Sprig's strslice: nil is an empty list, a list loses its nil elements, anything else is one string.
+    if is_nil(&args[0]) {
+        return Ok(Value::from(Vec::<Value>::new()));
+    }
     let strings: Vec<Value> = match list_items(&args[0]) {
         Some(items) => items
             .iter()

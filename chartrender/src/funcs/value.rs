@@ -379,12 +379,22 @@ pub(crate) fn to_i64(value: &Value) -> i64 {
             if value.is_integer() {
                 value.as_i64().unwrap_or(0)
             } else {
-                let f = f64::try_from(value.clone()).unwrap_or(0.0);
-                if f.is_finite() { f as i64 } else { 0 }
+                float_to_int64(f64::try_from(value.clone()).unwrap_or(0.0))
             }
         }
         ValueKind::String => parse_go_int(value.as_str().unwrap_or_default()).unwrap_or(0),
         _ => 0,
+    }
+}
+
+/// Go's `int64(f)` on amd64, where Helm runs: truncation toward zero, and the "integer indefinite" `i64::MIN` for
+/// NaN and anything out of range (Rust's `as` would saturate instead).
+pub(crate) fn float_to_int64(f: f64) -> i64 {
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
+    if !(-LIMIT..LIMIT).contains(&f) {
+        i64::MIN
+    } else {
+        f as i64
     }
 }
 
@@ -640,6 +650,11 @@ mod tests {
         assert_eq!(to_i64(&Value::from("abc")), 0);
         assert_eq!(to_i64(&Value::from(3.9)), 3);
         assert_eq!(to_i64(&Value::from(true)), 1);
+        // Out of range and NaN give amd64's integer indefinite, as `int64 1e21` does in Helm.
+        assert_eq!(to_i64(&Value::from(1e21)), i64::MIN);
+        assert_eq!(to_i64(&Value::from(-1e21)), i64::MIN);
+        assert_eq!(to_i64(&Value::from(f64::NAN)), i64::MIN);
+        assert_eq!(to_i64(&Value::from(-9.2e18)), -9_200_000_000_000_000_000);
     }
 
     #[test]
