@@ -505,12 +505,37 @@ pub(crate) fn quote_go(text: &str) -> String {
             c if (c as u32) < 0x20 || c == '\u{7f}' => {
                 out.push_str(&format!("\\x{:02x}", c as u32))
             }
-            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c if !go_is_print(c) && (c as u32) <= 0xffff => {
+                out.push_str(&format!("\\u{:04x}", c as u32))
+            }
+            c if !go_is_print(c) => out.push_str(&format!("\\U{:08x}", c as u32)),
             c => out.push(c),
         }
     }
     out.push('"');
     out
+}
+
+/// Go's `strconv.IsPrint` for the characters Rust can tell: controls, format characters (soft hyphen, zero-width
+/// and direction marks, BOM), the specials block's unassigned and non-characters, private use areas.
+fn go_is_print(c: char) -> bool {
+    let n = c as u32;
+    !(c.is_control()
+        || n == 0xad
+        || (0x600..=0x605).contains(&n)
+        || n == 0x61c
+        || n == 0x6dd
+        || n == 0x70f
+        || n == 0x180e
+        || (0x200b..=0x200f).contains(&n)
+        || (0x2028..=0x202e).contains(&n)
+        || (0x2060..=0x206f).contains(&n)
+        || n == 0xfeff
+        || (0xfff0..=0xfffb).contains(&n)
+        || (0xfffe..=0xffff).contains(&n)
+        || (0xe000..=0xf8ff).contains(&n)
+        || (0xf0000..=0x10ffff).contains(&n)
+        || (n & 0xfffe) == 0xfffe)
 }
 
 #[cfg(test)]
@@ -627,6 +652,12 @@ mod tests {
     #[test]
     fn quote_go_escapes_like_strconv() {
         assert_eq!(quote_go("a\"b\\c\n\u{1}é"), "\"a\\\"b\\\\c\\n\\x01é\"");
+        // Not printable for Go: escaped (checked with Helm's `printf "%q"`).
+        assert_eq!(
+            quote_go("\u{fff8}\u{200b}\u{feff}\u{f0000}"),
+            "\"\\ufff8\\u200b\\ufeff\\U000f0000\""
+        );
+        assert_eq!(quote_go("\u{10000}ü"), "\"\u{10000}ü\"");
     }
 
     #[test]
