@@ -303,12 +303,42 @@ fn float_fold(name: &str, args: &[Value], fold: fn(f64, f64) -> f64) -> Result<V
 
 /// `maxf a b …`
 pub(crate) fn maxf(args: &[Value]) -> Result<Value, Error> {
-    float_fold("maxf", args, f64::max)
+    float_fold("maxf", args, go_max)
 }
 
 /// `minf a b …`
 pub(crate) fn minf(args: &[Value]) -> Result<Value, Error> {
-    float_fold("minf", args, f64::min)
+    float_fold("minf", args, go_min)
+}
+
+/// Go's `math.Max`: +Inf wins, then NaN, and +0 is larger than -0.
+fn go_max(x: f64, y: f64) -> f64 {
+    if x == f64::INFINITY || y == f64::INFINITY {
+        f64::INFINITY
+    } else if x.is_nan() || y.is_nan() {
+        f64::NAN
+    } else if x == 0.0 && y == 0.0 {
+        if x.is_sign_negative() { y } else { x }
+    } else if x > y {
+        x
+    } else {
+        y
+    }
+}
+
+/// Go's `math.Min`: -Inf wins, then NaN, and -0 is smaller than +0.
+fn go_min(x: f64, y: f64) -> f64 {
+    if x == f64::NEG_INFINITY || y == f64::NEG_INFINITY {
+        f64::NEG_INFINITY
+    } else if x.is_nan() || y.is_nan() {
+        f64::NAN
+    } else if x == 0.0 && y == 0.0 {
+        if x.is_sign_negative() { x } else { y }
+    } else if x < y {
+        x
+    } else {
+        y
+    }
 }
 
 /// `add1f v`
