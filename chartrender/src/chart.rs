@@ -393,7 +393,7 @@ pub(crate) fn from_yaml<T: serde::de::DeserializeOwned>(
 /// Parses a values file: a map, with YAML 1.1 booleans read as Helm's parser reads them ([`crate::yaml11`]).
 pub(crate) fn parse_values_map(data: &[u8]) -> Result<serde_json::Value, serde_yaml::Error> {
     match std::str::from_utf8(data) {
-        Ok(text) => parse_yaml_map(crate::yaml11::booleans_as_yaml11(text).as_bytes()),
+        Ok(text) => parse_yaml_map(crate::yaml11::as_yaml11(text).as_bytes()),
         Err(_) => parse_yaml_map(data),
     }
 }

@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, LazyLock, Mutex};
 
-use minijinja::value::Value;
+use minijinja::value::{Value, ValueKind};
 use minijinja::{Environment, UndefinedBehavior, context};
 
 use crate::chart::Chart;
@@ -318,7 +318,8 @@ fn base_environment() -> Environment<'static> {
                 .write_str(template::NO_VALUE)
                 .map_err(minijinja::Error::from);
         }
-        if let Some(s) = value.as_str() {
+        // Bytes (`.Files.GetBytes`) print as Go prints a `[]byte`, a list of numbers, below.
+        if let Some(s) = value.as_str().filter(|_| value.kind() != ValueKind::Bytes) {
             out.write_str(s).map_err(minijinja::Error::from)?;
             // Reports an output bound this write passed, on this line.
             return meter::check_exceeded();
@@ -397,10 +398,10 @@ impl Compiled {
         for file in &templates {
             let text = String::from_utf8_lossy(file.data);
             let translated = gotmpl::translate_file(&file.path, &text, &crate::funcs::is_function)?;
-            actions.add_actions(&file.path, translated.body.actions);
+            actions.add_located_actions(&file.path, translated.body.actions, &text);
             sources.insert(file.path.clone(), translated.body.source);
             for (name, define) in translated.defines {
-                actions.add_actions(&name, define.actions);
+                actions.add_located_actions(&name, define.actions, &text);
                 actions.set_origin(&name, &file.path);
                 sources.insert(name, define.source);
             }

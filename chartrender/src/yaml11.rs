@@ -1,10 +1,15 @@
-//! YAML 1.1 booleans as Helm reads values: its parser (sigs.k8s.io/yaml over go-yaml v2) takes the plain scalars
+//! YAML 1.1 scalars as Helm reads values: its parser (sigs.k8s.io/yaml over go-yaml v2) takes the plain scalars
 //! `y`, `yes`, `on` (and `n`, `no`, `off`, in any of their three spellings) for booleans, where the YAML 1.2 parser
-//! used here sees strings. A key `y:` therefore becomes the key `"true"`, and `a: off` the value `false`.
+//! used here sees strings. A key `y:` therefore becomes the key `"true"`, and `a: off` the value `false`. Its
+//! numbers differ too: go-yaml v2 drops `_` from a plain scalar that starts with a digit, a sign or a dot, reads a
+//! leading `0` as octal (`017` is 15, `08` the float 8) and the prefixes `0x`, `0o`, `0b` in either case; the
+//! YAML 1.2 parser reads `1_000`, `017` and `0X1F` otherwise. Sexagesimal `1:30` is a string in both.
 //!
 //! The rewrite works on block-style lines before parsing: a plain key or a plain value that is the whole rest of
-//! its line (a mapping value or a list item, comments allowed) is replaced; text inside block scalars (`|`, `>`)
-//! and quoted scalars is left alone. Flow collections (`{y: 1}`) and multi-line plain scalars keep YAML 1.2's reading.
+//! its line (a mapping value or a list item, comments allowed) is replaced, and so are the plain scalars of a flow
+//! collection that opens and closes on its line (`[017, y]`, `{on: 1}`); text inside block scalars (`|`, `>`)
+//! and quoted scalars is left alone. Flow collections spread over several lines and multi-line plain scalars keep
+//! YAML 1.2's reading, and so do numeric keys.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -20,11 +25,12 @@ fn yaml11_bool(word: &str) -> Option<bool> {
     }
 }
 
-/// Whether `line` holds a word go-yaml v2 reads as a boolean: a line without one is never rewritten, since a
-/// rewritten key or value is such a word standing alone between non-letters.
+/// Whether `line` may be rewritten: it holds a word go-yaml v2 reads as a boolean (a rewritten key or value is such
+/// a word standing alone between non-letters) or text that may be a number read unlike YAML 1.2.
 fn has_candidate(line: &str) -> bool {
     line.split(|c: char| !c.is_ascii_alphabetic())
         .any(|word| yaml11_bool(word).is_some())
+        || NUMBER_CANDIDATE.is_match(line)
 }
 
 /// A block line: indentation and list dashes, an optional plain key, and the rest.
@@ -39,14 +45,121 @@ static REST: LazyLock<Regex> = LazyLock::new(|| {
         .unwrap_or_else(|e| unreachable!("fixed pattern: {e}"))
 });
 
+/// A plain scalar that may be a go-yaml v2 number, filling the rest of a line before an optional comment.
+static NUMBER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?P<word>[-+.0-9][0-9A-Za-z_.+-]*)(?P<tail>[ \t]*(?:#.*)?)$")
+        .unwrap_or_else(|e| unreachable!("fixed pattern: {e}"))
+});
+
+/// Text that may hold a number go-yaml v2 reads unlike YAML 1.2: an underscore, a leading zero before a digit or an
+/// underscore, an upper-case base prefix.
+static NUMBER_CANDIDATE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"_|(?:^|[^0-9A-Za-z.])0[0-9XOB]")
+        .unwrap_or_else(|e| unreachable!("fixed pattern: {e}"))
+});
+
+/// go-yaml v2's float syntax (`yamlStyleFloat`), tried after the integer forms.
+static YAML_FLOAT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
+        .unwrap_or_else(|e| unreachable!("fixed pattern: {e}"))
+});
+
+/// A number as go-yaml v2 resolves a plain scalar.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Number {
+    /// An `int`, `int64` or `uint64`.
+    Integer(i128),
+    Float(f64),
+}
+
+/// The number go-yaml v2 makes of the plain scalar `word`, if it makes one (its `resolve` for scalars starting
+/// with a digit, a sign or a dot; the words it looks up in a table, `.inf` and the like, are left out).
+fn yaml11_number(word: &str) -> Option<Number> {
+    let first = word.bytes().next()?;
+    if first == b'.' {
+        let plain = underscores_between_digits(word)?;
+        return plain.parse().ok().map(Number::Float);
+    }
+    if !(first.is_ascii_digit() || first == b'-' || first == b'+') {
+        return None;
+    }
+    let plain = word.replace('_', "");
+    if let Some(n) = go_parse_integer(&plain) {
+        return Some(Number::Integer(n));
+    }
+    if YAML_FLOAT.is_match(&plain) {
+        return plain.parse().ok().map(Number::Float);
+    }
+    None
+}
+
+/// `strconv.ParseInt(text, 0, 64)`, then `strconv.ParseUint(text, 0, 64)` (no sign) as go-yaml v2 tries them.
+fn go_parse_integer(text: &str) -> Option<i128> {
+    let (sign, digits) = match text.as_bytes().first()? {
+        b'-' => (Some(-1), &text[1..]),
+        b'+' => (Some(1), &text[1..]),
+        _ => (None, text),
+    };
+    let lower = digits.to_ascii_lowercase();
+    let (radix, body) = if let Some(hex) = lower.strip_prefix("0x") {
+        (16, hex)
+    } else if let Some(octal) = lower.strip_prefix("0o") {
+        (8, octal)
+    } else if let Some(binary) = lower.strip_prefix("0b") {
+        (2, binary)
+    } else if lower.len() > 1 && lower.starts_with('0') {
+        (8, &lower[1..])
+    } else {
+        (10, lower.as_str())
+    };
+    if body.is_empty() || !body.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    let magnitude = u128::from_str_radix(body, radix).ok()?;
+    let signed = i128::try_from(magnitude).ok()?;
+    match sign {
+        Some(-1) => (magnitude <= 1u128 << 63).then_some(-signed),
+        Some(_) => (signed <= i128::from(i64::MAX)).then_some(signed),
+        None => (magnitude <= u128::from(u64::MAX)).then_some(signed),
+    }
+}
+
+/// `text` without underscores, if each one stands between two digits (Go's rule for number literals).
+fn underscores_between_digits(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    for (i, b) in bytes.iter().enumerate() {
+        if *b == b'_' {
+            let before = i.checked_sub(1).map(|j| bytes[j]);
+            let after = bytes.get(i + 1).copied();
+            if !before.is_some_and(|c| c.is_ascii_digit())
+                || !after.is_some_and(|c| c.is_ascii_digit())
+            {
+                return None;
+            }
+        }
+    }
+    Some(text.replace('_', ""))
+}
+
+/// The YAML 1.2 spelling of a go-yaml v2 number, or `None` when `word` already reads the same.
+fn yaml12_spelling(word: &str) -> Option<String> {
+    let text = match yaml11_number(word)? {
+        Number::Integer(n) => n.to_string(),
+        Number::Float(f) if f.is_finite() => format!("{f:?}"),
+        Number::Float(_) => return None,
+    };
+    (text != word).then_some(text)
+}
+
 /// A line that opens a block scalar (`key: |`, `- >-`, `|2` …).
 static BLOCK_START: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:^|[ \t:-])[|>][-+0-9]*[ \t]*(?:#.*)?$")
         .unwrap_or_else(|e| unreachable!("fixed pattern: {e}"))
 });
 
-/// `text` with YAML 1.1 boolean keys written as `"true"`/`"false"` and boolean values as `true`/`false`.
-pub(crate) fn booleans_as_yaml11(text: &str) -> Cow<'_, str> {
+/// `text` with YAML 1.1 boolean keys written as `"true"`/`"false"`, boolean values as `true`/`false`, and numbers
+/// go-yaml v2 reads unlike YAML 1.2 in their YAML 1.2 spelling (`1_000` → `1000`, `017` → `15`).
+pub(crate) fn as_yaml11(text: &str) -> Cow<'_, str> {
     if !text.lines().any(has_candidate) {
         return Cow::Borrowed(text);
     }
@@ -65,7 +178,8 @@ pub(crate) fn booleans_as_yaml11(text: &str) -> Cow<'_, str> {
             block = None;
         }
         // The regexes run only where they can match: a block scalar opens with `|` or `>`, and a line is
-        // rewritten only when it holds a boolean word (values files are long, their candidate lines few).
+        // rewritten only when it holds a boolean word or a number candidate (values files are long, their
+        // candidate lines few).
         if body.contains(['|', '>'])
             && BLOCK_START.is_match(body)
             && !body.trim_start().starts_with('#')
@@ -110,13 +224,112 @@ fn rewrite_line(body: &str) -> Cow<'_, str> {
             out.push_str(&value["tail"]);
             changed = true;
         }
-        _ => out.push_str(rest),
+        _ => match NUMBER
+            .captures(rest)
+            .filter(|_| is_value)
+            .and_then(|value| Some((yaml12_spelling(&value["word"])?, value)))
+        {
+            Some((spelling, value)) => {
+                out.push_str(&spelling);
+                out.push_str(&value["tail"]);
+                changed = true;
+            }
+            None => match rewrite_flow(rest).filter(|_| is_value) {
+                Some(flow) => {
+                    out.push_str(&flow);
+                    changed = true;
+                }
+                None => out.push_str(rest),
+            },
+        },
     }
     if changed {
         Cow::Owned(out)
     } else {
         Cow::Borrowed(body)
     }
+}
+
+/// A flow collection that opens and closes on this line (`[017, y]`, `{on: 1_000}`) with its plain scalars read
+/// as go-yaml v2 reads them (boolean keys quoted, numbers in their YAML 1.2 spelling), if any changed.
+fn rewrite_flow(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    if !matches!(bytes.first(), Some(b'[' | b'{')) {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    // Whether each open collection is a mapping.
+    let mut open: Vec<bool> = Vec::new();
+    let mut expecting = false;
+    let mut changed = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        match c {
+            b'[' | b'{' => {
+                open.push(c == b'{');
+                expecting = true;
+            }
+            b']' | b'}' => {
+                open.pop()?;
+                expecting = false;
+                if open.is_empty() {
+                    out.push(char::from(c));
+                    out.push_str(&text[i + 1..]);
+                    return changed.then_some(out);
+                }
+            }
+            b',' => expecting = true,
+            b':' => expecting = true,
+            b'"' | b'\'' => {
+                let end = quoted_end(bytes, i)?;
+                out.push_str(&text[i..end]);
+                i = end;
+                expecting = false;
+                continue;
+            }
+            b' ' | b'\t' => {}
+            _ if expecting => {
+                let len = text[i..]
+                    .find([',', ']', '}', ':', ' ', '\t'])
+                    .unwrap_or(text.len() - i);
+                let word = &text[i..i + len];
+                let after = text[i + len..].trim_start_matches([' ', '\t']);
+                let is_key = open.last() == Some(&true) && after.starts_with(':');
+                let replacement = match (yaml11_bool(word), is_key) {
+                    (Some(b), true) => Some(format!("\"{b}\"")),
+                    (Some(b), false) => Some(b.to_string()),
+                    (None, false) => yaml12_spelling(word),
+                    (None, true) => None,
+                };
+                changed |= replacement.is_some();
+                out.push_str(replacement.as_deref().unwrap_or(word));
+                i += len.max(1);
+                expecting = false;
+                continue;
+            }
+            _ => {}
+        }
+        out.push(char::from(c));
+        i += 1;
+    }
+    // Not closed on this line: left to the YAML 1.2 reading.
+    None
+}
+
+/// The index after the quoted scalar starting at `start` (`\` escapes in double quotes, `''` in single ones).
+fn quoted_end(bytes: &[u8], start: usize) -> Option<usize> {
+    let quote = bytes[start];
+    let mut i = start + 1;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' if quote == b'"' => i += 2,
+            b'\'' if quote == b'\'' && bytes.get(i + 1) == Some(&b'\'') => i += 2,
+            b if b == quote => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -160,15 +373,80 @@ mod tests {
             ),
         ];
         for (input, want) in cases {
-            assert_eq!(booleans_as_yaml11(input), want, "{input:?}");
+            assert_eq!(as_yaml11(input), want, "{input:?}");
+        }
+    }
+
+    /// Each spelling's reading checked against Helm v3.11.3 (`typeOf` and the printed value of a values entry).
+    #[test]
+    fn numbers_are_read_like_go_yaml_v2() {
+        let cases = [
+            ("1_000", Some("1000")),
+            ("1__0", Some("10")),
+            ("1_", Some("1")),
+            ("-_1", Some("-1")),
+            ("017", Some("15")),
+            ("0_17", Some("15")),
+            ("00", Some("0")),
+            ("-0o17", Some("-15")),
+            ("0X1F", Some("31")),
+            ("0x_1F", Some("31")),
+            ("0B11", Some("3")),
+            ("0O17", Some("15")),
+            ("+0x10", Some("16")),
+            ("08", Some("8.0")),
+            ("09.5", Some("9.5")),
+            ("1_0.5", Some("10.5")),
+            ("1_000.000_1", Some("1000.0001")),
+            ("1_000e1", Some("10000.0")),
+            (".5_0", Some("0.5")),
+            ("0.5e1_0", Some("5000000000.0")),
+            ("9223372036854775808", None),
+            ("18446744073709551615", None),
+            ("18446744073709551616", Some("1.8446744073709552e19")),
+            // Already read alike, or strings in both.
+            ("42", None),
+            ("0", None),
+            ("-7", None),
+            ("0x1F", Some("31")),
+            ("1:30", None),
+            ("0o", None),
+            ("0x", None),
+            ("1e", None),
+            ("2001-12-14", None),
+            ("1.2.3", None),
+        ];
+        for (word, want) in cases {
+            assert_eq!(yaml12_spelling(word).as_deref(), want, "{word}");
+        }
+        assert_eq!(
+            as_yaml11("a: 1_000 # n\nl:\n  - 017\ns: \"017\"\nb: |\n  017\n"),
+            "a: 1000 # n\nl:\n  - 15\ns: \"017\"\nb: |\n  017\n"
+        );
+    }
+
+    /// Each line's reading checked against Helm v3.11.3 (`toJson .Values`).
+    #[test]
+    fn flow_collections_on_one_line_are_read_like_go_yaml_v2() {
+        let cases = [
+            ("l: [017, 1_000, 0X1F]\n", "l: [15, 1000, 31]\n"),
+            (
+                "m: {a: 017, y: on} # c\n",
+                "m: {a: 15, \"true\": true} # c\n",
+            ),
+            ("- [y, \"y\", 'n', no]\n", "- [true, \"y\", 'n', false]\n"),
+            ("c: [{a: [1_0]}, x]\n", "c: [{a: [10]}, x]\n"),
+            // Nothing to change, or not closed on the line.
+            ("a: [1, b, \"017\"]\n", "a: [1, b, \"017\"]\n"),
+            ("a: [017,\n  1_0]\n", "a: [017,\n  1_0]\n"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(as_yaml11(input), want, "{input:?}");
         }
     }
 
     #[test]
     fn text_without_candidates_is_borrowed() {
-        assert!(matches!(
-            booleans_as_yaml11("a: 1\nb: [x]\n"),
-            Cow::Borrowed(_)
-        ));
+        assert!(matches!(as_yaml11("a: 1\nb: [x]\n"), Cow::Borrowed(_)));
     }
 }

@@ -6,7 +6,7 @@ use minijinja::Error;
 use minijinja::value::{Value, ValueKind};
 
 use super::value::{
-    GoMap, deep_copy, go_equal, is_nil, key_string, list_items, map_entries, to_go_string, to_i64,
+    GoMap, deep_copy, deep_equal, is_nil, key_string, list_items, map_entries, to_go_string, to_i64,
 };
 use super::{arg_str, fail, want};
 
@@ -67,6 +67,10 @@ pub(crate) fn concat(args: &[Value]) -> Result<Value, Error> {
     for value in args {
         out.extend(list_of("concat", value)?);
     }
+    // Sprig appends to a nil slice: nothing appended leaves it nil (`null` in toJson/toYaml).
+    if out.is_empty() {
+        return Ok(super::value::nil_list());
+    }
     Ok(Value::from(out))
 }
 
@@ -123,7 +127,7 @@ pub(crate) fn uniq(args: &[Value]) -> Result<Value, Error> {
     want("uniq", args, 1)?;
     let mut out: Vec<Value> = Vec::new();
     for item in list_of("uniq", &args[0])? {
-        if !out.iter().any(|seen| go_equal(seen, &item)) {
+        if !out.iter().any(|seen| deep_equal(seen, &item)) {
             out.push(item);
         }
     }
@@ -150,7 +154,7 @@ pub(crate) fn without(args: &[Value]) -> Result<Value, Error> {
     Ok(Value::from(
         items
             .into_iter()
-            .filter(|v| !drop.iter().any(|d| go_equal(d, v)))
+            .filter(|v| !drop.iter().any(|d| deep_equal(d, v)))
             .collect::<Vec<_>>(),
     ))
 }
@@ -165,7 +169,7 @@ pub(crate) fn has(args: &[Value]) -> Result<Value, Error> {
     Ok(Value::from(
         list_of("has", &args[1])?
             .iter()
-            .any(|v| go_equal(v, &args[0])),
+            .any(|v| deep_equal(v, &args[0])),
     ))
 }
 
@@ -375,10 +379,32 @@ pub(crate) fn dig(args: &[Value]) -> Result<Value, Error> {
     let (default, keys) = rest
         .split_last()
         .ok_or_else(|| fail("dig: missing default"))?;
+    // Sprig asserts the types (`ps[i].(string)`, `….(map[string]interface{})`); Helm reports the panic.
+    let assertion = |value: &Value, wanted: &str| {
+        let actual = if is_nil(value) {
+            "nil"
+        } else {
+            super::value::type_of(value)
+        };
+        fail(format!(
+            "error calling dig: interface conversion: interface {{}} is {actual}, not {wanted}"
+        ))
+    };
+    let keys = keys
+        .iter()
+        .map(|key| {
+            key.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| assertion(key, "string"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let mut current = map.clone();
-    for key in keys {
-        match map_entries(&current).and_then(|m| m.get(&to_go_string(key)).cloned()) {
-            Some(next) => current = next,
+    for key in &keys {
+        let entries = map_entries(&current)
+            .filter(|_| !is_nil(&current))
+            .ok_or_else(|| assertion(&current, "map[string]interface {}"))?;
+        match entries.get(key) {
+            Some(next) => current = next.clone(),
             None => return Ok(default.clone()),
         }
     }
@@ -425,6 +451,8 @@ fn merge_value(target: &GoMap, key: String, value: Value, overwrite: bool) {
             }
         }
         Some(current) if !super::value::is_empty(&current) && !overwrite => {}
+        // mergo merges a source map into what is there and never replaces a non-empty non-map with it.
+        Some(current) if value.kind() == ValueKind::Map && !super::value::is_empty(&current) => {}
         // mergo skips a nil source entry unless overwriting.
         _ if is_nil(&value) && !overwrite => {}
         _ => {
@@ -541,11 +569,14 @@ fn range_pairs_of(value: &Value) -> Result<Vec<(Value, Value)>, Error> {
             .enumerate()
             .map(|(i, v)| (Value::from(i as i64), v))
             .collect()),
-        ValueKind::Number if value.is_integer() => {
-            let n = value.as_i64().unwrap_or(0).max(0);
-            crate::meter::check_items("range", usize::try_from(n).unwrap_or(usize::MAX))?;
-            Ok((0..n).map(|i| (Value::from(i), Value::from(i))).collect())
-        }
+        ValueKind::Bytes => Ok(value
+            .as_bytes()
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (Value::from(i as i64), Value::from(i64::from(*b))))
+            .collect()),
+        // Helm's Go 1.19 cannot range over an integer (Go 1.22 added that).
         _ => Err(fail(format!(
             "range can't iterate over {}",
             super::value::go_string(value)

@@ -3,8 +3,8 @@
 //! randBytes sha1sum`.
 //!
 //! Keys are what Sprig makes: RSA 4096 for `genPrivateKey "rsa"`, RSA 2048 for certificates, P-256 for
-//! `"ecdsa"`, Ed25519 for `"ed25519"`; PEM types `RSA PRIVATE KEY` (PKCS#1), `EC PRIVATE KEY` (SEC1),
-//! `PRIVATE KEY` (PKCS#8). Certificates carry a random 128-bit serial, the common name, IP and DNS SANs,
+//! `"ecdsa"`, Ed25519 for `"ed25519"`, DSA L2048/N256 for `"dsa"`; PEM types `RSA PRIVATE KEY` (PKCS#1),
+//! `EC PRIVATE KEY` (SEC1), `PRIVATE KEY` (PKCS#8), `DSA PRIVATE KEY` (OpenSSL's DSA structure). Certificates carry a random 128-bit serial, the common name, IP and DNS SANs,
 //! key usages and server/client auth, valid from now for the given days; a CA signs its leaves.
 
 use std::net::IpAddr;
@@ -345,7 +345,8 @@ fn pem_first_block(text: &str) -> Option<(String, Vec<u8>)> {
     Some((label.to_string(), der))
 }
 
-/// `genPrivateKey type`: `rsa` (4096 bits), `ecdsa` (P-256), `ed25519`; other types print Sprig's message.
+/// `genPrivateKey type`: `rsa` (4096 bits), `dsa` (L2048/N256, [`super::dsa`]), `ecdsa` (P-256), `ed25519`; other
+/// types print Sprig's message.
 pub(crate) fn gen_private_key(args: &[Value]) -> Result<Value, Error> {
     want("genPrivateKey", args, 1)?;
     let kind = arg_str(args, 0);
@@ -357,7 +358,10 @@ pub(crate) fn gen_private_key(args: &[Value]) -> Result<Value, Error> {
             rand::rng().fill_bytes(&mut seed);
             ed25519_private_key(&seed)
         }
-        "dsa" => Err("seedlet does not generate DSA keys (deprecated since Go 1.16)".to_string()),
+        "dsa" => {
+            let der = super::dsa::DsaKey::generate(&mut rand::rng()).to_der();
+            return Ok(Value::from(pem_block("DSA PRIVATE KEY", &der)));
+        }
         other => return Ok(Value::from(format!("Unknown type {other}"))),
     };
     match key {

@@ -6,6 +6,7 @@ use minijinja::Error;
 use minijinja::value::{Value, ValueKind};
 
 use super::gotime::{self, GoTime};
+use super::number::{GoNumber, number_type};
 use super::value::{to_i64, type_of};
 use super::{arg_str, fail, want};
 
@@ -107,7 +108,7 @@ pub(crate) fn must_to_date(args: &[Value]) -> Result<Value, Error> {
     want("mustToDate", args, 2)?;
     gotime::parse(&arg_str(args, 0), &arg_str(args, 1), &gotime::local_zone())
         .map(GoTime::value)
-        .map_err(fail)
+        .map_err(|e| fail(format!("error calling mustToDate: {e}")))
 }
 
 /// `unixEpoch t`
@@ -143,12 +144,13 @@ fn round_to_second(nanos: i64) -> i64 {
     }
 }
 
-/// `duration seconds`: a string or an integer of seconds as a Go duration (`1m35s`); anything else is `0s`.
+/// `duration seconds`: a string or an `int64` of seconds as a Go duration (`1m35s`); anything else, a template
+/// literal (Go's `int`) included, is `0s`.
 pub(crate) fn duration(args: &[Value]) -> Result<Value, Error> {
     want("duration", args, 1)?;
     let seconds = match args[0].kind() {
         ValueKind::String => arg_str(args, 0).parse::<i64>().unwrap_or(0),
-        ValueKind::Number if args[0].is_integer() => to_i64(&args[0]),
+        _ if number_type(&args[0]) == Some(GoNumber::Int64) => to_i64(&args[0]),
         _ => 0,
     };
     Ok(Value::from(gotime::format_duration(
@@ -156,7 +158,8 @@ pub(crate) fn duration(args: &[Value]) -> Result<Value, Error> {
     )))
 }
 
-/// `durationRound d`: the largest whole unit (`2d`, `3mo`, `1y`) of a duration string, nanoseconds or time since.
+/// `durationRound d`: the largest whole unit (`2d`, `3mo`, `1y`) of a duration string, `int64` nanoseconds or the
+/// time since a time (anything else is `0s`).
 pub(crate) fn duration_round(args: &[Value]) -> Result<Value, Error> {
     want("durationRound", args, 1)?;
     let value = &args[0];
@@ -165,7 +168,7 @@ pub(crate) fn duration_round(args: &[Value]) -> Result<Value, Error> {
         i64::try_from(since).unwrap_or(i64::MAX)
     } else if value.kind() == ValueKind::String {
         gotime::parse_duration(&arg_str(args, 0)).unwrap_or(0)
-    } else if value.kind() == ValueKind::Number && value.is_integer() {
+    } else if number_type(value) == Some(GoNumber::Int64) {
         to_i64(value)
     } else {
         0
@@ -214,9 +217,13 @@ mod tests {
     fn duration_reads_seconds_from_strings_and_integers_only() {
         assert_eq!(duration(&[Value::from("95")]).unwrap().to_string(), "1m35s");
         assert_eq!(
-            duration(&[Value::from(3600)]).unwrap().to_string(),
+            duration(&[super::super::number::int64(3600)])
+                .unwrap()
+                .to_string(),
             "1h0m0s"
         );
+        // Go's `int` (a template literal, `len`) and float64 are not read: Sprig switches on string and int64.
+        assert_eq!(duration(&[Value::from(3600)]).unwrap().to_string(), "0s");
         assert_eq!(duration(&[Value::from(95.0)]).unwrap().to_string(), "0s");
     }
 

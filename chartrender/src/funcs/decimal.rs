@@ -1,20 +1,32 @@
 //! shopspring/decimal arithmetic as Sprig's `addf`/`subf`/`mulf`/`divf` run it: every float64 becomes the exact
 //! decimal of its shortest text, the operations are exact (a division is rounded half away from zero to 16
 //! places), and the result is parsed back into the nearest float64. So `addf 0.1 0.2` is `0.3`, not
-//! `0.30000000000000004`. Values beyond 38 digits fall back to float64 arithmetic.
+//! `0.30000000000000004`. Mantissas are big integers, so `mulf 1e21 1e21` stays exact like shopspring's; only
+//! infinities and NaN fall back to float64 arithmetic.
+
+use num_bigint_dig::{BigInt, Sign};
 
 /// `mantissa / 10^scale`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct Decimal {
-    mantissa: i128,
+    mantissa: BigInt,
     scale: u32,
 }
 
 /// Digits after the point of a quotient (`decimal.DivisionPrecision`).
 const DIVISION_PLACES: u32 = 16;
 
-fn pow10(exp: u32) -> Option<i128> {
-    10i128.checked_pow(exp)
+fn abs(n: &BigInt) -> BigInt {
+    if n.sign() == Sign::Minus {
+        -n.clone()
+    } else {
+        n.clone()
+    }
+}
+
+fn pow10(exp: u32) -> BigInt {
+    let digits = format!("1{}", "0".repeat(exp as usize));
+    BigInt::parse_bytes(digits.as_bytes(), 10).unwrap_or_else(|| BigInt::from(1u8))
 }
 
 impl Decimal {
@@ -26,68 +38,71 @@ impl Decimal {
         // Rust's `Display` for f64 prints the shortest round-trip digits without an exponent.
         let text = format!("{f}");
         let (int, frac) = text.split_once('.').unwrap_or((&text, ""));
-        let negative = int.starts_with('-');
-        let digits: String = int
-            .trim_start_matches('-')
-            .chars()
-            .chain(frac.chars())
-            .collect();
-        let magnitude: i128 = digits.parse().ok()?;
+        let digits: String = int.chars().chain(frac.chars()).collect();
         Some(Self {
-            mantissa: if negative { -magnitude } else { magnitude },
+            mantissa: BigInt::parse_bytes(digits.as_bytes(), 10)?,
             scale: u32::try_from(frac.len()).ok()?,
         })
     }
 
-    fn to_f64(self) -> f64 {
-        let magnitude = self.mantissa.unsigned_abs().to_string();
+    /// The nearest float64 (Rust's parsing rounds correctly however long the text).
+    fn to_f64(&self) -> f64 {
+        let magnitude = abs(&self.mantissa).to_string();
         let scale = self.scale as usize;
         let padded = format!("{magnitude:0>width$}", width = scale + 1);
         let (int, frac) = padded.split_at(padded.len() - scale);
-        let sign = if self.mantissa < 0 { "-" } else { "" };
+        let sign = if self.mantissa.sign() == Sign::Minus {
+            "-"
+        } else {
+            ""
+        };
         format!("{sign}{int}.{frac}0").parse().unwrap_or(0.0)
     }
 
-    fn rescaled(self, scale: u32) -> Option<i128> {
-        self.mantissa
-            .checked_mul(pow10(scale.checked_sub(self.scale)?)?)
+    fn rescaled(&self, scale: u32) -> BigInt {
+        &self.mantissa * pow10(scale.saturating_sub(self.scale))
     }
 
-    fn add(self, other: Self) -> Option<Self> {
+    fn add(&self, other: &Self) -> Self {
         let scale = self.scale.max(other.scale);
-        Some(Self {
-            mantissa: self.rescaled(scale)?.checked_add(other.rescaled(scale)?)?,
+        Self {
+            mantissa: self.rescaled(scale) + other.rescaled(scale),
             scale,
-        })
+        }
     }
 
-    fn neg(self) -> Self {
+    fn neg(&self) -> Self {
         Self {
-            mantissa: -self.mantissa,
+            mantissa: -self.mantissa.clone(),
             scale: self.scale,
         }
     }
 
-    fn mul(self, other: Self) -> Option<Self> {
-        Some(Self {
-            mantissa: self.mantissa.checked_mul(other.mantissa)?,
-            scale: self.scale.checked_add(other.scale)?,
-        })
+    fn mul(&self, other: &Self) -> Self {
+        Self {
+            mantissa: &self.mantissa * &other.mantissa,
+            scale: self.scale + other.scale,
+        }
     }
 
-    /// `DivRound(other, 16)`; `None` on overflow or division by zero.
-    fn div(self, other: Self) -> Option<Self> {
-        if other.mantissa == 0 {
+    /// `DivRound(other, 16)`: rounded half away from zero; `None` for a division by zero.
+    fn div(&self, other: &Self) -> Option<Self> {
+        if other.mantissa.sign() == Sign::NoSign {
             return None;
         }
-        let numerator = self
-            .mantissa
-            .checked_mul(pow10(DIVISION_PLACES + other.scale)?)?;
-        let denominator = other.mantissa.checked_mul(pow10(self.scale)?)?;
-        let mut quotient = numerator / denominator;
-        let remainder = numerator % denominator;
-        if remainder.unsigned_abs().checked_mul(2)? >= denominator.unsigned_abs() {
-            quotient += numerator.signum() * denominator.signum();
+        let numerator = &self.mantissa * pow10(DIVISION_PLACES + other.scale);
+        let denominator = &other.mantissa * pow10(self.scale);
+        // BigInt division truncates toward zero, like Go's QuoRem.
+        let mut quotient = &numerator / &denominator;
+        let remainder = &numerator % &denominator;
+        let twice = &remainder + &remainder;
+        if abs(&twice) >= abs(&denominator) {
+            let away = if (numerator.sign() == Sign::Minus) == (denominator.sign() == Sign::Minus) {
+                1
+            } else {
+                -1
+            };
+            quotient += BigInt::from(away);
         }
         Some(Self {
             mantissa: quotient,
@@ -115,10 +130,10 @@ pub(crate) fn fold(op: Op, first: f64, rest: &[f64]) -> Result<f64, &'static str
         for &value in rest {
             let value = Decimal::from_f64(value)?;
             acc = match op {
-                Op::Add => acc.add(value)?,
-                Op::Sub => acc.add(value.neg())?,
-                Op::Mul => acc.mul(value)?,
-                Op::Div => acc.div(value)?,
+                Op::Add => acc.add(&value),
+                Op::Sub => acc.add(&value.neg()),
+                Op::Mul => acc.mul(&value),
+                Op::Div => acc.div(&value)?,
             };
         }
         Some(acc.to_f64())
@@ -153,7 +168,11 @@ mod tests {
 
     #[test]
     fn float_functions_compute_in_decimal_like_sprig() {
-        let cases: [(Op, f64, &[f64], f64); 9] = [
+        let cases: [(Op, f64, &[f64], f64); 12] = [
+            // Past 38 digits too (Helm v3.11.3: -3.3333333333333332e+41 for divf (subf 3.0 (mulf 1e21 1e21)) 3).
+            (Op::Mul, 1e21, &[1e21], 1e42),
+            (Op::Sub, 3.0, &[1e42], -1e42),
+            (Op::Div, -1e42, &[3.0], -3.3333333333333332e41),
             (Op::Add, 0.1, &[0.2], 0.3),
             (Op::Add, 1.5, &[2.5, 3.0], 7.0),
             (Op::Sub, 0.3, &[0.1], 0.2),

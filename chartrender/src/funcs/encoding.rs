@@ -162,7 +162,7 @@ pub(crate) fn from_yaml(args: &[Value]) -> Result<Value, Error> {
     want("fromYaml", args, 1)?;
     let text = arg_str(args, 0);
     let parsed: Result<serde_json::Value, _> =
-        crate::chart::from_yaml(crate::yaml11::booleans_as_yaml11(&text).as_bytes());
+        crate::chart::from_yaml(crate::yaml11::as_yaml11(&text).as_bytes());
     Ok(match parsed {
         Ok(serde_json::Value::Object(map)) => from_json(&serde_json::Value::Object(map)),
         Ok(serde_json::Value::Null) => from_json(&serde_json::json!({})),
@@ -179,7 +179,7 @@ pub(crate) fn from_yaml_array(args: &[Value]) -> Result<Value, Error> {
     want("fromYamlArray", args, 1)?;
     let text = arg_str(args, 0);
     let parsed: Result<serde_json::Value, _> =
-        crate::chart::from_yaml(crate::yaml11::booleans_as_yaml11(&text).as_bytes());
+        crate::chart::from_yaml(crate::yaml11::as_yaml11(&text).as_bytes());
     Ok(match parsed {
         Ok(value @ serde_json::Value::Array(_)) => from_json(&value),
         Ok(serde_json::Value::Null) => Value::from(Vec::<Value>::new()),

@@ -100,12 +100,15 @@ fn yaml_number(n: &serde_json::Number) -> String {
     // encoding/json writes integral floats below 1e21 without exponent, which YAML then reads as an int.
     if f.fract() == 0.0 && f.abs() < 1e21 {
         // Shortest digits, like strconv's 'f' with precision -1: 1.2345678901234567e19 is 12345678901234567000.
-        // JSON's `-0` reads back as the integer 0.
-        return if f == 0.0 {
-            "0".to_string()
-        } else {
-            format!("{f}")
-        };
+        // JSON's `-0` reads back as the integer 0. Digits beyond int64/uint64 read back as a float (1e20 is
+        // `1e+20`, 9.999999999999999e20 stays so).
+        if f == 0.0 {
+            return "0".to_string();
+        }
+        let digits = format!("{f}");
+        if digits.parse::<i64>().is_ok() || digits.parse::<u64>().is_ok() {
+            return digits;
+        }
     }
     format_float(f)
 }
@@ -550,6 +553,16 @@ mod tests {
         );
         assert_eq!(to_yaml(&json!("tab\there")), "\"tab\\there\"\n");
         assert_eq!(to_yaml(&json!(null)), "null\n");
+        // Integral floats past uint64 read back as floats (Helm v3.11.3: 1e+20, 9.999999999999999e+20).
+        assert_eq!(
+            to_yaml(&json!([
+                1e20,
+                9.999999999999999e20,
+                1.2345678901234567e19,
+                1e21
+            ])),
+            "- 1e+20\n- 9.999999999999999e+20\n- 12345678901234567000\n- 1e+21\n"
+        );
     }
 
     #[test]

@@ -4,9 +4,12 @@ mod collections;
 mod crypto;
 mod dates;
 mod decimal;
+mod dsa;
 mod encoding;
 pub(crate) mod gotime;
 pub(crate) mod goyaml;
+mod location;
+pub(crate) mod number;
 mod paths;
 mod printf;
 #[cfg(test)]
@@ -255,7 +258,7 @@ const FUNCTIONS: &[(&str, Func)] = &[
     ("f_deepEqual", deep_equal),
     // numbers
     ("f_int", int),
-    ("f_int64", int),
+    ("f_int64", int64),
     ("f_atoi", atoi),
     ("f_float64", float64),
     ("f_add", add),
@@ -372,28 +375,66 @@ fn eq(args: &[Value]) -> Result<Value, Error> {
     if rest.is_empty() {
         return Err(fail("missing argument for comparison"));
     }
-    Ok(Value::from(rest.iter().any(|other| go_equal(first, other))))
+    for other in rest {
+        comparable("eq", first, other)?;
+        if go_equal(first, other) {
+            return Ok(Value::from(true));
+        }
+    }
+    Ok(Value::from(false))
 }
 
 fn ne(args: &[Value]) -> Result<Value, Error> {
     want("ne", args, 2)?;
+    comparable("ne", &args[0], &args[1])?;
     Ok(Value::from(!go_equal(&args[0], &args[1])))
+}
+
+/// Go's basic kinds as its template comparisons group them (every `int*`/`uint*` is one integer kind).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BasicKind {
+    Bool,
+    Integer,
+    Float,
+    String,
+}
+
+fn basic_kind(value: &Value) -> Option<BasicKind> {
+    match value.kind() {
+        ValueKind::Bool => Some(BasicKind::Bool),
+        ValueKind::String => Some(BasicKind::String),
+        ValueKind::Number => Some(match number::number_type(value) {
+            Some(n) if n.is_integer() => BasicKind::Integer,
+            _ => BasicKind::Float,
+        }),
+        _ => None,
+    }
+}
+
+/// `eq`/`ne` refuse two non-nil basic values of different kinds (`eq 1 1.0`, `eq "1" 1`), as Go does.
+fn comparable(name: &str, a: &Value, b: &Value) -> Result<(), Error> {
+    match (basic_kind(a), basic_kind(b)) {
+        (Some(x), Some(y)) if x != y => Err(fail(format!(
+            "error calling {name}: incompatible types for comparison"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 fn compare(name: &str, args: &[Value]) -> Result<std::cmp::Ordering, Error> {
     want(name, args, 2)?;
     let (a, b) = (&args[0], &args[1]);
-    match (a.kind(), b.kind()) {
-        (ValueKind::Number, ValueKind::Number) => {
-            if a.is_integer() && b.is_integer() {
-                Ok(a.as_i64().cmp(&b.as_i64()))
-            } else {
-                to_f64(a)
-                    .partial_cmp(&to_f64(b))
-                    .ok_or_else(|| fail("incomparable numbers"))
-            }
+    match (basic_kind(a), basic_kind(b)) {
+        (Some(BasicKind::Integer), Some(BasicKind::Integer)) => {
+            a.partial_cmp(b).ok_or_else(|| fail("incomparable numbers"))
         }
-        (ValueKind::String, ValueKind::String) => Ok(a.as_str().cmp(&b.as_str())),
+        (Some(BasicKind::Float), Some(BasicKind::Float)) => to_f64(a)
+            .partial_cmp(&to_f64(b))
+            .ok_or_else(|| fail("incomparable numbers")),
+        (Some(BasicKind::String), Some(BasicKind::String)) => Ok(a.as_str().cmp(&b.as_str())),
+        (Some(x), Some(y)) if x == y => Err(fail(format!(
+            "error calling {name}: invalid type for comparison"
+        ))),
         _ => Err(fail(format!(
             "error calling {name}: incompatible types for comparison"
         ))),
@@ -462,11 +503,7 @@ fn kind_of_fn(args: &[Value]) -> Result<Value, Error> {
 
 fn kind_is(args: &[Value]) -> Result<Value, Error> {
     want("kindIs", args, 2)?;
-    let kind = kind_of(&args[1]);
-    let wanted = arg_str(args, 0);
-    Ok(Value::from(
-        wanted == kind || (wanted == "int64" && kind == "int"),
-    ))
+    Ok(Value::from(arg_str(args, 0) == kind_of(&args[1])))
 }
 
 fn type_of_fn(args: &[Value]) -> Result<Value, Error> {
@@ -481,14 +518,19 @@ fn type_is(args: &[Value]) -> Result<Value, Error> {
 
 fn deep_equal(args: &[Value]) -> Result<Value, Error> {
     want("deepEqual", args, 2)?;
-    Ok(Value::from(
-        value::to_json(&args[0]) == value::to_json(&args[1]),
-    ))
+    Ok(Value::from(value::deep_equal(&args[0], &args[1])))
 }
 
+/// `int x`: Go's `int`.
 fn int(args: &[Value]) -> Result<Value, Error> {
     want("int", args, 1)?;
     Ok(Value::from(to_i64(&args[0])))
+}
+
+/// `int64 x`: Go's `int64` (see [`number`]).
+fn int64(args: &[Value]) -> Result<Value, Error> {
+    want("int64", args, 1)?;
+    Ok(number::int64(to_i64(&args[0])))
 }
 
 fn atoi(args: &[Value]) -> Result<Value, Error> {
@@ -501,6 +543,7 @@ fn float64(args: &[Value]) -> Result<Value, Error> {
     Ok(Value::from(to_f64(&args[0])))
 }
 
+/// Sprig's integer arithmetic: `int64` results, folded left over the arguments.
 fn int_fold(name: &str, args: &[Value], fold: fn(i64, i64) -> Option<i64>) -> Result<Value, Error> {
     let (first, rest) = args
         .split_first()
@@ -513,7 +556,7 @@ fn int_fold(name: &str, args: &[Value], fold: fn(i64, i64) -> Option<i64>) -> Re
             ))
         })?;
     }
-    Ok(Value::from(acc))
+    Ok(number::int64(acc))
 }
 
 fn add(args: &[Value]) -> Result<Value, Error> {
@@ -522,7 +565,7 @@ fn add(args: &[Value]) -> Result<Value, Error> {
 
 fn add1(args: &[Value]) -> Result<Value, Error> {
     want("add1", args, 1)?;
-    Ok(Value::from(to_i64(&args[0]).wrapping_add(1)))
+    Ok(number::int64(to_i64(&args[0]).wrapping_add(1)))
 }
 
 fn sub(args: &[Value]) -> Result<Value, Error> {
@@ -639,7 +682,16 @@ mod tests {
 
     #[test]
     fn comparisons_reject_mixed_kinds() {
-        assert!(gt(&[Value::from(3), Value::from(1.5)]).unwrap().is_true());
+        // Go compares integers of any width and sign with each other, but never an integer with a float.
+        assert!(gt(&[Value::from(3), Value::from(1.5)]).is_err());
+        assert!(gt(&[Value::from(3), number::int64(2)]).unwrap().is_true());
+        assert!(lt(&[number::uint64(1), Value::from(2)]).unwrap().is_true());
+        assert!(lt(&[Value::from(true), Value::from(false)]).is_err());
+        assert!(eq(&[Value::from(1), Value::from(1.0)]).is_err());
+        assert!(eq(&[Value::from("1"), Value::from(1)]).is_err());
+        assert!(ne(&[Value::from(false), Value::from(0)]).is_err());
+        assert!(eq(&[Value::from(1), number::int64(1)]).unwrap().is_true());
+        assert!(!eq(&[Value::UNDEFINED, Value::from(1)]).unwrap().is_true());
         assert!(lt(&[Value::from("a"), Value::from("b")]).unwrap().is_true());
         assert!(gt(&[Value::from("a"), Value::from(1)]).is_err());
     }

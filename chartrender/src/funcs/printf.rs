@@ -118,6 +118,9 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
     if verb == 'T' {
         return pad(type_of(arg).to_string(), spec, false);
     }
+    if arg.kind() == ValueKind::Bytes {
+        return format_bytes(verb, spec, arg);
+    }
     // fmt applies other verbs than %v to each element of a list or map (keys sorted), padding each.
     if verb != 'v' {
         if let Some(items) = (arg.kind() == ValueKind::Seq)
@@ -210,14 +213,12 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
                 _ => format!("U+{:04X}", n),
             }
         }
-        'x' | 'X' if arg.as_str().is_some() => {
-            let text = hex::encode(arg.as_str().unwrap_or_default());
-            if verb == 'X' {
-                text.to_uppercase()
-            } else {
-                text
-            }
-        }
+        'x' | 'X' if arg.as_str().is_some() => hex_of(
+            arg.as_str().unwrap_or_default().as_bytes(),
+            spec,
+            verb == 'X',
+        ),
+        'x' | 'X' if is_float => float_with(spec, f64::try_from(arg.clone()).unwrap_or(0.0), verb),
         'e' | 'E' | 'f' | 'F' | 'g' | 'G' if is_float || is_int => {
             let f = if is_int {
                 return pad(bad_verb(verb, arg), spec, false);
@@ -234,6 +235,71 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
             'v' | 'd' | 'b' | 'o' | 'x' | 'X' | 'e' | 'E' | 'f' | 'F' | 'g' | 'G'
         );
     pad(body, spec, numeric)
+}
+
+/// A `[]byte` (`.Files.GetBytes`): text for `%s`/`%q`, hex for `%x`/`%X`, `%v` and the integer verbs per byte.
+fn format_bytes(verb: char, spec: &Spec, arg: &Value) -> String {
+    let bytes = arg.as_bytes().unwrap_or_default();
+    match verb {
+        's' => pad(
+            truncate(String::from_utf8_lossy(bytes).into_owned(), spec.precision),
+            spec,
+            false,
+        ),
+        'q' => pad(
+            quote_go(&truncate(
+                String::from_utf8_lossy(bytes).into_owned(),
+                spec.precision,
+            )),
+            spec,
+            false,
+        ),
+        'x' | 'X' => pad(hex_of(bytes, spec, verb == 'X'), spec, false),
+        'v' | 'd' | 'b' | 'o' | 'O' | 'c' | 'U' => {
+            let parts: Vec<String> = bytes
+                .iter()
+                .map(|b| format_one(verb, spec, &Value::from(i64::from(*b))))
+                .collect();
+            format!("[{}]", parts.join(" "))
+        }
+        _ => {
+            let parts: Vec<String> = bytes
+                .iter()
+                .map(|b| pad(format!("%!{verb}(uint8={b})"), spec, false))
+                .collect();
+            format!("[{}]", parts.join(" "))
+        }
+    }
+}
+
+/// Go's `%x`/`%X` of a string or bytes: `% x` spaces the bytes, `%#x` adds `0x` (to each byte with a space flag),
+/// a precision counts bytes.
+fn hex_of(bytes: &[u8], spec: &Spec, upper: bool) -> String {
+    let bytes = &bytes[..spec.precision.unwrap_or(bytes.len()).min(bytes.len())];
+    let prefix = match (spec.sharp, upper) {
+        (false, _) => "",
+        (true, false) => "0x",
+        (true, true) => "0X",
+    };
+    let digit = |b: &u8| {
+        if upper {
+            format!("{b:02X}")
+        } else {
+            format!("{b:02x}")
+        }
+    };
+    if spec.space {
+        let parts: Vec<String> = bytes
+            .iter()
+            .map(|b| format!("{prefix}{}", digit(b)))
+            .collect();
+        parts.join(" ")
+    } else if bytes.is_empty() {
+        String::new()
+    } else {
+        let digits: String = bytes.iter().map(digit).collect();
+        format!("{prefix}{digits}")
+    }
 }
 
 fn truncate(text: String, precision: Option<usize>) -> String {
@@ -294,6 +360,8 @@ fn float_with(spec: &Spec, f: f64, verb: char) -> String {
                 text
             }
         }
+        'x' => hex_float(magnitude, spec.precision),
+        'X' => hex_float(magnitude, spec.precision).to_uppercase(),
         _ => match spec.precision {
             None => format_float(magnitude),
             Some(p) => general_form(magnitude, p.max(1)),
@@ -305,6 +373,60 @@ fn float_with(spec: &Spec, f: f64, verb: char) -> String {
         body
     };
     sign(spec, negative) + &body
+}
+
+/// Go's `%x` of a float (`strconv.FormatFloat(f, 'x', prec, 64)`) without its sign: `0x1.4p+00` for 1.25, the
+/// mantissa's hex digits shortest without a precision, else rounded (half to even) or padded to it.
+fn hex_float(f: f64, precision: Option<usize>) -> String {
+    const FRACTION_DIGITS: usize = 13;
+    if !f.is_finite() {
+        return format_float(f);
+    }
+    let bits = f.to_bits();
+    let mut exponent = ((bits >> 52) & 0x7ff) as i32;
+    let mut fraction = bits & ((1u64 << 52) - 1);
+    if f == 0.0 {
+        exponent = 0;
+    } else if exponent == 0 {
+        // Subnormal: shift the leading one into the implicit position.
+        exponent = -1022;
+        while fraction & (1u64 << 52) == 0 {
+            fraction <<= 1;
+            exponent -= 1;
+        }
+        fraction &= (1u64 << 52) - 1;
+    } else {
+        exponent -= 1023;
+    }
+    let digits = match precision {
+        Some(p) if p < FRACTION_DIGITS => {
+            let shift = 4 * (FRACTION_DIGITS - p) as u32;
+            let rest = fraction & ((1u64 << shift) - 1);
+            let mut kept = fraction >> shift;
+            let half = 1u64 << (shift - 1);
+            // Half to even, where the leading 1 is the last kept digit at precision 0 (Go rounds 1.5 to 0x1p+01).
+            let odd = p == 0 || kept & 1 == 1;
+            if rest > half || (rest == half && odd) {
+                kept += 1;
+                if kept >> (4 * p) != 0 {
+                    // 1.fff… rounded up to 2.0: 1.0 with the next exponent.
+                    kept = 0;
+                    exponent += 1;
+                }
+            }
+            if p == 0 {
+                String::new()
+            } else {
+                format!("{kept:0width$x}", width = p)
+            }
+        }
+        Some(p) => format!("{fraction:013x}{}", "0".repeat(p - FRACTION_DIGITS)),
+        None => format!("{fraction:013x}").trim_end_matches('0').to_string(),
+    };
+    let lead = if f == 0.0 { '0' } else { '1' };
+    let point = if digits.is_empty() { "" } else { "." };
+    let sign = if exponent < 0 { '-' } else { '+' };
+    format!("0x{lead}{point}{digits}p{sign}{:02}", exponent.abs())
 }
 
 /// `%.Ne`: mantissa with N decimals and a two-digit exponent.
@@ -383,12 +505,37 @@ pub(crate) fn quote_go(text: &str) -> String {
             c if (c as u32) < 0x20 || c == '\u{7f}' => {
                 out.push_str(&format!("\\x{:02x}", c as u32))
             }
-            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c if !go_is_print(c) && (c as u32) <= 0xffff => {
+                out.push_str(&format!("\\u{:04x}", c as u32))
+            }
+            c if !go_is_print(c) => out.push_str(&format!("\\U{:08x}", c as u32)),
             c => out.push(c),
         }
     }
     out.push('"');
     out
+}
+
+/// Go's `strconv.IsPrint` for the characters Rust can tell: controls, format characters (soft hyphen, zero-width
+/// and direction marks, BOM), the specials block's unassigned and non-characters, private use areas.
+fn go_is_print(c: char) -> bool {
+    let n = c as u32;
+    !(c.is_control()
+        || n == 0xad
+        || (0x600..=0x605).contains(&n)
+        || n == 0x61c
+        || n == 0x6dd
+        || n == 0x70f
+        || n == 0x180e
+        || (0x200b..=0x200f).contains(&n)
+        || (0x2028..=0x202e).contains(&n)
+        || (0x2060..=0x206f).contains(&n)
+        || n == 0xfeff
+        || (0xfff0..=0xfffb).contains(&n)
+        || (0xfffe..=0xffff).contains(&n)
+        || (0xe000..=0xf8ff).contains(&n)
+        || (0xf0000..=0x10ffff).contains(&n)
+        || (n & 0xfffe) == 0xfffe)
 }
 
 #[cfg(test)]
@@ -397,6 +544,64 @@ mod tests {
 
     fn f(format: &str, args: &[Value]) -> String {
         sprintf(format, args).unwrap()
+    }
+
+    /// Floats under `%x`/`%X`, as Go prints them (checked with Helm v3.11.3's engine).
+    #[test]
+    fn floats_print_in_hex_with_x() {
+        let cases = [
+            ("%x", 1.25, "0x1.4p+00"),
+            ("%x", 0.0, "0x0p+00"),
+            ("%x", -3.75, "-0x1.ep+01"),
+            ("%X", 123.233, "0X1.ECEE978D4FDF4P+06"),
+            ("%x", 0.1, "0x1.999999999999ap-04"),
+            ("%.2x", 0.1, "0x1.9ap-04"),
+            ("%.0x", 1.5, "0x1p+01"),
+            ("%.3x", 1.0, "0x1.000p+00"),
+            ("%x", 1e21, "0x1.b1ae4d6e2ef5p+69"),
+            ("%x", 5e-324, "0x1p-1074"),
+            ("%+x", 2.5, "+0x1.4p+01"),
+            ("%.20x", 0.1, "0x1.999999999999a0000000p-04"),
+        ];
+        for (format, value, want) in cases {
+            assert_eq!(f(format, &[Value::from(value)]), want, "{format} {value}");
+        }
+    }
+
+    /// A `[]byte` (`.Files.GetBytes`) under each verb, as Helm v3.11.3 prints `hi"\n`.
+    #[test]
+    fn bytes_print_as_text_hex_or_numbers_by_verb() {
+        let bytes = Value::from_bytes(b"hi\"\n".to_vec());
+        let cases = [
+            ("%s", "hi\"\n"),
+            ("%v", "[104 105 34 10]"),
+            ("%q", "\"hi\\\"\\n\""),
+            ("%x", "6869220a"),
+            ("%X", "6869220A"),
+            ("%T", "[]uint8"),
+            ("%d", "[104 105 34 10]"),
+            ("% x", "68 69 22 0a"),
+            ("%#x", "0x6869220a"),
+            ("% #X", "0X68 0X69 0X22 0X0A"),
+            ("%.2x", "6869"),
+            ("%5s", " hi\"\n"),
+            ("%.1s", "h"),
+            (
+                "%t",
+                "[%!t(uint8=104) %!t(uint8=105) %!t(uint8=34) %!t(uint8=10)]",
+            ),
+            ("%c", "[h i \" \n]"),
+            ("%o", "[150 151 42 12]"),
+        ];
+        for (format, want) in cases {
+            assert_eq!(f(format, std::slice::from_ref(&bytes)), want, "{format}");
+        }
+        let list = Value::from(vec![bytes.clone()]);
+        assert_eq!(f("%s", &[list]), "[hi\"\n]");
+        assert_eq!(
+            f("% x|%#x", &[Value::from("hi"), Value::from("hi")]),
+            "68 69|0x6869"
+        );
     }
 
     #[test]
@@ -447,6 +652,12 @@ mod tests {
     #[test]
     fn quote_go_escapes_like_strconv() {
         assert_eq!(quote_go("a\"b\\c\n\u{1}é"), "\"a\\\"b\\\\c\\n\\x01é\"");
+        // Not printable for Go: escaped (checked with Helm's `printf "%q"`).
+        assert_eq!(
+            quote_go("\u{fff8}\u{200b}\u{feff}\u{f0000}"),
+            "\"\\ufff8\\u200b\\ufeff\\U000f0000\""
+        );
+        assert_eq!(quote_go("\u{10000}ü"), "\"\u{10000}ü\"");
     }
 
     #[test]

@@ -172,9 +172,9 @@ impl Object for GoSemver {
     fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
         let v = &self.version;
         Some(match key.as_str()? {
-            "Major" => Value::from(v.major),
-            "Minor" => Value::from(v.minor),
-            "Patch" => Value::from(v.patch),
+            "Major" => super::number::uint64(v.major),
+            "Minor" => super::number::uint64(v.minor),
+            "Patch" => super::number::uint64(v.patch),
             "Prerelease" => Value::from(v.pre.as_str()),
             "Metadata" => Value::from(v.metadata.as_str()),
             "Original" => Value::from(self.original.as_str()),

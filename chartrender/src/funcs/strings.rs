@@ -59,18 +59,35 @@ pub(crate) fn lower(args: &[Value]) -> Result<Value, Error> {
 /// `title s`: upper-cases the first letter of every word (Go's deprecated `strings.Title`).
 pub(crate) fn title(args: &[Value]) -> Result<Value, Error> {
     want("title", args, 1)?;
-    let mut out = String::new();
-    let mut previous_letter = false;
-    for c in arg_str(args, 0).chars() {
-        let is_word = c.is_alphanumeric() || c == '_' || c == '\'';
-        if is_word && !previous_letter {
-            out.extend(c.to_uppercase());
+    Ok(Value::from(go_title(&arg_str(args, 0))))
+}
+
+/// Go's `strings.Title`: a character after a separator is upper-cased (by a one-character mapping only, so `ß`
+/// stays). Separators are ASCII characters other than letters, digits and `_` (so `'` and `-` start words), and
+/// non-ASCII spaces.
+fn go_title(text: &str) -> String {
+    let is_separator = |c: char| {
+        if c.is_ascii() {
+            !(c.is_ascii_alphanumeric() || c == '_')
+        } else {
+            !c.is_alphanumeric() && c.is_whitespace()
+        }
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut previous = ' ';
+    for c in text.chars() {
+        if is_separator(previous) {
+            let mut upper = c.to_uppercase();
+            match (upper.next(), upper.next()) {
+                (Some(single), None) => out.push(single),
+                _ => out.push(c),
+            }
         } else {
             out.push(c);
         }
-        previous_letter = is_word;
+        previous = c;
     }
-    Ok(Value::from(out))
+    out
 }
 
 /// `untitle s`: lower-cases the first letter of every word.
@@ -164,12 +181,24 @@ pub(crate) fn abbrev(args: &[Value]) -> Result<Value, Error> {
 /// `initials s`
 pub(crate) fn initials(args: &[Value]) -> Result<Value, Error> {
     want("initials", args, 1)?;
-    Ok(Value::from(
-        arg_str(args, 0)
-            .split_whitespace()
-            .filter_map(|w| w.chars().next())
-            .collect::<String>(),
-    ))
+    Ok(Value::from(byte_initials(&arg_str(args, 0))))
+}
+
+/// goutils' `Initials`, which walks bytes: the first byte of each word becomes the character of that number
+/// (`ü`, bytes C3 BC, gives `Ã`), and a byte that is a Latin-1 space (`\u{85}`, `\u{a0}`) separates words.
+fn byte_initials(text: &str) -> String {
+    let mut out = String::new();
+    let mut after_gap = true;
+    for byte in text.bytes() {
+        let ch = char::from(byte);
+        if ch.is_whitespace() {
+            after_gap = true;
+        } else if after_gap {
+            out.push(ch);
+            after_gap = false;
+        }
+    }
+    out
 }
 
 /// `contains substr s`
@@ -213,7 +242,8 @@ pub(crate) fn squote(args: &[Value]) -> Result<Value, Error> {
     let parts: Vec<String> = args
         .iter()
         .filter(|a| !is_nil(a))
-        .map(|a| format!("'{}'", to_go_string(a)))
+        // Sprig's squote prints with `%v` (bytes as numbers), where quote converts to a string.
+        .map(|a| format!("'{}'", go_string(a)))
         .collect();
     Ok(Value::from(parts.join(" ")))
 }
@@ -614,6 +644,30 @@ pub(crate) fn printf_fn(args: &[Value]) -> Result<Value, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Helm v3.11.3 answers for the same texts.
+    #[test]
+    fn title_starts_words_after_go_separators() {
+        assert_eq!(
+            go_title("'diff' don't x-y a_b 1a ßa éa über.x"),
+            "'Diff' Don'T X-Y A_b 1a ßa Éa Über.X"
+        );
+        assert_eq!(go_title("hello\u{a0}world"), "Hello\u{a0}World");
+    }
+
+    /// Helm v3.11.3 answers for the same words.
+    #[test]
+    fn initials_take_the_first_byte_of_each_word() {
+        for (text, want) in [
+            ("hello world", "hw"),
+            ("ün", "\u{c3}"),
+            ("ünï cödé", "\u{c3}c"),
+            ("  a\tb\nc ", "abc"),
+            ("", ""),
+        ] {
+            assert_eq!(byte_initials(text), want, "{text:?}");
+        }
+    }
 
     fn s(v: &str) -> Value {
         Value::from(v)

@@ -7,29 +7,126 @@ use std::sync::{Arc, LazyLock, Mutex};
 use minijinja::value::{Rest, Value};
 use minijinja::{Environment, Error, ErrorKind, State, context};
 
+use super::location::{self, CommandLocation};
 use super::value::{GoMap, MUTATIONS, is_nil, to_go_string};
 use super::{arg_str, fail, want};
 use crate::gotmpl;
 use crate::meter::{self, Sink};
 
-/// How deep `include`/`template`/`tpl` calls may nest before rendering fails (Helm allows 1000 per name; each
-/// level here is a nested minijinja render on the native stack, so the bound is lower and global).
-pub(crate) const MAX_INCLUDE_DEPTH: i64 = 100;
+/// How many calls of one template name `include` may have open at once: Helm counts open calls per name and
+/// refuses the call that finds more than 1000 open ([`IncludeGuard`]).
+pub(crate) const MAX_INCLUDES_PER_NAME: usize = 1000;
+
+/// How deep `include`/`template`/`tpl` calls may nest in all, whatever their names: a bound of this renderer (Go's
+/// own limit for `template` is 100 000 levels on a growable stack). Every level is a nested minijinja render whose
+/// stack [`nested`] grows on the heap, so the depth is bounded by this number and not by the thread's stack.
+pub(crate) const MAX_INCLUDE_DEPTH: i64 = 4000;
+
+/// Stack left before a nested render moves to a new segment, and the size of each new segment.
+const STACK_RED_ZONE: usize = 256 * 1024;
+const STACK_SEGMENT: usize = 4 * 1024 * 1024;
+
+/// Runs one nested render level on a fresh stack segment when the current one runs low.
+fn nested<R>(render: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, render)
+}
+
+thread_local! {
+    /// Open `include` calls per template name on this thread (a render and its nested includes run on one thread).
+    static OPEN_INCLUDES: std::cell::RefCell<HashMap<String, usize>> = std::cell::RefCell::new(HashMap::new());
+}
+
+/// One open `include` call of a name, counted in [`OPEN_INCLUDES`] until dropped.
+struct IncludeGuard {
+    name: String,
+}
+
+impl IncludeGuard {
+    /// Opens a call of `name`, or fails like Helm when more than [`MAX_INCLUDES_PER_NAME`] are open already.
+    fn open(name: &str) -> Result<Self, Error> {
+        OPEN_INCLUDES.with(|open| {
+            let mut open = open.borrow_mut();
+            let count = open.entry(name.to_string()).or_insert(0);
+            if *count > MAX_INCLUDES_PER_NAME {
+                return Err(fail(format!(
+                    "error calling include: rendering template has a nested reference name: {name}: unable to execute template"
+                )));
+            }
+            *count += 1;
+            Ok(Self {
+                name: name.to_string(),
+            })
+        })
+    }
+}
+
+impl Drop for IncludeGuard {
+    fn drop(&mut self) {
+        OPEN_INCLUDES.with(|open| {
+            let mut open = open.borrow_mut();
+            if let Some(count) = open.get_mut(&self.name) {
+                *count -= 1;
+                if *count == 0 {
+                    open.remove(&self.name);
+                }
+            }
+        });
+    }
+}
 
 /// The Go action source per template and line, and the file each `define` lives in, for error messages.
 #[derive(Debug, Default)]
 pub(crate) struct ActionTable {
     actions: HashMap<String, Vec<(usize, String)>>,
+    /// The column of each action in `actions` (same order), where it was found in the Go source.
+    columns: HashMap<String, Vec<Option<usize>>>,
     origins: HashMap<String, String>,
 }
 
 impl ActionTable {
-    /// Records the actions of template `name` (a file path or a define name).
+    /// Records the actions of template `name` (a file path or a define name), columns unknown.
+    #[cfg(test)]
     pub(crate) fn add_actions(&mut self, name: &str, actions: Vec<(usize, String)>) {
+        let unknown = vec![None; actions.len()];
+        self.columns
+            .entry(name.to_string())
+            .or_default()
+            .extend(unknown);
         self.actions
             .entry(name.to_string())
             .or_default()
             .extend(actions);
+    }
+
+    /// Records the actions of template `name` with their columns in `text`, the Go source they come from.
+    pub(crate) fn add_located_actions(
+        &mut self,
+        name: &str,
+        actions: Vec<(usize, String)>,
+        text: &str,
+    ) {
+        let columns = location::action_columns(text, &actions);
+        self.columns
+            .entry(name.to_string())
+            .or_default()
+            .extend(columns);
+        self.actions
+            .entry(name.to_string())
+            .or_default()
+            .extend(actions);
+    }
+
+    /// Where Go reports a failing call of `function` on `line` of template `name`: known only when that line
+    /// holds one action whose column is known and which calls `function` once.
+    fn locate(&self, name: &str, line: usize, function: &str) -> Option<CommandLocation> {
+        let actions = self.actions.get(name)?;
+        let columns = self.columns.get(name)?;
+        let mut on_line = actions.iter().zip(columns).filter(|((l, _), _)| *l == line);
+        let ((_, source), column) = on_line.next()?;
+        if on_line.next().is_some() {
+            return None;
+        }
+        location::locate_call(source, line, (*column)?, function)
     }
 
     /// Records that `define` is written in `file`.
@@ -67,7 +164,11 @@ pub(crate) fn register(env: &mut Environment<'static>, actions: Arc<ActionTable>
     });
     let include_actions = Arc::clone(&actions);
     env.add_function("f_include", move |state: &State, args: Rest<Value>| {
-        include(state, &args, &include_actions)
+        include(state, &args, &include_actions, Call::Include)
+    });
+    let template_actions = Arc::clone(&actions);
+    env.add_function("f_template", move |state: &State, args: Rest<Value>| {
+        include(state, &args, &template_actions, Call::Template)
     });
     env.add_function("f_tpl", move |state: &State, args: Rest<Value>| {
         tpl(state, &args, &actions)
@@ -174,7 +275,20 @@ fn cache_key(name: &str, dot: &Value) -> Option<(String, usize)> {
     Some((name.to_string(), std::ptr::from_ref(map) as usize))
 }
 
-fn include(state: &State, args: &[Value], actions: &ActionTable) -> Result<Value, Error> {
+/// How a named template is rendered: the `include` function, or Go's `template` action (which Helm does not
+/// count per name; only the renderer's overall depth bound applies to it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Call {
+    Include,
+    Template,
+}
+
+fn include(
+    state: &State,
+    args: &[Value],
+    actions: &ActionTable,
+    call: Call,
+) -> Result<Value, Error> {
     want("include", args, 2)?;
     meter::check_deadline()?;
     let cache = state.lookup("_cache");
@@ -191,7 +305,7 @@ fn include(state: &State, args: &[Value], actions: &ActionTable) -> Result<Value
         }
     }
     let epoch = MUTATIONS.load(Ordering::Relaxed);
-    let output = render_include(state, args, actions, cache.clone())?;
+    let output = render_include(state, args, actions, cache.clone(), call)?;
     if let (Some(cache), Some(key)) = (cached, key)
         && epoch == MUTATIONS.load(Ordering::Relaxed)
     {
@@ -214,11 +328,16 @@ fn render_include(
     args: &[Value],
     actions: &ActionTable,
     cache: Option<Value>,
+    call: Call,
 ) -> Result<Value, Error> {
     let name = args[0]
         .as_str()
         .map_or_else(|| arg_str(args, 0).into(), std::borrow::Cow::Borrowed);
     let depth = depth(state);
+    let _open = match call {
+        Call::Include => Some(IncludeGuard::open(&name)?),
+        Call::Template => None,
+    };
     if depth >= MAX_INCLUDE_DEPTH {
         return Err(fail(format!(
             "rendering template has a nested reference name: {name}: nesting deeper than {MAX_INCLUDE_DEPTH}"
@@ -229,8 +348,8 @@ fn render_include(
         .get_template(&name)
         .map_err(|_| fail(format!("error calling include: template: no template {name:?} associated with template \"gotpl\"")))?;
     let mut sink = Sink::value(&format!("include {name:?}"));
-    template
-        .render_captured_to(context! { _d0 => args[1].clone(), _depth => depth + 1, _cache => cache, _lookup => state.lookup("_lookup") }, &mut sink)
+    nested(|| template
+        .render_captured_to(context! { _d0 => args[1].clone(), _depth => depth + 1, _cache => cache, _lookup => state.lookup("_lookup") }, &mut sink))
         .map_err(|e| fail(format!("error calling include: {}", describe(&e, actions))))?;
     meter::check_exceeded()?;
     Ok(Value::from(sink.into_string()))
@@ -288,20 +407,22 @@ fn tpl(state: &State, args: &[Value], actions: &ActionTable) -> Result<Value, Er
     };
     let context = context! { _d0 => args[1].clone(), _depth => depth + 1, _lookup => state.lookup("_lookup") };
     let mut sink = Sink::value("tpl");
-    let rendered = if translated.defines.is_empty() {
-        match state.env().get_template(&format!("{TPL_PREFIX}{source}")) {
-            Ok(template) => template.render_captured_to(context, &mut sink).map(drop),
-            Err(_) => render_source(state.env(), &translated.body, context, &mut sink),
+    let rendered = nested(|| {
+        if translated.defines.is_empty() {
+            match state.env().get_template(&format!("{TPL_PREFIX}{source}")) {
+                Ok(template) => template.render_captured_to(context, &mut sink).map(drop),
+                Err(_) => render_source(state.env(), &translated.body, context, &mut sink),
+            }
+        } else {
+            // Helm parses the string into a copy of the chart's templates, so its defines are visible to it.
+            let mut env = state.env().clone();
+            for (name, define) in &translated.defines {
+                env.add_template_owned(name.clone(), define.clone())
+                    .map_err(|e| fail(format!("error calling tpl: {e}")))?;
+            }
+            render_source(&env, &translated.body, context, &mut sink)
         }
-    } else {
-        // Helm parses the string into a copy of the chart's templates, so its defines are visible to it.
-        let mut env = state.env().clone();
-        for (name, define) in &translated.defines {
-            env.add_template_owned(name.clone(), define.clone())
-                .map_err(|e| fail(format!("error calling tpl: {e}")))?;
-        }
-        render_source(&env, &translated.body, context, &mut sink)
-    };
+    });
     // Helm renders `tpl` like a template file, so `<no value>` is removed from its result too.
     rendered.map_err(|e| fail(format!("error calling tpl: {}", describe(&e, actions))))?;
     meter::check_exceeded()?;
@@ -336,16 +457,19 @@ pub(crate) fn strip_no_value(text: String) -> String {
 pub(crate) fn describe(error: &Error, actions: &ActionTable) -> String {
     let message = message(error);
     if let Some(user) = message.strip_prefix(USER_ERROR_PREFIX) {
-        let location = match (error.name(), error.line()) {
-            (Some(name), Some(line)) => format!("{}:{line}", actions.origin(name)),
-            (Some(name), None) => actions.origin(name).to_string(),
-            _ => "template".to_string(),
-        };
+        let location = user_location(error, actions, &["required", "fail"]);
         return format!("{USER_ERROR_PREFIX}execution error at ({location}): {user}");
     }
-    if message.contains(USER_ERROR_PREFIX) {
-        // A nested include already described a `required`/`fail` failure: keep Helm's outermost wording.
-        return message.to_string();
+    if let Some(at) = message.find(USER_ERROR_PREFIX) {
+        // A nested include already described a `required`/`fail` failure: Helm names the outermost location,
+        // the call that led there, so each enclosing level puts its own in.
+        let inner = &message[at + USER_ERROR_PREFIX.len()..];
+        let user = inner
+            .strip_prefix("execution error at (")
+            .and_then(|rest| rest.split_once("): "))
+            .map_or(inner, |(_, user)| user);
+        let location = user_location(error, actions, &["include", "tpl"]);
+        return format!("{USER_ERROR_PREFIX}execution error at ({location}): {user}");
     }
     let Some(name) = error.name() else {
         return message.to_string();
@@ -356,11 +480,45 @@ pub(crate) fn describe(error: &Error, actions: &ActionTable) -> String {
         name
     };
     let line = error.line().unwrap_or(0);
+    if let Some((function, at)) = location::failing_function(&message)
+        .and_then(|function| Some((function, actions.locate(name, line, function)?)))
+    {
+        // An argument count error is Go's about the function's name alone.
+        let node = if message.starts_with("wrong number of args") {
+            function
+        } else {
+            at.command.as_str()
+        };
+        // Go names the file a `define` was parsed from in the location, the define in `executing`.
+        return format!(
+            "template: {}:{}:{}: executing {name:?} at <{node}>: {message}",
+            actions.origin(name),
+            at.line,
+            at.column
+        );
+    }
+    let file = actions.origin(name);
     match action_at(actions, name, line) {
         Some(action) => {
-            format!("template: {name}:{line}: executing {name:?} at <{action}>: {message}")
+            format!("template: {file}:{line}: executing {name:?} at <{action}>: {message}")
         }
-        None => format!("template: {name}:{line}: {message}"),
+        None => format!("template: {file}:{line}: {message}"),
+    }
+}
+
+/// `file:line:column` of the failing call of one of `functions` in Helm's `execution error at (…)`, or
+/// `file:line` when the call cannot be told on that line.
+fn user_location(error: &Error, actions: &ActionTable, functions: &[&str]) -> String {
+    match (error.name(), error.line()) {
+        (Some(name), Some(line)) => match functions
+            .iter()
+            .find_map(|function| actions.locate(name, line, function))
+        {
+            Some(at) => format!("{}:{}:{}", actions.origin(name), at.line, at.column),
+            None => format!("{}:{line}", actions.origin(name)),
+        },
+        (Some(name), None) => actions.origin(name).to_string(),
+        _ => "template".to_string(),
     }
 }
 

@@ -203,6 +203,10 @@ pub(crate) fn regex_quote_meta(args: &[Value]) -> Result<Value, Error> {
 pub(crate) fn to_strings(args: &[Value]) -> Result<Value, Error> {
     want("toStrings", args, 1)?;
     crate::meter::check_printed("toStrings", args)?;
+    // Sprig's strslice: nil is an empty list, a list loses its nil elements, anything else is one string.
+    if is_nil(&args[0]) {
+        return Ok(Value::from(Vec::<Value>::new()));
+    }
     let strings: Vec<Value> = match list_items(&args[0]) {
         Some(items) => items
             .iter()
@@ -247,7 +251,7 @@ pub(crate) fn to_decimal(args: &[Value]) -> Result<Value, Error> {
         None => (false, text.strip_prefix('+').unwrap_or(&text)),
     };
     let value = i64::from_str_radix(digits, 8).unwrap_or(0);
-    Ok(Value::from(if negative { -value } else { value }))
+    Ok(super::number::int64(if negative { -value } else { value }))
 }
 
 /// `seq [start [step]] end`: the integers as a space-separated string, like GNU seq.
@@ -299,12 +303,42 @@ fn float_fold(name: &str, args: &[Value], fold: fn(f64, f64) -> f64) -> Result<V
 
 /// `maxf a b …`
 pub(crate) fn maxf(args: &[Value]) -> Result<Value, Error> {
-    float_fold("maxf", args, f64::max)
+    float_fold("maxf", args, go_max)
 }
 
 /// `minf a b …`
 pub(crate) fn minf(args: &[Value]) -> Result<Value, Error> {
-    float_fold("minf", args, f64::min)
+    float_fold("minf", args, go_min)
+}
+
+/// Go's `math.Max`: +Inf wins, then NaN, and +0 is larger than -0.
+fn go_max(x: f64, y: f64) -> f64 {
+    if x == f64::INFINITY || y == f64::INFINITY {
+        f64::INFINITY
+    } else if x.is_nan() || y.is_nan() {
+        f64::NAN
+    } else if x == 0.0 && y == 0.0 {
+        if x.is_sign_negative() { y } else { x }
+    } else if x > y {
+        x
+    } else {
+        y
+    }
+}
+
+/// Go's `math.Min`: -Inf wins, then NaN, and -0 is smaller than +0.
+fn go_min(x: f64, y: f64) -> f64 {
+    if x == f64::NEG_INFINITY || y == f64::NEG_INFINITY {
+        f64::NEG_INFINITY
+    } else if x.is_nan() || y.is_nan() {
+        f64::NAN
+    } else if x == 0.0 && y == 0.0 {
+        if x.is_sign_negative() { x } else { y }
+    } else if x < y {
+        x
+    } else {
+        y
+    }
 }
 
 /// `add1f v`

@@ -8,6 +8,7 @@ use std::sync::{Arc, RwLock};
 use minijinja::value::{Enumerator, Object, ObjectRepr, Value, ValueKind};
 
 use super::gotime::GoTime;
+use super::number::{GoNumber, number_type};
 
 /// Counts map mutations process-wide; `include` results are reused only while it stays unchanged.
 pub(crate) static MUTATIONS: AtomicU64 = AtomicU64::new(0);
@@ -219,9 +220,11 @@ pub(crate) fn to_json(value: &Value) -> serde_json::Value {
         ValueKind::String => {
             serde_json::Value::String(value.as_str().unwrap_or_default().to_string())
         }
-        ValueKind::Bytes => serde_json::Value::String(
-            String::from_utf8_lossy(value.as_bytes().unwrap_or_default()).into_owned(),
-        ),
+        // encoding/json writes a []byte as standard base64.
+        ValueKind::Bytes => serde_json::Value::String(base64::Engine::encode(
+            &base64::engine::general_purpose::STANDARD,
+            value.as_bytes().unwrap_or_default(),
+        )),
         ValueKind::Seq | ValueKind::Iterable => serde_json::Value::Array(
             list_items(value)
                 .unwrap_or_default()
@@ -376,12 +379,22 @@ pub(crate) fn to_i64(value: &Value) -> i64 {
             if value.is_integer() {
                 value.as_i64().unwrap_or(0)
             } else {
-                let f = f64::try_from(value.clone()).unwrap_or(0.0);
-                if f.is_finite() { f as i64 } else { 0 }
+                float_to_int64(f64::try_from(value.clone()).unwrap_or(0.0))
             }
         }
         ValueKind::String => parse_go_int(value.as_str().unwrap_or_default()).unwrap_or(0),
         _ => 0,
+    }
+}
+
+/// Go's `int64(f)` on amd64, where Helm runs: truncation toward zero, and the "integer indefinite" `i64::MIN` for
+/// NaN and anything out of range (Rust's `as` would saturate instead).
+pub(crate) fn float_to_int64(f: f64) -> i64 {
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
+    if !(-LIMIT..LIMIT).contains(&f) {
+        i64::MIN
+    } else {
+        f as i64
     }
 }
 
@@ -450,8 +463,7 @@ pub(crate) fn kind_of(value: &Value) -> &'static str {
         }
         ValueKind::Undefined | ValueKind::None => "invalid",
         ValueKind::Bool => "bool",
-        ValueKind::Number if value.is_integer() => "int",
-        ValueKind::Number => "float64",
+        ValueKind::Number => number_name(value),
         ValueKind::String => "string",
         ValueKind::Bytes | ValueKind::Seq | ValueKind::Iterable => "slice",
         ValueKind::Map => "map",
@@ -472,13 +484,56 @@ pub(crate) fn type_of(value: &Value) -> &'static str {
         }
         ValueKind::Undefined | ValueKind::None => "<nil>",
         ValueKind::Bool => "bool",
-        ValueKind::Number if value.is_integer() => "int",
-        ValueKind::Number => "float64",
+        ValueKind::Number => number_name(value),
         ValueKind::String => "string",
         ValueKind::Bytes => "[]uint8",
         ValueKind::Seq | ValueKind::Iterable => "[]interface {}",
         ValueKind::Map => "map[string]interface {}",
         _ => "struct",
+    }
+}
+
+/// The Go type name of a number (its `reflect.Kind` has the same name).
+fn number_name(value: &Value) -> &'static str {
+    number_type(value).map_or("float64", GoNumber::name)
+}
+
+/// Go's `reflect.DeepEqual` as Sprig's `has`, `without`, `uniq` and `deepEqual` use it: numbers are equal only
+/// with the same Go type (`1` is not `int64 1` nor `1.0`), lists and maps element by element.
+pub(crate) fn deep_equal(a: &Value, b: &Value) -> bool {
+    deep_equal_to(a, b, 0)
+}
+
+fn deep_equal_to(a: &Value, b: &Value, depth: usize) -> bool {
+    if depth > MAX_COPY_DEPTH {
+        return false;
+    }
+    if is_nil(a) || is_nil(b) {
+        return is_nil(a) && is_nil(b);
+    }
+    if a.kind() != b.kind() {
+        return false;
+    }
+    match a.kind() {
+        ValueKind::Number => number_type(a) == number_type(b) && a == b,
+        ValueKind::Seq | ValueKind::Iterable => match (list_items(a), list_items(b)) {
+            (Some(x), Some(y)) => {
+                x.len() == y.len()
+                    && x.iter()
+                        .zip(&y)
+                        .all(|(p, q)| deep_equal_to(p, q, depth + 1))
+            }
+            _ => false,
+        },
+        ValueKind::Map => match (map_entries(a), map_entries(b)) {
+            (Some(x), Some(y)) => {
+                x.len() == y.len()
+                    && x.iter()
+                        .all(|(key, p)| y.get(key).is_some_and(|q| deep_equal_to(p, q, depth + 1)))
+            }
+            _ => false,
+        },
+        _ => a == b,
     }
 }
 
@@ -595,6 +650,11 @@ mod tests {
         assert_eq!(to_i64(&Value::from("abc")), 0);
         assert_eq!(to_i64(&Value::from(3.9)), 3);
         assert_eq!(to_i64(&Value::from(true)), 1);
+        // Out of range and NaN give amd64's integer indefinite, as `int64 1e21` does in Helm.
+        assert_eq!(to_i64(&Value::from(1e21)), i64::MIN);
+        assert_eq!(to_i64(&Value::from(-1e21)), i64::MIN);
+        assert_eq!(to_i64(&Value::from(f64::NAN)), i64::MIN);
+        assert_eq!(to_i64(&Value::from(-9.2e18)), -9_200_000_000_000_000_000);
     }
 
     #[test]

@@ -38,15 +38,15 @@ fn is_punct(c: char) -> bool {
 
 /// The words of `text`, each with its kind.
 fn words(text: &str) -> Vec<(Word, String)> {
-    let chars: Vec<char> = text.chars().collect();
+    let (class, units) = classified(text);
     let mut out = Vec::new();
     let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
+    while i < class.len() {
+        let c = class[i];
         let start = i;
         let run = |from: usize, keep: &dyn Fn(char) -> bool| {
             let mut j = from;
-            while j < chars.len() && keep(chars[j]) {
+            while j < class.len() && keep(class[j]) {
                 j += 1;
             }
             j
@@ -56,12 +56,12 @@ fn words(text: &str) -> Vec<(Word, String)> {
         } else if is_punct(c) {
             (Word::Punct, run(i + 1, &is_punct))
         } else if c.is_uppercase() {
-            let next = chars.get(i + 1).copied();
+            let next = class.get(i + 1).copied();
             let end = match next {
                 Some(n) if n.is_uppercase() => {
                     // An acronym; its last capital starts the next word when a lowercase letter follows.
                     let end = run(i + 1, &|c: char| c.is_uppercase());
-                    if end < chars.len() && is_alphabet(chars[end]) {
+                    if end < class.len() && is_alphabet(class[end]) {
                         end - 1
                     } else {
                         end
@@ -85,10 +85,38 @@ fn words(text: &str) -> Vec<(Word, String)> {
                 |c: char| !(is_connector(c) || is_alphabet(c) || c.is_numeric() || is_punct(c));
             (Word::Other, run(i + 1, &other))
         };
-        out.push((kind, chars[start..end].iter().collect()));
+        out.push((kind, units[start..end].concat()));
         i = end;
     }
     out
+}
+
+/// The characters words are cut by, with the text each stands for: xstrings skips `utf8.RuneError` (an invalid
+/// byte, or U+FFFD itself) when it reads the next character, so U+FFFD goes with the character after it (with the
+/// one before it at the end) and does not count on its own.
+fn classified(text: &str) -> (Vec<char>, Vec<String>) {
+    let mut class = Vec::new();
+    let mut units: Vec<String> = Vec::new();
+    let mut pending = String::new();
+    for c in text.chars() {
+        if c == char::REPLACEMENT_CHARACTER {
+            pending.push(c);
+            continue;
+        }
+        pending.push(c);
+        class.push(c);
+        units.push(std::mem::take(&mut pending));
+    }
+    if !pending.is_empty() {
+        match units.last_mut() {
+            Some(last) => last.push_str(&pending),
+            None => {
+                class.push(char::REPLACEMENT_CHARACTER);
+                units.push(pending);
+            }
+        }
+    }
+    (class, units)
 }
 
 /// Appends a word in lower case: connectors become `connector`, capitals small letters, other words as they are.
@@ -198,6 +226,17 @@ pub(crate) fn camel(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Helm v3.11.3 answers: U+FFFD (or an invalid byte) joins its neighbour's word.
+    #[test]
+    fn replacement_characters_take_their_neighbours_class() {
+        assert_eq!(lower_words("n\u{fffd}", '-'), "n\u{fffd}");
+        assert_eq!(lower_words("n\u{fffd}x", '-'), "n\u{fffd}x");
+        assert_eq!(lower_words("a\u{20ac}b", '_'), "a_\u{20ac}_b");
+        assert_eq!(lower_words("n\u{dc}", '-'), "n-\u{fc}");
+        assert_eq!(lower_words("\u{fffd}Ab", '_'), "\u{fffd}ab");
+        assert_eq!(lower_words("A\u{fffd}B", '_'), "a\u{fffd}b");
+    }
 
     #[test]
     fn snake_and_kebab_case_follow_xstrings() {

@@ -219,7 +219,7 @@ impl Translator<'_> {
                     None => "none".to_string(),
                 };
                 self.push_all(&[
-                    "{{ f_include(",
+                    "{{ f_template(",
                     &string_literal(name),
                     ", ",
                     &argument,
@@ -587,7 +587,7 @@ mod tests {
         );
         assert_eq!(
             jinja(r#"{{ template "x" }}"#),
-            r#"{{ f_include("x", none) }}"#
+            r#"{{ f_template("x", none) }}"#
         );
         assert_eq!(jinja(r#"{{ (list 1 -2).x }}"#), "{{ (f_list(1, (-2))).x }}");
     }

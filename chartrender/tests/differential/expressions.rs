@@ -96,8 +96,13 @@ impl Generator {
                 format!("(semver \"{v}\").{m}")
             }
             40 => {
-                let a = self.pick(&["\"90\"", "\"1h2m\"", "\"3600\""]);
-                format!("duration {a}")
+                // A string, or an integer that is Go's int (literal, len) or int64 (add, int64): only int64 counts.
+                let a = if self.chance(50) {
+                    self.pick(&["\"90\"", "\"1h2m\"", "\"3600\""]).to_string()
+                } else {
+                    self.arg(Kind::Int, scope, d)
+                };
+                format!("{} {a}", self.pick(&["duration", "durationRound"]))
             }
             41 => format!("{s} | sha1sum | trunc 8"),
             42 => {
@@ -248,6 +253,8 @@ impl Generator {
                 let t = self.pick(&[
                     "string",
                     "int",
+                    "int64",
+                    "uint64",
                     "float64",
                     "bool",
                     "map[string]interface {}",

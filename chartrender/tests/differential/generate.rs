@@ -103,6 +103,22 @@ const RAW_SCALARS: &[&str] = &[
     "0.1",
     "-7",
     "9007199254740993",
+    // YAML 1.1 numbers (go-yaml v2): underscores, leading-zero octal, base prefixes in either case.
+    "0x1F",
+    "0o17",
+    "0X1F",
+    "0B11",
+    "1_000",
+    "+12",
+    "0b101",
+    "017",
+    "08",
+    "1_0.5",
+    // Sexagesimal is a string in Helm's parser too.
+    "1:30",
+    // YAML 1.1 scalars inside one-line flow collections.
+    "[017, 1_000, y]",
+    "{on: 0X1F, a: [no]}",
 ];
 
 /// Generates cases from a seed.
@@ -402,9 +418,9 @@ impl Generator {
         format!("x-{{{{ {e} }}}}-y")
     }
 
-    /// A kind whose Go type is the same whatever expression produced it (no int/int64, no []string).
+    /// A kind whose Go type is the same whatever expression produced it (no []string/[]int lists).
     fn reported_kind(&mut self) -> Kind {
-        [Kind::Str, Kind::Float, Kind::Bool, Kind::Dict][self.below(4)]
+        [Kind::Str, Kind::Int, Kind::Float, Kind::Bool, Kind::Dict][self.below(5)]
     }
 
     fn any_kind(&mut self) -> Kind {
