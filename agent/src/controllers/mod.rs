@@ -12,6 +12,7 @@ pub mod managedresource;
 pub mod networkpolicy;
 pub mod seed;
 pub mod seedcare;
+pub mod shoot;
 pub mod shootstate;
 
 use crate::context::ControllerSpec;

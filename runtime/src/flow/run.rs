@@ -158,8 +158,7 @@ pub async fn run<E: Send + 'static>(
             }
         }
     }
-    let cancelled =
-        options.cancel.is_cancelled() && states.contains(&State::Pending);
+    let cancelled = options.cancel.is_cancelled() && states.contains(&State::Pending);
     if failures.is_empty() && !cancelled {
         Ok(())
     } else {
