@@ -3,3 +3,4 @@
 //! extension objects in the seed, reporting `lastOperation`/`lastErrors` on the Shoot.
 
 pub mod decide;
+pub mod desired;
