@@ -2,6 +2,9 @@
 //! one read (pure, with upstream's messages), and the polling loops for "ready", "gone" and
 //! "migrated" with an interval, a severe threshold for errors the extension reports, and a
 //! timeout. Errors keep the codes the extension put in `status.lastError.codes`.
+//!
+//! Reads start 250 ms apart and double up to the kind's interval, so a fast extension is
+//! noticed quickly (upstream polls at the fixed interval from the start).
 
 use std::time::Duration;
 
@@ -13,6 +16,14 @@ use tokio::time::Instant;
 
 use super::object::is_gone;
 use super::operation::parse_timestamp;
+
+/// The first pause between reads; pauses double up to the kind's interval.
+pub const FIRST_PAUSE: Duration = Duration::from_millis(250);
+
+/// The pause after `pause`: doubled, at most `interval`.
+fn next_pause(pause: Duration, interval: Duration) -> Duration {
+    (pause * 2).min(interval)
+}
 
 /// Poll interval, severe threshold and timeout of one wait.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,6 +143,7 @@ pub async fn wait_ready<K: ExtensionObject>(
         codes,
     };
     let started = Instant::now();
+    let mut pause = FIRST_PAUSE.min(timing.interval);
     let mut failing_since: Option<Instant> = None;
     loop {
         let last = match api.get_opt(name).await {
@@ -152,10 +164,11 @@ pub async fn wait_ready<K: ExtensionObject>(
             Ok(None) => (format!("{kind} {key} not found"), Vec::new()),
             Err(error) => (error.to_string(), Vec::new()),
         };
-        if started.elapsed() + timing.interval > timing.timeout {
+        if started.elapsed() + pause > timing.timeout {
             return Err(wrap(format!("retry timeout exceeded: {}", last.0), last.1));
         }
-        tokio::time::sleep(timing.interval).await;
+        tokio::time::sleep(pause).await;
+        pause = next_pause(pause, timing.interval);
     }
 }
 
@@ -172,6 +185,7 @@ pub async fn wait_gone<K: ExtensionObject>(
 ) -> Result<(), WaitError> {
     let kind = K::kind(&());
     let started = Instant::now();
+    let mut pause = FIRST_PAUSE.min(timing.interval);
     let mut reported = None;
     loop {
         match api.get_opt(name).await {
@@ -187,7 +201,7 @@ pub async fn wait_gone<K: ExtensionObject>(
             }
             Err(_) => {}
         }
-        if started.elapsed() + timing.interval > timing.timeout {
+        if started.elapsed() + pause > timing.timeout {
             let (message, codes) = reported.unwrap_or_else(|| {
                 (
                     "resource is still present (retry timeout exceeded)".to_owned(),
@@ -199,7 +213,8 @@ pub async fn wait_gone<K: ExtensionObject>(
                 codes,
             });
         }
-        tokio::time::sleep(timing.interval).await;
+        tokio::time::sleep(pause).await;
+        pause = next_pause(pause, timing.interval);
     }
 }
 
@@ -215,6 +230,7 @@ pub async fn wait_migrated<K: ExtensionObject>(
 ) -> Result<(), WaitError> {
     let kind = K::kind(&());
     let started = Instant::now();
+    let mut pause = FIRST_PAUSE.min(timing.interval);
     loop {
         match api.get_opt(name).await {
             Ok(None) => return Ok(()),
@@ -229,7 +245,7 @@ pub async fn wait_migrated<K: ExtensionObject>(
             Err(error) if is_gone(&error) => return Ok(()),
             Err(_) => {}
         }
-        if started.elapsed() + timing.interval > timing.timeout {
+        if started.elapsed() + pause > timing.timeout {
             return Err(WaitError {
                 message: format!(
                     "Error while waiting for {kind} {key} to be migrated: retry timeout exceeded"
@@ -237,7 +253,8 @@ pub async fn wait_migrated<K: ExtensionObject>(
                 codes: Vec::new(),
             });
         }
-        tokio::time::sleep(timing.interval).await;
+        tokio::time::sleep(pause).await;
+        pause = next_pause(pause, timing.interval);
     }
 }
 
@@ -261,6 +278,18 @@ mod tests {
 
     fn op(state: &str, time: &str) -> Value {
         json!({"type": "Reconcile", "state": state, "progress": 100, "description": "", "lastUpdateTime": time})
+    }
+
+    #[test]
+    fn pauses_double_up_to_the_interval() {
+        let interval = Duration::from_secs(5);
+        let mut pause = FIRST_PAUSE;
+        let mut seen = Vec::new();
+        for _ in 0..6 {
+            seen.push(pause.as_millis());
+            pause = next_pause(pause, interval);
+        }
+        assert_eq!(seen, [250, 500, 1000, 2000, 4000, 5000]);
     }
 
     #[test]

@@ -4,4 +4,6 @@
 
 pub mod decide;
 pub mod desired;
+pub mod flow;
 pub mod status;
+pub mod tasks;
