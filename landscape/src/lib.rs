@@ -26,6 +26,7 @@ mod progress;
 mod renewal;
 pub mod serve;
 pub mod shoot;
+pub mod shoot_provider;
 mod summary;
 mod wait;
 pub mod webhooks;
