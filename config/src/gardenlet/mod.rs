@@ -354,6 +354,7 @@ mod tests {
         config.controllers.shoot = Some(ShootController {
             sync_period: Some(Duration::from_mins(30)),
             retry_duration: Some(Duration::from_mins(10)),
+            dns_entry_ttl_seconds: Some(60),
             ..ShootController::default()
         });
         config.controllers.shoot_care = Some(ShootCareController::default());
@@ -362,7 +363,7 @@ mod tests {
             config.ignored_fields(),
             [
                 "nodeToleration",
-                "controllers.shoot.retryDuration",
+                "controllers.shoot.dnsEntryTTLSeconds",
                 "controllers.shootCare"
             ]
         );
