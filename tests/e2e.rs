@@ -44,6 +44,7 @@ mod seed_care;
 mod seed_lifecycle;
 mod seed_status;
 mod shoot_crd;
+mod shoot_flow;
 mod shoot_helpers;
 mod shoot_hibernation;
 mod shoot_maintenance;

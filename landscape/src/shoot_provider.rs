@@ -12,7 +12,8 @@
 //!
 //! Failure injection: the annotation `seedlet.gardener.cloud/simulate-error=<code>` on the object,
 //! or on its Shoot (read from the namespace's Cluster), makes it report `lastOperation` Error and
-//! `lastError` with that code (e.g. `ERR_INFRA_RATE_LIMITS_EXCEEDED`) instead of succeeding.
+//! `lastError` with that code (e.g. `ERR_INFRA_RATE_LIMITS_EXCEEDED`) instead of succeeding. A
+//! value `<Kind>:<code>` (e.g. `Network:ERR_INFRA_RATE_LIMITS_EXCEEDED`) limits it to one kind.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -309,6 +310,17 @@ async fn kind_status<K: ShootKind>(object: &K, shoot: &Value, ctx: &Ctx) -> Resu
     }
 }
 
+/// The code a `simulate-error` value asks `kind` to report: `<code>` for every kind, or
+/// `<Kind>:<code>` for that kind only.
+pub fn simulated_code(value: &str, kind: &str) -> Option<String> {
+    match value.split_once(':') {
+        Some((target, code)) if target == kind && !code.is_empty() => Some(code.to_owned()),
+        Some(_) => None,
+        None if value.is_empty() => None,
+        None => Some(value.to_owned()),
+    }
+}
+
 /// `machineDeployments` of a Worker: one per pool, replicas = minimum (0 when hibernated).
 pub fn worker_status(pools: Option<&Value>, shoot: &Value) -> Value {
     let hibernated = shoot
@@ -470,6 +482,24 @@ mod tests {
             failed["lastError"]["codes"],
             json!(["ERR_INFRA_RATE_LIMITS_EXCEEDED"])
         );
+    }
+
+    #[test]
+    fn simulated_codes_may_target_one_kind() {
+        let cases = [
+            ("ERR_X", "Network", Some("ERR_X")),
+            ("Network:ERR_X", "Network", Some("ERR_X")),
+            ("Network:ERR_X", "Worker", None),
+            ("Network:", "Network", None),
+            ("", "Network", None),
+        ];
+        for (value, kind, want) in cases {
+            assert_eq!(
+                simulated_code(value, kind).as_deref(),
+                want,
+                "{value} {kind}"
+            );
+        }
     }
 
     #[test]
