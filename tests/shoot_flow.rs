@@ -15,10 +15,12 @@ use seedlet_testkit as common;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use common::{Clusters, SEED, ensure_namespace, wait_for};
+use common::{Clusters, SEED, ensure_namespace, wait_until};
 
 const PROJECT_NAMESPACE: &str = "garden-dev";
-const TIMEOUT: Duration = Duration::from_secs(60);
+/// Generous: a flow waits up to 15 s for the Seed to be ready and an extension error is
+/// tolerated for its severe threshold (30 s) before the flow gives up.
+const TIMEOUT: Duration = Duration::from_secs(150);
 
 async fn create<K>(api: Api<K>, value: Value)
 where
@@ -64,21 +66,26 @@ async fn create_shoot(garden: &kube::Client, name: &str, annotations: Value) {
     .await;
 }
 
-/// The shoot's `(type, state, progress)` once `done` holds for it.
+/// The shoot once `done` holds for it; on timeout the panic shows its last status.
 async fn wait_operation(
     shoots: &Api<Shoot>,
     name: &str,
     what: &str,
     done: impl Fn(&Shoot) -> bool,
 ) -> Shoot {
-    wait_for(what, TIMEOUT, || async {
-        shoots
-            .get_opt(name)
-            .await
-            .expect("get shoot")
-            .filter(|shoot| done(shoot))
-    })
-    .await
+    let deadline = tokio::time::Instant::now() + TIMEOUT;
+    loop {
+        let shoot = shoots.get_opt(name).await.expect("get shoot");
+        if let Some(shoot) = shoot.as_ref().filter(|shoot| done(shoot)) {
+            return shoot.clone();
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}; last status: {}",
+            serde_json::to_string(&shoot.and_then(|s| s.status)).unwrap_or_default()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 fn operation(shoot: &Shoot) -> Option<(String, String, i32)> {
@@ -223,6 +230,24 @@ async fn a_new_shoot_is_created_hibernated_and_woken_through_its_extension_objec
             && operation(shoot).is_some_and(|(_, state, _)| state == "Succeeded")
     })
     .await;
+
+    // Deletion (the Cluster sync's delete flow): the extension objects go with the namespace,
+    // the simulated provider releases them, the Shoot loses its finalizer and is gone.
+    shoots
+        .delete("foo", &Default::default())
+        .await
+        .expect("delete shoot");
+    wait_until("shoot gone", TIMEOUT, || async {
+        shoots.get_opt("foo").await.expect("get").is_none()
+    })
+    .await;
+    assert!(
+        Api::<Worker>::namespaced(seed.clone(), ns)
+            .get_opt("foo")
+            .await
+            .unwrap()
+            .is_none()
+    );
     stop.cancel();
 }
 

@@ -127,9 +127,19 @@ pub async fn run<E: Send + 'static>(
     let mut succeeded = 0usize;
     let mut failures = Vec::new();
     let mut running = FuturesUnordered::new();
+    let mut completed: Option<usize> = None;
     loop {
         if failures.is_empty() && !options.cancel.is_cancelled() {
             start_ready(&tasks, &mut states, &mut running);
+        }
+        // Reported after the tasks it unblocked started, so `running` names them.
+        if let Some(index) = completed.take() {
+            let progress = Progress {
+                percent: percent(succeeded, runnable),
+                running: running_names(&tasks, &states),
+                completed: tasks[index].name.clone(),
+            };
+            (options.on_progress)(&progress);
         }
         if running.is_empty() {
             break;
@@ -145,12 +155,7 @@ pub async fn run<E: Send + 'static>(
             Ok(()) => {
                 states[index] = State::Done;
                 succeeded += 1;
-                let progress = Progress {
-                    percent: percent(succeeded, runnable),
-                    running: running_names(&tasks, &states),
-                    completed: tasks[index].name.clone(),
-                };
-                (options.on_progress)(&progress);
+                completed = Some(index);
             }
             Err(failure) => {
                 states[index] = State::Failed;
