@@ -226,7 +226,7 @@ async fn operate<K: ShootKind>(
         .as_ref()
         .map(|c| c.spec.shoot.clone())
         .unwrap_or(Value::Null);
-    let code = object
+    let requested = object
         .annotations()
         .get(annotations::SIMULATE_ERROR)
         .cloned()
@@ -239,6 +239,7 @@ async fn operate<K: ShootKind>(
                 .and_then(Value::as_str)
                 .map(str::to_owned)
         });
+    let code = requested.and_then(|value| simulated_code(&value, &K::kind(&())));
     let mut extra = json!({});
     if code.is_none() && !migrate {
         extra = kind_status(object, &shoot, ctx).await?;

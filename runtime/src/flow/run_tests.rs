@@ -54,7 +54,11 @@ async fn tasks_run_after_their_dependencies_and_progress_counts_runnable_tasks()
     let percents: Vec<i32> = reports.iter().map(|p| p.percent).collect();
     assert_eq!(percents, [33, 66, 100]);
     assert_eq!(reports[0].completed, "a");
-    assert_eq!(reports[0].running, ["b"], "the tasks the completion unblocked");
+    assert_eq!(
+        reports[0].running,
+        ["b"],
+        "the tasks the completion unblocked"
+    );
 }
 
 #[tokio::test]
