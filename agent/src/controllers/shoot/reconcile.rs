@@ -154,12 +154,14 @@ async fn run(shoot: Arc<Shoot>, ctx: &Ctx) -> Result<Action, Error> {
                 .unwrap_or_default();
             let patch = status::error(
                 &shoot,
-                type_,
-                &description,
-                &errors,
+                &status::Failure {
+                    type_,
+                    description: &description,
+                    last_errors: &errors,
+                    force_retry: true,
+                },
                 &ctx.identity,
                 ctx.retry_duration,
-                true,
                 now,
             );
             patch_status(&shoots, &key, &patch).await?;
@@ -262,12 +264,14 @@ async fn run(shoot: Arc<Shoot>, ctx: &Ctx) -> Result<Action, Error> {
                 })?;
             let patch = status::error(
                 &latest,
-                type_,
-                &description,
-                &errors,
+                &status::Failure {
+                    type_,
+                    description: &description,
+                    last_errors: &errors,
+                    force_retry: false,
+                },
                 &ctx.identity,
                 ctx.retry_duration,
-                false,
                 now,
             );
             patch_status(&shoots, &key, &patch).await?;

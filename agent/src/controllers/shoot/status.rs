@@ -140,18 +140,34 @@ pub fn success(shoot: &Shoot, type_: LastOperationType, hibernated: bool, now: T
     patch
 }
 
+/// What failed, for [`error`].
+#[derive(Debug, Clone, Copy)]
+pub struct Failure<'a> {
+    /// The operation type.
+    pub type_: LastOperationType,
+    /// The description (without retry suffix).
+    pub description: &'a str,
+    /// The lastErrors to write.
+    pub last_errors: &'a [LastError],
+    /// `Error` even when the operation would not be retried (the seed gate).
+    pub force_retry: bool,
+}
+
 /// The error patch of §2.4: `Failed` (retry cycle cleared) when a non-retryable code is present
 /// or the retry cycle is over and `force_retry` is false; else `Error` with the retry suffix.
 pub fn error(
     shoot: &Shoot,
-    type_: LastOperationType,
-    description: &str,
-    last_errors: &[LastError],
+    failure: &Failure<'_>,
     identity: &GardenerInfo,
     retry_duration: Duration,
-    force_retry: bool,
     now: Timestamp,
 ) -> Value {
+    let Failure {
+        type_,
+        description,
+        last_errors,
+        force_retry,
+    } = *failure;
     let status = shoot.status.as_ref();
     let non_retryable = last_errors
         .iter()

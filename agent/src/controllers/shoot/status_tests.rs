@@ -134,16 +134,13 @@ fn error_state_depends_on_codes_retry_cycle_and_force() {
         (&shoot(json!({})), &[], false, "Failed"),
     ];
     for (shoot, errors, force, want) in cases {
-        let patch = error(
-            shoot,
-            LastOperationType::Create,
-            "Flow failed",
-            errors,
-            &identity(),
-            day,
-            force,
-            now(),
-        );
+        let failure = Failure {
+            type_: LastOperationType::Create,
+            description: "Flow failed",
+            last_errors: errors,
+            force_retry: force,
+        };
+        let patch = error(shoot, &failure, &identity(), day, now());
         assert_eq!(
             patch["lastOperation"]["state"], want,
             "{errors:?} force={force}"
@@ -151,16 +148,13 @@ fn error_state_depends_on_codes_retry_cycle_and_force() {
         let description = patch["lastOperation"]["description"].as_str().unwrap();
         assert_eq!(description.ends_with(RETRY_SUFFIX), want == "Error");
     }
-    let kept = error(
-        &in_cycle,
-        LastOperationType::Create,
-        "x",
-        &retryable,
-        &identity(),
-        day,
-        false,
-        now(),
-    );
+    let failure = Failure {
+        type_: LastOperationType::Create,
+        description: "x",
+        last_errors: &retryable,
+        force_retry: false,
+    };
+    let kept = error(&in_cycle, &failure, &identity(), day, now());
     assert_eq!(kept["lastOperation"]["progress"], 40);
     assert_eq!(
         kept["lastErrors"][0]["codes"][0],
