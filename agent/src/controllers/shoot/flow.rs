@@ -255,6 +255,97 @@ pub fn reconcile(ctx: &Arc<FlowCtx>, name: &str, options: Options) -> Flow<TaskE
         !has(Lifecycle::After),
         options.skip_readiness,
     );
+    worker_tasks(
+        &mut flow,
+        ctx,
+        &extensions,
+        Prerequisites {
+            secret,
+            infrastructure_ready,
+            control_plane_ready,
+            after_ready,
+        },
+        options,
+    );
+    flow
+}
+
+/// Adds the deploy and wait tasks of one Extension lifecycle group.
+#[allow(clippy::too_many_arguments)]
+fn extension_group(
+    flow: &mut Flow<TaskError>,
+    ctx: &Arc<FlowCtx>,
+    extensions: &BTreeMap<String, (Value, Lifecycle)>,
+    lifecycle: Lifecycle,
+    (deploy_name, wait_name): (&str, &str),
+    after: &[TaskId],
+    skip: bool,
+    skip_readiness: bool,
+) -> (TaskId, TaskId) {
+    let wanted: Vec<(String, Value)> = extensions
+        .iter()
+        .filter(|(_, (_, l))| *l == lifecycle)
+        .map(|(type_, (spec, _))| (type_.clone(), spec.clone()))
+        .collect();
+    let names: Vec<String> = wanted.iter().map(|(name, _)| name.clone()).collect();
+    let wanted = Arc::new(wanted);
+    let deploy = flow.add(
+        task(deploy_name, ctx, move |ctx| {
+            let wanted = wanted.clone();
+            async move {
+                for (name, spec) in wanted.iter() {
+                    tasks::deploy::<Extension>(&ctx, name, spec, true, &BTreeMap::new()).await?;
+                }
+                Ok(())
+            }
+        })
+        .after(after)
+        .skip_if(skip)
+        .retry(DEFAULT_RETRY),
+    );
+    let names = Arc::new(names);
+    let wait = flow.add(
+        task(wait_name, ctx, move |ctx| {
+            let names = names.clone();
+            async move {
+                for name in names.iter() {
+                    tasks::wait_ready::<Extension>(&ctx, name, DEFAULT_WAIT).await?;
+                }
+                Ok(())
+            }
+        })
+        .after(&[deploy])
+        .skip_if(skip || skip_readiness),
+    );
+    (deploy, wait)
+}
+
+/// Tasks the reconcile flow's first part hands to the worker part.
+#[derive(Debug, Clone, Copy)]
+struct Prerequisites {
+    secret: TaskId,
+    infrastructure_ready: TaskId,
+    control_plane_ready: TaskId,
+    after_ready: TaskId,
+}
+
+/// The worker part of the reconcile flow: ContainerRuntimes, OperatingSystemConfigs, Network,
+/// Worker and the AfterWorker Extensions.
+fn worker_tasks(
+    flow: &mut Flow<TaskError>,
+    ctx: &Arc<FlowCtx>,
+    extensions: &BTreeMap<String, (Value, Lifecycle)>,
+    prerequisites: Prerequisites,
+    options: Options,
+) {
+    let Prerequisites {
+        secret,
+        infrastructure_ready,
+        control_plane_ready,
+        after_ready,
+    } = prerequisites;
+    let workerless = ctx.shoot.is_workerless();
+    let has = |lifecycle: Lifecycle| extensions.values().any(|(_, l)| *l == lifecycle);
     let container_runtime = flow.add(
         task(ids::CONTAINER_RUNTIME, ctx, |ctx| async move {
             for (name, spec) in desired::container_runtimes(&ctx.shoot) {
@@ -380,9 +471,9 @@ pub fn reconcile(ctx: &Arc<FlowCtx>, name: &str, options: Options) -> Flow<TaskE
         .skip_if(workerless || options.skip_readiness),
     );
     extension_group(
-        &mut flow,
+        flow,
         ctx,
-        &extensions,
+        extensions,
         Lifecycle::AfterWorker,
         (
             ids::EXTENSIONS_AFTER_WORKER,
@@ -392,55 +483,4 @@ pub fn reconcile(ctx: &Arc<FlowCtx>, name: &str, options: Options) -> Flow<TaskE
         !has(Lifecycle::AfterWorker),
         options.skip_readiness,
     );
-    flow
-}
-
-/// Adds the deploy and wait tasks of one Extension lifecycle group.
-#[allow(clippy::too_many_arguments)]
-fn extension_group(
-    flow: &mut Flow<TaskError>,
-    ctx: &Arc<FlowCtx>,
-    extensions: &BTreeMap<String, (Value, Lifecycle)>,
-    lifecycle: Lifecycle,
-    (deploy_name, wait_name): (&str, &str),
-    after: &[TaskId],
-    skip: bool,
-    skip_readiness: bool,
-) -> (TaskId, TaskId) {
-    let wanted: Vec<(String, Value)> = extensions
-        .iter()
-        .filter(|(_, (_, l))| *l == lifecycle)
-        .map(|(type_, (spec, _))| (type_.clone(), spec.clone()))
-        .collect();
-    let names: Vec<String> = wanted.iter().map(|(name, _)| name.clone()).collect();
-    let wanted = Arc::new(wanted);
-    let deploy = flow.add(
-        task(deploy_name, ctx, move |ctx| {
-            let wanted = wanted.clone();
-            async move {
-                for (name, spec) in wanted.iter() {
-                    tasks::deploy::<Extension>(&ctx, name, spec, true, &BTreeMap::new()).await?;
-                }
-                Ok(())
-            }
-        })
-        .after(after)
-        .skip_if(skip)
-        .retry(DEFAULT_RETRY),
-    );
-    let names = Arc::new(names);
-    let wait = flow.add(
-        task(wait_name, ctx, move |ctx| {
-            let names = names.clone();
-            async move {
-                for name in names.iter() {
-                    tasks::wait_ready::<Extension>(&ctx, name, DEFAULT_WAIT).await?;
-                }
-                Ok(())
-            }
-        })
-        .after(&[deploy])
-        .skip_if(skip || skip_readiness),
-    );
-    (deploy, wait)
 }
