@@ -45,6 +45,7 @@ mod seed_lifecycle;
 mod seed_status;
 mod shoot_care;
 mod shoot_crd;
+mod shoot_flow;
 mod shoot_helpers;
 mod shoot_hibernation;
 mod shoot_maintenance;

@@ -215,8 +215,8 @@ fn assert_backups(stdout: &str, flat: &str, dir: &std::path::Path) {
         // Backups: the Seed's spec.backup gives a BackupBucket named after the Seed's UID, the
         // example extension (its backup controller played by the demo) reconciles it, the agent
         // reports it in the garden, and the garden's check turns BackupBucketsReady True.
-        "example extension's backup and bastion controllers start",
-        "BackupBucket/local, BackupEntry/local, Bastion/local",
+        "example extension's backup, bastion and shoot controllers start",
+        "BackupBucket/local, BackupEntry/local, Bastion/local, shoot extension kinds of provider local",
         "agent creates BackupBucket",
         "for the Seed's spec.backup",
         "provider local/local, credentials garden/backup-local",
@@ -230,6 +230,9 @@ fn assert_backups(stdout: &str, flat: &str, dir: &std::path::Path) {
         "example extension reconciles the extension BackupEntry in the seed",
         "agent reports the BackupEntry Succeeded in the garden",
         "Backups:",
+        // The agent's Shoot controller over the extension objects the demo's provider answers.
+        "agent reconciles Shoot hello: Create 0 % → Succeeded 100 %",
+        "→ Succeeded 100 %",
         // The network policy controller's work, waited for in the shoot's namespace.
         "agent writes the network policies of shoot--demo--hello",
         "Network policies (seed): ",

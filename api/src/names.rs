@@ -126,6 +126,16 @@ pub mod annotations {
     pub const SHOOT_IGNORE: &str = "shoot.gardener.cloud/ignore";
     /// On a Shoot: comma-separated tasks (e.g. `deployInfrastructure`).
     pub const SHOOT_TASKS: &str = "shoot.gardener.cloud/tasks";
+    /// On a Shoot: a Go duration replacing the sync period (never below the configured one).
+    pub const SHOOT_SYNC_PERIOD: &str = "shoot.gardener.cloud/sync-period";
+    /// On a Shoot: skip readiness waits of the next reconcile.
+    pub const SHOOT_SKIP_READINESS: &str = "shoot.gardener.cloud/skip-readiness";
+    /// On a Seed: `true` stops every Shoot reconcile on it.
+    pub const SEED_EMERGENCY_STOP_RECONCILIATIONS: &str =
+        "shoot.gardener.cloud/emergency-stop-reconciliations";
+    /// seedlet's simulated provider: on an extension object or its Shoot, report this error
+    /// code (e.g. `ERR_INFRA_RATE_LIMITS_EXCEEDED`) instead of succeeding.
+    pub const SIMULATE_ERROR: &str = "seedlet.gardener.cloud/simulate-error";
     /// On the control-plane namespace: the shoot's `status.uid`.
     pub const SHOOT_UID: &str = "shoot.gardener.cloud/uid";
     /// HA config: failure tolerance type (`node`, `zone` or empty).

@@ -149,7 +149,6 @@ fn gardeners_gardenlet_example_passes_with_a_seed_config_and_reports_what_seedle
             "nodeToleration",
             "controllers.gardenlet",
             "controllers.managedSeed",
-            "controllers.shoot.retryDuration",
             "controllers.shootCare.webhookRemediatorEnabled",
             "controllers.shootStatus",
             "controllers.tokenRequestor",

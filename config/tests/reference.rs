@@ -486,7 +486,7 @@ fn every_implemented_agent_field_is_documented_in_the_agent_section() {
 fn every_ignored_gardenlet_field_is_listed_in_the_ignored_section() {
     let ignored = agent_ignored();
     assert!(
-        ignored.contains("controllers.shoot.retryDuration") && ignored.contains("etcdConfig"),
+        ignored.contains("controllers.shoot.dnsEntryTTLSeconds") && ignored.contains("etcdConfig"),
         "the traced configuration sets every ignored block: {ignored:?}"
     );
     let doc = paths(&rows(section(IGNORED_SECTION)));
@@ -527,6 +527,7 @@ fn seedlet_additions_are_listed_as_such_and_exist() {
     for known in [
         "gardenClientConnection.bootstrapKubeconfigFile",
         "gardenClientConnection.bootstrapApprovalTimeout",
+        "controllers.shoot.enabled",
         "controllers.managedResource.enabled",
         "controllers.managedResource.concurrentSyncs",
         "controllers.managedResource.syncPeriod",

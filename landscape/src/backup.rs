@@ -280,10 +280,12 @@ pub async fn create_entry(
                 "name": shoot::SHOOT, "uid": uid, "controller": true, "blockOwnerDeletion": true}]},
         "spec": {"bucketName": bucket, "seedName": seed_name},
     });
+    // The agent's Shoot flow creates this entry too (task "Deploying BackupEntry for ETCD
+    // data"); forcing takes over its ownerReferences so the demo's apply does not conflict.
     Api::<BackupEntry>::namespaced(garden.clone(), &namespace)
         .patch(
             &name,
-            &PatchParams::apply(FIELD_MANAGER),
+            &PatchParams::apply(FIELD_MANAGER).force(),
             &Patch::Apply(&entry),
         )
         .await

@@ -26,6 +26,7 @@ mod progress;
 mod renewal;
 pub mod serve;
 pub mod shoot;
+pub mod shoot_provider;
 mod summary;
 mod wait;
 pub mod webhooks;
@@ -616,15 +617,16 @@ async fn demo_stages(
         async move {
             futures::join!(
                 backup_provider::run(seed.clone(), stop.clone()),
-                bastion_provider::run(seed, stop)
+                bastion_provider::run(seed.clone(), stop.clone()),
+                shoot_provider::run(seed, stop)
             );
         }
     };
-    let detail = "BackupBucket/local, BackupEntry/local, Bastion/local".to_owned();
+    let detail = "BackupBucket/local, BackupEntry/local, Bastion/local, shoot extension kinds of provider local".to_owned();
     let runtime = &components.extension_runtime;
     let task = progress
         .step(
-            "example extension's backup and bastion controllers start (played by the demo: no pods run)",
+            "example extension's backup, bastion and shoot controllers start (played by the demo: no pods run)",
             async { Ok((runtime.spawn(provider), detail)) },
         )
         .await?;
@@ -747,6 +749,19 @@ async fn example_shoot(
             &format!("agent writes the network policies of {technical_id}"),
             async {
                 shoot::network_policies(seed, timeout)
+                    .await
+                    .map(|detail| ((), detail))
+            },
+        )
+        .await?;
+    progress
+        .step(
+            &format!(
+                "agent reconciles Shoot {}: Create 0 % → Succeeded 100 %",
+                shoot::SHOOT
+            ),
+            async {
+                shoot::reconciled(garden, timeout)
                     .await
                     .map(|detail| ((), detail))
             },

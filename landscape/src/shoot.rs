@@ -2,7 +2,9 @@
 //! `garden-demo` and Shoot `garden-demo/hello` scheduled to the demo Seed, created in the garden;
 //! then the waits for what the agent does with them — the Cluster `shoot--demo--hello` embedding
 //! the Shoot and its control-plane namespace in the seed — and an Infrastructure `hello` whose
-//! `.status.state` the agent copies into the ShootState `garden-demo/hello` in the garden.
+//! `.status.state` the agent copies into the ShootState `garden-demo/hello` in the garden; and the
+//! agent's Shoot controller taking the Shoot from `Create` 0 % to `Succeeded` 100 % over its
+//! extension objects, which the demo's simulated provider answers.
 
 use std::time::Duration;
 
@@ -348,6 +350,41 @@ pub async fn network_policies(seed: &kube::Client, timeout: Duration) -> Result<
         if tokio::time::Instant::now() >= deadline {
             return Err(Error::timeout(
                 format!("network policies in {namespace}"),
+                timeout,
+                last,
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Follows the agent's Shoot controller until the Shoot's `lastOperation` is `Succeeded` at
+/// 100 % (the simulated provider answers the extension objects); returns the progress seen,
+/// e.g. `Create Processing 0 % → 40 % → Succeeded 100 %`.
+///
+/// # Errors
+/// [`Error::Timeout`] with the last operation seen.
+pub async fn reconciled(garden: &kube::Client, timeout: Duration) -> Result<String, Error> {
+    let shoots: Api<Shoot> = Api::namespaced(garden.clone(), &project_namespace());
+    let deadline = tokio::time::Instant::now() + timeout;
+    let mut seen: Vec<String> = Vec::new();
+    let mut last = String::from("no lastOperation");
+    loop {
+        if let Ok(Some(shoot)) = shoots.get_opt(SHOOT).await
+            && let Some(operation) = shoot.last_operation()
+        {
+            let step = format!("{:?} {}", operation.state, operation.progress);
+            last = format!("{:?} {step} %: {}", operation.type_, operation.description);
+            if seen.last() != Some(&step) {
+                seen.push(step);
+            }
+            if operation.succeeded() && operation.progress == 100 {
+                return Ok(format!("{:?} {} %", operation.type_, seen.join(" % → ")));
+            }
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(Error::timeout(
+                format!("Shoot {SHOOT} reconciled"),
                 timeout,
                 last,
             ));

@@ -8,6 +8,7 @@
 //! - [`status`]: the one conditions writer; [`finalizer`]: adding and removing a finalizer;
 //! - [`triggers`]: watch streams passing only relevant changes (and deletions);
 //! - [`systemd`]: the sd_notify protocol (READY, STOPPING, STATUS, WATCHDOG);
+//! - [`flow`]: a task-graph runner with retries and progress, for long multi-step operations;
 //! - [`events`]: Kubernetes Events, correlated like client-go's recorder;
 //! - [`retry`]: in-place retries of idempotent requests; [`clock`]; [`error`]: error chains;
 //! - [`budget`]: a write budget per controller and object, against writers undoing each other;
@@ -19,6 +20,7 @@ pub mod clock;
 pub mod error;
 pub mod events;
 pub mod finalizer;
+pub mod flow;
 pub mod health;
 pub mod leader_election;
 pub mod logging;

@@ -26,7 +26,9 @@ pub const SEED: &str = "local";
 /// `status.clusterIdentity`).
 pub const SEED_CLUSTER_IDENTITY: &str = "seed-identity";
 
-/// Agent configuration used by the tests (leader election and servers adjusted in code).
+/// Agent configuration used by the tests (leader election and servers adjusted in code). The
+/// Shoot controller is off (`controllers.shoot.enabled: false`): most tests write Shoot status
+/// themselves; `tests/shoot_flow.rs` switches it on.
 pub const AGENT_CONFIG: &str = r#"
 apiVersion: gardenlet.config.gardener.cloud/v1alpha1
 kind: GardenletConfiguration
@@ -37,6 +39,9 @@ controllers:
     syncPeriod: 2s
   managedResource:
     syncPeriod: 30s
+  # Most tests drive Shoot status by hand; tests of the Shoot flow switch it on.
+  shoot:
+    enabled: false
 seedConfig:
   metadata:
     name: local

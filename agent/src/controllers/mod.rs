@@ -12,6 +12,7 @@ pub mod managedresource;
 pub mod networkpolicy;
 pub mod seed;
 pub mod seedcare;
+pub mod shoot;
 pub mod shootcare;
 pub mod shootstate;
 
@@ -29,6 +30,7 @@ pub fn builtin() -> Vec<ControllerSpec> {
         ControllerSpec::new(seedcare::NAME, |ctx| Box::pin(seedcare::run(ctx))),
         ControllerSpec::new(cluster::NAME, |ctx| Box::pin(cluster::run(ctx))),
         ControllerSpec::new(shootstate::NAME, |ctx| Box::pin(shootstate::run(ctx))),
+        ControllerSpec::new(shoot::NAME, |ctx| Box::pin(shoot::run(ctx))),
         ControllerSpec::new(shootcare::NAME, |ctx| Box::pin(shootcare::run(ctx))),
         ControllerSpec::new(backupbucket::NAME, |ctx| Box::pin(backupbucket::run(ctx))),
         ControllerSpec::new(backupentry::NAME, |ctx| Box::pin(backupentry::run(ctx))),

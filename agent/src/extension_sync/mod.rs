@@ -5,8 +5,11 @@
 //! extension objects ([`object`]) and the credentials copied into the seed ([`credentials`], what
 //! the copy holds for Secret and WorkloadIdentity credentials in [`seed_secret`]).
 //!
-//! This is not a controller: it holds what `controllers/backupbucket`, `backupentry` and
-//! `bastion` would otherwise each repeat.
+//! Waiting for an extension object to become ready, be deleted or migrated ([`wait`]) is what the
+//! Shoot flows add (spec `gardenlet-shoot-flow.md` §3.2).
+//!
+//! This is not a controller: it holds what `controllers/backupbucket`, `backupentry`, `bastion`
+//! and `shoot` would otherwise each repeat.
 
 pub mod credentials;
 pub mod decide;
@@ -14,3 +17,4 @@ pub mod object;
 pub mod operation;
 pub mod seed_secret;
 pub mod trigger;
+pub mod wait;

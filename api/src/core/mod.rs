@@ -8,6 +8,7 @@
 mod backup;
 mod cloudprofile;
 mod controller;
+pub mod maintenance_window;
 mod project;
 mod quota;
 mod references;

@@ -110,31 +110,20 @@ pub struct ShootController {
     /// TTL of DNS entries.
     #[serde(rename = "dnsEntryTTLSeconds")]
     pub dns_entry_ttl_seconds: Option<i64>,
+    /// Seedlet addition: whether the Shoot controller runs (default true); the Cluster sync
+    /// runs either way.
+    pub enabled: Option<bool>,
 }
 
 impl ShootController {
-    /// The set fields seedlet ignores: only `syncPeriod` and `concurrentSyncs` configure its
-    /// Cluster sync, the rest steer gardenlet's shoot reconciliation.
+    /// The set fields seedlet ignores: `dnsEntryTTLSeconds` (the Shoot controller writes no
+    /// DNSRecords without a kube-apiserver address); the others configure the Cluster sync and
+    /// the Shoot controller.
     pub fn ignored_fields(&self) -> Vec<&'static str> {
-        [
-            (
-                "progressReportPeriod",
-                self.progress_report_period.is_some(),
-            ),
-            (
-                "reconcileInMaintenanceOnly",
-                self.reconcile_in_maintenance_only.is_some(),
-            ),
-            (
-                "respectSyncPeriodOverwrite",
-                self.respect_sync_period_overwrite.is_some(),
-            ),
-            ("retryDuration", self.retry_duration.is_some()),
-            ("dnsEntryTTLSeconds", self.dns_entry_ttl_seconds.is_some()),
-        ]
-        .into_iter()
-        .filter_map(|(name, set)| set.then_some(name))
-        .collect()
+        [("dnsEntryTTLSeconds", self.dns_entry_ttl_seconds.is_some())]
+            .into_iter()
+            .filter_map(|(name, set)| set.then_some(name))
+            .collect()
     }
 }
 

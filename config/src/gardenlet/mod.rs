@@ -355,6 +355,7 @@ mod tests {
         config.controllers.shoot = Some(ShootController {
             sync_period: Some(Duration::from_mins(30)),
             retry_duration: Some(Duration::from_mins(10)),
+            dns_entry_ttl_seconds: Some(60),
             ..ShootController::default()
         });
         config.controllers.shoot_care.webhook_remediator_enabled = Some(true);
@@ -363,7 +364,7 @@ mod tests {
             config.ignored_fields(),
             [
                 "nodeToleration",
-                "controllers.shoot.retryDuration",
+                "controllers.shoot.dnsEntryTTLSeconds",
                 "controllers.shootCare.webhookRemediatorEnabled"
             ]
         );

@@ -1,0 +1,181 @@
+//! The Shoot "Main" controller (gardenlet's `shoot` controller, spec `gardenlet-shoot-flow.md`):
+//! watches the garden Shoots of this seed (creations and generation changes only, so its own
+//! status writes do not trigger it) and, when the decision of [`decide`] says so, runs the
+//! reconcile flow of [`flow`] over the extension objects in the seed's control-plane namespace,
+//! reporting `lastOperation`, progress and `lastErrors` on the Shoot ([`status`]). Requeues after
+//! `controllers.shoot.syncPeriod` (1 h) or into the next maintenance window.
+//!
+//! The Cluster sync (`controllers/cluster`) keeps the finalizer, technical ID, Cluster and
+//! namespace and runs the deletion; this controller waits for the technical ID before it starts.
+//! Migration (spec §6) is not implemented. `controllers.shoot.enabled: false` (a seedlet
+//! addition) switches the controller off.
+
+pub mod decide;
+pub mod desired;
+pub mod flow;
+pub mod reconcile;
+pub mod status;
+pub mod tasks;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::Api;
+use kube::runtime::controller::Controller;
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{WatchStreamExt, predicates, watcher};
+use seedlet_api::core::{ControllerRegistration, GardenerInfo, Seed, Shoot};
+use seedlet_runtime::watch::{RunWith, Runner};
+use tokio_util::sync::CancellationToken;
+
+pub use reconcile::{Error, error_policy, reconcile};
+
+use crate::context::AgentContext;
+use crate::garden_scope;
+
+/// Controller name (logs, metrics label).
+pub const NAME: &str = "shoot";
+/// `controllers.shoot.retryDuration` default.
+pub const DEFAULT_RETRY_DURATION: Duration = Duration::from_secs(12 * 3600);
+/// `controllers.shoot.concurrentSyncs` default for this controller (spec §8).
+pub const DEFAULT_CONCURRENT_SYNCS: u16 = 20;
+
+/// Dependencies of the controller for one garden client.
+pub struct Ctx {
+    /// Field manager of our writes.
+    pub field_manager: &'static str,
+    /// Process metrics.
+    pub metrics: Arc<crate::metrics::AgentMetrics>,
+    /// Seed client.
+    pub seed: kube::Client,
+    /// Our Seed's name.
+    pub seed_name: String,
+    /// Garden client of this run.
+    pub garden: kube::Client,
+    /// Time source.
+    pub clock: Arc<dyn seedlet_runtime::clock::Clock>,
+    /// The agent's `status.gardener`.
+    pub identity: GardenerInfo,
+    /// Decision settings.
+    pub settings: decide::Settings,
+    /// `controllers.shoot.retryDuration`.
+    pub retry_duration: Duration,
+    /// `controllers.shoot.progressReportPeriod` (`None`: after every task).
+    pub progress_report_period: Option<Duration>,
+    /// Our Seed.
+    pub seeds: Store<Seed>,
+    /// ControllerRegistrations.
+    pub registrations: Store<ControllerRegistration>,
+    /// Events on Shoots.
+    pub events: seedlet_runtime::events::Recorder,
+    /// Cancelled at the end of the leadership term (running flows stop).
+    pub stop: CancellationToken,
+}
+
+impl std::fmt::Debug for Ctx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ctx")
+            .field("seed", &self.seed_name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Whether the controller runs (`controllers.shoot.enabled`, default true).
+pub fn enabled(config: &seedlet_config::GardenletConfiguration) -> bool {
+    config
+        .controllers
+        .shoot
+        .as_ref()
+        .and_then(|s| s.enabled)
+        .unwrap_or(true)
+}
+
+/// Runs the controller until the leadership term ends, restarting it when the garden client is
+/// swapped.
+pub async fn run(agent: Arc<AgentContext>) {
+    if !enabled(&agent.config) {
+        return;
+    }
+    let garden = agent.garden.clone();
+    garden
+        .run_with_current(|client| run_on(agent.clone(), client))
+        .await;
+}
+
+async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
+    let config = agent.config.controllers.shoot.clone().unwrap_or_default();
+    let sync_period = config
+        .sync_period
+        .map_or(crate::controllers::cluster::DEFAULT_SYNC_PERIOD, |p| {
+            p.as_std()
+        });
+    let concurrency = config.concurrent_syncs.filter(|syncs| *syncs > 0).map_or(
+        DEFAULT_CONCURRENT_SYNCS,
+        seedlet_runtime::watch::concurrency,
+    );
+    let identity = crate::controllers::seed::reconcile::gardener_info();
+    let settings = decide::Settings {
+        sync_period,
+        respect_sync_period_overwrite: config.respect_sync_period_overwrite.unwrap_or(false),
+        reconcile_in_maintenance_only: config.reconcile_in_maintenance_only.unwrap_or(false),
+        version: identity.version.clone(),
+    };
+    let (seeds, seeds_writer) = reflector::store::<Seed>();
+    let seed_events = watcher::watcher(
+        Api::<Seed>::all(garden.clone()),
+        watcher::Config::default().fields(&format!("metadata.name={}", agent.seed_name)),
+    )
+    .backoff(seedlet_runtime::watch::watch_backoff())
+    .modify(seedlet_runtime::watch::slim)
+    .reflect(seeds_writer)
+    .applied_objects();
+    let (registrations, registrations_writer) = reflector::store::<ControllerRegistration>();
+    let registration_events = watcher::watcher(
+        Api::<ControllerRegistration>::all(garden.clone()),
+        watcher::Config::default(),
+    )
+    .backoff(seedlet_runtime::watch::watch_backoff())
+    .modify(seedlet_runtime::watch::slim)
+    .reflect(registrations_writer)
+    .applied_objects();
+    let (shoots, shoots_writer) = reflector::store::<Shoot>();
+    let scope = garden_scope::shoots(&garden, &agent.seed_name).await;
+    // Creations (incl. the initial list) and generation changes only (GenerationChangedPredicate).
+    let shoot_events = watcher::watcher(Api::<Shoot>::all(garden.clone()), scope)
+        .backoff(seedlet_runtime::watch::watch_backoff())
+        .modify(seedlet_runtime::watch::slim)
+        .reflect(shoots_writer)
+        .applied_objects()
+        .predicate_filter(predicates::generation, Default::default());
+    let ctx = Arc::new(Ctx {
+        field_manager: agent.field_manager,
+        metrics: agent.metrics.clone(),
+        seed: agent.seed.clone(),
+        seed_name: agent.seed_name.clone(),
+        garden: garden.clone(),
+        clock: agent.clock.clone(),
+        identity,
+        settings,
+        retry_duration: config
+            .retry_duration
+            .map_or(DEFAULT_RETRY_DURATION, |d| d.as_std()),
+        progress_report_period: config.progress_report_period.map(|d| d.as_std()),
+        seeds,
+        registrations,
+        events: agent.events.named("shoot-controller"),
+        stop: agent.stop.clone(),
+    });
+    let controller = Controller::for_stream(shoot_events, shoots)
+        .watches_stream(seed_events, |_: Seed| std::iter::empty())
+        .watches_stream(registration_events, |_: ControllerRegistration| {
+            std::iter::empty()
+        })
+        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
+        .run_with(
+            Runner::new(NAME, agent.stop.clone()).concurrency(concurrency),
+            reconcile,
+            error_policy,
+            ctx,
+        );
+    controller.await;
+}

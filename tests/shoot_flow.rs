@@ -1,0 +1,296 @@
+//! The Shoot controller end to end on the sandboxes: with the simulated provider of
+//! `landscape::shoot_provider` answering the extension objects, a new Shoot reaches
+//! `Create Succeeded 100 %` with every extension object written, hibernates and wakes; a
+//! classified error an extension reports ends in `Failed` with the code in `lastErrors`.
+
+use std::time::Duration;
+
+use kube::Api;
+use kube::api::{Patch, PatchParams, PostParams};
+use seedlet_api::core::{CloudProfile, Project, Shoot};
+use seedlet_api::extensions::{
+    ContainerRuntime, ControlPlane, Infrastructure, Network, OperatingSystemConfig, Worker,
+};
+use seedlet_testkit as common;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use common::{Clusters, SEED, ensure_namespace, wait_until};
+
+const PROJECT_NAMESPACE: &str = "garden-dev";
+/// Generous: a flow waits up to 15 s for the Seed to be ready and an extension error is
+/// tolerated for its severe threshold (30 s) before the flow gives up.
+const TIMEOUT: Duration = Duration::from_secs(150);
+
+async fn create<K>(api: Api<K>, value: Value)
+where
+    K: kube::Resource + Clone + std::fmt::Debug + serde::Serialize + serde::de::DeserializeOwned,
+{
+    let object: K = serde_json::from_value(value).expect("object");
+    api.create(&PostParams::default(), &object)
+        .await
+        .expect("create");
+}
+
+async fn garden_basics(garden: &kube::Client) {
+    ensure_namespace(garden, PROJECT_NAMESPACE).await;
+    create::<Project>(
+        Api::all(garden.clone()),
+        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Project",
+               "metadata": {"name": "dev"}, "spec": {"namespace": PROJECT_NAMESPACE}}),
+    )
+    .await;
+    create::<CloudProfile>(
+        Api::all(garden.clone()),
+        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "CloudProfile",
+               "metadata": {"name": "local"},
+               "spec": {"type": "local", "kubernetes": {"versions": [{"version": "1.32.0"}]}}}),
+    )
+    .await;
+}
+
+async fn create_shoot(garden: &kube::Client, name: &str, annotations: Value) {
+    create::<Shoot>(
+        Api::namespaced(garden.clone(), PROJECT_NAMESPACE),
+        json!({
+            "apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
+            "metadata": {"name": name, "namespace": PROJECT_NAMESPACE, "annotations": annotations},
+            "spec": {"cloudProfile": {"name": "local"}, "region": "local", "seedName": SEED,
+                "kubernetes": {"version": "1.32.0"},
+                "networking": {"type": "calico", "pods": "10.3.0.0/16", "services": "10.4.0.0/16"},
+                "provider": {"type": "local", "workers": [{"name": "pool-a", "minimum": 1, "maximum": 2,
+                    "machine": {"type": "local", "image": {"name": "local", "version": "1.0"}},
+                    "cri": {"name": "containerd", "containerRuntimes": [{"type": "gvisor"}]}}]}},
+        }),
+    )
+    .await;
+}
+
+/// The shoot once `done` holds for it; on timeout the panic shows its last status.
+async fn wait_operation(
+    shoots: &Api<Shoot>,
+    name: &str,
+    what: &str,
+    done: impl Fn(&Shoot) -> bool,
+) -> Shoot {
+    let deadline = tokio::time::Instant::now() + TIMEOUT;
+    loop {
+        let shoot = shoots.get_opt(name).await.expect("get shoot");
+        if let Some(shoot) = shoot.as_ref().filter(|shoot| done(shoot)) {
+            return shoot.clone();
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}; last status: {}",
+            serde_json::to_string(&shoot.and_then(|s| s.status)).unwrap_or_default()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+fn operation(shoot: &Shoot) -> Option<(String, String, i32)> {
+    shoot.last_operation().map(|op| {
+        (
+            format!("{:?}", op.type_),
+            format!("{:?}", op.state),
+            op.progress,
+        )
+    })
+}
+
+async fn start(clusters: &Clusters, stop: &CancellationToken) -> seedlet_agent::RunningAgent {
+    let agent = common::start_agent_with(clusters, stop.clone(), |config| {
+        if let Some(shoot) = config.controllers.shoot.as_mut() {
+            shoot.enabled = Some(true);
+        }
+    })
+    .await;
+    tokio::spawn(seedlet_landscape::shoot_provider::run(
+        clusters.seed.client(),
+        stop.clone(),
+    ));
+    agent
+}
+
+#[tokio::test]
+async fn a_new_shoot_is_created_hibernated_and_woken_through_its_extension_objects() {
+    let clusters = Clusters::start(false).await;
+    let stop = CancellationToken::new();
+    let _agent = start(&clusters, &stop).await;
+    let garden = clusters.garden.client();
+    garden_basics(&garden).await;
+    create_shoot(&garden, "foo", json!({})).await;
+    let shoots: Api<Shoot> = Api::namespaced(garden.clone(), PROJECT_NAMESPACE);
+
+    let created = wait_operation(&shoots, "foo", "Create Succeeded", |shoot| {
+        operation(shoot).is_some_and(|(_, state, _)| state == "Succeeded")
+    })
+    .await;
+    assert_eq!(
+        operation(&created),
+        Some(("Create".into(), "Succeeded".into(), 100))
+    );
+    let status = created.status.as_ref().expect("status");
+    assert_eq!(status.observed_generation, created.metadata.generation);
+    assert_eq!(status.seed_name.as_deref(), Some(SEED));
+    assert_eq!(status.technical_id.as_deref(), Some("shoot--dev--foo"));
+    assert_eq!(status.hibernated, Some(false));
+    assert!(status.last_errors.is_empty());
+    assert_eq!(
+        status.gardener.as_ref().map(|g| g.name.as_str()),
+        Some("seedlet-agent")
+    );
+
+    let seed = clusters.seed.client();
+    let ns = "shoot--dev--foo";
+    assert!(
+        Api::<Infrastructure>::namespaced(seed.clone(), ns)
+            .get_opt("foo")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    assert!(
+        Api::<ControlPlane>::namespaced(seed.clone(), ns)
+            .get_opt("foo")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    assert!(
+        Api::<Network>::namespaced(seed.clone(), ns)
+            .get_opt("foo")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    assert!(
+        Api::<ContainerRuntime>::namespaced(seed.clone(), ns)
+            .get_opt("gvisor-pool-a")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    let oscs = Api::<OperatingSystemConfig>::namespaced(seed.clone(), ns)
+        .list(&Default::default())
+        .await
+        .unwrap();
+    assert_eq!(oscs.items.len(), 2, "init and original OSC");
+    let worker = Api::<Worker>::namespaced(seed.clone(), ns)
+        .get("foo")
+        .await
+        .unwrap();
+    let pool = &worker.spec.extra["pools"][0];
+    assert_eq!(pool["name"], "pool-a");
+    assert!(
+        pool["userDataSecretRef"]["name"]
+            .as_str()
+            .unwrap()
+            .starts_with("cloud-config-gardener-node-agent-pool-a-")
+    );
+
+    // Hibernation: a generation bump, a new run, `status.hibernated` and a Worker at zero.
+    shoots
+        .patch(
+            "foo",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"spec": {"hibernation": {"enabled": true}}})),
+        )
+        .await
+        .expect("hibernate");
+    let hibernated = wait_operation(&shoots, "foo", "hibernated", |shoot| {
+        shoot.status.as_ref().and_then(|s| s.hibernated) == Some(true)
+    })
+    .await;
+    assert_eq!(
+        operation(&hibernated),
+        Some(("Reconcile".into(), "Succeeded".into(), 100))
+    );
+    let worker = Api::<Worker>::namespaced(seed.clone(), ns)
+        .get("foo")
+        .await
+        .unwrap();
+    let deployments = worker
+        .status
+        .as_ref()
+        .and_then(|s| s.extra.get("machineDeployments"))
+        .cloned();
+    assert_eq!(deployments.unwrap()[0]["maximum"], 0);
+
+    shoots
+        .patch(
+            "foo",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"spec": {"hibernation": {"enabled": false}}})),
+        )
+        .await
+        .expect("wake up");
+    wait_operation(&shoots, "foo", "woken up", |shoot| {
+        shoot.status.as_ref().and_then(|s| s.hibernated) == Some(false)
+            && operation(shoot).is_some_and(|(_, state, _)| state == "Succeeded")
+    })
+    .await;
+
+    // Deletion (the Cluster sync's delete flow): the extension objects go with the namespace,
+    // the simulated provider releases them, the Shoot loses its finalizer and is gone.
+    shoots
+        .delete("foo", &Default::default())
+        .await
+        .expect("delete shoot");
+    wait_until("shoot gone", TIMEOUT, || async {
+        shoots.get_opt("foo").await.expect("get").is_none()
+    })
+    .await;
+    assert!(
+        Api::<Worker>::namespaced(seed.clone(), ns)
+            .get_opt("foo")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    stop.cancel();
+}
+
+#[tokio::test]
+async fn a_classified_extension_error_fails_the_shoot_with_its_code() {
+    let clusters = Clusters::start(false).await;
+    let stop = CancellationToken::new();
+    let _agent = start(&clusters, &stop).await;
+    let garden = clusters.garden.client();
+    garden_basics(&garden).await;
+    create_shoot(
+        &garden,
+        "bar",
+        json!({"seedlet.gardener.cloud/simulate-error": "Network:ERR_INFRA_RATE_LIMITS_EXCEEDED"}),
+    )
+    .await;
+    let shoots: Api<Shoot> = Api::namespaced(garden.clone(), PROJECT_NAMESPACE);
+    let failed = wait_operation(&shoots, "bar", "Create Failed", |shoot| {
+        operation(shoot).is_some_and(|(_, state, _)| state == "Failed")
+    })
+    .await;
+    let status = failed.status.as_ref().expect("status");
+    let description = &status
+        .last_operation
+        .as_ref()
+        .expect("operation")
+        .description;
+    assert!(
+        description.starts_with("Flow \"Shoot cluster reconciliation\" encountered task errors"),
+        "{description}"
+    );
+    let error = status
+        .last_errors
+        .iter()
+        .find(|e| {
+            e.task_id.as_deref() == Some("Waiting until shoot network plugin has been reconciled")
+        })
+        .expect("the network wait's error");
+    assert_eq!(error.codes, ["ERR_INFRA_RATE_LIMITS_EXCEEDED"]);
+    assert!(error.description.contains("Error while waiting for Network shoot--dev--bar/bar to become ready: error during reconciliation: simulated provider error"), "{}", error.description);
+    assert!(
+        status.retry_cycle_start_time.is_none(),
+        "Failed ends the retry cycle"
+    );
+    stop.cancel();
+}
