@@ -217,10 +217,10 @@ fn check_config_summarises_the_fields_seedlet_ignores_in_one_line() {
     assert_eq!(
         text(&output.stdout),
         format!(
-            "OK: GardenletConfiguration {}\n  13 fields accepted but ignored by seedlet: \
+            "OK: GardenletConfiguration {}\n  12 fields accepted but ignored by seedlet: \
              shootClientConnection, debugging, logging, etcdConfig, nodeToleration, \
              controllers.gardenlet, controllers.managedSeed, \
-             controllers.shoot.retryDuration, controllers.shootCare.webhookRemediatorEnabled, \
+             controllers.shootCare.webhookRemediatorEnabled, \
              controllers.shootStatus, \
              controllers.tokenRequestor, controllers.tokenRequestorWorkloadIdentity, \
              controllers.vpaEvictionRequirements\n",

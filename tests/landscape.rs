@@ -57,7 +57,6 @@ fn sandbox_once_reaches_ready_installs_the_example_extension_and_syncs_the_examp
         // The example Shoot: Cluster and namespace in the seed, ShootState in the garden.
         "create example Shoot garden-demo/hello",
         "garden controller sets the Shoot's status label",
-        "shoot.gardener.cloud/status=healthy",
         "agent writes Cluster shoot--demo--hello in the seed",
         "embeds Shoot garden-demo/hello, Seed local, CloudProfile local",
         "agent creates control-plane namespace shoot--demo--hello",
@@ -67,7 +66,6 @@ fn sandbox_once_reaches_ready_installs_the_example_extension_and_syncs_the_examp
         "control-plane namespace shoot--demo--hello (seed) present",
         "ShootState hello (garden) present, 1 entry: Infrastructure/hello",
         // What the garden controller keeps on the Shoot: status label and hibernation schedule.
-        "status label shoot.gardener.cloud/status=healthy",
         "hibernation: 0 20 * * 1-5 to 0 8 * * 1-5 (Europe/Berlin)",
         "next: ",
         // The extension stays Ready with the Shoot's needs covered, and is now Required.
@@ -87,6 +85,28 @@ fn sandbox_once_reaches_ready_installs_the_example_extension_and_syncs_the_examp
             "missing {expected:?} in output:\n{stdout}"
         );
     }
+    // The status label follows the Shoot's conditions: healthy until shoot care has written them,
+    // then `unknown`, since care reports the checks that need the shoot's own API server as
+    // Unknown (seedlet has no client for it). Never `unhealthy` or `progressing` for the demo.
+    let labels: Vec<&str> = flat
+        .split("shoot.gardener.cloud/status=")
+        .skip(1)
+        .map(|rest| {
+            rest.split(|c: char| !c.is_ascii_alphabetic())
+                .next()
+                .unwrap_or_default()
+        })
+        .collect();
+    assert!(
+        labels.len() >= 2,
+        "status label in the step and the summary:\n{stdout}"
+    );
+    assert!(
+        labels
+            .iter()
+            .all(|label| ["healthy", "unknown"].contains(label)),
+        "{labels:?}:\n{stdout}"
+    );
     let conditions: Vec<&str> = stdout
         .lines()
         .filter_map(|line| line.strip_prefix("  condition "))

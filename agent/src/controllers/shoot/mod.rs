@@ -91,9 +91,12 @@ pub fn enabled(config: &seedlet_config::GardenletConfiguration) -> bool {
 }
 
 /// Runs the controller until the leadership term ends, restarting it when the garden client is
-/// swapped.
+/// swapped; when it is switched off it only waits for the end of the term (a controller that
+/// returns early counts as crashed and would be restarted every few seconds).
 pub async fn run(agent: Arc<AgentContext>) {
     if !enabled(&agent.config) {
+        tracing::info!("shoot controller disabled (controllers.shoot.enabled: false)");
+        agent.stop.cancelled().await;
         return;
     }
     let garden = agent.garden.clone();
