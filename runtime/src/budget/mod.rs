@@ -59,6 +59,19 @@ pub fn current_controller() -> &'static str {
     CONTROLLER.try_with(|name| *name).unwrap_or(UNSCOPED)
 }
 
+/// Lets `controller` write one object up to `writes_per_second` times a second (burst twice that)
+/// when that is above [`RATE`]: for a writer whose own design bounds it above the default, such as
+/// the ShootState sync (one write per event batch period and ShootState). Never lowers the budget.
+pub fn allow_rate(controller: &str, writes_per_second: f64) {
+    if writes_per_second.is_finite() && writes_per_second > RATE {
+        budget()
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .rates
+            .insert(controller.to_owned(), writes_per_second);
+    }
+}
+
 /// Charges one write of `object` (any stable key, see [`key`]) to the current controller's
 /// budget.
 ///
@@ -133,6 +146,8 @@ enum Verdict {
 struct Budget {
     rate: f64,
     burst: f64,
+    /// Controllers allowed a higher rate ([`allow_rate`]); their burst is twice it.
+    rates: HashMap<String, f64>,
     buckets: HashMap<(String, String), Bucket>,
 }
 
@@ -149,6 +164,7 @@ impl Budget {
         Self {
             rate,
             burst,
+            rates: HashMap::new(),
             buckets: HashMap::new(),
         }
     }
@@ -157,7 +173,10 @@ impl Budget {
         if self.buckets.len() > PRUNE_ABOVE {
             self.prune(now);
         }
-        let (rate, burst) = (self.rate, self.burst);
+        let (rate, burst) = match self.rates.get(controller) {
+            Some(&rate) => (rate, 2.0 * rate),
+            None => (self.rate, self.burst),
+        };
         let bucket = self
             .buckets
             .entry((controller.to_owned(), object.to_owned()))
@@ -299,5 +318,26 @@ mod tests {
             admit(object).is_ok(),
             "another controller's budget is its own"
         );
+    }
+
+    #[test]
+    fn a_controller_allowed_a_higher_rate_gets_twice_it_as_burst_and_others_keep_the_default() {
+        let mut budget = Budget::new(RATE, BURST);
+        budget.rates.insert("fast".to_owned(), 11.0);
+        let at = Instant::now();
+        let fast = (0..23)
+            .filter(|_| budget.charge("fast", "o", at) == Verdict::Admitted)
+            .count();
+        assert_eq!(fast, 22);
+        let slow = (0..12)
+            .filter(|_| budget.charge("slow", "o", at) == Verdict::Admitted)
+            .count();
+        assert_eq!(slow, 10);
+        // Refilled at its own rate: half a second gives the fast controller 5 more writes.
+        let later = at + Duration::from_millis(500);
+        let refilled = (0..10)
+            .filter(|_| budget.charge("fast", "o", later) == Verdict::Admitted)
+            .count();
+        assert_eq!(refilled, 5);
     }
 }

@@ -60,6 +60,13 @@ impl Settings {
 
 /// Runs the sync until `ctx.stop` is cancelled, restarting it when the garden client is swapped.
 pub async fn run(agent: Arc<AgentContext>) {
+    let batch_period = Settings::from_config(&agent.config).batch_period;
+    if !batch_period.is_zero() {
+        // The sync bounds itself to one write per event batch period and ShootState (plus a
+        // snapshot per sync period); a burst of extension state changes runs at that bound, which
+        // is above the default write budget (10/s at the default 100 ms).
+        seedlet_runtime::budget::allow_rate(NAME, 1.0 / batch_period.as_secs_f64() + 1.0);
+    }
     let garden = agent.garden.clone();
     garden
         .run_with_current(|client| run_on(agent.clone(), client))
