@@ -13,9 +13,8 @@ use seedlet_api::conditions::{self, Condition, ConditionStatus};
 use seedlet_api::names::condition_types::{
     HIBERNATION_POSSIBLE, MAINTENANCE_PRECONDITIONS_SATISFIED,
 };
-use seedlet_api::names::reasons::CONDITION_CHECK_ERROR;
 
-use super::health::NO_SHOOT_CLIENT;
+use super::health::{NO_SHOOT_CLIENT, unknown};
 use super::transitions::{self, CONSTRAINT_NOT_CHECKED};
 
 /// Constraint: no CA certificate expires within a year.
@@ -222,15 +221,6 @@ fn manual_in_place(previous: &Condition, pending: &[String], now: Timestamp) -> 
             "These worker pools with the ManualInPlaceUpdate strategy wait for their update: {}",
             pending.join(", ")
         ),
-        now,
-    )
-}
-
-fn unknown(previous: &Condition, message: String, now: Timestamp) -> Condition {
-    previous.updated(
-        ConditionStatus::Unknown,
-        CONDITION_CHECK_ERROR,
-        message,
         now,
     )
 }

@@ -294,8 +294,8 @@ impl Check<'_> {
     }
 }
 
-/// `Unknown` `ConditionCheckError` with `message`.
-fn unknown(previous: &Condition, message: String, now: Timestamp) -> Condition {
+/// `Unknown` `ConditionCheckError` with `message` (conditions and constraints alike).
+pub(super) fn unknown(previous: &Condition, message: String, now: Timestamp) -> Condition {
     previous.updated(
         ConditionStatus::Unknown,
         CONDITION_CHECK_ERROR,
