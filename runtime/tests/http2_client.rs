@@ -94,3 +94,34 @@ async fn kubes_default_stack_opens_a_connection_per_watch() {
     assert_eq!(http2, 0);
     assert!(http1 > WATCHES as u64, "{http1} HTTP/1.1 connections");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_certificate_the_server_does_not_trust_is_answered_401_over_http2() {
+    // The agent tells a refused credential from an outage by this 401 (then it re-bootstraps);
+    // over HTTP/2 a TLS alert after the handshake would surface as a broken connection instead.
+    let sandbox = Sandbox::builder().start().await.expect("sandbox");
+    let other = Sandbox::builder()
+        .name("other")
+        .start()
+        .await
+        .expect("second sandbox");
+    let mut foreign = other
+        .kubeconfig_for("admin", &["system:masters"])
+        .expect("issued");
+    foreign.clusters[0].cluster = sandbox.admin_kubeconfig().clusters[0].cluster.clone();
+    let config = kube::Config::from_custom_kubeconfig(foreign, &KubeConfigOptions::default())
+        .await
+        .expect("client configuration");
+    let before = sandbox.connections();
+    let client = seedlet_runtime::client::build(config).expect("client");
+    for _ in 0..3 {
+        let answer = Api::<ConfigMap>::namespaced(client.clone(), "default")
+            .list(&ListParams::default())
+            .await;
+        assert!(
+            matches!(&answer, Err(kube::Error::Api(status)) if status.code == 401),
+            "{answer:?}"
+        );
+    }
+    assert_eq!(opened_since(before, sandbox.connections()), (1, 0));
+}

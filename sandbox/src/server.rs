@@ -10,6 +10,9 @@ use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use rustls::pki_types::UnixTime;
+
+use crate::auth::client_cert::ClientCertificate;
 use crate::endpoints::{self, Api};
 
 /// Concurrent streams an HTTP/2 client may open on one connection, as kube-apiserver allows.
@@ -24,6 +27,15 @@ pub async fn run(
     tasks: TaskTracker,
 ) {
     let acceptor = TlsAcceptor::from(tls);
+    // The handshake accepts any client certificate; whether the CA signed it is judged here,
+    // once per connection, and an untrusted one is answered 401 like kube-apiserver does.
+    let client_trust = match api.ca.client_trust() {
+        Ok(trust) => trust,
+        Err(error) => {
+            tracing::error!(%error, "client certificate trust could not be built; not serving");
+            return;
+        }
+    };
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
@@ -33,6 +45,7 @@ pub async fn run(
         // Latency matters more than throughput for API calls.
         let _ = tcp.set_nodelay(true);
         let acceptor = acceptor.clone();
+        let client_trust = client_trust.clone();
         let api = api.clone();
         let shutdown = shutdown.clone();
         tasks.spawn(async move {
@@ -45,8 +58,10 @@ pub async fn run(
                 .get_ref()
                 .1
                 .peer_certificates()
-                .and_then(|c| c.first())
-                .map(|c| Arc::new(c.to_vec()));
+                .and_then(|chain| {
+                    ClientCertificate::judge(client_trust.as_ref(), chain, UnixTime::now())
+                })
+                .map(Arc::new);
             let service = service_fn(move |request| {
                 let api = api.clone();
                 let peer = peer.clone();

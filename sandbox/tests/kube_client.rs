@@ -303,6 +303,37 @@ async fn users_without_rbac_are_forbidden() {
 }
 
 #[tokio::test]
+async fn a_certificate_from_another_ca_is_answered_401() {
+    let sb = sandbox().await;
+    let other = Sandbox::builder()
+        .name("other")
+        .start()
+        .await
+        .expect("second sandbox starts");
+    // Signed by the other sandbox's CA, sent to this one (kube-apiserver: handshake completes,
+    // the x509 authenticator refuses it, anonymous does not apply).
+    let mut foreign = other
+        .kubeconfig_for("admin", &["system:masters"])
+        .expect("issued");
+    foreign.clusters[0].cluster = sb.admin_kubeconfig().clusters[0].cluster.clone();
+    let config = kube::Config::from_custom_kubeconfig(foreign, &Default::default())
+        .await
+        .expect("config");
+    let client = Client::try_from(config).expect("client");
+    for _ in 0..3 {
+        let answer = Api::<ConfigMap>::namespaced(client.clone(), "default")
+            .list(&ListParams::default())
+            .await;
+        assert!(
+            matches!(&answer, Err(kube::Error::Api(status)) if status.code == 401),
+            "{answer:?}"
+        );
+    }
+    other.shutdown().await;
+    sb.shutdown().await;
+}
+
+#[tokio::test]
 async fn state_survives_a_restart_on_the_same_directory() {
     let dir = tempfile::tempdir().expect("temp dir");
     let sb = Sandbox::builder()

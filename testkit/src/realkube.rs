@@ -246,6 +246,24 @@ impl ControlPlane {
         )
     }
 
+    /// A kubeconfig for this control plane whose client certificate (CN `user`) a CA the
+    /// API server does not trust signed.
+    pub fn foreign_certificate_kubeconfig(&self, user: &str) -> Kubeconfig {
+        let foreign = CertificateAuthority::generate("foreign-ca").expect("foreign CA");
+        let (cert, key) = foreign
+            .issue_client_certificate(
+                user,
+                &["system:masters".to_owned()],
+                Duration::from_secs(3600),
+            )
+            .expect("client certificate");
+        let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+        self.kubeconfig(
+            user,
+            json!({"client-certificate-data": b64(&cert), "client-key-data": b64(&key)}),
+        )
+    }
+
     /// A kubeconfig whose user presents `token` (a bootstrap or ServiceAccount token).
     pub fn token_kubeconfig(&self, user: &str, token: &str) -> Kubeconfig {
         self.kubeconfig(user, json!({"token": token}))

@@ -225,6 +225,21 @@ async fn a_real_garden_with_the_legacy_authorization_flags_answers_without_deadl
     println!(
         "real-cluster (legacy flags): a non-seed request RBAC does not cover refused in ≤ {slowest:?}"
     );
+    // A client certificate another CA signed completes the TLS handshake and is answered 401
+    // (the sandbox does the same; the agent's re-bootstrap on a refused credential relies on it).
+    let foreign = seedlet_testkit::realkube::client_from(
+        garden
+            .plane
+            .foreign_certificate_kubeconfig("gardener.cloud:system:seed:seed-a"),
+    )
+    .await;
+    let answer = Api::<Secret>::namespaced(foreign, "kube-system")
+        .get("x")
+        .await;
+    assert!(
+        matches!(&answer, Err(kube::Error::Api(status)) if status.code == 401),
+        "a certificate from another CA is answered 401, got {answer:?}"
+    );
     checks::bootstrap_consumed(&admin, &seed_a).await;
     checks::steady_state(&garden, &[&seed_a], Duration::from_secs(20)).await;
 }

@@ -8,6 +8,8 @@ use base64::engine::general_purpose::STANDARD;
 use sha2::Digest;
 use x509_parser::prelude::{FromDer, X509Certificate};
 
+use super::client_cert::ClientCertificate;
+
 /// Group of every authenticated user.
 pub const ALL_AUTHENTICATED: &str = "system:authenticated";
 /// Group of anonymous requests.
@@ -34,6 +36,13 @@ pub enum AuthnError {
     /// A bearer token was presented but no authenticator accepted it (401 Unauthorized).
     #[error("invalid bearer token")]
     InvalidBearerToken,
+    /// The client certificate is not signed by the client CA or not valid now (401
+    /// Unauthorized, like kube-apiserver's x509 authenticator; anonymous access does not apply).
+    #[error("verify client certificate: {reason}")]
+    UnverifiedClientCertificate {
+        /// What the verifier said.
+        reason: String,
+    },
     /// The verified peer certificate could not be parsed (401 Unauthorized).
     #[error("parse client certificate: {reason}")]
     InvalidClientCertificate {
@@ -59,7 +68,9 @@ impl AuthnError {
     /// HTTP status code kube-apiserver answers for this error.
     pub fn status_code(&self) -> u16 {
         match self {
-            Self::InvalidBearerToken | Self::InvalidClientCertificate { .. } => 401,
+            Self::InvalidBearerToken
+            | Self::InvalidClientCertificate { .. }
+            | Self::UnverifiedClientCertificate { .. } => 401,
             Self::ImpersonationWithoutUser { .. } => 500,
             Self::InvalidHeader { .. } => 400,
         }
@@ -101,22 +112,26 @@ pub trait SecretReader {
     fn secret(&self, namespace: &str, name: &str) -> Option<serde_json::Value>;
 }
 
-/// peer_certificate_der: leaf client cert already verified by TLS. authorization: the Authorization header value.
+/// client_certificate: the connection's certificate as judged against the client CA.
+/// authorization: the Authorization header value.
 /// Ok(user) incl. system:anonymous / system:authenticated groups as kube-apiserver does; Err => 401 Unauthorized.
 ///
-/// Like kube-apiserver, a client certificate with a common name wins over a token; a bearer token
-/// that no authenticator accepts is an error (never anonymous); no credentials at all is anonymous.
+/// Like kube-apiserver's authenticator union: a verified client certificate with a common name
+/// wins over a token; a bearer token that no authenticator accepts is an error; a certificate the
+/// CA did not sign is an error unless a token authenticates the request (never anonymous); no
+/// credentials at all is anonymous.
 ///
 /// # Errors
-/// [`AuthnError::InvalidBearerToken`] for a rejected token, [`AuthnError::InvalidClientCertificate`]
-/// when the certificate cannot be parsed.
+/// [`AuthnError::InvalidBearerToken`] for a rejected token,
+/// [`AuthnError::UnverifiedClientCertificate`] for an untrusted certificate without a token,
+/// [`AuthnError::InvalidClientCertificate`] when the certificate cannot be parsed.
 pub fn authenticate(
-    peer_certificate_der: Option<&[u8]>,
+    client_certificate: Option<&ClientCertificate>,
     authorization: Option<&str>,
     secrets: &dyn SecretReader,
     now: jiff::Timestamp,
 ) -> Result<UserInfo, AuthnError> {
-    if let Some(der) = peer_certificate_der
+    if let Some(ClientCertificate::Verified(der)) = client_certificate
         && let Some(user) = certificate_user(der)?
     {
         return Ok(with_authenticated_group(user));
@@ -125,6 +140,11 @@ pub fn authenticate(
         return bootstrap_token_user(token, secrets, now)
             .map(with_authenticated_group)
             .ok_or(AuthnError::InvalidBearerToken);
+    }
+    if let Some(ClientCertificate::Unverified { reason }) = client_certificate {
+        return Err(AuthnError::UnverifiedClientCertificate {
+            reason: reason.clone(),
+        });
     }
     Ok(UserInfo::anonymous())
 }
@@ -545,10 +565,10 @@ mod tests {
                 Duration::from_secs(600),
             )
             .unwrap();
-        use rustls::pki_types::pem::PemObject;
-        let der = rustls::pki_types::CertificateDer::from_pem_slice(cert_pem.as_bytes()).unwrap();
+        let verified = judged(&ca, &cert_pem);
+        assert!(matches!(verified, ClientCertificate::Verified(_)));
         let user = authenticate(
-            Some(&der),
+            Some(&verified),
             Some("Bearer abc123.0123456789abcdef"),
             &Secrets(vec![]),
             now(),
@@ -559,6 +579,57 @@ mod tests {
         let credential = &user.extra[CREDENTIAL_ID_EXTRA];
         assert_eq!(credential.len(), 1);
         assert!(credential[0].starts_with("X509SHA256=") && credential[0].len() == 11 + 64);
+    }
+
+    /// The client certificate `pem` as a server trusting `trust`'s CA judges it.
+    fn judged(trust: &CertificateAuthority, pem: &str) -> ClientCertificate {
+        use rustls::pki_types::pem::PemObject;
+        let der = rustls::pki_types::CertificateDer::from_pem_slice(pem.as_bytes()).unwrap();
+        let verifier = trust.client_trust().unwrap();
+        ClientCertificate::judge(
+            verifier.as_ref(),
+            &[der],
+            rustls::pki_types::UnixTime::now(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn certificate_from_another_ca_is_unauthorized_unless_a_token_authenticates() {
+        let (ours, theirs) = (
+            CertificateAuthority::generate("ours").unwrap(),
+            CertificateAuthority::generate("theirs").unwrap(),
+        );
+        let (foreign_pem, _) = theirs
+            .issue_client_certificate(
+                "admin",
+                &["system:masters".into()],
+                Duration::from_secs(600),
+            )
+            .unwrap();
+        let foreign = judged(&ours, &foreign_pem);
+        assert!(
+            matches!(foreign, ClientCertificate::Unverified { .. }),
+            "{foreign:?}"
+        );
+        let token = "abcdef.0123456789abcdef";
+        let secrets = Secrets(vec![token_secret("abcdef", "0123456789abcdef", &[])]);
+        // Authorization header sent beside the foreign certificate -> user or 401
+        let cases: [(Option<String>, Result<&str, u16>); 4] = [
+            (None, Err(401)),
+            (Some("Basic YTpi".into()), Err(401)),
+            (Some("Bearer zzzzzz.0123456789abcdef".into()), Err(401)),
+            (
+                Some(format!("Bearer {token}")),
+                Ok("system:bootstrap:abcdef"),
+            ),
+        ];
+        for (authorization, want) in cases {
+            let got = authenticate(Some(&foreign), authorization.as_deref(), &secrets, now())
+                .map(|user| user.username)
+                .map_err(|error| error.status_code());
+            assert_eq!(got.as_deref().map_err(|c| *c), want, "{authorization:?}");
+        }
     }
 
     #[test]

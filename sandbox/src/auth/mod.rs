@@ -3,4 +3,5 @@
 
 pub mod authn;
 pub mod authz;
+pub mod client_cert;
 pub mod pki;

@@ -15,6 +15,11 @@ use rcgen::{
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use rustls::server::WebPkiClientVerifier;
+use rustls::server::danger::ClientCertVerifier;
+
+#[cfg(doc)]
+use super::client_cert::ClientCertificate;
+use super::client_cert::RequestClientCert;
 use rustls::{RootCertStore, ServerConfig};
 use x509_parser::time::ASN1Time;
 
@@ -301,23 +306,33 @@ impl CertificateAuthority {
         Ok((cert, key))
     }
 
+    /// The verifier that trusts client certificates this CA signed (what kube-apiserver's
+    /// `--client-ca-file` is for); [`ClientCertificate::judge`] asks it for each connection.
+    ///
+    /// # Errors
+    /// Fails when rustls refuses the CA certificate as a trust anchor.
+    pub fn client_trust(&self) -> Result<Arc<dyn ClientCertVerifier>, PkiError> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut roots = RootCertStore::empty();
+        roots
+            .add(self.cert_der.clone())
+            .map_err(|source| PkiError::ServerConfig { source })?;
+        WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+            .allow_unauthenticated()
+            .build()
+            .map_err(|source| PkiError::ClientVerifier { source })
+    }
+
     /// rustls server config: serving cert for 127.0.0.1/localhost/::1 signed by the CA, ALPN h2 +
-    /// http/1.1, client certificates optional but verified against the CA when presented.
+    /// http/1.1; a client certificate is requested, and judged per connection against
+    /// [`Self::client_trust`] by the server, not refused in the handshake (see [`RequestClientCert`]).
     ///
     /// # Errors
     /// Fails when the serving certificate cannot be signed or rustls rejects the configuration.
     pub fn server_config(&self) -> Result<Arc<ServerConfig>, PkiError> {
         let (cert, key) = self.serving_certificate("kube-apiserver", &SERVING_NAMES)?;
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut roots = RootCertStore::empty();
-        roots
-            .add(self.cert_der.clone())
-            .map_err(|source| PkiError::ServerConfig { source })?;
-        let verifier =
-            WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone())
-                .allow_unauthenticated()
-                .build()
-                .map_err(|source| PkiError::ClientVerifier { source })?;
+        let verifier = Arc::new(RequestClientCert::new(self.client_trust()?));
         let key_der = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
         let mut config = ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()

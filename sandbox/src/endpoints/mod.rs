@@ -28,6 +28,7 @@ use serde_json::Value;
 use crate::auth::authn::{self, SecretReader, UserInfo};
 use crate::auth::authz::webhook::WebhookAuthorizer;
 use crate::auth::authz::{self, Attributes, RbacSnapshot};
+use crate::auth::client_cert::ClientCertificate;
 use crate::auth::pki::CertificateAuthority;
 use crate::endpoints::request::{RequestInfo, Target, Verb};
 use crate::faults::Faults;
@@ -266,7 +267,7 @@ pub fn parse_body(body: &[u8], content_type: &str, rt: &ResourceType) -> Result<
 pub async fn handle(
     api: Arc<Api>,
     request: Request<hyper::body::Incoming>,
-    peer: Option<Arc<Vec<u8>>>,
+    peer: Option<Arc<ClientCertificate>>,
 ) -> Response<Body> {
     let started = std::time::Instant::now();
     let header_text = |headers: &HeaderMap, name: header::HeaderName| {
@@ -303,7 +304,7 @@ pub async fn handle(
 async fn answer(
     api: &Arc<Api>,
     request: Request<hyper::body::Incoming>,
-    peer: Option<Arc<Vec<u8>>>,
+    peer: Option<Arc<ClientCertificate>>,
 ) -> Response<Body> {
     let (parts, incoming) = request.into_parts();
     let body = match Limited::new(incoming, MAX_BODY).collect().await {
@@ -323,7 +324,7 @@ async fn answer(
         &parts.uri,
         &parts.headers,
         &body,
-        peer.as_deref().map(Vec::as_slice),
+        peer.as_deref(),
     )
     .await
     {
@@ -338,7 +339,7 @@ async fn serve(
     uri: &http::Uri,
     headers: &HeaderMap,
     body: &[u8],
-    peer: Option<&[u8]>,
+    peer: Option<&ClientCertificate>,
 ) -> Result<Response<Body>, ApiError> {
     let header_text = |name: header::HeaderName| {
         headers
@@ -457,7 +458,7 @@ async fn serve(
 async fn authenticate(
     api: &Arc<Api>,
     headers: &HeaderMap,
-    peer: Option<&[u8]>,
+    peer: Option<&ClientCertificate>,
 ) -> Result<UserInfo, ApiError> {
     let authorization = headers
         .get(header::AUTHORIZATION)
