@@ -1,16 +1,19 @@
 //! The Shoot controller end to end on the sandboxes: with the simulated provider of
 //! `landscape::shoot_provider` answering the extension objects, a new Shoot reaches
 //! `Create Succeeded 100 %` with every extension object written, hibernates and wakes; a
-//! classified error an extension reports ends in `Failed` with the code in `lastErrors`.
+//! classified error an extension reports ends in `Failed` with the code in `lastErrors`, and the
+//! garden's retry of it runs the flow again.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
+use kube::{Api, ResourceExt};
 use seedlet_api::core::{CloudProfile, Project, Shoot};
 use seedlet_api::extensions::{
     ContainerRuntime, ControlPlane, Infrastructure, Network, OperatingSystemConfig, Worker,
 };
+use seedlet_garden::controllers::shoot_retry;
 use seedlet_testkit as common;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -291,6 +294,47 @@ async fn a_classified_extension_error_fails_the_shoot_with_its_code() {
     assert!(
         status.retry_cycle_start_time.is_none(),
         "Failed ends the retry cycle"
+    );
+
+    // The provider recovers; the garden's shoot-retry controller asks for a retry of the
+    // rate-limited shoot (`gardener.cloud/operation: retry`). The sandbox garden serves Shoots
+    // from a CRD, which bumps no generation for it: the agent takes the request itself, runs the
+    // flow again and removes the annotation.
+    let recovered =
+        json!({"metadata": {"annotations": {"seedlet.gardener.cloud/simulate-error": null}}});
+    shoots
+        .patch("bar", &PatchParams::default(), &Patch::Merge(&recovered))
+        .await
+        .expect("simulated error removed");
+    let retry = Arc::new(shoot_retry::Ctx {
+        client: garden.clone(),
+        retry_period: jiff::SignedDuration::from_secs(1),
+        retry_jitter_period: jiff::SignedDuration::from_millis(100),
+        clock: Arc::new(seedlet_runtime::clock::SystemClock),
+        metrics: Arc::new(seedlet_runtime::metrics::Metrics::new("garden")),
+    });
+    tokio::spawn(shoot_retry::run(retry, 1, stop.clone()));
+    let retried = wait_operation(
+        &shoots,
+        "bar",
+        "Create Succeeded after the retry",
+        |shoot| {
+            operation(shoot)
+                .is_some_and(|(type_, state, _)| type_ == "Create" && state == "Succeeded")
+        },
+    )
+    .await;
+    assert_eq!(
+        retried.annotations().get("gardener.cloud/operation"),
+        None,
+        "the retry request is removed"
+    );
+    assert!(
+        retried
+            .status
+            .as_ref()
+            .is_some_and(|s| s.last_errors.is_empty()),
+        "a successful retry clears lastErrors"
     );
     stop.cancel();
 }

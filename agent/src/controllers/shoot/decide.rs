@@ -9,7 +9,7 @@ use seedlet_api::common::{LastOperationState, LastOperationType};
 use seedlet_api::conditions::ConditionStatus;
 use seedlet_api::core::maintenance_window::Window;
 use seedlet_api::core::{GardenerInfo, Seed, Shoot};
-use seedlet_api::names::{annotations, condition_types, namespaces};
+use seedlet_api::names::{annotations, condition_types, namespaces, shoot_lifecycle};
 
 /// How long after a reconcile inside the window the window counts as used
 /// (`MaintenanceTimeWindowDurationMaximum`).
@@ -77,6 +77,30 @@ pub fn operation_type(shoot: &Shoot) -> LastOperationType {
     }
 }
 
+/// The `gardener.cloud/operation` value that asks for a new operation the way gardener-apiserver
+/// reads it on a Shoot update (§1.6): `retry` of a `Failed` shoot, or `reconcile` of a shoot with
+/// a last operation that has not failed. gardener-apiserver answers both by bumping the generation
+/// and removing the annotation, so a gardenlet never sees them; a garden that serves Shoots from
+/// a CRD (`seedlet crds --garden`) bumps nothing. The agent then does that part itself: such a
+/// request counts as a new generation ([`controller_infos`]) and is removed when the operation
+/// starts. Behind gardener-apiserver the result is the same, because the request is gone before
+/// the agent could see it. Every other value (and `retry` of a shoot that has not failed, which
+/// gardener-apiserver leaves in place) is not a request.
+pub fn operation_request(shoot: &Shoot) -> Option<&'static str> {
+    let last = shoot.last_operation()?;
+    let failed = last.state == LastOperationState::Failed;
+    let wanted = if failed {
+        shoot_lifecycle::OPERATION_RETRY
+    } else {
+        annotations::OPERATION_RECONCILE
+    };
+    // The value may list several operations separated by `;`.
+    annotation(shoot, annotations::OPERATION)?
+        .split(';')
+        .any(|operation| operation.trim() == wanted)
+        .then_some(wanted)
+}
+
 /// What the decision reads from configuration and the agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
@@ -115,7 +139,10 @@ pub fn controller_infos(
     let status = shoot.status.as_ref();
     let last = shoot.last_operation();
     let generation = shoot.metadata.generation;
-    let observed = status.and_then(|s| s.observed_generation);
+    // A pending operation request stands for the generation bump gardener-apiserver would make.
+    let observed = status
+        .and_then(|s| s.observed_generation)
+        .filter(|_| operation_request(shoot).is_none());
     let own_version = status
         .and_then(|s| s.gardener.as_ref())
         .map(|g| g.version.as_str())

@@ -274,6 +274,62 @@ fn reconcile_decision_follows_the_first_matching_rule() {
 }
 
 #[test]
+fn operation_requests_are_what_gardener_apiserver_would_turn_into_a_new_generation() {
+    let op = |value: &str| json!({"gardener.cloud/operation": value});
+    // (annotations, status, request, reconcile now)
+    let cases = [
+        // A Failed shoot: only `retry` (also in a `;` list) asks, and it overrides the failure.
+        (
+            op("retry"),
+            done("Reconcile", "Failed", 2),
+            Some("retry"),
+            true,
+        ),
+        (
+            op("rotate-ssh-keypair;retry"),
+            done("Create", "Failed", 2),
+            Some("retry"),
+            true,
+        ),
+        (op("reconcile"), done("Reconcile", "Failed", 2), None, false),
+        // Not failed: `reconcile` asks; `retry` is left alone like gardener-apiserver does.
+        (
+            op("reconcile"),
+            done("Reconcile", "Succeeded", 2),
+            Some("reconcile"),
+            true,
+        ),
+        (op("retry"), done("Reconcile", "Succeeded", 2), None, true),
+        (op("maintain"), done("Reconcile", "Failed", 2), None, false),
+        // No last operation: gardener-apiserver processes neither.
+        (op("retry"), json!({}), None, true),
+        (json!({}), done("Reconcile", "Failed", 2), None, false),
+    ];
+    for (annotations, status, request, now) in cases {
+        let shoot = shoot(annotations.clone(), json!({}), status);
+        assert_eq!(operation_request(&shoot), request, "{annotations}");
+        let infos = controller_infos(&shoot, None, &settings(), at(NOW), 0.5);
+        assert_eq!(infos.reconcile_now.is_ok(), now, "{annotations}");
+    }
+    // A confined, up-to-date shoot outside its window is reconciled at once when asked.
+    let confined = json!({"maintenance": {"confineSpecUpdateRollout": true,
+        "timeWindow": {"begin": "220000+0000", "end": "230000+0000"}}});
+    let asked = shoot(
+        op("reconcile"),
+        confined.clone(),
+        done("Reconcile", "Succeeded", 2),
+    );
+    let infos = controller_infos(&asked, None, &settings(), at(NOW), 0.5);
+    assert_eq!(
+        (infos.reconcile_now, infos.enqueue_after),
+        (Ok(()), Duration::ZERO)
+    );
+    let not_asked = shoot(json!({}), confined, done("Reconcile", "Succeeded", 2));
+    let infos = controller_infos(&not_asked, None, &settings(), at(NOW), 0.5);
+    assert_eq!(infos.reconcile_now, Err(REASON_OUTSIDE_WINDOW));
+}
+
+#[test]
 fn a_reconcile_already_done_in_the_window_waits_for_the_next_one() {
     let confined = json!({"maintenance": {"confineSpecUpdateRollout": true,
         "timeWindow": {"begin": "220000+0000", "end": "230000+0000"}}});

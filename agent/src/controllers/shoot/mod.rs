@@ -1,6 +1,6 @@
 //! The Shoot "Main" controller (gardenlet's `shoot` controller, spec `gardenlet-shoot-flow.md`):
-//! watches the garden Shoots of this seed (creations and generation changes only, so its own
-//! status writes do not trigger it) and, when the decision of [`decide`] says so, runs the
+//! watches the garden Shoots of this seed (creations, generation changes and operation requests
+//! only, so its own status writes do not trigger it: [`trigger`]) and, when the decision of [`decide`] says so, runs the
 //! reconcile flow of [`flow`] over the extension objects in the seed's control-plane namespace,
 //! reporting `lastOperation`, progress and `lastErrors` on the Shoot ([`status`]). Requeues after
 //! `controllers.shoot.syncPeriod` (1 h) or into the next maintenance window.
@@ -16,6 +16,7 @@ pub mod flow;
 pub mod reconcile;
 pub mod status;
 pub mod tasks;
+pub mod trigger;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,7 +24,7 @@ use std::time::Duration;
 use kube::Api;
 use kube::runtime::controller::Controller;
 use kube::runtime::reflector::{self, Store};
-use kube::runtime::{WatchStreamExt, predicates, watcher};
+use kube::runtime::{WatchStreamExt, watcher};
 use seedlet_api::core::{ControllerRegistration, GardenerInfo, Seed, Shoot};
 use seedlet_runtime::watch::{RunWith, Runner};
 use tokio_util::sync::CancellationToken;
@@ -143,13 +144,13 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
     .applied_objects();
     let (shoots, shoots_writer) = reflector::store::<Shoot>();
     let scope = garden_scope::shoots(&garden, &agent.seed_name).await;
-    // Creations (incl. the initial list) and generation changes only (GenerationChangedPredicate).
-    let shoot_events = watcher::watcher(Api::<Shoot>::all(garden.clone()), scope)
-        .backoff(seedlet_runtime::watch::watch_backoff())
-        .modify(seedlet_runtime::watch::slim)
-        .reflect(shoots_writer)
-        .applied_objects()
-        .predicate_filter(predicates::generation, Default::default());
+    // Creations (incl. the initial list), generation changes and appearing operation requests.
+    let shoot_events = trigger::triggers(
+        watcher::watcher(Api::<Shoot>::all(garden.clone()), scope)
+            .backoff(seedlet_runtime::watch::watch_backoff())
+            .modify(seedlet_runtime::watch::slim)
+            .reflect(shoots_writer),
+    );
     let ctx = Arc::new(Ctx {
         field_manager: agent.field_manager,
         metrics: agent.metrics.clone(),

@@ -176,6 +176,9 @@ async fn run(shoot: Arc<Shoot>, ctx: &Ctx) -> Result<Action, Error> {
     };
     let start = status::start(&shoot, type_, &ctx.identity, &technical_id, now);
     patch_status(&shoots, &key, &start).await?;
+    if let Some(request) = decide::operation_request(&shoot) {
+        remove_operation_request(&shoots, &shoot, &key, request).await?;
+    }
     if shoot
         .status
         .as_ref()
@@ -405,6 +408,45 @@ async fn patch_status(shoots: &Api<Shoot>, key: &str, status: &Value) -> Result<
 
 /// Removes `shoot.gardener.cloud/tasks` after a successful run, only if the generation is still
 /// the one the flow started with (spec §1.7).
+/// Removes the operation request this run answers from `gardener.cloud/operation` (the whole
+/// annotation when nothing else is listed), as gardener-apiserver would have when it bumped the
+/// generation ([`decide::operation_request`]); status first, annotation second, like gardenlet.
+async fn remove_operation_request(
+    shoots: &Api<Shoot>,
+    shoot: &Shoot,
+    key: &str,
+    request: &str,
+) -> Result<(), Error> {
+    let current = shoot
+        .annotations()
+        .get(annotations::OPERATION)
+        .map(String::as_str)
+        .unwrap_or_default();
+    let rest: Vec<&str> = current
+        .split(';')
+        .map(str::trim)
+        .filter(|operation| !operation.is_empty() && *operation != request)
+        .collect();
+    let value = if rest.is_empty() {
+        Value::Null
+    } else {
+        json!(rest.join(";"))
+    };
+    let patch = json!({"metadata": {"annotations": {annotations::OPERATION: value}}});
+    shoots
+        .patch(
+            &shoot.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await
+        .map(|_| ())
+        .map_err(|source| Error::PatchShoot {
+            key: key.to_owned(),
+            source,
+        })
+}
+
 async fn remove_tasks(shoots: &Api<Shoot>, shoot: &Shoot, key: &str) -> Result<(), Error> {
     let has_tasks = shoot
         .metadata

@@ -1,0 +1,132 @@
+//! Which Shoot watch events start the Shoot controller: a Shoot seen for the first time, a new
+//! generation (gardenlet's GenerationChangedPredicate), and an operation request appearing
+//! ([`decide::operation_request`]: what gardener-apiserver would turn into a new generation, which
+//! a CRD-served garden does not). A request going away (the agent removes it when the operation
+//! starts) is not a trigger: it would only run the flow once more right after it finished.
+
+use std::collections::HashMap;
+
+use futures::{Stream, StreamExt, future};
+use kube::runtime::watcher;
+use seedlet_api::core::Shoot;
+
+use super::decide;
+
+/// What was last seen of each Shoot: its generation and whether it carried a request.
+#[derive(Debug, Default)]
+pub struct Seen {
+    shoots: HashMap<(String, String), (Option<i64>, bool)>,
+}
+
+impl Seen {
+    /// Records `shoot` and says whether it starts a reconcile.
+    pub fn passes(&mut self, shoot: &Shoot) -> bool {
+        let key = (
+            shoot.metadata.namespace.clone().unwrap_or_default(),
+            shoot.metadata.name.clone().unwrap_or_default(),
+        );
+        let now = (
+            shoot.metadata.generation,
+            decide::operation_request(shoot).is_some(),
+        );
+        match self.shoots.insert(key, now) {
+            None => true,
+            Some((generation, requested)) => generation != now.0 || (now.1 && !requested),
+        }
+    }
+
+    /// Forgets a deleted Shoot.
+    pub fn forget(&mut self, shoot: &Shoot) {
+        let key = (
+            shoot.metadata.namespace.clone().unwrap_or_default(),
+            shoot.metadata.name.clone().unwrap_or_default(),
+        );
+        self.shoots.remove(&key);
+    }
+
+    /// Forgets everything (a relist starts: every listed Shoot passes again, like a restart).
+    pub fn clear(&mut self) {
+        self.shoots.clear();
+    }
+}
+
+/// The Shoots of `events` that start a reconcile (errors pass through for the controller).
+pub fn triggers<S>(events: S) -> impl Stream<Item = Result<Shoot, watcher::Error>> + Send
+where
+    S: Stream<Item = Result<watcher::Event<Shoot>, watcher::Error>> + Send,
+{
+    let mut seen = Seen::default();
+    events.filter_map(move |event| {
+        let passed = match event {
+            Err(error) => Some(Err(error)),
+            Ok(watcher::Event::Init) => {
+                seen.clear();
+                None
+            }
+            Ok(watcher::Event::InitDone) => None,
+            Ok(watcher::Event::Delete(shoot)) => {
+                seen.forget(&shoot);
+                None
+            }
+            Ok(watcher::Event::Apply(shoot) | watcher::Event::InitApply(shoot)) => {
+                seen.passes(&shoot).then_some(Ok(shoot))
+            }
+        };
+        future::ready(passed)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn shoot(generation: i64, annotation: Option<&str>, state: &str) -> Shoot {
+        serde_json::from_value(json!({
+            "metadata": {"name": "s", "namespace": "garden-dev", "generation": generation,
+                "annotations": annotation.map(|a| json!({"gardener.cloud/operation": a}))},
+            "spec": {"provider": {"type": "local"}, "region": "r"},
+            "status": {"lastOperation": {"type": "Create", "state": state, "progress": 100,
+                "description": "", "lastUpdateTime": "2025-01-06T11:00:00Z"}},
+        }))
+        .expect("shoot")
+    }
+
+    #[test]
+    fn new_generations_and_appearing_requests_pass_and_a_removed_request_does_not() {
+        let mut seen = Seen::default();
+        let steps = [
+            (shoot(1, None, "Failed"), true, "first sighting"),
+            (shoot(1, None, "Failed"), false, "a status write"),
+            (shoot(1, Some("maintain"), "Failed"), false, "not a request"),
+            (
+                shoot(1, Some("retry"), "Failed"),
+                true,
+                "retry of a failed shoot",
+            ),
+            (
+                shoot(1, Some("retry"), "Failed"),
+                false,
+                "the same request again",
+            ),
+            (shoot(1, None, "Processing"), false, "the agent removed it"),
+            (shoot(2, None, "Processing"), true, "a new generation"),
+            (
+                shoot(2, Some("reconcile"), "Succeeded"),
+                true,
+                "reconcile request",
+            ),
+        ];
+        for (shoot, passes, what) in steps {
+            assert_eq!(seen.passes(&shoot), passes, "{what}");
+        }
+        seen.forget(&shoot(2, None, "Succeeded"));
+        assert!(
+            seen.passes(&shoot(2, None, "Succeeded")),
+            "seen anew after deletion"
+        );
+        seen.clear();
+        assert!(seen.passes(&shoot(2, None, "Succeeded")), "relisted");
+    }
+}
