@@ -338,3 +338,48 @@ async fn a_classified_extension_error_fails_the_shoot_with_its_code() {
     );
     stop.cancel();
 }
+
+#[tokio::test]
+async fn an_operation_cut_off_by_a_restart_is_aborted_and_run_again() {
+    let clusters = Clusters::start(false).await;
+    let garden = clusters.garden.client();
+    garden_basics(&garden).await;
+    create_shoot(&garden, "cut", json!({})).await;
+    let shoots: Api<Shoot> = Api::namespaced(garden.clone(), PROJECT_NAMESPACE);
+    // What a flow left behind when its agent stopped mid-way.
+    let processing = json!({"status": {"lastOperation": {"type": "Create", "state": "Processing",
+        "progress": 40, "description": "Waiting until shoot infrastructure has been reconciled",
+        "lastUpdateTime": "2025-01-06T11:00:00Z"}}});
+    shoots
+        .patch_status("cut", &PatchParams::default(), &Patch::Merge(&processing))
+        .await
+        .expect("status");
+    let states = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let seen = Arc::clone(&states);
+    let watch = kube::runtime::watcher::watch_object(shoots.clone(), "cut");
+    let observer = tokio::spawn(async move {
+        futures::pin_mut!(watch);
+        while let Some(Ok(Some(shoot))) = futures::StreamExt::next(&mut watch).await {
+            if let Some((_, state, _)) = operation(&shoot) {
+                let mut seen = seen.lock().expect("lock");
+                if seen.last() != Some(&state) {
+                    seen.push(state);
+                }
+            }
+        }
+    });
+    let stop = CancellationToken::new();
+    let _agent = start(&clusters, &stop).await;
+    wait_operation(&shoots, "cut", "Create Succeeded", |shoot| {
+        operation(shoot).is_some_and(|(type_, state, _)| type_ == "Create" && state == "Succeeded")
+    })
+    .await;
+    observer.abort();
+    let states = states.lock().expect("lock").clone();
+    let aborted = states.iter().position(|s| s == "Aborted");
+    assert!(
+        aborted.is_some_and(|at| states[..at].iter().all(|s| s == "Processing")),
+        "Processing → Aborted before the flow runs again: {states:?}"
+    );
+    stop.cancel();
+}

@@ -14,6 +14,7 @@ pub mod decide;
 pub mod desired;
 pub mod flow;
 pub mod reconcile;
+pub mod startup;
 pub mod status;
 pub mod tasks;
 pub mod trigger;
@@ -144,6 +145,10 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
     .applied_objects();
     let (shoots, shoots_writer) = reflector::store::<Shoot>();
     let scope = garden_scope::shoots(&garden, &agent.seed_name).await;
+    // Flows of the previous agent or term were cut off: their Shoots are marked Aborted first.
+    if let Err(error) = startup::abort_interrupted(&garden, &scope, &agent.seed_name).await {
+        tracing::warn!(error = %seedlet_runtime::error_chain(&error), "could not list the shoots to mark interrupted operations Aborted");
+    }
     // Creations (incl. the initial list), generation changes and appearing operation requests.
     let shoot_events = trigger::triggers(
         watcher::watcher(Api::<Shoot>::all(garden.clone()), scope)

@@ -406,8 +406,6 @@ async fn patch_status(shoots: &Api<Shoot>, key: &str, status: &Value) -> Result<
         })
 }
 
-/// Removes `shoot.gardener.cloud/tasks` after a successful run, only if the generation is still
-/// the one the flow started with (spec §1.7).
 /// Removes the operation request this run answers from `gardener.cloud/operation` (the whole
 /// annotation when nothing else is listed), as gardener-apiserver would have when it bumped the
 /// generation ([`decide::operation_request`]); status first, annotation second, like gardenlet.
@@ -447,6 +445,8 @@ async fn remove_operation_request(
         })
 }
 
+/// Removes `shoot.gardener.cloud/tasks` after a successful run, only if the generation is still
+/// the one the flow started with (spec §1.7).
 async fn remove_tasks(shoots: &Api<Shoot>, shoot: &Shoot, key: &str) -> Result<(), Error> {
     let has_tasks = shoot
         .metadata
