@@ -32,9 +32,11 @@ pub async fn abort_interrupted(
     scope: &watcher::Config,
     seed_name: &str,
 ) -> Result<usize, kube::Error> {
-    let mut params = ListParams::default();
-    params.label_selector = scope.label_selector.clone();
-    params.field_selector = scope.field_selector.clone();
+    let params = ListParams {
+        label_selector: scope.label_selector.clone(),
+        field_selector: scope.field_selector.clone(),
+        ..ListParams::default()
+    };
     let shoots = Api::<Shoot>::all(garden.clone()).list(&params).await?;
     let mut aborted = 0;
     for shoot in shoots.items.iter().filter(|s| interrupted(s, seed_name)) {
