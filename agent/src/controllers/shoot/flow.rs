@@ -119,7 +119,7 @@ pub fn extensions_by_lifecycle(ctx: &FlowCtx) -> BTreeMap<String, (Value, Lifecy
 
 type Body = futures::future::BoxFuture<'static, Result<(), TaskError>>;
 
-fn task<F, Fut>(name: &str, ctx: &Arc<FlowCtx>, body: F) -> Task<TaskError>
+pub(super) fn task<F, Fut>(name: &str, ctx: &Arc<FlowCtx>, body: F) -> Task<TaskError>
 where
     F: Fn(Arc<FlowCtx>) -> Fut + Send + Sync + 'static,
     Fut: std::future::Future<Output = Result<(), TaskError>> + Send + 'static,

@@ -6,11 +6,14 @@
 //! `controllers.shoot.syncPeriod` (1 h) or into the next maintenance window.
 //!
 //! The Cluster sync (`controllers/cluster`) keeps the finalizer, technical ID, Cluster and
-//! namespace and runs the deletion; this controller waits for the technical ID before it starts.
-//! Migration (spec §6) is not implemented. `controllers.shoot.enabled: false` (a seedlet
-//! addition) switches the controller off.
+//! namespace; this controller waits for the technical ID before it starts. A deleting shoot runs
+//! the delete flow of [`delete`] (spec §5), which ends with the namespace, Cluster, ShootState
+//! and finalizer. Migration (spec §6) is not implemented. `controllers.shoot.enabled: false` (a
+//! seedlet addition) switches the controller off; the Cluster sync then deletes shoots itself.
 
 pub mod decide;
+pub mod delete;
+pub mod delete_flow;
 pub mod desired;
 pub mod flow;
 pub mod reconcile;
@@ -90,6 +93,12 @@ pub fn enabled(config: &seedlet_config::GardenletConfiguration) -> bool {
         .unwrap_or(true)
 }
 
+/// The predicate key: the generation, and whether the shoot is being deleted.
+fn generation_or_deletion(shoot: &Shoot) -> Option<u64> {
+    let generation = predicates::generation(shoot)?;
+    Some(generation.wrapping_mul(2) + u64::from(shoot.metadata.deletion_timestamp.is_some()))
+}
+
 /// Runs the controller until the leadership term ends, restarting it when the garden client is
 /// swapped; when it is switched off it only waits for the end of the term (a controller that
 /// returns early counts as crashed and would be restarted every few seconds).
@@ -143,13 +152,14 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
     .applied_objects();
     let (shoots, shoots_writer) = reflector::store::<Shoot>();
     let scope = garden_scope::shoots(&garden, &agent.seed_name).await;
-    // Creations (incl. the initial list) and generation changes only (GenerationChangedPredicate).
+    // Creations (incl. the initial list) and generation changes only (GenerationChangedPredicate;
+    // the start of a deletion bumps the generation too, and is also noticed where it does not).
     let shoot_events = watcher::watcher(Api::<Shoot>::all(garden.clone()), scope)
         .backoff(seedlet_runtime::watch::watch_backoff())
         .modify(seedlet_runtime::watch::slim)
         .reflect(shoots_writer)
         .applied_objects()
-        .predicate_filter(predicates::generation, Default::default());
+        .predicate_filter(generation_or_deletion, Default::default());
     let ctx = Arc::new(Ctx {
         field_manager: agent.field_manager,
         metrics: agent.metrics.clone(),
