@@ -133,6 +133,7 @@ pub async fn run(shoot: &Arc<Shoot>, ctx: &Ctx) -> Result<Action, Error> {
         field_manager: ctx.field_manager,
         clock: ctx.clock.clone(),
         shared: std::sync::Mutex::new(Shared::default()),
+        control_plane_chart: ctx.control_plane_chart.clone(),
     });
     let reporting = Reporting {
         shoots: &shoots,

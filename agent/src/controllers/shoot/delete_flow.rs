@@ -84,6 +84,8 @@ pub mod ids {
     pub const CONTROL_PLANE: &str = "Destroying shoot control plane";
     /// Its wait.
     pub const CONTROL_PLANE_WAIT: &str = "Waiting until shoot control plane has been destroyed";
+    /// The control-plane chart's ManagedResource (where upstream deletes kube-apiserver).
+    pub const CONTROL_PLANE_CHART: &str = "Deleting control plane chart";
     /// Extensions with delete lifecycle AfterKubeAPIServer.
     pub const EXTENSIONS_AFTER: &str = "Deleting extension resources after kube-apiserver";
     /// Their wait.
@@ -551,12 +553,21 @@ fn finish(
     shoot_name: String,
 ) {
     let workers = !plan.worker_kinds;
+    // Runs with or without a configured chart (a chart removed from the configuration leaves
+    // its ManagedResource behind); a terminating namespace takes the ManagedResource with it.
+    let chart = flow.add(
+        task(ids::CONTROL_PLANE_CHART, ctx, |ctx| async move {
+            super::control_plane::destroy(&ctx, DEFAULT_WAIT).await
+        })
+        .after(&[control_plane])
+        .skip_if(!plan.dns_records),
+    );
     let (_, after) = destroy_all::<Extension, _, _>(
         flow,
         ctx,
         (ids::EXTENSIONS_AFTER, ids::EXTENSIONS_AFTER_WAIT),
         |ctx| async move { extensions_of(&ctx, ExtensionGroup::After).await },
-        (&[control_plane], false, false),
+        (&[control_plane, chart], false, false),
         DEFAULT_WAIT,
     );
     let all_extensions = flow.add(
@@ -594,6 +605,7 @@ fn finish(
     );
     let everything = [
         control_plane,
+        chart,
         after,
         all_extensions,
         ingress,

@@ -47,6 +47,7 @@ fn ctx(env: &Env) -> Arc<Ctx> {
         registrations: reflector::store().0,
         events: env.events(),
         stop: CancellationToken::new(),
+        control_plane_chart: None,
     })
 }
 

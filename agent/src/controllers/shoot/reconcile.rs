@@ -176,7 +176,16 @@ async fn run(shoot: Arc<Shoot>, ctx: &Ctx) -> Result<Action, Error> {
     let now = ctx.clock.now();
     match outcome {
         Ok(()) => {
-            let patch = status::success(&shoot, type_, shoot.hibernation_enabled(), now);
+            let mut patch = status::success(&shoot, type_, shoot.hibernation_enabled(), now);
+            if ctx.control_plane_chart.is_none() {
+                // The flow skipped the control-plane chart's tasks: say so.
+                let description = format!(
+                    "{} {}",
+                    status::success_description(type_),
+                    super::control_plane::NOT_CONFIGURED
+                );
+                patch["lastOperation"]["description"] = json!(description);
+            }
             patch_status(&shoots, &key, &patch).await?;
             remove_tasks(&shoots, &shoot, &key).await?;
             ctx.events
@@ -388,6 +397,7 @@ async fn run_flow(
         field_manager: ctx.field_manager,
         clock: ctx.clock.clone(),
         shared: std::sync::Mutex::new(Shared::default()),
+        control_plane_chart: ctx.control_plane_chart.clone(),
     });
     let skip_readiness = shoot
         .metadata
