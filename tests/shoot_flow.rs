@@ -2,7 +2,10 @@
 //! `landscape::shoot_provider` answering the extension objects, a new Shoot reaches
 //! `Create Succeeded 100 %` with every extension object written, hibernates and wakes; a
 //! classified error an extension reports ends in `Failed` with the code in `lastErrors`, and the
-//! garden's retry of it runs the flow again.
+//! garden's retry of it runs the flow again. A deleted Shoot runs the delete flow: every extension
+//! object goes (confirmed, the Worker before the Infrastructure, all before the namespace),
+//! `lastOperation` Delete with progress, then the Shoot; an extension failing its deletion keeps
+//! the Shoot with the task and code in `lastErrors`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,7 +21,8 @@ use seedlet_testkit as common;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use common::{Clusters, SEED, ensure_namespace, wait_until};
+use common::{Clusters, SEED, ensure_namespace};
+use seedlet_landscape::shoot_provider::Releases;
 
 const PROJECT_NAMESPACE: &str = "garden-dev";
 /// Generous: a flow waits up to 15 s for the Seed to be ready and an extension error is
@@ -101,25 +105,65 @@ fn operation(shoot: &Shoot) -> Option<(String, String, i32)> {
     })
 }
 
-async fn start(clusters: &Clusters, stop: &CancellationToken) -> seedlet_agent::RunningAgent {
+async fn start(
+    clusters: &Clusters,
+    stop: &CancellationToken,
+) -> (seedlet_agent::RunningAgent, Releases) {
     let agent = common::start_agent_with(clusters, stop.clone(), |config| {
         if let Some(shoot) = config.controllers.shoot.as_mut() {
             shoot.enabled = Some(true);
         }
     })
     .await;
-    tokio::spawn(seedlet_landscape::shoot_provider::run(
+    let releases = Releases::default();
+    tokio::spawn(seedlet_landscape::shoot_provider::run_recording(
         clusters.seed.client(),
         stop.clone(),
+        releases.clone(),
     ));
-    agent
+    (agent, releases)
+}
+
+/// Deletes shoot `name` and waits until it is gone; returns the `lastOperation` progress values
+/// of type Delete seen on the way.
+async fn delete_and_watch(shoots: &Api<Shoot>, name: &str) -> Vec<i32> {
+    shoots
+        .delete(name, &Default::default())
+        .await
+        .expect("delete shoot");
+    let deadline = tokio::time::Instant::now() + TIMEOUT;
+    let mut progress = Vec::new();
+    while let Some(shoot) = shoots.get_opt(name).await.expect("get shoot") {
+        if let Some(("Delete", _, percent)) = operation(&shoot)
+            .as_ref()
+            .map(|(t, s, p)| (t.as_str(), s.as_str(), *p))
+            && progress.last() != Some(&percent)
+        {
+            progress.push(percent);
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for the shoot to go; last status: {}",
+            serde_json::to_string(&shoot.status).unwrap_or_default()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    progress
+}
+
+fn released(releases: &Releases, key: &str) -> usize {
+    let releases = releases.lock().unwrap();
+    releases
+        .iter()
+        .position(|r| format!("{}/{}", r.kind, r.key) == key)
+        .unwrap_or_else(|| panic!("{key} not released: {releases:?}"))
 }
 
 #[tokio::test]
 async fn a_new_shoot_is_created_hibernated_and_woken_through_its_extension_objects() {
     let clusters = Clusters::start(false).await;
     let stop = CancellationToken::new();
-    let _agent = start(&clusters, &stop).await;
+    let (_agent, releases) = start(&clusters, &stop).await;
     let garden = clusters.garden.client();
     garden_basics(&garden).await;
     create_shoot(&garden, "foo", json!({})).await;
@@ -234,22 +278,94 @@ async fn a_new_shoot_is_created_hibernated_and_woken_through_its_extension_objec
     })
     .await;
 
-    // Deletion (the Cluster sync's delete flow): the extension objects go with the namespace,
-    // the simulated provider releases them, the Shoot loses its finalizer and is gone.
-    shoots
-        .delete("foo", &Default::default())
-        .await
-        .expect("delete shoot");
-    wait_until("shoot gone", TIMEOUT, || async {
-        shoots.get_opt("foo").await.expect("get").is_none()
-    })
-    .await;
+    // Deletion (the Shoot controller's delete flow): every extension object is deleted with
+    // the confirmation and released in upstream's order, the namespace only after all of them.
+    let progress = delete_and_watch(&shoots, "foo").await;
+    assert!(!progress.is_empty(), "lastOperation Delete observed");
     assert!(
-        Api::<Worker>::namespaced(seed.clone(), ns)
-            .get_opt("foo")
+        progress.iter().any(|p| *p > 0 && *p < 100),
+        "progress between 0 and 100 %: {progress:?}"
+    );
+    {
+        let seen = releases.lock().unwrap();
+        assert!(seen.iter().all(|r| r.confirmed), "{seen:?}");
+        assert!(seen.iter().all(|r| !r.namespace_terminating), "{seen:?}");
+        assert_eq!(
+            seen.len(),
+            7,
+            "Infrastructure, ControlPlane, Network, Worker, 2 OSCs, ContainerRuntime: {seen:?}"
+        );
+    }
+    let worker = released(&releases, &format!("Worker/{ns}/foo"));
+    let infrastructure = released(&releases, &format!("Infrastructure/{ns}/foo"));
+    let control_plane = released(&releases, &format!("ControlPlane/{ns}/foo"));
+    assert!(
+        worker < infrastructure,
+        "the Worker before the Infrastructure"
+    );
+    assert!(worker < control_plane && control_plane < infrastructure);
+    assert!(released(&releases, &format!("Network/{ns}/foo")) < control_plane);
+    assert!(released(&releases, &format!("ContainerRuntime/{ns}/gvisor-pool-a")) < control_plane);
+    assert!(
+        Api::<k8s_openapi::api::core::v1::Namespace>::all(seed.clone())
+            .get_opt(ns)
             .await
             .unwrap()
-            .is_none()
+            .is_none(),
+        "the namespace is gone before the finalizer"
+    );
+    stop.cancel();
+}
+
+#[tokio::test]
+async fn an_extension_failing_its_deletion_keeps_the_shoot_with_task_and_code() {
+    let clusters = Clusters::start(false).await;
+    let stop = CancellationToken::new();
+    let (_agent, _) = start(&clusters, &stop).await;
+    let garden = clusters.garden.client();
+    garden_basics(&garden).await;
+    create_shoot(
+        &garden,
+        "baz",
+        json!({"seedlet.gardener.cloud/simulate-delete-error": "Network:ERR_INFRA_DEPENDENCIES"}),
+    )
+    .await;
+    let shoots: Api<Shoot> = Api::namespaced(garden.clone(), PROJECT_NAMESPACE);
+    wait_operation(&shoots, "baz", "Create Succeeded", |shoot| {
+        operation(shoot).is_some_and(|(_, state, _)| state == "Succeeded")
+    })
+    .await;
+    shoots
+        .delete("baz", &Default::default())
+        .await
+        .expect("delete shoot");
+    let task = "Waiting until shoot network plugin has been destroyed";
+    let failed = wait_operation(&shoots, "baz", "Delete Failed", |shoot| {
+        operation(shoot).is_some_and(|(type_, state, _)| type_ == "Delete" && state == "Failed")
+    })
+    .await;
+    let status = failed.status.as_ref().expect("status");
+    let error = status
+        .last_errors
+        .iter()
+        .find(|e| e.task_id.as_deref() == Some(task))
+        .expect("the network wait's error");
+    assert_eq!(error.codes, ["ERR_INFRA_DEPENDENCIES"]);
+    assert!(
+        error.description.contains(
+            "Failed to delete Network shoot--dev--baz/baz: simulated provider deletion error"
+        ),
+        "{}",
+        error.description
+    );
+    assert_eq!(failed.finalizers(), ["gardener"]);
+    assert!(
+        Api::<Infrastructure>::namespaced(clusters.seed.client(), "shoot--dev--baz")
+            .get_opt("baz")
+            .await
+            .unwrap()
+            .is_some(),
+        "the Infrastructure waits for the Network"
     );
     stop.cancel();
 }
@@ -258,7 +374,7 @@ async fn a_new_shoot_is_created_hibernated_and_woken_through_its_extension_objec
 async fn a_classified_extension_error_fails_the_shoot_with_its_code() {
     let clusters = Clusters::start(false).await;
     let stop = CancellationToken::new();
-    let _agent = start(&clusters, &stop).await;
+    let (_agent, _) = start(&clusters, &stop).await;
     let garden = clusters.garden.client();
     garden_basics(&garden).await;
     create_shoot(

@@ -136,6 +136,10 @@ pub mod annotations {
     /// seedlet's simulated provider: on an extension object or its Shoot, report this error
     /// code (e.g. `ERR_INFRA_RATE_LIMITS_EXCEEDED`) instead of succeeding.
     pub const SIMULATE_ERROR: &str = "seedlet.gardener.cloud/simulate-error";
+    /// seedlet's simulated provider: on an extension object or its Shoot, `<Kind>:<code>` (or
+    /// `<code>` for every kind) makes the deletion of such objects report that error code and
+    /// keep the object instead of releasing it.
+    pub const SIMULATE_DELETE_ERROR: &str = "seedlet.gardener.cloud/simulate-delete-error";
     /// On the control-plane namespace: the shoot's `status.uid`.
     pub const SHOOT_UID: &str = "shoot.gardener.cloud/uid";
     /// HA config: failure tolerance type (`node`, `zone` or empty).

@@ -14,6 +14,12 @@
 //! or on its Shoot (read from the namespace's Cluster), makes it report `lastOperation` Error and
 //! `lastError` with that code (e.g. `ERR_INFRA_RATE_LIMITS_EXCEEDED`) instead of succeeding. A
 //! value `<Kind>:<code>` (e.g. `Network:ERR_INFRA_RATE_LIMITS_EXCEEDED`) limits it to one kind.
+//! `seedlet.gardener.cloud/simulate-delete-error` does the same for deletions: the object
+//! reports the error and keeps its finalizer.
+//!
+//! [`run_recording`] also records every release of a deleted object (kind, name, whether the
+//! deletion carried `confirmation.gardener.cloud/deletion=true`, whether the namespace was
+//! already terminating), so tests can check the order of a shoot's deletion.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -114,10 +120,28 @@ pub fn decide<K: ExtensionObject>(object: &K) -> Step {
     Step::Ignore
 }
 
+/// One released object of a deletion, as [`run_recording`] records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Release {
+    /// Kind.
+    pub kind: String,
+    /// `namespace/name`.
+    pub key: String,
+    /// The object carried `confirmation.gardener.cloud/deletion=true`.
+    pub confirmed: bool,
+    /// Its namespace was already terminating.
+    pub namespace_terminating: bool,
+}
+
+/// The releases seen so far, in order.
+pub type Releases = Arc<std::sync::Mutex<Vec<Release>>>;
+
 /// Dependencies.
 pub struct Ctx {
     /// Seed client.
     pub seed: kube::Client,
+    /// Where releases are recorded, if anywhere.
+    pub releases: Option<Releases>,
 }
 
 impl std::fmt::Debug for Ctx {
@@ -128,7 +152,19 @@ impl std::fmt::Debug for Ctx {
 
 /// Runs the controller for every shoot extension kind until `stop` is cancelled.
 pub async fn run(seed: kube::Client, stop: CancellationToken) {
-    let ctx = Arc::new(Ctx { seed: seed.clone() });
+    run_with(seed, stop, None).await;
+}
+
+/// [`run`], recording every release of a deleted object into `releases`.
+pub async fn run_recording(seed: kube::Client, stop: CancellationToken, releases: Releases) {
+    run_with(seed, stop, Some(releases)).await;
+}
+
+async fn run_with(seed: kube::Client, stop: CancellationToken, releases: Option<Releases>) {
+    let ctx = Arc::new(Ctx {
+        seed: seed.clone(),
+        releases,
+    });
     futures::join!(
         run_kind::<extensions::Infrastructure>(&ctx, &stop),
         run_kind::<extensions::ControlPlane>(&ctx, &stop),
@@ -185,28 +221,108 @@ fn failed<K: ShootKind>(object: &K, step: &'static str) -> impl FnOnce(kube::Err
 pub async fn reconcile<K: ShootKind>(object: Arc<K>, ctx: Arc<Ctx>) -> Result<Action, Error> {
     let namespace = object.namespace().unwrap_or_default();
     let namespaces: Api<Namespace> = Api::all(ctx.seed.clone());
-    let served = namespaces
+    let Some(served) = namespaces
         .get_opt(&namespace)
         .await
         .map_err(failed(object.as_ref(), "read the namespace"))?
-        .is_some_and(|ns| {
+        .filter(|ns| {
             ns.labels().get(labels::SHOOT_PROVIDER).map(String::as_str) == Some(PROVIDER_TYPE)
-        });
-    if !served {
+        })
+    else {
         return Ok(Action::await_change());
-    }
+    };
     let api: Api<K> = Api::namespaced(ctx.seed.clone(), &namespace);
     match decide(object.as_ref()) {
         Step::Ignore => Ok(Action::await_change()),
         Step::Delete => {
-            delete_cloud_config(object.as_ref(), &ctx).await?;
-            seedlet_runtime::finalizer::remove(&api, object.as_ref(), FINALIZER)
-                .await
-                .map_err(failed(object.as_ref(), "remove the finalizer"))?;
-            Ok(Action::await_change())
+            let terminating = served.metadata.deletion_timestamp.is_some();
+            delete(object.as_ref(), &api, &ctx, terminating).await
         }
         Step::Operate(type_) => operate(object.as_ref(), type_, &api, &ctx).await,
     }
+}
+
+/// Releases a deleted object (removes the cloud-config Secret of an OSC and the finalizer), or
+/// reports the simulated deletion error and keeps it.
+async fn delete<K: ShootKind>(
+    object: &K,
+    api: &Api<K>,
+    ctx: &Ctx,
+    namespace_terminating: bool,
+) -> Result<Action, Error> {
+    if !object.finalizers().iter().any(|f| f == FINALIZER) {
+        return Ok(Action::await_change());
+    }
+    let cluster = cluster(object, ctx).await?;
+    let shoot = cluster.map(|c| c.spec.shoot).unwrap_or(Value::Null);
+    if let Some(code) = requested_code(object, &shoot, annotations::SIMULATE_DELETE_ERROR) {
+        let reported = object
+            .extension_status()
+            .and_then(|s| s.last_error.as_ref())
+            .is_some_and(|error| error.codes.contains(&code));
+        if reported {
+            // Written once: the status write would otherwise trigger the next write.
+            return Ok(Action::await_change());
+        }
+        let now = jiff::Timestamp::now().to_string();
+        let status = json!({"status": {
+            "lastOperation": {"type": "Delete", "state": "Error", "progress": 50,
+                "description": format!("simulated deletion error {code}"), "lastUpdateTime": now},
+            "lastError": {"description": format!("simulated provider deletion error {code}"),
+                "codes": [code], "lastUpdateTime": now},
+        }});
+        api.patch_status(
+            &object.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&status),
+        )
+        .await
+        .map_err(failed(object, "report the deletion error"))?;
+        return Ok(Action::await_change());
+    }
+    delete_cloud_config(object, ctx).await?;
+    seedlet_runtime::finalizer::remove(api, object, FINALIZER)
+        .await
+        .map_err(failed(object, "remove the finalizer"))?;
+    if let Some(releases) = &ctx.releases {
+        let confirmed = object
+            .annotations()
+            .get(annotations::CONFIRMATION_DELETION)
+            .is_some_and(|value| value == "true");
+        releases
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(Release {
+                kind: K::kind(&()).into_owned(),
+                key: format!(
+                    "{}/{}",
+                    object.namespace().unwrap_or_default(),
+                    object.name_any()
+                ),
+                confirmed,
+                namespace_terminating,
+            });
+    }
+    Ok(Action::await_change())
+}
+
+/// The code a `simulate-…` annotation (`annotation`) on the object or its Shoot asks the
+/// object's kind to report.
+fn requested_code<K: ShootKind>(object: &K, shoot: &Value, annotation: &str) -> Option<String> {
+    object
+        .annotations()
+        .get(annotation)
+        .cloned()
+        .or_else(|| {
+            shoot
+                .pointer(&format!(
+                    "/metadata/annotations/{}",
+                    annotation.replace('/', "~1")
+                ))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+        .and_then(|value| simulated_code(&value, &K::kind(&())))
 }
 
 async fn operate<K: ShootKind>(
@@ -226,20 +342,7 @@ async fn operate<K: ShootKind>(
         .as_ref()
         .map(|c| c.spec.shoot.clone())
         .unwrap_or(Value::Null);
-    let requested = object
-        .annotations()
-        .get(annotations::SIMULATE_ERROR)
-        .cloned()
-        .or_else(|| {
-            shoot
-                .pointer(&format!(
-                    "/metadata/annotations/{}",
-                    annotations::SIMULATE_ERROR.replace('/', "~1")
-                ))
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        });
-    let code = requested.and_then(|value| simulated_code(&value, &K::kind(&())));
+    let code = requested_code(object, &shoot, annotations::SIMULATE_ERROR);
     let mut extra = json!({});
     if code.is_none() && !migrate {
         extra = kind_status(object, &shoot, ctx).await?;

@@ -172,8 +172,11 @@ pub async fn wait_ready<K: ExtensionObject>(
     }
 }
 
-/// Polls until `name` is gone; at the timeout the last error the extension reported (if any)
-/// is the message.
+/// Polls until `name` is gone. An error the extension reports (`status.lastError`) for longer
+/// than the severe threshold ends the wait with its codes; at the timeout the last reported error
+/// (if any) is the message. Upstream keeps polling until the timeout (up to 10 min for a Worker)
+/// and only then reports the remembered error; ending at the severe threshold, as the ready wait
+/// does, shows a stuck deletion in the shoot's `lastErrors` within half a minute.
 ///
 /// # Errors
 /// [`WaitError`] `Failed to delete <Kind> <key>: …`.
@@ -184,9 +187,14 @@ pub async fn wait_gone<K: ExtensionObject>(
     timing: WaitTiming,
 ) -> Result<(), WaitError> {
     let kind = K::kind(&());
+    let wrap = |message: String, codes: Vec<String>| WaitError {
+        message: format!("Failed to delete {kind} {key}: {message}"),
+        codes,
+    };
     let started = Instant::now();
     let mut pause = FIRST_PAUSE.min(timing.interval);
     let mut reported = None;
+    let mut failing_since: Option<Instant> = None;
     loop {
         match api.get_opt(name).await {
             Ok(None) => return Ok(()),
@@ -196,7 +204,13 @@ pub async fn wait_gone<K: ExtensionObject>(
                     .extension_status()
                     .and_then(|s| s.last_error.as_ref())
                 {
+                    let since = *failing_since.get_or_insert_with(Instant::now);
+                    if since.elapsed() >= timing.severe {
+                        return Err(wrap(error.description.clone(), error.codes.clone()));
+                    }
                     reported = Some((error.description.clone(), error.codes.clone()));
+                } else {
+                    failing_since = None;
                 }
             }
             Err(_) => {}
@@ -208,10 +222,7 @@ pub async fn wait_gone<K: ExtensionObject>(
                     Vec::new(),
                 )
             });
-            return Err(WaitError {
-                message: format!("Failed to delete {kind} {key}: {message}"),
-                codes,
-            });
+            return Err(wrap(message, codes));
         }
         tokio::time::sleep(pause).await;
         pause = next_pause(pause, timing.interval);

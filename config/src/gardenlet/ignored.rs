@@ -113,6 +113,53 @@ pub struct ShootController {
     /// Seedlet addition: whether the Shoot controller runs (default true); the Cluster sync
     /// runs either way.
     pub enabled: Option<bool>,
+    /// Seedlet addition: the Helm chart standing in for the control-plane components gardenlet
+    /// deploys itself, rendered per Shoot and applied as ManagedResource `control-plane` in the
+    /// shoot's control-plane namespace (`docs/configuration.md` lists its values). Unset: the
+    /// flows skip the control plane and say so.
+    pub control_plane_chart: Option<ControlPlaneChart>,
+}
+
+/// `controllers.shoot.controlPlaneChart`: exactly one of a local path (a chart directory or a
+/// `.tgz` archive) or the archive inline (base64, like a ControllerDeployment's
+/// `helm.rawChart`). Loading and rendering are bounded by
+/// `controllers.controllerInstallation.chartLimits`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ControlPlaneChart {
+    /// A chart directory or `.tgz` archive on the agent's host, read on every reconcile.
+    pub path: Option<String>,
+    /// A base64-encoded `.tgz` chart archive.
+    pub raw_chart: Option<String>,
+}
+
+/// The problems of a `controllers.shoot.controlPlaneChart`: `(field, message)`.
+pub fn control_plane_chart_problems(chart: &ControlPlaneChart) -> Vec<(&'static str, String)> {
+    const FIELD: &str = "controllers.shoot.controlPlaneChart";
+    match (chart.path.as_deref(), chart.raw_chart.as_deref()) {
+        (None, None) => vec![(FIELD, "set path or rawChart".to_owned())],
+        (Some(_), Some(_)) => vec![(FIELD, "set only one of path and rawChart".to_owned())],
+        (Some(""), None) => vec![(
+            "controllers.shoot.controlPlaneChart.path",
+            "must not be empty".to_owned(),
+        )],
+        (Some(path), None) => match std::fs::metadata(path) {
+            Ok(meta) if meta.is_dir() || meta.is_file() => Vec::new(),
+            Ok(_) => vec![(
+                "controllers.shoot.controlPlaneChart.path",
+                format!("{path} is neither a chart directory nor an archive file"),
+            )],
+            Err(error) => vec![(
+                "controllers.shoot.controlPlaneChart.path",
+                format!("{path}: {error}"),
+            )],
+        },
+        (None, Some(raw)) if raw.trim().is_empty() => vec![(
+            "controllers.shoot.controlPlaneChart.rawChart",
+            "must not be empty".to_owned(),
+        )],
+        (None, Some(_)) => Vec::new(),
+    }
 }
 
 impl ShootController {

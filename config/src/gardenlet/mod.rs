@@ -32,8 +32,8 @@ pub use controllers::{
     StaleExtensionHealthChecks,
 };
 pub use ignored::{
-    BackupEntryController, ClientConnectionSettings, ConcurrentSyncsController, Debugging,
-    EtcdConfig, ExposureClassHandler, Logging, ManagedSeedController, Monitoring,
+    BackupEntryController, ClientConnectionSettings, ConcurrentSyncsController, ControlPlaneChart,
+    Debugging, EtcdConfig, ExposureClassHandler, Logging, ManagedSeedController, Monitoring,
     NetworkPolicyController, NodeToleration, ShootController, Sni, SyncPeriodController,
     TokenRequestorWorkloadIdentityController,
 };

@@ -167,6 +167,15 @@ fn controllers(checker: &mut Checker, controllers: &GardenletControllers) {
         controllers.shoot_state.sync_period,
     );
     shoot_care_rules(checker, &controllers.shoot_care);
+    if let Some(chart) = controllers
+        .shoot
+        .as_ref()
+        .and_then(|shoot| shoot.control_plane_chart.as_ref())
+    {
+        for (field, message) in super::ignored::control_plane_chart_problems(chart) {
+            checker.report(field, message);
+        }
+    }
     super::backup::validate_backup_entry(checker, controllers.backup_entry.as_ref());
     super::network_policy::validate_network_policy(checker, controllers.network_policy.as_ref());
     let managed = &controllers.managed_resource;

@@ -418,6 +418,15 @@ pub fn delete(
         return Ok(DeleteOutcome::Removed(removed));
     }
     let metadata = metadata_mut(&mut object);
+    // The first marking bumps a set generation, as kube-apiserver's store does (controllers
+    // that filter on generation changes see the deletion).
+    if let Some(generation) = metadata
+        .get("generation")
+        .and_then(Value::as_i64)
+        .filter(|g| *g > 0)
+    {
+        metadata.insert("generation".into(), json!(generation + 1));
+    }
     metadata.insert("deletionTimestamp".into(), json!(now_rfc3339()));
     if !strategy.graceful_deletion() {
         metadata.insert("deletionGracePeriodSeconds".into(), json!(0));

@@ -40,6 +40,43 @@ pub const NAMESPACE_POLL: Duration = Duration::from_secs(2);
 /// 16 s to go on a real garden).
 pub const BASTION_POLL: Duration = Duration::from_secs(1);
 
+/// What the seed-side deletion steps need: borrowed from the Cluster sync's context, or from the
+/// Shoot controller's delete flow, which runs the same steps as its last tasks.
+#[derive(Clone, Copy)]
+pub struct Clients<'a> {
+    /// Seed client.
+    pub seed: &'a kube::Client,
+    /// Garden client.
+    pub garden: &'a kube::Client,
+    /// Our Seed's name.
+    pub seed_name: &'a str,
+    /// Field manager of our writes.
+    pub field_manager: &'static str,
+    /// Time source (deletion confirmation timestamps).
+    pub clock: &'a dyn seedlet_runtime::clock::Clock,
+}
+
+impl std::fmt::Debug for Clients<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Clients")
+            .field("seed", &self.seed_name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Ctx {
+    /// The clients of the seed-side deletion steps.
+    pub fn clients(&self) -> Clients<'_> {
+        Clients {
+            seed: &self.seed,
+            garden: &self.garden,
+            seed_name: &self.seed_name,
+            field_manager: self.field_manager,
+            clock: self.clock.as_ref(),
+        }
+    }
+}
+
 /// The delete flow of a deleting shoot of this seed. Without our finalizer there is nothing to
 /// hold the shoot for (the Cluster-side teardown cleans up after it). Idempotent.
 ///
@@ -49,6 +86,16 @@ pub async fn delete_shoot(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {
     if !has_finalizer(shoot) {
         return Ok(Action::await_change());
     }
+    let clients = ctx.clients();
+    if ctx.shoot_flow_deletes {
+        // The Shoot controller's delete flow destroys the extension objects in order and then
+        // runs the steps below itself; this sync only keeps the Cluster showing the deletion.
+        if let Some(technical_id) = desired::stored_technical_id(shoot) {
+            show_deletion(clients, shoot, technical_id).await?;
+        }
+        return Ok(Action::await_change());
+    }
+    let ctx = clients;
     let name = shoot.name_any();
     let namespace = shoot
         .namespace()
@@ -91,7 +138,11 @@ pub fn has_finalizer(shoot: &Shoot) -> bool {
 /// The names of the garden's Bastions in `namespace` that point at shoot `name` (listed by this
 /// seed's `spec.seedName`, as the seed authorizer demands; unfiltered where the garden cannot
 /// select that field).
-async fn bastions_of(ctx: &Ctx, namespace: &str, name: &str) -> Result<Vec<String>, Error> {
+pub async fn bastions_of(
+    ctx: Clients<'_>,
+    namespace: &str,
+    name: &str,
+) -> Result<Vec<String>, Error> {
     let api: Api<Bastion> = Api::namespaced(ctx.garden.clone(), namespace);
     let selected = ListParams::default().fields(&format!("spec.seedName={}", ctx.seed_name));
     let listed = match api.list(&selected).await {
@@ -110,7 +161,7 @@ async fn bastions_of(ctx: &Ctx, namespace: &str, name: &str) -> Result<Vec<Strin
         .iter()
         .filter(|bastion| {
             bastion.spec.shoot_ref.name == name
-                && bastion.spec.seed_name.as_deref() == Some(ctx.seed_name.as_str())
+                && bastion.spec.seed_name.as_deref() == Some(ctx.seed_name)
         })
         .map(ResourceExt::name_any)
         .collect())
@@ -118,7 +169,11 @@ async fn bastions_of(ctx: &Ctx, namespace: &str, name: &str) -> Result<Vec<Strin
 
 /// A shoot-only sync of the Cluster (spec §1.4: `cloudProfile` and `seed` untouched), so that
 /// extensions see the deletion timestamp before their objects are deleted.
-async fn show_deletion(ctx: &Ctx, shoot: &Shoot, technical_id: &str) -> Result<(), Error> {
+pub async fn show_deletion(
+    ctx: Clients<'_>,
+    shoot: &Shoot,
+    technical_id: &str,
+) -> Result<(), Error> {
     let clusters: Api<Cluster> = Api::all(ctx.seed.clone());
     let Some(current) = clusters.get_opt(technical_id).await.map_err(seed_error(
         "reading",
@@ -155,29 +210,50 @@ async fn show_deletion(ctx: &Ctx, shoot: &Shoot, technical_id: &str) -> Result<(
 ///
 /// # Errors
 /// Seed API errors other than NotFound.
-pub async fn teardown(ctx: &Ctx, name: &str) -> Result<Option<Action>, Error> {
+pub async fn teardown(ctx: Clients<'_>, name: &str) -> Result<Option<Action>, Error> {
+    if !delete_namespace(ctx, name).await? {
+        return Ok(Some(Action::requeue(NAMESPACE_POLL)));
+    }
+    delete_cluster(ctx, name).await?;
+    Ok(None)
+}
+
+/// Deletes the control-plane namespace `name` unless it already terminates; true once it is
+/// gone.
+///
+/// # Errors
+/// Seed API errors other than NotFound.
+pub async fn delete_namespace(ctx: Clients<'_>, name: &str) -> Result<bool, Error> {
     let namespaces: Api<Namespace> = Api::all(ctx.seed.clone());
-    if let Some(namespace) =
+    let Some(namespace) =
         namespaces
             .get_opt(name)
             .await
             .map_err(seed_error("reading", "Namespace", name))?
-    {
-        if namespace.metadata.deletion_timestamp.is_none() {
-            match namespaces.delete(name, &DeleteParams::default()).await {
-                Ok(_) => {}
-                Err(kube::Error::Api(status)) if status.is_not_found() => {}
-                Err(source) => return Err(seed_error("deleting", "Namespace", name)(source)),
-            }
+    else {
+        return Ok(true);
+    };
+    if namespace.metadata.deletion_timestamp.is_none() {
+        match namespaces.delete(name, &DeleteParams::default()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.is_not_found() => return Ok(true),
+            Err(source) => return Err(seed_error("deleting", "Namespace", name)(source)),
         }
-        return Ok(Some(Action::requeue(NAMESPACE_POLL)));
     }
+    Ok(false)
+}
+
+/// Deletes Cluster `name` (NotFound counts as done).
+///
+/// # Errors
+/// Seed API errors other than NotFound.
+pub async fn delete_cluster(ctx: Clients<'_>, name: &str) -> Result<(), Error> {
     match Api::<Cluster>::all(ctx.seed.clone())
         .delete(name, &DeleteParams::default())
         .await
     {
-        Ok(_) => Ok(None),
-        Err(kube::Error::Api(status)) if status.is_not_found() => Ok(None),
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.is_not_found() => Ok(()),
         Err(source) => Err(seed_error("deleting", "Cluster", name)(source)),
     }
 }
@@ -186,8 +262,8 @@ pub async fn teardown(ctx: &Ctx, name: &str) -> Result<Option<Action>, Error> {
 /// `confirmation.gardener.cloud/deletion=true` and a timestamp, then DELETE; a missing
 /// ShootState counts as done. Runs after the Cluster is gone, so the ShootState sync (keyed by
 /// the Cluster) cannot write it again.
-async fn delete_shoot_state(
-    ctx: &Ctx,
+pub async fn delete_shoot_state(
+    ctx: Clients<'_>,
     namespace: &str,
     name: &str,
     key: &str,
@@ -273,7 +349,7 @@ async fn cleanup(cluster: &Cluster, ctx: &Ctx) -> Result<Action, Error> {
     if keeps(live.as_ref(), &ctx.seed_name, &name) {
         return Ok(Action::requeue(ctx.sync_period));
     }
-    Ok(teardown(ctx, &name)
+    Ok(teardown(ctx.clients(), &name)
         .await?
         .unwrap_or_else(Action::await_change))
 }

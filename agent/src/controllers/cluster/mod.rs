@@ -81,6 +81,9 @@ pub struct Ctx {
     pub registrations: Store<ControllerRegistration>,
     /// Requeue period.
     pub sync_period: Duration,
+    /// The Shoot controller runs the delete flow (`controllers.shoot.enabled`); this sync then
+    /// only shows the deletion in the Cluster.
+    pub shoot_flow_deletes: bool,
 }
 
 impl std::fmt::Debug for Ctx {
@@ -163,6 +166,7 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
         projects,
         registrations,
         sync_period,
+        shoot_flow_deletes: crate::controllers::shoot::enabled(&agent.config),
     });
     let mapper_inputs = || (shoots.clone(), agent.seed_name.clone());
     let (by_seed, seed_a) = mapper_inputs();

@@ -39,6 +39,7 @@ fn ctx(env: &Env) -> Arc<Ctx> {
         projects: reflector::store().0,
         registrations: reflector::store().0,
         sync_period: SYNC,
+        shoot_flow_deletes: false,
     })
 }
 

@@ -51,6 +51,11 @@ pub mod ids {
     /// Their wait.
     pub const EXTENSIONS_BEFORE_WAIT: &str =
         "Waiting until extension resources handled before kube-apiserver are ready";
+    /// The control-plane chart's ManagedResource (seedlet's stand-in for the components
+    /// gardenlet deploys itself).
+    pub const CONTROL_PLANE_CHART: &str = "Deploying control plane chart";
+    /// Its health.
+    pub const CONTROL_PLANE_CHART_WAIT: &str = "Waiting until control plane chart is healthy";
     /// ControlPlane deploy.
     pub const CONTROL_PLANE: &str = "Deploying shoot control plane components";
     /// ControlPlane wait.
@@ -119,7 +124,7 @@ pub fn extensions_by_lifecycle(ctx: &FlowCtx) -> BTreeMap<String, (Value, Lifecy
 
 type Body = futures::future::BoxFuture<'static, Result<(), TaskError>>;
 
-fn task<F, Fut>(name: &str, ctx: &Arc<FlowCtx>, body: F) -> Task<TaskError>
+pub(super) fn task<F, Fut>(name: &str, ctx: &Arc<FlowCtx>, body: F) -> Task<TaskError>
 where
     F: Fn(Arc<FlowCtx>) -> Fut + Send + Sync + 'static,
     Fut: std::future::Future<Output = Result<(), TaskError>> + Send + 'static,
@@ -216,6 +221,9 @@ pub fn reconcile(ctx: &Arc<FlowCtx>, name: &str, options: Options) -> Flow<TaskE
         options.skip_readiness,
     );
     let _ = before;
+    let chart = ctx.control_plane_chart.clone();
+    let chart_ready =
+        control_plane_chart(&mut flow, ctx, chart, &[namespace, before_ready], options);
     let control_plane = flow.add(
         task(ids::CONTROL_PLANE, ctx, |ctx| async move {
             let spec = desired::control_plane_spec(
@@ -232,7 +240,13 @@ pub fn reconcile(ctx: &Arc<FlowCtx>, name: &str, options: Options) -> Flow<TaskE
             )
             .await
         })
-        .after(&[secret, infrastructure_ready, before_ready, backup_entry])
+        .after(&[
+            secret,
+            infrastructure_ready,
+            before_ready,
+            backup_entry,
+            chart_ready,
+        ])
         .skip_if(workerless)
         .retry(DEFAULT_RETRY),
     );
@@ -268,6 +282,39 @@ pub fn reconcile(ctx: &Arc<FlowCtx>, name: &str, options: Options) -> Flow<TaskE
         options,
     );
     flow
+}
+
+/// Adds the control-plane chart's deploy and health wait (skipped without a chart); returns the
+/// wait.
+fn control_plane_chart(
+    flow: &mut Flow<TaskError>,
+    ctx: &Arc<FlowCtx>,
+    chart: Option<Arc<super::control_plane::ChartSource>>,
+    after: &[TaskId],
+    options: Options,
+) -> TaskId {
+    let configured = chart.is_some();
+    let deploy = flow.add(
+        task(ids::CONTROL_PLANE_CHART, ctx, move |ctx| {
+            let chart = chart.clone();
+            async move {
+                match chart {
+                    Some(chart) => super::control_plane::deploy(&ctx, chart).await,
+                    None => Ok(()),
+                }
+            }
+        })
+        .after(after)
+        .skip_if(!configured)
+        .retry(DEFAULT_RETRY),
+    );
+    flow.add(
+        task(ids::CONTROL_PLANE_CHART_WAIT, ctx, |ctx| async move {
+            super::control_plane::wait_healthy(&ctx, DEFAULT_WAIT).await
+        })
+        .after(&[deploy])
+        .skip_if(!configured || options.skip_readiness),
+    )
 }
 
 /// Adds the deploy and wait tasks of one Extension lifecycle group.

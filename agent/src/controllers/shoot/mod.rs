@@ -6,11 +6,15 @@
 //! `controllers.shoot.syncPeriod` (1 h) or into the next maintenance window.
 //!
 //! The Cluster sync (`controllers/cluster`) keeps the finalizer, technical ID, Cluster and
-//! namespace and runs the deletion; this controller waits for the technical ID before it starts.
-//! Migration (spec §6) is not implemented. `controllers.shoot.enabled: false` (a seedlet
-//! addition) switches the controller off.
+//! namespace; this controller waits for the technical ID before it starts. A deleting shoot runs
+//! the delete flow of [`delete`] (spec §5), which ends with the namespace, Cluster, ShootState
+//! and finalizer. Migration (spec §6) is not implemented. `controllers.shoot.enabled: false` (a
+//! seedlet addition) switches the controller off; the Cluster sync then deletes shoots itself.
 
+pub mod control_plane;
 pub mod decide;
+pub mod delete;
+pub mod delete_flow;
 pub mod desired;
 pub mod flow;
 pub mod reconcile;
@@ -72,6 +76,8 @@ pub struct Ctx {
     pub events: seedlet_runtime::events::Recorder,
     /// Cancelled at the end of the leadership term (running flows stop).
     pub stop: CancellationToken,
+    /// `controllers.shoot.controlPlaneChart`, if configured.
+    pub control_plane_chart: Option<Arc<control_plane::ChartSource>>,
 }
 
 impl std::fmt::Debug for Ctx {
@@ -173,6 +179,7 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
         registrations,
         events: agent.events.named("shoot-controller"),
         stop: agent.stop.clone(),
+        control_plane_chart: control_plane::ChartSource::configured(&agent.config),
     });
     let controller = Controller::for_stream(shoot_events, shoots)
         .watches_stream(seed_events, |_: Seed| std::iter::empty())

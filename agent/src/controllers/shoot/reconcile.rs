@@ -109,9 +109,11 @@ async fn run(shoot: Arc<Shoot>, ctx: &Ctx) -> Result<Action, Error> {
     if decide::responsible_seed(&shoot) != Some(ctx.seed_name.as_str()) {
         return Ok(Action::await_change());
     }
-    // Deletion stays with the Cluster sync's delete flow and migration is not implemented
-    // yet (spec §5, §6): this controller only reconciles.
-    if shoot.metadata.deletion_timestamp.is_some() || decide::is_migrating(&shoot) {
+    if shoot.metadata.deletion_timestamp.is_some() {
+        return super::delete::run(&shoot, ctx).await;
+    }
+    // Migration is not implemented yet (spec §6).
+    if decide::is_migrating(&shoot) {
         return Ok(Action::await_change());
     }
     let (Some(namespace), Some(name)) = (shoot.namespace(), shoot.metadata.name.clone()) else {
@@ -119,55 +121,12 @@ async fn run(shoot: Arc<Shoot>, ctx: &Ctx) -> Result<Action, Error> {
     };
     let key = format!("{namespace}/{name}");
     let shoots: Api<Shoot> = Api::namespaced(ctx.garden.clone(), &namespace);
-    let seed = seed(ctx).await?;
-    let now = ctx.clock.now();
-    let infos = decide::controller_infos(
-        &shoot,
-        Some(&seed),
-        &ctx.settings,
-        now,
-        rand::random::<f64>(),
-    );
     let type_ = decide::operation_type(&shoot);
-    if infos.reconcile_now.is_err() {
-        if shoot.last_operation().is_none() {
-            // Upstream writes `{state: Pending}` with an empty type [QUIRK]; an empty type is not
-            // a valid LastOperationType, so the pending operation carries its computed type.
-            let pending = json!({"lastOperation": {"type": type_, "state": "Pending", "progress": 0,
-                "description": "", "lastUpdateTime": crate::extension_sync::operation::truncate(now).to_string()}});
-            patch_status(&shoots, &key, &pending).await?;
-        }
-        return Ok(infos
-            .requeue_after
-            .map_or_else(Action::await_change, Action::requeue));
-    }
-    if let Err(message) = decide::seed_gate(&seed, &ctx.identity) {
-        let description = format!("Shoot cannot be reconciled on seed: {message}");
-        let stored = shoot.last_operation().map(|op| op.description.as_str());
-        // Upstream compares without the retry suffix and so re-patches every time [QUIRK]; the
-        // stored text (with suffix) is compared here.
-        if stored != Some(format!("{description}{}", status::RETRY_SUFFIX).as_str()) {
-            let errors = shoot
-                .status
-                .as_ref()
-                .map(|s| s.last_errors.clone())
-                .unwrap_or_default();
-            let patch = status::error(
-                &shoot,
-                &status::Failure {
-                    type_,
-                    description: &description,
-                    last_errors: &errors,
-                    force_retry: true,
-                },
-                &ctx.identity,
-                ctx.retry_duration,
-                now,
-            );
-            patch_status(&shoots, &key, &patch).await?;
-        }
-        return Ok(Action::requeue(SEED_GATE_REQUEUE));
-    }
+    let (seed, infos) = match gate(&shoot, ctx, &shoots, &key, type_).await? {
+        Gate::Open(seed, infos) => (*seed, infos),
+        Gate::Closed(action) => return Ok(action),
+    };
+    let now = ctx.clock.now();
     let Some(technical_id) =
         crate::controllers::cluster::desired::stored_technical_id(&shoot).map(str::to_owned)
     else {
@@ -220,7 +179,16 @@ async fn run(shoot: Arc<Shoot>, ctx: &Ctx) -> Result<Action, Error> {
     let now = ctx.clock.now();
     match outcome {
         Ok(()) => {
-            let patch = status::success(&shoot, type_, shoot.hibernation_enabled(), now);
+            let mut patch = status::success(&shoot, type_, shoot.hibernation_enabled(), now);
+            if ctx.control_plane_chart.is_none() {
+                // The flow skipped the control-plane chart's tasks: say so.
+                let description = format!(
+                    "{} {}",
+                    status::success_description(type_),
+                    super::control_plane::NOT_CONFIGURED
+                );
+                patch["lastOperation"]["description"] = json!(description);
+            }
             patch_status(&shoots, &key, &patch).await?;
             remove_tasks(&shoots, &shoot, &key).await?;
             ctx.events
@@ -237,61 +205,174 @@ async fn run(shoot: Arc<Shoot>, ctx: &Ctx) -> Result<Action, Error> {
                 .map_or_else(Action::await_change, Action::requeue))
         }
         Err(error) => {
-            let failures: Vec<(String, String, Vec<String>)> = error
-                .failures
-                .iter()
-                .map(|(task, failure)| {
-                    let codes = match failure {
-                        TaskFailure::Failed(TaskError { codes, .. }) => codes.clone(),
-                        TaskFailure::TimedOut(_) => Vec::new(),
-                    };
-                    (task.clone(), failure.to_string(), codes)
-                })
-                .collect();
-            let mut errors: Vec<LastError> = previous_errors
-                .into_iter()
-                .filter(|e| {
-                    !failures
-                        .iter()
-                        .any(|(task, _, _)| e.task_id.as_deref() == Some(task.as_str()))
-                })
-                .collect();
-            errors.extend(status::task_errors(&failures, now));
-            let description = status::capitalize(&error.to_string());
-            let latest = shoots
-                .get(&name)
-                .await
-                .map_err(|source| Error::PatchShoot {
-                    key: key.clone(),
-                    source,
-                })?;
+            let reporting = Reporting {
+                shoots: &shoots,
+                key: &key,
+                type_,
+                event: ("ReconcileError", "Reconcile"),
+            };
+            Err(report_failure(&shoot, ctx, &reporting, previous_errors, &error).await)
+        }
+    }
+}
+
+/// The outcome of the reconcile decision and the seed gate.
+pub(super) enum Gate {
+    /// The flow runs (our Seed, the decision).
+    Open(Box<Seed>, decide::Infos),
+    /// Not now: what to do instead.
+    Closed(Action),
+}
+
+/// The reconcile decision (spec §1.4) and seed gate (§1.5) every path goes through: a shoot
+/// that is not to be reconciled now is requeued (a never-operated one first gets a pending
+/// lastOperation); a seed that is not ready is written into the shoot's status.
+pub(super) async fn gate(
+    shoot: &Shoot,
+    ctx: &Ctx,
+    shoots: &Api<Shoot>,
+    key: &str,
+    type_: LastOperationType,
+) -> Result<Gate, Error> {
+    let seed = seed(ctx).await?;
+    let now = ctx.clock.now();
+    let infos = decide::controller_infos(
+        shoot,
+        Some(&seed),
+        &ctx.settings,
+        now,
+        rand::random::<f64>(),
+    );
+    if infos.reconcile_now.is_err() {
+        if shoot.last_operation().is_none() {
+            // Upstream writes `{state: Pending}` with an empty type [QUIRK]; an empty type is not
+            // a valid LastOperationType, so the pending operation carries its computed type.
+            let pending = json!({"lastOperation": {"type": type_, "state": "Pending", "progress": 0,
+                "description": "", "lastUpdateTime": crate::extension_sync::operation::truncate(now).to_string()}});
+            patch_status(shoots, key, &pending).await?;
+        }
+        return Ok(Gate::Closed(
+            infos
+                .requeue_after
+                .map_or_else(Action::await_change, Action::requeue),
+        ));
+    }
+    if let Err(message) = decide::seed_gate(&seed, &ctx.identity) {
+        let description = format!("Shoot cannot be reconciled on seed: {message}");
+        let stored = shoot.last_operation().map(|op| op.description.as_str());
+        // Upstream compares without the retry suffix and so re-patches every time [QUIRK]; the
+        // stored text (with suffix) is compared here.
+        if stored != Some(format!("{description}{}", status::RETRY_SUFFIX).as_str()) {
+            let errors = shoot
+                .status
+                .as_ref()
+                .map(|s| s.last_errors.clone())
+                .unwrap_or_default();
             let patch = status::error(
-                &latest,
+                shoot,
                 &status::Failure {
                     type_,
                     description: &description,
                     last_errors: &errors,
-                    force_retry: false,
+                    force_retry: true,
                 },
                 &ctx.identity,
                 ctx.retry_duration,
                 now,
             );
-            patch_status(&shoots, &key, &patch).await?;
-            ctx.events
-                .publish(
-                    shoot.as_ref(),
-                    EventType::Warning,
-                    "ReconcileError",
-                    "Reconcile",
-                    &description,
-                )
-                .await;
-            Err(Error::Flow {
-                key,
-                message: error.to_string(),
-            })
+            patch_status(shoots, key, &patch).await?;
         }
+        return Ok(Gate::Closed(Action::requeue(SEED_GATE_REQUEUE)));
+    }
+    Ok(Gate::Open(Box::new(seed), infos))
+}
+
+/// Where and as what a flow's failure is reported.
+pub(super) struct Reporting<'a> {
+    /// The shoot's namespace.
+    pub shoots: &'a Api<Shoot>,
+    /// `namespace/name`.
+    pub key: &'a str,
+    /// The operation type.
+    pub type_: LastOperationType,
+    /// Event reason and action (`ReconcileError`/`Reconcile`, `DeleteError`/`Delete`).
+    pub event: (&'static str, &'static str),
+}
+
+/// Writes a failed flow into the shoot's status (spec §2.4, §2.5): one lastError per failed
+/// task with the extension's codes, the previous entries of other tasks kept, the flow error as
+/// description; publishes the warning event and returns the reconcile error.
+pub(super) async fn report_failure(
+    shoot: &Arc<Shoot>,
+    ctx: &Ctx,
+    reporting: &Reporting<'_>,
+    previous_errors: Vec<LastError>,
+    error: &flow::FlowError<TaskError>,
+) -> Error {
+    let Reporting {
+        shoots,
+        key,
+        type_,
+        event: (reason, action),
+    } = *reporting;
+    let now = ctx.clock.now();
+    let failures: Vec<(String, String, Vec<String>)> = error
+        .failures
+        .iter()
+        .map(|(task, failure)| {
+            let codes = match failure {
+                TaskFailure::Failed(TaskError { codes, .. }) => codes.clone(),
+                TaskFailure::TimedOut(_) => Vec::new(),
+            };
+            (task.clone(), failure.to_string(), codes)
+        })
+        .collect();
+    let mut errors: Vec<LastError> = previous_errors
+        .into_iter()
+        .filter(|e| {
+            !failures
+                .iter()
+                .any(|(task, _, _)| e.task_id.as_deref() == Some(task.as_str()))
+        })
+        .collect();
+    errors.extend(status::task_errors(&failures, now));
+    let description = status::capitalize(&error.to_string());
+    let latest = match shoots.get(&shoot.name_any()).await {
+        Ok(latest) => latest,
+        Err(source) => {
+            return Error::PatchShoot {
+                key: key.to_owned(),
+                source,
+            };
+        }
+    };
+    let patch = status::error(
+        &latest,
+        &status::Failure {
+            type_,
+            description: &description,
+            last_errors: &errors,
+            force_retry: false,
+        },
+        &ctx.identity,
+        ctx.retry_duration,
+        now,
+    );
+    if let Err(error) = patch_status(shoots, key, &patch).await {
+        return error;
+    }
+    ctx.events
+        .publish(
+            shoot.as_ref(),
+            EventType::Warning,
+            reason,
+            action,
+            &description,
+        )
+        .await;
+    Error::Flow {
+        key: key.to_owned(),
+        message: error.to_string(),
     }
 }
 
@@ -319,6 +400,7 @@ async fn run_flow(
         field_manager: ctx.field_manager,
         clock: ctx.clock.clone(),
         shared: std::sync::Mutex::new(Shared::default()),
+        control_plane_chart: ctx.control_plane_chart.clone(),
     });
     let skip_readiness = shoot
         .metadata
@@ -330,6 +412,19 @@ async fn run_flow(
         skip_readiness,
     };
     let graph = shoot_flow::reconcile(&flow_ctx, status::flow_name(type_), options);
+    drive(graph, ctx, shoots, key, type_, previous_errors).await
+}
+
+/// Runs `graph`, writing progress (at most once per progress report period) and dropping the
+/// lastErrors entry of each task that succeeds.
+pub(super) async fn drive(
+    graph: flow::Flow<TaskError>,
+    ctx: &Ctx,
+    shoots: &Api<Shoot>,
+    key: &str,
+    type_: LastOperationType,
+    previous_errors: Vec<LastError>,
+) -> Result<(), flow::FlowError<TaskError>> {
     let (sender, mut receiver) = mpsc::unbounded_channel::<flow::Progress>();
     let run_options = RunOptions {
         cancel: ctx.stop.child_token(),
@@ -374,7 +469,7 @@ fn merge(target: &mut Value, source: Value) {
     }
 }
 
-async fn seed(ctx: &Ctx) -> Result<Seed, Error> {
+pub(super) async fn seed(ctx: &Ctx) -> Result<Seed, Error> {
     if let Some(seed) = ctx.seeds.get(&ObjectRef::new(&ctx.seed_name)) {
         return Ok(seed.as_ref().clone());
     }
@@ -390,7 +485,11 @@ async fn seed(ctx: &Ctx) -> Result<Seed, Error> {
         })
 }
 
-async fn patch_status(shoots: &Api<Shoot>, key: &str, status: &Value) -> Result<(), Error> {
+pub(super) async fn patch_status(
+    shoots: &Api<Shoot>,
+    key: &str,
+    status: &Value,
+) -> Result<(), Error> {
     let name = key.rsplit('/').next().unwrap_or(key);
     shoots
         .patch_status(

@@ -72,6 +72,8 @@ pub struct FlowCtx {
     pub clock: Arc<dyn seedlet_runtime::clock::Clock>,
     /// Values one task hands to later ones.
     pub shared: Mutex<Shared>,
+    /// The control-plane chart, if configured.
+    pub control_plane_chart: Option<Arc<super::control_plane::ChartSource>>,
 }
 
 impl std::fmt::Debug for FlowCtx {

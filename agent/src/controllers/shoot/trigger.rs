@@ -1,5 +1,7 @@
 //! Which Shoot watch events start the Shoot controller: a Shoot seen for the first time, a new
-//! generation (gardenlet's GenerationChangedPredicate), and an operation request appearing
+//! generation (gardenlet's GenerationChangedPredicate), the start of its deletion (which bumps the
+//! generation on kube-apiserver, and is noticed here too where a garden does not), and an
+//! operation request appearing
 //! ([`decide::operation_request`]: what gardener-apiserver would turn into a new generation, which
 //! a CRD-served garden does not). A request going away (the agent removes it when the operation
 //! starts) is not a trigger: it would only run the flow once more right after it finished.
@@ -12,10 +14,11 @@ use seedlet_api::core::Shoot;
 
 use super::decide;
 
-/// What was last seen of each Shoot: its generation and whether it carried a request.
+/// What was last seen of each Shoot: its generation, whether it was deleting and whether it
+/// carried a request.
 #[derive(Debug, Default)]
 pub struct Seen {
-    shoots: HashMap<(String, String), (Option<i64>, bool)>,
+    shoots: HashMap<(String, String), (Option<i64>, bool, bool)>,
 }
 
 impl Seen {
@@ -27,11 +30,14 @@ impl Seen {
         );
         let now = (
             shoot.metadata.generation,
+            shoot.metadata.deletion_timestamp.is_some(),
             decide::operation_request(shoot).is_some(),
         );
         match self.shoots.insert(key, now) {
             None => true,
-            Some((generation, requested)) => generation != now.0 || (now.1 && !requested),
+            Some((generation, deleting, requested)) => {
+                generation != now.0 || deleting != now.1 || (now.2 && !requested)
+            }
         }
     }
 
@@ -91,6 +97,14 @@ mod tests {
                 "description": "", "lastUpdateTime": "2025-01-06T11:00:00Z"}},
         }))
         .expect("shoot")
+    }
+
+    fn deleting(mut shoot: Shoot) -> Shoot {
+        shoot.metadata.deletion_timestamp =
+            Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                "2025-01-06T12:00:00Z".parse().expect("time"),
+            ));
+        shoot
     }
 
     #[test]

@@ -82,6 +82,19 @@ pub fn secret_data(
     extension_namespace: &str,
     seed: &str,
 ) -> Result<BTreeMap<String, String>, DataError> {
+    manifest_data(templates, Some((extension_namespace, seed)))
+}
+
+/// Secret data from rendered templates keyed as [`secret_data`] keys them; with `seed_env` =
+/// `(extension namespace, seed)` the mutation pass of [`secret_data`] runs, without it the
+/// objects are only re-encoded (the Shoot controller's control-plane chart).
+///
+/// # Errors
+/// As [`secret_data`].
+pub fn manifest_data(
+    templates: &BTreeMap<String, String>,
+    seed_env: Option<(&str, &str)>,
+) -> Result<BTreeMap<String, String>, DataError> {
     let mut out = BTreeMap::new();
     for (path, text) in templates {
         let documents =
@@ -122,7 +135,9 @@ pub fn secret_data(
             let Some(mut object) = by_name.remove(&key) else {
                 continue;
             };
-            mutate(&mut object, extension_namespace, seed)?;
+            if let Some((extension_namespace, seed)) = seed_env {
+                mutate(&mut object, extension_namespace, seed)?;
+            }
             let data_key = if single {
                 path.replace('/', "_")
             } else {
@@ -275,12 +290,21 @@ pub fn desired_secret(
     name: &str,
     data: &BTreeMap<String, String>,
 ) -> k8s_openapi::api::core::v1::Secret {
+    manifest_secret(namespaces::GARDEN, name, data)
+}
+
+/// The immutable, garbage-collectable manifest Secret `namespace/name` holding `data`.
+pub fn manifest_secret(
+    namespace: &str,
+    name: &str,
+    data: &BTreeMap<String, String>,
+) -> k8s_openapi::api::core::v1::Secret {
     use k8s_openapi::ByteString;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     k8s_openapi::api::core::v1::Secret {
         metadata: ObjectMeta {
             name: Some(name.to_owned()),
-            namespace: Some(namespaces::GARDEN.to_owned()),
+            namespace: Some(namespace.to_owned()),
             labels: Some(BTreeMap::from([(
                 managed_resources::GARBAGE_COLLECTABLE_REFERENCE.to_owned(),
                 "true".to_owned(),
@@ -301,16 +325,27 @@ pub fn desired_secret(
 /// The ManagedResource `garden/<CI>` as applied: labels, the reference annotation of the
 /// current Secret and `spec = {class: seed, secretRefs: [<secret>]}`.
 pub fn desired_managed_resource(installation: &str, registration: &str, secret: &str) -> Value {
+    managed_resource(
+        namespaces::GARDEN,
+        installation,
+        &json!({
+            labels::CONTROLLER_INSTALLATION_NAME: installation,
+            labels::CONTROLLER_REGISTRATION_NAME_SHORT: registration,
+        }),
+        secret,
+    )
+}
+
+/// The ManagedResource `namespace/name` of class `seed` with `labels`, referencing the manifest
+/// Secret `secret` (and annotated with that reference).
+pub fn managed_resource(namespace: &str, name: &str, labels: &Value, secret: &str) -> Value {
     json!({
         "apiVersion": seedlet_api::names::groups::RESOURCES_V1ALPHA1,
         "kind": "ManagedResource",
         "metadata": {
-            "name": installation,
-            "namespace": namespaces::GARDEN,
-            "labels": {
-                labels::CONTROLLER_INSTALLATION_NAME: installation,
-                labels::CONTROLLER_REGISTRATION_NAME_SHORT: registration,
-            },
+            "name": name,
+            "namespace": namespace,
+            "labels": labels,
             "annotations": {
                 managed_resources::secret_reference_annotation(&text_hash8(secret)): secret,
             },

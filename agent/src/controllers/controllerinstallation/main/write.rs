@@ -73,13 +73,32 @@ pub async fn write_managed_resource(
     data: &BTreeMap<String, String>,
 ) -> Result<(), Error> {
     ctx.ensure_garden_namespace().await?;
-    let seed = ctx.seed.clone();
-    let secrets: Api<Secret> = Api::namespaced(seed.clone(), namespaces::GARDEN);
+    let secret_name = desired::secret_name(name, data);
+    let desired = desired::desired_managed_resource(name, registration, &secret_name);
+    apply_managed_resource(&ctx.seed, namespaces::GARDEN, name, data, &desired).await
+}
+
+/// Writes the immutable manifest Secret `<name>-<hash>` of `data` in `namespace`, marks the
+/// previous Secrets of ManagedResource `name` garbage-collectable, server-side applies
+/// `desired` (which must reference that Secret) and deletes the unreferenced Secrets of `name`.
+/// Shared by the ControllerInstallation controller and the Shoot controller's control-plane
+/// chart.
+///
+/// # Errors
+/// [`Error::WriteSecret`], [`Error::WriteManagedResource`].
+pub async fn apply_managed_resource(
+    seed: &kube::Client,
+    namespace: &str,
+    name: &str,
+    data: &BTreeMap<String, String>,
+    desired: &serde_json::Value,
+) -> Result<(), Error> {
+    let secrets: Api<Secret> = Api::namespaced(seed.clone(), namespace);
     let secret_name = desired::secret_name(name, data);
     match secrets
         .create(
             &PostParams::default(),
-            &desired::desired_secret(&secret_name, data),
+            &desired::manifest_secret(namespace, &secret_name, data),
         )
         .await
     {
@@ -94,8 +113,7 @@ pub async fn write_managed_resource(
         }
     }
 
-    let managed_resources_api: Api<ManagedResource> =
-        Api::namespaced(seed.clone(), namespaces::GARDEN);
+    let managed_resources_api: Api<ManagedResource> = Api::namespaced(seed.clone(), namespace);
     let existing = retry::idempotent(&RetryPolicy::RECONCILE, || {
         managed_resources_api.get_opt(name)
     })
@@ -133,9 +151,8 @@ pub async fn write_managed_resource(
     }
 
     // `force`: gardenlet replaces the whole spec, so fields another manager set are taken over.
-    let desired = desired::desired_managed_resource(name, registration, &secret_name);
     let params = PatchParams::apply(crate::context::FIELD_MANAGER).force();
-    let patch = Patch::Apply(&desired);
+    let patch = Patch::Apply(desired);
     retry::idempotent(&RetryPolicy::RECONCILE, || {
         managed_resources_api.patch(name, &params, &patch)
     })
@@ -144,19 +161,29 @@ pub async fn write_managed_resource(
         name: name.to_owned(),
         source,
     })?;
+    delete_manifest_secrets(&secrets, name, Some(&secret_name)).await
+}
 
-    // Garbage-collect unreferenced manifest Secrets of this installation.
+/// Deletes the garbage-collectable manifest Secrets of ManagedResource `name` other than `keep`.
+///
+/// # Errors
+/// [`Error::WriteSecret`].
+pub async fn delete_manifest_secrets(
+    secrets: &Api<Secret>,
+    name: &str,
+    keep: Option<&str>,
+) -> Result<(), Error> {
     let selector = format!("{}=true", managed_resources::GARBAGE_COLLECTABLE_REFERENCE);
     let list = secrets
         .list_metadata(&ListParams::default().labels(&selector))
         .await
         .map_err(|source| Error::WriteSecret {
-            name: secret_name.clone(),
+            name: name.to_owned(),
             source,
         })?;
     for item in list.items {
         let candidate = item.name_any();
-        if candidate != secret_name && is_manifest_secret_of(&candidate, name) {
+        if Some(candidate.as_str()) != keep && is_manifest_secret_of(&candidate, name) {
             match secrets.delete(&candidate, &DeleteParams::default()).await {
                 Ok(_) => {}
                 Err(kube::Error::Api(status)) if status.is_not_found() => {}
