@@ -156,6 +156,22 @@ fn gaps(times: &[jiff::Timestamp]) -> Vec<Duration> {
         .collect()
 }
 
+/// Each renewal's offset in milliseconds from `first + k × period`, where k counts the periods
+/// renewal by renewal (a gap of about two periods is a renewal the poll missed, so the ones after
+/// it keep their k; counting gap by gap also keeps a steadily growing offset from wrapping round).
+fn schedule_offsets(times: &[jiff::Timestamp], period: Duration) -> Vec<f64> {
+    let period_ms = period.as_secs_f64() * 1e3;
+    let mut k = 0.0;
+    let mut offsets = vec![0.0];
+    for pair in times.windows(2) {
+        let gap = pair[1].duration_since(pair[0]).as_secs_f64() * 1e3;
+        k += (gap / period_ms).round().max(1.0);
+        let since = pair[1].duration_since(times[0]).as_secs_f64() * 1e3;
+        offsets.push(since - k * period_ms);
+    }
+    offsets
+}
+
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[index.min(sorted.len() - 1)]
@@ -210,9 +226,14 @@ async fn lease_renew_time_advances_every_interval_and_seed_becomes_ready() {
     seed.shutdown().await;
 }
 
-/// Measures renewal drift (|gap − period|) over 100 renewals; prints p50/p99 for the README.
+/// Renewals keep to an absolute schedule: the offset of the k-th renewal from `first + k ×
+/// period` does not grow over 100 renewals (renewing `period` after the previous renewal's answer
+/// would add every request's latency). Offsets are compared by their medians over the first and
+/// the last 20 renewals, so a renewal the loaded machine delayed once does not decide it; the
+/// drift (|gap − period|) is printed for docs/performance.md, not asserted (timing belongs in the
+/// benchmarks: `seedlet bench` reports it under a controlled load).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn lease_renewal_drift_stays_small_over_a_hundred_renewals() {
+async fn lease_renewals_keep_to_their_schedule_over_a_hundred_renewals() {
     let garden = seedlet_testkit::start_sandbox("garden").await;
     let seed = Sandbox::builder().name("seed").start().await.expect("seed");
     let period = Duration::from_millis(250);
@@ -232,7 +253,21 @@ async fn lease_renewal_drift_stays_small_over_a_hundred_renewals() {
         p99.as_secs_f64() * 1e3,
         drift.last().copied().unwrap_or_default().as_secs_f64() * 1e3,
     );
-    assert!(p99 < Duration::from_millis(100), "p99 drift {p99:?}");
+    let offsets = schedule_offsets(&renewals, period);
+    let median = |part: &[f64]| {
+        let mut part = part.to_vec();
+        part.sort_by(f64::total_cmp);
+        part[part.len() / 2]
+    };
+    let (early, late) = (
+        median(&offsets[..20]),
+        median(&offsets[offsets.len() - 20..]),
+    );
+    println!("median offset from the schedule: first 20 {early:.2} ms, last 20 {late:.2} ms");
+    assert!(
+        (late - early).abs() < 40.0,
+        "renewals fall behind their schedule: median offset {early:.2} ms → {late:.2} ms"
+    );
     assert!(agent.metrics.lease_renewals() >= 100);
 
     shutdown.cancel();
