@@ -152,7 +152,7 @@ async fn delete_and_watch(shoots: &Api<Shoot>, name: &str) -> Vec<i32> {
 }
 
 fn released(releases: &Releases, key: &str) -> usize {
-    let releases = releases.lock().unwrap();
+    let releases = releases.lock().expect("releases lock");
     releases
         .iter()
         .position(|r| format!("{}/{}", r.kind, r.key) == key)
