@@ -286,15 +286,19 @@ async fn a_deleted_shoot_destroys_its_extension_objects_in_order_then_goes() {
     let action = reconcile(shoot, ctx(&env)).await.expect("delete flow");
     stop.cancel();
     assert_eq!(action, Action::await_change());
-    let seen = seen.lock().unwrap();
-    assert!(seen.unconfirmed.is_empty(), "{seen:?}");
-    assert_eq!(seen.released.len(), 7, "{seen:?}");
-    let worker = position(&seen, "Worker/s");
-    assert!(worker < position(&seen, "OperatingSystemConfig/osc-init"));
-    assert!(worker < position(&seen, "Infrastructure/s"));
-    assert!(position(&seen, "ControlPlane/s") < position(&seen, "Infrastructure/s"));
-    assert!(position(&seen, "Network/s") < position(&seen, "ControlPlane/s"));
-    assert!(position(&seen, "ContainerRuntime/gvisor-pool-a") < position(&seen, "ControlPlane/s"));
+    {
+        let seen = seen.lock().expect("lock");
+        assert!(seen.unconfirmed.is_empty(), "{seen:?}");
+        assert_eq!(seen.released.len(), 7, "{seen:?}");
+        let worker = position(&seen, "Worker/s");
+        assert!(worker < position(&seen, "OperatingSystemConfig/osc-init"));
+        assert!(worker < position(&seen, "Infrastructure/s"));
+        assert!(position(&seen, "ControlPlane/s") < position(&seen, "Infrastructure/s"));
+        assert!(position(&seen, "Network/s") < position(&seen, "ControlPlane/s"));
+        assert!(
+            position(&seen, "ContainerRuntime/gvisor-pool-a") < position(&seen, "ControlPlane/s")
+        );
+    }
     assert!(
         Api::<Namespace>::all(env.seed.clone())
             .get_opt(ID)

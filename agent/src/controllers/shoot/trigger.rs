@@ -131,6 +131,16 @@ mod tests {
                 true,
                 "reconcile request",
             ),
+            (
+                deleting(shoot(2, None, "Succeeded")),
+                true,
+                "deletion without a generation bump",
+            ),
+            (
+                deleting(shoot(2, None, "Processing")),
+                false,
+                "a status write while deleting",
+            ),
         ];
         for (shoot, passes, what) in steps {
             assert_eq!(seen.passes(&shoot), passes, "{what}");
