@@ -169,7 +169,7 @@ async fn kube_apiserver_replicas(seed: &kube::Client, namespace: &str) -> Option
 }
 
 fn released(releases: &Releases, key: &str) -> usize {
-    let releases = releases.lock().unwrap();
+    let releases = releases.lock().expect("releases");
     releases
         .iter()
         .position(|r| format!("{}/{}", r.kind, r.key) == key)
@@ -322,7 +322,7 @@ async fn a_new_shoot_is_created_hibernated_and_woken_through_its_extension_objec
         "progress between 0 and 100 %: {progress:?}"
     );
     {
-        let seen = releases.lock().unwrap();
+        let seen = releases.lock().expect("releases");
         assert!(seen.iter().all(|r| r.confirmed), "{seen:?}");
         assert!(seen.iter().all(|r| !r.namespace_terminating), "{seen:?}");
         assert_eq!(

@@ -286,7 +286,7 @@ async fn a_deleted_shoot_destroys_its_extension_objects_in_order_then_goes() {
     let action = reconcile(shoot, ctx(&env)).await.expect("delete flow");
     stop.cancel();
     assert_eq!(action, Action::await_change());
-    let seen = seen.lock().unwrap();
+    let seen = std::mem::take(&mut *seen.lock().unwrap());
     assert!(seen.unconfirmed.is_empty(), "{seen:?}");
     assert_eq!(seen.released.len(), 7, "{seen:?}");
     let worker = position(&seen, "Worker/s");
