@@ -105,13 +105,22 @@ fn operation(shoot: &Shoot) -> Option<(String, String, i32)> {
     })
 }
 
+/// The demo control-plane chart `seedlet sandbox` configures.
+const DEMO_CHART: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/charts/control-plane-demo");
+
 async fn start(
     clusters: &Clusters,
     stop: &CancellationToken,
+    chart: bool,
 ) -> (seedlet_agent::RunningAgent, Releases) {
     let agent = common::start_agent_with(clusters, stop.clone(), |config| {
         if let Some(shoot) = config.controllers.shoot.as_mut() {
             shoot.enabled = Some(true);
+            shoot.control_plane_chart =
+                chart.then(|| seedlet_config::gardenlet::ControlPlaneChart {
+                    path: Some(DEMO_CHART.to_owned()),
+                    raw_chart: None,
+                });
         }
     })
     .await;
@@ -151,8 +160,18 @@ async fn delete_and_watch(shoots: &Api<Shoot>, name: &str) -> Vec<i32> {
     progress
 }
 
+/// `spec.replicas` of the demo chart's kube-apiserver Deployment.
+async fn kube_apiserver_replicas(seed: &kube::Client, namespace: &str) -> Option<i32> {
+    Api::<k8s_openapi::api::apps::v1::Deployment>::namespaced(seed.clone(), namespace)
+        .get_opt("kube-apiserver")
+        .await
+        .expect("read kube-apiserver")
+        .and_then(|deployment| deployment.spec)
+        .and_then(|spec| spec.replicas)
+}
+
 fn released(releases: &Releases, key: &str) -> usize {
-    let releases = releases.lock().expect("releases lock");
+    let releases = releases.lock().expect("releases");
     releases
         .iter()
         .position(|r| format!("{}/{}", r.kind, r.key) == key)
@@ -161,9 +180,10 @@ fn released(releases: &Releases, key: &str) -> usize {
 
 #[tokio::test]
 async fn a_new_shoot_is_created_hibernated_and_woken_through_its_extension_objects() {
-    let clusters = Clusters::start(false).await;
+    // Simulated workload status: the chart's kube-apiserver Deployment becomes ready.
+    let clusters = Clusters::start(true).await;
     let stop = CancellationToken::new();
-    let (_agent, releases) = start(&clusters, &stop).await;
+    let (_agent, releases) = start(&clusters, &stop, true).await;
     let garden = clusters.garden.client();
     garden_basics(&garden).await;
     create_shoot(&garden, "foo", json!({})).await;
@@ -218,6 +238,17 @@ async fn a_new_shoot_is_created_hibernated_and_woken_through_its_extension_objec
             .unwrap()
             .is_some()
     );
+    assert_eq!(
+        created.last_operation().map(|op| op.description.as_str()),
+        Some("Shoot cluster has been successfully reconciled."),
+        "with a chart nothing is skipped"
+    );
+    assert_eq!(kube_apiserver_replicas(&seed, ns).await, Some(1));
+    let managed = Api::<seedlet_api::resources::ManagedResource>::namespaced(seed.clone(), ns)
+        .get("control-plane")
+        .await
+        .expect("the chart's ManagedResource");
+    assert_eq!(managed.spec.class.as_deref(), Some("seed"));
     let oscs = Api::<OperatingSystemConfig>::namespaced(seed.clone(), ns)
         .list(&Default::default())
         .await
@@ -263,6 +294,11 @@ async fn a_new_shoot_is_created_hibernated_and_woken_through_its_extension_objec
         .and_then(|s| s.extra.get("machineDeployments"))
         .cloned();
     assert_eq!(deployments.unwrap()[0]["maximum"], 0);
+    assert_eq!(
+        kube_apiserver_replicas(&seed, ns).await,
+        Some(0),
+        "the chart scales the control plane down"
+    );
 
     shoots
         .patch(
@@ -277,6 +313,7 @@ async fn a_new_shoot_is_created_hibernated_and_woken_through_its_extension_objec
             && operation(shoot).is_some_and(|(_, state, _)| state == "Succeeded")
     })
     .await;
+    assert_eq!(kube_apiserver_replicas(&seed, ns).await, Some(1));
 
     // Deletion (the Shoot controller's delete flow): every extension object is deleted with
     // the confirmation and released in upstream's order, the namespace only after all of them.
@@ -287,7 +324,7 @@ async fn a_new_shoot_is_created_hibernated_and_woken_through_its_extension_objec
         "progress between 0 and 100 %: {progress:?}"
     );
     {
-        let seen = releases.lock().unwrap();
+        let seen = releases.lock().expect("releases");
         assert!(seen.iter().all(|r| r.confirmed), "{seen:?}");
         assert!(seen.iter().all(|r| !r.namespace_terminating), "{seen:?}");
         assert_eq!(
@@ -321,7 +358,7 @@ async fn a_new_shoot_is_created_hibernated_and_woken_through_its_extension_objec
 async fn an_extension_failing_its_deletion_keeps_the_shoot_with_task_and_code() {
     let clusters = Clusters::start(false).await;
     let stop = CancellationToken::new();
-    let (_agent, _) = start(&clusters, &stop).await;
+    let (_agent, _) = start(&clusters, &stop, false).await;
     let garden = clusters.garden.client();
     garden_basics(&garden).await;
     create_shoot(
@@ -335,6 +372,14 @@ async fn an_extension_failing_its_deletion_keeps_the_shoot_with_task_and_code() 
         operation(shoot).is_some_and(|(_, state, _)| state == "Succeeded")
     })
     .await;
+    let created = shoots.get("baz").await.expect("shoot");
+    let description = created.last_operation().map(|op| op.description.clone());
+    assert_eq!(
+        description.as_deref(),
+        Some(
+            "Shoot cluster has been successfully reconciled. The shoot control plane was not deployed: no controllers.shoot.controlPlaneChart is configured."
+        ),
+    );
     shoots
         .delete("baz", &Default::default())
         .await
@@ -374,7 +419,7 @@ async fn an_extension_failing_its_deletion_keeps_the_shoot_with_task_and_code() 
 async fn a_classified_extension_error_fails_the_shoot_with_its_code() {
     let clusters = Clusters::start(false).await;
     let stop = CancellationToken::new();
-    let (_agent, _) = start(&clusters, &stop).await;
+    let (_agent, _) = start(&clusters, &stop, false).await;
     let garden = clusters.garden.client();
     garden_basics(&garden).await;
     create_shoot(
@@ -485,7 +530,7 @@ async fn an_operation_cut_off_by_a_restart_is_aborted_and_run_again() {
         }
     });
     let stop = CancellationToken::new();
-    let _agent = start(&clusters, &stop).await;
+    let (_agent, _) = start(&clusters, &stop, false).await;
     wait_operation(&shoots, "cut", "Create Succeeded", |shoot| {
         operation(shoot).is_some_and(|(type_, state, _)| type_ == "Create" && state == "Succeeded")
     })

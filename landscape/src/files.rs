@@ -71,6 +71,27 @@ impl StateDir {
         self.root.join(name)
     }
 
+    /// Writes the demo control-plane chart into directory `name` (replacing what is there) and
+    /// returns its path, for the agent's `controllers.shoot.controlPlaneChart.path`.
+    ///
+    /// # Errors
+    /// [`Error::StateDir`].
+    pub fn write_control_plane_chart(&self, name: &str) -> Result<PathBuf, Error> {
+        let dir = self.path(name);
+        for (file, text) in CONTROL_PLANE_CHART {
+            let path = dir.join(file);
+            let failed = |source| Error::StateDir {
+                path: path.clone(),
+                source,
+            };
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(failed)?;
+            }
+            std::fs::write(&path, text).map_err(failed)?;
+        }
+        Ok(dir)
+    }
+
     /// Writes a kubeconfig (it holds a private key) with mode 0600.
     ///
     /// # Errors
@@ -223,11 +244,29 @@ users:
     )
 }
 
+/// The demo control-plane chart (`charts/control-plane-demo`): a kube-apiserver Deployment per
+/// Shoot with the Shoot's replicas (0 while hibernated).
+pub const CONTROL_PLANE_CHART: &[(&str, &str)] = &[
+    (
+        "Chart.yaml",
+        include_str!("../../charts/control-plane-demo/Chart.yaml"),
+    ),
+    (
+        "values.yaml",
+        include_str!("../../charts/control-plane-demo/values.yaml"),
+    ),
+    (
+        "templates/kube-apiserver.yaml",
+        include_str!("../../charts/control-plane-demo/templates/kube-apiserver.yaml"),
+    ),
+];
+
 /// The agent's `GardenletConfiguration`: bootstrap from the seed Secret, short validity so that
-/// rotation is visible in a demo, and the demo Seed (with `spec.backup` on the credentials Secret
-/// the landscape stores in the garden).
-pub fn agent_config(seed_name: &str) -> String {
+/// rotation is visible in a demo, the demo Seed (with `spec.backup` on the credentials Secret
+/// the landscape stores in the garden) and the demo control-plane chart at `chart`.
+pub fn agent_config(seed_name: &str, chart: &Path) -> String {
     let backup_secret = BACKUP_CREDENTIALS_SECRET;
+    let chart = chart.display();
     format!(
         "# Written by `seedlet sandbox`: the agent of the demo seed.
 apiVersion: gardenlet.config.gardener.cloud/v1alpha1
@@ -246,6 +285,9 @@ controllers:
     syncPeriod: 5s
   seed:
     leaseResyncSeconds: 1
+  shoot:
+    controlPlaneChart:
+      path: {chart}
 leaderElection:
   leaderElect: true
   resourceNamespace: garden
@@ -320,7 +362,16 @@ mod tests {
     #[test]
     fn written_configs_are_valid_for_their_components() {
         for (name, text) in [
-            ("agent.yaml", agent_config("local")),
+            (
+                "agent.yaml",
+                agent_config(
+                    "local",
+                    Path::new(concat!(
+                        env!("CARGO_MANIFEST_DIR"),
+                        "/../charts/control-plane-demo"
+                    )),
+                ),
+            ),
             (
                 "garden.yaml",
                 garden_controller_config(Path::new("/tmp/tls")),

@@ -495,7 +495,9 @@ async fn bring_up(
 
     extension::register_step(&garden_client, progress).await?;
 
-    let agent_config_path = state.write_config("agent.yaml", &files::agent_config(SEED_NAME))?;
+    let chart = state.write_control_plane_chart("control-plane-chart")?;
+    let agent_config_path =
+        state.write_config("agent.yaml", &files::agent_config(SEED_NAME, &chart))?;
     let agent_runtime = ComponentRuntime::new("agent")?;
     let running_agent = progress
         .step(

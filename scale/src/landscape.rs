@@ -511,7 +511,15 @@ impl Measured {
 /// The agent's GardenletConfiguration: the demo's, with a seed kubeconfig file and free ports.
 fn agent_config(seed_kubeconfig: &std::path::Path) -> Result<String, Error> {
     let mut config: Value =
-        serde_yaml::from_str(&files::agent_config(SEED)).map_err(Error::Yaml)?;
+        serde_yaml::from_str(&files::agent_config(SEED, std::path::Path::new("unused")))
+            .map_err(Error::Yaml)?;
+    // The scale run keeps its measured shape: no control-plane chart per shoot.
+    if let Some(shoot) = config
+        .pointer_mut("/controllers/shoot")
+        .and_then(Value::as_object_mut)
+    {
+        shoot.remove("controlPlaneChart");
+    }
     let object = config.as_object_mut().ok_or_else(|| Error::Workload {
         what: "the landscape's agent config is not a mapping".to_owned(),
     })?;

@@ -18,6 +18,7 @@ mod checks;
 mod daemons;
 mod discovery;
 mod landscape;
+mod shoot_flow;
 use crate::registry;
 
 use checks::{create, gardenlet_ready, wait};
@@ -130,6 +131,12 @@ async fn a_real_garden_with_structured_authorization_runs_two_seeds_end_to_end()
     let (created, deleted) = checks::shoot_lifecycle(&admin, &seed_a, &seed_b).await;
     println!(
         "real-cluster: Shoot → Cluster+namespace in {created:?}; deletion → Bastion, Cluster, namespace, ShootState and Shoot gone in {deleted:?}"
+    );
+
+    // The Shoot controller's flows against the real seed, the simulated provider in-process.
+    let (created, deleted) = shoot_flow::create_and_delete(&admin, &seed_a).await;
+    println!(
+        "real-cluster: Shoot with a worker pool → Create Succeeded 100 % in {created:?}; delete flow → Shoot and namespace gone in {deleted:?}"
     );
 
     // Backups: a Seed's bucket with secretRef (seed-a) and credentialsRef (seed-b) reaches the
