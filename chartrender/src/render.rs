@@ -393,10 +393,12 @@ impl Compiled {
         let mut files = HashMap::new();
         collect_templates(chart, chart.name(), &mut templates, &mut files);
         parse_order(&mut templates);
-        let mut sources: BTreeMap<String, String> = BTreeMap::new();
+        // Every template is parsed and translated now (Helm parses them all, so a broken one fails any render);
+        // minijinja compiles one when a render first reaches it, through the environment's loader.
+        let mut sources: HashMap<String, String> = HashMap::new();
         let mut actions = ActionTable::default();
         for file in &templates {
-            let text = String::from_utf8_lossy(file.data);
+            let text: Arc<str> = String::from_utf8_lossy(file.data).into();
             let translated = gotmpl::translate_file(&file.path, &text, &crate::funcs::is_function)?;
             actions.add_located_actions(&file.path, translated.body.actions, &text);
             sources.insert(file.path.clone(), translated.body.source);
@@ -408,14 +410,7 @@ impl Compiled {
         }
         let actions = Arc::new(actions);
         let mut env = BASE_ENVIRONMENT.clone();
-        template::register(&mut env, Arc::clone(&actions));
-        for (name, source) in sources {
-            env.add_template_owned(name.clone(), source)
-                .map_err(|e| RenderError::Compile {
-                    template: name,
-                    message: e.to_string(),
-                })?;
-        }
+        template::register(&mut env, Arc::clone(&actions), sources);
         Ok(Self {
             env,
             actions,
