@@ -147,6 +147,9 @@ pub(crate) struct Budget {
     pub(crate) limits: Limits,
     entries: usize,
     bytes: u64,
+    /// Values files parsed so far in this load, by content: charts often carry the very same `values.yaml` in
+    /// their subcharts, and parsing YAML is the largest part of loading.
+    pub(crate) parsed_values: Vec<(Vec<u8>, serde_json::Value)>,
 }
 
 impl Budget {
@@ -155,6 +158,7 @@ impl Budget {
             limits,
             entries: 0,
             bytes: 0,
+            parsed_values: Vec::new(),
         }
     }
 
