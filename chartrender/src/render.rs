@@ -10,10 +10,11 @@ use crate::chart::Chart;
 pub use crate::funcs::template::Lookup;
 use crate::funcs::template::{self, ActionTable, USER_ERROR_PREFIX};
 use crate::funcs::value::{GoMap, from_json, from_json_exact, write_go};
-use crate::gotmpl::{self, ParseError};
+use crate::gotmpl::ParseError;
 use crate::load::Limits;
 use crate::meter::{self, Session};
 use crate::objects::{self, Files};
+use crate::translation::{TemplateFile, translate_all};
 use crate::values;
 
 /// Why rendering failed.
@@ -348,12 +349,6 @@ struct Compiled {
     api_versions: Mutex<Option<Arc<[String]>>>,
 }
 
-/// A template file with the chart path it belongs to.
-struct TemplateFile<'a> {
-    path: String,
-    data: &'a [u8],
-}
-
 fn collect_templates<'a>(
     chart: &'a Chart,
     chart_path: &str,
@@ -397,9 +392,8 @@ impl Compiled {
         // minijinja compiles one when a render first reaches it, through the environment's loader.
         let mut sources: HashMap<String, String> = HashMap::new();
         let mut actions = ActionTable::default();
-        for file in &templates {
-            let text: Arc<str> = String::from_utf8_lossy(file.data).into();
-            let translated = gotmpl::translate_file(&file.path, &text, &crate::funcs::is_function)?;
+        for (file, translated) in templates.iter().zip(translate_all(&templates)) {
+            let (text, translated) = translated?;
             actions.add_located_actions(&file.path, translated.body.actions, &text);
             sources.insert(file.path.clone(), translated.body.source);
             for (name, define) in translated.defines {

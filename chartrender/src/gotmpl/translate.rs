@@ -21,6 +21,21 @@ pub(crate) struct Translated {
     pub(crate) actions: Vec<(usize, String)>,
 }
 
+/// Whether Go template text would read as minijinja syntax (`{{`, `{%`, `{#`, or a `{` that the next output
+/// completes), in one pass over the `{` bytes.
+fn needs_escape(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while let Some(i) = text.get(at..).and_then(|rest| rest.find('{')) {
+        let brace = at + i;
+        match bytes.get(brace + 1) {
+            None | Some(b'{' | b'%' | b'#') => return true,
+            Some(_) => at = brace + 1,
+        }
+    }
+    false
+}
+
 /// Translates one template body (a file or a `define`).
 pub(crate) fn translate(name: &str, nodes: &[Node]) -> Result<Translated, ParseError> {
     let mut translator = Translator {
@@ -66,7 +81,7 @@ impl Translator<'_> {
     }
 
     fn emit(&mut self, text: &str) {
-        self.line += text.matches('\n').count();
+        self.line += super::count_newlines(text);
         self.out.push_str(text);
     }
 
@@ -281,10 +296,7 @@ impl Translator<'_> {
     }
 
     fn text(&mut self, text: &str) {
-        let needs_escape = text.contains("{{")
-            || text.contains("{%")
-            || text.contains("{#")
-            || text.ends_with('{');
+        let needs_escape = needs_escape(text);
         if needs_escape {
             let literal = text.replace('\\', "\\\\").replace('"', "\\\"");
             self.emit(&format!("{{{{ \"{literal}\" }}}}"));
@@ -570,6 +582,24 @@ mod tests {
                 .message
                 .contains("undefined variable")
         );
+    }
+
+    #[test]
+    fn needs_escape_finds_minijinja_openers() {
+        let cases = [
+            ("", false),
+            ("plain: text", false),
+            ("json: {\"a\": 1}", false),
+            ("a {{ b", true),
+            ("a {% b", true),
+            ("a {# b", true),
+            ("ends with {", true),
+            ("{ {x} }", false),
+            ("{x{{", true),
+        ];
+        for (text, want) in cases {
+            assert_eq!(needs_escape(text), want, "{text:?}");
+        }
     }
 
     #[test]
