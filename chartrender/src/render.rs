@@ -391,12 +391,15 @@ impl Compiled {
         // Every template is parsed and translated now (Helm parses them all, so a broken one fails any render);
         // minijinja compiles one when a render first reaches it, through the environment's loader.
         let mut sources: HashMap<String, String> = HashMap::new();
+        let mut texts = Vec::new();
         let mut actions = ActionTable::default();
         for (file, translated) in templates.iter().zip(translate_all(&templates)) {
             let (text, translated) = translated?;
             actions.add_located_actions(&file.path, translated.body.actions, &text);
             sources.insert(file.path.clone(), translated.body.source);
+            texts.extend(translated.body.texts);
             for (name, define) in translated.defines {
+                texts.extend(define.texts);
                 actions.add_located_actions(&name, define.actions, &text);
                 actions.set_origin(&name, &file.path);
                 sources.insert(name, define.source);
@@ -405,6 +408,10 @@ impl Compiled {
         let actions = Arc::new(actions);
         let mut env = BASE_ENVIRONMENT.clone();
         template::register(&mut env, Arc::clone(&actions), sources);
+        // Long literal texts of the templates, which their translations print as globals.
+        for (name, text) in texts {
+            env.add_global(name, Value::from(text));
+        }
         Ok(Self {
             env,
             actions,

@@ -45,6 +45,8 @@ type Outcome = std::thread::Result<Result<gotmpl::TranslatedFile, ParseError>>;
 struct Work {
     /// (template path, Go source) in the order to claim them (largest first).
     files: Vec<(String, Arc<str>)>,
+    /// The position in the chart's template list of each of `files`.
+    order: Vec<usize>,
     next: AtomicUsize,
     /// Results of the files the helper claimed, by position in `files`.
     helped: Mutex<Vec<(usize, Outcome)>>,
@@ -59,7 +61,7 @@ impl Work {
 
     fn translate(&self, i: usize) -> Result<gotmpl::TranslatedFile, ParseError> {
         let (path, text) = &self.files[i];
-        gotmpl::translate_file(path, text, &crate::funcs::is_function)
+        gotmpl::translate_chart_file(path, text, &crate::funcs::is_function, self.order[i])
     }
 }
 
@@ -79,10 +81,11 @@ pub(crate) fn translate_all(
     let Some(helper) = helper else {
         return templates
             .iter()
-            .map(|file| {
+            .enumerate()
+            .map(|(i, file)| {
                 let text = text(file);
                 let translated =
-                    gotmpl::translate_file(&file.path, &text, &crate::funcs::is_function)?;
+                    gotmpl::translate_chart_file(&file.path, &text, &crate::funcs::is_function, i)?;
                 Ok((text, translated))
             })
             .collect();
@@ -94,6 +97,7 @@ pub(crate) fn translate_all(
             .iter()
             .map(|&i| (templates[i].path.clone(), text(&templates[i])))
             .collect(),
+        order: order.clone(),
         next: AtomicUsize::new(0),
         helped: Mutex::new(Vec::new()),
         done: Condvar::new(),

@@ -182,6 +182,23 @@ fn required_and_fail_report_template_line_and_message() {
 }
 
 #[test]
+fn long_texts_print_verbatim_and_keep_the_lines_of_later_errors() {
+    // Texts of 256 bytes or more are printed from globals instead of minijinja source: their output and the
+    // Go line of a later failure must be as for short texts (Helm: `t.yaml:<line>:<column>`).
+    let long = "# {% not jinja %} {# nor this #}\n".repeat(12);
+    let lines = long.lines().count();
+    let template = format!("{long}{{{{ .Values.a }}}}\n{long}{{{{ fail \"boom\" }}}}");
+    let err = render_one(&template, "a: x\n").unwrap_err();
+    let want_line = 2 * lines + 2;
+    assert_eq!(
+        err,
+        format!("execution error at (test/templates/t.yaml:{want_line}:3): boom")
+    );
+    let ok = render_one(&format!("{long}{{{{ .Values.a }}}}\n{long}<no value>"), "a: x\n").unwrap();
+    assert_eq!(ok, format!("{long}x\n{long}"));
+}
+
+#[test]
 fn parse_errors_name_template_and_line() {
     let err = render_one("a\n{{ if .X }}\n", "").unwrap_err();
     assert_eq!(
