@@ -39,6 +39,9 @@ static HELPER: LazyLock<Option<Mutex<mpsc::Sender<Job>>>> = LazyLock::new(|| {
         .map(|_| Mutex::new(sender))
 });
 
+/// A template's Go source (as UTF-8) and its translation, or why it does not parse.
+pub(crate) type Translation = Result<(Arc<str>, gotmpl::TranslatedFile), ParseError>;
+
 type Outcome = std::thread::Result<Result<gotmpl::TranslatedFile, ParseError>>;
 
 /// One chart's files, translated by whichever thread claims each first.
@@ -70,9 +73,7 @@ impl Work {
 /// is left, and this thread then waits only for the files the helper started. Under a busy CPU the helper may
 /// not run at all and this thread translates everything. The caller applies the results in order, so the first
 /// error in parse order is the one reported, as in sequential translation.
-pub(crate) fn translate_all(
-    templates: &[TemplateFile<'_>],
-) -> Vec<Result<(Arc<str>, gotmpl::TranslatedFile), ParseError>> {
+pub(crate) fn translate_all(templates: &[TemplateFile<'_>]) -> Vec<Translation> {
     let text = |file: &TemplateFile<'_>| -> Arc<str> { String::from_utf8_lossy(file.data).into() };
     let total: usize = templates.iter().map(|f| f.data.len()).sum();
     let helper = HELPER
@@ -137,8 +138,7 @@ pub(crate) fn translate_all(
         }
     }
     // `results` is in claim order; give each back to its template.
-    let mut in_order: Vec<Option<Result<(Arc<str>, gotmpl::TranslatedFile), ParseError>>> =
-        (0..templates.len()).map(|_| None).collect();
+    let mut in_order: Vec<Option<Translation>> = (0..templates.len()).map(|_| None).collect();
     for ((claim, result), (_, text)) in results.into_iter().enumerate().zip(&work.files) {
         let result = result.map(|r| r.map(|translated| (Arc::clone(text), translated)));
         in_order[order[claim]] = result;

@@ -194,7 +194,11 @@ fn long_texts_print_verbatim_and_keep_the_lines_of_later_errors() {
         err,
         format!("execution error at (test/templates/t.yaml:{want_line}:3): boom")
     );
-    let ok = render_one(&format!("{long}{{{{ .Values.a }}}}\n{long}<no value>"), "a: x\n").unwrap();
+    let ok = render_one(
+        &format!("{long}{{{{ .Values.a }}}}\n{long}<no value>"),
+        "a: x\n",
+    )
+    .unwrap();
     assert_eq!(ok, format!("{long}x\n{long}"));
 }
 
