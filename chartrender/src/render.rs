@@ -1,6 +1,7 @@
 //! Rendering: per-chart translation cache, template objects, execution order, output splitting and ordering.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, LazyLock, Mutex};
 
 use minijinja::value::{Value, ValueKind};
@@ -9,7 +10,7 @@ use minijinja::{Environment, UndefinedBehavior, context};
 use crate::chart::Chart;
 pub use crate::funcs::template::Lookup;
 use crate::funcs::template::{self, ActionTable, USER_ERROR_PREFIX};
-use crate::funcs::value::{GoMap, from_json, from_json_exact, write_go};
+use crate::funcs::value::{GoMap, MUTATIONS, from_json, from_json_exact, write_go};
 use crate::gotmpl::ParseError;
 use crate::load::Limits;
 use crate::meter::{self, Session};
@@ -345,6 +346,10 @@ struct Compiled {
     /// The last supplied values and the chart's values coalesced with them: an agent renders a chart again and
     /// again with the same values, and coalescing copies every default of the chart and its subcharts.
     coalesced: Mutex<Option<(serde_json::Value, Arc<serde_json::Value>)>>,
+    /// The `.Values` maps of the last render that changed no map at all, with the coalesced values they were
+    /// made from. A render takes them out (so no other render can see them) and reuses them for the same
+    /// coalesced values instead of building every map again; they go back only if nothing was changed.
+    pristine_values: Mutex<Option<(Arc<serde_json::Value>, Value)>>,
     /// The last `.Capabilities.APIVersions` list, shared by the renders that pass the same one.
     api_versions: Mutex<Option<Arc<[String]>>>,
 }
@@ -417,6 +422,7 @@ impl Compiled {
             actions,
             files,
             coalesced: Mutex::new(None),
+            pristine_values: Mutex::new(None),
             api_versions: Mutex::new(None),
         })
     }
@@ -456,8 +462,10 @@ impl Compiled {
     }
 
     fn render(&self, chart: &Chart, options: &RenderOptions) -> Result<Rendered, RenderError> {
-        let values_json = self.coalesced_values(chart, &options.values);
-        let values_json = values_json.as_ref();
+        let values_arc = self.coalesced_values(chart, &options.values);
+        let values_json = values_arc.as_ref();
+        // Any change of any map from here on keeps this render's `.Values` from being reused.
+        let epoch = MUTATIONS.load(Ordering::SeqCst);
         if let Some(message) = crate::schema::validate_chart(chart, values_json) {
             return Err(RenderError::Schema {
                 chart: chart.name().to_string(),
@@ -482,7 +490,14 @@ impl Compiled {
             release,
             capabilities,
         };
-        let root_values = from_json(values_json);
+        let reused = self
+            .pristine_values
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .filter(|(made_from, _)| Arc::ptr_eq(made_from, &values_arc))
+            .map(|(_, values)| values);
+        let root_values = reused.unwrap_or_else(|| from_json(values_json));
         let mut units = Vec::new();
         self.collect_units(
             chart,
@@ -539,6 +554,12 @@ impl Compiled {
         }
         let api_version_misses =
             std::mem::take(&mut *misses.lock().unwrap_or_else(|p| p.into_inner()));
+        if MUTATIONS.load(Ordering::SeqCst) == epoch {
+            *self
+                .pristine_values
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()) = Some((values_arc, root_values));
+        }
         Ok(Rendered {
             templates: out,
             api_version_misses,
@@ -558,14 +579,17 @@ impl Compiled {
         shared: &Shared,
         units: &mut Vec<Unit>,
     ) {
-        let chart_value = chart_object(chart, name, is_root);
+        let chart_value = objects::chart_object(chart, name, is_root);
         let mut subchart_values = BTreeMap::new();
         let mut enabled = Vec::new();
         for (sub_name, sub) in values::subcharts(chart) {
             if !values::subchart_enabled(chart, &sub_name, &sub.metadata.name, values_json) {
                 continue;
             }
-            subchart_values.insert(sub_name.clone(), chart_object(sub, &sub_name, false));
+            subchart_values.insert(
+                sub_name.clone(),
+                objects::chart_object(sub, &sub_name, false),
+            );
             enabled.push((sub_name, sub));
         }
         let subcharts = GoMap::value(subchart_values);
@@ -677,122 +701,4 @@ struct Unit {
 struct Shared {
     release: Value,
     capabilities: Value,
-}
-
-/// `.Chart`: Chart.yaml with Go field names (missing fields as zero values) plus `IsRoot`.
-fn chart_object(chart: &Chart, name: &str, is_root: bool) -> Value {
-    let raw = &chart.metadata_raw;
-    let text = |key: &str| {
-        Value::from(
-            raw.get(key)
-                .and_then(serde_json::Value::as_str)
-                .unwrap_or_default(),
-        )
-    };
-    let list = |key: &str| {
-        from_json(
-            raw.get(key)
-                .filter(|v| v.is_array())
-                .unwrap_or(&serde_json::json!([])),
-        )
-    };
-    let maintainers: Vec<Value> = raw
-        .get("maintainers")
-        .and_then(serde_json::Value::as_array)
-        .map(|list| {
-            list.iter()
-                .map(|m| {
-                    let field = |k: &str| {
-                        Value::from(
-                            m.get(k)
-                                .and_then(serde_json::Value::as_str)
-                                .unwrap_or_default(),
-                        )
-                    };
-                    GoMap::value(
-                        [
-                            ("Name".into(), field("name")),
-                            ("Email".into(), field("email")),
-                            ("URL".into(), field("url")),
-                        ]
-                        .into_iter()
-                        .collect(),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let dependencies: Vec<Value> = chart
-        .metadata
-        .dependencies
-        .iter()
-        .map(|d| {
-            GoMap::value(
-                [
-                    ("Name".into(), Value::from(d.name.as_str())),
-                    ("Version".into(), Value::from(d.version.as_str())),
-                    ("Repository".into(), Value::from(d.repository.as_str())),
-                    ("Condition".into(), Value::from(d.condition.as_str())),
-                    (
-                        "Tags".into(),
-                        Value::from(
-                            d.tags
-                                .iter()
-                                .map(|t| Value::from(t.as_str()))
-                                .collect::<Vec<_>>(),
-                        ),
-                    ),
-                    ("Alias".into(), Value::from(d.alias.as_str())),
-                    ("Enabled".into(), Value::from(true)),
-                ]
-                .into_iter()
-                .collect(),
-            )
-        })
-        .collect();
-    let annotations = from_json(
-        raw.get("annotations")
-            .filter(|v| v.is_object())
-            .unwrap_or(&serde_json::json!({})),
-    );
-    GoMap::value(
-        [
-            ("Name".into(), Value::from(name)),
-            (
-                "Version".into(),
-                Value::from(chart.metadata.version.as_str()),
-            ),
-            (
-                "AppVersion".into(),
-                Value::from(chart.metadata.app_version.as_str()),
-            ),
-            (
-                "APIVersion".into(),
-                Value::from(chart.metadata.api_version.as_str()),
-            ),
-            ("Description".into(), text("description")),
-            ("Home".into(), text("home")),
-            ("Icon".into(), text("icon")),
-            ("Type".into(), text("type")),
-            ("KubeVersion".into(), text("kubeVersion")),
-            ("Condition".into(), text("condition")),
-            ("Tags".into(), text("tags")),
-            (
-                "Deprecated".into(),
-                Value::from(
-                    raw.get("deprecated")
-                        .and_then(serde_json::Value::as_bool)
-                        .unwrap_or(false),
-                ),
-            ),
-            ("Keywords".into(), list("keywords")),
-            ("Sources".into(), list("sources")),
-            ("Maintainers".into(), Value::from(maintainers)),
-            ("Dependencies".into(), Value::from(dependencies)),
-            ("Annotations".into(), annotations),
-            ("IsRoot".into(), Value::from(is_root)),
-        ]
-        .into_iter()
-        .collect(),
-    )
 }
