@@ -24,6 +24,10 @@ use std::time::{Duration, Instant};
 
 use seedlet_chartrender::{Chart, Limits, RenderOptions, Renderer};
 
+// The allocator of the seedlet binaries that render charts (src/allocator.rs), so the bench measures what they do.
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 /// One chart to measure: its archive on disk (Helm reads the file) and in memory.
 struct Case {
     name: String,

@@ -192,6 +192,7 @@ impl Chart {
         bytes: &[u8],
         budget: &mut Budget,
         depth: usize,
+        digest: String,
     ) -> Result<Self, ChartError> {
         if depth > budget.limits.max_depth {
             return Err(LoadError::TooDeep {
@@ -200,7 +201,7 @@ impl Chart {
             .into());
         }
         let files = load::unpack_archive(bytes, budget)?;
-        Self::from_files(files, budget, depth)
+        Self::from_files_digested(files, budget, depth, digest)
     }
 
     /// Builds a chart from its files (names relative to the chart directory), named by the digest of the files.
@@ -307,10 +308,7 @@ impl Chart {
             metadata.dependencies = parsed.dependencies;
         }
         let values = match values {
-            Some(data) => parse_values_map(&data).map_err(|source| ChartError::Values {
-                path: "values.yaml".into(),
-                source,
-            })?,
+            Some(data) => parsed_values(data, budget)?,
             None => serde_json::Value::Object(serde_json::Map::new()),
         };
         let schema = schema
@@ -325,20 +323,24 @@ impl Chart {
             .transpose()?;
         let mut subcharts = Vec::new();
         for (name, files) in sub_dirs {
+            let sub_digest = subchart_digest(&digest, &name);
             let chart =
-                Self::from_files(files, budget, depth).map_err(|source| ChartError::Subchart {
-                    name: name.clone(),
-                    source: Box::new(source),
+                Self::from_files_digested(files, budget, depth, sub_digest).map_err(|source| {
+                    ChartError::Subchart {
+                        name: name.clone(),
+                        source: Box::new(source),
+                    }
                 })?;
             subcharts.push((name, chart));
         }
         for (name, bytes) in sub_archives {
-            let chart = Self::from_archive_with(&bytes, budget, depth + 1).map_err(|source| {
-                ChartError::Subchart {
+            let sub_digest = subchart_digest(&digest, &name);
+            let chart = Self::from_archive_with(&bytes, budget, depth + 1, sub_digest).map_err(
+                |source| ChartError::Subchart {
                     name: name.clone(),
                     source: Box::new(source),
-                }
-            })?;
+                },
+            )?;
             subcharts.push((name, chart));
         }
         subcharts.sort_by(|a, b| a.0.cmp(&b.0));
@@ -355,6 +357,29 @@ impl Chart {
             digest,
         })
     }
+}
+
+/// A subchart's digest: its parent's digest (which covers the subchart's content) and its place in the parent,
+/// so loading a chart hashes its bytes once and not again per subchart.
+fn subchart_digest(parent: &str, name: &str) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(parent.as_bytes());
+    hasher.update(b"/charts/");
+    hasher.update(name.as_bytes());
+    hex::encode(hasher.finalize())
+}
+
+/// `values.yaml` parsed, or the copy of an identical file parsed earlier in the same load.
+fn parsed_values(data: Vec<u8>, budget: &mut Budget) -> Result<serde_json::Value, ChartError> {
+    if let Some((_, values)) = budget.parsed_values.iter().find(|(seen, _)| *seen == data) {
+        return Ok(values.clone());
+    }
+    let values = parse_values_map(&data).map_err(|source| ChartError::Values {
+        path: "values.yaml".into(),
+        source,
+    })?;
+    budget.parsed_values.push((data, values.clone()));
+    Ok(values)
 }
 
 /// Turns unquoted numeric or boolean `Chart.yaml` scalars (`appVersion: 2.5`) into the strings Helm reads them as.
@@ -468,6 +493,31 @@ mod tests {
         let err =
             Chart::from_files(vec![file("values.yaml", "a: 1\n")], &mut budget, 0).unwrap_err();
         assert!(matches!(err, ChartError::MissingChartYaml));
+    }
+
+    #[test]
+    fn subchart_digests_follow_parent_and_name() {
+        let a = subchart_digest("p1", "sub");
+        assert_eq!(a.len(), 64);
+        assert_eq!(a, subchart_digest("p1", "sub"));
+        // (parent, name) pairs that must all differ from ("p1", "sub").
+        for (parent, name) in [("p2", "sub"), ("p1", "sub2"), ("p1/charts/s", "ub")] {
+            assert_ne!(a, subchart_digest(parent, name), "{parent} {name}");
+        }
+    }
+
+    #[test]
+    fn identical_values_files_are_parsed_once_per_load() {
+        let mut budget = Budget::new(Limits::default());
+        let text = b"a: yes\nb: [1, 2]\n".to_vec();
+        let first = parsed_values(text.clone(), &mut budget).unwrap();
+        let second = parsed_values(text, &mut budget).unwrap();
+        let other = parsed_values(b"a: no\n".to_vec(), &mut budget).unwrap();
+        assert_eq!(first, serde_json::json!({"a": true, "b": [1, 2]}));
+        assert_eq!(second, first);
+        assert_eq!(other, serde_json::json!({"a": false}));
+        assert_eq!(budget.parsed_values.len(), 2);
+        assert!(parsed_values(b"- 1\n".to_vec(), &mut budget).is_err());
     }
 
     #[test]

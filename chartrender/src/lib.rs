@@ -33,6 +33,7 @@ pub mod oci;
 mod render;
 mod schema;
 pub mod set_values;
+mod translation;
 mod values;
 mod yaml11;
 

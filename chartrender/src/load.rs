@@ -147,6 +147,9 @@ pub(crate) struct Budget {
     pub(crate) limits: Limits,
     entries: usize,
     bytes: u64,
+    /// Values files parsed so far in this load, by content: charts often carry the very same `values.yaml` in
+    /// their subcharts, and parsing YAML is the largest part of loading.
+    pub(crate) parsed_values: Vec<(Vec<u8>, serde_json::Value)>,
 }
 
 impl Budget {
@@ -155,6 +158,7 @@ impl Budget {
             limits,
             entries: 0,
             bytes: 0,
+            parsed_values: Vec::new(),
         }
     }
 
@@ -179,6 +183,12 @@ impl Budget {
     }
 }
 
+/// Decompressed bytes read ahead of the tar reader.
+const INFLATE_BUFFER_BYTES: usize = 32 * 1024;
+
+/// At most this much is reserved up front for a file, whatever size its header claims.
+const MAX_PREALLOCATED_BYTES: u64 = 1024 * 1024;
+
 /// Unpacks a gzipped tar archive into files relative to the chart directory (first path component stripped).
 pub(crate) fn unpack_archive(
     bytes: &[u8],
@@ -191,7 +201,9 @@ pub(crate) fn unpack_archive(
         remaining: total_limit.saturating_add(1),
         fault: &fault,
     };
-    let mut archive = tar::Archive::new(decoder);
+    // tar reads 512-byte headers and small chunks; inflating through a buffer keeps zlib on its fast path.
+    let mut archive =
+        tar::Archive::new(io::BufReader::with_capacity(INFLATE_BUFFER_BYTES, decoder));
     let entries = archive
         .entries()
         .map_err(|source| classify_io(source, &fault, total_limit))?;
@@ -224,7 +236,14 @@ pub(crate) fn unpack_archive(
             continue;
         };
         let max_file = budget.limits.max_file_bytes;
-        let mut data = Vec::new();
+        // The header's size (bounded: the header is not trusted) saves growing the vector step by step.
+        let expected = entry
+            .header()
+            .size()
+            .unwrap_or(0)
+            .min(max_file)
+            .min(MAX_PREALLOCATED_BYTES);
+        let mut data = Vec::with_capacity(usize::try_from(expected).unwrap_or(0));
         (&mut entry)
             .take(max_file.saturating_add(1))
             .read_to_end(&mut data)

@@ -8,8 +8,9 @@ use base64::Engine as _;
 use minijinja::value::{Enumerator, Object, ObjectRepr, Value};
 use minijinja::{Error, State};
 
+use crate::chart::Chart;
 use crate::funcs::goyaml;
-use crate::funcs::value::GoMap;
+use crate::funcs::value::{GoMap, from_json};
 use crate::glob::glob_match;
 
 /// `.Files`: the chart's non-template files with Helm's accessor methods.
@@ -265,6 +266,124 @@ pub(crate) fn capabilities(
                 }),
             ),
             ("HelmVersion".to_string(), helm),
+        ]
+        .into_iter()
+        .collect(),
+    )
+}
+
+/// `.Chart`: Chart.yaml with Go field names (missing fields as zero values) plus `IsRoot`.
+pub(crate) fn chart_object(chart: &Chart, name: &str, is_root: bool) -> Value {
+    let raw = &chart.metadata_raw;
+    let text = |key: &str| {
+        Value::from(
+            raw.get(key)
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default(),
+        )
+    };
+    let list = |key: &str| {
+        from_json(
+            raw.get(key)
+                .filter(|v| v.is_array())
+                .unwrap_or(&serde_json::json!([])),
+        )
+    };
+    let maintainers: Vec<Value> = raw
+        .get("maintainers")
+        .and_then(serde_json::Value::as_array)
+        .map(|list| {
+            list.iter()
+                .map(|m| {
+                    let field = |k: &str| {
+                        Value::from(
+                            m.get(k)
+                                .and_then(serde_json::Value::as_str)
+                                .unwrap_or_default(),
+                        )
+                    };
+                    GoMap::value(
+                        [
+                            ("Name".into(), field("name")),
+                            ("Email".into(), field("email")),
+                            ("URL".into(), field("url")),
+                        ]
+                        .into_iter()
+                        .collect(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let dependencies: Vec<Value> = chart
+        .metadata
+        .dependencies
+        .iter()
+        .map(|d| {
+            GoMap::value(
+                [
+                    ("Name".into(), Value::from(d.name.as_str())),
+                    ("Version".into(), Value::from(d.version.as_str())),
+                    ("Repository".into(), Value::from(d.repository.as_str())),
+                    ("Condition".into(), Value::from(d.condition.as_str())),
+                    (
+                        "Tags".into(),
+                        Value::from(
+                            d.tags
+                                .iter()
+                                .map(|t| Value::from(t.as_str()))
+                                .collect::<Vec<_>>(),
+                        ),
+                    ),
+                    ("Alias".into(), Value::from(d.alias.as_str())),
+                    ("Enabled".into(), Value::from(true)),
+                ]
+                .into_iter()
+                .collect(),
+            )
+        })
+        .collect();
+    let annotations = from_json(
+        raw.get("annotations")
+            .filter(|v| v.is_object())
+            .unwrap_or(&serde_json::json!({})),
+    );
+    GoMap::value(
+        [
+            ("Name".into(), Value::from(name)),
+            (
+                "Version".into(),
+                Value::from(chart.metadata.version.as_str()),
+            ),
+            (
+                "AppVersion".into(),
+                Value::from(chart.metadata.app_version.as_str()),
+            ),
+            (
+                "APIVersion".into(),
+                Value::from(chart.metadata.api_version.as_str()),
+            ),
+            ("Description".into(), text("description")),
+            ("Home".into(), text("home")),
+            ("Icon".into(), text("icon")),
+            ("Type".into(), text("type")),
+            ("KubeVersion".into(), text("kubeVersion")),
+            ("Condition".into(), text("condition")),
+            ("Tags".into(), text("tags")),
+            (
+                "Deprecated".into(),
+                Value::from(
+                    raw.get("deprecated")
+                        .and_then(serde_json::Value::as_bool)
+                        .unwrap_or(false),
+                ),
+            ),
+            ("Keywords".into(), list("keywords")),
+            ("Sources".into(), list("sources")),
+            ("Maintainers".into(), Value::from(maintainers)),
+            ("Dependencies".into(), Value::from(dependencies)),
+            ("Annotations".into(), annotations),
+            ("IsRoot".into(), Value::from(is_root)),
         ]
         .into_iter()
         .collect(),

@@ -1,6 +1,7 @@
 //! Rendering: per-chart translation cache, template objects, execution order, output splitting and ordering.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, LazyLock, Mutex};
 
 use minijinja::value::{Value, ValueKind};
@@ -9,11 +10,12 @@ use minijinja::{Environment, UndefinedBehavior, context};
 use crate::chart::Chart;
 pub use crate::funcs::template::Lookup;
 use crate::funcs::template::{self, ActionTable, USER_ERROR_PREFIX};
-use crate::funcs::value::{GoMap, from_json, from_json_exact, write_go};
-use crate::gotmpl::{self, ParseError};
+use crate::funcs::value::{GoMap, MUTATIONS, from_json, from_json_exact, write_go};
+use crate::gotmpl::ParseError;
 use crate::load::Limits;
 use crate::meter::{self, Session};
 use crate::objects::{self, Files};
+use crate::translation::{TemplateFile, translate_all};
 use crate::values;
 
 /// Why rendering failed.
@@ -344,14 +346,12 @@ struct Compiled {
     /// The last supplied values and the chart's values coalesced with them: an agent renders a chart again and
     /// again with the same values, and coalescing copies every default of the chart and its subcharts.
     coalesced: Mutex<Option<(serde_json::Value, Arc<serde_json::Value>)>>,
+    /// The `.Values` maps of the last render that changed no map at all, with the coalesced values they were
+    /// made from. A render takes them out (so no other render can see them) and reuses them for the same
+    /// coalesced values instead of building every map again; they go back only if nothing was changed.
+    pristine_values: Mutex<Option<(Arc<serde_json::Value>, Value)>>,
     /// The last `.Capabilities.APIVersions` list, shared by the renders that pass the same one.
     api_versions: Mutex<Option<Arc<[String]>>>,
-}
-
-/// A template file with the chart path it belongs to.
-struct TemplateFile<'a> {
-    path: String,
-    data: &'a [u8],
 }
 
 fn collect_templates<'a>(
@@ -393,14 +393,18 @@ impl Compiled {
         let mut files = HashMap::new();
         collect_templates(chart, chart.name(), &mut templates, &mut files);
         parse_order(&mut templates);
-        let mut sources: BTreeMap<String, String> = BTreeMap::new();
+        // Every template is parsed and translated now (Helm parses them all, so a broken one fails any render);
+        // minijinja compiles one when a render first reaches it, through the environment's loader.
+        let mut sources: HashMap<String, String> = HashMap::new();
+        let mut texts = Vec::new();
         let mut actions = ActionTable::default();
-        for file in &templates {
-            let text = String::from_utf8_lossy(file.data);
-            let translated = gotmpl::translate_file(&file.path, &text, &crate::funcs::is_function)?;
+        for (file, translated) in templates.iter().zip(translate_all(&templates)) {
+            let (text, translated) = translated?;
             actions.add_located_actions(&file.path, translated.body.actions, &text);
             sources.insert(file.path.clone(), translated.body.source);
+            texts.extend(translated.body.texts);
             for (name, define) in translated.defines {
+                texts.extend(define.texts);
                 actions.add_located_actions(&name, define.actions, &text);
                 actions.set_origin(&name, &file.path);
                 sources.insert(name, define.source);
@@ -408,19 +412,17 @@ impl Compiled {
         }
         let actions = Arc::new(actions);
         let mut env = BASE_ENVIRONMENT.clone();
-        template::register(&mut env, Arc::clone(&actions));
-        for (name, source) in sources {
-            env.add_template_owned(name.clone(), source)
-                .map_err(|e| RenderError::Compile {
-                    template: name,
-                    message: e.to_string(),
-                })?;
+        template::register(&mut env, Arc::clone(&actions), sources);
+        // Long literal texts of the templates, which their translations print as globals.
+        for (name, text) in texts {
+            env.add_global(name, Value::from(text));
         }
         Ok(Self {
             env,
             actions,
             files,
             coalesced: Mutex::new(None),
+            pristine_values: Mutex::new(None),
             api_versions: Mutex::new(None),
         })
     }
@@ -460,8 +462,10 @@ impl Compiled {
     }
 
     fn render(&self, chart: &Chart, options: &RenderOptions) -> Result<Rendered, RenderError> {
-        let values_json = self.coalesced_values(chart, &options.values);
-        let values_json = values_json.as_ref();
+        let values_arc = self.coalesced_values(chart, &options.values);
+        let values_json = values_arc.as_ref();
+        // Any change of any map from here on keeps this render's `.Values` from being reused.
+        let epoch = MUTATIONS.load(Ordering::SeqCst);
         if let Some(message) = crate::schema::validate_chart(chart, values_json) {
             return Err(RenderError::Schema {
                 chart: chart.name().to_string(),
@@ -486,7 +490,14 @@ impl Compiled {
             release,
             capabilities,
         };
-        let root_values = from_json(values_json);
+        let reused = self
+            .pristine_values
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .filter(|(made_from, _)| Arc::ptr_eq(made_from, &values_arc))
+            .map(|(_, values)| values);
+        let root_values = reused.unwrap_or_else(|| from_json(values_json));
         let mut units = Vec::new();
         self.collect_units(
             chart,
@@ -543,6 +554,12 @@ impl Compiled {
         }
         let api_version_misses =
             std::mem::take(&mut *misses.lock().unwrap_or_else(|p| p.into_inner()));
+        if MUTATIONS.load(Ordering::SeqCst) == epoch {
+            *self
+                .pristine_values
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()) = Some((values_arc, root_values));
+        }
         Ok(Rendered {
             templates: out,
             api_version_misses,
@@ -562,14 +579,17 @@ impl Compiled {
         shared: &Shared,
         units: &mut Vec<Unit>,
     ) {
-        let chart_value = chart_object(chart, name, is_root);
+        let chart_value = objects::chart_object(chart, name, is_root);
         let mut subchart_values = BTreeMap::new();
         let mut enabled = Vec::new();
         for (sub_name, sub) in values::subcharts(chart) {
             if !values::subchart_enabled(chart, &sub_name, &sub.metadata.name, values_json) {
                 continue;
             }
-            subchart_values.insert(sub_name.clone(), chart_object(sub, &sub_name, false));
+            subchart_values.insert(
+                sub_name.clone(),
+                objects::chart_object(sub, &sub_name, false),
+            );
             enabled.push((sub_name, sub));
         }
         let subcharts = GoMap::value(subchart_values);
@@ -681,122 +701,4 @@ struct Unit {
 struct Shared {
     release: Value,
     capabilities: Value,
-}
-
-/// `.Chart`: Chart.yaml with Go field names (missing fields as zero values) plus `IsRoot`.
-fn chart_object(chart: &Chart, name: &str, is_root: bool) -> Value {
-    let raw = &chart.metadata_raw;
-    let text = |key: &str| {
-        Value::from(
-            raw.get(key)
-                .and_then(serde_json::Value::as_str)
-                .unwrap_or_default(),
-        )
-    };
-    let list = |key: &str| {
-        from_json(
-            raw.get(key)
-                .filter(|v| v.is_array())
-                .unwrap_or(&serde_json::json!([])),
-        )
-    };
-    let maintainers: Vec<Value> = raw
-        .get("maintainers")
-        .and_then(serde_json::Value::as_array)
-        .map(|list| {
-            list.iter()
-                .map(|m| {
-                    let field = |k: &str| {
-                        Value::from(
-                            m.get(k)
-                                .and_then(serde_json::Value::as_str)
-                                .unwrap_or_default(),
-                        )
-                    };
-                    GoMap::value(
-                        [
-                            ("Name".into(), field("name")),
-                            ("Email".into(), field("email")),
-                            ("URL".into(), field("url")),
-                        ]
-                        .into_iter()
-                        .collect(),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let dependencies: Vec<Value> = chart
-        .metadata
-        .dependencies
-        .iter()
-        .map(|d| {
-            GoMap::value(
-                [
-                    ("Name".into(), Value::from(d.name.as_str())),
-                    ("Version".into(), Value::from(d.version.as_str())),
-                    ("Repository".into(), Value::from(d.repository.as_str())),
-                    ("Condition".into(), Value::from(d.condition.as_str())),
-                    (
-                        "Tags".into(),
-                        Value::from(
-                            d.tags
-                                .iter()
-                                .map(|t| Value::from(t.as_str()))
-                                .collect::<Vec<_>>(),
-                        ),
-                    ),
-                    ("Alias".into(), Value::from(d.alias.as_str())),
-                    ("Enabled".into(), Value::from(true)),
-                ]
-                .into_iter()
-                .collect(),
-            )
-        })
-        .collect();
-    let annotations = from_json(
-        raw.get("annotations")
-            .filter(|v| v.is_object())
-            .unwrap_or(&serde_json::json!({})),
-    );
-    GoMap::value(
-        [
-            ("Name".into(), Value::from(name)),
-            (
-                "Version".into(),
-                Value::from(chart.metadata.version.as_str()),
-            ),
-            (
-                "AppVersion".into(),
-                Value::from(chart.metadata.app_version.as_str()),
-            ),
-            (
-                "APIVersion".into(),
-                Value::from(chart.metadata.api_version.as_str()),
-            ),
-            ("Description".into(), text("description")),
-            ("Home".into(), text("home")),
-            ("Icon".into(), text("icon")),
-            ("Type".into(), text("type")),
-            ("KubeVersion".into(), text("kubeVersion")),
-            ("Condition".into(), text("condition")),
-            ("Tags".into(), text("tags")),
-            (
-                "Deprecated".into(),
-                Value::from(
-                    raw.get("deprecated")
-                        .and_then(serde_json::Value::as_bool)
-                        .unwrap_or(false),
-                ),
-            ),
-            ("Keywords".into(), list("keywords")),
-            ("Sources".into(), list("sources")),
-            ("Maintainers".into(), Value::from(maintainers)),
-            ("Dependencies".into(), Value::from(dependencies)),
-            ("Annotations".into(), annotations),
-            ("IsRoot".into(), Value::from(is_root)),
-        ]
-        .into_iter()
-        .collect(),
-    )
 }

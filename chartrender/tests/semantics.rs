@@ -182,6 +182,50 @@ fn required_and_fail_report_template_line_and_message() {
 }
 
 #[test]
+fn long_texts_print_verbatim_and_keep_the_lines_of_later_errors() {
+    // Texts of 256 bytes or more are printed from globals instead of minijinja source: their output and the
+    // Go line of a later failure must be as for short texts (Helm: `t.yaml:<line>:<column>`).
+    let long = "# {% not jinja %} {# nor this #}\n".repeat(12);
+    let lines = long.lines().count();
+    let template = format!("{long}{{{{ .Values.a }}}}\n{long}{{{{ fail \"boom\" }}}}");
+    let err = render_one(&template, "a: x\n").unwrap_err();
+    let want_line = 2 * lines + 2;
+    assert_eq!(
+        err,
+        format!("execution error at (test/templates/t.yaml:{want_line}:3): boom")
+    );
+    let ok = render_one(
+        &format!("{long}{{{{ .Values.a }}}}\n{long}<no value>"),
+        "a: x\n",
+    )
+    .unwrap();
+    assert_eq!(ok, format!("{long}x\n{long}"));
+}
+
+#[test]
+fn values_changed_by_one_render_are_fresh_in_the_next() {
+    // A renderer reuses the `.Values` maps of a render that changed no map; revision 2 changes them, so
+    // revision 3 must start again from the chart's values.
+    let chart = chart(
+        &[(
+            "t.yaml",
+            "{{ if eq .Release.Revision 2 }}{{ $_ := set .Values \"x\" 1 }}{{ end }}x={{ .Values.x }}",
+        )],
+        "y: 0\n",
+    );
+    let renderer = seedlet_chartrender::Renderer::new();
+    let render = |revision: i64| {
+        let options = seedlet_chartrender::RenderOptions {
+            revision,
+            ..Default::default()
+        };
+        renderer.render(&chart, &options).unwrap().templates["test/templates/t.yaml"].clone()
+    };
+    let outputs: Vec<String> = [1, 1, 2, 3, 1].into_iter().map(render).collect();
+    assert_eq!(outputs, ["x=", "x=", "x=1", "x=", "x="]);
+}
+
+#[test]
 fn parse_errors_name_template_and_line() {
     let err = render_one("a\n{{ if .X }}\n", "").unwrap_err();
     assert_eq!(

@@ -78,38 +78,44 @@ impl Drop for IncludeGuard {
 #[derive(Debug, Default)]
 pub(crate) struct ActionTable {
     actions: HashMap<String, Vec<(usize, String)>>,
-    /// The column of each action in `actions` (same order), where it was found in the Go source.
-    columns: HashMap<String, Vec<Option<usize>>>,
+    /// Where the actions of each template in `actions` come from, in the same order: runs of actions with the Go
+    /// source they were found in (`None`: columns unknown). Columns are searched in that source only when an
+    /// error needs one, so a render that succeeds never pays for them.
+    sources: HashMap<String, Vec<SourceRun>>,
     origins: HashMap<String, String>,
+}
+
+/// `count` consecutive actions of one template and the Go source text they were parsed from.
+#[derive(Debug)]
+struct SourceRun {
+    text: Option<Arc<str>>,
+    count: usize,
 }
 
 impl ActionTable {
     /// Records the actions of template `name` (a file path or a define name), columns unknown.
     #[cfg(test)]
     pub(crate) fn add_actions(&mut self, name: &str, actions: Vec<(usize, String)>) {
-        let unknown = vec![None; actions.len()];
-        self.columns
-            .entry(name.to_string())
-            .or_default()
-            .extend(unknown);
-        self.actions
-            .entry(name.to_string())
-            .or_default()
-            .extend(actions);
+        self.add_run(name, actions, None);
     }
 
-    /// Records the actions of template `name` with their columns in `text`, the Go source they come from.
+    /// Records the actions of template `name`, found in `text`, the Go source they come from (their columns are
+    /// looked up there when an error needs them).
     pub(crate) fn add_located_actions(
         &mut self,
         name: &str,
         actions: Vec<(usize, String)>,
-        text: &str,
+        text: &Arc<str>,
     ) {
-        let columns = location::action_columns(text, &actions);
-        self.columns
+        self.add_run(name, actions, Some(Arc::clone(text)));
+    }
+
+    fn add_run(&mut self, name: &str, actions: Vec<(usize, String)>, text: Option<Arc<str>>) {
+        let count = actions.len();
+        self.sources
             .entry(name.to_string())
             .or_default()
-            .extend(columns);
+            .push(SourceRun { text, count });
         self.actions
             .entry(name.to_string())
             .or_default()
@@ -120,13 +126,30 @@ impl ActionTable {
     /// holds one action whose column is known and which calls `function` once.
     fn locate(&self, name: &str, line: usize, function: &str) -> Option<CommandLocation> {
         let actions = self.actions.get(name)?;
-        let columns = self.columns.get(name)?;
-        let mut on_line = actions.iter().zip(columns).filter(|((l, _), _)| *l == line);
-        let ((_, source), column) = on_line.next()?;
+        let mut on_line = actions.iter().enumerate().filter(|(_, (l, _))| *l == line);
+        let (index, (_, source)) = on_line.next()?;
         if on_line.next().is_some() {
             return None;
         }
-        location::locate_call(source, line, (*column)?, function)
+        let column = self.column(name, index)?;
+        location::locate_call(source, line, column, function)
+    }
+
+    /// The column of action `index` of template `name` in its Go source, searched like the parser met them:
+    /// every earlier action of the same run takes its place first.
+    fn column(&self, name: &str, index: usize) -> Option<usize> {
+        let actions = self.actions.get(name)?;
+        let mut start = 0;
+        for run in self.sources.get(name)? {
+            if index < start + run.count {
+                let text = run.text.as_deref()?;
+                let columns =
+                    location::action_columns(text, actions.get(start..start + run.count)?);
+                return columns.get(index - start).copied().flatten();
+            }
+            start += run.count;
+        }
+        None
     }
 
     /// Records that `define` is written in `file`.
@@ -148,12 +171,17 @@ const TPL_PREFIX: &str = "\u{1}tpl:";
 const TPL_TEMPLATES_PER_CHART: usize = 4096;
 
 /// Registers `include` and `tpl`, which describe errors with one chart's action table, and the loader that
-/// compiles `tpl` strings once per chart.
-pub(crate) fn register(env: &mut Environment<'static>, actions: Arc<ActionTable>) {
+/// compiles the chart's translated templates (`sources`, by template name) when a render first asks for them and
+/// `tpl` strings once per chart. Compiling on first use skips the `define`s no rendered template reaches.
+pub(crate) fn register(
+    env: &mut Environment<'static>,
+    actions: Arc<ActionTable>,
+    sources: HashMap<String, String>,
+) {
     let loaded = std::sync::atomic::AtomicUsize::new(0);
     env.set_loader(move |name| {
         let Some(source) = name.strip_prefix(TPL_PREFIX) else {
-            return Ok(None);
+            return Ok(sources.get(name).cloned());
         };
         if loaded.fetch_add(1, Ordering::Relaxed) >= TPL_TEMPLATES_PER_CHART {
             return Ok(None);
@@ -343,10 +371,14 @@ fn render_include(
             "rendering template has a nested reference name: {name}: nesting deeper than {MAX_INCLUDE_DEPTH}"
         )));
     }
-    let template = state
-        .env()
-        .get_template(&name)
-        .map_err(|_| fail(format!("error calling include: template: no template {name:?} associated with template \"gotpl\"")))?;
+    let template = state.env().get_template(&name).map_err(|e| {
+        if e.kind() == ErrorKind::TemplateNotFound {
+            fail(format!("error calling include: template: no template {name:?} associated with template \"gotpl\""))
+        } else {
+            // The translation of a template that exists was rejected when first compiled (a translator bug).
+            fail(format!("error calling include: compiling translated template {name}: {e}"))
+        }
+    })?;
     let mut sink = Sink::value(&format!("include {name:?}"));
     nested(|| template
         .render_captured_to(context! { _d0 => args[1].clone(), _depth => depth + 1, _cache => cache, _lookup => state.lookup("_lookup") }, &mut sink))
@@ -586,5 +618,37 @@ mod tests {
             Some("{{ a }} {{ b }}")
         );
         assert_eq!(action_at(&table, "t", 9), None);
+    }
+
+    #[test]
+    fn columns_are_found_in_the_source_of_each_run() {
+        let first: Arc<str> = "a\n  {{ x }}\n".into();
+        let second: Arc<str> = "{{ y }} {{ z }}\n{{ y }}\n".into();
+        let mut table = ActionTable::default();
+        table.add_located_actions("t", vec![(2, "{{ x }}".into())], &first);
+        table.add_actions("t", vec![(7, "{{ w }}".into())]);
+        table.add_located_actions(
+            "t",
+            vec![
+                (1, "{{ y }}".into()),
+                (1, "{{ z }}".into()),
+                (2, "{{ y }}".into()),
+            ],
+            &second,
+        );
+        // (action index, column): the run's own source, unknown for a run without one, and a repeated
+        // action found after its earlier occurrence.
+        let cases = [
+            (0, Some(2)),
+            (1, None),
+            (2, Some(0)),
+            (3, Some(8)),
+            (4, Some(0)),
+            (5, None),
+        ];
+        for (index, want) in cases {
+            assert_eq!(table.column("t", index), want, "action {index}");
+        }
+        assert_eq!(table.column("missing", 0), None);
     }
 }

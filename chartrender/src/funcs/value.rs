@@ -270,6 +270,10 @@ pub(crate) fn format_float(f: f64) -> String {
             "0".into()
         };
     }
+    // Whole numbers below 1e6 (ports, replica counts: most numbers templates print) are their integer digits.
+    if f.fract() == 0.0 && f.abs() < 1e6 {
+        return (f as i64).to_string();
+    }
     // Rust's `{:e}` gives the shortest round-trip digits: "1.234e6".
     let scientific = format!("{f:e}");
     let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
@@ -612,6 +616,14 @@ mod tests {
         assert_eq!(format_float(0.00001), "1e-05");
         assert_eq!(format_float(-2.5), "-2.5");
         assert_eq!(format_float(1e21), "1e+21");
+        // Around the whole-number shortcut.
+        assert_eq!(format_float(999999.0), "999999");
+        assert_eq!(format_float(-999999.0), "-999999");
+        assert_eq!(format_float(-1e6), "-1e+06");
+        assert_eq!(format_float(999999.5), "999999.5");
+        assert_eq!(format_float(-0.0), "-0");
+        assert_eq!(format_float(-7.0), "-7");
+        assert_eq!(format_float(100000.0), "100000");
     }
 
     #[test]

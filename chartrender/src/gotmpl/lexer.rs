@@ -65,7 +65,7 @@ pub(crate) fn lex<'s>(name: &str, source: &'s str) -> Result<Vec<Piece<'s>>, Par
         message,
     };
     loop {
-        let open = find(source, pos, "{{");
+        let open = find_open(source, pos);
         let text_end = open.unwrap_or(source.len());
         let raw = &source[pos..text_end];
         let left_trim = open.is_some_and(|o| is_trim_marker_left(bytes, o + 2));
@@ -80,13 +80,13 @@ pub(crate) fn lex<'s>(name: &str, source: &'s str) -> Result<Vec<Piece<'s>>, Par
             raw.len()
         };
         if start < end {
-            let text_line = line + raw[..start].matches('\n').count();
+            let text_line = line + super::count_newlines(&raw[..start]);
             pieces.push(Piece::Text {
                 text: &raw[start..end],
                 line: text_line,
             });
         }
-        line += raw.matches('\n').count();
+        line += super::count_newlines(raw);
         let Some(open) = open else { break };
         let action_line = line;
         let mut inner_start = open + 2;
@@ -115,7 +115,7 @@ pub(crate) fn lex<'s>(name: &str, source: &'s str) -> Result<Vec<Piece<'s>>, Par
                     "comment ends before closing delimiter".into(),
                 ));
             }
-            let newlines = source[open..rest].matches('\n').count();
+            let newlines = super::count_newlines(&source[open..rest]);
             line += newlines;
             pieces.push(Piece::Comment {
                 line: action_line,
@@ -127,7 +127,7 @@ pub(crate) fn lex<'s>(name: &str, source: &'s str) -> Result<Vec<Piece<'s>>, Par
         }
         let (tokens, end, right_trim) =
             lex_action(source, inner_start, &mut line).map_err(|(l, m)| error(l, m))?;
-        let newlines = source[open..end].matches('\n').count();
+        let newlines = super::count_newlines(&source[open..end]);
         pieces.push(Piece::Action {
             tokens,
             line: action_line,
@@ -142,6 +142,20 @@ pub(crate) fn lex<'s>(name: &str, source: &'s str) -> Result<Vec<Piece<'s>>, Par
 
 fn is_go_space(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\r' | '\n')
+}
+
+/// The next `{{` at or after `from`: `memchr` for `{` (rare in text) instead of a substring search.
+fn find_open(source: &str, from: usize) -> Option<usize> {
+    let bytes = source.as_bytes();
+    let mut at = from;
+    while let Some(i) = source.get(at..)?.find('{') {
+        let brace = at + i;
+        if bytes.get(brace + 1) == Some(&b'{') {
+            return Some(brace);
+        }
+        at = brace + 1;
+    }
+    None
 }
 
 fn find(source: &str, from: usize, needle: &str) -> Option<usize> {
@@ -226,7 +240,7 @@ fn lex_action<'s>(source: &'s str, mut i: usize, line: &mut usize) -> ActionResu
                 } else {
                     Cow::Borrowed(raw)
                 };
-                *line += value.matches('\n').count();
+                *line += super::count_newlines(&value);
                 tokens.push((Tok::Str(value), tok_line));
                 i = end + 1;
             }
@@ -424,6 +438,24 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    #[test]
+    fn find_open_skips_single_braces() {
+        // (source, from, want)
+        let cases = [
+            ("", 0, None),
+            ("{{", 0, Some(0)),
+            ("a { b {{", 0, Some(6)),
+            ("{ {{", 1, Some(2)),
+            ("{{ x }} {{", 1, Some(8)),
+            ("{", 0, None),
+            ("ü{{", 0, Some(2)),
+            ("ab", 5, None),
+        ];
+        for (source, from, want) in cases {
+            assert_eq!(find_open(source, from), want, "{source:?} from {from}");
+        }
     }
 
     #[test]

@@ -103,7 +103,7 @@ pub(crate) fn parse<'s>(
     is_function: &dyn Fn(&str) -> bool,
 ) -> Result<Parsed<'s>, ParseError> {
     let pieces = super::lexer::lex(name, source)?;
-    let end_line = 1 + source.matches('\n').count();
+    let end_line = 1 + super::count_newlines(source);
     let mut parser = Parser {
         name,
         pieces,

@@ -19,11 +19,41 @@ pub(crate) struct Translated {
     pub(crate) source: String,
     /// `(line, action source)` for every action, in source order.
     pub(crate) actions: Vec<(usize, String)>,
+    /// Long literal texts moved out of `source` (when asked for): `(global name, text)`; the source prints the
+    /// global instead, so minijinja's lexer, which walks template text character by character, never sees them.
+    pub(crate) texts: Vec<(String, String)>,
+}
+
+/// Literal text of at least this many bytes is moved out of the minijinja source when the caller asks for it.
+pub(crate) const EXTRACT_TEXT_BYTES: usize = 256;
+
+/// Whether Go template text would read as minijinja syntax (`{{`, `{%`, `{#`, or a `{` that the next output
+/// completes), in one pass over the `{` bytes.
+fn needs_escape(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while let Some(i) = text.get(at..).and_then(|rest| rest.find('{')) {
+        let brace = at + i;
+        match bytes.get(brace + 1) {
+            None | Some(b'{' | b'%' | b'#') => return true,
+            Some(_) => at = brace + 1,
+        }
+    }
+    false
 }
 
 /// Translates one template body (a file or a `define`).
-pub(crate) fn translate(name: &str, nodes: &[Node]) -> Result<Translated, ParseError> {
+///
+/// With `texts` (a prefix for global names), literal texts of [`EXTRACT_TEXT_BYTES`] or more become
+/// `{{ <prefix>_<n> }}` and are returned in [`Translated::texts`]; the caller defines those globals.
+pub(crate) fn translate(
+    name: &str,
+    nodes: &[Node],
+    texts: Option<&str>,
+) -> Result<Translated, ParseError> {
     let mut translator = Translator {
+        texts_prefix: texts,
+        texts: Vec::new(),
         name,
         out: String::new(),
         line: 1,
@@ -41,10 +71,13 @@ pub(crate) fn translate(name: &str, nodes: &[Node]) -> Result<Translated, ParseE
     Ok(Translated {
         source,
         actions: translator.actions,
+        texts: translator.texts,
     })
 }
 
 struct Translator<'a> {
+    texts_prefix: Option<&'a str>,
+    texts: Vec<(String, String)>,
     name: &'a str,
     out: String,
     line: usize,
@@ -66,7 +99,7 @@ impl Translator<'_> {
     }
 
     fn emit(&mut self, text: &str) {
-        self.line += text.matches('\n').count();
+        self.line += super::count_newlines(text);
         self.out.push_str(text);
     }
 
@@ -281,10 +314,16 @@ impl Translator<'_> {
     }
 
     fn text(&mut self, text: &str) {
-        let needs_escape = text.contains("{{")
-            || text.contains("{%")
-            || text.contains("{#")
-            || text.ends_with('{');
+        if let Some(prefix) = self.texts_prefix
+            && text.len() >= EXTRACT_TEXT_BYTES
+        {
+            // The Go lines of the text are not emitted: the next node pads to its own line.
+            let global = format!("{prefix}_{}", self.texts.len());
+            self.push_all(&["{{ ", &global, " }}"]);
+            self.texts.push((global, text.to_string()));
+            return;
+        }
+        let needs_escape = needs_escape(text);
         if needs_escape {
             let literal = text.replace('\\', "\\\\").replace('"', "\\\"");
             self.emit(&format!("{{{{ \"{literal}\" }}}}"));
@@ -525,7 +564,7 @@ mod tests {
 
     fn jinja(source: &str) -> String {
         let parsed = parse("t", source, &known).unwrap();
-        translate("t", &parsed.body).unwrap().source
+        translate("t", &parsed.body, None).unwrap().source
     }
 
     #[test]
@@ -565,11 +604,29 @@ mod tests {
         );
         let parsed = parse("t", "{{ if .A }}{{ $x := 1 }}{{ end }}{{ $x }}", &known).unwrap();
         assert!(
-            translate("t", &parsed.body)
+            translate("t", &parsed.body, None)
                 .unwrap_err()
                 .message
                 .contains("undefined variable")
         );
+    }
+
+    #[test]
+    fn needs_escape_finds_minijinja_openers() {
+        let cases = [
+            ("", false),
+            ("plain: text", false),
+            ("json: {\"a\": 1}", false),
+            ("a {{ b", true),
+            ("a {% b", true),
+            ("a {# b", true),
+            ("ends with {", true),
+            ("{ {x} }", false),
+            ("{x{{", true),
+        ];
+        for (text, want) in cases {
+            assert_eq!(needs_escape(text), want, "{text:?}");
+        }
     }
 
     #[test]

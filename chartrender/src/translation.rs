@@ -1,0 +1,193 @@
+//! Translating all Go templates of a chart into minijinja source, shared with a helper thread when the chart
+//! has enough template text (Helm parses templates one after another).
+
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, LazyLock, Mutex, mpsc};
+
+use crate::gotmpl::{self, ParseError};
+
+/// A template file with the chart path it belongs to.
+pub(crate) struct TemplateFile<'a> {
+    pub(crate) path: String,
+    pub(crate) data: &'a [u8],
+}
+
+/// Template bytes below which a chart is translated on the calling thread alone: handing work to the helper
+/// costs about as much as translating this much Go template text.
+const PARALLEL_TRANSLATE_BYTES: usize = 16 * 1024;
+
+/// Stack of the helper thread: the main thread's usual size, as the parser recurses into nested actions.
+const HELPER_STACK_BYTES: usize = 8 * 1024 * 1024;
+
+type Job = Box<dyn FnOnce() + Send>;
+
+/// The process's one translation helper thread, started on first use (`None` when no thread could be started).
+/// It runs one job at a time; jobs of concurrent renders queue, and every render also works through its own
+/// list, so none waits for a job that has not started.
+static HELPER: LazyLock<Option<Mutex<mpsc::Sender<Job>>>> = LazyLock::new(|| {
+    let (sender, receiver) = mpsc::channel::<Job>();
+    std::thread::Builder::new()
+        .name("chart-translate".into())
+        .stack_size(HELPER_STACK_BYTES)
+        .spawn(move || {
+            for job in receiver {
+                job();
+            }
+        })
+        .ok()
+        .map(|_| Mutex::new(sender))
+});
+
+/// A template's Go source (as UTF-8) and its translation, or why it does not parse.
+pub(crate) type Translation = Result<(Arc<str>, gotmpl::TranslatedFile), ParseError>;
+
+type Outcome = std::thread::Result<Result<gotmpl::TranslatedFile, ParseError>>;
+
+/// One chart's files, translated by whichever thread claims each first.
+struct Work {
+    /// (template path, Go source) in the order to claim them (largest first).
+    files: Vec<(String, Arc<str>)>,
+    /// The position in the chart's template list of each of `files`.
+    order: Vec<usize>,
+    next: AtomicUsize,
+    /// Results of the files the helper claimed, by position in `files`.
+    helped: Mutex<Vec<(usize, Outcome)>>,
+    done: Condvar,
+}
+
+impl Work {
+    fn claim(&self) -> Option<usize> {
+        let i = self.next.fetch_add(1, Ordering::Relaxed);
+        (i < self.files.len()).then_some(i)
+    }
+
+    fn translate(&self, i: usize) -> Result<gotmpl::TranslatedFile, ParseError> {
+        let (path, text) = &self.files[i];
+        gotmpl::translate_chart_file(path, text, &crate::funcs::is_function, self.order[i])
+    }
+}
+
+/// Each template's Go source and translation, in the order of `templates`. Files are independent, so a chart
+/// with enough template text is shared with the helper thread: both claim files (largest first) until none
+/// is left, and this thread then waits only for the files the helper started. Under a busy CPU the helper may
+/// not run at all and this thread translates everything. The caller applies the results in order, so the first
+/// error in parse order is the one reported, as in sequential translation.
+pub(crate) fn translate_all(templates: &[TemplateFile<'_>]) -> Vec<Translation> {
+    let text = |file: &TemplateFile<'_>| -> Arc<str> { String::from_utf8_lossy(file.data).into() };
+    let total: usize = templates.iter().map(|f| f.data.len()).sum();
+    let helper = HELPER
+        .as_ref()
+        .filter(|_| total >= PARALLEL_TRANSLATE_BYTES && templates.len() > 1);
+    let Some(helper) = helper else {
+        return templates
+            .iter()
+            .enumerate()
+            .map(|(i, file)| {
+                let text = text(file);
+                let translated =
+                    gotmpl::translate_chart_file(&file.path, &text, &crate::funcs::is_function, i)?;
+                Ok((text, translated))
+            })
+            .collect();
+    };
+    let mut order: Vec<usize> = (0..templates.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(templates[i].data.len()));
+    let work = Arc::new(Work {
+        files: order
+            .iter()
+            .map(|&i| (templates[i].path.clone(), text(&templates[i])))
+            .collect(),
+        order: order.clone(),
+        next: AtomicUsize::new(0),
+        helped: Mutex::new(Vec::new()),
+        done: Condvar::new(),
+    });
+    let shared = Arc::clone(&work);
+    let job: Job = Box::new(move || {
+        while let Some(i) = shared.claim() {
+            let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| shared.translate(i)));
+            shared
+                .helped
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push((i, outcome));
+            shared.done.notify_one();
+        }
+    });
+    let handed = helper
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .send(job)
+        .is_ok();
+    let mut results: Vec<Option<Result<gotmpl::TranslatedFile, ParseError>>> =
+        (0..templates.len()).map(|_| None).collect();
+    let mut own = 0;
+    while let Some(i) = work.claim() {
+        results[i] = Some(work.translate(i));
+        own += 1;
+    }
+    if handed {
+        let helped_count = work.files.len() - own;
+        let mut helped = work.helped.lock().unwrap_or_else(|p| p.into_inner());
+        while helped.len() < helped_count {
+            helped = work.done.wait(helped).unwrap_or_else(|p| p.into_inner());
+        }
+        for (i, outcome) in helped.drain(..) {
+            results[i] = Some(outcome.unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+        }
+    }
+    // `results` is in claim order; give each back to its template.
+    let mut in_order: Vec<Option<Translation>> = (0..templates.len()).map(|_| None).collect();
+    for ((claim, result), (_, text)) in results.into_iter().enumerate().zip(&work.files) {
+        let result = result.map(|r| r.map(|translated| (Arc::clone(text), translated)));
+        in_order[order[claim]] = result;
+    }
+    in_order.into_iter().flatten().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(path: &str, data: &'static [u8]) -> TemplateFile<'static> {
+        TemplateFile {
+            path: path.into(),
+            data,
+        }
+    }
+
+    #[test]
+    fn results_keep_the_order_of_the_templates_on_both_paths() {
+        let big: &'static [u8] = Box::leak(
+            "{{ .Values.a }}\n"
+                .repeat(PARALLEL_TRANSLATE_BYTES / 8)
+                .into_bytes()
+                .into_boxed_slice(),
+        );
+        for first in [&b"{{ .A }}"[..], big] {
+            let files = vec![
+                file("c/templates/a.yaml", first),
+                file("c/templates/b.yaml", b"{{ if }}"),
+                file(
+                    "c/templates/c.yaml",
+                    b"{{ define \"x\" }}{{ .X }}{{ end }}plain",
+                ),
+                file("c/templates/d.yaml", big),
+            ];
+            let results = translate_all(&files);
+            assert_eq!(results.len(), 4);
+            let error = results[1].as_ref().unwrap_err();
+            assert_eq!(error.template, "c/templates/b.yaml");
+            let (text, translated) = results[2].as_ref().unwrap();
+            assert!(text.ends_with("plain"));
+            assert_eq!(translated.defines.len(), 1);
+            assert_eq!(translated.defines[0].0, "x");
+            assert_eq!(
+                &*results[3].as_ref().unwrap().0,
+                std::str::from_utf8(big).unwrap()
+            );
+            assert!(results[0].is_ok());
+        }
+    }
+}
