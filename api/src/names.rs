@@ -117,6 +117,8 @@ pub mod annotations {
     pub const TIMESTAMP: &str = "gardener.cloud/timestamp";
     /// `confirmation.gardener.cloud/deletion`, merge-patched to `"true"` before deleting.
     pub const CONFIRMATION_DELETION: &str = "confirmation.gardener.cloud/deletion";
+    /// On a deleting Shoot: delete it without waiting for the provider's cleanup (spec §5.5).
+    pub const CONFIRMATION_FORCE_DELETION: &str = "confirmation.gardener.cloud/force-deletion";
     /// Copied from a ControllerRegistration to its installation and extension namespace.
     pub const POD_SECURITY_ENFORCE: &str = "security.gardener.cloud/pod-security-enforce";
     /// On a Cluster: name of the generic token kubeconfig Secret.

@@ -15,7 +15,8 @@
 //! `lastError` with that code (e.g. `ERR_INFRA_RATE_LIMITS_EXCEEDED`) instead of succeeding. A
 //! value `<Kind>:<code>` (e.g. `Network:ERR_INFRA_RATE_LIMITS_EXCEEDED`) limits it to one kind.
 //! `seedlet.gardener.cloud/simulate-delete-error` does the same for deletions: the object
-//! reports the error and keeps its finalizer.
+//! reports the error and keeps its finalizer, unless the Shoot is force-deleted
+//! (`confirmation.gardener.cloud/force-deletion`).
 //!
 //! [`run_recording`] also records every release of a deleted object (kind, name, whether the
 //! deletion carried `confirmation.gardener.cloud/deletion=true`, whether the namespace was
@@ -255,7 +256,18 @@ async fn delete<K: ShootKind>(
     }
     let cluster = cluster(object, ctx).await?;
     let shoot = cluster.map(|c| c.spec.shoot).unwrap_or(Value::Null);
-    if let Some(code) = requested_code(object, &shoot, annotations::SIMULATE_DELETE_ERROR) {
+    // A force deletion (spec §5.5) releases the object without the provider's cleanup, so a
+    // simulated deletion error does not hold it.
+    let forced = shoot
+        .pointer(&format!(
+            "/metadata/annotations/{}",
+            annotations::CONFIRMATION_FORCE_DELETION.replace('/', "~1")
+        ))
+        .and_then(Value::as_str)
+        .is_some_and(|value| matches!(value, "1" | "t" | "T" | "true" | "TRUE" | "True"));
+    if let Some(code) =
+        requested_code(object, &shoot, annotations::SIMULATE_DELETE_ERROR).filter(|_| !forced)
+    {
         let reported = object
             .extension_status()
             .and_then(|s| s.last_error.as_ref())

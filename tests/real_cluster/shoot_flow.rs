@@ -1,18 +1,21 @@
 //! The Shoot controller on a real seed: with the simulated provider of
 //! `landscape::shoot_provider` answering the extension objects in the real seed, a Shoot with a
 //! worker pool reaches `lastOperation` Create Succeeded 100 % through the agent process (under its
-//! chart's RBAC and the seed authorizer), and its deletion runs the delete flow until the Shoot,
-//! its Cluster and its namespace are gone.
+//! chart's RBAC and the seed authorizer), hibernates and wakes, fails with the code an extension
+//! reports and succeeds on the retry request, and its deletion runs the delete flow until the
+//! Shoot, its Cluster and its namespace are gone.
 
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::Namespace;
-use kube::Api;
+use kube::api::{Patch, PatchParams};
+use kube::{Api, ResourceExt};
 use seedlet_api::core::Shoot;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::checks::{create, wait_state};
+use super::daemons::Daemon;
 use super::landscape::SeedCluster;
 
 const PROJECT_NAMESPACE: &str = "garden-dev";
@@ -64,6 +67,8 @@ pub async fn create_and_delete(garden: &kube::Client, seed: &SeedCluster) -> (Du
     )
     .await;
     let created = started.elapsed();
+    hibernate_and_wake(&shoots, &agent).await;
+    fail_and_retry(&shoots, &agent).await;
 
     let deleting = Instant::now();
     shoots
@@ -112,4 +117,113 @@ pub async fn create_and_delete(garden: &kube::Client, seed: &SeedCluster) -> (Du
         "{released:?}"
     );
     (created, deleted)
+}
+
+/// `type/state/progress` of the last operation, `hibernated`, and the codes of every last error.
+fn summary(shoot: &Shoot) -> (String, bool, Vec<String>) {
+    let status = shoot.status.as_ref();
+    let operation = shoot.last_operation().map_or_else(String::new, |op| {
+        format!("{:?}/{:?}/{}", op.type_, op.state, op.progress)
+    });
+    let hibernated = status.and_then(|s| s.hibernated).unwrap_or(false);
+    let codes = status
+        .map(|s| s.last_errors.iter().flat_map(|e| e.codes.clone()).collect())
+        .unwrap_or_default();
+    (operation, hibernated, codes)
+}
+
+async fn patch(shoots: &Api<Shoot>, value: serde_json::Value) {
+    shoots
+        .patch("flow", &PatchParams::default(), &Patch::Merge(&value))
+        .await
+        .expect("shoot patched");
+}
+
+/// Waits until the shoot's [`summary`] is `want` (the operation as a prefix) for a generation the
+/// agent has observed.
+async fn wait_summary(
+    shoots: &Api<Shoot>,
+    agent: &[&Daemon],
+    what: &str,
+    want: (&str, bool, &[&str]),
+) {
+    wait_state(what, FLOW_TIMEOUT, agent, || async {
+        let shoot = shoots.get("flow").await.map_err(|e| e.to_string())?;
+        let observed = shoot.status.as_ref().and_then(|s| s.observed_generation);
+        let got = summary(&shoot);
+        if observed == shoot.metadata.generation
+            && got.0.starts_with(want.0)
+            && got.1 == want.1
+            && got.2.iter().map(String::as_str).eq(want.2.iter().copied())
+        {
+            Ok(())
+        } else {
+            Err(format!("{got:?} at observed generation {observed:?}"))
+        }
+    })
+    .await;
+}
+
+/// Hibernation on and off: each a Reconcile that ends with `status.hibernated` following.
+async fn hibernate_and_wake(shoots: &Api<Shoot>, agent: &[&Daemon]) {
+    for (enabled, what) in [(true, "hibernated"), (false, "woken up")] {
+        patch(
+            shoots,
+            json!({"spec": {"hibernation": {"enabled": enabled}}}),
+        )
+        .await;
+        wait_summary(
+            shoots,
+            agent,
+            &format!("Shoot flow: {what}"),
+            ("Reconcile/Succeeded/100", enabled, &[]),
+        )
+        .await;
+    }
+}
+
+/// The Network extension reports a rate-limit error (the simulated provider, asked through the
+/// Shoot's annotation, which the Cluster carries to the seed): the reconcile the `reconcile`
+/// request starts fails with the code. The provider recovers and a `retry` request (what the
+/// garden's shoot-retry controller writes) reconciles it; a CRD-served garden bumps no generation
+/// for either, the agent takes both requests and removes them.
+async fn fail_and_retry(shoots: &Api<Shoot>, agent: &[&Daemon]) {
+    patch(
+        shoots,
+        json!({"metadata": {"annotations": {
+            "seedlet.gardener.cloud/simulate-error": "Network:ERR_INFRA_RATE_LIMITS_EXCEEDED",
+            "gardener.cloud/operation": "reconcile"}}}),
+    )
+    .await;
+    wait_summary(
+        shoots,
+        agent,
+        "Shoot flow: Reconcile Failed with the extension's code",
+        (
+            "Reconcile/Failed/100",
+            false,
+            &["ERR_INFRA_RATE_LIMITS_EXCEEDED"],
+        ),
+    )
+    .await;
+    patch(
+        shoots,
+        json!({"metadata": {"annotations": {
+            "seedlet.gardener.cloud/simulate-error": null,
+            "gardener.cloud/operation": "retry"}}}),
+    )
+    .await;
+    wait_summary(
+        shoots,
+        agent,
+        "Shoot flow: Reconcile Succeeded after the retry",
+        ("Reconcile/Succeeded/100", false, &[]),
+    )
+    .await;
+    let shoot = shoots.get("flow").await.expect("shoot");
+    assert_eq!(
+        shoot.annotations().get("gardener.cloud/operation"),
+        None,
+        "the agent removed the retry request"
+    );
 }

@@ -153,11 +153,15 @@ pub async fn run(shoot: &Arc<Shoot>, ctx: &Ctx) -> Result<Action, Error> {
         }
     };
     tracing::debug!(shoot = %key, ?facts, "deleting shoot");
-    let graph = delete_flow::delete(
-        &flow_ctx,
-        status::flow_name(type_),
-        delete_flow::plan(&facts),
-    );
+    let graph = if super::delete_force::requested(shoot) {
+        super::delete_force::flow(&flow_ctx, facts.namespace_alive)
+    } else {
+        delete_flow::delete(
+            &flow_ctx,
+            status::flow_name(type_),
+            delete_flow::plan(&facts),
+        )
+    };
     match drive(graph, ctx, &shoots, &key, type_, previous_errors.clone()).await {
         Ok(()) => finalize(shoot, ctx, &shoots, &key, Some(&technical_id)).await,
         Err(error) => Err(report_failure(shoot, ctx, &reporting, previous_errors, &error).await),

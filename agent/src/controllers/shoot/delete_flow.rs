@@ -32,6 +32,9 @@ use crate::controllers::cluster::delete::{self as cluster_delete, Clients};
 use crate::extension_sync::wait::{self, WaitTiming};
 use crate::extension_sync::{object, operation};
 
+/// Retry of the force-delete flow's delete tasks (5 s for at most 30 s, as the delete flow's).
+pub const DEFAULT_RETRY_FORCE: seedlet_runtime::flow::Retry = DEFAULT_RETRY;
+
 /// DNSRecord: 5 s / 15 s / 2 min.
 pub const DNS_RECORD_WAIT: WaitTiming = WaitTiming::new(
     Duration::from_secs(5),
@@ -423,7 +426,7 @@ where
 }
 
 /// A DNSRecord's destroy and wait as one task (as upstream's `Destroy…DNSRecord`).
-fn destroy_dns_record(
+pub(super) fn destroy_dns_record(
     flow: &mut Flow<TaskError>,
     ctx: &Arc<FlowCtx>,
     name: &str,
@@ -669,7 +672,7 @@ pub async fn delete_shoot_state(ctx: &FlowCtx) -> Result<(), TaskError> {
         .map_err(|error| TaskError::plain(seedlet_runtime::error_chain(&error)))
 }
 
-async fn wait_namespace_gone(ctx: &FlowCtx) -> Result<(), TaskError> {
+pub(super) async fn wait_namespace_gone(ctx: &FlowCtx) -> Result<(), TaskError> {
     let started = tokio::time::Instant::now();
     let mut pause = wait::FIRST_PAUSE;
     loop {

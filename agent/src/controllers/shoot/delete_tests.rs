@@ -405,3 +405,70 @@ async fn an_extension_error_on_deletion_keeps_the_shoot_with_the_task_and_code()
     );
     env.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_force_deleted_shoot_deletes_every_extension_object_at_once_then_goes() {
+    let env = Env::start().await;
+    landscape(&env, true).await;
+    every_extension_object(&env).await;
+    let force = json!({"metadata": {"annotations": {"confirmation.gardener.cloud/force-deletion": "true"}}});
+    shoots(&env)
+        .patch("s", &PatchParams::default(), &Patch::Merge(&force))
+        .await
+        .expect("annotate");
+    let stop = CancellationToken::new();
+    let seen = provider(&env, None, stop.clone());
+    let shoot = deleting(&env).await;
+    // The running tasks the flow reports as progress.
+    let descriptions = Arc::new(Mutex::new(Vec::<String>::new()));
+    let (watch, record, api) = (stop.clone(), descriptions.clone(), shoots(&env));
+    tokio::spawn(async move {
+        while !watch.is_cancelled() {
+            if let Ok(Some(shoot)) = api.get_opt("s").await
+                && let Some(op) = shoot.last_operation()
+            {
+                record.lock().unwrap().push(op.description.clone());
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    });
+
+    let action = reconcile(shoot, ctx(&env))
+        .await
+        .expect("force delete flow");
+    stop.cancel();
+    assert_eq!(action, Action::await_change());
+    let seen = std::mem::take(&mut *seen.lock().unwrap());
+    assert_eq!(seen.released.len(), 7, "{seen:?}");
+    assert!(seen.unconfirmed.is_empty(), "{seen:?}");
+    let descriptions = std::mem::take(&mut *descriptions.lock().unwrap());
+    assert!(
+        descriptions.iter().any(|d| d
+            .contains("Waiting until extension resources have been deleted")
+            || d.contains("Deleting Cluster resource")
+            || d.contains("Deleting shoot namespace")),
+        "force-delete tasks reported: {descriptions:?}"
+    );
+    assert!(
+        !descriptions
+            .iter()
+            .any(|d| d.contains("Destroying shoot workers")),
+        "no ordered delete flow: {descriptions:?}"
+    );
+    assert!(
+        Api::<Namespace>::all(env.seed.clone())
+            .get_opt(ID)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        Api::<Cluster>::all(env.seed.clone())
+            .get_opt(ID)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(shoots(&env).get_opt("s").await.unwrap().is_none());
+    env.shutdown().await;
+}

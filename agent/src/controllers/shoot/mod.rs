@@ -15,6 +15,7 @@ pub mod control_plane;
 pub mod decide;
 pub mod delete;
 pub mod delete_flow;
+pub mod delete_force;
 pub mod desired;
 pub mod flow;
 pub mod reconcile;
