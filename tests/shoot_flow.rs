@@ -412,6 +412,24 @@ async fn an_extension_failing_its_deletion_keeps_the_shoot_with_task_and_code() 
             .is_some(),
         "the Infrastructure waits for the Network"
     );
+
+    // The operator confirms a force deletion (ERR_INFRA_DEPENDENCIES allows it). The sandbox
+    // garden bumps no generation for it as gardener-apiserver does; the agent takes the request:
+    // every extension object goes at once, then the Shoot.
+    let force = json!({"metadata": {"annotations": {"confirmation.gardener.cloud/force-deletion": "true"}}});
+    shoots
+        .patch("baz", &PatchParams::default(), &Patch::Merge(&force))
+        .await
+        .expect("force deletion confirmed");
+    let deadline = tokio::time::Instant::now() + TIMEOUT;
+    while let Some(shoot) = shoots.get_opt("baz").await.expect("read shoot") {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the force-deleted shoot is still there: {:?}",
+            shoot.status.and_then(|s| s.last_operation)
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     stop.cancel();
 }
 

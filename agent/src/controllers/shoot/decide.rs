@@ -86,7 +86,15 @@ pub fn operation_type(shoot: &Shoot) -> LastOperationType {
 /// starts. Behind gardener-apiserver the result is the same, because the request is gone before
 /// the agent could see it. Every other value (and `retry` of a shoot that has not failed, which
 /// gardener-apiserver leaves in place) is not a request.
+///
+/// The same holds for `confirmation.gardener.cloud/force-deletion` on a deleting Shoot whose
+/// `lastErrors` carry one of the codes gardener-apiserver accepts it for
+/// ([`FORCE_DELETION_CODES`]); that request is never removed (gardener-apiserver refuses to drop
+/// the annotation once set), the Shoot is gone when the flow is done.
 pub fn operation_request(shoot: &Shoot) -> Option<&'static str> {
+    if shoot.metadata.deletion_timestamp.is_some() && force_deletion_allowed(shoot) {
+        return Some(annotations::CONFIRMATION_FORCE_DELETION);
+    }
     let last = shoot.last_operation()?;
     let failed = last.state == LastOperationState::Failed;
     let wanted = if failed {
@@ -99,6 +107,29 @@ pub fn operation_request(shoot: &Shoot) -> Option<&'static str> {
         .split(';')
         .any(|operation| operation.trim() == wanted)
         .then_some(wanted)
+}
+
+/// The error codes gardener-apiserver requires in `status.lastErrors` before it accepts
+/// `confirmation.gardener.cloud/force-deletion` (spec §1.6).
+pub const FORCE_DELETION_CODES: [&str; 5] = [
+    "ERR_INFRA_UNAUTHENTICATED",
+    "ERR_INFRA_UNAUTHORIZED",
+    "ERR_INFRA_DEPENDENCIES",
+    "ERR_CLEANUP_CLUSTER_RESOURCES",
+    "ERR_CONFIGURATION_PROBLEM",
+];
+
+/// Whether the Shoot carries a truthy force-deletion annotation that gardener-apiserver would
+/// have accepted (one of [`FORCE_DELETION_CODES`] in `lastErrors`).
+fn force_deletion_allowed(shoot: &Shoot) -> bool {
+    annotation(shoot, annotations::CONFIRMATION_FORCE_DELETION).is_some_and(parse_bool)
+        && shoot.status.as_ref().is_some_and(|status| {
+            status
+                .last_errors
+                .iter()
+                .flat_map(|error| &error.codes)
+                .any(|code| FORCE_DELETION_CODES.contains(&code.as_str()))
+        })
 }
 
 /// What the decision reads from configuration and the agent.

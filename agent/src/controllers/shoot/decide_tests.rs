@@ -330,6 +330,72 @@ fn operation_requests_are_what_gardener_apiserver_would_turn_into_a_new_generati
 }
 
 #[test]
+fn force_deletion_is_a_request_only_when_deleting_with_an_accepted_code() {
+    let failed_with = |code: &str| {
+        let mut status = done("Delete", "Failed", 2);
+        status["lastErrors"] = json!([{"description": "x", "codes": [code]}]);
+        status
+    };
+    let force = json!({"confirmation.gardener.cloud/force-deletion": "true"});
+    // (annotations, status, deleting, request)
+    let cases = [
+        (
+            force.clone(),
+            failed_with("ERR_INFRA_DEPENDENCIES"),
+            true,
+            true,
+        ),
+        (
+            force.clone(),
+            failed_with("ERR_CONFIGURATION_PROBLEM"),
+            true,
+            true,
+        ),
+        (
+            force.clone(),
+            failed_with("ERR_INFRA_RATE_LIMITS_EXCEEDED"),
+            true,
+            false,
+        ),
+        (
+            force.clone(),
+            failed_with("ERR_INFRA_DEPENDENCIES"),
+            false,
+            false,
+        ),
+        (
+            json!({"confirmation.gardener.cloud/force-deletion": "false"}),
+            failed_with("ERR_INFRA_DEPENDENCIES"),
+            true,
+            false,
+        ),
+        (
+            json!({}),
+            failed_with("ERR_INFRA_DEPENDENCIES"),
+            true,
+            false,
+        ),
+    ];
+    for (index, (annotations, status, deleting, want)) in cases.into_iter().enumerate() {
+        let mut shoot = shoot(annotations, json!({}), status);
+        if deleting {
+            shoot.metadata.deletion_timestamp = Some(
+                k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(at(NOW)),
+            );
+        }
+        assert_eq!(operation_request(&shoot).is_some(), want, "case {index}");
+        if want {
+            let infos = controller_infos(&shoot, None, &settings(), at(NOW), 0.5);
+            assert_eq!(
+                infos.reconcile_now,
+                Ok(()),
+                "case {index}: the failure does not hold it"
+            );
+        }
+    }
+}
+
+#[test]
 fn a_reconcile_already_done_in_the_window_waits_for_the_next_one() {
     let confined = json!({"maintenance": {"confineSpecUpdateRollout": true,
         "timeWindow": {"begin": "220000+0000", "end": "230000+0000"}}});
