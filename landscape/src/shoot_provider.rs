@@ -10,6 +10,13 @@
 //! per pool (replicas = pool minimum, 0 while the shoot is hibernated). Deletion removes the
 //! finalizer (and the cloud-config Secret), a `migrate` too after reporting.
 //!
+//! State for migrations ([`simulated_state`]): every object it serves carries `status.state`
+//! naming the object that first created the simulated provider resources (its uid) and how often
+//! that state was restored. A `migrate` keeps the state and leaves the (simulated) resources
+//! alone; a `restore` that finds the state injected from the ShootState counts one more restore,
+//! so a test can tell a restored object from a new one. As with real extensions, `migrate` wins
+//! over a deletion that arrives while the annotation is still there.
+//!
 //! Failure injection: the annotation `seedlet.gardener.cloud/simulate-error=<code>` on the object,
 //! or on its Shoot (read from the namespace's Cluster), makes it report `lastOperation` Error and
 //! `lastError` with that code (e.g. `ERR_INFRA_RATE_LIMITS_EXCEEDED`) instead of succeeding. A
@@ -86,17 +93,19 @@ shoot_kind!(extensions::DNSRecord, []);
 /// The step for an object of a served namespace: deleting → delete; an operation annotation →
 /// that operation; no lastOperation → Create; an unobserved generation → Reconcile; else ignore.
 pub fn decide<K: ExtensionObject>(object: &K) -> Step {
+    let operation = object
+        .annotations()
+        .get(annotations::OPERATION)
+        .map(String::as_str);
+    if operation == Some(annotations::OPERATION_MIGRATE) {
+        return Step::Operate(LastOperationType::Migrate);
+    }
     if object.meta().deletion_timestamp.is_some() {
         return Step::Delete;
     }
     let status = object.extension_status();
     let reported = status.and_then(|s| s.last_operation.as_ref()).is_some();
-    match object
-        .annotations()
-        .get(annotations::OPERATION)
-        .map(String::as_str)
-    {
-        Some(annotations::OPERATION_MIGRATE) => return Step::Operate(LastOperationType::Migrate),
+    match operation {
         Some(annotations::OPERATION_RESTORE) => return Step::Operate(LastOperationType::Restore),
         Some(annotations::OPERATION_RECONCILE) if reported => {
             return Step::Operate(LastOperationType::Reconcile);
@@ -243,6 +252,11 @@ async fn operate<K: ShootKind>(
     let mut extra = json!({});
     if code.is_none() && !migrate {
         extra = kind_status(object, &shoot, ctx).await?;
+        extra["state"] = simulated_state(
+            object.extension_status().and_then(|s| s.state.as_ref()),
+            type_,
+            object.uid().as_deref().unwrap_or_default(),
+        );
     }
     let unannotate = json!({"metadata": {"annotations": {annotations::OPERATION: null}}});
     api.patch(
@@ -308,6 +322,22 @@ async fn kind_status<K: ShootKind>(object: &K, shoot: &Value, ctx: &Ctx) -> Resu
         "Infrastructure" => Ok(json!({"providerStatus": {
             "apiVersion": "local.provider.extensions.gardener.cloud/v1alpha1", "kind": "InfrastructureStatus"}})),
         _ => Ok(json!({})),
+    }
+}
+
+/// The `status.state` after a successful operation other than `migrate`: the existing state
+/// (a restore counts one more `restores`), or, without one, a new state naming `uid` as the
+/// creator of the simulated resources.
+pub fn simulated_state(existing: Option<&Value>, type_: LastOperationType, uid: &str) -> Value {
+    match existing.filter(|state| state.get("createdBy").is_some()) {
+        Some(state) if type_ == LastOperationType::Restore => {
+            let mut state = state.clone();
+            let restores = state.get("restores").and_then(Value::as_i64).unwrap_or(0);
+            state["restores"] = json!(restores + 1);
+            state
+        }
+        Some(state) => state.clone(),
+        None => json!({"createdBy": uid, "restores": 0}),
     }
 }
 
@@ -454,6 +484,17 @@ mod tests {
             ),
             (json!({}), 1, done, Step::Ignore),
         ];
+        let mut deleting = network(json!({"gardener.cloud/operation": "migrate"}), 1, json!({}));
+        deleting.metadata.deletion_timestamp = Some(
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(jiff::Timestamp::UNIX_EPOCH),
+        );
+        assert_eq!(
+            decide(&deleting),
+            Step::Operate(LastOperationType::Migrate),
+            "migrate wins"
+        );
+        deleting.metadata.annotations = None;
+        assert_eq!(decide(&deleting), Step::Delete);
         for (annotations, generation, status, want) in cases {
             assert_eq!(
                 decide(&network(annotations.clone(), generation, status)),
@@ -483,6 +524,44 @@ mod tests {
             failed["lastError"]["codes"],
             json!(["ERR_INFRA_RATE_LIMITS_EXCEEDED"])
         );
+    }
+
+    #[test]
+    fn state_names_its_creator_and_counts_restores() {
+        use LastOperationType as T;
+        let created = json!({"createdBy": "uid-a", "restores": 0});
+        let restored = json!({"createdBy": "uid-a", "restores": 1});
+        let cases = [
+            (
+                None,
+                T::Create,
+                json!({"createdBy": "uid-b", "restores": 0}),
+            ),
+            (
+                None,
+                T::Restore,
+                json!({"createdBy": "uid-b", "restores": 0}),
+            ),
+            (
+                Some(json!({"foreign": 1})),
+                T::Reconcile,
+                json!({"createdBy": "uid-b", "restores": 0}),
+            ),
+            (Some(created.clone()), T::Reconcile, created.clone()),
+            (Some(created.clone()), T::Restore, restored.clone()),
+            (
+                Some(restored),
+                T::Restore,
+                json!({"createdBy": "uid-a", "restores": 2}),
+            ),
+        ];
+        for (existing, type_, want) in cases {
+            assert_eq!(
+                simulated_state(existing.as_ref(), type_, "uid-b"),
+                want,
+                "{existing:?} {type_:?}"
+            );
+        }
     }
 
     #[test]

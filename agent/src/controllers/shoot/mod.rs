@@ -7,13 +7,18 @@
 //!
 //! The Cluster sync (`controllers/cluster`) keeps the finalizer, technical ID, Cluster and
 //! namespace and runs the deletion; this controller waits for the technical ID before it starts.
-//! Migration (spec §6) is not implemented. `controllers.shoot.enabled: false` (a seedlet
-//! addition) switches the controller off.
+//! A shoot moving to another seed runs the migrate flow of [`migrate`] here (the source) and
+//! the restore phase of [`restore`] on the destination (spec §6). `controllers.shoot.enabled:
+//! false` (a seedlet addition) switches the controller off.
 
 pub mod decide;
 pub mod desired;
 pub mod flow;
+pub mod migrate;
+pub mod migrate_flow;
+pub mod migrate_tasks;
 pub mod reconcile;
+pub mod restore;
 pub mod status;
 pub mod tasks;
 
@@ -23,7 +28,7 @@ use std::time::Duration;
 use kube::Api;
 use kube::runtime::controller::Controller;
 use kube::runtime::reflector::{self, Store};
-use kube::runtime::{WatchStreamExt, predicates, watcher};
+use kube::runtime::{WatchStreamExt, watcher};
 use seedlet_api::core::{ControllerRegistration, GardenerInfo, Seed, Shoot};
 use seedlet_runtime::watch::{RunWith, Runner};
 use tokio_util::sync::CancellationToken;
@@ -143,13 +148,14 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
     .applied_objects();
     let (shoots, shoots_writer) = reflector::store::<Shoot>();
     let scope = garden_scope::shoots(&garden, &agent.seed_name).await;
-    // Creations (incl. the initial list) and generation changes only (GenerationChangedPredicate).
+    // Creations (incl. the initial list) and generation changes only (GenerationChangedPredicate),
+    // plus the hand-over of a migration (see `migrate`).
     let shoot_events = watcher::watcher(Api::<Shoot>::all(garden.clone()), scope)
         .backoff(seedlet_runtime::watch::watch_backoff())
         .modify(seedlet_runtime::watch::slim)
         .reflect(shoots_writer)
         .applied_objects()
-        .predicate_filter(predicates::generation, Default::default());
+        .predicate_filter(migrate::generation_or_hand_over, Default::default());
     let ctx = Arc::new(Ctx {
         field_manager: agent.field_manager,
         metrics: agent.metrics.clone(),

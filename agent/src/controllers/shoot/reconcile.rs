@@ -109,10 +109,13 @@ async fn run(shoot: Arc<Shoot>, ctx: &Ctx) -> Result<Action, Error> {
     if decide::responsible_seed(&shoot) != Some(ctx.seed_name.as_str()) {
         return Ok(Action::await_change());
     }
-    // Deletion stays with the Cluster sync's delete flow and migration is not implemented
-    // yet (spec §5, §6): this controller only reconciles.
-    if shoot.metadata.deletion_timestamp.is_some() || decide::is_migrating(&shoot) {
+    // Deletion stays with the Cluster sync's delete flow (spec §5).
+    if shoot.metadata.deletion_timestamp.is_some() {
         return Ok(Action::await_change());
+    }
+    if decide::is_migrating(&shoot) {
+        let seed = seed(ctx).await?;
+        return super::migrate::run(shoot, ctx, seed).await;
     }
     let (Some(namespace), Some(name)) = (shoot.namespace(), shoot.metadata.name.clone()) else {
         return Err(Error::MissingKey);
@@ -315,7 +318,10 @@ async fn run_flow(
         namespace: technical_id.to_owned(),
         field_manager: ctx.field_manager,
         clock: ctx.clock.clone(),
-        shared: std::sync::Mutex::new(Shared::default()),
+        shared: std::sync::Mutex::new(Shared {
+            restore: (type_ == LastOperationType::Restore).then(Default::default),
+            ..Shared::default()
+        }),
     });
     let skip_readiness = shoot
         .metadata
