@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::core::v1::{Event, Namespace};
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
 use seedlet_api::core::{CloudProfile, Project, Shoot, ShootState};
@@ -223,9 +223,29 @@ async fn a_shoot_migrates_to_a_second_seed_and_is_restored_there_from_its_shoot_
         Some("Shoot cluster has been successfully restored.")
     );
     assert!(
-        seen.contains(&("Migrate".into(), "Succeeded".into())),
-        "the source reported the finished migration: {seen:?}"
+        seen.contains(&("Migrate".into(), "Processing".into())),
+        "the source ran the migration: {seen:?}"
     );
+    // `Migrate Succeeded` lasts only until the destination starts (milliseconds); the source's
+    // Events tell the whole story.
+    let events = Api::<Event>::namespaced(garden.clone(), PROJECT_NAMESPACE)
+        .list(&Default::default())
+        .await
+        .expect("events");
+    let reasons: Vec<&str> = events
+        .items
+        .iter()
+        .filter(|e| e.involved_object.name.as_deref() == Some("mover"))
+        .filter_map(|e| e.reason.as_deref())
+        .collect();
+    for reason in [
+        "PrepareMigration",
+        "MigrationPrepared",
+        "Restoring",
+        "Reconciled",
+    ] {
+        assert!(reasons.contains(&reason), "{reason} in {reasons:?}");
+    }
 
     // The source holds nothing of the shoot any more.
     assert!(
@@ -272,7 +292,11 @@ async fn a_shoot_migrates_to_a_second_seed_and_is_restored_there_from_its_shoot_
             after["createdBy"], before["createdBy"],
             "{object} restored from the source's state"
         );
-        assert_eq!(after["restores"], 1, "{object}: {after}");
+        assert_eq!(
+            after["restores"], 1,
+            "{object}: {after}; all {moved:?}; state {:?}",
+            state.spec.extensions
+        );
     }
     stop.cancel();
 }

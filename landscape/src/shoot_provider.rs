@@ -15,7 +15,8 @@
 //! that state was restored. A `migrate` keeps the state and leaves the (simulated) resources
 //! alone; a `restore` that finds the state injected from the ShootState counts one more restore,
 //! so a test can tell a restored object from a new one. As with real extensions, `migrate` wins
-//! over a deletion that arrives while the annotation is still there.
+//! over a deletion that arrives while the annotation is still there, and an object annotated
+//! `wait-for-state` is left alone until the agent has injected its state.
 //!
 //! Failure injection: the annotation `seedlet.gardener.cloud/simulate-error=<code>` on the object,
 //! or on its Shoot (read from the namespace's Cluster), makes it report `lastOperation` Error and
@@ -99,6 +100,10 @@ pub fn decide<K: ExtensionObject>(object: &K) -> Step {
         .map(String::as_str);
     if operation == Some(annotations::OPERATION_MIGRATE) {
         return Step::Operate(LastOperationType::Migrate);
+    }
+    if operation == Some(annotations::OPERATION_WAIT_FOR_STATE) {
+        // The agent is still injecting the state of a restore; extensions leave it alone.
+        return Step::Ignore;
     }
     if object.meta().deletion_timestamp.is_some() {
         return Step::Delete;
@@ -252,11 +257,13 @@ async fn operate<K: ShootKind>(
     let mut extra = json!({});
     if code.is_none() && !migrate {
         extra = kind_status(object, &shoot, ctx).await?;
-        extra["state"] = simulated_state(
+        if let Some(state) = simulated_state(
             object.extension_status().and_then(|s| s.state.as_ref()),
             type_,
             object.uid().as_deref().unwrap_or_default(),
-        );
+        ) {
+            extra["state"] = state;
+        }
     }
     let unannotate = json!({"metadata": {"annotations": {annotations::OPERATION: null}}});
     api.patch(
@@ -325,19 +332,24 @@ async fn kind_status<K: ShootKind>(object: &K, shoot: &Value, ctx: &Ctx) -> Resu
     }
 }
 
-/// The `status.state` after a successful operation other than `migrate`: the existing state
-/// (a restore counts one more `restores`), or, without one, a new state naming `uid` as the
-/// creator of the simulated resources.
-pub fn simulated_state(existing: Option<&Value>, type_: LastOperationType, uid: &str) -> Value {
+/// The `status.state` to write after a successful operation other than `migrate`: a restore
+/// counts one more `restores` on the existing state; without one, a new state naming `uid` as the
+/// creator of the simulated resources; otherwise `None` — the state is left as it is (a write
+/// from an older view of the object must not undo a restore that happened meanwhile).
+pub fn simulated_state(
+    existing: Option<&Value>,
+    type_: LastOperationType,
+    uid: &str,
+) -> Option<Value> {
     match existing.filter(|state| state.get("createdBy").is_some()) {
         Some(state) if type_ == LastOperationType::Restore => {
             let mut state = state.clone();
             let restores = state.get("restores").and_then(Value::as_i64).unwrap_or(0);
             state["restores"] = json!(restores + 1);
-            state
+            Some(state)
         }
-        Some(state) => state.clone(),
-        None => json!({"createdBy": uid, "restores": 0}),
+        Some(_) => None,
+        None => Some(json!({"createdBy": uid, "restores": 0})),
     }
 }
 
@@ -482,7 +494,13 @@ mod tests {
                 done.clone(),
                 Step::Operate(LastOperationType::Reconcile),
             ),
-            (json!({}), 1, done, Step::Ignore),
+            (json!({}), 1, done.clone(), Step::Ignore),
+            (
+                json!({"gardener.cloud/operation": "wait-for-state"}),
+                1,
+                json!({}),
+                Step::Ignore,
+            ),
         ];
         let mut deleting = network(json!({"gardener.cloud/operation": "migrate"}), 1, json!({}));
         deleting.metadata.deletion_timestamp = Some(
@@ -531,28 +549,18 @@ mod tests {
         use LastOperationType as T;
         let created = json!({"createdBy": "uid-a", "restores": 0});
         let restored = json!({"createdBy": "uid-a", "restores": 1});
+        let fresh = json!({"createdBy": "uid-b", "restores": 0});
         let cases = [
-            (
-                None,
-                T::Create,
-                json!({"createdBy": "uid-b", "restores": 0}),
-            ),
-            (
-                None,
-                T::Restore,
-                json!({"createdBy": "uid-b", "restores": 0}),
-            ),
-            (
-                Some(json!({"foreign": 1})),
-                T::Reconcile,
-                json!({"createdBy": "uid-b", "restores": 0}),
-            ),
-            (Some(created.clone()), T::Reconcile, created.clone()),
-            (Some(created.clone()), T::Restore, restored.clone()),
+            (None, T::Create, Some(fresh.clone())),
+            (None, T::Restore, Some(fresh.clone())),
+            (Some(json!({"foreign": 1})), T::Reconcile, Some(fresh)),
+            (Some(created.clone()), T::Reconcile, None),
+            (Some(created.clone()), T::Create, None),
+            (Some(created), T::Restore, Some(restored.clone())),
             (
                 Some(restored),
                 T::Restore,
-                json!({"createdBy": "uid-a", "restores": 2}),
+                Some(json!({"createdBy": "uid-a", "restores": 2})),
             ),
         ];
         for (existing, type_, want) in cases {

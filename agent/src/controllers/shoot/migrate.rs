@@ -10,10 +10,10 @@
 //! Upstream's apiserver bumps the generation on every status write while lastOperation is
 //! `Migrate Succeeded`/`Aborted`, which is what wakes the destination gardenlet despite its
 //! generation predicate. Gardens without gardener-apiserver (CRD-served Shoots) do not, so the
-//! controller's predicate ([`generation_or_hand_over`]) also fires on that hand-over.
+//! controller's event filter ([`Admission`]) also lets the hand-over through — once, when the
+//! shoot enters it, not when the destination's restore leaves it again.
 
-use std::collections::hash_map::DefaultHasher;
-use std::hash::{Hash, Hasher};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use kube::api::{DeleteParams, Patch, PatchParams};
@@ -37,13 +37,29 @@ use crate::controllers::shootstate;
 
 const TYPE: LastOperationType = LastOperationType::Migrate;
 
-/// The watch predicate of the Shoot controller: the generation, plus the destination of a
-/// finished (or aborted) migration, so that the hand-over triggers the destination seed.
-pub fn generation_or_hand_over(shoot: &Shoot) -> Option<u64> {
-    let mut hasher = DefaultHasher::new();
-    shoot.metadata.generation.hash(&mut hasher);
-    hand_over(shoot).hash(&mut hasher);
-    Some(hasher.finish())
+/// The Shoot controller's event filter: a shoot seen for the first time (creation, initial
+/// list), a new generation (gardenlet's `GenerationChangedPredicate`), or a shoot entering the
+/// hand-over of a migration ([`hand_over`]) passes; other status and metadata writes do not.
+#[derive(Debug, Default)]
+pub struct Admission {
+    /// `namespace/name` → (generation, in hand-over) as last seen.
+    seen: HashMap<String, (Option<i64>, bool)>,
+}
+
+impl Admission {
+    /// Whether this event of `shoot` triggers a reconcile; remembers what it saw.
+    pub fn admit(&mut self, shoot: &Shoot) -> bool {
+        let key = format!(
+            "{}/{}",
+            shoot.metadata.namespace.as_deref().unwrap_or_default(),
+            shoot.metadata.name.as_deref().unwrap_or_default()
+        );
+        let now = (shoot.metadata.generation, hand_over(shoot).is_some());
+        match self.seen.insert(key, now) {
+            None => true,
+            Some((generation, handed_over)) => generation != now.0 || (now.1 && !handed_over),
+        }
+    }
 }
 
 /// For a shoot whose last operation is a `Migrate` that succeeded or was aborted: its

@@ -65,15 +65,18 @@ fn only_a_finished_or_aborted_migration_hands_over() {
 }
 
 #[test]
-fn the_predicate_fires_on_generation_changes_and_the_hand_over_only() {
-    let before = shoot(
+fn events_pass_on_creation_generation_changes_and_entering_the_hand_over_only() {
+    let created = shoot("a", json!({}));
+    let creating = shoot(
+        "a",
+        json!({"seedName": "a", "lastOperation": op("Create", "Processing")}),
+    );
+    let migrating = shoot(
         "b",
         json!({"seedName": "a", "lastOperation": op("Migrate", "Processing")}),
     );
-    let progress = shoot(
-        "b",
-        json!({"seedName": "a", "lastOperation": op("Migrate", "Error")}),
-    );
+    let mut bumped = migrating.clone();
+    bumped.metadata.generation = Some(4);
     let handed = shoot(
         "b",
         json!({"seedName": "b", "lastOperation": op("Migrate", "Succeeded")}),
@@ -82,23 +85,34 @@ fn the_predicate_fires_on_generation_changes_and_the_hand_over_only() {
         "b",
         json!({"seedName": "b", "lastOperation": op("Restore", "Processing")}),
     );
-    let key = generation_or_hand_over;
-    assert_eq!(
-        key(&before),
-        key(&progress),
-        "status-only writes do not trigger"
-    );
-    assert_ne!(key(&before), key(&handed), "the hand-over triggers");
-    assert_eq!(
-        key(&before),
-        key(&restoring),
-        "the restore's own writes do not trigger"
+    let restored = shoot(
+        "b",
+        json!({"seedName": "b", "lastOperation": op("Restore", "Succeeded")}),
     );
     let forced = shoot("b", json!({"lastOperation": op("Migrate", "Aborted")}));
-    assert_ne!(key(&before), key(&forced), "a forced restore triggers");
-    let mut bumped = before.clone();
-    bumped.metadata.generation = Some(4);
-    assert_ne!(key(&before), key(&bumped));
+    let mut admission = Admission::default();
+    let steps = [
+        (&created, true, "first sight"),
+        (&creating, false, "own status write"),
+        (&bumped, true, "new generation"),
+        (&bumped, false, "same again"),
+    ];
+    for (shoot, want, case) in steps {
+        assert_eq!(admission.admit(shoot), want, "{case}");
+    }
+    // The hand-over sequence keeps its generation.
+    let mut admission = Admission::default();
+    let sequence = [
+        (&migrating, true, "first sight"),
+        (&handed, true, "entering the hand-over"),
+        (&handed, false, "still handed over"),
+        (&restoring, false, "leaving it (the restore's start)"),
+        (&restored, false, "the restore's success"),
+        (&forced, true, "a forced restore enters it again"),
+    ];
+    for (shoot, want, case) in sequence {
+        assert_eq!(admission.admit(shoot), want, "{case}");
+    }
 }
 
 #[test]

@@ -25,6 +25,7 @@ pub mod tasks;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::TryStreamExt;
 use kube::Api;
 use kube::runtime::controller::Controller;
 use kube::runtime::reflector::{self, Store};
@@ -155,7 +156,10 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
         .modify(seedlet_runtime::watch::slim)
         .reflect(shoots_writer)
         .applied_objects()
-        .predicate_filter(migrate::generation_or_hand_over, Default::default());
+        .try_filter({
+            let mut admission = migrate::Admission::default();
+            move |shoot| futures::future::ready(admission.admit(shoot))
+        });
     let ctx = Arc::new(Ctx {
         field_manager: agent.field_manager,
         metrics: agent.metrics.clone(),
