@@ -333,16 +333,17 @@ async fn kind_status<K: ShootKind>(object: &K, shoot: &Value, ctx: &Ctx) -> Resu
 }
 
 /// The `status.state` to write after a successful operation other than `migrate`: a restore
-/// counts one more `restores` on the existing state; without one, a new state naming `uid` as the
-/// creator of the simulated resources; otherwise `None` — the state is left as it is (a write
-/// from an older view of the object must not undo a restore that happened meanwhile).
+/// counts one more `restores` on an existing simulated state; without any state, a new one
+/// naming `uid` as the creator of the simulated resources; otherwise `None` — the state is left
+/// as it is (a write from an older view of the object must not undo a restore that happened
+/// meanwhile, and a state someone else wrote, like the demo's, is not ours to replace).
 pub fn simulated_state(
     existing: Option<&Value>,
     type_: LastOperationType,
     uid: &str,
 ) -> Option<Value> {
-    match existing.filter(|state| state.get("createdBy").is_some()) {
-        Some(state) if type_ == LastOperationType::Restore => {
+    match existing {
+        Some(state) if type_ == LastOperationType::Restore && state.get("createdBy").is_some() => {
             let mut state = state.clone();
             let restores = state.get("restores").and_then(Value::as_i64).unwrap_or(0);
             state["restores"] = json!(restores + 1);
@@ -552,8 +553,9 @@ mod tests {
         let fresh = json!({"createdBy": "uid-b", "restores": 0});
         let cases = [
             (None, T::Create, Some(fresh.clone())),
-            (None, T::Restore, Some(fresh.clone())),
-            (Some(json!({"foreign": 1})), T::Reconcile, Some(fresh)),
+            (None, T::Restore, Some(fresh)),
+            (Some(json!({"foreign": 1})), T::Reconcile, None),
+            (Some(json!({"foreign": 1})), T::Restore, None),
             (Some(created.clone()), T::Reconcile, None),
             (Some(created.clone()), T::Create, None),
             (Some(created), T::Restore, Some(restored.clone())),
