@@ -13,6 +13,8 @@
 
 pub mod decide;
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 
 use std::sync::Arc;
 
