@@ -49,6 +49,7 @@ mod shoot_flow;
 mod shoot_helpers;
 mod shoot_hibernation;
 mod shoot_maintenance;
+mod shoot_migration;
 mod shoot_state;
 mod shoot_status_label;
 mod startup_errors;

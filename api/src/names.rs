@@ -698,6 +698,8 @@ pub mod shoot_lifecycle {
     pub const ERR_INFRA_RATE_LIMITS_EXCEEDED: &str = "ERR_INFRA_RATE_LIMITS_EXCEEDED";
     /// Shoot constraint: the destination seed is ready for a control-plane migration.
     pub const READY_FOR_MIGRATION: &str = "ReadyForMigration";
+    /// Annotation asking gardenlet ≤ v1.65's Migration reconciler to force the restore now.
+    pub const FORCE_RESTORE: &str = "shoot.gardener.cloud/force-restore";
     /// `ReadyForMigration` reason: the destination seed is being deleted.
     pub const DESTINATION_SEED_IN_DELETION: &str = "DestinationSeedInDeletion";
     /// `ReadyForMigration` reason: the destination seed is not ready.

@@ -159,6 +159,7 @@ impl Default for GardenletControllers {
             shoot: None,
             shoot_secret: None,
             shoot_state_sync: None,
+            shoot_migration: None,
             shoot_status: None,
             token_requestor: None,
             token_requestor_workload_identity: None,

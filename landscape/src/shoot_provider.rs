@@ -10,6 +10,14 @@
 //! per pool (replicas = pool minimum, 0 while the shoot is hibernated). Deletion removes the
 //! finalizer (and the cloud-config Secret), a `migrate` too after reporting.
 //!
+//! State for migrations ([`simulated_state`]): every object it serves carries `status.state`
+//! naming the object that first created the simulated provider resources (its uid) and how often
+//! that state was restored. A `migrate` keeps the state and leaves the (simulated) resources
+//! alone; a `restore` that finds the state injected from the ShootState counts one more restore,
+//! so a test can tell a restored object from a new one. As with real extensions, `migrate` wins
+//! over a deletion that arrives while the annotation is still there, and an object annotated
+//! `wait-for-state` is left alone until the agent has injected its state.
+//!
 //! Failure injection: the annotation `seedlet.gardener.cloud/simulate-error=<code>` on the object,
 //! or on its Shoot (read from the namespace's Cluster), makes it report `lastOperation` Error and
 //! `lastError` with that code (e.g. `ERR_INFRA_RATE_LIMITS_EXCEEDED`) instead of succeeding. A
@@ -93,17 +101,23 @@ shoot_kind!(extensions::DNSRecord, []);
 /// The step for an object of a served namespace: deleting → delete; an operation annotation →
 /// that operation; no lastOperation → Create; an unobserved generation → Reconcile; else ignore.
 pub fn decide<K: ExtensionObject>(object: &K) -> Step {
+    let operation = object
+        .annotations()
+        .get(annotations::OPERATION)
+        .map(String::as_str);
+    if operation == Some(annotations::OPERATION_MIGRATE) {
+        return Step::Operate(LastOperationType::Migrate);
+    }
+    if operation == Some(annotations::OPERATION_WAIT_FOR_STATE) {
+        // The agent is still injecting the state of a restore; extensions leave it alone.
+        return Step::Ignore;
+    }
     if object.meta().deletion_timestamp.is_some() {
         return Step::Delete;
     }
     let status = object.extension_status();
     let reported = status.and_then(|s| s.last_operation.as_ref()).is_some();
-    match object
-        .annotations()
-        .get(annotations::OPERATION)
-        .map(String::as_str)
-    {
-        Some(annotations::OPERATION_MIGRATE) => return Step::Operate(LastOperationType::Migrate),
+    match operation {
         Some(annotations::OPERATION_RESTORE) => return Step::Operate(LastOperationType::Restore),
         Some(annotations::OPERATION_RECONCILE) if reported => {
             return Step::Operate(LastOperationType::Reconcile);
@@ -358,6 +372,13 @@ async fn operate<K: ShootKind>(
     let mut extra = json!({});
     if code.is_none() && !migrate {
         extra = kind_status(object, &shoot, ctx).await?;
+        if let Some(state) = simulated_state(
+            object.extension_status().and_then(|s| s.state.as_ref()),
+            type_,
+            object.uid().as_deref().unwrap_or_default(),
+        ) {
+            extra["state"] = state;
+        }
     }
     let unannotate = json!({"metadata": {"annotations": {annotations::OPERATION: null}}});
     api.patch(
@@ -423,6 +444,28 @@ async fn kind_status<K: ShootKind>(object: &K, shoot: &Value, ctx: &Ctx) -> Resu
         "Infrastructure" => Ok(json!({"providerStatus": {
             "apiVersion": "local.provider.extensions.gardener.cloud/v1alpha1", "kind": "InfrastructureStatus"}})),
         _ => Ok(json!({})),
+    }
+}
+
+/// The `status.state` to write after a successful operation other than `migrate`: a restore
+/// counts one more `restores` on an existing simulated state; without any state, a new one
+/// naming `uid` as the creator of the simulated resources; otherwise `None` — the state is left
+/// as it is (a write from an older view of the object must not undo a restore that happened
+/// meanwhile, and a state someone else wrote, like the demo's, is not ours to replace).
+pub fn simulated_state(
+    existing: Option<&Value>,
+    type_: LastOperationType,
+    uid: &str,
+) -> Option<Value> {
+    match existing {
+        Some(state) if type_ == LastOperationType::Restore && state.get("createdBy").is_some() => {
+            let mut state = state.clone();
+            let restores = state.get("restores").and_then(Value::as_i64).unwrap_or(0);
+            state["restores"] = json!(restores + 1);
+            Some(state)
+        }
+        Some(_) => None,
+        None => Some(json!({"createdBy": uid, "restores": 0})),
     }
 }
 
@@ -567,8 +610,25 @@ mod tests {
                 done.clone(),
                 Step::Operate(LastOperationType::Reconcile),
             ),
-            (json!({}), 1, done, Step::Ignore),
+            (json!({}), 1, done.clone(), Step::Ignore),
+            (
+                json!({"gardener.cloud/operation": "wait-for-state"}),
+                1,
+                json!({}),
+                Step::Ignore,
+            ),
         ];
+        let mut deleting = network(json!({"gardener.cloud/operation": "migrate"}), 1, json!({}));
+        deleting.metadata.deletion_timestamp = Some(
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(jiff::Timestamp::UNIX_EPOCH),
+        );
+        assert_eq!(
+            decide(&deleting),
+            Step::Operate(LastOperationType::Migrate),
+            "migrate wins"
+        );
+        deleting.metadata.annotations = None;
+        assert_eq!(decide(&deleting), Step::Delete);
         for (annotations, generation, status, want) in cases {
             assert_eq!(
                 decide(&network(annotations.clone(), generation, status)),
@@ -598,6 +658,35 @@ mod tests {
             failed["lastError"]["codes"],
             json!(["ERR_INFRA_RATE_LIMITS_EXCEEDED"])
         );
+    }
+
+    #[test]
+    fn state_names_its_creator_and_counts_restores() {
+        use LastOperationType as T;
+        let created = json!({"createdBy": "uid-a", "restores": 0});
+        let restored = json!({"createdBy": "uid-a", "restores": 1});
+        let fresh = json!({"createdBy": "uid-b", "restores": 0});
+        let cases = [
+            (None, T::Create, Some(fresh.clone())),
+            (None, T::Restore, Some(fresh)),
+            (Some(json!({"foreign": 1})), T::Reconcile, None),
+            (Some(json!({"foreign": 1})), T::Restore, None),
+            (Some(created.clone()), T::Reconcile, None),
+            (Some(created.clone()), T::Create, None),
+            (Some(created), T::Restore, Some(restored.clone())),
+            (
+                Some(restored),
+                T::Restore,
+                Some(json!({"createdBy": "uid-a", "restores": 2})),
+            ),
+        ];
+        for (existing, type_, want) in cases {
+            assert_eq!(
+                simulated_state(existing.as_ref(), type_, "uid-b"),
+                want,
+                "{existing:?} {type_:?}"
+            );
+        }
     }
 
     #[test]

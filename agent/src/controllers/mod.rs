@@ -14,6 +14,7 @@ pub mod seed;
 pub mod seedcare;
 pub mod shoot;
 pub mod shootcare;
+pub mod shootmigration;
 pub mod shootstate;
 
 use crate::context::ControllerSpec;
@@ -32,6 +33,9 @@ pub fn builtin() -> Vec<ControllerSpec> {
         ControllerSpec::new(shootstate::NAME, |ctx| Box::pin(shootstate::run(ctx))),
         ControllerSpec::new(shoot::NAME, |ctx| Box::pin(shoot::run(ctx))),
         ControllerSpec::new(shootcare::NAME, |ctx| Box::pin(shootcare::run(ctx))),
+        ControllerSpec::new(shootmigration::NAME, |ctx| {
+            Box::pin(shootmigration::run(ctx))
+        }),
         ControllerSpec::new(backupbucket::NAME, |ctx| Box::pin(backupbucket::run(ctx))),
         ControllerSpec::new(backupentry::NAME, |ctx| Box::pin(backupentry::run(ctx))),
         ControllerSpec::new(bastion::NAME, |ctx| Box::pin(bastion::run(ctx))),

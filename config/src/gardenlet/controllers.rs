@@ -57,6 +57,10 @@ pub struct GardenletControllers {
     /// steer gardenlet's shoot reconciliation and are ignored.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shoot: Option<ShootController>,
+    /// gardenlet ≤ v1.65's Migration reconciler (removed upstream in v1.66); runs only with
+    /// feature gate `ForceRestore`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shoot_migration: Option<super::ShootMigrationController>,
     /// Ignored by seedlet (older gardenlets; seedlet's secret persistence is part of `shootState`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shoot_secret: Option<ConcurrentSyncsController>,

@@ -9,6 +9,7 @@ mod controllers;
 mod ignored;
 mod network_policy;
 mod seed_spec;
+mod shoot_migration;
 mod validate;
 
 use std::collections::BTreeMap;
@@ -37,6 +38,7 @@ pub use ignored::{
     NetworkPolicyController, NodeToleration, ShootController, Sni, SyncPeriodController,
     TokenRequestorWorkloadIdentityController,
 };
+pub use shoot_migration::{FORCE_RESTORE_FEATURE_GATE, ShootMigrationController};
 pub(crate) use validate::validate;
 
 /// `apiVersion` of [`GardenletConfiguration`].

@@ -185,6 +185,12 @@ async fn sync(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {
     if shoot.metadata.deletion_timestamp.is_some() {
         return super::delete::delete_shoot(shoot, ctx).await;
     }
+    if crate::controllers::shoot::decide::is_migrating(shoot) {
+        // During a migration the source seed's migrate flow owns the seed side (and removes
+        // the namespace and Cluster), and the destination takes over only after the hand-over
+        // (spec §6): neither seed's sync may (re)create anything meanwhile.
+        return Ok(Action::await_change());
+    }
     let shoots: Api<Shoot> = Api::namespaced(ctx.garden.clone(), &namespace);
     // Gardenlet's finalizer before anything of the shoot exists in the seed: the shoot cannot
     // disappear before the delete flow has cleaned up after it.

@@ -8,8 +8,10 @@
 //! The Cluster sync (`controllers/cluster`) keeps the finalizer, technical ID, Cluster and
 //! namespace; this controller waits for the technical ID before it starts. A deleting shoot runs
 //! the delete flow of [`delete`] (spec §5), which ends with the namespace, Cluster, ShootState
-//! and finalizer. Migration (spec §6) is not implemented. `controllers.shoot.enabled: false` (a
-//! seedlet addition) switches the controller off; the Cluster sync then deletes shoots itself.
+//! and finalizer. A shoot moving to another seed runs the migrate flow of [`migrate`] here (the
+//! source) and the restore phase of [`restore`] on the destination (spec §6).
+//! `controllers.shoot.enabled: false` (a seedlet addition) switches the controller off; the
+//! Cluster sync then deletes shoots itself.
 
 pub mod control_plane;
 pub mod decide;
@@ -18,7 +20,11 @@ pub mod delete_flow;
 pub mod delete_force;
 pub mod desired;
 pub mod flow;
+pub mod migrate;
+pub mod migrate_flow;
+pub mod migrate_tasks;
 pub mod reconcile;
+pub mod restore;
 pub mod startup;
 pub mod status;
 pub mod tasks;
@@ -156,7 +162,8 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
     if let Err(error) = startup::abort_interrupted(&garden, &scope, &agent.seed_name).await {
         tracing::warn!(error = %seedlet_runtime::error_chain(&error), "could not list the shoots to mark interrupted operations Aborted");
     }
-    // Creations (incl. the initial list), generation changes and appearing operation requests.
+    // Creations (incl. the initial list), generation changes, deletions, appearing operation
+    // requests and the hand-over of a migration ([`trigger`]).
     let shoot_events = trigger::triggers(
         watcher::watcher(Api::<Shoot>::all(garden.clone()), scope)
             .backoff(seedlet_runtime::watch::watch_backoff())

@@ -109,12 +109,14 @@ async fn run(shoot: Arc<Shoot>, ctx: &Ctx) -> Result<Action, Error> {
     if decide::responsible_seed(&shoot) != Some(ctx.seed_name.as_str()) {
         return Ok(Action::await_change());
     }
+    // A migrating shoot migrates even while it is being deleted (the operation type is Migrate,
+    // spec §1.3); the destination deletes it after the restore.
+    if decide::is_migrating(&shoot) {
+        let seed = seed(ctx).await?;
+        return super::migrate::run(shoot, ctx, seed).await;
+    }
     if shoot.metadata.deletion_timestamp.is_some() {
         return super::delete::run(&shoot, ctx).await;
-    }
-    // Migration is not implemented yet (spec §6).
-    if decide::is_migrating(&shoot) {
-        return Ok(Action::await_change());
     }
     let (Some(namespace), Some(name)) = (shoot.namespace(), shoot.metadata.name.clone()) else {
         return Err(Error::MissingKey);
@@ -399,7 +401,10 @@ async fn run_flow(
         namespace: technical_id.to_owned(),
         field_manager: ctx.field_manager,
         clock: ctx.clock.clone(),
-        shared: std::sync::Mutex::new(Shared::default()),
+        shared: std::sync::Mutex::new(Shared {
+            restore: (type_ == LastOperationType::Restore).then(Default::default),
+            ..Shared::default()
+        }),
         control_plane_chart: ctx.control_plane_chart.clone(),
     });
     let skip_readiness = shoot

@@ -91,6 +91,8 @@ pub struct Shared {
     pub infrastructure_status: Option<Value>,
     /// Pool → the cloud-config Secret of its init OSC.
     pub user_data: BTreeMap<String, String>,
+    /// Restore phase: the ShootState, read on first use (`None`: not restoring).
+    pub restore: Option<super::restore::RestoreState>,
 }
 
 impl FlowCtx {
@@ -144,6 +146,10 @@ pub async fn deploy<K>(
 where
     K: ExtensionObject + kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
 {
+    let restoring = ctx.shared().restore.clone();
+    if let Some(state) = restoring {
+        return super::restore::deploy::<K>(ctx, &state, name, spec, labels).await;
+    }
     let api: Api<K> = Api::namespaced(ctx.seed.clone(), &ctx.namespace);
     let kind = K::kind(&());
     let key = ctx.key(name);

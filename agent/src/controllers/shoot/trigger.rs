@@ -1,10 +1,11 @@
 //! Which Shoot watch events start the Shoot controller: a Shoot seen for the first time, a new
 //! generation (gardenlet's GenerationChangedPredicate), the start of its deletion (which bumps the
-//! generation on kube-apiserver, and is noticed here too where a garden does not), and an
-//! operation request appearing
-//! ([`decide::operation_request`]: what gardener-apiserver would turn into a new generation, which
-//! a CRD-served garden does not). A request going away (the agent removes it when the operation
-//! starts) is not a trigger: it would only run the flow once more right after it finished.
+//! generation on kube-apiserver, and is noticed here too where a garden does not), and two events
+//! gardener-apiserver turns into a new generation while a CRD-served garden does not: an
+//! operation request appearing ([`decide::operation_request`]) and a shoot entering the hand-over
+//! of a migration ([`migrate::hand_over`], the migrate flow's last status write). Leaving either
+//! (the agent removes a request when the operation starts; the destination's restore ends the
+//! hand-over) is not a trigger: it would only run the flow once more right after it started.
 
 use std::collections::HashMap;
 
@@ -12,13 +13,21 @@ use futures::{Stream, StreamExt, future};
 use kube::runtime::watcher;
 use seedlet_api::core::Shoot;
 
-use super::decide;
+use super::{decide, migrate};
 
-/// What was last seen of each Shoot: its generation, whether it was deleting and whether it
-/// carried a request.
+/// What was last seen of one Shoot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Sighting {
+    generation: Option<i64>,
+    deleting: bool,
+    requested: bool,
+    handed_over: bool,
+}
+
+/// What was last seen of each Shoot (by namespace and name).
 #[derive(Debug, Default)]
 pub struct Seen {
-    shoots: HashMap<(String, String), (Option<i64>, bool, bool)>,
+    shoots: HashMap<(String, String), Sighting>,
 }
 
 impl Seen {
@@ -28,15 +37,19 @@ impl Seen {
             shoot.metadata.namespace.clone().unwrap_or_default(),
             shoot.metadata.name.clone().unwrap_or_default(),
         );
-        let now = (
-            shoot.metadata.generation,
-            shoot.metadata.deletion_timestamp.is_some(),
-            decide::operation_request(shoot).is_some(),
-        );
+        let now = Sighting {
+            generation: shoot.metadata.generation,
+            deleting: shoot.metadata.deletion_timestamp.is_some(),
+            requested: decide::operation_request(shoot).is_some(),
+            handed_over: migrate::hand_over(shoot).is_some(),
+        };
         match self.shoots.insert(key, now) {
             None => true,
-            Some((generation, deleting, requested)) => {
-                generation != now.0 || deleting != now.1 || (now.2 && !requested)
+            Some(before) => {
+                before.generation != now.generation
+                    || before.deleting != now.deleting
+                    || (now.requested && !before.requested)
+                    || (now.handed_over && !before.handed_over)
             }
         }
     }

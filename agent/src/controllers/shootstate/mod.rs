@@ -15,6 +15,7 @@
 //! lost.
 
 pub mod entries;
+pub mod persist;
 pub mod queue;
 pub mod reconcile;
 #[cfg(test)]

@@ -322,7 +322,7 @@ async fn changes(ctx: &Ctx, job: &Job) -> (Vec<Change>, Vec<((&'static str, Stri
 }
 
 /// The full spec from fresh lists of the seed.
-async fn snapshot(
+pub(super) async fn snapshot(
     ctx: &Ctx,
     namespace: &str,
     previous: Option<&ShootStateSpec>,

@@ -1,0 +1,156 @@
+//! The legacy Migration reconciler of gardenlet ≤ v1.65 (`shoot-migration`, spec
+//! `gardenlet-shoot-flow.md` §6.5). Gardener removed it in v1.66 together with its feature gate;
+//! seedlet keeps it behind the same switch — it runs only with `featureGates.ForceRestore: true`
+//! and takes `controllers.shootMigration` (`concurrentSyncs` 5, `syncPeriod` 1m, `gracePeriod`
+//! 2h, `lastOperationStaleDuration` 10m). It watches the garden Shoots migrating **to** this seed,
+//! records `status.migrationStartTime`, and when the shoot carries
+//! `shoot.gardener.cloud/force-restore=true` or the grace period is over while the source seed
+//! makes no progress, aborts the migration in the Shoot's status so that this seed's Shoot
+//! controller restores it from the ShootState (the source seed's objects are then torn down
+//! without being migrated). Requeues every `syncPeriod` while a migration is watched.
+//!
+//! Not carried over: upstream also required owner checks on the seeds; seedlet has none.
+
+pub mod decide;
+pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
+
+use std::sync::Arc;
+
+use kube::Api;
+use kube::runtime::controller::Controller;
+use kube::runtime::reflector;
+use kube::runtime::{WatchStreamExt, watcher};
+use seedlet_api::core::Shoot;
+use seedlet_config::gardenlet::{FORCE_RESTORE_FEATURE_GATE, ShootMigrationController};
+use seedlet_runtime::watch::{RunWith, Runner};
+
+pub use reconcile::{Error, error_policy, reconcile};
+
+use crate::context::AgentContext;
+use crate::garden_scope;
+
+/// Controller name (logs, metrics label).
+pub const NAME: &str = "shoot-migration";
+
+/// Dependencies of the controller for one garden client.
+pub struct Ctx {
+    /// Process metrics.
+    pub metrics: Arc<crate::metrics::AgentMetrics>,
+    /// Our Seed's name.
+    pub seed_name: String,
+    /// Garden client of this run.
+    pub garden: kube::Client,
+    /// Time source.
+    pub clock: Arc<dyn seedlet_runtime::clock::Clock>,
+    /// `controllers.shootMigration`.
+    pub settings: decide::Settings,
+}
+
+impl std::fmt::Debug for Ctx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ctx")
+            .field("seed", &self.seed_name)
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Whether the reconciler runs: feature gate `ForceRestore` set to true (default off).
+pub fn enabled(config: &seedlet_config::GardenletConfiguration) -> bool {
+    config
+        .feature_gates
+        .get(FORCE_RESTORE_FEATURE_GATE)
+        .copied()
+        .unwrap_or(false)
+}
+
+/// The decision settings of `controllers.shootMigration` (defaults when unset).
+pub fn settings(config: &seedlet_config::GardenletConfiguration) -> decide::Settings {
+    let block = config
+        .controllers
+        .shoot_migration
+        .clone()
+        .unwrap_or_default();
+    decide::Settings {
+        sync_period: block.sync_period.as_std(),
+        grace_period: block.grace_period.as_std(),
+        last_operation_stale_duration: block.last_operation_stale_duration.as_std(),
+    }
+}
+
+/// Runs the controller until the leadership term ends (restarting it when the garden client is
+/// swapped); switched off, it only waits for the end of the term.
+pub async fn run(agent: Arc<AgentContext>) {
+    if !enabled(&agent.config) {
+        tracing::debug!("shoot migration reconciler off (feature gate ForceRestore)");
+        agent.stop.cancelled().await;
+        return;
+    }
+    let garden = agent.garden.clone();
+    garden
+        .run_with_current(|client| run_on(agent.clone(), client))
+        .await;
+}
+
+async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
+    let block: ShootMigrationController = agent
+        .config
+        .controllers
+        .shoot_migration
+        .clone()
+        .unwrap_or_default();
+    let concurrency = seedlet_runtime::watch::concurrency(i64::from(block.concurrent_syncs));
+    let (shoots, writer) = reflector::store::<Shoot>();
+    let scope = garden_scope::shoots(&garden, &agent.seed_name).await;
+    let events = watcher::watcher(Api::<Shoot>::all(garden.clone()), scope)
+        .backoff(seedlet_runtime::watch::watch_backoff())
+        .modify(seedlet_runtime::watch::slim)
+        .reflect(writer)
+        .applied_objects();
+    let ctx = Arc::new(Ctx {
+        metrics: agent.metrics.clone(),
+        seed_name: agent.seed_name.clone(),
+        garden,
+        clock: agent.clock.clone(),
+        settings: settings(&agent.config),
+    });
+    Controller::for_stream(events, shoots)
+        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
+        .run_with(
+            Runner::new(NAME, agent.stop.clone()).concurrency(concurrency),
+            reconcile,
+            error_policy,
+            ctx,
+        )
+        .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reconciler_is_off_unless_its_feature_gate_is_on() {
+        let mut config = seedlet_config::GardenletConfiguration::default();
+        assert!(!enabled(&config));
+        config.feature_gates.insert("ForceRestore".into(), false);
+        assert!(!enabled(&config));
+        config.feature_gates.insert("ForceRestore".into(), true);
+        assert!(enabled(&config));
+        assert_eq!(
+            settings(&config).grace_period,
+            std::time::Duration::from_secs(7200)
+        );
+    }
+
+    #[test]
+    fn a_forced_restore_aborts_the_migration_and_clears_the_seed() {
+        let status = reconcile::forced_restore(Some(4), "2026-01-01T00:00:00Z");
+        assert_eq!(status["lastOperation"]["type"], "Migrate");
+        assert_eq!(status["lastOperation"]["state"], "Aborted");
+        assert_eq!(status["observedGeneration"], 4);
+        assert!(status["seedName"].is_null() && status["migrationStartTime"].is_null());
+    }
+}
