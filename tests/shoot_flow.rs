@@ -10,9 +10,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use kube::api::{Patch, PatchParams, PostParams};
+use kube::api::{Patch, PatchParams};
 use kube::{Api, ResourceExt};
-use seedlet_api::core::{CloudProfile, Project, Shoot};
+use seedlet_api::core::Shoot;
 use seedlet_api::extensions::{
     ContainerRuntime, ControlPlane, Infrastructure, Network, OperatingSystemConfig, Worker,
 };
@@ -21,7 +21,7 @@ use seedlet_testkit as common;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use common::{Clusters, SEED, ensure_namespace};
+use common::{Clusters, SEED};
 use seedlet_landscape::shoot_provider::Releases;
 
 const PROJECT_NAMESPACE: &str = "garden-dev";
@@ -29,35 +29,12 @@ const PROJECT_NAMESPACE: &str = "garden-dev";
 /// tolerated for its severe threshold (30 s) before the flow gives up.
 const TIMEOUT: Duration = Duration::from_secs(150);
 
-async fn create<K>(api: Api<K>, value: Value)
-where
-    K: kube::Resource + Clone + std::fmt::Debug + serde::Serialize + serde::de::DeserializeOwned,
-{
-    let object: K = serde_json::from_value(value).expect("object");
-    api.create(&PostParams::default(), &object)
-        .await
-        .expect("create");
-}
-
 async fn garden_basics(garden: &kube::Client) {
-    ensure_namespace(garden, PROJECT_NAMESPACE).await;
-    create::<Project>(
-        Api::all(garden.clone()),
-        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Project",
-               "metadata": {"name": "dev"}, "spec": {"namespace": PROJECT_NAMESPACE}}),
-    )
-    .await;
-    create::<CloudProfile>(
-        Api::all(garden.clone()),
-        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "CloudProfile",
-               "metadata": {"name": "local"},
-               "spec": {"type": "local", "kubernetes": {"versions": [{"version": "1.32.0"}]}}}),
-    )
-    .await;
+    common::create_project_and_cloud_profile(garden, PROJECT_NAMESPACE).await;
 }
 
 async fn create_shoot(garden: &kube::Client, name: &str, annotations: Value) {
-    create::<Shoot>(
+    common::create_object::<Shoot>(
         Api::namespaced(garden.clone(), PROJECT_NAMESPACE),
         json!({
             "apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Event, Namespace};
 use kube::Api;
-use kube::api::{Patch, PatchParams, PostParams};
-use seedlet_api::core::{CloudProfile, Project, Shoot, ShootState};
+use kube::api::{Patch, PatchParams};
+use seedlet_api::core::{Shoot, ShootState};
 use seedlet_api::extensions::{
     Cluster, ContainerRuntime, ControlPlane, ExtensionObject, Infrastructure, Network,
     OperatingSystemConfig, Worker,
@@ -20,7 +20,7 @@ use seedlet_testkit as common;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use common::{Clusters, SEED, ensure_namespace};
+use common::{Clusters, SEED};
 
 const PROJECT_NAMESPACE: &str = "garden-dev";
 const DESTINATION: &str = "other";
@@ -28,32 +28,9 @@ const CONTROL_PLANE_NAMESPACE: &str = "shoot--dev--mover";
 /// Generous: each agent's flow waits for its Seed to be ready, the migration runs ~20 tasks.
 const TIMEOUT: Duration = Duration::from_secs(180);
 
-async fn create<K>(api: Api<K>, value: Value)
-where
-    K: kube::Resource + Clone + std::fmt::Debug + serde::Serialize + serde::de::DeserializeOwned,
-{
-    let object: K = serde_json::from_value(value).expect("object");
-    api.create(&PostParams::default(), &object)
-        .await
-        .expect("create");
-}
-
 async fn garden_basics(garden: &kube::Client) {
-    ensure_namespace(garden, PROJECT_NAMESPACE).await;
-    create::<Project>(
-        Api::all(garden.clone()),
-        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Project",
-               "metadata": {"name": "dev"}, "spec": {"namespace": PROJECT_NAMESPACE}}),
-    )
-    .await;
-    create::<CloudProfile>(
-        Api::all(garden.clone()),
-        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "CloudProfile",
-               "metadata": {"name": "local"},
-               "spec": {"type": "local", "kubernetes": {"versions": [{"version": "1.32.0"}]}}}),
-    )
-    .await;
-    create::<Shoot>(
+    common::create_project_and_cloud_profile(garden, PROJECT_NAMESPACE).await;
+    common::create_object::<Shoot>(
         Api::namespaced(garden.clone(), PROJECT_NAMESPACE),
         json!({
             "apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
@@ -160,7 +137,7 @@ async fn a_shoot_migrates_to_a_second_seed_and_is_restored_there_from_its_shoot_
         .expect("destination seed sandbox");
     let destination = other.client();
     common::prepare_seed(&destination).await;
-    ensure_namespace(&garden, &format!("seed-{DESTINATION}")).await;
+    common::ensure_namespace(&garden, &format!("seed-{DESTINATION}")).await;
     let mut config = common::agent_config(common::AGENT_CONFIG);
     enable_shoots(&mut config);
     if let Some(template) = config.seed_config.as_mut() {

@@ -147,6 +147,36 @@ pub async fn ensure_namespace(client: &kube::Client, name: &str) {
         .unwrap_or_else(|error| panic!("{}", seedlet_runtime::error_chain(&error)));
 }
 
+/// Creates `value` (a JSON object) as a `K`; panics naming the object when the API refuses it.
+pub async fn create_object<K>(api: Api<K>, value: serde_json::Value)
+where
+    K: kube::Resource + Clone + std::fmt::Debug + serde::Serialize + serde::de::DeserializeOwned,
+{
+    let object: K = serde_json::from_value(value).expect("the JSON has the kind's shape");
+    api.create(&PostParams::default(), &object)
+        .await
+        .unwrap_or_else(|error| panic!("create {:?}: {error}", object.meta().name));
+}
+
+/// The garden objects a Shoot of the simulated provider needs: Project `dev` owning `namespace`
+/// (created) and CloudProfile `local` offering Kubernetes 1.32.0.
+pub async fn create_project_and_cloud_profile(garden: &kube::Client, namespace: &str) {
+    ensure_namespace(garden, namespace).await;
+    create_object::<seedlet_api::core::Project>(
+        Api::all(garden.clone()),
+        serde_json::json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Project",
+               "metadata": {"name": "dev"}, "spec": {"namespace": namespace}}),
+    )
+    .await;
+    create_object::<seedlet_api::core::CloudProfile>(
+        Api::all(garden.clone()),
+        serde_json::json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "CloudProfile",
+               "metadata": {"name": "local"},
+               "spec": {"type": "local", "kubernetes": {"versions": [{"version": "1.32.0"}]}}}),
+    )
+    .await;
+}
+
 /// Creates the Seed `local` with `status.clusterIdentity` (set by gardenlet's seed controller upstream).
 pub async fn create_seed(garden: &kube::Client) {
     let seeds: Api<Seed> = Api::all(garden.clone());

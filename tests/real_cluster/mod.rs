@@ -138,6 +138,10 @@ async fn a_real_garden_with_structured_authorization_runs_two_seeds_end_to_end()
     println!(
         "real-cluster: Shoot with a worker pool → Create Succeeded 100 % in {created:?}; delete flow → Shoot and namespace gone in {deleted:?}"
     );
+    let (created, migrated, deleted) = shoot_flow::migrate(&admin, &seed_a, &seed_b).await;
+    println!(
+        "real-cluster: Shoot migration seed-a → seed-b: Create Succeeded in {created:?}; spec.seedName moved → Restore Succeeded 100 % on seed-b in {migrated:?}; deleted there in {deleted:?}"
+    );
 
     // Backups: a Seed's bucket with secretRef (seed-a) and credentialsRef (seed-b) reaches the
     // seed's extension BackupBucket with the credentials copied.

@@ -227,3 +227,130 @@ async fn fail_and_retry(shoots: &Api<Shoot>, agent: &[&Daemon]) {
         "the agent removed the retry request"
     );
 }
+
+/// Control-plane migration between two seedlet seeds on real control planes: Shoot `mover`
+/// created on `source` reaches Create Succeeded, `spec.seedName` moves to `destination` (what the
+/// garden's `shoots/binding` writes), the garden controller confirms `ReadyForMigration`, the
+/// source migrates (its namespace goes) and the destination restores to Restore Succeeded 100 %
+/// with `status.seedName` the destination; then the Shoot is deleted there. Each seed's agent
+/// reads only what the seed authorizer lets it. Returns (create, migrate+restore, delete).
+pub async fn migrate(
+    garden: &kube::Client,
+    source: &SeedCluster,
+    destination: &SeedCluster,
+) -> (Duration, Duration, Duration) {
+    let stop = CancellationToken::new();
+    for seed in [source, destination] {
+        tokio::spawn(seedlet_landscape::shoot_provider::run(
+            seed.admin.clone(),
+            stop.clone(),
+        ));
+    }
+    let agents = [&source.agent, &destination.agent];
+    let shoots: Api<Shoot> = Api::namespaced(garden.clone(), PROJECT_NAMESPACE);
+    let operation_of = |name: &'static str| {
+        let shoots = shoots.clone();
+        move || {
+            let shoots = shoots.clone();
+            async move {
+                let shoot = shoots.get(name).await.map_err(|e| e.to_string())?;
+                let status = shoot.status.as_ref();
+                Ok::<_, String>((
+                    shoot.last_operation().map_or_else(String::new, |op| {
+                        format!("{:?}/{:?}/{}", op.type_, op.state, op.progress)
+                    }),
+                    status.and_then(|s| s.seed_name.clone()),
+                ))
+            }
+        }
+    };
+    let started = Instant::now();
+    create::<Shoot>(
+        shoots.clone(),
+        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
+            "metadata": {"name": "mover", "namespace": PROJECT_NAMESPACE},
+            "spec": {"cloudProfile": {"name": "local"}, "region": "local", "seedName": source.name,
+                "kubernetes": {"version": "1.32.0"},
+                "networking": {"type": "calico", "pods": "10.3.0.0/16", "services": "10.4.0.0/16"},
+                "provider": {"type": "local", "workers": [{"name": "pool-a", "minimum": 1, "maximum": 2,
+                    "machine": {"type": "local", "image": {"name": "local", "version": "1.0.0"}}}]}}}),
+    )
+    .await;
+    let current = operation_of("mover");
+    wait_state(
+        "Shoot mover: Create Succeeded 100 %",
+        FLOW_TIMEOUT,
+        &agents,
+        || {
+            let current = current();
+            async move {
+                match current.await? {
+                    (op, _) if op == "Create/Succeeded/100" => Ok(()),
+                    other => Err(format!("{other:?}")),
+                }
+            }
+        },
+    )
+    .await;
+    let created = started.elapsed();
+
+    let moving = Instant::now();
+    shoots
+        .patch(
+            "mover",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"spec": {"seedName": destination.name}})),
+        )
+        .await
+        .expect("bound to the destination");
+    let want_seed = destination.name.clone();
+    wait_state(
+        "Shoot mover: Restore Succeeded 100 % on the destination",
+        FLOW_TIMEOUT,
+        &agents,
+        || {
+            let current = current();
+            let want_seed = want_seed.clone();
+            async move {
+                match current.await? {
+                    (op, Some(seed)) if op == "Restore/Succeeded/100" && seed == want_seed => {
+                        Ok(())
+                    }
+                    other => Err(format!("{other:?}")),
+                }
+            }
+        },
+    )
+    .await;
+    let migrated = moving.elapsed();
+    for (seed, present) in [(source, false), (destination, true)] {
+        let namespace = Api::<Namespace>::all(seed.admin.clone())
+            .get_opt("shoot--dev--mover")
+            .await
+            .expect("read namespace");
+        assert_eq!(
+            namespace.is_some_and(|n| n.metadata.deletion_timestamp.is_none()),
+            present,
+            "control-plane namespace on {}",
+            seed.name
+        );
+    }
+
+    let deleting = Instant::now();
+    shoots
+        .delete("mover", &Default::default())
+        .await
+        .expect("shoot deleted");
+    wait_state("Shoot mover: gone", FLOW_TIMEOUT, &agents, || {
+        let shoots = shoots.clone();
+        async move {
+            match shoots.get_opt("mover").await.map_err(|e| e.to_string())? {
+                None => Ok(()),
+                Some(shoot) => Err(format!("{:?}", shoot.status.and_then(|s| s.last_operation))),
+            }
+        }
+    })
+    .await;
+    stop.cancel();
+    (created, migrated, deleting.elapsed())
+}

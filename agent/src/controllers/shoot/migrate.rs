@@ -233,27 +233,7 @@ async fn fail(
     error: &flow::FlowError<TaskError>,
 ) -> Result<(), Error> {
     let now = ctx.clock.now();
-    let failures: Vec<(String, String, Vec<String>)> = error
-        .failures
-        .iter()
-        .map(|(task, failure)| {
-            let codes = match failure {
-                TaskFailure::Failed(TaskError { codes, .. }) => codes.clone(),
-                TaskFailure::TimedOut(_) => Vec::new(),
-            };
-            (task.clone(), failure.to_string(), codes)
-        })
-        .collect();
-    let mut errors: Vec<LastError> = previous_errors
-        .into_iter()
-        .filter(|e| {
-            !failures
-                .iter()
-                .any(|(task, _, _)| e.task_id.as_deref() == Some(task))
-        })
-        .collect();
-    errors.extend(status::task_errors(&failures, now));
-    let description = status::capitalize(&error.to_string());
+    let (errors, description) = status::flow_failure(previous_errors, error, now);
     let latest = shoots.get(name).await.map_err(|source| Error::PatchShoot {
         key: key.to_owned(),
         source,

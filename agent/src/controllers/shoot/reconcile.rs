@@ -13,7 +13,7 @@ use seedlet_api::common::{LastError, LastOperationType};
 use seedlet_api::core::{Seed, Shoot};
 use seedlet_api::names::annotations;
 use seedlet_runtime::events::EventType;
-use seedlet_runtime::flow::{self, RunOptions, TaskFailure};
+use seedlet_runtime::flow::{self, RunOptions};
 use seedlet_runtime::policy;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -318,27 +318,7 @@ pub(super) async fn report_failure(
         event: (reason, action),
     } = *reporting;
     let now = ctx.clock.now();
-    let failures: Vec<(String, String, Vec<String>)> = error
-        .failures
-        .iter()
-        .map(|(task, failure)| {
-            let codes = match failure {
-                TaskFailure::Failed(TaskError { codes, .. }) => codes.clone(),
-                TaskFailure::TimedOut(_) => Vec::new(),
-            };
-            (task.clone(), failure.to_string(), codes)
-        })
-        .collect();
-    let mut errors: Vec<LastError> = previous_errors
-        .into_iter()
-        .filter(|e| {
-            !failures
-                .iter()
-                .any(|(task, _, _)| e.task_id.as_deref() == Some(task.as_str()))
-        })
-        .collect();
-    errors.extend(status::task_errors(&failures, now));
-    let description = status::capitalize(&error.to_string());
+    let (errors, description) = status::flow_failure(previous_errors, error, now);
     let latest = match shoots.get(&shoot.name_any()).await {
         Ok(latest) => latest,
         Err(source) => {

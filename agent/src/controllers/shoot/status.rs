@@ -6,7 +6,10 @@ use std::time::Duration;
 use jiff::Timestamp;
 use seedlet_api::common::{LastError, LastOperationType};
 use seedlet_api::core::{GardenerInfo, Shoot};
+use seedlet_runtime::flow::{FlowError, TaskFailure};
 use serde_json::{Value, json};
+
+use super::tasks::TaskError;
 
 /// Codes after which gardenlet does not retry (spec §2.6).
 pub const NON_RETRYABLE_CODES: [&str; 6] = [
@@ -198,6 +201,37 @@ pub fn capitalize(text: &str) -> String {
         Some(first) => first.to_uppercase().chain(chars).collect(),
         None => String::new(),
     }
+}
+
+/// The `lastErrors` after a failed flow and the operation's description: one entry per failed
+/// task with the codes its extension reported (a timeout has none), the previous entries of the
+/// other tasks kept (§2.5).
+pub fn flow_failure(
+    previous: Vec<LastError>,
+    error: &FlowError<TaskError>,
+    now: Timestamp,
+) -> (Vec<LastError>, String) {
+    let failures: Vec<(String, String, Vec<String>)> = error
+        .failures
+        .iter()
+        .map(|(task, failure)| {
+            let codes = match failure {
+                TaskFailure::Failed(TaskError { codes, .. }) => codes.clone(),
+                TaskFailure::TimedOut(_) => Vec::new(),
+            };
+            (task.clone(), failure.to_string(), codes)
+        })
+        .collect();
+    let mut errors: Vec<LastError> = previous
+        .into_iter()
+        .filter(|e| {
+            !failures
+                .iter()
+                .any(|(task, _, _)| e.task_id.as_deref() == Some(task.as_str()))
+        })
+        .collect();
+    errors.extend(task_errors(&failures, now));
+    (errors, capitalize(&error.to_string()))
 }
 
 /// One lastError per failed task: `task "<t>" failed: <err>` with its codes.
