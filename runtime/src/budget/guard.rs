@@ -14,6 +14,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 
 use http::{Method, Request, Response};
@@ -22,11 +23,15 @@ use tower::{BoxError, Layer, Service};
 
 /// Wraps `client` so that its writes go through the write budget (see the module docs).
 pub fn guarded(client: kube::Client) -> kube::Client {
+    static NEXT_CLIENT: AtomicU64 = AtomicU64::new(1);
     let namespace = client.default_namespace().to_owned();
     let valid_until = *client.valid_until();
     let inner = ClientService(client);
+    let layer = WriteBudgetLayer {
+        client: NEXT_CLIENT.fetch_add(1, Ordering::Relaxed),
+    };
     ClientBuilder::new(inner, namespace)
-        .with_layer(&WriteBudgetLayer)
+        .with_layer(&layer)
         .with_valid_until(valid_until)
         .build()
 }
@@ -50,15 +55,21 @@ fn write_key(method: &Method, path: &str) -> Option<String> {
 #[derive(Debug, Clone, Copy)]
 struct Charged;
 
-/// The tower layer of [`guarded`].
+/// The tower layer of [`guarded`]; `client` keeps the buckets of one wrapped client apart from
+/// another's (two clusters can hold objects of the same path).
 #[derive(Debug, Clone, Copy)]
-struct WriteBudgetLayer;
+struct WriteBudgetLayer {
+    client: u64,
+}
 
 impl<S> Layer<S> for WriteBudgetLayer {
     type Service = WriteBudget<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        WriteBudget { inner }
+        WriteBudget {
+            inner,
+            client: self.client,
+        }
     }
 }
 
@@ -66,6 +77,7 @@ impl<S> Layer<S> for WriteBudgetLayer {
 #[derive(Debug, Clone)]
 struct WriteBudget<S> {
     inner: S,
+    client: u64,
 }
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -94,9 +106,11 @@ where
             request.extensions_mut().insert(Charged);
         }
         let response = self.inner.call(request);
+        let client = self.client;
         Box::pin(async move {
             if let Some(key) = key {
-                super::admit(&key).map_err(|refused| Box::new(refused) as BoxError)?;
+                super::admit_through(client, &key)
+                    .map_err(|refused| Box::new(refused) as BoxError)?;
             }
             response.await.map_err(Into::into)
         })

@@ -79,11 +79,18 @@ pub fn allow_rate(controller: &str, writes_per_second: f64) {
 /// A 429 `TooManyRequests` API error when the budget is used up: the caller does not write and
 /// returns it, and its controller requeues.
 pub fn admit(object: &str) -> Result<(), kube::Error> {
+    admit_through(0, object)
+}
+
+/// [`admit`] for a write sent through client `client` (an id [`guard::guarded`] gives each
+/// wrapped client): writes to equally named objects of two clusters, such as the Cluster of one
+/// shoot in two seeds when two agents share a process in a test, do not share a bucket.
+pub(crate) fn admit_through(client: u64, object: &str) -> Result<(), kube::Error> {
     let controller = current_controller();
     let verdict = budget()
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
-        .charge(controller, object, Instant::now());
+        .charge(controller, &format!("{client}|{object}"), Instant::now());
     match verdict {
         Verdict::Admitted => Ok(()),
         Verdict::Exceeded { first } => {

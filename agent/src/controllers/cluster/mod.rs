@@ -105,6 +105,9 @@ pub async fn run(agent: Arc<AgentContext>) {
 }
 
 async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
+    // The Cluster embeds the Shoot, status included, so it is rewritten once per Shoot write:
+    // as often as the Shoot controller's flows report progress (one write per finished task).
+    seedlet_runtime::budget::allow_rate(NAME, crate::controllers::shoot::FLOW_WRITES_PER_SECOND);
     let shoot_config = agent.config.controllers.shoot.as_ref();
     let sync_period = shoot_config
         .and_then(|shoot| shoot.sync_period)

@@ -50,6 +50,8 @@ use crate::garden_scope;
 pub const NAME: &str = "shoot";
 /// `controllers.shoot.retryDuration` default.
 pub const DEFAULT_RETRY_DURATION: Duration = Duration::from_secs(12 * 3600);
+/// The Shoot writes per second a flow may make (burst twice that): one per finished task.
+pub const FLOW_WRITES_PER_SECOND: f64 = 20.0;
 /// `controllers.shoot.concurrentSyncs` default for this controller (spec §8).
 pub const DEFAULT_CONCURRENT_SYNCS: u16 = 20;
 
@@ -131,6 +133,10 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
         DEFAULT_CONCURRENT_SYNCS,
         seedlet_runtime::watch::concurrency,
     );
+    // A flow writes the Shoot's status after every task while progressReportPeriod is unset
+    // (upstream's default): one write per task, some 30 tasks for a flow that extensions answer
+    // at once. Bounded by the flow, above the default budget (5/s, burst 10).
+    seedlet_runtime::budget::allow_rate(NAME, FLOW_WRITES_PER_SECOND);
     let identity = crate::controllers::seed::reconcile::gardener_info();
     let settings = decide::Settings {
         sync_period,
