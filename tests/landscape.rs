@@ -256,6 +256,12 @@ fn assert_backups(stdout: &str, flat: &str, dir: &std::path::Path) {
         // The agent's Shoot controller over the extension objects the demo's provider answers.
         "agent reconciles Shoot hello: Create 0 % → Succeeded 100 %",
         "→ Succeeded 100 %",
+        // Hibernation and wake-up of the example Shoot; a second Shoot deleted by the delete flow.
+        "agent hibernates Shoot hello and wakes it up",
+        "hibernated true (Reconcile Succeeded 100 %) → hibernated false (Reconcile Succeeded 100 %)",
+        "Shoot bye: created, reconciled, deleted by the delete flow",
+        "Create Succeeded 100 %; deleted: Delete Processing",
+        "→ gone",
         // The network policy controller's work, waited for in the shoot's namespace.
         "agent writes the network policies of shoot--demo--hello",
         "Network policies (seed): ",

@@ -26,6 +26,7 @@ mod progress;
 mod renewal;
 pub mod serve;
 pub mod shoot;
+mod shoot_operations;
 pub mod shoot_provider;
 mod summary;
 mod wait;
@@ -795,5 +796,5 @@ async fn example_shoot(
             },
         )
         .await?;
-    Ok(())
+    shoot_operations::run(garden, seed, SEED_NAME, progress, timeout).await
 }
