@@ -106,10 +106,7 @@ pub async fn run(shoot: &Arc<Shoot>, ctx: &Ctx) -> Result<Action, Error> {
         let now = ctx.clock.now();
         let start = status::start(shoot, type_, &ctx.identity, &technical_id, now);
         patch_status(&shoots, &key, &start).await?;
-        previous_errors = start
-            .get("lastErrors")
-            .and_then(|errors| serde_json::from_value(errors.clone()).ok())
-            .unwrap_or_default();
+        previous_errors = status::previous_errors(&start);
         ctx.events
             .publish(
                 shoot.as_ref(),

@@ -136,10 +136,7 @@ pub async fn run(shoot: Arc<Shoot>, ctx: &Ctx, seed: Seed) -> Result<Action, Err
             "Preparing Shoot cluster for migration",
         )
         .await;
-    let previous_errors: Vec<LastError> = start
-        .get("lastErrors")
-        .and_then(|errors| serde_json::from_value(errors.clone()).ok())
-        .unwrap_or_default();
+    let previous_errors: Vec<LastError> = status::previous_errors(&start);
     let outcome = run_flow(
         &shoot,
         ctx,

@@ -148,23 +148,7 @@ where
         .map_err(api_error("reading", &kind, &key))?;
     let stamp = operation::timestamp(ctx.clock.now());
     let waiting = object::deploy_annotations(annotations::OPERATION_WAIT_FOR_STATE, &stamp, &[]);
-    object::deploy(
-        &api,
-        existing.as_ref(),
-        name,
-        Some(&ctx.namespace),
-        spec,
-        &waiting,
-        ctx.field_manager,
-    )
-    .await
-    .map_err(api_error("deploying", &kind, &key))?;
-    if !labels.is_empty() {
-        let patch = json!({"metadata": {"labels": labels}});
-        api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-            .map_err(api_error("labelling", &kind, &key))?;
-    }
+    super::tasks::write_object(ctx, &api, existing.as_ref(), name, spec, &waiting, labels).await?;
     let current = api
         .get(name)
         .await

@@ -203,6 +203,15 @@ pub fn capitalize(text: &str) -> String {
     }
 }
 
+/// The `lastErrors` an operation-start patch ([`start`]) keeps, which the flow's failure report
+/// starts from.
+pub fn previous_errors(start: &Value) -> Vec<LastError> {
+    start
+        .get("lastErrors")
+        .and_then(|errors| serde_json::from_value(errors.clone()).ok())
+        .unwrap_or_default()
+}
+
 /// The `lastErrors` after a failed flow and the operation's description: one entry per failed
 /// task with the codes its extension reported (a timeout has none), the previous entries of the
 /// other tasks kept (§2.5).

@@ -162,13 +162,43 @@ where
     } else {
         BTreeMap::new()
     };
-    object::deploy(
+    write_object(
+        ctx,
         &api,
         existing.as_ref(),
         name,
-        Some(&ctx.namespace),
         spec,
         &object_annotations,
+        labels,
+    )
+    .await
+}
+
+/// Creates or merge-patches extension object `name` (`existing` as just read) with `spec` and
+/// `object_annotations`, then merges `labels` in; shared by the reconcile and restore paths.
+///
+/// # Errors
+/// The API error of a write, naming the object.
+pub(super) async fn write_object<K>(
+    ctx: &FlowCtx,
+    api: &Api<K>,
+    existing: Option<&K>,
+    name: &str,
+    spec: &Value,
+    object_annotations: &BTreeMap<String, String>,
+    labels: &BTreeMap<String, String>,
+) -> Result<(), TaskError>
+where
+    K: ExtensionObject + kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+{
+    let (kind, key) = (K::kind(&()), ctx.key(name));
+    object::deploy(
+        api,
+        existing,
+        name,
+        Some(&ctx.namespace),
+        spec,
+        object_annotations,
         ctx.field_manager,
     )
     .await
