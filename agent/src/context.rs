@@ -1,5 +1,6 @@
 //! What an agent controller may use during one leadership term of the `seedlet agent` process.
 
+use std::future::Future;
 use std::sync::Arc;
 
 use seedlet_bootstrap::GardenClient;
@@ -8,6 +9,7 @@ use seedlet_runtime::health::HealthManager;
 use seedlet_runtime::server::Readiness;
 use tokio_util::sync::CancellationToken;
 
+use crate::caches::{AgentCaches, GardenCaches};
 use crate::controllers::heartbeat::settings as heartbeat;
 use crate::metrics::AgentMetrics;
 
@@ -49,6 +51,25 @@ pub struct AgentContext {
     pub seed_server: Option<String>,
     /// Whether another agent holds our Seed (the heartbeat then stops renewing its Lease).
     pub seed_claim: Arc<crate::seed_claim::SeedClaim>,
+    /// The shared informers of this term.
+    pub caches: AgentCaches,
+}
+
+impl AgentContext {
+    /// Runs `work` with the garden informers of the current garden credential; when the
+    /// credential is swapped, the running future is dropped and `work` starts again on the new
+    /// one's informers.
+    pub async fn run_on_garden<F, Fut, T>(&self, mut work: F) -> T
+    where
+        F: FnMut(Arc<GardenCaches>) -> Fut,
+        Fut: Future<Output = T>,
+    {
+        self.garden
+            .run_with_current_generation(|client, generation| {
+                work(self.caches.garden(client, generation))
+            })
+            .await
+    }
 }
 
 impl std::fmt::Debug for AgentContext {

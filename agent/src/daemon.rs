@@ -559,10 +559,16 @@ impl Agent {
                 .clone()
                 .or_else(|| shared.seed_server.clone()),
             seed_claim: Arc::default(),
+            caches: crate::caches::AgentCaches::new(
+                shared.seed.clone(),
+                &self.settings.registration.name,
+                term,
+            ),
         });
         shared.health.start();
-        // The agent keeps no shared informer cache of its own; controllers that need one
-        // maintain readiness through their own caches.
+        // The shared informers start when a controller first asks for a kind, and each
+        // controller's queue fills as its informers list; readiness does not wait for them
+        // (a garden that serves no kind of an optional controller must not hold it back).
         shared.readiness.set(Step::Caches, true);
 
         let common = shared.metrics.common();

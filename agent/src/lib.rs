@@ -32,6 +32,7 @@
 //! once `ctx.stop` is cancelled. A controller that returns early is restarted after
 //! [`seedlet_runtime::process::CONTROLLER_RESTART_DELAY`].
 
+pub mod caches;
 pub mod cluster_shoot;
 pub mod context;
 pub mod controllers;

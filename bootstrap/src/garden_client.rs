@@ -78,6 +78,16 @@ impl GardenClient {
         self.shared.expiry.subscribe()
     }
 
+    /// The current client and its generation, read together (a swap publishes both at once).
+    pub fn current(&self) -> (kube::Client, u64) {
+        let client = self
+            .shared
+            .client
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        (client.clone(), *self.shared.generation.borrow())
+    }
+
     /// Runs `work` with the current client; when the client is swapped, the running future is dropped and
     /// `work` starts again with the new client. Returns when `work` returns.
     pub async fn run_with_current<F, Fut, T>(&self, mut work: F) -> T
@@ -85,17 +95,30 @@ impl GardenClient {
         F: FnMut(kube::Client) -> Fut,
         Fut: Future<Output = T>,
     {
+        self.run_with_current_generation(|client, _| work(client))
+            .await
+    }
+
+    /// [`GardenClient::run_with_current`], also passing the client's generation (state kept per
+    /// credential, such as the shared informers, is keyed by it).
+    pub async fn run_with_current_generation<F, Fut, T>(&self, mut work: F) -> T
+    where
+        F: FnMut(kube::Client, u64) -> Fut,
+        Fut: Future<Output = T>,
+    {
         let mut swaps = self.subscribe();
         loop {
             swaps.mark_unchanged();
-            let future = work(self.client());
+            let (client, generation) = self.current();
+            let future = work(client, generation);
             tokio::select! {
                 out = future => return out,
                 changed = swaps.changed() => {
                     if changed.is_err() {
                         // The sender lives in `self.shared`, which `self` keeps alive, so this cannot happen;
                         // if it ever did, keep running on the current client rather than spin.
-                        return work(self.client()).await;
+                        let (client, generation) = self.current();
+                        return work(client, generation).await;
                     }
                     tracing::info!(generation = *swaps.borrow(), "garden client swapped, restarting work");
                 }
@@ -105,12 +128,15 @@ impl GardenClient {
 
     /// Replaces the client and publishes the new generation and expiry.
     pub(crate) fn swap(&self, client: kube::Client, expiry: Option<Timestamp>) {
-        *self
+        self.shared.expiry.send_replace(expiry);
+        // The generation moves under the client's lock, so `current` never pairs one with the
+        // other's predecessor.
+        let mut current = self
             .shared
             .client
             .write()
-            .unwrap_or_else(PoisonError::into_inner) = seedlet_runtime::budget::guarded(client);
-        self.shared.expiry.send_replace(expiry);
+            .unwrap_or_else(PoisonError::into_inner);
+        *current = seedlet_runtime::budget::guarded(client);
         self.shared
             .generation
             .send_modify(|generation| *generation += 1);

@@ -5,6 +5,7 @@
 //! - [`server`], [`health`], [`metrics`]: `/healthz`, `/readyz` and `/metrics`;
 //! - [`leader_election`]: the Lease lock; [`logging`]: log lines in Gardener's shape;
 //! - [`watch`]: per-watch backoff, slim caches and [`watch::Runner`], which runs every controller;
+//! - [`cache`]: one watch and one store per kind and scope, shared by the controllers reading it;
 //! - [`status`]: the one conditions writer; [`finalizer`]: adding and removing a finalizer;
 //! - [`triggers`]: watch streams passing only relevant changes (and deletions);
 //! - [`systemd`]: the sd_notify protocol (READY, STOPPING, STATUS, WATCHDOG);
@@ -15,6 +16,7 @@
 //! - [`repeated`]: logging a failure a retry loop meets again and again once, not every time.
 
 pub mod budget;
+pub mod cache;
 pub mod client;
 pub mod clock;
 pub mod error;

@@ -41,6 +41,7 @@ use seedlet_runtime::watch::{RunWith, Runner};
 pub use delete::{cleanup_error_policy, reconcile_cluster};
 pub use reconcile::{Error, error_policy, reconcile};
 
+use crate::caches::GardenCaches;
 use crate::context::AgentContext;
 use crate::garden_scope;
 
@@ -98,13 +99,13 @@ impl std::fmt::Debug for Ctx {
 /// Runs both controllers until `ctx.stop` is cancelled, restarting them when the garden client
 /// is swapped.
 pub async fn run(agent: Arc<AgentContext>) {
-    let garden = agent.garden.clone();
-    garden
-        .run_with_current(|client| run_on(agent.clone(), client))
+    agent
+        .run_on_garden(|caches| run_on(agent.clone(), caches))
         .await;
 }
 
-async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
+async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
+    let garden = caches.client().clone();
     // The Cluster embeds the Shoot, status included, so it is rewritten once per Shoot write:
     // as often as the Shoot controller's flows report progress (one write per finished task).
     seedlet_runtime::budget::allow_rate(NAME, crate::controllers::shoot::FLOW_WRITES_PER_SECOND);
@@ -119,41 +120,33 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
             seedlet_runtime::watch::concurrency(syncs)
         });
 
-    let (shoots, shoots_writer) = reflector::store::<Shoot>();
-    let shoot_scope = garden_scope::shoots(&garden, &agent.seed_name).await;
-    let shoot_events = watcher::watcher(Api::<Shoot>::all(garden.clone()), shoot_scope.clone())
-        .backoff(seedlet_runtime::watch::watch_backoff())
-        .modify(seedlet_runtime::watch::slim)
-        .reflect(shoots_writer)
-        .applied_objects();
-    let (seeds, seeds_writer) = reflector::store::<Seed>();
-    let seed_events = watcher::watcher(
-        Api::<Seed>::all(garden.clone()),
-        watcher::Config::default().fields(&format!("metadata.name={}", agent.seed_name)),
-    )
-    .backoff(seedlet_runtime::watch::watch_backoff())
-    .modify(seedlet_runtime::watch::slim)
-    .reflect(seeds_writer)
-    .applied_objects();
-    let (cloud_profiles, cloud_profiles_writer) = reflector::store::<CloudProfile>();
-    let cloud_profile_events = reflected(Api::all(garden.clone()), cloud_profiles_writer);
-    let (namespaced_cloud_profiles, namespaced_writer) =
-        reflector::store::<NamespacedCloudProfile>();
+    let shoot_informer = caches.shoots().await;
+    let shoots = shoot_informer.store();
+    let shoot_events = shoot_informer.applied_objects();
+    let seed_informer = caches.seed();
+    let seeds = seed_informer.store();
+    let seed_events = seed_informer.applied_objects();
+    let cloud_profile_informer = caches.shared().all::<CloudProfile>();
+    let cloud_profiles = cloud_profile_informer.store();
+    let cloud_profile_events = cloud_profile_informer.applied_objects();
     // Where the garden lets a seed list only its own objects, projects and namespaced profiles
     // are read by name in the reconcile instead of being cached (and re-read each sync period).
-    let namespaced_events = if garden_scope::may_list::<NamespacedCloudProfile>(&garden).await {
-        reflected(Api::all(garden.clone()), namespaced_writer).boxed()
+    let (namespaced_cloud_profiles, namespaced_events) =
+        if garden_scope::may_list::<NamespacedCloudProfile>(&garden).await {
+            let informer = caches.shared().all::<NamespacedCloudProfile>();
+            (informer.store(), informer.applied_objects().boxed())
+        } else {
+            (reflector::store().0, futures::stream::pending().boxed())
+        };
+    let (projects, project_events) = if garden_scope::may_list::<Project>(&garden).await {
+        let informer = caches.shared().all::<Project>();
+        (informer.store(), informer.applied_objects().boxed())
     } else {
-        futures::stream::pending().boxed()
+        (reflector::store().0, futures::stream::pending().boxed())
     };
-    let (projects, projects_writer) = reflector::store::<Project>();
-    let project_events = if garden_scope::may_list::<Project>(&garden).await {
-        reflected(Api::all(garden.clone()), projects_writer).boxed()
-    } else {
-        futures::stream::pending().boxed()
-    };
-    let (registrations, registrations_writer) = reflector::store::<ControllerRegistration>();
-    let registration_events = reflected(Api::all(garden.clone()), registrations_writer);
+    let registration_informer = caches.registrations();
+    let registrations = registration_informer.store();
+    let registration_events = registration_informer.applied_objects();
 
     let ctx = Arc::new(Ctx {
         field_manager: agent.field_manager,
@@ -201,9 +194,7 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
             ctx.clone(),
         );
 
-    let shoot_changes = watcher::watcher(Api::<Shoot>::all(garden), shoot_scope)
-        .backoff(seedlet_runtime::watch::watch_backoff())
-        .touched_objects();
+    let shoot_changes = shoot_informer.touched_objects();
     let namespace_changes = watcher::watcher(
         Api::<Namespace>::all(agent.seed.clone()),
         watcher::Config::default().labels(&format!("{}={}", labels::ROLE, labels::ROLE_SHOOT)),
@@ -231,28 +222,6 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
         ctx,
     );
     tokio::join!(shoot_sync, cleanup);
-}
-
-/// A reflected watch of all objects of a kind (cached without managedFields), as a stream of
-/// applied objects.
-fn reflected<K>(
-    api: Api<K>,
-    writer: reflector::store::Writer<K>,
-) -> impl futures::Stream<Item = Result<K, watcher::Error>> + Send + 'static
-where
-    K: kube::Resource<DynamicType = ()>
-        + Clone
-        + std::fmt::Debug
-        + serde::de::DeserializeOwned
-        + Send
-        + Sync
-        + 'static,
-{
-    watcher::watcher(api, watcher::Config::default())
-        .backoff(seedlet_runtime::watch::watch_backoff())
-        .modify(seedlet_runtime::watch::slim)
-        .reflect(writer)
-        .applied_objects()
 }
 
 fn refs<'a>(shoots: impl Iterator<Item = &'a Arc<Shoot>>) -> Vec<ObjectRef<Shoot>> {

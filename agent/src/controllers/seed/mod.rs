@@ -24,16 +24,15 @@ mod reconcile_tests;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kube::Api;
+use kube::runtime::WatchStreamExt;
 use kube::runtime::controller::Controller;
-use kube::runtime::reflector;
-use kube::runtime::{WatchStreamExt, watcher};
 use seedlet_api::core::{GardenerInfo, Seed};
 use seedlet_runtime::watch::{RunWith, Runner};
 
 pub use io::Error;
 pub use reconcile::{DesiredStatus, error_policy, reconcile, status_patch};
 
+use crate::caches::GardenCaches;
 use crate::context::AgentContext;
 
 /// Controller name (logs, metrics label).
@@ -79,22 +78,19 @@ impl std::fmt::Debug for Ctx {
 /// Runs the controller until `ctx.stop` is cancelled, restarting its watch when the garden client
 /// is swapped.
 pub async fn run(agent: Arc<AgentContext>) {
-    let garden = agent.garden.clone();
     let gardener = reconcile::gardener_info();
-    garden
-        .run_with_current(|client| run_on(agent.clone(), client, gardener.clone()))
+    agent
+        .run_on_garden(|caches| run_on(agent.clone(), caches, gardener.clone()))
         .await;
 }
 
-async fn run_on(agent: Arc<AgentContext>, garden: kube::Client, gardener: GardenerInfo) {
+async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>, gardener: GardenerInfo) {
+    let garden = caches.client().clone();
     let stop = agent.stop.clone();
     let sync_period = agent.config.controllers.seed.sync_period.as_std();
-    let config = watcher::Config::default().fields(&format!("metadata.name={}", agent.seed_name));
-    let (reader, writer) = reflector::store::<Seed>();
-    let seeds = watcher::watcher(Api::<Seed>::all(garden.clone()), config)
-        .backoff(seedlet_runtime::watch::watch_backoff())
-        .modify(seedlet_runtime::watch::slim)
-        .reflect(writer)
+    let informer = caches.seed();
+    let reader = informer.store();
+    let seeds = informer
         .applied_objects()
         .predicate_filter(owned_fields_hash, Default::default());
     let ctx = Arc::new(Ctx {

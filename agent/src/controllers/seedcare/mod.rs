@@ -22,8 +22,8 @@ use futures::StreamExt;
 use kube::Api;
 use kube::ResourceExt;
 use kube::runtime::controller::Controller;
-use kube::runtime::reflector::{self, ObjectRef};
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::runtime::reflector::ObjectRef;
+use kube::runtime::watcher;
 use seedlet_api::common::{LastOperationState, LastOperationType};
 use seedlet_api::core::Seed;
 use seedlet_api::names::{labels, namespaces};
@@ -33,6 +33,7 @@ use seedlet_runtime::watch::{RunWith, Runner};
 
 pub use reconcile::{Error, error_policy, reconcile};
 
+use crate::caches::GardenCaches;
 use crate::context::AgentContext;
 
 /// Controller name (logs, metrics label).
@@ -70,13 +71,13 @@ impl std::fmt::Debug for Ctx {
 /// Runs the controller until `ctx.stop` is cancelled, restarting its watches when the garden
 /// client is swapped.
 pub async fn run(agent: Arc<AgentContext>) {
-    let garden = agent.garden.clone();
-    garden
-        .run_with_current(|client| run_on(agent.clone(), client))
+    agent
+        .run_on_garden(|caches| run_on(agent.clone(), caches))
         .await;
 }
 
-async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
+async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
+    let garden = caches.client().clone();
     let config = &agent.config.controllers.seed_care;
     let sync_period = config.sync_period.as_std().max(Duration::from_secs(1));
     let threshold = seedlet_config::threshold_for(
@@ -84,17 +85,9 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
         health::SYSTEM_COMPONENTS_HEALTHY,
     )
     .map(|duration| duration.as_std());
-    let (reader, writer) = reflector::store::<Seed>();
-    let seeds = filter_changes(
-        watcher::watcher(
-            Api::<Seed>::all(garden.clone()),
-            watcher::Config::default().fields(&format!("metadata.name={}", agent.seed_name)),
-        )
-        .backoff(seedlet_runtime::watch::watch_backoff())
-        .modify(seedlet_runtime::watch::slim)
-        .reflect(writer),
-        seed_change,
-    );
+    let informer = caches.seed();
+    let reader = informer.store();
+    let seeds = filter_changes(informer.events(), seed_change);
     let seed_name = agent.seed_name.clone();
     let managed_resources = changes(
         Api::<ManagedResource>::all(agent.seed.clone()),

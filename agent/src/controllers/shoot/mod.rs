@@ -33,18 +33,16 @@ pub mod trigger;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kube::Api;
 use kube::runtime::controller::Controller;
-use kube::runtime::reflector::{self, Store};
-use kube::runtime::{WatchStreamExt, watcher};
-use seedlet_api::core::{ControllerRegistration, GardenerInfo, Seed, Shoot};
+use kube::runtime::reflector::Store;
+use seedlet_api::core::{ControllerRegistration, GardenerInfo, Seed};
 use seedlet_runtime::watch::{RunWith, Runner};
 use tokio_util::sync::CancellationToken;
 
 pub use reconcile::{Error, error_policy, reconcile};
 
+use crate::caches::GardenCaches;
 use crate::context::AgentContext;
-use crate::garden_scope;
 
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "shoot";
@@ -116,13 +114,13 @@ pub async fn run(agent: Arc<AgentContext>) {
         agent.stop.cancelled().await;
         return;
     }
-    let garden = agent.garden.clone();
-    garden
-        .run_with_current(|client| run_on(agent.clone(), client))
+    agent
+        .run_on_garden(|caches| run_on(agent.clone(), caches))
         .await;
 }
 
-async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
+async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
+    let garden = caches.client().clone();
     let config = agent.config.controllers.shoot.clone().unwrap_or_default();
     let sync_period = config
         .sync_period
@@ -144,38 +142,23 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
         reconcile_in_maintenance_only: config.reconcile_in_maintenance_only.unwrap_or(false),
         version: identity.version.clone(),
     };
-    let (seeds, seeds_writer) = reflector::store::<Seed>();
-    let seed_events = watcher::watcher(
-        Api::<Seed>::all(garden.clone()),
-        watcher::Config::default().fields(&format!("metadata.name={}", agent.seed_name)),
-    )
-    .backoff(seedlet_runtime::watch::watch_backoff())
-    .modify(seedlet_runtime::watch::slim)
-    .reflect(seeds_writer)
-    .applied_objects();
-    let (registrations, registrations_writer) = reflector::store::<ControllerRegistration>();
-    let registration_events = watcher::watcher(
-        Api::<ControllerRegistration>::all(garden.clone()),
-        watcher::Config::default(),
-    )
-    .backoff(seedlet_runtime::watch::watch_backoff())
-    .modify(seedlet_runtime::watch::slim)
-    .reflect(registrations_writer)
-    .applied_objects();
-    let (shoots, shoots_writer) = reflector::store::<Shoot>();
-    let scope = garden_scope::shoots(&garden, &agent.seed_name).await;
+    let seed_informer = caches.seed();
+    let seeds = seed_informer.store();
+    let seed_events = seed_informer.applied_objects();
+    let registration_informer = caches.registrations();
+    let registrations = registration_informer.store();
+    let registration_events = registration_informer.applied_objects();
+    let shoot_informer = caches.shoots().await;
+    let shoots = shoot_informer.store();
     // Flows of the previous agent or term were cut off: their Shoots are marked Aborted first.
-    if let Err(error) = startup::abort_interrupted(&garden, &scope, &agent.seed_name).await {
+    if let Err(error) =
+        startup::abort_interrupted(&garden, caches.shoot_scope().await, &agent.seed_name).await
+    {
         tracing::warn!(error = %seedlet_runtime::error_chain(&error), "could not list the shoots to mark interrupted operations Aborted");
     }
     // Creations (incl. the initial list), generation changes, deletions, appearing operation
     // requests and the hand-over of a migration ([`trigger`]).
-    let shoot_events = trigger::triggers(
-        watcher::watcher(Api::<Shoot>::all(garden.clone()), scope)
-            .backoff(seedlet_runtime::watch::watch_backoff())
-            .modify(seedlet_runtime::watch::slim)
-            .reflect(shoots_writer),
-    );
+    let shoot_events = trigger::triggers(shoot_informer.events());
     let ctx = Arc::new(Ctx {
         field_manager: agent.field_manager,
         metrics: agent.metrics.clone(),

@@ -30,8 +30,8 @@ use futures::StreamExt;
 use futures::stream::{self, BoxStream};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::runtime::controller::Controller;
-use kube::runtime::reflector::{self, ObjectRef, Store};
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher;
 use kube::{Api, ResourceExt};
 use seedlet_api::common::{LastOperationState, LastOperationType};
 use seedlet_api::core::{ControllerInstallation, ControllerRegistration, Shoot};
@@ -46,9 +46,9 @@ use seedlet_runtime::watch::{RunWith, Runner};
 
 pub use reconcile::{Error, error_policy, reconcile};
 
+use crate::caches::GardenCaches;
 use crate::context::AgentContext;
 use crate::controllers::cluster::desired::stored_technical_id;
-use crate::garden_scope;
 
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "shoot-care";
@@ -93,38 +93,20 @@ impl std::fmt::Debug for Ctx {
 /// Runs the controller until `ctx.stop` is cancelled, restarting its garden watches when the
 /// garden client is swapped.
 pub async fn run(agent: Arc<AgentContext>) {
-    let garden = agent.garden.clone();
-    garden
-        .run_with_current(|client| run_on(agent.clone(), client))
+    agent
+        .run_on_garden(|caches| run_on(agent.clone(), caches))
         .await;
 }
 
-async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
+async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
+    let garden = caches.client().clone();
     let config = &agent.config.controllers.shoot_care;
     let stale = &config.stale_extension_health_checks;
-    let (shoots, shoots_writer) = reflector::store::<Shoot>();
-    let shoot_scope = garden_scope::shoots(&garden, &agent.seed_name).await;
-    let shoot_events = filter_transitions(
-        watcher::watcher(Api::<Shoot>::all(garden.clone()), shoot_scope)
-            .backoff(seedlet_runtime::watch::watch_backoff())
-            .modify(seedlet_runtime::watch::slim)
-            .reflect(shoots_writer),
-        shoot_view,
-        shoot_needs_care,
-    );
-    let (installations, installations_writer) = reflector::store::<ControllerInstallation>();
-    let installation_scope = garden_scope::installations(&garden, &agent.seed_name).await;
-    let installation_cache = watcher::watcher(Api::all(garden.clone()), installation_scope)
-        .backoff(seedlet_runtime::watch::watch_backoff())
-        .modify(seedlet_runtime::watch::slim)
-        .reflect(installations_writer)
-        .for_each(|_| futures::future::ready(()));
-    let (registrations, registrations_writer) = reflector::store::<ControllerRegistration>();
-    let registration_cache = watcher::watcher(Api::all(garden.clone()), watcher::Config::default())
-        .backoff(seedlet_runtime::watch::watch_backoff())
-        .modify(seedlet_runtime::watch::slim)
-        .reflect(registrations_writer)
-        .for_each(|_| futures::future::ready(()));
+    let shoot_informer = caches.shoots().await;
+    let shoots = shoot_informer.store();
+    let shoot_events = filter_transitions(shoot_informer.events(), shoot_view, shoot_needs_care);
+    let installations = caches.installations().await.store();
+    let registrations = caches.registrations().store();
 
     let ctx = Arc::new(Ctx {
         clock: agent.clock.clone(),
@@ -163,11 +145,7 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
             error_policy,
             ctx,
         );
-    // The two caches only feed the heartbeat lookups; they run as long as the controller does.
-    tokio::select! {
-        () = controller => {}
-        _ = futures::future::join(installation_cache, registration_cache) => {}
-    }
+    controller.await;
 }
 
 /// What care looks at to decide whether a Shoot update needs a pass.

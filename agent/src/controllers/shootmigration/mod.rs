@@ -18,18 +18,14 @@ mod reconcile_tests;
 
 use std::sync::Arc;
 
-use kube::Api;
 use kube::runtime::controller::Controller;
-use kube::runtime::reflector;
-use kube::runtime::{WatchStreamExt, watcher};
-use seedlet_api::core::Shoot;
 use seedlet_config::gardenlet::{FORCE_RESTORE_FEATURE_GATE, ShootMigrationController};
 use seedlet_runtime::watch::{RunWith, Runner};
 
 pub use reconcile::{Error, error_policy, reconcile};
 
+use crate::caches::GardenCaches;
 use crate::context::AgentContext;
-use crate::garden_scope;
 
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "shoot-migration";
@@ -88,13 +84,13 @@ pub async fn run(agent: Arc<AgentContext>) {
         agent.stop.cancelled().await;
         return;
     }
-    let garden = agent.garden.clone();
-    garden
-        .run_with_current(|client| run_on(agent.clone(), client))
+    agent
+        .run_on_garden(|caches| run_on(agent.clone(), caches))
         .await;
 }
 
-async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
+async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
+    let garden = caches.client().clone();
     let block: ShootMigrationController = agent
         .config
         .controllers
@@ -102,13 +98,9 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
         .clone()
         .unwrap_or_default();
     let concurrency = seedlet_runtime::watch::concurrency(i64::from(block.concurrent_syncs));
-    let (shoots, writer) = reflector::store::<Shoot>();
-    let scope = garden_scope::shoots(&garden, &agent.seed_name).await;
-    let events = watcher::watcher(Api::<Shoot>::all(garden.clone()), scope)
-        .backoff(seedlet_runtime::watch::watch_backoff())
-        .modify(seedlet_runtime::watch::slim)
-        .reflect(writer)
-        .applied_objects();
+    let informer = caches.shoots().await;
+    let shoots = informer.store();
+    let events = informer.applied_objects();
     let ctx = Arc::new(Ctx {
         metrics: agent.metrics.clone(),
         seed_name: agent.seed_name.clone(),

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
 use kube::runtime::controller::Controller;
-use kube::runtime::reflector::{self, ObjectRef};
+use kube::runtime::reflector::ObjectRef;
 use kube::runtime::{PredicateConfig, WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
 use seedlet_runtime::watch::{RunWith, Runner};
@@ -24,6 +24,7 @@ use seedlet_api::core::ControllerInstallation;
 use seedlet_api::names::{condition_types, labels, namespaces};
 use seedlet_api::resources::ManagedResource;
 
+use crate::caches::GardenCaches;
 use crate::context::AgentContext;
 
 pub use reconcile::{Error, error_policy, reconcile};
@@ -78,20 +79,16 @@ pub async fn run(ctx: Arc<AgentContext>) {
         },
     });
     let concurrency = seedlet_runtime::watch::concurrency(i64::from(config.concurrent_syncs));
-    ctx.garden
-        .run_with_current(|client| run_with(client, care.clone(), concurrency))
+    ctx.run_on_garden(|caches| run_with(caches, care.clone(), concurrency))
         .await;
 }
 
-async fn run_with(garden: kube::Client, care: Arc<Care>, concurrency: u16) {
+async fn run_with(caches: Arc<GardenCaches>, care: Arc<Care>, concurrency: u16) {
     let ctx = care.clone();
     let seed_name = ctx.seed_name.clone();
-    let (reader, writer) = reflector::store();
-    let scope = crate::garden_scope::installations(&garden, &seed_name).await;
-    let installations = watcher(Api::<ControllerInstallation>::all(garden), scope)
-        .backoff(seedlet_runtime::watch::watch_backoff())
-        .modify(seedlet_runtime::watch::slim)
-        .reflect(writer)
+    let informer = caches.installations().await;
+    let reader = informer.store();
+    let installations = informer
         .applied_objects()
         .try_filter(move |ci| futures::future::ready(ci.seed_name() == Some(seed_name.as_str())))
         .predicate_filter(installation_change, PredicateConfig::default());

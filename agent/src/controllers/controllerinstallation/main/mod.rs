@@ -29,7 +29,7 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::api::PostParams;
 use kube::core::PartialObjectMeta;
 use kube::runtime::controller::Controller;
-use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::{PredicateConfig, WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
 use seedlet_chartrender::Renderer;
@@ -42,6 +42,7 @@ use seedlet_api::core::{
 use seedlet_api::names::namespaces;
 use seedlet_api::resources::ManagedResource;
 
+use crate::caches::GardenCaches;
 use crate::context::AgentContext;
 
 pub use reconcile::{error_policy, reconcile};
@@ -343,12 +344,12 @@ impl Installer {
 /// Runs the main controller until `ctx.stop` is cancelled, restarting it on garden client swaps.
 pub async fn run(ctx: Arc<AgentContext>) {
     let installer = Arc::new(Installer::new(ctx.clone()));
-    ctx.garden
-        .run_with_current(|client| run_with(client, installer.clone()))
+    ctx.run_on_garden(|caches| run_with(caches, installer.clone()))
         .await;
 }
 
-async fn run_with(garden: kube::Client, installer: Arc<Installer>) {
+async fn run_with(caches: Arc<GardenCaches>, installer: Arc<Installer>) {
+    let garden = caches.client().clone();
     let ctx = installer.clone();
     let seed_name = ctx.seed_name.clone();
     let concurrency = seedlet_runtime::watch::concurrency(i64::from(
@@ -357,26 +358,20 @@ async fn run_with(garden: kube::Client, installer: Arc<Installer>) {
             .controller_installation
             .concurrent_syncs,
     ));
-    let (reader, writer) = reflector::store();
     // Selected by `spec.seedRef.name` where the garden can (and the seed authorizer demands it);
     // filtered here too for gardens that cannot.
-    let scope = crate::garden_scope::installations(&garden, &seed_name).await;
-    let installations = watcher(Api::<ControllerInstallation>::all(garden.clone()), scope)
-        .backoff(seedlet_runtime::watch::watch_backoff())
-        .modify(seedlet_runtime::watch::slim)
-        .reflect(writer)
+    let informer = caches.installations().await;
+    let reader = informer.store();
+    let installations = informer
         .applied_objects()
         .try_filter(move |ci| futures::future::ready(ci.seed_name() == Some(seed_name.as_str())))
         .predicate_filter(relevant_change, PredicateConfig::default());
     // The Seed feeds the injected values and gates installation on `status.clusterIdentity`;
     // heartbeat writes (conditions) are filtered out by the predicate.
-    let seeds = watcher(
-        Api::<Seed>::all(garden.clone()),
-        watcher::Config::default().fields(&format!("metadata.name={}", ctx.seed_name)),
-    )
-    .backoff(seedlet_runtime::watch::watch_backoff())
-    .applied_objects()
-    .predicate_filter(seed_change, PredicateConfig::default());
+    let seeds = caches
+        .seed()
+        .applied_objects()
+        .predicate_filter(seed_change, PredicateConfig::default());
     let by_seed = reader.clone();
     let by_deployment = reader.clone();
     let by_registration = reader.clone();
@@ -574,7 +569,7 @@ mod tests {
 
     #[test]
     fn deployment_and_registration_changes_map_to_their_installations() {
-        let (reader, mut writer) = reflector::store::<ControllerInstallation>();
+        let (reader, mut writer) = kube::runtime::reflector::store::<ControllerInstallation>();
         for ci in [
             installation("a", "r1", Some("d1")),
             installation("b", "r2", Some("d2")),

@@ -15,7 +15,6 @@ use futures::channel::mpsc::UnboundedSender;
 use futures::{StreamExt, TryStreamExt};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 use kube::runtime::controller::Controller;
-use kube::runtime::reflector;
 use kube::runtime::{PredicateConfig, WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
 use seedlet_runtime::watch::{RunWith, Runner};
@@ -26,6 +25,7 @@ use seedlet_api::core::ControllerInstallation;
 use seedlet_api::extensions::{CLASS_GARDEN, ExtensionKind};
 use seedlet_api::names::groups;
 
+use crate::caches::GardenCaches;
 use crate::context::AgentContext;
 
 pub use reconcile::{Error, error_policy, reconcile};
@@ -117,10 +117,7 @@ pub async fn run(ctx: Arc<AgentContext>) {
             .concurrent_syncs,
     ));
     let receiver = Arc::new(tokio::sync::Mutex::new(receiver));
-    ctx.garden
-        .run_with_current(|client| {
-            run_with(client, required.clone(), concurrency, receiver.clone())
-        })
+    ctx.run_on_garden(|caches| run_with(caches, required.clone(), concurrency, receiver.clone()))
         .await;
     watch_stop.cancel();
     for task in tasks {
@@ -129,19 +126,16 @@ pub async fn run(ctx: Arc<AgentContext>) {
 }
 
 async fn run_with(
-    garden: kube::Client,
+    caches: Arc<GardenCaches>,
     required: Arc<Required>,
     concurrency: u16,
     changes: Arc<tokio::sync::Mutex<futures::channel::mpsc::UnboundedReceiver<()>>>,
 ) {
     let ctx = required.clone();
     let seed_name = ctx.seed_name.clone();
-    let (reader, writer) = reflector::store();
-    let scope = crate::garden_scope::installations(&garden, &seed_name).await;
-    let installations = watcher(Api::<ControllerInstallation>::all(garden), scope)
-        .backoff(seedlet_runtime::watch::watch_backoff())
-        .modify(seedlet_runtime::watch::slim)
-        .reflect(writer)
+    let informer = caches.installations().await;
+    let reader = informer.store();
+    let installations = informer
         .applied_objects()
         .try_filter(move |ci| futures::future::ready(ci.seed_name() == Some(seed_name.as_str())))
         .predicate_filter(
