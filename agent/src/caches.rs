@@ -37,8 +37,9 @@ impl AgentCaches {
     }
 
     /// The garden informers over `client`, the garden client of credential `generation`: the
-    /// same set for every controller of that generation; a newer generation replaces it (and
-    /// ends its watches).
+    /// same set for every controller of that generation. A newer generation replaces it; the
+    /// old set's watches end when the last controller still running on it lets go (stopping
+    /// them at once would end that controller's triggers before it sees the swap itself).
     pub fn garden(&self, client: kube::Client, generation: u64) -> Arc<GardenCaches> {
         let mut current = self.garden.lock().unwrap_or_else(PoisonError::into_inner);
         match current.as_ref() {
@@ -52,9 +53,6 @@ impl AgentCaches {
                 &self.stop,
             )),
             _ => {
-                if let Some(previous) = current.take() {
-                    previous.caches.stop();
-                }
                 let caches = Arc::new(GardenCaches::new(
                     client,
                     generation,

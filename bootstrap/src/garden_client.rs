@@ -112,7 +112,14 @@ impl GardenClient {
             let (client, generation) = self.current();
             let future = work(client, generation);
             tokio::select! {
-                out = future => return out,
+                out = future => {
+                    // Work that ended because of a swap (its watches closed with the old
+                    // client) starts again on the new client like work the swap interrupted.
+                    if !swaps.has_changed().unwrap_or(false) {
+                        return out;
+                    }
+                    tracing::info!(generation = *swaps.borrow(), "garden client swapped, restarting work");
+                }
                 changed = swaps.changed() => {
                     if changed.is_err() {
                         // The sender lives in `self.shared`, which `self` keeps alive, so this cannot happen;
@@ -174,6 +181,25 @@ mod tests {
         assert_eq!(*swaps.borrow_and_update(), 1);
         assert_eq!(garden.generation(), 1);
         assert_eq!(garden.certificate_expiry(), Some(expiry));
+    }
+
+    #[tokio::test]
+    async fn work_that_ends_because_of_a_swap_starts_again_on_the_new_generation() {
+        let garden = GardenClient::new(offline_client(), None);
+        let swapper = garden.clone();
+        let result = garden
+            .run_with_current_generation(|_client, generation| {
+                let swapper = swapper.clone();
+                async move {
+                    if generation == 0 {
+                        // Like a controller whose watches close with the old credential.
+                        swapper.swap(offline_client(), None);
+                    }
+                    generation
+                }
+            })
+            .await;
+        assert_eq!(result, 1, "the result of the work on the new generation");
     }
 
     #[tokio::test]

@@ -122,11 +122,6 @@ impl SharedCaches {
         &self.client
     }
 
-    /// Ends every informer's watch now (and with it every subscription), as dropping does.
-    pub fn stop(&self) {
-        self.stop.cancel();
-    }
-
     /// The informer of all `K` in the cluster (no selectors), slim.
     pub fn all<K>(&self) -> Arc<Informer<K>>
     where

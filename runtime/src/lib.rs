@@ -6,6 +6,7 @@
 //! - [`leader_election`]: the Lease lock; [`logging`]: log lines in Gardener's shape;
 //! - [`watch`]: per-watch backoff, slim caches and [`watch::Runner`], which runs every controller;
 //! - [`cache`]: one watch and one store per kind and scope, shared by the controllers reading it;
+//! - [`controller`]: a controller as one type ([`controller::Reconciler`]) and what runs it;
 //! - [`status`]: the one conditions writer; [`finalizer`]: adding and removing a finalizer;
 //! - [`triggers`]: watch streams passing only relevant changes (and deletions);
 //! - [`systemd`]: the sd_notify protocol (READY, STOPPING, STATUS, WATCHDOG);
@@ -19,6 +20,7 @@ pub mod budget;
 pub mod cache;
 pub mod client;
 pub mod clock;
+pub mod controller;
 pub mod error;
 pub mod events;
 pub mod finalizer;

@@ -12,7 +12,7 @@ use seedlet_api::core::{BackupBucket, Seed, Shoot};
 use seedlet_api::names::finalizers;
 use serde_json::json;
 
-use super::Ctx;
+use super::SeedStatus;
 use super::flow;
 use super::io::{Error, write_status};
 use crate::extension_sync::operation;
@@ -31,7 +31,7 @@ pub fn still_referenced(kind: &str, names: &[String]) -> String {
 }
 
 /// A Normal Event `ResourceReferenced`/`Delete` on the Seed.
-async fn referenced(ctx: &Ctx, seed: &Seed, message: &str) {
+async fn referenced(ctx: &SeedStatus, seed: &Seed, message: &str) {
     ctx.events
         .named("seed-controller")
         .publish(
@@ -48,7 +48,7 @@ async fn referenced(ctx: &Ctx, seed: &Seed, message: &str) {
 ///
 /// # Errors
 /// See [`Error`].
-pub async fn run(seed: &Seed, ctx: &Ctx) -> Result<Action, Error> {
+pub async fn run(seed: &Seed, ctx: &SeedStatus) -> Result<Action, Error> {
     let name = seed.name_any();
     if !seed.finalizers().iter().any(|f| f == finalizers::GARDENER) {
         return Ok(Action::await_change());

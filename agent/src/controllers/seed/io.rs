@@ -1,6 +1,6 @@
 //! The error type and the status write the Seed controller's reconcile and delete flows share.
 
-use super::Ctx;
+use super::SeedStatus;
 use kube::Api;
 use kube::api::{Patch, PatchParams};
 use seedlet_api::core::Seed;
@@ -87,9 +87,8 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl seedlet_runtime::controller::Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Error::ClusterIdentity(_) => "ClusterIdentityError",
             Error::KubernetesVersion(_) => "SeedVersionError",
@@ -106,7 +105,11 @@ impl Error {
 }
 
 /// Merge-patches `patch` (`{"status": …}`) into `seed`'s `/status` (the client charges it to the write budget).
-pub(super) async fn write_status(ctx: &Ctx, seed: &Seed, patch: &Value) -> Result<(), Error> {
+pub(super) async fn write_status(
+    ctx: &SeedStatus,
+    seed: &Seed,
+    patch: &Value,
+) -> Result<(), Error> {
     let name = seed.metadata.name.as_deref().unwrap_or_default();
     let api = Api::<Seed>::all(ctx.garden.clone());
     api.patch_status(name, &PatchParams::default(), &Patch::Merge(patch))

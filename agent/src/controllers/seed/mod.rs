@@ -27,10 +27,9 @@ use std::time::Duration;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::controller::Controller;
 use seedlet_api::core::{GardenerInfo, Seed};
-use seedlet_runtime::watch::{RunWith, Runner};
 
 pub use io::Error;
-pub use reconcile::{DesiredStatus, error_policy, reconcile, status_patch};
+pub use reconcile::{DesiredStatus, status_patch};
 
 use crate::caches::GardenCaches;
 use crate::context::AgentContext;
@@ -38,8 +37,8 @@ use crate::context::AgentContext;
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "seed-status";
 
-/// Dependencies of one run on one garden client.
-pub struct Ctx {
+/// The Seed status controller on one garden client: what its reconcile needs.
+pub struct SeedStatus {
     /// Time source for timestamps.
     pub clock: Arc<dyn seedlet_runtime::clock::Clock>,
     /// The component configuration.
@@ -48,8 +47,6 @@ pub struct Ctx {
     pub events: seedlet_runtime::events::Recorder,
     /// Whether the minimum seed Kubernetes version is enforced.
     pub kubernetes_version_check: bool,
-    /// Process metrics.
-    pub metrics: Arc<crate::metrics::AgentMetrics>,
     /// Client of the seed cluster.
     pub seed: kube::Client,
     /// Name of our Seed.
@@ -66,9 +63,9 @@ pub struct Ctx {
     pub claim: Arc<crate::seed_claim::SeedClaim>,
 }
 
-impl std::fmt::Debug for Ctx {
+impl std::fmt::Debug for SeedStatus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ctx")
+        f.debug_struct("SeedStatus")
             .field("seed", &self.seed_name)
             .field("sync_period", &self.sync_period)
             .finish_non_exhaustive()
@@ -86,19 +83,17 @@ pub async fn run(agent: Arc<AgentContext>) {
 
 async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>, gardener: GardenerInfo) {
     let garden = caches.client().clone();
-    let stop = agent.stop.clone();
     let sync_period = agent.config.controllers.seed.sync_period.as_std();
     let informer = caches.seed();
     let reader = informer.store();
     let seeds = informer
         .applied_objects()
         .predicate_filter(owned_fields_hash, Default::default());
-    let ctx = Arc::new(Ctx {
+    let reconciler = Arc::new(SeedStatus {
         clock: agent.clock.clone(),
         config: agent.config.clone(),
         events: agent.events.clone(),
         kubernetes_version_check: agent.kubernetes_version_check,
-        metrics: agent.metrics.clone(),
         seed: agent.seed.clone(),
         seed_name: agent.seed_name.clone(),
         garden,
@@ -107,15 +102,13 @@ async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>, gardener: G
         clashes: another_agent::Clashes::default(),
         claim: agent.seed_claim.clone(),
     });
-    Controller::for_stream(seeds, reader)
-        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
-        .run_with(
-            Runner::new(NAME, stop.clone()),
-            reconcile,
-            error_policy,
-            ctx,
-        )
-        .await;
+    seedlet_runtime::controller::run(
+        Controller::for_stream(seeds, reader),
+        reconciler,
+        agent.stop.clone(),
+        agent.metrics.common(),
+    )
+    .await;
 }
 
 /// Predicate: the generation, deletion and the status fields this controller owns, so heartbeats

@@ -17,13 +17,13 @@ use kube::{Api, ResourceExt};
 use seedlet_api::common::{LastOperationState, LastOperationType};
 use seedlet_api::core::{BackupBucket, GardenerInfo, Seed};
 use seedlet_api::names::{finalizers, namespaces, objects};
+use seedlet_runtime::controller::{Reconciler, routine_failure};
 use seedlet_runtime::events::EventType;
-use seedlet_runtime::policy;
 use seedlet_runtime::repeated::Failure;
 use serde_json::{Value, json};
 
 use super::io::{Error, write_status};
-use super::{Ctx, NAME, another_agent, flow};
+use super::{NAME, SeedStatus, another_agent, flow};
 use crate::extension_sync::operation;
 use seedlet_runtime::error_chain;
 
@@ -44,18 +44,30 @@ pub struct DesiredStatus {
     pub allocatable: BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
 }
 
-/// Brings the owned status fields up to date; requeues after the sync period.
-///
-/// # Errors
-/// See [`Error`]; the next run reads fresh state.
-pub async fn reconcile(seed: Arc<Seed>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    policy::measured(&ctx.metrics, NAME, &seed.name_any(), update(&seed, &ctx)).await
+impl Reconciler for SeedStatus {
+    type Object = Seed;
+    type Error = Error;
+    const NAME: &'static str = NAME;
+
+    /// Brings the owned status fields up to date; requeues after the sync period. After an
+    /// error the next run reads fresh state.
+    async fn reconcile(&self, seed: Arc<Seed>) -> Result<Action, Error> {
+        update(&seed, self).await
+    }
+
+    /// A short delay, capped at the sync period.
+    fn retry_after(&self, _: &Error) -> Duration {
+        self.sync_period.min(Duration::from_secs(5))
+    }
+
+    /// A Seed of another agent is an ERROR once per distinct clash and a look again after a
+    /// doubling delay ([`another_agent::delay`]); everything else is a routine failure.
+    fn error_policy(&self, seed: &Seed, error: &Error) -> Action {
+        clash_policy(self, error).unwrap_or_else(|| routine_failure(self, seed, error))
+    }
 }
 
-/// Retries after a short delay, capped at the sync period, and logs the error once. A Seed of
-/// another agent is an ERROR once per distinct clash and a look again after a doubling delay
-/// ([`another_agent::delay`]).
-pub fn error_policy(seed: Arc<Seed>, error: &Error, ctx: Arc<Ctx>) -> Action {
+fn clash_policy(ctx: &SeedStatus, error: &Error) -> Option<Action> {
     if let Error::AnotherAgent { seed, clash } = error {
         let message = clash.to_string();
         let (news, delay) = ctx.clashes.met(&message);
@@ -74,18 +86,12 @@ pub fn error_policy(seed: Arc<Seed>, error: &Error, ctx: Arc<Ctx>) -> Action {
                 tracing::debug!(seed = %seed, retry_in = ?delay, "seed still claimed by another agent")
             }
         }
-        return Action::requeue(delay);
+        return Some(Action::requeue(delay));
     }
-    policy::requeue_after_failure(
-        NAME,
-        &seed.name_any(),
-        error.reason(),
-        error,
-        ctx.sync_period.min(Duration::from_secs(5)),
-    )
+    None
 }
 
-async fn update(cached: &Seed, ctx: &Ctx) -> Result<Action, Error> {
+async fn update(cached: &Seed, ctx: &SeedStatus) -> Result<Action, Error> {
     let name = cached.name_any();
     let seeds = Api::<Seed>::all(ctx.garden.clone());
     let Some(seed) = seeds
@@ -164,7 +170,7 @@ async fn update(cached: &Seed, ctx: &Ctx) -> Result<Action, Error> {
 }
 
 /// A Warning Event on the Seed naming both agents (the recorder aggregates repeats).
-async fn report_clash(seed: &Seed, clash: &another_agent::Clash, ctx: &Ctx) {
+async fn report_clash(seed: &Seed, clash: &another_agent::Clash, ctx: &SeedStatus) {
     ctx.events
         .publish(
             seed,
@@ -178,7 +184,7 @@ async fn report_clash(seed: &Seed, clash: &another_agent::Clash, ctx: &Ctx) {
 
 fn desired_status(
     seed: &Seed,
-    ctx: &Ctx,
+    ctx: &SeedStatus,
     cluster_identity: String,
     kubernetes_version: String,
 ) -> DesiredStatus {
@@ -207,7 +213,7 @@ fn desired_status(
 }
 
 /// The flow after the status start; the first failure ends it.
-async fn run_flow(seed: &Seed, ctx: &Ctx, git_version: &str) -> Result<(), Error> {
+async fn run_flow(seed: &Seed, ctx: &SeedStatus, git_version: &str) -> Result<(), Error> {
     let name = seed.name_any();
     Api::<Namespace>::all(ctx.garden.clone())
         .get(&namespaces::seed_namespace(&name))
@@ -260,7 +266,7 @@ async fn run_flow(seed: &Seed, ctx: &Ctx, git_version: &str) -> Result<(), Error
 }
 
 /// Create-or-merge-patch of the Seed's core BackupBucket.
-async fn write_backup_bucket(ctx: &Ctx, name: &str, bucket: &Value) -> Result<(), Error> {
+async fn write_backup_bucket(ctx: &SeedStatus, name: &str, bucket: &Value) -> Result<(), Error> {
     let api = Api::<BackupBucket>::all(ctx.garden.clone());
     let error = |step| {
         move |source| Error::BackupBucket {

@@ -12,24 +12,24 @@ use kube::{Api, ResourceExt};
 use seedlet_api::core::{BackupBucket, Seed, Shoot};
 use serde_json::{Value, json};
 
+use super::SeedStatus;
 use super::delete::SHOOTS_REQUEUE;
-use super::{Ctx, reconcile};
 use crate::testing::{Env, SEED, create, ensure_namespace};
+use seedlet_runtime::controller::{Reason, Reconciler};
 
 const SYNC: Duration = Duration::from_secs(60);
 
-fn ctx(env: &Env, kubernetes_version_check: bool) -> Arc<Ctx> {
+fn ctx(env: &Env, kubernetes_version_check: bool) -> Arc<SeedStatus> {
     ctx_with_seed(env, env.seed.clone(), kubernetes_version_check)
 }
 
 /// A context whose seed cluster is `seed` instead of the environment's.
-fn ctx_with_seed(env: &Env, seed: kube::Client, kubernetes_version_check: bool) -> Arc<Ctx> {
-    Arc::new(Ctx {
+fn ctx_with_seed(env: &Env, seed: kube::Client, kubernetes_version_check: bool) -> Arc<SeedStatus> {
+    Arc::new(SeedStatus {
         clock: env.clock(),
         config: Arc::new(seedlet_config::GardenletConfiguration::default()),
         events: env.events(),
         kubernetes_version_check,
-        metrics: Env::metrics(),
         seed,
         seed_name: SEED.to_owned(),
         garden: env.garden.clone(),
@@ -74,7 +74,7 @@ async fn a_seed_gets_its_status_finalizer_namespace_labels_and_backup_bucket() {
         {"apiVersion": "v1", "kind": "Secret", "name": "backup", "namespace": "garden"}});
     let created = seed(&env, Some(backup)).await;
 
-    let action = reconcile(created.clone(), ctx(&env, false)).await.unwrap();
+    let action = ctx(&env, false).reconcile(created.clone()).await.unwrap();
     assert_eq!(action, Action::requeue(SYNC));
     let written = stored(&env).await;
     let status = &written["status"];
@@ -119,7 +119,8 @@ async fn a_seed_gets_its_status_finalizer_namespace_labels_and_backup_bucket() {
 async fn a_missing_seed_namespace_and_an_old_kubernetes_fail_the_operation() {
     let env = Env::start().await;
     let created = seed(&env, None).await;
-    let error = reconcile(created.clone(), ctx(&env, false))
+    let error = ctx(&env, false)
+        .reconcile(created.clone())
         .await
         .unwrap_err();
     assert_eq!(error.reason(), "SeedNamespaceError");
@@ -156,7 +157,8 @@ async fn a_missing_seed_namespace_and_an_old_kubernetes_fail_the_operation() {
                "data": {"cluster-identity": identity}}),
     )
     .await;
-    let error = reconcile(created.clone(), ctx_with_seed(&env, old.client(), true))
+    let error = ctx_with_seed(&env, old.client(), true)
+        .reconcile(created.clone())
         .await
         .unwrap_err();
     assert_eq!(error.reason(), "K8SVersionTooOld");
@@ -173,7 +175,7 @@ async fn a_missing_seed_namespace_and_an_old_kubernetes_fail_the_operation() {
     old.shutdown().await;
 
     // The sandbox itself reports v1.32, which passes the check.
-    reconcile(created, ctx(&env, true)).await.unwrap();
+    ctx(&env, true).reconcile(created).await.unwrap();
     env.shutdown().await;
 }
 
@@ -183,7 +185,7 @@ async fn deletion_waits_for_the_seeds_shoots() {
     ensure_namespace(&env.garden, "seed-local").await;
     let created = seed(&env, None).await;
     let ctx = ctx(&env, false);
-    reconcile(created.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(created.clone()).await.unwrap();
     ensure_namespace(&env.garden, "garden-dev").await;
     let _: Shoot = create(
         &env.garden,
@@ -197,7 +199,7 @@ async fn deletion_waits_for_the_seeds_shoots() {
     seeds.delete(SEED, &DeleteParams::default()).await.unwrap();
 
     assert_eq!(
-        reconcile(created.clone(), ctx.clone()).await.unwrap(),
+        ctx.clone().reconcile(created.clone()).await.unwrap(),
         Action::requeue(SHOOTS_REQUEUE)
     );
     let written = stored(&env).await;
@@ -215,7 +217,7 @@ async fn deletion_waits_for_the_seeds_shoots() {
         .await
         .unwrap();
     assert_eq!(
-        reconcile(created, ctx).await.unwrap(),
+        ctx.reconcile(created).await.unwrap(),
         Action::await_change()
     );
     assert!(seeds.get_opt(SEED).await.unwrap().is_none());
@@ -247,7 +249,7 @@ async fn a_seed_of_another_seed_cluster_is_left_alone_reported_and_looked_at_eve
     let ctx = ctx(&env, false);
     let before = stored(&env).await;
 
-    let error = reconcile(created.clone(), ctx.clone()).await.unwrap_err();
+    let error = ctx.clone().reconcile(created.clone()).await.unwrap_err();
     assert_eq!(error.reason(), "SeedClaimedByAnotherAgent");
     assert!(
         ctx.claim.claimed_by_another(),
@@ -281,7 +283,7 @@ async fn a_seed_of_another_seed_cluster_is_left_alone_reported_and_looked_at_eve
     );
 
     let delays: Vec<Action> = (0..4)
-        .map(|_| super::error_policy(created.clone(), &error, ctx.clone()))
+        .map(|_| ctx.clone().error_policy(&created.clone(), &error))
         .collect();
     let expected: Vec<Action> = [1, 2, 4, 8]
         .map(|s| Action::requeue(Duration::from_secs(s)))
@@ -297,7 +299,7 @@ async fn a_seed_of_another_seed_cluster_is_left_alone_reported_and_looked_at_eve
         .map(|d| d["cluster-identity"].clone())
         .unwrap();
     set_status(&env, json!({"clusterIdentity": ours})).await;
-    reconcile(created.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(created.clone()).await.unwrap();
     assert_eq!(
         stored(&env).await["status"]["gardener"]["id"],
         ctx.gardener.id.as_str()
@@ -307,7 +309,7 @@ async fn a_seed_of_another_seed_cluster_is_left_alone_reported_and_looked_at_eve
         "the heartbeat renews again"
     );
     assert_eq!(
-        super::error_policy(created, &error, ctx),
+        ctx.error_policy(&created, &error),
         Action::requeue(Duration::from_secs(1)),
         "a normal reconcile ends the streak"
     );
@@ -320,11 +322,11 @@ async fn an_earlier_process_of_this_agent_is_not_another_agent() {
     ensure_namespace(&env.garden, "seed-local").await;
     let created = seed(&env, None).await;
     let first = ctx(&env, false);
-    reconcile(created.clone(), first.clone()).await.unwrap();
+    first.clone().reconcile(created.clone()).await.unwrap();
     // A restart (or the other replica after a leader hand-over): same seed cluster, new id.
     let mut restarted = Arc::into_inner(ctx(&env, false)).unwrap();
     restarted.gardener.id = "seedlet-agent-restarted-x9".into();
-    reconcile(created, Arc::new(restarted)).await.unwrap();
+    Arc::new(restarted).reconcile(created).await.unwrap();
     let status = &stored(&env).await["status"];
     assert_eq!(status["gardener"]["id"], "seedlet-agent-restarted-x9");
     assert_eq!(status["lastOperation"]["state"], "Succeeded");

@@ -20,9 +20,8 @@ use std::sync::Arc;
 
 use kube::runtime::controller::Controller;
 use seedlet_config::gardenlet::{FORCE_RESTORE_FEATURE_GATE, ShootMigrationController};
-use seedlet_runtime::watch::{RunWith, Runner};
 
-pub use reconcile::{Error, error_policy, reconcile};
+pub use reconcile::Error;
 
 use crate::caches::GardenCaches;
 use crate::context::AgentContext;
@@ -30,10 +29,10 @@ use crate::context::AgentContext;
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "shoot-migration";
 
-/// Dependencies of the controller for one garden client.
-pub struct Ctx {
-    /// Process metrics.
-    pub metrics: Arc<crate::metrics::AgentMetrics>,
+/// The controller (one per garden client): what its reconcile needs.
+pub struct ShootMigration {
+    /// Parallel reconciles (`controllers.shootMigration.concurrentSyncs`).
+    pub concurrency: u16,
     /// Our Seed's name.
     pub seed_name: String,
     /// Garden client of this run.
@@ -44,9 +43,9 @@ pub struct Ctx {
     pub settings: decide::Settings,
 }
 
-impl std::fmt::Debug for Ctx {
+impl std::fmt::Debug for ShootMigration {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ctx")
+        f.debug_struct("ShootMigration")
             .field("seed", &self.seed_name)
             .field("settings", &self.settings)
             .finish_non_exhaustive()
@@ -97,26 +96,22 @@ async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
         .shoot_migration
         .clone()
         .unwrap_or_default();
-    let concurrency = seedlet_runtime::watch::concurrency(i64::from(block.concurrent_syncs));
     let informer = caches.shoots().await;
-    let shoots = informer.store();
-    let events = informer.applied_objects();
-    let ctx = Arc::new(Ctx {
-        metrics: agent.metrics.clone(),
+    let controller = Controller::for_stream(informer.applied_objects(), informer.store());
+    let reconciler = Arc::new(ShootMigration {
+        concurrency: seedlet_runtime::watch::concurrency(i64::from(block.concurrent_syncs)),
         seed_name: agent.seed_name.clone(),
         garden,
         clock: agent.clock.clone(),
         settings: settings(&agent.config),
     });
-    Controller::for_stream(events, shoots)
-        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
-        .run_with(
-            Runner::new(NAME, agent.stop.clone()).concurrency(concurrency),
-            reconcile,
-            error_policy,
-            ctx,
-        )
-        .await;
+    seedlet_runtime::controller::run(
+        controller,
+        reconciler,
+        agent.stop.clone(),
+        agent.metrics.common(),
+    )
+    .await;
 }
 
 #[cfg(test)]

@@ -10,11 +10,11 @@ use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::Shoot;
 use seedlet_api::names::shoot_lifecycle;
-use seedlet_runtime::policy;
+use seedlet_runtime::controller::{Reason, Reconciler};
 use serde_json::{Value, json};
 
 use super::decide::{self, StartTime};
-use super::{Ctx, NAME};
+use super::{NAME, ShootMigration};
 
 /// Retry delay after a failed reconcile.
 pub const RETRY_DELAY: Duration = Duration::from_secs(10);
@@ -41,9 +41,8 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Error::MissingNamespace { .. } => "ShootNamespaceMissing",
             Error::PatchShoot { .. } => "ShootPatchError",
@@ -51,32 +50,28 @@ impl Error {
     }
 }
 
-/// Watches one shoot's migration to this seed and forces its restore when due.
-///
-/// # Errors
-/// See [`Error`]; the next run reads fresh state.
-pub async fn reconcile(shoot: Arc<Shoot>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    policy::measured(
-        &ctx.metrics,
-        NAME,
-        &policy::object_key(shoot.as_ref()),
-        run(&shoot, &ctx),
-    )
-    .await
+impl Reconciler for ShootMigration {
+    type Object = Shoot;
+    type Error = Error;
+    const NAME: &'static str = NAME;
+
+    /// Watches one shoot's migration to this seed and forces its restore when due; the next
+    /// run after an error reads fresh state.
+    async fn reconcile(&self, shoot: Arc<Shoot>) -> Result<Action, Error> {
+        run(&shoot, self).await
+    }
+
+    /// [`RETRY_DELAY`], at most the sync period.
+    fn retry_after(&self, _: &Error) -> Duration {
+        RETRY_DELAY.min(self.settings.sync_period)
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.concurrency
+    }
 }
 
-/// Retries after [`RETRY_DELAY`] (at most the sync period).
-pub fn error_policy(shoot: Arc<Shoot>, error: &Error, ctx: Arc<Ctx>) -> Action {
-    policy::requeue_after_failure(
-        NAME,
-        &policy::object_key(shoot.as_ref()),
-        error.reason(),
-        error,
-        RETRY_DELAY.min(ctx.settings.sync_period),
-    )
-}
-
-async fn run(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {
+async fn run(shoot: &Shoot, ctx: &ShootMigration) -> Result<Action, Error> {
     let name = shoot.name_any();
     let namespace = shoot
         .namespace()

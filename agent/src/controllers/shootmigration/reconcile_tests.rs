@@ -14,15 +14,16 @@ use seedlet_api::core::Shoot;
 use seedlet_runtime::clock::Clock;
 use serde_json::{Value, json};
 
+use super::ShootMigration;
 use super::decide::Settings;
-use super::{Ctx, reconcile};
 use crate::testing::{Env, SEED, create, ensure_namespace};
+use seedlet_runtime::controller::Reconciler;
 
 const MINUTE: Duration = Duration::from_secs(60);
 
-fn ctx(env: &Env) -> Arc<Ctx> {
-    Arc::new(Ctx {
-        metrics: Env::metrics(),
+fn ctx(env: &Env) -> Arc<ShootMigration> {
+    Arc::new(ShootMigration {
+        concurrency: 1,
         seed_name: SEED.to_owned(),
         garden: env.garden.clone(),
         clock: env.clock(),
@@ -72,7 +73,7 @@ async fn the_force_restore_annotation_aborts_the_migration_and_is_removed() {
         json!({"seedName": "old", "lastErrors": [{"description": "x", "taskID": "t"}]}),
     )
     .await;
-    let action = reconcile(migrating, ctx(&env)).await.expect("reconcile");
+    let action = ctx(&env).reconcile(migrating).await.expect("reconcile");
     assert_eq!(action, Action::await_change());
     let shoot = fresh(&env, "forced").await;
     let status = shoot.status.as_ref().expect("status");
@@ -99,7 +100,7 @@ async fn the_force_restore_annotation_aborts_the_migration_and_is_removed() {
 async fn a_stalled_migration_is_restored_after_the_grace_period_and_a_finished_one_forgotten() {
     let env = Env::start().await;
     let migrating = shoot(&env, "stalled", json!({}), json!({"seedName": "old"})).await;
-    let action = reconcile(migrating, ctx(&env)).await.expect("first");
+    let action = ctx(&env).reconcile(migrating).await.expect("first");
     assert_eq!(action, Action::requeue(MINUTE));
     let shoot = fresh(&env, "stalled").await;
     let started = shoot
@@ -110,7 +111,7 @@ async fn a_stalled_migration_is_restored_after_the_grace_period_and_a_finished_o
 
     // Within the grace period nothing else happens.
     env.clock.advance(SignedDuration::from_mins(60));
-    let action = reconcile(Arc::new(shoot), ctx(&env)).await.expect("second");
+    let action = ctx(&env).reconcile(Arc::new(shoot)).await.expect("second");
     assert_eq!(action, Action::requeue(MINUTE));
     let shoot = fresh(&env, "stalled").await;
     assert_eq!(
@@ -120,7 +121,7 @@ async fn a_stalled_migration_is_restored_after_the_grace_period_and_a_finished_o
 
     // Past it, without a fresh Migrate operation of the source, the restore is forced.
     env.clock.advance(SignedDuration::from_mins(61));
-    let action = reconcile(Arc::new(shoot), ctx(&env)).await.expect("third");
+    let action = ctx(&env).reconcile(Arc::new(shoot)).await.expect("third");
     assert_eq!(action, Action::await_change());
     let shoot = fresh(&env, "stalled").await;
     let status = shoot.status.as_ref().expect("status");
@@ -135,7 +136,7 @@ async fn a_stalled_migration_is_restored_after_the_grace_period_and_a_finished_o
         json!({"seedName": SEED, "migrationStartTime": "2025-01-01T00:00:00Z"}),
     )
     .await;
-    let action = reconcile(arrived, ctx(&env)).await.expect("arrived");
+    let action = ctx(&env).reconcile(arrived).await.expect("arrived");
     assert_eq!(action, Action::await_change());
     let arrived = fresh(&env, "arrived").await;
     assert!(
