@@ -51,7 +51,7 @@ impl Reconciler for Recorder {
         let name = object.name_any();
         let budget = seedlet_runtime::budget::current_controller();
         let first = {
-            let mut attempts = self.attempts.lock().unwrap();
+            let mut attempts = self.attempts.lock().expect("attempts");
             let first = !attempts.iter().any(|(seen, _)| *seen == name);
             attempts.push((name.clone(), budget));
             first
@@ -125,7 +125,7 @@ async fn run_reconciles_measures_and_retries_as_the_runtime_decides() {
         assert!(
             tokio::time::Instant::now() < deadline,
             "not every object reconciled (again) within 10 s: {:?}",
-            recorder.attempts.lock().unwrap()
+            recorder.attempts.lock().expect("attempts")
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -135,7 +135,7 @@ async fn run_reconciles_measures_and_retries_as_the_runtime_decides() {
         .expect("the controller stops when its token is cancelled")
         .expect("controller task");
 
-    let attempts = recorder.attempts.lock().unwrap().clone();
+    let attempts = recorder.attempts.lock().expect("attempts").clone();
     assert!(
         attempts.iter().all(|(_, budget)| *budget == "recorder"),
         "writes of a reconcile are charged to the controller: {attempts:?}"
