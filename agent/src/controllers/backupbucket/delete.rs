@@ -11,7 +11,7 @@ use seedlet_api::common::{LastOperationState, LastOperationType};
 use seedlet_api::core::BackupBucket;
 use seedlet_api::names::finalizers;
 
-use super::Ctx;
+use super::BackupBuckets;
 use super::desired::{self, CREDENTIALS_FINALIZER, LEGACY_CREDENTIALS_FINALIZER};
 use super::io::{
     Error, buckets, context_of, credentials_of, error_of, event, extension_buckets, write_status,
@@ -26,7 +26,7 @@ pub const DELETION_POLL: Duration = Duration::from_secs(5);
 ///
 /// # Errors
 /// See [`Error`].
-pub async fn run(bucket: &BackupBucket, ctx: &Ctx) -> Result<Action, Error> {
+pub async fn run(bucket: &BackupBucket, ctx: &BackupBuckets) -> Result<Action, Error> {
     let name = bucket.name_any();
     let now = ctx.clock.now();
     let generation = bucket.metadata.generation;
@@ -159,7 +159,7 @@ pub async fn run(bucket: &BackupBucket, ctx: &Ctx) -> Result<Action, Error> {
 }
 
 async fn delete_generated_secret(
-    ctx: &Ctx,
+    ctx: &BackupBuckets,
     bucket: &str,
     reference: &seedlet_api::common::ObjectReference,
 ) -> Result<(), Error> {

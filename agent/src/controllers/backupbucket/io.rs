@@ -1,6 +1,6 @@
 //! The reads and writes both flows of the BackupBucket controller share (reconcile and delete): API handles, the credentials, status writes, events, and the error type.
 
-use super::Ctx;
+use super::BackupBuckets;
 use super::desired::{CREDENTIALS_FINALIZER, LEGACY_CREDENTIALS_FINALIZER};
 use crate::extension_sync::seed_secret::{ContextObject, Credentials};
 use crate::extension_sync::{credentials, operation};
@@ -84,7 +84,10 @@ pub enum Error {
 
 /// Resolves the credentials (Secret or WorkloadIdentity) and moves their finalizers to
 /// `core.gardener.cloud/backupbucket`.
-pub(super) async fn credentials_of(bucket: &BackupBucket, ctx: &Ctx) -> Result<Credentials, Error> {
+pub(super) async fn credentials_of(
+    bucket: &BackupBucket,
+    ctx: &BackupBuckets,
+) -> Result<Credentials, Error> {
     let name = bucket.name_any();
     let reference = bucket
         .spec
@@ -123,7 +126,11 @@ pub(super) fn context_of(bucket: &BackupBucket) -> ContextObject {
 }
 
 /// Merge-patches `status` into the core bucket's `/status`.
-pub(super) async fn write_status(ctx: &Ctx, name: &str, status: Value) -> Result<(), Error> {
+pub(super) async fn write_status(
+    ctx: &BackupBuckets,
+    name: &str,
+    status: Value,
+) -> Result<(), Error> {
     buckets(ctx)
         .patch_status(
             name,
@@ -144,7 +151,7 @@ pub(super) async fn write_status(ctx: &Ctx, name: &str, status: Value) -> Result
 
 /// Records an Event on the core bucket in the garden (`backupbucket-controller`).
 pub(super) async fn event(
-    ctx: &Ctx,
+    ctx: &BackupBuckets,
     bucket: &BackupBucket,
     kind: EventType,
     reason: &str,
@@ -162,10 +169,10 @@ pub(super) fn error_of(description: String, codes: Vec<String>) -> LastError {
     operation::last_error(description, codes)
 }
 
-pub(super) fn buckets(ctx: &Ctx) -> Api<BackupBucket> {
+pub(super) fn buckets(ctx: &BackupBuckets) -> Api<BackupBucket> {
     Api::all(ctx.garden.clone())
 }
 
-pub(super) fn extension_buckets(ctx: &Ctx) -> Api<extensions::BackupBucket> {
+pub(super) fn extension_buckets(ctx: &BackupBuckets) -> Api<extensions::BackupBucket> {
     Api::all(ctx.seed.clone())
 }

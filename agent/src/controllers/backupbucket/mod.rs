@@ -32,10 +32,8 @@ use kube::{Api, ResourceExt};
 use seedlet_api::core::BackupBucket;
 use seedlet_api::extensions;
 use seedlet_api::names::annotations;
-use seedlet_runtime::watch::{RunWith, Runner};
 
 pub use io::Error;
-pub use reconcile::{error_policy, reconcile};
 
 use crate::context::AgentContext;
 use crate::extension_sync::trigger;
@@ -46,15 +44,15 @@ pub const NAME: &str = "backupbucket";
 pub const DEFAULT_CONCURRENT_SYNCS: i64 = 20;
 
 /// Dependencies of one run on one garden client.
-pub struct Ctx {
+pub struct BackupBuckets {
     /// Time source for timestamps.
     pub clock: Arc<dyn seedlet_runtime::clock::Clock>,
     /// Events in the garden.
     pub events: seedlet_runtime::events::Recorder,
     /// Field manager of our writes.
     pub field_manager: &'static str,
-    /// Process metrics.
-    pub metrics: Arc<crate::metrics::AgentMetrics>,
+    /// Parallel reconciles (its `concurrentSyncs`).
+    pub concurrency: u16,
     /// Client of the seed cluster.
     pub seed: kube::Client,
     /// Name of our Seed.
@@ -63,9 +61,9 @@ pub struct Ctx {
     pub garden: kube::Client,
 }
 
-impl std::fmt::Debug for Ctx {
+impl std::fmt::Debug for BackupBuckets {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ctx")
+        f.debug_struct("BackupBuckets")
             .field("seed", &self.seed_name)
             .finish_non_exhaustive()
     }
@@ -119,27 +117,20 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
             )
         },
     );
-    let ctx = Arc::new(Ctx {
+    let ctx = Arc::new(BackupBuckets {
         clock: agent.clock.clone(),
         events: agent.events.clone(),
         field_manager: agent.field_manager,
-        metrics: agent.metrics.clone(),
+        concurrency: seedlet_runtime::watch::concurrency(concurrency),
         seed: agent.seed.clone(),
         seed_name: agent.seed_name.clone(),
         garden,
     });
-    Controller::for_stream(buckets, reader)
-        .watches_stream(
-            futures::StreamExt::map(extension_events, Ok::<_, watcher::Error>),
-            |object: extensions::BackupBucket| Some(ObjectRef::new(&object.name_any())),
-        )
-        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
-        .run_with(
-            Runner::new(NAME, agent.stop.clone()).concurrency(concurrency),
-            reconcile,
-            error_policy,
-            ctx,
-        )
+    let controller = Controller::for_stream(buckets, reader).watches_stream(
+        futures::StreamExt::map(extension_events, Ok::<_, watcher::Error>),
+        |object: extensions::BackupBucket| Some(ObjectRef::new(&object.name_any())),
+    );
+    seedlet_runtime::controller::run(controller, ctx, agent.stop.clone(), agent.metrics.common())
         .await;
 }
 

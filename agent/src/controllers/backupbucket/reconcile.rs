@@ -21,15 +21,15 @@ use super::desired::{self, CREDENTIALS_FINALIZER};
 use super::io::{
     Error, buckets, context_of, credentials_of, event, extension_buckets, write_status,
 };
-use super::{Ctx, NAME};
+use super::{BackupBuckets, NAME};
 use crate::extension_sync::decide::{self, Decision, Rules};
 use crate::extension_sync::{credentials, object, operation};
+use seedlet_runtime::controller::{Reason, Reconciler};
 use seedlet_runtime::error_chain;
 use seedlet_runtime::events::EventType;
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Error::Bucket { .. } => "BackupBucketError",
             Error::NoCredentials { .. } | Error::Credentials { .. } => "CredentialsError",
@@ -41,27 +41,28 @@ impl Error {
     }
 }
 
-/// Reconciles one core BackupBucket of this seed.
-///
-/// # Errors
-/// See [`Error`]; the queue retries with backoff.
-pub async fn reconcile(bucket: Arc<BackupBucket>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let name = bucket.name_any();
-    seedlet_runtime::policy::measured(&ctx.metrics, NAME, &name, run(&name, &ctx)).await
+impl Reconciler for BackupBuckets {
+    type Object = BackupBucket;
+    type Error = Error;
+    const NAME: &'static str = NAME;
+
+    /// Reconciles one core BackupBucket of this seed.
+    async fn reconcile(&self, bucket: Arc<BackupBucket>) -> Result<Action, Error> {
+        let name = bucket.name_any();
+        run(&name, self).await
+    }
+
+    /// Retry delay after a failure (the runtime logs it once).
+    fn retry_after(&self, _: &Error) -> Duration {
+        Duration::from_secs(5)
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.concurrency
+    }
 }
 
-/// Logs a failure once per distinct message (runtime policy) and retries after a short delay.
-pub fn error_policy(bucket: Arc<BackupBucket>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    seedlet_runtime::policy::requeue_after_failure(
-        NAME,
-        &bucket.name_any(),
-        error.reason(),
-        error,
-        Duration::from_secs(5),
-    )
-}
-
-async fn run(name: &str, ctx: &Ctx) -> Result<Action, Error> {
+async fn run(name: &str, ctx: &BackupBuckets) -> Result<Action, Error> {
     let api = buckets(ctx);
     let Some(bucket) = api.get_opt(name).await.map_err(|source| Error::Bucket {
         step: "reading",
@@ -112,7 +113,7 @@ async fn run(name: &str, ctx: &Ctx) -> Result<Action, Error> {
     reconcile_bucket(&bucket, ctx).await
 }
 
-async fn reconcile_bucket(bucket: &BackupBucket, ctx: &Ctx) -> Result<Action, Error> {
+async fn reconcile_bucket(bucket: &BackupBucket, ctx: &BackupBuckets) -> Result<Action, Error> {
     let name = bucket.name_any();
     let now = ctx.clock.now();
     let type_ = operation_type(bucket);
@@ -270,7 +271,7 @@ pub fn operation_type(bucket: &BackupBucket) -> LastOperationType {
 }
 
 async fn deploy(
-    ctx: &Ctx,
+    ctx: &BackupBuckets,
     existing: Option<&extensions::BackupBucket>,
     name: &str,
     spec: &Value,
@@ -302,7 +303,7 @@ async fn deploy(
 async fn sync_generated_secret(
     bucket: &BackupBucket,
     extension: &extensions::BackupBucket,
-    ctx: &Ctx,
+    ctx: &BackupBuckets,
 ) -> Result<(), Error> {
     let Some(reference) = object::status_extra(extension, "generatedSecretRef") else {
         return Ok(());

@@ -12,17 +12,18 @@ use serde_json::json;
 
 use seedlet_runtime::clock::Clock;
 
-use super::{Ctx, reconcile};
+use super::BackupBuckets;
 use crate::testing::{Env, FIELD_MANAGER, SEED, create, last_operation, put_secret, secret_data};
+use seedlet_runtime::controller::{Reason as _, Reconciler as _};
 
 const BUCKET: &str = "bucket-1";
 
-fn ctx(env: &Env) -> Arc<Ctx> {
-    Arc::new(Ctx {
+fn ctx(env: &Env) -> Arc<BackupBuckets> {
+    Arc::new(BackupBuckets {
         clock: env.clock(),
         events: env.events(),
         field_manager: FIELD_MANAGER,
-        metrics: Env::metrics(),
+        concurrency: 1,
         seed: env.seed.clone(),
         seed_name: SEED.to_owned(),
         garden: env.garden.clone(),
@@ -81,7 +82,7 @@ async fn reconcile_deploys_the_extension_and_reports_its_success_with_the_genera
     let core_bucket = bucket(&env, SEED, secret_ref("creds")).await;
 
     // Pass 1: finalizers, the seed copy of the credentials, the annotated extension object.
-    reconcile(core_bucket.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(core_bucket.clone()).await.unwrap();
     let written = core(&env).await;
     assert_eq!(written.finalizers(), ["gardener"]);
     assert_eq!(last_op(&written), ("Create".into(), "Processing".into(), 0));
@@ -135,7 +136,7 @@ async fn reconcile_deploys_the_extension_and_reports_its_success_with_the_genera
         .unwrap();
 
     // Pass 2: the core status follows, the generated secret is copied to the garden.
-    reconcile(core_bucket, ctx).await.unwrap();
+    ctx.reconcile(core_bucket).await.unwrap();
     let written = core(&env).await;
     assert_eq!(
         last_op(&written),
@@ -167,7 +168,7 @@ async fn missing_credentials_fail_with_a_reason_and_an_error_status() {
     let env = Env::start().await;
     let core_bucket = bucket(&env, SEED, secret_ref("absent")).await;
 
-    let error = reconcile(core_bucket, ctx(&env)).await.unwrap_err();
+    let error = ctx(&env).reconcile(core_bucket).await.unwrap_err();
     assert_eq!(error.reason(), "CredentialsError");
     let written = core(&env).await;
     assert_eq!(last_op(&written), ("Create".into(), "Error".into(), 50));
@@ -194,7 +195,7 @@ async fn buckets_of_other_seeds_are_left_alone() {
     put_secret(&env.garden, "garden", "creds", &[("key", "v1")], &[]).await;
     let core_bucket = bucket(&env, "other", secret_ref("creds")).await;
 
-    reconcile(core_bucket, ctx(&env)).await.unwrap();
+    ctx(&env).reconcile(core_bucket).await.unwrap();
     let written = core(&env).await;
     assert!(written.finalizers().is_empty());
     assert!(written.status.is_none());
@@ -214,14 +215,14 @@ async fn deletion_removes_the_extension_the_seed_secret_and_the_finalizers() {
     let ctx = ctx(&env);
     put_secret(&env.garden, "garden", "creds", &[("key", "v1")], &[]).await;
     let core_bucket = bucket(&env, SEED, secret_ref("creds")).await;
-    reconcile(core_bucket.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(core_bucket.clone()).await.unwrap();
     let buckets = Api::<BackupBucket>::all(env.garden.clone());
     buckets
         .delete(BUCKET, &DeleteParams::default())
         .await
         .unwrap();
 
-    reconcile(core_bucket, ctx).await.unwrap();
+    ctx.reconcile(core_bucket).await.unwrap();
     assert!(
         Api::<extensions::BackupBucket>::all(env.seed.clone())
             .get_opt(BUCKET)

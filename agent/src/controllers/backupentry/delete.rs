@@ -11,7 +11,7 @@ use seedlet_api::common::{LastOperationState, LastOperationType};
 use seedlet_api::core::BackupEntry;
 use seedlet_api::names::finalizers;
 
-use super::Ctx;
+use super::BackupEntries;
 use super::desired;
 use super::io::{
     Error, context_of, entries, entry_credentials, extension_entries, healthy_bucket, key,
@@ -27,7 +27,7 @@ pub const DELETION_POLL: Duration = Duration::from_secs(5);
 ///
 /// # Errors
 /// See [`Error`].
-pub async fn run(entry: &BackupEntry, ctx: &Ctx) -> Result<Action, Error> {
+pub async fn run(entry: &BackupEntry, ctx: &BackupEntries) -> Result<Action, Error> {
     const TYPE: LastOperationType = LastOperationType::Delete;
     let name = entry.name_any();
     let now = ctx.clock.now();

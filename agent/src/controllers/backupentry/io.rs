@@ -1,6 +1,6 @@
 //! The reads and writes the BackupEntry controller's flows share (reconcile, delete, migrate): API handles, the bucket and its credentials, status and error reports, and the error type.
 
-use super::Ctx;
+use super::BackupEntries;
 use super::desired;
 use crate::extension_sync::seed_secret::{ContextObject, Credentials};
 use crate::extension_sync::{credentials, operation};
@@ -72,7 +72,7 @@ pub enum Error {
 pub(super) async fn healthy_bucket(
     entry: &BackupEntry,
     type_: LastOperationType,
-    ctx: &Ctx,
+    ctx: &BackupEntries,
 ) -> Result<Option<BackupBucket>, Error> {
     let bucket_name = &entry.spec.bucket_name;
     let problem = match Api::<BackupBucket>::all(ctx.garden.clone())
@@ -98,7 +98,7 @@ pub(super) async fn healthy_bucket(
 /// The bucket's credentials: its generated secret if it has one, else its `credentialsRef`.
 pub(super) async fn entry_credentials(
     bucket: &BackupBucket,
-    ctx: &Ctx,
+    ctx: &BackupEntries,
 ) -> Result<Credentials, Error> {
     let reference = match bucket
         .status
@@ -137,7 +137,7 @@ pub(super) fn context_of(entry: &BackupEntry) -> ContextObject {
 /// Writes `{type, Error, 50, description}` and the lastError with `codes`, with a Warning Event
 /// `ReconcileError` (action after the operation type).
 pub(super) async fn report_error(
-    ctx: &Ctx,
+    ctx: &BackupEntries,
     entry: &BackupEntry,
     type_: LastOperationType,
     description: String,
@@ -148,7 +148,7 @@ pub(super) async fn report_error(
 
 /// [`report_error`] with the Event reason `reason`.
 pub(super) async fn report_error_as(
-    ctx: &Ctx,
+    ctx: &BackupEntries,
     entry: &BackupEntry,
     type_: LastOperationType,
     reason: &str,
@@ -189,7 +189,7 @@ pub(super) async fn report_error_as(
 
 /// Merge-patches `status` into the entry's `/status`.
 pub(super) async fn write_status(
-    ctx: &Ctx,
+    ctx: &BackupEntries,
     entry: &BackupEntry,
     status: Value,
 ) -> Result<(), Error> {
@@ -220,10 +220,10 @@ pub(super) fn key(entry: &BackupEntry) -> String {
     )
 }
 
-pub(super) fn entries(ctx: &Ctx, namespace: &str) -> Api<BackupEntry> {
+pub(super) fn entries(ctx: &BackupEntries, namespace: &str) -> Api<BackupEntry> {
     Api::namespaced(ctx.garden.clone(), namespace)
 }
 
-pub(super) fn extension_entries(ctx: &Ctx) -> Api<extensions::BackupEntry> {
+pub(super) fn extension_entries(ctx: &BackupEntries) -> Api<extensions::BackupEntry> {
     Api::all(ctx.seed.clone())
 }

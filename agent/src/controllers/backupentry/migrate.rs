@@ -8,7 +8,7 @@ use seedlet_api::common::{LastOperationState, LastOperationType};
 use seedlet_api::core::BackupEntry;
 use seedlet_api::names::annotations;
 
-use super::Ctx;
+use super::BackupEntries;
 use super::delete::DELETION_POLL;
 use super::desired;
 use super::io::{Error, extension_entries, report_error, report_error_as, write_status};
@@ -19,7 +19,7 @@ use seedlet_runtime::error_chain;
 ///
 /// # Errors
 /// See [`Error`].
-pub async fn run(entry: &BackupEntry, ctx: &Ctx) -> Result<Action, Error> {
+pub async fn run(entry: &BackupEntry, ctx: &BackupEntries) -> Result<Action, Error> {
     const TYPE: LastOperationType = LastOperationType::Migrate;
     let name = entry.name_any();
     let now = ctx.clock.now();

@@ -33,10 +33,8 @@ use kube::{Api, ResourceExt};
 use seedlet_api::core::{BackupBucket, BackupEntry};
 use seedlet_api::extensions;
 use seedlet_api::names::annotations;
-use seedlet_runtime::watch::{RunWith, Runner};
 
 pub use io::Error;
-pub use reconcile::{error_policy, reconcile};
 
 use crate::context::AgentContext;
 use crate::extension_sync::trigger;
@@ -56,15 +54,15 @@ pub struct Settings {
 }
 
 /// Dependencies of one run on one garden client.
-pub struct Ctx {
+pub struct BackupEntries {
     /// Time source for timestamps.
     pub clock: Arc<dyn seedlet_runtime::clock::Clock>,
     /// Events in the garden.
     pub events: seedlet_runtime::events::Recorder,
     /// Field manager of our writes.
     pub field_manager: &'static str,
-    /// Process metrics.
-    pub metrics: Arc<crate::metrics::AgentMetrics>,
+    /// Parallel reconciles (its `concurrentSyncs`).
+    pub concurrency: u16,
     /// Client of the seed cluster.
     pub seed: kube::Client,
     /// Name of our Seed.
@@ -75,9 +73,9 @@ pub struct Ctx {
     pub settings: Settings,
 }
 
-impl std::fmt::Debug for Ctx {
+impl std::fmt::Debug for BackupEntries {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ctx")
+        f.debug_struct("BackupEntries")
             .field("seed", &self.seed_name)
             .field("settings", &self.settings)
             .finish_non_exhaustive()
@@ -151,11 +149,11 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
         },
     )
     .filter(|object| futures::future::ready(object.metadata.deletion_timestamp.is_none()));
-    let ctx = Arc::new(Ctx {
+    let ctx = Arc::new(BackupEntries {
         clock: agent.clock.clone(),
         events: agent.events.clone(),
         field_manager: agent.field_manager,
-        metrics: agent.metrics.clone(),
+        concurrency: seedlet_runtime::watch::concurrency(concurrency),
         seed: agent.seed.clone(),
         seed_name: agent.seed_name.clone(),
         garden,
@@ -163,7 +161,7 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
     });
     let (by_bucket, bucket_seed) = (reader.clone(), seed_name.clone());
     let (by_name, name_seed) = (reader.clone(), seed_name);
-    Controller::for_stream(entries, reader)
+    let controller = Controller::for_stream(entries, reader)
         .watches_stream(
             bucket_events.map(Ok::<_, watcher::Error>),
             move |bucket: BackupBucket| {
@@ -175,14 +173,8 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
             move |object: extensions::BackupEntry| {
                 entries_named(&by_name, &name_seed, &object.name_any())
             },
-        )
-        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
-        .run_with(
-            Runner::new(NAME, agent.stop.clone()).concurrency(concurrency),
-            reconcile,
-            error_policy,
-            ctx,
-        )
+        );
+    seedlet_runtime::controller::run(controller, ctx, agent.stop.clone(), agent.metrics.common())
         .await;
 }
 

@@ -18,14 +18,14 @@ use super::io::{
     Error, context_of, entries, entry_credentials, extension_entries, healthy_bucket, key,
     report_error, write_status,
 };
-use super::{Ctx, NAME};
+use super::{BackupEntries, NAME};
 use crate::extension_sync::decide::{self, Decision, Rules};
 use crate::extension_sync::{credentials, object, operation};
+use seedlet_runtime::controller::{Reason, Reconciler};
 use seedlet_runtime::error_chain;
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Error::Entry { .. } => "BackupEntryError",
             Error::Credentials { .. } => "CredentialsError",
@@ -37,27 +37,27 @@ impl Error {
     }
 }
 
-/// Reconciles one core BackupEntry.
-///
-/// # Errors
-/// See [`Error`]; the queue retries with backoff.
-pub async fn reconcile(entry: Arc<BackupEntry>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    seedlet_runtime::policy::measured(&ctx.metrics, NAME, &key(&entry), dispatch(&entry, &ctx))
-        .await
+impl Reconciler for BackupEntries {
+    type Object = BackupEntry;
+    type Error = Error;
+    const NAME: &'static str = NAME;
+
+    /// Reconciles one core BackupEntry.
+    async fn reconcile(&self, entry: Arc<BackupEntry>) -> Result<Action, Error> {
+        dispatch(&entry, self).await
+    }
+
+    /// Retry delay after a failure (the runtime logs it once).
+    fn retry_after(&self, _: &Error) -> Duration {
+        Duration::from_secs(5)
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.concurrency
+    }
 }
 
-/// Logs a failure once per distinct message (runtime policy) and retries after a short delay.
-pub fn error_policy(entry: Arc<BackupEntry>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    seedlet_runtime::policy::requeue_after_failure(
-        NAME,
-        &key(&entry),
-        error.reason(),
-        error,
-        Duration::from_secs(5),
-    )
-}
-
-async fn dispatch(cached: &BackupEntry, ctx: &Ctx) -> Result<Action, Error> {
+async fn dispatch(cached: &BackupEntry, ctx: &BackupEntries) -> Result<Action, Error> {
     let api = entries(ctx, &cached.namespace().unwrap_or_default());
     let Some(entry) = api
         .get_opt(&cached.name_any())
@@ -108,7 +108,7 @@ pub fn operation_type(entry: &BackupEntry) -> LastOperationType {
     )
 }
 
-async fn reconcile_entry(entry: &BackupEntry, ctx: &Ctx) -> Result<Action, Error> {
+async fn reconcile_entry(entry: &BackupEntry, ctx: &BackupEntries) -> Result<Action, Error> {
     let name = entry.name_any();
     let now = ctx.clock.now();
     let type_ = operation_type(entry);
@@ -227,7 +227,7 @@ async fn deploy(
     existing: Option<&extensions::BackupEntry>,
     spec: &Value,
     type_: LastOperationType,
-    ctx: &Ctx,
+    ctx: &BackupEntries,
 ) -> Result<(), Error> {
     let name = entry.name_any();
     let api = extension_entries(ctx);

@@ -14,18 +14,19 @@ use seedlet_api::extensions;
 use seedlet_runtime::clock::Clock;
 use serde_json::{Value, json};
 
-use super::{Ctx, Settings, reconcile};
+use super::{BackupEntries, Settings};
 use crate::testing::{Env, FIELD_MANAGER, SEED, create, last_operation, put_secret, secret_data};
+use seedlet_runtime::controller::Reconciler as _;
 
 const NAMESPACE: &str = "garden-dev";
 const ENTRY: &str = "shoot--dev--s--uid";
 
-fn ctx(env: &Env, settings: Settings) -> Arc<Ctx> {
-    Arc::new(Ctx {
+fn ctx(env: &Env, settings: Settings) -> Arc<BackupEntries> {
+    Arc::new(BackupEntries {
         clock: env.clock(),
         events: env.events(),
         field_manager: FIELD_MANAGER,
-        metrics: Env::metrics(),
+        concurrency: 1,
         seed: env.seed.clone(),
         seed_name: SEED.to_owned(),
         garden: env.garden.clone(),
@@ -94,7 +95,8 @@ async fn an_unobserved_bucket_is_reported_on_the_entry_and_nothing_is_deployed()
     bucket(&env, false).await;
     let core = entry(&env, json!({})).await;
 
-    reconcile(core, ctx(&env, Settings::default()))
+    ctx(&env, Settings::default())
+        .reconcile(core)
         .await
         .unwrap();
     let written = entries(&env).get(ENTRY).await.unwrap();
@@ -139,7 +141,7 @@ async fn a_healthy_bucket_gets_the_extension_deployed_and_its_success_reported()
     bucket(&env, true).await;
     let core = entry(&env, json!({})).await;
 
-    reconcile(core.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(core.clone()).await.unwrap();
     let written = entries(&env).get(ENTRY).await.unwrap();
     assert_eq!(
         last_op(&written),
@@ -174,7 +176,7 @@ async fn a_healthy_bucket_gets_the_extension_deployed_and_its_success_reported()
         .patch_status(ENTRY, &PatchParams::default(), &Patch::Merge(&status))
         .await
         .unwrap();
-    reconcile(core, ctx).await.unwrap();
+    ctx.reconcile(core).await.unwrap();
     let written = entries(&env).get(ENTRY).await.unwrap();
     assert_eq!(
         last_op(&written),
@@ -198,7 +200,7 @@ async fn deletion_waits_for_the_grace_period_unless_forced() {
     let ctx = ctx(&env, grace);
     bucket(&env, true).await;
     let core = entry(&env, json!({})).await;
-    reconcile(core.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(core.clone()).await.unwrap();
     entries(&env)
         .delete(ENTRY, &DeleteParams::default())
         .await
@@ -214,7 +216,7 @@ async fn deletion_waits_for_the_grace_period_unless_forced() {
     env.clock.set(deleted + jiff::SignedDuration::from_hours(1));
 
     // Within the grace period: Pending, requeued for the rest of it, the extension kept.
-    let action = reconcile(core.clone(), ctx.clone()).await.unwrap();
+    let action = ctx.clone().reconcile(core.clone()).await.unwrap();
     assert_eq!(action, Action::requeue(Duration::from_secs(23 * 3600)));
     let written = entries(&env).get(ENTRY).await.unwrap();
     let (type_, state, description) = last_op(&written);
@@ -233,7 +235,7 @@ async fn deletion_waits_for_the_grace_period_unless_forced() {
         .patch(ENTRY, &PatchParams::default(), &Patch::Merge(&force))
         .await
         .unwrap();
-    reconcile(core, ctx).await.unwrap();
+    ctx.reconcile(core).await.unwrap();
     assert!(extensions_api.get_opt(ENTRY).await.unwrap().is_none());
     assert!(
         entries(&env).get_opt(ENTRY).await.unwrap().is_none(),

@@ -25,9 +25,8 @@ use kube::{Api, ResourceExt};
 use seedlet_api::extensions;
 use seedlet_api::operations::Bastion;
 use seedlet_runtime::triggers::key_of;
-use seedlet_runtime::watch::{RunWith, Runner};
 
-pub use reconcile::{Error, error_policy, reconcile};
+pub use reconcile::Error;
 
 use crate::context::AgentContext;
 use crate::extension_sync::trigger;
@@ -38,13 +37,13 @@ pub const NAME: &str = "bastion";
 pub const DEFAULT_CONCURRENT_SYNCS: i64 = 20;
 
 /// Dependencies of one run on one garden client.
-pub struct Ctx {
+pub struct Bastions {
     /// Time source for timestamps.
     pub clock: Arc<dyn seedlet_runtime::clock::Clock>,
     /// Field manager of our writes.
     pub field_manager: &'static str,
-    /// Process metrics.
-    pub metrics: Arc<crate::metrics::AgentMetrics>,
+    /// Parallel reconciles (its `concurrentSyncs`).
+    pub concurrency: u16,
     /// Client of the seed cluster.
     pub seed: kube::Client,
     /// Name of our Seed.
@@ -53,9 +52,9 @@ pub struct Ctx {
     pub garden: kube::Client,
 }
 
-impl std::fmt::Debug for Ctx {
+impl std::fmt::Debug for Bastions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ctx")
+        f.debug_struct("Bastions")
             .field("seed", &self.seed_name)
             .finish_non_exhaustive()
     }
@@ -108,29 +107,20 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
             )
         },
     );
-    let ctx = Arc::new(Ctx {
+    let ctx = Arc::new(Bastions {
         clock: agent.clock.clone(),
         field_manager: agent.field_manager,
-        metrics: agent.metrics.clone(),
+        concurrency: seedlet_runtime::watch::concurrency(concurrency),
         seed: agent.seed.clone(),
         seed_name: agent.seed_name.clone(),
         garden,
     });
     let by_name = reader.clone();
-    Controller::for_stream(bastions, reader)
-        .watches_stream(
-            extension_events.map(Ok::<_, watcher::Error>),
-            move |object: extensions::Bastion| {
-                bastions_named(&by_name, &seed_name, &object.name_any())
-            },
-        )
-        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
-        .run_with(
-            Runner::new(NAME, agent.stop.clone()).concurrency(concurrency),
-            reconcile,
-            error_policy,
-            ctx,
-        )
+    let controller = Controller::for_stream(bastions, reader).watches_stream(
+        extension_events.map(Ok::<_, watcher::Error>),
+        move |object: extensions::Bastion| bastions_named(&by_name, &seed_name, &object.name_any()),
+    );
+    seedlet_runtime::controller::run(controller, ctx, agent.stop.clone(), agent.metrics.common())
         .await;
 }
 

@@ -13,14 +13,15 @@ use seedlet_api::core::Shoot;
 use seedlet_api::extensions;
 use seedlet_api::names::{annotations, finalizers};
 use seedlet_api::operations::Bastion;
-use seedlet_runtime::policy;
 use serde_json::{Value, json};
 
 use super::desired::{self, BASTION_READY, FORCE_DELETION};
-use super::{Ctx, NAME};
+use super::{Bastions, NAME};
 use crate::extension_sync::decide::{self, Decision, Rules};
 use crate::extension_sync::{object, operation};
+use seedlet_runtime::controller::{Reason, Reconciler};
 use seedlet_runtime::error_chain;
+use seedlet_runtime::policy;
 
 /// Poll period while the extension object is being deleted.
 pub const DELETION_POLL: Duration = Duration::from_secs(5);
@@ -59,9 +60,8 @@ pub enum Error {
     Extension(#[source] kube::Error),
 }
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Error::Shoot { .. } | Error::NoTechnicalId { .. } => "ShootError",
             Error::Bastion { .. } => "BastionError",
@@ -70,32 +70,27 @@ impl Error {
     }
 }
 
-/// Reconciles one Bastion of this seed.
-///
-/// # Errors
-/// See [`Error`].
-pub async fn reconcile(bastion: Arc<Bastion>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    policy::measured(
-        &ctx.metrics,
-        NAME,
-        &policy::object_key(bastion.as_ref()),
-        run(&bastion, &ctx),
-    )
-    .await
+impl Reconciler for Bastions {
+    type Object = Bastion;
+    type Error = Error;
+    const NAME: &'static str = NAME;
+
+    /// Reconciles one Bastion of this seed.
+    async fn reconcile(&self, bastion: Arc<Bastion>) -> Result<Action, Error> {
+        run(&bastion, self).await
+    }
+
+    /// Retry delay after a failure (the runtime logs it once).
+    fn retry_after(&self, _: &Error) -> Duration {
+        Duration::from_secs(5)
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.concurrency
+    }
 }
 
-/// Logs the error once and retries after a short delay.
-pub fn error_policy(bastion: Arc<Bastion>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    policy::requeue_after_failure(
-        NAME,
-        &policy::object_key(bastion.as_ref()),
-        error.reason(),
-        error,
-        Duration::from_secs(5),
-    )
-}
-
-async fn run(cached: &Bastion, ctx: &Ctx) -> Result<Action, Error> {
+async fn run(cached: &Bastion, ctx: &Bastions) -> Result<Action, Error> {
     let namespace = cached.namespace().unwrap_or_default();
     let api: Api<Bastion> = Api::namespaced(ctx.garden.clone(), &namespace);
     let Some(bastion) = api
@@ -246,7 +241,7 @@ async fn delete(
     api: &Api<Bastion>,
     bastion: &Bastion,
     extensions_api: &Api<extensions::Bastion>,
-    ctx: &Ctx,
+    ctx: &Bastions,
 ) -> Result<Action, Error> {
     ready(
         ctx,
@@ -291,7 +286,7 @@ async fn delete(
 
 /// One status patch: `BastionReady` (merged into the conditions) plus `extra` status fields.
 async fn ready(
-    ctx: &Ctx,
+    ctx: &Bastions,
     bastion: &Bastion,
     status: ConditionStatus,
     reason: &str,

@@ -12,18 +12,19 @@ use seedlet_api::operations::Bastion;
 use seedlet_runtime::clock::Clock;
 use serde_json::json;
 
+use super::Bastions;
 use super::reconcile::DELETION_POLL;
-use super::{Ctx, reconcile};
 use crate::testing::{Env, FIELD_MANAGER, SEED, create, ensure_namespace, last_operation};
+use seedlet_runtime::controller::{Reason as _, Reconciler as _};
 
 const NS: &str = "garden-dev";
 const CONTROL_PLANE: &str = "shoot--dev--s";
 
-fn ctx(env: &Env) -> Arc<Ctx> {
-    Arc::new(Ctx {
+fn ctx(env: &Env) -> Arc<Bastions> {
+    Arc::new(Bastions {
         clock: env.clock(),
         field_manager: FIELD_MANAGER,
-        metrics: Env::metrics(),
+        concurrency: 1,
         seed: env.seed.clone(),
         seed_name: SEED.to_owned(),
         garden: env.garden.clone(),
@@ -84,7 +85,7 @@ async fn a_bastion_gets_its_extension_object_and_becomes_ready_with_its_ingress(
     let ctx = ctx(&env);
     let core = bastion(&env, true).await;
 
-    reconcile(core.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(core.clone()).await.unwrap();
     assert_eq!(
         bastions(&env).get("b").await.unwrap().finalizers(),
         ["gardener"]
@@ -122,7 +123,7 @@ async fn a_bastion_gets_its_extension_object_and_becomes_ready_with_its_ingress(
         .patch_status("b", &PatchParams::default(), &Patch::Merge(&status))
         .await
         .unwrap();
-    reconcile(core, ctx).await.unwrap();
+    ctx.reconcile(core).await.unwrap();
     assert_eq!(
         ready(&env).await,
         Some(("True".into(), "SuccessfullyReconciled".into()))
@@ -141,7 +142,7 @@ async fn a_missing_shoot_fails_with_its_reason_and_a_false_condition() {
     let env = Env::start().await;
     let core = bastion(&env, false).await;
 
-    let error = reconcile(core, ctx(&env)).await.unwrap_err();
+    let error = ctx(&env).reconcile(core).await.unwrap_err();
     assert_eq!(error.reason(), "ShootError");
     assert_eq!(
         ready(&env).await,
@@ -163,14 +164,14 @@ async fn deletion_reports_progress_deletes_the_extension_then_drops_the_finalize
     let env = Env::start().await;
     let ctx = ctx(&env);
     let core = bastion(&env, true).await;
-    reconcile(core.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(core.clone()).await.unwrap();
     bastions(&env)
         .delete("b", &DeleteParams::default())
         .await
         .unwrap();
 
     assert_eq!(
-        reconcile(core.clone(), ctx.clone()).await.unwrap(),
+        ctx.clone().reconcile(core.clone()).await.unwrap(),
         Action::requeue(DELETION_POLL)
     );
     assert_eq!(
@@ -179,7 +180,7 @@ async fn deletion_reports_progress_deletes_the_extension_then_drops_the_finalize
     );
     assert!(extensions_api(&env).get_opt("b").await.unwrap().is_none());
 
-    reconcile(core, ctx).await.unwrap();
+    ctx.reconcile(core).await.unwrap();
     assert!(bastions(&env).get_opt("b").await.unwrap().is_none());
     env.shutdown().await;
 }
