@@ -34,10 +34,9 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
 use seedlet_api::extensions::Cluster;
 use seedlet_runtime::triggers::{changes, filter_changes, key_of};
-use seedlet_runtime::watch::{RunWith, Runner};
 use tokio::sync::watch;
 
-pub use reconcile::{Error, error_policy, reconcile};
+pub use reconcile::Error;
 
 use crate::context::AgentContext;
 
@@ -47,11 +46,11 @@ pub const NAME: &str = "networkpolicy";
 pub const DEFAULT_CONCURRENT_SYNCS: i64 = 5;
 
 /// Dependencies of the controller.
-pub struct Ctx {
+pub struct NetworkPolicies {
     /// Field manager of our writes.
     pub field_manager: &'static str,
-    /// Process metrics.
-    pub metrics: Arc<crate::metrics::AgentMetrics>,
+    /// Parallel reconciles (its `concurrentSyncs`).
+    pub concurrency: u16,
     /// Client of the seed cluster.
     pub seed: kube::Client,
     /// The seed networks (from `seedConfig.spec.networks`), or why they cannot be read.
@@ -62,9 +61,9 @@ pub struct Ctx {
     pub resolved: Option<(u16, watch::Receiver<Vec<IpAddr>>)>,
 }
 
-impl std::fmt::Debug for Ctx {
+impl std::fmt::Debug for NetworkPolicies {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ctx")
+        f.debug_struct("NetworkPolicies")
             .field("inputs", &self.inputs)
             .finish_non_exhaustive()
     }
@@ -103,9 +102,9 @@ pub async fn run(agent: Arc<AgentContext>) {
         }
         None => (None, futures::stream::empty().boxed()),
     };
-    let ctx = Arc::new(Ctx {
+    let ctx = Arc::new(NetworkPolicies {
         field_manager: agent.field_manager,
-        metrics: agent.metrics.clone(),
+        concurrency: seedlet_runtime::watch::concurrency(concurrency),
         seed: agent.seed.clone(),
         inputs: reconcile::seed_inputs(&spec),
         additional_selectors: config.namespace_selectors(),
@@ -154,7 +153,7 @@ pub async fn run(agent: Arc<AgentContext>) {
         |cluster: &Cluster| key_of(&reconcile::shoot_network_texts(&cluster.spec.shoot)),
     );
     let all = reader.clone();
-    Controller::for_stream(namespaces, reader)
+    let controller = Controller::for_stream(namespaces, reader)
         .watches_stream(endpoints, move |_: Endpoints| every_namespace(&all))
         .watches_stream(policies, |policy: NetworkPolicy| {
             policy
@@ -164,14 +163,8 @@ pub async fn run(agent: Arc<AgentContext>) {
         .watches_stream(clusters, |cluster: Cluster| {
             Some(ObjectRef::<Namespace>::new(&cluster.name_any()))
         })
-        .reconcile_all_on(resolver_changes)
-        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
-        .run_with(
-            Runner::new(NAME, agent.stop.clone()).concurrency(concurrency),
-            reconcile,
-            error_policy,
-            ctx,
-        )
+        .reconcile_all_on(resolver_changes);
+    seedlet_runtime::controller::run(controller, ctx, agent.stop.clone(), agent.metrics.common())
         .await;
 }
 

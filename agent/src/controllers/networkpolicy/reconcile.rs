@@ -16,7 +16,8 @@ use serde_json::Value;
 
 use super::cidr::Cidr;
 use super::desired::{self, EndpointSubset, Inputs};
-use super::{Ctx, NAME};
+use super::{NAME, NetworkPolicies};
+use seedlet_runtime::controller::{Reason, Reconciler};
 
 /// Errors of one namespace pass; each names the object.
 #[derive(Debug, thiserror::Error)]
@@ -61,9 +62,8 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Error::SeedNetworks(_) => "SeedNetworksInvalid",
             Error::Endpoints(_) | Error::NoEndpoints => "EndpointsError",
@@ -72,7 +72,9 @@ impl Error {
             Error::Api { .. } => "NetworkPolicyError",
         }
     }
+}
 
+impl Error {
     /// Whether the failure is in the inputs every namespace shares.
     fn is_seed_wide(&self) -> bool {
         matches!(
@@ -86,36 +88,48 @@ impl Error {
 /// unusable seed networks fail every namespace alike, and are one line, not one per namespace.
 const SEED_WIDE: &str = "seed-wide inputs (default/kubernetes, seedConfig.spec.networks)";
 
-/// Reconciles the policies of one namespace.
-///
-/// # Errors
-/// See [`Error`].
-pub async fn reconcile(namespace: Arc<Namespace>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let name = namespace.name_any();
-    let result = policy::measured(&ctx.metrics, NAME, &name, sync(&name, &ctx)).await;
-    if result.is_ok() {
-        policy::recovered(NAME, SEED_WIDE);
+impl Reconciler for NetworkPolicies {
+    type Object = Namespace;
+    type Error = Error;
+    const NAME: &'static str = NAME;
+
+    /// Reconciles the policies of one namespace.
+    async fn reconcile(&self, namespace: Arc<Namespace>) -> Result<Action, Error> {
+        let name = namespace.name_any();
+        let result = sync(&name, self).await;
+        if result.is_ok() {
+            policy::recovered(NAME, SEED_WIDE);
+        }
+        result.map(|()| Action::await_change())
     }
-    result.map(|()| Action::await_change())
+
+    /// Retry delay after a failure.
+    fn retry_after(&self, _: &Error) -> Duration {
+        Duration::from_secs(15)
+    }
+
+    /// Logs the error once, a seed-wide one once for all namespaces.
+    fn error_policy(&self, namespace: &Namespace, error: &Error) -> Action {
+        let object = if error.is_seed_wide() {
+            SEED_WIDE.to_owned()
+        } else {
+            namespace.name_any()
+        };
+        policy::requeue_after_failure(
+            NAME,
+            &object,
+            error.reason(),
+            error,
+            self.retry_after(error),
+        )
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.concurrency
+    }
 }
 
-/// Logs the error once (a seed-wide one once for all namespaces) and retries after a delay.
-pub fn error_policy(namespace: Arc<Namespace>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    let object = if error.is_seed_wide() {
-        SEED_WIDE.to_owned()
-    } else {
-        namespace.name_any()
-    };
-    policy::requeue_after_failure(
-        NAME,
-        &object,
-        error.reason(),
-        error,
-        Duration::from_secs(15),
-    )
-}
-
-async fn sync(name: &str, ctx: &Ctx) -> Result<(), Error> {
+async fn sync(name: &str, ctx: &NetworkPolicies) -> Result<(), Error> {
     let seed = &ctx.seed;
     let Some(namespace) = Api::<Namespace>::all(seed.clone())
         .get_opt(name)
@@ -199,7 +213,7 @@ async fn write(
     policy: &str,
     description: &str,
     spec: k8s_openapi::api::networking::v1::NetworkPolicySpec,
-    ctx: &Ctx,
+    ctx: &NetworkPolicies,
 ) -> Result<(), Error> {
     let key = format!("{namespace}/{policy}");
     let existing = api.get_opt(policy).await.map_err(|source| Error::Api {

@@ -11,13 +11,14 @@ use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use super::{Ctx, reconcile};
+use super::NetworkPolicies;
 use crate::testing::{Env, FIELD_MANAGER, create};
+use seedlet_runtime::controller::{Reason as _, Reconciler as _};
 
-fn ctx(env: &Env, networks: Value, resolved: Option<(u16, Vec<IpAddr>)>) -> Arc<Ctx> {
-    Arc::new(Ctx {
+fn ctx(env: &Env, networks: Value, resolved: Option<(u16, Vec<IpAddr>)>) -> Arc<NetworkPolicies> {
+    Arc::new(NetworkPolicies {
         field_manager: FIELD_MANAGER,
-        metrics: Env::metrics(),
+        concurrency: 1,
         seed: env.seed.clone(),
         inputs: super::reconcile::seed_inputs(&json!({ "networks": networks })),
         additional_selectors: Vec::new(),
@@ -104,7 +105,8 @@ async fn the_garden_namespace_gets_all_six_policies_and_manual_edits_are_reverte
     endpoints(&env, "10.0.0.1").await;
     let ctx = ctx(&env, networks(), None);
 
-    reconcile(namespace(&env, "garden").await, ctx.clone())
+    ctx.clone()
+        .reconcile(namespace(&env, "garden").await)
         .await
         .unwrap();
     assert_eq!(policy_names(&env, "garden").await, ALL);
@@ -131,7 +133,7 @@ async fn the_garden_namespace_gets_all_six_policies_and_manual_edits_are_reverte
         )
         .await
         .unwrap();
-    reconcile(namespace(&env, "garden").await, ctx)
+    ctx.reconcile(namespace(&env, "garden").await)
         .await
         .unwrap();
     let restored = policies.get("allow-to-runtime-apiserver").await.unwrap();
@@ -151,7 +153,8 @@ async fn a_namespace_losing_its_role_loses_the_policies() {
     )
     .await;
 
-    reconcile(namespace(&env, "extension-a").await, ctx.clone())
+    ctx.clone()
+        .reconcile(namespace(&env, "extension-a").await)
         .await
         .unwrap();
     let with_role = policy_names(&env, "extension-a").await;
@@ -170,7 +173,7 @@ async fn a_namespace_losing_its_role_loses_the_policies() {
         )
         .await
         .unwrap();
-    reconcile(namespace(&env, "extension-a").await, ctx)
+    ctx.reconcile(namespace(&env, "extension-a").await)
         .await
         .unwrap();
     assert!(policy_names(&env, "extension-a").await.is_empty());
@@ -184,7 +187,7 @@ async fn a_resolved_api_server_host_adds_its_addresses_to_the_api_server_policy(
     let resolved: IpAddr = "192.0.2.7".parse().unwrap();
     let ctx = ctx(&env, networks(), Some((443, vec![resolved])));
 
-    reconcile(namespace(&env, "garden").await, ctx)
+    ctx.reconcile(namespace(&env, "garden").await)
         .await
         .unwrap();
     let api_server = Api::<NetworkPolicy>::namespaced(env.seed.clone(), "garden")
@@ -205,7 +208,8 @@ async fn a_resolved_api_server_host_adds_its_addresses_to_the_api_server_policy(
 async fn missing_endpoints_and_invalid_seed_networks_fail_with_their_reasons() {
     let env = Env::start().await;
     no_endpoints(&env).await;
-    let error = reconcile(namespace(&env, "garden").await, ctx(&env, networks(), None))
+    let error = ctx(&env, networks(), None)
+        .reconcile(namespace(&env, "garden").await)
         .await
         .unwrap_err();
     assert_eq!(error.reason(), "EndpointsError");
@@ -213,7 +217,8 @@ async fn missing_endpoints_and_invalid_seed_networks_fail_with_their_reasons() {
 
     endpoints(&env, "10.0.0.1").await;
     let invalid = json!({"pods": "10.1.0.0/99", "services": "10.2.0.0/16"});
-    let error = reconcile(namespace(&env, "garden").await, ctx(&env, invalid, None))
+    let error = ctx(&env, invalid, None)
+        .reconcile(namespace(&env, "garden").await)
         .await
         .unwrap_err();
     assert_eq!(error.reason(), "SeedNetworksInvalid");

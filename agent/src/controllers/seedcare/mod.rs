@@ -29,9 +29,8 @@ use seedlet_api::core::Seed;
 use seedlet_api::names::{labels, namespaces};
 use seedlet_api::resources::ManagedResource;
 use seedlet_runtime::triggers::{changes, filter_changes, key_of};
-use seedlet_runtime::watch::{RunWith, Runner};
 
-pub use reconcile::{Error, error_policy, reconcile};
+pub use reconcile::Error;
 
 use crate::caches::GardenCaches;
 use crate::context::AgentContext;
@@ -40,13 +39,11 @@ use crate::context::AgentContext;
 pub const NAME: &str = "seed-care";
 
 /// Dependencies of one run on one garden client.
-pub struct Ctx {
+pub struct SeedCare {
     /// Time source for timestamps.
     pub clock: Arc<dyn seedlet_runtime::clock::Clock>,
     /// Field manager of our writes.
     pub field_manager: &'static str,
-    /// Process metrics.
-    pub metrics: Arc<crate::metrics::AgentMetrics>,
     /// Client of the seed cluster.
     pub seed: kube::Client,
     /// Name of our Seed.
@@ -59,9 +56,9 @@ pub struct Ctx {
     pub threshold: Option<Duration>,
 }
 
-impl std::fmt::Debug for Ctx {
+impl std::fmt::Debug for SeedCare {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ctx")
+        f.debug_struct("SeedCare")
             .field("seed", &self.seed_name)
             .field("sync_period", &self.sync_period)
             .finish_non_exhaustive()
@@ -106,27 +103,20 @@ async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
             )
         }))
     });
-    let ctx = Arc::new(Ctx {
+    let ctx = Arc::new(SeedCare {
         clock: agent.clock.clone(),
         field_manager: agent.field_manager,
-        metrics: agent.metrics.clone(),
         seed: agent.seed.clone(),
         seed_name: agent.seed_name.clone(),
         garden,
         sync_period,
         threshold,
     });
-    Controller::for_stream(seeds, reader)
+    let controller = Controller::for_stream(seeds, reader)
         .watches_stream(managed_resources, move |_: ManagedResource| {
             Some(ObjectRef::<Seed>::new(&seed_name))
-        })
-        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
-        .run_with(
-            Runner::new(NAME, agent.stop.clone()),
-            reconcile,
-            error_policy,
-            ctx,
-        )
+        });
+    seedlet_runtime::controller::run(controller, ctx, agent.stop.clone(), agent.metrics.common())
         .await;
 }
 

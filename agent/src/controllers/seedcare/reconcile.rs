@@ -11,10 +11,10 @@ use seedlet_api::conditions::{self, ConditionStatus};
 use seedlet_api::core::Seed;
 use seedlet_api::names::{namespaces, reasons};
 use seedlet_api::resources::ManagedResource;
-use seedlet_runtime::policy;
 
 use super::health::{self, EMERGENCY_STOP, SYSTEM_COMPONENTS_HEALTHY};
-use super::{Ctx, NAME};
+use super::{NAME, SeedCare};
+use seedlet_runtime::controller::{Reason, Reconciler};
 use seedlet_runtime::error_chain;
 
 /// Errors of one care pass.
@@ -33,40 +33,30 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         "SeedCareError"
     }
 }
 
-/// Checks our Seed; always requeues after the sync period.
-///
-/// # Errors
-/// See [`Error`].
-pub async fn reconcile(seed: Arc<Seed>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let result = policy::measured(
-        &ctx.metrics,
-        NAME,
-        &seed.name_any(),
-        care(&seed.name_any(), &ctx),
-    )
-    .await;
-    result.map(|()| Action::requeue(ctx.sync_period))
+impl Reconciler for SeedCare {
+    type Object = Seed;
+    type Error = Error;
+    const NAME: &'static str = NAME;
+
+    /// Checks our Seed; always requeues after the sync period.
+    async fn reconcile(&self, seed: Arc<Seed>) -> Result<Action, Error> {
+        let result = care(&seed.name_any(), self).await;
+        result.map(|()| Action::requeue(self.sync_period))
+    }
+
+    /// Retry delay after a failure (the runtime logs it once).
+    fn retry_after(&self, _: &Error) -> Duration {
+        self.sync_period.min(Duration::from_secs(5))
+    }
 }
 
-/// Logs the error once and retries, capped at the sync period.
-pub fn error_policy(seed: Arc<Seed>, error: &Error, ctx: Arc<Ctx>) -> Action {
-    policy::requeue_after_failure(
-        NAME,
-        &seed.name_any(),
-        error.reason(),
-        error,
-        ctx.sync_period.min(Duration::from_secs(5)),
-    )
-}
-
-async fn care(name: &str, ctx: &Ctx) -> Result<(), Error> {
+async fn care(name: &str, ctx: &SeedCare) -> Result<(), Error> {
     let seeds: Api<Seed> = Api::all(ctx.garden.clone());
     let Some(seed) = seeds.get_opt(name).await.map_err(|source| Error::Seed {
         step: "reading",

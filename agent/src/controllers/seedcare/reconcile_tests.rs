@@ -11,16 +11,16 @@ use seedlet_api::core::Seed;
 use seedlet_api::resources::ManagedResource;
 use serde_json::{Value, json};
 
-use super::{Ctx, reconcile};
+use super::SeedCare;
 use crate::testing::{Env, FIELD_MANAGER, SEED, create};
+use seedlet_runtime::controller::Reconciler as _;
 
 const SYNC: Duration = Duration::from_secs(60);
 
-fn ctx(env: &Env, threshold: Option<Duration>) -> Arc<Ctx> {
-    Arc::new(Ctx {
+fn ctx(env: &Env, threshold: Option<Duration>) -> Arc<SeedCare> {
+    Arc::new(SeedCare {
         clock: env.clock(),
         field_manager: FIELD_MANAGER,
-        metrics: Env::metrics(),
         seed: env.seed.clone(),
         seed_name: SEED.to_owned(),
         garden: env.garden.clone(),
@@ -99,7 +99,7 @@ async fn healthy_system_components_and_the_emergency_stop_become_conditions_writ
     .await;
     let ctx = ctx(&env, None);
 
-    let action = reconcile(seed.clone(), ctx.clone()).await.unwrap();
+    let action = ctx.clone().reconcile(seed.clone()).await.unwrap();
     assert_eq!(action, Action::requeue(SYNC));
     let (written, version) = conditions(&env).await;
     assert_eq!(
@@ -119,7 +119,7 @@ async fn healthy_system_components_and_the_emergency_stop_become_conditions_writ
     );
 
     // Nothing changed: no write.
-    reconcile(seed.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(seed.clone()).await.unwrap();
     assert_eq!(conditions(&env).await.1, version);
 
     // The annotation removed: its condition goes.
@@ -129,7 +129,7 @@ async fn healthy_system_components_and_the_emergency_stop_become_conditions_writ
         .patch(SEED, &PatchParams::default(), &Patch::Merge(&unannotate))
         .await
         .unwrap();
-    reconcile(seed, ctx).await.unwrap();
+    ctx.reconcile(seed).await.unwrap();
     assert_eq!(
         conditions(&env).await.0,
         [(
@@ -147,7 +147,7 @@ async fn an_unhealthy_managed_resource_turns_the_condition_progressing_then_fals
     managed_resource(&env, "istio", "True").await;
     let seed = seed(&env, json!({})).await;
     let ctx = ctx(&env, Some(Duration::from_secs(60)));
-    reconcile(seed.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(seed.clone()).await.unwrap();
 
     let generation = Api::<ManagedResource>::namespaced(env.seed.clone(), "garden")
         .get("istio")
@@ -156,7 +156,7 @@ async fn an_unhealthy_managed_resource_turns_the_condition_progressing_then_fals
         .metadata
         .generation;
     set_health(&env, "istio", generation, "False").await;
-    reconcile(seed.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(seed.clone()).await.unwrap();
     assert_eq!(
         conditions(&env).await.0,
         [(
@@ -168,7 +168,7 @@ async fn an_unhealthy_managed_resource_turns_the_condition_progressing_then_fals
     );
 
     env.clock.advance(jiff::SignedDuration::from_secs(61));
-    reconcile(seed, ctx).await.unwrap();
+    ctx.reconcile(seed).await.unwrap();
     assert_eq!(
         conditions(&env).await.0,
         [(

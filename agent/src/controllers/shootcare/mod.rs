@@ -42,9 +42,8 @@ use seedlet_api::extensions::{
 use seedlet_api::names::technical_id;
 use seedlet_api::resources::ManagedResource;
 use seedlet_runtime::triggers::{changes, filter_transitions, key_of};
-use seedlet_runtime::watch::{RunWith, Runner};
 
-pub use reconcile::{Error, error_policy, reconcile};
+pub use reconcile::Error;
 
 use crate::caches::GardenCaches;
 use crate::context::AgentContext;
@@ -54,13 +53,13 @@ use crate::controllers::cluster::desired::stored_technical_id;
 pub const NAME: &str = "shoot-care";
 
 /// Dependencies of one run on one garden client.
-pub struct Ctx {
+pub struct ShootCare {
     /// Time source for condition timestamps.
     pub clock: Arc<dyn seedlet_runtime::clock::Clock>,
     /// Field manager of our writes.
     pub field_manager: &'static str,
-    /// Process metrics.
-    pub metrics: Arc<crate::metrics::AgentMetrics>,
+    /// Parallel reconciles (`controllers.shootCare.concurrentSyncs`).
+    pub concurrency: u16,
     /// Client of the seed cluster.
     pub seed: kube::Client,
     /// Name of our Seed.
@@ -81,9 +80,9 @@ pub struct Ctx {
     pub thresholds: BTreeMap<String, Duration>,
 }
 
-impl std::fmt::Debug for Ctx {
+impl std::fmt::Debug for ShootCare {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ctx")
+        f.debug_struct("ShootCare")
             .field("seed", &self.seed_name)
             .field("sync_period", &self.sync_period)
             .finish_non_exhaustive()
@@ -108,10 +107,10 @@ async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
     let installations = caches.installations().await.store();
     let registrations = caches.registrations().store();
 
-    let ctx = Arc::new(Ctx {
+    let ctx = Arc::new(ShootCare {
         clock: agent.clock.clone(),
         field_manager: agent.field_manager,
-        metrics: agent.metrics.clone(),
+        concurrency: seedlet_runtime::watch::concurrency(config.concurrent_syncs.into()),
         seed: agent.seed.clone(),
         seed_name: agent.seed_name.clone(),
         garden,
@@ -134,18 +133,14 @@ async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
             .collect(),
     });
     let by_namespace = shoots.clone();
-    let controller = Controller::for_stream(shoot_events, shoots)
-        .watches_stream(seed_changes(&agent.seed), move |namespace: Namespace| {
+    let controller = Controller::for_stream(shoot_events, shoots).watches_stream(
+        seed_changes(&agent.seed),
+        move |namespace: Namespace| {
             shoot_of_namespace(&by_namespace.state(), &namespace.name_any())
-        })
-        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
-        .run_with(
-            Runner::new(NAME, agent.stop.clone()).concurrency(config.concurrent_syncs),
-            reconcile,
-            error_policy,
-            ctx,
-        );
-    controller.await;
+        },
+    );
+    seedlet_runtime::controller::run(controller, ctx, agent.stop.clone(), agent.metrics.common())
+        .await;
 }
 
 /// What care looks at to decide whether a Shoot update needs a pass.

@@ -20,7 +20,7 @@ use seedlet_api::names::{labels, namespaces, technical_id};
 use seedlet_api::resources::ManagedResource;
 use seedlet_runtime::error_chain;
 
-use super::Ctx;
+use super::ShootCare;
 use super::checks::{self, ExtensionReport};
 use super::constraints::{self, CA_SECRET_SELECTOR};
 use super::health::{self, ApiServer, CONDITION_TYPES};
@@ -40,7 +40,12 @@ pub struct Observations {
 }
 
 /// Reads everything a pass needs for `shoot`, whose control-plane namespace is `namespace`.
-pub async fn observe(ctx: &Ctx, shoot: &Shoot, namespace: &str, hibernated: bool) -> Observations {
+pub async fn observe(
+    ctx: &ShootCare,
+    shoot: &Shoot,
+    namespace: &str,
+    hibernated: bool,
+) -> Observations {
     let managed_resources = Api::<ManagedResource>::namespaced(ctx.seed.clone(), namespace)
         .list(&ListParams::default())
         .await
@@ -109,7 +114,7 @@ fn sorted<K: ResourceExt>(mut items: Vec<K>) -> Vec<K> {
 /// The health reports of the shoot's extension objects (only Extensions for a workerless shoot),
 /// in gardenlet's listing order, plus its BackupEntry's, each with its controller's heartbeat.
 async fn extension_reports(
-    ctx: &Ctx,
+    ctx: &ShootCare,
     shoot: &Shoot,
     namespace: &str,
 ) -> Result<Vec<ExtensionReport>, String> {
@@ -151,7 +156,7 @@ async fn extension_reports(
 
 /// `(kind, type, report)` of every care-relevant condition of the objects of `K` in `namespace`.
 async fn collect<K>(
-    ctx: &Ctx,
+    ctx: &ShootCare,
     namespace: &str,
     found: &mut Vec<(String, String, ExtensionReport)>,
 ) -> Result<(), String>
@@ -204,7 +209,7 @@ impl Heartbeats {
     /// installation; seedlet counts only that report's heartbeat as missing.
     async fn of(
         &mut self,
-        ctx: &Ctx,
+        ctx: &ShootCare,
         kind: &str,
         type_: &str,
     ) -> Result<Option<Timestamp>, String> {

@@ -17,8 +17,9 @@ use super::health::{self, CONDITION_TYPES, Facts, Settings};
 use super::merge::merged;
 use super::observe::observe;
 use super::transitions::Judge;
-use super::{Ctx, NAME};
+use super::{NAME, ShootCare};
 use crate::controllers::cluster::desired::stored_technical_id;
+use seedlet_runtime::controller::{Reason, Reconciler};
 
 /// Requeue delay while a Shoot has no `status.seedName` yet (gardenlet's).
 pub const WAIT_FOR_SEED_NAME: Duration = Duration::from_secs(30);
@@ -55,9 +56,8 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Error::MissingName => "ShootInvalid",
             Error::ReadShoot { .. } => "ShootReadError",
@@ -67,33 +67,32 @@ impl Error {
     }
 }
 
-/// Checks one Shoot, bounded by the sync period; requeues after it.
-///
-/// # Errors
-/// See [`Error`]; the next pass reads fresh state.
-pub async fn reconcile(shoot: Arc<Shoot>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let key = policy::object_key(shoot.as_ref());
-    let bounded = async {
-        match tokio::time::timeout(ctx.sync_period, care(&shoot, &ctx)).await {
+impl Reconciler for ShootCare {
+    type Object = Shoot;
+    type Error = Error;
+    const NAME: &'static str = NAME;
+
+    /// Checks one Shoot, bounded by the sync period; requeues after it.
+    async fn reconcile(&self, shoot: Arc<Shoot>) -> Result<Action, Error> {
+        match tokio::time::timeout(self.sync_period, care(&shoot, self)).await {
             Ok(result) => result,
-            Err(_) => Err(Error::Timeout { shoot: key.clone() }),
+            Err(_) => Err(Error::Timeout {
+                shoot: policy::object_key(shoot.as_ref()),
+            }),
         }
-    };
-    policy::measured(&ctx.metrics, NAME, &key, bounded).await
+    }
+
+    /// Retry delay after a failure (the runtime logs it once).
+    fn retry_after(&self, _: &Error) -> Duration {
+        self.sync_period.min(Duration::from_secs(5))
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.concurrency
+    }
 }
 
-/// Logs the error once and retries, capped at the sync period (gardenlet's backoff cap).
-pub fn error_policy(shoot: Arc<Shoot>, error: &Error, ctx: Arc<Ctx>) -> Action {
-    policy::requeue_after_failure(
-        NAME,
-        &policy::object_key(shoot.as_ref()),
-        error.reason(),
-        error,
-        ctx.sync_period.min(Duration::from_secs(5)),
-    )
-}
-
-async fn care(cached: &Shoot, ctx: &Ctx) -> Result<Action, Error> {
+async fn care(cached: &Shoot, ctx: &ShootCare) -> Result<Action, Error> {
     let (Some(namespace), Some(name)) = (cached.namespace(), cached.metadata.name.clone()) else {
         return Err(Error::MissingName);
     };

@@ -19,7 +19,8 @@ use seedlet_api::resources::ManagedResource;
 use seedlet_runtime::clock::Clock;
 use serde_json::{Value, json};
 
-use super::{Ctx, reconcile};
+use super::ShootCare;
+use seedlet_runtime::controller::Reconciler as _;
 use crate::testing::{Env, FIELD_MANAGER, SEED, create, ensure_namespace};
 
 const SYNC: Duration = Duration::from_secs(60);
@@ -36,7 +37,7 @@ where
     reader
 }
 
-fn ctx(env: &Env, thresholds: BTreeMap<String, Duration>) -> Arc<Ctx> {
+fn ctx(env: &Env, thresholds: BTreeMap<String, Duration>) -> Arc<ShootCare> {
     let registration: ControllerRegistration = serde_json::from_value(json!({
         "metadata": {"name": "provider-local"},
         "spec": {"resources": [{"kind": "Worker", "type": "local"}]}}))
@@ -45,10 +46,10 @@ fn ctx(env: &Env, thresholds: BTreeMap<String, Duration>) -> Arc<Ctx> {
         "metadata": {"name": INSTALLATION},
         "spec": {"registrationRef": {"name": "provider-local"}, "seedRef": {"name": SEED}}}))
     .unwrap();
-    Arc::new(Ctx {
+    Arc::new(ShootCare {
         clock: env.clock(),
         field_manager: FIELD_MANAGER,
-        metrics: Env::metrics(),
+        concurrency: 1,
         seed: env.seed.clone(),
         seed_name: SEED.to_owned(),
         garden: env.garden.clone(),
@@ -191,7 +192,7 @@ async fn conditions_follow_extension_reports_and_are_written_only_on_change() {
     let shoot = landscape(&env).await;
     let ctx = ctx(&env, BTreeMap::new());
 
-    let action = reconcile(shoot.clone(), ctx.clone()).await.unwrap();
+    let action = ctx.clone().reconcile(shoot.clone()).await.unwrap();
     assert_eq!(action, Action::requeue(SYNC));
     let (conditions, constraints, written) = stored(&env).await;
     assert_eq!(
@@ -228,7 +229,7 @@ async fn conditions_follow_extension_reports_and_are_written_only_on_change() {
     );
 
     // Nothing changed: no write.
-    reconcile(shoot.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(shoot.clone()).await.unwrap();
     assert_eq!(
         stored(&env).await.2.metadata.resource_version,
         written.metadata.resource_version
@@ -236,7 +237,7 @@ async fn conditions_follow_extension_reports_and_are_written_only_on_change() {
 
     // The Worker reports failing nodes: EveryNodeReady fails (no threshold: False).
     report_worker(&env, "False").await;
-    reconcile(shoot.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(shoot.clone()).await.unwrap();
     assert_eq!(
         stored(&env).await.0[3],
         triple("EveryNodeReady", "False", "WorkerUnhealthyReport")
@@ -244,7 +245,7 @@ async fn conditions_follow_extension_reports_and_are_written_only_on_change() {
 
     // Its controller stops renewing the heartbeat: the report is outdated.
     env.clock.advance(SignedDuration::from_mins(6));
-    reconcile(shoot.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(shoot.clone()).await.unwrap();
     assert_eq!(
         stored(&env).await.0[3],
         triple(
@@ -260,7 +261,7 @@ async fn conditions_follow_extension_reports_and_are_written_only_on_change() {
         .patch("s", &PatchParams::default(), &Patch::Merge(&hibernate))
         .await
         .unwrap();
-    reconcile(shoot, ctx).await.unwrap();
+    ctx.reconcile(shoot).await.unwrap();
     let (conditions, constraints, _) = stored(&env).await;
     assert!(
         conditions
@@ -281,17 +282,17 @@ async fn a_threshold_holds_a_failing_condition_progressing_before_it_turns_false
     let shoot = landscape(&env).await;
     let thresholds = BTreeMap::from([("ControlPlaneHealthy".to_owned(), Duration::from_secs(60))]);
     let ctx = ctx(&env, thresholds);
-    reconcile(shoot.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(shoot.clone()).await.unwrap();
 
     set_managed_resource_health(&env, "False").await;
-    reconcile(shoot.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(shoot.clone()).await.unwrap();
     assert_eq!(
         stored(&env).await.0[1],
         triple("ControlPlaneHealthy", "Progressing", "DeploymentUnhealthy")
     );
     env.clock.advance(SignedDuration::from_secs(30));
     renew_heartbeat(&env).await;
-    reconcile(shoot.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(shoot.clone()).await.unwrap();
     assert_eq!(
         stored(&env).await.0[1].1,
         "Progressing",
@@ -299,14 +300,14 @@ async fn a_threshold_holds_a_failing_condition_progressing_before_it_turns_false
     );
 
     env.clock.advance(SignedDuration::from_secs(31));
-    reconcile(shoot.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(shoot.clone()).await.unwrap();
     assert_eq!(
         stored(&env).await.0[1],
         triple("ControlPlaneHealthy", "False", "DeploymentUnhealthy")
     );
 
     set_managed_resource_health(&env, "True").await;
-    reconcile(shoot, ctx).await.unwrap();
+    ctx.reconcile(shoot).await.unwrap();
     assert_eq!(
         stored(&env).await.0[1],
         triple("ControlPlaneHealthy", "True", "ControlPlaneRunning")
@@ -325,7 +326,7 @@ async fn shoots_of_other_seeds_or_without_seed_name_are_left_alone() {
         .await
         .unwrap();
     assert_eq!(
-        reconcile(shoot.clone(), ctx.clone()).await.unwrap(),
+        ctx.clone().reconcile(shoot.clone()).await.unwrap(),
         Action::await_change()
     );
     let unset = json!({"status": {"seedName": null}});
@@ -334,7 +335,7 @@ async fn shoots_of_other_seeds_or_without_seed_name_are_left_alone() {
         .await
         .unwrap();
     assert_eq!(
-        reconcile(shoot, ctx).await.unwrap(),
+        ctx.reconcile(shoot).await.unwrap(),
         Action::requeue(super::reconcile::WAIT_FOR_SEED_NAME)
     );
     assert!(stored(&env).await.0.is_empty());
