@@ -20,8 +20,8 @@ use seedlet_runtime::clock::Clock;
 use serde_json::{Value, json};
 
 use super::ShootCare;
-use seedlet_runtime::controller::Reconciler as _;
 use crate::testing::{Env, FIELD_MANAGER, SEED, create, ensure_namespace};
+use seedlet_runtime::controller::Reconciler as _;
 
 const SYNC: Duration = Duration::from_secs(60);
 const NAMESPACE: &str = "shoot--dev--s";

@@ -18,7 +18,6 @@ use kube::runtime::controller::Controller;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::{PredicateConfig, WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
-use seedlet_runtime::watch::{RunWith, Runner};
 
 use seedlet_api::core::ControllerInstallation;
 use seedlet_api::names::{condition_types, labels, namespaces};
@@ -26,8 +25,9 @@ use seedlet_api::resources::ManagedResource;
 
 use crate::caches::GardenCaches;
 use crate::context::AgentContext;
+use seedlet_runtime::metrics::Metrics;
 
-pub use reconcile::{Error, error_policy, reconcile};
+pub use reconcile::Error;
 
 /// Controller name (metrics label, logs).
 pub const NAME: &str = "controllerinstallation-care";
@@ -40,8 +40,8 @@ pub struct Care {
     pub events: seedlet_runtime::events::Recorder,
     /// Hot-swappable garden client.
     pub garden: seedlet_bootstrap::GardenClient,
-    /// Process metrics.
-    pub metrics: Arc<crate::metrics::AgentMetrics>,
+    /// Parallel reconciles (its `concurrentSyncs`).
+    pub concurrency: u16,
     /// Client of the seed cluster.
     pub seed: kube::Client,
     /// Name of our Seed.
@@ -64,11 +64,12 @@ impl std::fmt::Debug for Care {
 pub async fn run(ctx: Arc<AgentContext>) {
     let config = &ctx.config.controllers.controller_installation_care;
     let sync_period: Duration = config.sync_period.into();
+    let concurrency = seedlet_runtime::watch::concurrency(i64::from(config.concurrent_syncs));
     let care = Arc::new(Care {
         clock: ctx.clock.clone(),
         events: ctx.events.clone(),
         garden: ctx.garden.clone(),
-        metrics: ctx.metrics.clone(),
+        concurrency,
         seed: ctx.seed.clone(),
         seed_name: ctx.seed_name.clone(),
         stop: ctx.stop.clone(),
@@ -78,12 +79,12 @@ pub async fn run(ctx: Arc<AgentContext>) {
             sync_period
         },
     });
-    let concurrency = seedlet_runtime::watch::concurrency(i64::from(config.concurrent_syncs));
-    ctx.run_on_garden(|caches| run_with(caches, care.clone(), concurrency))
+    let metrics = ctx.metrics.common();
+    ctx.run_on_garden(|caches| run_with(caches, care.clone(), metrics.clone()))
         .await;
 }
 
-async fn run_with(caches: Arc<GardenCaches>, care: Arc<Care>, concurrency: u16) {
+async fn run_with(caches: Arc<GardenCaches>, care: Arc<Care>, metrics: Arc<Metrics>) {
     let ctx = care.clone();
     let seed_name = ctx.seed_name.clone();
     let informer = caches.installations().await;
@@ -101,16 +102,8 @@ async fn run_with(caches: Arc<GardenCaches>, care: Arc<Care>, concurrency: u16) 
     .touched_objects()
     .predicate_filter(managed_resource_change, PredicateConfig::default())
     .filter_map(|mr| futures::future::ready(mr.ok().and_then(|mr| installation_of(&mr))));
-    Controller::for_stream(installations, reader)
-        .reconcile_on(managed_resources)
-        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
-        .run_with(
-            Runner::new(NAME, ctx.stop.clone()).concurrency(concurrency),
-            reconcile,
-            error_policy,
-            care,
-        )
-        .await;
+    let controller = Controller::for_stream(installations, reader).reconcile_on(managed_resources);
+    seedlet_runtime::controller::run(controller, care, ctx.stop.clone(), metrics).await;
 }
 
 /// Installation events that need a care pass: creation and deletion state (status writes dropped).

@@ -13,7 +13,7 @@ use seedlet_api::names::{condition_types, namespaces, reasons};
 use seedlet_api::resources::ManagedResource;
 
 use super::Care;
-use seedlet_runtime::policy;
+use seedlet_runtime::controller::{Reason, Reconciler};
 use seedlet_runtime::retry::{self, RetryPolicy};
 use seedlet_runtime::status::update_conditions;
 
@@ -45,9 +45,8 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// CamelCase reason for logs (a failed read has the reason of the conditions it leaves).
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Error::ReadManagedResource { .. } => reasons::SEED_READ_ERROR,
             Error::WriteConditions { .. } => "ConditionsWriteError",
@@ -55,24 +54,24 @@ impl Error {
     }
 }
 
-/// Runs one care pass for `ci`.
-///
-/// # Errors
-/// See [`Error`].
-pub async fn reconcile(ci: Arc<ControllerInstallation>, ctx: Arc<Care>) -> Result<Action, Error> {
-    policy::measured(&ctx.metrics, super::NAME, &ci.name_any(), care(&ci, &ctx)).await
-}
+impl Reconciler for Care {
+    type Object = ControllerInstallation;
+    type Error = Error;
+    const NAME: &'static str = super::NAME;
 
-/// Retries quickly, capped at the sync period; a lost condition write (409; main, care and
-/// required share the object) at once. A failure is logged once while it persists.
-pub fn error_policy(ci: Arc<ControllerInstallation>, error: &Error, ctx: Arc<Care>) -> Action {
-    policy::requeue_after_failure(
-        super::NAME,
-        &ci.name_any(),
-        error.reason(),
-        error,
-        Duration::from_secs(2).min(ctx.sync_period),
-    )
+    /// Runs one care pass for `ci`.
+    async fn reconcile(&self, ci: Arc<ControllerInstallation>) -> Result<Action, Error> {
+        care(&ci, self).await
+    }
+
+    /// Retry delay after a failure (the runtime logs it once).
+    fn retry_after(&self, _: &Error) -> Duration {
+        Duration::from_secs(2).min(self.sync_period)
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.concurrency
+    }
 }
 
 async fn care(ci: &ControllerInstallation, ctx: &Care) -> Result<Action, Error> {

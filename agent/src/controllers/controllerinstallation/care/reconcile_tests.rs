@@ -14,9 +14,10 @@ use seedlet_bootstrap::GardenClient;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::Care;
 use super::reconcile::MISSING_REQUEUE;
-use super::{Care, reconcile};
 use crate::testing::{Env, SEED, create};
+use seedlet_runtime::controller::Reconciler as _;
 
 const NAME: &str = "ext-local";
 const SYNC: Duration = Duration::from_secs(30);
@@ -26,7 +27,7 @@ fn ctx(env: &Env) -> Arc<Care> {
         clock: env.clock(),
         events: env.events(),
         garden: GardenClient::new(env.garden.clone(), None),
-        metrics: Env::metrics(),
+        concurrency: 1,
         seed: env.seed.clone(),
         seed_name: SEED.to_owned(),
         stop: CancellationToken::new(),
@@ -94,7 +95,7 @@ async fn a_healthy_managed_resource_makes_the_installation_installed_and_healthy
     let ci = installation(&env).await;
     managed_resource(&env, "True").await;
 
-    let action = reconcile(ci, ctx(&env)).await.unwrap();
+    let action = ctx(&env).reconcile(ci).await.unwrap();
     assert_eq!(action, Action::requeue(SYNC));
     assert_eq!(
         conditions(&env).await,
@@ -113,7 +114,7 @@ async fn an_unhealthy_or_missing_managed_resource_is_reported() {
     let ci = installation(&env).await;
     let ctx = ctx(&env);
 
-    let action = reconcile(ci.clone(), ctx.clone()).await.unwrap();
+    let action = ctx.clone().reconcile(ci.clone()).await.unwrap();
     assert_eq!(action, Action::requeue(MISSING_REQUEUE));
     assert_eq!(
         conditions(&env).await,
@@ -125,7 +126,7 @@ async fn an_unhealthy_or_missing_managed_resource_is_reported() {
     );
 
     managed_resource(&env, "False").await;
-    reconcile(ci, ctx).await.unwrap();
+    ctx.reconcile(ci).await.unwrap();
     let written = conditions(&env).await;
     assert_eq!(
         written[0],

@@ -17,7 +17,6 @@ use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 use kube::runtime::controller::Controller;
 use kube::runtime::{PredicateConfig, WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
-use seedlet_runtime::watch::{RunWith, Runner};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -27,8 +26,9 @@ use seedlet_api::names::groups;
 
 use crate::caches::GardenCaches;
 use crate::context::AgentContext;
+use seedlet_runtime::metrics::Metrics;
 
-pub use reconcile::{Error, error_policy, reconcile};
+pub use reconcile::Error;
 
 /// Controller name (metrics label, logs).
 pub const NAME: &str = "controllerinstallation-required";
@@ -66,8 +66,8 @@ pub struct Required {
     pub clock: Arc<dyn seedlet_runtime::clock::Clock>,
     /// Hot-swappable garden client.
     pub garden: seedlet_bootstrap::GardenClient,
-    /// Process metrics.
-    pub metrics: Arc<crate::metrics::AgentMetrics>,
+    /// Parallel reconciles (its `concurrentSyncs`).
+    pub concurrency: u16,
     /// Client of the seed cluster.
     pub seed: kube::Client,
     /// Name of our Seed.
@@ -101,24 +101,27 @@ pub async fn run(ctx: Arc<AgentContext>) {
             watch_stop.clone(),
         )));
     }
-    let required = Arc::new(Required {
-        clock: ctx.clock.clone(),
-        garden: ctx.garden.clone(),
-        metrics: ctx.metrics.clone(),
-        seed: ctx.seed.clone(),
-        seed_name: ctx.seed_name.clone(),
-        stop: ctx.stop.clone(),
-        kinds,
-    });
     let concurrency = seedlet_runtime::watch::concurrency(i64::from(
         ctx.config
             .controllers
             .controller_installation_required
             .concurrent_syncs,
     ));
+    let required = Arc::new(Required {
+        clock: ctx.clock.clone(),
+        garden: ctx.garden.clone(),
+        concurrency,
+        seed: ctx.seed.clone(),
+        seed_name: ctx.seed_name.clone(),
+        stop: ctx.stop.clone(),
+        kinds,
+    });
+    let metrics = ctx.metrics.common();
     let receiver = Arc::new(tokio::sync::Mutex::new(receiver));
-    ctx.run_on_garden(|caches| run_with(caches, required.clone(), concurrency, receiver.clone()))
-        .await;
+    ctx.run_on_garden(|caches| {
+        run_with(caches, required.clone(), metrics.clone(), receiver.clone())
+    })
+    .await;
     watch_stop.cancel();
     for task in tasks {
         task.abort();
@@ -128,7 +131,7 @@ pub async fn run(ctx: Arc<AgentContext>) {
 async fn run_with(
     caches: Arc<GardenCaches>,
     required: Arc<Required>,
-    concurrency: u16,
+    metrics: Arc<Metrics>,
     changes: Arc<tokio::sync::Mutex<futures::channel::mpsc::UnboundedReceiver<()>>>,
 ) {
     let ctx = required.clone();
@@ -147,16 +150,8 @@ async fn run_with(
         let next = changes.lock().await.next().await;
         next.map(|()| ((), changes))
     });
-    Controller::for_stream(installations, reader)
-        .reconcile_all_on(triggers)
-        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
-        .run_with(
-            Runner::new(NAME, ctx.stop.clone()).concurrency(concurrency),
-            reconcile,
-            error_policy,
-            required,
-        )
-        .await;
+    let controller = Controller::for_stream(installations, reader).reconcile_all_on(triggers);
+    seedlet_runtime::controller::run(controller, required, ctx.stop.clone(), metrics).await;
 }
 
 fn hash_of(value: &impl std::hash::Hash) -> u64 {

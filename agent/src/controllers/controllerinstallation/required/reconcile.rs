@@ -13,6 +13,7 @@ use seedlet_api::core::{ControllerInstallation, ControllerRegistration, Controll
 use seedlet_api::names::{condition_types, reasons};
 
 use super::Required;
+use seedlet_runtime::controller::{Reason, Reconciler};
 use seedlet_runtime::status::update_conditions;
 
 /// Errors of one required pass.
@@ -38,9 +39,8 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Error::ReadRegistration { .. } => "RegistrationReadError",
             Error::WriteCondition { .. } => "ConditionWriteError",
@@ -48,32 +48,24 @@ impl Error {
     }
 }
 
-/// Runs one required pass for `ci`.
-///
-/// # Errors
-/// See [`Error`].
-pub async fn reconcile(
-    ci: Arc<ControllerInstallation>,
-    ctx: Arc<Required>,
-) -> Result<Action, Error> {
-    seedlet_runtime::policy::measured(
-        &ctx.metrics,
-        super::NAME,
-        &ci.name_any(),
-        required(&ci, &ctx),
-    )
-    .await
-}
+impl Reconciler for Required {
+    type Object = ControllerInstallation;
+    type Error = Error;
+    const NAME: &'static str = super::NAME;
 
-/// Retries after a short delay.
-pub fn error_policy(ci: Arc<ControllerInstallation>, error: &Error, _ctx: Arc<Required>) -> Action {
-    seedlet_runtime::policy::requeue_after_failure(
-        super::NAME,
-        &ci.name_any(),
-        error.reason(),
-        error,
-        Duration::from_secs(5),
-    )
+    /// Runs one required pass for `ci`.
+    async fn reconcile(&self, ci: Arc<ControllerInstallation>) -> Result<Action, Error> {
+        required(&ci, self).await
+    }
+
+    /// Retry delay after a failure (the runtime logs it once).
+    fn retry_after(&self, _: &Error) -> Duration {
+        Duration::from_secs(5)
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.concurrency
+    }
 }
 
 async fn required(ci: &ControllerInstallation, ctx: &Required) -> Result<Action, Error> {

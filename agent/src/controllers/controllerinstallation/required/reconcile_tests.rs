@@ -14,8 +14,9 @@ use seedlet_bootstrap::GardenClient;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::{Error, KindTypes, Required, error_policy, reconcile};
+use super::{Error, KindTypes, Required};
 use crate::testing::{Env, SEED, create};
+use seedlet_runtime::controller::{Reason as _, Reconciler as _};
 
 const NAME: &str = "ext-1";
 
@@ -23,7 +24,7 @@ fn ctx(env: &Env, kinds: Arc<KindTypes>) -> Arc<Required> {
     Arc::new(Required {
         clock: env.clock(),
         garden: GardenClient::new(env.garden.clone(), None),
-        metrics: Env::metrics(),
+        concurrency: 1,
         seed: env.seed.clone(),
         seed_name: SEED.to_owned(),
         stop: CancellationToken::new(),
@@ -88,7 +89,7 @@ async fn required_follows_the_extension_objects_of_the_registrations_kinds() {
     kinds.store("Network", types(&[]));
 
     assert_eq!(
-        reconcile(ci.clone(), ctx.clone()).await.unwrap(),
+        ctx.clone().reconcile(ci.clone()).await.unwrap(),
         Action::await_change()
     );
     let (status, reason, message) = required(&env).await.expect("Required");
@@ -100,7 +101,7 @@ async fn required_follows_the_extension_objects_of_the_registrations_kinds() {
 
     // The last object of the type left the seed.
     kinds.store("Extension", types(&["other"]));
-    reconcile(ci, ctx).await.unwrap();
+    ctx.reconcile(ci).await.unwrap();
     let (status, reason, _) = required(&env).await.unwrap();
     assert_eq!(
         (status.as_str(), reason.as_str()),
@@ -117,7 +118,7 @@ async fn nothing_is_written_while_a_kind_is_not_known_yet() {
     let ci = installation(&env, SEED).await;
     kinds.store("Network", types(&[]));
 
-    reconcile(ci, ctx(&env, kinds)).await.unwrap();
+    ctx(&env, kinds).reconcile(ci).await.unwrap();
     assert_eq!(required(&env).await, None, "Extension is still undecided");
     env.shutdown().await;
 }
@@ -131,7 +132,7 @@ async fn installations_of_other_seeds_are_left_alone() {
     registration(&env).await;
     let ci = installation(&env, "other").await;
 
-    reconcile(ci, ctx(&env, kinds)).await.unwrap();
+    ctx(&env, kinds).reconcile(ci).await.unwrap();
     assert_eq!(required(&env).await, None);
     env.shutdown().await;
 }
@@ -142,11 +143,11 @@ async fn a_missing_registration_fails_with_its_reason_and_a_short_retry() {
     let ctx = ctx(&env, Arc::new(KindTypes::default()));
     let ci = installation(&env, SEED).await;
 
-    let error = reconcile(ci.clone(), ctx.clone()).await.unwrap_err();
+    let error = ctx.clone().reconcile(ci.clone()).await.unwrap_err();
     assert!(matches!(error, Error::ReadRegistration { .. }), "{error}");
     assert_eq!(error.reason(), "RegistrationReadError");
     assert_eq!(
-        error_policy(ci.clone(), &error, ctx.clone()),
+        ctx.clone().error_policy(&ci.clone(), &error),
         Action::requeue(Duration::from_secs(5))
     );
 
@@ -160,7 +161,7 @@ async fn a_missing_registration_fails_with_its_reason_and_a_short_retry() {
         ),
     };
     assert_eq!(
-        error_policy(ci, &conflict, ctx),
+        ctx.error_policy(&ci, &conflict),
         Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE)
     );
     env.shutdown().await;
