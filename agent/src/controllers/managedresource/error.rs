@@ -117,6 +117,12 @@ pub enum Error {
     },
 }
 
+impl seedlet_runtime::controller::Reason for Error {
+    fn reason(&self) -> &'static str {
+        Error::reason(self)
+    }
+}
+
 impl Error {
     /// The condition reason for this failure.
     pub fn reason(&self) -> &'static str {

@@ -34,7 +34,6 @@ use kube::runtime::controller::Controller;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{PredicateConfig, WatchStreamExt, watcher};
 use kube::{Api, Client, ResourceExt};
-use seedlet_runtime::watch::{RunWith, Runner};
 
 use seedlet_api::names::{field_managers, managed_resources};
 use seedlet_api::resources::ManagedResource;
@@ -42,7 +41,6 @@ use seedlet_api::resources::ManagedResource;
 use crate::context::AgentContext;
 
 pub use error::Error;
-pub use reconcile::{error_policy, reconcile};
 
 /// Controller name (metrics label, logs).
 pub const NAME: &str = "managedresource";
@@ -51,8 +49,8 @@ pub const NAME: &str = "managedresource";
 pub struct Applier {
     /// Time source for timestamps.
     pub clock: Arc<dyn seedlet_runtime::clock::Clock>,
-    /// Process metrics.
-    pub metrics: Arc<crate::metrics::AgentMetrics>,
+    /// Parallel reconciles (its `concurrentSyncs`).
+    pub concurrency: u16,
     /// Client of the seed cluster.
     pub seed: kube::Client,
     /// Discovery cache of applied kinds.
@@ -94,7 +92,7 @@ pub async fn run(ctx: Arc<AgentContext>) {
     let (sender, receiver) = futures::channel::mpsc::unbounded();
     let applier = Arc::new(Applier {
         clock: ctx.clock.clone(),
-        metrics: ctx.metrics.clone(),
+        concurrency,
         seed: ctx.seed.clone(),
         kinds: apply::KindCache::default(),
         watches: watches::Watches::new(ctx.seed.clone(), sender, ctx.stop.clone()),
@@ -120,18 +118,12 @@ pub async fn run(ctx: Arc<AgentContext>) {
     .backoff(seedlet_runtime::watch::watch_backoff())
     .touched_objects();
     let store = reader.clone();
-    Controller::for_stream(managed_resources, reader)
+    let controller = Controller::for_stream(managed_resources, reader)
         .watches_stream(secrets, move |secret| {
             referencing_managed_resources(&store, &secret)
         })
-        .reconcile_on(receiver)
-        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
-        .run_with(
-            Runner::new(NAME, ctx.stop.clone()).concurrency(concurrency),
-            reconcile,
-            error_policy,
-            applier,
-        )
+        .reconcile_on(receiver);
+    seedlet_runtime::controller::run(controller, applier, ctx.stop.clone(), ctx.metrics.common())
         .await;
 }
 

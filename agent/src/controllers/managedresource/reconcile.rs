@@ -18,7 +18,6 @@ use seedlet_api::names::{condition_types, finalizers, managed_resources, reasons
 use seedlet_api::resources::{ManagedResource, ObjectReference};
 
 use seedlet_runtime::finalizer;
-use seedlet_runtime::policy;
 use seedlet_runtime::retry::{self, RetryPolicy};
 
 use super::apply::{self, Resolved, identity, split_api_version};
@@ -27,39 +26,33 @@ use super::health::{self, Observed};
 use super::manifests::{self, SecretData, annotation, truthy};
 use super::status::{StatusWriter, bool_status};
 use super::{Applier, cleanup, prune};
+use seedlet_runtime::controller::Reconciler;
 
-/// Reconciles one ManagedResource.
-///
-/// # Errors
-/// See [`Error`]; the failure is also recorded in `ResourcesApplied` where the spec says so.
-pub async fn reconcile(mr: Arc<ManagedResource>, ctx: Arc<Applier>) -> Result<Action, Error> {
-    policy::measured(
-        &ctx.metrics,
-        super::NAME,
-        &key(&mr),
-        reconcile_inner(&mr, &ctx),
-    )
-    .await
-}
+impl Reconciler for Applier {
+    type Object = ManagedResource;
+    type Error = Error;
+    const NAME: &'static str = super::NAME;
 
-/// Maps an error to a retry delay: quick for conflicts and transient failures, capped at the
-/// sync period. A persistent failure (a chart object whose CRD the seed lacks) is one WARN per
-/// distinct message and one INFO on recovery (`runtime::policy`), not a WARN every 5 s.
-pub fn error_policy(mr: Arc<ManagedResource>, error: &Error, ctx: Arc<Applier>) -> Action {
-    let delay = match error {
-        Error::RecreateAfterInvalidUpdate { .. } | Error::Finalizer { .. } => {
-            Duration::from_millis(200)
-        }
-        Error::ReadSecret { .. } => Duration::from_secs(2),
-        _ => Duration::from_secs(5),
-    };
-    policy::requeue_after_failure(
-        super::NAME,
-        &key(&mr),
-        error.reason(),
-        error,
-        delay.min(ctx.sync_period),
-    )
+    /// Reconciles one ManagedResource.
+    async fn reconcile(&self, mr: Arc<ManagedResource>) -> Result<Action, Error> {
+        reconcile_inner(&mr, self).await
+    }
+
+    /// Retry delay after a failure (the runtime logs it once).
+    fn retry_after(&self, error: &Error) -> Duration {
+        let delay = match error {
+            Error::RecreateAfterInvalidUpdate { .. } | Error::Finalizer { .. } => {
+                Duration::from_millis(200)
+            }
+            Error::ReadSecret { .. } => Duration::from_secs(2),
+            _ => Duration::from_secs(5),
+        };
+        delay.min(self.sync_period)
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.concurrency
+    }
 }
 
 fn key(mr: &ManagedResource) -> String {

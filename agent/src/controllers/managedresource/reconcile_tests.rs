@@ -14,8 +14,9 @@ use seedlet_api::resources::ManagedResource;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::{Applier, Error, apply, error_policy, reconcile, watches};
+use super::{Applier, Error, apply, watches};
 use crate::testing::{Env, create, put_secret};
+use seedlet_runtime::controller::Reconciler as _;
 
 const MR: &str = "ext";
 const SYNC: Duration = Duration::from_secs(60);
@@ -24,7 +25,7 @@ fn ctx(env: &Env) -> Arc<Applier> {
     let (sender, _receiver) = futures::channel::mpsc::unbounded();
     Arc::new(Applier {
         clock: env.clock(),
-        metrics: Env::metrics(),
+        concurrency: 1,
         seed: env.seed.clone(),
         kinds: apply::KindCache::default(),
         watches: watches::Watches::new(env.seed.clone(), sender, CancellationToken::new()),
@@ -130,7 +131,7 @@ async fn objects_are_applied_recorded_and_pruned_when_they_leave_the_manifests()
     manifests(&env, &config_map("first", "hello")).await;
     let created = managed_resource(&env, Some("seed"), json!({})).await;
 
-    let action = reconcile(created, ctx.clone()).await.unwrap();
+    let action = ctx.clone().reconcile(created).await.unwrap();
     assert_eq!(action, Action::requeue(SYNC));
     let applied = config_map_in_seed(&env, "first").await.expect("applied");
     assert_eq!(applied.data.as_ref().unwrap()["greeting"], "hello");
@@ -162,7 +163,7 @@ async fn objects_are_applied_recorded_and_pruned_when_they_leave_the_manifests()
     // The manifests now hold another object: the first one is pruned before anything new is
     // applied, and the pass comes back for the rest.
     manifests(&env, &config_map("second", "hi")).await;
-    let action = reconcile(fresh(&env).await, ctx.clone()).await.unwrap();
+    let action = ctx.clone().reconcile(fresh(&env).await).await.unwrap();
     assert_eq!(
         action,
         Action::requeue(super::cleanup::DELETION_PENDING_REQUEUE)
@@ -174,7 +175,7 @@ async fn objects_are_applied_recorded_and_pruned_when_they_leave_the_manifests()
         condition(&all, condition_types::RESOURCES_APPLIED),
         ("Progressing", reasons::DELETION_PENDING)
     );
-    let action = reconcile(fresh(&env).await, ctx).await.unwrap();
+    let action = ctx.reconcile(fresh(&env).await).await.unwrap();
     assert_eq!(action, Action::requeue(SYNC));
     assert!(config_map_in_seed(&env, "second").await.is_some());
     let names: Vec<_> = stored(&env)
@@ -196,7 +197,7 @@ async fn managed_resources_of_other_classes_are_left_alone() {
     manifests(&env, &config_map("first", "hello")).await;
     let created = managed_resource(&env, None, json!({})).await;
 
-    let action = reconcile(created, ctx(&env)).await.unwrap();
+    let action = ctx(&env).reconcile(created).await.unwrap();
     assert_eq!(action, Action::await_change());
     let mr = stored(&env).await.unwrap();
     assert!(mr.finalizers().is_empty());
@@ -217,7 +218,7 @@ async fn an_ignored_managed_resource_reports_itself_ignored_and_applies_nothing(
     .await;
 
     assert_eq!(
-        reconcile(created, ctx(&env)).await.unwrap(),
+        ctx(&env).reconcile(created).await.unwrap(),
         Action::requeue(SYNC)
     );
     let all = conditions(&stored(&env).await.unwrap());
@@ -240,11 +241,11 @@ async fn a_missing_manifest_secret_fails_with_its_reason_in_resources_applied() 
     let ctx = ctx(&env);
     let created = managed_resource(&env, Some("seed"), json!({})).await;
 
-    let error = reconcile(created.clone(), ctx.clone()).await.unwrap_err();
+    let error = ctx.clone().reconcile(created.clone()).await.unwrap_err();
     assert!(matches!(error, Error::ReadSecret { .. }), "{error}");
     assert_eq!(error.reason(), reasons::CANNOT_READ_SECRET);
     assert_eq!(
-        error_policy(created, &error, ctx),
+        ctx.error_policy(&created, &error),
         Action::requeue(Duration::from_secs(2))
     );
     let all = conditions(&stored(&env).await.unwrap());
@@ -262,7 +263,7 @@ async fn undecodable_manifests_are_reported_while_the_decodable_ones_are_applied
     manifests(&env, &objects).await;
     let created = managed_resource(&env, Some("seed"), json!({})).await;
 
-    reconcile(created, ctx(&env)).await.unwrap();
+    ctx(&env).reconcile(created).await.unwrap();
     assert!(config_map_in_seed(&env, "first").await.is_some());
     let all = conditions(&stored(&env).await.unwrap());
     assert_eq!(
@@ -278,7 +279,7 @@ async fn deletion_removes_the_applied_objects_and_then_the_finalizer() {
     let ctx = ctx(&env);
     manifests(&env, &config_map("first", "hello")).await;
     let created = managed_resource(&env, Some("seed"), json!({})).await;
-    reconcile(created, ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(created).await.unwrap();
     Api::<ManagedResource>::namespaced(env.seed.clone(), "garden")
         .delete(MR, &DeleteParams::default())
         .await
@@ -291,7 +292,7 @@ async fn deletion_removes_the_applied_objects_and_then_the_finalizer() {
             "the finalizer stays: {:?}",
             conditions(&deleting)
         );
-        reconcile(Arc::new(deleting), ctx.clone()).await.unwrap();
+        ctx.clone().reconcile(Arc::new(deleting)).await.unwrap();
         passes += 1;
     }
     assert!(config_map_in_seed(&env, "first").await.is_none());
@@ -314,11 +315,11 @@ async fn a_stale_copy_loses_the_finalizer_write_with_a_conflict_and_is_requeued_
         .await
         .unwrap();
 
-    let error = reconcile(stale.clone(), ctx.clone()).await.unwrap_err();
+    let error = ctx.clone().reconcile(stale.clone()).await.unwrap_err();
     assert!(matches!(error, Error::Finalizer { .. }), "{error}");
     assert!(seedlet_runtime::status::conflict_in_chain(&error));
     assert_eq!(
-        error_policy(stale, &error, ctx.clone()),
+        ctx.clone().error_policy(&stale, &error),
         Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE)
     );
     assert!(
@@ -328,7 +329,7 @@ async fn a_stale_copy_loses_the_finalizer_write_with_a_conflict_and_is_requeued_
 
     // The retry reads fresh state and goes through.
     assert_eq!(
-        reconcile(fresh(&env).await, ctx).await.unwrap(),
+        ctx.reconcile(fresh(&env).await).await.unwrap(),
         Action::requeue(SYNC)
     );
     assert!(config_map_in_seed(&env, "first").await.is_some());
@@ -347,14 +348,14 @@ async fn deletion_with_keep_objects_leaves_the_applied_objects_and_drops_the_fin
                "spec": {"class": "seed", "keepObjects": true, "secretRefs": [{"name": "ext-data"}]}}),
     )
     .await;
-    reconcile(Arc::new(created), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(Arc::new(created)).await.unwrap();
     Api::<ManagedResource>::namespaced(env.seed.clone(), "garden")
         .delete(MR, &DeleteParams::default())
         .await
         .unwrap();
 
     assert_eq!(
-        reconcile(fresh(&env).await, ctx).await.unwrap(),
+        ctx.reconcile(fresh(&env).await).await.unwrap(),
         Action::await_change()
     );
     assert!(stored(&env).await.is_none(), "finalizer dropped at once");

@@ -33,7 +33,6 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::{PredicateConfig, WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
 use seedlet_chartrender::Renderer;
-use seedlet_runtime::watch::{RunWith, Runner};
 use tokio::sync::OnceCell;
 
 use seedlet_api::core::{
@@ -44,8 +43,7 @@ use seedlet_api::resources::ManagedResource;
 
 use crate::caches::GardenCaches;
 use crate::context::AgentContext;
-
-pub use reconcile::{error_policy, reconcile};
+use seedlet_runtime::metrics::Metrics;
 
 /// Controller name (metrics label, logs).
 pub const NAME: &str = "controllerinstallation";
@@ -215,6 +213,12 @@ pub enum Error {
     },
 }
 
+impl seedlet_runtime::controller::Reason for Error {
+    fn reason(&self) -> &'static str {
+        Error::reason(self)
+    }
+}
+
 impl Error {
     /// CamelCase reason for logs.
     pub fn reason(&self) -> &'static str {
@@ -254,8 +258,8 @@ pub struct Installer {
     pub events: seedlet_runtime::events::Recorder,
     /// Hot-swappable garden client.
     pub garden: seedlet_bootstrap::GardenClient,
-    /// Process metrics.
-    pub metrics: Arc<crate::metrics::AgentMetrics>,
+    /// Parallel reconciles (its `concurrentSyncs`).
+    pub concurrency: u16,
     /// Client of the seed cluster.
     pub seed: kube::Client,
     /// Name of our Seed.
@@ -289,7 +293,13 @@ impl Installer {
             config: agent.config.clone(),
             events: agent.events.clone(),
             garden: agent.garden.clone(),
-            metrics: agent.metrics.clone(),
+            concurrency: seedlet_runtime::watch::concurrency(i64::from(
+                agent
+                    .config
+                    .controllers
+                    .controller_installation
+                    .concurrent_syncs,
+            )),
             seed: agent.seed.clone(),
             seed_name: agent.seed_name.clone(),
             stop: agent.stop.clone(),
@@ -344,20 +354,15 @@ impl Installer {
 /// Runs the main controller until `ctx.stop` is cancelled, restarting it on garden client swaps.
 pub async fn run(ctx: Arc<AgentContext>) {
     let installer = Arc::new(Installer::new(ctx.clone()));
-    ctx.run_on_garden(|caches| run_with(caches, installer.clone()))
+    let metrics = ctx.metrics.common();
+    ctx.run_on_garden(|caches| run_with(caches, installer.clone(), metrics.clone()))
         .await;
 }
 
-async fn run_with(caches: Arc<GardenCaches>, installer: Arc<Installer>) {
+async fn run_with(caches: Arc<GardenCaches>, installer: Arc<Installer>, metrics: Arc<Metrics>) {
     let garden = caches.client().clone();
     let ctx = installer.clone();
     let seed_name = ctx.seed_name.clone();
-    let concurrency = seedlet_runtime::watch::concurrency(i64::from(
-        ctx.config
-            .controllers
-            .controller_installation
-            .concurrent_syncs,
-    ));
     // Selected by `spec.seedRef.name` where the garden can (and the seed authorizer demands it);
     // filtered here too for gardens that cannot.
     let informer = caches.installations().await;
@@ -389,7 +394,7 @@ async fn run_with(caches: Arc<GardenCaches>, installer: Arc<Installer>) {
         Api::<PartialObjectMeta<Namespace>>::all(seed_client),
         watcher::Config::default(),
     ));
-    Controller::for_stream(installations, reader)
+    let controller = Controller::for_stream(installations, reader)
         .watches_stream(deployment_changes(&garden).await, move |deployment| {
             installations_using_deployment(&by_deployment, &deployment.name_any())
         })
@@ -416,15 +421,8 @@ async fn run_with(caches: Arc<GardenCaches>, installer: Arc<Installer>) {
         })
         .watches_stream(namespaces_gone, |namespace| {
             installation_of_namespace(&namespace.name_any())
-        })
-        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
-        .run_with(
-            Runner::new(NAME, ctx.stop.clone()).concurrency(concurrency),
-            reconcile,
-            error_policy,
-            installer,
-        )
-        .await;
+        });
+    seedlet_runtime::controller::run(controller, installer, ctx.stop.clone(), metrics).await;
 }
 
 /// Only the deletions of a metadata watch (applies and the initial list are dropped).

@@ -24,49 +24,37 @@ use seedlet_runtime::retry::{self, RetryPolicy};
 
 use super::conditions::{Conditions, registration_or_condition, seed_or_condition};
 use super::{Error, Installer, desired, fetch, values, write};
+use seedlet_runtime::controller::Reconciler;
 
 /// What a step of the install decided: go on with its result, or stop with this action (a
 /// condition already says why).
 type Step<T> = ControlFlow<Action, T>;
 
-/// Reconciles one ControllerInstallation of this seed.
-///
-/// # Errors
-/// See [`Error`]; conditions are written on every exit (write failures only logged).
-pub async fn reconcile(
-    ci: Arc<ControllerInstallation>,
-    ctx: Arc<Installer>,
-) -> Result<Action, Error> {
-    seedlet_runtime::policy::measured(
-        &ctx.metrics,
-        super::NAME,
-        &ci.name_any(),
-        dispatch(&ci, &ctx),
-    )
-    .await
-}
+impl Reconciler for Installer {
+    type Object = ControllerInstallation;
+    type Error = Error;
+    const NAME: &'static str = super::NAME;
 
-/// Retry delay by error: short for conflicts and transient reads, capped at 30s.
-pub fn error_policy(
-    ci: Arc<ControllerInstallation>,
-    error: &Error,
-    _ctx: Arc<Installer>,
-) -> Action {
-    // Main, care and required share the object: a lost write (409) is routine and quiet.
-    let delay = match error {
-        Error::Finalizer { .. } | Error::WriteConditions { .. } => Duration::from_millis(200),
-        Error::ClusterIdentityMissing { .. }
-        | Error::RegistrationNotFound { .. }
-        | Error::SeedNotFound { .. } => Duration::from_secs(5),
-        _ => Duration::from_secs(2),
-    };
-    seedlet_runtime::policy::requeue_after_failure(
-        super::NAME,
-        &ci.name_any(),
-        error.reason(),
-        error,
-        delay,
-    )
+    /// Reconciles one ControllerInstallation of this seed.
+    async fn reconcile(&self, ci: Arc<ControllerInstallation>) -> Result<Action, Error> {
+        dispatch(&ci, self).await
+    }
+
+    /// Retry delay after a failure (the runtime logs it once; main, care and required share
+    /// the object, so the lost write race is routine and retried at once by the runtime).
+    fn retry_after(&self, error: &Error) -> Duration {
+        match error {
+            Error::Finalizer { .. } | Error::WriteConditions { .. } => Duration::from_millis(200),
+            Error::ClusterIdentityMissing { .. }
+            | Error::RegistrationNotFound { .. }
+            | Error::SeedNotFound { .. } => Duration::from_secs(5),
+            _ => Duration::from_secs(2),
+        }
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.concurrency
+    }
 }
 
 async fn dispatch(ci: &ControllerInstallation, ctx: &Installer) -> Result<Action, Error> {

@@ -21,8 +21,9 @@ use serde_json::json;
 use tokio::sync::OnceCell;
 use tokio_util::sync::CancellationToken;
 
-use super::{Error, Installer, capabilities, chart, error_policy, reconcile};
+use super::{Error, Installer, capabilities, chart};
 use crate::testing::{Env, SEED, create};
+use seedlet_runtime::controller::Reconciler as _;
 
 const NAME: &str = "ext-1";
 const CHART_YAML: &str = "apiVersion: v2\nname: ext\nversion: 0.1.0\n";
@@ -34,7 +35,7 @@ fn ctx(env: &Env) -> Arc<Installer> {
         config: Arc::new(seedlet_config::GardenletConfiguration::default()),
         events: env.events(),
         garden: GardenClient::new(env.garden.clone(), None),
-        metrics: Env::metrics(),
+        concurrency: 1,
         seed: env.seed.clone(),
         seed_name: SEED.to_owned(),
         stop: CancellationToken::new(),
@@ -160,7 +161,7 @@ async fn an_installation_renders_the_chart_into_a_managed_resource_in_the_seed()
     registration_and_deployment(&env, &good_chart()).await;
     let created = installation(&env, SEED).await;
 
-    let action = reconcile(created, ctx(&env)).await.unwrap();
+    let action = ctx(&env).reconcile(created).await.unwrap();
     assert_eq!(action, Action::await_change());
     let ci = stored(&env).await.unwrap();
     assert_eq!(ci.finalizers(), [finalizers::CONTROLLER_INSTALLATION]);
@@ -210,7 +211,7 @@ async fn installations_of_other_seeds_are_left_alone() {
     let created = installation(&env, "other").await;
 
     assert_eq!(
-        reconcile(created, ctx(&env)).await.unwrap(),
+        ctx(&env).reconcile(created).await.unwrap(),
         Action::await_change()
     );
     let ci = stored(&env).await.unwrap();
@@ -226,7 +227,7 @@ async fn a_missing_registration_is_reported_in_valid_and_retried() {
     seed(&env, true).await;
     let created = installation(&env, SEED).await;
 
-    let error = reconcile(created.clone(), ctx(&env)).await.unwrap_err();
+    let error = ctx(&env).reconcile(created.clone()).await.unwrap_err();
     assert!(
         matches!(error, Error::RegistrationNotFound { .. }),
         "{error}"
@@ -236,7 +237,7 @@ async fn a_missing_registration_is_reported_in_valid_and_retried() {
         pair("False", reasons::REGISTRATION_NOT_FOUND)
     );
     assert_eq!(
-        error_policy(created, &error, ctx(&env)),
+        ctx(&env).error_policy(&created, &error),
         Action::requeue(Duration::from_secs(5))
     );
     assert!(managed_resource(&env).await.is_none());
@@ -250,7 +251,7 @@ async fn nothing_is_installed_before_the_seed_has_a_cluster_identity() {
     registration_and_deployment(&env, &good_chart()).await;
     let created = installation(&env, SEED).await;
 
-    let error = reconcile(created, ctx(&env)).await.unwrap_err();
+    let error = ctx(&env).reconcile(created).await.unwrap_err();
     assert_eq!(error.reason(), "ClusterIdentityMissing");
     assert!(managed_resource(&env).await.is_none());
     env.shutdown().await;
@@ -269,7 +270,7 @@ async fn a_chart_that_cannot_be_loaded_makes_the_installation_invalid_without_wr
 
     // A broken chart stays broken until the deployment changes: no retry.
     assert_eq!(
-        reconcile(created, ctx(&env)).await.unwrap(),
+        ctx(&env).reconcile(created).await.unwrap(),
         Action::await_change()
     );
     assert_eq!(
@@ -296,16 +297,16 @@ async fn a_stale_copy_loses_the_finalizer_write_with_a_conflict_and_is_requeued_
         .await
         .unwrap();
 
-    let error = reconcile(stale.clone(), ctx.clone()).await.unwrap_err();
+    let error = ctx.clone().reconcile(stale.clone()).await.unwrap_err();
     assert!(matches!(error, Error::Finalizer { .. }), "{error}");
     assert!(seedlet_runtime::status::conflict_in_chain(&error));
     assert_eq!(
-        error_policy(stale, &error, ctx.clone()),
+        ctx.clone().error_policy(&stale, &error),
         Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE)
     );
     assert!(managed_resource(&env).await.is_none(), "nothing written");
 
-    reconcile(fresh(&env).await, ctx).await.unwrap();
+    ctx.reconcile(fresh(&env).await).await.unwrap();
     assert!(managed_resource(&env).await.is_some());
     env.shutdown().await;
 }
@@ -316,7 +317,8 @@ async fn deletion_removes_the_managed_resource_and_namespace_before_the_finalize
     let ctx = ctx(&env);
     seed(&env, true).await;
     registration_and_deployment(&env, &good_chart()).await;
-    reconcile(installation(&env, SEED).await, ctx.clone())
+    ctx.clone()
+        .reconcile(installation(&env, SEED).await)
         .await
         .unwrap();
     let secret_name = managed_resource(&env).await.unwrap().spec.secret_refs[0]
@@ -328,7 +330,7 @@ async fn deletion_removes_the_managed_resource_and_namespace_before_the_finalize
         .unwrap();
 
     // Pass 1: the ManagedResource and its Secret go, the namespace deletion starts.
-    let action = reconcile(fresh(&env).await, ctx.clone()).await.unwrap();
+    let action = ctx.clone().reconcile(fresh(&env).await).await.unwrap();
     assert_eq!(
         action,
         Action::requeue(super::delete::DELETION_PENDING_REQUEUE)
@@ -361,7 +363,7 @@ async fn deletion_removes_the_managed_resource_and_namespace_before_the_finalize
     })
     .await;
     assert_eq!(
-        reconcile(fresh(&env).await, ctx).await.unwrap(),
+        ctx.reconcile(fresh(&env).await).await.unwrap(),
         Action::await_change()
     );
     assert!(stored(&env).await.is_none(), "gone with its finalizer");
