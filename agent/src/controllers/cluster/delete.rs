@@ -24,12 +24,12 @@ use seedlet_api::core::{Shoot, ShootState};
 use seedlet_api::extensions::{Cluster, embed};
 use seedlet_api::names::{annotations, finalizers};
 use seedlet_api::operations::Bastion;
-use seedlet_runtime::policy;
+use seedlet_runtime::controller::Reconciler;
 use serde_json::json;
 
 use super::desired::{self, is_scheduled_to};
-use super::reconcile::{Error, RETRY_DELAY, seed_error};
-use super::{CLEANUP_NAME, Ctx};
+use super::reconcile::{Error, seed_error};
+use super::{CLEANUP_NAME, ClusterSync, ClusterTeardown};
 use crate::cluster_shoot::ShootRef;
 
 /// Poll interval while a control-plane namespace terminates (a namespace watch also triggers).
@@ -64,7 +64,7 @@ impl std::fmt::Debug for Clients<'_> {
     }
 }
 
-impl Ctx {
+impl ClusterSync {
     /// The clients of the seed-side deletion steps.
     pub fn clients(&self) -> Clients<'_> {
         Clients {
@@ -82,7 +82,7 @@ impl Ctx {
 ///
 /// # Errors
 /// See [`Error`]; the next run reads fresh state.
-pub async fn delete_shoot(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {
+pub async fn delete_shoot(shoot: &Shoot, ctx: &ClusterSync) -> Result<Action, Error> {
     if !has_finalizer(shoot) {
         return Ok(Action::await_change());
     }
@@ -293,34 +293,28 @@ pub async fn delete_shoot_state(
     }
 }
 
-/// The Cluster-side reconcile: tears down a Cluster whose shoot is gone, scheduled elsewhere,
-/// deleting without our finalizer, or carrying another technical ID — namespace first, the
-/// Cluster only once the namespace is gone.
-///
-/// # Errors
-/// See [`Error`].
-pub async fn reconcile_cluster(cluster: Arc<Cluster>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    policy::measured(
-        &ctx.metrics,
-        CLEANUP_NAME,
-        &cluster.name_any(),
-        cleanup(&cluster, &ctx),
-    )
-    .await
+impl Reconciler for ClusterTeardown {
+    type Object = Cluster;
+    type Error = Error;
+    const NAME: &'static str = CLEANUP_NAME;
+
+    /// Tears down a Cluster whose shoot is gone, elsewhere or deleting without our finalizer:
+    /// its namespace first, then the Cluster once the namespace is gone.
+    async fn reconcile(&self, cluster: Arc<Cluster>) -> Result<Action, Error> {
+        cleanup(&cluster, &self.0).await
+    }
+
+    /// The Cluster sync's retry delay.
+    fn retry_after(&self, error: &Error) -> Duration {
+        self.0.retry_after(error)
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.0.concurrency
+    }
 }
 
-/// The teardown's error policy: as the shoot sync's ([`super::reconcile::error_policy`]).
-pub fn cleanup_error_policy(cluster: Arc<Cluster>, error: &Error, ctx: Arc<Ctx>) -> Action {
-    policy::requeue_after_failure(
-        CLEANUP_NAME,
-        &cluster.name_any(),
-        error.reason(),
-        error,
-        ctx.sync_period.min(RETRY_DELAY),
-    )
-}
-
-async fn cleanup(cluster: &Cluster, ctx: &Ctx) -> Result<Action, Error> {
+async fn cleanup(cluster: &Cluster, ctx: &ClusterSync) -> Result<Action, Error> {
     let Some((name, shoot)) = ShootRef::of_cluster(cluster) else {
         // Not a Cluster of a shoot (e.g. written by hand without an embedded shoot): leave it.
         return Ok(Action::await_change());
@@ -356,7 +350,7 @@ async fn cleanup(cluster: &Cluster, ctx: &Ctx) -> Result<Action, Error> {
 
 /// Whether the agent's shoot watch holds shoot `namespace/name`, or cannot tell yet (not listed
 /// yet: a 403 then proves nothing).
-async fn watched(ctx: &Ctx, namespace: &str, name: &str) -> bool {
+async fn watched(ctx: &ClusterSync, namespace: &str, name: &str) -> bool {
     if ctx.shoots.wait_until_ready().await.is_err() {
         return true;
     }

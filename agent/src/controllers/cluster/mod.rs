@@ -36,10 +36,8 @@ use seedlet_api::core::{
 };
 use seedlet_api::extensions::Cluster;
 use seedlet_api::names::labels;
-use seedlet_runtime::watch::{RunWith, Runner};
 
-pub use delete::{cleanup_error_policy, reconcile_cluster};
-pub use reconcile::{Error, error_policy, reconcile};
+pub use reconcile::Error;
 
 use crate::caches::GardenCaches;
 use crate::context::AgentContext;
@@ -55,11 +53,11 @@ pub const DEFAULT_SYNC_PERIOD: Duration = Duration::from_secs(3600);
 pub const DEFAULT_CONCURRENT_SYNCS: u16 = 5;
 
 /// Dependencies of both controllers for one garden client.
-pub struct Ctx {
+pub struct ClusterSync {
     /// Field manager of our writes.
     pub field_manager: &'static str,
-    /// Process metrics.
-    pub metrics: Arc<crate::metrics::AgentMetrics>,
+    /// Parallel reconciles of each of the two controllers (`controllers.shoot.concurrentSyncs`).
+    pub concurrency: u16,
     /// Client of the seed cluster.
     pub seed: kube::Client,
     /// Name of our Seed.
@@ -87,9 +85,13 @@ pub struct Ctx {
     pub shoot_flow_deletes: bool,
 }
 
-impl std::fmt::Debug for Ctx {
+/// The Cluster teardown: the Cluster sync's dependencies, reconciling Clusters.
+#[derive(Debug)]
+pub struct ClusterTeardown(pub Arc<ClusterSync>);
+
+impl std::fmt::Debug for ClusterSync {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ctx")
+        f.debug_struct("ClusterSync")
             .field("seed", &self.seed_name)
             .field("sync_period", &self.sync_period)
             .finish_non_exhaustive()
@@ -148,9 +150,9 @@ async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
     let registrations = registration_informer.store();
     let registration_events = registration_informer.applied_objects();
 
-    let ctx = Arc::new(Ctx {
+    let ctx = Arc::new(ClusterSync {
         field_manager: agent.field_manager,
-        metrics: agent.metrics.clone(),
+        concurrency,
         seed: agent.seed.clone(),
         seed_name: agent.seed_name.clone(),
         garden: garden.clone(),
@@ -185,14 +187,14 @@ async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
         })
         .watches_stream(registration_events, move |_: ControllerRegistration| {
             shoots_of_seed(&by_registration.state(), &seed_e)
-        })
-        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
-        .run_with(
-            Runner::new(NAME, agent.stop.clone()).concurrency(concurrency),
-            reconcile,
-            error_policy,
-            ctx.clone(),
-        );
+        });
+    let metrics = agent.metrics.common();
+    let shoot_sync = seedlet_runtime::controller::run(
+        shoot_sync,
+        ctx.clone(),
+        agent.stop.clone(),
+        metrics.clone(),
+    );
 
     let shoot_changes = shoot_informer.touched_objects();
     let namespace_changes = watcher::watcher(
@@ -214,12 +216,12 @@ async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
             .metadata
             .name
             .map(|name| ObjectRef::<Cluster>::new(&name))
-    })
-    .run_with(
-        Runner::new(CLEANUP_NAME, agent.stop.clone()).concurrency(concurrency),
-        reconcile_cluster,
-        cleanup_error_policy,
-        ctx,
+    });
+    let cleanup = seedlet_runtime::controller::run(
+        cleanup,
+        Arc::new(ClusterTeardown(ctx)),
+        agent.stop.clone(),
+        metrics,
     );
     tokio::join!(shoot_sync, cleanup);
 }

@@ -15,11 +15,11 @@ use kube::{Api, ResourceExt};
 use seedlet_api::core::{CloudProfile, NamespacedCloudProfile, Project, Seed, Shoot};
 use seedlet_api::extensions::{Cluster, embed, synthesized_cloud_profile};
 use seedlet_api::names::finalizers;
-use seedlet_runtime::policy;
 use serde_json::{Value, json};
 
 use super::desired::{self, is_scheduled_to};
-use super::{Ctx, NAME};
+use super::{ClusterSync, NAME};
+use seedlet_runtime::controller::{Reason, Reconciler};
 
 pub use super::delete::NAMESPACE_POLL;
 /// Retry delay of failed reconciles (capped at the sync period).
@@ -113,9 +113,8 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Error::MissingNamespace { .. } => "ShootNamespaceMissing",
             Error::ProjectNotFound { .. } | Error::ListProjects(_) => "ProjectNotFound",
@@ -145,34 +144,28 @@ pub fn seed_error(
     }
 }
 
-/// Keeps the Cluster and namespace of a shoot of this seed current, or runs the delete flow of a
-/// deleting one; requeues after the sync period.
-///
-/// # Errors
-/// See [`Error`]; the next run reads fresh state.
-pub async fn reconcile(shoot: Arc<Shoot>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    policy::measured(
-        &ctx.metrics,
-        NAME,
-        &policy::object_key(shoot.as_ref()),
-        sync(&shoot, &ctx),
-    )
-    .await
+impl Reconciler for ClusterSync {
+    type Object = Shoot;
+    type Error = Error;
+    const NAME: &'static str = NAME;
+
+    /// Keeps the Cluster and namespace of a shoot of this seed current, or runs the delete flow of a
+    /// deleting one; requeues after the sync period.
+    async fn reconcile(&self, shoot: Arc<Shoot>) -> Result<Action, Error> {
+        sync(&shoot, self).await
+    }
+
+    /// Retry delay after a failure (the runtime logs it once).
+    fn retry_after(&self, _: &Error) -> Duration {
+        self.sync_period.min(RETRY_DELAY)
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.concurrency
+    }
 }
 
-/// Retries after a short delay, capped at the sync period; a persistent failure is logged once
-/// per distinct message (`runtime::policy`), a lost write race not at all.
-pub fn error_policy(shoot: Arc<Shoot>, error: &Error, ctx: Arc<Ctx>) -> Action {
-    policy::requeue_after_failure(
-        NAME,
-        &policy::object_key(shoot.as_ref()),
-        error.reason(),
-        error,
-        ctx.sync_period.min(RETRY_DELAY),
-    )
-}
-
-async fn sync(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {
+async fn sync(shoot: &Shoot, ctx: &ClusterSync) -> Result<Action, Error> {
     if !is_scheduled_to(shoot, &ctx.seed_name) {
         // Not (or no longer) ours: the Cluster-side reconcile tears down what we created.
         return Ok(Action::await_change());
@@ -279,7 +272,12 @@ async fn sync(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {
 }
 
 /// Creates the control-plane namespace or merge-patches the labels and annotations that differ.
-async fn ensure_namespace(ctx: &Ctx, name: &str, shoot: &Shoot, seed: &Seed) -> Result<(), Error> {
+async fn ensure_namespace(
+    ctx: &ClusterSync,
+    name: &str,
+    shoot: &Shoot,
+    seed: &Seed,
+) -> Result<(), Error> {
     let namespaces: Api<Namespace> = Api::all(ctx.seed.clone());
     let existing =
         namespaces
@@ -364,7 +362,7 @@ fn changed_entries(
 /// Label of a project namespace naming its Project.
 const PROJECT_NAME_LABEL: &str = "project.gardener.cloud/name";
 
-async fn project(ctx: &Ctx, namespace: &str) -> Result<String, Error> {
+async fn project(ctx: &ClusterSync, namespace: &str) -> Result<String, Error> {
     let cached = ctx.projects.state();
     if let Some(project) = desired::project_of(cached.iter().map(AsRef::as_ref), namespace) {
         return Ok(project);
@@ -387,7 +385,7 @@ async fn project(ctx: &Ctx, namespace: &str) -> Result<String, Error> {
     })
 }
 
-async fn seed(ctx: &Ctx) -> Result<Seed, Error> {
+async fn seed(ctx: &ClusterSync) -> Result<Seed, Error> {
     let name = &ctx.seed_name;
     if let Some(seed) = ctx.seeds.get(&ObjectRef::new(name)) {
         return Ok((*seed).clone());
@@ -409,7 +407,7 @@ async fn seed(ctx: &Ctx) -> Result<Seed, Error> {
 /// The embedded cloud profile: the CloudProfile, or the one synthesized from a
 /// NamespacedCloudProfile (spec §1.3).
 async fn cloud_profile(
-    ctx: &Ctx,
+    ctx: &ClusterSync,
     shoot: &Shoot,
     namespace: &str,
     key: &str,
@@ -462,14 +460,14 @@ where
         })
 }
 
-fn post_params(ctx: &Ctx) -> PostParams {
+fn post_params(ctx: &ClusterSync) -> PostParams {
     PostParams {
         field_manager: Some(ctx.field_manager.to_owned()),
         ..PostParams::default()
     }
 }
 
-fn patch_params(ctx: &Ctx) -> PatchParams {
+fn patch_params(ctx: &ClusterSync) -> PatchParams {
     PatchParams {
         field_manager: Some(ctx.field_manager.to_owned()),
         ..PatchParams::default()

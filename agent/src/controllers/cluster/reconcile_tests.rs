@@ -18,16 +18,17 @@ use serde_json::json;
 
 use super::delete::BASTION_POLL;
 use super::reconcile::NAMESPACE_POLL;
-use super::{Ctx, reconcile, reconcile_cluster};
+use super::{ClusterSync, ClusterTeardown};
 use crate::testing::{Env, FIELD_MANAGER, SEED, create, ensure_namespace};
+use seedlet_runtime::controller::Reconciler as _;
 
 const SYNC: Duration = Duration::from_secs(600);
 const TECHNICAL_ID: &str = "shoot--dev--s";
 
-fn ctx(env: &Env) -> Arc<Ctx> {
-    Arc::new(Ctx {
+fn ctx(env: &Env) -> Arc<ClusterSync> {
+    Arc::new(ClusterSync {
         field_manager: FIELD_MANAGER,
-        metrics: Env::metrics(),
+        concurrency: 1,
         seed: env.seed.clone(),
         seed_name: SEED.to_owned(),
         garden: env.garden.clone(),
@@ -84,7 +85,7 @@ async fn a_scheduled_shoot_gets_its_technical_id_cluster_and_namespace() {
     let env = Env::start().await;
     let shoot = landscape(&env).await;
 
-    let action = reconcile(shoot, ctx(&env)).await.unwrap();
+    let action = ctx(&env).reconcile(shoot).await.unwrap();
     assert_eq!(action, Action::requeue(SYNC));
     let stored = shoots(&env).get("s").await.unwrap();
     assert_eq!(stored.finalizers(), ["gardener"]);
@@ -123,7 +124,7 @@ async fn shoots_of_other_seeds_are_not_synced() {
         },
         ..(*shoot).clone()
     };
-    let action = reconcile(Arc::new(other), ctx(&env)).await.unwrap();
+    let action = ctx(&env).reconcile(Arc::new(other)).await.unwrap();
     assert_eq!(action, Action::await_change());
     assert!(shoots(&env).get("s").await.unwrap().status.is_none());
     assert!(
@@ -142,13 +143,14 @@ async fn a_shoot_moved_to_another_seed_loses_namespace_then_cluster() {
     let env = Env::start().await;
     let shoot = landscape(&env).await;
     let ctx = ctx(&env);
-    reconcile(shoot, ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(shoot).await.unwrap();
     let clusters = Api::<Cluster>::all(env.seed.clone());
     let cluster = Arc::new(clusters.get(TECHNICAL_ID).await.unwrap());
 
     // Still ours: kept.
     assert_eq!(
-        reconcile_cluster(cluster.clone(), ctx.clone())
+        ClusterTeardown(ctx.clone())
+            .reconcile(cluster.clone())
             .await
             .unwrap(),
         Action::requeue(SYNC)
@@ -160,7 +162,8 @@ async fn a_shoot_moved_to_another_seed_loses_namespace_then_cluster() {
         .await
         .unwrap();
     assert_eq!(
-        reconcile_cluster(cluster.clone(), ctx.clone())
+        ClusterTeardown(ctx.clone())
+            .reconcile(cluster.clone())
             .await
             .unwrap(),
         Action::requeue(NAMESPACE_POLL),
@@ -173,7 +176,7 @@ async fn a_shoot_moved_to_another_seed_loses_namespace_then_cluster() {
     })
     .await;
     assert_eq!(
-        reconcile_cluster(cluster, ctx).await.unwrap(),
+        ClusterTeardown(ctx).reconcile(cluster).await.unwrap(),
         Action::await_change()
     );
     assert!(clusters.get_opt(TECHNICAL_ID).await.unwrap().is_none());
@@ -189,7 +192,7 @@ async fn the_gardener_finalizer_joins_those_of_other_writers() {
         .patch("s", &PatchParams::default(), &Patch::Merge(&held))
         .await
         .unwrap();
-    reconcile(Arc::new(shoot), ctx(&env)).await.unwrap();
+    ctx(&env).reconcile(Arc::new(shoot)).await.unwrap();
     assert_eq!(
         shoots(&env).get("s").await.unwrap().finalizers(),
         ["test.seedlet/other", "gardener"]
@@ -223,7 +226,7 @@ async fn a_deleting_shoot_keeps_its_finalizer_until_namespace_cluster_and_shoot_
     let env = Env::start().await;
     let shoot = landscape(&env).await;
     let ctx = ctx(&env);
-    reconcile(shoot, ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(shoot).await.unwrap();
     shoot_state(&env).await;
     let deleting = delete_shoot(&env).await;
     let clusters = Api::<Cluster>::all(env.seed.clone());
@@ -231,7 +234,7 @@ async fn a_deleting_shoot_keeps_its_finalizer_until_namespace_cluster_and_shoot_
     let states = Api::<ShootState>::namespaced(env.garden.clone(), "garden-dev");
 
     assert_eq!(
-        reconcile(deleting.clone(), ctx.clone()).await.unwrap(),
+        ctx.clone().reconcile(deleting.clone()).await.unwrap(),
         Action::requeue(NAMESPACE_POLL),
         "the namespace goes first"
     );
@@ -251,7 +254,7 @@ async fn a_deleting_shoot_keeps_its_finalizer_until_namespace_cluster_and_shoot_
     })
     .await;
     assert_eq!(
-        reconcile(deleting, ctx).await.unwrap(),
+        ctx.reconcile(deleting).await.unwrap(),
         Action::await_change()
     );
     assert!(clusters.get_opt(TECHNICAL_ID).await.unwrap().is_none());
@@ -268,7 +271,7 @@ async fn a_deleting_shoot_waits_for_its_bastions_before_anything_is_deleted() {
     let env = Env::start().await;
     let shoot = landscape(&env).await;
     let ctx = ctx(&env);
-    reconcile(shoot, ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(shoot).await.unwrap();
     let _: Bastion = create(
         &env.garden,
         json!({"apiVersion": "operations.gardener.cloud/v1alpha1", "kind": "Bastion",
@@ -280,7 +283,7 @@ async fn a_deleting_shoot_waits_for_its_bastions_before_anything_is_deleted() {
     let deleting = delete_shoot(&env).await;
 
     assert_eq!(
-        reconcile(deleting.clone(), ctx.clone()).await.unwrap(),
+        ctx.clone().reconcile(deleting.clone()).await.unwrap(),
         Action::requeue(BASTION_POLL)
     );
     assert!(
@@ -297,7 +300,7 @@ async fn a_deleting_shoot_waits_for_its_bastions_before_anything_is_deleted() {
         .await
         .unwrap();
     assert_eq!(
-        reconcile(deleting, ctx).await.unwrap(),
+        ctx.reconcile(deleting).await.unwrap(),
         Action::requeue(NAMESPACE_POLL),
         "with the bastion gone the flow starts"
     );
@@ -309,7 +312,7 @@ async fn a_deleting_shoot_without_our_finalizer_is_left_to_the_cluster_teardown(
     let env = Env::start().await;
     let shoot = landscape(&env).await;
     let ctx = ctx(&env);
-    reconcile(shoot, ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(shoot).await.unwrap();
     let held = json!({"metadata": {"finalizers": ["test.seedlet/other"]}});
     shoots(&env)
         .patch("s", &PatchParams::default(), &Patch::Merge(&held))
@@ -317,7 +320,7 @@ async fn a_deleting_shoot_without_our_finalizer_is_left_to_the_cluster_teardown(
         .unwrap();
     let deleting = delete_shoot(&env).await;
     assert_eq!(
-        reconcile(deleting, ctx.clone()).await.unwrap(),
+        ctx.clone().reconcile(deleting).await.unwrap(),
         Action::await_change()
     );
     let cluster = Api::<Cluster>::all(env.seed.clone())
@@ -325,7 +328,10 @@ async fn a_deleting_shoot_without_our_finalizer_is_left_to_the_cluster_teardown(
         .await
         .unwrap();
     assert_eq!(
-        reconcile_cluster(Arc::new(cluster), ctx).await.unwrap(),
+        ClusterTeardown(ctx)
+            .reconcile(Arc::new(cluster))
+            .await
+            .unwrap(),
         Action::requeue(NAMESPACE_POLL),
         "the Cluster-side teardown takes over"
     );

@@ -22,7 +22,7 @@ use serde_json::Value;
 use super::delete_flow;
 use super::reconcile::{self, Error, Gate, Reporting, drive, gate, patch_status, report_failure};
 use super::tasks::{FlowCtx, Shared, TaskError};
-use super::{Ctx, status};
+use super::{Shoots, status};
 use crate::controllers::cluster::delete::{self as cluster_delete, BASTION_POLL, Clients};
 use crate::controllers::cluster::desired::stored_technical_id;
 
@@ -48,7 +48,7 @@ pub fn deletion_succeeded(shoot: &Shoot) -> bool {
     })
 }
 
-fn clients(ctx: &Ctx) -> Clients<'_> {
+fn clients(ctx: &Shoots) -> Clients<'_> {
     Clients {
         seed: &ctx.seed,
         garden: &ctx.garden,
@@ -69,7 +69,7 @@ fn cluster_error(key: &str, error: &crate::controllers::cluster::Error) -> Error
 ///
 /// # Errors
 /// See [`Error`]; a failed flow is also written into the shoot's status.
-pub async fn run(shoot: &Arc<Shoot>, ctx: &Ctx) -> Result<Action, Error> {
+pub async fn run(shoot: &Arc<Shoot>, ctx: &Shoots) -> Result<Action, Error> {
     if !has_finalizer(shoot) {
         return Ok(Action::await_change());
     }
@@ -182,7 +182,7 @@ fn pre_flow_failure(step: &str, error: TaskError) -> seedlet_runtime::flow::Flow
 /// Cluster) cannot have written it again in between.
 async fn finalize(
     shoot: &Arc<Shoot>,
-    ctx: &Ctx,
+    ctx: &Shoots,
     shoots: &Api<Shoot>,
     key: &str,
     technical_id: Option<&str>,

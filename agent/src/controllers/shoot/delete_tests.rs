@@ -19,17 +19,19 @@ use seedlet_api::extensions::{
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::super::{Ctx, decide, reconcile};
+use super::super::{Shoots, decide};
 use crate::testing::{Env, FIELD_MANAGER, SEED, create, ensure_namespace};
+use seedlet_runtime::controller::Reconciler as _;
 
 const ID: &str = "shoot--dev--s";
 const PROVIDER_FINALIZER: &str = "test.seedlet/provider";
 
-fn ctx(env: &Env) -> Arc<Ctx> {
+fn ctx(env: &Env) -> Arc<Shoots> {
     let identity = crate::controllers::seed::reconcile::gardener_info();
-    Arc::new(Ctx {
+    Arc::new(Shoots {
         field_manager: FIELD_MANAGER,
         metrics: Env::metrics(),
+        concurrency: 1,
         seed: env.seed.clone(),
         seed_name: SEED.to_owned(),
         garden: env.garden.clone(),
@@ -283,7 +285,7 @@ async fn a_deleted_shoot_destroys_its_extension_objects_in_order_then_goes() {
     let seen = provider(&env, None, stop.clone());
     let shoot = deleting(&env).await;
 
-    let action = reconcile(shoot, ctx(&env)).await.expect("delete flow");
+    let action = ctx(&env).reconcile(shoot).await.expect("delete flow");
     stop.cancel();
     assert_eq!(action, Action::await_change());
     {
@@ -330,7 +332,7 @@ async fn a_shoot_deleted_before_its_first_operation_goes_quickly() {
     let shoot = deleting(&env).await;
     let started = std::time::Instant::now();
 
-    let action = reconcile(shoot, ctx(&env)).await.expect("delete flow");
+    let action = ctx(&env).reconcile(shoot).await.expect("delete flow");
     assert_eq!(action, Action::await_change());
     assert!(
         started.elapsed() < Duration::from_secs(10),
@@ -364,7 +366,8 @@ async fn an_extension_error_on_deletion_keeps_the_shoot_with_the_task_and_code()
     provider(&env, Some("DNSRecord"), stop.clone());
     let shoot = deleting(&env).await;
 
-    let error = reconcile(shoot, ctx(&env))
+    let error = ctx(&env)
+        .reconcile(shoot)
         .await
         .expect_err("the flow fails");
     stop.cancel();
@@ -433,9 +436,7 @@ async fn a_force_deleted_shoot_deletes_every_extension_object_at_once_then_goes(
         }
     });
 
-    let action = reconcile(shoot, ctx(&env))
-        .await
-        .expect("force delete flow");
+    let action = ctx(&env).reconcile(shoot).await.expect("force delete flow");
     stop.cancel();
     assert_eq!(action, Action::await_change());
     let seen = std::mem::take(&mut *seen.lock().unwrap());

@@ -31,7 +31,7 @@ use tokio::sync::mpsc;
 use super::migrate_flow::{self, Facts};
 use super::reconcile::Error;
 use super::tasks::{FlowCtx, Shared, TaskError};
-use super::{Ctx, decide, status};
+use super::{Shoots, decide, status};
 use crate::controllers::shootstate;
 
 const TYPE: LastOperationType = LastOperationType::Migrate;
@@ -74,7 +74,7 @@ pub fn ready_for_migration(shoot: &Shoot) -> Result<(), String> {
 ///
 /// # Errors
 /// See [`Error`]; flow errors are also written into the shoot's status.
-pub async fn run(shoot: Arc<Shoot>, ctx: &Ctx, seed: Seed) -> Result<Action, Error> {
+pub async fn run(shoot: Arc<Shoot>, ctx: &Shoots, seed: Seed) -> Result<Action, Error> {
     let (Some(namespace), Some(name)) = (shoot.namespace(), shoot.metadata.name.clone()) else {
         return Err(Error::MissingKey);
     };
@@ -162,7 +162,7 @@ pub async fn run(shoot: Arc<Shoot>, ctx: &Ctx, seed: Seed) -> Result<Action, Err
 /// The success path of §6.3.
 async fn hand_over_to_destination(
     shoot: &Shoot,
-    ctx: &Ctx,
+    ctx: &Shoots,
     shoots: &Api<Shoot>,
     key: &str,
     technical_id: &str,
@@ -223,7 +223,7 @@ async fn hand_over_to_destination(
 async fn fail(
     shoots: &Api<Shoot>,
     shoot: &Shoot,
-    ctx: &Ctx,
+    ctx: &Shoots,
     key: &str,
     name: &str,
     previous_errors: Vec<LastError>,
@@ -259,7 +259,7 @@ async fn fail(
 /// dropping the lastErrors entry of each task that succeeds.
 async fn run_flow(
     shoot: &Arc<Shoot>,
-    ctx: &Ctx,
+    ctx: &Shoots,
     shoots: &Api<Shoot>,
     key: &str,
     technical_id: &str,
@@ -345,7 +345,7 @@ async fn run_flow(
 }
 
 /// A shoot-only Cluster sync (spec §1.4): the embedded shoot carries the `Migrate` operation.
-async fn sync_cluster(ctx: &Ctx, shoot: &Shoot, technical_id: &str) -> Result<(), Error> {
+async fn sync_cluster(ctx: &Shoots, shoot: &Shoot, technical_id: &str) -> Result<(), Error> {
     let clusters: Api<Cluster> = Api::all(ctx.seed.clone());
     let flow_error = |message: String| Error::Flow {
         key: technical_id.to_owned(),

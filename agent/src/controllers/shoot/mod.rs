@@ -36,10 +36,9 @@ use std::time::Duration;
 use kube::runtime::controller::Controller;
 use kube::runtime::reflector::Store;
 use seedlet_api::core::{ControllerRegistration, GardenerInfo, Seed};
-use seedlet_runtime::watch::{RunWith, Runner};
 use tokio_util::sync::CancellationToken;
 
-pub use reconcile::{Error, error_policy, reconcile};
+pub use reconcile::Error;
 
 use crate::caches::GardenCaches;
 use crate::context::AgentContext;
@@ -54,11 +53,13 @@ pub const FLOW_WRITES_PER_SECOND: f64 = 20.0;
 pub const DEFAULT_CONCURRENT_SYNCS: u16 = 20;
 
 /// Dependencies of the controller for one garden client.
-pub struct Ctx {
+pub struct Shoots {
     /// Field manager of our writes.
     pub field_manager: &'static str,
-    /// Process metrics.
+    /// Process metrics (the migrate flow's ShootState sync records its writes).
     pub metrics: Arc<crate::metrics::AgentMetrics>,
+    /// Parallel reconciles (`controllers.shoot.concurrentSyncs`).
+    pub concurrency: u16,
     /// Seed client.
     pub seed: kube::Client,
     /// Our Seed's name.
@@ -87,9 +88,9 @@ pub struct Ctx {
     pub control_plane_chart: Option<Arc<control_plane::ChartSource>>,
 }
 
-impl std::fmt::Debug for Ctx {
+impl std::fmt::Debug for Shoots {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ctx")
+        f.debug_struct("Shoots")
             .field("seed", &self.seed_name)
             .finish_non_exhaustive()
     }
@@ -159,9 +160,10 @@ async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
     // Creations (incl. the initial list), generation changes, deletions, appearing operation
     // requests and the hand-over of a migration ([`trigger`]).
     let shoot_events = trigger::triggers(shoot_informer.events());
-    let ctx = Arc::new(Ctx {
+    let ctx = Arc::new(Shoots {
         field_manager: agent.field_manager,
         metrics: agent.metrics.clone(),
+        concurrency,
         seed: agent.seed.clone(),
         seed_name: agent.seed_name.clone(),
         garden: garden.clone(),
@@ -182,13 +184,7 @@ async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
         .watches_stream(seed_events, |_: Seed| std::iter::empty())
         .watches_stream(registration_events, |_: ControllerRegistration| {
             std::iter::empty()
-        })
-        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
-        .run_with(
-            Runner::new(NAME, agent.stop.clone()).concurrency(concurrency),
-            reconcile,
-            error_policy,
-            ctx,
-        );
-    controller.await;
+        });
+    seedlet_runtime::controller::run(controller, ctx, agent.stop.clone(), agent.metrics.common())
+        .await;
 }

@@ -14,12 +14,12 @@ use seedlet_api::core::{Seed, Shoot};
 use seedlet_api::names::annotations;
 use seedlet_runtime::events::EventType;
 use seedlet_runtime::flow::{self, RunOptions};
-use seedlet_runtime::policy;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::tasks::{FlowCtx, Shared, TaskError};
-use super::{Ctx, NAME, decide, flow as shoot_flow, status};
+use super::{NAME, Shoots, decide, flow as shoot_flow, status};
+use seedlet_runtime::controller::{Reason, Reconciler};
 
 /// Requeue after the seed gate refused (spec §1.5).
 pub const SEED_GATE_REQUEUE: Duration = Duration::from_secs(15);
@@ -68,9 +68,8 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Error::MissingKey => "ShootKeyMissing",
             Error::ReadSeed { .. } | Error::SeedNotFound { .. } => "SeedReadError",
@@ -80,32 +79,27 @@ impl Error {
     }
 }
 
-/// Reconciles one Shoot of this seed.
-///
-/// # Errors
-/// See [`Error`]; the flow's errors are also written into the shoot's status.
-pub async fn reconcile(shoot: Arc<Shoot>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    policy::measured(
-        &ctx.metrics,
-        NAME,
-        &policy::object_key(shoot.as_ref()),
-        run(shoot.clone(), &ctx),
-    )
-    .await
+impl Reconciler for Shoots {
+    type Object = Shoot;
+    type Error = Error;
+    const NAME: &'static str = NAME;
+
+    /// Reconciles one Shoot of this seed.
+    async fn reconcile(&self, shoot: Arc<Shoot>) -> Result<Action, Error> {
+        run(shoot.clone(), self).await
+    }
+
+    /// Retry delay after a failure (the runtime logs it once).
+    fn retry_after(&self, _: &Error) -> Duration {
+        RETRY_DELAY
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.concurrency
+    }
 }
 
-/// Retries after [`RETRY_DELAY`]; the runtime logs a persistent failure once.
-pub fn error_policy(shoot: Arc<Shoot>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    policy::requeue_after_failure(
-        NAME,
-        &policy::object_key(shoot.as_ref()),
-        error.reason(),
-        error,
-        RETRY_DELAY,
-    )
-}
-
-async fn run(shoot: Arc<Shoot>, ctx: &Ctx) -> Result<Action, Error> {
+async fn run(shoot: Arc<Shoot>, ctx: &Shoots) -> Result<Action, Error> {
     if decide::responsible_seed(&shoot) != Some(ctx.seed_name.as_str()) {
         return Ok(Action::await_change());
     }
@@ -228,7 +222,7 @@ pub(super) enum Gate {
 /// lastOperation); a seed that is not ready is written into the shoot's status.
 pub(super) async fn gate(
     shoot: &Shoot,
-    ctx: &Ctx,
+    ctx: &Shoots,
     shoots: &Api<Shoot>,
     key: &str,
     type_: LastOperationType,
@@ -303,7 +297,7 @@ pub(super) struct Reporting<'a> {
 /// description; publishes the warning event and returns the reconcile error.
 pub(super) async fn report_failure(
     shoot: &Arc<Shoot>,
-    ctx: &Ctx,
+    ctx: &Shoots,
     reporting: &Reporting<'_>,
     previous_errors: Vec<LastError>,
     error: &flow::FlowError<TaskError>,
@@ -360,7 +354,7 @@ pub(super) async fn report_failure(
 #[allow(clippy::too_many_arguments)]
 async fn run_flow(
     shoot: &Arc<Shoot>,
-    ctx: &Ctx,
+    ctx: &Shoots,
     shoots: &Api<Shoot>,
     key: &str,
     technical_id: &str,
@@ -401,7 +395,7 @@ async fn run_flow(
 /// lastErrors entry of each task that succeeds.
 pub(super) async fn drive(
     graph: flow::Flow<TaskError>,
-    ctx: &Ctx,
+    ctx: &Shoots,
     shoots: &Api<Shoot>,
     key: &str,
     type_: LastOperationType,
@@ -451,7 +445,7 @@ fn merge(target: &mut Value, source: Value) {
     }
 }
 
-pub(super) async fn seed(ctx: &Ctx) -> Result<Seed, Error> {
+pub(super) async fn seed(ctx: &Shoots) -> Result<Seed, Error> {
     if let Some(seed) = ctx.seeds.get(&ObjectRef::new(&ctx.seed_name)) {
         return Ok(seed.as_ref().clone());
     }
