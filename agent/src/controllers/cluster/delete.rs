@@ -6,7 +6,7 @@
 //! ShootState, and only then remove the finalizer, so the Shoot cannot disappear before its seed
 //! side is cleaned up.
 //!
-//! The Cluster-side teardown ([`reconcile_cluster`]) covers what that flow cannot see: a Cluster
+//! The Cluster-side teardown ([`super::ClusterTeardown`]) covers what that flow cannot see: a Cluster
 //! whose shoot moved to another seed, got a new technical ID, or vanished without the finalizer
 //! (deleted before this agent put it on). Where the seed authorizer guards the garden, reading a
 //! vanished shoot is a `403 no relationship found`, not a 404 (the graph edge went with the

@@ -1,5 +1,5 @@
 //! Reconcile tests against in-process garden and seed sandboxes: [`reconcile`] and
-//! [`reconcile_cluster`] are called directly on a real Shoot and Cluster with empty caches (the
+//! [`ClusterTeardown`] are called directly on a real Shoot and Cluster with empty caches (the
 //! controller then reads the garden), and the finalizer, technical ID, Cluster, namespace and
 //! ShootState are read back, also through a shoot's deletion.
 
