@@ -10,7 +10,9 @@
 //! Lease, then stops the servers.
 //!
 //! # Writing a controller
-//! See `docs/architecture.md` for the recipe. A controller is an async fn taking the
+//! See `docs/architecture.md` for the recipe: a controller is one type implementing
+//! [`seedlet_runtime::controller::Reconciler`], its triggers come from the shared informers of
+//! [`caches`], and `seedlet_runtime::controller::run` runs it. Its entry point takes the
 //! per-leadership-term [`AgentContext`]:
 //!
 //! ```no_run
@@ -18,9 +20,9 @@
 //! use seedlet_agent::{AgentContext, ControllerSpec};
 //!
 //! async fn run(ctx: Arc<AgentContext>) {
-//!     // Build a kube_runtime::Controller on ctx.seed / ctx.garden.client() and stop it with
-//!     // `.graceful_shutdown_on(ctx.stop.clone().cancelled_owned())`; record reconciles with
-//!     // `ctx.metrics.reconciled(NAME, took, ok)`.
+//!     // Build a kube_runtime::Controller over informers of `ctx.caches` (garden kinds inside
+//!     // `ctx.run_on_garden(..)`) and hand it to `seedlet_runtime::controller::run` with the
+//!     // reconciler, `ctx.stop` and `ctx.metrics.common()`.
 //!     ctx.stop.cancelled().await;
 //! }
 //!
