@@ -118,7 +118,7 @@ pub(crate) fn check_insert(
     let Some(target) = target.downcast_object_ref::<GoMap>() else {
         return Ok(());
     };
-    Walk::new(Some(address(target)))
+    Walk::new(Some(target.identity()))
         .depth_at(inserted, level)
         .map(|_| ())
         .map_err(|e| e.error(what))
@@ -257,7 +257,7 @@ fn children(value: &Value) -> Option<Vec<Value>> {
 /// the container kinds templates build and mutate (maps and lists).
 fn identity(value: &Value) -> Option<usize> {
     if let Some(map) = value.downcast_object_ref::<GoMap>() {
-        return Some(address(map));
+        return Some(map.identity());
     }
     value.downcast_object_ref::<Vec<Value>>().map(address)
 }

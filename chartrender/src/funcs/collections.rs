@@ -6,7 +6,8 @@ use minijinja::Error;
 use minijinja::value::{Value, ValueKind};
 
 use super::value::{
-    GoMap, deep_copy, deep_equal, is_nil, key_string, list_items, map_entries, to_go_string, to_i64,
+    GoMap, MapType, deep_copy, deep_equal, is_nil, key_string, list_items, map_entries,
+    to_go_string, to_i64,
 };
 use super::{arg_str, fail, want};
 
@@ -400,8 +401,14 @@ pub(crate) fn dig(args: &[Value]) -> Result<Value, Error> {
         .collect::<Result<Vec<_>, _>>()?;
     let mut current = map.clone();
     for key in &keys {
+        // Only a plain `map[string]interface {}` passes the assertion: not `.Values` (a `chartutil.Values`),
+        // `.Files` or `.Chart.Annotations`.
+        let plain = match current.downcast_object_ref::<GoMap>() {
+            Some(map) => map.go_type() == MapType::Plain,
+            None => current.as_object().is_none(),
+        };
         let entries = map_entries(&current)
-            .filter(|_| !is_nil(&current))
+            .filter(|_| plain && !is_nil(&current))
             .ok_or_else(|| assertion(&current, "map[string]interface {}"))?;
         match entries.get(key) {
             Some(next) => current = next.clone(),

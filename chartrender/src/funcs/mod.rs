@@ -6,6 +6,7 @@ mod dates;
 mod decimal;
 mod dsa;
 mod encoding;
+pub(crate) mod gostruct;
 pub(crate) mod gotime;
 pub(crate) mod goyaml;
 mod location;
@@ -27,7 +28,7 @@ use std::collections::HashSet;
 use std::sync::LazyLock;
 
 use minijinja::value::{Rest, Value, ValueKind};
-use minijinja::{Environment, Error, ErrorKind};
+use minijinja::{Environment, Error, ErrorKind, State};
 
 use crate::meter;
 use value::{go_equal, is_empty, is_nil, kind_of, to_f64, to_go_string, to_i64, type_of};
@@ -317,12 +318,16 @@ pub(crate) fn register(env: &mut Environment<'static>) {
         let func = *func;
         let name = global.strip_prefix("f_").unwrap_or(global);
         let nesting = crate::nesting::measure_of(name);
-        env.add_function(*global, move |args: Rest<Value>| {
+        env.add_function(*global, move |state: &State, args: Rest<Value>| {
             meter::check_deadline()?;
+            check_defined(state, &args)?;
             if let Some(measure) = nesting {
                 crate::nesting::check_arguments(name, measure, &args)?;
             }
             let value = func(&args)?;
+            if value.is_undefined() {
+                return Ok(value::missing());
+            }
             meter::check_result(name, &value)?;
             if let Some(measure) = nesting {
                 crate::nesting::check_result(name, measure, &value)?;
@@ -335,6 +340,18 @@ pub(crate) fn register(env: &mut Environment<'static>) {
         meter::check_deadline().map(|()| Value::from(""))
     });
     template::register_plain(env);
+}
+
+/// Fails when an argument is the value of a field of a non-map (Go fails evaluating it, before the call); the
+/// check runs only for undefined arguments, which are rare.
+pub(crate) fn check_defined(state: &State, args: &[Value]) -> Result<(), Error> {
+    if args
+        .iter()
+        .any(|arg| value::is_field_of_a_non_map(state, arg))
+    {
+        return Err(Error::from(ErrorKind::UndefinedError));
+    }
+    Ok(())
 }
 
 /// A template execution error with Go-like wording.

@@ -9,7 +9,7 @@ use minijinja::{Environment, Error, ErrorKind, State, context};
 
 use super::location::{self, CommandLocation};
 use super::value::{GoMap, MUTATIONS, is_nil, to_go_string};
-use super::{arg_str, fail, want};
+use super::{arg_str, check_defined, fail, want};
 use crate::gotmpl;
 use crate::meter::{self, Sink};
 
@@ -192,27 +192,36 @@ pub(crate) fn register(
     });
     let include_actions = Arc::clone(&actions);
     env.add_function("f_include", move |state: &State, args: Rest<Value>| {
+        check_defined(state, &args)?;
         include(state, &args, &include_actions, Call::Include)
     });
     let template_actions = Arc::clone(&actions);
     env.add_function("f_template", move |state: &State, args: Rest<Value>| {
+        check_defined(state, &args)?;
         include(state, &args, &template_actions, Call::Template)
     });
     env.add_function("f_tpl", move |state: &State, args: Rest<Value>| {
+        check_defined(state, &args)?;
         tpl(state, &args, &actions)
     });
 }
 
 /// Registers `required`, `fail`, `lookup` and `getHostByName`, which are the same for every chart.
 pub(crate) fn register_plain(env: &mut Environment<'static>) {
-    env.add_function("f_required", |args: Rest<Value>| required(&args));
-    env.add_function("f_fail", |args: Rest<Value>| {
+    env.add_function("f_required", |state: &State, args: Rest<Value>| {
+        check_defined(state, &args)?;
+        required(&args)
+    });
+    env.add_function("f_fail", |state: &State, args: Rest<Value>| {
+        check_defined(state, &args)?;
         Err::<Value, _>(user_error(&arg_str(&args, 0)))
     });
     env.add_function("f_lookup", |state: &State, args: Rest<Value>| {
+        check_defined(state, &args)?;
         lookup(state, &args)
     });
-    env.add_function("f_getHostByName", |args: Rest<Value>| {
+    env.add_function("f_getHostByName", |state: &State, args: Rest<Value>| {
+        check_defined(state, &args)?;
         want("getHostByName", &args, 1)?;
         Ok::<_, Error>(Value::from(""))
     });
@@ -300,7 +309,8 @@ impl minijinja::value::Object for IncludeCache {}
 
 fn cache_key(name: &str, dot: &Value) -> Option<(String, usize)> {
     let map = dot.downcast_object_ref::<GoMap>()?;
-    Some((name.to_string(), std::ptr::from_ref(map) as usize))
+    // The views of one map differ in type only (`typeOf .`); the low bits of the shared address are free.
+    Some((name.to_string(), map.identity() | map.go_type() as usize))
 }
 
 /// How a named template is rendered: the `include` function, or Go's `template` action (which Helm does not

@@ -3,28 +3,80 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, LazyLock, RwLock};
 
-use minijinja::value::{Enumerator, Object, ObjectRepr, Value, ValueKind};
+use minijinja::value::{Enumerator, Object, ObjectRepr, StringInput, Value, ValueKind};
+use minijinja::{Environment, State};
 
+use super::gostruct::GoStruct;
 use super::gotime::GoTime;
 use super::number::{GoNumber, number_type};
 
 /// Counts map mutations process-wide; `include` results are reused only while it stays unchanged.
 pub(crate) static MUTATIONS: AtomicU64 = AtomicU64::new(0);
 
-/// A Go `map[string]interface{}`: shared and mutable (`set`, `unset`, `merge` change it in place), sorted keys.
+/// A Go `map[string]…`: shared and mutable (`set`, `unset`, `merge` change it in place), sorted keys. Two
+/// values may share one map under different Go types, as Helm's `.Values` (a `chartutil.Values`) is the very map
+/// its parent sees as a `map[string]interface {}` under `.Values.<subchart>`.
 #[derive(Debug, Default)]
 pub(crate) struct GoMap {
-    entries: RwLock<BTreeMap<String, Value>>,
+    entries: Arc<RwLock<BTreeMap<String, Value>>>,
+    go_type: MapType,
+}
+
+/// The Go type of a [`GoMap`], which `typeOf`, `deepEqual`, `dig` and missing keys observe.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MapType {
+    /// `map[string]interface {}`: values files, `dict`, `.Release`; a missing key is nil.
+    #[default]
+    Plain,
+    /// `chartutil.Values`: the root `.`, `.Values` and `.Template`.
+    Values,
+    /// `map[string]string` (`.Chart.Annotations`): a missing key is the empty string.
+    Strings,
+}
+
+impl MapType {
+    /// Go's `%T`.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            MapType::Plain => "map[string]interface {}",
+            MapType::Values => "chartutil.Values",
+            MapType::Strings => "map[string]string",
+        }
+    }
 }
 
 impl GoMap {
     /// Wraps `entries` into a template value.
     pub(crate) fn value(entries: BTreeMap<String, Value>) -> Value {
+        Self::typed(entries, MapType::Plain)
+    }
+
+    /// Wraps `entries` into a template value of Go type `go_type`.
+    pub(crate) fn typed(entries: BTreeMap<String, Value>, go_type: MapType) -> Value {
         Value::from_object(GoMap {
-            entries: RwLock::new(entries),
+            entries: Arc::new(RwLock::new(entries)),
+            go_type,
         })
+    }
+
+    /// The same map seen as Go type `go_type` (changes through either value show in both).
+    pub(crate) fn view(&self, go_type: MapType) -> Value {
+        Value::from_object(GoMap {
+            entries: Arc::clone(&self.entries),
+            go_type,
+        })
+    }
+
+    /// The map's Go type.
+    pub(crate) fn go_type(&self) -> MapType {
+        self.go_type
+    }
+
+    /// An identity of the map shared by all its views (for cycle checks and caches).
+    pub(crate) fn identity(&self) -> usize {
+        Arc::as_ptr(&self.entries) as usize
     }
 
     /// A copy of the entries (the lock is not held while the caller works on them).
@@ -84,13 +136,13 @@ impl Object for GoMap {
     }
 
     fn get_value_by_str(self: &Arc<Self>, key: &str) -> Option<Value> {
-        // A nil entry behaves like a missing one: printing gives nothing, a field on it is an error (as in Go).
-        self.get(key).map(|value| {
-            if value.is_none() {
-                Value::UNDEFINED
-            } else {
-                value
-            }
+        // A nil entry behaves like a missing key: printing gives `<no value>`, a field on it is an error (as in
+        // Go). Both are [`missing`], never minijinja's plain undefined, which means a field of a non-map.
+        Some(match self.get(key) {
+            Some(value) if !value.is_none() => value,
+            // The zero value of the map's element type.
+            _ if self.go_type == MapType::Strings => Value::from(""),
+            _ => missing(),
         })
     }
 
@@ -105,6 +157,29 @@ impl Object for GoMap {
     fn is_true(self: &Arc<Self>) -> bool {
         self.len() > 0
     }
+}
+
+/// What a map gives for a missing key or a nil entry, and what functions return for Go's nil: minijinja's silent
+/// undefined (the value of an `if` expression without `else`).
+///
+/// The environment runs with strict undefined behaviour, under which only the *other*, plain undefined fails when
+/// printed, tested or passed on. minijinja produces the plain one where an attribute is looked up on a value that
+/// has no attributes (a string, number, list or nil): exactly Go's "can't evaluate field" case. So a field of a
+/// non-map fails where it is used, while a missing key of a map keeps Go's `<no value>`, at no cost per lookup.
+pub(crate) fn missing() -> Value {
+    static MISSING: LazyLock<Value> = LazyLock::new(|| {
+        Environment::empty()
+            .compile_expression("none if false")
+            .and_then(|expression| expression.eval(()))
+            .unwrap_or(Value::UNDEFINED)
+    });
+    MISSING.clone()
+}
+
+/// Whether `value` is minijinja's plain undefined, which only a field of a non-map produces (see [`missing`]):
+/// minijinja's own check of a concrete argument refuses it under strict undefined behaviour.
+pub(crate) fn is_field_of_a_non_map(state: &State, value: &Value) -> bool {
+    value.is_undefined() && StringInput::new(state, value).is_err()
 }
 
 /// A nil Go slice (`[]string(nil)` from `regexFindAll` without a match, Sprig's `rest`/`initial`/`slice` of an
@@ -239,6 +314,12 @@ pub(crate) fn to_json(value: &Value) -> serde_json::Value {
                 .map(|(k, v)| (k.clone(), to_json(v)))
                 .collect(),
         ),
+        ValueKind::Plain if value.downcast_object_ref::<GoStruct>().is_some() => value
+            .downcast_object_ref::<GoStruct>()
+            .map_or(serde_json::Value::Null, GoStruct::to_json),
+        ValueKind::Plain if crate::objects::struct_json(value).is_some() => {
+            crate::objects::struct_json(value).unwrap_or_default()
+        }
         ValueKind::Plain | ValueKind::Invalid => match value.downcast_object_ref::<GoTime>() {
             // encoding/json writes a time.Time as RFC 3339 with nanoseconds.
             Some(time) => serde_json::Value::String(super::gotime::format(
@@ -454,8 +535,23 @@ pub(crate) fn to_go_string(value: &Value) -> String {
     }
 }
 
+/// Go's `%T` and `reflect.Kind` of the renderer's own typed objects: root objects and typed maps.
+fn object_type(value: &Value) -> Option<(&'static str, &'static str)> {
+    value.as_object()?;
+    if let Some(map) = value.downcast_object_ref::<GoMap>() {
+        return Some((map.go_type().name(), "map"));
+    }
+    if let Some(object) = value.downcast_object_ref::<GoStruct>() {
+        return Some((object.type_name, object.kind));
+    }
+    crate::objects::go_type(value)
+}
+
 /// Go's `reflect.Kind` name as `kindOf`/`kindIs` report it.
 pub(crate) fn kind_of(value: &Value) -> &'static str {
+    if let Some((_, kind)) = object_type(value) {
+        return kind;
+    }
     match value.kind() {
         ValueKind::Plain if value.downcast_object_ref::<GoTime>().is_some() => "struct",
         ValueKind::Plain
@@ -477,6 +573,9 @@ pub(crate) fn kind_of(value: &Value) -> &'static str {
 
 /// Go's `%T` as `typeOf` reports it.
 pub(crate) fn type_of(value: &Value) -> &'static str {
+    if let Some((name, _)) = object_type(value) {
+        return name;
+    }
     match value.kind() {
         ValueKind::Plain if value.downcast_object_ref::<GoTime>().is_some() => "time.Time",
         ValueKind::Plain
@@ -500,6 +599,11 @@ pub(crate) fn type_of(value: &Value) -> &'static str {
 /// The Go type name of a number (its `reflect.Kind` has the same name).
 fn number_name(value: &Value) -> &'static str {
     number_type(value).map_or("float64", GoNumber::name)
+}
+
+/// The Go type of a map value (`None` for the renderer's own map objects such as `.Files`).
+fn map_type(value: &Value) -> Option<MapType> {
+    value.downcast_object_ref::<GoMap>().map(GoMap::go_type)
 }
 
 /// Go's `reflect.DeepEqual` as Sprig's `has`, `without`, `uniq` and `deepEqual` use it: numbers are equal only
@@ -529,6 +633,7 @@ fn deep_equal_to(a: &Value, b: &Value, depth: usize) -> bool {
             }
             _ => false,
         },
+        ValueKind::Map if map_type(a) != map_type(b) => false,
         ValueKind::Map => match (map_entries(a), map_entries(b)) {
             (Some(x), Some(y)) => {
                 x.len() == y.len()
@@ -558,12 +663,17 @@ fn deep_copy_to(value: &Value, depth: usize) -> Value {
         ValueKind::Map
             if value.downcast_object_ref::<GoMap>().is_some() || value.as_object().is_none() =>
         {
-            GoMap::value(
+            // copystructure keeps the map's type.
+            let go_type = value
+                .downcast_object_ref::<GoMap>()
+                .map_or(MapType::Plain, GoMap::go_type);
+            GoMap::typed(
                 map_entries(value)
                     .unwrap_or_default()
                     .iter()
                     .map(|(k, v)| (k.clone(), deep_copy_to(v, depth + 1)))
                     .collect(),
+                go_type,
             )
         }
         ValueKind::Seq => Value::from(
