@@ -743,6 +743,42 @@ mod tests {
     }
 
     #[test]
+    fn missing_keys_print_under_strict_undefined_but_fields_of_non_maps_fail() {
+        let mut env = Environment::empty();
+        env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+        env.set_formatter(|out, _state, value| {
+            let text = if value.is_undefined() {
+                "<no value>"
+            } else {
+                "v"
+            };
+            out.write_str(text).map_err(minijinja::Error::from)
+        });
+        let map = from_json(&serde_json::json!({"s": "text", "n": null}));
+        let render = |source: &str| {
+            env.render_str(source, minijinja::context! { m => map.clone() })
+                .map_err(|e| e.kind())
+        };
+        assert_eq!(
+            render("{{ m.missing }}|{{ m.n }}").as_deref(),
+            Ok("<no value>|<no value>")
+        );
+        assert_eq!(render("{% if m.missing %}x{% endif %}").as_deref(), Ok(""));
+        for failing in [
+            "{{ m.s.b }}",
+            "{% if m.s.b %}{% endif %}",
+            "{{ m.missing.b }}",
+        ] {
+            assert_eq!(
+                render(failing),
+                Err(minijinja::ErrorKind::UndefinedError),
+                "{failing}"
+            );
+        }
+        assert!(missing().is_undefined());
+    }
+
+    #[test]
     fn go_map_hides_nil_entries_from_lookups_but_keeps_the_key() {
         let map = from_json(&serde_json::json!({"a": null}));
         assert!(map.get_attr("a").unwrap().is_undefined());
