@@ -37,7 +37,7 @@ impl Files {
     fn text(&self, name: &str) -> String {
         self.entries
             .get(name)
-            .map(|data| String::from_utf8_lossy(data).into_owned())
+            .map(|data| crate::funcs::gostring::from_bytes(data))
             .unwrap_or_default()
     }
 

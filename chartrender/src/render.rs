@@ -551,6 +551,11 @@ impl Compiled {
             }
             let text = sink.into_string();
             session.count_output(text.len());
+            // A stray byte (a character cut by `substr`, say) shows as U+FFFD, as a Go string read as UTF-8 does.
+            let text = match crate::funcs::gostring::printable(&text) {
+                std::borrow::Cow::Borrowed(_) => text,
+                std::borrow::Cow::Owned(printable) => printable,
+            };
             out.insert(unit.path, template::strip_no_value(text));
         }
         let api_version_misses =

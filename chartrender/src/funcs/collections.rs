@@ -491,14 +491,17 @@ pub(crate) fn index(args: &[Value]) -> Result<Value, Error> {
             },
             ValueKind::Seq | ValueKind::String | ValueKind::Bytes => {
                 let position = to_i64(key);
-                let len = current.len().unwrap_or(0) as i64;
+                let len = match current.as_str() {
+                    Some(s) => super::gostring::byte_len(s) as i64,
+                    None => current.len().unwrap_or(0) as i64,
+                };
                 if position < 0 || position >= len {
                     return Err(fail(format!(
                         "error calling index: index out of range: {position}"
                     )));
                 }
                 if let Some(s) = current.as_str() {
-                    Value::from(i64::from(s.as_bytes()[position as usize]))
+                    Value::from(i64::from(super::gostring::to_bytes(s)[position as usize]))
                 } else {
                     current
                         .get_item(&Value::from(position))
@@ -521,7 +524,7 @@ pub(crate) fn len(args: &[Value]) -> Result<Value, Error> {
     want("len", args, 1)?;
     let value = &args[0];
     if let Some(s) = value.as_str() {
-        return Ok(Value::from(s.len() as i64));
+        return Ok(Value::from(super::gostring::byte_len(s) as i64));
     }
     match value.kind() {
         ValueKind::Seq | ValueKind::Map | ValueKind::Bytes | ValueKind::Iterable => {

@@ -6,6 +6,7 @@ mod dates;
 mod decimal;
 mod dsa;
 mod encoding;
+pub(crate) mod gostring;
 pub(crate) mod gostruct;
 pub(crate) mod gotime;
 pub(crate) mod goyaml;

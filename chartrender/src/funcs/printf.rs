@@ -214,7 +214,7 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
             }
         }
         'x' | 'X' if arg.as_str().is_some() => hex_of(
-            arg.as_str().unwrap_or_default().as_bytes(),
+            &super::gostring::to_bytes(arg.as_str().unwrap_or_default()),
             spec,
             verb == 'X',
         ),
@@ -502,6 +502,10 @@ pub(crate) fn quote_go(text: &str) -> String {
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
             '\u{b}' => out.push_str("\\v"),
+            c if super::gostring::stray_byte(c).is_some() => {
+                let byte = super::gostring::stray_byte(c).unwrap_or_default();
+                out.push_str(&format!("\\x{byte:02x}"));
+            }
             c if (c as u32) < 0x20 || c == '\u{7f}' => {
                 out.push_str(&format!("\\x{:02x}", c as u32))
             }

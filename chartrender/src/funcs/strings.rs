@@ -8,7 +8,7 @@ use minijinja::value::Value;
 use regex::Regex;
 
 use super::value::{go_string, is_nil, list_items, to_go_string, to_i64};
-use super::{arg, arg_str, fail, printf, want};
+use super::{arg, arg_str, fail, gostring, printf, want};
 use crate::meter;
 
 /// `trim s`
@@ -47,13 +47,18 @@ pub(crate) fn trim_suffix(args: &[Value]) -> Result<Value, Error> {
 /// `upper s`
 pub(crate) fn upper(args: &[Value]) -> Result<Value, Error> {
     want("upper", args, 1)?;
-    Ok(Value::from(arg_str(args, 0).to_uppercase()))
+    // Go's rune-wise mapping turns a stray byte into U+FFFD.
+    Ok(Value::from(
+        gostring::printable(&arg_str(args, 0)).to_uppercase(),
+    ))
 }
 
 /// `lower s`
 pub(crate) fn lower(args: &[Value]) -> Result<Value, Error> {
     want("lower", args, 1)?;
-    Ok(Value::from(arg_str(args, 0).to_lowercase()))
+    Ok(Value::from(
+        gostring::printable(&arg_str(args, 0)).to_lowercase(),
+    ))
 }
 
 /// `title s`: upper-cases the first letter of every word (Go's deprecated `strings.Title`).
@@ -118,7 +123,8 @@ pub(crate) fn repeat(args: &[Value]) -> Result<Value, Error> {
 /// `substr start end s` (byte offsets like Go; a negative start is 0, end < 0 or past the end means the end).
 pub(crate) fn substr(args: &[Value]) -> Result<Value, Error> {
     want("substr", args, 3)?;
-    let s = arg_str(args, 2);
+    let text = arg_str(args, 2);
+    let s = gostring::to_bytes(&text);
     let len = s.len() as i64;
     let mut start = to_i64(&args[0]);
     let mut end = to_i64(&args[1]);
@@ -134,8 +140,9 @@ pub(crate) fn substr(args: &[Value]) -> Result<Value, Error> {
             "error calling substr: runtime error: slice bounds out of range [{start}:{end}]"
         )));
     }
-    let bytes = &s.as_bytes()[start as usize..end as usize];
-    Ok(Value::from(String::from_utf8_lossy(bytes).into_owned()))
+    Ok(Value::from(gostring::from_bytes(
+        &s[start as usize..end as usize],
+    )))
 }
 
 /// `nospace s`
@@ -153,17 +160,17 @@ pub(crate) fn nospace(args: &[Value]) -> Result<Value, Error> {
 pub(crate) fn trunc(args: &[Value]) -> Result<Value, Error> {
     want("trunc", args, 2)?;
     let n = to_i64(&args[0]);
-    let s = arg_str(args, 1);
-    let len = s.len() as i64;
-    let bytes = s.as_bytes();
+    let text = arg_str(args, 1);
+    let bytes = gostring::to_bytes(&text);
+    let len = bytes.len() as i64;
     let out = if n < 0 && len + n > 0 {
         &bytes[(len + n) as usize..]
     } else if n >= 0 && len > n {
         &bytes[..n as usize]
     } else {
-        bytes
+        &bytes[..]
     };
-    Ok(Value::from(String::from_utf8_lossy(out).into_owned()))
+    Ok(Value::from(gostring::from_bytes(out)))
 }
 
 /// `abbrev width s`
@@ -171,11 +178,11 @@ pub(crate) fn abbrev(args: &[Value]) -> Result<Value, Error> {
     want("abbrev", args, 2)?;
     let width = to_i64(&args[0]);
     let s = arg_str(args, 1);
-    if width < 4 || (s.chars().count() as i64) <= width {
+    if width < 4 {
         return Ok(Value::from(s));
     }
-    let keep: String = s.chars().take((width - 3) as usize).collect();
-    Ok(Value::from(format!("{keep}...")))
+    // goutils' `Abbreviate`, which counts bytes.
+    Ok(Value::from(super::text::abbreviate_full(&s, 0, width)))
 }
 
 /// `initials s`
