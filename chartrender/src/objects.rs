@@ -10,9 +10,9 @@ use minijinja::value::{Enumerator, Object, ObjectRepr, Value};
 use minijinja::{Error, State};
 
 use crate::chart::Chart;
-use crate::funcs::gostruct::{Field, GoStruct};
+use crate::funcs::gostruct::{Field, GoSlice, GoStruct};
 use crate::funcs::goyaml;
-use crate::funcs::value::{GoMap, MapType, from_json, nil_list};
+use crate::funcs::value::{GoMap, MapType};
 use crate::glob::glob_match;
 
 /// `.Files`: the chart's non-template files with Helm's accessor methods.
@@ -290,8 +290,14 @@ pub(crate) fn chart_object(chart: &Chart, name: &str, is_root: bool) -> Value {
     };
     // An absent list is a nil slice (`[]` printed, `null` in JSON).
     let list = |key: &str| match raw.get(key).and_then(serde_json::Value::as_array) {
-        Some(items) => from_json(&serde_json::Value::Array(items.clone())),
-        None => nil_list(),
+        Some(items) => GoSlice::value(
+            "[]string",
+            items
+                .iter()
+                .map(|item| Value::from(item.as_str().unwrap_or_default()))
+                .collect(),
+        ),
+        None => GoSlice::value("[]string", Vec::new()),
     };
     let maintainers: Vec<Value> = raw
         .get("maintainers")
@@ -308,13 +314,6 @@ pub(crate) fn chart_object(chart: &Chart, name: &str, is_root: bool) -> Value {
                 .collect()
         })
         .unwrap_or_default();
-    let nil_if_empty = |items: Vec<Value>| {
-        if items.is_empty() {
-            nil_list()
-        } else {
-            Value::from(items)
-        }
-    };
     let metadata = GoStruct {
         type_name: "chart.Metadata",
         kind: "struct",
@@ -329,7 +328,11 @@ pub(crate) fn chart_object(chart: &Chart, name: &str, is_root: bool) -> Value {
             ),
             Field::tagged("Description", "description", text("description")),
             Field::tagged("Keywords", "keywords", list("keywords")),
-            Field::tagged("Maintainers", "maintainers", nil_if_empty(maintainers)),
+            Field::tagged(
+                "Maintainers",
+                "maintainers",
+                GoSlice::value("[]*chart.Maintainer", maintainers),
+            ),
             Field::tagged("Icon", "icon", text("icon")),
             Field::tagged(
                 "APIVersion",
@@ -358,7 +361,11 @@ pub(crate) fn chart_object(chart: &Chart, name: &str, is_root: bool) -> Value {
                 GoMap::typed(annotations, MapType::Strings),
             ),
             Field::tagged("KubeVersion", "kubeVersion", text("kubeVersion")),
-            Field::tagged("Dependencies", "dependencies", nil_if_empty(dependencies)),
+            Field::tagged(
+                "Dependencies",
+                "dependencies",
+                GoSlice::value("[]*chart.Dependency", dependencies),
+            ),
             Field::tagged("Type", "type", text("type")),
         ],
     };
@@ -403,17 +410,13 @@ fn dependency(d: &crate::chart::Dependency) -> Value {
             Field::tagged("Version", "version", Value::from(d.version.as_str())),
             Field::plain("Repository", Value::from(d.repository.as_str())),
             Field::tagged("Condition", "condition", Value::from(d.condition.as_str())),
-            Field::tagged(
-                "Tags",
-                "tags",
-                if tags.is_empty() {
-                    nil_list()
-                } else {
-                    Value::from(tags)
-                },
-            ),
+            Field::tagged("Tags", "tags", GoSlice::value("[]string", tags)),
             Field::tagged("Enabled", "enabled", Value::from(true)),
-            Field::tagged("ImportValues", "import-values", nil_list()),
+            Field::tagged(
+                "ImportValues",
+                "import-values",
+                GoSlice::value("[]interface {}", Vec::new()),
+            ),
             Field::tagged("Alias", "alias", Value::from(d.alias.as_str())),
         ],
     })

@@ -24,15 +24,11 @@ pub(crate) fn stray_byte(c: char) -> Option<u8> {
         .then(|| (code - STRAY_FIRST + 0x80) as u8)
 }
 
-/// Whether `text` holds a stray character: their UTF-8 starts with 0xF4 0x8F, which no other text outside the
-/// last plane has, so the common case is one byte search.
+/// Whether `text` holds a stray character: their UTF-8 starts with 0xF4, which only text of the last planes
+/// has, so the common case is one byte search.
 pub(crate) fn has_stray(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    bytes
-        .iter()
-        .enumerate()
-        .any(|(i, &b)| b == 0xF4 && bytes.get(i + 1) == Some(&0x8F))
-        && text.chars().any(|c| stray_byte(c).is_some())
+    // `<[u8]>::contains` is a vectorised byte search.
+    text.as_bytes().contains(&0xF4) && text.chars().any(|c| stray_byte(c).is_some())
 }
 
 /// The Go string of `bytes`: valid UTF-8 as it is, every other byte as its stray character.

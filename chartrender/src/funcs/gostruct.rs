@@ -1,5 +1,6 @@
 //! Go structs and struct pointers among Helm's root objects (`.Chart`, `.Capabilities`, its `HelmVersion`): their
-//! Go type and kind, fields that exist or fail like Go's, `%v` printing and `encoding/json` output by field tags.
+//! Go type and kind, fields that exist or fail like Go's, `%v` printing and `encoding/json` output by field tags;
+//! and the typed slices they hold (`[]string`, `[]*chart.Maintainer`).
 
 use std::fmt;
 use std::sync::Arc;
@@ -137,6 +138,47 @@ impl Object for GoStruct {
     }
 }
 
+/// A slice of a named element type (`.Chart.Keywords` is a `[]string`): a list to every function, with its Go type.
+#[derive(Debug)]
+pub(crate) struct GoSlice {
+    /// Go's `%T`.
+    pub(crate) type_name: &'static str,
+    /// The elements.
+    pub(crate) items: Vec<Value>,
+    /// Whether it is the nil slice (`null` in JSON), as an absent Chart.yaml list is.
+    pub(crate) nil: bool,
+}
+
+impl GoSlice {
+    /// The slice as a template value; no items make the nil slice.
+    pub(crate) fn value(type_name: &'static str, items: Vec<Value>) -> Value {
+        let nil = items.is_empty();
+        Value::from_object(GoSlice {
+            type_name,
+            items,
+            nil,
+        })
+    }
+}
+
+impl Object for GoSlice {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Seq
+    }
+
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        self.items.get(key.as_usize()?).cloned()
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Seq(self.items.len())
+    }
+
+    fn enumerator_len(self: &Arc<Self>) -> Option<usize> {
+        Some(self.items.len())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,6 +204,18 @@ mod tests {
             object.to_json().to_string(),
             r#"{"version":"v3.11","IsRoot":false}"#
         );
+    }
+
+    #[test]
+    fn go_slice_is_a_list_of_its_type() {
+        let value = GoSlice::value("[]string", vec![Value::from("a"), Value::from("b")]);
+        assert_eq!(super::super::value::list_items(&value).unwrap().len(), 2);
+        assert_eq!(super::super::value::type_of(&value), "[]string");
+        assert_eq!(super::super::value::kind_of(&value), "slice");
+        assert_eq!(to_json(&value), serde_json::json!(["a", "b"]));
+        let nil = GoSlice::value("[]string", Vec::new());
+        assert_eq!(to_json(&nil), serde_json::Value::Null);
+        assert_eq!(super::super::value::go_string(&nil), "[]");
     }
 
     #[test]

@@ -6,6 +6,7 @@ mod dates;
 mod decimal;
 mod dsa;
 mod encoding;
+mod fields;
 pub(crate) mod gostring;
 pub(crate) mod gostruct;
 pub(crate) mod gotime;
@@ -336,6 +337,12 @@ pub(crate) fn register(env: &mut Environment<'static>) {
             Ok(value)
         });
     }
+    // The translator's field chains on declared variables and parenthesized pipelines (not callable from
+    // templates: `is_function` does not know the name).
+    env.add_function("f__field", |state: &State, args: Rest<Value>| {
+        check_defined(state, &args)?;
+        fields::field_chain(&args)
+    });
     // The translator calls this at the start of every `range` iteration.
     env.add_function("f_tick", || {
         meter::check_deadline().map(|()| Value::from(""))

@@ -64,7 +64,10 @@ pub(crate) fn lower(args: &[Value]) -> Result<Value, Error> {
 /// `title s`: upper-cases the first letter of every word (Go's deprecated `strings.Title`).
 pub(crate) fn title(args: &[Value]) -> Result<Value, Error> {
     want("title", args, 1)?;
-    Ok(Value::from(go_title(&arg_str(args, 0))))
+    // Go's rune-wise functions see a stray byte as U+FFFD.
+    Ok(Value::from(go_title(&gostring::printable(&arg_str(
+        args, 0,
+    )))))
 }
 
 /// Go's `strings.Title`: a character after a separator is upper-cased (by a one-character mapping only, so `ß`
@@ -100,7 +103,7 @@ pub(crate) fn untitle(args: &[Value]) -> Result<Value, Error> {
     want("untitle", args, 1)?;
     let mut out = String::new();
     let mut previous_space = true;
-    for c in arg_str(args, 0).chars() {
+    for c in gostring::printable(&arg_str(args, 0)).chars() {
         if previous_space && !c.is_whitespace() {
             out.extend(c.to_lowercase());
         } else {
@@ -196,7 +199,7 @@ pub(crate) fn initials(args: &[Value]) -> Result<Value, Error> {
 fn byte_initials(text: &str) -> String {
     let mut out = String::new();
     let mut after_gap = true;
-    for byte in text.bytes() {
+    for &byte in gostring::to_bytes(text).iter() {
         let ch = char::from(byte);
         if ch.is_whitespace() {
             after_gap = true;
@@ -586,7 +589,7 @@ pub(crate) fn html(args: &[Value]) -> Result<Value, Error> {
 pub(crate) fn urlquery(args: &[Value]) -> Result<Value, Error> {
     let s: String = args.iter().map(to_go_string).collect();
     let mut out = String::new();
-    for byte in s.bytes() {
+    for &byte in gostring::to_bytes(&s).iter() {
         match byte {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
                 out.push(byte as char)

@@ -10,7 +10,7 @@ use super::{arg_str, fail, gostring, want};
 /// `swapcase s`: upper case becomes lower and lower upper.
 pub(crate) fn swapcase(args: &[Value]) -> Result<Value, Error> {
     want("swapcase", args, 1)?;
-    let out: String = arg_str(args, 0)
+    let out: String = gostring::printable(&arg_str(args, 0))
         .chars()
         .flat_map(|c| -> Box<dyn Iterator<Item = char>> {
             if c.is_uppercase() {

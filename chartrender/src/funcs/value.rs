@@ -8,7 +8,7 @@ use std::sync::{Arc, LazyLock, RwLock};
 use minijinja::value::{Enumerator, Object, ObjectRepr, StringInput, Value, ValueKind};
 use minijinja::{Environment, State};
 
-use super::gostruct::GoStruct;
+use super::gostruct::{GoSlice, GoStruct};
 use super::gotime::GoTime;
 use super::number::{GoNumber, number_type};
 
@@ -277,7 +277,11 @@ pub(crate) fn from_json_exact(json: &serde_json::Value) -> Value {
 
 /// Converts a template value into JSON (maps with sorted keys); used by `toJson`, `toYaml` and the values merge.
 pub(crate) fn to_json(value: &Value) -> serde_json::Value {
-    if value.downcast_object_ref::<NilList>().is_some() {
+    if value.downcast_object_ref::<NilList>().is_some()
+        || value
+            .downcast_object_ref::<GoSlice>()
+            .is_some_and(|slice| slice.nil)
+    {
         return serde_json::Value::Null;
     }
     match value.kind() {
@@ -544,6 +548,9 @@ fn object_type(value: &Value) -> Option<(&'static str, &'static str)> {
     if let Some(object) = value.downcast_object_ref::<GoStruct>() {
         return Some((object.type_name, object.kind));
     }
+    if let Some(slice) = value.downcast_object_ref::<GoSlice>() {
+        return Some((slice.type_name, "slice"));
+    }
     crate::objects::go_type(value)
 }
 
@@ -601,6 +608,13 @@ fn number_name(value: &Value) -> &'static str {
     number_type(value).map_or("float64", GoNumber::name)
 }
 
+/// The Go type of a typed slice (`None` for `[]interface {}` and the other lists).
+fn slice_type(value: &Value) -> Option<&'static str> {
+    value
+        .downcast_object_ref::<GoSlice>()
+        .map(|slice| slice.type_name)
+}
+
 /// The Go type of a map value (`None` for the renderer's own map objects such as `.Files`).
 fn map_type(value: &Value) -> Option<MapType> {
     value.downcast_object_ref::<GoMap>().map(GoMap::go_type)
@@ -624,6 +638,7 @@ fn deep_equal_to(a: &Value, b: &Value, depth: usize) -> bool {
     }
     match a.kind() {
         ValueKind::Number => number_type(a) == number_type(b) && a == b,
+        ValueKind::Seq | ValueKind::Iterable if slice_type(a) != slice_type(b) => false,
         ValueKind::Seq | ValueKind::Iterable => match (list_items(a), list_items(b)) {
             (Some(x), Some(y)) => {
                 x.len() == y.len()
