@@ -135,7 +135,7 @@ impl Object for Files {
                     .unwrap_or_default(),
             )),
             "Glob" => Ok(Value::from_object(self.glob(&name()))),
-            "Lines" => Ok(Value::from(self.lines(&name()))),
+            "Lines" => Ok(GoSlice::value("[]string", self.lines(&name()))),
             "AsConfig" => Ok(Value::from(self.as_map(false))),
             "AsSecrets" => Ok(Value::from(self.as_map(true))),
             other => Err(crate::funcs::fail(format!(
@@ -297,7 +297,7 @@ pub(crate) fn chart_object(chart: &Chart, name: &str, is_root: bool) -> Value {
                 .map(|item| Value::from(item.as_str().unwrap_or_default()))
                 .collect(),
         ),
-        None => GoSlice::value("[]string", Vec::new()),
+        None => GoSlice::nil("[]string"),
     };
     let maintainers: Vec<Value> = raw
         .get("maintainers")
@@ -331,7 +331,7 @@ pub(crate) fn chart_object(chart: &Chart, name: &str, is_root: bool) -> Value {
             Field::tagged(
                 "Maintainers",
                 "maintainers",
-                GoSlice::value("[]*chart.Maintainer", maintainers),
+                GoSlice::nil_if_empty("[]*chart.Maintainer", maintainers),
             ),
             Field::tagged("Icon", "icon", text("icon")),
             Field::tagged(
@@ -364,7 +364,7 @@ pub(crate) fn chart_object(chart: &Chart, name: &str, is_root: bool) -> Value {
             Field::tagged(
                 "Dependencies",
                 "dependencies",
-                GoSlice::value("[]*chart.Dependency", dependencies),
+                GoSlice::nil_if_empty("[]*chart.Dependency", dependencies),
             ),
             Field::tagged("Type", "type", text("type")),
         ],
@@ -410,12 +410,12 @@ fn dependency(d: &crate::chart::Dependency) -> Value {
             Field::tagged("Version", "version", Value::from(d.version.as_str())),
             Field::plain("Repository", Value::from(d.repository.as_str())),
             Field::tagged("Condition", "condition", Value::from(d.condition.as_str())),
-            Field::tagged("Tags", "tags", GoSlice::value("[]string", tags)),
+            Field::tagged("Tags", "tags", GoSlice::nil_if_empty("[]string", tags)),
             Field::tagged("Enabled", "enabled", Value::from(true)),
             Field::tagged(
                 "ImportValues",
                 "import-values",
-                GoSlice::value("[]interface {}", Vec::new()),
+                GoSlice::nil("[]interface {}"),
             ),
             Field::tagged("Alias", "alias", Value::from(d.alias.as_str())),
         ],

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use minijinja::Error;
 use minijinja::value::{Value, ValueKind};
 
+use super::gostruct::GoSlice;
 use super::value::{
     GoMap, MapType, deep_copy, deep_equal, is_nil, key_string, list_items, map_entries,
     to_go_string, to_i64,
@@ -219,11 +220,12 @@ pub(crate) fn until_step(args: &[Value]) -> Result<Value, Error> {
 }
 
 fn step_range(start: i64, stop: i64, step: i64) -> Result<Value, Error> {
-    Ok(Value::from(
+    Ok(GoSlice::value(
+        "[]int",
         step_values(start, stop, step)?
             .into_iter()
             .map(Value::from)
-            .collect::<Vec<_>>(),
+            .collect(),
     ))
 }
 
@@ -252,11 +254,12 @@ pub(crate) fn chunk(args: &[Value]) -> Result<Value, Error> {
             "error calling chunk: runtime error: integer divide by zero",
         ));
     }
-    Ok(Value::from(
+    Ok(GoSlice::value(
+        "[][]interface {}",
         items
             .chunks(size as usize)
             .map(|c| Value::from(c.to_vec()))
-            .collect::<Vec<_>>(),
+            .collect(),
     ))
 }
 
@@ -316,7 +319,7 @@ pub(crate) fn keys(args: &[Value]) -> Result<Value, Error> {
                 .map(Value::from),
         );
     }
-    Ok(Value::from(out))
+    Ok(GoSlice::value("[]string", out))
 }
 
 /// `values dict`

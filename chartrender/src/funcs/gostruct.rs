@@ -150,14 +150,31 @@ pub(crate) struct GoSlice {
 }
 
 impl GoSlice {
-    /// The slice as a template value; no items make the nil slice.
+    /// The slice as a template value.
     pub(crate) fn value(type_name: &'static str, items: Vec<Value>) -> Value {
-        let nil = items.is_empty();
         Value::from_object(GoSlice {
             type_name,
             items,
-            nil,
+            nil: false,
         })
+    }
+
+    /// The nil slice of the type.
+    pub(crate) fn nil(type_name: &'static str) -> Value {
+        Value::from_object(GoSlice {
+            type_name,
+            items: Vec::new(),
+            nil: true,
+        })
+    }
+
+    /// `items` as the slice, or the nil slice when there are none (Chart.yaml lists, `regexFindAll`).
+    pub(crate) fn nil_if_empty(type_name: &'static str, items: Vec<Value>) -> Value {
+        if items.is_empty() {
+            Self::nil(type_name)
+        } else {
+            Self::value(type_name, items)
+        }
     }
 }
 
@@ -213,9 +230,11 @@ mod tests {
         assert_eq!(super::super::value::type_of(&value), "[]string");
         assert_eq!(super::super::value::kind_of(&value), "slice");
         assert_eq!(to_json(&value), serde_json::json!(["a", "b"]));
-        let nil = GoSlice::value("[]string", Vec::new());
+        let nil = GoSlice::nil("[]string");
         assert_eq!(to_json(&nil), serde_json::Value::Null);
         assert_eq!(super::super::value::go_string(&nil), "[]");
+        let empty = GoSlice::value("[]int", Vec::new());
+        assert_eq!(to_json(&empty), serde_json::json!([]));
     }
 
     #[test]

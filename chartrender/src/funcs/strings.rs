@@ -7,7 +7,8 @@ use minijinja::Error;
 use minijinja::value::Value;
 use regex::Regex;
 
-use super::value::{go_string, is_nil, list_items, to_go_string, to_i64};
+use super::gostruct::GoSlice;
+use super::value::{GoMap, MapType, go_string, is_nil, list_items, to_go_string, to_i64};
 use super::{arg, arg_str, fail, gostring, printf, want};
 use crate::meter;
 
@@ -359,12 +360,13 @@ pub(crate) fn split(args: &[Value]) -> Result<Value, Error> {
     want("split", args, 2)?;
     let (sep, s) = (arg_str(args, 0), arg_str(args, 1));
     let parts = go_split("split", &s, &sep, None)?;
-    Ok(super::value::GoMap::value(
+    Ok(GoMap::typed(
         parts
             .into_iter()
             .enumerate()
             .map(|(i, p)| (format!("_{i}"), Value::from(p)))
             .collect(),
+        MapType::Strings,
     ))
 }
 
@@ -373,12 +375,13 @@ pub(crate) fn splitn(args: &[Value]) -> Result<Value, Error> {
     want("splitn", args, 3)?;
     let (sep, n, s) = (arg_str(args, 0), to_i64(&args[1]), arg_str(args, 2));
     let parts = go_split("splitn", &s, &sep, usize::try_from(n).ok())?;
-    Ok(super::value::GoMap::value(
+    Ok(GoMap::typed(
         parts
             .into_iter()
             .enumerate()
             .map(|(i, p)| (format!("_{i}"), Value::from(p)))
             .collect(),
+        MapType::Strings,
     ))
 }
 
@@ -386,8 +389,9 @@ pub(crate) fn splitn(args: &[Value]) -> Result<Value, Error> {
 pub(crate) fn split_list(args: &[Value]) -> Result<Value, Error> {
     want("splitList", args, 2)?;
     let parts = go_split("splitList", &arg_str(args, 1), &arg_str(args, 0), None)?;
-    Ok(Value::from(
-        parts.into_iter().map(Value::from).collect::<Vec<_>>(),
+    Ok(GoSlice::value(
+        "[]string",
+        parts.into_iter().map(Value::from).collect(),
     ))
 }
 
@@ -483,10 +487,7 @@ pub(crate) fn regex_find_all(args: &[Value]) -> Result<Value, Error> {
         .map(|m| Value::from(m.as_str()))
         .collect();
     // Go's FindAllString answers a nil slice, not an empty one, when nothing matches.
-    if found.is_empty() {
-        return Ok(super::value::nil_list());
-    }
-    Ok(Value::from(found))
+    Ok(GoSlice::nil_if_empty("[]string", found))
 }
 
 /// `regexReplaceAll regex s repl` (`$1` expands groups).
@@ -562,7 +563,7 @@ pub(crate) fn regex_split(args: &[Value]) -> Result<Value, Error> {
     } else {
         re.splitn(&s, limit as usize).map(Value::from).collect()
     };
-    Ok(Value::from(parts))
+    Ok(GoSlice::value("[]string", parts))
 }
 
 /// `toString v`
@@ -615,8 +616,9 @@ pub(crate) fn sort_alpha(args: &[Value]) -> Result<Value, Error> {
         None => vec![to_go_string(&args[0])],
     };
     items.sort();
-    Ok(Value::from(
-        items.into_iter().map(Value::from).collect::<Vec<_>>(),
+    Ok(GoSlice::value(
+        "[]string",
+        items.into_iter().map(Value::from).collect(),
     ))
 }
 

@@ -205,7 +205,7 @@ pub(crate) fn to_strings(args: &[Value]) -> Result<Value, Error> {
     crate::meter::check_printed("toStrings", args)?;
     // Sprig's strslice: nil is an empty list, a list loses its nil elements, anything else is one string.
     if is_nil(&args[0]) {
-        return Ok(Value::from(Vec::<Value>::new()));
+        return Ok(super::gostruct::GoSlice::value("[]string", Vec::new()));
     }
     let strings: Vec<Value> = match list_items(&args[0]) {
         Some(items) => items
@@ -215,7 +215,7 @@ pub(crate) fn to_strings(args: &[Value]) -> Result<Value, Error> {
             .collect(),
         None => vec![Value::from(to_go_string(&args[0]))],
     };
-    Ok(Value::from(strings))
+    Ok(super::gostruct::GoSlice::value("[]string", strings))
 }
 
 /// `typeIsLike type v`: the type or a pointer to it.

@@ -449,8 +449,9 @@ impl Generator {
                 let m = self.arg(Kind::Dict, scope, d);
                 format!("{m}.{}", self.pick(&["a", "b", "name", "nested"]))
             }
-            // A field of a value of any kind: Go fails on a string, number, list or nil.
-            12 => {
+            // A field of a value of any kind: Go fails on a string, number, list or nil. (Drawn less often: a
+            // failing case costs the reference a run of its own.)
+            12 if self.chance(40) => {
                 let a = self.arg(Kind::Any, scope, d);
                 format!("{a}.{}", self.pick(&["a", "name", "nested"]))
             }
@@ -474,7 +475,7 @@ impl Generator {
             }
             // Sprig's dig asserts a plain map: `.Values` is a `chartutil.Values`. (Never `.Values` as a whole for a
             // result: the reference renders the values of many cases in one chart.)
-            14 => {
+            14 if self.chance(40) => {
                 let key = scope.key.clone();
                 match self.below(4) {
                     0 => format!("dig \"{key}\" \"a\" \"d\" $.Values"),
