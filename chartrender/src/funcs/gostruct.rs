@@ -196,6 +196,13 @@ impl Object for GoSlice {
     }
 }
 
+/// Whether `value` is a `[]string` (which Sprig's string-slice conversion passes through unchanged).
+pub(crate) fn is_string_slice(value: &Value) -> bool {
+    value
+        .downcast_object_ref::<GoSlice>()
+        .is_some_and(|slice| slice.type_name == "[]string")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

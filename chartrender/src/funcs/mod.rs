@@ -19,6 +19,7 @@ mod printf;
 mod properties;
 mod random;
 mod semver;
+mod signature;
 mod strings;
 pub(crate) mod template;
 mod text;
@@ -302,6 +303,11 @@ const SPECIAL: &[&str] = &[
     "getHostByName",
 ];
 
+/// Whether argument `index` of the function `name` is a Go `int` parameter (a whole-number constant converts).
+pub(crate) fn takes_int(name: &str, index: usize) -> bool {
+    signature::of(name).is_some_and(|signature| signature.param(index) == signature::Param::Int)
+}
+
 /// Whether `name` is a function templates may call.
 pub(crate) fn is_function(name: &str) -> bool {
     static NAMES: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
@@ -320,9 +326,13 @@ pub(crate) fn register(env: &mut Environment<'static>) {
         let func = *func;
         let name = global.strip_prefix("f_").unwrap_or(global);
         let nesting = crate::nesting::measure_of(name);
+        let signature = signature::of(name);
         env.add_function(*global, move |state: &State, args: Rest<Value>| {
             meter::check_deadline()?;
             check_defined(state, &args)?;
+            if let Some(signature) = &signature {
+                signature.check(&args)?;
+            }
             if let Some(measure) = nesting {
                 crate::nesting::check_arguments(name, measure, &args)?;
             }
@@ -353,13 +363,25 @@ pub(crate) fn register(env: &mut Environment<'static>) {
 /// Fails when an argument is the value of a field of a non-map (Go fails evaluating it, before the call); the
 /// check runs only for undefined arguments, which are rare.
 pub(crate) fn check_defined(state: &State, args: &[Value]) -> Result<(), Error> {
+    check_arguments(state, args, None)
+}
+
+/// [`check_defined`], then the Go parameter types of `name` (for the functions registered outside this module).
+pub(crate) fn check_arguments(
+    state: &State,
+    args: &[Value],
+    name: Option<&str>,
+) -> Result<(), Error> {
     if args
         .iter()
         .any(|arg| value::is_field_of_a_non_map(state, arg))
     {
         return Err(Error::from(ErrorKind::UndefinedError));
     }
-    Ok(())
+    match name.and_then(signature::of) {
+        Some(signature) => signature.check(args),
+        None => Ok(()),
+    }
 }
 
 /// A template execution error with Go-like wording.

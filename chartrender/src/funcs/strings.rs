@@ -606,6 +606,12 @@ pub(crate) fn urlquery(args: &[Value]) -> Result<Value, Error> {
 pub(crate) fn sort_alpha(args: &[Value]) -> Result<Value, Error> {
     want("sortAlpha", args, 1)?;
     meter::check_printed("sortAlpha", args)?;
+    // Sprig sorts a `[]string` in place of its string-slice conversion: a nil one stays nil.
+    if super::gostruct::is_string_slice(&args[0])
+        && list_items(&args[0]).is_some_and(|l| l.is_empty())
+    {
+        return Ok(args[0].clone());
+    }
     let mut items: Vec<String> = match list_items(&args[0]) {
         // Sprig's string-slice conversion leaves nil elements out.
         Some(items) => items

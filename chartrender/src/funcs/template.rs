@@ -9,7 +9,7 @@ use minijinja::{Environment, Error, ErrorKind, State, context};
 
 use super::location::{self, CommandLocation};
 use super::value::{GoMap, MUTATIONS, is_nil, to_go_string};
-use super::{arg_str, check_defined, fail, want};
+use super::{arg_str, check_arguments, check_defined, fail, want};
 use crate::gotmpl;
 use crate::meter::{self, Sink};
 
@@ -192,7 +192,7 @@ pub(crate) fn register(
     });
     let include_actions = Arc::clone(&actions);
     env.add_function("f_include", move |state: &State, args: Rest<Value>| {
-        check_defined(state, &args)?;
+        check_arguments(state, &args, Some("include"))?;
         include(state, &args, &include_actions, Call::Include)
     });
     let template_actions = Arc::clone(&actions);
@@ -201,7 +201,7 @@ pub(crate) fn register(
         include(state, &args, &template_actions, Call::Template)
     });
     env.add_function("f_tpl", move |state: &State, args: Rest<Value>| {
-        check_defined(state, &args)?;
+        check_arguments(state, &args, Some("tpl"))?;
         tpl(state, &args, &actions)
     });
 }
@@ -209,19 +209,19 @@ pub(crate) fn register(
 /// Registers `required`, `fail`, `lookup` and `getHostByName`, which are the same for every chart.
 pub(crate) fn register_plain(env: &mut Environment<'static>) {
     env.add_function("f_required", |state: &State, args: Rest<Value>| {
-        check_defined(state, &args)?;
+        check_arguments(state, &args, Some("required"))?;
         required(&args)
     });
     env.add_function("f_fail", |state: &State, args: Rest<Value>| {
-        check_defined(state, &args)?;
+        check_arguments(state, &args, Some("fail"))?;
         Err::<Value, _>(user_error(&arg_str(&args, 0)))
     });
     env.add_function("f_lookup", |state: &State, args: Rest<Value>| {
-        check_defined(state, &args)?;
+        check_arguments(state, &args, Some("lookup"))?;
         lookup(state, &args)
     });
     env.add_function("f_getHostByName", |state: &State, args: Rest<Value>| {
-        check_defined(state, &args)?;
+        check_arguments(state, &args, Some("getHostByName"))?;
         want("getHostByName", &args, 1)?;
         Ok::<_, Error>(Value::from(""))
     });

@@ -207,6 +207,10 @@ pub(crate) fn to_strings(args: &[Value]) -> Result<Value, Error> {
     if is_nil(&args[0]) {
         return Ok(super::gostruct::GoSlice::value("[]string", Vec::new()));
     }
+    // A `[]string` is returned as it is (a nil one stays nil).
+    if super::gostruct::is_string_slice(&args[0]) {
+        return Ok(args[0].clone());
+    }
     let strings: Vec<Value> = match list_items(&args[0]) {
         Some(items) => items
             .iter()

@@ -386,7 +386,12 @@ impl Translator<'_> {
                     out.push_str("f_");
                     out.push_str(name);
                     out.push('(');
-                    self.arguments(&mut out, rest, piped, ", ", line)?;
+                    match int_constants(name, rest) {
+                        Some(converted) => {
+                            self.arguments(&mut out, &converted, piped, ", ", line)?;
+                        }
+                        None => self.arguments(&mut out, rest, piped, ", ", line)?,
+                    }
                     out.push(')');
                 }
             }
@@ -525,6 +530,27 @@ fn ends_in_attribute_lookup(pipe: &Pipe) -> bool {
         Some([Operand::Variable(_, path)]) => !path.is_empty(),
         _ => false,
     }
+}
+
+/// `args` of a call of `name` with each whole-number float literal in an `int` parameter written as an integer, as
+/// Go converts the constant (`trunc 3.0 s`); `None` when there is none (the common case, no copy).
+fn int_constants<'s>(name: &str, args: &[Operand<'s>]) -> Option<Vec<Operand<'s>>> {
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
+    let converts = |i: usize, f: f64| {
+        f.fract() == 0.0 && (-LIMIT..LIMIT).contains(&f) && crate::funcs::takes_int(name, i)
+    };
+    args.iter()
+        .enumerate()
+        .any(|(i, arg)| matches!(arg, Operand::Float(f) if converts(i, *f)))
+        .then(|| {
+            args.iter()
+                .enumerate()
+                .map(|(i, arg)| match arg {
+                    Operand::Float(f) if converts(i, *f) => Operand::Int(*f as i64),
+                    other => other.clone(),
+                })
+                .collect()
+        })
 }
 
 /// Emitted at the start of each loop body: a call that fails once the render's time is up (it
