@@ -24,6 +24,7 @@ mod strings;
 pub(crate) mod template;
 mod text;
 mod toml;
+mod unassigned;
 pub(crate) mod value;
 mod wordcase;
 

@@ -177,6 +177,15 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
                     quote_go(s)
                 }
             }
+            // A code point of the range that stands for stray bytes is private use: unprintable.
+            (None, true)
+                if u32::try_from(arg.as_i64().unwrap_or(0))
+                    .ok()
+                    .and_then(char::from_u32)
+                    .is_some_and(|c| super::gostring::stray_byte(c).is_some()) =>
+            {
+                format!("'\\U{:08x}'", arg.as_i64().unwrap_or(0))
+            }
             (None, true) => {
                 let c = u32::try_from(arg.as_i64().unwrap_or(0))
                     .ok()
@@ -539,7 +548,8 @@ fn go_is_print(c: char) -> bool {
         || (0xfffe..=0xffff).contains(&n)
         || (0xe000..=0xf8ff).contains(&n)
         || (0xf0000..=0x10ffff).contains(&n)
-        || (n & 0xfffe) == 0xfffe)
+        || (n & 0xfffe) == 0xfffe
+        || (n >= 0x1_0000 && super::unassigned::is_unassigned(n)))
 }
 
 #[cfg(test)]
