@@ -7,6 +7,12 @@
 //! characters in chart text would be taken for bytes (they are private use, unassigned).
 
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Whether this process has made a stray character yet. Until it has, no text can hold one (short of a chart
+/// writing U+10FF80… itself, which then passes through as the character it is), so the scans of outputs and
+/// arguments are skipped: they would cost every render a pass over its text.
+static STRAYS_MADE: AtomicBool = AtomicBool::new(false);
 
 /// The first stray character, standing for byte 0x80.
 const STRAY_FIRST: u32 = 0x10_FF80;
@@ -24,11 +30,12 @@ pub(crate) fn stray_byte(c: char) -> Option<u8> {
         .then(|| (code - STRAY_FIRST + 0x80) as u8)
 }
 
-/// Whether `text` holds a stray character: their UTF-8 starts with 0xF4, which only text of the last planes
-/// has, so the common case is one byte search.
+/// Whether `text` holds a stray character: none before the process made one; then a byte search for 0xF4, which
+/// only text of the last planes has.
 pub(crate) fn has_stray(text: &str) -> bool {
-    // `<[u8]>::contains` is a vectorised byte search.
-    text.as_bytes().contains(&0xF4) && text.chars().any(|c| stray_byte(c).is_some())
+    STRAYS_MADE.load(Ordering::Relaxed)
+        && text.as_bytes().contains(&0xF4)
+        && text.chars().any(|c| stray_byte(c).is_some())
 }
 
 /// The Go string of `bytes`: valid UTF-8 as it is, every other byte as its stray character.
@@ -36,7 +43,10 @@ pub(crate) fn from_bytes(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len());
     for chunk in bytes.utf8_chunks() {
         out.push_str(chunk.valid());
-        out.extend(chunk.invalid().iter().map(|&b| stray(b)));
+        if !chunk.invalid().is_empty() {
+            STRAYS_MADE.store(true, Ordering::Relaxed);
+            out.extend(chunk.invalid().iter().map(|&b| stray(b)));
+        }
     }
     out
 }

@@ -10,7 +10,8 @@ use minijinja::{Environment, State};
 
 use super::gostruct::{GoSlice, GoStruct};
 use super::gotime::GoTime;
-use super::number::{GoNumber, number_type};
+pub(crate) use super::gotype::{kind_of, type_of};
+use super::number::number_type;
 
 /// Counts map mutations process-wide; `include` results are reused only while it stays unchanged.
 pub(crate) static MUTATIONS: AtomicU64 = AtomicU64::new(0);
@@ -537,75 +538,6 @@ pub(crate) fn to_go_string(value: &Value) -> String {
         Some(s) => s.to_string(),
         None => go_string(value),
     }
-}
-
-/// Go's `%T` and `reflect.Kind` of the renderer's own typed objects: root objects and typed maps.
-fn object_type(value: &Value) -> Option<(&'static str, &'static str)> {
-    value.as_object()?;
-    if let Some(map) = value.downcast_object_ref::<GoMap>() {
-        return Some((map.go_type().name(), "map"));
-    }
-    if let Some(object) = value.downcast_object_ref::<GoStruct>() {
-        return Some((object.type_name, object.kind));
-    }
-    if let Some(slice) = value.downcast_object_ref::<GoSlice>() {
-        return Some((slice.type_name, "slice"));
-    }
-    crate::objects::go_type(value)
-}
-
-/// Go's `reflect.Kind` name as `kindOf`/`kindIs` report it.
-pub(crate) fn kind_of(value: &Value) -> &'static str {
-    if let Some((_, kind)) = object_type(value) {
-        return kind;
-    }
-    match value.kind() {
-        ValueKind::Plain if value.downcast_object_ref::<GoTime>().is_some() => "struct",
-        ValueKind::Plain
-            if value
-                .downcast_object_ref::<super::semver::GoSemver>()
-                .is_some() =>
-        {
-            "ptr"
-        }
-        ValueKind::Undefined | ValueKind::None => "invalid",
-        ValueKind::Bool => "bool",
-        ValueKind::Number => number_name(value),
-        ValueKind::String => "string",
-        ValueKind::Bytes | ValueKind::Seq | ValueKind::Iterable => "slice",
-        ValueKind::Map => "map",
-        _ => "struct",
-    }
-}
-
-/// Go's `%T` as `typeOf` reports it.
-pub(crate) fn type_of(value: &Value) -> &'static str {
-    if let Some((name, _)) = object_type(value) {
-        return name;
-    }
-    match value.kind() {
-        ValueKind::Plain if value.downcast_object_ref::<GoTime>().is_some() => "time.Time",
-        ValueKind::Plain
-            if value
-                .downcast_object_ref::<super::semver::GoSemver>()
-                .is_some() =>
-        {
-            "*semver.Version"
-        }
-        ValueKind::Undefined | ValueKind::None => "<nil>",
-        ValueKind::Bool => "bool",
-        ValueKind::Number => number_name(value),
-        ValueKind::String => "string",
-        ValueKind::Bytes => "[]uint8",
-        ValueKind::Seq | ValueKind::Iterable => "[]interface {}",
-        ValueKind::Map => "map[string]interface {}",
-        _ => "struct",
-    }
-}
-
-/// The Go type name of a number (its `reflect.Kind` has the same name).
-fn number_name(value: &Value) -> &'static str {
-    number_type(value).map_or("float64", GoNumber::name)
 }
 
 /// The Go type of a typed slice (`None` for `[]interface {}` and the other lists).
