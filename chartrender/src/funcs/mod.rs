@@ -21,7 +21,7 @@ mod printf;
 mod properties;
 mod random;
 mod semver;
-mod signature;
+pub(crate) mod signature;
 mod strings;
 pub(crate) mod template;
 mod text;
@@ -369,11 +369,11 @@ pub(crate) fn check_defined(state: &State, args: &[Value]) -> Result<(), Error> 
     check_arguments(state, args, None)
 }
 
-/// [`check_defined`], then the Go parameter types of `name` (for the functions registered outside this module).
+/// [`check_defined`], then the Go parameter types of `signature` (resolved once, when a function is registered).
 pub(crate) fn check_arguments(
     state: &State,
     args: &[Value],
-    name: Option<&str>,
+    signature: Option<&signature::Signature>,
 ) -> Result<(), Error> {
     if args
         .iter()
@@ -381,7 +381,7 @@ pub(crate) fn check_arguments(
     {
         return Err(Error::from(ErrorKind::UndefinedError));
     }
-    match name.and_then(signature::of) {
+    match signature {
         Some(signature) => signature.check(args),
         None => Ok(()),
     }

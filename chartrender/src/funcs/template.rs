@@ -9,7 +9,7 @@ use minijinja::{Environment, Error, ErrorKind, State, context};
 
 use super::location::{self, CommandLocation};
 use super::value::{GoMap, MUTATIONS, is_nil, to_go_string};
-use super::{arg_str, check_arguments, check_defined, fail, want};
+use super::{arg_str, check_arguments, check_defined, fail, signature, want};
 use crate::gotmpl;
 use crate::meter::{self, Sink};
 
@@ -191,8 +191,9 @@ pub(crate) fn register(
         Ok(file.defines.is_empty().then_some(file.body.source))
     });
     let include_actions = Arc::clone(&actions);
+    let include_signature = signature::of("include");
     env.add_function("f_include", move |state: &State, args: Rest<Value>| {
-        check_arguments(state, &args, Some("include"))?;
+        check_arguments(state, &args, include_signature.as_ref())?;
         include(state, &args, &include_actions, Call::Include)
     });
     let template_actions = Arc::clone(&actions);
@@ -200,31 +201,39 @@ pub(crate) fn register(
         check_defined(state, &args)?;
         include(state, &args, &template_actions, Call::Template)
     });
+    let tpl_signature = signature::of("tpl");
     env.add_function("f_tpl", move |state: &State, args: Rest<Value>| {
-        check_arguments(state, &args, Some("tpl"))?;
+        check_arguments(state, &args, tpl_signature.as_ref())?;
         tpl(state, &args, &actions)
     });
 }
 
 /// Registers `required`, `fail`, `lookup` and `getHostByName`, which are the same for every chart.
 pub(crate) fn register_plain(env: &mut Environment<'static>) {
-    env.add_function("f_required", |state: &State, args: Rest<Value>| {
-        check_arguments(state, &args, Some("required"))?;
+    let required_signature = signature::of("required");
+    env.add_function("f_required", move |state: &State, args: Rest<Value>| {
+        check_arguments(state, &args, required_signature.as_ref())?;
         required(&args)
     });
-    env.add_function("f_fail", |state: &State, args: Rest<Value>| {
-        check_arguments(state, &args, Some("fail"))?;
+    let fail_signature = signature::of("fail");
+    env.add_function("f_fail", move |state: &State, args: Rest<Value>| {
+        check_arguments(state, &args, fail_signature.as_ref())?;
         Err::<Value, _>(user_error(&arg_str(&args, 0)))
     });
-    env.add_function("f_lookup", |state: &State, args: Rest<Value>| {
-        check_arguments(state, &args, Some("lookup"))?;
+    let lookup_signature = signature::of("lookup");
+    env.add_function("f_lookup", move |state: &State, args: Rest<Value>| {
+        check_arguments(state, &args, lookup_signature.as_ref())?;
         lookup(state, &args)
     });
-    env.add_function("f_getHostByName", |state: &State, args: Rest<Value>| {
-        check_arguments(state, &args, Some("getHostByName"))?;
-        want("getHostByName", &args, 1)?;
-        Ok::<_, Error>(Value::from(""))
-    });
+    let gethostbyname_signature = signature::of("getHostByName");
+    env.add_function(
+        "f_getHostByName",
+        move |state: &State, args: Rest<Value>| {
+            check_arguments(state, &args, gethostbyname_signature.as_ref())?;
+            want("getHostByName", &args, 1)?;
+            Ok::<_, Error>(Value::from(""))
+        },
+    );
 }
 
 /// Marker prefix for `required`/`fail` messages so the outermost error can report them like Helm.
