@@ -606,9 +606,11 @@ impl Compiled {
             .unwrap_or_else(|| Value::from_object(Files::default()));
         let base_path = Value::from(format!("{chart_path}/templates"));
         // Helm's `.Values` is a `chartutil.Values`: the same map, seen under that type.
-        let typed_values = values
-            .downcast_object_ref::<GoMap>()
-            .map_or_else(|| values.clone(), |map| map.view(MapType::Values));
+        let typed_values = if GoMap::of(values).is_some() {
+            GoMap::view(values, MapType::Values)
+        } else {
+            values.clone()
+        };
         for file in &chart.templates {
             let base_name = file.name.rsplit('/').next().unwrap_or(&file.name);
             if base_name.starts_with('_') {

@@ -29,7 +29,7 @@ fn list_of(name: &str, value: &Value) -> Result<Vec<Value>, Error> {
 }
 
 fn go_map<'a>(name: &str, value: &'a Value) -> Result<&'a GoMap, Error> {
-    value.downcast_object_ref::<GoMap>().ok_or_else(|| {
+    GoMap::of(value).ok_or_else(|| {
         fail(format!(
             "{name}: expected a dict, got {}",
             super::value::type_of(value)
@@ -302,7 +302,7 @@ pub(crate) fn unset(args: &[Value]) -> Result<Value, Error> {
 pub(crate) fn has_key(args: &[Value]) -> Result<Value, Error> {
     want("hasKey", args, 2)?;
     let key = arg_str(args, 1);
-    Ok(Value::from(match args[0].downcast_object_ref::<GoMap>() {
+    Ok(Value::from(match GoMap::of(&args[0]) {
         Some(map) => map.contains(&key),
         None => map_entries(&args[0]).is_some_and(|m| m.contains_key(&key)),
     }))
@@ -406,8 +406,8 @@ pub(crate) fn dig(args: &[Value]) -> Result<Value, Error> {
     for key in &keys {
         // Only a plain `map[string]interface {}` passes the assertion: not `.Values` (a `chartutil.Values`),
         // `.Files` or `.Chart.Annotations`.
-        let plain = match current.downcast_object_ref::<GoMap>() {
-            Some(map) => map.go_type() == MapType::Plain,
+        let plain = match super::value::map_type(&current) {
+            Some(go_type) => go_type == MapType::Plain,
             None => current.as_object().is_none(),
         };
         let entries = map_entries(&current)
@@ -454,7 +454,7 @@ fn merge_value(target: &GoMap, key: String, value: Value, overwrite: bool) {
     let existing = target.get(&key);
     match existing {
         Some(current) if current.kind() == ValueKind::Map && value.kind() == ValueKind::Map => {
-            if let Some(inner) = current.downcast_object_ref::<GoMap>() {
+            if let Some(inner) = GoMap::of(&current) {
                 for (k, v) in map_entries(&value).unwrap_or_default() {
                     merge_value(inner, k, v, overwrite);
                 }
@@ -488,7 +488,7 @@ pub(crate) fn index(args: &[Value]) -> Result<Value, Error> {
             return Err(fail("error calling index: index of untyped nil"));
         }
         current = match current.kind() {
-            ValueKind::Map => match current.downcast_object_ref::<GoMap>() {
+            ValueKind::Map => match GoMap::of(&current) {
                 Some(map) => map.get(&key_string(key)).unwrap_or(Value::UNDEFINED),
                 None => current.get_item(key).unwrap_or(Value::UNDEFINED),
             },

@@ -39,7 +39,7 @@ fn field(receiver: &Value, name: &str, first: bool) -> Result<Value, Error> {
         ValueKind::Map | ValueKind::Plain if receiver.as_object().is_some() => {
             receiver.get_attr(name).ok().filter(|v| {
                 // A map answers every key; another object only the fields it has.
-                receiver.downcast_object_ref::<GoMap>().is_some() || !v.is_undefined()
+                GoMap::of(receiver).is_some() || !v.is_undefined()
             })
         }
         ValueKind::Map => Some(receiver.get_attr(name).unwrap_or_else(|_| missing())),

@@ -7,13 +7,13 @@ use minijinja::value::{Value, ValueKind};
 use super::gostruct::{GoSlice, GoStruct};
 use super::gotime::GoTime;
 use super::number::{GoNumber, number_type};
-use super::value::GoMap;
+use super::value::map_type;
 
 /// Go's `%T` and `reflect.Kind` of the renderer's own typed objects: root objects and typed maps.
 fn object_type(value: &Value) -> Option<(&'static str, &'static str)> {
     value.as_object()?;
-    if let Some(map) = value.downcast_object_ref::<GoMap>() {
-        return Some((map.go_type().name(), "map"));
+    if let Some(go_type) = map_type(value) {
+        return Some((go_type.name(), "map"));
     }
     if let Some(object) = value.downcast_object_ref::<GoStruct>() {
         return Some((object.type_name, object.kind));

@@ -9,7 +9,7 @@ use minijinja::value::{Value, ValueKind};
 use super::fail;
 use super::gotime::GoTime;
 use super::number::{GoNumber, number_type};
-use super::value::{GoMap, MapType, is_nil, type_of};
+use super::value::{MapType, is_nil, map_type, type_of};
 
 /// A parameter type the engine checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,10 +156,7 @@ fn refused(param: Param, arg: &Value) -> Option<&'static str> {
         Param::Bool => arg.kind() == ValueKind::Bool,
         Param::Float => arg.kind() == ValueKind::Number,
         Param::Map => {
-            is_nil(arg)
-                || arg
-                    .downcast_object_ref::<GoMap>()
-                    .is_some_and(|map| map.go_type() != MapType::Strings)
+            is_nil(arg) || map_type(arg).is_some_and(|go_type| go_type != MapType::Strings)
         }
         Param::Time => arg.downcast_object_ref::<GoTime>().is_some(),
     };
@@ -178,7 +175,7 @@ fn refused(param: Param, arg: &Value) -> Option<&'static str> {
 mod tests {
     use super::*;
     use crate::funcs::number;
-    use crate::funcs::value::from_json;
+    use crate::funcs::value::{GoMap, from_json};
 
     fn check(name: &str, args: &[Value]) -> Result<(), String> {
         of(name)

@@ -317,9 +317,10 @@ struct CachedInclude {
 impl minijinja::value::Object for IncludeCache {}
 
 fn cache_key(name: &str, dot: &Value) -> Option<(String, usize)> {
-    let map = dot.downcast_object_ref::<GoMap>()?;
-    // The views of one map differ in type only (`typeOf .`); the low bits of the shared address are free.
-    Some((name.to_string(), map.identity() | map.go_type() as usize))
+    let map = GoMap::of(dot)?;
+    let go_type = super::value::map_type(dot)?;
+    // The views of one map differ in type only (`typeOf .`); the low bits of the map's address are free.
+    Some((name.to_string(), map.identity() | go_type as usize))
 }
 
 /// How a named template is rendered: the `include` function, or Go's `template` action (which Helm does not

@@ -21,7 +21,7 @@ pub(crate) static MUTATIONS: AtomicU64 = AtomicU64::new(0);
 /// its parent sees as a `map[string]interface {}` under `.Values.<subchart>`.
 #[derive(Debug, Default)]
 pub(crate) struct GoMap {
-    entries: Arc<RwLock<BTreeMap<String, Value>>>,
+    entries: RwLock<BTreeMap<String, Value>>,
     go_type: MapType,
 }
 
@@ -57,15 +57,26 @@ impl GoMap {
     /// Wraps `entries` into a template value of Go type `go_type`.
     pub(crate) fn typed(entries: BTreeMap<String, Value>, go_type: MapType) -> Value {
         Value::from_object(GoMap {
-            entries: Arc::new(RwLock::new(entries)),
+            entries: RwLock::new(entries),
             go_type,
         })
     }
 
-    /// The same map seen as Go type `go_type` (changes through either value show in both).
-    pub(crate) fn view(&self, go_type: MapType) -> Value {
-        Value::from_object(GoMap {
-            entries: Arc::clone(&self.entries),
+    /// The map behind `value`: a [`GoMap`] or a [`GoMapView`] of one.
+    pub(crate) fn of(value: &Value) -> Option<&GoMap> {
+        match value.downcast_object_ref::<GoMap>() {
+            Some(map) => Some(map),
+            None => value
+                .downcast_object_ref::<GoMapView>()?
+                .map
+                .downcast_object_ref::<GoMap>(),
+        }
+    }
+
+    /// The map `value` (a [`GoMap`]) seen as Go type `go_type`: changes through either value show in both.
+    pub(crate) fn view(value: &Value, go_type: MapType) -> Value {
+        Value::from_object(GoMapView {
+            map: value.clone(),
             go_type,
         })
     }
@@ -77,7 +88,17 @@ impl GoMap {
 
     /// An identity of the map shared by all its views (for cycle checks and caches).
     pub(crate) fn identity(&self) -> usize {
-        Arc::as_ptr(&self.entries) as usize
+        std::ptr::from_ref(self) as usize
+    }
+
+    /// What a lookup of `key` gives: the entry, or the zero value of the element type for a missing key or a
+    /// nil entry.
+    fn lookup(&self, key: &str) -> Value {
+        match self.get(key) {
+            Some(value) if !value.is_none() => value,
+            _ if self.go_type == MapType::Strings => Value::from(""),
+            _ => missing(),
+        }
     }
 
     /// A copy of the entries (the lock is not held while the caller works on them).
@@ -118,7 +139,7 @@ impl GoMap {
         }
     }
 
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         match self.entries.read() {
             Ok(entries) => entries.len(),
             Err(poisoned) => poisoned.into_inner().len(),
@@ -139,12 +160,7 @@ impl Object for GoMap {
     fn get_value_by_str(self: &Arc<Self>, key: &str) -> Option<Value> {
         // A nil entry behaves like a missing key: printing gives `<no value>`, a field on it is an error (as in
         // Go). Both are [`missing`], never minijinja's plain undefined, which means a field of a non-map.
-        Some(match self.get(key) {
-            Some(value) if !value.is_none() => value,
-            // The zero value of the map's element type.
-            _ if self.go_type == MapType::Strings => Value::from(""),
-            _ => missing(),
-        })
+        Some(self.lookup(key))
     }
 
     fn enumerate(self: &Arc<Self>) -> Enumerator {
@@ -157,6 +173,56 @@ impl Object for GoMap {
 
     fn is_true(self: &Arc<Self>) -> bool {
         self.len() > 0
+    }
+}
+
+/// A [`GoMap`] seen under another Go type: Helm's `.Values` is a `chartutil.Values`, the very map its parent sees
+/// as a `map[string]interface {}` under `.Values.<subchart>`. A separate object, so plain maps keep their entries
+/// inline (one allocation and one indirection less on every map).
+#[derive(Debug)]
+pub(crate) struct GoMapView {
+    map: Value,
+    go_type: MapType,
+}
+
+impl GoMapView {
+    fn inner(&self) -> Option<&GoMap> {
+        self.map.downcast_object_ref::<GoMap>()
+    }
+}
+
+impl Object for GoMapView {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Map
+    }
+
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        self.get_value_by_str(key.as_str()?)
+    }
+
+    fn get_value_by_str(self: &Arc<Self>, key: &str) -> Option<Value> {
+        self.inner().map(|map| map.lookup(key))
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        let keys = self.inner().map(GoMap::snapshot).unwrap_or_default();
+        Enumerator::Values(keys.into_keys().map(Value::from).collect())
+    }
+
+    fn enumerator_len(self: &Arc<Self>) -> Option<usize> {
+        self.inner().map(GoMap::len)
+    }
+
+    fn is_true(self: &Arc<Self>) -> bool {
+        self.inner().is_some_and(|map| map.len() > 0)
+    }
+}
+
+/// The Go type of a map value (`None` for the renderer's own map objects such as `.Files`).
+pub(crate) fn map_type(value: &Value) -> Option<MapType> {
+    match value.downcast_object_ref::<GoMapView>() {
+        Some(view) => Some(view.go_type),
+        None => value.downcast_object_ref::<GoMap>().map(GoMap::go_type),
     }
 }
 
@@ -209,7 +275,7 @@ pub(crate) fn nil_list() -> Value {
 
 /// The sorted entries of a map value (a [`GoMap`] or a native minijinja map), or `None` for non-maps.
 pub(crate) fn map_entries(value: &Value) -> Option<BTreeMap<String, Value>> {
-    if let Some(map) = value.downcast_object_ref::<GoMap>() {
+    if let Some(map) = GoMap::of(value) {
         return Some(map.snapshot());
     }
     if value.kind() != ValueKind::Map {
@@ -429,9 +495,7 @@ pub(crate) fn write_go(out: &mut String, value: &Value) {
             }
             out.push(']');
         }
-        ValueKind::Map
-            if value.downcast_object_ref::<GoMap>().is_some() || value.as_object().is_none() =>
-        {
+        ValueKind::Map if GoMap::of(value).is_some() || value.as_object().is_none() => {
             out.push_str("map[");
             for (i, (key, item)) in map_entries(value).unwrap_or_default().iter().enumerate() {
                 if i > 0 {
@@ -547,11 +611,6 @@ fn slice_type(value: &Value) -> Option<&'static str> {
         .map(|slice| slice.type_name)
 }
 
-/// The Go type of a map value (`None` for the renderer's own map objects such as `.Files`).
-fn map_type(value: &Value) -> Option<MapType> {
-    value.downcast_object_ref::<GoMap>().map(GoMap::go_type)
-}
-
 /// Go's `reflect.DeepEqual` as Sprig's `has`, `without`, `uniq` and `deepEqual` use it: numbers are equal only
 /// with the same Go type (`1` is not `int64 1` nor `1.0`), lists and maps element by element.
 pub(crate) fn deep_equal(a: &Value, b: &Value) -> bool {
@@ -607,13 +666,9 @@ fn deep_copy_to(value: &Value, depth: usize) -> Value {
         return value.clone();
     }
     match value.kind() {
-        ValueKind::Map
-            if value.downcast_object_ref::<GoMap>().is_some() || value.as_object().is_none() =>
-        {
+        ValueKind::Map if GoMap::of(value).is_some() || value.as_object().is_none() => {
             // copystructure keeps the map's type.
-            let go_type = value
-                .downcast_object_ref::<GoMap>()
-                .map_or(MapType::Plain, GoMap::go_type);
+            let go_type = map_type(value).unwrap_or(MapType::Plain);
             GoMap::typed(
                 map_entries(value)
                     .unwrap_or_default()
@@ -726,10 +781,28 @@ mod tests {
     }
 
     #[test]
+    fn a_view_shares_the_map_under_its_own_type() {
+        let map = from_json(&serde_json::json!({"a": 1}));
+        let view = GoMap::view(&map, MapType::Values);
+        assert_eq!(map_type(&view), Some(MapType::Values));
+        assert_eq!(map_type(&map), Some(MapType::Plain));
+        GoMap::of(&view)
+            .unwrap()
+            .update(|m| m.insert("b".into(), Value::from(2)));
+        assert_eq!(to_json(&map), serde_json::json!({"a": 1.0, "b": 2}));
+        assert_eq!(view.get_attr("a").unwrap(), Value::from(1.0));
+        assert!(view.get_attr("missing").unwrap().is_undefined());
+        assert_eq!(
+            GoMap::of(&view).unwrap().identity(),
+            GoMap::of(&map).unwrap().identity()
+        );
+    }
+
+    #[test]
     fn go_map_hides_nil_entries_from_lookups_but_keeps_the_key() {
         let map = from_json(&serde_json::json!({"a": null}));
         assert!(map.get_attr("a").unwrap().is_undefined());
-        assert!(map.downcast_object_ref::<GoMap>().unwrap().contains("a"));
+        assert!(GoMap::of(&map).unwrap().contains("a"));
     }
 
     #[test]
