@@ -115,10 +115,10 @@ pub(crate) fn check_insert(
     inserted: &Value,
     level: usize,
 ) -> Result<(), Error> {
-    let Some(target) = target.downcast_object_ref::<GoMap>() else {
+    let Some(target) = GoMap::of(target) else {
         return Ok(());
     };
-    Walk::new(Some(address(target)))
+    Walk::new(Some(target.identity()))
         .depth_at(inserted, level)
         .map(|_| ())
         .map_err(|e| e.error(what))
@@ -247,7 +247,7 @@ fn note(below: &mut HashMap<usize, usize>, path: &[usize], reached: usize, deepe
 /// templates cannot change them, and walking them on every `dict "root" $` would cost more than
 /// the render.
 fn children(value: &Value) -> Option<Vec<Value>> {
-    if let Some(map) = value.downcast_object_ref::<GoMap>() {
+    if let Some(map) = GoMap::of(value) {
         return Some(map.values());
     }
     value.downcast_object_ref::<Vec<Value>>().cloned()
@@ -256,8 +256,8 @@ fn children(value: &Value) -> Option<Vec<Value>> {
 /// A stable identity of a shared container: the address of the object behind the value, for
 /// the container kinds templates build and mutate (maps and lists).
 fn identity(value: &Value) -> Option<usize> {
-    if let Some(map) = value.downcast_object_ref::<GoMap>() {
-        return Some(address(map));
+    if let Some(map) = GoMap::of(value) {
+        return Some(map.identity());
     }
     value.downcast_object_ref::<Vec<Value>>().map(address)
 }

@@ -1,4 +1,5 @@
-//! Built-in template objects with methods: `.Files` and `.Capabilities` (`KubeVersion`, `APIVersions`).
+//! Built-in template objects: `.Files`, `.Capabilities` (`KubeVersion`, `APIVersions`) and `.Chart`, with the Go
+//! types Helm gives them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -9,8 +10,9 @@ use minijinja::value::{Enumerator, Object, ObjectRepr, Value};
 use minijinja::{Error, State};
 
 use crate::chart::Chart;
+use crate::funcs::gostruct::{Field, GoSlice, GoStruct};
 use crate::funcs::goyaml;
-use crate::funcs::value::{GoMap, from_json};
+use crate::funcs::value::{GoMap, MapType};
 use crate::glob::glob_match;
 
 /// `.Files`: the chart's non-template files with Helm's accessor methods.
@@ -35,7 +37,7 @@ impl Files {
     fn text(&self, name: &str) -> String {
         self.entries
             .get(name)
-            .map(|data| String::from_utf8_lossy(data).into_owned())
+            .map(|data| crate::funcs::gostring::from_bytes(data))
             .unwrap_or_default()
     }
 
@@ -93,10 +95,13 @@ impl Object for Files {
             // Niladic methods are reached with field syntax in Go templates (`(.Files.Glob "x").AsConfig`).
             "AsConfig" => Some(Value::from(self.as_map(false))),
             "AsSecrets" => Some(Value::from(self.as_map(true))),
-            name => self
-                .entries
-                .get(name)
-                .map(|data| Value::from_bytes(data.to_vec())),
+            // `.Files` is a `map[string][]byte`: a missing name is an empty byte slice (Go prints `[]`).
+            name => Some(Value::from_bytes(
+                self.entries
+                    .get(name)
+                    .map(|data| data.to_vec())
+                    .unwrap_or_default(),
+            )),
         }
     }
 
@@ -130,7 +135,7 @@ impl Object for Files {
                     .unwrap_or_default(),
             )),
             "Glob" => Ok(Value::from_object(self.glob(&name()))),
-            "Lines" => Ok(Value::from(self.lines(&name()))),
+            "Lines" => Ok(GoSlice::value("[]string", self.lines(&name()))),
             "AsConfig" => Ok(Value::from(self.as_map(false))),
             "AsSecrets" => Ok(Value::from(self.as_map(true))),
             other => Err(crate::funcs::fail(format!(
@@ -242,37 +247,38 @@ pub(crate) fn capabilities(
     api_versions: Arc<[String]>,
     misses: &Misses,
 ) -> Value {
-    let helm = GoMap::value(
-        [
-            ("Version".to_string(), Value::from("v3.11.0")),
-            ("GitCommit".to_string(), Value::from("")),
-            ("GitTreeState".to_string(), Value::from("")),
-            ("GoVersion".to_string(), Value::from("")),
-        ]
-        .into_iter()
-        .collect(),
-    );
-    GoMap::value(
-        [
-            (
-                "KubeVersion".to_string(),
+    let helm = GoStruct {
+        type_name: "version.BuildInfo",
+        kind: "struct",
+        fields: vec![
+            Field::tagged("Version", "version", Value::from("v3.11.0")),
+            Field::tagged("GitCommit", "git_commit", Value::from("")),
+            Field::tagged("GitTreeState", "git_tree_state", Value::from("")),
+            Field::tagged("GoVersion", "go_version", Value::from("")),
+        ],
+    };
+    Value::from_object(GoStruct {
+        type_name: "*chartutil.Capabilities",
+        kind: "ptr",
+        fields: vec![
+            Field::plain(
+                "KubeVersion",
                 Value::from_object(KubeVersion::new(kube_version)),
             ),
-            (
-                "APIVersions".to_string(),
+            Field::plain(
+                "APIVersions",
                 Value::from_object(ApiVersions {
                     versions: api_versions,
                     misses: Arc::clone(misses),
                 }),
             ),
-            ("HelmVersion".to_string(), helm),
-        ]
-        .into_iter()
-        .collect(),
-    )
+            Field::plain("HelmVersion", Value::from_object(helm)),
+        ],
+    })
 }
 
-/// `.Chart`: Chart.yaml with Go field names (missing fields as zero values) plus `IsRoot`.
+/// `.Chart`: Helm's `struct { chart.Metadata; IsRoot bool }` (Chart.yaml's fields under their Go names, missing
+/// ones as zero values; `chart.Metadata`'s JSON tags for `toJson`).
 pub(crate) fn chart_object(chart: &Chart, name: &str, is_root: bool) -> Value {
     let raw = &chart.metadata_raw;
     let text = |key: &str| {
@@ -282,112 +288,162 @@ pub(crate) fn chart_object(chart: &Chart, name: &str, is_root: bool) -> Value {
                 .unwrap_or_default(),
         )
     };
-    let list = |key: &str| {
-        from_json(
-            raw.get(key)
-                .filter(|v| v.is_array())
-                .unwrap_or(&serde_json::json!([])),
-        )
+    // An absent list is a nil slice (`[]` printed, `null` in JSON).
+    let list = |key: &str| match raw.get(key).and_then(serde_json::Value::as_array) {
+        Some(items) => GoSlice::value(
+            "[]string",
+            items
+                .iter()
+                .map(|item| Value::from(item.as_str().unwrap_or_default()))
+                .collect(),
+        ),
+        None => GoSlice::nil("[]string"),
     };
     let maintainers: Vec<Value> = raw
         .get("maintainers")
         .and_then(serde_json::Value::as_array)
-        .map(|list| {
-            list.iter()
-                .map(|m| {
-                    let field = |k: &str| {
-                        Value::from(
-                            m.get(k)
-                                .and_then(serde_json::Value::as_str)
-                                .unwrap_or_default(),
-                        )
-                    };
-                    GoMap::value(
-                        [
-                            ("Name".into(), field("name")),
-                            ("Email".into(), field("email")),
-                            ("URL".into(), field("url")),
-                        ]
-                        .into_iter()
-                        .collect(),
-                    )
-                })
+        .map(|list| list.iter().map(maintainer).collect())
+        .unwrap_or_default();
+    let dependencies: Vec<Value> = chart.metadata.dependencies.iter().map(dependency).collect();
+    let annotations = raw
+        .get("annotations")
+        .and_then(serde_json::Value::as_object)
+        .map(|map| {
+            map.iter()
+                .map(|(k, v)| (k.clone(), Value::from(v.as_str().unwrap_or_default())))
                 .collect()
         })
         .unwrap_or_default();
-    let dependencies: Vec<Value> = chart
-        .metadata
-        .dependencies
-        .iter()
-        .map(|d| {
-            GoMap::value(
-                [
-                    ("Name".into(), Value::from(d.name.as_str())),
-                    ("Version".into(), Value::from(d.version.as_str())),
-                    ("Repository".into(), Value::from(d.repository.as_str())),
-                    ("Condition".into(), Value::from(d.condition.as_str())),
-                    (
-                        "Tags".into(),
-                        Value::from(
-                            d.tags
-                                .iter()
-                                .map(|t| Value::from(t.as_str()))
-                                .collect::<Vec<_>>(),
-                        ),
-                    ),
-                    ("Alias".into(), Value::from(d.alias.as_str())),
-                    ("Enabled".into(), Value::from(true)),
-                ]
-                .into_iter()
-                .collect(),
-            )
-        })
-        .collect();
-    let annotations = from_json(
-        raw.get("annotations")
-            .filter(|v| v.is_object())
-            .unwrap_or(&serde_json::json!({})),
-    );
-    GoMap::value(
-        [
-            ("Name".into(), Value::from(name)),
-            (
-                "Version".into(),
+    let metadata = GoStruct {
+        type_name: "chart.Metadata",
+        kind: "struct",
+        fields: vec![
+            Field::tagged("Name", "name", Value::from(name)),
+            Field::tagged("Home", "home", text("home")),
+            Field::tagged("Sources", "sources", list("sources")),
+            Field::tagged(
+                "Version",
+                "version",
                 Value::from(chart.metadata.version.as_str()),
             ),
-            (
-                "AppVersion".into(),
-                Value::from(chart.metadata.app_version.as_str()),
+            Field::tagged("Description", "description", text("description")),
+            Field::tagged("Keywords", "keywords", list("keywords")),
+            Field::tagged(
+                "Maintainers",
+                "maintainers",
+                GoSlice::nil_if_empty("[]*chart.Maintainer", maintainers),
             ),
-            (
-                "APIVersion".into(),
+            Field::tagged("Icon", "icon", text("icon")),
+            Field::tagged(
+                "APIVersion",
+                "apiVersion",
                 Value::from(chart.metadata.api_version.as_str()),
             ),
-            ("Description".into(), text("description")),
-            ("Home".into(), text("home")),
-            ("Icon".into(), text("icon")),
-            ("Type".into(), text("type")),
-            ("KubeVersion".into(), text("kubeVersion")),
-            ("Condition".into(), text("condition")),
-            ("Tags".into(), text("tags")),
-            (
-                "Deprecated".into(),
+            Field::tagged("Condition", "condition", text("condition")),
+            Field::tagged("Tags", "tags", text("tags")),
+            Field::tagged(
+                "AppVersion",
+                "appVersion",
+                Value::from(chart.metadata.app_version.as_str()),
+            ),
+            Field::tagged(
+                "Deprecated",
+                "deprecated",
                 Value::from(
                     raw.get("deprecated")
                         .and_then(serde_json::Value::as_bool)
                         .unwrap_or(false),
                 ),
             ),
-            ("Keywords".into(), list("keywords")),
-            ("Sources".into(), list("sources")),
-            ("Maintainers".into(), Value::from(maintainers)),
-            ("Dependencies".into(), Value::from(dependencies)),
-            ("Annotations".into(), annotations),
-            ("IsRoot".into(), Value::from(is_root)),
-        ]
-        .into_iter()
-        .collect(),
-    )
+            Field::tagged(
+                "Annotations",
+                "annotations",
+                GoMap::typed(annotations, MapType::Strings),
+            ),
+            Field::tagged("KubeVersion", "kubeVersion", text("kubeVersion")),
+            Field::tagged(
+                "Dependencies",
+                "dependencies",
+                GoSlice::nil_if_empty("[]*chart.Dependency", dependencies),
+            ),
+            Field::tagged("Type", "type", text("type")),
+        ],
+    };
+    Value::from_object(GoStruct {
+        type_name: "struct { chart.Metadata; IsRoot bool }",
+        kind: "struct",
+        fields: vec![
+            Field::embedded("Metadata", Value::from_object(metadata)),
+            Field::plain("IsRoot", Value::from(is_root)),
+        ],
+    })
+}
+
+/// One entry of `.Chart.Maintainers`: a `*chart.Maintainer`.
+fn maintainer(raw: &serde_json::Value) -> Value {
+    let field = |k: &str| {
+        Value::from(
+            raw.get(k)
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default(),
+        )
+    };
+    Value::from_object(GoStruct {
+        type_name: "*chart.Maintainer",
+        kind: "ptr",
+        fields: vec![
+            Field::tagged("Name", "name", field("name")),
+            Field::tagged("Email", "email", field("email")),
+            Field::tagged("URL", "url", field("url")),
+        ],
+    })
+}
+
+/// One entry of `.Chart.Dependencies`: a `*chart.Dependency`.
+fn dependency(d: &crate::chart::Dependency) -> Value {
+    let tags: Vec<Value> = d.tags.iter().map(|t| Value::from(t.as_str())).collect();
+    Value::from_object(GoStruct {
+        type_name: "*chart.Dependency",
+        kind: "ptr",
+        fields: vec![
+            Field::plain("Name", Value::from(d.name.as_str())),
+            Field::tagged("Version", "version", Value::from(d.version.as_str())),
+            Field::plain("Repository", Value::from(d.repository.as_str())),
+            Field::tagged("Condition", "condition", Value::from(d.condition.as_str())),
+            Field::tagged("Tags", "tags", GoSlice::nil_if_empty("[]string", tags)),
+            Field::tagged("Enabled", "enabled", Value::from(true)),
+            Field::tagged(
+                "ImportValues",
+                "import-values",
+                GoSlice::nil("[]interface {}"),
+            ),
+            Field::tagged("Alias", "alias", Value::from(d.alias.as_str())),
+        ],
+    })
+}
+
+/// Go's `%T` and kind of the objects of this module.
+pub(crate) fn go_type(value: &Value) -> Option<(&'static str, &'static str)> {
+    if value.downcast_object_ref::<Files>().is_some() {
+        return Some(("engine.files", "map"));
+    }
+    if value.downcast_object_ref::<KubeVersion>().is_some() {
+        return Some(("chartutil.KubeVersion", "struct"));
+    }
+    if value.downcast_object_ref::<ApiVersions>().is_some() {
+        return Some(("chartutil.VersionSet", "slice"));
+    }
+    None
+}
+
+/// `encoding/json` of the objects of this module that are structs (`.Capabilities.KubeVersion`).
+pub(crate) fn struct_json(value: &Value) -> Option<serde_json::Value> {
+    let version = value.downcast_object_ref::<KubeVersion>()?;
+    Some(serde_json::json!({
+        "Version": version.version,
+        "Major": version.major,
+        "Minor": version.minor,
+    }))
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use minijinja::{Environment, UndefinedBehavior, context};
 use crate::chart::Chart;
 pub use crate::funcs::template::Lookup;
 use crate::funcs::template::{self, ActionTable, USER_ERROR_PREFIX};
-use crate::funcs::value::{GoMap, MUTATIONS, from_json, from_json_exact, write_go};
+use crate::funcs::value::{GoMap, MUTATIONS, MapType, from_json, from_json_exact, write_go};
 use crate::gotmpl::ParseError;
 use crate::load::Limits;
 use crate::meter::{self, Session};
@@ -310,7 +310,8 @@ fn base_environment() -> Environment<'static> {
     let mut env = Environment::empty();
     env.add_function("namespace", minijinja::functions::namespace);
     env.set_keep_trailing_newline(true);
-    env.set_undefined_behavior(UndefinedBehavior::Lenient);
+    // Strict: the plain undefined a field of a non-map gives fails where it is used (`funcs::value::missing`).
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
     env.set_recursion_limit(1000);
     env.set_formatter(|out, _state, value| {
@@ -550,6 +551,11 @@ impl Compiled {
             }
             let text = sink.into_string();
             session.count_output(text.len());
+            // A stray byte (a character cut by `substr`, say) shows as U+FFFD, as a Go string read as UTF-8 does.
+            let text = match crate::funcs::gostring::printable(&text) {
+                std::borrow::Cow::Borrowed(_) => text,
+                std::borrow::Cow::Owned(printable) => printable,
+            };
             out.insert(unit.path, template::strip_no_value(text));
         }
         let api_version_misses =
@@ -599,23 +605,30 @@ impl Compiled {
             .cloned()
             .unwrap_or_else(|| Value::from_object(Files::default()));
         let base_path = Value::from(format!("{chart_path}/templates"));
+        // Helm's `.Values` is a `chartutil.Values`: the same map, seen under that type.
+        let typed_values = if GoMap::of(values).is_some() {
+            GoMap::view(values, MapType::Values)
+        } else {
+            values.clone()
+        };
         for file in &chart.templates {
             let base_name = file.name.rsplit('/').next().unwrap_or(&file.name);
             if base_name.starts_with('_') {
                 continue;
             }
             let path = format!("{chart_path}/{}", file.name);
-            let template = GoMap::value(
+            let template = GoMap::typed(
                 [
                     ("Name".to_string(), Value::from(path.as_str())),
                     ("BasePath".to_string(), base_path.clone()),
                 ]
                 .into_iter()
                 .collect(),
+                MapType::Values,
             );
-            let root = GoMap::value(
+            let root = GoMap::typed(
                 [
-                    ("Values".to_string(), values.clone()),
+                    ("Values".to_string(), typed_values.clone()),
                     ("Release".to_string(), shared.release.clone()),
                     ("Chart".to_string(), chart_value.clone()),
                     ("Capabilities".to_string(), shared.capabilities.clone()),
@@ -625,6 +638,7 @@ impl Compiled {
                 ]
                 .into_iter()
                 .collect(),
+                MapType::Values,
             );
             units.push(Unit { path, root });
         }

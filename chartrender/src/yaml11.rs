@@ -7,9 +7,9 @@
 //!
 //! The rewrite works on block-style lines before parsing: a plain key or a plain value that is the whole rest of
 //! its line (a mapping value or a list item, comments allowed) is replaced, and so are the plain scalars of a flow
-//! collection that opens and closes on its line (`[017, y]`, `{on: 1}`); text inside block scalars (`|`, `>`)
-//! and quoted scalars is left alone. Flow collections spread over several lines and multi-line plain scalars keep
-//! YAML 1.2's reading, and so do numeric keys.
+//! collection (`[017, y]`, `{on: 1}`), on one line or spread over several up to its closing bracket (comments
+//! inside allowed, nesting bounded by yamlguard's flow depth); text inside block scalars (`|`, `>`) and quoted
+//! scalars is left alone. Multi-line plain scalars keep YAML 1.2's reading, and so do numeric keys.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -35,7 +35,7 @@ fn has_candidate(line: &str) -> bool {
 
 /// A block line: indentation and list dashes, an optional plain key, and the rest.
 static LINE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?P<lead>[ \t]*(?:-[ \t]+)*)(?:(?P<key>[A-Za-z0-9_][A-Za-z0-9_./-]*)(?P<colon>[ \t]*:)(?P<gap>[ \t]+|$))?(?P<rest>.*)$")
+    Regex::new(r"^(?P<lead>[ \t]*(?:-[ \t]+)*)(?:(?P<key>[A-Za-z0-9_][A-Za-z0-9_./-]*)(?P<colon>[ \t]*:)(?P<gap>[ \t]+|$))?(?P<rest>(?s:.*))$")
         .unwrap_or_else(|e| unreachable!("fixed pattern: {e}"))
 });
 
@@ -166,10 +166,14 @@ pub(crate) fn as_yaml11(text: &str) -> Cow<'_, str> {
     let mut out = String::with_capacity(text.len() + 16);
     // Indentation of the line that opened a block scalar: deeper (or blank) lines are its content.
     let mut block: Option<usize> = None;
-    for line in text.split_inclusive('\n') {
+    let mut at = 0;
+    while at < text.len() {
+        let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i + 1);
+        let line = &text[at..line_end];
         let body = line.trim_end_matches(['\n', '\r']);
         let ending = &line[body.len()..];
         let indent = body.len() - body.trim_start_matches([' ', '\t']).len();
+        at = line_end;
         if let Some(open) = block {
             if body.trim().is_empty() || indent > open {
                 out.push_str(line);
@@ -186,6 +190,19 @@ pub(crate) fn as_yaml11(text: &str) -> Cow<'_, str> {
         {
             block = Some(indent);
         }
+        // A flow collection left open on this line takes the lines up to its end as one unit.
+        if body.contains(['[', '{'])
+            && let Some(end) = open_flow_end(body, &text[at..])
+        {
+            let unit = &text[line_end - line.len()..at + end];
+            at += end;
+            if has_candidate(unit) {
+                out.push_str(&rewrite_line(unit));
+            } else {
+                out.push_str(unit);
+            }
+            continue;
+        }
         if has_candidate(body) {
             out.push_str(&rewrite_line(body));
         } else {
@@ -194,6 +211,91 @@ pub(crate) fn as_yaml11(text: &str) -> Cow<'_, str> {
         out.push_str(ending);
     }
     Cow::Owned(out)
+}
+
+/// When the value on `body` is a flow collection that stays open past the line, the length of `following` (the
+/// text after the line) up to the end of the line that closes it; `None` when it closes on its own line, never
+/// closes, or nests deeper than yamlguard allows.
+fn open_flow_end(body: &str, following: &str) -> Option<usize> {
+    let rest = LINE.captures(body)?.name("rest")?.as_str();
+    if !rest.starts_with(['[', '{']) {
+        return None;
+    }
+    let mut depth = 0usize;
+    let mut scan = FlowScan::default();
+    // The opening line first: it must leave the collection open.
+    for (i, &b) in rest.as_bytes().iter().enumerate() {
+        if scan.step(rest.as_bytes(), i, b, &mut depth)? {
+            return None;
+        }
+    }
+    let bytes = following.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if scan.step(bytes, i, bytes[i], &mut depth)? {
+            return Some(
+                following[i..]
+                    .find('\n')
+                    .map_or(following.len(), |n| i + n + 1),
+            );
+        }
+        i += 1;
+    }
+    None
+}
+
+/// A byte-by-byte walk over flow collection text that tracks quotes and comments.
+#[derive(Default)]
+struct FlowScan {
+    quote: Option<u8>,
+    escaped: bool,
+    comment: bool,
+    after_space: bool,
+}
+
+impl FlowScan {
+    /// Steps over byte `b` at `i` of `bytes`: `Some(true)` when it closes the outermost collection, `None` when the
+    /// nesting passes yamlguard's bound.
+    fn step(&mut self, bytes: &[u8], i: usize, b: u8, depth: &mut usize) -> Option<bool> {
+        if self.comment {
+            self.comment = b != b'\n';
+            self.after_space = true;
+            return Some(false);
+        }
+        if let Some(quote) = self.quote {
+            if self.escaped {
+                self.escaped = false;
+            } else if b == b'\\' && quote == b'"' {
+                self.escaped = true;
+            } else if b == quote && !(quote == b'\'' && bytes.get(i + 1) == Some(&b'\'')) {
+                self.quote = None;
+            } else if b == quote {
+                // The first of a doubled single quote; the second is skipped as escaped.
+                self.escaped = true;
+            }
+            return Some(false);
+        }
+        let space = matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+        match b {
+            b'"' | b'\'' => self.quote = Some(b),
+            b'#' if self.after_space || i == 0 => self.comment = true,
+            b'[' | b'{' => {
+                *depth += 1;
+                if *depth > seedlet_yamlguard::MAX_FLOW_DEPTH {
+                    return None;
+                }
+            }
+            b']' | b'}' => {
+                *depth = depth.checked_sub(1)?;
+                if *depth == 0 {
+                    return Some(true);
+                }
+            }
+            _ => {}
+        }
+        self.after_space = space;
+        Some(false)
+    }
 }
 
 fn rewrite_line(body: &str) -> Cow<'_, str> {
@@ -268,6 +370,9 @@ fn rewrite_flow(text: &str) -> Option<String> {
         match c {
             b'[' | b'{' => {
                 open.push(c == b'{');
+                if open.len() > seedlet_yamlguard::MAX_FLOW_DEPTH {
+                    return None;
+                }
                 expecting = true;
             }
             b']' | b'}' => {
@@ -288,10 +393,17 @@ fn rewrite_flow(text: &str) -> Option<String> {
                 expecting = false;
                 continue;
             }
-            b' ' | b'\t' => {}
+            b' ' | b'\t' | b'\n' | b'\r' => {}
+            // A comment inside a collection spread over lines runs to the end of its line.
+            b'#' if i > 0 && matches!(bytes[i - 1], b' ' | b'\t' | b'\n') => {
+                let end = text[i..].find('\n').map_or(text.len(), |n| i + n);
+                out.push_str(&text[i..end]);
+                i = end;
+                continue;
+            }
             _ if expecting => {
                 let len = text[i..]
-                    .find([',', ']', '}', ':', ' ', '\t'])
+                    .find([',', ']', '}', ':', ' ', '\t', '\n', '\r'])
                     .unwrap_or(text.len() - i);
                 let word = &text[i..i + len];
                 let after = text[i + len..].trim_start_matches([' ', '\t']);
@@ -438,7 +550,31 @@ mod tests {
             ("c: [{a: [1_0]}, x]\n", "c: [{a: [10]}, x]\n"),
             // Nothing to change, or not closed on the line.
             ("a: [1, b, \"017\"]\n", "a: [1, b, \"017\"]\n"),
-            ("a: [017,\n  1_0]\n", "a: [017,\n  1_0]\n"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(as_yaml11(input), want, "{input:?}");
+        }
+    }
+
+    /// Each case checked against Helm v3.11.3 (`toJson .Values`).
+    #[test]
+    fn flow_collections_over_several_lines_are_read_like_go_yaml_v2() {
+        let cases = [
+            ("b: [017,\n  1_0]\n", "b: [15,\n  10]\n"),
+            (
+                "m: {\n  y: on, # y: on\n  a: [0x1F,\n    \"y\"]\n}\nn: off\n",
+                "m: {\n  \"true\": true, # y: on\n  a: [31,\n    \"y\"]\n}\n\"false\": false\n",
+            ),
+            (
+                "l:\n- [\n  'it''s ]', y\n  ]\nz: 017\n",
+                "l:\n- [\n  'it''s ]', true\n  ]\nz: 15\n",
+            ),
+            (
+                "x:\n  - {a: 1_0,\n     b: [y,\n  n]}\n  - 017\n",
+                "x:\n  - {a: 10,\n     b: [true,\n  false]}\n  - 15\n",
+            ),
+            // Never closed: left to the YAML 1.2 reading, line by line.
+            ("a: [017,\n  1_0\nb: 017\n", "a: [017,\n  1_0\nb: 15\n"),
         ];
         for (input, want) in cases {
             assert_eq!(as_yaml11(input), want, "{input:?}");

@@ -5,8 +5,10 @@ use std::collections::BTreeMap;
 use minijinja::Error;
 use minijinja::value::{Value, ValueKind};
 
+use super::gostruct::GoSlice;
 use super::value::{
-    GoMap, deep_copy, deep_equal, is_nil, key_string, list_items, map_entries, to_go_string, to_i64,
+    GoMap, MapType, deep_copy, deep_equal, is_nil, key_string, list_items, map_entries,
+    to_go_string, to_i64,
 };
 use super::{arg_str, fail, want};
 
@@ -27,7 +29,7 @@ fn list_of(name: &str, value: &Value) -> Result<Vec<Value>, Error> {
 }
 
 fn go_map<'a>(name: &str, value: &'a Value) -> Result<&'a GoMap, Error> {
-    value.downcast_object_ref::<GoMap>().ok_or_else(|| {
+    GoMap::of(value).ok_or_else(|| {
         fail(format!(
             "{name}: expected a dict, got {}",
             super::value::type_of(value)
@@ -218,11 +220,12 @@ pub(crate) fn until_step(args: &[Value]) -> Result<Value, Error> {
 }
 
 fn step_range(start: i64, stop: i64, step: i64) -> Result<Value, Error> {
-    Ok(Value::from(
+    Ok(GoSlice::value(
+        "[]int",
         step_values(start, stop, step)?
             .into_iter()
             .map(Value::from)
-            .collect::<Vec<_>>(),
+            .collect(),
     ))
 }
 
@@ -251,11 +254,12 @@ pub(crate) fn chunk(args: &[Value]) -> Result<Value, Error> {
             "error calling chunk: runtime error: integer divide by zero",
         ));
     }
-    Ok(Value::from(
+    Ok(GoSlice::value(
+        "[][]interface {}",
         items
             .chunks(size as usize)
             .map(|c| Value::from(c.to_vec()))
-            .collect::<Vec<_>>(),
+            .collect(),
     ))
 }
 
@@ -298,7 +302,7 @@ pub(crate) fn unset(args: &[Value]) -> Result<Value, Error> {
 pub(crate) fn has_key(args: &[Value]) -> Result<Value, Error> {
     want("hasKey", args, 2)?;
     let key = arg_str(args, 1);
-    Ok(Value::from(match args[0].downcast_object_ref::<GoMap>() {
+    Ok(Value::from(match GoMap::of(&args[0]) {
         Some(map) => map.contains(&key),
         None => map_entries(&args[0]).is_some_and(|m| m.contains_key(&key)),
     }))
@@ -315,7 +319,7 @@ pub(crate) fn keys(args: &[Value]) -> Result<Value, Error> {
                 .map(Value::from),
         );
     }
-    Ok(Value::from(out))
+    Ok(GoSlice::value("[]string", out))
 }
 
 /// `values dict`
@@ -400,8 +404,14 @@ pub(crate) fn dig(args: &[Value]) -> Result<Value, Error> {
         .collect::<Result<Vec<_>, _>>()?;
     let mut current = map.clone();
     for key in &keys {
+        // Only a plain `map[string]interface {}` passes the assertion: not `.Values` (a `chartutil.Values`),
+        // `.Files` or `.Chart.Annotations`.
+        let plain = match super::value::map_type(&current) {
+            Some(go_type) => go_type == MapType::Plain,
+            None => current.as_object().is_none(),
+        };
         let entries = map_entries(&current)
-            .filter(|_| !is_nil(&current))
+            .filter(|_| plain && !is_nil(&current))
             .ok_or_else(|| assertion(&current, "map[string]interface {}"))?;
         match entries.get(key) {
             Some(next) => current = next.clone(),
@@ -444,7 +454,7 @@ fn merge_value(target: &GoMap, key: String, value: Value, overwrite: bool) {
     let existing = target.get(&key);
     match existing {
         Some(current) if current.kind() == ValueKind::Map && value.kind() == ValueKind::Map => {
-            if let Some(inner) = current.downcast_object_ref::<GoMap>() {
+            if let Some(inner) = GoMap::of(&current) {
                 for (k, v) in map_entries(&value).unwrap_or_default() {
                     merge_value(inner, k, v, overwrite);
                 }
@@ -478,20 +488,23 @@ pub(crate) fn index(args: &[Value]) -> Result<Value, Error> {
             return Err(fail("error calling index: index of untyped nil"));
         }
         current = match current.kind() {
-            ValueKind::Map => match current.downcast_object_ref::<GoMap>() {
+            ValueKind::Map => match GoMap::of(&current) {
                 Some(map) => map.get(&key_string(key)).unwrap_or(Value::UNDEFINED),
                 None => current.get_item(key).unwrap_or(Value::UNDEFINED),
             },
             ValueKind::Seq | ValueKind::String | ValueKind::Bytes => {
                 let position = to_i64(key);
-                let len = current.len().unwrap_or(0) as i64;
+                let len = match current.as_str() {
+                    Some(s) => super::gostring::byte_len(s) as i64,
+                    None => current.len().unwrap_or(0) as i64,
+                };
                 if position < 0 || position >= len {
                     return Err(fail(format!(
                         "error calling index: index out of range: {position}"
                     )));
                 }
                 if let Some(s) = current.as_str() {
-                    Value::from(i64::from(s.as_bytes()[position as usize]))
+                    Value::from(i64::from(super::gostring::to_bytes(s)[position as usize]))
                 } else {
                     current
                         .get_item(&Value::from(position))
@@ -514,7 +527,7 @@ pub(crate) fn len(args: &[Value]) -> Result<Value, Error> {
     want("len", args, 1)?;
     let value = &args[0];
     if let Some(s) = value.as_str() {
-        return Ok(Value::from(s.len() as i64));
+        return Ok(Value::from(super::gostring::byte_len(s) as i64));
     }
     match value.kind() {
         ValueKind::Seq | ValueKind::Map | ValueKind::Bytes | ValueKind::Iterable => {

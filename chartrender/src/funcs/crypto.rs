@@ -29,7 +29,7 @@ pub(crate) fn sha1sum(args: &[Value]) -> Result<Value, Error> {
     want("sha1sum", args, 1)?;
     let digest = ring::digest::digest(
         &ring::digest::SHA1_FOR_LEGACY_USE_ONLY,
-        arg_str(args, 0).as_bytes(),
+        &super::gostring::to_bytes(&arg_str(args, 0)),
     );
     Ok(Value::from(hex::encode(digest.as_ref())))
 }

@@ -6,13 +6,13 @@ use minijinja::value::Value;
 use sha2::Digest as _;
 
 use super::value::{from_json, to_json};
-use super::{arg_str, fail, goyaml, want};
+use super::{arg_str, fail, gostring, goyaml, want};
 
 /// `b64enc s`
 pub(crate) fn b64enc(args: &[Value]) -> Result<Value, Error> {
     want("b64enc", args, 1)?;
     Ok(Value::from(
-        base64::engine::general_purpose::STANDARD.encode(arg_str(args, 0)),
+        base64::engine::general_purpose::STANDARD.encode(gostring::to_bytes(&arg_str(args, 0))),
     ))
 }
 
@@ -21,7 +21,7 @@ pub(crate) fn b64dec(args: &[Value]) -> Result<Value, Error> {
     want("b64dec", args, 1)?;
     Ok(Value::from(
         match base64::engine::general_purpose::STANDARD.decode(arg_str(args, 0)) {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Ok(bytes) => gostring::from_bytes(&bytes),
             Err(e) => e.to_string(),
         },
     ))
@@ -30,16 +30,16 @@ pub(crate) fn b64dec(args: &[Value]) -> Result<Value, Error> {
 /// `sha256sum s` (lower-case hex)
 pub(crate) fn sha256sum(args: &[Value]) -> Result<Value, Error> {
     want("sha256sum", args, 1)?;
-    Ok(Value::from(hex::encode(sha2::Sha256::digest(arg_str(
-        args, 0,
-    )))))
+    Ok(Value::from(hex::encode(sha2::Sha256::digest(
+        gostring::to_bytes(&arg_str(args, 0)),
+    ))))
 }
 
 /// `adler32sum s` (decimal)
 pub(crate) fn adler32sum(args: &[Value]) -> Result<Value, Error> {
     want("adler32sum", args, 1)?;
     let (mut a, mut b) = (1u32, 0u32);
-    for byte in arg_str(args, 0).bytes() {
+    for &byte in gostring::to_bytes(&arg_str(args, 0)).iter() {
         a = (a + u32::from(byte)) % 65521;
         b = (b + a) % 65521;
     }
@@ -51,6 +51,8 @@ pub(crate) fn to_yaml(args: &[Value]) -> Result<Value, Error> {
     want("toYaml", args, 1)?;
     crate::meter::check_printed("toYaml", args)?;
     let yaml = goyaml::to_yaml(&to_json(&args[0]));
+    // sigs.k8s.io/yaml goes through encoding/json, which makes each stray byte U+FFFD.
+    let yaml = gostring::printable(&yaml);
     Ok(Value::from(yaml.strip_suffix('\n').unwrap_or(&yaml)))
 }
 
@@ -74,14 +76,14 @@ pub(crate) fn to_pretty_json(args: &[Value]) -> Result<Value, Error> {
     crate::meter::check_printed("toPrettyJson", args)?;
     let mut text = String::new();
     write_go_json(&mut text, &to_json(&args[0]), Some(0));
-    Ok(Value::from(escape_html(&text)))
+    Ok(Value::from(gostring::json(escape_html(&text))))
 }
 
 /// Go's encoding/json output: numbers as Go writes a float64, `<>&` escaped when asked.
 fn go_json(value: &serde_json::Value, html: bool) -> String {
     let mut text = String::new();
     write_go_json(&mut text, value, None);
-    if html { escape_html(&text) } else { text }
+    gostring::json(if html { escape_html(&text) } else { text })
 }
 
 /// Writes `value` as encoding/json does; `indent` is the current depth of `json.MarshalIndent(v, "", "  ")`, or

@@ -1,12 +1,17 @@
 //! Go builtins, Sprig and Helm functions registered as `f_<name>` globals on a minijinja environment.
 
 mod collections;
+mod compare;
 mod crypto;
 mod dates;
 mod decimal;
 mod dsa;
 mod encoding;
+mod fields;
+pub(crate) mod gostring;
+pub(crate) mod gostruct;
 pub(crate) mod gotime;
+mod gotype;
 pub(crate) mod goyaml;
 mod location;
 pub(crate) mod number;
@@ -16,21 +21,23 @@ mod printf;
 mod properties;
 mod random;
 mod semver;
+pub(crate) mod signature;
 mod strings;
 pub(crate) mod template;
 mod text;
 mod toml;
+mod unassigned;
 pub(crate) mod value;
 mod wordcase;
 
 use std::collections::HashSet;
 use std::sync::LazyLock;
 
-use minijinja::value::{Rest, Value, ValueKind};
-use minijinja::{Environment, Error, ErrorKind};
+use minijinja::value::{Rest, Value};
+use minijinja::{Environment, Error, ErrorKind, State};
 
 use crate::meter;
-use value::{go_equal, is_empty, is_nil, kind_of, to_f64, to_go_string, to_i64, type_of};
+use value::{is_empty, is_nil, kind_of, to_f64, to_go_string, to_i64, type_of};
 
 /// A function taking its arguments in Go order.
 type Func = fn(&[Value]) -> Result<Value, Error>;
@@ -44,12 +51,12 @@ const FUNCTIONS: &[(&str, Func)] = &[
     ("f_print", strings::print),
     ("f_printf", strings::printf_fn),
     ("f_println", strings::println),
-    ("f_eq", eq),
-    ("f_ne", ne),
-    ("f_lt", lt),
-    ("f_le", le),
-    ("f_gt", gt),
-    ("f_ge", ge),
+    ("f_eq", compare::eq),
+    ("f_ne", compare::ne),
+    ("f_lt", compare::lt),
+    ("f_le", compare::le),
+    ("f_gt", compare::gt),
+    ("f_ge", compare::ge),
     ("f_html", strings::html),
     ("f_urlquery", strings::urlquery),
     ("f_slice", collections::slice),
@@ -299,6 +306,11 @@ const SPECIAL: &[&str] = &[
     "getHostByName",
 ];
 
+/// Whether argument `index` of the function `name` is a Go `int` parameter (a whole-number constant converts).
+pub(crate) fn takes_int(name: &str, index: usize) -> bool {
+    signature::of(name).is_some_and(|signature| signature.param(index) == signature::Param::Int)
+}
+
 /// Whether `name` is a function templates may call.
 pub(crate) fn is_function(name: &str) -> bool {
     static NAMES: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
@@ -317,12 +329,20 @@ pub(crate) fn register(env: &mut Environment<'static>) {
         let func = *func;
         let name = global.strip_prefix("f_").unwrap_or(global);
         let nesting = crate::nesting::measure_of(name);
-        env.add_function(*global, move |args: Rest<Value>| {
+        let signature = signature::of(name);
+        env.add_function(*global, move |state: &State, args: Rest<Value>| {
             meter::check_deadline()?;
+            check_defined(state, &args)?;
+            if let Some(signature) = &signature {
+                signature.check(&args)?;
+            }
             if let Some(measure) = nesting {
                 crate::nesting::check_arguments(name, measure, &args)?;
             }
             let value = func(&args)?;
+            if value.is_undefined() {
+                return Ok(value::missing());
+            }
             meter::check_result(name, &value)?;
             if let Some(measure) = nesting {
                 crate::nesting::check_result(name, measure, &value)?;
@@ -330,11 +350,41 @@ pub(crate) fn register(env: &mut Environment<'static>) {
             Ok(value)
         });
     }
+    // The translator's field chains on declared variables and parenthesized pipelines (not callable from
+    // templates: `is_function` does not know the name).
+    env.add_function("f__field", |state: &State, args: Rest<Value>| {
+        check_defined(state, &args)?;
+        fields::field_chain(&args)
+    });
     // The translator calls this at the start of every `range` iteration.
     env.add_function("f_tick", || {
         meter::check_deadline().map(|()| Value::from(""))
     });
     template::register_plain(env);
+}
+
+/// Fails when an argument is the value of a field of a non-map (Go fails evaluating it, before the call); the
+/// check runs only for undefined arguments, which are rare.
+pub(crate) fn check_defined(state: &State, args: &[Value]) -> Result<(), Error> {
+    check_arguments(state, args, None)
+}
+
+/// [`check_defined`], then the Go parameter types of `signature` (resolved once, when a function is registered).
+pub(crate) fn check_arguments(
+    state: &State,
+    args: &[Value],
+    signature: Option<&signature::Signature>,
+) -> Result<(), Error> {
+    if args
+        .iter()
+        .any(|arg| value::is_field_of_a_non_map(state, arg))
+    {
+        return Err(Error::from(ErrorKind::UndefinedError));
+    }
+    match signature {
+        Some(signature) => signature.check(args),
+        None => Ok(()),
+    }
 }
 
 /// A template execution error with Go-like wording.
@@ -366,95 +416,6 @@ pub(crate) fn arg_str(args: &[Value], i: usize) -> String {
         Some(v) => to_go_string(v),
         None => String::new(),
     }
-}
-
-fn eq(args: &[Value]) -> Result<Value, Error> {
-    let (first, rest) = args
-        .split_first()
-        .ok_or_else(|| fail("missing argument for comparison"))?;
-    if rest.is_empty() {
-        return Err(fail("missing argument for comparison"));
-    }
-    for other in rest {
-        comparable("eq", first, other)?;
-        if go_equal(first, other) {
-            return Ok(Value::from(true));
-        }
-    }
-    Ok(Value::from(false))
-}
-
-fn ne(args: &[Value]) -> Result<Value, Error> {
-    want("ne", args, 2)?;
-    comparable("ne", &args[0], &args[1])?;
-    Ok(Value::from(!go_equal(&args[0], &args[1])))
-}
-
-/// Go's basic kinds as its template comparisons group them (every `int*`/`uint*` is one integer kind).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum BasicKind {
-    Bool,
-    Integer,
-    Float,
-    String,
-}
-
-fn basic_kind(value: &Value) -> Option<BasicKind> {
-    match value.kind() {
-        ValueKind::Bool => Some(BasicKind::Bool),
-        ValueKind::String => Some(BasicKind::String),
-        ValueKind::Number => Some(match number::number_type(value) {
-            Some(n) if n.is_integer() => BasicKind::Integer,
-            _ => BasicKind::Float,
-        }),
-        _ => None,
-    }
-}
-
-/// `eq`/`ne` refuse two non-nil basic values of different kinds (`eq 1 1.0`, `eq "1" 1`), as Go does.
-fn comparable(name: &str, a: &Value, b: &Value) -> Result<(), Error> {
-    match (basic_kind(a), basic_kind(b)) {
-        (Some(x), Some(y)) if x != y => Err(fail(format!(
-            "error calling {name}: incompatible types for comparison"
-        ))),
-        _ => Ok(()),
-    }
-}
-
-fn compare(name: &str, args: &[Value]) -> Result<std::cmp::Ordering, Error> {
-    want(name, args, 2)?;
-    let (a, b) = (&args[0], &args[1]);
-    match (basic_kind(a), basic_kind(b)) {
-        (Some(BasicKind::Integer), Some(BasicKind::Integer)) => {
-            a.partial_cmp(b).ok_or_else(|| fail("incomparable numbers"))
-        }
-        (Some(BasicKind::Float), Some(BasicKind::Float)) => to_f64(a)
-            .partial_cmp(&to_f64(b))
-            .ok_or_else(|| fail("incomparable numbers")),
-        (Some(BasicKind::String), Some(BasicKind::String)) => Ok(a.as_str().cmp(&b.as_str())),
-        (Some(x), Some(y)) if x == y => Err(fail(format!(
-            "error calling {name}: invalid type for comparison"
-        ))),
-        _ => Err(fail(format!(
-            "error calling {name}: incompatible types for comparison"
-        ))),
-    }
-}
-
-fn lt(args: &[Value]) -> Result<Value, Error> {
-    Ok(Value::from(compare("lt", args)?.is_lt()))
-}
-
-fn le(args: &[Value]) -> Result<Value, Error> {
-    Ok(Value::from(compare("le", args)?.is_le()))
-}
-
-fn gt(args: &[Value]) -> Result<Value, Error> {
-    Ok(Value::from(compare("gt", args)?.is_gt()))
-}
-
-fn ge(args: &[Value]) -> Result<Value, Error> {
-    Ok(Value::from(compare("ge", args)?.is_ge()))
 }
 
 /// `default d v`: v unless it is empty.
@@ -668,33 +629,6 @@ fn semver_compare(args: &[Value]) -> Result<Value, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn eq_accepts_several_candidates_and_nil() {
-        assert!(
-            eq(&[Value::from("b"), Value::from("a"), Value::from("b")])
-                .unwrap()
-                .is_true()
-        );
-        assert!(!eq(&[Value::UNDEFINED, Value::from("a")]).unwrap().is_true());
-        assert!(eq(&[Value::from(1)]).is_err());
-    }
-
-    #[test]
-    fn comparisons_reject_mixed_kinds() {
-        // Go compares integers of any width and sign with each other, but never an integer with a float.
-        assert!(gt(&[Value::from(3), Value::from(1.5)]).is_err());
-        assert!(gt(&[Value::from(3), number::int64(2)]).unwrap().is_true());
-        assert!(lt(&[number::uint64(1), Value::from(2)]).unwrap().is_true());
-        assert!(lt(&[Value::from(true), Value::from(false)]).is_err());
-        assert!(eq(&[Value::from(1), Value::from(1.0)]).is_err());
-        assert!(eq(&[Value::from("1"), Value::from(1)]).is_err());
-        assert!(ne(&[Value::from(false), Value::from(0)]).is_err());
-        assert!(eq(&[Value::from(1), number::int64(1)]).unwrap().is_true());
-        assert!(!eq(&[Value::UNDEFINED, Value::from(1)]).unwrap().is_true());
-        assert!(lt(&[Value::from("a"), Value::from("b")]).unwrap().is_true());
-        assert!(gt(&[Value::from("a"), Value::from(1)]).is_err());
-    }
 
     #[test]
     fn math_uses_int64_like_sprig() {

@@ -177,6 +177,15 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
                     quote_go(s)
                 }
             }
+            // A code point of the range that stands for stray bytes is private use: unprintable.
+            (None, true)
+                if u32::try_from(arg.as_i64().unwrap_or(0))
+                    .ok()
+                    .and_then(char::from_u32)
+                    .is_some_and(|c| super::gostring::stray_byte(c).is_some()) =>
+            {
+                format!("'\\U{:08x}'", arg.as_i64().unwrap_or(0))
+            }
             (None, true) => {
                 let c = u32::try_from(arg.as_i64().unwrap_or(0))
                     .ok()
@@ -214,7 +223,7 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
             }
         }
         'x' | 'X' if arg.as_str().is_some() => hex_of(
-            arg.as_str().unwrap_or_default().as_bytes(),
+            &super::gostring::to_bytes(arg.as_str().unwrap_or_default()),
             spec,
             verb == 'X',
         ),
@@ -502,6 +511,10 @@ pub(crate) fn quote_go(text: &str) -> String {
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
             '\u{b}' => out.push_str("\\v"),
+            c if super::gostring::stray_byte(c).is_some() => {
+                let byte = super::gostring::stray_byte(c).unwrap_or_default();
+                out.push_str(&format!("\\x{byte:02x}"));
+            }
             c if (c as u32) < 0x20 || c == '\u{7f}' => {
                 out.push_str(&format!("\\x{:02x}", c as u32))
             }
@@ -535,7 +548,8 @@ fn go_is_print(c: char) -> bool {
         || (0xfffe..=0xffff).contains(&n)
         || (0xe000..=0xf8ff).contains(&n)
         || (0xf0000..=0x10ffff).contains(&n)
-        || (n & 0xfffe) == 0xfffe)
+        || (n & 0xfffe) == 0xfffe
+        || (n >= 0x1_0000 && super::unassigned::is_unassigned(n)))
 }
 
 #[cfg(test)]

@@ -7,8 +7,9 @@ use minijinja::Error;
 use minijinja::value::Value;
 use regex::Regex;
 
-use super::value::{go_string, is_nil, list_items, to_go_string, to_i64};
-use super::{arg, arg_str, fail, printf, want};
+use super::gostruct::GoSlice;
+use super::value::{GoMap, MapType, go_string, is_nil, list_items, to_go_string, to_i64};
+use super::{arg, arg_str, fail, gostring, printf, want};
 use crate::meter;
 
 /// `trim s`
@@ -47,19 +48,27 @@ pub(crate) fn trim_suffix(args: &[Value]) -> Result<Value, Error> {
 /// `upper s`
 pub(crate) fn upper(args: &[Value]) -> Result<Value, Error> {
     want("upper", args, 1)?;
-    Ok(Value::from(arg_str(args, 0).to_uppercase()))
+    // Go's rune-wise mapping turns a stray byte into U+FFFD.
+    Ok(Value::from(
+        gostring::printable(&arg_str(args, 0)).to_uppercase(),
+    ))
 }
 
 /// `lower s`
 pub(crate) fn lower(args: &[Value]) -> Result<Value, Error> {
     want("lower", args, 1)?;
-    Ok(Value::from(arg_str(args, 0).to_lowercase()))
+    Ok(Value::from(
+        gostring::printable(&arg_str(args, 0)).to_lowercase(),
+    ))
 }
 
 /// `title s`: upper-cases the first letter of every word (Go's deprecated `strings.Title`).
 pub(crate) fn title(args: &[Value]) -> Result<Value, Error> {
     want("title", args, 1)?;
-    Ok(Value::from(go_title(&arg_str(args, 0))))
+    // Go's rune-wise functions see a stray byte as U+FFFD.
+    Ok(Value::from(go_title(&gostring::printable(&arg_str(
+        args, 0,
+    )))))
 }
 
 /// Go's `strings.Title`: a character after a separator is upper-cased (by a one-character mapping only, so `ß`
@@ -95,7 +104,7 @@ pub(crate) fn untitle(args: &[Value]) -> Result<Value, Error> {
     want("untitle", args, 1)?;
     let mut out = String::new();
     let mut previous_space = true;
-    for c in arg_str(args, 0).chars() {
+    for c in gostring::printable(&arg_str(args, 0)).chars() {
         if previous_space && !c.is_whitespace() {
             out.extend(c.to_lowercase());
         } else {
@@ -118,7 +127,8 @@ pub(crate) fn repeat(args: &[Value]) -> Result<Value, Error> {
 /// `substr start end s` (byte offsets like Go; a negative start is 0, end < 0 or past the end means the end).
 pub(crate) fn substr(args: &[Value]) -> Result<Value, Error> {
     want("substr", args, 3)?;
-    let s = arg_str(args, 2);
+    let text = arg_str(args, 2);
+    let s = gostring::to_bytes(&text);
     let len = s.len() as i64;
     let mut start = to_i64(&args[0]);
     let mut end = to_i64(&args[1]);
@@ -134,8 +144,9 @@ pub(crate) fn substr(args: &[Value]) -> Result<Value, Error> {
             "error calling substr: runtime error: slice bounds out of range [{start}:{end}]"
         )));
     }
-    let bytes = &s.as_bytes()[start as usize..end as usize];
-    Ok(Value::from(String::from_utf8_lossy(bytes).into_owned()))
+    Ok(Value::from(gostring::from_bytes(
+        &s[start as usize..end as usize],
+    )))
 }
 
 /// `nospace s`
@@ -153,17 +164,17 @@ pub(crate) fn nospace(args: &[Value]) -> Result<Value, Error> {
 pub(crate) fn trunc(args: &[Value]) -> Result<Value, Error> {
     want("trunc", args, 2)?;
     let n = to_i64(&args[0]);
-    let s = arg_str(args, 1);
-    let len = s.len() as i64;
-    let bytes = s.as_bytes();
+    let text = arg_str(args, 1);
+    let bytes = gostring::to_bytes(&text);
+    let len = bytes.len() as i64;
     let out = if n < 0 && len + n > 0 {
         &bytes[(len + n) as usize..]
     } else if n >= 0 && len > n {
         &bytes[..n as usize]
     } else {
-        bytes
+        &bytes[..]
     };
-    Ok(Value::from(String::from_utf8_lossy(out).into_owned()))
+    Ok(Value::from(gostring::from_bytes(out)))
 }
 
 /// `abbrev width s`
@@ -171,11 +182,11 @@ pub(crate) fn abbrev(args: &[Value]) -> Result<Value, Error> {
     want("abbrev", args, 2)?;
     let width = to_i64(&args[0]);
     let s = arg_str(args, 1);
-    if width < 4 || (s.chars().count() as i64) <= width {
+    if width < 4 {
         return Ok(Value::from(s));
     }
-    let keep: String = s.chars().take((width - 3) as usize).collect();
-    Ok(Value::from(format!("{keep}...")))
+    // goutils' `Abbreviate`, which counts bytes.
+    Ok(Value::from(super::text::abbreviate_full(&s, 0, width)))
 }
 
 /// `initials s`
@@ -189,7 +200,7 @@ pub(crate) fn initials(args: &[Value]) -> Result<Value, Error> {
 fn byte_initials(text: &str) -> String {
     let mut out = String::new();
     let mut after_gap = true;
-    for byte in text.bytes() {
+    for &byte in gostring::to_bytes(text).iter() {
         let ch = char::from(byte);
         if ch.is_whitespace() {
             after_gap = true;
@@ -349,12 +360,13 @@ pub(crate) fn split(args: &[Value]) -> Result<Value, Error> {
     want("split", args, 2)?;
     let (sep, s) = (arg_str(args, 0), arg_str(args, 1));
     let parts = go_split("split", &s, &sep, None)?;
-    Ok(super::value::GoMap::value(
+    Ok(GoMap::typed(
         parts
             .into_iter()
             .enumerate()
             .map(|(i, p)| (format!("_{i}"), Value::from(p)))
             .collect(),
+        MapType::Strings,
     ))
 }
 
@@ -363,12 +375,13 @@ pub(crate) fn splitn(args: &[Value]) -> Result<Value, Error> {
     want("splitn", args, 3)?;
     let (sep, n, s) = (arg_str(args, 0), to_i64(&args[1]), arg_str(args, 2));
     let parts = go_split("splitn", &s, &sep, usize::try_from(n).ok())?;
-    Ok(super::value::GoMap::value(
+    Ok(GoMap::typed(
         parts
             .into_iter()
             .enumerate()
             .map(|(i, p)| (format!("_{i}"), Value::from(p)))
             .collect(),
+        MapType::Strings,
     ))
 }
 
@@ -376,8 +389,9 @@ pub(crate) fn splitn(args: &[Value]) -> Result<Value, Error> {
 pub(crate) fn split_list(args: &[Value]) -> Result<Value, Error> {
     want("splitList", args, 2)?;
     let parts = go_split("splitList", &arg_str(args, 1), &arg_str(args, 0), None)?;
-    Ok(Value::from(
-        parts.into_iter().map(Value::from).collect::<Vec<_>>(),
+    Ok(GoSlice::value(
+        "[]string",
+        parts.into_iter().map(Value::from).collect(),
     ))
 }
 
@@ -473,10 +487,7 @@ pub(crate) fn regex_find_all(args: &[Value]) -> Result<Value, Error> {
         .map(|m| Value::from(m.as_str()))
         .collect();
     // Go's FindAllString answers a nil slice, not an empty one, when nothing matches.
-    if found.is_empty() {
-        return Ok(super::value::nil_list());
-    }
-    Ok(Value::from(found))
+    Ok(GoSlice::nil_if_empty("[]string", found))
 }
 
 /// `regexReplaceAll regex s repl` (`$1` expands groups).
@@ -552,7 +563,7 @@ pub(crate) fn regex_split(args: &[Value]) -> Result<Value, Error> {
     } else {
         re.splitn(&s, limit as usize).map(Value::from).collect()
     };
-    Ok(Value::from(parts))
+    Ok(GoSlice::value("[]string", parts))
 }
 
 /// `toString v`
@@ -579,7 +590,7 @@ pub(crate) fn html(args: &[Value]) -> Result<Value, Error> {
 pub(crate) fn urlquery(args: &[Value]) -> Result<Value, Error> {
     let s: String = args.iter().map(to_go_string).collect();
     let mut out = String::new();
-    for byte in s.bytes() {
+    for &byte in gostring::to_bytes(&s).iter() {
         match byte {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
                 out.push(byte as char)
@@ -595,6 +606,12 @@ pub(crate) fn urlquery(args: &[Value]) -> Result<Value, Error> {
 pub(crate) fn sort_alpha(args: &[Value]) -> Result<Value, Error> {
     want("sortAlpha", args, 1)?;
     meter::check_printed("sortAlpha", args)?;
+    // Sprig sorts a `[]string` in place of its string-slice conversion: a nil one stays nil.
+    if super::gostruct::is_string_slice(&args[0])
+        && list_items(&args[0]).is_some_and(|l| l.is_empty())
+    {
+        return Ok(args[0].clone());
+    }
     let mut items: Vec<String> = match list_items(&args[0]) {
         // Sprig's string-slice conversion leaves nil elements out.
         Some(items) => items
@@ -605,8 +622,9 @@ pub(crate) fn sort_alpha(args: &[Value]) -> Result<Value, Error> {
         None => vec![to_go_string(&args[0])],
     };
     items.sort();
-    Ok(Value::from(
-        items.into_iter().map(Value::from).collect::<Vec<_>>(),
+    Ok(GoSlice::value(
+        "[]string",
+        items.into_iter().map(Value::from).collect(),
     ))
 }
 

@@ -9,7 +9,7 @@ use minijinja::{Environment, Error, ErrorKind, State, context};
 
 use super::location::{self, CommandLocation};
 use super::value::{GoMap, MUTATIONS, is_nil, to_go_string};
-use super::{arg_str, fail, want};
+use super::{arg_str, check_arguments, check_defined, fail, signature, want};
 use crate::gotmpl;
 use crate::meter::{self, Sink};
 
@@ -191,31 +191,49 @@ pub(crate) fn register(
         Ok(file.defines.is_empty().then_some(file.body.source))
     });
     let include_actions = Arc::clone(&actions);
+    let include_signature = signature::of("include");
     env.add_function("f_include", move |state: &State, args: Rest<Value>| {
+        check_arguments(state, &args, include_signature.as_ref())?;
         include(state, &args, &include_actions, Call::Include)
     });
     let template_actions = Arc::clone(&actions);
     env.add_function("f_template", move |state: &State, args: Rest<Value>| {
+        check_defined(state, &args)?;
         include(state, &args, &template_actions, Call::Template)
     });
+    let tpl_signature = signature::of("tpl");
     env.add_function("f_tpl", move |state: &State, args: Rest<Value>| {
+        check_arguments(state, &args, tpl_signature.as_ref())?;
         tpl(state, &args, &actions)
     });
 }
 
 /// Registers `required`, `fail`, `lookup` and `getHostByName`, which are the same for every chart.
 pub(crate) fn register_plain(env: &mut Environment<'static>) {
-    env.add_function("f_required", |args: Rest<Value>| required(&args));
-    env.add_function("f_fail", |args: Rest<Value>| {
+    let required_signature = signature::of("required");
+    env.add_function("f_required", move |state: &State, args: Rest<Value>| {
+        check_arguments(state, &args, required_signature.as_ref())?;
+        required(&args)
+    });
+    let fail_signature = signature::of("fail");
+    env.add_function("f_fail", move |state: &State, args: Rest<Value>| {
+        check_arguments(state, &args, fail_signature.as_ref())?;
         Err::<Value, _>(user_error(&arg_str(&args, 0)))
     });
-    env.add_function("f_lookup", |state: &State, args: Rest<Value>| {
+    let lookup_signature = signature::of("lookup");
+    env.add_function("f_lookup", move |state: &State, args: Rest<Value>| {
+        check_arguments(state, &args, lookup_signature.as_ref())?;
         lookup(state, &args)
     });
-    env.add_function("f_getHostByName", |args: Rest<Value>| {
-        want("getHostByName", &args, 1)?;
-        Ok::<_, Error>(Value::from(""))
-    });
+    let gethostbyname_signature = signature::of("getHostByName");
+    env.add_function(
+        "f_getHostByName",
+        move |state: &State, args: Rest<Value>| {
+            check_arguments(state, &args, gethostbyname_signature.as_ref())?;
+            want("getHostByName", &args, 1)?;
+            Ok::<_, Error>(Value::from(""))
+        },
+    );
 }
 
 /// Marker prefix for `required`/`fail` messages so the outermost error can report them like Helm.
@@ -299,8 +317,10 @@ struct CachedInclude {
 impl minijinja::value::Object for IncludeCache {}
 
 fn cache_key(name: &str, dot: &Value) -> Option<(String, usize)> {
-    let map = dot.downcast_object_ref::<GoMap>()?;
-    Some((name.to_string(), std::ptr::from_ref(map) as usize))
+    let map = GoMap::of(dot)?;
+    let go_type = super::value::map_type(dot)?;
+    // The views of one map differ in type only (`typeOf .`); the low bits of the map's address are free.
+    Some((name.to_string(), map.identity() | go_type as usize))
 }
 
 /// How a named template is rendered: the `include` function, or Go's `template` action (which Helm does not

@@ -5,12 +5,12 @@ use minijinja::Error;
 use minijinja::value::Value;
 
 use super::value::{is_empty, is_nil, list_items, to_f64, to_go_string, to_i64, type_of};
-use super::{arg_str, fail, want};
+use super::{arg_str, fail, gostring, want};
 
 /// `swapcase s`: upper case becomes lower and lower upper.
 pub(crate) fn swapcase(args: &[Value]) -> Result<Value, Error> {
     want("swapcase", args, 1)?;
-    let out: String = arg_str(args, 0)
+    let out: String = gostring::printable(&arg_str(args, 0))
         .chars()
         .flat_map(|c| -> Box<dyn Iterator<Item = char>> {
             if c.is_uppercase() {
@@ -67,9 +67,9 @@ fn wrap_custom(text: &str, width: i64, separator: &str, wrap_long_words: bool) -
         separator
     };
     let width = usize::try_from(width.max(1)).unwrap_or(1);
-    let bytes = text.as_bytes();
+    let bytes = gostring::to_bytes(text);
     let len = bytes.len();
-    let slice = |a: usize, b: usize| String::from_utf8_lossy(&bytes[a..b]).into_owned();
+    let slice = |a: usize, b: usize| gostring::from_bytes(&bytes[a..b]);
     let mut out = String::with_capacity(len + 8);
     let mut offset = 0;
     while len - offset > width {
@@ -121,14 +121,14 @@ pub(crate) fn abbrevboth(args: &[Value]) -> Result<Value, Error> {
     Ok(Value::from(abbreviate_full(&s, left, right)))
 }
 
-fn abbreviate_full(s: &str, offset: i64, width: i64) -> String {
-    let len = s.len() as i64;
+/// goutils' `AbbreviateFull` on the bytes of `s`.
+pub(crate) fn abbreviate_full(s: &str, offset: i64, width: i64) -> String {
+    let bytes = gostring::to_bytes(s);
+    let len = bytes.len() as i64;
     if s.is_empty() || len <= width {
         return s.to_string();
     }
-    let bytes = s.as_bytes();
-    let slice =
-        |a: i64, b: i64| String::from_utf8_lossy(&bytes[a as usize..b as usize]).into_owned();
+    let slice = |a: i64, b: i64| gostring::from_bytes(&bytes[a as usize..b as usize]);
     let mut offset = offset.min(len);
     if len - offset < width - 3 {
         offset = len - (width - 3);
@@ -146,7 +146,7 @@ fn abbreviate_full(s: &str, offset: i64, width: i64) -> String {
 pub(crate) fn b32enc(args: &[Value]) -> Result<Value, Error> {
     want("b32enc", args, 1)?;
     Ok(Value::from(
-        data_encoding::BASE32.encode(arg_str(args, 0).as_bytes()),
+        data_encoding::BASE32.encode(&gostring::to_bytes(&arg_str(args, 0))),
     ))
 }
 
@@ -155,7 +155,7 @@ pub(crate) fn b32dec(args: &[Value]) -> Result<Value, Error> {
     want("b32dec", args, 1)?;
     Ok(Value::from(
         match data_encoding::BASE32.decode(arg_str(args, 0).as_bytes()) {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Ok(bytes) => gostring::from_bytes(&bytes),
             Err(e) => format!("illegal base32 data at input byte {}", e.position),
         },
     ))
@@ -205,7 +205,11 @@ pub(crate) fn to_strings(args: &[Value]) -> Result<Value, Error> {
     crate::meter::check_printed("toStrings", args)?;
     // Sprig's strslice: nil is an empty list, a list loses its nil elements, anything else is one string.
     if is_nil(&args[0]) {
-        return Ok(Value::from(Vec::<Value>::new()));
+        return Ok(super::gostruct::GoSlice::value("[]string", Vec::new()));
+    }
+    // A `[]string` is returned as it is (a nil one stays nil).
+    if super::gostruct::is_string_slice(&args[0]) {
+        return Ok(args[0].clone());
     }
     let strings: Vec<Value> = match list_items(&args[0]) {
         Some(items) => items
@@ -215,7 +219,7 @@ pub(crate) fn to_strings(args: &[Value]) -> Result<Value, Error> {
             .collect(),
         None => vec![Value::from(to_go_string(&args[0]))],
     };
-    Ok(Value::from(strings))
+    Ok(super::gostruct::GoSlice::value("[]string", strings))
 }
 
 /// `typeIsLike type v`: the type or a pointer to it.

@@ -3,28 +3,102 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, LazyLock, RwLock};
 
-use minijinja::value::{Enumerator, Object, ObjectRepr, Value, ValueKind};
+use minijinja::value::{Enumerator, Object, ObjectRepr, StringInput, Value, ValueKind};
+use minijinja::{Environment, State};
 
+use super::gostruct::{GoSlice, GoStruct};
 use super::gotime::GoTime;
-use super::number::{GoNumber, number_type};
+pub(crate) use super::gotype::{kind_of, type_of};
+use super::number::number_type;
 
 /// Counts map mutations process-wide; `include` results are reused only while it stays unchanged.
 pub(crate) static MUTATIONS: AtomicU64 = AtomicU64::new(0);
 
-/// A Go `map[string]interface{}`: shared and mutable (`set`, `unset`, `merge` change it in place), sorted keys.
+/// A Go `map[string]…`: shared and mutable (`set`, `unset`, `merge` change it in place), sorted keys. Two
+/// values may share one map under different Go types, as Helm's `.Values` (a `chartutil.Values`) is the very map
+/// its parent sees as a `map[string]interface {}` under `.Values.<subchart>`.
 #[derive(Debug, Default)]
 pub(crate) struct GoMap {
     entries: RwLock<BTreeMap<String, Value>>,
+    go_type: MapType,
+}
+
+/// The Go type of a [`GoMap`], which `typeOf`, `deepEqual`, `dig` and missing keys observe.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MapType {
+    /// `map[string]interface {}`: values files, `dict`, `.Release`; a missing key is nil.
+    #[default]
+    Plain,
+    /// `chartutil.Values`: the root `.`, `.Values` and `.Template`.
+    Values,
+    /// `map[string]string` (`.Chart.Annotations`): a missing key is the empty string.
+    Strings,
+}
+
+impl MapType {
+    /// Go's `%T`.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            MapType::Plain => "map[string]interface {}",
+            MapType::Values => "chartutil.Values",
+            MapType::Strings => "map[string]string",
+        }
+    }
 }
 
 impl GoMap {
     /// Wraps `entries` into a template value.
     pub(crate) fn value(entries: BTreeMap<String, Value>) -> Value {
+        Self::typed(entries, MapType::Plain)
+    }
+
+    /// Wraps `entries` into a template value of Go type `go_type`.
+    pub(crate) fn typed(entries: BTreeMap<String, Value>, go_type: MapType) -> Value {
         Value::from_object(GoMap {
             entries: RwLock::new(entries),
+            go_type,
         })
+    }
+
+    /// The map behind `value`: a [`GoMap`] or a [`GoMapView`] of one.
+    pub(crate) fn of(value: &Value) -> Option<&GoMap> {
+        match value.downcast_object_ref::<GoMap>() {
+            Some(map) => Some(map),
+            None => value
+                .downcast_object_ref::<GoMapView>()?
+                .map
+                .downcast_object_ref::<GoMap>(),
+        }
+    }
+
+    /// The map `value` (a [`GoMap`]) seen as Go type `go_type`: changes through either value show in both.
+    pub(crate) fn view(value: &Value, go_type: MapType) -> Value {
+        Value::from_object(GoMapView {
+            map: value.clone(),
+            go_type,
+        })
+    }
+
+    /// The map's Go type.
+    pub(crate) fn go_type(&self) -> MapType {
+        self.go_type
+    }
+
+    /// An identity of the map shared by all its views (for cycle checks and caches).
+    pub(crate) fn identity(&self) -> usize {
+        std::ptr::from_ref(self) as usize
+    }
+
+    /// What a lookup of `key` gives: the entry, or the zero value of the element type for a missing key or a
+    /// nil entry.
+    fn lookup(&self, key: &str) -> Value {
+        match self.get(key) {
+            Some(value) if !value.is_none() => value,
+            _ if self.go_type == MapType::Strings => Value::from(""),
+            _ => missing(),
+        }
     }
 
     /// A copy of the entries (the lock is not held while the caller works on them).
@@ -65,7 +139,7 @@ impl GoMap {
         }
     }
 
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         match self.entries.read() {
             Ok(entries) => entries.len(),
             Err(poisoned) => poisoned.into_inner().len(),
@@ -84,14 +158,9 @@ impl Object for GoMap {
     }
 
     fn get_value_by_str(self: &Arc<Self>, key: &str) -> Option<Value> {
-        // A nil entry behaves like a missing one: printing gives nothing, a field on it is an error (as in Go).
-        self.get(key).map(|value| {
-            if value.is_none() {
-                Value::UNDEFINED
-            } else {
-                value
-            }
-        })
+        // A nil entry behaves like a missing key: printing gives `<no value>`, a field on it is an error (as in
+        // Go). Both are [`missing`], never minijinja's plain undefined, which means a field of a non-map.
+        Some(self.lookup(key))
     }
 
     fn enumerate(self: &Arc<Self>) -> Enumerator {
@@ -105,6 +174,79 @@ impl Object for GoMap {
     fn is_true(self: &Arc<Self>) -> bool {
         self.len() > 0
     }
+}
+
+/// A [`GoMap`] seen under another Go type: Helm's `.Values` is a `chartutil.Values`, the very map its parent sees
+/// as a `map[string]interface {}` under `.Values.<subchart>`. A separate object, so plain maps keep their entries
+/// inline (one allocation and one indirection less on every map).
+#[derive(Debug)]
+pub(crate) struct GoMapView {
+    map: Value,
+    go_type: MapType,
+}
+
+impl GoMapView {
+    fn inner(&self) -> Option<&GoMap> {
+        self.map.downcast_object_ref::<GoMap>()
+    }
+}
+
+impl Object for GoMapView {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Map
+    }
+
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        self.get_value_by_str(key.as_str()?)
+    }
+
+    fn get_value_by_str(self: &Arc<Self>, key: &str) -> Option<Value> {
+        self.inner().map(|map| map.lookup(key))
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        let keys = self.inner().map(GoMap::snapshot).unwrap_or_default();
+        Enumerator::Values(keys.into_keys().map(Value::from).collect())
+    }
+
+    fn enumerator_len(self: &Arc<Self>) -> Option<usize> {
+        self.inner().map(GoMap::len)
+    }
+
+    fn is_true(self: &Arc<Self>) -> bool {
+        self.inner().is_some_and(|map| map.len() > 0)
+    }
+}
+
+/// The Go type of a map value (`None` for the renderer's own map objects such as `.Files`).
+pub(crate) fn map_type(value: &Value) -> Option<MapType> {
+    match value.downcast_object_ref::<GoMapView>() {
+        Some(view) => Some(view.go_type),
+        None => value.downcast_object_ref::<GoMap>().map(GoMap::go_type),
+    }
+}
+
+/// What a map gives for a missing key or a nil entry, and what functions return for Go's nil: minijinja's silent
+/// undefined (the value of an `if` expression without `else`).
+///
+/// The environment runs with strict undefined behaviour, under which only the *other*, plain undefined fails when
+/// printed, tested or passed on. minijinja produces the plain one where an attribute is looked up on a value that
+/// has no attributes (a string, number, list or nil): exactly Go's "can't evaluate field" case. So a field of a
+/// non-map fails where it is used, while a missing key of a map keeps Go's `<no value>`, at no cost per lookup.
+pub(crate) fn missing() -> Value {
+    static MISSING: LazyLock<Value> = LazyLock::new(|| {
+        Environment::empty()
+            .compile_expression("none if false")
+            .and_then(|expression| expression.eval(()))
+            .unwrap_or(Value::UNDEFINED)
+    });
+    MISSING.clone()
+}
+
+/// Whether `value` is minijinja's plain undefined, which only a field of a non-map produces (see [`missing`]):
+/// minijinja's own check of a concrete argument refuses it under strict undefined behaviour.
+pub(crate) fn is_field_of_a_non_map(state: &State, value: &Value) -> bool {
+    value.is_undefined() && StringInput::new(state, value).is_err()
 }
 
 /// A nil Go slice (`[]string(nil)` from `regexFindAll` without a match, Sprig's `rest`/`initial`/`slice` of an
@@ -133,7 +275,7 @@ pub(crate) fn nil_list() -> Value {
 
 /// The sorted entries of a map value (a [`GoMap`] or a native minijinja map), or `None` for non-maps.
 pub(crate) fn map_entries(value: &Value) -> Option<BTreeMap<String, Value>> {
-    if let Some(map) = value.downcast_object_ref::<GoMap>() {
+    if let Some(map) = GoMap::of(value) {
         return Some(map.snapshot());
     }
     if value.kind() != ValueKind::Map {
@@ -202,7 +344,11 @@ pub(crate) fn from_json_exact(json: &serde_json::Value) -> Value {
 
 /// Converts a template value into JSON (maps with sorted keys); used by `toJson`, `toYaml` and the values merge.
 pub(crate) fn to_json(value: &Value) -> serde_json::Value {
-    if value.downcast_object_ref::<NilList>().is_some() {
+    if value.downcast_object_ref::<NilList>().is_some()
+        || value
+            .downcast_object_ref::<GoSlice>()
+            .is_some_and(|slice| slice.nil)
+    {
         return serde_json::Value::Null;
     }
     match value.kind() {
@@ -239,6 +385,12 @@ pub(crate) fn to_json(value: &Value) -> serde_json::Value {
                 .map(|(k, v)| (k.clone(), to_json(v)))
                 .collect(),
         ),
+        ValueKind::Plain if value.downcast_object_ref::<GoStruct>().is_some() => value
+            .downcast_object_ref::<GoStruct>()
+            .map_or(serde_json::Value::Null, GoStruct::to_json),
+        ValueKind::Plain if crate::objects::struct_json(value).is_some() => {
+            crate::objects::struct_json(value).unwrap_or_default()
+        }
         ValueKind::Plain | ValueKind::Invalid => match value.downcast_object_ref::<GoTime>() {
             // encoding/json writes a time.Time as RFC 3339 with nanoseconds.
             Some(time) => serde_json::Value::String(super::gotime::format(
@@ -343,9 +495,7 @@ pub(crate) fn write_go(out: &mut String, value: &Value) {
             }
             out.push(']');
         }
-        ValueKind::Map
-            if value.downcast_object_ref::<GoMap>().is_some() || value.as_object().is_none() =>
-        {
+        ValueKind::Map if GoMap::of(value).is_some() || value.as_object().is_none() => {
             out.push_str("map[");
             for (i, (key, item)) in map_entries(value).unwrap_or_default().iter().enumerate() {
                 if i > 0 {
@@ -454,52 +604,11 @@ pub(crate) fn to_go_string(value: &Value) -> String {
     }
 }
 
-/// Go's `reflect.Kind` name as `kindOf`/`kindIs` report it.
-pub(crate) fn kind_of(value: &Value) -> &'static str {
-    match value.kind() {
-        ValueKind::Plain if value.downcast_object_ref::<GoTime>().is_some() => "struct",
-        ValueKind::Plain
-            if value
-                .downcast_object_ref::<super::semver::GoSemver>()
-                .is_some() =>
-        {
-            "ptr"
-        }
-        ValueKind::Undefined | ValueKind::None => "invalid",
-        ValueKind::Bool => "bool",
-        ValueKind::Number => number_name(value),
-        ValueKind::String => "string",
-        ValueKind::Bytes | ValueKind::Seq | ValueKind::Iterable => "slice",
-        ValueKind::Map => "map",
-        _ => "struct",
-    }
-}
-
-/// Go's `%T` as `typeOf` reports it.
-pub(crate) fn type_of(value: &Value) -> &'static str {
-    match value.kind() {
-        ValueKind::Plain if value.downcast_object_ref::<GoTime>().is_some() => "time.Time",
-        ValueKind::Plain
-            if value
-                .downcast_object_ref::<super::semver::GoSemver>()
-                .is_some() =>
-        {
-            "*semver.Version"
-        }
-        ValueKind::Undefined | ValueKind::None => "<nil>",
-        ValueKind::Bool => "bool",
-        ValueKind::Number => number_name(value),
-        ValueKind::String => "string",
-        ValueKind::Bytes => "[]uint8",
-        ValueKind::Seq | ValueKind::Iterable => "[]interface {}",
-        ValueKind::Map => "map[string]interface {}",
-        _ => "struct",
-    }
-}
-
-/// The Go type name of a number (its `reflect.Kind` has the same name).
-fn number_name(value: &Value) -> &'static str {
-    number_type(value).map_or("float64", GoNumber::name)
+/// The Go type of a typed slice (`None` for `[]interface {}` and the other lists).
+fn slice_type(value: &Value) -> Option<&'static str> {
+    value
+        .downcast_object_ref::<GoSlice>()
+        .map(|slice| slice.type_name)
 }
 
 /// Go's `reflect.DeepEqual` as Sprig's `has`, `without`, `uniq` and `deepEqual` use it: numbers are equal only
@@ -520,6 +629,7 @@ fn deep_equal_to(a: &Value, b: &Value, depth: usize) -> bool {
     }
     match a.kind() {
         ValueKind::Number => number_type(a) == number_type(b) && a == b,
+        ValueKind::Seq | ValueKind::Iterable if slice_type(a) != slice_type(b) => false,
         ValueKind::Seq | ValueKind::Iterable => match (list_items(a), list_items(b)) {
             (Some(x), Some(y)) => {
                 x.len() == y.len()
@@ -529,6 +639,7 @@ fn deep_equal_to(a: &Value, b: &Value, depth: usize) -> bool {
             }
             _ => false,
         },
+        ValueKind::Map if map_type(a) != map_type(b) => false,
         ValueKind::Map => match (map_entries(a), map_entries(b)) {
             (Some(x), Some(y)) => {
                 x.len() == y.len()
@@ -555,15 +666,16 @@ fn deep_copy_to(value: &Value, depth: usize) -> Value {
         return value.clone();
     }
     match value.kind() {
-        ValueKind::Map
-            if value.downcast_object_ref::<GoMap>().is_some() || value.as_object().is_none() =>
-        {
-            GoMap::value(
+        ValueKind::Map if GoMap::of(value).is_some() || value.as_object().is_none() => {
+            // copystructure keeps the map's type.
+            let go_type = map_type(value).unwrap_or(MapType::Plain);
+            GoMap::typed(
                 map_entries(value)
                     .unwrap_or_default()
                     .iter()
                     .map(|(k, v)| (k.clone(), deep_copy_to(v, depth + 1)))
                     .collect(),
+                go_type,
             )
         }
         ValueKind::Seq => Value::from(
@@ -633,10 +745,64 @@ mod tests {
     }
 
     #[test]
+    fn missing_keys_print_under_strict_undefined_but_fields_of_non_maps_fail() {
+        let mut env = Environment::empty();
+        env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+        env.set_formatter(|out, _state, value| {
+            let text = if value.is_undefined() {
+                "<no value>"
+            } else {
+                "v"
+            };
+            out.write_str(text).map_err(minijinja::Error::from)
+        });
+        let map = from_json(&serde_json::json!({"s": "text", "n": null}));
+        let render = |source: &str| {
+            env.render_str(source, minijinja::context! { m => map.clone() })
+                .map_err(|e| e.kind())
+        };
+        assert_eq!(
+            render("{{ m.missing }}|{{ m.n }}").as_deref(),
+            Ok("<no value>|<no value>")
+        );
+        assert_eq!(render("{% if m.missing %}x{% endif %}").as_deref(), Ok(""));
+        for failing in [
+            "{{ m.s.b }}",
+            "{% if m.s.b %}{% endif %}",
+            "{{ m.missing.b }}",
+        ] {
+            assert_eq!(
+                render(failing),
+                Err(minijinja::ErrorKind::UndefinedError),
+                "{failing}"
+            );
+        }
+        assert!(missing().is_undefined());
+    }
+
+    #[test]
+    fn a_view_shares_the_map_under_its_own_type() {
+        let map = from_json(&serde_json::json!({"a": 1}));
+        let view = GoMap::view(&map, MapType::Values);
+        assert_eq!(map_type(&view), Some(MapType::Values));
+        assert_eq!(map_type(&map), Some(MapType::Plain));
+        GoMap::of(&view)
+            .unwrap()
+            .update(|m| m.insert("b".into(), Value::from(2)));
+        assert_eq!(to_json(&map), serde_json::json!({"a": 1.0, "b": 2}));
+        assert_eq!(view.get_attr("a").unwrap(), Value::from(1.0));
+        assert!(view.get_attr("missing").unwrap().is_undefined());
+        assert_eq!(
+            GoMap::of(&view).unwrap().identity(),
+            GoMap::of(&map).unwrap().identity()
+        );
+    }
+
+    #[test]
     fn go_map_hides_nil_entries_from_lookups_but_keeps_the_key() {
         let map = from_json(&serde_json::json!({"a": null}));
         assert!(map.get_attr("a").unwrap().is_undefined());
-        assert!(map.downcast_object_ref::<GoMap>().unwrap().contains("a"));
+        assert!(GoMap::of(&map).unwrap().contains("a"));
     }
 
     #[test]

@@ -344,48 +344,56 @@ fn lex_quoted(source: &str, start: usize) -> Option<(Cow<'_, str>, usize)> {
     {
         return Some((Cow::Borrowed(&body[..close]), start + 1 + close + 1));
     }
-    let mut out = String::new();
+    // Go's unquoting: `\x` and octal escapes give bytes (which need not form UTF-8), the others characters.
+    let mut out: Vec<u8> = Vec::new();
     let mut chars = source[start + 1..].char_indices();
+    let push =
+        |out: &mut Vec<u8>, c: char| out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
     while let Some((offset, c)) = chars.next() {
         match c {
-            '"' => return Some((Cow::Owned(out), start + 1 + offset + 1)),
+            '"' => {
+                let text = crate::funcs::gostring::from_bytes(&out);
+                return Some((Cow::Owned(text), start + 1 + offset + 1));
+            }
             '\n' => return None,
             '\\' => {
                 let (_, escaped) = chars.next()?;
                 match escaped {
-                    'n' => out.push('\n'),
-                    't' => out.push('\t'),
-                    'r' => out.push('\r'),
-                    'a' => out.push('\u{7}'),
-                    'b' => out.push('\u{8}'),
-                    'f' => out.push('\u{c}'),
-                    'v' => out.push('\u{b}'),
-                    '\\' => out.push('\\'),
-                    '"' => out.push('"'),
-                    '\'' => out.push('\''),
-                    'x' | 'u' | 'U' => {
-                        let width = match escaped {
-                            'x' => 2,
-                            'u' => 4,
-                            _ => 8,
-                        };
+                    'n' => out.push(b'\n'),
+                    't' => out.push(b'\t'),
+                    'r' => out.push(b'\r'),
+                    'a' => out.push(7),
+                    'b' => out.push(8),
+                    'f' => out.push(0xc),
+                    'v' => out.push(0xb),
+                    '\\' => out.push(b'\\'),
+                    '"' => out.push(b'"'),
+                    '\'' => out.push(b'\''),
+                    'x' => {
+                        let hex: String = (0..2)
+                            .filter_map(|_| chars.next().map(|(_, c)| c))
+                            .collect();
+                        out.push(u8::from_str_radix(&hex, 16).ok()?);
+                    }
+                    'u' | 'U' => {
+                        let width = if escaped == 'u' { 4 } else { 8 };
                         let hex: String = (0..width)
                             .filter_map(|_| chars.next().map(|(_, c)| c))
                             .collect();
                         let code = u32::from_str_radix(&hex, 16).ok()?;
-                        out.push(char::from_u32(code)?);
+                        push(&mut out, char::from_u32(code)?);
                     }
                     '0'..='7' => {
                         let mut octal = String::from(escaped);
                         for _ in 0..2 {
                             octal.push(chars.next()?.1);
                         }
-                        out.push(char::from_u32(u32::from_str_radix(&octal, 8).ok()?)?);
+                        out.push(u8::from_str_radix(&octal, 8).ok()?);
                     }
                     _ => return None,
                 }
             }
-            c => out.push(c),
+            c => push(&mut out, c),
         }
     }
     None

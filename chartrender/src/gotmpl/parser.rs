@@ -527,7 +527,25 @@ impl<'s> Parser<'_, 's> {
                 "true" => Operand::Bool(true),
                 "false" => Operand::Bool(false),
                 "nil" => Operand::Nil,
-                name if (self.is_function)(name) => Operand::Function(name),
+                // A function followed by fields (`list.a`) is a chain on its result, as Go parses it.
+                name if (self.is_function)(name) => {
+                    let path = fields(tokens, pos);
+                    if path.is_empty() {
+                        Operand::Function(name)
+                    } else {
+                        let call = Command {
+                            args: vec![Operand::Function(name)],
+                        };
+                        return Ok(Operand::Chain(
+                            Box::new(Pipe {
+                                vars: Vec::new(),
+                                assign: false,
+                                commands: vec![call],
+                            }),
+                            path,
+                        ));
+                    }
+                }
                 name => return Err(self.error(line, format!("function {name:?} not defined"))),
             },
             Tok::Str(value) => Operand::Str(value.clone()),

@@ -307,6 +307,11 @@ impl Translator<'_> {
             format!("_v.v{}", self.fresh())
         };
         self.push_all(&["{% set ", &target, " = ", &expr, " %}"]);
+        if ends_in_attribute_lookup(pipe) {
+            // Go evaluates the field chain here: testing the value is minijinja's cheapest use of it, and fails
+            // (strict undefined) for a field of a non-map even when the variable is never read.
+            self.push_all(&["{% if ", &target, " %}{% endif %}"]);
+        }
         if !pipe.assign {
             self.bind(var, &target);
         }
@@ -381,7 +386,12 @@ impl Translator<'_> {
                     out.push_str("f_");
                     out.push_str(name);
                     out.push('(');
-                    self.arguments(&mut out, rest, piped, ", ", line)?;
+                    match int_constants(name, rest) {
+                        Some(converted) => {
+                            self.arguments(&mut out, &converted, piped, ", ", line)?;
+                        }
+                        None => self.arguments(&mut out, rest, piped, ", ", line)?,
+                    }
                     out.push(')');
                 }
             }
@@ -457,14 +467,22 @@ impl Translator<'_> {
                 push_path(out, path);
             }
             Operand::Variable(name, path) => {
-                out.push_str(self.resolve(name, line)?);
-                push_path(out, path);
+                let base = self.resolve(name, line)?;
+                // A declared variable holds an unwrapped value (nil gives no value for the whole chain).
+                if base.starts_with("_v.") && !path.is_empty() {
+                    push_field_chain(out, base, path);
+                } else {
+                    out.push_str(base);
+                    push_path(out, path);
+                }
             }
             Operand::Chain(pipe, path) => {
-                out.push('(');
-                out.push_str(&self.pipe(pipe, line)?);
-                out.push(')');
-                push_path(out, path);
+                let base = format!("({})", self.pipe(pipe, line)?);
+                if path.is_empty() {
+                    out.push_str(&base);
+                } else {
+                    push_field_chain(out, &base, path);
+                }
             }
             Operand::Function(name) => match *name {
                 "and" | "or" | "not" => {
@@ -504,9 +522,52 @@ impl Translator<'_> {
     }
 }
 
+/// Whether the value of `pipe` comes straight from a minijinja attribute lookup (`.a.b`, `$.a`, a range variable's
+/// field), the one place a field of a non-map leaves minijinja's plain undefined.
+fn ends_in_attribute_lookup(pipe: &Pipe) -> bool {
+    match pipe.commands.last().map(|command| command.args.as_slice()) {
+        Some([Operand::Field(path)]) => !path.is_empty(),
+        Some([Operand::Variable(_, path)]) => !path.is_empty(),
+        _ => false,
+    }
+}
+
+/// `args` of a call of `name` with each whole-number float literal in an `int` parameter written as an integer, as
+/// Go converts the constant (`trunc 3.0 s`); `None` when there is none (the common case, no copy).
+fn int_constants<'s>(name: &str, args: &[Operand<'s>]) -> Option<Vec<Operand<'s>>> {
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
+    let converts = |i: usize, f: f64| {
+        f.fract() == 0.0 && (-LIMIT..LIMIT).contains(&f) && crate::funcs::takes_int(name, i)
+    };
+    args.iter()
+        .enumerate()
+        .any(|(i, arg)| matches!(arg, Operand::Float(f) if converts(i, *f)))
+        .then(|| {
+            args.iter()
+                .enumerate()
+                .map(|(i, arg)| match arg {
+                    Operand::Float(f) if converts(i, *f) => Operand::Int(*f as i64),
+                    other => other.clone(),
+                })
+                .collect()
+        })
+}
+
 /// Emitted at the start of each loop body: a call that fails once the render's time is up (it
 /// prints nothing), so loops that call no other function still stop.
 const TICK: &str = "{{ f_tick() }}";
+
+/// Appends Go's field chain `path` on the unwrapped value `base` (a declared variable or a parenthesized
+/// pipeline): `f__field(base, "a", "b")`.
+fn push_field_chain(out: &mut String, base: &str, path: &[&str]) {
+    out.push_str("f__field(");
+    out.push_str(base);
+    for name in path {
+        out.push_str(", ");
+        push_string_literal(out, name);
+    }
+    out.push(')');
+}
 
 /// Appends `.a.b` for `path`, using subscripts for names that are not plain ASCII identifiers.
 fn push_path(out: &mut String, path: &[&str]) {
@@ -646,6 +707,39 @@ mod tests {
             jinja(r#"{{ template "x" }}"#),
             r#"{{ f_template("x", none) }}"#
         );
-        assert_eq!(jinja(r#"{{ (list 1 -2).x }}"#), "{{ (f_list(1, (-2))).x }}");
+        assert_eq!(
+            jinja(r#"{{ (list 1 -2).x }}"#),
+            r#"{{ f__field((f_list(1, (-2))), "x") }}"#
+        );
+    }
+
+    #[test]
+    fn translate_chains_unwrapped_values_through_field_and_checks_declared_lookups() {
+        let cases = [
+            // Declared variables and pipelines are unwrapped by Go: their chains go through `f__field`.
+            (
+                "{{ $x := 1 }}{{ $x.a.b }}",
+                r#"{% set _v = namespace() %}{% set _v.v1 = 1 %}{{ f__field(_v.v1, "a", "b") }}"#,
+            ),
+            ("{{ list.a }}", r#"{{ f__field((f_list()), "a") }}"#),
+            // `$`, `.` and range variables stay attribute lookups.
+            ("{{ $.a.b }}{{ .c }}", "{{ _d0.a.b }}{{ _d0.c }}"),
+            (
+                "{{ range $v := .L }}{{ $v.a }}{{ end }}",
+                "{% for _d1 in f_range_values(_d0.L) %}{{ f_tick() }}{{ _d1.a }}{% endfor %}",
+            ),
+            // A declaration of a lookup tests the value, so a field of a non-map fails even if never read.
+            (
+                "{{ $x := .a.b }}",
+                "{% set _v = namespace() %}{% set _v.v1 = _d0.a.b %}{% if _v.v1 %}{% endif %}",
+            ),
+            (
+                "{{ $x := list }}",
+                "{% set _v = namespace() %}{% set _v.v1 = f_list() %}",
+            ),
+        ];
+        for (go, want) in cases {
+            assert_eq!(jinja(go), want, "{go}");
+        }
     }
 }

@@ -399,7 +399,7 @@ impl Generator {
     }
 
     pub(super) fn any_expr(&mut self, scope: &mut Scope, d: usize) -> String {
-        match self.below(14) {
+        match self.below(17) {
             0 => {
                 let m = self.arg(Kind::Dict, scope, d);
                 format!("index {m} \"{}\"", self.pick(KEYS))
@@ -448,6 +448,41 @@ impl Generator {
             11 => {
                 let m = self.arg(Kind::Dict, scope, d);
                 format!("{m}.{}", self.pick(&["a", "b", "name", "nested"]))
+            }
+            // A field of a value of any kind: Go fails on a string, number, list or nil. (Drawn less often: a
+            // failing case costs the reference a run of its own.)
+            12 if self.chance(40) => {
+                let a = self.arg(Kind::Any, scope, d);
+                format!("{a}.{}", self.pick(&["a", "name", "nested"]))
+            }
+            // The Go types of Helm's root objects (structs, pointers, named maps).
+            13 => {
+                let object = self.pick(&[
+                    "$",
+                    "$.Values",
+                    "$.Chart",
+                    "$.Capabilities",
+                    "$.Capabilities.KubeVersion",
+                    "$.Capabilities.APIVersions",
+                    "$.Capabilities.HelmVersion",
+                    "$.Files",
+                    "$.Release",
+                    "$.Template",
+                    "$.Chart.Annotations",
+                ]);
+                let function = self.pick(&["typeOf", "kindOf"]);
+                format!("{function} {object}")
+            }
+            // Sprig's dig asserts a plain map: `.Values` is a `chartutil.Values`. (Never `.Values` as a whole for a
+            // result: the reference renders the values of many cases in one chart.)
+            14 if self.chance(40) => {
+                let key = scope.key.clone();
+                match self.below(4) {
+                    0 => format!("dig \"{key}\" \"a\" \"d\" $.Values"),
+                    1 => format!("dig \"v\" \"{key}\" \"d\" (dict \"v\" $.Values)"),
+                    2 => format!("dig \"{}\" \"d\" $.Values.{key}", self.pick(KEYS)),
+                    _ => "dig \"x\" \"d\" $.Files".to_string(),
+                }
             }
             _ => {
                 let k = self.any_kind();
