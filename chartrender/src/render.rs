@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, LazyLock, Mutex};
 
 use minijinja::value::{Value, ValueKind};
-use minijinja::{Environment, UndefinedBehavior, context};
+use minijinja::{Environment, UndefinedBehavior};
 
 use crate::chart::Chart;
 pub use crate::funcs::template::Lookup;
@@ -346,10 +346,10 @@ struct Compiled {
     /// The last supplied values and the chart's values coalesced with them: an agent renders a chart again and
     /// again with the same values, and coalescing copies every default of the chart and its subcharts.
     coalesced: Mutex<Option<(serde_json::Value, Arc<serde_json::Value>)>>,
-    /// The `.Values` maps of the last render that changed no map at all, with the coalesced values they were
-    /// made from. A render takes them out (so no other render can see them) and reuses them for the same
-    /// coalesced values instead of building every map again; they go back only if nothing was changed.
-    pristine_values: Mutex<Option<(Arc<serde_json::Value>, Value)>>,
+    /// The root data of every template of the last render that changed no map at all, with what it was made
+    /// from. A render takes it out (so no other render can see it) and reuses it for the same values, release
+    /// and capabilities instead of building every map again; it goes back only if nothing was changed.
+    pristine: Mutex<Option<Prepared>>,
     /// The last `.Capabilities.APIVersions` list, shared by the renders that pass the same one.
     api_versions: Mutex<Option<Arc<[String]>>>,
 }
@@ -422,7 +422,7 @@ impl Compiled {
             actions,
             files,
             coalesced: Mutex::new(None),
-            pristine_values: Mutex::new(None),
+            pristine: Mutex::new(None),
             api_versions: Mutex::new(None),
         })
     }
@@ -463,41 +463,107 @@ impl Compiled {
 
     fn render(&self, chart: &Chart, options: &RenderOptions) -> Result<Rendered, RenderError> {
         let values_arc = self.coalesced_values(chart, &options.values);
-        let values_json = values_arc.as_ref();
-        // Any change of any map from here on keeps this render's `.Values` from being reused.
+        // Any change of any map from here on keeps this render's root data from being reused.
         let epoch = MUTATIONS.load(Ordering::SeqCst);
-        if let Some(message) = crate::schema::validate_chart(chart, values_json) {
+        if let Some(message) = crate::schema::validate_chart(chart, &values_arc) {
             return Err(RenderError::Schema {
                 chart: chart.name().to_string(),
                 message,
             });
         }
+        let inputs = Inputs {
+            values: values_arc,
+            release: ReleaseKey::of(options),
+            kube_version: options.kube_version.clone(),
+            api_versions: self.api_versions(&options.api_versions),
+        };
+        let reused = self
+            .pristine
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .filter(|prepared| prepared.inputs.same_as(&inputs));
+        let prepared = match reused {
+            Some(prepared) => prepared,
+            None => self.prepare(chart, inputs),
+        };
+        let mut out = BTreeMap::new();
+        let session = Session::start(options.limits);
+        let cache = Value::from_object(template::IncludeCache::default());
+        let lookup = options
+            .lookup
+            .as_ref()
+            .map(|l| Value::from_object(template::LookupObject(Arc::clone(l))));
+        for unit in &prepared.units {
+            let template = self
+                .env
+                .get_template(&unit.path)
+                .map_err(|e| RenderError::Compile {
+                    template: unit.path.clone(),
+                    message: e.to_string(),
+                })?;
+            let mut sink = session.file_sink(&unit.path);
+            template
+                .render_captured_to(
+                    template::ExecContext {
+                        dot: unit.root.clone(),
+                        depth: 0,
+                        cache: Some(cache.clone()),
+                        lookup: lookup.clone(),
+                    }
+                    .value(),
+                    &mut sink,
+                )
+                .map_err(|e| self.execute_error(&unit.path, &e, &session))?;
+            if let Some(exceeded) = session.exceeded() {
+                // Raw text passed the bound after the last emission or call.
+                return Err(RenderError::Limit {
+                    template: unit.path.clone(),
+                    line: None,
+                    limit: exceeded.limit,
+                    message: exceeded.message,
+                });
+            }
+            if unit.path.ends_with("/NOTES.txt") {
+                continue;
+            }
+            let text = sink.into_string();
+            session.count_output(text.len());
+            out.insert(unit.path.clone(), template::strip_no_value(text));
+        }
+        // Taking the misses empties the set, so reused root data starts the next render with none.
+        let api_version_misses =
+            std::mem::take(&mut *prepared.misses.lock().unwrap_or_else(|p| p.into_inner()));
+        if MUTATIONS.load(Ordering::SeqCst) == epoch {
+            *self.pristine.lock().unwrap_or_else(|p| p.into_inner()) = Some(prepared);
+        }
+        Ok(Rendered {
+            templates: out,
+            api_version_misses,
+        })
+    }
+
+    /// Builds the root data of every template of `chart` for `inputs`, in Helm's execution order.
+    fn prepare(&self, chart: &Chart, inputs: Inputs) -> Prepared {
         let release = from_json_exact(&serde_json::json!({
-            "Name": options.release_name,
-            "Namespace": options.namespace,
-            "IsInstall": !options.is_upgrade,
-            "IsUpgrade": options.is_upgrade,
-            "Revision": options.revision,
+            "Name": inputs.release.name,
+            "Namespace": inputs.release.namespace,
+            "IsInstall": !inputs.release.is_upgrade,
+            "IsUpgrade": inputs.release.is_upgrade,
+            "Revision": inputs.release.revision,
             "Service": "Helm",
         }));
         let misses = objects::Misses::default();
         let capabilities = objects::capabilities(
-            &options.kube_version,
-            self.api_versions(&options.api_versions),
+            &inputs.kube_version,
+            Arc::clone(&inputs.api_versions),
             &misses,
         );
         let shared = Shared {
             release,
             capabilities,
         };
-        let reused = self
-            .pristine_values
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
-            .filter(|(made_from, _)| Arc::ptr_eq(made_from, &values_arc))
-            .map(|(_, values)| values);
-        let root_values = reused.unwrap_or_else(|| from_json(values_json));
+        let root_values = from_json(&inputs.values);
         let mut units = Vec::new();
         self.collect_units(
             chart,
@@ -505,7 +571,7 @@ impl Compiled {
             chart.name(),
             true,
             &root_values,
-            values_json,
+            &inputs.values,
             &shared,
             &mut units,
         );
@@ -517,53 +583,11 @@ impl Compiled {
                 .cmp(&depth(&a.path))
                 .then_with(|| b.path.cmp(&a.path))
         });
-        let mut out = BTreeMap::new();
-        let session = Session::start(options.limits);
-        let cache = Value::from_object(template::IncludeCache::default());
-        let lookup = options
-            .lookup
-            .as_ref()
-            .map(|l| Value::from_object(template::LookupObject(Arc::clone(l))));
-        for unit in units {
-            let template = self
-                .env
-                .get_template(&unit.path)
-                .map_err(|e| RenderError::Compile {
-                    template: unit.path.clone(),
-                    message: e.to_string(),
-                })?;
-            let mut sink = session.file_sink(&unit.path);
-            template
-                .render_captured_to(context! { _d0 => unit.root, _depth => 0, _cache => cache.clone(), _lookup => lookup.clone() }, &mut sink)
-                .map_err(|e| self.execute_error(&unit.path, &e, &session))?;
-            if let Some(exceeded) = session.exceeded() {
-                // Raw text passed the bound after the last emission or call.
-                return Err(RenderError::Limit {
-                    template: unit.path,
-                    line: None,
-                    limit: exceeded.limit,
-                    message: exceeded.message,
-                });
-            }
-            if unit.path.ends_with("/NOTES.txt") {
-                continue;
-            }
-            let text = sink.into_string();
-            session.count_output(text.len());
-            out.insert(unit.path, template::strip_no_value(text));
+        Prepared {
+            inputs,
+            misses,
+            units,
         }
-        let api_version_misses =
-            std::mem::take(&mut *misses.lock().unwrap_or_else(|p| p.into_inner()));
-        if MUTATIONS.load(Ordering::SeqCst) == epoch {
-            *self
-                .pristine_values
-                .lock()
-                .unwrap_or_else(|p| p.into_inner()) = Some((values_arc, root_values));
-        }
-        Ok(Rendered {
-            templates: out,
-            api_version_misses,
-        })
     }
 
     /// Prepares the root data (`.`) of every template to execute in `chart` and its enabled subcharts.
@@ -692,9 +716,61 @@ impl Compiled {
 }
 
 /// One template to execute with its root data.
+#[derive(Debug)]
 struct Unit {
     path: String,
     root: Value,
+}
+
+/// What the root data of a render is made from.
+#[derive(Debug)]
+struct Inputs {
+    /// The chart's values coalesced with the supplied ones.
+    values: Arc<serde_json::Value>,
+    release: ReleaseKey,
+    kube_version: String,
+    api_versions: Arc<[String]>,
+}
+
+impl Inputs {
+    /// Whether root data made from `self` serves a render of `other`: the same coalesced values (by identity,
+    /// [`Compiled::coalesced_values`] hands out the same ones for the same supplied values), release and
+    /// capabilities.
+    fn same_as(&self, other: &Inputs) -> bool {
+        Arc::ptr_eq(&self.values, &other.values)
+            && Arc::ptr_eq(&self.api_versions, &other.api_versions)
+            && self.release == other.release
+            && self.kube_version == other.kube_version
+    }
+}
+
+/// The `.Release` fields of [`RenderOptions`].
+#[derive(Debug, PartialEq)]
+struct ReleaseKey {
+    name: String,
+    namespace: String,
+    is_upgrade: bool,
+    revision: i64,
+}
+
+impl ReleaseKey {
+    fn of(options: &RenderOptions) -> Self {
+        Self {
+            name: options.release_name.clone(),
+            namespace: options.namespace.clone(),
+            is_upgrade: options.is_upgrade,
+            revision: options.revision,
+        }
+    }
+}
+
+/// The root data of every template of one render, in execution order, with what it was made from.
+#[derive(Debug)]
+struct Prepared {
+    inputs: Inputs,
+    /// The API versions `.Capabilities.APIVersions.Has` answered false for (emptied after each render).
+    misses: objects::Misses,
+    units: Vec<Unit>,
 }
 
 /// Objects shared by all templates of one render.

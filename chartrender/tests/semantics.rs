@@ -226,6 +226,38 @@ fn values_changed_by_one_render_are_fresh_in_the_next() {
 }
 
 #[test]
+fn root_data_kept_between_renders_follows_the_release_and_forgets_changes() {
+    // A renderer keeps every template's root data (`.`, `.Release`, `.Capabilities`, `.Template`) of a render
+    // that changed no map. Another release name must be seen, a render that sets a key on `.` must not leak it
+    // into the next one, and each render reports its own `.Capabilities.APIVersions.Has` misses.
+    let chart = chart(
+        &[(
+            "t.yaml",
+            "{{ .Release.Name }} {{ .Capabilities.APIVersions.Has \"x/v1\" }} {{ .Template.Name }} k={{ .k }}\
+             {{ if eq .Release.Name \"b\" }}{{ $_ := set . \"k\" 1 }}{{ end }}",
+        )],
+        "",
+    );
+    let renderer = seedlet_chartrender::Renderer::new();
+    for name in ["a", "a", "b", "a", "c", "c"] {
+        let options = seedlet_chartrender::RenderOptions {
+            release_name: name.into(),
+            ..Default::default()
+        };
+        let rendered = renderer.render(&chart, &options).unwrap();
+        assert_eq!(
+            rendered.templates["test/templates/t.yaml"],
+            format!("{name} false test/templates/t.yaml k=")
+        );
+        assert_eq!(
+            rendered.api_version_misses.into_iter().collect::<Vec<_>>(),
+            ["x/v1"],
+            "{name}"
+        );
+    }
+}
+
+#[test]
 fn parse_errors_name_template_and_line() {
     let err = render_one("a\n{{ if .X }}\n", "").unwrap_err();
     assert_eq!(
