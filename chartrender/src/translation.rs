@@ -74,7 +74,13 @@ impl Work {
 /// not run at all and this thread translates everything. The caller applies the results in order, so the first
 /// error in parse order is the one reported, as in sequential translation.
 pub(crate) fn translate_all(templates: &[TemplateFile<'_>]) -> Vec<Translation> {
-    let text = |file: &TemplateFile<'_>| -> Arc<str> { String::from_utf8_lossy(file.data).into() };
+    // `from_utf8` checks ASCII a word at a time; the lossy conversion walks byte by byte even over valid text.
+    let text = |file: &TemplateFile<'_>| -> Arc<str> {
+        match std::str::from_utf8(file.data) {
+            Ok(text) => text.into(),
+            Err(_) => String::from_utf8_lossy(file.data).into(),
+        }
+    };
     let total: usize = templates.iter().map(|f| f.data.len()).sum();
     let helper = HELPER
         .as_ref()
