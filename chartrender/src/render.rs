@@ -401,12 +401,14 @@ impl Compiled {
         for (file, translated) in templates.iter().zip(translate_all(&templates)) {
             let (text, translated) = translated?;
             actions.add_located_actions(&file.path, translated.body.actions, &text);
+            actions.set_aliases(&file.path, translated.body.aliases);
             sources.insert(file.path.clone(), translated.body.source);
             texts.extend(translated.body.texts);
             for (name, define) in translated.defines {
                 texts.extend(define.texts);
                 actions.add_located_actions(&name, define.actions, &text);
                 actions.set_origin(&name, &file.path);
+                actions.set_aliases(&name, define.aliases);
                 sources.insert(name, define.source);
             }
         }
@@ -510,6 +512,7 @@ impl Compiled {
                         depth: 0,
                         cache: Some(cache.clone()),
                         lookup: lookup.clone(),
+                        aliases: unit.aliases.clone(),
                     }
                     .value(),
                     &mut sink,
@@ -650,7 +653,12 @@ impl Compiled {
                 .into_iter()
                 .collect(),
             );
-            units.push(Unit { path, root });
+            let aliases = self.actions.aliases(&path);
+            units.push(Unit {
+                path,
+                root,
+                aliases,
+            });
         }
         for (sub_name, sub) in enabled {
             let sub_json = values_json
@@ -720,6 +728,8 @@ impl Compiled {
 struct Unit {
     path: String,
     root: Value,
+    /// The field paths the template reads through `_p<n>` names.
+    aliases: Option<template::AliasPaths>,
 }
 
 /// What the root data of a render is made from.

@@ -258,6 +258,49 @@ fn root_data_kept_between_renders_follows_the_release_and_forgets_changes() {
 }
 
 #[test]
+fn field_paths_keep_their_results_and_errors_in_files_and_defines() {
+    // Chart templates read paths such as `.Values.a.b` through one name each, resolved when read: the results and
+    // the errors (a field of a missing value, on its line) must stay those of the field lookups.
+    let values = "a: {b: x, n: null}\n";
+    let cases = [
+        (
+            "{{ .Values.a.b }}|{{ .Values.missing }}|{{ $.Values.a.b }}|{{ .Values.a.n }}|{{ .Release.Name }}",
+            Ok("x||x||rel"),
+        ),
+        (
+            "{{ define \"d\" }}{{ .a.b }}{{ end }}{{ include \"d\" .Values }}|{{ range .Values.a }}{{ $.Values.a.b }}{{ end }}",
+            Ok("x|xx"),
+        ),
+        (
+            "line 1\n\n{{ .Values.missing.b }}",
+            Err(
+                "template: test/templates/t.yaml:3: executing \"test/templates/t.yaml\" at <{{ .Values.missing.b }}>",
+            ),
+        ),
+        (
+            "{{ define \"d\" }}\n{{ .x.y }}{{ end }}{{ include \"d\" .Values.none }}",
+            Err(
+                "error calling include: template: test/templates/t.yaml:2: executing \"d\" at <{{ .x.y }}>",
+            ),
+        ),
+    ];
+    for (template, want) in cases {
+        let got = render_one(template, values);
+        match (want, &got) {
+            (Ok(want), Ok(got)) => assert_eq!(got, want, "{template}"),
+            (Err(want), Err(got)) => {
+                assert!(got.contains(want), "{template}: {got}");
+                assert!(
+                    got.contains("nil pointer evaluating a field of a missing value"),
+                    "{template}: {got}"
+                );
+            }
+            _ => panic!("{template}: {got:?}"),
+        }
+    }
+}
+
+#[test]
 fn parse_errors_name_template_and_line() {
     let err = render_one("a\n{{ if .X }}\n", "").unwrap_err();
     assert_eq!(

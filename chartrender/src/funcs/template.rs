@@ -83,7 +83,12 @@ pub(crate) struct ActionTable {
     /// error needs one, so a render that succeeds never pays for them.
     sources: HashMap<String, Vec<SourceRun>>,
     origins: HashMap<String, String>,
+    /// The field paths each template reads through `_p<n>` names ([`crate::gotmpl::Translated::aliases`]).
+    aliases: HashMap<String, AliasPaths>,
 }
+
+/// The field paths of one template's `_p<n>` names, by `n`.
+pub(crate) type AliasPaths = Arc<[Vec<String>]>;
 
 /// `count` consecutive actions of one template and the Go source text they were parsed from.
 #[derive(Debug)]
@@ -150,6 +155,20 @@ impl ActionTable {
             start += run.count;
         }
         None
+    }
+
+    /// Records the field paths template `name` reads through `_p<n>` names (none: nothing is recorded).
+    pub(crate) fn set_aliases(&mut self, name: &str, paths: Vec<Vec<String>>) {
+        if paths.is_empty() {
+            self.aliases.remove(name);
+        } else {
+            self.aliases.insert(name.to_string(), paths.into());
+        }
+    }
+
+    /// The field paths template `name` reads through `_p<n>` names.
+    pub(crate) fn aliases(&self, name: &str) -> Option<AliasPaths> {
+        self.aliases.get(name).cloned()
     }
 
     /// Records that `define` is written in `file`.
@@ -289,6 +308,8 @@ pub(crate) struct ExecContext {
     pub(crate) depth: i64,
     pub(crate) cache: Option<Value>,
     pub(crate) lookup: Option<Value>,
+    /// The field paths the executed template reads through `_p<n>` names, resolved from `dot` when read.
+    pub(crate) aliases: Option<AliasPaths>,
 }
 
 impl ExecContext {
@@ -313,13 +334,34 @@ impl minijinja::value::Object for ExecContext {
             "_depth" => Some(Value::from(self.depth)),
             "_cache" => self.cache.clone(),
             "_lookup" => self.lookup.clone(),
-            _ => None,
+            _ => {
+                let number: usize = key.strip_prefix(gotmpl::ALIAS_PREFIX)?.parse().ok()?;
+                let path = self.aliases.as_ref()?.get(number)?;
+                Some(resolve_path(&self.dot, path))
+            }
         }
     }
 
     fn enumerate(self: &Arc<Self>) -> minijinja::value::Enumerator {
         minijinja::value::Enumerator::Str(&["_d0", "_depth", "_cache", "_lookup"])
     }
+}
+
+/// `dot.<path>` as minijinja's attribute lookups compute it with lenient undefined values (a missing field is
+/// undefined, a field of an undefined value fails): the failure is carried as an invalid value, which fails the
+/// name's lookup with the very error the lookups would have raised, on the same line.
+fn resolve_path(dot: &Value, path: &[String]) -> Value {
+    let mut value = dot.clone();
+    for name in path {
+        value = match value.get_attr(name) {
+            Ok(value) => value,
+            Err(error) => return Value::from(error),
+        };
+        if value.kind() == minijinja::value::ValueKind::Invalid {
+            break;
+        }
+    }
+    value
 }
 
 /// Results of `include` calls within one render, keyed by template name and the identity of the map passed as
@@ -429,6 +471,7 @@ fn render_include(
                 depth: depth + 1,
                 cache,
                 lookup: state.lookup("_lookup"),
+                aliases: actions.aliases(&name),
             }
             .value(),
             &mut sink,
@@ -494,6 +537,7 @@ fn tpl(state: &State, args: &[Value], actions: &ActionTable) -> Result<Value, Er
         depth: depth + 1,
         cache: None,
         lookup: state.lookup("_lookup"),
+        aliases: None,
     }
     .value();
     let mut sink = Sink::value("tpl", None);
