@@ -302,7 +302,8 @@ impl Renderer {
 }
 
 /// The settings and functions every chart's environment starts from, built once: cloning an environment shares
-/// its function maps, and adding the chart's `include`/`tpl` copies only the map's nodes (the names are static).
+/// its function table, and no chart adds a function (`include`, `template` and `tpl` find the chart's action table
+/// in the execution context), so every renderer uses this one table.
 static BASE_ENVIRONMENT: LazyLock<Environment<'static>> = LazyLock::new(base_environment);
 
 fn base_environment() -> Environment<'static> {
@@ -414,7 +415,7 @@ impl Compiled {
         }
         let actions = Arc::new(actions);
         let mut env = BASE_ENVIRONMENT.clone();
-        template::register(&mut env, Arc::clone(&actions), sources);
+        template::register(&mut env, sources);
         // Long literal texts of the templates, which their translations print as globals.
         for (name, text) in texts {
             env.add_global(name, Value::from(text));
@@ -513,6 +514,7 @@ impl Compiled {
                         cache: Some(cache.clone()),
                         lookup: lookup.clone(),
                         aliases: unit.aliases.clone(),
+                        actions: Arc::clone(&self.actions),
                     }
                     .value(),
                     &mut sink,

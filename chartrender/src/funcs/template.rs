@@ -189,14 +189,10 @@ const TPL_PREFIX: &str = "\u{1}tpl:";
 /// How many distinct `tpl` strings one chart's environment keeps compiled; beyond that they are compiled per call.
 const TPL_TEMPLATES_PER_CHART: usize = 4096;
 
-/// Registers `include` and `tpl`, which describe errors with one chart's action table, and the loader that
-/// compiles the chart's translated templates (`sources`, by template name) when a render first asks for them and
-/// `tpl` strings once per chart. Compiling on first use skips the `define`s no rendered template reaches.
-pub(crate) fn register(
-    env: &mut Environment<'static>,
-    actions: Arc<ActionTable>,
-    sources: HashMap<String, String>,
-) {
+/// Sets the loader that compiles the chart's translated templates (`sources`, by template name) when a render first
+/// asks for them and `tpl` strings once per chart. Compiling on first use skips the `define`s no rendered template
+/// reaches.
+pub(crate) fn register(env: &mut Environment<'static>, sources: HashMap<String, String>) {
     let loaded = std::sync::atomic::AtomicUsize::new(0);
     env.set_loader(move |name| {
         let Some(source) = name.strip_prefix(TPL_PREFIX) else {
@@ -209,21 +205,21 @@ pub(crate) fn register(
             .map_err(|e| fail(format!("error calling tpl: {e}")))?;
         Ok(file.defines.is_empty().then_some(file.body.source))
     });
-    let include_actions = Arc::clone(&actions);
-    env.add_function("f_include", move |state: &State, args: Rest<Value>| {
-        include(state, &args, &include_actions, Call::Include)
-    });
-    let template_actions = Arc::clone(&actions);
-    env.add_function("f_template", move |state: &State, args: Rest<Value>| {
-        include(state, &args, &template_actions, Call::Template)
-    });
-    env.add_function("f_tpl", move |state: &State, args: Rest<Value>| {
-        tpl(state, &args, &actions)
-    });
 }
 
-/// Registers `required`, `fail`, `lookup` and `getHostByName`, which are the same for every chart.
+/// Registers `include`, `template` and `tpl` (which find the chart's action table in the execution context),
+/// `required`, `fail`, `lookup` and `getHostByName`: the same functions for every chart, so every chart's
+/// environment shares one function table.
 pub(crate) fn register_plain(env: &mut Environment<'static>) {
+    env.add_function("f_include", |state: &State, args: Rest<Value>| {
+        include(state, &args, &chart_actions(state)?, Call::Include)
+    });
+    env.add_function("f_template", |state: &State, args: Rest<Value>| {
+        include(state, &args, &chart_actions(state)?, Call::Template)
+    });
+    env.add_function("f_tpl", |state: &State, args: Rest<Value>| {
+        tpl(state, &args, &chart_actions(state)?)
+    });
     env.add_function("f_required", |args: Rest<Value>| required(&args));
     env.add_function("f_fail", |args: Rest<Value>| {
         Err::<Value, _>(user_error(&arg_str(&args, 0)))
@@ -299,8 +295,20 @@ fn depth(state: &State) -> i64 {
     state.lookup("_depth").and_then(|d| d.as_i64()).unwrap_or(0)
 }
 
+/// The name under which an execution context hands out itself.
+const EXEC_CONTEXT: &str = "_exec";
+
+/// The action table of the chart whose template is executing.
+fn chart_actions(state: &State) -> Result<Arc<ActionTable>, Error> {
+    state
+        .lookup(EXEC_CONTEXT)
+        .and_then(|context| context.downcast_object::<ExecContext>())
+        .map(|context| Arc::clone(&context.actions))
+        .ok_or_else(|| fail("no chart template is being executed"))
+}
+
 /// The context of one template execution: dot (`_d0`), the nesting depth of `include`/`tpl` calls, the render's
-/// include cache and the `lookup` source. A fixed set of fields, built for every file and every `include` more
+/// include cache and the `lookup` source, and the chart's action table. A fixed set of fields, built for every file and every `include` more
 /// cheaply than minijinja's `context!` map, which serializes each value.
 #[derive(Debug)]
 pub(crate) struct ExecContext {
@@ -310,6 +318,8 @@ pub(crate) struct ExecContext {
     pub(crate) lookup: Option<Value>,
     /// The field paths the executed template reads through `_p<n>` names, resolved from `dot` when read.
     pub(crate) aliases: Option<AliasPaths>,
+    /// The chart's action table (for `include`, `template` and `tpl`).
+    pub(crate) actions: Arc<ActionTable>,
 }
 
 impl ExecContext {
@@ -334,6 +344,7 @@ impl minijinja::value::Object for ExecContext {
             "_depth" => Some(Value::from(self.depth)),
             "_cache" => self.cache.clone(),
             "_lookup" => self.lookup.clone(),
+            EXEC_CONTEXT => Some(Value::from_dyn_object(Arc::clone(self))),
             _ => {
                 let number: usize = key.strip_prefix(gotmpl::ALIAS_PREFIX)?.parse().ok()?;
                 let path = self.aliases.as_ref()?.get(number)?;
@@ -343,7 +354,7 @@ impl minijinja::value::Object for ExecContext {
     }
 
     fn enumerate(self: &Arc<Self>) -> minijinja::value::Enumerator {
-        minijinja::value::Enumerator::Str(&["_d0", "_depth", "_cache", "_lookup"])
+        minijinja::value::Enumerator::Str(&["_d0", "_depth", "_cache", "_lookup", EXEC_CONTEXT])
     }
 }
 
@@ -398,7 +409,7 @@ enum Call {
 fn include(
     state: &State,
     args: &[Value],
-    actions: &ActionTable,
+    actions: &Arc<ActionTable>,
     call: Call,
 ) -> Result<Value, Error> {
     want("include", args, 2)?;
@@ -438,7 +449,7 @@ fn include(
 fn render_include(
     state: &State,
     args: &[Value],
-    actions: &ActionTable,
+    actions: &Arc<ActionTable>,
     cache: Option<Value>,
     call: Call,
 ) -> Result<Value, Error> {
@@ -472,6 +483,7 @@ fn render_include(
                 cache,
                 lookup: state.lookup("_lookup"),
                 aliases: actions.aliases(&name),
+                actions: Arc::clone(actions),
             }
             .value(),
             &mut sink,
@@ -493,7 +505,7 @@ static TPL_CACHE: LazyLock<Mutex<HashMap<String, Arc<TplSource>>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 const TPL_CACHE_ENTRIES: usize = 1024;
 
-fn tpl(state: &State, args: &[Value], actions: &ActionTable) -> Result<Value, Error> {
+fn tpl(state: &State, args: &[Value], actions: &Arc<ActionTable>) -> Result<Value, Error> {
     want("tpl", args, 2)?;
     meter::check_deadline()?;
     let source = arg_str(args, 0);
@@ -538,6 +550,7 @@ fn tpl(state: &State, args: &[Value], actions: &ActionTable) -> Result<Value, Er
         cache: None,
         lookup: state.lookup("_lookup"),
         aliases: None,
+        actions: Arc::clone(actions),
     }
     .value();
     let mut sink = Sink::value("tpl", None);
