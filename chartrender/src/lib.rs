@@ -31,6 +31,7 @@ mod meter;
 mod nesting;
 mod objects;
 pub mod oci;
+mod prepared;
 mod render;
 mod schema;
 pub mod set_values;

@@ -15,6 +15,7 @@ use crate::gotmpl::ParseError;
 use crate::load::Limits;
 use crate::meter::{self, Session};
 use crate::objects::{self, Files};
+use crate::prepared::{Inputs, Prepared, ReleaseKey, Shared, Unit, helm_order};
 use crate::translation::{TemplateFile, translate_all};
 use crate::values;
 
@@ -380,12 +381,7 @@ fn collect_templates<'a>(
 
 /// Helm's parse order: deeper paths first, then reverse lexical order; later definitions win.
 fn parse_order(paths: &mut [TemplateFile<'_>]) {
-    paths.sort_by(|a, b| {
-        let depth = |p: &str| p.matches('/').count();
-        depth(&b.path)
-            .cmp(&depth(&a.path))
-            .then_with(|| b.path.cmp(&a.path))
-    });
+    paths.sort_by(|a, b| helm_order(&a.path, &b.path));
 }
 
 impl Compiled {
@@ -582,12 +578,7 @@ impl Compiled {
         );
         // Helm executes templates in its parse order (deeper paths first, then reverse lexical), which decides
         // which error is reported first and the order of side effects such as `set` on shared values.
-        units.sort_by(|a, b| {
-            let depth = |p: &str| p.matches('/').count();
-            depth(&b.path)
-                .cmp(&depth(&a.path))
-                .then_with(|| b.path.cmp(&a.path))
-        });
+        units.sort_by(|a, b| helm_order(&a.path, &b.path));
         Prepared {
             inputs,
             misses,
@@ -723,70 +714,4 @@ impl Compiled {
             message,
         }
     }
-}
-
-/// One template to execute with its root data.
-#[derive(Debug)]
-struct Unit {
-    path: String,
-    root: Value,
-    /// The field paths the template reads through `_p<n>` names.
-    aliases: Option<template::AliasPaths>,
-}
-
-/// What the root data of a render is made from.
-#[derive(Debug)]
-struct Inputs {
-    /// The chart's values coalesced with the supplied ones.
-    values: Arc<serde_json::Value>,
-    release: ReleaseKey,
-    kube_version: String,
-    api_versions: Arc<[String]>,
-}
-
-impl Inputs {
-    /// Whether root data made from `self` serves a render of `other`: the same coalesced values (by identity,
-    /// [`Compiled::coalesced_values`] hands out the same ones for the same supplied values), release and
-    /// capabilities.
-    fn same_as(&self, other: &Inputs) -> bool {
-        Arc::ptr_eq(&self.values, &other.values)
-            && Arc::ptr_eq(&self.api_versions, &other.api_versions)
-            && self.release == other.release
-            && self.kube_version == other.kube_version
-    }
-}
-
-/// The `.Release` fields of [`RenderOptions`].
-#[derive(Debug, PartialEq)]
-struct ReleaseKey {
-    name: String,
-    namespace: String,
-    is_upgrade: bool,
-    revision: i64,
-}
-
-impl ReleaseKey {
-    fn of(options: &RenderOptions) -> Self {
-        Self {
-            name: options.release_name.clone(),
-            namespace: options.namespace.clone(),
-            is_upgrade: options.is_upgrade,
-            revision: options.revision,
-        }
-    }
-}
-
-/// The root data of every template of one render, in execution order, with what it was made from.
-#[derive(Debug)]
-struct Prepared {
-    inputs: Inputs,
-    /// The API versions `.Capabilities.APIVersions.Has` answered false for (emptied after each render).
-    misses: objects::Misses,
-    units: Vec<Unit>,
-}
-
-/// Objects shared by all templates of one render.
-struct Shared {
-    release: Value,
-    capabilities: Value,
 }
