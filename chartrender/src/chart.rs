@@ -425,6 +425,9 @@ pub(crate) fn parse_values_map(data: &[u8]) -> Result<serde_json::Value, serde_y
 
 /// Parses a YAML document that must be a map (empty documents give an empty map).
 pub(crate) fn parse_yaml_map(data: &[u8]) -> Result<serde_json::Value, serde_yaml::Error> {
+    if let Some(map) = crate::blockyaml::parse_map(data) {
+        return Ok(map);
+    }
     let value: serde_json::Value = if data.iter().all(u8::is_ascii_whitespace) {
         serde_json::Value::Null
     } else {

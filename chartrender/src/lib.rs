@@ -18,6 +18,7 @@
 //! `and`/`or` map onto minijinja's, variables live in a namespace so Go scoping holds, and maps are shared
 //! mutable objects like Go maps.
 
+mod blockyaml;
 mod capabilities;
 mod chart;
 pub mod cli;
@@ -30,6 +31,7 @@ mod meter;
 mod nesting;
 mod objects;
 pub mod oci;
+mod prepared;
 mod render;
 mod schema;
 pub mod set_values;

@@ -74,7 +74,7 @@ impl Session {
 
     /// A writer for one rendered file, bounded by what is left of [`Limits::max_output_bytes`];
     /// [`Session::count_output`] books what it wrote.
-    pub(crate) fn file_sink(&self, template: &str) -> Sink {
+    pub(crate) fn file_sink<'a>(&self, template: &'a str) -> Sink<'a> {
         let left = self
             .meter
             .limits
@@ -84,11 +84,10 @@ impl Session {
             buffer: Vec::new(),
             full: false,
             limit: usize::try_from(left).unwrap_or(usize::MAX),
-            what: format!(
-                "the chart's output (at {template}) is over {OUTPUT_BYTES} = {} bytes",
-                self.meter.limits.max_output_bytes
-            ),
-            limit_name: OUTPUT_BYTES,
+            owner: SinkOwner::File {
+                template,
+                limit: self.meter.limits.max_output_bytes,
+            },
         }
     }
 
@@ -265,25 +264,60 @@ fn printed_size(value: &Value, cap: usize, depth: usize) -> usize {
 /// (the write itself succeeds: an I/O error would lose the template line, so [`check_exceeded`]
 /// fails the render at the next emission or call).
 #[derive(Debug)]
-pub(crate) struct Sink {
+pub(crate) struct Sink<'a> {
     buffer: Vec<u8>,
     full: bool,
     limit: usize,
-    what: String,
-    limit_name: &'static str,
+    owner: SinkOwner<'a>,
 }
 
-impl Sink {
-    /// A writer for the result of `include`/`tpl`, which becomes a value: bounded by
-    /// [`Limits::max_value_bytes`].
-    pub(crate) fn value(what: &str) -> Self {
+/// What a [`Sink`] collects, for the message when it passes its bound (written only then: a render opens a sink
+/// for every file and every `include`).
+#[derive(Debug)]
+enum SinkOwner<'a> {
+    /// A rendered file of the chart, bounded by what is left of [`Limits::max_output_bytes`] (`limit`).
+    File { template: &'a str, limit: u64 },
+    /// The result of a call (`tpl`, `include "name"`), bounded by [`Limits::max_value_bytes`].
+    Value {
+        call: &'a str,
+        name: Option<&'a str>,
+    },
+}
+
+impl SinkOwner<'_> {
+    fn limit_name(&self) -> &'static str {
+        match self {
+            SinkOwner::File { .. } => OUTPUT_BYTES,
+            SinkOwner::Value { .. } => VALUE_BYTES,
+        }
+    }
+
+    fn message(&self, bound: usize) -> String {
+        match self {
+            SinkOwner::File { template, limit } => {
+                format!("the chart's output (at {template}) is over {OUTPUT_BYTES} = {limit} bytes")
+            }
+            SinkOwner::Value {
+                call,
+                name: Some(name),
+            } => format!("{call} {name:?}: its output is over {VALUE_BYTES} = {bound} bytes"),
+            SinkOwner::Value { call, name: None } => {
+                format!("{call}: its output is over {VALUE_BYTES} = {bound} bytes")
+            }
+        }
+    }
+}
+
+impl<'a> Sink<'a> {
+    /// A writer for the result of `call` (`include` with the template `name`, or `tpl`), which becomes a value:
+    /// bounded by [`Limits::max_value_bytes`].
+    pub(crate) fn value(call: &'a str, name: Option<&'a str>) -> Self {
         let bound = with_limits(|limits, _| limits.max_value_bytes);
         Sink {
             buffer: Vec::new(),
             full: false,
             limit: bound,
-            what: format!("{what}: its output is over {VALUE_BYTES} = {bound} bytes"),
-            limit_name: VALUE_BYTES,
+            owner: SinkOwner::Value { call, name },
         }
     }
 
@@ -294,12 +328,12 @@ impl Sink {
     }
 }
 
-impl io::Write for Sink {
+impl io::Write for Sink<'_> {
     fn write(&mut self, data: &[u8]) -> io::Result<usize> {
         if self.full || self.buffer.len().saturating_add(data.len()) > self.limit {
             if !self.full {
                 self.full = true;
-                let _ = exceeded(self.limit_name, self.what.clone());
+                let _ = exceeded(self.owner.limit_name(), self.owner.message(self.limit));
             }
             return Ok(data.len());
         }

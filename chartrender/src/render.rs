@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, LazyLock, Mutex};
 
 use minijinja::value::{Value, ValueKind};
-use minijinja::{Environment, UndefinedBehavior, context};
+use minijinja::{Environment, UndefinedBehavior};
 
 use crate::chart::Chart;
 pub use crate::funcs::template::Lookup;
@@ -15,6 +15,7 @@ use crate::gotmpl::ParseError;
 use crate::load::Limits;
 use crate::meter::{self, Session};
 use crate::objects::{self, Files};
+use crate::prepared::{Inputs, Prepared, ReleaseKey, Shared, Unit, helm_order};
 use crate::translation::{TemplateFile, translate_all};
 use crate::values;
 
@@ -302,7 +303,8 @@ impl Renderer {
 }
 
 /// The settings and functions every chart's environment starts from, built once: cloning an environment shares
-/// its function maps, and adding the chart's `include`/`tpl` copies only the map's nodes (the names are static).
+/// its function table, and no chart adds a function (`include`, `template` and `tpl` find the chart's action table
+/// in the execution context), so every renderer uses this one table.
 static BASE_ENVIRONMENT: LazyLock<Environment<'static>> = LazyLock::new(base_environment);
 
 fn base_environment() -> Environment<'static> {
@@ -347,10 +349,10 @@ struct Compiled {
     /// The last supplied values and the chart's values coalesced with them: an agent renders a chart again and
     /// again with the same values, and coalescing copies every default of the chart and its subcharts.
     coalesced: Mutex<Option<(serde_json::Value, Arc<serde_json::Value>)>>,
-    /// The `.Values` maps of the last render that changed no map at all, with the coalesced values they were
-    /// made from. A render takes them out (so no other render can see them) and reuses them for the same
-    /// coalesced values instead of building every map again; they go back only if nothing was changed.
-    pristine_values: Mutex<Option<(Arc<serde_json::Value>, Value)>>,
+    /// The root data of every template of the last render that changed no map at all, with what it was made
+    /// from. A render takes it out (so no other render can see it) and reuses it for the same values, release
+    /// and capabilities instead of building every map again; it goes back only if nothing was changed.
+    pristine: Mutex<Option<Prepared>>,
     /// The last `.Capabilities.APIVersions` list, shared by the renders that pass the same one.
     api_versions: Mutex<Option<Arc<[String]>>>,
 }
@@ -380,12 +382,7 @@ fn collect_templates<'a>(
 
 /// Helm's parse order: deeper paths first, then reverse lexical order; later definitions win.
 fn parse_order(paths: &mut [TemplateFile<'_>]) {
-    paths.sort_by(|a, b| {
-        let depth = |p: &str| p.matches('/').count();
-        depth(&b.path)
-            .cmp(&depth(&a.path))
-            .then_with(|| b.path.cmp(&a.path))
-    });
+    paths.sort_by(|a, b| helm_order(&a.path, &b.path));
 }
 
 impl Compiled {
@@ -402,18 +399,20 @@ impl Compiled {
         for (file, translated) in templates.iter().zip(translate_all(&templates)) {
             let (text, translated) = translated?;
             actions.add_located_actions(&file.path, translated.body.actions, &text);
+            actions.set_aliases(&file.path, translated.body.aliases);
             sources.insert(file.path.clone(), translated.body.source);
             texts.extend(translated.body.texts);
             for (name, define) in translated.defines {
                 texts.extend(define.texts);
                 actions.add_located_actions(&name, define.actions, &text);
                 actions.set_origin(&name, &file.path);
+                actions.set_aliases(&name, define.aliases);
                 sources.insert(name, define.source);
             }
         }
         let actions = Arc::new(actions);
         let mut env = BASE_ENVIRONMENT.clone();
-        template::register(&mut env, Arc::clone(&actions), sources);
+        template::register(&mut env, sources);
         // Long literal texts of the templates, which their translations print as globals.
         for (name, text) in texts {
             env.add_global(name, Value::from(text));
@@ -423,7 +422,7 @@ impl Compiled {
             actions,
             files,
             coalesced: Mutex::new(None),
-            pristine_values: Mutex::new(None),
+            pristine: Mutex::new(None),
             api_versions: Mutex::new(None),
         })
     }
@@ -464,60 +463,30 @@ impl Compiled {
 
     fn render(&self, chart: &Chart, options: &RenderOptions) -> Result<Rendered, RenderError> {
         let values_arc = self.coalesced_values(chart, &options.values);
-        let values_json = values_arc.as_ref();
-        // Any change of any map from here on keeps this render's `.Values` from being reused.
+        // Any change of any map from here on keeps this render's root data from being reused.
         let epoch = MUTATIONS.load(Ordering::SeqCst);
-        if let Some(message) = crate::schema::validate_chart(chart, values_json) {
+        if let Some(message) = crate::schema::validate_chart(chart, &values_arc) {
             return Err(RenderError::Schema {
                 chart: chart.name().to_string(),
                 message,
             });
         }
-        let release = from_json_exact(&serde_json::json!({
-            "Name": options.release_name,
-            "Namespace": options.namespace,
-            "IsInstall": !options.is_upgrade,
-            "IsUpgrade": options.is_upgrade,
-            "Revision": options.revision,
-            "Service": "Helm",
-        }));
-        let misses = objects::Misses::default();
-        let capabilities = objects::capabilities(
-            &options.kube_version,
-            self.api_versions(&options.api_versions),
-            &misses,
-        );
-        let shared = Shared {
-            release,
-            capabilities,
+        let inputs = Inputs {
+            values: values_arc,
+            release: ReleaseKey::of(options),
+            kube_version: options.kube_version.clone(),
+            api_versions: self.api_versions(&options.api_versions),
         };
         let reused = self
-            .pristine_values
+            .pristine
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take()
-            .filter(|(made_from, _)| Arc::ptr_eq(made_from, &values_arc))
-            .map(|(_, values)| values);
-        let root_values = reused.unwrap_or_else(|| from_json(values_json));
-        let mut units = Vec::new();
-        self.collect_units(
-            chart,
-            chart.name(),
-            chart.name(),
-            true,
-            &root_values,
-            values_json,
-            &shared,
-            &mut units,
-        );
-        // Helm executes templates in its parse order (deeper paths first, then reverse lexical), which decides
-        // which error is reported first and the order of side effects such as `set` on shared values.
-        units.sort_by(|a, b| {
-            let depth = |p: &str| p.matches('/').count();
-            depth(&b.path)
-                .cmp(&depth(&a.path))
-                .then_with(|| b.path.cmp(&a.path))
-        });
+            .filter(|prepared| prepared.inputs.same_as(&inputs));
+        let prepared = match reused {
+            Some(prepared) => prepared,
+            None => self.prepare(chart, inputs),
+        };
         let mut out = BTreeMap::new();
         let session = Session::start(options.limits);
         let cache = Value::from_object(template::IncludeCache::default());
@@ -525,7 +494,7 @@ impl Compiled {
             .lookup
             .as_ref()
             .map(|l| Value::from_object(template::LookupObject(Arc::clone(l))));
-        for unit in units {
+        for unit in &prepared.units {
             let template = self
                 .env
                 .get_template(&unit.path)
@@ -535,12 +504,23 @@ impl Compiled {
                 })?;
             let mut sink = session.file_sink(&unit.path);
             template
-                .render_captured_to(context! { _d0 => unit.root, _depth => 0, _cache => cache.clone(), _lookup => lookup.clone() }, &mut sink)
+                .render_captured_to(
+                    template::ExecContext {
+                        dot: unit.root.clone(),
+                        depth: 0,
+                        cache: Some(cache.clone()),
+                        lookup: lookup.clone(),
+                        aliases: unit.aliases.clone(),
+                        actions: Arc::clone(&self.actions),
+                    }
+                    .value(),
+                    &mut sink,
+                )
                 .map_err(|e| self.execute_error(&unit.path, &e, &session))?;
             if let Some(exceeded) = session.exceeded() {
                 // Raw text passed the bound after the last emission or call.
                 return Err(RenderError::Limit {
-                    template: unit.path,
+                    template: unit.path.clone(),
                     line: None,
                     limit: exceeded.limit,
                     message: exceeded.message,
@@ -556,20 +536,60 @@ impl Compiled {
                 std::borrow::Cow::Borrowed(_) => text,
                 std::borrow::Cow::Owned(printable) => printable,
             };
-            out.insert(unit.path, template::strip_no_value(text));
+            out.insert(unit.path.clone(), template::strip_no_value(text));
         }
+        // Taking the misses empties the set, so reused root data starts the next render with none.
         let api_version_misses =
-            std::mem::take(&mut *misses.lock().unwrap_or_else(|p| p.into_inner()));
+            std::mem::take(&mut *prepared.misses.lock().unwrap_or_else(|p| p.into_inner()));
         if MUTATIONS.load(Ordering::SeqCst) == epoch {
-            *self
-                .pristine_values
-                .lock()
-                .unwrap_or_else(|p| p.into_inner()) = Some((values_arc, root_values));
+            *self.pristine.lock().unwrap_or_else(|p| p.into_inner()) = Some(prepared);
         }
         Ok(Rendered {
             templates: out,
             api_version_misses,
         })
+    }
+
+    /// Builds the root data of every template of `chart` for `inputs`, in Helm's execution order.
+    fn prepare(&self, chart: &Chart, inputs: Inputs) -> Prepared {
+        let release = from_json_exact(&serde_json::json!({
+            "Name": inputs.release.name,
+            "Namespace": inputs.release.namespace,
+            "IsInstall": !inputs.release.is_upgrade,
+            "IsUpgrade": inputs.release.is_upgrade,
+            "Revision": inputs.release.revision,
+            "Service": "Helm",
+        }));
+        let misses = objects::Misses::default();
+        let capabilities = objects::capabilities(
+            &inputs.kube_version,
+            Arc::clone(&inputs.api_versions),
+            &misses,
+        );
+        let shared = Shared {
+            release,
+            capabilities,
+        };
+        let root_values = from_json(&inputs.values);
+        let mut units = Vec::new();
+        self.collect_units(
+            chart,
+            chart.name(),
+            chart.name(),
+            true,
+            &root_values,
+            &inputs.values,
+            &shared,
+            &mut units,
+        );
+        // Helm executes templates in its parse order (deeper paths first, then reverse lexical), which decides
+        // which error is reported first and the order of side effects such as `set` on shared values.
+        units.sort_by(|a, b| helm_order(&a.path, &b.path));
+        Prepared {
+            inputs,
+            misses,
+            units,
+        }
     }
 
     /// Prepares the root data (`.`) of every template to execute in `chart` and its enabled subcharts.
@@ -640,7 +660,12 @@ impl Compiled {
                 .collect(),
                 MapType::Values,
             );
-            units.push(Unit { path, root });
+            let aliases = self.actions.aliases(&path);
+            units.push(Unit {
+                path,
+                root,
+                aliases,
+            });
         }
         for (sub_name, sub) in enabled {
             let sub_json = values_json
@@ -703,16 +728,4 @@ impl Compiled {
             message,
         }
     }
-}
-
-/// One template to execute with its root data.
-struct Unit {
-    path: String,
-    root: Value,
-}
-
-/// Objects shared by all templates of one render.
-struct Shared {
-    release: Value,
-    capabilities: Value,
 }

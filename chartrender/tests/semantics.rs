@@ -226,6 +226,81 @@ fn values_changed_by_one_render_are_fresh_in_the_next() {
 }
 
 #[test]
+fn root_data_kept_between_renders_follows_the_release_and_forgets_changes() {
+    // A renderer keeps every template's root data (`.`, `.Release`, `.Capabilities`, `.Template`) of a render
+    // that changed no map. Another release name must be seen, a render that sets a key on `.` must not leak it
+    // into the next one, and each render reports its own `.Capabilities.APIVersions.Has` misses.
+    let chart = chart(
+        &[(
+            "t.yaml",
+            "{{ .Release.Name }} {{ .Capabilities.APIVersions.Has \"x/v1\" }} {{ .Template.Name }} k={{ .k }}\
+             {{ if eq .Release.Name \"b\" }}{{ $_ := set . \"k\" 1 }}{{ end }}",
+        )],
+        "",
+    );
+    let renderer = seedlet_chartrender::Renderer::new();
+    for name in ["a", "a", "b", "a", "c", "c"] {
+        let options = seedlet_chartrender::RenderOptions {
+            release_name: name.into(),
+            ..Default::default()
+        };
+        let rendered = renderer.render(&chart, &options).unwrap();
+        assert_eq!(
+            rendered.templates["test/templates/t.yaml"],
+            format!("{name} false test/templates/t.yaml k=")
+        );
+        assert_eq!(
+            rendered.api_version_misses.into_iter().collect::<Vec<_>>(),
+            ["x/v1"],
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn field_paths_keep_their_results_and_errors_in_files_and_defines() {
+    // Chart templates read paths such as `.Values.a.b` through one name each, resolved when read: the results and
+    // the errors (a field of a missing value, on its line) must stay those of the field lookups.
+    let values = "a: {b: x, n: null}\n";
+    let cases = [
+        (
+            "{{ .Values.a.b }}|{{ .Values.missing }}|{{ $.Values.a.b }}|{{ .Values.a.n }}|{{ .Release.Name }}",
+            Ok("x||x||rel"),
+        ),
+        (
+            "{{ define \"d\" }}{{ .a.b }}{{ end }}{{ include \"d\" .Values }}|{{ range .Values.a }}{{ $.Values.a.b }}{{ end }}",
+            Ok("x|xx"),
+        ),
+        (
+            "line 1\n\n{{ .Values.missing.b }}",
+            Err(
+                "template: test/templates/t.yaml:3: executing \"test/templates/t.yaml\" at <{{ .Values.missing.b }}>",
+            ),
+        ),
+        (
+            "{{ define \"d\" }}\n{{ .x.y }}{{ end }}{{ include \"d\" .Values.none }}",
+            Err(
+                "error calling include: template: test/templates/t.yaml:2: executing \"d\" at <{{ .x.y }}>",
+            ),
+        ),
+    ];
+    for (template, want) in cases {
+        let got = render_one(template, values);
+        match (want, &got) {
+            (Ok(want), Ok(got)) => assert_eq!(got, want, "{template}"),
+            (Err(want), Err(got)) => {
+                assert!(got.contains(want), "{template}: {got}");
+                assert!(
+                    got.contains("nil pointer evaluating a field of a missing value"),
+                    "{template}: {got}"
+                );
+            }
+            _ => panic!("{template}: {got:?}"),
+        }
+    }
+}
+
+#[test]
 fn parse_errors_name_template_and_line() {
     let err = render_one("a\n{{ if .X }}\n", "").unwrap_err();
     assert_eq!(

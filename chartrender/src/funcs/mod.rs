@@ -323,7 +323,7 @@ pub(crate) fn is_function(name: &str) -> bool {
     NAMES.contains(name)
 }
 
-/// Registers all functions on `env` except the chart-specific `include`/`tpl` ([`template::register`]).
+/// Registers all functions on `env` (the chart's template loader is set by [`template::register`]).
 pub(crate) fn register(env: &mut Environment<'static>) {
     for (global, func) in FUNCTIONS {
         let func = *func;

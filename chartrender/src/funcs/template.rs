@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, LazyLock, Mutex};
 
 use minijinja::value::{Rest, Value};
-use minijinja::{Environment, Error, ErrorKind, State, context};
+use minijinja::{Environment, Error, ErrorKind, State};
 
 use super::location::{self, CommandLocation};
 use super::value::{GoMap, MUTATIONS, is_nil, to_go_string};
@@ -83,7 +83,12 @@ pub(crate) struct ActionTable {
     /// error needs one, so a render that succeeds never pays for them.
     sources: HashMap<String, Vec<SourceRun>>,
     origins: HashMap<String, String>,
+    /// The field paths each template reads through `_p<n>` names ([`crate::gotmpl::Translated::aliases`]).
+    aliases: HashMap<String, AliasPaths>,
 }
+
+/// The field paths of one template's `_p<n>` names, by `n`.
+pub(crate) type AliasPaths = Arc<[Vec<String>]>;
 
 /// `count` consecutive actions of one template and the Go source text they were parsed from.
 #[derive(Debug)]
@@ -152,6 +157,20 @@ impl ActionTable {
         None
     }
 
+    /// Records the field paths template `name` reads through `_p<n>` names (none: nothing is recorded).
+    pub(crate) fn set_aliases(&mut self, name: &str, paths: Vec<Vec<String>>) {
+        if paths.is_empty() {
+            self.aliases.remove(name);
+        } else {
+            self.aliases.insert(name.to_string(), paths.into());
+        }
+    }
+
+    /// The field paths template `name` reads through `_p<n>` names.
+    pub(crate) fn aliases(&self, name: &str) -> Option<AliasPaths> {
+        self.aliases.get(name).cloned()
+    }
+
     /// Records that `define` is written in `file`.
     pub(crate) fn set_origin(&mut self, define: &str, file: &str) {
         self.origins.insert(define.to_string(), file.to_string());
@@ -170,14 +189,10 @@ const TPL_PREFIX: &str = "\u{1}tpl:";
 /// How many distinct `tpl` strings one chart's environment keeps compiled; beyond that they are compiled per call.
 const TPL_TEMPLATES_PER_CHART: usize = 4096;
 
-/// Registers `include` and `tpl`, which describe errors with one chart's action table, and the loader that
-/// compiles the chart's translated templates (`sources`, by template name) when a render first asks for them and
-/// `tpl` strings once per chart. Compiling on first use skips the `define`s no rendered template reaches.
-pub(crate) fn register(
-    env: &mut Environment<'static>,
-    actions: Arc<ActionTable>,
-    sources: HashMap<String, String>,
-) {
+/// Sets the loader that compiles the chart's translated templates (`sources`, by template name) when a render first
+/// asks for them and `tpl` strings once per chart. Compiling on first use skips the `define`s no rendered template
+/// reaches.
+pub(crate) fn register(env: &mut Environment<'static>, sources: HashMap<String, String>) {
     let loaded = std::sync::atomic::AtomicUsize::new(0);
     env.set_loader(move |name| {
         let Some(source) = name.strip_prefix(TPL_PREFIX) else {
@@ -190,26 +205,26 @@ pub(crate) fn register(
             .map_err(|e| fail(format!("error calling tpl: {e}")))?;
         Ok(file.defines.is_empty().then_some(file.body.source))
     });
-    let include_actions = Arc::clone(&actions);
+}
+
+/// Registers `include`, `template` and `tpl` (which find the chart's action table in the execution context),
+/// `required`, `fail`, `lookup` and `getHostByName`: the same functions for every chart, so every chart's
+/// environment shares one function table.
+pub(crate) fn register_plain(env: &mut Environment<'static>) {
     let include_signature = signature::of("include");
     env.add_function("f_include", move |state: &State, args: Rest<Value>| {
         check_arguments(state, &args, include_signature.as_ref())?;
-        include(state, &args, &include_actions, Call::Include)
+        include(state, &args, &chart_actions(state)?, Call::Include)
     });
-    let template_actions = Arc::clone(&actions);
-    env.add_function("f_template", move |state: &State, args: Rest<Value>| {
+    env.add_function("f_template", |state: &State, args: Rest<Value>| {
         check_defined(state, &args)?;
-        include(state, &args, &template_actions, Call::Template)
+        include(state, &args, &chart_actions(state)?, Call::Template)
     });
     let tpl_signature = signature::of("tpl");
     env.add_function("f_tpl", move |state: &State, args: Rest<Value>| {
         check_arguments(state, &args, tpl_signature.as_ref())?;
-        tpl(state, &args, &actions)
+        tpl(state, &args, &chart_actions(state)?)
     });
-}
-
-/// Registers `required`, `fail`, `lookup` and `getHostByName`, which are the same for every chart.
-pub(crate) fn register_plain(env: &mut Environment<'static>) {
     let required_signature = signature::of("required");
     env.add_function("f_required", move |state: &State, args: Rest<Value>| {
         check_arguments(state, &args, required_signature.as_ref())?;
@@ -298,6 +313,86 @@ fn depth(state: &State) -> i64 {
     state.lookup("_depth").and_then(|d| d.as_i64()).unwrap_or(0)
 }
 
+/// The name under which an execution context hands out itself.
+const EXEC_CONTEXT: &str = "_exec";
+
+/// The action table of the chart whose template is executing.
+fn chart_actions(state: &State) -> Result<Arc<ActionTable>, Error> {
+    state
+        .lookup(EXEC_CONTEXT)
+        .and_then(|context| context.downcast_object::<ExecContext>())
+        .map(|context| Arc::clone(&context.actions))
+        .ok_or_else(|| fail("no chart template is being executed"))
+}
+
+/// The context of one template execution: dot (`_d0`), the nesting depth of `include`/`tpl` calls, the render's
+/// include cache and the `lookup` source, and the chart's action table. A fixed set of fields, built for every file and every `include` more
+/// cheaply than minijinja's `context!` map, which serializes each value.
+#[derive(Debug)]
+pub(crate) struct ExecContext {
+    pub(crate) dot: Value,
+    pub(crate) depth: i64,
+    pub(crate) cache: Option<Value>,
+    pub(crate) lookup: Option<Value>,
+    /// The field paths the executed template reads through `_p<n>` names, resolved from `dot` when read.
+    pub(crate) aliases: Option<AliasPaths>,
+    /// The chart's action table (for `include`, `template` and `tpl`).
+    pub(crate) actions: Arc<ActionTable>,
+}
+
+impl ExecContext {
+    /// The context as a template value.
+    pub(crate) fn value(self) -> Value {
+        Value::from_object(self)
+    }
+}
+
+impl minijinja::value::Object for ExecContext {
+    fn repr(self: &Arc<Self>) -> minijinja::value::ObjectRepr {
+        minijinja::value::ObjectRepr::Map
+    }
+
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        self.get_value_by_str(key.as_str()?)
+    }
+
+    fn get_value_by_str(self: &Arc<Self>, key: &str) -> Option<Value> {
+        match key {
+            "_d0" => Some(self.dot.clone()),
+            "_depth" => Some(Value::from(self.depth)),
+            "_cache" => self.cache.clone(),
+            "_lookup" => self.lookup.clone(),
+            EXEC_CONTEXT => Some(Value::from_dyn_object(Arc::clone(self))),
+            _ => {
+                let number: usize = key.strip_prefix(gotmpl::ALIAS_PREFIX)?.parse().ok()?;
+                let path = self.aliases.as_ref()?.get(number)?;
+                Some(resolve_path(&self.dot, path))
+            }
+        }
+    }
+
+    fn enumerate(self: &Arc<Self>) -> minijinja::value::Enumerator {
+        minijinja::value::Enumerator::Str(&["_d0", "_depth", "_cache", "_lookup", EXEC_CONTEXT])
+    }
+}
+
+/// `dot.<path>` as minijinja's attribute lookups compute it with lenient undefined values (a missing field is
+/// undefined, a field of an undefined value fails): the failure is carried as an invalid value, which fails the
+/// name's lookup with the very error the lookups would have raised, on the same line.
+fn resolve_path(dot: &Value, path: &[String]) -> Value {
+    let mut value = dot.clone();
+    for name in path {
+        value = match value.get_attr(name) {
+            Ok(value) => value,
+            Err(error) => return Value::from(error),
+        };
+        if value.kind() == minijinja::value::ValueKind::Invalid {
+            break;
+        }
+    }
+    value
+}
+
 /// Results of `include` calls within one render, keyed by template name and the identity of the map passed as
 /// dot. An entry is used only while no map anywhere was mutated since it was stored, and calls that mutate maps
 /// themselves are never stored, so reuse cannot change the output.
@@ -334,7 +429,7 @@ enum Call {
 fn include(
     state: &State,
     args: &[Value],
-    actions: &ActionTable,
+    actions: &Arc<ActionTable>,
     call: Call,
 ) -> Result<Value, Error> {
     want("include", args, 2)?;
@@ -374,7 +469,7 @@ fn include(
 fn render_include(
     state: &State,
     args: &[Value],
-    actions: &ActionTable,
+    actions: &Arc<ActionTable>,
     cache: Option<Value>,
     call: Call,
 ) -> Result<Value, Error> {
@@ -399,10 +494,22 @@ fn render_include(
             fail(format!("error calling include: compiling translated template {name}: {e}"))
         }
     })?;
-    let mut sink = Sink::value(&format!("include {name:?}"));
-    nested(|| template
-        .render_captured_to(context! { _d0 => args[1].clone(), _depth => depth + 1, _cache => cache, _lookup => state.lookup("_lookup") }, &mut sink))
-        .map_err(|e| fail(format!("error calling include: {}", describe(&e, actions))))?;
+    let mut sink = Sink::value("include", Some(&name));
+    nested(|| {
+        template.render_captured_to(
+            ExecContext {
+                dot: args[1].clone(),
+                depth: depth + 1,
+                cache,
+                lookup: state.lookup("_lookup"),
+                aliases: actions.aliases(&name),
+                actions: Arc::clone(actions),
+            }
+            .value(),
+            &mut sink,
+        )
+    })
+    .map_err(|e| fail(format!("error calling include: {}", describe(&e, actions))))?;
     meter::check_exceeded()?;
     Ok(Value::from(sink.into_string()))
 }
@@ -418,7 +525,7 @@ static TPL_CACHE: LazyLock<Mutex<HashMap<String, Arc<TplSource>>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 const TPL_CACHE_ENTRIES: usize = 1024;
 
-fn tpl(state: &State, args: &[Value], actions: &ActionTable) -> Result<Value, Error> {
+fn tpl(state: &State, args: &[Value], actions: &Arc<ActionTable>) -> Result<Value, Error> {
     want("tpl", args, 2)?;
     meter::check_deadline()?;
     let source = arg_str(args, 0);
@@ -457,8 +564,16 @@ fn tpl(state: &State, args: &[Value], actions: &ActionTable) -> Result<Value, Er
             translated
         }
     };
-    let context = context! { _d0 => args[1].clone(), _depth => depth + 1, _lookup => state.lookup("_lookup") };
-    let mut sink = Sink::value("tpl");
+    let context = ExecContext {
+        dot: args[1].clone(),
+        depth: depth + 1,
+        cache: None,
+        lookup: state.lookup("_lookup"),
+        aliases: None,
+        actions: Arc::clone(actions),
+    }
+    .value();
+    let mut sink = Sink::value("tpl", None);
     let rendered = nested(|| {
         if translated.defines.is_empty() {
             match state.env().get_template(&format!("{TPL_PREFIX}{source}")) {
@@ -486,7 +601,7 @@ fn render_source(
     env: &Environment<'_>,
     source: &str,
     context: Value,
-    sink: &mut Sink,
+    sink: &mut Sink<'_>,
 ) -> Result<(), Error> {
     env.template_from_str(source)?
         .render_captured_to(context, sink)
@@ -498,7 +613,11 @@ pub(crate) const NO_VALUE: &str = "<no value>";
 
 /// Removes [`NO_VALUE`] as Helm does after rendering a file.
 pub(crate) fn strip_no_value(text: String) -> String {
-    if text.contains(NO_VALUE) {
+    // `<` is rare in rendered manifests: finding it (memchr) first is cheaper than a substring search.
+    if text
+        .match_indices('<')
+        .any(|(at, _)| text[at..].starts_with(NO_VALUE))
+    {
         text.replace(NO_VALUE, "")
     } else {
         text

@@ -4,7 +4,7 @@ mod lexer;
 mod parser;
 mod translate;
 
-pub(crate) use translate::Translated;
+pub(crate) use translate::{ALIAS_PREFIX, Translated};
 
 /// How many `\n` bytes `text` holds: a plain byte count that the compiler turns into vector code, where
 /// `matches('\n')` calls `memchr` once per line (a tenth of translating text-heavy templates).

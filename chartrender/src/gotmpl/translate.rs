@@ -7,6 +7,8 @@
 //! - every Go function `f` is the global `f_f`, pipelines pass the piped value as the last argument;
 //!   `and`/`or`/`not` become minijinja's operators, which already return operands and short-circuit like Go.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use super::ParseError;
@@ -22,7 +24,14 @@ pub(crate) struct Translated {
     /// Long literal texts moved out of `source` (when asked for): `(global name, text)`; the source prints the
     /// global instead, so minijinja's lexer, which walks template text character by character, never sees them.
     pub(crate) texts: Vec<(String, String)>,
+    /// Field paths from the template's data (`_d0`) that the source names `_p<n>` (when asked for, see
+    /// [`translate`]): entry `n` is the path of `_p<n>`, which the execution context resolves from its `_d0` when
+    /// the name is looked up.
+    pub(crate) aliases: Vec<Vec<String>>,
 }
+
+/// Prefix of the names under which a translated chart template reads a field path from its data.
+pub(crate) const ALIAS_PREFIX: &str = "_p";
 
 /// Literal text of at least this many bytes is moved out of the minijinja source when the caller asks for it.
 pub(crate) const EXTRACT_TEXT_BYTES: usize = 256;
@@ -45,7 +54,11 @@ fn needs_escape(text: &str) -> bool {
 /// Translates one template body (a file or a `define`).
 ///
 /// With `texts` (a prefix for global names), literal texts of [`EXTRACT_TEXT_BYTES`] or more become
-/// `{{ <prefix>_<n> }}` and are returned in [`Translated::texts`]; the caller defines those globals.
+/// `{{ <prefix>_<n> }}` and are returned in [`Translated::texts`]; the caller defines those globals. Field paths
+/// from the data (`.Values.a.b`, `$.Release.Name`) then become one name each, `_p<n>`
+/// ([`Translated::aliases`]): minijinja compiles a name several times faster than a chain of attribute lookups
+/// (more than half of compiling a values-heavy template), and the caller's context resolves it with the same
+/// lookups when it is read.
 pub(crate) fn translate(
     name: &str,
     nodes: &[Node],
@@ -62,6 +75,7 @@ pub(crate) fn translate(
         counter: 0,
         uses_namespace: false,
         actions: Vec::new(),
+        aliases: texts.map(|_| RefCell::new(Aliases::default())),
     };
     translator.nodes(nodes)?;
     let mut source = translator.out;
@@ -72,7 +86,18 @@ pub(crate) fn translate(
         source,
         actions: translator.actions,
         texts: translator.texts,
+        aliases: translator
+            .aliases
+            .map(|aliases| aliases.into_inner().paths)
+            .unwrap_or_default(),
     })
+}
+
+/// The field paths a template reads through `_p<n>` names, and the number of each.
+#[derive(Default)]
+struct Aliases {
+    paths: Vec<Vec<String>>,
+    numbers: HashMap<String, usize>,
 }
 
 struct Translator<'a> {
@@ -87,6 +112,8 @@ struct Translator<'a> {
     counter: usize,
     uses_namespace: bool,
     actions: Vec<(usize, String)>,
+    /// Field paths from `_d0` named `_p<n>` (`None`: paths are written out).
+    aliases: Option<RefCell<Aliases>>,
 }
 
 impl Translator<'_> {
@@ -407,27 +434,24 @@ impl Translator<'_> {
             return Ok(out);
         }
         // A field with arguments is a method call on its parent (`.Files.Get "x"`, `$caps.APIVersions.Has "v"`).
-        let path = match head {
-            Operand::Field(path) => {
-                out.push_str(&self.dot);
-                path
-            }
-            Operand::Variable(name, path) => {
-                out.push_str(self.resolve(name, line)?);
-                path
-            }
+        let (base, path) = match head {
+            Operand::Field(path) => (Some(self.dot.as_str()), path),
+            Operand::Variable(name, path) => (Some(self.resolve(name, line)?), path),
             Operand::Chain(pipe, path) => {
                 out.push('(');
                 out.push_str(&self.pipe(pipe, line)?);
                 out.push(')');
-                path
+                (None, path)
             }
             _ => return Err(self.error(line, "can't give argument to non-function")),
         };
         let Some((method, parents)) = path.split_last() else {
             return Err(self.error(line, "can't give argument to non-function"));
         };
-        push_path(&mut out, parents);
+        match base {
+            Some(base) => self.push_chain(&mut out, base, parents),
+            None => push_path(&mut out, parents),
+        }
         out.push('.');
         out.push_str(method);
         out.push('(');
@@ -460,20 +484,40 @@ impl Translator<'_> {
         Ok(())
     }
 
+    /// Appends `base` followed by the fields of `path`: one `_p<n>` name for a path from the template's data when
+    /// aliases are on and every field is a plain name.
+    fn push_chain(&self, out: &mut String, base: &str, path: &[&str]) {
+        if let Some(aliases) = &self.aliases
+            && base == "_d0"
+            && !path.is_empty()
+            && path.iter().all(|name| is_plain_name(name))
+        {
+            let key = path.join(".");
+            let mut aliases = aliases.borrow_mut();
+            let next = aliases.paths.len();
+            let number = *aliases.numbers.entry(key).or_insert(next);
+            if number == next {
+                aliases
+                    .paths
+                    .push(path.iter().map(|name| (*name).to_string()).collect());
+            }
+            let _ = write!(out, "{ALIAS_PREFIX}{number}");
+            return;
+        }
+        out.push_str(base);
+        push_path(out, path);
+    }
+
     fn operand(&self, out: &mut String, operand: &Operand, line: usize) -> Result<(), ParseError> {
         match operand {
-            Operand::Field(path) => {
-                out.push_str(&self.dot);
-                push_path(out, path);
-            }
+            Operand::Field(path) => self.push_chain(out, &self.dot, path),
             Operand::Variable(name, path) => {
                 let base = self.resolve(name, line)?;
                 // A declared variable holds an unwrapped value (nil gives no value for the whole chain).
                 if base.starts_with("_v.") && !path.is_empty() {
                     push_field_chain(out, base, path);
                 } else {
-                    out.push_str(base);
-                    push_path(out, path);
+                    self.push_chain(out, base, path);
                 }
             }
             Operand::Chain(pipe, path) => {
@@ -572,9 +616,7 @@ fn push_field_chain(out: &mut String, base: &str, path: &[&str]) {
 /// Appends `.a.b` for `path`, using subscripts for names that are not plain ASCII identifiers.
 fn push_path(out: &mut String, path: &[&str]) {
     for name in path {
-        let plain = name.bytes().all(|b| b == b'_' || b.is_ascii_alphanumeric())
-            && !name.starts_with(|c: char| c.is_ascii_digit());
-        if plain {
+        if is_plain_name(name) {
             out.push('.');
             out.push_str(name);
         } else {
@@ -583,6 +625,12 @@ fn push_path(out: &mut String, path: &[&str]) {
             out.push(']');
         }
     }
+}
+
+/// Whether `name` can follow a `.` in minijinja source (an ASCII identifier).
+fn is_plain_name(name: &str) -> bool {
+    name.bytes().all(|b| b == b'_' || b.is_ascii_alphanumeric())
+        && !name.starts_with(|c: char| c.is_ascii_digit())
 }
 
 /// A minijinja string literal for `value` (no raw newlines, so tags stay on one line).
