@@ -2,6 +2,7 @@
 //! finalizers, ShootState finalizer, reference protection, projects, extension ClusterRoles and
 //! the Event TTL. Built on `seedlet-runtime`, a peer of the seed agent.
 
+pub mod caches;
 pub mod cluster_identity;
 pub mod context;
 pub mod controllers;

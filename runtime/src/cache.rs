@@ -252,7 +252,8 @@ where
 
     /// A subscription shaped like a watcher's event stream (see the module docs). It ends when the
     /// informer's watch ends; it never yields an error (the informer reports its watch's failures).
-    pub fn events(&self) -> impl Stream<Item = Result<Event<K>, watcher::Error>> + Send + 'static {
+    /// It borrows nothing from the informer (`use<K>`), so it outlives a temporary `Arc<Informer>`.
+    pub fn events(&self) -> impl Stream<Item = Result<Event<K>, watcher::Error>> + Send + use<K> {
         let (receiver, listed) = {
             let dispatch = self.dispatch.lock().unwrap_or_else(PoisonError::into_inner);
             (
@@ -276,16 +277,12 @@ where
 
     /// Every object on its first sighting and after each change (no deletions), for
     /// `Controller::for_stream` with [`Informer::store`].
-    pub fn applied_objects(
-        &self,
-    ) -> impl Stream<Item = Result<K, watcher::Error>> + Send + 'static {
+    pub fn applied_objects(&self) -> impl Stream<Item = Result<K, watcher::Error>> + Send + use<K> {
         self.events().applied_objects()
     }
 
     /// Like [`Informer::applied_objects`], plus the last state of deleted objects.
-    pub fn touched_objects(
-        &self,
-    ) -> impl Stream<Item = Result<K, watcher::Error>> + Send + 'static {
+    pub fn touched_objects(&self) -> impl Stream<Item = Result<K, watcher::Error>> + Send + use<K> {
         self.events().touched_objects()
     }
 }
