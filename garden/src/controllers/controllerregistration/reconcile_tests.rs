@@ -6,11 +6,9 @@ use std::sync::Arc;
 
 use kube::api::{DeleteParams, ListParams};
 use kube::runtime::controller::Action;
-use kube::runtime::watcher;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::{
-    BackupBucket, BackupEntry, ControllerDeployment, ControllerInstallation,
-    ControllerRegistration, Seed, Shoot,
+    ControllerDeployment, ControllerInstallation, ControllerRegistration, Seed,
 };
 use serde_json::{Value, json};
 
