@@ -19,7 +19,8 @@
 //! deletions to subscribers, a subscriber that joins after the first list sees none of the listed
 //! objects, and one slow subscriber holds up the watch for all of them.
 //!
-//! Watch failures are reported by the informer, once per distinct failure, not by each subscriber.
+//! Watch failures are reported by the informer, not by each subscriber: a WARN once per distinct
+//! failure in the process (shared with the controllers' own watches), debug lines after that.
 
 use std::any::{Any, TypeId};
 use std::collections::{HashMap, VecDeque};
@@ -307,8 +308,12 @@ async fn watch<K, S>(
         };
         let Some(event) = event else { break };
         let event = match event {
+            // `Init` comes before each list request, also before one that fails again: only an
+            // event with objects (or the end of a list) says the watch works.
+            Ok(event @ Event::Init) => event,
             Ok(event) => {
                 if let Some(count) = failures.succeeded() {
+                    crate::watch::forget_reported();
                     tracing::info!(kind, failures = count, "watch works again");
                 }
                 event
@@ -351,8 +356,14 @@ fn report_failure(kind: &str, error: &watcher::Error, failures: &mut RepeatedFai
     }
     let message = crate::error_chain(error);
     match failures.failed(&message) {
-        Failure::New => tracing::warn!(kind, error = %message, "watch failed, retrying"),
-        Failure::Repeated => tracing::debug!(kind, error = %message, "watch failed again"),
+        // Once per process and message, as for the controllers' own watches: a garden without
+        // the Gardener CRDs fails every informer with the same message.
+        Failure::New if crate::watch::first_to_report(&message) => {
+            tracing::warn!(kind, error = %message, "watch failed, retrying");
+        }
+        Failure::New | Failure::Repeated => {
+            tracing::debug!(kind, error = %message, "watch failed again");
+        }
     }
 }
 

@@ -77,12 +77,31 @@ impl Caches {
     /// Waits until every cache has its first complete list (deciding on partial caches would
     /// delete installations of registrations not yet seen).
     pub async fn ready(&self) -> bool {
-        self.registrations.wait_until_ready().await.is_ok()
-            && self.deployments.wait_until_ready().await.is_ok()
-            && self.shoots.wait_until_ready().await.is_ok()
-            && self.buckets.wait_until_ready().await.is_ok()
-            && self.entries.wait_until_ready().await.is_ok()
+        listed(&self.registrations).await
+            && listed(&self.deployments).await
+            && listed(&self.shoots).await
+            && listed(&self.buckets).await
+            && listed(&self.entries).await
     }
+}
+
+/// How long scheduling waits for a cache's first list before it says so (and waits on).
+const LIST_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Waits until `store` has its first list; `false` when its informer ended first.
+async fn listed<K>(store: &Store<K>) -> bool
+where
+    K: kube::Resource<DynamicType = ()> + Clone + 'static,
+{
+    if let Ok(ready) = tokio::time::timeout(LIST_PATIENCE, store.wait_until_ready()).await {
+        return ready.is_ok();
+    }
+    tracing::warn!(
+        controller = NAME,
+        kind = %K::kind(&()),
+        "the shared cache has no complete list yet; scheduling waits for it"
+    );
+    store.wait_until_ready().await.is_ok()
 }
 
 /// Dependencies of the controller.
