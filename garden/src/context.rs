@@ -3,6 +3,8 @@
 use std::sync::Arc;
 
 use seedlet_config::GardenControllerConfiguration;
+
+use crate::caches::GardenCaches;
 use seedlet_runtime::clock::Clock;
 use seedlet_runtime::events::Recorder;
 use seedlet_runtime::metrics::Metrics;
@@ -13,6 +15,8 @@ use tokio_util::sync::CancellationToken;
 pub struct GardenContext {
     /// Garden client.
     pub client: kube::Client,
+    /// The process's shared informers (they outlive the term; see [`crate::caches`]).
+    pub caches: Arc<GardenCaches>,
     /// The whole configuration.
     pub config: Arc<GardenControllerConfiguration>,
     /// Time source.

@@ -22,6 +22,7 @@ use seedlet_runtime::server::{ProbeState, Readiness, Servers, Step};
 use seedlet_runtime::systemd::{Notifier, State};
 use tokio_util::sync::CancellationToken;
 
+use crate::caches::GardenCaches;
 use crate::context::{GardenContext, GardenControllerSpec};
 
 /// `source.component` of the garden controller's Events unless a controller names itself.
@@ -170,12 +171,15 @@ impl Garden {
         )
         .await
         .map_err(Error::Servers)?;
+        // One set of informers for the whole process (see `crate::caches`): they end with
+        // the servers.
+        let caches = Arc::new(GardenCaches::new(self.client.clone(), &server_stop));
         let health_address = servers.health_address;
         let metrics_address = servers.metrics_address;
         let webhook_address = match webhooks {
             Some((webhooks, webhook_metrics)) => Some(
                 crate::webhooks::start(
-                    self.client.clone(),
+                    caches.clone(),
                     webhooks,
                     self.clock.clone(),
                     webhook_metrics,
@@ -189,8 +193,14 @@ impl Garden {
             ),
             None => None,
         };
-        let task =
-            tokio::spawn(self.run(metrics.clone(), readiness, servers, server_stop, shutdown));
+        let task = tokio::spawn(self.run(
+            metrics.clone(),
+            caches,
+            readiness,
+            servers,
+            server_stop,
+            shutdown,
+        ));
         Ok(RunningGarden {
             health_address,
             metrics_address,
@@ -203,6 +213,7 @@ impl Garden {
     async fn run(
         self,
         metrics: Arc<Metrics>,
+        caches: Arc<GardenCaches>,
         readiness: Arc<Readiness>,
         servers: Servers,
         server_stop: CancellationToken,
@@ -216,6 +227,7 @@ impl Garden {
             readiness.set(Step::Caches, true);
             let ctx = Arc::new(GardenContext {
                 client: self.client.clone(),
+                caches: caches.clone(),
                 config: self.config.clone(),
                 clock: self.clock.clone(),
                 metrics: metrics.clone(),
@@ -243,6 +255,7 @@ impl Garden {
         }
         leadership.stop().await;
         server_stop.cancel();
+        drop(caches);
         servers.join().await;
         tracing::info!("garden controller stopped");
         Ok(())

@@ -2,6 +2,9 @@
 //! finalizers, ShootState finalizer, reference protection, projects, extension ClusterRoles and
 //! the Event TTL. Built on `seedlet-runtime`, a peer of the seed agent.
 
+pub mod caches;
+#[cfg(test)]
+mod caches_tests;
 pub mod cluster_identity;
 pub mod context;
 pub mod controllers;

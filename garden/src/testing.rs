@@ -53,6 +53,17 @@ impl Env {
         }
     }
 
+    /// Writes a serving certificate for `127.0.0.1` from the sandbox CA (`tls.crt`, `tls.key`)
+    /// into `dir`, for the webhook server.
+    pub fn write_serving_certificate(&self, dir: &std::path::Path) {
+        let (chain, key) = self
+            .sandbox
+            .issue_serving_certificate("seedlet-garden-webhooks", &["127.0.0.1"])
+            .expect("serving certificate");
+        std::fs::write(dir.join("tls.crt"), chain).expect("tls.crt");
+        std::fs::write(dir.join("tls.key"), key).expect("tls.key");
+    }
+
     /// The clock as the controllers take it.
     pub fn clock(&self) -> Arc<dyn seedlet_runtime::clock::Clock> {
         self.clock.clone()

@@ -19,7 +19,8 @@
 //! deletions to subscribers, a subscriber that joins after the first list sees none of the listed
 //! objects, and one slow subscriber holds up the watch for all of them.
 //!
-//! Watch failures are reported by the informer, once per distinct failure, not by each subscriber.
+//! Watch failures are reported by the informer, not by each subscriber: a WARN once per distinct
+//! failure in the process (shared with the controllers' own watches), debug lines after that.
 
 use std::any::{Any, TypeId};
 use std::collections::{HashMap, VecDeque};
@@ -247,7 +248,8 @@ where
 
     /// A subscription shaped like a watcher's event stream (see the module docs). It ends when the
     /// informer's watch ends; it never yields an error (the informer reports its watch's failures).
-    pub fn events(&self) -> impl Stream<Item = Result<Event<K>, watcher::Error>> + Send + 'static {
+    /// It borrows nothing from the informer (`use<K>`), so it outlives a temporary `Arc<Informer>`.
+    pub fn events(&self) -> impl Stream<Item = Result<Event<K>, watcher::Error>> + Send + use<K> {
         let (receiver, listed) = {
             let dispatch = self.dispatch.lock().unwrap_or_else(PoisonError::into_inner);
             (
@@ -271,16 +273,12 @@ where
 
     /// Every object on its first sighting and after each change (no deletions), for
     /// `Controller::for_stream` with [`Informer::store`].
-    pub fn applied_objects(
-        &self,
-    ) -> impl Stream<Item = Result<K, watcher::Error>> + Send + 'static {
+    pub fn applied_objects(&self) -> impl Stream<Item = Result<K, watcher::Error>> + Send + use<K> {
         self.events().applied_objects()
     }
 
     /// Like [`Informer::applied_objects`], plus the last state of deleted objects.
-    pub fn touched_objects(
-        &self,
-    ) -> impl Stream<Item = Result<K, watcher::Error>> + Send + 'static {
+    pub fn touched_objects(&self) -> impl Stream<Item = Result<K, watcher::Error>> + Send + use<K> {
         self.events().touched_objects()
     }
 }
@@ -305,8 +303,12 @@ async fn watch<K, S>(
         };
         let Some(event) = event else { break };
         let event = match event {
+            // `Init` comes before each list request, also before one that fails again: only an
+            // event with objects (or the end of a list) says the watch works.
+            Ok(event @ Event::Init) => event,
             Ok(event) => {
                 if let Some(count) = failures.succeeded() {
+                    crate::watch::forget_reported();
                     tracing::info!(kind, failures = count, "watch works again");
                 }
                 event
@@ -349,8 +351,14 @@ fn report_failure(kind: &str, error: &watcher::Error, failures: &mut RepeatedFai
     }
     let message = crate::error_chain(error);
     match failures.failed(&message) {
-        Failure::New => tracing::warn!(kind, error = %message, "watch failed, retrying"),
-        Failure::Repeated => tracing::debug!(kind, error = %message, "watch failed again"),
+        // Once per process and message, as for the controllers' own watches: a garden without
+        // the Gardener CRDs fails every informer with the same message.
+        Failure::New if crate::watch::first_to_report(&message) => {
+            tracing::warn!(kind, error = %message, "watch failed, retrying");
+        }
+        Failure::New | Failure::Repeated => {
+            tracing::debug!(kind, error = %message, "watch failed again");
+        }
     }
 }
 

@@ -197,7 +197,8 @@ pub fn is_expired(error: &kube::runtime::watcher::Error) -> bool {
 static REPORTED: std::sync::LazyLock<std::sync::Mutex<std::collections::HashSet<String>>> =
     std::sync::LazyLock::new(Default::default);
 
-fn first_to_report(message: &str) -> bool {
+/// Whether `message` is a watch failure not yet reported in this process (and now is).
+pub(crate) fn first_to_report(message: &str) -> bool {
     REPORTED
         .lock()
         .map(|mut reported| reported.insert(message.to_owned()))
@@ -205,7 +206,7 @@ fn first_to_report(message: &str) -> bool {
 }
 
 /// A recovered watch makes every failure news again (the next outage is reported anew).
-fn forget_reported() {
+pub(crate) fn forget_reported() {
     if let Ok(mut reported) = REPORTED.lock() {
         reported.clear();
     }

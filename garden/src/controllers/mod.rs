@@ -84,7 +84,7 @@ pub fn builtin() -> Vec<GardenControllerSpec> {
                     .events
                     .named(format!("{}-controller", csr_approval::NAME)),
             });
-            Box::pin(csr_approval::run(csr, ctx.stop.clone()))
+            Box::pin(async move { csr_approval::run_on(csr, &ctx.caches, ctx.stop.clone()).await })
         }),
         GardenControllerSpec::new(seed_labels::NAME, |ctx| Box::pin(seed_labels::start(ctx))),
         GardenControllerSpec::new(shoot_status_label::NAME, |ctx| {
@@ -115,7 +115,7 @@ pub fn builtin() -> Vec<GardenControllerSpec> {
                     clock: ctx.clock.clone(),
                     metrics: ctx.metrics.clone(),
                 });
-                seed_lifecycle::run(lifecycle, ctx.stop.clone()).await;
+                seed_lifecycle::run_on(lifecycle, &ctx.caches, ctx.stop.clone()).await;
             })
         }),
     ]

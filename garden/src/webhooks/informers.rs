@@ -1,19 +1,31 @@
 //! Keeps the authorizer's [`Graph`] current from watches of the kinds spec §3.2 lists, and says
 //! when every watch has delivered its first complete list (before that the webhook answers 503,
 //! never from a partial graph). A kind the garden does not serve (its CRD absent) is skipped with
-//! one warning; Gardener would refuse to start instead.
+//! one warning; Gardener would refuse to start instead. The kinds a controller keeps a store of
+//! come from the process's shared informers ([`crate::caches`]), the others from watches of
+//! their own.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 
 use futures::StreamExt;
+use futures::stream::BoxStream;
+use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
+use kube::Api;
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind, ListParams};
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
-use kube::{Api, ResourceExt};
+use seedlet_api::core::{
+    BackupBucket, BackupEntry, ControllerDeployment, CredentialsBinding, Project, SecretBinding,
+    Seed, Shoot,
+};
+use seedlet_api::operations::Bastion;
+use seedlet_api::seedmanagement::ManagedSeed;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+
+use crate::caches::GardenCaches;
 
 use super::graph::edges::{self, Bootstrap};
 use super::graph::{Graph, Kind, Vertex};
@@ -401,20 +413,78 @@ fn seed_client_of(object: &Value) -> Option<String> {
 }
 
 /// Runs every watch until `stop`; the state turns synced once all delivered their first list.
-pub async fn run(client: kube::Client, state: Arc<GraphState>, stop: CancellationToken) {
+pub async fn run(caches: Arc<GardenCaches>, state: Arc<GraphState>, stop: CancellationToken) {
     let watches = WATCHED
         .iter()
-        .map(|watched| watch(client.clone(), *watched, state.clone()));
+        .map(|watched| watch(caches.clone(), *watched, state.clone()));
     tokio::select! {
         _ = futures::future::join_all(watches) => {}
         () = stop.cancelled() => {}
     }
 }
 
-async fn watch(client: kube::Client, watched: Watched, state: Arc<GraphState>) {
+/// Watch events with each object as JSON, the form the graph's edge functions read.
+type ValueEvents = BoxStream<'static, Result<Event<Value>, watcher::Error>>;
+
+/// The events of `watched`: a subscription to the process's shared informer where a controller
+/// keeps a store of the kind too (one watch for both), a watch of its own otherwise.
+fn events_of(caches: &GardenCaches, watched: &Watched, api: Api<DynamicObject>) -> ValueEvents {
+    match watched.plural {
+        "seeds" => as_values(caches.all::<Seed>().events()),
+        "shoots" => as_values(caches.all::<Shoot>().events()),
+        "backupbuckets" => as_values(caches.all::<BackupBucket>().events()),
+        "backupentries" => as_values(caches.all::<BackupEntry>().events()),
+        "bastions" => as_values(caches.all::<Bastion>().events()),
+        "certificatesigningrequests" => {
+            as_values(caches.all::<CertificateSigningRequest>().events())
+        }
+        "controllerdeployments" => as_values(caches.all::<ControllerDeployment>().events()),
+        "credentialsbindings" => as_values(caches.all::<CredentialsBinding>().events()),
+        "secretbindings" => as_values(caches.all::<SecretBinding>().events()),
+        "projects" => as_values(caches.all::<Project>().events()),
+        "managedseeds" => as_values(caches.all::<ManagedSeed>().events()),
+        _ => as_values(
+            watcher::watcher(api, watcher::Config::default())
+                .backoff(seedlet_runtime::watch::watch_backoff()),
+        ),
+    }
+}
+
+fn as_values<K, S>(events: S) -> ValueEvents
+where
+    K: serde::Serialize,
+    S: futures::Stream<Item = Result<Event<K>, watcher::Error>> + Send + 'static,
+{
+    let json = |object: K| serde_json::to_value(object).unwrap_or(Value::Null);
+    events
+        .map(move |event| {
+            event.map(|event| match event {
+                Event::Init => Event::Init,
+                Event::InitApply(object) => Event::InitApply(json(object)),
+                Event::Apply(object) => Event::Apply(json(object)),
+                Event::Delete(object) => Event::Delete(json(object)),
+                Event::InitDone => Event::InitDone,
+            })
+        })
+        .boxed()
+}
+
+/// `(namespace, name)` of an object as JSON.
+fn key_of(object: &Value) -> (String, String) {
+    let text = |pointer| {
+        object
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    (text("/metadata/namespace"), text("/metadata/name"))
+}
+
+async fn watch(caches: Arc<GardenCaches>, watched: Watched, state: Arc<GraphState>) {
     let gvk = GroupVersionKind::gvk(watched.group, watched.version, watched.api_kind);
     let resource = ApiResource::from_gvk_with_plural(&gvk, watched.plural);
-    let api: Api<DynamicObject> = Api::all_with(client, &resource);
+    let api: Api<DynamicObject> = Api::all_with(caches.client().clone(), &resource);
     // A resource the server does not serve answers a plain 404 (no Status body).
     if let Err(kube::Error::Api(status)) = api.list_metadata(&ListParams::default().limit(1)).await
         && status.code == 404
@@ -431,9 +501,7 @@ async fn watch(client: kube::Client, watched: Watched, state: Arc<GraphState>) {
     // Objects seen in the current (re-)list: the ones not seen again were deleted meanwhile.
     let mut known: HashSet<(String, String)> = HashSet::new();
     let mut listing: HashSet<(String, String)> = HashSet::new();
-    let mut events = watcher::watcher(api, watcher::Config::default())
-        .backoff(seedlet_runtime::watch::watch_backoff())
-        .boxed();
+    let mut events = events_of(&caches, &watched, api);
     while let Some(event) = events.next().await {
         let event = match event {
             Ok(event) => event,
@@ -445,15 +513,16 @@ async fn watch(client: kube::Client, watched: Watched, state: Arc<GraphState>) {
         match event {
             Event::Init => listing.clear(),
             Event::InitApply(object) | Event::Apply(object) => {
-                let key = (object.namespace().unwrap_or_default(), object.name_any());
-                if let Ok(value) = serde_json::to_value(&object) {
-                    state.apply(&watched, &value);
+                if object.is_null() {
+                    continue;
                 }
+                let key = key_of(&object);
+                state.apply(&watched, &object);
                 listing.insert(key.clone());
                 known.insert(key);
             }
             Event::Delete(object) => {
-                let key = (object.namespace().unwrap_or_default(), object.name_any());
+                let key = key_of(&object);
                 state.delete(&watched, &key.0, &key.1);
                 known.remove(&key);
             }

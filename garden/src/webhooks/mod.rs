@@ -20,17 +20,20 @@ use std::sync::Arc;
 
 use seedlet_config::garden_webhooks::GardenWebhooks;
 use seedlet_runtime::clock::Clock;
+
+use crate::caches::GardenCaches;
 use tokio_util::sync::CancellationToken;
 
 pub use server::ServerError;
 
-/// Starts the graph's watches and the HTTPS server as `config` says; returns the bound address.
-/// Both run until `stop`, on every replica (the webhooks need no leadership).
+/// Starts the graph's watches (on the process's shared informers where a controller reads the
+/// kind too) and the HTTPS server as `config` says; returns the bound address. Both run until
+/// `stop`, on every replica (the webhooks need no leadership).
 ///
 /// # Errors
 /// [`ServerError`] for an unusable certificate or address.
 pub async fn start(
-    client: kube::Client,
+    caches: Arc<GardenCaches>,
     config: &GardenWebhooks,
     clock: Arc<dyn Clock>,
     metrics: metrics::WebhookMetrics,
@@ -53,6 +56,7 @@ pub async fn start(
     } else {
         config.server.port
     };
+    let client = caches.client().clone();
     let graph = Arc::new(informers::GraphState::new(clock, metrics.clone()));
     let webhooks = Arc::new(server::Webhooks {
         graph: graph.clone(),
@@ -72,7 +76,7 @@ pub async fn start(
     .await?;
     tracing::info!(address = %address, "serving webhooks");
     tokio::spawn(certificate.keep_current(certificate::RELOAD_INTERVAL, stop.clone()));
-    tokio::spawn(informers::run(client, graph, stop));
+    tokio::spawn(informers::run(caches, graph, stop));
     tokio::spawn(serving);
     Ok(address)
 }

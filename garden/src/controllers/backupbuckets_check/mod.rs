@@ -13,15 +13,15 @@ mod reconcile_tests;
 
 use std::sync::Arc;
 
-use kube::runtime::controller::Controller;
-use kube::runtime::reflector::{self, ObjectRef};
-use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Api, ResourceExt};
+use kube::ResourceExt;
+use kube::runtime::reflector::ObjectRef;
 use seedlet_api::core::{BackupBucket, Seed};
 use seedlet_api::names::condition_types;
-use seedlet_runtime::triggers::{changes, filter_changes, key_of};
+use seedlet_runtime::triggers::key_of;
 use seedlet_runtime::watch::{RunWith, Runner};
 use tokio_util::sync::CancellationToken;
+
+use crate::caches::{GardenCaches, changes, controller_on_changes};
 
 pub use reconcile::{Error, backup_buckets_ready, error_policy, reconcile};
 
@@ -44,37 +44,25 @@ pub fn settings(config: &seedlet_config::GardenControllerConfiguration) -> Setti
 /// Starts the controller for one leadership term of the garden process.
 pub async fn start(garden: Arc<crate::context::GardenContext>) {
     let ctx = Arc::new(Ctx::new(&garden, settings(&garden.config)));
-    run(ctx, garden.stop.clone()).await;
+    run(ctx, &garden.caches, garden.stop.clone()).await;
 }
 
 /// Runs the controller until `shutdown` is cancelled.
-pub async fn run(ctx: Arc<Ctx>, shutdown: CancellationToken) {
-    let client = ctx.client.clone();
-    let (reader, writer) = reflector::store::<Seed>();
-    let events = watcher::watcher(Api::<Seed>::all(client.clone()), watcher::Config::default())
-        .backoff(seedlet_runtime::watch::watch_backoff())
-        .modify(seedlet_runtime::watch::slim)
-        .reflect(writer);
-    let seeds = filter_changes(events, |seed: &Seed| {
+pub async fn run(ctx: Arc<Ctx>, caches: &GardenCaches, shutdown: CancellationToken) {
+    controller_on_changes(&caches.all::<Seed>(), |seed: &Seed| {
         key_of(&(seed.uid(), seed.metadata.deletion_timestamp.is_some()))
-    });
-    Controller::for_stream(seeds, reader)
-        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
-        .watches_stream(
-            changes(
-                Api::<BackupBucket>::all(client),
-                watcher::Config::default(),
-                bucket_key,
-            ),
-            bucket_seed,
-        )
-        .run_with(
-            Runner::new(NAME, shutdown.clone()).concurrency(ctx.settings.concurrent_syncs),
-            reconcile,
-            error_policy,
-            ctx,
-        )
-        .await;
+    })
+    .watches_stream(
+        changes(&caches.all::<BackupBucket>(), bucket_key),
+        bucket_seed,
+    )
+    .run_with(
+        Runner::new(NAME, shutdown.clone()).concurrency(ctx.settings.concurrent_syncs),
+        reconcile,
+        error_policy,
+        ctx,
+    )
+    .await;
 }
 
 /// Change key of a BackupBucket: its Seed and its lastError's description.

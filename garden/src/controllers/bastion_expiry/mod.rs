@@ -13,17 +13,17 @@ mod reconcile_tests;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kube::runtime::controller::Controller;
-use kube::runtime::reflector::{self, ObjectRef, Store};
-use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Api, ResourceExt};
+use kube::ResourceExt;
+use kube::runtime::reflector::{ObjectRef, Store};
 use seedlet_api::core::Shoot;
 use seedlet_api::operations::Bastion;
 use seedlet_runtime::clock::Clock;
 use seedlet_runtime::metrics::Metrics;
-use seedlet_runtime::triggers::{changes, filter_changes, key_of};
+use seedlet_runtime::triggers::key_of;
 use seedlet_runtime::watch::{RunWith, Runner};
 use tokio_util::sync::CancellationToken;
+
+use crate::caches::{GardenCaches, changes, controller_on_changes};
 
 pub use reconcile::{Error, Verdict, error_policy, reconcile, verdict};
 
@@ -62,46 +62,32 @@ pub async fn start(garden: Arc<crate::context::GardenContext>) {
         clock: garden.clock.clone(),
         metrics: garden.metrics.clone(),
     });
-    run(ctx, garden.stop.clone()).await;
+    run(ctx, &garden.caches, garden.stop.clone()).await;
 }
 
 /// Runs the controller until `shutdown` is cancelled.
-pub async fn run(ctx: Arc<Ctx>, shutdown: CancellationToken) {
-    let client = ctx.client.clone();
-    let (reader, writer) = reflector::store::<Bastion>();
-    let bastions = filter_changes(
-        watcher::watcher(
-            Api::<Bastion>::all(client.clone()),
-            watcher::Config::default(),
-        )
-        .backoff(seedlet_runtime::watch::watch_backoff())
-        .modify(seedlet_runtime::watch::slim)
-        .reflect(writer),
-        |bastion: &Bastion| key_of(&(bastion.uid(), bastion.metadata.generation)),
-    );
-    let shoots = changes(
-        Api::<Shoot>::all(client),
-        watcher::Config::default(),
-        |shoot: &Shoot| {
-            key_of(&(
-                shoot.metadata.deletion_timestamp.is_some(),
-                &shoot.spec.seed_name,
-            ))
-        },
-    );
-    let store = reader.clone();
-    Controller::for_stream(bastions, reader)
-        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
-        .watches_stream(shoots, move |shoot: Shoot| {
-            bastions_of_shoot(&store, &shoot)
-        })
-        .run_with(
-            Runner::new(NAME, shutdown.clone()).concurrency(ctx.concurrent_syncs),
-            reconcile,
-            error_policy,
-            ctx,
-        )
-        .await;
+pub async fn run(ctx: Arc<Ctx>, caches: &GardenCaches, shutdown: CancellationToken) {
+    let bastion_informer = caches.all::<Bastion>();
+    let shoots = changes(&caches.all::<Shoot>(), |shoot: &Shoot| {
+        key_of(&(
+            shoot.metadata.deletion_timestamp.is_some(),
+            &shoot.spec.seed_name,
+        ))
+    });
+    let store = bastion_informer.store();
+    controller_on_changes(&bastion_informer, |bastion: &Bastion| {
+        key_of(&(bastion.uid(), bastion.metadata.generation))
+    })
+    .watches_stream(shoots, move |shoot: Shoot| {
+        bastions_of_shoot(&store, &shoot)
+    })
+    .run_with(
+        Runner::new(NAME, shutdown.clone()).concurrency(ctx.concurrent_syncs),
+        reconcile,
+        error_policy,
+        ctx,
+    )
+    .await;
 }
 
 /// Mapper: the Bastions in the Shoot's namespace that point at it.

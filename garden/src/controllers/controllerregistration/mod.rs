@@ -9,8 +9,8 @@
 //! `gardener.cloud/role=resource-reference` (→ every Seed), BackupBuckets/BackupEntries, Shoots and
 //! ControllerInstallations (→ their Seed). Purely event-driven like upstream: no periodic requeue.
 //!
-//! Registrations, deployments, shoots and backups are read from the caches the triggering watches
-//! keep ([`Caches`]), and a Seed's installations with a `spec.seedRef.name` field selector: listing
+//! Registrations, deployments, shoots and backups are read from the process's shared informers
+//! ([`Caches`], [`crate::caches`]), and a Seed's installations with a `spec.seedRef.name` field selector: listing
 //! every kind in full per Seed made one registration change cost seeds × installations objects
 //! (500 seeds, 30 000 installations: minutes of scheduling and ~200 MiB in flight).
 
@@ -25,9 +25,8 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::Api;
-use kube::runtime::controller::Controller;
-use kube::runtime::reflector::{self, ObjectRef, Store};
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher;
 use seedlet_api::conditions;
 use seedlet_api::core::{
     BackupBucket, BackupEntry, ControllerDeployment, ControllerInstallation,
@@ -39,14 +38,16 @@ use seedlet_runtime::watch::{RunWith, Runner};
 use tokio_util::sync::CancellationToken;
 
 pub use reconcile::{Error, error_policy, reconcile};
-use seedlet_runtime::triggers::{changes, filter_changes, key_of};
+use seedlet_runtime::triggers::{changes, key_of};
+
+use crate::caches::{GardenCaches, changes as shared_changes, controller_on_changes};
 
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "controllerinstallation-seed";
 /// Default parallel reconciles (`controllers.controllerRegistration.concurrentSyncs`).
 pub const DEFAULT_CONCURRENT_SYNCS: u16 = 5;
 
-/// What scheduling reads, cached by the watches that trigger it (managed fields dropped).
+/// What scheduling reads: the stores of the shared informers whose changes trigger it.
 #[derive(Clone)]
 pub struct Caches {
     /// Every ControllerRegistration.
@@ -61,71 +62,46 @@ pub struct Caches {
     pub entries: Store<BackupEntry>,
 }
 
-/// The writing halves of [`Caches`], consumed by [`run`].
-pub struct CacheWriters {
-    registrations: reflector::store::Writer<ControllerRegistration>,
-    deployments: reflector::store::Writer<ControllerDeployment>,
-    shoots: reflector::store::Writer<Shoot>,
-    buckets: reflector::store::Writer<BackupBucket>,
-    entries: reflector::store::Writer<BackupEntry>,
-}
-
 impl Caches {
-    /// Empty caches and their writers.
-    pub fn new() -> (Self, CacheWriters) {
-        let (registrations, registrations_writer) = reflector::store();
-        let (deployments, deployments_writer) = reflector::store();
-        let (shoots, shoots_writer) = reflector::store();
-        let (buckets, buckets_writer) = reflector::store();
-        let (entries, entries_writer) = reflector::store();
-        (
-            Self {
-                registrations,
-                deployments,
-                shoots,
-                buckets,
-                entries,
-            },
-            CacheWriters {
-                registrations: registrations_writer,
-                deployments: deployments_writer,
-                shoots: shoots_writer,
-                buckets: buckets_writer,
-                entries: entries_writer,
-            },
-        )
+    /// The stores of the shared informers in `caches`.
+    pub fn of(caches: &GardenCaches) -> Self {
+        Self {
+            registrations: caches.all::<ControllerRegistration>().store(),
+            deployments: caches.all::<ControllerDeployment>().store(),
+            shoots: caches.all::<Shoot>().store(),
+            buckets: caches.all::<BackupBucket>().store(),
+            entries: caches.all::<BackupEntry>().store(),
+        }
     }
 
     /// Waits until every cache has its first complete list (deciding on partial caches would
     /// delete installations of registrations not yet seen).
     pub async fn ready(&self) -> bool {
-        self.registrations.wait_until_ready().await.is_ok()
-            && self.deployments.wait_until_ready().await.is_ok()
-            && self.shoots.wait_until_ready().await.is_ok()
-            && self.buckets.wait_until_ready().await.is_ok()
-            && self.entries.wait_until_ready().await.is_ok()
+        listed(&self.registrations).await
+            && listed(&self.deployments).await
+            && listed(&self.shoots).await
+            && listed(&self.buckets).await
+            && listed(&self.entries).await
     }
 }
 
-/// Watch events of `api` cached in `writer`, managed fields dropped.
-fn cached<K>(
-    api: Api<K>,
-    writer: reflector::store::Writer<K>,
-) -> impl futures::Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send + 'static
+/// How long scheduling waits for a cache's first list before it says so (and waits on).
+const LIST_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Waits until `store` has its first list; `false` when its informer ended first.
+async fn listed<K>(store: &Store<K>) -> bool
 where
-    K: kube::Resource
-        + Clone
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static,
-    K::DynamicType: Default + Eq + std::hash::Hash + Clone + Send + Sync,
+    K: kube::Resource<DynamicType = ()> + Clone + 'static,
 {
-    watcher::watcher(api, watcher::Config::default())
-        .backoff(seedlet_runtime::watch::watch_backoff())
-        .modify(seedlet_runtime::watch::slim)
-        .reflect(writer)
+    if let Ok(ready) = tokio::time::timeout(LIST_PATIENCE, store.wait_until_ready()).await {
+        return ready.is_ok();
+    }
+    tracing::warn!(
+        controller = NAME,
+        kind = %K::kind(&()),
+        "the shared cache has no complete list yet; scheduling waits for it"
+    );
+    store.wait_until_ready().await.is_ok()
 }
 
 /// Dependencies of the controller.
@@ -156,55 +132,38 @@ pub async fn start(garden: Arc<crate::context::GardenContext>) {
         .controller_registration
         .concurrent_syncs
         .max(1);
-    let (caches, writers) = Caches::new();
     let ctx = Arc::new(Ctx {
         client: garden.client.clone(),
-        caches,
+        caches: Caches::of(&garden.caches),
         concurrent_syncs: seedlet_runtime::watch::concurrency(i64::from(concurrent_syncs)),
         metrics: garden.metrics.clone(),
     });
-    run(ctx, writers, garden.stop.clone()).await;
+    run(ctx, &garden.caches, garden.stop.clone()).await;
 }
 
-/// Runs the controller until `shutdown` is cancelled; `writers` fill `ctx.caches`.
-pub async fn run(ctx: Arc<Ctx>, writers: CacheWriters, shutdown: CancellationToken) {
+/// Runs the controller until `shutdown` is cancelled; `ctx.caches` are the stores of `caches`.
+pub async fn run(ctx: Arc<Ctx>, caches: &GardenCaches, shutdown: CancellationToken) {
     let client = ctx.client.clone();
-    let (reader, writer) = reflector::store::<Seed>();
-    let seed_events =
-        watcher::watcher(Api::<Seed>::all(client.clone()), watcher::Config::default())
-            .backoff(seedlet_runtime::watch::watch_backoff())
-            .modify(seedlet_runtime::watch::slim)
-            .reflect(writer);
-    let seeds = filter_changes(seed_events, seed_key);
+    let seed_informer = caches.all::<Seed>();
+    let reader = seed_informer.store();
     let all = reader.clone();
     let all_for_deployments = reader.clone();
     let all_for_config_maps = reader.clone();
-    let all_for_secrets = reader.clone();
+    let all_for_secrets = reader;
     let references = watcher::Config::default().labels(&format!(
         "{}={}",
         labels::ROLE,
         labels::ROLE_RESOURCE_REFERENCE
     ));
-    Controller::for_stream(seeds, reader)
-        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
+    controller_on_changes(&seed_informer, seed_key)
         .watches_stream(
-            filter_changes(
-                cached(
-                    Api::<ControllerRegistration>::all(client.clone()),
-                    writers.registrations,
-                ),
-                |r| key_of(&(&r.spec, r.metadata.deletion_timestamp.is_some())),
-            ),
+            shared_changes(&caches.all::<ControllerRegistration>(), |r| {
+                key_of(&(&r.spec, r.metadata.deletion_timestamp.is_some()))
+            }),
             move |_: ControllerRegistration| all_seeds(&all),
         )
         .watches_stream(
-            filter_changes(
-                cached(
-                    Api::<ControllerDeployment>::all(client.clone()),
-                    writers.deployments,
-                ),
-                |d| key_of(&d.spec),
-            ),
+            shared_changes(&caches.all::<ControllerDeployment>(), |d| key_of(&d.spec)),
             move |_: ControllerDeployment| all_seeds(&all_for_deployments),
         )
         .watches_stream(
@@ -224,26 +183,22 @@ pub async fn run(ctx: Arc<Ctx>, writers: CacheWriters, shutdown: CancellationTok
             move |_: Secret| all_seeds(&all_for_secrets),
         )
         .watches_stream(
-            filter_changes(
-                cached(Api::<BackupBucket>::all(client.clone()), writers.buckets),
-                |b| key_of(&(&b.spec.seed_name, &b.spec.provider.type_)),
-            ),
+            shared_changes(&caches.all::<BackupBucket>(), |b| {
+                key_of(&(&b.spec.seed_name, &b.spec.provider.type_))
+            }),
             backup_bucket_seed,
         )
         .watches_stream(
-            filter_changes(
-                cached(Api::<BackupEntry>::all(client.clone()), writers.entries),
-                |e| key_of(&(&e.spec.seed_name, &e.spec.bucket_name)),
-            ),
+            shared_changes(&caches.all::<BackupEntry>(), |e| {
+                key_of(&(&e.spec.seed_name, &e.spec.bucket_name))
+            }),
             backup_entry_seed,
         )
         .watches_stream(
-            filter_changes(
-                cached(Api::<Shoot>::all(client.clone()), writers.shoots),
-                shoot_key,
-            ),
+            shared_changes(&caches.all::<Shoot>(), shoot_key),
             shoot_seeds,
         )
+        // Installations: no reader keeps them (one per Seed and registration), a plain watch.
         .watches_stream(
             changes(
                 Api::<ControllerInstallation>::all(client),

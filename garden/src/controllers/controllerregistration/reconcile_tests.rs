@@ -1,64 +1,31 @@
 //! Reconcile tests against an in-process garden sandbox: registrations, deployments and Seeds are
-//! real objects, the caches are filled from fresh lists (as the watches would), [`reconcile`] is
+//! real objects, the caches are listed by shared informers, [`reconcile`] is
 //! called directly and the Seed's ControllerInstallations are read back.
 
 use std::sync::Arc;
 
 use kube::api::{DeleteParams, ListParams};
 use kube::runtime::controller::Action;
-use kube::runtime::watcher;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::{
-    BackupBucket, BackupEntry, ControllerDeployment, ControllerInstallation,
-    ControllerRegistration, Seed, Shoot,
+    ControllerDeployment, ControllerInstallation, ControllerRegistration, Seed,
 };
 use serde_json::{Value, json};
 
-use super::{CacheWriters, Caches, Ctx, Error, error_policy, reconcile};
+use super::{Caches, Ctx, Error, error_policy, reconcile};
+use crate::caches::GardenCaches;
 use crate::testing::{self, Env, create};
 
 const SEED: &str = "local";
 
-/// Fills `writer` with a fresh list of every `K`, the way the watch's initial list does.
-async fn fill<K>(client: &kube::Client, writer: &mut kube::runtime::reflector::store::Writer<K>)
-where
-    K: kube::Resource<DynamicType = ()>
-        + Clone
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static,
-{
-    let items = Api::<K>::all(client.clone())
-        .list(&ListParams::default())
-        .await
-        .unwrap()
-        .items;
-    writer.apply_watcher_event(&watcher::Event::Init);
-    for item in items {
-        writer.apply_watcher_event(&watcher::Event::InitApply(item));
-    }
-    writer.apply_watcher_event(&watcher::Event::InitDone);
-}
-
-/// A controller context whose caches hold what the garden holds now.
+/// A controller context whose caches hold what the garden holds now: the stores of shared
+/// informers, listed, then stopped (a store keeps its contents when its watch ends).
 async fn ctx(env: &Env) -> Arc<Ctx> {
-    let (caches, writers) = Caches::new();
-    let CacheWriters {
-        mut registrations,
-        mut deployments,
-        mut shoots,
-        mut buckets,
-        mut entries,
-    } = writers;
-    fill::<ControllerRegistration>(&env.client, &mut registrations).await;
-    fill::<ControllerDeployment>(&env.client, &mut deployments).await;
-    fill::<Shoot>(&env.client, &mut shoots).await;
-    fill::<BackupBucket>(&env.client, &mut buckets).await;
-    fill::<BackupEntry>(&env.client, &mut entries).await;
-    // Once ready, a store keeps its contents when its writer goes away.
-    drop((registrations, deployments, shoots, buckets, entries));
+    let stop = tokio_util::sync::CancellationToken::new();
+    let shared = GardenCaches::new(env.client.clone(), &stop);
+    let caches = Caches::of(&shared);
+    assert!(caches.ready().await, "the caches list");
+    drop(shared);
     Arc::new(Ctx {
         client: env.client.clone(),
         caches,

@@ -12,8 +12,6 @@ mod reconcile_tests;
 use std::sync::Arc;
 
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
-use kube::Api;
-use kube::runtime::watcher;
 use seedlet_runtime::watch::{RunWith, Runner};
 use tokio_util::sync::CancellationToken;
 
@@ -36,11 +34,17 @@ pub struct Ctx {
     pub events: seedlet_runtime::events::Recorder,
 }
 
-/// Runs the controller until `stop` is cancelled (in-flight approvals finish first).
+/// Runs the controller on informers of its own until `stop` is cancelled (in-flight approvals
+/// finish first; a test runs one controller alone this way).
 pub async fn run(ctx: Arc<Ctx>, stop: CancellationToken) {
-    let api: Api<CertificateSigningRequest> = Api::all(ctx.client.clone());
+    let caches = crate::caches::GardenCaches::new(ctx.client.clone(), &stop);
+    run_on(ctx, &caches, stop).await;
+}
+
+/// Runs the controller on the shared informers `caches` until `stop` is cancelled.
+pub async fn run_on(ctx: Arc<Ctx>, caches: &crate::caches::GardenCaches, stop: CancellationToken) {
     let runner = Runner::new(NAME, stop).concurrency(ctx.concurrent_syncs);
-    seedlet_runtime::watch::controller(api, watcher::Config::default())
+    crate::caches::controller(&caches.all::<CertificateSigningRequest>())
         .run_with(runner, reconcile, error_policy, ctx)
         .await;
 }

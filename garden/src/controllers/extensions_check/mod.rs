@@ -14,18 +14,19 @@ mod reconcile_tests;
 use std::sync::Arc;
 
 use kube::Api;
-use kube::runtime::controller::Controller;
-use kube::runtime::reflector::{self, ObjectRef};
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::runtime::reflector::ObjectRef;
+use kube::runtime::watcher;
 use seedlet_api::conditions;
 use seedlet_api::core::{ControllerInstallation, Seed};
 use seedlet_api::names::condition_types;
 use seedlet_runtime::watch::{RunWith, Runner};
 use tokio_util::sync::CancellationToken;
 
+use crate::caches::{GardenCaches, controller_on_changes};
+
 pub use reconcile::{Error, error_policy, extensions_ready, reconcile};
 
-use seedlet_runtime::triggers::{changes, filter_changes, key_of};
+use seedlet_runtime::triggers::{changes, key_of};
 
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "seed-extensions-check";
@@ -54,39 +55,32 @@ pub fn settings(config: &seedlet_config::GardenControllerConfiguration) -> Setti
 /// Starts the controller for one leadership term of the garden process.
 pub async fn start(garden: Arc<crate::context::GardenContext>) {
     let ctx = Arc::new(Ctx::new(&garden, settings(&garden.config)));
-    run(ctx, garden.stop.clone()).await;
+    run(ctx, &garden.caches, garden.stop.clone()).await;
 }
 
 /// Runs the controller until `shutdown` is cancelled.
-pub async fn run(ctx: Arc<Ctx>, shutdown: CancellationToken) {
+pub async fn run(ctx: Arc<Ctx>, caches: &GardenCaches, shutdown: CancellationToken) {
     let client = ctx.client.clone();
-    let (reader, writer) = reflector::store::<Seed>();
-    let events = watcher::watcher(Api::<Seed>::all(client.clone()), watcher::Config::default())
-        .backoff(seedlet_runtime::watch::watch_backoff())
-        .modify(seedlet_runtime::watch::slim)
-        .reflect(writer);
     // Seed status changes (heartbeats, our own writes) must not trigger: the periodic requeue
     // covers the Seed itself.
-    let seeds = filter_changes(events, |seed: &Seed| {
+    controller_on_changes(&caches.all::<Seed>(), |seed: &Seed| {
         key_of(&seed.metadata.deletion_timestamp.is_some())
-    });
-    Controller::for_stream(seeds, reader)
-        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
-        .watches_stream(
-            changes(
-                Api::<ControllerInstallation>::all(client),
-                watcher::Config::default(),
-                installation_key,
-            ),
-            installation_seed,
-        )
-        .run_with(
-            Runner::new(NAME, shutdown.clone()).concurrency(ctx.settings.concurrent_syncs),
-            reconcile,
-            error_policy,
-            ctx,
-        )
-        .await;
+    })
+    .watches_stream(
+        changes(
+            Api::<ControllerInstallation>::all(client),
+            watcher::Config::default(),
+            installation_key,
+        ),
+        installation_seed,
+    )
+    .run_with(
+        Runner::new(NAME, shutdown.clone()).concurrency(ctx.settings.concurrent_syncs),
+        reconcile,
+        error_policy,
+        ctx,
+    )
+    .await;
 }
 
 /// Change key of an installation: its Seed and status/reason/message of the checked conditions.

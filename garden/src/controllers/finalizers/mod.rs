@@ -21,9 +21,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kube::Api;
-use kube::runtime::controller::Controller;
-use kube::runtime::reflector::{self, ObjectRef};
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::runtime::reflector::ObjectRef;
+use kube::runtime::watcher;
 use kube::{Resource, ResourceExt};
 use seedlet_api::core::{
     ControllerDeployment, ControllerInstallation, ControllerRegistration, Seed,
@@ -32,7 +31,9 @@ use seedlet_runtime::metrics::Metrics;
 use seedlet_runtime::watch::{RunWith, Runner};
 use tokio_util::sync::CancellationToken;
 
-use seedlet_runtime::triggers::{changes, filter_changes, key_of};
+use crate::caches::{GardenCaches, controller, controller_on_changes};
+
+use seedlet_runtime::triggers::{changes, key_of};
 
 /// Name of the three controllers together (logs).
 pub const NAME: &str = "controller-finalizers";
@@ -67,27 +68,21 @@ pub async fn start(garden: Arc<crate::context::GardenContext>) {
         client: garden.client.clone(),
         metrics: garden.metrics.clone(),
     });
-    run(ctx, garden.stop.clone()).await;
+    run(ctx, &garden.caches, garden.stop.clone()).await;
 }
 
 /// Runs the three finalizer controllers until `shutdown` is cancelled.
-pub async fn run(ctx: Arc<Ctx>, shutdown: CancellationToken) {
+pub async fn run(ctx: Arc<Ctx>, caches: &GardenCaches, shutdown: CancellationToken) {
     tokio::join!(
-        run_seeds(ctx.clone(), shutdown.clone()),
-        run_registrations(ctx.clone(), shutdown.clone()),
-        run_deployments(ctx, shutdown),
+        run_seeds(ctx.clone(), caches, shutdown.clone()),
+        run_registrations(ctx.clone(), caches, shutdown.clone()),
+        run_deployments(ctx, caches, shutdown),
     );
 }
 
-async fn run_seeds(ctx: Arc<Ctx>, shutdown: CancellationToken) {
+async fn run_seeds(ctx: Arc<Ctx>, caches: &GardenCaches, shutdown: CancellationToken) {
     let client = ctx.client.clone();
-    let (reader, writer) = reflector::store::<Seed>();
-    let events = watcher::watcher(Api::<Seed>::all(client.clone()), watcher::Config::default())
-        .backoff(seedlet_runtime::watch::watch_backoff())
-        .modify(seedlet_runtime::watch::slim)
-        .reflect(writer);
-    Controller::for_stream(filter_changes(events, lifecycle_key), reader)
-        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
+    controller_on_changes(&caches.all::<Seed>(), lifecycle_key)
         .watches_stream(
             changes(
                 Api::<ControllerInstallation>::all(client),
@@ -105,50 +100,41 @@ async fn run_seeds(ctx: Arc<Ctx>, shutdown: CancellationToken) {
         .await;
 }
 
-async fn run_registrations(ctx: Arc<Ctx>, shutdown: CancellationToken) {
+async fn run_registrations(ctx: Arc<Ctx>, caches: &GardenCaches, shutdown: CancellationToken) {
     let client = ctx.client.clone();
-    seedlet_runtime::watch::controller(
-        Api::<ControllerRegistration>::all(client.clone()),
-        watcher::Config::default(),
-    )
-    .watches_stream(
-        changes(
-            Api::<ControllerInstallation>::all(client),
-            watcher::Config::default(),
-            |ci| key_of(&ci.spec.registration_ref.name),
-        ),
-        installation_registration,
-    )
-    .run_with(
-        Runner::new(REGISTRATION_NAME, shutdown.clone()).concurrency(5),
-        registration::reconcile,
-        error_policy,
-        ctx,
-    )
-    .await;
+    controller(&caches.all::<ControllerRegistration>())
+        .watches_stream(
+            changes(
+                Api::<ControllerInstallation>::all(client),
+                watcher::Config::default(),
+                |ci| key_of(&ci.spec.registration_ref.name),
+            ),
+            installation_registration,
+        )
+        .run_with(
+            Runner::new(REGISTRATION_NAME, shutdown.clone()).concurrency(5),
+            registration::reconcile,
+            error_policy,
+            ctx,
+        )
+        .await;
 }
 
-async fn run_deployments(ctx: Arc<Ctx>, shutdown: CancellationToken) {
-    let client = ctx.client.clone();
-    seedlet_runtime::watch::controller(
-        Api::<ControllerDeployment>::all(client.clone()),
-        watcher::Config::default(),
-    )
-    .watches_stream(
-        changes(
-            Api::<ControllerRegistration>::all(client),
-            watcher::Config::default(),
-            |r| key_of(&r.deployment_name()),
-        ),
-        registration_deployments,
-    )
-    .run_with(
-        Runner::new(DEPLOYMENT_NAME, shutdown.clone()).concurrency(5),
-        deployment::reconcile,
-        error_policy,
-        ctx,
-    )
-    .await;
+async fn run_deployments(ctx: Arc<Ctx>, caches: &GardenCaches, shutdown: CancellationToken) {
+    controller(&caches.all::<ControllerDeployment>())
+        .watches_stream(
+            crate::caches::changes(&caches.all::<ControllerRegistration>(), |r| {
+                key_of(&r.deployment_name())
+            }),
+            registration_deployments,
+        )
+        .run_with(
+            Runner::new(DEPLOYMENT_NAME, shutdown.clone()).concurrency(5),
+            deployment::reconcile,
+            error_policy,
+            ctx,
+        )
+        .await;
 }
 
 /// Change key for finalizer work: whether the object is deleting and its finalizers.

@@ -21,17 +21,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kube::api::ObjectMeta;
-use kube::runtime::reflector::{self, ObjectRef, Store};
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::{Seed, Shoot};
 use seedlet_api::names::condition_types;
 use seedlet_api::seedmanagement::{ManagedSeed, ManagedSeedSet};
 use seedlet_runtime::clock::Clock;
 use seedlet_runtime::metrics::Metrics;
-use seedlet_runtime::triggers::{changes, key_of};
+use seedlet_runtime::triggers::key_of;
 use seedlet_runtime::watch::{RunWith, Runner};
 use tokio_util::sync::CancellationToken;
+
+use crate::caches::{GardenCaches, changes};
 
 pub use reconcile::{Error, error_policy, reconcile};
 
@@ -75,33 +77,36 @@ pub async fn start(garden: Arc<crate::context::GardenContext>) {
         events: garden.events.named(EVENT_COMPONENT),
         metrics: garden.metrics.clone(),
     });
-    run(ctx, config.concurrent_syncs, garden.stop.clone()).await;
+    run_on(
+        ctx,
+        &garden.caches,
+        config.concurrent_syncs,
+        garden.stop.clone(),
+    )
+    .await;
 }
 
-/// Runs the controller until `shutdown` is cancelled.
+/// Runs the controller on informers of its own until `shutdown` is cancelled (a test runs one
+/// controller alone this way).
 pub async fn run(ctx: Arc<Ctx>, concurrent_syncs: u32, shutdown: CancellationToken) {
+    let caches = GardenCaches::new(ctx.client.clone(), &shutdown);
+    run_on(ctx, &caches, concurrent_syncs, shutdown).await;
+}
+
+/// Runs the controller on the shared informers `caches` until `shutdown` is cancelled.
+pub async fn run_on(
+    ctx: Arc<Ctx>,
+    caches: &GardenCaches,
+    concurrent_syncs: u32,
+    shutdown: CancellationToken,
+) {
     let client = ctx.client.clone();
-    let (managed_seeds, writer) = reflector::store::<ManagedSeed>();
-    let managed_seed_events = seedlet_runtime::triggers::filter_changes(
-        watcher::watcher(
-            Api::<ManagedSeed>::all(client.clone()),
-            watcher::Config::default(),
-        )
-        .backoff(seedlet_runtime::watch::watch_backoff())
-        .modify(seedlet_runtime::watch::slim)
-        .reflect(writer),
-        managed_seed_key,
-    );
-    let shoots = changes(
-        Api::<Shoot>::all(client.clone()),
-        watcher::Config::default(),
-        shoot_key,
-    );
-    let seeds = changes(
-        Api::<Seed>::all(client.clone()),
-        watcher::Config::default(),
-        seed_key,
-    );
+    let managed_seed_informer = caches.all::<ManagedSeed>();
+    let managed_seeds = managed_seed_informer.store();
+    let managed_seed_events = changes(&managed_seed_informer, managed_seed_key);
+    let shoots = changes(&caches.all::<Shoot>(), shoot_key);
+    let seeds = changes(&caches.all::<Seed>(), seed_key);
+    // Only this controller reads ManagedSeedSets: a watch and store of its own.
     seedlet_runtime::triggers::controller_on_transitions(
         Api::<ManagedSeedSet>::all(client),
         watcher::Config::default(),

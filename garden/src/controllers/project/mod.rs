@@ -18,18 +18,19 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::rbac::v1::RoleBinding;
 use kube::runtime::reflector::ObjectRef;
-use kube::runtime::{Controller, WatchStreamExt, watcher};
+use kube::runtime::watcher;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::{Project, Shoot};
 use seedlet_config::garden_projects::ProjectQuota;
 use seedlet_runtime::events::Recorder;
 use seedlet_runtime::metrics::Metrics;
-use seedlet_runtime::triggers::{changes, filter_changes, key_of};
+use seedlet_runtime::triggers::{changes, key_of};
 use seedlet_runtime::watch::{NoTriggerBackoff, RunWith, Runner};
 use tokio_util::sync::CancellationToken;
 
 pub use reconcile::{Error, error_policy, reconcile};
 
+use crate::caches::GardenCaches;
 use crate::context::GardenContext;
 
 /// Controller name.
@@ -62,7 +63,13 @@ pub async fn start(garden: Arc<GardenContext>) {
         quotas: config.quotas.clone(),
         metrics: garden.metrics.clone(),
     });
-    run(ctx, config.concurrent_syncs, garden.stop.clone()).await;
+    run(
+        ctx,
+        &garden.caches,
+        config.concurrent_syncs,
+        garden.stop.clone(),
+    )
+    .await;
 }
 
 /// The change key of a Project for this controller: generation, deletion and finalizers.
@@ -88,29 +95,21 @@ pub fn owning_project<K: kube::Resource>(object: &K) -> Option<ObjectRef<Project
 }
 
 /// Runs the controller until `shutdown` is cancelled.
-pub async fn run(ctx: Arc<Ctx>, concurrent_syncs: u32, shutdown: CancellationToken) {
-    let (reader, writer) = kube::runtime::reflector::store();
-    let projects = filter_changes(
-        watcher::watcher(
-            Api::<Project>::all(ctx.client.clone()),
-            watcher::Config::default(),
-        )
-        .backoff(seedlet_runtime::watch::watch_backoff())
-        .modify(seedlet_runtime::watch::slim::<Project>)
-        .reflect(writer),
-        trigger_key,
-    );
+pub async fn run(
+    ctx: Arc<Ctx>,
+    caches: &GardenCaches,
+    concurrent_syncs: u32,
+    shutdown: CancellationToken,
+) {
+    let project_informer = caches.all::<Project>();
+    let reader = project_informer.store();
     // Only first sightings and deletions pass (constant key).
     let namespaces = changes(
         Api::<Namespace>::all(ctx.client.clone()),
         watcher::Config::default().labels(namespace::PROJECT_NAME_LABEL),
         |_| String::new(),
     );
-    let shoots = changes(
-        Api::<Shoot>::all(ctx.client.clone()),
-        watcher::Config::default(),
-        |_| String::new(),
-    );
+    let shoots = crate::caches::changes(&caches.all::<Shoot>(), |_| String::new());
     // Owned RoleBindings: deletions and changes of roleRef or subjects (drift is repaired).
     let bindings = changes(
         Api::<RoleBinding>::all(ctx.client.clone()),
@@ -118,7 +117,7 @@ pub async fn run(ctx: Arc<Ctx>, concurrent_syncs: u32, shutdown: CancellationTok
         |binding: &RoleBinding| key_of(&(&binding.role_ref, &binding.subjects)),
     );
     let store = reader.clone();
-    Controller::for_stream(projects, reader)
+    crate::caches::controller_on_changes(&project_informer, trigger_key)
         .watches_stream(bindings, |binding: RoleBinding| owning_project(&binding))
         .trigger_backoff(NoTriggerBackoff)
         .watches_stream(namespaces, |namespace: Namespace| {

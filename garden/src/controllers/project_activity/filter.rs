@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::fmt::Debug;
 use std::sync::Arc;
 
+use futures::stream::BoxStream;
 use futures::{Stream, StreamExt};
 use jiff::{SignedDuration, Timestamp};
 use kube::runtime::WatchStreamExt;
@@ -23,28 +24,44 @@ pub const LABELS: [&str; 2] = [
     "reference.gardener.cloud/credentialsbinding",
 ];
 
-/// A watched source and its kind of filtering.
+/// The watch events of a source (a shared informer's or a watch's own) and its kind of
+/// filtering.
 pub struct Source<K: Resource> {
-    api: Api<K>,
+    events: BoxStream<'static, Result<Event<K>, watcher::Error>>,
     labelled: bool,
 }
 
 impl<K: Resource> Source<K> {
     /// Shoots and BackupEntries.
-    pub fn workload(api: Api<K>) -> Self {
+    pub fn workload(
+        events: impl Stream<Item = Result<Event<K>, watcher::Error>> + Send + 'static,
+    ) -> Self {
         Self {
-            api,
+            events: events.boxed(),
             labelled: false,
         }
     }
 
     /// Secrets and Quotas used by bindings.
-    pub fn labelled(api: Api<K>) -> Self {
+    pub fn labelled(
+        events: impl Stream<Item = Result<Event<K>, watcher::Error>> + Send + 'static,
+    ) -> Self {
         Self {
-            api,
+            events: events.boxed(),
             labelled: true,
         }
     }
+}
+
+/// The events of a watch of every `K` of `api`, for a source no shared informer holds.
+pub fn watch<K>(
+    api: Api<K>,
+) -> impl Stream<Item = Result<Event<K>, watcher::Error>> + Send + 'static
+where
+    K: Resource + Clone + DeserializeOwned + Debug + Send + 'static,
+{
+    watcher::watcher(api, watcher::Config::default())
+        .backoff(seedlet_runtime::watch::watch_backoff())
 }
 
 /// What the filter remembers of an object: resourceVersion, generation, labelled.
@@ -102,42 +119,40 @@ where
 {
     let labelled_source = source.labelled;
     let mut known: HashMap<String, Seen> = HashMap::new();
-    watcher::watcher(source.api, watcher::Config::default())
-        .backoff(seedlet_runtime::watch::watch_backoff())
-        .filter_map(move |event| {
-            let out = match event {
-                Err(error) => Some(Err(error)),
-                Ok(Event::Apply(object) | Event::InitApply(object)) => {
-                    let key = format!(
-                        "{}/{}",
-                        object.namespace().unwrap_or_default(),
-                        object.name_any()
-                    );
-                    let current = seen(&object);
-                    let created = object.meta().creation_timestamp.as_ref().map(|t| t.0);
-                    let relevant = counts(
-                        labelled_source,
-                        known.get(&key),
-                        &current,
-                        created,
-                        clock.now(),
-                    );
-                    known.insert(key, current);
-                    relevant.then_some(Ok(object))
-                }
-                Ok(Event::Delete(object)) => {
-                    let key = format!(
-                        "{}/{}",
-                        object.namespace().unwrap_or_default(),
-                        object.name_any()
-                    );
-                    known.remove(&key);
-                    (!labelled_source || seen(&object).labelled).then_some(Ok(object))
-                }
-                Ok(Event::Init | Event::InitDone) => None,
-            };
-            std::future::ready(out)
-        })
+    source.events.filter_map(move |event| {
+        let out = match event {
+            Err(error) => Some(Err(error)),
+            Ok(Event::Apply(object) | Event::InitApply(object)) => {
+                let key = format!(
+                    "{}/{}",
+                    object.namespace().unwrap_or_default(),
+                    object.name_any()
+                );
+                let current = seen(&object);
+                let created = object.meta().creation_timestamp.as_ref().map(|t| t.0);
+                let relevant = counts(
+                    labelled_source,
+                    known.get(&key),
+                    &current,
+                    created,
+                    clock.now(),
+                );
+                known.insert(key, current);
+                relevant.then_some(Ok(object))
+            }
+            Ok(Event::Delete(object)) => {
+                let key = format!(
+                    "{}/{}",
+                    object.namespace().unwrap_or_default(),
+                    object.name_any()
+                );
+                known.remove(&key);
+                (!labelled_source || seen(&object).labelled).then_some(Ok(object))
+            }
+            Ok(Event::Init | Event::InitDone) => None,
+        };
+        std::future::ready(out)
+    })
 }
 
 #[cfg(test)]

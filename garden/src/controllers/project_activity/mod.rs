@@ -12,13 +12,12 @@ mod reconcile_tests;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::{Controller, WatchStreamExt, watcher};
+use kube::runtime::{Controller, watcher};
 use kube::{Api, ResourceExt};
 use seedlet_api::core::{BackupEntry, Project, Quota, Shoot};
 use seedlet_runtime::clock::Clock;
@@ -28,6 +27,7 @@ use seedlet_runtime::watch::{NoTriggerBackoff, RunWith, Runner};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use crate::caches::GardenCaches;
 use crate::context::GardenContext;
 use filter::Source;
 
@@ -74,7 +74,7 @@ pub async fn start(garden: Arc<GardenContext>) {
         metrics: garden.metrics.clone(),
     });
     let concurrency = garden.config.controllers.project.concurrent_syncs;
-    run(ctx, concurrency, garden.stop.clone()).await;
+    run(ctx, &garden.caches, concurrency, garden.stop.clone()).await;
 }
 
 /// The Project whose namespace `namespace` is.
@@ -88,31 +88,30 @@ fn project_of(projects: &Store<Project>, namespace: Option<String>) -> Option<Ob
 }
 
 /// Runs the controller until `shutdown` is cancelled.
-pub async fn run(ctx: Arc<Ctx>, concurrent_syncs: u32, shutdown: CancellationToken) {
+pub async fn run(
+    ctx: Arc<Ctx>,
+    caches: &GardenCaches,
+    concurrent_syncs: u32,
+    shutdown: CancellationToken,
+) {
     let client = ctx.client.clone();
-    let (reader, writer) = kube::runtime::reflector::store();
+    let project_informer = caches.all::<Project>();
+    let reader = project_informer.store();
     // The Projects only feed the store: their own changes are no activity.
-    let projects = watcher::watcher(
-        Api::<Project>::all(client.clone()),
-        watcher::Config::default(),
-    )
-    .backoff(seedlet_runtime::watch::watch_backoff())
-    .modify(seedlet_runtime::watch::slim::<Project>)
-    .reflect(writer)
-    .applied_objects()
-    .filter_map(|_| std::future::ready(None::<Result<Project, watcher::Error>>));
+    let projects = futures::stream::pending::<Result<Project, watcher::Error>>();
     let clock = || ctx.clock.clone();
     let (shoots, entries, secrets, quotas) = (
-        filter::activity(clock(), Source::workload(Api::<Shoot>::all(client.clone()))),
+        filter::activity(clock(), Source::workload(caches.all::<Shoot>().events())),
         filter::activity(
             clock(),
-            Source::workload(Api::<BackupEntry>::all(client.clone())),
+            Source::workload(caches.all::<BackupEntry>().events()),
         ),
+        // Every Secret: no other reader keeps them, so a watch of its own (no store).
         filter::activity(
             clock(),
-            Source::labelled(Api::<Secret>::all(client.clone())),
+            Source::labelled(filter::watch(Api::<Secret>::all(client))),
         ),
-        filter::activity(clock(), Source::labelled(Api::<Quota>::all(client.clone()))),
+        filter::activity(clock(), Source::labelled(caches.all::<Quota>().events())),
     );
     let (a, b, c, d) = (
         reader.clone(),

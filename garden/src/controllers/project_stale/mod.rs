@@ -15,17 +15,16 @@ mod reconcile_tests;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kube::Api;
-use kube::runtime::{Controller, WatchStreamExt, watcher};
 use seedlet_api::core::Project;
 use seedlet_runtime::clock::Clock;
 use seedlet_runtime::metrics::Metrics;
-use seedlet_runtime::triggers::{filter_changes, key_of};
-use seedlet_runtime::watch::{NoTriggerBackoff, RunWith, Runner};
+use seedlet_runtime::triggers::key_of;
+use seedlet_runtime::watch::{RunWith, Runner};
 use tokio_util::sync::CancellationToken;
 
 pub use reconcile::{Error, error_policy, reconcile};
 
+use crate::caches::GardenCaches;
 use crate::context::GardenContext;
 
 /// Controller name.
@@ -65,7 +64,13 @@ pub async fn start(garden: Arc<GardenContext>) {
         sync_period: config.stale_sync_period.as_std(),
         metrics: garden.metrics.clone(),
     });
-    run(ctx, config.concurrent_syncs, garden.stop.clone()).await;
+    run(
+        ctx,
+        &garden.caches,
+        config.concurrent_syncs,
+        garden.stop.clone(),
+    )
+    .await;
 }
 
 /// The change key: activity-only updates do not trigger (spec §3.4).
@@ -79,20 +84,13 @@ pub fn trigger_key(project: &Project) -> String {
 }
 
 /// Runs the controller until `shutdown` is cancelled.
-pub async fn run(ctx: Arc<Ctx>, concurrent_syncs: u32, shutdown: CancellationToken) {
-    let (reader, writer) = kube::runtime::reflector::store();
-    let projects = filter_changes(
-        watcher::watcher(
-            Api::<Project>::all(ctx.client.clone()),
-            watcher::Config::default(),
-        )
-        .backoff(seedlet_runtime::watch::watch_backoff())
-        .modify(seedlet_runtime::watch::slim::<Project>)
-        .reflect(writer),
-        trigger_key,
-    );
-    Controller::for_stream(projects, reader)
-        .trigger_backoff(NoTriggerBackoff)
+pub async fn run(
+    ctx: Arc<Ctx>,
+    caches: &GardenCaches,
+    concurrent_syncs: u32,
+    shutdown: CancellationToken,
+) {
+    crate::caches::controller_on_changes(&caches.all::<Project>(), trigger_key)
         .run_with(
             Runner::new(NAME, shutdown).concurrency(concurrent_syncs),
             reconcile,

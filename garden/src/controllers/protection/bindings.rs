@@ -9,17 +9,17 @@ use std::time::Duration;
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use kube::runtime::controller::Controller;
 use kube::runtime::reflector::ObjectRef;
-use kube::runtime::watcher;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::{CredentialsBinding, Quota, QuotaReference, SecretBinding, Shoot};
 use seedlet_api::security::CredentialsReference;
-use seedlet_runtime::triggers::{changes, key_of};
+use seedlet_runtime::triggers::key_of;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::credential::{self, Marks};
 use super::reconcile::{Error, list_all};
 use super::{Blocked, Ctx, Protected, users};
+use crate::caches::GardenCaches;
 
 /// Finalizer of SecretBindings on their Secret.
 pub const SECRET_BINDING_FINALIZER: &str = "gardener.cloud/secretbinding";
@@ -380,14 +380,12 @@ impl<B: Binding> Protected for B {
         release(&self.view(), &others, ctx).await
     }
 
-    fn watches(controller: Controller<Self>, client: &kube::Client) -> Controller<Self> {
+    fn watches(controller: Controller<Self>, caches: &GardenCaches) -> Controller<Self> {
         let named_by = B::USERS.named_by;
         controller.watches_stream(
-            changes(
-                Api::<Shoot>::all(client.clone()),
-                watcher::Config::default(),
-                move |shoot| key_of(&named_by(shoot)),
-            ),
+            crate::caches::changes(&caches.all::<Shoot>(), move |shoot| {
+                key_of(&named_by(shoot))
+            }),
             move |shoot| {
                 let name = named_by(&shoot)?;
                 Some(ObjectRef::new(name).within(&shoot.namespace().unwrap_or_default()))

@@ -11,7 +11,9 @@ use seedlet_api::core::{
     CloudProfile, CredentialsBinding, ExposureClass, NamespacedCloudProfile, Quota, SecretBinding,
     Shoot,
 };
-use seedlet_runtime::triggers::{changes, key_of};
+use seedlet_runtime::triggers::key_of;
+
+use crate::caches::{GardenCaches, changes};
 
 use super::bindings::Binding;
 use super::reconcile::{Error, list_all};
@@ -19,17 +21,13 @@ use super::{Blocked, Ctx, Protected, users};
 
 /// Shoots whose references (as `refs` computes them) changed, plus deleted ones.
 fn shoot_changes<F>(
-    client: &kube::Client,
+    caches: &GardenCaches,
     refs: F,
 ) -> impl futures::Stream<Item = Result<Shoot, watcher::Error>> + Send + 'static
 where
     F: Fn(&Shoot) -> String + Send + Sync + 'static,
 {
-    changes(
-        Api::<Shoot>::all(client.clone()),
-        watcher::Config::default(),
-        refs,
-    )
+    changes(&caches.all::<Shoot>(), refs)
 }
 
 impl Protected for CloudProfile {
@@ -68,15 +66,13 @@ impl Protected for CloudProfile {
         Ok(users::cloud_profile(&self.name_any(), &children, &shoots))
     }
 
-    fn watches(controller: Controller<Self>, client: &kube::Client) -> Controller<Self> {
-        let children = changes(
-            Api::<NamespacedCloudProfile>::all(client.clone()),
-            watcher::Config::default(),
-            |profile| users::parent_name(profile).unwrap_or_default().to_owned(),
-        );
+    fn watches(controller: Controller<Self>, caches: &GardenCaches) -> Controller<Self> {
+        let children = changes(&caches.all::<NamespacedCloudProfile>(), |profile| {
+            users::parent_name(profile).unwrap_or_default().to_owned()
+        });
         controller
             .watches_stream(
-                shoot_changes(client, |shoot| key_of(&shoot.cloud_profile())),
+                shoot_changes(caches, |shoot| key_of(&shoot.cloud_profile())),
                 |shoot| {
                     shoot
                         .cloud_profile()
@@ -111,12 +107,12 @@ impl Protected for NamespacedCloudProfile {
         super::ncp_status::update(self, ctx).await.map(|()| None)
     }
 
-    fn watches(controller: Controller<Self>, client: &kube::Client) -> Controller<Self> {
+    fn watches(controller: Controller<Self>, caches: &GardenCaches) -> Controller<Self> {
         // Every change of a parent recomputes its children's status.
         let store = controller.store();
         controller
             .watches_stream(
-                shoot_changes(client, |shoot| key_of(&shoot.spec.cloud_profile)),
+                shoot_changes(caches, |shoot| key_of(&shoot.spec.cloud_profile)),
                 |shoot| {
                     let reference = shoot.spec.cloud_profile.as_ref()?;
                     (reference.kind.as_deref() == Some("NamespacedCloudProfile")).then(|| {
@@ -126,11 +122,9 @@ impl Protected for NamespacedCloudProfile {
                 },
             )
             .watches_stream(
-                changes(
-                    Api::<CloudProfile>::all(client.clone()),
-                    watcher::Config::default(),
-                    |parent| key_of(&(&parent.metadata.resource_version, &parent.spec)),
-                ),
+                changes(&caches.all::<CloudProfile>(), |parent| {
+                    key_of(&(&parent.metadata.resource_version, &parent.spec))
+                }),
                 move |parent: CloudProfile| {
                     let name = parent.name_any();
                     store
@@ -157,9 +151,9 @@ impl Protected for ExposureClass {
         Ok(users::exposure_class(&self.name_any(), &shoots))
     }
 
-    fn watches(controller: Controller<Self>, client: &kube::Client) -> Controller<Self> {
+    fn watches(controller: Controller<Self>, caches: &GardenCaches) -> Controller<Self> {
         controller.watches_stream(
-            shoot_changes(client, |shoot| {
+            shoot_changes(caches, |shoot| {
                 users::exposure_class_name(shoot)
                     .unwrap_or_default()
                     .to_owned()
@@ -189,9 +183,9 @@ impl Protected for Quota {
         ))
     }
 
-    fn watches(controller: Controller<Self>, client: &kube::Client) -> Controller<Self> {
-        let controller = watch_listings::<SecretBinding>(controller, client);
-        watch_listings::<CredentialsBinding>(controller, client)
+    fn watches(controller: Controller<Self>, caches: &GardenCaches) -> Controller<Self> {
+        let controller = watch_listings::<SecretBinding>(controller, caches);
+        watch_listings::<CredentialsBinding>(controller, caches)
     }
 }
 
@@ -199,13 +193,9 @@ impl Protected for Quota {
 /// goes.
 fn watch_listings<B: Binding>(
     controller: Controller<Quota>,
-    client: &kube::Client,
+    caches: &GardenCaches,
 ) -> Controller<Quota> {
-    let bindings = changes(
-        Api::<B>::all(client.clone()),
-        watcher::Config::default(),
-        |binding| key_of(&binding.quotas()),
-    );
+    let bindings = changes(&caches.all::<B>(), |binding| key_of(&binding.quotas()));
     controller.watches_stream(bindings, |binding| {
         quota_refs(binding.quotas(), binding.namespace())
     })

@@ -28,7 +28,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kube::runtime::controller::Controller;
-use kube::runtime::watcher;
 use kube::{Api, Resource};
 use seedlet_api::core::{
     CloudProfile, CredentialsBinding, ExposureClass, NamespacedCloudProfile, Quota, SecretBinding,
@@ -43,6 +42,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use reconcile::{Error, error_policy, reconcile};
 
+use crate::caches::GardenCaches;
 use crate::context::GardenContext;
 
 /// Name of the protection controllers together (the builtin list).
@@ -126,7 +126,8 @@ pub trait Protected:
     }
 
     /// Adds the secondary triggers (referrers) to the controller of this kind.
-    fn watches(controller: Controller<Self>, client: &kube::Client) -> Controller<Self>;
+    /// Kinds other controllers read come from the shared informers `caches`.
+    fn watches(controller: Controller<Self>, caches: &GardenCaches) -> Controller<Self>;
 }
 
 /// Starts all protection controllers for one leadership term.
@@ -153,20 +154,18 @@ pub async fn run<K: Protected>(garden: &GardenContext, concurrent_syncs: u32) {
         clock: garden.clock.clone(),
         metrics: garden.metrics.clone(),
     });
-    run_with::<K>(ctx, concurrent_syncs, garden.stop.clone()).await;
+    run_with::<K>(ctx, &garden.caches, concurrent_syncs, garden.stop.clone()).await;
 }
 
 /// Runs the protection controller of kind `K` with `ctx` until `shutdown` is cancelled.
 pub async fn run_with<K: Protected>(
     ctx: Arc<Ctx>,
+    caches: &GardenCaches,
     concurrent_syncs: u32,
     shutdown: CancellationToken,
 ) {
-    let controller = seedlet_runtime::watch::controller(
-        Api::<K>::all(ctx.client.clone()),
-        watcher::Config::default(),
-    );
-    K::watches(controller, &ctx.client)
+    let controller = crate::caches::controller(&caches.all::<K>());
+    K::watches(controller, caches)
         .run_with(
             Runner::new(K::NAME, shutdown).concurrency(concurrent_syncs),
             reconcile::<K>,

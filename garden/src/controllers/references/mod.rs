@@ -16,7 +16,6 @@ pub mod refs;
 use std::fmt::Debug;
 use std::sync::Arc;
 
-use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
 use seedlet_api::core::{ControllerDeployment, Seed, Shoot};
 use seedlet_api::names::finalizers;
@@ -29,6 +28,7 @@ use tokio_util::sync::CancellationToken;
 pub use reconcile::{Error, error_policy, reconcile};
 use refs::Kind;
 
+use crate::caches::GardenCaches;
 use crate::context::GardenContext;
 
 /// Name of the three reference controllers together (the builtin list).
@@ -118,16 +118,19 @@ pub async fn start(garden: Arc<GardenContext>) {
     tokio::join!(
         run::<Shoot>(
             ctx.clone(),
+            &garden.caches,
             controllers.shoot_reference.concurrent_syncs,
             garden.stop.clone()
         ),
         run::<Seed>(
             ctx.clone(),
+            &garden.caches,
             controllers.seed_reference.concurrent_syncs,
             garden.stop.clone()
         ),
         run::<ControllerDeployment>(
             ctx,
+            &garden.caches,
             controllers.controller_deployment_reference.concurrent_syncs,
             garden.stop.clone()
         ),
@@ -136,30 +139,25 @@ pub async fn start(garden: Arc<GardenContext>) {
 
 /// Runs the reference controller of `K` until `shutdown` is cancelled: triggered by creations,
 /// changes of the reference fields, and deletions that are released ([`released`]).
-pub async fn run<K: Referrer>(ctx: Arc<Ctx>, concurrent_syncs: u32, shutdown: CancellationToken) {
-    let api = Api::<K>::all(ctx.client.clone());
-    let (reader, writer) = kube::runtime::reflector::store();
-    let events = seedlet_runtime::triggers::filter_changes(
-        watcher::watcher(api, watcher::Config::default())
-            .backoff(seedlet_runtime::watch::watch_backoff())
-            .modify(seedlet_runtime::watch::slim::<K>)
-            .reflect(writer),
-        |object: &K| {
-            let value = serde_json::to_value(object).unwrap_or_default();
-            format!(
-                "{}|{}",
-                refs::trigger_key(K::KIND, &value),
-                released(object)
-            )
-        },
-    );
-    kube::runtime::Controller::for_stream(events, reader)
-        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
-        .run_with(
-            Runner::new(K::NAME, shutdown).concurrency(concurrent_syncs),
-            reconcile::<K>,
-            error_policy::<K>,
-            ctx,
+pub async fn run<K: Referrer>(
+    ctx: Arc<Ctx>,
+    caches: &GardenCaches,
+    concurrent_syncs: u32,
+    shutdown: CancellationToken,
+) {
+    crate::caches::controller_on_changes(&caches.all::<K>(), |object: &K| {
+        let value = serde_json::to_value(object).unwrap_or_default();
+        format!(
+            "{}|{}",
+            refs::trigger_key(K::KIND, &value),
+            released(object)
         )
-        .await;
+    })
+    .run_with(
+        Runner::new(K::NAME, shutdown).concurrency(concurrent_syncs),
+        reconcile::<K>,
+        error_policy::<K>,
+        ctx,
+    )
+    .await;
 }

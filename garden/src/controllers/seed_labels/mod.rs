@@ -15,13 +15,17 @@ mod reconcile_tests;
 
 use std::sync::Arc;
 
+use futures::TryStreamExt as _;
+use kube::ResourceExt;
 use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::watcher;
-use kube::{Api, ResourceExt};
 use seedlet_api::core::{BackupEntry, Seed, Shoot};
 use seedlet_api::seedmanagement::ManagedSeed;
+use seedlet_runtime::cache::Informer;
 use seedlet_runtime::metrics::Metrics;
 use seedlet_runtime::watch::{RunWith, Runner};
+use tokio_util::sync::CancellationToken;
+
+use crate::caches::GardenCaches;
 
 pub use reconcile::{Error, MANAGED_SEED_NAMESPACE, SeedScoped, error_policy, reconcile};
 
@@ -51,20 +55,26 @@ pub async fn start(garden: Arc<crate::context::GardenContext>) {
         metrics: garden.metrics.clone(),
     });
     let stop = garden.stop.clone();
+    let caches = &garden.caches;
     tokio::join!(
-        run_for::<Shoot>(ctx.clone(), stop.clone()),
-        run_for::<BackupEntry>(ctx.clone(), stop.clone()),
-        run_seeds(ctx.clone(), stop.clone()),
-        run_managed_seeds(ctx, stop),
+        run_for::<Shoot>(ctx.clone(), caches, stop.clone()),
+        run_for::<BackupEntry>(ctx.clone(), caches, stop.clone()),
+        run_seeds(ctx.clone(), caches, stop.clone()),
+        run_managed_seeds(ctx, caches, stop),
     );
 }
 
 /// Seeds, also triggered by the ManagedSeed `garden/<seed>` that registers one.
-async fn run_seeds(ctx: Arc<Ctx>, stop: tokio_util::sync::CancellationToken) {
-    let managed_seeds: Api<ManagedSeed> =
-        Api::namespaced(ctx.client.clone(), MANAGED_SEED_NAMESPACE);
-    on_label_changes(Api::<Seed>::all(ctx.client.clone()), |_| None)
-        .watches(managed_seeds, watcher::Config::default(), |managed| {
+async fn run_seeds(ctx: Arc<Ctx>, caches: &GardenCaches, stop: CancellationToken) {
+    // The ManagedSeeds of `garden` (the shared informer holds every namespace).
+    let managed_seeds = caches
+        .all::<ManagedSeed>()
+        .touched_objects()
+        .try_filter(|managed| {
+            std::future::ready(managed.namespace().as_deref() == Some(MANAGED_SEED_NAMESPACE))
+        });
+    on_label_changes(&caches.all::<Seed>(), |_| None)
+        .watches_stream(managed_seeds, |managed| {
             Some(ObjectRef::<Seed>::new(&managed.name_any()))
         })
         .run_with(
@@ -77,16 +87,14 @@ async fn run_seeds(ctx: Arc<Ctx>, stop: tokio_util::sync::CancellationToken) {
 }
 
 /// ManagedSeeds, also triggered when a Shoot changes seeds.
-async fn run_managed_seeds(ctx: Arc<Ctx>, stop: tokio_util::sync::CancellationToken) {
-    let controller = on_label_changes(Api::<ManagedSeed>::all(ctx.client.clone()), |managed| {
+async fn run_managed_seeds(ctx: Arc<Ctx>, caches: &GardenCaches, stop: CancellationToken) {
+    let controller = on_label_changes(&caches.all::<ManagedSeed>(), |managed| {
         managed.shoot_name().map(str::to_owned)
     });
     let store = controller.store();
-    let shoots = seedlet_runtime::triggers::changes(
-        Api::<Shoot>::all(ctx.client.clone()),
-        watcher::Config::default(),
-        |shoot: &Shoot| seedlet_runtime::triggers::key_of(&shoot.spec.seed_name),
-    );
+    let shoots = crate::caches::changes(&caches.all::<Shoot>(), |shoot: &Shoot| {
+        seedlet_runtime::triggers::key_of(&shoot.spec.seed_name)
+    });
     controller
         .watches_stream(shoots, move |shoot: Shoot| managed_seeds_of(&store, &shoot))
         .run_with(
@@ -102,12 +110,11 @@ async fn run_managed_seeds(ctx: Arc<Ctx>, stop: tokio_util::sync::CancellationTo
 /// object its hosting seed is read from) change: these reconciles read other objects, so status
 /// updates (a Seed's heartbeat) must not trigger them.
 fn on_label_changes<K: SeedScoped>(
-    api: Api<K>,
+    informer: &Informer<K>,
     reference: fn(&K) -> Option<String>,
 ) -> kube::runtime::Controller<K> {
-    seedlet_runtime::triggers::controller_on_transitions(
-        api,
-        watcher::Config::default(),
+    crate::caches::controller_on_transitions(
+        informer,
         move |object: &K| {
             let labels: Vec<(&String, &String)> = object
                 .labels()
@@ -133,9 +140,8 @@ pub fn managed_seeds_of(store: &Store<ManagedSeed>, shoot: &Shoot) -> Vec<Object
         .collect()
 }
 
-async fn run_for<K: SeedScoped>(ctx: Arc<Ctx>, stop: tokio_util::sync::CancellationToken) {
-    let api: Api<K> = Api::all(ctx.client.clone());
-    seedlet_runtime::watch::controller(api, watcher::Config::default())
+async fn run_for<K: SeedScoped>(ctx: Arc<Ctx>, caches: &GardenCaches, stop: CancellationToken) {
+    crate::caches::controller(&caches.all::<K>())
         .run_with(
             Runner::new(NAME, stop).concurrency(CONCURRENT_SYNCS),
             reconcile::<K>,

@@ -12,8 +12,6 @@ mod reconcile_tests;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kube::Api;
-use kube::runtime::watcher;
 use seedlet_api::core::Seed;
 use seedlet_runtime::clock::Clock;
 use seedlet_runtime::metrics::Metrics;
@@ -76,10 +74,20 @@ pub struct Ctx {
     pub metrics: Arc<Metrics>,
 }
 
-/// Runs the controller until `shutdown` is cancelled.
+/// Runs the controller on informers of its own until `shutdown` is cancelled (a test runs one
+/// controller alone this way).
 pub async fn run(ctx: Arc<Ctx>, shutdown: CancellationToken) {
-    let seeds: Api<Seed> = Api::all(ctx.client.clone());
-    seedlet_runtime::watch::controller(seeds, watcher::Config::default())
+    let caches = crate::caches::GardenCaches::new(ctx.client.clone(), &shutdown);
+    run_on(ctx, &caches, shutdown).await;
+}
+
+/// Runs the controller on the shared informers `caches` until `shutdown` is cancelled.
+pub async fn run_on(
+    ctx: Arc<Ctx>,
+    caches: &crate::caches::GardenCaches,
+    shutdown: CancellationToken,
+) {
+    crate::caches::controller(&caches.all::<Seed>())
         .run_with(
             Runner::new(NAME, shutdown.clone()).concurrency(ctx.settings.concurrent_syncs),
             reconcile,

@@ -18,14 +18,15 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 use kube::ResourceExt;
-use kube::runtime::controller::Controller;
-use kube::runtime::reflector::{self, ObjectRef, Store};
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher;
 use seedlet_api::core::Seed;
 use seedlet_runtime::metrics::Metrics;
-use seedlet_runtime::triggers::{changes, filter_changes, key_of};
+use seedlet_runtime::triggers::{changes, key_of};
 use seedlet_runtime::watch::{RunWith, Runner};
 use tokio_util::sync::CancellationToken;
+
+use crate::caches::{GardenCaches, controller_on_changes};
 
 pub use reconcile::{Error, error_policy, reconcile};
 
@@ -59,19 +60,13 @@ pub async fn start(garden: Arc<crate::context::GardenContext>) {
         )),
         metrics: garden.metrics.clone(),
     });
-    run(ctx, garden.stop.clone()).await;
+    run(ctx, &garden.caches, garden.stop.clone()).await;
 }
 
 /// Runs the controller until `shutdown` is cancelled.
-pub async fn run(ctx: Arc<Ctx>, shutdown: CancellationToken) {
+pub async fn run(ctx: Arc<Ctx>, caches: &GardenCaches, shutdown: CancellationToken) {
     let client = ctx.client.clone();
-    let (reader, writer) = reflector::store::<Seed>();
-    let events = watcher::watcher(Api::<Seed>::all(client.clone()), watcher::Config::default())
-        .backoff(seedlet_runtime::watch::watch_backoff())
-        .modify(seedlet_runtime::watch::slim)
-        .reflect(writer);
-    // Creations only (the first sighting of each Seed), as upstream.
-    let seeds = filter_changes(events, |seed: &Seed| key_of(&seed.uid()));
+    let seed_informer = caches.all::<Seed>();
     let secrets = changes(
         Api::<Secret>::namespaced(client, seedlet_api::names::namespaces::GARDEN),
         watcher::Config::default().labels(desired::ROLE_EXISTS),
@@ -84,9 +79,9 @@ pub async fn run(ctx: Arc<Ctx>, shutdown: CancellationToken) {
             ))
         },
     );
-    let all_seeds = reader.clone();
-    Controller::for_stream(seeds, reader)
-        .trigger_backoff(seedlet_runtime::watch::NoTriggerBackoff)
+    let all_seeds = seed_informer.store();
+    // Creations only (the first sighting of each Seed), as upstream.
+    controller_on_changes(&seed_informer, |seed: &Seed| key_of(&seed.uid()))
         .watches_stream(secrets, move |secret: Secret| {
             every_seed(&all_seeds, &secret)
         })

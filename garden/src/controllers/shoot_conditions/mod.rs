@@ -13,18 +13,20 @@ mod reconcile_tests;
 
 use std::sync::Arc;
 
-use kube::runtime::reflector::{self, ObjectRef, Store};
-use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Api, ResourceExt};
+use futures::TryStreamExt as _;
+use kube::ResourceExt;
+use kube::runtime::reflector::{ObjectRef, Store};
 use seedlet_api::core::{Seed, Shoot};
 use seedlet_api::names::namespaces;
 use seedlet_api::seedmanagement::ManagedSeed;
 use seedlet_runtime::metrics::Metrics;
-use seedlet_runtime::triggers::{changes, key_of};
+use seedlet_runtime::triggers::key_of;
 use seedlet_runtime::watch::{RunWith, Runner};
 use tokio_util::sync::CancellationToken;
 
 pub use reconcile::{Error, error_policy, reconcile};
+
+use crate::caches::{GardenCaches, changes, controller_on_transitions};
 
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "shoot-conditions";
@@ -50,29 +52,36 @@ pub async fn start(garden: Arc<crate::context::GardenContext>) {
         metrics: garden.metrics.clone(),
     });
     let concurrency = garden.config.controllers.shoot_conditions.concurrent_syncs;
-    run(ctx, concurrency, garden.stop.clone()).await;
+    run_on(ctx, &garden.caches, concurrency, garden.stop.clone()).await;
 }
 
-/// Runs the controller until `shutdown` is cancelled.
+/// Runs the controller on informers of its own until `shutdown` is cancelled (a test runs one
+/// controller alone this way).
 pub async fn run(ctx: Arc<Ctx>, concurrent_syncs: u32, shutdown: CancellationToken) {
-    let client = ctx.client.clone();
-    let (managed_seeds, writer) = reflector::store::<ManagedSeed>();
-    let managed_seed_events = watcher::watcher(
-        Api::<ManagedSeed>::namespaced(client.clone(), namespaces::GARDEN),
-        watcher::Config::default(),
-    )
-    .backoff(seedlet_runtime::watch::watch_backoff())
-    .modify(seedlet_runtime::watch::slim)
-    .reflect(writer)
-    .touched_objects();
-    let seeds = changes(
-        Api::<Seed>::all(client.clone()),
-        watcher::Config::default(),
-        |seed: &Seed| key_of(&seed.conditions()),
-    );
-    seedlet_runtime::triggers::controller_on_transitions(
-        Api::<Shoot>::all(client),
-        watcher::Config::default(),
+    let caches = GardenCaches::new(ctx.client.clone(), &shutdown);
+    run_on(ctx, &caches, concurrent_syncs, shutdown).await;
+}
+
+/// Runs the controller on the shared informers `caches` until `shutdown` is cancelled.
+pub async fn run_on(
+    ctx: Arc<Ctx>,
+    caches: &GardenCaches,
+    concurrent_syncs: u32,
+    shutdown: CancellationToken,
+) {
+    let managed_seed_informer = caches.all::<ManagedSeed>();
+    let managed_seeds = managed_seed_informer.store();
+    // ManagedSeeds live in `garden`; the shared informer holds every namespace.
+    let managed_seed_events = managed_seed_informer
+        .touched_objects()
+        .try_filter(|managed_seed| {
+            std::future::ready(managed_seed.namespace().as_deref() == Some(namespaces::GARDEN))
+        });
+    let seeds = changes(&caches.all::<Seed>(), |seed: &Seed| {
+        key_of(&seed.conditions())
+    });
+    controller_on_transitions(
+        &caches.all::<Shoot>(),
         |_: &Shoot| (),
         |previous: Option<&()>, _: &()| previous.is_none(),
     )

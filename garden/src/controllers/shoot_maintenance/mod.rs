@@ -32,8 +32,7 @@ pub mod window;
 
 use std::sync::Arc;
 
-use kube::runtime::watcher;
-use kube::{Api, ResourceExt};
+use kube::ResourceExt;
 use seedlet_api::core::Shoot;
 use seedlet_api::names::{annotations, shoot_lifecycle};
 use seedlet_runtime::clock::Clock;
@@ -84,14 +83,31 @@ pub async fn start(garden: Arc<crate::context::GardenContext>) {
         events: garden.events.named(EVENT_COMPONENT),
         metrics: garden.metrics.clone(),
     });
-    run(ctx, config.concurrent_syncs, garden.stop.clone()).await;
+    run_on(
+        ctx,
+        &garden.caches,
+        config.concurrent_syncs,
+        garden.stop.clone(),
+    )
+    .await;
 }
 
-/// Runs the controller until `shutdown` is cancelled.
+/// Runs the controller on informers of its own until `shutdown` is cancelled (a test runs one
+/// controller alone this way).
 pub async fn run(ctx: Arc<Ctx>, concurrent_syncs: u32, shutdown: CancellationToken) {
-    seedlet_runtime::triggers::controller_on_transitions(
-        Api::<Shoot>::all(ctx.client.clone()),
-        watcher::Config::default(),
+    let caches = crate::caches::GardenCaches::new(ctx.client.clone(), &shutdown);
+    run_on(ctx, &caches, concurrent_syncs, shutdown).await;
+}
+
+/// Runs the controller on the shared informers `caches` until `shutdown` is cancelled.
+pub async fn run_on(
+    ctx: Arc<Ctx>,
+    caches: &crate::caches::GardenCaches,
+    concurrent_syncs: u32,
+    shutdown: CancellationToken,
+) {
+    crate::caches::controller_on_transitions(
+        &caches.all::<Shoot>(),
         trigger_view,
         maintenance_requested,
     )

@@ -16,7 +16,6 @@ use std::sync::Arc;
 use futures::{Stream, StreamExt};
 use kube::Api;
 use kube::ResourceExt;
-use kube::runtime::WatchStreamExt;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher::{self, Event};
 use seedlet_api::common::LastOperation;
@@ -24,6 +23,8 @@ use seedlet_api::core::{Shoot, ShootState};
 use seedlet_runtime::metrics::Metrics;
 use seedlet_runtime::watch::{RunWith, Runner};
 use tokio_util::sync::CancellationToken;
+
+use crate::caches::GardenCaches;
 
 pub use reconcile::{
     Error, FinalizerAction, Step, decide, error_policy, finalizer_action, is_relevant_transition,
@@ -56,20 +57,28 @@ pub async fn start(garden: Arc<crate::context::GardenContext>) {
     let concurrency = seedlet_runtime::watch::concurrency(i64::from(
         garden.config.controllers.shoot_state.concurrent_syncs,
     ));
-    run(ctx, concurrency, garden.stop.clone()).await;
+    run(ctx, &garden.caches, concurrency, garden.stop.clone()).await;
 }
 
 /// Runs the controller until `shutdown` is cancelled.
-pub async fn run(ctx: Arc<Ctx>, concurrency: u16, shutdown: CancellationToken) {
-    let client = ctx.client.clone();
+pub async fn run(
+    ctx: Arc<Ctx>,
+    caches: &GardenCaches,
+    concurrency: u16,
+    shutdown: CancellationToken,
+) {
+    // Only this controller reads ShootStates: a watch and store of its own.
     seedlet_runtime::watch::controller(
-        Api::<ShootState>::all(client.clone()),
+        Api::<ShootState>::all(ctx.client.clone()),
         watcher::Config::default(),
     )
-    .watches_stream(shoot_transitions(Api::all(client)), |shoot: Shoot| {
-        let namespace = shoot.namespace()?;
-        Some(ObjectRef::<ShootState>::new(&shoot.name_any()).within(&namespace))
-    })
+    .watches_stream(
+        shoot_transitions(caches.all::<Shoot>().events()),
+        |shoot: Shoot| {
+            let namespace = shoot.namespace()?;
+            Some(ObjectRef::<ShootState>::new(&shoot.name_any()).within(&namespace))
+        },
+    )
     .run_with(
         Runner::new(NAME, shutdown.clone()).concurrency(concurrency),
         reconcile,
@@ -83,32 +92,30 @@ pub async fn run(ctx: Arc<Ctx>, concurrency: u16, shutdown: CancellationToken) {
 /// sighting only records it), plus shoots that started deleting or are gone (their ShootState is
 /// removed with them).
 pub fn shoot_transitions(
-    api: Api<Shoot>,
+    events: impl Stream<Item = Result<Event<Shoot>, watcher::Error>> + Send + 'static,
 ) -> impl Stream<Item = Result<Shoot, watcher::Error>> + Send + 'static {
     // Per shoot: its last operation and whether it was deleting when last seen.
     let mut previous: HashMap<(String, String), (Option<LastOperation>, bool)> = HashMap::new();
-    watcher::watcher(api, watcher::Config::default())
-        .backoff(seedlet_runtime::watch::watch_backoff())
-        .filter_map(move |event| {
-            let relevant = match event {
-                Ok(Event::Apply(shoot) | Event::InitApply(shoot)) => {
-                    let key = (shoot.namespace().unwrap_or_default(), shoot.name_any());
-                    let current = shoot.last_operation().cloned();
-                    let deleting = shoot.metadata.deletion_timestamp.is_some();
-                    let (old, was_deleting) = previous
-                        .insert(key, (current.clone(), deleting))
-                        .unwrap_or((None, false));
-                    let relevant = is_relevant_transition(old.as_ref(), current.as_ref())
-                        || (deleting && !was_deleting);
-                    relevant.then_some(Ok(shoot))
-                }
-                Ok(Event::Delete(shoot)) => {
-                    previous.remove(&(shoot.namespace().unwrap_or_default(), shoot.name_any()));
-                    Some(Ok(shoot))
-                }
-                Ok(Event::Init | Event::InitDone) => None,
-                Err(error) => Some(Err(error)),
-            };
-            futures::future::ready(relevant)
-        })
+    events.filter_map(move |event| {
+        let relevant = match event {
+            Ok(Event::Apply(shoot) | Event::InitApply(shoot)) => {
+                let key = (shoot.namespace().unwrap_or_default(), shoot.name_any());
+                let current = shoot.last_operation().cloned();
+                let deleting = shoot.metadata.deletion_timestamp.is_some();
+                let (old, was_deleting) = previous
+                    .insert(key, (current.clone(), deleting))
+                    .unwrap_or((None, false));
+                let relevant = is_relevant_transition(old.as_ref(), current.as_ref())
+                    || (deleting && !was_deleting);
+                relevant.then_some(Ok(shoot))
+            }
+            Ok(Event::Delete(shoot)) => {
+                previous.remove(&(shoot.namespace().unwrap_or_default(), shoot.name_any()));
+                Some(Ok(shoot))
+            }
+            Ok(Event::Init | Event::InitDone) => None,
+            Err(error) => Some(Err(error)),
+        };
+        futures::future::ready(relevant)
+    })
 }
