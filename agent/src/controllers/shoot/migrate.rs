@@ -29,7 +29,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::migrate_flow::{self, Facts};
-use super::reconcile::Error;
+use super::reconcile::{Error, patch_status};
 use super::tasks::{FlowCtx, Shared, TaskError};
 use super::{Shoots, decide, status};
 use crate::controllers::shootstate;
@@ -377,22 +377,6 @@ async fn sync_cluster(ctx: &Shoots, shoot: &Shoot, technical_id: &str) -> Result
         .await
         .map(|_| ())
         .map_err(|e| flow_error(seedlet_runtime::error_chain(&e)))
-}
-
-async fn patch_status(shoots: &Api<Shoot>, key: &str, status: &Value) -> Result<(), Error> {
-    let name = key.rsplit('/').next().unwrap_or(key);
-    shoots
-        .patch_status(
-            name,
-            &PatchParams::default(),
-            &Patch::Merge(&json!({"status": status})),
-        )
-        .await
-        .map(|_| ())
-        .map_err(|source| Error::PatchShoot {
-            key: key.to_owned(),
-            source,
-        })
 }
 
 #[cfg(test)]
