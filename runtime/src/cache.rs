@@ -36,7 +36,11 @@ use serde::de::DeserializeOwned;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-use crate::repeated::{Failure, RepeatedFailures};
+use crate::repeated::RepeatedFailures;
+use crate::watch::{report_failure, report_success};
+
+/// How the informers' watch lines name their reader.
+const READER: &str = "shared-informer";
 
 /// Changes a subscriber may fall behind before it is resynced from the store.
 pub const BUFFER: usize = 256;
@@ -307,14 +311,11 @@ async fn watch<K, S>(
             // event with objects (or the end of a list) says the watch works.
             Ok(event @ Event::Init) => event,
             Ok(event) => {
-                if let Some(count) = failures.succeeded() {
-                    crate::watch::forget_reported();
-                    tracing::info!(kind, failures = count, "watch works again");
-                }
+                report_success(READER, &kind, &mut failures);
                 event
             }
             Err(error) => {
-                report_failure(&kind, &error, &mut failures);
+                report_failure(READER, &kind, &error, &mut failures);
                 continue;
             }
         };
@@ -342,24 +343,6 @@ async fn watch<K, S>(
         .unwrap_or_else(PoisonError::into_inner)
         .sender = None;
     tracing::debug!(kind, "shared watch stopped");
-}
-
-fn report_failure(kind: &str, error: &watcher::Error, failures: &mut RepeatedFailures) {
-    if crate::watch::is_expired(error) {
-        tracing::debug!(kind, "watch expired (410 Gone), re-listing");
-        return;
-    }
-    let message = crate::error_chain(error);
-    match failures.failed(&message) {
-        // Once per process and message, as for the controllers' own watches: a garden without
-        // the Gardener CRDs fails every informer with the same message.
-        Failure::New if crate::watch::first_to_report(&message) => {
-            tracing::warn!(kind, error = %message, "watch failed, retrying");
-        }
-        Failure::New | Failure::Repeated => {
-            tracing::debug!(kind, error = %message, "watch failed again");
-        }
-    }
 }
 
 /// One subscriber's position: what it still has to be told before the next change.

@@ -153,31 +153,56 @@ fn report_watch<T, E: std::error::Error + 'static>(
     failures: &mut RepeatedFailures,
 ) {
     match result {
-        Err(controller::Error::QueueError(error)) if is_expired(error) => {
-            // A watch whose resourceVersion the server no longer has (after a restart, or a
-            // long pause) re-lists: routine, and the watcher does it on its own.
-            tracing::debug!(controller, kind, "watch expired (410 Gone), re-listing");
-        }
         Err(controller::Error::QueueError(error)) => {
-            let message = crate::error_chain(error);
-            match failures.failed(&message) {
-                // The first controller to meet a failure says it; its peers (one garden, ~30
-                // controllers, all meeting the same missing CRDs) log it at debug level.
-                Failure::New if first_to_report(&message) => {
-                    tracing::warn!(controller, kind, error = %message, "watch failed, retrying");
-                }
-                Failure::New | Failure::Repeated => {
-                    tracing::debug!(controller, kind, error = %message, "watch failed again");
-                }
-            }
+            report_failure(controller, kind, error, failures);
         }
         Ok(_) | Err(controller::Error::ReconcilerFailed(..)) => {
-            if let Some(failures) = failures.succeeded() {
-                forget_reported();
-                tracing::info!(controller, kind, failures, "watch works again");
-            }
+            report_success(controller, kind, failures);
         }
         Err(_) => {}
+    }
+}
+
+/// Logs a failed watch of `kind` read by `reader` (a controller, or the shared informers): an
+/// expired resourceVersion is routine (debug; the watcher re-lists on its own); any other failure
+/// is a WARN once per process and message — the first reader to meet it says it, its peers (one
+/// garden, ~30 controllers, all meeting the same missing CRDs) and its repeats are debug lines.
+pub(crate) fn report_failure(
+    reader: &str,
+    kind: &str,
+    error: &kube::runtime::watcher::Error,
+    failures: &mut RepeatedFailures,
+) {
+    if is_expired(error) {
+        tracing::debug!(
+            controller = reader,
+            kind,
+            "watch expired (410 Gone), re-listing"
+        );
+        return;
+    }
+    let message = crate::error_chain(error);
+    match failures.failed(&message) {
+        Failure::New if first_to_report(&message) => {
+            tracing::warn!(controller = reader, kind, error = %message, "watch failed, retrying");
+        }
+        Failure::New | Failure::Repeated => {
+            tracing::debug!(controller = reader, kind, error = %message, "watch failed again");
+        }
+    }
+}
+
+/// Logs that a watch of `kind` read by `reader` works again after failures (INFO, once), and
+/// makes every failure news again for the next outage.
+pub(crate) fn report_success(reader: &str, kind: &str, failures: &mut RepeatedFailures) {
+    if let Some(count) = failures.succeeded() {
+        forget_reported();
+        tracing::info!(
+            controller = reader,
+            kind,
+            failures = count,
+            "watch works again"
+        );
     }
 }
 
@@ -198,7 +223,7 @@ static REPORTED: std::sync::LazyLock<std::sync::Mutex<std::collections::HashSet<
     std::sync::LazyLock::new(Default::default);
 
 /// Whether `message` is a watch failure not yet reported in this process (and now is).
-pub(crate) fn first_to_report(message: &str) -> bool {
+fn first_to_report(message: &str) -> bool {
     REPORTED
         .lock()
         .map(|mut reported| reported.insert(message.to_owned()))
@@ -206,7 +231,7 @@ pub(crate) fn first_to_report(message: &str) -> bool {
 }
 
 /// A recovered watch makes every failure news again (the next outage is reported anew).
-pub(crate) fn forget_reported() {
+fn forget_reported() {
     if let Ok(mut reported) = REPORTED.lock() {
         reported.clear();
     }
