@@ -13,7 +13,7 @@ use seedlet_api::extensions;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::backup_support as support;
+use seedlet_testkit::backup as support;
 
 use support::{
     TIMEOUT, annotation, bump, create_bucket, data_of, extension_reports, last_op_of,

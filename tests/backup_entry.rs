@@ -16,7 +16,7 @@ use seedlet_api::extensions;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::backup_support as support;
+use seedlet_testkit::backup as support;
 
 use support::{
     TIMEOUT, annotation, create_entry, data_of, extension_reports, healthy_bucket, last_op_of,

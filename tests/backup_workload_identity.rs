@@ -15,7 +15,7 @@ use seedlet_api::security::WorkloadIdentity;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::backup_support as support;
+use seedlet_testkit::backup as support;
 
 use support::{
     TIMEOUT, annotation, bump, create_bucket, create_entry, data_of, extension_reports, last_op_of,

@@ -16,7 +16,7 @@ use seedlet_runtime::clock::FakeClock;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::backup_support as support;
+use seedlet_testkit::backup as support;
 
 use support::{annotation, extension_reports, last_operation};
 

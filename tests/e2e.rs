@@ -4,15 +4,9 @@
 //! One binary rather than one per file because each links the whole system; run one part with
 //! `cargo test --test e2e <module>::` (for example `cargo test --test e2e heartbeat::`).
 
-// Helpers several modules share, compiled once.
-#[path = "backup/support.rs"]
-mod backup_support;
+// Helpers several modules share, compiled once (the others live in `seedlet_testkit`).
 #[path = "registry/mod.rs"]
 mod registry;
-#[path = "shoot_lifecycle/support.rs"]
-mod shoot_lifecycle;
-#[path = "shoot_state/support.rs"]
-mod shoot_state_support;
 
 mod backup;
 mod backup_entry;

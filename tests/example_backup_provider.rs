@@ -13,7 +13,7 @@ use seedlet_api::core::{BackupBucket, BackupEntry};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::backup_support as support;
+use seedlet_testkit::backup as support;
 
 use support::{TIMEOUT, create_bucket, create_entry, data_of, last_op_of, put_secret, secret_ref};
 

@@ -12,7 +12,7 @@ use seedlet_api::core::{CloudProfile, NamespacedCloudProfile, Shoot};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::shoot_state_support as support;
+use seedlet_testkit::shoot_state as support;
 
 use support::{
     CONTROL_PLANE, PROJECT_NAMESPACE, TIMEOUT, cluster_where, create, garden_with_shoot,

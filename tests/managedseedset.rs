@@ -3,7 +3,7 @@
 //! seed agent and gardenlet by writing their status), failed Shoots are retried up to the limit,
 //! scale-in removes the not-ready replica first, and protected replicas are never scaled in.
 
-use crate::shoot_lifecycle;
+use seedlet_testkit::shoot_lifecycle;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! failures annotated for retry after the retry period) and `shoot-quota` (expiration
 //! annotation from the smallest quota lifetime, deletion once expired).
 
-use crate::shoot_lifecycle;
+use seedlet_testkit::shoot_lifecycle;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! fixed clock, a schedule activation reached by requeue with a running clock, and the shoots the
 //! controller must leave alone (failed and up to date, unknown location).
 
-use crate::shoot_lifecycle;
+use seedlet_testkit::shoot_lifecycle;
 
 use std::sync::Arc;
 use std::time::Duration;

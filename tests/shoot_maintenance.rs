@@ -6,7 +6,7 @@
 //! outside its window is left alone. A Shoot whose dry-run update an admission webhook refuses
 //! records the failure with its spec untouched and is maintained once the webhook relents.
 
-use crate::shoot_lifecycle;
+use seedlet_testkit::shoot_lifecycle;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -18,7 +18,7 @@ use seedlet_api::extensions::{Infrastructure, Worker};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::shoot_state_support as support;
+use seedlet_testkit::shoot_state as support;
 
 use support::{
     CONTROL_PLANE, PROJECT_NAMESPACE, TIMEOUT, cluster, cluster_where, create, entry_state,

@@ -1,7 +1,7 @@
 //! End-to-end `shoot-statuslabel`: the controller labels Shoots in a sandbox garden with the
 //! health computed from their status and repairs a label a user changed.
 
-use crate::shoot_lifecycle;
+use seedlet_testkit::shoot_lifecycle;
 
 use std::sync::Arc;
 

@@ -2,9 +2,13 @@
 //! CRDs and a Seed ready for extension installation ([`Clusters`]), the agent and the garden
 //! controller started in-process with configuration overrides and ephemeral ports
 //! ([`start_agent_with`], [`start_agent_from`], [`start_garden`]), and polling and condition
-//! helpers ([`wait_for`], [`wait_condition_of`]). Every listener binds `127.0.0.1:0`.
+//! helpers ([`wait_for`], [`wait_condition_of`]), and the helpers of groups of end-to-end tests
+//! ([`backup`], [`shoot_lifecycle`], [`shoot_state`]). Every listener binds `127.0.0.1:0`.
 
+pub mod backup;
 pub mod realkube;
+pub mod shoot_lifecycle;
+pub mod shoot_state;
 
 use std::time::Duration;
 

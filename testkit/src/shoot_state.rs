@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use seedlet_testkit::{Clusters, SEED, ensure_namespace, wait_for, wait_until};
+use crate::{Clusters, SEED, ensure_namespace, wait_for, wait_until};
 
 pub const PROJECT_NAMESPACE: &str = "garden-dev";
 pub const CONTROL_PLANE: &str = "shoot--dev--foo";
@@ -29,7 +29,7 @@ pub async fn start_agent(
     shutdown: CancellationToken,
 ) -> RunningAgent {
     let period = u64::try_from(snapshot_period.as_millis()).expect("period");
-    seedlet_testkit::start_agent_with(clusters, shutdown, |config| {
+    crate::start_agent_with(clusters, shutdown, |config| {
         config.controllers.shoot_state.sync_period = seedlet_config::Duration::from_millis(period);
     })
     .await

@@ -1,9 +1,6 @@
 //! Helpers of the backup end-to-end tests: garden/seed objects, playing the extension
 //! controller by writing extension statuses, and reading core statuses.
 
-// Shared by several test binaries; each uses a part.
-#![allow(dead_code)]
-
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Secret;
@@ -148,7 +145,7 @@ pub async fn healthy_bucket(
     put_secret(garden, "garden", "creds", &[("key", "original")], &[]).await;
     create_bucket(garden, name, "local", secret_ref("creds")).await;
     let extensions: Api<seedlet_api::extensions::BackupBucket> = Api::all(seed.clone());
-    seedlet_testkit::wait_for("extension bucket", TIMEOUT, || async {
+    crate::wait_for("extension bucket", TIMEOUT, || async {
         extensions.get_opt(name).await.ok().flatten()
     })
     .await;
@@ -160,7 +157,7 @@ pub async fn healthy_bucket(
     }
     extension_reports(&extensions, name, status).await;
     let buckets: Api<BackupBucket> = Api::all(garden.clone());
-    seedlet_testkit::wait_until("core bucket Succeeded", TIMEOUT, || async {
+    crate::wait_until("core bucket Succeeded", TIMEOUT, || async {
         last_op_of(&buckets, name)
             .await
             .is_some_and(|(_, state, _, _)| state == "Succeeded")

@@ -1,7 +1,5 @@
 //! Shared set-up of the shoot lifecycle helper tests: a garden sandbox with the Gardener CRDs and
 //! the project namespace `garden-dev`, Shoot builders and a clock that runs from a chosen instant.
-// Each test binary uses a different subset of these helpers.
-#![allow(dead_code)]
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -18,9 +16,9 @@ pub const NAMESPACE: &str = "garden-dev";
 
 /// Starts a garden sandbox with the garden CRDs and `garden-dev`.
 pub async fn garden() -> Sandbox {
-    let garden = seedlet_testkit::start_sandbox("garden").await;
-    seedlet_testkit::prepare_garden(&garden.client()).await;
-    seedlet_testkit::ensure_namespace(&garden.client(), NAMESPACE).await;
+    let garden = crate::start_sandbox("garden").await;
+    crate::prepare_garden(&garden.client()).await;
+    crate::ensure_namespace(&garden.client(), NAMESPACE).await;
     garden
 }
 
