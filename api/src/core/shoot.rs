@@ -82,34 +82,37 @@ use crate::names::technical_id;
     )
 )]
 #[serde(rename_all = "camelCase")]
+// The optional sections of a Shoot are boxed: every agent and garden cache holds one Shoot per
+// shoot of the seed or landscape, and inline they made a Shoot 7.5 KB before any field was set
+// (1.5 KB boxed; the sections a shoot sets cost what they hold).
 pub struct ShootSpec {
     /// Addons Gardener installs into the shoot (deprecated; not allowed from Kubernetes 1.35).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub addons: Option<Addons>,
+    pub addons: Option<Box<Addons>>,
     /// Name of a CloudProfile (deprecated for `cloudProfile`, which wins when both are set).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cloud_profile_name: Option<String>,
     /// DNS settings: the external domain and its providers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dns: Option<ShootDns>,
+    pub dns: Option<Box<ShootDns>>,
     /// Extensions enabled (or disabled) for the shoot, with their configuration.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extensions: Vec<Extension>,
     /// Whether, and on which schedules, the shoot is hibernated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hibernation: Option<Hibernation>,
+    pub hibernation: Option<Box<Hibernation>>,
     /// Kubernetes version and the settings of its components.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kubernetes: Option<ShootKubernetes>,
+    pub kubernetes: Option<Box<ShootKubernetes>>,
     /// Network extension and the pod, service and node CIDRs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub networking: Option<Networking>,
+    pub networking: Option<Box<Networking>>,
     /// Maintenance window, automatic updates and credential rotations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub maintenance: Option<Maintenance>,
+    pub maintenance: Option<Box<Maintenance>>,
     /// Monitoring settings (alert receivers).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub monitoring: Option<Monitoring>,
+    pub monitoring: Option<Box<Monitoring>>,
     /// Infrastructure provider, its configuration and the worker pools.
     pub provider: ShootProvider,
     /// Purpose: `evaluation`, `testing`, `development`, `production` or `infrastructure`
@@ -127,7 +130,7 @@ pub struct ShootSpec {
     pub seed_name: Option<String>,
     /// Labels and provider types a seed must have to run the shoot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seed_selector: Option<ShootSeedSelector>,
+    pub seed_selector: Option<Box<ShootSeedSelector>>,
     /// Objects the extension configurations refer to by these names.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<NamedResourceReference>,
@@ -139,10 +142,10 @@ pub struct ShootSpec {
     pub exposure_class_name: Option<String>,
     /// Settings of system components in the shoot (CoreDNS, node-local DNS).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub system_components: Option<SystemComponents>,
+    pub system_components: Option<Box<SystemComponents>>,
     /// Control-plane placement and high availability.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub control_plane: Option<ControlPlane>,
+    pub control_plane: Option<Box<ControlPlane>>,
     /// Scheduler responsible for the shoot; the default scheduler when unset. Immutable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheduler_name: Option<String>,
@@ -315,5 +318,13 @@ mod tests {
             let written = serde_json::to_string(&Wrapped(value)).unwrap();
             assert_eq!(written, expected, "{value:?}");
         }
+    }
+
+    /// Caches keep thousands of Shoots; a section added inline to the spec or status grows every
+    /// one of them by its whole size whether set or not (box it, like the others).
+    #[test]
+    fn an_empty_shoot_stays_small() {
+        let size = std::mem::size_of::<super::Shoot>();
+        assert!(size <= 2048, "a Shoot takes {size} bytes before any field is set");
     }
 }

@@ -81,7 +81,7 @@ pub struct Worker {
     pub cri: Option<Cri>,
     /// Kubelet settings and version for this pool only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kubernetes: Option<WorkerKubernetes>,
+    pub kubernetes: Option<Box<WorkerKubernetes>>,
     /// Labels put on every Node of the pool.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
@@ -124,7 +124,7 @@ pub struct Worker {
     pub zones: Vec<String>,
     /// Whether system components may run on this pool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub system_components: Option<WorkerSystemComponents>,
+    pub system_components: Option<Box<WorkerSystemComponents>>,
     /// Timeouts and limits of the machine-controller-manager for this pool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine_controller_manager: Option<MachineControllerManagerSettings>,
@@ -143,7 +143,7 @@ pub struct Worker {
     pub update_strategy: Option<String>,
     /// Marks the pool that hosts the control plane of a self-hosted shoot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub control_plane: Option<WorkerControlPlane>,
+    pub control_plane: Option<Box<WorkerControlPlane>>,
     /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]

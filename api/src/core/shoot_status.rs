@@ -23,7 +23,7 @@ pub struct ShootStatus {
     pub constraints: Vec<Condition>,
     /// The gardenlet (or seedlet agent) that last acted on the shoot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gardener: Option<GardenerInfo>,
+    pub gardener: Option<Box<GardenerInfo>>,
     /// Whether the shoot is hibernated now. Optional here so that a serialised partial status
     /// never resets it by accident.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -66,25 +66,25 @@ pub struct ShootStatus {
     pub migration_start_time: Option<Time>,
     /// Credential rotations and encryption at rest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub credentials: Option<ShootCredentials>,
+    pub credentials: Option<Box<ShootCredentials>>,
     /// When a hibernation schedule last changed the shoot's hibernation setting.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_hibernation_trigger_time: Option<Time>,
     /// Outcome of the last maintenance run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_maintenance: Option<LastMaintenance>,
+    pub last_maintenance: Option<Box<LastMaintenance>>,
     /// Networks in use, as reported by the extensions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub networking: Option<NetworkingStatus>,
+    pub networking: Option<Box<NetworkingStatus>>,
     /// Worker pools waiting for an in-place update.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub in_place_updates: Option<InPlaceUpdatesStatus>,
+    pub in_place_updates: Option<Box<InPlaceUpdatesStatus>>,
     /// Progress of a rollout requested with `gardener.cloud/operation=rollout-workers`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub manual_worker_pool_rollout: Option<ManualWorkerPoolRollout>,
+    pub manual_worker_pool_rollout: Option<Box<ManualWorkerPoolRollout>>,
     /// Progress of a live migration of the control plane.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub live_migration: Option<LiveMigration>,
+    pub live_migration: Option<Box<LiveMigration>>,
     /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]
