@@ -8,6 +8,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+#[path = "../allocator.rs"]
+mod allocator;
 #[path = "../daemon_cli.rs"]
 mod daemon_cli;
 
@@ -24,6 +26,7 @@ struct Cli {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    allocator::return_freed_memory();
     match daemon_cli::agent(&cli.config, cli.log) {
         Ok(code) => code,
         Err(error) => {
