@@ -29,6 +29,7 @@ pub mod health;
 pub mod leader_election;
 pub mod logging;
 pub mod metrics;
+pub mod periodic;
 pub mod policy;
 pub mod process;
 pub mod repeated;

@@ -325,6 +325,9 @@ mod tests {
     #[test]
     fn an_empty_shoot_stays_small() {
         let size = std::mem::size_of::<super::Shoot>();
-        assert!(size <= 2048, "a Shoot takes {size} bytes before any field is set");
+        assert!(
+            size <= 2048,
+            "a Shoot takes {size} bytes before any field is set"
+        );
     }
 }

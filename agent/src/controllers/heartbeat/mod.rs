@@ -3,8 +3,9 @@
 //! (`gardener-system-seed-lease/<seed>`) and keep the Seed's `GardenletReady` condition current;
 //! feeds the health manager and the lease metrics, and the systemd watchdog when there is one.
 //!
-//! Renewals follow a fixed schedule (tick `n` at `start + n × period`), so slow beats do not make
-//! later ones drift; a beat is bounded by one period and a missed tick is skipped, not bunched.
+//! A periodic task on the runtime ([`seedlet_runtime::periodic`]): renewals follow a fixed
+//! schedule (tick `n` at `start + n × period`), so slow beats do not make later ones drift; a
+//! beat is bounded by one period and a missed tick is skipped, not bunched.
 
 pub mod reconcile;
 #[cfg(test)]
@@ -16,10 +17,17 @@ pub use settings::Settings;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::time::{Instant, MissedTickBehavior};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use seedlet_runtime::controller::Reason;
+use seedlet_runtime::health::HealthManager;
+use seedlet_runtime::periodic::{self, Periodic};
+use seedlet_runtime::systemd::Watchdog;
+use tokio::time::Instant;
 
 use crate::context::AgentContext;
-use seedlet_runtime::repeated::{Failure, RepeatedFailures};
+use crate::metrics::AgentMetrics;
+use crate::seed_claim::SeedClaim;
 
 /// Controller name (metrics label, logs).
 pub const NAME: &str = "heartbeat";
@@ -117,9 +125,8 @@ pub enum Error {
     Timeout(Duration),
 }
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Error::ReadSeed { .. } => "SeedReadError",
             Error::SeedNotFound { .. } => "SeedNotFound",
@@ -130,7 +137,9 @@ impl Error {
             Error::Timeout(_) => "HeartbeatTimeout",
         }
     }
+}
 
+impl Error {
     /// Whether this failure means the agent is unhealthy (the Lease could not be renewed).
     ///
     /// A missing Seed leaves health alone (stuck detection catches it), a failed condition write
@@ -143,98 +152,119 @@ impl Error {
     }
 }
 
+/// The heartbeat as a periodic task: one [`reconcile::beat`] per round, and what its outcome
+/// means for the agent's health, the systemd watchdog and the lease metrics.
+pub struct Heartbeat {
+    beat: Ctx,
+    health: HealthManager,
+    watchdog: Option<Arc<Watchdog>>,
+    metrics: Arc<AgentMetrics>,
+    seed_claim: Arc<SeedClaim>,
+    /// Whether the last round was skipped because another agent holds the Seed.
+    yielding: AtomicBool,
+}
+
+impl std::fmt::Debug for Heartbeat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Heartbeat")
+            .field("beat", &self.beat)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Heartbeat {
+    /// The heartbeat of `agent`.
+    pub fn of(agent: &AgentContext) -> Self {
+        Self {
+            beat: Ctx::of(agent),
+            health: agent.health.clone(),
+            watchdog: agent.watchdog.clone(),
+            metrics: agent.metrics.clone(),
+            seed_claim: agent.seed_claim.clone(),
+            yielding: AtomicBool::new(false),
+        }
+    }
+
+    fn keep_watchdog_fed(&self) {
+        if let Some(watchdog) = &self.watchdog {
+            watchdog.keepalive(self.beat.settings.period);
+        }
+    }
+}
+
+impl Periodic for Heartbeat {
+    type Output = reconcile::Beat;
+    type Error = Error;
+    const NAME: &'static str = NAME;
+
+    fn period(&self) -> Duration {
+        self.beat.settings.period
+    }
+
+    async fn round(&self) -> Result<reconcile::Beat, Error> {
+        reconcile::beat(&self.beat).await
+    }
+
+    fn timed_out(&self, period: Duration) -> Error {
+        Error::Timeout(period)
+    }
+
+    /// Skips the beat while another agent holds the Seed (see [`crate::seed_claim`]): its Lease
+    /// is the other agent's to renew. The process itself is fine, so it stays healthy and feeds
+    /// the systemd watchdog (a restart would change nothing); the change is logged once each way
+    /// (the Seed controller reports the clash itself as an ERROR).
+    fn skip(&self) -> bool {
+        let claimed = self.seed_claim.claimed_by_another();
+        let seed = &self.beat.seed_name;
+        if self.yielding.swap(claimed, Ordering::Relaxed) != claimed {
+            if claimed {
+                tracing::warn!(%seed, "another agent holds the seed: not renewing its lease");
+            } else {
+                tracing::info!(%seed, "seed no longer held by another agent: renewing its lease again");
+            }
+        }
+        if claimed {
+            self.health.set(true);
+            self.keep_watchdog_fed();
+        }
+        claimed
+    }
+
+    fn succeeded(&self, beat: reconcile::Beat, scheduled: Instant) {
+        self.health.set(true);
+        self.keep_watchdog_fed();
+        self.metrics.lease_renewed(
+            beat.renewed_at,
+            beat.renew_started.saturating_duration_since(scheduled),
+        );
+        tracing::trace!(seed = %self.beat.seed_name, condition_written = beat.condition_written, "heartbeat");
+    }
+
+    fn failed(&self, error: &Error, scheduled: Instant, started: Instant) {
+        if error.affects_health() {
+            self.health.set(false);
+            self.metrics.lease_renewal_failed();
+        } else if matches!(error, Error::PatchCondition { .. }) {
+            // The Lease was renewed before the condition write failed.
+            self.metrics.lease_renewed(
+                self.beat.clock.now(),
+                started.saturating_duration_since(scheduled),
+            );
+        }
+    }
+
+    /// A lost race on the condition write (409: another writer, the Lease is renewed) is
+    /// routine.
+    fn is_routine(&self, error: &Error) -> bool {
+        matches!(error, Error::PatchCondition { .. })
+            && seedlet_runtime::status::conflict_in_chain(error)
+    }
+}
+
 /// Runs heartbeats until `ctx.stop` is cancelled.
 pub async fn run(ctx: Arc<AgentContext>) {
-    let period = ctx.heartbeat.period;
-    let mut ticker = tokio::time::interval_at(Instant::now(), period);
-    ticker.set_missed_tick_behavior(MissedTickBehavior::Skip);
-    let mut failures = RepeatedFailures::new();
-    let beat_ctx = Ctx::of(&ctx);
-    let mut yielding = false;
-    loop {
-        let scheduled = tokio::select! {
-            () = ctx.stop.cancelled() => return,
-            scheduled = ticker.tick() => scheduled,
-        };
-        if yield_to_another_agent(&ctx, &mut yielding) {
-            continue;
-        }
-        let started = Instant::now();
-        let beat = seedlet_runtime::budget::scoped(NAME, reconcile::beat(&beat_ctx));
-        let result = match tokio::time::timeout(period, beat).await {
-            Ok(result) => result,
-            Err(_) => Err(Error::Timeout(period)),
-        };
-        let took = started.elapsed();
-        match result {
-            Ok(beat) => {
-                ctx.health.set(true);
-                if let Some(watchdog) = &ctx.watchdog {
-                    watchdog.keepalive(period);
-                }
-                ctx.metrics.lease_renewed(
-                    beat.renewed_at,
-                    beat.renew_started.saturating_duration_since(scheduled),
-                );
-                ctx.metrics.reconciled(NAME, took, true);
-                tracing::trace!(seed = %ctx.seed_name, condition_written = beat.condition_written, "heartbeat");
-                if let Some(failures) = failures.succeeded() {
-                    tracing::info!(seed = %ctx.seed_name, failures, "heartbeat succeeded again");
-                }
-            }
-            Err(error) => {
-                if error.affects_health() {
-                    ctx.health.set(false);
-                    ctx.metrics.lease_renewal_failed();
-                } else if matches!(error, Error::PatchCondition { .. }) {
-                    ctx.metrics.lease_renewed(
-                        ctx.clock.now(),
-                        started.saturating_duration_since(scheduled),
-                    );
-                }
-                ctx.metrics.reconciled(NAME, took, false);
-                log_failure(&mut failures, &error, &ctx.seed_name);
-            }
-        }
-    }
-}
-
-/// Whether to skip this beat because another agent holds the Seed (see
-/// [`crate::seed_claim`]): its Lease is the other agent's to renew. The process itself is fine,
-/// so it stays healthy and feeds the systemd watchdog (a restart would change nothing); the change is logged once each way
-/// (the Seed controller reports the clash itself as an ERROR).
-fn yield_to_another_agent(ctx: &AgentContext, yielding: &mut bool) -> bool {
-    let claimed = ctx.seed_claim.claimed_by_another();
-    if claimed != *yielding {
-        *yielding = claimed;
-        if claimed {
-            tracing::warn!(seed = %ctx.seed_name, "another agent holds the seed: not renewing its lease");
-        } else {
-            tracing::info!(seed = %ctx.seed_name, "seed no longer held by another agent: renewing its lease again");
-        }
-    }
-    if claimed {
-        ctx.health.set(true);
-        if let Some(watchdog) = &ctx.watchdog {
-            watchdog.keepalive(ctx.heartbeat.period);
-        }
-    }
-    claimed
-}
-
-/// One WARN per distinct failure, not one per beat (every 2 s by default). A lost race on the
-/// condition write (409: another writer, the Lease is renewed) is routine and a debug line.
-fn log_failure(failures: &mut RepeatedFailures, error: &Error, seed: &str) {
-    let message = seedlet_runtime::error_chain(error);
-    let conflict = matches!(error, Error::PatchCondition { .. })
-        && seedlet_runtime::status::conflict_in_chain(error);
-    let reason = error.reason();
-    match failures.failed(&message) {
-        Failure::New if !conflict => {
-            tracing::warn!(error = %message, reason, seed, "heartbeat failed");
-        }
-        _ => tracing::debug!(error = %message, reason, seed, "heartbeat failed"),
-    }
+    let heartbeat = Arc::new(Heartbeat::of(&ctx));
+    periodic::run(heartbeat, ctx.stop.clone(), ctx.metrics.common()).await;
 }
 
 #[cfg(test)]

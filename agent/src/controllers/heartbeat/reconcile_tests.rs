@@ -7,6 +7,7 @@ use kube::Api;
 use seedlet_api::core::Seed;
 use seedlet_bootstrap::GardenClient;
 use seedlet_runtime::clock::Clock;
+use seedlet_runtime::controller::Reason;
 
 use super::reconcile::beat;
 use super::{Ctx, Error, Settings};
