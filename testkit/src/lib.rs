@@ -152,14 +152,14 @@ pub async fn ensure_namespace(client: &kube::Client, name: &str) {
 }
 
 /// Creates `value` (a JSON object) as a `K`; panics naming the object when the API refuses it.
-pub async fn create_object<K>(api: Api<K>, value: serde_json::Value)
+pub async fn create_object<K>(api: Api<K>, value: serde_json::Value) -> K
 where
     K: kube::Resource + Clone + std::fmt::Debug + serde::Serialize + serde::de::DeserializeOwned,
 {
     let object: K = serde_json::from_value(value).expect("the JSON has the kind's shape");
     api.create(&PostParams::default(), &object)
         .await
-        .unwrap_or_else(|error| panic!("create {:?}: {error}", object.meta().name));
+        .unwrap_or_else(|error| panic!("create {:?}: {error}", object.meta().name))
 }
 
 /// The garden objects a Shoot of the simulated provider needs: Project `dev` owning `namespace`

@@ -7,7 +7,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::Api;
-use kube::api::{Patch, PatchParams, PostParams};
+use kube::api::{Patch, PatchParams};
 use kube::runtime::{WatchStreamExt, watcher};
 use seedlet_agent::RunningAgent;
 use seedlet_api::core::{CloudProfile, Project, Shoot, ShootState};
@@ -35,15 +35,7 @@ pub async fn start_agent(
     .await
 }
 
-pub async fn create<K>(api: Api<K>, value: Value) -> K
-where
-    K: kube::Resource + Clone + std::fmt::Debug + serde::Serialize + serde::de::DeserializeOwned,
-{
-    let object: K = serde_json::from_value(value).expect("object");
-    api.create(&PostParams::default(), &object)
-        .await
-        .expect("create")
-}
+pub use crate::create_object as create;
 
 pub fn operation(type_: &str, state: &str) -> Value {
     json!({"type": type_, "state": state, "progress": 100, "description": "",

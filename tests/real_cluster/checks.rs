@@ -9,9 +9,7 @@ use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::Api;
-use kube::api::{
-    ApiResource, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams, PostParams,
-};
+use kube::api::{ApiResource, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams};
 use seedlet_api::core::{ControllerInstallation, Seed, Shoot, ShootState};
 use serde_json::{Value, json};
 
@@ -26,16 +24,7 @@ use super::landscape::{
 const CHART: &[u8] = include_bytes!("../fixtures/charts/ext-small-v1.tgz");
 const PROJECT_NAMESPACE: &str = "garden-dev";
 
-/// Creates `value` as a `K`.
-pub async fn create<K>(api: Api<K>, value: Value) -> K
-where
-    K: kube::Resource + Clone + std::fmt::Debug + serde::Serialize + serde::de::DeserializeOwned,
-{
-    let object: K = serde_json::from_value(value).expect("object");
-    api.create(&PostParams::default(), &object)
-        .await
-        .unwrap_or_else(|error| panic!("create {:?}: {error}", object.meta().name))
-}
+pub use seedlet_testkit::create_object as create;
 
 /// Waits up to `timeout` for `check`; on timeout fails with the end of the daemons' logs.
 pub async fn wait<F, Fut>(
