@@ -329,5 +329,11 @@ mod tests {
             size <= 2048,
             "a Shoot takes {size} bytes before any field is set"
         );
+        // nearly every Shoot sets `spec.kubernetes` (at least its version)
+        let size = std::mem::size_of::<crate::core::ShootKubernetes>();
+        assert!(
+            size <= 512,
+            "spec.kubernetes takes {size} bytes with only the version set"
+        );
     }
 }

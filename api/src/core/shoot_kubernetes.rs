@@ -20,36 +20,36 @@ use crate::core::{ClusterAutoscaler, KubeletConfig, VerticalPodAutoscaler};
 pub struct ShootKubernetes {
     /// Cluster-autoscaler settings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cluster_autoscaler: Option<ClusterAutoscaler>,
+    pub cluster_autoscaler: Option<Box<ClusterAutoscaler>>,
     /// kube-apiserver settings.
     #[serde(
         rename = "kubeAPIServer",
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub kube_api_server: Option<KubeAPIServerConfig>,
+    pub kube_api_server: Option<Box<KubeAPIServerConfig>>,
     /// kube-controller-manager settings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kube_controller_manager: Option<KubeControllerManagerConfig>,
+    pub kube_controller_manager: Option<Box<KubeControllerManagerConfig>>,
     /// kube-scheduler settings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kube_scheduler: Option<KubeSchedulerConfig>,
+    pub kube_scheduler: Option<Box<KubeSchedulerConfig>>,
     /// kube-proxy settings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kube_proxy: Option<KubeProxyConfig>,
+    pub kube_proxy: Option<Box<KubeProxyConfig>>,
     /// Settings of every kubelet, unless a pool sets its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kubelet: Option<KubeletConfig>,
+    pub kubelet: Option<Box<KubeletConfig>>,
     /// Kubernetes version (`1.32.3`, or `1.32` for the newest patch); the newest version of the
     /// cloud profile when unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
     /// Vertical pod autoscaler settings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub vertical_pod_autoscaler: Option<VerticalPodAutoscaler>,
+    pub vertical_pod_autoscaler: Option<Box<VerticalPodAutoscaler>>,
     /// Settings of the main and events etcd.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub etcd: Option<Etcd>,
+    pub etcd: Option<Box<Etcd>>,
     /// Fields newer than these types, kept for round trips (see `core/shoot.rs`).
     #[serde(flatten)]
     #[schemars(skip)]

@@ -267,7 +267,7 @@ pub struct ContainerRuntime {
 pub struct WorkerKubernetes {
     /// Kubelet settings of this pool; they replace `spec.kubernetes.kubelet` as a whole.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kubelet: Option<KubeletConfig>,
+    pub kubelet: Option<Box<KubeletConfig>>,
     /// Kubelet version of this pool; the control-plane version when unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
