@@ -1,8 +1,10 @@
-//! The shoot a control-plane namespace belongs to, as its Cluster embeds it: the Cluster
-//! controller (deletion, its view of the seed) and the ShootState sync both read it, so it lives
-//! beside them rather than in either controller's folder.
+//! The shoot a control-plane namespace belongs to, as its Cluster embeds it, and the namespace a
+//! Shoot's control plane lives in (its stored technical ID): the Cluster controller, the Shoot
+//! controllers, shoot care and the ShootState sync all read them, so they live beside those
+//! controllers rather than in one controller's folder.
 
 use seedlet_api::common::{LastOperation, LastOperationType};
+use seedlet_api::core::Shoot;
 use seedlet_api::extensions::Cluster;
 
 /// The shoot a control-plane namespace belongs to, as its Cluster embeds it.
@@ -46,4 +48,13 @@ impl ShootRef {
             .as_ref()
             .is_some_and(|operation| operation.type_ == LastOperationType::Migrate)
     }
+}
+
+/// The stored `status.technicalID`, if non-empty.
+pub fn stored_technical_id(shoot: &Shoot) -> Option<&str> {
+    shoot
+        .status
+        .as_ref()
+        .and_then(|status| status.technical_id.as_deref())
+        .filter(|id| !id.is_empty())
 }

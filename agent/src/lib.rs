@@ -43,6 +43,7 @@ pub mod extension_sync;
 pub mod garden_scope;
 pub mod metrics;
 pub mod registration;
+pub mod resource_health;
 pub mod seed_claim;
 pub mod sources;
 pub mod startup_backoff;

@@ -708,9 +708,35 @@ pub mod shoot_lifecycle {
     pub const DESTINATION_SEED_READY: &str = "DestinationSeedReady";
 }
 
+/// Whether an annotation or label value reads as true to Go's `strconv.ParseBool` (`1`, `t`, `T`,
+/// `true`, `TRUE`, `True`; anything else, a missing value included, is false) — how Gardener reads
+/// its boolean annotations.
+pub fn parses_as_true(value: Option<&str>) -> bool {
+    matches!(value, Some("1" | "t" | "T" | "true" | "TRUE" | "True"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_go_truth_values_parse_as_true() {
+        for (value, expected) in [
+            (Some("true"), true),
+            (Some("1"), true),
+            (Some("t"), true),
+            (Some("T"), true),
+            (Some("True"), true),
+            (Some("TRUE"), true),
+            (Some("yes"), false),
+            (Some("tRUE"), false),
+            (Some(""), false),
+            (Some("false"), false),
+            (None, false),
+        ] {
+            assert_eq!(parses_as_true(value), expected, "{value:?}");
+        }
+    }
 
     #[test]
     fn seed_namespace_is_prefixed_with_seed() {

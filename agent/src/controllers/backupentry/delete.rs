@@ -36,7 +36,7 @@ pub async fn run(entry: &BackupEntry, ctx: &BackupEntries) -> Result<Action, Err
         .deletion_timestamp
         .as_ref()
         .map_or(now, |time| time.0);
-    let force = desired::parse_bool_true(
+    let force = seedlet_api::names::parses_as_true(
         entry
             .annotations()
             .get(desired::FORCE_DELETION)

@@ -171,11 +171,6 @@ pub fn go_time(at: Timestamp) -> String {
     at.strftime("%Y-%m-%d %H:%M:%S +0000 UTC").to_string()
 }
 
-/// Whether an annotation value parses as Go's `strconv.ParseBool` true.
-pub fn parse_bool_true(value: Option<&str>) -> bool {
-    matches!(value, Some("1" | "t" | "T" | "true" | "TRUE" | "True"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,8 +248,6 @@ mod tests {
             None
         );
         assert_eq!(deletion_due(at, 0, &[], None, false), None);
-        assert!(parse_bool_true(Some("true")) && parse_bool_true(Some("1")));
-        assert!(!parse_bool_true(Some("yes")) && !parse_bool_true(None));
     }
 
     #[test]

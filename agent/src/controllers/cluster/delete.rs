@@ -90,7 +90,7 @@ pub async fn delete_shoot(shoot: &Shoot, ctx: &ClusterSync) -> Result<Action, Er
     if ctx.shoot_flow_deletes {
         // The Shoot controller's delete flow destroys the extension objects in order and then
         // runs the steps below itself; this sync only keeps the Cluster showing the deletion.
-        if let Some(technical_id) = desired::stored_technical_id(shoot) {
+        if let Some(technical_id) = crate::cluster_shoot::stored_technical_id(shoot) {
             show_deletion(clients, shoot, technical_id).await?;
         }
         return Ok(Action::await_change());
@@ -108,7 +108,7 @@ pub async fn delete_shoot(shoot: &Shoot, ctx: &ClusterSync) -> Result<Action, Er
         tracing::debug!(shoot = %key, ?bastions, "waiting for the shoot's bastions to go");
         return Ok(Action::requeue(BASTION_POLL));
     }
-    if let Some(technical_id) = desired::stored_technical_id(shoot) {
+    if let Some(technical_id) = crate::cluster_shoot::stored_technical_id(shoot) {
         show_deletion(ctx, shoot, technical_id).await?;
         if let Some(pending) = teardown(ctx, technical_id).await? {
             return Ok(pending);
@@ -367,7 +367,7 @@ pub fn keeps(shoot: Option<&Shoot>, seed: &str, name: &str) -> bool {
     shoot.is_some_and(|shoot| {
         is_scheduled_to(shoot, seed)
             && (shoot.metadata.deletion_timestamp.is_none() || has_finalizer(shoot))
-            && desired::stored_technical_id(shoot) == Some(name)
+            && crate::cluster_shoot::stored_technical_id(shoot) == Some(name)
     })
 }
 

@@ -30,15 +30,6 @@ pub fn is_scheduled_to(shoot: &Shoot, seed: &str) -> bool {
             == Some(seed)
 }
 
-/// The stored `status.technicalID`, if non-empty.
-pub fn stored_technical_id(shoot: &Shoot) -> Option<&str> {
-    shoot
-        .status
-        .as_ref()
-        .and_then(|status| status.technical_id.as_deref())
-        .filter(|id| !id.is_empty())
-}
-
 /// The name of the Project whose `spec.namespace` is `namespace`.
 pub fn project_of<'a>(
     projects: impl IntoIterator<Item = &'a Project>,
@@ -293,7 +284,10 @@ mod tests {
         assert_eq!(control_plane_namespace(&shoot, "dev"), "shoot--dev--foo");
         shoot.status.as_mut().unwrap().technical_id = Some("shoot-dev-foo".into());
         assert_eq!(control_plane_namespace(&shoot, "dev"), "shoot-dev-foo");
-        assert_eq!(stored_technical_id(&shoot), Some("shoot-dev-foo"));
+        assert_eq!(
+            crate::cluster_shoot::stored_technical_id(&shoot),
+            Some("shoot-dev-foo")
+        );
         assert_eq!(technical_id::short("shoot-dev-foo"), "dev-foo");
         assert!(technical_id::is_shoot_namespace("shoot-dev-foo"));
         assert!(technical_id::is_shoot_namespace("shoot--dev--foo"));

@@ -283,13 +283,13 @@ pub fn shoots_of_project(
     refs(shoots.iter().filter(|shoot| {
         desired::is_scheduled_to(shoot, seed)
             && shoot.metadata.namespace == project.spec.namespace
-            && desired::stored_technical_id(shoot).is_none()
+            && crate::cluster_shoot::stored_technical_id(shoot).is_none()
     }))
 }
 
 /// Mapper: the Cluster of a shoot, by its stored technical ID.
 pub fn cluster_of_shoot(shoot: &Shoot) -> Option<ObjectRef<Cluster>> {
-    desired::stored_technical_id(shoot).map(ObjectRef::new)
+    crate::cluster_shoot::stored_technical_id(shoot).map(ObjectRef::new)
 }
 
 #[cfg(test)]

@@ -196,7 +196,7 @@ async fn sync(shoot: &Shoot, ctx: &ClusterSync) -> Result<Action, Error> {
         Some(patched) => patched,
         None => shoot.clone(),
     };
-    let technical_id = match desired::stored_technical_id(&shoot) {
+    let technical_id = match crate::cluster_shoot::stored_technical_id(&shoot) {
         Some(id) => id.to_owned(),
         None => {
             let project = project(ctx, &namespace).await?;

@@ -112,11 +112,6 @@ pub fn checksum(secrets: &[SecretData]) -> String {
     hex::encode(hasher.finalize())
 }
 
-/// Whether a Go `strconv.ParseBool` would read `value` as true.
-pub fn truthy(value: Option<&str>) -> bool {
-    matches!(value, Some("1" | "t" | "T" | "true" | "TRUE" | "True"))
-}
-
 /// Whether the desired object is released from the MR (`resources.gardener.cloud/mode=Ignore`, exact).
 pub fn is_mode_ignore(object: &Value) -> bool {
     annotation(object, managed_resources::MODE) == Some(managed_resources::MODE_IGNORE)
@@ -199,18 +194,5 @@ mod tests {
         let b = checksum(&[secret("s", &[("k", "w")])]);
         assert_ne!(a, b);
         assert_eq!(a.len(), 64);
-    }
-
-    #[test]
-    fn truthy_follows_go_parse_bool() {
-        for (value, expected) in [
-            (Some("true"), true),
-            (Some("1"), true),
-            (Some("True"), true),
-            (Some("yes"), false),
-            (None, false),
-        ] {
-            assert_eq!(truthy(value), expected, "{value:?}");
-        }
     }
 }

@@ -14,7 +14,6 @@
 pub mod apply;
 pub mod cleanup;
 pub mod error;
-pub mod health;
 pub mod manifests;
 pub mod prune;
 pub mod reconcile;

@@ -12,7 +12,8 @@ use seedlet_api::names::managed_resources;
 use seedlet_api::resources::ObjectReference;
 
 use super::apply::{self, KindCache, identity, split_api_version};
-use super::manifests::{annotation, truthy};
+use super::manifests::annotation;
+use seedlet_api::names::parses_as_true;
 use seedlet_runtime::retry::{self, RetryPolicy};
 
 /// Old references that are neither desired any more nor released (`mode=Ignore`).
@@ -33,7 +34,7 @@ pub fn to_prune(
 /// gardener-resource-manager also keeps garbage-collectable ConfigMaps/Secrets when its secret
 /// GC runs; seedlet runs no such GC, so that rule does not apply here.
 pub fn keeps(live: &Value) -> bool {
-    truthy(annotation(live, managed_resources::KEEP_OBJECT))
+    parses_as_true(annotation(live, managed_resources::KEEP_OBJECT))
 }
 
 /// Whether the finalizers of a deleting object are to be cleared:

@@ -22,10 +22,11 @@ use seedlet_runtime::retry::{self, RetryPolicy};
 
 use super::apply::{self, Resolved, identity, split_api_version};
 use super::error::Error;
-use super::health::{self, Observed};
-use super::manifests::{self, SecretData, annotation, truthy};
+use super::manifests::{self, SecretData, annotation};
 use super::status::{StatusWriter, bool_status};
 use super::{Applier, cleanup, prune};
+use crate::resource_health::{self as health, Observed};
+use seedlet_api::names::parses_as_true;
 use seedlet_runtime::controller::Reconciler;
 
 impl Reconciler for Applier {
@@ -154,7 +155,7 @@ async fn reconcile_inner(mr: &ManagedResource, ctx: &Applier) -> Result<Action, 
 
 /// Whether the ManagedResource carries `resources.gardener.cloud/ignore=true`.
 fn is_ignored(mr: &ManagedResource) -> bool {
-    truthy(
+    parses_as_true(
         mr.annotations()
             .get(managed_resources::IGNORE)
             .map(String::as_str),
@@ -441,7 +442,7 @@ async fn apply_one(ctx: &Applier, key: &str, item: &Desired) -> Result<Observed,
         });
     };
     let api = apply::dynamic_api(&ctx.client(), &resolved, namespace.as_deref());
-    let ignored = truthy(annotation(&item.original, managed_resources::IGNORE));
+    let ignored = parses_as_true(annotation(&item.original, managed_resources::IGNORE));
     let result = if ignored {
         let mut verbatim = item.original.clone();
         if let (Some(map), Some(namespace)) = (
@@ -501,7 +502,7 @@ async fn apply_one(ctx: &Applier, key: &str, item: &Desired) -> Result<Observed,
 
 /// Delete and re-create on `Invalid`: annotated `delete-on-invalid-update`, or an immutable v1 ConfigMap/Secret.
 fn recreate_on_invalid(object: &Value) -> bool {
-    if truthy(annotation(
+    if parses_as_true(annotation(
         object,
         managed_resources::DELETE_ON_INVALID_UPDATE,
     )) {

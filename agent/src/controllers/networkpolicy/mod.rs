@@ -118,7 +118,7 @@ pub async fn run(agent: Arc<AgentContext>) {
             watcher::Config::default(),
         )
         .backoff(seedlet_runtime::watch::watch_backoff())
-        .modify(seedlet_runtime::watch::slim)
+        .modify(keep_what_is_read)
         .reflect(writer),
         |namespace: &Namespace| {
             key_of(&(
@@ -166,6 +166,17 @@ pub async fn run(agent: Arc<AgentContext>) {
         .reconcile_all_on(resolver_changes);
     seedlet_runtime::controller::run(controller, ctx, agent.stop.clone(), agent.metrics.common())
         .await;
+}
+
+/// The stored Namespace keeps what the change key and the mappers read (name, labels, phase,
+/// deletion): a seed has a namespace per shoot, and the reconcile reads its namespace afresh.
+fn keep_what_is_read(namespace: &mut Namespace) {
+    seedlet_runtime::watch::slim(namespace);
+    namespace.metadata.annotations = None;
+    namespace.spec = None;
+    if let Some(status) = &mut namespace.status {
+        status.conditions = None;
+    }
 }
 
 fn every_namespace(namespaces: &Store<Namespace>) -> Vec<ObjectRef<Namespace>> {

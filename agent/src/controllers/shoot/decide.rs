@@ -9,7 +9,9 @@ use seedlet_api::common::{LastOperationState, LastOperationType};
 use seedlet_api::conditions::ConditionStatus;
 use seedlet_api::core::maintenance_window::Window;
 use seedlet_api::core::{GardenerInfo, Seed, Shoot};
-use seedlet_api::names::{annotations, condition_types, namespaces, shoot_lifecycle};
+use seedlet_api::names::{
+    annotations, condition_types, namespaces, parses_as_true, shoot_lifecycle,
+};
 
 /// How long after a reconcile inside the window the window counts as used
 /// (`MaintenanceTimeWindowDurationMaximum`).
@@ -122,7 +124,7 @@ pub const FORCE_DELETION_CODES: [&str; 5] = [
 /// Whether the Shoot carries a truthy force-deletion annotation that gardener-apiserver would
 /// have accepted (one of [`FORCE_DELETION_CODES`] in `lastErrors`).
 fn force_deletion_allowed(shoot: &Shoot) -> bool {
-    annotation(shoot, annotations::CONFIRMATION_FORCE_DELETION).is_some_and(parse_bool)
+    parses_as_true(annotation(shoot, annotations::CONFIRMATION_FORCE_DELETION))
         && shoot.status.as_ref().is_some_and(|status| {
             status
                 .last_errors
@@ -183,7 +185,7 @@ pub fn controller_infos(
         && own_version;
     let respect = settings.respect_sync_period_overwrite
         || shoot.metadata.namespace.as_deref() == Some(namespaces::GARDEN);
-    let ignored = respect && annotation(shoot, annotations::SHOOT_IGNORE).is_some_and(parse_bool);
+    let ignored = respect && parses_as_true(annotation(shoot, annotations::SHOOT_IGNORE));
     let up_to_date = generation == observed && last.is_some_and(|op| op.succeeded());
     let maintenance = shoot.spec.maintenance.as_ref();
     let confined = settings.reconcile_in_maintenance_only
@@ -318,11 +320,6 @@ fn annotation<'a>(shoot: &'a Shoot, key: &str) -> Option<&'a str> {
         .as_ref()
         .and_then(|a| a.get(key))
         .map(String::as_str)
-}
-
-/// Go's `strconv.ParseBool` truth values.
-pub fn parse_bool(text: &str) -> bool {
-    matches!(text, "1" | "t" | "T" | "TRUE" | "true" | "True")
 }
 
 fn to_std(duration: SignedDuration) -> Duration {

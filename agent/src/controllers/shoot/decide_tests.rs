@@ -538,17 +538,3 @@ fn seed_gate_reports_upstream_messages() {
         assert_eq!(seed_gate(&seed, &identity), want, "{status}");
     }
 }
-
-#[test]
-fn parse_bool_accepts_go_truth_values_only() {
-    for (text, want) in [
-        ("true", true),
-        ("1", true),
-        ("T", true),
-        ("yes", false),
-        ("", false),
-        ("false", false),
-    ] {
-        assert_eq!(parse_bool(text), want, "{text}");
-    }
-}

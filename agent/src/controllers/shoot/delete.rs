@@ -23,8 +23,8 @@ use super::delete_flow;
 use super::reconcile::{self, Error, Gate, Reporting, drive, gate, patch_status, report_failure};
 use super::tasks::{FlowCtx, Shared, TaskError};
 use super::{Shoots, status};
+use crate::cluster_shoot::stored_technical_id;
 use crate::controllers::cluster::delete::{self as cluster_delete, BASTION_POLL, Clients};
-use crate::controllers::cluster::desired::stored_technical_id;
 
 /// Whether the shoot carries our finalizer.
 fn has_finalizer(shoot: &Shoot) -> bool {

@@ -59,7 +59,7 @@ pub fn requested(shoot: &Shoot) -> bool {
         .annotations
         .as_ref()
         .and_then(|a| a.get(annotations::CONFIRMATION_FORCE_DELETION))
-        .is_some_and(|value| super::decide::parse_bool(value))
+        .is_some_and(|value| seedlet_api::names::parses_as_true(Some(value)))
 }
 
 async fn each_kind<K>(ctx: &FlowCtx, wait: bool) -> Result<(), TaskError>

@@ -109,8 +109,7 @@ pub async fn run(shoot: Arc<Shoot>, ctx: &Shoots, seed: Seed) -> Result<Action, 
         patch_status(&shoots, &key, &patch).await?;
         return Ok(Action::requeue(super::reconcile::SEED_GATE_REQUEUE));
     }
-    let Some(technical_id) =
-        crate::controllers::cluster::desired::stored_technical_id(&shoot).map(str::to_owned)
+    let Some(technical_id) = crate::cluster_shoot::stored_technical_id(&shoot).map(str::to_owned)
     else {
         return Err(Error::Flow {
             key,

@@ -123,8 +123,7 @@ async fn run(shoot: Arc<Shoot>, ctx: &Shoots) -> Result<Action, Error> {
         Gate::Closed(action) => return Ok(action),
     };
     let now = ctx.clock.now();
-    let Some(technical_id) =
-        crate::controllers::cluster::desired::stored_technical_id(&shoot).map(str::to_owned)
+    let Some(technical_id) = crate::cluster_shoot::stored_technical_id(&shoot).map(str::to_owned)
     else {
         // The Cluster sync writes the technical ID, the finalizer and the namespace first.
         return Ok(Action::requeue(WAIT_FOR_CLUSTER_SYNC));

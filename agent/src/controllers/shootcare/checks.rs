@@ -12,8 +12,8 @@ use seedlet_api::conditions::{self, Condition, ConditionStatus};
 use seedlet_api::names::{condition_types, managed_resources};
 use seedlet_api::resources::ManagedResource;
 
-use crate::controllers::managedresource::health::check_health;
-use crate::controllers::managedresource::manifests::truthy;
+use crate::resource_health::check_health;
+use seedlet_api::names::parses_as_true;
 
 /// Label on a ManagedResource naming the shoot condition its health feeds.
 pub const CARE_CONDITION_TYPE_LABEL: &str = "care.gardener.cloud/condition-type";
@@ -273,7 +273,7 @@ pub fn ignored_managed_resources(resources: &[ManagedResource]) -> Vec<String> {
     resources
         .iter()
         .filter(|mr| {
-            truthy(
+            parses_as_true(
                 mr.annotations()
                     .get(managed_resources::IGNORE)
                     .map(String::as_str),

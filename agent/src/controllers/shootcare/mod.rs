@@ -46,8 +46,8 @@ use seedlet_runtime::triggers::{changes, filter_transitions, key_of};
 pub use reconcile::Error;
 
 use crate::caches::GardenCaches;
+use crate::cluster_shoot::stored_technical_id;
 use crate::context::AgentContext;
-use crate::controllers::cluster::desired::stored_technical_id;
 
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "shoot-care";

@@ -18,7 +18,7 @@ use super::merge::merged;
 use super::observe::observe;
 use super::transitions::Judge;
 use super::{NAME, ShootCare};
-use crate::controllers::cluster::desired::stored_technical_id;
+use crate::cluster_shoot::stored_technical_id;
 use seedlet_runtime::controller::{Reason, Reconciler};
 
 /// Requeue delay while a Shoot has no `status.seedName` yet (gardenlet's).

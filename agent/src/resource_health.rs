@@ -1,6 +1,7 @@
 //! Per-kind health and progressing checks of applied objects (spec §5.7) and the resulting
 //! `ResourcesHealthy` / `ResourcesProgressing` decisions. Pure: the objects are the live objects
-//! the API server returned.
+//! the API server returned. The ManagedResource applier judges what it applied with them, shoot
+//! care the control plane's objects, so they live beside both controllers.
 //!
 //! Deviation: gardener's Deployment progressing check lists the pods matching the selector and
 //! compares their count with `spec.replicas`. seedlet compares `status.updatedReplicas` and
