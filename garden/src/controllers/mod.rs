@@ -6,6 +6,7 @@ pub mod backupbuckets_check;
 pub mod bastion_expiry;
 pub mod controllerregistration;
 pub mod csr_approval;
+pub mod entry;
 pub mod event_ttl;
 pub mod extension_clusterrole;
 pub mod extensions_check;
@@ -31,9 +32,8 @@ pub mod shoot_retry;
 pub mod shoot_status_label;
 pub mod shootstate_finalizer;
 
-use std::sync::Arc;
-
 use crate::context::GardenControllerSpec;
+use entry::spec;
 
 /// Every built-in garden-side controller.
 pub fn builtin() -> Vec<GardenControllerSpec> {
@@ -71,52 +71,18 @@ pub fn builtin() -> Vec<GardenControllerSpec> {
         GardenControllerSpec::new(backupbuckets_check::NAME, |ctx| {
             Box::pin(backupbuckets_check::start(ctx))
         }),
-        GardenControllerSpec::new(csr_approval::NAME, |ctx| {
-            let csr = Arc::new(csr_approval::Ctx {
-                client: ctx.client.clone(),
-                concurrent_syncs: seedlet_runtime::watch::concurrency(i64::from(
-                    ctx.config
-                        .controllers
-                        .certificate_signing_request
-                        .concurrent_syncs,
-                )),
-                events: ctx
-                    .events
-                    .named(format!("{}-controller", csr_approval::NAME)),
-            });
-            Box::pin(async move { csr_approval::run_on(csr, &ctx.caches, ctx.stop.clone()).await })
-        }),
+        spec::<csr_approval::CsrApproval>(),
         GardenControllerSpec::new(seed_labels::NAME, |ctx| Box::pin(seed_labels::start(ctx))),
-        GardenControllerSpec::new(shoot_status_label::NAME, |ctx| {
-            Box::pin(shoot_status_label::start(ctx))
-        }),
-        GardenControllerSpec::new(shoot_hibernation::NAME, |ctx| {
-            Box::pin(shoot_hibernation::start(ctx))
-        }),
-        GardenControllerSpec::new(shoot_retry::NAME, |ctx| Box::pin(shoot_retry::start(ctx))),
-        GardenControllerSpec::new(shoot_quota::NAME, |ctx| Box::pin(shoot_quota::start(ctx))),
-        GardenControllerSpec::new(shoot_migration::NAME, |ctx| {
-            Box::pin(shoot_migration::start(ctx))
-        }),
-        GardenControllerSpec::new(shoot_conditions::NAME, |ctx| {
-            Box::pin(shoot_conditions::start(ctx))
-        }),
-        GardenControllerSpec::new(shoot_maintenance::NAME, |ctx| {
-            Box::pin(shoot_maintenance::start(ctx))
-        }),
+        spec::<shoot_status_label::StatusLabel>(),
+        spec::<shoot_hibernation::Hibernation>(),
+        spec::<shoot_retry::ShootRetry>(),
+        spec::<shoot_quota::ShootQuota>(),
+        spec::<shoot_migration::ShootMigration>(),
+        spec::<shoot_conditions::ShootConditions>(),
+        spec::<shoot_maintenance::Maintenance>(),
         GardenControllerSpec::new(managedseedset::NAME, |ctx| {
             Box::pin(managedseedset::start(ctx))
         }),
-        GardenControllerSpec::new(seed_lifecycle::NAME, |ctx| {
-            Box::pin(async move {
-                let lifecycle = Arc::new(seed_lifecycle::Ctx {
-                    client: ctx.client.clone(),
-                    settings: seed_lifecycle::Settings::from_config(&ctx.config),
-                    clock: ctx.clock.clone(),
-                    metrics: ctx.metrics.clone(),
-                });
-                seed_lifecycle::run_on(lifecycle, &ctx.caches, ctx.stop.clone()).await;
-            })
-        }),
+        spec::<seed_lifecycle::SeedLifecycle>(),
     ]
 }
