@@ -32,47 +32,51 @@ pub mod shoot_retry;
 pub mod shoot_status_label;
 pub mod shootstate_finalizer;
 
+use seedlet_api::core::{
+    BackupEntry, CloudProfile, ControllerDeployment, CredentialsBinding, ExposureClass,
+    NamespacedCloudProfile, Quota, SecretBinding, Seed, Shoot,
+};
+use seedlet_api::seedmanagement::ManagedSeed;
+
 use crate::context::GardenControllerSpec;
 use entry::spec;
 
 /// Every built-in garden-side controller.
 pub fn builtin() -> Vec<GardenControllerSpec> {
     vec![
-        GardenControllerSpec::new(controllerregistration::NAME, |ctx| {
-            Box::pin(controllerregistration::start(ctx))
-        }),
-        GardenControllerSpec::new(finalizers::NAME, |ctx| Box::pin(finalizers::start(ctx))),
-        GardenControllerSpec::new(protection::NAME, |ctx| Box::pin(protection::start(ctx))),
-        GardenControllerSpec::new(references::NAME, |ctx| Box::pin(references::start(ctx))),
-        GardenControllerSpec::new(project::NAME, |ctx| Box::pin(project::start(ctx))),
-        GardenControllerSpec::new(extension_clusterrole::NAME, |ctx| {
-            Box::pin(extension_clusterrole::start(ctx))
-        }),
+        spec::<controllerregistration::Scheduling>(),
+        spec::<finalizers::SeedFinalizer>(),
+        spec::<finalizers::RegistrationFinalizer>(),
+        spec::<finalizers::DeploymentFinalizer>(),
+        spec::<protection::Protection<CloudProfile>>(),
+        spec::<protection::Protection<NamespacedCloudProfile>>(),
+        spec::<protection::Protection<SecretBinding>>(),
+        spec::<protection::Protection<CredentialsBinding>>(),
+        spec::<protection::Protection<Quota>>(),
+        spec::<protection::Protection<ExposureClass>>(),
+        spec::<references::References<Shoot>>(),
+        spec::<references::References<Seed>>(),
+        spec::<references::References<ControllerDeployment>>(),
+        spec::<project::Projects>(),
+        spec::<extension_clusterrole::ExtensionClusterRoles>(),
         GardenControllerSpec::new(event_ttl::NAME, |ctx| Box::pin(event_ttl::start(ctx))),
-        GardenControllerSpec::new(project_stale::NAME, |ctx| {
-            Box::pin(project_stale::start(ctx))
-        }),
+        spec::<project_stale::StaleProjects>(),
         GardenControllerSpec::new(project_activity::NAME, |ctx| {
             Box::pin(project_activity::start(ctx))
         }),
         GardenControllerSpec::new(project_resourcequota::NAME, |ctx| {
             Box::pin(project_resourcequota::start(ctx))
         }),
-        GardenControllerSpec::new(shootstate_finalizer::NAME, |ctx| {
-            Box::pin(shootstate_finalizer::start(ctx))
-        }),
-        GardenControllerSpec::new(extensions_check::NAME, |ctx| {
-            Box::pin(extensions_check::start(ctx))
-        }),
-        GardenControllerSpec::new(seed_secrets::NAME, |ctx| Box::pin(seed_secrets::start(ctx))),
-        GardenControllerSpec::new(bastion_expiry::NAME, |ctx| {
-            Box::pin(bastion_expiry::start(ctx))
-        }),
-        GardenControllerSpec::new(backupbuckets_check::NAME, |ctx| {
-            Box::pin(backupbuckets_check::start(ctx))
-        }),
+        spec::<shootstate_finalizer::ShootStateFinalizer>(),
+        spec::<extensions_check::ExtensionsCheck>(),
+        spec::<seed_secrets::SeedSecrets>(),
+        spec::<bastion_expiry::BastionExpiry>(),
+        spec::<backupbuckets_check::BackupBucketsCheck>(),
         spec::<csr_approval::CsrApproval>(),
-        GardenControllerSpec::new(seed_labels::NAME, |ctx| Box::pin(seed_labels::start(ctx))),
+        spec::<seed_labels::SeedLabels<Shoot>>(),
+        spec::<seed_labels::SeedLabels<BackupEntry>>(),
+        spec::<seed_labels::SeedLabels<Seed>>(),
+        spec::<seed_labels::SeedLabels<ManagedSeed>>(),
         spec::<shoot_status_label::StatusLabel>(),
         spec::<shoot_hibernation::Hibernation>(),
         spec::<shoot_retry::ShootRetry>(),
@@ -80,9 +84,7 @@ pub fn builtin() -> Vec<GardenControllerSpec> {
         spec::<shoot_migration::ShootMigration>(),
         spec::<shoot_conditions::ShootConditions>(),
         spec::<shoot_maintenance::Maintenance>(),
-        GardenControllerSpec::new(managedseedset::NAME, |ctx| {
-            Box::pin(managedseedset::start(ctx))
-        }),
+        spec::<managedseedset::ManagedSeedSets>(),
         spec::<seed_lifecycle::SeedLifecycle>(),
     ]
 }

@@ -1,14 +1,14 @@
 //! What the two Seed condition checks of gardener-controller-manager share
 //! (`seed-extensions-check` → `ExtensionsReady`, `seed-backupbuckets-check` →
 //! `BackupBucketsReady`): their settings (parallelism, period, the condition's threshold) and
-//! their dependencies. Each check keeps its own triggers and decision in its folder.
+//! their dependencies ([`Check`], which each check's controller type wraps). Each check keeps its
+//! own triggers and decision in its folder.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use seedlet_config::ConditionThreshold;
 use seedlet_runtime::clock::Clock;
-use seedlet_runtime::metrics::Metrics;
 
 /// Settings of one check, from its configuration block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,32 +47,29 @@ impl Settings {
 }
 
 /// Dependencies of one check.
-pub struct Ctx {
+pub struct Check {
     /// Garden client.
     pub client: kube::Client,
     /// Timing and threshold.
     pub settings: Settings,
     /// Time source for condition timestamps and the threshold.
     pub clock: Arc<dyn Clock>,
-    /// Process metrics.
-    pub metrics: Arc<Metrics>,
 }
 
-impl Ctx {
+impl Check {
     /// The check's dependencies for one leadership term of the garden process.
     pub fn new(garden: &crate::context::GardenContext, settings: Settings) -> Self {
         Self {
             client: garden.client.clone(),
             settings,
             clock: garden.clock.clone(),
-            metrics: garden.metrics.clone(),
         }
     }
 }
 
-impl std::fmt::Debug for Ctx {
+impl std::fmt::Debug for Check {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ctx")
+        f.debug_struct("Check")
             .field("settings", &self.settings)
             .finish_non_exhaustive()
     }

@@ -11,10 +11,11 @@ use kube::{Api, ResourceExt};
 use seedlet_api::conditions::{self, Condition, ConditionStatus};
 use seedlet_api::core::{ControllerInstallation, Seed};
 use seedlet_api::names::{condition_types, field_managers, reasons};
-use seedlet_runtime::policy;
+use seedlet_runtime::controller::{Reason, Reconciler};
 
-use super::{Ctx, NAME};
+use super::{ExtensionsCheck, NAME};
 use crate::controllers::field_selection::list_by_field;
+use crate::controllers::seed_check::Check;
 
 /// Message of an installation without conditions.
 pub const NOT_YET_INSTALLED: &str = "extension was not yet installed";
@@ -44,9 +45,8 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Error::ListInstallations { .. } => "ControllerInstallationListError",
             Error::PatchSeed { .. } => "SeedPatchError",
@@ -54,27 +54,29 @@ impl Error {
     }
 }
 
-/// Checks one Seed; requeues after the sync period.
-///
-/// # Errors
-/// See [`Error`]; a 409 on the status write is returned, the next run reads fresh state.
-pub async fn reconcile(seed: Arc<Seed>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let result = policy::measured(&ctx.metrics, NAME, &seed.name_any(), check(&seed, &ctx)).await;
-    result.map(|()| Action::requeue(ctx.settings.sync_period))
+impl Reconciler for ExtensionsCheck {
+    type Object = Seed;
+    type Error = Error;
+    const NAME: &'static str = NAME;
+
+    /// Checks one Seed; requeues after the sync period.
+    async fn reconcile(&self, seed: Arc<Seed>) -> Result<Action, Error> {
+        check(&seed, &self.0)
+            .await
+            .map(|()| Action::requeue(self.0.settings.sync_period))
+    }
+
+    /// Short, but never longer than the sync period.
+    fn retry_after(&self, _: &Error) -> Duration {
+        self.0.settings.retry_delay()
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.0.settings.concurrent_syncs
+    }
 }
 
-/// Retries after a short delay, capped at the sync period, and logs the error once.
-pub fn error_policy(seed: Arc<Seed>, error: &Error, ctx: Arc<Ctx>) -> Action {
-    policy::requeue_after_failure(
-        NAME,
-        &seed.name_any(),
-        error.reason(),
-        error,
-        ctx.settings.retry_delay(),
-    )
-}
-
-async fn check(seed: &Seed, ctx: &Ctx) -> Result<(), Error> {
+async fn check(seed: &Seed, ctx: &Check) -> Result<(), Error> {
     if seed.metadata.deletion_timestamp.is_some() {
         return Ok(());
     }

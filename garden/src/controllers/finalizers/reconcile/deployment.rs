@@ -2,53 +2,65 @@
 //! no ControllerRegistration lists the deployment in `spec.deployment.deploymentRefs`.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::{ControllerDeployment, ControllerRegistration};
 use seedlet_api::names::finalizers;
+use seedlet_runtime::controller::Reconciler;
 
-use super::{Error, Step, ensure_unreferenced, list_all, with_finalizer};
-use crate::controllers::finalizers::{Ctx, DEPLOYMENT_NAME, RESYNC_PERIOD};
+use super::{Error, Step, ensure_unreferenced, failure, list_all, with_finalizer};
+use crate::controllers::finalizers::{
+    CONCURRENCY, DEPLOYMENT_NAME, DeploymentFinalizer, RESYNC_PERIOD, RETRY_DELAY,
+};
 
-/// Adds the finalizer and releases the deployment once unreferenced.
-///
-/// # Errors
-/// See [`Error`]; a blocked deletion is [`Error::StillReferenced`].
-pub async fn reconcile(
-    deployment: Arc<ControllerDeployment>,
-    ctx: Arc<Ctx>,
-) -> Result<Action, Error> {
-    let started = std::time::Instant::now();
-    let api: Api<ControllerDeployment> = Api::all(ctx.client.clone());
-    let result = with_finalizer(
-        &api,
-        "ControllerDeployment",
-        finalizers::CONTROLLER_DEPLOYMENT,
-        deployment,
-        |step| async {
-            match step {
-                Step::Apply(_) => Ok(Action::requeue(RESYNC_PERIOD)),
-                Step::Cleanup(deployment) => {
-                    let registrations: Vec<ControllerRegistration> =
-                        list_all(&ctx.client, "ControllerRegistration").await?;
-                    let deployment_name = deployment.name_any();
-                    let names = registrations_of_deployment(&registrations, &deployment_name);
-                    ensure_unreferenced(
-                        "ControllerDeployment",
-                        &deployment_name,
-                        "ControllerRegistrations",
-                        names,
-                    )?;
-                    Ok(Action::await_change())
+impl Reconciler for DeploymentFinalizer {
+    type Object = ControllerDeployment;
+    type Error = Error;
+    const NAME: &'static str = DEPLOYMENT_NAME;
+
+    /// Adds the finalizer and releases the deployment once unreferenced.
+    async fn reconcile(&self, deployment: Arc<ControllerDeployment>) -> Result<Action, Error> {
+        let api: Api<ControllerDeployment> = Api::all(self.client.clone());
+        with_finalizer(
+            &api,
+            "ControllerDeployment",
+            finalizers::CONTROLLER_DEPLOYMENT,
+            deployment,
+            |step| async {
+                match step {
+                    Step::Apply(_) => Ok(Action::requeue(RESYNC_PERIOD)),
+                    Step::Cleanup(deployment) => {
+                        let registrations: Vec<ControllerRegistration> =
+                            list_all(&self.client, "ControllerRegistration").await?;
+                        let deployment_name = deployment.name_any();
+                        let names = registrations_of_deployment(&registrations, &deployment_name);
+                        ensure_unreferenced(
+                            "ControllerDeployment",
+                            &deployment_name,
+                            "ControllerRegistrations",
+                            names,
+                        )?;
+                        Ok(Action::await_change())
+                    }
                 }
-            }
-        },
-    )
-    .await;
-    ctx.metrics
-        .reconciled(DEPLOYMENT_NAME, started.elapsed(), result.is_ok());
-    result
+            },
+        )
+        .await
+    }
+
+    fn retry_after(&self, _: &Error) -> Duration {
+        RETRY_DELAY
+    }
+
+    fn concurrency(&self) -> u16 {
+        CONCURRENCY
+    }
+
+    fn error_policy(&self, deployment: &ControllerDeployment, error: &Error) -> Action {
+        failure(deployment, error)
+    }
 }
 
 /// Names of the registrations listing `deployment` in `spec.deployment.deploymentRefs`.

@@ -9,9 +9,10 @@ use std::sync::Arc;
 
 use kube::runtime::controller::Action;
 use kube::{Api, Resource, ResourceExt};
+use seedlet_runtime::controller::Reason;
 use seedlet_runtime::error_chain;
 
-use crate::controllers::finalizers::{Ctx, RETRY_DELAY};
+use crate::controllers::finalizers::RETRY_DELAY;
 
 /// Errors of the finalizer controllers.
 #[derive(Debug, thiserror::Error)]
@@ -56,9 +57,8 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Error::List { .. } => "ListError",
             Error::StillReferenced { .. } => "StillReferenced",
@@ -69,9 +69,9 @@ impl Error {
     }
 }
 
-/// Retries after [`RETRY_DELAY`] and logs the error once (blocked deletions at debug level: they
-/// are expected while references exist).
-pub fn error_policy<K: Resource>(object: Arc<K>, error: &Error, _ctx: Arc<Ctx>) -> Action {
+/// The error policy of the three: retries after [`RETRY_DELAY`] and logs the error once (blocked
+/// deletions at debug level: they are expected while references exist).
+pub fn failure<K: Resource>(object: &K, error: &Error) -> Action {
     if matches!(error, Error::StillReferenced { .. }) {
         tracing::debug!(name = %object.name_any(), error = %error_chain(error), "deletion blocked by references");
         return Action::requeue(RETRY_DELAY);

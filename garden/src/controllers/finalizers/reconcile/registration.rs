@@ -2,53 +2,66 @@
 //! until no ControllerInstallation references the registration.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::{ControllerInstallation, ControllerRegistration};
 use seedlet_api::names::finalizers;
+use seedlet_runtime::controller::Reconciler;
 
-use super::{Error, Step, ensure_unreferenced, list_all, with_finalizer};
-use crate::controllers::finalizers::{Ctx, REGISTRATION_NAME, RESYNC_PERIOD};
+use super::{Error, Step, ensure_unreferenced, failure, list_all, with_finalizer};
+use crate::controllers::finalizers::{
+    CONCURRENCY, REGISTRATION_NAME, RESYNC_PERIOD, RETRY_DELAY, RegistrationFinalizer,
+};
 
-/// Adds the finalizer and releases the registration once unreferenced.
-///
-/// # Errors
-/// See [`Error`]; a blocked deletion is [`Error::StillReferenced`].
-pub async fn reconcile(
-    registration: Arc<ControllerRegistration>,
-    ctx: Arc<Ctx>,
-) -> Result<Action, Error> {
-    let started = std::time::Instant::now();
-    let api: Api<ControllerRegistration> = Api::all(ctx.client.clone());
-    let result = with_finalizer(
-        &api,
-        "ControllerRegistration",
-        finalizers::CONTROLLER_REGISTRATION,
-        registration,
-        |step| async {
-            match step {
-                Step::Apply(_) => Ok(Action::requeue(RESYNC_PERIOD)),
-                Step::Cleanup(registration) => {
-                    let installations: Vec<ControllerInstallation> =
-                        list_all(&ctx.client, "ControllerInstallation").await?;
-                    let registration_name = registration.name_any();
-                    let names = installations_of_registration(&installations, &registration_name);
-                    ensure_unreferenced(
-                        "ControllerRegistration",
-                        &registration_name,
-                        "ControllerInstallations",
-                        names,
-                    )?;
-                    Ok(Action::await_change())
+impl Reconciler for RegistrationFinalizer {
+    type Object = ControllerRegistration;
+    type Error = Error;
+    const NAME: &'static str = REGISTRATION_NAME;
+
+    /// Adds the finalizer and releases the registration once unreferenced.
+    async fn reconcile(&self, registration: Arc<ControllerRegistration>) -> Result<Action, Error> {
+        let api: Api<ControllerRegistration> = Api::all(self.client.clone());
+        with_finalizer(
+            &api,
+            "ControllerRegistration",
+            finalizers::CONTROLLER_REGISTRATION,
+            registration,
+            |step| async {
+                match step {
+                    Step::Apply(_) => Ok(Action::requeue(RESYNC_PERIOD)),
+                    Step::Cleanup(registration) => {
+                        let installations: Vec<ControllerInstallation> =
+                            list_all(&self.client, "ControllerInstallation").await?;
+                        let registration_name = registration.name_any();
+                        let names =
+                            installations_of_registration(&installations, &registration_name);
+                        ensure_unreferenced(
+                            "ControllerRegistration",
+                            &registration_name,
+                            "ControllerInstallations",
+                            names,
+                        )?;
+                        Ok(Action::await_change())
+                    }
                 }
-            }
-        },
-    )
-    .await;
-    ctx.metrics
-        .reconciled(REGISTRATION_NAME, started.elapsed(), result.is_ok());
-    result
+            },
+        )
+        .await
+    }
+
+    fn retry_after(&self, _: &Error) -> Duration {
+        RETRY_DELAY
+    }
+
+    fn concurrency(&self) -> u16 {
+        CONCURRENCY
+    }
+
+    fn error_policy(&self, registration: &ControllerRegistration, error: &Error) -> Action {
+        failure(registration, error)
+    }
 }
 
 /// Names of the installations whose `spec.registrationRef.name` is `registration`.

@@ -3,48 +3,63 @@
 //! ControllerInstallation references the Seed.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::{ControllerInstallation, Seed};
 use seedlet_api::names::finalizers;
+use seedlet_runtime::controller::Reconciler;
 
-use super::{Error, Step, ensure_unreferenced, list_all, with_finalizer};
-use crate::controllers::finalizers::{Ctx, RESYNC_PERIOD, SEED_NAME};
+use super::{Error, Step, ensure_unreferenced, failure, list_all, with_finalizer};
+use crate::controllers::finalizers::{
+    CONCURRENCY, RESYNC_PERIOD, RETRY_DELAY, SEED_NAME, SeedFinalizer,
+};
 
-/// Adds the finalizer, keeps the namespace, and releases the Seed once unreferenced.
-///
-/// # Errors
-/// See [`Error`]; a blocked deletion is [`Error::StillReferenced`].
-pub async fn reconcile(seed: Arc<Seed>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = std::time::Instant::now();
-    let api: Api<Seed> = Api::all(ctx.client.clone());
-    let result = with_finalizer(
-        &api,
-        "Seed",
-        finalizers::CONTROLLER_REGISTRATION,
-        seed,
-        |step| async {
-            match step {
-                Step::Apply(seed) => {
-                    crate::seed_namespace::ensure(&ctx.client, &seed).await?;
-                    Ok(Action::requeue(RESYNC_PERIOD))
+impl Reconciler for SeedFinalizer {
+    type Object = Seed;
+    type Error = Error;
+    const NAME: &'static str = SEED_NAME;
+
+    /// Adds the finalizer, keeps the namespace, and releases the Seed once unreferenced.
+    async fn reconcile(&self, seed: Arc<Seed>) -> Result<Action, Error> {
+        let api: Api<Seed> = Api::all(self.client.clone());
+        with_finalizer(
+            &api,
+            "Seed",
+            finalizers::CONTROLLER_REGISTRATION,
+            seed,
+            |step| async {
+                match step {
+                    Step::Apply(seed) => {
+                        crate::seed_namespace::ensure(&self.client, &seed).await?;
+                        Ok(Action::requeue(RESYNC_PERIOD))
+                    }
+                    Step::Cleanup(seed) => {
+                        let installations: Vec<ControllerInstallation> =
+                            list_all(&self.client, "ControllerInstallation").await?;
+                        let seed_name = seed.name_any();
+                        let names = installations_of_seed(&installations, &seed_name);
+                        ensure_unreferenced("Seed", &seed_name, "ControllerInstallations", names)?;
+                        Ok(Action::await_change())
+                    }
                 }
-                Step::Cleanup(seed) => {
-                    let installations: Vec<ControllerInstallation> =
-                        list_all(&ctx.client, "ControllerInstallation").await?;
-                    let seed_name = seed.name_any();
-                    let names = installations_of_seed(&installations, &seed_name);
-                    ensure_unreferenced("Seed", &seed_name, "ControllerInstallations", names)?;
-                    Ok(Action::await_change())
-                }
-            }
-        },
-    )
-    .await;
-    ctx.metrics
-        .reconciled(SEED_NAME, started.elapsed(), result.is_ok());
-    result
+            },
+        )
+        .await
+    }
+
+    fn retry_after(&self, _: &Error) -> Duration {
+        RETRY_DELAY
+    }
+
+    fn concurrency(&self) -> u16 {
+        CONCURRENCY
+    }
+
+    fn error_policy(&self, seed: &Seed, error: &Error) -> Action {
+        failure(seed, error)
+    }
 }
 
 /// Names of the installations whose `spec.seedRef.name` is `seed`.
