@@ -1,6 +1,6 @@
 //! The garden process's controllers, one folder each (`mod.rs` wiring, `reconcile.rs` logic,
-//! pure decisions beside them), and the list it runs while it leads; a new controller adds its
-//! module and one line in [`builtin`].
+//! pure decisions beside them), and the list it runs while it leads. Every controller is one
+//! [`entry::GardenReconciler`] type; a new one adds its module and one line in [`builtin`].
 
 pub mod backupbuckets_check;
 pub mod bastion_expiry;
@@ -41,7 +41,7 @@ use seedlet_api::seedmanagement::ManagedSeed;
 use crate::context::GardenControllerSpec;
 use entry::spec;
 
-/// Every built-in garden-side controller.
+/// Every built-in garden-side controller, one per kind where a family shares a generic type.
 pub fn builtin() -> Vec<GardenControllerSpec> {
     vec![
         spec::<controllerregistration::Scheduling>(),
@@ -59,14 +59,10 @@ pub fn builtin() -> Vec<GardenControllerSpec> {
         spec::<references::References<ControllerDeployment>>(),
         spec::<project::Projects>(),
         spec::<extension_clusterrole::ExtensionClusterRoles>(),
-        GardenControllerSpec::new(event_ttl::NAME, |ctx| Box::pin(event_ttl::start(ctx))),
+        spec::<event_ttl::EventTtl>(),
         spec::<project_stale::StaleProjects>(),
-        GardenControllerSpec::new(project_activity::NAME, |ctx| {
-            Box::pin(project_activity::start(ctx))
-        }),
-        GardenControllerSpec::new(project_resourcequota::NAME, |ctx| {
-            Box::pin(project_resourcequota::start(ctx))
-        }),
+        spec::<project_activity::ProjectActivity>(),
+        spec::<project_resourcequota::ProjectResourceQuotas>(),
         spec::<shootstate_finalizer::ShootStateFinalizer>(),
         spec::<extensions_check::ExtensionsCheck>(),
         spec::<seed_secrets::SeedSecrets>(),

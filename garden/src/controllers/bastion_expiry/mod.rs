@@ -31,7 +31,7 @@ pub use reconcile::{Error, Verdict, verdict};
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "bastion";
 
-/// Dependencies of the controller.
+/// The controller: what its reconciles need (its `Reconciler` impl is in `reconcile.rs`).
 pub struct BastionExpiry {
     /// Garden client.
     pub client: kube::Client,

@@ -1,5 +1,6 @@
-//! Reconcile tests against an in-process garden sandbox: [`reconcile`] is called directly on real
-//! Bastions and Shoots while a fake clock stands at chosen times.
+//! Reconcile tests against an in-process garden sandbox: the controller type's `reconcile` is
+//! called directly (through the `Reconciler` trait) on real Bastions and Shoots while a fake clock
+//! stands at chosen times.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -104,7 +104,7 @@ where
     store.wait_until_ready().await.is_ok()
 }
 
-/// Dependencies of the controller.
+/// The controller: what its reconciles need (its `Reconciler` impl is in `reconcile.rs`).
 pub struct Scheduling {
     /// Garden client.
     pub client: kube::Client,

@@ -1,5 +1,5 @@
 //! Reconcile tests against an in-process garden sandbox: registrations, deployments and Seeds are
-//! real objects, the caches are listed by shared informers, [`reconcile`] is
+//! real objects, the caches are listed by shared informers, the controller's `reconcile` is
 //! called directly and the Seed's ControllerInstallations are read back.
 
 use std::sync::Arc;

@@ -27,7 +27,7 @@ pub const NAME: &str = "controllerregistration-extension-clusterrole";
 /// Parallel reconciles (not configurable upstream).
 pub const CONCURRENT_SYNCS: u16 = 5;
 
-/// Dependencies of the controller.
+/// The controller: what its reconciles need (its `Reconciler` impl is in `reconcile.rs`).
 pub struct ExtensionClusterRoles {
     /// Garden client.
     pub client: kube::Client,

@@ -1,6 +1,6 @@
 //! Reconcile tests against an in-process garden sandbox: labelled ClusterRoles and extension
-//! ServiceAccounts are real objects, [`reconcile`] is called directly and the ClusterRoleBinding
-//! is read back.
+//! ServiceAccounts are real objects, the controller type's `reconcile` is called directly (through
+//! the `Reconciler` trait) and the ClusterRoleBinding is read back.
 
 use std::sync::Arc;
 

@@ -1,5 +1,6 @@
-//! Reconcile tests against an in-process garden sandbox: [`reconcile`] is called directly on a
-//! real Seed with real ControllerInstallations and `ExtensionsReady` is read back.
+//! Reconcile tests against an in-process garden sandbox: the controller type's `reconcile` is
+//! called directly (through the `Reconciler` trait) on a real Seed with real
+//! ControllerInstallations and `ExtensionsReady` is read back.
 
 use std::sync::Arc;
 use std::time::Duration;

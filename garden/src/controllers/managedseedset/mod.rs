@@ -43,7 +43,7 @@ pub const NAME: &str = "managedseedset";
 /// Component of the Events this controller records.
 pub const EVENT_COMPONENT: &str = "managedseedset-controller";
 
-/// Dependencies of the controller.
+/// The controller: what its reconciles need (its `Reconciler` impl is in `reconcile.rs`).
 pub struct ManagedSeedSets {
     /// Garden client.
     pub client: kube::Client,

@@ -1,9 +1,9 @@
-//! Reconcile tests against an in-process garden sandbox: [`reconcile`] is called directly on a
-//! real ManagedSeedSet while the test plays the seed agent and gardenlet by writing the status of
-//! the replicas' Shoots, ManagedSeeds and Seeds; the fake clock stamps `pendingReplica.since` and
-//! the Shoot deletion confirmation. The decisions themselves have table tests in `replica.rs` and
-//! `desired.rs`; these read back what one pass writes (objects, status, finalizer, Events, the
-//! error's reason).
+//! Reconcile tests against an in-process garden sandbox: the controller type's `reconcile` is
+//! called directly (through the `Reconciler` trait) on a real ManagedSeedSet while the test plays
+//! the seed agent and gardenlet by writing the status of the replicas' Shoots, ManagedSeeds and
+//! Seeds; the fake clock stamps `pendingReplica.since` and the Shoot deletion confirmation. The
+//! decisions themselves have table tests in `replica.rs` and `desired.rs`; these read back what one
+//! pass writes (objects, status, finalizer, Events, the error's reason).
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -34,7 +34,7 @@ use crate::controllers::entry::GardenReconciler;
 /// Controller name.
 pub const NAME: &str = "project";
 
-/// Dependencies of the project controller.
+/// The project controller: what its reconciles need (its `Reconciler` impl is in `reconcile.rs`).
 pub struct Projects {
     /// Garden client.
     pub client: kube::Client,

@@ -1,5 +1,6 @@
-//! Reconcile tests against an in-process garden sandbox: [`reconcile`] is called directly on real
-//! Projects and the namespace, quota, RBAC, phase and Events are read back.
+//! Reconcile tests against an in-process garden sandbox: the controller type's `reconcile` is
+//! called directly (through the `Reconciler` trait) on real Projects and the namespace, quota,
+//! RBAC, phase and Events are read back.
 
 use std::sync::Arc;
 

@@ -30,7 +30,8 @@ use crate::controllers::entry::GardenReconciler;
 /// Controller name.
 pub const NAME: &str = "project-stale";
 
-/// Dependencies of the stale controller.
+/// The stale-project controller: what its reconciles need (its `Reconciler` impl is in
+/// `reconcile.rs`).
 pub struct StaleProjects {
     /// Garden client.
     pub client: kube::Client,

@@ -1,6 +1,6 @@
-//! Reconcile tests against an in-process garden sandbox: [`reconcile`] is called directly on a
-//! real Project while a fake clock moves through the minimum lifetime, the grace period and the
-//! expiration.
+//! Reconcile tests against an in-process garden sandbox: the controller type's `reconcile` is
+//! called directly (through the `Reconciler` trait) on a real Project while a fake clock moves
+//! through the minimum lifetime, the grace period and the expiration.
 
 use std::sync::Arc;
 use std::time::Duration;

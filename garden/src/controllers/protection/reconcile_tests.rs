@@ -1,6 +1,7 @@
-//! Reconcile tests against an in-process garden sandbox: [`reconcile`] is called directly on
-//! real bindings (a SecretBinding, its Secret and a Shoot using it; a CredentialsBinding on a
-//! WorkloadIdentity), CloudProfiles and NamespacedCloudProfiles.
+//! Reconcile tests against an in-process garden sandbox: the controller type's `reconcile` is
+//! called directly (through the `Reconciler` trait) on real bindings (a SecretBinding, its Secret
+//! and a Shoot using it; a CredentialsBinding on a WorkloadIdentity), CloudProfiles and
+//! NamespacedCloudProfiles.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -64,7 +64,7 @@ impl Settings {
     }
 }
 
-/// Dependencies of the controller.
+/// The controller: what its reconciles need (its `Reconciler` impl is in `reconcile.rs`).
 pub struct SeedLifecycle {
     /// Garden client.
     pub client: kube::Client,

@@ -1,5 +1,6 @@
-//! Reconcile tests against an in-process garden sandbox: [`reconcile`] is called directly on a
-//! real Seed with a real Lease while a fake clock moves past the monitor periods.
+//! Reconcile tests against an in-process garden sandbox: the controller type's `reconcile` is
+//! called directly (through the `Reconciler` trait) on a real Seed with a real Lease while a fake
+//! clock moves past the monitor periods.
 
 use std::sync::Arc;
 use std::time::Duration;

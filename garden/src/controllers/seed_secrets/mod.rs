@@ -32,7 +32,7 @@ pub use reconcile::Error;
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "seed-secrets";
 
-/// Dependencies of the controller.
+/// The controller: what its reconciles need (its `Reconciler` impl is in `reconcile.rs`).
 pub struct SeedSecrets {
     /// Garden client.
     pub client: kube::Client,

@@ -1,6 +1,6 @@
 //! Reconcile tests against an in-process garden sandbox: `garden` Secrets and Seeds are real
-//! objects, [`reconcile`] is called directly and the Seed's namespace and mirrored Secrets are
-//! read back.
+//! objects, the controller type's `reconcile` is called directly (through the `Reconciler` trait)
+//! and the Seed's namespace and mirrored Secrets are read back.
 
 use std::sync::Arc;
 use std::time::Duration;

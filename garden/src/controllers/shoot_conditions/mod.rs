@@ -30,7 +30,7 @@ use crate::controllers::entry::GardenReconciler;
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "shoot-conditions";
 
-/// Dependencies of the controller.
+/// The controller: what its reconciles need (its `Reconciler` impl is in `reconcile.rs`).
 pub struct ShootConditions {
     /// Garden client.
     pub client: kube::Client,

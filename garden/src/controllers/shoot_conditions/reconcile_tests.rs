@@ -1,6 +1,6 @@
-//! Reconcile tests against an in-process garden sandbox: [`reconcile`] is called directly on a
-//! real Shoot registered as a Seed through a real ManagedSeed, and the Shoot's conditions are
-//! read back.
+//! Reconcile tests against an in-process garden sandbox: the controller type's `reconcile` is
+//! called directly (through the `Reconciler` trait) on a real Shoot registered as a Seed through a
+//! real ManagedSeed, and the Shoot's conditions are read back.
 
 use std::sync::Arc;
 

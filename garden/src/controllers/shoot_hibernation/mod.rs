@@ -30,7 +30,7 @@ pub const NAME: &str = "shoot-hibernation";
 /// Component of the Events this controller records.
 pub const EVENT_COMPONENT: &str = "shoot-hibernation-controller";
 
-/// Dependencies of the controller.
+/// The controller: what its reconciles need (its `Reconciler` impl is in `reconcile.rs`).
 pub struct Hibernation {
     /// Garden client.
     pub client: kube::Client,

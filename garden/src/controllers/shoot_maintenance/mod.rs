@@ -50,7 +50,7 @@ pub const NAME: &str = "shoot-maintenance";
 /// Component of the Events this controller records.
 pub const EVENT_COMPONENT: &str = "shoot-maintenance-controller";
 
-/// Dependencies of the controller.
+/// The controller: what its reconciles need (its `Reconciler` impl is in `reconcile.rs`).
 pub struct Maintenance {
     /// Garden client.
     pub client: kube::Client,

@@ -1,5 +1,6 @@
-//! Reconcile tests against an in-process garden sandbox: [`reconcile`] is called directly on real
-//! Shoots and a real CloudProfile while a fake clock stands at a fixed time.
+//! Reconcile tests against an in-process garden sandbox: the controller type's `reconcile` is
+//! called directly (through the `Reconciler` trait) on real Shoots and a real CloudProfile while a
+//! fake clock stands at a fixed time.
 
 use std::sync::Arc;
 

@@ -28,7 +28,7 @@ use crate::controllers::entry::GardenReconciler;
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "shoot-migration";
 
-/// Dependencies of the controller.
+/// The controller: what its reconciles need (its `Reconciler` impl is in `reconcile.rs`).
 pub struct ShootMigration {
     /// Garden client.
     pub client: kube::Client,

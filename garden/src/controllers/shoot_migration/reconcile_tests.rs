@@ -1,6 +1,6 @@
 //! Reconcile tests against an in-process garden sandbox: a migrating Shoot and its source and
-//! destination Seeds are real objects, [`reconcile`] is called directly and the Shoot's
-//! `ReadyForMigration` constraint is read back.
+//! destination Seeds are real objects, the controller type's `reconcile` is called directly
+//! (through the `Reconciler` trait) and the Shoot's `ReadyForMigration` constraint is read back.
 
 use std::sync::Arc;
 

@@ -29,7 +29,7 @@ use crate::controllers::entry::GardenReconciler;
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "shoot-quota";
 
-/// Dependencies of the controller.
+/// The controller: what its reconciles need (its `Reconciler` impl is in `reconcile.rs`).
 pub struct ShootQuota {
     /// Garden client.
     pub client: kube::Client,

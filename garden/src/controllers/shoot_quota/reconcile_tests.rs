@@ -1,6 +1,6 @@
-//! Reconcile tests against an in-process garden sandbox: [`reconcile`] is called directly on a
-//! real Shoot whose SecretBinding lists real Quotas, while a fake clock stands before and after
-//! the lifetime.
+//! Reconcile tests against an in-process garden sandbox: the controller type's `reconcile` is
+//! called directly (through the `Reconciler` trait) on a real Shoot whose SecretBinding lists real
+//! Quotas, while a fake clock stands before and after the lifetime.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -28,7 +28,7 @@ use crate::controllers::entry::GardenReconciler;
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "shoot-retry";
 
-/// Dependencies of the controller.
+/// The controller: what its reconciles need (its `Reconciler` impl is in `reconcile.rs`).
 pub struct ShootRetry {
     /// Garden client.
     pub client: kube::Client,

@@ -1,6 +1,6 @@
-//! Reconcile tests against an in-process garden sandbox: [`reconcile`] is called directly on a
-//! real Shoot that failed with a rate limit while a fake clock stands before and after the retry
-//! period.
+//! Reconcile tests against an in-process garden sandbox: the controller type's `reconcile` is
+//! called directly (through the `Reconciler` trait) on a real Shoot that failed with a rate limit
+//! while a fake clock stands before and after the retry period.
 
 use std::sync::Arc;
 use std::time::Duration;

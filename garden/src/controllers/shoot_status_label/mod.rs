@@ -26,7 +26,7 @@ pub use reconcile::Error;
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "shoot-statuslabel";
 
-/// Dependencies of the controller.
+/// The controller: what its reconciles need (its `Reconciler` impl is in `reconcile.rs`).
 pub struct StatusLabel {
     /// Garden client.
     pub client: kube::Client,

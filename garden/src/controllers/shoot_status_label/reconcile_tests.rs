@@ -1,5 +1,6 @@
-//! Reconcile tests against an in-process garden sandbox: [`reconcile`] is called directly on real
-//! Shoots and the `shoot.gardener.cloud/status` label is read back.
+//! Reconcile tests against an in-process garden sandbox: the controller type's `reconcile` is
+//! called directly (through the `Reconciler` trait) on real Shoots and the
+//! `shoot.gardener.cloud/status` label is read back.
 
 use std::sync::Arc;
 

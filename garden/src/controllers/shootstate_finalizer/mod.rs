@@ -33,7 +33,7 @@ pub use reconcile::{
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "shootstate-finalizer";
 
-/// Dependencies of the controller.
+/// The controller: what its reconciles need (its `Reconciler` impl is in `reconcile.rs`).
 pub struct ShootStateFinalizer {
     /// Garden client.
     pub client: kube::Client,

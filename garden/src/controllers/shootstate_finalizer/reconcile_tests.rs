@@ -1,6 +1,6 @@
 //! Reconcile tests against an in-process garden sandbox: a ShootState and its Shoot are real
-//! objects, the Shoot's last operation is moved through migration and restore, [`reconcile`] is
-//! called directly and the ShootState's finalizers (or its absence) are read back.
+//! objects, the Shoot's last operation is moved through migration and restore, the controller's
+//! `reconcile` is called directly and the ShootState's finalizers (or its absence) are read back.
 
 use std::sync::Arc;
 
