@@ -19,15 +19,13 @@ use seedlet_api::names::condition_types;
 use seedlet_runtime::triggers::key_of;
 
 use crate::caches::{GardenCaches, changes, controller_on_changes};
-use crate::context::GardenContext;
-use crate::controllers::entry::GardenReconciler;
 
 pub use reconcile::{Error, backup_buckets_ready};
 
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "seed-backupbuckets-check";
 
-pub use crate::controllers::seed_check::{Check, Settings};
+pub use crate::controllers::seed_check::{Check, Judge, SeedCheck, Settings};
 
 /// The settings of this check from the garden controller configuration.
 pub fn settings(config: &seedlet_config::GardenControllerConfiguration) -> Settings {
@@ -40,16 +38,26 @@ pub fn settings(config: &seedlet_config::GardenControllerConfiguration) -> Setti
     )
 }
 
-/// The controller: the shared check dependencies with this check's settings.
-#[derive(Debug)]
-pub struct BackupBucketsCheck(pub Check);
+/// This check's controller.
+pub type BackupBucketsCheck = SeedCheck<BackupBucketsReady>;
 
-impl GardenReconciler for BackupBucketsCheck {
-    fn from_garden(garden: &GardenContext) -> Option<Self> {
-        Some(Self(Check::new(garden, settings(&garden.config))))
+/// The `BackupBucketsReady` check.
+#[derive(Debug)]
+pub struct BackupBucketsReady;
+
+impl Judge for BackupBucketsReady {
+    const NAME: &'static str = NAME;
+    type Error = Error;
+
+    fn settings(config: &seedlet_config::GardenControllerConfiguration) -> Settings {
+        settings(config)
     }
 
-    fn triggers(&self, caches: &GardenCaches) -> Controller<Seed> {
+    async fn check(seed: &Seed, check: &Check) -> Result<(), Error> {
+        reconcile::check(seed, check).await
+    }
+
+    fn triggers(_check: &Check, caches: &GardenCaches) -> Controller<Seed> {
         controller_on_changes(&caches.all::<Seed>(), |seed: &Seed| {
             key_of(&(seed.uid(), seed.metadata.deletion_timestamp.is_some()))
         })

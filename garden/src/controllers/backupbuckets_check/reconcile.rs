@@ -1,18 +1,15 @@
 //! One backup buckets check: list the Seed's BackupBuckets → decide `BackupBucketsReady`
 //! ([`backup_buckets_ready`], pure) → merge-patch the Seed status when it changed.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
-use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::conditions::{self, Condition, ConditionStatus};
 use seedlet_api::core::{BackupBucket, Seed};
 use seedlet_api::names::{condition_types, field_managers};
-use seedlet_runtime::controller::{Reason, Reconciler};
+use seedlet_runtime::controller::Reason;
 
-use super::{BackupBucketsCheck, NAME};
 use crate::controllers::field_selection::list_by_field;
 use crate::controllers::seed_check::Check;
 
@@ -38,29 +35,11 @@ impl Reason for Error {
     }
 }
 
-impl Reconciler for BackupBucketsCheck {
-    type Object = Seed;
-    type Error = Error;
-    const NAME: &'static str = NAME;
-
-    /// Checks one Seed; requeues after the sync period.
-    async fn reconcile(&self, seed: Arc<Seed>) -> Result<Action, Error> {
-        check(&seed, &self.0)
-            .await
-            .map(|()| Action::requeue(self.0.settings.sync_period))
-    }
-
-    /// Short, but never longer than the sync period.
-    fn retry_after(&self, _: &Error) -> Duration {
-        self.0.settings.retry_delay()
-    }
-
-    fn concurrency(&self) -> u16 {
-        self.0.settings.concurrent_syncs
-    }
-}
-
-async fn check(seed: &Seed, ctx: &Check) -> Result<(), Error> {
+/// Checks one Seed (see the module docs).
+///
+/// # Errors
+/// See [`Error`].
+pub async fn check(seed: &Seed, ctx: &Check) -> Result<(), Error> {
     if seed.metadata.deletion_timestamp.is_some() {
         return Ok(());
     }

@@ -20,7 +20,7 @@ use seedlet_runtime::controller::Reconciler as _;
 const SYNC: Duration = Duration::from_secs(30);
 
 fn ctx(env: &Env, threshold: Option<Duration>) -> Arc<BackupBucketsCheck> {
-    Arc::new(BackupBucketsCheck(Check {
+    Arc::new(BackupBucketsCheck::new(Check {
         client: env.client.clone(),
         settings: Settings {
             concurrent_syncs: 1,

@@ -20,8 +20,6 @@ use seedlet_api::core::{ControllerInstallation, Seed};
 use seedlet_api::names::condition_types;
 
 use crate::caches::{GardenCaches, controller_on_changes};
-use crate::context::GardenContext;
-use crate::controllers::entry::GardenReconciler;
 
 pub use reconcile::{Error, extensions_ready};
 
@@ -38,7 +36,7 @@ pub const CHECKED_CONDITIONS: [&str; 4] = [
     condition_types::PROGRESSING,
 ];
 
-pub use crate::controllers::seed_check::{Check, Settings};
+pub use crate::controllers::seed_check::{Check, Judge, SeedCheck, Settings};
 
 /// The settings of this check from the garden controller configuration.
 pub fn settings(config: &seedlet_config::GardenControllerConfiguration) -> Settings {
@@ -51,16 +49,26 @@ pub fn settings(config: &seedlet_config::GardenControllerConfiguration) -> Setti
     )
 }
 
-/// The controller: the shared check dependencies with this check's settings.
-#[derive(Debug)]
-pub struct ExtensionsCheck(pub Check);
+/// This check's controller.
+pub type ExtensionsCheck = SeedCheck<ExtensionsReady>;
 
-impl GardenReconciler for ExtensionsCheck {
-    fn from_garden(garden: &GardenContext) -> Option<Self> {
-        Some(Self(Check::new(garden, settings(&garden.config))))
+/// The `ExtensionsReady` check.
+#[derive(Debug)]
+pub struct ExtensionsReady;
+
+impl Judge for ExtensionsReady {
+    const NAME: &'static str = NAME;
+    type Error = Error;
+
+    fn settings(config: &seedlet_config::GardenControllerConfiguration) -> Settings {
+        settings(config)
     }
 
-    fn triggers(&self, caches: &GardenCaches) -> Controller<Seed> {
+    async fn check(seed: &Seed, check: &Check) -> Result<(), Error> {
+        reconcile::check(seed, check).await
+    }
+
+    fn triggers(check: &Check, caches: &GardenCaches) -> Controller<Seed> {
         // Seed status changes (heartbeats, our own writes) must not trigger: the periodic requeue
         // covers the Seed itself.
         controller_on_changes(&caches.all::<Seed>(), |seed: &Seed| {
@@ -68,7 +76,7 @@ impl GardenReconciler for ExtensionsCheck {
         })
         .watches_stream(
             changes(
-                Api::<ControllerInstallation>::all(self.0.client.clone()),
+                Api::<ControllerInstallation>::all(check.client.clone()),
                 watcher::Config::default(),
                 installation_key,
             ),

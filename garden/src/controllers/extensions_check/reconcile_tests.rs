@@ -16,7 +16,7 @@ use crate::testing::{Env, assert_unselectable, create, seed};
 use seedlet_runtime::controller::Reconciler as _;
 
 fn ctx(env: &Env) -> Arc<ExtensionsCheck> {
-    Arc::new(ExtensionsCheck(Check {
+    Arc::new(ExtensionsCheck::new(Check {
         client: env.client.clone(),
         settings: Settings {
             concurrent_syncs: 1,

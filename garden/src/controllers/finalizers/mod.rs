@@ -26,7 +26,7 @@ use seedlet_api::core::{
 };
 use seedlet_runtime::triggers::{changes, key_of};
 
-pub use reconcile::Error;
+pub use reconcile::{Error, Finalized, Finalizer};
 
 use crate::caches::{GardenCaches, controller, controller_on_changes};
 use crate::context::GardenContext;
@@ -47,34 +47,33 @@ pub const RETRY_DELAY: Duration = Duration::from_secs(5);
 pub const CONCURRENCY: u16 = 5;
 
 /// The Seed finalizer controller.
-pub struct SeedFinalizer {
-    /// Garden client.
-    pub client: kube::Client,
-}
-
+pub type SeedFinalizer = Finalizer<Seed>;
 /// The ControllerRegistration finalizer controller.
-pub struct RegistrationFinalizer {
-    /// Garden client.
-    pub client: kube::Client,
-}
-
+pub type RegistrationFinalizer = Finalizer<ControllerRegistration>;
 /// The ControllerDeployment finalizer controller.
-pub struct DeploymentFinalizer {
-    /// Garden client.
-    pub client: kube::Client,
+pub type DeploymentFinalizer = Finalizer<ControllerDeployment>;
+
+/// A finalized kind and what triggers its controller.
+pub trait Watched: Finalized {
+    /// Its triggers over the shared informers `caches` (plus watches of its own over `client`).
+    fn triggers(client: &kube::Client, caches: &GardenCaches) -> Controller<Self>;
 }
 
-impl GardenReconciler for SeedFinalizer {
+impl<K: Watched> GardenReconciler for Finalizer<K> {
     fn from_garden(garden: &GardenContext) -> Option<Self> {
-        Some(Self {
-            client: garden.client.clone(),
-        })
+        Some(Self::new(garden.client.clone()))
     }
 
-    fn triggers(&self, caches: &GardenCaches) -> Controller<Seed> {
+    fn triggers(&self, caches: &GardenCaches) -> Controller<K> {
+        K::triggers(&self.client, caches)
+    }
+}
+
+impl Watched for Seed {
+    fn triggers(client: &kube::Client, caches: &GardenCaches) -> Controller<Self> {
         controller_on_changes(&caches.all::<Seed>(), lifecycle_key).watches_stream(
             changes(
-                Api::<ControllerInstallation>::all(self.client.clone()),
+                Api::<ControllerInstallation>::all(client.clone()),
                 watcher::Config::default(),
                 |ci| key_of(&ci.seed_name()),
             ),
@@ -83,17 +82,11 @@ impl GardenReconciler for SeedFinalizer {
     }
 }
 
-impl GardenReconciler for RegistrationFinalizer {
-    fn from_garden(garden: &GardenContext) -> Option<Self> {
-        Some(Self {
-            client: garden.client.clone(),
-        })
-    }
-
-    fn triggers(&self, caches: &GardenCaches) -> Controller<ControllerRegistration> {
+impl Watched for ControllerRegistration {
+    fn triggers(client: &kube::Client, caches: &GardenCaches) -> Controller<Self> {
         controller(&caches.all::<ControllerRegistration>()).watches_stream(
             changes(
-                Api::<ControllerInstallation>::all(self.client.clone()),
+                Api::<ControllerInstallation>::all(client.clone()),
                 watcher::Config::default(),
                 |ci| key_of(&ci.spec.registration_ref.name),
             ),
@@ -102,14 +95,8 @@ impl GardenReconciler for RegistrationFinalizer {
     }
 }
 
-impl GardenReconciler for DeploymentFinalizer {
-    fn from_garden(garden: &GardenContext) -> Option<Self> {
-        Some(Self {
-            client: garden.client.clone(),
-        })
-    }
-
-    fn triggers(&self, caches: &GardenCaches) -> Controller<ControllerDeployment> {
+impl Watched for ControllerDeployment {
+    fn triggers(_client: &kube::Client, caches: &GardenCaches) -> Controller<Self> {
         controller(&caches.all::<ControllerDeployment>()).watches_stream(
             crate::caches::changes(&caches.all::<ControllerRegistration>(), |r| {
                 key_of(&r.deployment_name())

@@ -30,15 +30,9 @@ struct Finalizers {
 
 fn ctx(env: &Env) -> Arc<Finalizers> {
     Arc::new(Finalizers {
-        seeds: SeedFinalizer {
-            client: env.client.clone(),
-        },
-        registrations: RegistrationFinalizer {
-            client: env.client.clone(),
-        },
-        deployments: DeploymentFinalizer {
-            client: env.client.clone(),
-        },
+        seeds: SeedFinalizer::new(env.client.clone()),
+        registrations: RegistrationFinalizer::new(env.client.clone()),
+        deployments: DeploymentFinalizer::new(env.client.clone()),
     })
 }
 

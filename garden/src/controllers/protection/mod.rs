@@ -179,38 +179,22 @@ impl<K: Configured> GardenReconciler for Protection<K> {
     }
 }
 
-impl Configured for CloudProfile {
-    fn concurrent_syncs(controllers: &GardenControllers) -> u32 {
-        controllers.cloud_profile.concurrent_syncs
-    }
+/// [`Configured`] for each kind from its block of `controllers`.
+macro_rules! configured {
+    ($($kind:ty => $block:ident),+ $(,)?) => {$(
+        impl Configured for $kind {
+            fn concurrent_syncs(controllers: &GardenControllers) -> u32 {
+                controllers.$block.concurrent_syncs
+            }
+        }
+    )+};
 }
 
-impl Configured for NamespacedCloudProfile {
-    fn concurrent_syncs(controllers: &GardenControllers) -> u32 {
-        controllers.namespaced_cloud_profile.concurrent_syncs
-    }
-}
-
-impl Configured for SecretBinding {
-    fn concurrent_syncs(controllers: &GardenControllers) -> u32 {
-        controllers.secret_binding.concurrent_syncs
-    }
-}
-
-impl Configured for CredentialsBinding {
-    fn concurrent_syncs(controllers: &GardenControllers) -> u32 {
-        controllers.credentials_binding.concurrent_syncs
-    }
-}
-
-impl Configured for Quota {
-    fn concurrent_syncs(controllers: &GardenControllers) -> u32 {
-        controllers.quota.concurrent_syncs
-    }
-}
-
-impl Configured for ExposureClass {
-    fn concurrent_syncs(controllers: &GardenControllers) -> u32 {
-        controllers.exposure_class.concurrent_syncs
-    }
-}
+configured!(
+    CloudProfile => cloud_profile,
+    NamespacedCloudProfile => namespaced_cloud_profile,
+    SecretBinding => secret_binding,
+    CredentialsBinding => credentials_binding,
+    Quota => quota,
+    ExposureClass => exposure_class,
+);

@@ -1,65 +1,26 @@
 //! ControllerDeployment finalizer `core.gardener.cloud/controllerdeployment`: deletion waits until
 //! no ControllerRegistration lists the deployment in `spec.deployment.deploymentRefs`.
 
-use std::sync::Arc;
-use std::time::Duration;
-
-use kube::runtime::controller::Action;
-use kube::{Api, ResourceExt};
+use kube::ResourceExt;
 use seedlet_api::core::{ControllerDeployment, ControllerRegistration};
 use seedlet_api::names::finalizers;
-use seedlet_runtime::controller::Reconciler;
 
-use super::{Error, Step, ensure_unreferenced, failure, list_all, with_finalizer};
-use crate::controllers::finalizers::{
-    CONCURRENCY, DEPLOYMENT_NAME, DeploymentFinalizer, RESYNC_PERIOD, RETRY_DELAY,
-};
+use super::{Error, Finalized, list_all};
+use crate::controllers::finalizers::DEPLOYMENT_NAME;
 
-impl Reconciler for DeploymentFinalizer {
-    type Object = ControllerDeployment;
-    type Error = Error;
+impl Finalized for ControllerDeployment {
     const NAME: &'static str = DEPLOYMENT_NAME;
+    const KIND: &'static str = "ControllerDeployment";
+    const FINALIZER: &'static str = finalizers::CONTROLLER_DEPLOYMENT;
+    const REFERRERS: &'static str = "ControllerRegistrations";
 
-    /// Adds the finalizer and releases the deployment once unreferenced.
-    async fn reconcile(&self, deployment: Arc<ControllerDeployment>) -> Result<Action, Error> {
-        let api: Api<ControllerDeployment> = Api::all(self.client.clone());
-        with_finalizer(
-            &api,
-            "ControllerDeployment",
-            finalizers::CONTROLLER_DEPLOYMENT,
-            deployment,
-            |step| async {
-                match step {
-                    Step::Apply(_) => Ok(Action::requeue(RESYNC_PERIOD)),
-                    Step::Cleanup(deployment) => {
-                        let registrations: Vec<ControllerRegistration> =
-                            list_all(&self.client, "ControllerRegistration").await?;
-                        let deployment_name = deployment.name_any();
-                        let names = registrations_of_deployment(&registrations, &deployment_name);
-                        ensure_unreferenced(
-                            "ControllerDeployment",
-                            &deployment_name,
-                            "ControllerRegistrations",
-                            names,
-                        )?;
-                        Ok(Action::await_change())
-                    }
-                }
-            },
-        )
-        .await
-    }
-
-    fn retry_after(&self, _: &Error) -> Duration {
-        RETRY_DELAY
-    }
-
-    fn concurrency(&self) -> u16 {
-        CONCURRENCY
-    }
-
-    fn error_policy(&self, deployment: &ControllerDeployment, error: &Error) -> Action {
-        failure(deployment, error)
+    async fn referrers(&self, client: &kube::Client) -> Result<Vec<String>, Error> {
+        let registrations: Vec<ControllerRegistration> =
+            list_all(client, "ControllerRegistration").await?;
+        Ok(registrations_of_deployment(
+            &registrations,
+            &self.name_any(),
+        ))
     }
 }
 

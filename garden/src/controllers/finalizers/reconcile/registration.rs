@@ -1,66 +1,26 @@
 //! ControllerRegistration finalizer `core.gardener.cloud/controllerregistration`: deletion waits
 //! until no ControllerInstallation references the registration.
 
-use std::sync::Arc;
-use std::time::Duration;
-
-use kube::runtime::controller::Action;
-use kube::{Api, ResourceExt};
+use kube::ResourceExt;
 use seedlet_api::core::{ControllerInstallation, ControllerRegistration};
 use seedlet_api::names::finalizers;
-use seedlet_runtime::controller::Reconciler;
 
-use super::{Error, Step, ensure_unreferenced, failure, list_all, with_finalizer};
-use crate::controllers::finalizers::{
-    CONCURRENCY, REGISTRATION_NAME, RESYNC_PERIOD, RETRY_DELAY, RegistrationFinalizer,
-};
+use super::{Error, Finalized, list_all};
+use crate::controllers::finalizers::REGISTRATION_NAME;
 
-impl Reconciler for RegistrationFinalizer {
-    type Object = ControllerRegistration;
-    type Error = Error;
+impl Finalized for ControllerRegistration {
     const NAME: &'static str = REGISTRATION_NAME;
+    const KIND: &'static str = "ControllerRegistration";
+    const FINALIZER: &'static str = finalizers::CONTROLLER_REGISTRATION;
+    const REFERRERS: &'static str = "ControllerInstallations";
 
-    /// Adds the finalizer and releases the registration once unreferenced.
-    async fn reconcile(&self, registration: Arc<ControllerRegistration>) -> Result<Action, Error> {
-        let api: Api<ControllerRegistration> = Api::all(self.client.clone());
-        with_finalizer(
-            &api,
-            "ControllerRegistration",
-            finalizers::CONTROLLER_REGISTRATION,
-            registration,
-            |step| async {
-                match step {
-                    Step::Apply(_) => Ok(Action::requeue(RESYNC_PERIOD)),
-                    Step::Cleanup(registration) => {
-                        let installations: Vec<ControllerInstallation> =
-                            list_all(&self.client, "ControllerInstallation").await?;
-                        let registration_name = registration.name_any();
-                        let names =
-                            installations_of_registration(&installations, &registration_name);
-                        ensure_unreferenced(
-                            "ControllerRegistration",
-                            &registration_name,
-                            "ControllerInstallations",
-                            names,
-                        )?;
-                        Ok(Action::await_change())
-                    }
-                }
-            },
-        )
-        .await
-    }
-
-    fn retry_after(&self, _: &Error) -> Duration {
-        RETRY_DELAY
-    }
-
-    fn concurrency(&self) -> u16 {
-        CONCURRENCY
-    }
-
-    fn error_policy(&self, registration: &ControllerRegistration, error: &Error) -> Action {
-        failure(registration, error)
+    async fn referrers(&self, client: &kube::Client) -> Result<Vec<String>, Error> {
+        let installations: Vec<ControllerInstallation> =
+            list_all(client, "ControllerInstallation").await?;
+        Ok(installations_of_registration(
+            &installations,
+            &self.name_any(),
+        ))
     }
 }
 

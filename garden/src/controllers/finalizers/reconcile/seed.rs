@@ -2,63 +2,29 @@
 //! `seed-<name>`: while the Seed lives the namespace is ensured; deletion waits until no
 //! ControllerInstallation references the Seed.
 
-use std::sync::Arc;
-use std::time::Duration;
-
+use kube::ResourceExt;
 use kube::runtime::controller::Action;
-use kube::{Api, ResourceExt};
 use seedlet_api::core::{ControllerInstallation, Seed};
 use seedlet_api::names::finalizers;
-use seedlet_runtime::controller::Reconciler;
 
-use super::{Error, Step, ensure_unreferenced, failure, list_all, with_finalizer};
-use crate::controllers::finalizers::{
-    CONCURRENCY, RESYNC_PERIOD, RETRY_DELAY, SEED_NAME, SeedFinalizer,
-};
+use super::{Error, Finalized, list_all};
+use crate::controllers::finalizers::{RESYNC_PERIOD, SEED_NAME};
 
-impl Reconciler for SeedFinalizer {
-    type Object = Seed;
-    type Error = Error;
+impl Finalized for Seed {
     const NAME: &'static str = SEED_NAME;
+    const KIND: &'static str = "Seed";
+    const FINALIZER: &'static str = finalizers::CONTROLLER_REGISTRATION;
+    const REFERRERS: &'static str = "ControllerInstallations";
 
-    /// Adds the finalizer, keeps the namespace, and releases the Seed once unreferenced.
-    async fn reconcile(&self, seed: Arc<Seed>) -> Result<Action, Error> {
-        let api: Api<Seed> = Api::all(self.client.clone());
-        with_finalizer(
-            &api,
-            "Seed",
-            finalizers::CONTROLLER_REGISTRATION,
-            seed,
-            |step| async {
-                match step {
-                    Step::Apply(seed) => {
-                        crate::seed_namespace::ensure(&self.client, &seed).await?;
-                        Ok(Action::requeue(RESYNC_PERIOD))
-                    }
-                    Step::Cleanup(seed) => {
-                        let installations: Vec<ControllerInstallation> =
-                            list_all(&self.client, "ControllerInstallation").await?;
-                        let seed_name = seed.name_any();
-                        let names = installations_of_seed(&installations, &seed_name);
-                        ensure_unreferenced("Seed", &seed_name, "ControllerInstallations", names)?;
-                        Ok(Action::await_change())
-                    }
-                }
-            },
-        )
-        .await
+    async fn apply(&self, client: &kube::Client) -> Result<Action, Error> {
+        crate::seed_namespace::ensure(client, self).await?;
+        Ok(Action::requeue(RESYNC_PERIOD))
     }
 
-    fn retry_after(&self, _: &Error) -> Duration {
-        RETRY_DELAY
-    }
-
-    fn concurrency(&self) -> u16 {
-        CONCURRENCY
-    }
-
-    fn error_policy(&self, seed: &Seed, error: &Error) -> Action {
-        failure(seed, error)
+    async fn referrers(&self, client: &kube::Client) -> Result<Vec<String>, Error> {
+        let installations: Vec<ControllerInstallation> =
+            list_all(client, "ControllerInstallation").await?;
+        Ok(installations_of_seed(&installations, &self.name_any()))
     }
 }
 
