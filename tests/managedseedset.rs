@@ -12,8 +12,8 @@ use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use seedlet_api::core::Shoot;
 use seedlet_api::seedmanagement::{ManagedSeed, ManagedSeedSet};
+use seedlet_garden::controllers::entry::run_alone;
 use seedlet_garden::controllers::managedseedset;
-use seedlet_runtime::metrics::Metrics;
 use shoot_lifecycle::condition;
 use tokio_util::sync::CancellationToken;
 
@@ -135,15 +135,15 @@ async fn replicas_come_up_one_at_a_time_are_retried_and_scaled_in() {
         .expect("create set");
 
     let stop = CancellationToken::new();
-    let ctx = Arc::new(managedseedset::Ctx {
+    let ctx = Arc::new(managedseedset::ManagedSeedSets {
         client: client.clone(),
         max_shoot_retries: 2,
         sync_period: Duration::from_secs(60),
         clock: Arc::new(seedlet_runtime::clock::SystemClock),
         events: seedlet_runtime::events::Recorder::new(client.clone(), "managedseedset-controller"),
-        metrics: Arc::new(Metrics::new("garden")),
+        concurrency: 2,
     });
-    let controller = tokio::spawn(managedseedset::run(ctx, 2, stop.clone()));
+    let controller = tokio::spawn(run_alone(ctx, client.clone(), stop.clone()));
 
     // The first replica's Shoot, from the template; the second waits for it.
     wait_pending(&sets, ("infra-0", "ShootReconciling", None)).await;
@@ -251,15 +251,15 @@ async fn protected_replicas_are_not_scaled_in() {
         .await
         .expect("create set");
     let stop = CancellationToken::new();
-    let ctx = Arc::new(managedseedset::Ctx {
+    let ctx = Arc::new(managedseedset::ManagedSeedSets {
         client: client.clone(),
         max_shoot_retries: 3,
         sync_period: Duration::from_secs(60),
         clock: Arc::new(seedlet_runtime::clock::SystemClock),
         events: seedlet_runtime::events::Recorder::new(client.clone(), "managedseedset-controller"),
-        metrics: Arc::new(Metrics::new("garden")),
+        concurrency: 2,
     });
-    let controller = tokio::spawn(managedseedset::run(ctx, 2, stop.clone()));
+    let controller = tokio::spawn(run_alone(ctx, client.clone(), stop.clone()));
     wait_pending(&sets, ("infra-0", "ShootReconciling", None)).await;
 
     shoots

@@ -10,9 +10,9 @@ use kube::api::{Patch, PatchParams, PostParams};
 use seedlet_agent::RunningAgent;
 use seedlet_api::conditions::{Condition, ConditionStatus};
 use seedlet_api::core::{Seed, Shoot};
+use seedlet_garden::controllers::entry::run_alone;
 use seedlet_garden::controllers::seed_lifecycle;
 use seedlet_runtime::clock::SystemClock;
-use seedlet_runtime::metrics::Metrics;
 use seedlet_sandbox::Sandbox;
 use tokio_util::sync::CancellationToken;
 
@@ -105,13 +105,16 @@ async fn seed_and_shoots_turn_unknown_when_heartbeats_stop_and_seed_recovers_whe
         shoot_monitor_period: Duration::from_secs(2),
     };
     let controller_stop = CancellationToken::new();
-    let ctx = Arc::new(seed_lifecycle::Ctx {
+    let ctx = Arc::new(seed_lifecycle::SeedLifecycle {
         client: client.clone(),
         settings,
         clock: Arc::new(SystemClock),
-        metrics: Arc::new(Metrics::new("garden")),
     });
-    let controller = tokio::spawn(seed_lifecycle::run(ctx.clone(), controller_stop.clone()));
+    let controller = tokio::spawn(run_alone(
+        ctx.clone(),
+        client.clone(),
+        controller_stop.clone(),
+    ));
 
     // While the agent heartbeats, the controller leaves the Seed alone.
     tokio::time::sleep(settings.monitor_period + Duration::from_millis(500)).await;

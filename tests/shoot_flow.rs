@@ -16,6 +16,7 @@ use seedlet_api::core::Shoot;
 use seedlet_api::extensions::{
     ContainerRuntime, ControlPlane, Infrastructure, Network, OperatingSystemConfig, Worker,
 };
+use seedlet_garden::controllers::entry::run_alone;
 use seedlet_garden::controllers::shoot_retry;
 use seedlet_testkit as common;
 use serde_json::{Value, json};
@@ -462,14 +463,14 @@ async fn a_classified_extension_error_fails_the_shoot_with_its_code() {
         .patch("bar", &PatchParams::default(), &Patch::Merge(&recovered))
         .await
         .expect("simulated error removed");
-    let retry = Arc::new(shoot_retry::Ctx {
+    let retry = Arc::new(shoot_retry::ShootRetry {
         client: garden.clone(),
         retry_period: jiff::SignedDuration::from_secs(1),
         retry_jitter_period: jiff::SignedDuration::from_millis(100),
         clock: Arc::new(seedlet_runtime::clock::SystemClock),
-        metrics: Arc::new(seedlet_runtime::metrics::Metrics::new("garden")),
+        concurrency: 1,
     });
-    tokio::spawn(shoot_retry::run(retry, 1, stop.clone()));
+    tokio::spawn(run_alone(retry, garden.clone(), stop.clone()));
     let retried = wait_operation(
         &shoots,
         "bar",

@@ -11,9 +11,9 @@ use jiff::{SignedDuration, Timestamp};
 use kube::api::PostParams;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::{CredentialsBinding, Quota, SecretBinding, Shoot};
+use seedlet_garden::controllers::entry::run_alone;
 use seedlet_garden::controllers::{shoot_quota, shoot_retry};
 use seedlet_runtime::clock::{Clock, FakeClock};
-use seedlet_runtime::metrics::Metrics;
 use shoot_lifecycle::{NAMESPACE, create_shoot, patch_status, shoots, wait_shoot};
 use tokio_util::sync::CancellationToken;
 
@@ -60,14 +60,14 @@ async fn rate_limited_shoots_are_retried_after_the_retry_period() {
     let waiting = create_shoot(&client, "waiting", serde_json::json!({})).await;
 
     let stop = CancellationToken::new();
-    let ctx = Arc::new(shoot_retry::Ctx {
+    let ctx = Arc::new(shoot_retry::ShootRetry {
         client: client.clone(),
         retry_period: SignedDuration::from_mins(10),
         retry_jitter_period: SignedDuration::from_millis(200),
         clock: Arc::new(shoot_lifecycle::RunningClock::starting_at(start)),
-        metrics: Arc::new(Metrics::new("garden")),
+        concurrency: 2,
     });
-    let controller = tokio::spawn(shoot_retry::run(ctx, 2, stop.clone()));
+    let controller = tokio::spawn(run_alone(ctx, client.clone(), stop.clone()));
 
     let retried = wait_shoot(&client, "due", "due retried", operation_annotation).await;
     assert_eq!(retried, "retry");
@@ -193,13 +193,13 @@ async fn quota_lifetime_sets_the_expiration_and_deletes_expired_shoots() {
     let clock: Arc<dyn Clock> =
         Arc::new(FakeClock::new(created + SignedDuration::from_hours(8 * 24)));
     let stop = CancellationToken::new();
-    let ctx = Arc::new(shoot_quota::Ctx {
+    let ctx = Arc::new(shoot_quota::ShootQuota {
         client: client.clone(),
         sync_period: Duration::from_secs(60),
         clock,
-        metrics: Arc::new(Metrics::new("garden")),
+        concurrency: 2,
     });
-    let controller = tokio::spawn(shoot_quota::run(ctx, 2, stop.clone()));
+    let controller = tokio::spawn(run_alone(ctx, client.clone(), stop.clone()));
 
     let expires = wait_shoot(&client, "long", "long annotated", expiration).await;
     let expected = (created + SignedDuration::from_hours(14 * 24))
@@ -273,16 +273,14 @@ async fn ready_for_migration_reports_the_destination_seed_and_goes_when_migratio
     .await;
 
     let stop = CancellationToken::new();
-    let ctx = Arc::new(seedlet_garden::controllers::shoot_migration::Ctx {
-        client: client.clone(),
-        clock: Arc::new(seedlet_runtime::clock::SystemClock),
-        metrics: Arc::new(Metrics::new("garden")),
-    });
-    let controller = tokio::spawn(seedlet_garden::controllers::shoot_migration::run(
-        ctx,
-        2,
-        stop.clone(),
-    ));
+    let ctx = Arc::new(
+        seedlet_garden::controllers::shoot_migration::ShootMigration {
+            client: client.clone(),
+            clock: Arc::new(seedlet_runtime::clock::SystemClock),
+            concurrency: 2,
+        },
+    );
+    let controller = tokio::spawn(run_alone(ctx, client.clone(), stop.clone()));
 
     let ready = wait_shoot(
         &client,
@@ -388,15 +386,13 @@ async fn managed_seed_conditions_are_merged_into_their_shoot() {
         .expect("create managed seed");
 
     let stop = CancellationToken::new();
-    let ctx = Arc::new(seedlet_garden::controllers::shoot_conditions::Ctx {
-        client: client.clone(),
-        metrics: Arc::new(Metrics::new("garden")),
-    });
-    let controller = tokio::spawn(seedlet_garden::controllers::shoot_conditions::run(
-        ctx,
-        2,
-        stop.clone(),
-    ));
+    let ctx = Arc::new(
+        seedlet_garden::controllers::shoot_conditions::ShootConditions {
+            client: client.clone(),
+            concurrency: 2,
+        },
+    );
+    let controller = tokio::spawn(run_alone(ctx, client.clone(), stop.clone()));
     let wait_types = |expected: Vec<&'static str>| {
         let infra = infra.clone();
         async move {

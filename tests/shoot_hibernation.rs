@@ -9,14 +9,14 @@ use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
 use seedlet_api::core::Shoot;
+use seedlet_garden::controllers::entry::run_alone;
 use seedlet_garden::controllers::shoot_hibernation;
 use seedlet_runtime::clock::{Clock, FakeClock};
-use seedlet_runtime::metrics::Metrics;
 use shoot_lifecycle::{create_shoot, patch_status, shoots, wait_shoot};
 use tokio_util::sync::CancellationToken;
 
-fn ctx(client: &kube::Client, clock: Arc<dyn Clock>) -> Arc<shoot_hibernation::Ctx> {
-    Arc::new(shoot_hibernation::Ctx {
+fn ctx(client: &kube::Client, clock: Arc<dyn Clock>) -> Arc<shoot_hibernation::Hibernation> {
+    Arc::new(shoot_hibernation::Hibernation {
         client: client.clone(),
         trigger_deadline: SignedDuration::from_hours(2),
         clock,
@@ -24,7 +24,7 @@ fn ctx(client: &kube::Client, clock: Arc<dyn Clock>) -> Arc<shoot_hibernation::C
             client.clone(),
             "shoot-hibernation-controller",
         ),
-        metrics: Arc::new(Metrics::new("garden")),
+        concurrency: 1,
     })
 }
 
@@ -77,7 +77,7 @@ async fn monday_evening_schedule_hibernates_and_leaves_failed_and_invalid_shoots
         "2025-01-06T19:00:30Z".parse().expect("time"),
     ));
     let stop = CancellationToken::new();
-    let controller = tokio::spawn(shoot_hibernation::run(ctx(&client, clock), 1, stop.clone()));
+    let controller = tokio::spawn(run_alone(ctx(&client, clock), client.clone(), stop.clone()));
 
     let triggered = wait_shoot(&client, "berlin", "berlin hibernated", hibernated).await;
     assert_eq!(
@@ -118,7 +118,7 @@ async fn requeue_reaches_the_next_activation() {
         activation - SignedDuration::from_millis(1500),
     ));
     let stop = CancellationToken::new();
-    let controller = tokio::spawn(shoot_hibernation::run(ctx(&client, clock), 1, stop.clone()));
+    let controller = tokio::spawn(run_alone(ctx(&client, clock), client.clone(), stop.clone()));
 
     // Nothing is due at start-up...
     tokio::time::sleep(Duration::from_millis(700)).await;

@@ -16,9 +16,9 @@ use jiff::Timestamp;
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use seedlet_api::core::{CloudProfile, Shoot};
+use seedlet_garden::controllers::entry::run_alone;
 use seedlet_garden::controllers::shoot_maintenance;
 use seedlet_runtime::clock::FakeClock;
-use seedlet_runtime::metrics::Metrics;
 use shoot_lifecycle::{create_shoot, patch_status, shoots, wait_shoot};
 use tokio_util::sync::CancellationToken;
 
@@ -68,8 +68,8 @@ fn maintenance_ctx(
     client: &kube::Client,
     now: Timestamp,
     restart_control_plane: bool,
-) -> Arc<shoot_maintenance::Ctx> {
-    Arc::new(shoot_maintenance::Ctx {
+) -> Arc<shoot_maintenance::Maintenance> {
+    Arc::new(shoot_maintenance::Maintenance {
         client: client.clone(),
         restart_control_plane,
         restart_core_addons: false,
@@ -79,7 +79,7 @@ fn maintenance_ctx(
             client.clone(),
             "shoot-maintenance-controller",
         ),
-        metrics: Arc::new(Metrics::new("garden")),
+        concurrency: 2,
     })
 }
 
@@ -145,7 +145,7 @@ async fn maintenance_updates_versions_annotations_and_status_when_asked_or_in_wi
     let now: Timestamp = "2025-06-01T21:10:00Z".parse().expect("time");
     let stop = CancellationToken::new();
     let ctx = maintenance_ctx(&client, now, true);
-    let controller = tokio::spawn(shoot_maintenance::run(ctx, 2, stop.clone()));
+    let controller = tokio::spawn(run_alone(ctx, client.clone(), stop.clone()));
 
     // Asked outside its window: maintained.
     let asked = wait_shoot(&client, "asked", "asked maintained", |shoot| {
@@ -327,7 +327,7 @@ async fn crossing_1_34_migrates_secret_bindings_to_credentials_bindings() {
         "2025-06-01T21:10:00Z".parse().expect("time"),
         false,
     );
-    let controller = tokio::spawn(shoot_maintenance::run(ctx, 2, stop.clone()));
+    let controller = tokio::spawn(run_alone(ctx, client.clone(), stop.clone()));
 
     for (shoot, expected) in [("fresh", "force-migrated-fresh"), ("known", "alpha")] {
         let migrated = wait_shoot(&client, shoot, "migrated", |shoot| {
@@ -428,7 +428,7 @@ async fn a_refused_dry_run_fails_the_maintenance_until_the_webhook_relents() {
         "2025-06-01T21:10:00Z".parse().expect("time"),
         false,
     );
-    let controller = tokio::spawn(shoot_maintenance::run(ctx, 2, stop.clone()));
+    let controller = tokio::spawn(run_alone(ctx, client.clone(), stop.clone()));
 
     let last_state = |shoot: &Shoot| {
         last_maintenance(shoot)

@@ -8,8 +8,9 @@ use std::sync::Arc;
 use jiff::Timestamp;
 use kube::ResourceExt;
 use kube::api::{Patch, PatchParams};
+use seedlet_garden::controllers::entry::run_alone;
 use seedlet_garden::controllers::shoot_status_label;
-use seedlet_runtime::metrics::Metrics;
+
 use shoot_lifecycle::{create_shoot, last_operation, patch_status, shoots, wait_shoot};
 use tokio_util::sync::CancellationToken;
 
@@ -36,11 +37,11 @@ async fn status_label_follows_last_operation_errors_and_conditions() {
     let garden = shoot_lifecycle::garden().await;
     let client = garden.client();
     let stop = CancellationToken::new();
-    let ctx = Arc::new(shoot_status_label::Ctx {
+    let ctx = Arc::new(shoot_status_label::StatusLabel {
         client: client.clone(),
-        metrics: Arc::new(Metrics::new("garden")),
+        concurrency: 2,
     });
-    let controller = tokio::spawn(shoot_status_label::run(ctx, 2, stop.clone()));
+    let controller = tokio::spawn(run_alone(ctx, client.clone(), stop.clone()));
 
     create_shoot(&client, "dev", serde_json::json!({})).await;
     wait_shoot(

@@ -10,8 +10,8 @@ use seedlet_runtime::events::Recorder;
 use seedlet_runtime::metrics::Metrics;
 use tokio_util::sync::CancellationToken;
 
-/// Dependencies of the garden-side controllers, valid for one leadership term. Each controller's
-/// `start` takes from it only what its own `Ctx` needs.
+/// Dependencies of the garden-side controllers, valid for one leadership term. Each controller
+/// takes from it only what its own type needs (`GardenReconciler::from_garden`).
 pub struct GardenContext {
     /// Garden client.
     pub client: kube::Client,

@@ -8,7 +8,6 @@ use std::sync::Arc;
 
 use jiff::Timestamp;
 use seedlet_runtime::clock::FakeClock;
-use seedlet_runtime::metrics::Metrics;
 use seedlet_sandbox::Sandbox;
 pub use seedlet_sandbox::setup::create;
 
@@ -86,11 +85,6 @@ impl Env {
             .await
             .expect("client config");
         kube::Client::try_from(config).expect("client")
-    }
-
-    /// Fresh process metrics.
-    pub fn metrics() -> Arc<Metrics> {
-        Arc::new(Metrics::new("garden"))
     }
 
     /// Stops the sandbox.

@@ -29,7 +29,8 @@ use seedlet_bootstrap::kubeconfig::ParsedKubeconfig;
 use seedlet_bootstrap::{
     BootstrapOptions, BootstrapSource, BootstrapStep, GardenIdentity, JitterRange, SecretRef,
 };
-use seedlet_garden::controllers::csr_approval::{self, Ctx};
+use seedlet_garden::controllers::csr_approval::{self, CsrApproval};
+use seedlet_garden::controllers::entry::run_alone;
 use seedlet_sandbox::Sandbox;
 use serde_json::json;
 
@@ -61,17 +62,18 @@ impl Env {
     }
 
     fn start_approver(&self) -> tokio::task::JoinHandle<()> {
-        let ctx = Arc::new(Ctx {
+        let ctx = Arc::new(CsrApproval {
             client: self.garden.client(),
-            concurrent_syncs: 5,
+            concurrency: 5,
             events: seedlet_runtime::events::Recorder::new(
                 self.garden.client(),
                 "csr-autoapprove-controller",
             ),
         });
         // The handle is aborted by the tests; the token is never cancelled.
-        tokio::spawn(csr_approval::run(
+        tokio::spawn(run_alone(
             ctx,
+            self.garden.client(),
             tokio_util::sync::CancellationToken::new(),
         ))
     }

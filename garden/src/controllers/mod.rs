@@ -1,11 +1,12 @@
 //! The garden process's controllers, one folder each (`mod.rs` wiring, `reconcile.rs` logic,
-//! pure decisions beside them), and the list it runs while it leads; a new controller adds its
-//! module and one line in [`builtin`].
+//! pure decisions beside them), and the list it runs while it leads. Every controller is one
+//! [`entry::GardenReconciler`] type; a new one adds its module and one line in [`builtin`].
 
 pub mod backupbuckets_check;
 pub mod bastion_expiry;
 pub mod controllerregistration;
 pub mod csr_approval;
+pub mod entry;
 pub mod event_ttl;
 pub mod extension_clusterrole;
 pub mod extensions_check;
@@ -31,92 +32,55 @@ pub mod shoot_retry;
 pub mod shoot_status_label;
 pub mod shootstate_finalizer;
 
-use std::sync::Arc;
+use seedlet_api::core::{
+    BackupEntry, CloudProfile, ControllerDeployment, CredentialsBinding, ExposureClass,
+    NamespacedCloudProfile, Quota, SecretBinding, Seed, Shoot,
+};
+use seedlet_api::seedmanagement::ManagedSeed;
 
 use crate::context::GardenControllerSpec;
+use entry::spec;
 
-/// Every built-in garden-side controller.
+/// Every built-in garden-side controller, one per kind where a family shares a generic type.
 pub fn builtin() -> Vec<GardenControllerSpec> {
     vec![
-        GardenControllerSpec::new(controllerregistration::NAME, |ctx| {
-            Box::pin(controllerregistration::start(ctx))
-        }),
-        GardenControllerSpec::new(finalizers::NAME, |ctx| Box::pin(finalizers::start(ctx))),
-        GardenControllerSpec::new(protection::NAME, |ctx| Box::pin(protection::start(ctx))),
-        GardenControllerSpec::new(references::NAME, |ctx| Box::pin(references::start(ctx))),
-        GardenControllerSpec::new(project::NAME, |ctx| Box::pin(project::start(ctx))),
-        GardenControllerSpec::new(extension_clusterrole::NAME, |ctx| {
-            Box::pin(extension_clusterrole::start(ctx))
-        }),
-        GardenControllerSpec::new(event_ttl::NAME, |ctx| Box::pin(event_ttl::start(ctx))),
-        GardenControllerSpec::new(project_stale::NAME, |ctx| {
-            Box::pin(project_stale::start(ctx))
-        }),
-        GardenControllerSpec::new(project_activity::NAME, |ctx| {
-            Box::pin(project_activity::start(ctx))
-        }),
-        GardenControllerSpec::new(project_resourcequota::NAME, |ctx| {
-            Box::pin(project_resourcequota::start(ctx))
-        }),
-        GardenControllerSpec::new(shootstate_finalizer::NAME, |ctx| {
-            Box::pin(shootstate_finalizer::start(ctx))
-        }),
-        GardenControllerSpec::new(extensions_check::NAME, |ctx| {
-            Box::pin(extensions_check::start(ctx))
-        }),
-        GardenControllerSpec::new(seed_secrets::NAME, |ctx| Box::pin(seed_secrets::start(ctx))),
-        GardenControllerSpec::new(bastion_expiry::NAME, |ctx| {
-            Box::pin(bastion_expiry::start(ctx))
-        }),
-        GardenControllerSpec::new(backupbuckets_check::NAME, |ctx| {
-            Box::pin(backupbuckets_check::start(ctx))
-        }),
-        GardenControllerSpec::new(csr_approval::NAME, |ctx| {
-            let csr = Arc::new(csr_approval::Ctx {
-                client: ctx.client.clone(),
-                concurrent_syncs: seedlet_runtime::watch::concurrency(i64::from(
-                    ctx.config
-                        .controllers
-                        .certificate_signing_request
-                        .concurrent_syncs,
-                )),
-                events: ctx
-                    .events
-                    .named(format!("{}-controller", csr_approval::NAME)),
-            });
-            Box::pin(async move { csr_approval::run_on(csr, &ctx.caches, ctx.stop.clone()).await })
-        }),
-        GardenControllerSpec::new(seed_labels::NAME, |ctx| Box::pin(seed_labels::start(ctx))),
-        GardenControllerSpec::new(shoot_status_label::NAME, |ctx| {
-            Box::pin(shoot_status_label::start(ctx))
-        }),
-        GardenControllerSpec::new(shoot_hibernation::NAME, |ctx| {
-            Box::pin(shoot_hibernation::start(ctx))
-        }),
-        GardenControllerSpec::new(shoot_retry::NAME, |ctx| Box::pin(shoot_retry::start(ctx))),
-        GardenControllerSpec::new(shoot_quota::NAME, |ctx| Box::pin(shoot_quota::start(ctx))),
-        GardenControllerSpec::new(shoot_migration::NAME, |ctx| {
-            Box::pin(shoot_migration::start(ctx))
-        }),
-        GardenControllerSpec::new(shoot_conditions::NAME, |ctx| {
-            Box::pin(shoot_conditions::start(ctx))
-        }),
-        GardenControllerSpec::new(shoot_maintenance::NAME, |ctx| {
-            Box::pin(shoot_maintenance::start(ctx))
-        }),
-        GardenControllerSpec::new(managedseedset::NAME, |ctx| {
-            Box::pin(managedseedset::start(ctx))
-        }),
-        GardenControllerSpec::new(seed_lifecycle::NAME, |ctx| {
-            Box::pin(async move {
-                let lifecycle = Arc::new(seed_lifecycle::Ctx {
-                    client: ctx.client.clone(),
-                    settings: seed_lifecycle::Settings::from_config(&ctx.config),
-                    clock: ctx.clock.clone(),
-                    metrics: ctx.metrics.clone(),
-                });
-                seed_lifecycle::run_on(lifecycle, &ctx.caches, ctx.stop.clone()).await;
-            })
-        }),
+        spec::<controllerregistration::Scheduling>(),
+        spec::<finalizers::SeedFinalizer>(),
+        spec::<finalizers::RegistrationFinalizer>(),
+        spec::<finalizers::DeploymentFinalizer>(),
+        spec::<protection::Protection<CloudProfile>>(),
+        spec::<protection::Protection<NamespacedCloudProfile>>(),
+        spec::<protection::Protection<SecretBinding>>(),
+        spec::<protection::Protection<CredentialsBinding>>(),
+        spec::<protection::Protection<Quota>>(),
+        spec::<protection::Protection<ExposureClass>>(),
+        spec::<references::References<Shoot>>(),
+        spec::<references::References<Seed>>(),
+        spec::<references::References<ControllerDeployment>>(),
+        spec::<project::Projects>(),
+        spec::<extension_clusterrole::ExtensionClusterRoles>(),
+        spec::<event_ttl::EventTtl>(),
+        spec::<project_stale::StaleProjects>(),
+        spec::<project_activity::ProjectActivity>(),
+        spec::<project_resourcequota::ProjectResourceQuotas>(),
+        spec::<shootstate_finalizer::ShootStateFinalizer>(),
+        spec::<extensions_check::ExtensionsCheck>(),
+        spec::<seed_secrets::SeedSecrets>(),
+        spec::<bastion_expiry::BastionExpiry>(),
+        spec::<backupbuckets_check::BackupBucketsCheck>(),
+        spec::<csr_approval::CsrApproval>(),
+        spec::<seed_labels::SeedLabels<Shoot>>(),
+        spec::<seed_labels::SeedLabels<BackupEntry>>(),
+        spec::<seed_labels::SeedLabels<Seed>>(),
+        spec::<seed_labels::SeedLabels<ManagedSeed>>(),
+        spec::<shoot_status_label::StatusLabel>(),
+        spec::<shoot_hibernation::Hibernation>(),
+        spec::<shoot_retry::ShootRetry>(),
+        spec::<shoot_quota::ShootQuota>(),
+        spec::<shoot_migration::ShootMigration>(),
+        spec::<shoot_conditions::ShootConditions>(),
+        spec::<shoot_maintenance::Maintenance>(),
+        spec::<managedseedset::ManagedSeedSets>(),
+        spec::<seed_lifecycle::SeedLifecycle>(),
     ]
 }

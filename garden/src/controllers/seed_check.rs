@@ -1,14 +1,26 @@
 //! What the two Seed condition checks of gardener-controller-manager share
 //! (`seed-extensions-check` → `ExtensionsReady`, `seed-backupbuckets-check` →
 //! `BackupBucketsReady`): their settings (parallelism, period, the condition's threshold) and
-//! their dependencies. Each check keeps its own triggers and decision in its folder.
+//! their dependencies ([`Check`]) and the controller type ([`SeedCheck`]), whose reconcile runs the
+//! check and looks again after the sync period. Each check keeps its own triggers and decision in
+//! its folder, behind [`Judge`].
 
+use std::future::Future;
+use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
+use kube::runtime::Controller;
+use kube::runtime::controller::Action;
+use seedlet_api::core::Seed;
+
 use seedlet_config::ConditionThreshold;
 use seedlet_runtime::clock::Clock;
-use seedlet_runtime::metrics::Metrics;
+use seedlet_runtime::controller::{Reason, Reconciler};
+
+use crate::caches::GardenCaches;
+use crate::context::GardenContext;
+use crate::controllers::entry::GardenReconciler;
 
 /// Settings of one check, from its configuration block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,33 +59,104 @@ impl Settings {
 }
 
 /// Dependencies of one check.
-pub struct Ctx {
+pub struct Check {
     /// Garden client.
     pub client: kube::Client,
     /// Timing and threshold.
     pub settings: Settings,
     /// Time source for condition timestamps and the threshold.
     pub clock: Arc<dyn Clock>,
-    /// Process metrics.
-    pub metrics: Arc<Metrics>,
 }
 
-impl Ctx {
+impl Check {
     /// The check's dependencies for one leadership term of the garden process.
     pub fn new(garden: &crate::context::GardenContext, settings: Settings) -> Self {
         Self {
             client: garden.client.clone(),
             settings,
             clock: garden.clock.clone(),
-            metrics: garden.metrics.clone(),
         }
     }
 }
 
-impl std::fmt::Debug for Ctx {
+impl std::fmt::Debug for Check {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ctx")
+        f.debug_struct("Check")
             .field("settings", &self.settings)
             .finish_non_exhaustive()
+    }
+}
+
+/// One Seed condition check: its name, settings, triggers and the check itself.
+pub trait Judge: Send + Sync + 'static {
+    /// Controller name (logs, metrics label).
+    const NAME: &'static str;
+    /// What a check fails with.
+    type Error: std::error::Error + Reason + Send + Sync + 'static;
+
+    /// The check's settings from the garden controller configuration.
+    fn settings(config: &seedlet_config::GardenControllerConfiguration) -> Settings;
+
+    /// Checks `seed` and writes its condition when it changed.
+    fn check(seed: &Seed, check: &Check) -> impl Future<Output = Result<(), Self::Error>> + Send;
+
+    /// What triggers a check, over the shared informers `caches`.
+    fn triggers(check: &Check, caches: &GardenCaches) -> Controller<Seed>;
+}
+
+/// The controller of the check `J`.
+pub struct SeedCheck<J> {
+    /// Its dependencies.
+    pub check: Check,
+    judge: PhantomData<fn() -> J>,
+}
+
+impl<J> SeedCheck<J> {
+    /// The controller of `J` with `check`.
+    pub fn new(check: Check) -> Self {
+        Self {
+            check,
+            judge: PhantomData,
+        }
+    }
+}
+
+impl<J: Judge> std::fmt::Debug for SeedCheck<J> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SeedCheck")
+            .field("controller", &J::NAME)
+            .field("check", &self.check)
+            .finish()
+    }
+}
+
+impl<J: Judge> Reconciler for SeedCheck<J> {
+    type Object = Seed;
+    type Error = J::Error;
+    const NAME: &'static str = J::NAME;
+
+    /// Checks one Seed; looks again after the sync period.
+    async fn reconcile(&self, seed: Arc<Seed>) -> Result<Action, J::Error> {
+        J::check(&seed, &self.check).await?;
+        Ok(Action::requeue(self.check.settings.sync_period))
+    }
+
+    /// Short, but never longer than the sync period.
+    fn retry_after(&self, _: &J::Error) -> Duration {
+        self.check.settings.retry_delay()
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.check.settings.concurrent_syncs
+    }
+}
+
+impl<J: Judge> GardenReconciler for SeedCheck<J> {
+    fn from_garden(garden: &GardenContext) -> Option<Self> {
+        Some(Self::new(Check::new(garden, J::settings(&garden.config))))
+    }
+
+    fn triggers(&self, caches: &GardenCaches) -> Controller<Seed> {
+        J::triggers(&self.check, caches)
     }
 }

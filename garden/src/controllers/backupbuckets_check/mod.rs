@@ -11,24 +11,21 @@ pub mod reconcile;
 #[cfg(test)]
 mod reconcile_tests;
 
-use std::sync::Arc;
-
 use kube::ResourceExt;
+use kube::runtime::Controller;
 use kube::runtime::reflector::ObjectRef;
 use seedlet_api::core::{BackupBucket, Seed};
 use seedlet_api::names::condition_types;
 use seedlet_runtime::triggers::key_of;
-use seedlet_runtime::watch::{RunWith, Runner};
-use tokio_util::sync::CancellationToken;
 
 use crate::caches::{GardenCaches, changes, controller_on_changes};
 
-pub use reconcile::{Error, backup_buckets_ready, error_policy, reconcile};
+pub use reconcile::{Error, backup_buckets_ready};
 
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "seed-backupbuckets-check";
 
-pub use crate::controllers::seed_check::{Ctx, Settings};
+pub use crate::controllers::seed_check::{Check, Judge, SeedCheck, Settings};
 
 /// The settings of this check from the garden controller configuration.
 pub fn settings(config: &seedlet_config::GardenControllerConfiguration) -> Settings {
@@ -41,28 +38,34 @@ pub fn settings(config: &seedlet_config::GardenControllerConfiguration) -> Setti
     )
 }
 
-/// Starts the controller for one leadership term of the garden process.
-pub async fn start(garden: Arc<crate::context::GardenContext>) {
-    let ctx = Arc::new(Ctx::new(&garden, settings(&garden.config)));
-    run(ctx, &garden.caches, garden.stop.clone()).await;
-}
+/// This check's controller.
+pub type BackupBucketsCheck = SeedCheck<BackupBucketsReady>;
 
-/// Runs the controller until `shutdown` is cancelled.
-pub async fn run(ctx: Arc<Ctx>, caches: &GardenCaches, shutdown: CancellationToken) {
-    controller_on_changes(&caches.all::<Seed>(), |seed: &Seed| {
-        key_of(&(seed.uid(), seed.metadata.deletion_timestamp.is_some()))
-    })
-    .watches_stream(
-        changes(&caches.all::<BackupBucket>(), bucket_key),
-        bucket_seed,
-    )
-    .run_with(
-        Runner::new(NAME, shutdown.clone()).concurrency(ctx.settings.concurrent_syncs),
-        reconcile,
-        error_policy,
-        ctx,
-    )
-    .await;
+/// The `BackupBucketsReady` check.
+#[derive(Debug)]
+pub struct BackupBucketsReady;
+
+impl Judge for BackupBucketsReady {
+    const NAME: &'static str = NAME;
+    type Error = Error;
+
+    fn settings(config: &seedlet_config::GardenControllerConfiguration) -> Settings {
+        settings(config)
+    }
+
+    async fn check(seed: &Seed, check: &Check) -> Result<(), Error> {
+        reconcile::check(seed, check).await
+    }
+
+    fn triggers(_check: &Check, caches: &GardenCaches) -> Controller<Seed> {
+        controller_on_changes(&caches.all::<Seed>(), |seed: &Seed| {
+            key_of(&(seed.uid(), seed.metadata.deletion_timestamp.is_some()))
+        })
+        .watches_stream(
+            changes(&caches.all::<BackupBucket>(), bucket_key),
+            bucket_seed,
+        )
+    }
 }
 
 /// Change key of a BackupBucket: its Seed and its lastError's description.

@@ -1,19 +1,17 @@
 //! One backup buckets check: list the Seed's BackupBuckets → decide `BackupBucketsReady`
 //! ([`backup_buckets_ready`], pure) → merge-patch the Seed status when it changed.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
-use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::conditions::{self, Condition, ConditionStatus};
 use seedlet_api::core::{BackupBucket, Seed};
 use seedlet_api::names::{condition_types, field_managers};
-use seedlet_runtime::policy;
+use seedlet_runtime::controller::Reason;
 
-use super::{Ctx, NAME};
 use crate::controllers::field_selection::list_by_field;
+use crate::controllers::seed_check::Check;
 
 /// Errors of one check.
 #[derive(Debug, thiserror::Error)]
@@ -31,34 +29,17 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         "BackupBucketsCheckError"
     }
 }
 
-/// Checks one Seed; requeues after the sync period.
+/// Checks one Seed (see the module docs).
 ///
 /// # Errors
 /// See [`Error`].
-pub async fn reconcile(seed: Arc<Seed>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let result = policy::measured(&ctx.metrics, NAME, &seed.name_any(), check(&seed, &ctx)).await;
-    result.map(|()| Action::requeue(ctx.settings.sync_period))
-}
-
-/// Logs the error once and retries after a short delay, capped at the sync period.
-pub fn error_policy(seed: Arc<Seed>, error: &Error, ctx: Arc<Ctx>) -> Action {
-    policy::requeue_after_failure(
-        NAME,
-        &seed.name_any(),
-        error.reason(),
-        error,
-        ctx.settings.retry_delay(),
-    )
-}
-
-async fn check(seed: &Seed, ctx: &Ctx) -> Result<(), Error> {
+pub async fn check(seed: &Seed, ctx: &Check) -> Result<(), Error> {
     if seed.metadata.deletion_timestamp.is_some() {
         return Ok(());
     }

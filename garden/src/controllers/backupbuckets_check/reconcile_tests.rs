@@ -1,5 +1,6 @@
-//! Reconcile tests against an in-process garden sandbox: [`reconcile`] is called directly on a
-//! real Seed with real BackupBuckets and `BackupBucketsReady` is read back.
+//! Reconcile tests against an in-process garden sandbox: the controller type's `reconcile` is
+//! called directly (through the `Reconciler` trait) on a real Seed with real BackupBuckets and
+//! `BackupBucketsReady` is read back.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,13 +12,15 @@ use kube::runtime::controller::Action;
 use seedlet_api::core::{BackupBucket, Seed};
 use serde_json::json;
 
-use super::{Ctx, Settings, reconcile};
+use super::{BackupBucketsCheck, Settings};
+use crate::controllers::seed_check::Check;
 use crate::testing::{Env, assert_unselectable, create, seed};
+use seedlet_runtime::controller::Reconciler as _;
 
 const SYNC: Duration = Duration::from_secs(30);
 
-fn ctx(env: &Env, threshold: Option<Duration>) -> Arc<Ctx> {
-    Arc::new(Ctx {
+fn ctx(env: &Env, threshold: Option<Duration>) -> Arc<BackupBucketsCheck> {
+    Arc::new(BackupBucketsCheck::new(Check {
         client: env.client.clone(),
         settings: Settings {
             concurrent_syncs: 1,
@@ -25,8 +28,7 @@ fn ctx(env: &Env, threshold: Option<Duration>) -> Arc<Ctx> {
             threshold,
         },
         clock: env.clock(),
-        metrics: Env::metrics(),
-    })
+    }))
 }
 
 async fn ready(env: &Env) -> Option<(String, String, String)> {
@@ -66,7 +68,7 @@ async fn buckets_decide_the_condition(env: Env) {
     let s1 = Arc::new(seed(&env.client, "s1").await);
     let ctx = ctx(&env, Some(Duration::from_secs(60)));
 
-    let action = reconcile(s1.clone(), ctx.clone()).await.unwrap();
+    let action = ctx.clone().reconcile(s1.clone()).await.unwrap();
     assert_eq!(action, Action::requeue(SYNC));
     assert_eq!(
         ready(&env).await,
@@ -78,7 +80,7 @@ async fn buckets_decide_the_condition(env: Env) {
     );
 
     bucket(&env, "b1").await;
-    reconcile(s1.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(s1.clone()).await.unwrap();
     assert_eq!(ready(&env).await.map(|c| c.0).as_deref(), Some("True"));
 
     let failing = json!({"status": {"lastError": {"description": "access denied"}}});
@@ -86,7 +88,7 @@ async fn buckets_decide_the_condition(env: Env) {
         .patch_status("b1", &PatchParams::default(), &Patch::Merge(&failing))
         .await
         .unwrap();
-    reconcile(s1.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(s1.clone()).await.unwrap();
     let message = "The following BackupBuckets have issues:\n* Name: b1, Error: access denied";
     assert_eq!(
         ready(&env).await,
@@ -99,7 +101,7 @@ async fn buckets_decide_the_condition(env: Env) {
     );
 
     env.clock.advance(SignedDuration::from_secs(61));
-    reconcile(s1, ctx).await.unwrap();
+    ctx.reconcile(s1).await.unwrap();
     assert_eq!(
         ready(&env).await,
         Some(("False".into(), "BackupBucketsError".into(), message.into()))

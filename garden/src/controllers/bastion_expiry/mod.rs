@@ -14,80 +14,70 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kube::ResourceExt;
+use kube::runtime::Controller;
 use kube::runtime::reflector::{ObjectRef, Store};
 use seedlet_api::core::Shoot;
 use seedlet_api::operations::Bastion;
 use seedlet_runtime::clock::Clock;
-use seedlet_runtime::metrics::Metrics;
 use seedlet_runtime::triggers::key_of;
-use seedlet_runtime::watch::{RunWith, Runner};
-use tokio_util::sync::CancellationToken;
+use seedlet_runtime::watch::concurrency;
 
 use crate::caches::{GardenCaches, changes, controller_on_changes};
+use crate::context::GardenContext;
+use crate::controllers::entry::GardenReconciler;
 
-pub use reconcile::{Error, Verdict, error_policy, reconcile, verdict};
+pub use reconcile::{Error, Verdict, verdict};
 
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "bastion";
 
-/// Dependencies of the controller.
-pub struct Ctx {
+/// The controller: what its reconciles need (its `Reconciler` impl is in `reconcile.rs`).
+pub struct BastionExpiry {
     /// Garden client.
     pub client: kube::Client,
     /// Parallel reconciles.
-    pub concurrent_syncs: u16,
+    pub concurrency: u16,
     /// `controllers.bastion.maxLifetime`.
     pub max_lifetime: Duration,
     /// Time source.
     pub clock: Arc<dyn Clock>,
-    /// Process metrics.
-    pub metrics: Arc<Metrics>,
 }
 
-impl std::fmt::Debug for Ctx {
+impl std::fmt::Debug for BastionExpiry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ctx")
+        f.debug_struct("BastionExpiry")
             .field("max_lifetime", &self.max_lifetime)
             .finish_non_exhaustive()
     }
 }
 
-/// Starts the controller for one leadership term of the garden process.
-pub async fn start(garden: Arc<crate::context::GardenContext>) {
-    let config = &garden.config.controllers.bastion;
-    let ctx = Arc::new(Ctx {
-        client: garden.client.clone(),
-        concurrent_syncs: seedlet_runtime::watch::concurrency(i64::from(config.concurrent_syncs)),
-        max_lifetime: config.max_lifetime.as_std(),
-        clock: garden.clock.clone(),
-        metrics: garden.metrics.clone(),
-    });
-    run(ctx, &garden.caches, garden.stop.clone()).await;
-}
+impl GardenReconciler for BastionExpiry {
+    fn from_garden(garden: &GardenContext) -> Option<Self> {
+        let config = &garden.config.controllers.bastion;
+        Some(Self {
+            client: garden.client.clone(),
+            concurrency: concurrency(i64::from(config.concurrent_syncs)),
+            max_lifetime: config.max_lifetime.as_std(),
+            clock: garden.clock.clone(),
+        })
+    }
 
-/// Runs the controller until `shutdown` is cancelled.
-pub async fn run(ctx: Arc<Ctx>, caches: &GardenCaches, shutdown: CancellationToken) {
-    let bastion_informer = caches.all::<Bastion>();
-    let shoots = changes(&caches.all::<Shoot>(), |shoot: &Shoot| {
-        key_of(&(
-            shoot.metadata.deletion_timestamp.is_some(),
-            &shoot.spec.seed_name,
-        ))
-    });
-    let store = bastion_informer.store();
-    controller_on_changes(&bastion_informer, |bastion: &Bastion| {
-        key_of(&(bastion.uid(), bastion.metadata.generation))
-    })
-    .watches_stream(shoots, move |shoot: Shoot| {
-        bastions_of_shoot(&store, &shoot)
-    })
-    .run_with(
-        Runner::new(NAME, shutdown.clone()).concurrency(ctx.concurrent_syncs),
-        reconcile,
-        error_policy,
-        ctx,
-    )
-    .await;
+    fn triggers(&self, caches: &GardenCaches) -> Controller<Bastion> {
+        let bastion_informer = caches.all::<Bastion>();
+        let shoots = changes(&caches.all::<Shoot>(), |shoot: &Shoot| {
+            key_of(&(
+                shoot.metadata.deletion_timestamp.is_some(),
+                &shoot.spec.seed_name,
+            ))
+        });
+        let store = bastion_informer.store();
+        controller_on_changes(&bastion_informer, |bastion: &Bastion| {
+            key_of(&(bastion.uid(), bastion.metadata.generation))
+        })
+        .watches_stream(shoots, move |shoot: Shoot| {
+            bastions_of_shoot(&store, &shoot)
+        })
+    }
 }
 
 /// Mapper: the Bastions in the Shoot's namespace that point at it.

@@ -9,9 +9,9 @@ use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::Shoot;
 use seedlet_api::operations::Bastion;
-use seedlet_runtime::policy;
+use seedlet_runtime::controller::{Reason, Reconciler};
 
-use super::{Ctx, NAME};
+use super::{BastionExpiry, NAME};
 
 /// What to do with a Bastion.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,9 +41,8 @@ pub enum Error {
     Overdue,
 }
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Error::Api { .. } => "BastionError",
             Error::Overdue => "BastionOverdue",
@@ -99,32 +98,27 @@ pub fn verdict(
     ))
 }
 
-/// Checks one Bastion.
-///
-/// # Errors
-/// See [`Error`].
-pub async fn reconcile(bastion: Arc<Bastion>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    policy::measured(
-        &ctx.metrics,
-        NAME,
-        &bastion.name_any(),
-        check(&bastion, &ctx),
-    )
-    .await
+impl Reconciler for BastionExpiry {
+    type Object = Bastion;
+    type Error = Error;
+    const NAME: &'static str = NAME;
+
+    /// Checks one Bastion.
+    async fn reconcile(&self, bastion: Arc<Bastion>) -> Result<Action, Error> {
+        check(&bastion, self).await
+    }
+
+    /// Retry delay after a failure (the runtime logs it once).
+    fn retry_after(&self, _: &Error) -> Duration {
+        Duration::from_secs(5)
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.concurrency
+    }
 }
 
-/// Logs the error once and retries after a short delay.
-pub fn error_policy(bastion: Arc<Bastion>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    policy::requeue_after_failure(
-        NAME,
-        &bastion.name_any(),
-        error.reason(),
-        error,
-        Duration::from_secs(5),
-    )
-}
-
-async fn check(cached: &Bastion, ctx: &Ctx) -> Result<Action, Error> {
+async fn check(cached: &Bastion, ctx: &BastionExpiry) -> Result<Action, Error> {
     let namespace = cached.namespace().unwrap_or_default();
     let key = format!("{namespace}/{}", cached.name_any());
     let api: Api<Bastion> = Api::namespaced(ctx.client.clone(), &namespace);

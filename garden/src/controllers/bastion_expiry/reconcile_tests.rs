@@ -1,5 +1,6 @@
-//! Reconcile tests against an in-process garden sandbox: [`reconcile`] is called directly on real
-//! Bastions and Shoots while a fake clock stands at chosen times.
+//! Reconcile tests against an in-process garden sandbox: the controller type's `reconcile` is
+//! called directly (through the `Reconciler` trait) on real Bastions and Shoots while a fake clock
+//! stands at chosen times.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,21 +11,21 @@ use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
 use seedlet_api::core::Shoot;
 use seedlet_api::operations::Bastion;
+use seedlet_runtime::controller::Reconciler as _;
 use serde_json::json;
 
-use super::{Ctx, reconcile};
+use super::BastionExpiry;
 use crate::testing::{Env, create, ensure_namespace};
 
 const NS: &str = "garden-dev";
 const MAX_LIFETIME: Duration = Duration::from_secs(24 * 3600);
 
-fn ctx(env: &Env) -> Arc<Ctx> {
-    Arc::new(Ctx {
+fn ctx(env: &Env) -> Arc<BastionExpiry> {
+    Arc::new(BastionExpiry {
         client: env.client.clone(),
-        concurrent_syncs: 1,
         max_lifetime: MAX_LIFETIME,
         clock: env.clock(),
-        metrics: Env::metrics(),
+        concurrency: 1,
     })
 }
 
@@ -71,14 +72,16 @@ async fn a_live_bastion_is_checked_again_at_its_expiration_and_deleted_after_it(
     let ctx = ctx(&env);
 
     env.clock.set(born + SignedDuration::from_mins(15));
-    let action = reconcile(Arc::new(with_expiry.clone()), ctx.clone())
+    let action = ctx
+        .clone()
+        .reconcile(Arc::new(with_expiry.clone()))
         .await
         .unwrap();
     assert_eq!(action, Action::requeue(Duration::from_secs(45 * 60)));
     assert!(bastions(&env).get_opt("b").await.unwrap().is_some());
 
     env.clock.set(expires + SignedDuration::from_secs(1));
-    reconcile(Arc::new(with_expiry), ctx).await.unwrap();
+    ctx.reconcile(Arc::new(with_expiry)).await.unwrap();
     assert!(bastions(&env).get_opt("b").await.unwrap().is_none());
     env.shutdown().await;
 }
@@ -90,7 +93,7 @@ async fn a_bastion_whose_shoot_moved_or_is_gone_is_deleted() {
     let orphan = bastion(&env).await;
     env.clock
         .set(orphan.metadata.creation_timestamp.clone().unwrap().0);
-    reconcile(Arc::new(orphan), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(Arc::new(orphan)).await.unwrap();
     assert!(
         bastions(&env).get_opt("b").await.unwrap().is_none(),
         "shoot is gone"
@@ -98,7 +101,7 @@ async fn a_bastion_whose_shoot_moved_or_is_gone_is_deleted() {
 
     shoot(&env, "other").await;
     let moved = bastion(&env).await;
-    reconcile(Arc::new(moved), ctx).await.unwrap();
+    ctx.reconcile(Arc::new(moved)).await.unwrap();
     assert!(
         bastions(&env).get_opt("b").await.unwrap().is_none(),
         "shoot is on another seed"

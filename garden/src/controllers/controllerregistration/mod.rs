@@ -21,10 +21,10 @@ mod reconcile_tests;
 pub mod wanted;
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::Api;
+use kube::runtime::Controller;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use seedlet_api::conditions;
@@ -33,14 +33,14 @@ use seedlet_api::core::{
     ControllerRegistration, Seed, Shoot,
 };
 use seedlet_api::names::{condition_types, labels, namespaces};
-use seedlet_runtime::metrics::Metrics;
-use seedlet_runtime::watch::{RunWith, Runner};
-use tokio_util::sync::CancellationToken;
+use seedlet_runtime::watch::concurrency;
 
-pub use reconcile::{Error, error_policy, reconcile};
+pub use reconcile::Error;
 use seedlet_runtime::triggers::{changes, key_of};
 
 use crate::caches::{GardenCaches, changes as shared_changes, controller_on_changes};
+use crate::context::GardenContext;
+use crate::controllers::entry::GardenReconciler;
 
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "controllerinstallation-seed";
@@ -104,116 +104,106 @@ where
     store.wait_until_ready().await.is_ok()
 }
 
-/// Dependencies of the controller.
-pub struct Ctx {
+/// The controller: what its reconciles need (its `Reconciler` impl is in `reconcile.rs`).
+pub struct Scheduling {
     /// Garden client.
     pub client: kube::Client,
     /// Cached inputs.
     pub caches: Caches,
-    /// Parallel reconciles.
-    pub concurrent_syncs: u16,
-    /// Process metrics.
-    pub metrics: Arc<Metrics>,
+    /// Parallel reconciles (`concurrentSyncs`).
+    pub concurrency: u16,
 }
 
-impl std::fmt::Debug for Ctx {
+impl std::fmt::Debug for Scheduling {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ctx")
-            .field("concurrent_syncs", &self.concurrent_syncs)
+        f.debug_struct("Scheduling")
+            .field("concurrency", &self.concurrency)
             .finish_non_exhaustive()
     }
 }
 
-/// Starts the controller for one leadership term of the garden process.
-pub async fn start(garden: Arc<crate::context::GardenContext>) {
-    let concurrent_syncs = garden
-        .config
-        .controllers
-        .controller_registration
-        .concurrent_syncs
-        .max(1);
-    let ctx = Arc::new(Ctx {
-        client: garden.client.clone(),
-        caches: Caches::of(&garden.caches),
-        concurrent_syncs: seedlet_runtime::watch::concurrency(i64::from(concurrent_syncs)),
-        metrics: garden.metrics.clone(),
-    });
-    run(ctx, &garden.caches, garden.stop.clone()).await;
-}
+impl GardenReconciler for Scheduling {
+    fn from_garden(garden: &GardenContext) -> Option<Self> {
+        let concurrent_syncs = garden
+            .config
+            .controllers
+            .controller_registration
+            .concurrent_syncs
+            .max(1);
+        Some(Self {
+            client: garden.client.clone(),
+            caches: Caches::of(&garden.caches),
+            concurrency: concurrency(i64::from(concurrent_syncs)),
+        })
+    }
 
-/// Runs the controller until `shutdown` is cancelled; `ctx.caches` are the stores of `caches`.
-pub async fn run(ctx: Arc<Ctx>, caches: &GardenCaches, shutdown: CancellationToken) {
-    let client = ctx.client.clone();
-    let seed_informer = caches.all::<Seed>();
-    let reader = seed_informer.store();
-    let all = reader.clone();
-    let all_for_deployments = reader.clone();
-    let all_for_config_maps = reader.clone();
-    let all_for_secrets = reader;
-    let references = watcher::Config::default().labels(&format!(
-        "{}={}",
-        labels::ROLE,
-        labels::ROLE_RESOURCE_REFERENCE
-    ));
-    controller_on_changes(&seed_informer, seed_key)
-        .watches_stream(
-            shared_changes(&caches.all::<ControllerRegistration>(), |r| {
-                key_of(&(&r.spec, r.metadata.deletion_timestamp.is_some()))
-            }),
-            move |_: ControllerRegistration| all_seeds(&all),
-        )
-        .watches_stream(
-            shared_changes(&caches.all::<ControllerDeployment>(), |d| key_of(&d.spec)),
-            move |_: ControllerDeployment| all_seeds(&all_for_deployments),
-        )
-        .watches_stream(
-            changes(
-                Api::<ConfigMap>::namespaced(client.clone(), namespaces::GARDEN),
-                references.clone(),
-                |c| c.metadata.resource_version.clone().unwrap_or_default(),
-            ),
-            move |_: ConfigMap| all_seeds(&all_for_config_maps),
-        )
-        .watches_stream(
-            changes(
-                Api::<Secret>::namespaced(client.clone(), namespaces::GARDEN),
-                references,
-                |s| s.metadata.resource_version.clone().unwrap_or_default(),
-            ),
-            move |_: Secret| all_seeds(&all_for_secrets),
-        )
-        .watches_stream(
-            shared_changes(&caches.all::<BackupBucket>(), |b| {
-                key_of(&(&b.spec.seed_name, &b.spec.provider.type_))
-            }),
-            backup_bucket_seed,
-        )
-        .watches_stream(
-            shared_changes(&caches.all::<BackupEntry>(), |e| {
-                key_of(&(&e.spec.seed_name, &e.spec.bucket_name))
-            }),
-            backup_entry_seed,
-        )
-        .watches_stream(
-            shared_changes(&caches.all::<Shoot>(), shoot_key),
-            shoot_seeds,
-        )
-        // Installations: no reader keeps them (one per Seed and registration), a plain watch.
-        .watches_stream(
-            changes(
-                Api::<ControllerInstallation>::all(client),
-                watcher::Config::default(),
-                installation_key,
-            ),
-            installation_seed,
-        )
-        .run_with(
-            Runner::new(NAME, shutdown.clone()).concurrency(ctx.concurrent_syncs),
-            reconcile,
-            error_policy,
-            ctx,
-        )
-        .await;
+    /// Triggers over `caches`, whose stores `self.caches` must be.
+    fn triggers(&self, caches: &GardenCaches) -> Controller<Seed> {
+        let client = self.client.clone();
+        let seed_informer = caches.all::<Seed>();
+        let reader = seed_informer.store();
+        let all = reader.clone();
+        let all_for_deployments = reader.clone();
+        let all_for_config_maps = reader.clone();
+        let all_for_secrets = reader;
+        let references = watcher::Config::default().labels(&format!(
+            "{}={}",
+            labels::ROLE,
+            labels::ROLE_RESOURCE_REFERENCE
+        ));
+        controller_on_changes(&seed_informer, seed_key)
+            .watches_stream(
+                shared_changes(&caches.all::<ControllerRegistration>(), |r| {
+                    key_of(&(&r.spec, r.metadata.deletion_timestamp.is_some()))
+                }),
+                move |_: ControllerRegistration| all_seeds(&all),
+            )
+            .watches_stream(
+                shared_changes(&caches.all::<ControllerDeployment>(), |d| key_of(&d.spec)),
+                move |_: ControllerDeployment| all_seeds(&all_for_deployments),
+            )
+            .watches_stream(
+                changes(
+                    Api::<ConfigMap>::namespaced(client.clone(), namespaces::GARDEN),
+                    references.clone(),
+                    |c| c.metadata.resource_version.clone().unwrap_or_default(),
+                ),
+                move |_: ConfigMap| all_seeds(&all_for_config_maps),
+            )
+            .watches_stream(
+                changes(
+                    Api::<Secret>::namespaced(client.clone(), namespaces::GARDEN),
+                    references,
+                    |s| s.metadata.resource_version.clone().unwrap_or_default(),
+                ),
+                move |_: Secret| all_seeds(&all_for_secrets),
+            )
+            .watches_stream(
+                shared_changes(&caches.all::<BackupBucket>(), |b| {
+                    key_of(&(&b.spec.seed_name, &b.spec.provider.type_))
+                }),
+                backup_bucket_seed,
+            )
+            .watches_stream(
+                shared_changes(&caches.all::<BackupEntry>(), |e| {
+                    key_of(&(&e.spec.seed_name, &e.spec.bucket_name))
+                }),
+                backup_entry_seed,
+            )
+            .watches_stream(
+                shared_changes(&caches.all::<Shoot>(), shoot_key),
+                shoot_seeds,
+            )
+            // Installations: no reader keeps them (one per Seed and registration), a plain watch.
+            .watches_stream(
+                changes(
+                    Api::<ControllerInstallation>::all(client),
+                    watcher::Config::default(),
+                    installation_key,
+                ),
+                installation_seed,
+            )
+    }
 }
 
 /// Change key of a Seed: spec, labels, annotations and whether it is being deleted.

@@ -16,12 +16,12 @@ use seedlet_api::core::{
     ControllerRegistration, Seed, Shoot,
 };
 use seedlet_api::names::{annotations, field_managers, namespaces};
-use seedlet_runtime::policy;
+use seedlet_runtime::controller::{Reason, Reconciler};
 use serde_json::{Value, json};
 
 use super::desired::{self, Demand, WantedError};
 use super::wanted::{self, Inputs};
-use super::{Ctx, NAME};
+use super::{NAME, Scheduling};
 use crate::controllers::field_selection::list_by_field;
 
 /// Errors of one seed reconcile.
@@ -118,9 +118,8 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Error::List { .. } => "ListError",
             Error::CachesGone => "CachesGone",
@@ -137,35 +136,30 @@ impl Error {
     }
 }
 
-/// Brings the Seed's ControllerInstallations in line with what it needs (module docs of
-/// [`super`]). Idempotent; writes only what differs.
-///
-/// # Errors
-/// See [`Error`]; the next run reads fresh state.
-pub async fn reconcile(seed: Arc<Seed>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let result = policy::measured(
-        &ctx.metrics,
-        NAME,
-        &seed.name_any(),
-        reconcile_seed(&seed, &ctx),
-    )
-    .await;
-    // Event-driven like upstream: every input is watched, so nothing changes without an event.
-    result.map(|()| Action::await_change())
+impl Reconciler for Scheduling {
+    type Object = Seed;
+    type Error = Error;
+    const NAME: &'static str = NAME;
+
+    /// Brings the Seed's ControllerInstallations in line with what it needs (module docs of
+    /// [`super`]). Idempotent; writes only what differs.
+    async fn reconcile(&self, seed: Arc<Seed>) -> Result<Action, Error> {
+        let result = reconcile_seed(&seed, self).await;
+        // Event-driven like upstream: every input is watched, so nothing changes without an event.
+        result.map(|()| Action::await_change())
+    }
+
+    /// Retry delay after a failure (the runtime logs it once).
+    fn retry_after(&self, _: &Error) -> Duration {
+        Duration::from_secs(5)
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.concurrency
+    }
 }
 
-/// Requeues after a short delay and logs the error once.
-pub fn error_policy(seed: Arc<Seed>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    policy::requeue_after_failure(
-        NAME,
-        &seed.name_any(),
-        error.reason(),
-        error,
-        Duration::from_secs(5),
-    )
-}
-
-async fn reconcile_seed(seed: &Seed, ctx: &Ctx) -> Result<(), Error> {
+async fn reconcile_seed(seed: &Seed, ctx: &Scheduling) -> Result<(), Error> {
     let client = &ctx.client;
     let name = seed.name_any();
     if !ctx.caches.ready().await {
@@ -236,7 +230,7 @@ struct SeedState {
 }
 
 impl SeedState {
-    async fn fetch(ctx: &Ctx, name: &str) -> Result<Self, Error> {
+    async fn fetch(ctx: &Scheduling, name: &str) -> Result<Self, Error> {
         let caches = &ctx.caches;
         let registrations = cloned(caches.registrations.state()).collect();
         let installations = seed_installations(&ctx.client, name).await?;
@@ -295,7 +289,7 @@ async fn seed_installations(
 /// # Errors
 /// Reading the deployment or its resources, or the write.
 async fn ensure_installation(
-    ctx: &Ctx,
+    ctx: &Scheduling,
     seed: &Seed,
     registration: &ControllerRegistration,
     current: Option<&ControllerInstallation>,

@@ -1,5 +1,5 @@
 //! Reconcile tests against an in-process garden sandbox: registrations, deployments and Seeds are
-//! real objects, the caches are listed by shared informers, [`reconcile`] is
+//! real objects, the caches are listed by shared informers, the controller's `reconcile` is
 //! called directly and the Seed's ControllerInstallations are read back.
 
 use std::sync::Arc;
@@ -10,9 +10,10 @@ use kube::{Api, ResourceExt};
 use seedlet_api::core::{
     ControllerDeployment, ControllerInstallation, ControllerRegistration, Seed,
 };
+use seedlet_runtime::controller::{Reason as _, Reconciler as _};
 use serde_json::{Value, json};
 
-use super::{Caches, Ctx, Error, error_policy, reconcile};
+use super::{Caches, Error, Scheduling};
 use crate::caches::GardenCaches;
 use crate::testing::{self, Env, create};
 
@@ -20,17 +21,16 @@ const SEED: &str = "local";
 
 /// A controller context whose caches hold what the garden holds now: the stores of shared
 /// informers, listed, then stopped (a store keeps its contents when its watch ends).
-async fn ctx(env: &Env) -> Arc<Ctx> {
+async fn ctx(env: &Env) -> Arc<Scheduling> {
     let stop = tokio_util::sync::CancellationToken::new();
     let shared = GardenCaches::new(env.client.clone(), &stop);
     let caches = Caches::of(&shared);
     assert!(caches.ready().await, "the caches list");
     drop(shared);
-    Arc::new(Ctx {
+    Arc::new(Scheduling {
         client: env.client.clone(),
         caches,
-        concurrent_syncs: 1,
-        metrics: Env::metrics(),
+        concurrency: 1,
     })
 }
 
@@ -122,7 +122,7 @@ async fn the_seed_gets_installations_of_its_provider_and_of_always_registrations
     .await;
     let ctx = ctx(&env).await;
 
-    let action = reconcile(the_seed(&env).await, ctx.clone()).await.unwrap();
+    let action = ctx.clone().reconcile(the_seed(&env).await).await.unwrap();
     assert_eq!(action, Action::await_change(), "purely event driven");
     let written = installations(&env).await;
     assert_eq!(registrations_of(&written), ["monitoring", "provider-local"]);
@@ -155,7 +155,7 @@ async fn the_seed_gets_installations_of_its_provider_and_of_always_registrations
     }
 
     // A second pass finds everything up to date and writes nothing.
-    reconcile(seed, ctx).await.unwrap();
+    ctx.reconcile(seed).await.unwrap();
     let again = installations(&env).await;
     assert_eq!(
         again
@@ -184,7 +184,9 @@ async fn installations_of_registrations_no_longer_wanted_are_deleted() {
     .await;
     installation(&env, "dns-other-old", "dns-other", &[]).await;
 
-    reconcile(the_seed(&env).await, ctx(&env).await)
+    ctx(&env)
+        .await
+        .reconcile(the_seed(&env).await)
         .await
         .unwrap();
     assert_eq!(
@@ -201,7 +203,7 @@ async fn a_wanted_kind_without_registration_fails_and_writes_nothing() {
     registration(&env, "monitoring", "Always", json!([])).await;
     let ctx = ctx(&env).await;
 
-    let error = reconcile(the_seed(&env).await, ctx).await.unwrap_err();
+    let error = ctx.reconcile(the_seed(&env).await).await.unwrap_err();
     assert_eq!(error.reason(), "NoControllerRegistration");
     let chain = seedlet_runtime::error_chain(&error).to_string();
     assert!(chain.contains("ControlPlane/local"), "{chain}");
@@ -216,7 +218,9 @@ async fn an_installation_of_an_unknown_registration_stops_the_pass() {
     provider_local(&env).await;
     installation(&env, "ghost-1", "ghost", &[]).await;
 
-    let error = reconcile(the_seed(&env).await, ctx(&env).await)
+    let error = ctx(&env)
+        .await
+        .reconcile(the_seed(&env).await)
         .await
         .unwrap_err();
     assert!(matches!(&error, Error::UnknownRegistration(name) if name == "ghost"));
@@ -236,7 +240,9 @@ async fn a_wanted_registration_waits_while_its_old_installation_is_deleting() {
         .await
         .unwrap();
 
-    let error = reconcile(the_seed(&env).await, ctx(&env).await)
+    let error = ctx(&env)
+        .await
+        .reconcile(the_seed(&env).await)
         .await
         .unwrap_err();
     assert_eq!(error.reason(), "DeletionPending");
@@ -267,14 +273,14 @@ async fn a_lost_write_race_is_requeued_at_once_and_other_errors_after_five_secon
         ),
     };
     assert_eq!(
-        error_policy(seed.clone(), &conflict, ctx.clone()),
+        ctx.clone().error_policy(&seed.clone(), &conflict),
         Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE)
     );
     let pending = Error::DeletionPending {
         registration: "r".into(),
     };
     assert_eq!(
-        error_policy(seed, &pending, ctx),
+        ctx.error_policy(&seed, &pending),
         Action::requeue(std::time::Duration::from_secs(5))
     );
     env.shutdown().await;
@@ -304,7 +310,9 @@ async fn a_seed_selector_limits_a_registration_to_matching_seeds() {
         .await
         .unwrap();
 
-    reconcile(the_seed(&env).await, ctx(&env).await)
+    ctx(&env)
+        .await
+        .reconcile(the_seed(&env).await)
         .await
         .unwrap();
     assert_eq!(
@@ -341,7 +349,9 @@ async fn a_required_installation_stays_while_the_seed_no_longer_needs_its_regist
         .await
         .unwrap();
 
-    reconcile(the_seed(&env).await, ctx(&env).await)
+    ctx(&env)
+        .await
+        .reconcile(the_seed(&env).await)
         .await
         .unwrap();
     // Without Required=True it would be deleted (see the test of unwanted installations).
@@ -358,7 +368,9 @@ async fn a_deleting_seed_wants_no_installations_any_more() {
     testing::seed(&env.client, SEED).await;
     provider_local(&env).await;
     registration(&env, "monitoring", "Always", json!([])).await;
-    reconcile(the_seed(&env).await, ctx(&env).await)
+    ctx(&env)
+        .await
+        .reconcile(the_seed(&env).await)
         .await
         .unwrap();
     assert_eq!(installations(&env).await.len(), 2);
@@ -373,7 +385,9 @@ async fn a_deleting_seed_wants_no_installations_any_more() {
         .unwrap();
     seeds.delete(SEED, &DeleteParams::default()).await.unwrap();
 
-    reconcile(the_seed(&env).await, ctx(&env).await)
+    ctx(&env)
+        .await
+        .reconcile(the_seed(&env).await)
         .await
         .unwrap();
     assert!(installations(&env).await.is_empty());

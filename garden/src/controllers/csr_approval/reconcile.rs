@@ -14,9 +14,10 @@ use kube::Api;
 use kube::api::PostParams;
 use kube::runtime::controller::Action;
 use seedlet_api::names::csr as csr_names;
+use seedlet_runtime::controller::{Reason, Reconciler, routine_failure};
 use seedlet_runtime::events::EventType;
 
-use super::Ctx;
+use super::{CsrApproval, NAME};
 use crate::seed_csr::{
     APPROVED_MESSAGE, APPROVED_REASON, Classification, DENIED_REASON, MANUAL_APPROVAL_REASON,
     SEED_CLIENT_SUBRESOURCE, classify, denied_message, needs_decision, request_facts,
@@ -66,9 +67,8 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// CamelCase reason for logs and metrics.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Self::MissingName => "MissingName",
             Self::DecodeRequest { .. } => "DecodeRequestError",
@@ -79,6 +79,45 @@ impl Error {
     }
 }
 
+impl Reconciler for CsrApproval {
+    type Object = CertificateSigningRequest;
+    type Error = Error;
+    const NAME: &'static str = NAME;
+
+    async fn reconcile(&self, csr: Arc<CertificateSigningRequest>) -> Result<Action, Error> {
+        decide(&csr, self).await
+    }
+
+    /// Long for a request that cannot be decoded, short for failed API calls.
+    fn retry_after(&self, error: &Error) -> Duration {
+        match error {
+            Error::NotAllowed { .. } => NOT_ALLOWED_RETRY,
+            Error::DecodeRequest { .. } | Error::MissingName => Duration::from_secs(300),
+            Error::SubjectAccessReview { .. } | Error::UpdateApproval { .. } => {
+                Duration::from_secs(5)
+            }
+        }
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.concurrency
+    }
+
+    /// A requester without the permission is no failure of ours: an INFO line, and a slow retry
+    /// (it may be granted later). Everything else takes the runtime's route.
+    fn error_policy(&self, csr: &CertificateSigningRequest, error: &Error) -> Action {
+        if let Error::NotAllowed { .. } = error {
+            let name = csr.metadata.name.as_deref().unwrap_or_default();
+            tracing::info!(certificate_signing_request = %name, error = %seedlet_runtime::error_chain(error), "certificatesigningrequest stays pending");
+            return Action::requeue(NOT_ALLOWED_RETRY);
+        }
+        routine_failure(self, csr, error)
+    }
+}
+
+/// Retry period of a CSR whose requester lacks the permission.
+const NOT_ALLOWED_RETRY: Duration = Duration::from_secs(30);
+
 /// Approves valid seed client requests whose requester passes the SubjectAccessReview, denies requests that
 /// claim the seed identity but break a rule, leaves requests of the seeds group without the seed common
 /// name pending for an operator, and leaves every other CSR untouched. Idempotent: decided CSRs
@@ -87,12 +126,9 @@ impl Error {
 /// # Errors
 /// [`Error::NotAllowed`] keeps the CSR pending and retries with backoff (the requester may be granted the
 /// permission later); API errors are returned for the queue to retry.
-pub async fn reconcile(
-    csr: Arc<CertificateSigningRequest>,
-    ctx: Arc<Ctx>,
-) -> Result<Action, Error> {
+async fn decide(csr: &CertificateSigningRequest, ctx: &CsrApproval) -> Result<Action, Error> {
     let name = csr.metadata.name.clone().ok_or(Error::MissingName)?;
-    if !needs_decision(&csr) {
+    if !needs_decision(csr) {
         return Ok(Action::await_change());
     }
     let facts = request_facts(&csr.spec.request.0).map_err(|reason| Error::DecodeRequest {
@@ -109,7 +145,7 @@ pub async fn reconcile(
             let note = format!("Left for manual approval: {why}");
             ctx.events
                 .publish(
-                    &*csr,
+                    csr,
                     EventType::Normal,
                     MANUAL_APPROVAL_REASON,
                     "Reconcile",
@@ -122,10 +158,10 @@ pub async fn reconcile(
             tracing::info!(certificate_signing_request = %name, check = %failed_check, "denying certificatesigningrequest");
             let message = denied_message(&failed_check);
             let condition = condition("Denied", DENIED_REASON, &message);
-            write_condition(&ctx.client, &csr, &name, condition).await?;
+            write_condition(&ctx.client, csr, &name, condition).await?;
             ctx.events
                 .publish(
-                    &*csr,
+                    csr,
                     EventType::Warning,
                     DENIED_REASON,
                     "Reconcile",
@@ -135,18 +171,18 @@ pub async fn reconcile(
             Ok(Action::await_change())
         }
         Classification::SeedClient => {
-            if !requester_allowed(&ctx.client, &csr, &name).await? {
+            if !requester_allowed(&ctx.client, csr, &name).await? {
                 return Err(Error::NotAllowed {
                     name,
                     user: requester,
                 });
             }
             let condition = condition("Approved", APPROVED_REASON, APPROVED_MESSAGE);
-            write_condition(&ctx.client, &csr, &name, condition).await?;
+            write_condition(&ctx.client, csr, &name, condition).await?;
             tracing::info!(certificate_signing_request = %name, user = %requester, "approved certificatesigningrequest");
             ctx.events
                 .publish(
-                    &*csr,
+                    csr,
                     EventType::Normal,
                     APPROVED_REASON,
                     "Reconcile",
@@ -154,36 +190,6 @@ pub async fn reconcile(
                 )
                 .await;
             Ok(Action::await_change())
-        }
-    }
-}
-
-/// Retries quickly after transient errors and slowly while a requester lacks the permission.
-pub fn error_policy(csr: Arc<CertificateSigningRequest>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    let name = csr.metadata.name.as_deref().unwrap_or_default();
-    match error {
-        Error::NotAllowed { .. } => {
-            tracing::info!(certificate_signing_request = %name, error = %seedlet_runtime::error_chain(error), "certificatesigningrequest stays pending");
-            Action::requeue(Duration::from_secs(30))
-        }
-        // Once per distinct message while it persists (runtime policy), a 409 requeued at once.
-        Error::DecodeRequest { .. } | Error::MissingName => {
-            seedlet_runtime::policy::requeue_after_failure(
-                super::NAME,
-                &name,
-                error.reason(),
-                error,
-                Duration::from_secs(300),
-            )
-        }
-        Error::SubjectAccessReview { .. } | Error::UpdateApproval { .. } => {
-            seedlet_runtime::policy::requeue_after_failure(
-                super::NAME,
-                &name,
-                error.reason(),
-                error,
-                Duration::from_secs(5),
-            )
         }
     }
 }

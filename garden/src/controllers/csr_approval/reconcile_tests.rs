@@ -1,5 +1,5 @@
 //! Reconcile tests against an in-process garden sandbox: CertificateSigningRequests are created
-//! by a real requester (its own client certificate), [`reconcile`] is called directly and the
+//! by a real requester (its own client certificate), [`Reconciler::reconcile`](seedlet_runtime::controller::Reconciler::reconcile) is called directly and the
 //! approval conditions, Events and the returned action or error are read back.
 
 use std::sync::Arc;
@@ -11,19 +11,20 @@ use k8s_openapi::api::core::v1::Event;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
+use seedlet_runtime::controller::{Reason as _, Reconciler as _};
 use serde_json::json;
 
-use super::{Ctx, Error, error_policy, reconcile};
+use super::{CsrApproval, Error};
 use crate::seed_csr::{APPROVED_REASON, DENIED_REASON};
 use crate::testing::{Env, create};
 
 const REQUESTER: &str = "bootstrap-user";
 const USAGES: [&str; 3] = ["key encipherment", "digital signature", "client auth"];
 
-fn ctx(env: &Env) -> Arc<Ctx> {
-    Arc::new(Ctx {
+fn ctx(env: &Env) -> Arc<CsrApproval> {
+    Arc::new(CsrApproval {
         client: env.client.clone(),
-        concurrent_syncs: 1,
+        concurrency: 1,
         events: env.events(),
     })
 }
@@ -127,17 +128,17 @@ async fn a_seed_client_request_is_approved_once_the_requester_may_create_seedcli
     assert_eq!(created.spec.username.as_deref(), Some(REQUESTER));
 
     // Without the seedclient permission the request stays pending and is retried slowly.
-    let error = reconcile(created.clone(), ctx.clone()).await.unwrap_err();
+    let error = ctx.clone().reconcile(created.clone()).await.unwrap_err();
     assert!(matches!(error, Error::NotAllowed { .. }), "{error}");
     assert_eq!(error.reason(), "NotAllowed");
     assert_eq!(
-        error_policy(created.clone(), &error, ctx.clone()),
+        ctx.error_policy(&created, &error),
         Action::requeue(Duration::from_secs(30))
     );
     assert!(decisions(&stored(&env, "seed-csr").await).is_empty());
 
     grant(&env, "seedclient-creator", true).await;
-    let action = reconcile(created, ctx.clone()).await.unwrap();
+    let action = ctx.clone().reconcile(created).await.unwrap();
     assert_eq!(action, Action::await_change());
     let approved = stored(&env, "seed-csr").await;
     assert_eq!(
@@ -147,7 +148,7 @@ async fn a_seed_client_request_is_approved_once_the_requester_may_create_seedcli
     assert_eq!(event_reasons(&env, "seed-csr").await, [APPROVED_REASON]);
 
     // Decided requests are final: another pass writes nothing.
-    let again = reconcile(Arc::new(approved.clone()), ctx).await.unwrap();
+    let again = ctx.reconcile(Arc::new(approved.clone())).await.unwrap();
     assert_eq!(again, Action::await_change());
     assert_eq!(
         stored(&env, "seed-csr").await.resource_version(),
@@ -172,7 +173,7 @@ async fn a_request_claiming_the_seed_identity_with_wrong_usages_is_denied_with_t
     )
     .await;
 
-    let action = reconcile(created, ctx(&env)).await.unwrap();
+    let action = ctx(&env).reconcile(created).await.unwrap();
     assert_eq!(action, Action::await_change());
     let denied = stored(&env, "bad-usages").await;
     assert_eq!(
@@ -202,11 +203,11 @@ async fn requests_that_are_not_seed_clients_or_need_an_operator_are_left_pending
     .await;
 
     assert_eq!(
-        reconcile(other, ctx(&env)).await.unwrap(),
+        ctx(&env).reconcile(other).await.unwrap(),
         Action::await_change()
     );
     assert_eq!(
-        reconcile(manual, ctx(&env)).await.unwrap(),
+        ctx(&env).reconcile(manual).await.unwrap(),
         Action::await_change()
     );
     assert!(decisions(&stored(&env, "other").await).is_empty());
@@ -239,7 +240,7 @@ async fn a_stale_request_loses_the_approval_write_with_a_conflict_and_is_requeue
         .await
         .unwrap();
 
-    let error = reconcile(stale.clone(), ctx.clone()).await.unwrap_err();
+    let error = ctx.clone().reconcile(stale.clone()).await.unwrap_err();
     assert!(matches!(error, Error::UpdateApproval { .. }), "{error}");
     assert!(
         seedlet_runtime::status::conflict_in_chain(&error),
@@ -247,14 +248,14 @@ async fn a_stale_request_loses_the_approval_write_with_a_conflict_and_is_requeue
     );
     // A lost race is routine: requeued at once (no WARN), not after the 5 s error delay.
     assert_eq!(
-        error_policy(stale, &error, ctx.clone()),
+        ctx.error_policy(&stale, &error),
         Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE)
     );
     assert!(decisions(&stored(&env, "raced").await).is_empty());
 
     // The retry reads fresh state and approves.
     let fresh = Arc::new(stored(&env, "raced").await);
-    reconcile(fresh, ctx).await.unwrap();
+    ctx.reconcile(fresh).await.unwrap();
     assert_eq!(
         decisions(&stored(&env, "raced").await),
         [("Approved".to_owned(), APPROVED_REASON.to_owned())]
@@ -272,16 +273,18 @@ async fn an_undecodable_request_fails_with_its_reason_and_the_slow_retry() {
         "spec": {"request": base64::engine::general_purpose::STANDARD.encode("not pem"),
                  "signerName": "kubernetes.io/kube-apiserver-client", "usages": USAGES}}))
     .unwrap();
-    let error = reconcile(Arc::new(broken.clone()), ctx.clone())
+    let error = ctx
+        .clone()
+        .reconcile(Arc::new(broken.clone()))
         .await
         .unwrap_err();
     assert_eq!(error.reason(), "DecodeRequestError");
     assert_eq!(
-        error_policy(Arc::new(broken.clone()), &error, ctx.clone()),
+        ctx.error_policy(&broken, &error),
         Action::requeue(Duration::from_secs(300))
     );
     broken.metadata.name = None;
-    let error = reconcile(Arc::new(broken), ctx).await.unwrap_err();
+    let error = ctx.reconcile(Arc::new(broken)).await.unwrap_err();
     assert_eq!(error.reason(), "MissingName");
     env.shutdown().await;
 }

@@ -21,34 +21,35 @@ use kube::runtime::controller::Action;
 use kube::runtime::{Controller, WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
 use seedlet_runtime::clock::Clock;
-use seedlet_runtime::metrics::Metrics;
+use seedlet_runtime::controller::{Reason, Reconciler};
 use seedlet_runtime::policy;
 use seedlet_runtime::triggers::filter_changes;
-use seedlet_runtime::watch::{NoTriggerBackoff, RunWith, Runner};
-use tokio_util::sync::CancellationToken;
+use seedlet_runtime::watch::concurrency;
 
+use crate::caches::GardenCaches;
 use crate::context::GardenContext;
+use crate::controllers::entry::GardenReconciler;
 
 /// Controller name.
 pub const NAME: &str = "event";
 /// Delay before a failed reconcile is retried.
 pub const RETRY_DELAY: Duration = Duration::from_secs(5);
 
-/// Dependencies of the controller.
-pub struct Ctx {
+/// The controller and what it needs.
+pub struct EventTtl {
     /// Garden client.
     pub client: kube::Client,
     /// Time source.
     pub clock: Arc<dyn Clock>,
     /// `ttlNonShootEvents`.
     pub ttl: SignedDuration,
-    /// Process metrics.
-    pub metrics: Arc<Metrics>,
+    /// Parallel reconciles (`concurrentSyncs`).
+    pub concurrency: u16,
 }
 
-impl std::fmt::Debug for Ctx {
+impl std::fmt::Debug for EventTtl {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ctx").finish_non_exhaustive()
+        f.debug_struct("EventTtl").finish_non_exhaustive()
     }
 }
 
@@ -68,71 +69,72 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Error::Api { .. } => "ApiError",
         }
     }
 }
 
-/// Starts the controller for one leadership term, when `controllers.event` is configured.
-pub async fn start(garden: Arc<GardenContext>) {
-    let Some(config) = garden.config.controllers.event.clone() else {
-        // Off: idle for the term (returning would count as a crash to the supervisor).
-        tracing::debug!(
-            controller = NAME,
-            "not configured (controllers.event unset)"
+impl GardenReconciler for EventTtl {
+    /// `None` (the controller idles for the term) unless `controllers.event` is configured.
+    fn from_garden(garden: &GardenContext) -> Option<Self> {
+        let Some(config) = garden.config.controllers.event.as_ref() else {
+            tracing::debug!(
+                controller = NAME,
+                "not configured (controllers.event unset)"
+            );
+            return None;
+        };
+        Some(Self {
+            client: garden.client.clone(),
+            clock: garden.clock.clone(),
+            ttl: SignedDuration::try_from(config.ttl_non_shoot_events.as_std())
+                .unwrap_or(SignedDuration::MAX),
+            concurrency: concurrency(i64::from(config.concurrent_syncs)),
+        })
+    }
+
+    fn triggers(&self, _caches: &GardenCaches) -> Controller<Event> {
+        // Only this controller reads Events: a watch and store of its own.
+        let (reader, writer) = kube::runtime::reflector::store::<Event>();
+        // Constant key: first sightings (creations, start-up replay) and deletions only.
+        let events = filter_changes(
+            watcher::watcher(
+                Api::<Event>::all(self.client.clone()),
+                watcher::Config::default(),
+            )
+            .backoff(seedlet_runtime::watch::watch_backoff())
+            .modify(seedlet_runtime::watch::slim::<Event>)
+            .reflect(writer),
+            |_| String::new(),
         );
-        garden.stop.cancelled().await;
-        return;
-    };
-    let ctx = Arc::new(Ctx {
-        client: garden.client.clone(),
-        clock: garden.clock.clone(),
-        ttl: SignedDuration::try_from(config.ttl_non_shoot_events.as_std())
-            .unwrap_or(SignedDuration::MAX),
-        metrics: garden.metrics.clone(),
-    });
-    run(ctx, config.concurrent_syncs, garden.stop.clone()).await;
+        Controller::for_stream(events, reader)
+    }
 }
 
-/// Runs the controller until `shutdown` is cancelled.
-pub async fn run(ctx: Arc<Ctx>, concurrent_syncs: u32, shutdown: CancellationToken) {
-    let (reader, writer) = kube::runtime::reflector::store::<Event>();
-    // Constant key: first sightings (creations, start-up replay) and deletions only.
-    let events = filter_changes(
-        watcher::watcher(
-            Api::<Event>::all(ctx.client.clone()),
-            watcher::Config::default(),
-        )
-        .backoff(seedlet_runtime::watch::watch_backoff())
-        .modify(seedlet_runtime::watch::slim::<Event>)
-        .reflect(writer),
-        |_| String::new(),
-    );
-    Controller::for_stream(events, reader)
-        .trigger_backoff(NoTriggerBackoff)
-        .run_with(
-            Runner::new(NAME, shutdown).concurrency(concurrent_syncs),
-            reconcile,
-            error_policy,
-            ctx,
-        )
-        .await;
+impl Reconciler for EventTtl {
+    type Object = Event;
+    type Error = Error;
+    const NAME: &'static str = NAME;
+
+    /// Deletes the Event when its TTL is over, else looks again then. A vanished Event is no
+    /// error.
+    async fn reconcile(&self, event: Arc<Event>) -> Result<Action, Error> {
+        run_one(&event, self).await
+    }
+
+    fn retry_after(&self, _: &Error) -> Duration {
+        RETRY_DELAY
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.concurrency
+    }
 }
 
-/// Deletes the Event when its TTL is over, else looks again then.
-///
-/// # Errors
-/// [`Error::Api`]; a vanished Event is not one.
-pub async fn reconcile(event: Arc<Event>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let key = policy::object_key(event.as_ref());
-    policy::measured(&ctx.metrics, NAME, &key, run_one(&event, &ctx)).await
-}
-
-async fn run_one(event: &Event, ctx: &Ctx) -> Result<Action, Error> {
+async fn run_one(event: &Event, ctx: &EventTtl) -> Result<Action, Error> {
     let api: Api<Event> =
         Api::namespaced(ctx.client.clone(), &event.namespace().unwrap_or_default());
     let Some(current) = api
@@ -162,16 +164,4 @@ async fn run_one(event: &Event, ctx: &Ctx) -> Result<Action, Error> {
             }),
         },
     }
-}
-
-/// A lost write race (409) is retried at once (debug line); other errors after [`RETRY_DELAY`],
-/// logged once per distinct message ([`policy::requeue_after_failure`]).
-pub fn error_policy(event: Arc<Event>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    policy::requeue_after_failure(
-        NAME,
-        &policy::object_key(event.as_ref()),
-        error.reason(),
-        error,
-        RETRY_DELAY,
-    )
 }

@@ -1,4 +1,5 @@
-//! Reconcile tests against an in-process garden sandbox (spec §13.19): [`reconcile`] is called
+//! Reconcile tests against an in-process garden sandbox (spec §13.19):
+//! [`Reconciler::reconcile`](seedlet_runtime::controller::Reconciler::reconcile) is called
 //! directly on real Events while the fake clock passes the TTL.
 
 use std::sync::Arc;
@@ -8,19 +9,20 @@ use jiff::SignedDuration;
 use k8s_openapi::api::core::v1::Event;
 use kube::Api;
 use kube::runtime::controller::Action;
+use seedlet_runtime::controller::Reconciler as _;
 use serde_json::json;
 
-use super::{Ctx, reconcile};
+use super::EventTtl;
 use crate::testing::{Env, create, ensure_namespace};
 
 const NS: &str = "garden-dev";
 
-fn ctx(env: &Env) -> Arc<Ctx> {
-    Arc::new(Ctx {
+fn ctx(env: &Env) -> Arc<EventTtl> {
+    Arc::new(EventTtl {
         client: env.client.clone(),
         clock: env.clock(),
         ttl: SignedDuration::from_hours(1),
-        metrics: Env::metrics(),
+        concurrency: 1,
     })
 }
 
@@ -51,11 +53,11 @@ async fn shoot_events_are_kept_and_project_events_go_after_the_ttl() {
     let project = event(&env, "project-recent", "Project", "2024-12-31T23:50:00Z").await;
 
     assert_eq!(
-        reconcile(shoot.clone(), ctx.clone()).await.unwrap(),
+        ctx.clone().reconcile(shoot.clone()).await.unwrap(),
         Action::await_change()
     );
     assert_eq!(
-        reconcile(project.clone(), ctx.clone()).await.unwrap(),
+        ctx.clone().reconcile(project.clone()).await.unwrap(),
         Action::requeue(Duration::from_secs(50 * 60)),
         "looks again when the TTL is over"
     );
@@ -63,11 +65,11 @@ async fn shoot_events_are_kept_and_project_events_go_after_the_ttl() {
 
     env.clock.advance(SignedDuration::from_mins(50));
     assert_eq!(
-        reconcile(project, ctx.clone()).await.unwrap(),
+        ctx.clone().reconcile(project).await.unwrap(),
         Action::await_change()
     );
     assert!(events.get_opt("project-recent").await.unwrap().is_none());
-    assert_eq!(reconcile(shoot, ctx).await.unwrap(), Action::await_change());
+    assert_eq!(ctx.reconcile(shoot).await.unwrap(), Action::await_change());
     assert!(events.get_opt("shoot-old").await.unwrap().is_some());
     env.shutdown().await;
 }

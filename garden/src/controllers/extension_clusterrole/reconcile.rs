@@ -9,10 +9,10 @@ use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
-use seedlet_runtime::policy;
+use seedlet_runtime::controller::{Reason, Reconciler};
 
 use super::subjects::{self, SelectorError};
-use super::{Ctx, NAME};
+use super::{ExtensionClusterRoles, NAME};
 
 /// Delay before a failed reconcile is retried.
 pub const RETRY_DELAY: Duration = Duration::from_secs(5);
@@ -34,9 +34,8 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Error::Selector(_) => "InvalidSelector",
             Error::Api { .. } => "ApiError",
@@ -44,16 +43,28 @@ impl Error {
     }
 }
 
-/// Binds the ClusterRole to its extension ServiceAccounts; idempotent.
-///
-/// # Errors
-/// See [`Error`].
-pub async fn reconcile(role: Arc<ClusterRole>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let result = policy::measured(&ctx.metrics, NAME, &role.name_any(), run(&role, &ctx)).await;
-    result.map(|()| Action::await_change())
+impl Reconciler for ExtensionClusterRoles {
+    type Object = ClusterRole;
+    type Error = Error;
+    const NAME: &'static str = NAME;
+
+    /// Binds the ClusterRole to its extension ServiceAccounts; idempotent.
+    async fn reconcile(&self, role: Arc<ClusterRole>) -> Result<Action, Error> {
+        let result = run(&role, self).await;
+        result.map(|()| Action::await_change())
+    }
+
+    /// Retry delay after a failure (the runtime logs it once).
+    fn retry_after(&self, _: &Error) -> Duration {
+        RETRY_DELAY
+    }
+
+    fn concurrency(&self) -> u16 {
+        super::CONCURRENT_SYNCS
+    }
 }
 
-async fn run(role: &ClusterRole, ctx: &Ctx) -> Result<(), Error> {
+async fn run(role: &ClusterRole, ctx: &ExtensionClusterRoles) -> Result<(), Error> {
     let api_error = |what: String| move |source| Error::Api { what, source };
     let Some(role) = Api::<ClusterRole>::all(ctx.client.clone())
         .get_opt(&role.name_any())
@@ -105,10 +116,4 @@ async fn run(role: &ClusterRole, ctx: &Ctx) -> Result<(), Error> {
         Some(_) => {}
     }
     Ok(())
-}
-
-/// A lost write race (409) is retried at once (debug line); other errors after [`RETRY_DELAY`],
-/// logged once.
-pub fn error_policy(role: Arc<ClusterRole>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    policy::requeue_after_failure(NAME, &role.name_any(), error.reason(), error, RETRY_DELAY)
 }

@@ -1,6 +1,6 @@
 //! Reconcile tests against an in-process garden sandbox: labelled ClusterRoles and extension
-//! ServiceAccounts are real objects, [`reconcile`] is called directly and the ClusterRoleBinding
-//! is read back.
+//! ServiceAccounts are real objects, the controller type's `reconcile` is called directly (through
+//! the `Reconciler` trait) and the ClusterRoleBinding is read back.
 
 use std::sync::Arc;
 
@@ -8,16 +8,16 @@ use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
+use seedlet_runtime::controller::{Reason as _, Reconciler as _};
 use serde_json::{Value, json};
 
 use super::subjects::{ROLE_LABEL, SELECTOR_ANNOTATION};
-use super::{Ctx, Error, error_policy, reconcile};
+use super::{Error, ExtensionClusterRoles};
 use crate::testing::{Env, create, ensure_namespace};
 
-fn ctx(env: &Env) -> Arc<Ctx> {
-    Arc::new(Ctx {
+fn ctx(env: &Env) -> Arc<ExtensionClusterRoles> {
+    Arc::new(ExtensionClusterRoles {
         client: env.client.clone(),
-        metrics: Env::metrics(),
     })
 }
 
@@ -75,7 +75,7 @@ async fn the_role_is_bound_to_the_matching_extension_service_accounts_only() {
     account(&env, "garden", "not-an-extension", json!({"ext": "a"})).await;
     let created = role(&env, selecting(json!({"ext": "a"}))).await;
 
-    let action = reconcile(created.clone(), ctx.clone()).await.unwrap();
+    let action = ctx.clone().reconcile(created.clone()).await.unwrap();
     assert_eq!(action, Action::await_change());
     let written = binding(&env).await.expect("binding");
     assert_eq!(subjects(&written), ["seed-local/extension-a"]);
@@ -88,13 +88,13 @@ async fn the_role_is_bound_to_the_matching_extension_service_accounts_only() {
 
     // A second matching account joins on the next pass; an unchanged pass writes nothing.
     account(&env, "seed-other", "extension-b", json!({"ext": "a"})).await;
-    reconcile(created.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(created.clone()).await.unwrap();
     let patched = binding(&env).await.unwrap();
     assert_eq!(
         subjects(&patched),
         ["seed-local/extension-a", "seed-other/extension-b"]
     );
-    reconcile(created, ctx).await.unwrap();
+    ctx.reconcile(created).await.unwrap();
     assert_eq!(
         binding(&env).await.unwrap().resource_version(),
         patched.resource_version()
@@ -109,11 +109,11 @@ async fn a_role_without_selector_annotation_fails_with_invalid_selector_and_bind
     account(&env, "seed-local", "extension-a", json!({"ext": "a"})).await;
     let created = role(&env, json!({})).await;
 
-    let error = reconcile(created.clone(), ctx.clone()).await.unwrap_err();
+    let error = ctx.clone().reconcile(created.clone()).await.unwrap_err();
     assert!(matches!(error, Error::Selector(_)), "{error}");
     assert_eq!(error.reason(), "InvalidSelector");
     assert_eq!(
-        error_policy(created, &error, ctx),
+        ctx.error_policy(&created, &error),
         Action::requeue(super::reconcile::RETRY_DELAY)
     );
     assert!(binding(&env).await.is_none());
@@ -129,7 +129,7 @@ async fn a_role_that_is_gone_or_deleting_is_left_alone() {
     .unwrap();
     gone.metadata.labels = Some([(ROLE_LABEL.to_owned(), "true".to_owned())].into());
     assert_eq!(
-        reconcile(Arc::new(gone), ctx.clone()).await.unwrap(),
+        ctx.clone().reconcile(Arc::new(gone)).await.unwrap(),
         Action::await_change()
     );
 
@@ -148,7 +148,7 @@ async fn a_role_that_is_gone_or_deleting_is_left_alone() {
         .await
         .unwrap();
     let deleting = Arc::new(roles.get("ext-permissions").await.unwrap());
-    reconcile(deleting, ctx).await.unwrap();
+    ctx.reconcile(deleting).await.unwrap();
     assert!(binding(&env).await.is_none());
     env.shutdown().await;
 }
@@ -169,7 +169,7 @@ async fn a_lost_write_race_is_requeued_at_once() {
         ),
     };
     assert_eq!(
-        error_policy(created, &conflict, ctx(&env)),
+        ctx(&env).error_policy(&created, &conflict),
         Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE)
     );
     env.shutdown().await;

@@ -11,20 +11,17 @@ pub mod reconcile;
 #[cfg(test)]
 mod reconcile_tests;
 
-use std::sync::Arc;
-
 use kube::Api;
+use kube::runtime::Controller;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use seedlet_api::conditions;
 use seedlet_api::core::{ControllerInstallation, Seed};
 use seedlet_api::names::condition_types;
-use seedlet_runtime::watch::{RunWith, Runner};
-use tokio_util::sync::CancellationToken;
 
 use crate::caches::{GardenCaches, controller_on_changes};
 
-pub use reconcile::{Error, error_policy, extensions_ready, reconcile};
+pub use reconcile::{Error, extensions_ready};
 
 use seedlet_runtime::triggers::{changes, key_of};
 
@@ -39,7 +36,7 @@ pub const CHECKED_CONDITIONS: [&str; 4] = [
     condition_types::PROGRESSING,
 ];
 
-pub use crate::controllers::seed_check::{Ctx, Settings};
+pub use crate::controllers::seed_check::{Check, Judge, SeedCheck, Settings};
 
 /// The settings of this check from the garden controller configuration.
 pub fn settings(config: &seedlet_config::GardenControllerConfiguration) -> Settings {
@@ -52,35 +49,40 @@ pub fn settings(config: &seedlet_config::GardenControllerConfiguration) -> Setti
     )
 }
 
-/// Starts the controller for one leadership term of the garden process.
-pub async fn start(garden: Arc<crate::context::GardenContext>) {
-    let ctx = Arc::new(Ctx::new(&garden, settings(&garden.config)));
-    run(ctx, &garden.caches, garden.stop.clone()).await;
-}
+/// This check's controller.
+pub type ExtensionsCheck = SeedCheck<ExtensionsReady>;
 
-/// Runs the controller until `shutdown` is cancelled.
-pub async fn run(ctx: Arc<Ctx>, caches: &GardenCaches, shutdown: CancellationToken) {
-    let client = ctx.client.clone();
-    // Seed status changes (heartbeats, our own writes) must not trigger: the periodic requeue
-    // covers the Seed itself.
-    controller_on_changes(&caches.all::<Seed>(), |seed: &Seed| {
-        key_of(&seed.metadata.deletion_timestamp.is_some())
-    })
-    .watches_stream(
-        changes(
-            Api::<ControllerInstallation>::all(client),
-            watcher::Config::default(),
-            installation_key,
-        ),
-        installation_seed,
-    )
-    .run_with(
-        Runner::new(NAME, shutdown.clone()).concurrency(ctx.settings.concurrent_syncs),
-        reconcile,
-        error_policy,
-        ctx,
-    )
-    .await;
+/// The `ExtensionsReady` check.
+#[derive(Debug)]
+pub struct ExtensionsReady;
+
+impl Judge for ExtensionsReady {
+    const NAME: &'static str = NAME;
+    type Error = Error;
+
+    fn settings(config: &seedlet_config::GardenControllerConfiguration) -> Settings {
+        settings(config)
+    }
+
+    async fn check(seed: &Seed, check: &Check) -> Result<(), Error> {
+        reconcile::check(seed, check).await
+    }
+
+    fn triggers(check: &Check, caches: &GardenCaches) -> Controller<Seed> {
+        // Seed status changes (heartbeats, our own writes) must not trigger: the periodic requeue
+        // covers the Seed itself.
+        controller_on_changes(&caches.all::<Seed>(), |seed: &Seed| {
+            key_of(&seed.metadata.deletion_timestamp.is_some())
+        })
+        .watches_stream(
+            changes(
+                Api::<ControllerInstallation>::all(check.client.clone()),
+                watcher::Config::default(),
+                installation_key,
+            ),
+            installation_seed,
+        )
+    }
 }
 
 /// Change key of an installation: its Seed and status/reason/message of the checked conditions.

@@ -2,19 +2,17 @@
 //! ([`extensions_ready`], pure) → merge-patch the Seed status when it changed.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
-use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::conditions::{self, Condition, ConditionStatus};
 use seedlet_api::core::{ControllerInstallation, Seed};
 use seedlet_api::names::{condition_types, field_managers, reasons};
-use seedlet_runtime::policy;
+use seedlet_runtime::controller::Reason;
 
-use super::{Ctx, NAME};
 use crate::controllers::field_selection::list_by_field;
+use crate::controllers::seed_check::Check;
 
 /// Message of an installation without conditions.
 pub const NOT_YET_INSTALLED: &str = "extension was not yet installed";
@@ -44,9 +42,8 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Error::ListInstallations { .. } => "ControllerInstallationListError",
             Error::PatchSeed { .. } => "SeedPatchError",
@@ -54,27 +51,11 @@ impl Error {
     }
 }
 
-/// Checks one Seed; requeues after the sync period.
+/// Checks one Seed (see the module docs).
 ///
 /// # Errors
-/// See [`Error`]; a 409 on the status write is returned, the next run reads fresh state.
-pub async fn reconcile(seed: Arc<Seed>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let result = policy::measured(&ctx.metrics, NAME, &seed.name_any(), check(&seed, &ctx)).await;
-    result.map(|()| Action::requeue(ctx.settings.sync_period))
-}
-
-/// Retries after a short delay, capped at the sync period, and logs the error once.
-pub fn error_policy(seed: Arc<Seed>, error: &Error, ctx: Arc<Ctx>) -> Action {
-    policy::requeue_after_failure(
-        NAME,
-        &seed.name_any(),
-        error.reason(),
-        error,
-        ctx.settings.retry_delay(),
-    )
-}
-
-async fn check(seed: &Seed, ctx: &Ctx) -> Result<(), Error> {
+/// See [`Error`].
+pub async fn check(seed: &Seed, ctx: &Check) -> Result<(), Error> {
     if seed.metadata.deletion_timestamp.is_some() {
         return Ok(());
     }

@@ -1,5 +1,6 @@
-//! Reconcile tests against an in-process garden sandbox: [`reconcile`] is called directly on a
-//! real Seed with real ControllerInstallations and `ExtensionsReady` is read back.
+//! Reconcile tests against an in-process garden sandbox: the controller type's `reconcile` is
+//! called directly (through the `Reconciler` trait) on a real Seed with real
+//! ControllerInstallations and `ExtensionsReady` is read back.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,11 +10,13 @@ use kube::api::{Patch, PatchParams};
 use seedlet_api::core::{ControllerInstallation, Seed};
 use serde_json::{Value, json};
 
-use super::{Ctx, Settings, reconcile};
+use super::{ExtensionsCheck, Settings};
+use crate::controllers::seed_check::Check;
 use crate::testing::{Env, assert_unselectable, create, seed};
+use seedlet_runtime::controller::Reconciler as _;
 
-fn ctx(env: &Env) -> Arc<Ctx> {
-    Arc::new(Ctx {
+fn ctx(env: &Env) -> Arc<ExtensionsCheck> {
+    Arc::new(ExtensionsCheck::new(Check {
         client: env.client.clone(),
         settings: Settings {
             concurrent_syncs: 1,
@@ -21,8 +24,7 @@ fn ctx(env: &Env) -> Arc<Ctx> {
             threshold: None,
         },
         clock: env.clock(),
-        metrics: Env::metrics(),
-    })
+    }))
 }
 
 async fn ready(env: &Env) -> Option<(String, String, String)> {
@@ -79,7 +81,7 @@ async fn installations_decide_extensions_ready(env: Env) {
     installation(&env, "s2", "False").await;
     let ctx = ctx(&env);
 
-    reconcile(s1.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(s1.clone()).await.unwrap();
     let (status, reason, _) = ready(&env).await.unwrap();
     assert_eq!(
         (status.as_str(), reason.as_str()),
@@ -93,7 +95,7 @@ async fn installations_decide_extensions_ready(env: Env) {
         .patch_status("ci-s1", &PatchParams::default(), &Patch::Merge(&unhealthy))
         .await
         .unwrap();
-    reconcile(s1, ctx).await.unwrap();
+    ctx.reconcile(s1).await.unwrap();
     let (status, reason, message) = ready(&env).await.unwrap();
     assert_eq!(
         (status.as_str(), reason.as_str()),

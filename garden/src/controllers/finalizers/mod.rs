@@ -14,29 +14,24 @@ pub mod reconcile;
 #[cfg(test)]
 mod reconcile_tests;
 
-pub use reconcile::{Error, error_policy};
-use reconcile::{deployment, registration, seed};
-
-use std::sync::Arc;
 use std::time::Duration;
 
 use kube::Api;
+use kube::runtime::Controller;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Resource, ResourceExt};
 use seedlet_api::core::{
     ControllerDeployment, ControllerInstallation, ControllerRegistration, Seed,
 };
-use seedlet_runtime::metrics::Metrics;
-use seedlet_runtime::watch::{RunWith, Runner};
-use tokio_util::sync::CancellationToken;
-
-use crate::caches::{GardenCaches, controller, controller_on_changes};
-
 use seedlet_runtime::triggers::{changes, key_of};
 
-/// Name of the three controllers together (logs).
-pub const NAME: &str = "controller-finalizers";
+pub use reconcile::{Error, Finalized, Finalizer};
+
+use crate::caches::{GardenCaches, controller, controller_on_changes};
+use crate::context::GardenContext;
+use crate::controllers::entry::GardenReconciler;
+
 /// Seed finalizer controller (metrics label).
 pub const SEED_NAME: &str = "seed-controllerregistration-finalizer";
 /// ControllerRegistration finalizer controller (metrics label).
@@ -48,93 +43,67 @@ pub const RESYNC_PERIOD: Duration = Duration::from_secs(600);
 /// Delay before a failed (or blocked) reconcile is retried.
 pub const RETRY_DELAY: Duration = Duration::from_secs(5);
 
-/// Dependencies of the finalizer controllers.
-pub struct Ctx {
-    /// Garden client.
-    pub client: kube::Client,
-    /// Process metrics.
-    pub metrics: Arc<Metrics>,
+/// Parallel reconciles of each (not configurable upstream).
+pub const CONCURRENCY: u16 = 5;
+
+/// The Seed finalizer controller.
+pub type SeedFinalizer = Finalizer<Seed>;
+/// The ControllerRegistration finalizer controller.
+pub type RegistrationFinalizer = Finalizer<ControllerRegistration>;
+/// The ControllerDeployment finalizer controller.
+pub type DeploymentFinalizer = Finalizer<ControllerDeployment>;
+
+/// A finalized kind and what triggers its controller.
+pub trait Watched: Finalized {
+    /// Its triggers over the shared informers `caches` (plus watches of its own over `client`).
+    fn triggers(client: &kube::Client, caches: &GardenCaches) -> Controller<Self>;
 }
 
-impl std::fmt::Debug for Ctx {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ctx").finish_non_exhaustive()
+impl<K: Watched> GardenReconciler for Finalizer<K> {
+    fn from_garden(garden: &GardenContext) -> Option<Self> {
+        Some(Self::new(garden.client.clone()))
+    }
+
+    fn triggers(&self, caches: &GardenCaches) -> Controller<K> {
+        K::triggers(&self.client, caches)
     }
 }
 
-/// Starts the finalizer controllers for one leadership term of the garden process.
-pub async fn start(garden: Arc<crate::context::GardenContext>) {
-    let ctx = Arc::new(Ctx {
-        client: garden.client.clone(),
-        metrics: garden.metrics.clone(),
-    });
-    run(ctx, &garden.caches, garden.stop.clone()).await;
-}
-
-/// Runs the three finalizer controllers until `shutdown` is cancelled.
-pub async fn run(ctx: Arc<Ctx>, caches: &GardenCaches, shutdown: CancellationToken) {
-    tokio::join!(
-        run_seeds(ctx.clone(), caches, shutdown.clone()),
-        run_registrations(ctx.clone(), caches, shutdown.clone()),
-        run_deployments(ctx, caches, shutdown),
-    );
-}
-
-async fn run_seeds(ctx: Arc<Ctx>, caches: &GardenCaches, shutdown: CancellationToken) {
-    let client = ctx.client.clone();
-    controller_on_changes(&caches.all::<Seed>(), lifecycle_key)
-        .watches_stream(
+impl Watched for Seed {
+    fn triggers(client: &kube::Client, caches: &GardenCaches) -> Controller<Self> {
+        controller_on_changes(&caches.all::<Seed>(), lifecycle_key).watches_stream(
             changes(
-                Api::<ControllerInstallation>::all(client),
+                Api::<ControllerInstallation>::all(client.clone()),
                 watcher::Config::default(),
                 |ci| key_of(&ci.seed_name()),
             ),
             installation_seed,
         )
-        .run_with(
-            Runner::new(SEED_NAME, shutdown.clone()).concurrency(5),
-            seed::reconcile,
-            error_policy,
-            ctx,
-        )
-        .await;
+    }
 }
 
-async fn run_registrations(ctx: Arc<Ctx>, caches: &GardenCaches, shutdown: CancellationToken) {
-    let client = ctx.client.clone();
-    controller(&caches.all::<ControllerRegistration>())
-        .watches_stream(
+impl Watched for ControllerRegistration {
+    fn triggers(client: &kube::Client, caches: &GardenCaches) -> Controller<Self> {
+        controller(&caches.all::<ControllerRegistration>()).watches_stream(
             changes(
-                Api::<ControllerInstallation>::all(client),
+                Api::<ControllerInstallation>::all(client.clone()),
                 watcher::Config::default(),
                 |ci| key_of(&ci.spec.registration_ref.name),
             ),
             installation_registration,
         )
-        .run_with(
-            Runner::new(REGISTRATION_NAME, shutdown.clone()).concurrency(5),
-            registration::reconcile,
-            error_policy,
-            ctx,
-        )
-        .await;
+    }
 }
 
-async fn run_deployments(ctx: Arc<Ctx>, caches: &GardenCaches, shutdown: CancellationToken) {
-    controller(&caches.all::<ControllerDeployment>())
-        .watches_stream(
+impl Watched for ControllerDeployment {
+    fn triggers(_client: &kube::Client, caches: &GardenCaches) -> Controller<Self> {
+        controller(&caches.all::<ControllerDeployment>()).watches_stream(
             crate::caches::changes(&caches.all::<ControllerRegistration>(), |r| {
                 key_of(&r.deployment_name())
             }),
             registration_deployments,
         )
-        .run_with(
-            Runner::new(DEPLOYMENT_NAME, shutdown.clone()).concurrency(5),
-            deployment::reconcile,
-            error_policy,
-            ctx,
-        )
-        .await;
+    }
 }
 
 /// Change key for finalizer work: whether the object is deleting and its finalizers.

@@ -13,16 +13,26 @@ use seedlet_api::core::{
     ControllerDeployment, ControllerInstallation, ControllerRegistration, Seed,
 };
 use seedlet_api::names::finalizers;
+use seedlet_runtime::controller::{Reason as _, Reconciler as _};
 use serde_json::json;
 
-use super::reconcile::{deployment, registration, seed};
-use super::{Ctx, Error, RESYNC_PERIOD, RETRY_DELAY, error_policy};
+use super::{
+    DeploymentFinalizer, Error, RESYNC_PERIOD, RETRY_DELAY, RegistrationFinalizer, SeedFinalizer,
+};
 use crate::testing::{self, Env, create};
 
-fn ctx(env: &Env) -> Arc<Ctx> {
-    Arc::new(Ctx {
-        client: env.client.clone(),
-        metrics: Env::metrics(),
+/// The three controllers on the sandbox.
+struct Finalizers {
+    seeds: SeedFinalizer,
+    registrations: RegistrationFinalizer,
+    deployments: DeploymentFinalizer,
+}
+
+fn ctx(env: &Env) -> Arc<Finalizers> {
+    Arc::new(Finalizers {
+        seeds: SeedFinalizer::new(env.client.clone()),
+        registrations: RegistrationFinalizer::new(env.client.clone()),
+        deployments: DeploymentFinalizer::new(env.client.clone()),
     })
 }
 
@@ -87,7 +97,7 @@ async fn a_live_seed_gets_the_finalizer_and_its_garden_namespace() {
     let env = Env::start().await;
     let created = Arc::new(testing::seed(&env.client, "local").await);
 
-    let action = seed::reconcile(created, ctx(&env)).await.unwrap();
+    let action = ctx(&env).seeds.reconcile(created).await.unwrap();
     assert_eq!(action, Action::requeue(RESYNC_PERIOD));
     let stored = get::<Seed>(&env, "local").await.unwrap();
     assert_eq!(stored.finalizers(), [finalizers::CONTROLLER_REGISTRATION]);
@@ -109,12 +119,15 @@ async fn a_deleting_seed_is_held_while_installations_reference_it() {
     let env = Env::start().await;
     let ctx = ctx(&env);
     let created = Arc::new(testing::seed(&env.client, "local").await);
-    seed::reconcile(created, ctx.clone()).await.unwrap();
+    ctx.clone().seeds.reconcile(created).await.unwrap();
     installation(&env, "ext-local", "ext", "local").await;
     installation(&env, "ext-other", "ext", "other").await;
     let deleting = delete::<Seed>(&env, "local").await;
 
-    let error = seed::reconcile(deleting.clone(), ctx.clone())
+    let error = ctx
+        .clone()
+        .seeds
+        .reconcile(deleting.clone())
         .await
         .unwrap_err();
     assert!(
@@ -122,7 +135,7 @@ async fn a_deleting_seed_is_held_while_installations_reference_it() {
         "{error}"
     );
     assert_eq!(
-        error_policy(deleting, &error, ctx.clone()),
+        ctx.seeds.error_policy(&deleting, &error),
         Action::requeue(RETRY_DELAY)
     );
     assert!(get::<Seed>(&env, "local").await.is_some());
@@ -130,7 +143,7 @@ async fn a_deleting_seed_is_held_while_installations_reference_it() {
     delete_installation(&env, "ext-local").await;
     let deleting = Arc::new(get::<Seed>(&env, "local").await.unwrap());
     assert_eq!(
-        seed::reconcile(deleting, ctx).await.unwrap(),
+        ctx.seeds.reconcile(deleting).await.unwrap(),
         Action::await_change()
     );
     assert!(get::<Seed>(&env, "local").await.is_none(), "released");
@@ -143,21 +156,24 @@ async fn a_deleting_registration_is_held_while_installations_reference_it() {
     let ctx = ctx(&env);
     let created = Arc::new(registration_object(&env, "ext", "ext").await);
     assert_eq!(
-        registration::reconcile(created, ctx.clone()).await.unwrap(),
+        ctx.clone().registrations.reconcile(created).await.unwrap(),
         Action::requeue(RESYNC_PERIOD)
     );
     installation(&env, "ext-local", "ext", "local").await;
     let deleting = delete::<ControllerRegistration>(&env, "ext").await;
     assert_eq!(deleting.finalizers(), [finalizers::CONTROLLER_REGISTRATION]);
 
-    let error = registration::reconcile(deleting, ctx.clone())
+    let error = ctx
+        .clone()
+        .registrations
+        .reconcile(deleting)
         .await
         .unwrap_err();
     assert_eq!(error.reason(), "StillReferenced");
 
     delete_installation(&env, "ext-local").await;
     let deleting = Arc::new(get::<ControllerRegistration>(&env, "ext").await.unwrap());
-    registration::reconcile(deleting, ctx).await.unwrap();
+    ctx.registrations.reconcile(deleting).await.unwrap();
     assert!(get::<ControllerRegistration>(&env, "ext").await.is_none());
     env.shutdown().await;
 }
@@ -172,13 +188,18 @@ async fn a_deleting_deployment_is_held_while_registrations_list_it() {
                "metadata": {"name": "ext"}, "helm": {"rawChart": "AA=="}}),
     )
     .await;
-    deployment::reconcile(Arc::new(created), ctx.clone())
+    ctx.clone()
+        .deployments
+        .reconcile(Arc::new(created))
         .await
         .unwrap();
     registration_object(&env, "uses-ext", "ext").await;
     let deleting = delete::<ControllerDeployment>(&env, "ext").await;
 
-    let error = deployment::reconcile(deleting, ctx.clone())
+    let error = ctx
+        .clone()
+        .deployments
+        .reconcile(deleting)
         .await
         .unwrap_err();
     assert!(
@@ -191,7 +212,7 @@ async fn a_deleting_deployment_is_held_while_registrations_list_it() {
         .await
         .unwrap();
     let deleting = Arc::new(get::<ControllerDeployment>(&env, "ext").await.unwrap());
-    deployment::reconcile(deleting, ctx).await.unwrap();
+    ctx.deployments.reconcile(deleting).await.unwrap();
     assert!(get::<ControllerDeployment>(&env, "ext").await.is_none());
     env.shutdown().await;
 }
@@ -210,7 +231,7 @@ async fn a_deleting_object_without_our_finalizer_is_left_alone() {
     let deleting = delete::<ControllerRegistration>(&env, "ext").await;
 
     assert_eq!(
-        registration::reconcile(deleting, ctx(&env)).await.unwrap(),
+        ctx(&env).registrations.reconcile(deleting).await.unwrap(),
         Action::await_change()
     );
     let stored = get::<ControllerRegistration>(&env, "ext").await.unwrap();
@@ -232,12 +253,15 @@ async fn a_stale_copy_loses_the_finalizer_write_with_a_conflict_and_is_requeued_
         .await
         .unwrap();
 
-    let error = registration::reconcile(stale.clone(), ctx.clone())
+    let error = ctx
+        .clone()
+        .registrations
+        .reconcile(stale.clone())
         .await
         .unwrap_err();
     assert!(matches!(error, Error::Finalizer { .. }), "{error}");
     assert_eq!(
-        error_policy(stale, &error, ctx.clone()),
+        ctx.registrations.error_policy(&stale, &error),
         Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE)
     );
     assert!(
@@ -249,7 +273,7 @@ async fn a_stale_copy_loses_the_finalizer_write_with_a_conflict_and_is_requeued_
     );
 
     let fresh = Arc::new(get::<ControllerRegistration>(&env, "ext").await.unwrap());
-    registration::reconcile(fresh, ctx).await.unwrap();
+    ctx.registrations.reconcile(fresh).await.unwrap();
     assert_eq!(
         get::<ControllerRegistration>(&env, "ext")
             .await

@@ -21,6 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kube::api::ObjectMeta;
+use kube::runtime::Controller;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use kube::{Api, ResourceExt};
@@ -28,22 +29,22 @@ use seedlet_api::core::{Seed, Shoot};
 use seedlet_api::names::condition_types;
 use seedlet_api::seedmanagement::{ManagedSeed, ManagedSeedSet};
 use seedlet_runtime::clock::Clock;
-use seedlet_runtime::metrics::Metrics;
 use seedlet_runtime::triggers::key_of;
-use seedlet_runtime::watch::{RunWith, Runner};
-use tokio_util::sync::CancellationToken;
+use seedlet_runtime::watch::concurrency;
 
 use crate::caches::{GardenCaches, changes};
+use crate::context::GardenContext;
+use crate::controllers::entry::GardenReconciler;
 
-pub use reconcile::{Error, error_policy, reconcile};
+pub use reconcile::Error;
 
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "managedseedset";
 /// Component of the Events this controller records.
 pub const EVENT_COMPONENT: &str = "managedseedset-controller";
 
-/// Dependencies of the controller.
-pub struct Ctx {
+/// The controller: what its reconciles need (its `Reconciler` impl is in `reconcile.rs`).
+pub struct ManagedSeedSets {
     /// Garden client.
     pub client: kube::Client,
     /// Retries of a replica's failed Shoot.
@@ -54,86 +55,59 @@ pub struct Ctx {
     pub clock: Arc<dyn Clock>,
     /// Events on the set.
     pub events: seedlet_runtime::events::Recorder,
-    /// Process metrics.
-    pub metrics: Arc<Metrics>,
+    /// Parallel reconciles (`concurrentSyncs`).
+    pub concurrency: u16,
 }
 
-impl std::fmt::Debug for Ctx {
+impl std::fmt::Debug for ManagedSeedSets {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ctx")
+        f.debug_struct("ManagedSeedSets")
             .field("max_shoot_retries", &self.max_shoot_retries)
             .finish_non_exhaustive()
     }
 }
 
-/// Starts the controller for one leadership term of the garden process.
-pub async fn start(garden: Arc<crate::context::GardenContext>) {
-    let config = &garden.config.controllers.managed_seed_set;
-    let ctx = Arc::new(Ctx {
-        client: garden.client.clone(),
-        max_shoot_retries: i32::try_from(config.max_shoot_retries).unwrap_or(i32::MAX),
-        sync_period: config.sync_period.as_std(),
-        clock: garden.clock.clone(),
-        events: garden.events.named(EVENT_COMPONENT),
-        metrics: garden.metrics.clone(),
-    });
-    run_on(
-        ctx,
-        &garden.caches,
-        config.concurrent_syncs,
-        garden.stop.clone(),
-    )
-    .await;
-}
+impl GardenReconciler for ManagedSeedSets {
+    fn from_garden(garden: &GardenContext) -> Option<Self> {
+        let config = &garden.config.controllers.managed_seed_set;
+        Some(Self {
+            client: garden.client.clone(),
+            max_shoot_retries: i32::try_from(config.max_shoot_retries).unwrap_or(i32::MAX),
+            sync_period: config.sync_period.as_std(),
+            clock: garden.clock.clone(),
+            events: garden.events.named(EVENT_COMPONENT),
+            concurrency: concurrency(i64::from(config.concurrent_syncs)),
+        })
+    }
 
-/// Runs the controller on informers of its own until `shutdown` is cancelled (a test runs one
-/// controller alone this way).
-pub async fn run(ctx: Arc<Ctx>, concurrent_syncs: u32, shutdown: CancellationToken) {
-    let caches = GardenCaches::new(ctx.client.clone(), &shutdown);
-    run_on(ctx, &caches, concurrent_syncs, shutdown).await;
-}
-
-/// Runs the controller on the shared informers `caches` until `shutdown` is cancelled.
-pub async fn run_on(
-    ctx: Arc<Ctx>,
-    caches: &GardenCaches,
-    concurrent_syncs: u32,
-    shutdown: CancellationToken,
-) {
-    let client = ctx.client.clone();
-    let managed_seed_informer = caches.all::<ManagedSeed>();
-    let managed_seeds = managed_seed_informer.store();
-    let managed_seed_events = changes(&managed_seed_informer, managed_seed_key);
-    let shoots = changes(&caches.all::<Shoot>(), shoot_key);
-    let seeds = changes(&caches.all::<Seed>(), seed_key);
-    // Only this controller reads ManagedSeedSets: a watch and store of its own.
-    seedlet_runtime::triggers::controller_on_transitions(
-        Api::<ManagedSeedSet>::all(client),
-        watcher::Config::default(),
-        |set: &ManagedSeedSet| {
-            (
-                set.metadata.generation,
-                set.metadata.deletion_timestamp.is_some(),
-            )
-        },
-        |previous: Option<&(Option<i64>, bool)>, current: &(Option<i64>, bool)| {
-            previous != Some(current)
-        },
-    )
-    .watches_stream(shoots, |shoot: Shoot| owning_set(&shoot.metadata))
-    .watches_stream(managed_seed_events, |managed_seed: ManagedSeed| {
-        owning_set(&managed_seed.metadata)
-    })
-    .watches_stream(seeds, move |seed: Seed| {
-        set_of_seed(&managed_seeds, &seed.name_any())
-    })
-    .run_with(
-        Runner::new(NAME, shutdown).concurrency(concurrent_syncs),
-        reconcile,
-        error_policy,
-        ctx,
-    )
-    .await;
+    fn triggers(&self, caches: &GardenCaches) -> Controller<ManagedSeedSet> {
+        let managed_seed_informer = caches.all::<ManagedSeed>();
+        let managed_seeds = managed_seed_informer.store();
+        let managed_seed_events = changes(&managed_seed_informer, managed_seed_key);
+        let shoots = changes(&caches.all::<Shoot>(), shoot_key);
+        let seeds = changes(&caches.all::<Seed>(), seed_key);
+        // Only this controller reads ManagedSeedSets: a watch and store of its own.
+        seedlet_runtime::triggers::controller_on_transitions(
+            Api::<ManagedSeedSet>::all(self.client.clone()),
+            watcher::Config::default(),
+            |set: &ManagedSeedSet| {
+                (
+                    set.metadata.generation,
+                    set.metadata.deletion_timestamp.is_some(),
+                )
+            },
+            |previous: Option<&(Option<i64>, bool)>, current: &(Option<i64>, bool)| {
+                previous != Some(current)
+            },
+        )
+        .watches_stream(shoots, |shoot: Shoot| owning_set(&shoot.metadata))
+        .watches_stream(managed_seed_events, |managed_seed: ManagedSeed| {
+            owning_set(&managed_seed.metadata)
+        })
+        .watches_stream(seeds, move |seed: Seed| {
+            set_of_seed(&managed_seeds, &seed.name_any())
+        })
+    }
 }
 
 /// The ManagedSeedSet that controls an object, from its controller owner reference.

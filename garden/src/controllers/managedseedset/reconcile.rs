@@ -14,13 +14,13 @@ use seedlet_api::names::{annotations, finalizers, shoot_lifecycle};
 use seedlet_api::seedmanagement::{
     ManagedSeed, ManagedSeedSet, ManagedSeedSetStatus, PendingReplica,
 };
+use seedlet_runtime::controller::{Reason, Reconciler};
 use seedlet_runtime::events::EventType;
-use seedlet_runtime::policy;
 use serde_json::json;
 
 use super::desired::{replica_managed_seed, replica_shoot, selects};
 use super::replica::{self, Replica, Status};
-use super::{Ctx, NAME};
+use super::{ManagedSeedSets, NAME};
 
 /// Errors of one ManagedSeedSet pass.
 #[derive(Debug, thiserror::Error)]
@@ -58,9 +58,8 @@ pub enum Error {
     Timeout(String),
 }
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Error::MissingNamespace(_) => "ManagedSeedSetInvalid",
             Error::List { .. } => "ListError",
@@ -71,42 +70,43 @@ impl Error {
     }
 }
 
-/// Runs one pass (see the module docs) and requeues after the sync period.
-///
-/// # Errors
-/// Reads and writes of replicas, the finalizer and status writes, no deletable replica.
-pub async fn reconcile(set: Arc<ManagedSeedSet>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let bounded = async {
-        let result = match tokio::time::timeout(ctx.sync_period, pass(&set, &ctx)).await {
-            Ok(result) => result,
-            Err(_) => Err(Error::Timeout(set.name_any())),
-        };
-        if let Err(error) = &result {
-            ctx.events
-                .publish(
-                    set.as_ref(),
-                    EventType::Warning,
-                    "ReconcileError",
-                    "Reconcile",
-                    &seedlet_runtime::error_chain(error).to_string(),
-                )
-                .await;
-        }
-        result
-    };
-    let result = policy::measured(&ctx.metrics, NAME, &set.name_any(), bounded).await;
-    result.map(|()| Action::requeue(ctx.sync_period))
-}
+impl Reconciler for ManagedSeedSets {
+    type Object = ManagedSeedSet;
+    type Error = Error;
+    const NAME: &'static str = NAME;
 
-/// Requeues after a short delay, capped at the sync period, and logs the error once.
-pub fn error_policy(set: Arc<ManagedSeedSet>, error: &Error, ctx: Arc<Ctx>) -> Action {
-    policy::requeue_after_failure(
-        NAME,
-        &set.name_any(),
-        error.reason(),
-        error,
-        ctx.sync_period.min(Duration::from_secs(5)),
-    )
+    /// Runs one pass (see the module docs) and requeues after the sync period.
+    async fn reconcile(&self, set: Arc<ManagedSeedSet>) -> Result<Action, Error> {
+        let bounded = async {
+            let result = match tokio::time::timeout(self.sync_period, pass(&set, self)).await {
+                Ok(result) => result,
+                Err(_) => Err(Error::Timeout(set.name_any())),
+            };
+            if let Err(error) = &result {
+                self.events
+                    .publish(
+                        set.as_ref(),
+                        EventType::Warning,
+                        "ReconcileError",
+                        "Reconcile",
+                        &seedlet_runtime::error_chain(error).to_string(),
+                    )
+                    .await;
+            }
+            result
+        };
+        let result = bounded.await;
+        result.map(|()| Action::requeue(self.sync_period))
+    }
+
+    /// Retry delay after a failure (the runtime logs it once).
+    fn retry_after(&self, _: &Error) -> Duration {
+        self.sync_period.min(Duration::from_secs(5))
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.concurrency
+    }
 }
 
 /// Whether the pass ended with nothing pending.
@@ -115,7 +115,7 @@ enum Outcome {
     Done,
 }
 
-async fn pass(cached: &ManagedSeedSet, ctx: &Ctx) -> Result<(), Error> {
+async fn pass(cached: &ManagedSeedSet, ctx: &ManagedSeedSets) -> Result<(), Error> {
     let name = cached.name_any();
     let namespace = cached
         .namespace()
@@ -193,7 +193,7 @@ async fn pass(cached: &ManagedSeedSet, ctx: &Ctx) -> Result<(), Error> {
 
 struct Pass<'a> {
     set: &'a ManagedSeedSet,
-    ctx: &'a Ctx,
+    ctx: &'a ManagedSeedSets,
     namespace: &'a str,
     key: &'a str,
 }

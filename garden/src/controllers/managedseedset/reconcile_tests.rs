@@ -1,9 +1,9 @@
-//! Reconcile tests against an in-process garden sandbox: [`reconcile`] is called directly on a
-//! real ManagedSeedSet while the test plays the seed agent and gardenlet by writing the status of
-//! the replicas' Shoots, ManagedSeeds and Seeds; the fake clock stamps `pendingReplica.since` and
-//! the Shoot deletion confirmation. The decisions themselves have table tests in `replica.rs` and
-//! `desired.rs`; these read back what one pass writes (objects, status, finalizer, Events, the
-//! error's reason).
+//! Reconcile tests against an in-process garden sandbox: the controller type's `reconcile` is
+//! called directly (through the `Reconciler` trait) on a real ManagedSeedSet while the test plays
+//! the seed agent and gardenlet by writing the status of the replicas' Shoots, ManagedSeeds and
+//! Seeds; the fake clock stamps `pendingReplica.since` and the Shoot deletion confirmation. The
+//! decisions themselves have table tests in `replica.rs` and `desired.rs`; these read back what one
+//! pass writes (objects, status, finalizer, Events, the error's reason).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,23 +17,24 @@ use seedlet_api::core::{Seed, Shoot};
 use seedlet_api::names::annotations;
 use seedlet_api::seedmanagement::{ManagedSeed, ManagedSeedSet, ManagedSeedSetStatus};
 use seedlet_runtime::clock::Clock;
+use seedlet_runtime::controller::{Reason as _, Reconciler as _};
 use serde_json::{Value, json};
 
+use super::ManagedSeedSets;
 use super::replica::PROTECT_FROM_DELETION;
-use super::{Ctx, reconcile};
 use crate::testing::{self, Env, create};
 
 const NS: &str = "garden";
 const SYNC_PERIOD: Duration = Duration::from_secs(60);
 
-fn ctx(env: &Env, max_shoot_retries: i32) -> Arc<Ctx> {
-    Arc::new(Ctx {
+fn ctx(env: &Env, max_shoot_retries: i32) -> Arc<ManagedSeedSets> {
+    Arc::new(ManagedSeedSets {
         client: env.client.clone(),
         max_shoot_retries,
         sync_period: SYNC_PERIOD,
         clock: env.clock(),
         events: env.events(),
-        metrics: Env::metrics(),
+        concurrency: 1,
     })
 }
 
@@ -186,9 +187,9 @@ async fn healthy_shoot(env: &Env, name: &str) {
 
 /// Takes the pending replica `name`, whose Shoot the set just created, to ready: Shoot
 /// reconciled, one pass creating its ManagedSeed, registered, Seed ready, Shoot healthy.
-async fn bring_up(env: &Env, ctx: &Arc<Ctx>, set: &Arc<ManagedSeedSet>, name: &str) {
+async fn bring_up(env: &Env, ctx: &Arc<ManagedSeedSets>, set: &Arc<ManagedSeedSet>, name: &str) {
     shoot_operation(env, name, "Succeeded").await;
-    reconcile(set.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(set.clone()).await.unwrap();
     assert_eq!(
         pending(&status(env).await),
         Some((name, "ManagedSeedPreparing", None))
@@ -205,7 +206,7 @@ async fn replicas_come_up_one_at_a_time_from_the_templates() {
     let ctx = ctx(&env, 3);
     let t0 = env.clock.now();
 
-    let action = reconcile(set.clone(), ctx.clone()).await.unwrap();
+    let action = ctx.clone().reconcile(set.clone()).await.unwrap();
     assert_eq!(action, Action::requeue(SYNC_PERIOD));
     let stored = sets(&env).get("infra").await.unwrap();
     assert_eq!(stored.finalizers(), ["gardener"]);
@@ -240,7 +241,7 @@ async fn replicas_come_up_one_at_a_time_from_the_templates() {
 
     // While infra-0 reconciles, the set waits for it; the pending entry keeps its time.
     env.clock.advance(SignedDuration::from_mins(1));
-    reconcile(set.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(set.clone()).await.unwrap();
     let status = self::status(&env).await;
     assert_eq!(
         pending(&status),
@@ -260,7 +261,7 @@ async fn replicas_come_up_one_at_a_time_from_the_templates() {
     // Reconciled: the ManagedSeed from the template.
     shoot_operation(&env, "infra-0", "Succeeded").await;
     env.clock.advance(SignedDuration::from_mins(1));
-    reconcile(set.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(set.clone()).await.unwrap();
     let managed_seed = managed_seeds(&env).get("infra-0").await.unwrap();
     assert_eq!(managed_seed.shoot_name(), Some("infra-0"));
     assert_eq!(managed_seed.labels()["set"], "infra");
@@ -286,7 +287,7 @@ async fn replicas_come_up_one_at_a_time_from_the_templates() {
 
     // Registered, then its Seed (joined by name and selector) ready, then the Shoot healthy.
     register(&env, "infra-0").await;
-    reconcile(set.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(set.clone()).await.unwrap();
     assert_eq!(
         pending(&self::status(&env).await),
         Some(("infra-0", "SeedNotReady", None))
@@ -300,7 +301,7 @@ async fn replicas_come_up_one_at_a_time_from_the_templates() {
         .await
     );
     ready_seed(&env, "infra-0").await;
-    reconcile(set.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(set.clone()).await.unwrap();
     let status = self::status(&env).await;
     assert_eq!(pending(&status), Some(("infra-0", "ShootNotHealthy", None)));
     assert_eq!(status.ready_replicas, Some(0), "not ready while unhealthy");
@@ -308,7 +309,7 @@ async fn replicas_come_up_one_at_a_time_from_the_templates() {
 
     // Ready: only now the second replica.
     healthy_shoot(&env, "infra-0").await;
-    reconcile(set.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(set.clone()).await.unwrap();
     assert!(shoots(&env).get_opt("infra-1").await.unwrap().is_some());
     let status = self::status(&env).await;
     assert_eq!(
@@ -331,9 +332,9 @@ async fn scale_in_deletes_the_not_ready_replica_with_confirmation() {
     let env = Env::start().await;
     let set = set(&env, 2).await;
     let ctx = ctx(&env, 3);
-    reconcile(set.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(set.clone()).await.unwrap();
     bring_up(&env, &ctx, &set, "infra-0").await;
-    reconcile(set.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(set.clone()).await.unwrap();
     assert_eq!(
         pending(&status(&env).await),
         Some(("infra-1", "ShootReconciling", None))
@@ -349,7 +350,7 @@ async fn scale_in_deletes_the_not_ready_replica_with_confirmation() {
     merge(&sets(&env), "infra", json!({"spec": {"replicas": 1}})).await;
     env.clock.advance(SignedDuration::from_hours(1));
     let deleted_at = env.clock.now();
-    reconcile(set.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(set.clone()).await.unwrap();
     let victim = shoots(&env).get("infra-1").await.unwrap();
     assert!(victim.metadata.deletion_timestamp.is_some());
     assert_eq!(
@@ -379,7 +380,7 @@ async fn scale_in_deletes_the_not_ready_replica_with_confirmation() {
 
     // It waits for the Shoot to go, then nothing is pending.
     env.clock.advance(SignedDuration::from_mins(1));
-    reconcile(set.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(set.clone()).await.unwrap();
     let status = self::status(&env).await;
     assert_eq!(pending(&status), Some(("infra-1", "ShootDeleting", None)));
     assert_eq!(since(&status), Some(deleted_at));
@@ -389,7 +390,7 @@ async fn scale_in_deletes_the_not_ready_replica_with_confirmation() {
         json!({"metadata": {"finalizers": null}}),
     )
     .await;
-    reconcile(set.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(set.clone()).await.unwrap();
     let status = self::status(&env).await;
     assert_eq!(pending(&status), None);
     assert_eq!((status.replicas, status.ready_replicas), (1, Some(1)));
@@ -401,12 +402,12 @@ async fn protected_replicas_are_not_scaled_in() {
     let env = Env::start().await;
     let set = set(&env, 1).await;
     let ctx = ctx(&env, 3);
-    reconcile(set.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(set.clone()).await.unwrap();
     let protect = json!({"metadata": {"annotations": {PROTECT_FROM_DELETION: "true"}}});
     merge(&shoots(&env), "infra-0", protect).await;
     merge(&sets(&env), "infra", json!({"spec": {"replicas": 0}})).await;
 
-    let error = reconcile(set.clone(), ctx.clone()).await.unwrap_err();
+    let error = ctx.clone().reconcile(set.clone()).await.unwrap_err();
     assert_eq!(error.reason(), "NoDeletableReplicas");
     assert_eq!(error.to_string(), "no deletable replicas found");
     assert!(has_event(&env, "ReconcileError", "no deletable replicas found").await);
@@ -424,12 +425,12 @@ async fn a_failed_shoot_is_retried_max_shoot_retries_times_then_given_up() {
     let env = Env::start().await;
     let set = set(&env, 1).await;
     let ctx = ctx(&env, 3);
-    reconcile(set.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(set.clone()).await.unwrap();
     let operation = |shoot: &Shoot| shoot.annotations().get(annotations::OPERATION).cloned();
 
     for retries in 1..=3 {
         shoot_operation(&env, "infra-0", "Failed").await;
-        reconcile(set.clone(), ctx.clone()).await.unwrap();
+        ctx.clone().reconcile(set.clone()).await.unwrap();
         let shoot = shoots(&env).get("infra-0").await.unwrap();
         assert_eq!(
             operation(&shoot).as_deref(),
@@ -441,7 +442,7 @@ async fn a_failed_shoot_is_retried_max_shoot_retries_times_then_given_up() {
             Some(("infra-0", "ShootReconciling", Some(retries)))
         );
         // A retry asked for and not yet taken up is not asked again.
-        reconcile(set.clone(), ctx.clone()).await.unwrap();
+        ctx.clone().reconcile(set.clone()).await.unwrap();
         assert_eq!(
             pending(&status(&env).await),
             Some(("infra-0", "ShootReconciling", Some(retries)))
@@ -461,7 +462,7 @@ async fn a_failed_shoot_is_retried_max_shoot_retries_times_then_given_up() {
 
     shoot_operation(&env, "infra-0", "Failed").await;
     env.clock.advance(SignedDuration::from_mins(5));
-    reconcile(set.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(set.clone()).await.unwrap();
     let given_up_at = env.clock.now();
     let status = self::status(&env).await;
     assert_eq!(
@@ -481,7 +482,7 @@ async fn a_failed_shoot_is_retried_max_shoot_retries_times_then_given_up() {
 
     // Later passes do not start another round.
     env.clock.advance(SignedDuration::from_mins(5));
-    reconcile(set.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(set.clone()).await.unwrap();
     let status = self::status(&env).await;
     assert_eq!(
         pending(&status),
@@ -497,13 +498,13 @@ async fn a_deleting_set_deletes_its_replicas_before_dropping_its_finalizer() {
     let env = Env::start().await;
     let set = set(&env, 1).await;
     let ctx = ctx(&env, 3);
-    reconcile(set.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(set.clone()).await.unwrap();
     sets(&env)
         .delete("infra", &DeleteParams::default())
         .await
         .unwrap();
 
-    reconcile(set.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(set.clone()).await.unwrap();
     assert!(shoots(&env).get_opt("infra-0").await.unwrap().is_none());
     assert_eq!(
         pending(&status(&env).await),
@@ -511,7 +512,7 @@ async fn a_deleting_set_deletes_its_replicas_before_dropping_its_finalizer() {
     );
     assert!(sets(&env).get_opt("infra").await.unwrap().is_some());
 
-    reconcile(set.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(set.clone()).await.unwrap();
     assert!(
         sets(&env).get_opt("infra").await.unwrap().is_none(),
         "no replicas left: the finalizer is gone and the set with it"

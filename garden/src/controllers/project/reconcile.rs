@@ -12,15 +12,15 @@ use kube::runtime::controller::Action;
 use kube::{Api, Resource, ResourceExt};
 use seedlet_api::core::{Project, Shoot};
 use seedlet_api::names::finalizers;
+use seedlet_runtime::controller::{Reason, Reconciler};
 use seedlet_runtime::events::EventType;
-use seedlet_runtime::policy;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
 use super::namespace::{self, PROJECT_NAME_LABEL, ROLE_LABEL, Release};
 use super::rbac::{self, EXTENSION_ROLE_VALUE};
-use super::{Ctx, NAME, quota};
+use super::{NAME, Projects, quota};
 
 /// Delay before a failed reconcile is retried.
 pub const RETRY_DELAY: Duration = Duration::from_secs(5);
@@ -65,9 +65,8 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Error::Api { .. } => "ApiError",
             Error::Adopt(_) => "NamespaceNotAdoptable",
@@ -81,15 +80,27 @@ fn api_error(what: impl Into<String>) -> impl FnOnce(kube::Error) -> Error {
     move |source| Error::Api { what, source }
 }
 
-/// Reconciles one Project; idempotent.
-///
-/// # Errors
-/// See [`Error`].
-pub async fn reconcile(project: Arc<Project>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    policy::measured(&ctx.metrics, NAME, &project.name_any(), run(&project, &ctx)).await
+impl Reconciler for Projects {
+    type Object = Project;
+    type Error = Error;
+    const NAME: &'static str = NAME;
+
+    /// Reconciles one Project; idempotent.
+    async fn reconcile(&self, project: Arc<Project>) -> Result<Action, Error> {
+        run(&project, self).await
+    }
+
+    /// Retry delay after a failure (the runtime logs it once).
+    fn retry_after(&self, _: &Error) -> Duration {
+        RETRY_DELAY
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.concurrency
+    }
 }
 
-async fn run(project: &Project, ctx: &Ctx) -> Result<Action, Error> {
+async fn run(project: &Project, ctx: &Projects) -> Result<Action, Error> {
     let projects: Api<Project> = Api::all(ctx.client.clone());
     let Some(project) = projects
         .get_opt(&project.name_any())
@@ -194,7 +205,7 @@ fn phase_of(project: &Project) -> &str {
 
 /// Records `error` as an Event, sets `Failed` and returns the error.
 async fn fail(
-    ctx: &Ctx,
+    ctx: &Projects,
     project: &Project,
     kind: EventType,
     reason: &str,
@@ -213,7 +224,7 @@ async fn fail(
 }
 
 /// Writes `status.phase` and `status.observedGeneration` when they differ.
-async fn set_phase(ctx: &Ctx, project: &Project, phase: &str) -> Result<(), Error> {
+async fn set_phase(ctx: &Projects, project: &Project, phase: &str) -> Result<(), Error> {
     let status = project.status.as_ref();
     let observed = status.and_then(|s| s.observed_generation);
     if phase_of(project) == phase && observed == project.metadata.generation {
@@ -232,7 +243,7 @@ async fn set_phase(ctx: &Ctx, project: &Project, phase: &str) -> Result<(), Erro
     Ok(())
 }
 
-async fn ensure_namespace(ctx: &Ctx, project: &Project, name: &str) -> Result<(), Error> {
+async fn ensure_namespace(ctx: &Projects, project: &Project, name: &str) -> Result<(), Error> {
     let api: Api<Namespace> = Api::all(ctx.client.clone());
     match api
         .get_opt(name)
@@ -258,7 +269,7 @@ async fn ensure_namespace(ctx: &Ctx, project: &Project, name: &str) -> Result<()
     Ok(())
 }
 
-async fn ensure_quota(ctx: &Ctx, project: &Project, namespace: &str) -> Result<(), Error> {
+async fn ensure_quota(ctx: &Projects, project: &Project, namespace: &str) -> Result<(), Error> {
     let Some(config) = quota::select(&ctx.quotas, project) else {
         return Ok(());
     };
@@ -321,7 +332,7 @@ where
     upsert(api, existing, target, what).await
 }
 
-async fn ensure_rbac(ctx: &Ctx, project: &Project, namespace: &str) -> Result<(), Error> {
+async fn ensure_rbac(ctx: &Projects, project: &Project, namespace: &str) -> Result<(), Error> {
     let desired = rbac::desired(project, namespace);
     let roles: Api<ClusterRole> = Api::all(ctx.client.clone());
     let cluster_bindings: Api<ClusterRoleBinding> = Api::all(ctx.client.clone());
@@ -382,7 +393,7 @@ where
 }
 
 async fn delete_stale_extension_roles(
-    ctx: &Ctx,
+    ctx: &Projects,
     project: &Project,
     namespace: &str,
 ) -> Result<(), Error> {
@@ -433,7 +444,7 @@ where
 }
 
 /// Deletion (spec §3.1 "Deletion").
-async fn delete(project: &Project, ctx: &Ctx) -> Result<Action, Error> {
+async fn delete(project: &Project, ctx: &Projects) -> Result<Action, Error> {
     let projects: Api<Project> = Api::all(ctx.client.clone());
     if !project
         .finalizers()
@@ -504,7 +515,7 @@ async fn delete(project: &Project, ctx: &Ctx) -> Result<Action, Error> {
 }
 
 /// Whether the namespace is released (gone, not ours, or kept); deletes a created one.
-async fn release_namespace(ctx: &Ctx, project: &Project, name: &str) -> Result<bool, Error> {
+async fn release_namespace(ctx: &Projects, project: &Project, name: &str) -> Result<bool, Error> {
     let api: Api<Namespace> = Api::all(ctx.client.clone());
     let existing = api
         .get_opt(name)
@@ -535,16 +546,4 @@ async fn release_namespace(ctx: &Ctx, project: &Project, name: &str) -> Result<b
             }
         }
     }
-}
-
-/// A lost write race (409) is retried at once (debug line); other errors after [`RETRY_DELAY`],
-/// logged once.
-pub fn error_policy(project: Arc<Project>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    policy::requeue_after_failure(
-        NAME,
-        &project.name_any(),
-        error.reason(),
-        error,
-        RETRY_DELAY,
-    )
 }

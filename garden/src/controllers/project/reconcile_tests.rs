@@ -1,5 +1,6 @@
-//! Reconcile tests against an in-process garden sandbox: [`reconcile`] is called directly on real
-//! Projects and the namespace, quota, RBAC, phase and Events are read back.
+//! Reconcile tests against an in-process garden sandbox: the controller type's `reconcile` is
+//! called directly (through the `Reconciler` trait) on real Projects and the namespace, quota,
+//! RBAC, phase and Events are read back.
 
 use std::sync::Arc;
 
@@ -10,18 +11,19 @@ use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::{Project, Shoot};
 use seedlet_config::garden_projects::ProjectQuota;
+use seedlet_runtime::controller::{Reason as _, Reconciler as _};
 use serde_json::{Value, json};
 
+use super::Projects;
 use super::reconcile::TERMINATING_REQUEUE;
-use super::{Ctx, reconcile};
 use crate::testing::{self, Env, create};
 
-fn ctx(env: &Env, quotas: Vec<ProjectQuota>) -> Arc<Ctx> {
-    Arc::new(Ctx {
+fn ctx(env: &Env, quotas: Vec<ProjectQuota>) -> Arc<Projects> {
+    Arc::new(Projects {
         client: env.client.clone(),
         events: env.events(),
         quotas,
-        metrics: Env::metrics(),
+        concurrency: 1,
     })
 }
 
@@ -86,12 +88,12 @@ async fn a_new_project_gets_its_finalizer_then_namespace_quota_rbac_and_ready() 
     let created = project(&env, "garden-dev").await;
 
     // Pass 1 only adds the finalizer (the write triggers the next pass).
-    reconcile(created.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(created.clone()).await.unwrap();
     let first = stored(&env).await;
     assert_eq!(first.finalizers(), ["gardener"]);
     assert_eq!(phase(&first), None);
 
-    reconcile(created, ctx).await.unwrap();
+    ctx.reconcile(created).await.unwrap();
     let ready = stored(&env).await;
     assert_eq!(phase(&ready), Some("Ready"));
     assert_eq!(
@@ -156,9 +158,9 @@ async fn a_foreign_namespace_is_not_adopted_and_the_project_fails() {
     .await;
     let ctx = ctx(&env, Vec::new());
     let created = project(&env, "taken").await;
-    reconcile(created.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(created.clone()).await.unwrap();
 
-    let error = reconcile(created, ctx).await.unwrap_err();
+    let error = ctx.reconcile(created).await.unwrap_err();
     assert_eq!(error.reason(), "NamespaceNotAdoptable");
     assert_eq!(phase(&stored(&env).await), Some("Failed"));
     let namespace = Api::<Namespace>::all(env.client.clone())
@@ -182,8 +184,8 @@ async fn deletion_waits_for_the_last_shoot_without_requeueing() {
     let env = Env::start().await;
     let ctx = ctx(&env, Vec::new());
     let created = project(&env, "garden-dev").await;
-    reconcile(created.clone(), ctx.clone()).await.unwrap();
-    reconcile(created.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(created.clone()).await.unwrap();
+    ctx.clone().reconcile(created.clone()).await.unwrap();
     assert_eq!(phase(&stored(&env).await), Some("Ready"));
     testing::shoot(&env.client, "garden-dev", "s").await;
     let projects: Api<Project> = Api::all(env.client.clone());
@@ -193,7 +195,7 @@ async fn deletion_waits_for_the_last_shoot_without_requeueing() {
         .unwrap();
 
     assert_eq!(
-        reconcile(created.clone(), ctx.clone()).await.unwrap(),
+        ctx.clone().reconcile(created.clone()).await.unwrap(),
         Action::await_change()
     );
     assert_eq!(phase(&stored(&env).await), Some("Terminating"));
@@ -211,7 +213,7 @@ async fn deletion_waits_for_the_last_shoot_without_requeueing() {
         .await
         .unwrap();
     assert_eq!(
-        reconcile(created, ctx).await.unwrap(),
+        ctx.reconcile(created).await.unwrap(),
         Action::requeue(TERMINATING_REQUEUE)
     );
     assert!(

@@ -10,7 +10,7 @@ pub mod filter;
 mod reconcile_tests;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -21,14 +21,14 @@ use kube::runtime::{Controller, watcher};
 use kube::{Api, ResourceExt};
 use seedlet_api::core::{BackupEntry, Project, Quota, Shoot};
 use seedlet_runtime::clock::Clock;
+use seedlet_runtime::controller::{Reason, Reconciler};
 use seedlet_runtime::error_chain;
-use seedlet_runtime::metrics::Metrics;
-use seedlet_runtime::watch::{NoTriggerBackoff, RunWith, Runner};
+use seedlet_runtime::watch::concurrency;
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
 use crate::caches::GardenCaches;
 use crate::context::GardenContext;
+use crate::controllers::entry::GardenReconciler;
 use filter::Source;
 
 /// Controller name.
@@ -36,19 +36,19 @@ pub const NAME: &str = "project-activity";
 /// Delay before a failed write is retried.
 pub const RETRY_DELAY: Duration = Duration::from_secs(5);
 
-/// Dependencies of the activity controller.
-pub struct Ctx {
+/// The activity controller and what it needs.
+pub struct ProjectActivity {
     /// Garden client.
     pub client: kube::Client,
     /// Time source.
     pub clock: Arc<dyn Clock>,
-    /// Process metrics.
-    pub metrics: Arc<Metrics>,
+    /// Parallel reconciles (`controllers.project.concurrentSyncs`).
+    pub concurrency: u16,
 }
 
-impl std::fmt::Debug for Ctx {
+impl std::fmt::Debug for ProjectActivity {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ctx").finish_non_exhaustive()
+        f.debug_struct("ProjectActivity").finish_non_exhaustive()
     }
 }
 
@@ -66,15 +66,12 @@ pub enum Error {
     },
 }
 
-/// Starts the controller for one leadership term.
-pub async fn start(garden: Arc<GardenContext>) {
-    let ctx = Arc::new(Ctx {
-        client: garden.client.clone(),
-        clock: garden.clock.clone(),
-        metrics: garden.metrics.clone(),
-    });
-    let concurrency = garden.config.controllers.project.concurrent_syncs;
-    run(ctx, &garden.caches, concurrency, garden.stop.clone()).await;
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
+        match self {
+            Error::Write { .. } => "ProjectStatusPatchError",
+        }
+    }
 }
 
 /// The Project whose namespace `namespace` is.
@@ -87,91 +84,96 @@ fn project_of(projects: &Store<Project>, namespace: Option<String>) -> Option<Ob
         .map(|p| ObjectRef::from_obj(p.as_ref()))
 }
 
-/// Runs the controller until `shutdown` is cancelled.
-pub async fn run(
-    ctx: Arc<Ctx>,
-    caches: &GardenCaches,
-    concurrent_syncs: u32,
-    shutdown: CancellationToken,
-) {
-    let client = ctx.client.clone();
-    let project_informer = caches.all::<Project>();
-    let reader = project_informer.store();
-    // The Projects only feed the store: their own changes are no activity.
-    let projects = futures::stream::pending::<Result<Project, watcher::Error>>();
-    let clock = || ctx.clock.clone();
-    let (shoots, entries, secrets, quotas) = (
-        filter::activity(clock(), Source::workload(caches.all::<Shoot>().events())),
-        filter::activity(
-            clock(),
-            Source::workload(caches.all::<BackupEntry>().events()),
-        ),
-        // Every Secret: no other reader keeps them, so a watch of its own (no store).
-        filter::activity(
-            clock(),
-            Source::labelled(filter::watch(Api::<Secret>::all(client))),
-        ),
-        filter::activity(clock(), Source::labelled(caches.all::<Quota>().events())),
-    );
-    let (a, b, c, d) = (
-        reader.clone(),
-        reader.clone(),
-        reader.clone(),
-        reader.clone(),
-    );
-    Controller::for_stream(projects, reader)
-        .trigger_backoff(NoTriggerBackoff)
-        .watches_stream(shoots, move |o: Shoot| project_of(&a, o.namespace()))
-        .watches_stream(entries, move |o: BackupEntry| project_of(&b, o.namespace()))
-        .watches_stream(secrets, move |o: Secret| project_of(&c, o.namespace()))
-        .watches_stream(quotas, move |o: Quota| project_of(&d, o.namespace()))
-        .run_with(
-            Runner::new(NAME, shutdown).concurrency(concurrent_syncs),
-            reconcile,
-            error_policy,
-            ctx,
-        )
-        .await;
-}
-
-/// Sets `status.lastActivityTimestamp` to now.
-///
-/// # Errors
-/// [`Error::Write`]; a vanished project is not one.
-pub async fn reconcile(project: Arc<Project>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = Instant::now();
-    let patch = json!({"status": {"lastActivityTimestamp": Time(ctx.clock.now())}});
-    let result = match Api::<Project>::all(ctx.client.clone())
-        .patch_status(
-            &project.name_any(),
-            &PatchParams::default(),
-            &Patch::Merge(&patch),
-        )
-        .await
-    {
-        Ok(_) => Ok(Action::await_change()),
-        Err(kube::Error::Api(status)) if status.is_not_found() => Ok(Action::await_change()),
-        Err(source) => Err(Error::Write {
-            project: project.name_any(),
-            source,
-        }),
-    };
-    ctx.metrics
-        .reconciled(NAME, started.elapsed(), result.is_ok());
-    result
-}
-
-/// A lost write race (409) is retried at once (debug line); other errors after [`RETRY_DELAY`],
-/// logged once.
-pub fn error_policy(project: Arc<Project>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if let Some(action) = seedlet_runtime::status::conflict_requeue(&project.name_any(), error) {
-        return action;
+impl GardenReconciler for ProjectActivity {
+    fn from_garden(garden: &GardenContext) -> Option<Self> {
+        Some(Self {
+            client: garden.client.clone(),
+            clock: garden.clock.clone(),
+            concurrency: concurrency(i64::from(
+                garden.config.controllers.project.concurrent_syncs,
+            )),
+        })
     }
-    tracing::error!(
-        controller = NAME,
-        project = %project.name_any(),
-        error = %error_chain(error),
-        "recording activity failed"
-    );
-    Action::requeue(RETRY_DELAY)
+
+    fn triggers(&self, caches: &GardenCaches) -> Controller<Project> {
+        let project_informer = caches.all::<Project>();
+        let reader = project_informer.store();
+        // The Projects only feed the store: their own changes are no activity.
+        let projects = futures::stream::pending::<Result<Project, watcher::Error>>();
+        let clock = || self.clock.clone();
+        let (shoots, entries, secrets, quotas) = (
+            filter::activity(clock(), Source::workload(caches.all::<Shoot>().events())),
+            filter::activity(
+                clock(),
+                Source::workload(caches.all::<BackupEntry>().events()),
+            ),
+            // Every Secret: no other reader keeps them, so a watch of its own (no store).
+            filter::activity(
+                clock(),
+                Source::labelled(filter::watch(Api::<Secret>::all(self.client.clone()))),
+            ),
+            filter::activity(clock(), Source::labelled(caches.all::<Quota>().events())),
+        );
+        let (a, b, c, d) = (
+            reader.clone(),
+            reader.clone(),
+            reader.clone(),
+            reader.clone(),
+        );
+        Controller::for_stream(projects, reader)
+            .watches_stream(shoots, move |o: Shoot| project_of(&a, o.namespace()))
+            .watches_stream(entries, move |o: BackupEntry| project_of(&b, o.namespace()))
+            .watches_stream(secrets, move |o: Secret| project_of(&c, o.namespace()))
+            .watches_stream(quotas, move |o: Quota| project_of(&d, o.namespace()))
+    }
+}
+
+impl Reconciler for ProjectActivity {
+    type Object = Project;
+    type Error = Error;
+    const NAME: &'static str = NAME;
+
+    /// Sets `status.lastActivityTimestamp` to now; a vanished project is no error.
+    async fn reconcile(&self, project: Arc<Project>) -> Result<Action, Error> {
+        let patch = json!({"status": {"lastActivityTimestamp": Time(self.clock.now())}});
+        match Api::<Project>::all(self.client.clone())
+            .patch_status(
+                &project.name_any(),
+                &PatchParams::default(),
+                &Patch::Merge(&patch),
+            )
+            .await
+        {
+            Ok(_) => Ok(Action::await_change()),
+            Err(kube::Error::Api(status)) if status.is_not_found() => Ok(Action::await_change()),
+            Err(source) => Err(Error::Write {
+                project: project.name_any(),
+                source,
+            }),
+        }
+    }
+
+    fn retry_after(&self, _: &Error) -> Duration {
+        RETRY_DELAY
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.concurrency
+    }
+
+    /// A lost write race (409) is retried at once (debug line); any other failure is an ERROR
+    /// line each time and a retry after [`RETRY_DELAY`].
+    fn error_policy(&self, project: &Project, error: &Error) -> Action {
+        if let Some(action) = seedlet_runtime::status::conflict_requeue(&project.name_any(), error)
+        {
+            return action;
+        }
+        tracing::error!(
+            controller = NAME,
+            project = %project.name_any(),
+            error = %error_chain(error),
+            "recording activity failed"
+        );
+        Action::requeue(RETRY_DELAY)
+    }
 }

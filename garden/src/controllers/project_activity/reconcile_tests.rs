@@ -1,21 +1,24 @@
-//! Reconcile tests against an in-process garden sandbox: [`reconcile`] is called directly on a
-//! real Project and its `status.lastActivityTimestamp` is read back at the fake clock's time.
+//! Reconcile tests against an in-process garden sandbox:
+//! [`Reconciler::reconcile`](seedlet_runtime::controller::Reconciler::reconcile) is called
+//! directly on a real Project and its `status.lastActivityTimestamp` is read back at the fake
+//! clock's time.
 
 use std::sync::Arc;
 
 use kube::Api;
 use kube::runtime::controller::Action;
 use seedlet_api::core::Project;
+use seedlet_runtime::controller::Reconciler as _;
 use serde_json::json;
 
-use super::{Ctx, Error, RETRY_DELAY, error_policy, reconcile};
+use super::{Error, ProjectActivity, RETRY_DELAY};
 use crate::testing::{Env, create};
 
-fn ctx(env: &Env) -> Arc<Ctx> {
-    Arc::new(Ctx {
+fn ctx(env: &Env) -> Arc<ProjectActivity> {
+    Arc::new(ProjectActivity {
         client: env.client.clone(),
         clock: env.clock(),
-        metrics: Env::metrics(),
+        concurrency: 1,
     })
 }
 
@@ -48,7 +51,7 @@ async fn activity_stamps_the_project_with_the_current_time_on_every_pass() {
     let created = project(&env).await;
     assert_eq!(last_activity(&env).await, None);
 
-    let action = reconcile(created.clone(), ctx.clone()).await.unwrap();
+    let action = ctx.clone().reconcile(created.clone()).await.unwrap();
     assert_eq!(action, Action::await_change());
     assert_eq!(
         last_activity(&env).await.as_deref(),
@@ -56,7 +59,7 @@ async fn activity_stamps_the_project_with_the_current_time_on_every_pass() {
     );
 
     env.clock.advance(jiff::SignedDuration::from_hours(3));
-    reconcile(created, ctx).await.unwrap();
+    ctx.reconcile(created).await.unwrap();
     assert_eq!(
         last_activity(&env).await.as_deref(),
         Some("2025-01-01T03:00:00Z")
@@ -71,7 +74,7 @@ async fn a_vanished_project_is_no_error() {
         "metadata": {"name": "gone"}, "spec": {"namespace": "garden-gone"}}))
     .unwrap();
     assert_eq!(
-        reconcile(Arc::new(gone), ctx(&env)).await.unwrap(),
+        ctx(&env).reconcile(Arc::new(gone)).await.unwrap(),
         Action::await_change()
     );
     env.shutdown().await;
@@ -92,11 +95,11 @@ async fn a_lost_write_race_is_requeued_at_once_and_other_failures_after_the_retr
         ),
     };
     assert_eq!(
-        error_policy(created.clone(), &failure(409, "Conflict"), ctx(&env)),
+        ctx(&env).error_policy(&created, &failure(409, "Conflict")),
         Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE)
     );
     assert_eq!(
-        error_policy(created, &failure(500, "InternalError"), ctx(&env)),
+        ctx(&env).error_policy(&created, &failure(500, "InternalError")),
         Action::requeue(RETRY_DELAY)
     );
     env.shutdown().await;

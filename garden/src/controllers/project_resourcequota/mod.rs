@@ -10,7 +10,7 @@ mod reconcile_tests;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Namespace, ResourceQuota};
 use kube::api::{ListParams, Patch, PatchParams};
@@ -18,31 +18,33 @@ use kube::runtime::controller::Action;
 use kube::runtime::{Controller, WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
 use seedlet_api::core::Shoot;
+use seedlet_runtime::controller::{Reason, Reconciler};
 use seedlet_runtime::error_chain;
-use seedlet_runtime::metrics::Metrics;
 use seedlet_runtime::triggers::{filter_changes, key_of};
-use seedlet_runtime::watch::{NoTriggerBackoff, RunWith, Runner};
+use seedlet_runtime::watch::concurrency;
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
+use crate::caches::GardenCaches;
 use crate::context::GardenContext;
+use crate::controllers::entry::GardenReconciler;
 
 /// Controller name.
 pub const NAME: &str = "project-resourcequota";
 /// Delay before a failed reconcile is retried.
 pub const RETRY_DELAY: Duration = Duration::from_secs(5);
 
-/// Dependencies of the controller.
-pub struct Ctx {
+/// The controller and what it needs.
+pub struct ProjectResourceQuotas {
     /// Garden client.
     pub client: kube::Client,
-    /// Process metrics.
-    pub metrics: Arc<Metrics>,
+    /// Parallel reconciles (`controllers.project.concurrentSyncs`).
+    pub concurrency: u16,
 }
 
-impl std::fmt::Debug for Ctx {
+impl std::fmt::Debug for ProjectResourceQuotas {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ctx").finish_non_exhaustive()
+        f.debug_struct("ProjectResourceQuotas")
+            .finish_non_exhaustive()
     }
 }
 
@@ -63,62 +65,86 @@ pub enum Error {
     Value(#[from] bump::NotAnInteger),
 }
 
-/// Starts the controller for one leadership term.
-pub async fn start(garden: Arc<GardenContext>) {
-    let ctx = Arc::new(Ctx {
-        client: garden.client.clone(),
-        metrics: garden.metrics.clone(),
-    });
-    let concurrency = garden.config.controllers.project.concurrent_syncs;
-    run(ctx, concurrency, garden.stop.clone()).await;
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
+        match self {
+            Error::Api { .. } => "ApiError",
+            Error::Value(_) => "InvalidQuantity",
+        }
+    }
 }
 
-/// Runs the controller until `shutdown` is cancelled.
-pub async fn run(ctx: Arc<Ctx>, concurrent_syncs: u32, shutdown: CancellationToken) {
-    let (reader, writer) = kube::runtime::reflector::store();
-    let quotas = filter_changes(
-        watcher::watcher(
-            Api::<ResourceQuota>::all(ctx.client.clone()),
-            watcher::Config::default(),
-        )
-        .backoff(seedlet_runtime::watch::watch_backoff())
-        .modify(seedlet_runtime::watch::slim::<ResourceQuota>)
-        .reflect(writer),
-        |quota: &ResourceQuota| {
-            key_of(&(
-                quota.spec.as_ref().and_then(|s| s.hard.as_ref()),
-                quota.annotations(),
-            ))
-        },
-    );
-    Controller::for_stream(quotas, reader)
-        .trigger_backoff(NoTriggerBackoff)
-        .run_with(
-            Runner::new(NAME, shutdown).concurrency(concurrent_syncs),
-            reconcile,
-            error_policy,
-            ctx,
-        )
-        .await;
+impl GardenReconciler for ProjectResourceQuotas {
+    fn from_garden(garden: &GardenContext) -> Option<Self> {
+        Some(Self {
+            client: garden.client.clone(),
+            concurrency: concurrency(i64::from(
+                garden.config.controllers.project.concurrent_syncs,
+            )),
+        })
+    }
+
+    fn triggers(&self, _caches: &GardenCaches) -> Controller<ResourceQuota> {
+        // Only this controller reads ResourceQuotas: a watch and store of its own.
+        let (reader, writer) = kube::runtime::reflector::store();
+        let quotas = filter_changes(
+            watcher::watcher(
+                Api::<ResourceQuota>::all(self.client.clone()),
+                watcher::Config::default(),
+            )
+            .backoff(seedlet_runtime::watch::watch_backoff())
+            .modify(seedlet_runtime::watch::slim::<ResourceQuota>)
+            .reflect(writer),
+            |quota: &ResourceQuota| {
+                key_of(&(
+                    quota.spec.as_ref().and_then(|s| s.hard.as_ref()),
+                    quota.annotations(),
+                ))
+            },
+        );
+        Controller::for_stream(quotas, reader)
+    }
+}
+
+impl Reconciler for ProjectResourceQuotas {
+    type Object = ResourceQuota;
+    type Error = Error;
+    const NAME: &'static str = NAME;
+
+    /// Raises the per-shoot limits of one ResourceQuota; idempotent.
+    async fn reconcile(&self, quota: Arc<ResourceQuota>) -> Result<Action, Error> {
+        run_one(&quota, self).await.map(|()| Action::await_change())
+    }
+
+    fn retry_after(&self, _: &Error) -> Duration {
+        RETRY_DELAY
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.concurrency
+    }
+
+    /// A lost write race (409) is retried at once (debug line); any other failure is an ERROR
+    /// line each time and a retry after [`RETRY_DELAY`].
+    fn error_policy(&self, quota: &ResourceQuota, error: &Error) -> Action {
+        if let Some(action) = seedlet_runtime::status::conflict_requeue(&quota.name_any(), error) {
+            return action;
+        }
+        tracing::error!(
+            controller = NAME,
+            resource_quota = %format!("{}/{}", quota.namespace().unwrap_or_default(), quota.name_any()),
+            error = %error_chain(error),
+            "reconcile failed"
+        );
+        Action::requeue(RETRY_DELAY)
+    }
 }
 
 fn api_error(what: String) -> impl FnOnce(kube::Error) -> Error {
     move |source| Error::Api { what, source }
 }
 
-/// Raises the per-shoot limits of one ResourceQuota; idempotent.
-///
-/// # Errors
-/// See [`Error`].
-pub async fn reconcile(quota: Arc<ResourceQuota>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = Instant::now();
-    let result = run_one(&quota, &ctx).await;
-    ctx.metrics
-        .reconciled(NAME, started.elapsed(), result.is_ok());
-    result.map(|()| Action::await_change())
-}
-
-async fn run_one(quota: &ResourceQuota, ctx: &Ctx) -> Result<(), Error> {
+async fn run_one(quota: &ResourceQuota, ctx: &ProjectResourceQuotas) -> Result<(), Error> {
     let namespace = quota.namespace().unwrap_or_default();
     let key = format!("{namespace}/{}", quota.name_any());
     let role = Api::<Namespace>::all(ctx.client.clone())
@@ -170,19 +196,4 @@ async fn run_one(quota: &ResourceQuota, ctx: &Ctx) -> Result<(), Error> {
     .await
     .map_err(api_error(format!("patching ResourceQuota {key}")))?;
     Ok(())
-}
-
-/// A lost write race (409) is retried at once (debug line); other errors after [`RETRY_DELAY`],
-/// logged once.
-pub fn error_policy(quota: Arc<ResourceQuota>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    if let Some(action) = seedlet_runtime::status::conflict_requeue(&quota.name_any(), error) {
-        return action;
-    }
-    tracing::error!(
-        controller = NAME,
-        resource_quota = %format!("{}/{}", quota.namespace().unwrap_or_default(), quota.name_any()),
-        error = %error_chain(error),
-        "reconcile failed"
-    );
-    Action::requeue(RETRY_DELAY)
 }

@@ -1,5 +1,5 @@
 //! Reconcile tests against an in-process garden sandbox: ResourceQuotas in project and other
-//! namespaces are real objects, [`reconcile`] is called directly and the limits and annotations
+//! namespaces are real objects, the controller's `reconcile` is called directly and the limits and annotations
 //! are read back.
 
 use std::collections::BTreeMap;
@@ -8,18 +8,19 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::ResourceQuota;
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
+use seedlet_runtime::controller::Reconciler as _;
 use serde_json::{Value, json};
 
-use super::{Ctx, Error, RETRY_DELAY, error_policy, reconcile};
+use super::{Error, ProjectResourceQuotas, RETRY_DELAY};
 use crate::testing::{self, Env, create};
 
 const SECRETS_PER_SHOOT: &str = "quota.gardener.cloud/secrets-per-shoot";
 const CONFIGMAPS_PER_SHOOT: &str = "quota.gardener.cloud/configmaps-per-shoot";
 
-fn ctx(env: &Env) -> Arc<Ctx> {
-    Arc::new(Ctx {
+fn ctx(env: &Env) -> Arc<ProjectResourceQuotas> {
+    Arc::new(ProjectResourceQuotas {
         client: env.client.clone(),
-        metrics: Env::metrics(),
+        concurrency: 1,
     })
 }
 
@@ -79,7 +80,7 @@ async fn a_project_quota_is_raised_to_the_per_shoot_needs_and_annotated_once() {
     )
     .await;
 
-    let action = reconcile(created.clone(), ctx.clone()).await.unwrap();
+    let action = ctx.clone().reconcile(created.clone()).await.unwrap();
     assert_eq!(action, Action::await_change());
     let raised = stored(&env, "garden-dev").await;
     assert_eq!(hard(&raised)["count/secrets"], "40");
@@ -91,7 +92,7 @@ async fn a_project_quota_is_raised_to_the_per_shoot_needs_and_annotated_once() {
     assert_eq!(raised.annotations()[CONFIGMAPS_PER_SHOOT], "2");
 
     // Everything is recorded: the next pass writes nothing.
-    reconcile(created, ctx).await.unwrap();
+    ctx.reconcile(created).await.unwrap();
     assert_eq!(
         stored(&env, "garden-dev").await.resource_version(),
         raised.resource_version()
@@ -113,7 +114,7 @@ async fn without_a_shoot_limit_the_shoots_in_the_namespace_count() {
     )
     .await;
 
-    reconcile(created, ctx(&env)).await.unwrap();
+    ctx(&env).reconcile(created).await.unwrap();
     assert_eq!(
         hard(&stored(&env, "garden-dev").await)["count/configmaps"],
         "4"
@@ -133,7 +134,7 @@ async fn quotas_outside_project_namespaces_are_left_alone() {
     )
     .await;
 
-    reconcile(created.clone(), ctx(&env)).await.unwrap();
+    ctx(&env).reconcile(created.clone()).await.unwrap();
     let untouched = stored(&env, "team").await;
     assert_eq!(untouched.resource_version(), created.resource_version());
     assert_eq!(hard(&untouched)["count/secrets"], "30");
@@ -153,11 +154,11 @@ async fn a_recorded_value_that_is_no_integer_fails_and_is_retried_later() {
     )
     .await;
 
-    let error = reconcile(created.clone(), ctx.clone()).await.unwrap_err();
+    let error = ctx.clone().reconcile(created.clone()).await.unwrap_err();
     assert!(matches!(error, Error::Value(_)), "{error}");
     assert!(error.to_string().contains("\"four\""), "{error}");
     assert_eq!(
-        error_policy(created, &error, ctx),
+        ctx.error_policy(&created, &error),
         Action::requeue(RETRY_DELAY)
     );
     assert_eq!(
@@ -189,7 +190,7 @@ async fn a_lost_write_race_is_requeued_at_once() {
         ),
     };
     assert_eq!(
-        error_policy(created, &conflict, ctx(&env)),
+        ctx(&env).error_policy(&created, &conflict),
         Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE)
     );
     env.shutdown().await;

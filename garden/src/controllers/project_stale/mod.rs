@@ -15,23 +15,24 @@ mod reconcile_tests;
 use std::sync::Arc;
 use std::time::Duration;
 
+use kube::runtime::Controller;
 use seedlet_api::core::Project;
 use seedlet_runtime::clock::Clock;
-use seedlet_runtime::metrics::Metrics;
 use seedlet_runtime::triggers::key_of;
-use seedlet_runtime::watch::{RunWith, Runner};
-use tokio_util::sync::CancellationToken;
+use seedlet_runtime::watch::concurrency;
 
-pub use reconcile::{Error, error_policy, reconcile};
+pub use reconcile::Error;
 
 use crate::caches::GardenCaches;
 use crate::context::GardenContext;
+use crate::controllers::entry::GardenReconciler;
 
 /// Controller name.
 pub const NAME: &str = "project-stale";
 
-/// Dependencies of the stale controller.
-pub struct Ctx {
+/// The stale-project controller: what its reconciles need (its `Reconciler` impl is in
+/// `reconcile.rs`).
+pub struct StaleProjects {
     /// Garden client.
     pub client: kube::Client,
     /// Time source.
@@ -40,37 +41,35 @@ pub struct Ctx {
     pub settings: decide::Settings,
     /// `staleSyncPeriod`.
     pub sync_period: Duration,
-    /// Process metrics.
-    pub metrics: Arc<Metrics>,
+    /// Parallel reconciles (`concurrentSyncs`).
+    pub concurrency: u16,
 }
 
-impl std::fmt::Debug for Ctx {
+impl std::fmt::Debug for StaleProjects {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ctx").finish_non_exhaustive()
+        f.debug_struct("StaleProjects").finish_non_exhaustive()
     }
 }
 
-/// Starts the controller for one leadership term.
-pub async fn start(garden: Arc<GardenContext>) {
-    let config = &garden.config.controllers.project;
-    let ctx = Arc::new(Ctx {
-        client: garden.client.clone(),
-        clock: garden.clock.clone(),
-        settings: decide::Settings {
-            minimum_lifetime: decide::days(config.minimum_lifetime_days),
-            grace_period: decide::days(config.stale_grace_period_days),
-            expiration: decide::days(config.stale_expiration_time_days),
-        },
-        sync_period: config.stale_sync_period.as_std(),
-        metrics: garden.metrics.clone(),
-    });
-    run(
-        ctx,
-        &garden.caches,
-        config.concurrent_syncs,
-        garden.stop.clone(),
-    )
-    .await;
+impl GardenReconciler for StaleProjects {
+    fn from_garden(garden: &GardenContext) -> Option<Self> {
+        let config = &garden.config.controllers.project;
+        Some(Self {
+            client: garden.client.clone(),
+            clock: garden.clock.clone(),
+            settings: decide::Settings {
+                minimum_lifetime: decide::days(config.minimum_lifetime_days),
+                grace_period: decide::days(config.stale_grace_period_days),
+                expiration: decide::days(config.stale_expiration_time_days),
+            },
+            sync_period: config.stale_sync_period.as_std(),
+            concurrency: concurrency(i64::from(config.concurrent_syncs)),
+        })
+    }
+
+    fn triggers(&self, caches: &GardenCaches) -> Controller<Project> {
+        crate::caches::controller_on_changes(&caches.all::<Project>(), trigger_key)
+    }
 }
 
 /// The change key: activity-only updates do not trigger (spec §3.4).
@@ -81,21 +80,4 @@ pub fn trigger_key(project: &Project) -> String {
         observed,
         project.metadata.deletion_timestamp.is_some(),
     ))
-}
-
-/// Runs the controller until `shutdown` is cancelled.
-pub async fn run(
-    ctx: Arc<Ctx>,
-    caches: &GardenCaches,
-    concurrent_syncs: u32,
-    shutdown: CancellationToken,
-) {
-    crate::caches::controller_on_changes(&caches.all::<Project>(), trigger_key)
-        .run_with(
-            Runner::new(NAME, shutdown).concurrency(concurrent_syncs),
-            reconcile,
-            error_policy,
-            ctx,
-        )
-        .await;
 }

@@ -14,13 +14,13 @@ use kube::{Api, ResourceExt};
 use seedlet_api::core::{BackupEntry, CredentialsBinding, Project, Quota, SecretBinding, Shoot};
 use seedlet_api::names::annotations;
 use seedlet_api::security::WorkloadIdentity;
-use seedlet_runtime::policy;
+use seedlet_runtime::controller::{Reason, Reconciler};
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
 use super::decide::{self, Decision, Facts};
 use super::in_use::{self, Credential};
-use super::{Ctx, NAME};
+use super::{NAME, StaleProjects};
 
 /// Delay before a failed check is retried.
 pub const RETRY_DELAY: Duration = Duration::from_secs(5);
@@ -41,9 +41,8 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         "StaleCheckFailed"
     }
 }
@@ -68,17 +67,28 @@ where
     }
 }
 
-/// Runs the check for one project, then requeues after `staleSyncPeriod`.
-///
-/// # Errors
-/// See [`Error`].
-pub async fn reconcile(project: Arc<Project>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let result =
-        policy::measured(&ctx.metrics, NAME, &project.name_any(), run(&project, &ctx)).await;
-    result.map(|()| Action::requeue(ctx.sync_period))
+impl Reconciler for StaleProjects {
+    type Object = Project;
+    type Error = Error;
+    const NAME: &'static str = NAME;
+
+    /// Runs the check for one project, then requeues after `staleSyncPeriod`.
+    async fn reconcile(&self, project: Arc<Project>) -> Result<Action, Error> {
+        let result = run(&project, self).await;
+        result.map(|()| Action::requeue(self.sync_period))
+    }
+
+    /// Retry delay after a failure (the runtime logs it once).
+    fn retry_after(&self, _: &Error) -> Duration {
+        RETRY_DELAY
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.concurrency
+    }
 }
 
-async fn run(project: &Project, ctx: &Ctx) -> Result<(), Error> {
+async fn run(project: &Project, ctx: &StaleProjects) -> Result<(), Error> {
     let projects: Api<Project> = Api::all(ctx.client.clone());
     let Some(project) = projects
         .get_opt(&project.name_any())
@@ -178,7 +188,7 @@ async fn run(project: &Project, ctx: &Ctx) -> Result<(), Error> {
 }
 
 /// Step 4: gathers the inputs of [`in_use::in_use`].
-async fn namespace_in_use(ctx: &Ctx, namespace: &str) -> Result<bool, Error> {
+async fn namespace_in_use(ctx: &StaleProjects, namespace: &str) -> Result<bool, Error> {
     let client = &ctx.client;
     let one = ListParams::default().limit(1);
     let shoots_here: Vec<Shoot> =
@@ -244,16 +254,4 @@ async fn namespace_in_use(ctx: &Ctx, namespace: &str) -> Result<bool, Error> {
         credentials: &credentials,
         quotas: &quotas,
     }))
-}
-
-/// A lost write race (409) is retried at once (debug line); other errors after [`RETRY_DELAY`],
-/// logged once.
-pub fn error_policy(project: Arc<Project>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    policy::requeue_after_failure(
-        NAME,
-        &project.name_any(),
-        error.reason(),
-        error,
-        RETRY_DELAY,
-    )
 }

@@ -1,6 +1,6 @@
-//! Reconcile tests against an in-process garden sandbox: [`reconcile`] is called directly on a
-//! real Project while a fake clock moves through the minimum lifetime, the grace period and the
-//! expiration.
+//! Reconcile tests against an in-process garden sandbox: the controller type's `reconcile` is
+//! called directly (through the `Reconciler` trait) on a real Project while a fake clock moves
+//! through the minimum lifetime, the grace period and the expiration.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,14 +8,15 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use kube::Api;
 use seedlet_api::core::Project;
+use seedlet_runtime::controller::Reconciler as _;
 use serde_json::json;
 
+use super::StaleProjects;
 use super::decide::{Settings, days};
-use super::{Ctx, reconcile};
 use crate::testing::{self, Env, create, ensure_namespace};
 
-fn ctx(env: &Env) -> Arc<Ctx> {
-    Arc::new(Ctx {
+fn ctx(env: &Env) -> Arc<StaleProjects> {
+    Arc::new(StaleProjects {
         client: env.client.clone(),
         clock: env.clock(),
         settings: Settings {
@@ -24,7 +25,7 @@ fn ctx(env: &Env) -> Arc<Ctx> {
             expiration: days(7),
         },
         sync_period: Duration::from_secs(3600),
-        metrics: Env::metrics(),
+        concurrency: 1,
     })
 }
 
@@ -61,7 +62,7 @@ async fn an_unused_project_turns_stale_gets_its_auto_delete_time_and_is_deleted_
     let ctx = ctx(&env);
 
     env.clock.set(created + SignedDuration::from_hours(12));
-    reconcile(dev.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(dev.clone()).await.unwrap();
     assert_eq!(
         stale(&env).await,
         Some((None, None)),
@@ -70,7 +71,7 @@ async fn an_unused_project_turns_stale_gets_its_auto_delete_time_and_is_deleted_
 
     let since = created + days(2);
     env.clock.set(since);
-    reconcile(dev.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(dev.clone()).await.unwrap();
     assert_eq!(
         stale(&env).await,
         Some((Some(since), None)),
@@ -78,12 +79,12 @@ async fn an_unused_project_turns_stale_gets_its_auto_delete_time_and_is_deleted_
     );
 
     env.clock.set(since + days(3));
-    reconcile(dev.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(dev.clone()).await.unwrap();
     let auto_delete = since + days(7);
     assert_eq!(stale(&env).await, Some((Some(since), Some(auto_delete))));
 
     env.clock.set(auto_delete);
-    reconcile(dev, ctx).await.unwrap();
+    ctx.reconcile(dev).await.unwrap();
     assert_eq!(
         stale(&env).await,
         None,
@@ -98,7 +99,7 @@ async fn a_shoot_in_the_namespace_keeps_the_project_from_going_stale() {
     let (dev, created) = project(&env).await;
     testing::shoot(&env.client, "garden-dev", "s").await;
     env.clock.set(created + days(30));
-    reconcile(dev, ctx(&env)).await.unwrap();
+    ctx(&env).reconcile(dev).await.unwrap();
     assert_eq!(stale(&env).await, Some((None, None)));
     env.shutdown().await;
 }

@@ -24,6 +24,7 @@ pub mod users;
 
 use std::fmt::Debug;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -32,23 +33,20 @@ use kube::{Api, Resource};
 use seedlet_api::core::{
     CloudProfile, CredentialsBinding, ExposureClass, NamespacedCloudProfile, Quota, SecretBinding,
 };
+use seedlet_config::garden::GardenControllers;
 use seedlet_runtime::clock::Clock;
 use seedlet_runtime::events::{EventType, Recorder};
-use seedlet_runtime::metrics::Metrics;
-use seedlet_runtime::watch::{RunWith, Runner};
+use seedlet_runtime::watch::concurrency;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use tokio_util::sync::CancellationToken;
 
-pub use reconcile::{Error, error_policy, reconcile};
+pub use reconcile::Error;
 
 use crate::caches::GardenCaches;
 use crate::context::GardenContext;
+use crate::controllers::entry::GardenReconciler;
 
-/// Name of the protection controllers together (the builtin list).
-pub const NAME: &str = "reference-protection";
-
-/// Dependencies of one protection controller.
+/// What a protected kind's hooks may use.
 pub struct Ctx {
     /// Garden client.
     pub client: kube::Client,
@@ -56,8 +54,6 @@ pub struct Ctx {
     pub events: Recorder,
     /// Time source (CloudProfile classifications).
     pub clock: Arc<dyn Clock>,
-    /// Process metrics.
-    pub metrics: Arc<Metrics>,
 }
 
 impl Debug for Ctx {
@@ -130,47 +126,75 @@ pub trait Protected:
     fn watches(controller: Controller<Self>, caches: &GardenCaches) -> Controller<Self>;
 }
 
-/// Starts all protection controllers for one leadership term.
-pub async fn start(garden: Arc<GardenContext>) {
-    let controllers = &garden.config.controllers;
-    tokio::join!(
-        run::<CloudProfile>(&garden, controllers.cloud_profile.concurrent_syncs),
-        run::<NamespacedCloudProfile>(
-            &garden,
-            controllers.namespaced_cloud_profile.concurrent_syncs
-        ),
-        run::<SecretBinding>(&garden, controllers.secret_binding.concurrent_syncs),
-        run::<CredentialsBinding>(&garden, controllers.credentials_binding.concurrent_syncs),
-        run::<Quota>(&garden, controllers.quota.concurrent_syncs),
-        run::<ExposureClass>(&garden, controllers.exposure_class.concurrent_syncs),
-    );
+/// The protection controller of kind `K`.
+pub struct Protection<K> {
+    /// What the kind's hooks use.
+    pub ctx: Arc<Ctx>,
+    /// Parallel reconciles (the kind's `concurrentSyncs`).
+    pub concurrency: u16,
+    kind: PhantomData<fn() -> K>,
 }
 
-/// Runs the protection controller of kind `K` until the term's token is cancelled.
-pub async fn run<K: Protected>(garden: &GardenContext, concurrent_syncs: u32) {
-    let ctx = Arc::new(Ctx {
-        client: garden.client.clone(),
-        events: garden.events.named(format!("{}-controller", K::NAME)),
-        clock: garden.clock.clone(),
-        metrics: garden.metrics.clone(),
-    });
-    run_with::<K>(ctx, &garden.caches, concurrent_syncs, garden.stop.clone()).await;
-}
-
-/// Runs the protection controller of kind `K` with `ctx` until `shutdown` is cancelled.
-pub async fn run_with<K: Protected>(
-    ctx: Arc<Ctx>,
-    caches: &GardenCaches,
-    concurrent_syncs: u32,
-    shutdown: CancellationToken,
-) {
-    let controller = crate::caches::controller(&caches.all::<K>());
-    K::watches(controller, caches)
-        .run_with(
-            Runner::new(K::NAME, shutdown).concurrency(concurrent_syncs),
-            reconcile::<K>,
-            error_policy::<K>,
+impl<K> Protection<K> {
+    /// The controller of `K` with `ctx`, reconciling `concurrency` objects at once.
+    pub fn new(ctx: Arc<Ctx>, concurrency: u16) -> Self {
+        Self {
             ctx,
-        )
-        .await;
+            concurrency,
+            kind: PhantomData,
+        }
+    }
 }
+
+impl<K: Protected> Debug for Protection<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Protection")
+            .field("kind", &K::KIND)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A protected kind the garden runs a controller for, with its configuration block.
+pub trait Configured: Protected {
+    /// The kind's `concurrentSyncs`.
+    fn concurrent_syncs(controllers: &GardenControllers) -> u32;
+}
+
+impl<K: Configured> GardenReconciler for Protection<K> {
+    fn from_garden(garden: &GardenContext) -> Option<Self> {
+        let ctx = Ctx {
+            client: garden.client.clone(),
+            events: garden.events.named(format!("{}-controller", K::NAME)),
+            clock: garden.clock.clone(),
+        };
+        let concurrent_syncs = K::concurrent_syncs(&garden.config.controllers);
+        Some(Self::new(
+            Arc::new(ctx),
+            concurrency(i64::from(concurrent_syncs)),
+        ))
+    }
+
+    fn triggers(&self, caches: &GardenCaches) -> Controller<K> {
+        K::watches(crate::caches::controller(&caches.all::<K>()), caches)
+    }
+}
+
+/// [`Configured`] for each kind from its block of `controllers`.
+macro_rules! configured {
+    ($($kind:ty => $block:ident),+ $(,)?) => {$(
+        impl Configured for $kind {
+            fn concurrent_syncs(controllers: &GardenControllers) -> u32 {
+                controllers.$block.concurrent_syncs
+            }
+        }
+    )+};
+}
+
+configured!(
+    CloudProfile => cloud_profile,
+    NamespacedCloudProfile => namespaced_cloud_profile,
+    SecretBinding => secret_binding,
+    CredentialsBinding => credentials_binding,
+    Quota => quota,
+    ExposureClass => exposure_class,
+);

@@ -9,10 +9,11 @@ use std::time::Duration;
 use kube::ResourceExt;
 use kube::runtime::controller::Action;
 use seedlet_api::names::finalizers;
+use seedlet_runtime::controller::{Reason, Reconciler, routine_failure};
 use seedlet_runtime::policy;
 use serde::de::DeserializeOwned;
 
-use super::{Ctx, Protected};
+use super::{Ctx, Protected, Protection};
 
 /// Delay before a failed reconcile is retried.
 pub const RETRY_DELAY: Duration = Duration::from_secs(5);
@@ -72,9 +73,8 @@ pub enum Error {
     Unsupported(String),
 }
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Error::Read { .. } => "ReadError",
             Error::List { .. } => "ListError",
@@ -101,19 +101,37 @@ where
         .map_err(|source| Error::List { kind, source })
 }
 
-/// Guards, protects, and releases one object of kind `K`; idempotent.
-///
-/// # Errors
-/// See [`Error`]; [`Error::InUse`] while deletion is blocked.
-pub async fn reconcile<K: Protected>(object: Arc<K>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let result = policy::measured(
-        &ctx.metrics,
-        K::NAME,
-        &policy::object_key(object.as_ref()),
-        run(object.as_ref(), &ctx),
-    )
-    .await;
-    result.map(|next| next.map_or_else(Action::await_change, Action::requeue))
+impl<K: Protected> Reconciler for Protection<K> {
+    type Object = K;
+    type Error = Error;
+    const NAME: &'static str = K::NAME;
+
+    /// Guards, protects, and releases one object of kind `K`; idempotent. [`Error::InUse`] while
+    /// deletion is blocked.
+    async fn reconcile(&self, object: Arc<K>) -> Result<Action, Error> {
+        run(object.as_ref(), &self.ctx)
+            .await
+            .map(|next| next.map_or_else(Action::await_change, Action::requeue))
+    }
+
+    fn retry_after(&self, _: &Error) -> Duration {
+        RETRY_DELAY
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.concurrency
+    }
+
+    /// Blocked deletions are checked again after [`BLOCKED_DELAY`] (and on every referrer
+    /// change) with a debug line (the Event says it); other errors take the runtime's route.
+    fn error_policy(&self, object: &K, error: &Error) -> Action {
+        if let Error::InUse(message) = error {
+            let key = policy::object_key(object);
+            tracing::debug!(controller = K::NAME, object = %key, %message, "deletion blocked");
+            return Action::requeue(BLOCKED_DELAY);
+        }
+        routine_failure(self, object, error)
+    }
 }
 
 async fn run<K: Protected>(object: &K, ctx: &Ctx) -> Result<Option<Duration>, Error> {
@@ -169,16 +187,4 @@ async fn run<K: Protected>(object: &K, ctx: &Ctx) -> Result<Option<Duration>, Er
         return Ok(None);
     }
     current.reconcile_live(ctx).await
-}
-
-/// Blocked deletions are checked again after [`BLOCKED_DELAY`] (and on every referrer change);
-/// other errors after [`RETRY_DELAY`]. Blocked is a debug line (the Event says it); other errors
-/// are logged as [`policy::requeue_after_failure`] says.
-pub fn error_policy<K: Protected>(object: Arc<K>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    let key = policy::object_key(object.as_ref());
-    if let Error::InUse(message) = error {
-        tracing::debug!(controller = K::NAME, object = %key, %message, "deletion blocked");
-        return Action::requeue(BLOCKED_DELAY);
-    }
-    policy::requeue_after_failure(K::NAME, &key, error.reason(), error, RETRY_DELAY)
 }

@@ -1,6 +1,7 @@
-//! Reconcile tests against an in-process garden sandbox: [`reconcile`] is called directly on
-//! real bindings (a SecretBinding, its Secret and a Shoot using it; a CredentialsBinding on a
-//! WorkloadIdentity), CloudProfiles and NamespacedCloudProfiles.
+//! Reconcile tests against an in-process garden sandbox: the controller type's `reconcile` is
+//! called directly (through the `Reconciler` trait) on real bindings (a SecretBinding, its Secret
+//! and a Shoot using it; a CredentialsBinding on a WorkloadIdentity), CloudProfiles and
+//! NamespacedCloudProfiles.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,9 +15,10 @@ use seedlet_api::core::{
     CloudProfile, CredentialsBinding, NamespacedCloudProfile, Quota, SecretBinding, Shoot,
 };
 use seedlet_api::security::WorkloadIdentity;
+use seedlet_runtime::controller::{Reason as _, Reconciler as _};
 use serde_json::json;
 
-use super::{Ctx, reconcile};
+use super::{Ctx, Error, Protected, Protection};
 use crate::testing::{Env, create, ensure_namespace};
 
 const NS: &str = "garden-dev";
@@ -26,8 +28,12 @@ fn ctx(env: &Env) -> Arc<Ctx> {
         client: env.client.clone(),
         events: env.events(),
         clock: env.clock(),
-        metrics: Env::metrics(),
     })
+}
+
+/// One reconcile of `object` by the protection controller of its kind.
+async fn reconcile<K: Protected>(object: Arc<K>, ctx: Arc<Ctx>) -> Result<Action, Error> {
+    Protection::<K>::new(ctx, 1).reconcile(object).await
 }
 
 async fn binding(env: &Env) -> Arc<SecretBinding> {

@@ -14,35 +14,31 @@ mod reconcile_tests;
 pub mod refs;
 
 use std::fmt::Debug;
-use std::sync::Arc;
+use std::marker::PhantomData;
 
+use kube::runtime::Controller;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::{ControllerDeployment, Seed, Shoot};
 use seedlet_api::names::finalizers;
-use seedlet_runtime::metrics::Metrics;
-use seedlet_runtime::watch::{RunWith, Runner};
+use seedlet_config::garden::GardenControllers;
+use seedlet_runtime::watch::concurrency;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use tokio_util::sync::CancellationToken;
 
-pub use reconcile::{Error, error_policy, reconcile};
+pub use reconcile::Error;
 use refs::Kind;
 
 use crate::caches::GardenCaches;
 use crate::context::GardenContext;
-
-/// Name of the three reference controllers together (the builtin list).
-pub const NAME: &str = "references";
+use crate::controllers::entry::GardenReconciler;
 
 /// Finalizer on referrers and on the objects they reference.
 pub const REFERENCE_PROTECTION: &str = "gardener.cloud/reference-protection";
 
-/// Dependencies of one reference controller.
+/// What a reference controller reads and writes through.
 pub struct Ctx {
     /// Garden client.
     pub client: kube::Client,
-    /// Process metrics.
-    pub metrics: Arc<Metrics>,
 }
 
 impl Debug for Ctx {
@@ -69,6 +65,9 @@ pub trait Referrer:
 
     /// The API of the object's namespace (cluster-scoped kinds ignore it).
     fn api(client: &kube::Client, namespace: Option<&str>) -> Api<Self>;
+
+    /// The controller's `concurrentSyncs`.
+    fn concurrent_syncs(controllers: &GardenControllers) -> u32;
 }
 
 impl Referrer for Shoot {
@@ -77,6 +76,9 @@ impl Referrer for Shoot {
 
     fn api(client: &kube::Client, namespace: Option<&str>) -> Api<Self> {
         Api::namespaced(client.clone(), namespace.unwrap_or_default())
+    }
+    fn concurrent_syncs(controllers: &GardenControllers) -> u32 {
+        controllers.shoot_reference.concurrent_syncs
     }
 }
 
@@ -87,6 +89,9 @@ impl Referrer for Seed {
     fn api(client: &kube::Client, _: Option<&str>) -> Api<Self> {
         Api::all(client.clone())
     }
+    fn concurrent_syncs(controllers: &GardenControllers) -> u32 {
+        controllers.seed_reference.concurrent_syncs
+    }
 }
 
 impl Referrer for ControllerDeployment {
@@ -95,6 +100,9 @@ impl Referrer for ControllerDeployment {
 
     fn api(client: &kube::Client, _: Option<&str>) -> Api<Self> {
         Api::all(client.clone())
+    }
+    fn concurrent_syncs(controllers: &GardenControllers) -> u32 {
+        controllers.controller_deployment_reference.concurrent_syncs
     }
 }
 
@@ -108,56 +116,52 @@ pub fn released<K: kube::Resource>(object: &K) -> bool {
             .any(|f| f == finalizers::GARDENER)
 }
 
-/// Starts the three reference controllers for one leadership term.
-pub async fn start(garden: Arc<GardenContext>) {
-    let ctx = Arc::new(Ctx {
-        client: garden.client.clone(),
-        metrics: garden.metrics.clone(),
-    });
-    let controllers = &garden.config.controllers;
-    tokio::join!(
-        run::<Shoot>(
-            ctx.clone(),
-            &garden.caches,
-            controllers.shoot_reference.concurrent_syncs,
-            garden.stop.clone()
-        ),
-        run::<Seed>(
-            ctx.clone(),
-            &garden.caches,
-            controllers.seed_reference.concurrent_syncs,
-            garden.stop.clone()
-        ),
-        run::<ControllerDeployment>(
-            ctx,
-            &garden.caches,
-            controllers.controller_deployment_reference.concurrent_syncs,
-            garden.stop.clone()
-        ),
-    );
+/// The reference controller of kind `K`: triggered by creations, changes of the reference
+/// fields, and deletions that are released ([`released`]).
+pub struct References<K> {
+    /// The client.
+    pub ctx: Ctx,
+    /// Parallel reconciles (the kind's `concurrentSyncs`).
+    pub concurrency: u16,
+    kind: PhantomData<fn() -> K>,
 }
 
-/// Runs the reference controller of `K` until `shutdown` is cancelled: triggered by creations,
-/// changes of the reference fields, and deletions that are released ([`released`]).
-pub async fn run<K: Referrer>(
-    ctx: Arc<Ctx>,
-    caches: &GardenCaches,
-    concurrent_syncs: u32,
-    shutdown: CancellationToken,
-) {
-    crate::caches::controller_on_changes(&caches.all::<K>(), |object: &K| {
-        let value = serde_json::to_value(object).unwrap_or_default();
-        format!(
-            "{}|{}",
-            refs::trigger_key(K::KIND, &value),
-            released(object)
-        )
-    })
-    .run_with(
-        Runner::new(K::NAME, shutdown).concurrency(concurrent_syncs),
-        reconcile::<K>,
-        error_policy::<K>,
-        ctx,
-    )
-    .await;
+impl<K> References<K> {
+    /// The controller of `K` writing through `client`, reconciling `concurrency` objects at once.
+    pub fn new(client: kube::Client, concurrency: u16) -> Self {
+        Self {
+            ctx: Ctx { client },
+            concurrency,
+            kind: PhantomData,
+        }
+    }
+}
+
+impl<K: Referrer> Debug for References<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("References")
+            .field("controller", &K::NAME)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K: Referrer> GardenReconciler for References<K> {
+    fn from_garden(garden: &GardenContext) -> Option<Self> {
+        let concurrent_syncs = K::concurrent_syncs(&garden.config.controllers);
+        Some(Self::new(
+            garden.client.clone(),
+            concurrency(i64::from(concurrent_syncs)),
+        ))
+    }
+
+    fn triggers(&self, caches: &GardenCaches) -> Controller<K> {
+        crate::caches::controller_on_changes(&caches.all::<K>(), |object: &K| {
+            let value = serde_json::to_value(object).unwrap_or_default();
+            format!(
+                "{}|{}",
+                refs::trigger_key(K::KIND, &value),
+                released(object)
+            )
+        })
+    }
 }

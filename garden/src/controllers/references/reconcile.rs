@@ -12,11 +12,12 @@ use kube::{Api, ResourceExt};
 use seedlet_api::core::{ControllerDeployment, Seed, Shoot};
 use seedlet_api::names::namespaces;
 use seedlet_api::security::WorkloadIdentity;
+use seedlet_runtime::controller::{Reason, Reconciler};
 use seedlet_runtime::policy;
 use serde::de::DeserializeOwned;
 
 use super::refs::{self, Kind, Refs};
-use super::{Ctx, REFERENCE_PROTECTION, Referrer, released};
+use super::{Ctx, REFERENCE_PROTECTION, References, Referrer, released};
 
 /// Delay before a failed reconcile is retried.
 pub const RETRY_DELAY: Duration = Duration::from_secs(5);
@@ -44,9 +45,8 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Error::Read { .. } => "ReadError",
             Error::Write { .. } => "FinalizerError",
@@ -165,19 +165,26 @@ where
     (found, first_error)
 }
 
-/// Steps 1–4 for one referrer; idempotent.
-///
-/// # Errors
-/// See [`Error`]; a missing referenced object is one (the referrer is not protected then).
-pub async fn reconcile<K: Referrer>(object: Arc<K>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let result = policy::measured(
-        &ctx.metrics,
-        K::NAME,
-        &policy::object_key(object.as_ref()),
-        run(object.as_ref(), &ctx),
-    )
-    .await;
-    result.map(|()| Action::await_change())
+impl<K: Referrer> Reconciler for References<K> {
+    type Object = K;
+    type Error = Error;
+    const NAME: &'static str = K::NAME;
+
+    /// Steps 1–4 for one referrer; idempotent. A missing referenced object is an error (the
+    /// referrer is not protected then).
+    async fn reconcile(&self, object: Arc<K>) -> Result<Action, Error> {
+        run(object.as_ref(), &self.ctx)
+            .await
+            .map(|()| Action::await_change())
+    }
+
+    fn retry_after(&self, _: &Error) -> Duration {
+        RETRY_DELAY
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.concurrency
+    }
 }
 
 async fn run<K: Referrer>(object: &K, ctx: &Ctx) -> Result<(), Error> {
@@ -249,16 +256,4 @@ async fn run<K: Referrer>(object: &K, ctx: &Ctx) -> Result<(), Error> {
             .map_err(write)?;
     }
     Ok(())
-}
-
-/// A lost write race (409) is retried at once (debug line); other errors after [`RETRY_DELAY`],
-/// logged once.
-pub fn error_policy<K: Referrer>(object: Arc<K>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    policy::requeue_after_failure(
-        K::NAME,
-        &policy::object_key(object.as_ref()),
-        error.reason(),
-        error,
-        RETRY_DELAY,
-    )
 }

@@ -1,24 +1,29 @@
-//! Reconcile tests against an in-process garden sandbox: [`reconcile`] is called directly on real
+//! Reconcile tests against an in-process garden sandbox: each kind's controller is called
+//! through [`Reconciler::reconcile`](seedlet_runtime::controller::Reconciler::reconcile) on real
 //! Shoots and Seeds and the `gardener.cloud/reference-protection` finalizers are read back.
 
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{DeleteParams, Patch, PatchParams};
+use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::{Seed, Shoot};
+use seedlet_runtime::controller::{Reason as _, Reconciler as _};
 use serde_json::{Value, json};
 
-use super::{Ctx, REFERENCE_PROTECTION, reconcile};
+use super::{Error, REFERENCE_PROTECTION, References, Referrer};
 use crate::testing::{Env, create, ensure_namespace};
 
 const NS: &str = "garden-dev";
 
-fn ctx(env: &Env) -> Arc<Ctx> {
-    Arc::new(Ctx {
-        client: env.client.clone(),
-        metrics: Env::metrics(),
-    })
+fn ctx(env: &Env) -> kube::Client {
+    env.client.clone()
+}
+
+/// One reconcile of `object` by the reference controller of its kind.
+async fn reconcile<K: Referrer>(object: Arc<K>, client: kube::Client) -> Result<Action, Error> {
+    References::<K>::new(client, 1).reconcile(object).await
 }
 
 fn resource(name: &str, target: &str) -> Value {

@@ -13,97 +13,108 @@ pub mod reconcile;
 #[cfg(test)]
 mod reconcile_tests;
 
-use std::sync::Arc;
+use std::marker::PhantomData;
 
 use futures::TryStreamExt as _;
-use kube::ResourceExt;
+use kube::runtime::Controller;
 use kube::runtime::reflector::{ObjectRef, Store};
+use kube::{Resource, ResourceExt};
 use seedlet_api::core::{BackupEntry, Seed, Shoot};
 use seedlet_api::seedmanagement::ManagedSeed;
 use seedlet_runtime::cache::Informer;
-use seedlet_runtime::metrics::Metrics;
-use seedlet_runtime::watch::{RunWith, Runner};
-use tokio_util::sync::CancellationToken;
 
 use crate::caches::GardenCaches;
+use crate::context::GardenContext;
+use crate::controllers::entry::GardenReconciler;
 
-pub use reconcile::{Error, MANAGED_SEED_NAMESPACE, SeedScoped, error_policy, reconcile};
+pub use reconcile::{Error, MANAGED_SEED_NAMESPACE, SeedScoped};
 
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "seed-labels";
 /// Parallel reconciles per kind.
 pub const CONCURRENT_SYNCS: u16 = 5;
 
-/// Dependencies of the controller.
-pub struct Ctx {
+/// The controller of the seed labels of one kind `K` (all four share [`NAME`]).
+pub struct SeedLabels<K> {
     /// Garden client.
     pub client: kube::Client,
-    /// Process metrics.
-    pub metrics: Arc<Metrics>,
+    kind: PhantomData<fn() -> K>,
 }
 
-impl std::fmt::Debug for Ctx {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ctx").finish_non_exhaustive()
+impl<K> SeedLabels<K> {
+    /// The controller of `K` writing through `client`.
+    pub fn new(client: kube::Client) -> Self {
+        Self {
+            client,
+            kind: PhantomData,
+        }
     }
 }
 
-/// Starts the controller for one leadership term of the garden process.
-pub async fn start(garden: Arc<crate::context::GardenContext>) {
-    let ctx = Arc::new(Ctx {
-        client: garden.client.clone(),
-        metrics: garden.metrics.clone(),
-    });
-    let stop = garden.stop.clone();
-    let caches = &garden.caches;
-    tokio::join!(
-        run_for::<Shoot>(ctx.clone(), caches, stop.clone()),
-        run_for::<BackupEntry>(ctx.clone(), caches, stop.clone()),
-        run_seeds(ctx.clone(), caches, stop.clone()),
-        run_managed_seeds(ctx, caches, stop),
-    );
+impl<K: Resource<DynamicType = ()>> std::fmt::Debug for SeedLabels<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SeedLabels")
+            .field("kind", &K::kind(&()))
+            .finish_non_exhaustive()
+    }
+}
+
+/// A kind with seed labels and what triggers its reconciles.
+pub trait Labelled: SeedScoped {
+    /// Its triggers over the shared informers `caches`.
+    fn triggers(caches: &GardenCaches) -> Controller<Self>;
+}
+
+impl<K: Labelled> GardenReconciler for SeedLabels<K> {
+    fn from_garden(garden: &GardenContext) -> Option<Self> {
+        Some(Self::new(garden.client.clone()))
+    }
+
+    fn triggers(&self, caches: &GardenCaches) -> Controller<K> {
+        K::triggers(caches)
+    }
+}
+
+impl Labelled for Shoot {
+    fn triggers(caches: &GardenCaches) -> Controller<Self> {
+        crate::caches::controller(&caches.all::<Self>())
+    }
+}
+
+impl Labelled for BackupEntry {
+    fn triggers(caches: &GardenCaches) -> Controller<Self> {
+        crate::caches::controller(&caches.all::<Self>())
+    }
 }
 
 /// Seeds, also triggered by the ManagedSeed `garden/<seed>` that registers one.
-async fn run_seeds(ctx: Arc<Ctx>, caches: &GardenCaches, stop: CancellationToken) {
-    // The ManagedSeeds of `garden` (the shared informer holds every namespace).
-    let managed_seeds = caches
-        .all::<ManagedSeed>()
-        .touched_objects()
-        .try_filter(|managed| {
-            std::future::ready(managed.namespace().as_deref() == Some(MANAGED_SEED_NAMESPACE))
-        });
-    on_label_changes(&caches.all::<Seed>(), |_| None)
-        .watches_stream(managed_seeds, |managed| {
+impl Labelled for Seed {
+    fn triggers(caches: &GardenCaches) -> Controller<Self> {
+        // The ManagedSeeds of `garden` (the shared informer holds every namespace).
+        let managed_seeds = caches
+            .all::<ManagedSeed>()
+            .touched_objects()
+            .try_filter(|managed| {
+                std::future::ready(managed.namespace().as_deref() == Some(MANAGED_SEED_NAMESPACE))
+            });
+        on_label_changes(&caches.all::<Seed>(), |_| None).watches_stream(managed_seeds, |managed| {
             Some(ObjectRef::<Seed>::new(&managed.name_any()))
         })
-        .run_with(
-            Runner::new(NAME, stop).concurrency(CONCURRENT_SYNCS),
-            reconcile::<Seed>,
-            error_policy::<Seed>,
-            ctx,
-        )
-        .await;
+    }
 }
 
 /// ManagedSeeds, also triggered when a Shoot changes seeds.
-async fn run_managed_seeds(ctx: Arc<Ctx>, caches: &GardenCaches, stop: CancellationToken) {
-    let controller = on_label_changes(&caches.all::<ManagedSeed>(), |managed| {
-        managed.shoot_name().map(str::to_owned)
-    });
-    let store = controller.store();
-    let shoots = crate::caches::changes(&caches.all::<Shoot>(), |shoot: &Shoot| {
-        seedlet_runtime::triggers::key_of(&shoot.spec.seed_name)
-    });
-    controller
-        .watches_stream(shoots, move |shoot: Shoot| managed_seeds_of(&store, &shoot))
-        .run_with(
-            Runner::new(NAME, stop).concurrency(CONCURRENT_SYNCS),
-            reconcile::<ManagedSeed>,
-            error_policy::<ManagedSeed>,
-            ctx,
-        )
-        .await;
+impl Labelled for ManagedSeed {
+    fn triggers(caches: &GardenCaches) -> Controller<Self> {
+        let controller = on_label_changes(&caches.all::<ManagedSeed>(), |managed| {
+            managed.shoot_name().map(str::to_owned)
+        });
+        let store = controller.store();
+        let shoots = crate::caches::changes(&caches.all::<Shoot>(), |shoot: &Shoot| {
+            seedlet_runtime::triggers::key_of(&shoot.spec.seed_name)
+        });
+        controller.watches_stream(shoots, move |shoot: Shoot| managed_seeds_of(&store, &shoot))
+    }
 }
 
 /// A cached controller over `api` triggered when an object's seed labels or its `reference` (the
@@ -112,7 +123,7 @@ async fn run_managed_seeds(ctx: Arc<Ctx>, caches: &GardenCaches, stop: Cancellat
 fn on_label_changes<K: SeedScoped>(
     informer: &Informer<K>,
     reference: fn(&K) -> Option<String>,
-) -> kube::runtime::Controller<K> {
+) -> Controller<K> {
     crate::caches::controller_on_transitions(
         informer,
         move |object: &K| {
@@ -138,15 +149,4 @@ pub fn managed_seeds_of(store: &Store<ManagedSeed>, shoot: &Shoot) -> Vec<Object
         })
         .map(|managed| ObjectRef::from_obj(managed.as_ref()))
         .collect()
-}
-
-async fn run_for<K: SeedScoped>(ctx: Arc<Ctx>, caches: &GardenCaches, stop: CancellationToken) {
-    crate::caches::controller(&caches.all::<K>())
-        .run_with(
-            Runner::new(NAME, stop).concurrency(CONCURRENT_SYNCS),
-            reconcile::<K>,
-            error_policy::<K>,
-            ctx,
-        )
-        .await;
 }

@@ -9,11 +9,12 @@ use kube::runtime::controller::Action;
 use kube::{Api, Resource, ResourceExt};
 use seedlet_api::core::{BackupEntry, Seed, Shoot};
 use seedlet_api::seedmanagement::ManagedSeed;
+use seedlet_runtime::controller::{Reason, Reconciler};
 use seedlet_runtime::policy;
 use serde::de::DeserializeOwned;
 
 use super::desired::label_patch;
-use super::{Ctx, NAME};
+use super::{CONCURRENT_SYNCS, NAME, SeedLabels};
 
 /// The namespace whose ManagedSeeds register Seeds (`garden/<seed>`).
 pub const MANAGED_SEED_NAMESPACE: &str = seedlet_api::names::namespaces::GARDEN;
@@ -152,9 +153,8 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Error::Read { .. } => "ReadError",
             Error::Patch { .. } => "PatchError",
@@ -162,18 +162,18 @@ impl Error {
     }
 }
 
-/// Patches the seed labels of `object` when they differ from its seeds; a ManagedSeed in
-/// `garden` also re-labels the Seed it registers (whose parent label follows the ManagedSeed's
-/// Shoot).
-///
-/// # Errors
-/// [`Error`].
-pub async fn reconcile<K: SeedScoped>(object: Arc<K>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let key = policy::object_key(object.as_ref());
-    policy::measured(&ctx.metrics, NAME, &key, async {
-        label(object.as_ref(), &ctx).await?;
+impl<K: SeedScoped> Reconciler for SeedLabels<K> {
+    type Object = K;
+    type Error = Error;
+    const NAME: &'static str = NAME;
+
+    /// Patches the seed labels of `object` when they differ from its seeds; a ManagedSeed in
+    /// `garden` also re-labels the Seed it registers (whose parent label follows the
+    /// ManagedSeed's Shoot).
+    async fn reconcile(&self, object: Arc<K>) -> Result<Action, Error> {
+        label(object.as_ref(), &self.client).await?;
         if let Some(name) = object.registered_seed() {
-            let seed = Api::<Seed>::all(ctx.client.clone())
+            let seed = Api::<Seed>::all(self.client.clone())
                 .get_opt(&name)
                 .await
                 .map_err(|source| Error::Read {
@@ -182,24 +182,32 @@ pub async fn reconcile<K: SeedScoped>(object: Arc<K>, ctx: Arc<Ctx>) -> Result<A
                     source,
                 })?;
             if let Some(seed) = seed {
-                label(&seed, &ctx).await?;
+                label(&seed, &self.client).await?;
             }
         }
         Ok(Action::await_change())
-    })
-    .await
+    }
+
+    /// A short pause; a failure that persists is logged once.
+    fn retry_after(&self, _: &Error) -> Duration {
+        Duration::from_secs(5)
+    }
+
+    fn concurrency(&self) -> u16 {
+        CONCURRENT_SYNCS
+    }
 }
 
-async fn label<K: SeedScoped>(object: &K, ctx: &Ctx) -> Result<(), Error> {
+async fn label<K: SeedScoped>(object: &K, client: &kube::Client) -> Result<(), Error> {
     if object.meta().deletion_timestamp.is_some() {
         return Ok(());
     }
-    let seeds = object.seeds(&ctx.client).await?;
+    let seeds = object.seeds(client).await?;
     let seeds: Vec<&str> = seeds.iter().map(String::as_str).collect();
     let Some(patch) = label_patch(object.labels(), &seeds) else {
         return Ok(());
     };
-    let api = object.api(ctx.client.clone());
+    let api = object.api(client.clone());
     match api
         .patch(
             &object.name_any(),
@@ -216,15 +224,4 @@ async fn label<K: SeedScoped>(object: &K, ctx: &Ctx) -> Result<(), Error> {
             source,
         }),
     }
-}
-
-/// Requeues after a short pause; a failure that persists is logged once.
-pub fn error_policy<K: SeedScoped>(object: Arc<K>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    policy::requeue_after_failure(
-        NAME,
-        &policy::object_key(object.as_ref()),
-        error.reason(),
-        error,
-        Duration::from_secs(5),
-    )
 }

@@ -1,21 +1,24 @@
-//! Reconcile tests against an in-process garden sandbox: [`reconcile`] is called directly on real
+//! Reconcile tests against an in-process garden sandbox: each controller's
+//! [`Reconciler::reconcile`](seedlet_runtime::controller::Reconciler::reconcile) is called directly on real
 //! Shoots and Seeds and the labels are read back.
 
 use std::sync::Arc;
 
 use kube::api::{Patch, PatchParams};
+use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::{Seed, Shoot};
+use seedlet_runtime::controller::Reconciler as _;
 use serde_json::json;
 
-use super::{Ctx, reconcile};
+use super::{Error, SeedLabels, SeedScoped};
 use crate::testing::{Env, create, ensure_namespace, seed};
 
-fn ctx(env: &Env) -> Arc<Ctx> {
-    Arc::new(Ctx {
-        client: env.client.clone(),
-        metrics: Env::metrics(),
-    })
+/// One reconcile of `object` by the controller of its kind.
+async fn reconcile<K: SeedScoped>(object: Arc<K>, env: &Env) -> Result<Action, Error> {
+    SeedLabels::<K>::new(env.client.clone())
+        .reconcile(object)
+        .await
 }
 
 fn seed_labels<K: kube::Resource>(object: &K) -> Vec<(String, String)> {
@@ -47,7 +50,7 @@ async fn a_shoot_gets_the_labels_of_both_its_seeds_and_loses_stale_ones() {
         .await
         .unwrap();
 
-    reconcile(Arc::new(shoot), ctx(&env)).await.unwrap();
+    reconcile(Arc::new(shoot), &env).await.unwrap();
     let written = shoots.get("s").await.unwrap();
     assert_eq!(
         seed_labels(&written),
@@ -64,7 +67,7 @@ async fn a_shoot_gets_the_labels_of_both_its_seeds_and_loses_stale_ones() {
 async fn a_seed_is_labelled_with_its_own_name() {
     let env = Env::start().await;
     let seed: Seed = seed(&env.client, "local").await;
-    reconcile(Arc::new(seed), ctx(&env)).await.unwrap();
+    reconcile(Arc::new(seed), &env).await.unwrap();
     let written = Api::<Seed>::all(env.client.clone())
         .get("local")
         .await
@@ -99,7 +102,7 @@ async fn a_managed_seed_and_its_seed_follow_the_seed_of_the_managed_seeds_shoot(
     let child: Seed = seed(&env.client, "child").await;
     let unrelated: Seed = seed(&env.client, "unrelated").await;
 
-    reconcile(Arc::new(managed), ctx(&env)).await.unwrap();
+    reconcile(Arc::new(managed), &env).await.unwrap();
     let managed_seeds: Api<ManagedSeed> = Api::namespaced(env.client.clone(), "garden");
     let seeds: Api<Seed> = Api::all(env.client.clone());
     let managed = managed_seeds.get("child").await.unwrap();
@@ -115,7 +118,7 @@ async fn a_managed_seed_and_its_seed_follow_the_seed_of_the_managed_seeds_shoot(
             ("name.seed.gardener.cloud/parent".into(), "true".into()),
         ]
     );
-    reconcile(Arc::new(unrelated), ctx(&env)).await.unwrap();
+    reconcile(Arc::new(unrelated), &env).await.unwrap();
     assert_eq!(
         seed_labels(&seeds.get("unrelated").await.unwrap()),
         [("name.seed.gardener.cloud/unrelated".into(), "true".into())]
@@ -131,12 +134,12 @@ async fn a_managed_seed_and_its_seed_follow_the_seed_of_the_managed_seeds_shoot(
         )
         .await
         .unwrap();
-    reconcile(Arc::new(managed), ctx(&env)).await.unwrap();
+    reconcile(Arc::new(managed), &env).await.unwrap();
     assert_eq!(
         seed_labels(&managed_seeds.get("child").await.unwrap()),
         [("name.seed.gardener.cloud/other".into(), "true".into())]
     );
-    reconcile(Arc::new(child), ctx(&env)).await.unwrap();
+    reconcile(Arc::new(child), &env).await.unwrap();
     assert_eq!(
         seed_labels(&seeds.get("child").await.unwrap()),
         [

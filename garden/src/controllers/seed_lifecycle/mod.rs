@@ -12,13 +12,15 @@ mod reconcile_tests;
 use std::sync::Arc;
 use std::time::Duration;
 
+use kube::runtime::Controller;
 use seedlet_api::core::Seed;
 use seedlet_runtime::clock::Clock;
-use seedlet_runtime::metrics::Metrics;
-use seedlet_runtime::watch::{RunWith, Runner};
-use tokio_util::sync::CancellationToken;
 
-pub use reconcile::{Error, error_policy, reconcile};
+pub use reconcile::Error;
+
+use crate::caches::{GardenCaches, controller};
+use crate::context::GardenContext;
+use crate::controllers::entry::GardenReconciler;
 
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "seed-lifecycle";
@@ -62,37 +64,26 @@ impl Settings {
     }
 }
 
-/// Dependencies of the controller.
-pub struct Ctx {
+/// The controller: what its reconciles need (its `Reconciler` impl is in `reconcile.rs`).
+pub struct SeedLifecycle {
     /// Garden client.
     pub client: kube::Client,
     /// Timing.
     pub settings: Settings,
     /// Time source for staleness decisions and condition timestamps.
     pub clock: Arc<dyn Clock>,
-    /// Process metrics (reconcile counts and durations).
-    pub metrics: Arc<Metrics>,
 }
 
-/// Runs the controller on informers of its own until `shutdown` is cancelled (a test runs one
-/// controller alone this way).
-pub async fn run(ctx: Arc<Ctx>, shutdown: CancellationToken) {
-    let caches = crate::caches::GardenCaches::new(ctx.client.clone(), &shutdown);
-    run_on(ctx, &caches, shutdown).await;
-}
+impl GardenReconciler for SeedLifecycle {
+    fn from_garden(garden: &GardenContext) -> Option<Self> {
+        Some(Self {
+            client: garden.client.clone(),
+            settings: Settings::from_config(&garden.config),
+            clock: garden.clock.clone(),
+        })
+    }
 
-/// Runs the controller on the shared informers `caches` until `shutdown` is cancelled.
-pub async fn run_on(
-    ctx: Arc<Ctx>,
-    caches: &crate::caches::GardenCaches,
-    shutdown: CancellationToken,
-) {
-    crate::caches::controller(&caches.all::<Seed>())
-        .run_with(
-            Runner::new(NAME, shutdown.clone()).concurrency(ctx.settings.concurrent_syncs),
-            reconcile,
-            error_policy,
-            ctx,
-        )
-        .await;
+    fn triggers(&self, caches: &GardenCaches) -> Controller<Seed> {
+        controller(&caches.all::<Seed>())
+    }
 }

@@ -12,10 +12,10 @@ use kube::{Api, ResourceExt};
 use seedlet_api::conditions::{self, Condition, ConditionStatus};
 use seedlet_api::core::{Seed, Shoot};
 use seedlet_api::names::{annotations, condition_types, namespaces, reasons};
-use seedlet_runtime::policy;
+use seedlet_runtime::controller::{Reason, Reconciler};
 use serde_json::json;
 
-use super::{Ctx, NAME};
+use super::{NAME, SeedLifecycle};
 use crate::controllers::field_selection::list_by_field;
 
 /// Errors of one seed-lifecycle reconcile.
@@ -77,9 +77,8 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// CamelCase reason for conditions and logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Error::MissingName => "SeedInvalid",
             Error::ReadLease { .. } => "LeaseReadError",
@@ -106,20 +105,32 @@ pub const SHOOT_CONSTRAINTS: [&str; 2] = [
     condition_types::MAINTENANCE_PRECONDITIONS_SATISFIED,
 ];
 
-/// Checks one Seed's heartbeat; see the module docs. Requeues every `syncPeriod`.
-///
-/// # Errors
-/// API failures, see [`Error`]; the next run reads fresh state.
-pub async fn reconcile(seed: Arc<Seed>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let name = seed.metadata.name.clone().ok_or(Error::MissingName)?;
-    let bounded = async {
-        match tokio::time::timeout(ctx.settings.sync_period, check(&seed, &name, &ctx)).await {
-            Ok(result) => result,
-            Err(_) => Err(Error::Timeout { seed: name.clone() }),
-        }
-    };
-    let result = policy::measured(&ctx.metrics, NAME, &name, bounded).await;
-    result.map(Action::requeue)
+impl Reconciler for SeedLifecycle {
+    type Object = Seed;
+    type Error = Error;
+    const NAME: &'static str = NAME;
+
+    /// Checks one Seed's heartbeat; see the module docs. Requeues every `syncPeriod`.
+    async fn reconcile(&self, seed: Arc<Seed>) -> Result<Action, Error> {
+        let name = seed.metadata.name.clone().ok_or(Error::MissingName)?;
+        let bounded = async {
+            match tokio::time::timeout(self.settings.sync_period, check(&seed, &name, self)).await {
+                Ok(result) => result,
+                Err(_) => Err(Error::Timeout { seed: name.clone() }),
+            }
+        };
+        let result = bounded.await;
+        result.map(Action::requeue)
+    }
+
+    /// Retry delay after a failure (the runtime logs it once).
+    fn retry_after(&self, _: &Error) -> Duration {
+        self.settings.sync_period.min(Duration::from_secs(5))
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.settings.concurrent_syncs
+    }
 }
 
 /// The creation time of a Seed whose agent has not reported `GardenletReady` yet and that is
@@ -170,19 +181,8 @@ pub fn next_check(
 /// How long after a Lease's expiry its check runs (clock granularity and timer slack).
 const EXPIRY_MARGIN: Duration = Duration::from_millis(20);
 
-/// Requeues after a short delay, capped at the sync period, and logs the error once.
-pub fn error_policy(seed: Arc<Seed>, error: &Error, ctx: Arc<Ctx>) -> Action {
-    policy::requeue_after_failure(
-        NAME,
-        &seed.name_any(),
-        error.reason(),
-        error,
-        ctx.settings.sync_period.min(Duration::from_secs(5)),
-    )
-}
-
 /// Judges the Seed's heartbeat; returns when to check again.
-async fn check(seed: &Seed, name: &str, ctx: &Ctx) -> Result<Duration, Error> {
+async fn check(seed: &Seed, name: &str, ctx: &SeedLifecycle) -> Result<Duration, Error> {
     let sync_period = ctx.settings.sync_period;
     // A Seed that never reported any condition has no agent yet; nothing to judge.
     if seed.conditions().is_empty() {

@@ -1,5 +1,6 @@
-//! Reconcile tests against an in-process garden sandbox: [`reconcile`] is called directly on a
-//! real Seed with a real Lease while a fake clock moves past the monitor periods.
+//! Reconcile tests against an in-process garden sandbox: the controller type's `reconcile` is
+//! called directly (through the `Reconciler` trait) on a real Seed with a real Lease while a fake
+//! clock moves past the monitor periods.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,17 +11,17 @@ use kube::Api;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
 use seedlet_api::core::{Seed, Shoot};
+use seedlet_runtime::controller::Reconciler as _;
 use serde_json::{Value, json};
 
-use super::{Ctx, Settings, reconcile};
+use super::{SeedLifecycle, Settings};
 use crate::testing::{Env, assert_unselectable, create, ensure_namespace, seed};
 
-fn ctx(env: &Env) -> Arc<Ctx> {
-    Arc::new(Ctx {
+fn ctx(env: &Env) -> Arc<SeedLifecycle> {
+    Arc::new(SeedLifecycle {
         client: env.client.clone(),
         settings: Settings::default(),
         clock: env.clock(),
-        metrics: Env::metrics(),
     })
 }
 
@@ -111,7 +112,9 @@ async fn stale_lease_turns_gardenlet_ready_unknown_then_the_shoots(env: Env) {
 
     // Fresh: checked again after the sync period (the expiry is 30 s away), nothing written.
     env.clock.set(renewed + SignedDuration::from_secs(10));
-    let action = reconcile(Arc::new(stored(&env).await), ctx.clone())
+    let action = ctx
+        .clone()
+        .reconcile(Arc::new(stored(&env).await))
         .await
         .unwrap();
     assert_eq!(action, Action::requeue(Duration::from_secs(10)));
@@ -122,7 +125,8 @@ async fn stale_lease_turns_gardenlet_ready_unknown_then_the_shoots(env: Env) {
 
     // Not renewed for the monitor period: GardenletReady Unknown, the shoots not yet.
     env.clock.set(renewed + SignedDuration::from_secs(41));
-    reconcile(Arc::new(stored(&env).await), ctx.clone())
+    ctx.clone()
+        .reconcile(Arc::new(stored(&env).await))
         .await
         .unwrap();
     assert_eq!(
@@ -133,7 +137,7 @@ async fn stale_lease_turns_gardenlet_ready_unknown_then_the_shoots(env: Env) {
 
     // Unknown for the shoot monitor period: the shoot's condition and constraint follow.
     env.clock.set(renewed + SignedDuration::from_secs(41 + 200));
-    reconcile(Arc::new(stored(&env).await), ctx).await.unwrap();
+    ctx.reconcile(Arc::new(stored(&env).await)).await.unwrap();
     let (condition, constraint) = shoot_statuses(&env).await;
     assert_eq!(condition.map(|c| c.0).as_deref(), Some("Unknown"));
     assert_eq!(constraint.map(|c| c.0).as_deref(), Some("Unknown"));
@@ -145,7 +149,7 @@ async fn a_seed_without_conditions_has_no_agent_to_judge() {
     let env = Env::start().await;
     let seed: Seed = seed(&env.client, "s1").await;
     let version = seed.metadata.resource_version.clone();
-    let action = reconcile(Arc::new(seed), ctx(&env)).await.unwrap();
+    let action = ctx(&env).reconcile(Arc::new(seed)).await.unwrap();
     assert_eq!(action, Action::requeue(Duration::from_secs(10)));
     assert_eq!(
         Api::<Seed>::all(env.client.clone())

@@ -13,85 +13,72 @@ pub mod reconcile;
 #[cfg(test)]
 mod reconcile_tests;
 
-use std::sync::Arc;
-
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 use kube::ResourceExt;
+use kube::runtime::Controller;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use seedlet_api::core::Seed;
-use seedlet_runtime::metrics::Metrics;
 use seedlet_runtime::triggers::{changes, key_of};
-use seedlet_runtime::watch::{RunWith, Runner};
-use tokio_util::sync::CancellationToken;
+use seedlet_runtime::watch::concurrency;
 
 use crate::caches::{GardenCaches, controller_on_changes};
+use crate::context::GardenContext;
+use crate::controllers::entry::GardenReconciler;
 
-pub use reconcile::{Error, error_policy, reconcile};
+pub use reconcile::Error;
 
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "seed-secrets";
 
-/// Dependencies of the controller.
-pub struct Ctx {
+/// The controller: what its reconciles need (its `Reconciler` impl is in `reconcile.rs`).
+pub struct SeedSecrets {
     /// Garden client.
     pub client: kube::Client,
     /// Parallel reconciles.
-    pub concurrent_syncs: u16,
-    /// Process metrics.
-    pub metrics: Arc<Metrics>,
+    pub concurrency: u16,
 }
 
-impl std::fmt::Debug for Ctx {
+impl std::fmt::Debug for SeedSecrets {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ctx")
-            .field("concurrent_syncs", &self.concurrent_syncs)
+        f.debug_struct("SeedSecrets")
+            .field("concurrency", &self.concurrency)
             .finish_non_exhaustive()
     }
 }
 
-/// Starts the controller for one leadership term of the garden process.
-pub async fn start(garden: Arc<crate::context::GardenContext>) {
-    let ctx = Arc::new(Ctx {
-        client: garden.client.clone(),
-        concurrent_syncs: seedlet_runtime::watch::concurrency(i64::from(
-            garden.config.controllers.seed_secrets.concurrent_syncs,
-        )),
-        metrics: garden.metrics.clone(),
-    });
-    run(ctx, &garden.caches, garden.stop.clone()).await;
-}
-
-/// Runs the controller until `shutdown` is cancelled.
-pub async fn run(ctx: Arc<Ctx>, caches: &GardenCaches, shutdown: CancellationToken) {
-    let client = ctx.client.clone();
-    let seed_informer = caches.all::<Seed>();
-    let secrets = changes(
-        Api::<Secret>::namespaced(client, seedlet_api::names::namespaces::GARDEN),
-        watcher::Config::default().labels(desired::ROLE_EXISTS),
-        |secret: &Secret| {
-            key_of(&(
-                &secret.metadata.labels,
-                &secret.metadata.annotations,
-                &secret.type_,
-                &secret.data,
-            ))
-        },
-    );
-    let all_seeds = seed_informer.store();
-    // Creations only (the first sighting of each Seed), as upstream.
-    controller_on_changes(&seed_informer, |seed: &Seed| key_of(&seed.uid()))
-        .watches_stream(secrets, move |secret: Secret| {
-            every_seed(&all_seeds, &secret)
+impl GardenReconciler for SeedSecrets {
+    fn from_garden(garden: &GardenContext) -> Option<Self> {
+        Some(Self {
+            client: garden.client.clone(),
+            concurrency: concurrency(i64::from(
+                garden.config.controllers.seed_secrets.concurrent_syncs,
+            )),
         })
-        .run_with(
-            Runner::new(NAME, shutdown.clone()).concurrency(ctx.concurrent_syncs),
-            reconcile,
-            error_policy,
-            ctx,
-        )
-        .await;
+    }
+
+    fn triggers(&self, caches: &GardenCaches) -> Controller<Seed> {
+        let seed_informer = caches.all::<Seed>();
+        let secrets = changes(
+            Api::<Secret>::namespaced(self.client.clone(), seedlet_api::names::namespaces::GARDEN),
+            watcher::Config::default().labels(desired::ROLE_EXISTS),
+            |secret: &Secret| {
+                key_of(&(
+                    &secret.metadata.labels,
+                    &secret.metadata.annotations,
+                    &secret.type_,
+                    &secret.data,
+                ))
+            },
+        );
+        let all_seeds = seed_informer.store();
+        // Creations only (the first sighting of each Seed), as upstream.
+        controller_on_changes(&seed_informer, |seed: &Seed| key_of(&seed.uid()))
+            .watches_stream(secrets, move |secret: Secret| {
+                every_seed(&all_seeds, &secret)
+            })
+    }
 }
 
 /// Mapper: every Seed, when the Secret is one that is mirrored.

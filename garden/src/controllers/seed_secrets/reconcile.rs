@@ -11,10 +11,10 @@ use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::Seed;
 use seedlet_api::names::{field_managers, namespaces};
-use seedlet_runtime::policy;
+use seedlet_runtime::controller::{Reason, Reconciler};
 
 use super::desired;
-use super::{Ctx, NAME};
+use super::{NAME, SeedSecrets};
 
 /// Errors of one pass; each names the object.
 #[derive(Debug, thiserror::Error)]
@@ -33,9 +33,8 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Error::Namespace(crate::seed_namespace::Error::NotControlled { .. }) => {
                 "NamespaceNotControlled"
@@ -51,27 +50,28 @@ fn api_error(step: impl Into<String>) -> impl FnOnce(kube::Error) -> Error {
     move |source| Error::Api { step, source }
 }
 
-/// Syncs one Seed's namespace and Secrets.
-///
-/// # Errors
-/// See [`Error`].
-pub async fn reconcile(seed: Arc<Seed>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let result = policy::measured(&ctx.metrics, NAME, &seed.name_any(), sync(&seed, &ctx)).await;
-    result.map(|()| Action::await_change())
+impl Reconciler for SeedSecrets {
+    type Object = Seed;
+    type Error = Error;
+    const NAME: &'static str = NAME;
+
+    /// Syncs one Seed's namespace and Secrets.
+    async fn reconcile(&self, seed: Arc<Seed>) -> Result<Action, Error> {
+        let result = sync(&seed, self).await;
+        result.map(|()| Action::await_change())
+    }
+
+    /// Retry delay after a failure (the runtime logs it once).
+    fn retry_after(&self, _: &Error) -> Duration {
+        Duration::from_secs(15)
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.concurrency
+    }
 }
 
-/// Logs the error once and retries with a delay.
-pub fn error_policy(seed: Arc<Seed>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    policy::requeue_after_failure(
-        NAME,
-        &seed.name_any(),
-        error.reason(),
-        error,
-        Duration::from_secs(15),
-    )
-}
-
-async fn sync(seed: &Seed, ctx: &Ctx) -> Result<(), Error> {
+async fn sync(seed: &Seed, ctx: &SeedSecrets) -> Result<(), Error> {
     if seed.metadata.deletion_timestamp.is_some() {
         return Ok(());
     }

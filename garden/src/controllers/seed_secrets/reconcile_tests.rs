@@ -1,6 +1,6 @@
 //! Reconcile tests against an in-process garden sandbox: `garden` Secrets and Seeds are real
-//! objects, [`reconcile`] is called directly and the Seed's namespace and mirrored Secrets are
-//! read back.
+//! objects, the controller type's `reconcile` is called directly (through the `Reconciler` trait)
+//! and the Seed's namespace and mirrored Secrets are read back.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,16 +11,16 @@ use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::Seed;
 use seedlet_runtime::clock::Clock;
+use seedlet_runtime::controller::{Reason as _, Reconciler as _};
 use serde_json::json;
 
-use super::{Ctx, Error, error_policy, reconcile};
+use super::{Error, SeedSecrets};
 use crate::testing::{self, Env, create};
 
-fn ctx(env: &Env) -> Arc<Ctx> {
-    Arc::new(Ctx {
+fn ctx(env: &Env) -> Arc<SeedSecrets> {
+    Arc::new(SeedSecrets {
         client: env.client.clone(),
-        concurrent_syncs: 1,
-        metrics: Env::metrics(),
+        concurrency: 1,
     })
 }
 
@@ -70,7 +70,7 @@ async fn the_seed_namespace_gets_copies_of_the_selected_garden_secrets_only() {
     garden_secret(&env, "plain", None, "x").await;
     let seed = Arc::new(testing::seed(&env.client, "local").await);
 
-    let action = reconcile(seed.clone(), ctx.clone()).await.unwrap();
+    let action = ctx.clone().reconcile(seed.clone()).await.unwrap();
     assert_eq!(action, Action::await_change());
     let namespace = Api::<Namespace>::all(env.client.clone())
         .get("seed-local")
@@ -96,7 +96,7 @@ async fn the_seed_namespace_gets_copies_of_the_selected_garden_secrets_only() {
         "internal.example",
     )
     .await;
-    reconcile(seed.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(seed.clone()).await.unwrap();
     assert_eq!(
         mirrors(&env).await,
         [
@@ -108,7 +108,7 @@ async fn the_seed_namespace_gets_copies_of_the_selected_garden_secrets_only() {
         .delete("domain", &DeleteParams::default())
         .await
         .unwrap();
-    reconcile(seed, ctx).await.unwrap();
+    ctx.reconcile(seed).await.unwrap();
     assert_eq!(mirrors(&env).await, [pair("internal", "internal.example")]);
     env.shutdown().await;
 }
@@ -129,11 +129,11 @@ async fn a_seed_namespace_controlled_by_another_object_fails_with_its_reason() {
     .await;
     let seed = Arc::new(testing::seed(&env.client, "local").await);
 
-    let error = reconcile(seed.clone(), ctx.clone()).await.unwrap_err();
+    let error = ctx.clone().reconcile(seed.clone()).await.unwrap_err();
     assert!(matches!(error, Error::Namespace(_)), "{error}");
     assert_eq!(error.reason(), "NamespaceNotControlled");
     assert_eq!(
-        error_policy(seed, &error, ctx),
+        ctx.error_policy(&seed, &error),
         Action::requeue(Duration::from_secs(15))
     );
     assert!(mirrors(&env).await.is_empty());
@@ -149,7 +149,7 @@ async fn a_deleting_seed_gets_nothing() {
         env.clock.now(),
     ));
 
-    reconcile(Arc::new(seed), ctx(&env)).await.unwrap();
+    ctx(&env).reconcile(Arc::new(seed)).await.unwrap();
     assert!(
         Api::<Namespace>::all(env.client.clone())
             .get_opt("seed-local")
@@ -175,7 +175,7 @@ async fn a_lost_write_race_is_requeued_at_once() {
         ),
     };
     assert_eq!(
-        error_policy(seed, &conflict, ctx(&env)),
+        ctx(&env).error_policy(&seed, &conflict),
         Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE)
     );
     env.shutdown().await;

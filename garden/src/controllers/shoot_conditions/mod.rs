@@ -11,93 +11,76 @@ pub mod reconcile;
 #[cfg(test)]
 mod reconcile_tests;
 
-use std::sync::Arc;
-
 use futures::TryStreamExt as _;
 use kube::ResourceExt;
+use kube::runtime::Controller;
 use kube::runtime::reflector::{ObjectRef, Store};
 use seedlet_api::core::{Seed, Shoot};
 use seedlet_api::names::namespaces;
 use seedlet_api::seedmanagement::ManagedSeed;
-use seedlet_runtime::metrics::Metrics;
 use seedlet_runtime::triggers::key_of;
-use seedlet_runtime::watch::{RunWith, Runner};
-use tokio_util::sync::CancellationToken;
+use seedlet_runtime::watch::concurrency;
 
-pub use reconcile::{Error, error_policy, reconcile};
+pub use reconcile::Error;
 
 use crate::caches::{GardenCaches, changes, controller_on_transitions};
+use crate::context::GardenContext;
+use crate::controllers::entry::GardenReconciler;
 
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "shoot-conditions";
 
-/// Dependencies of the controller.
-pub struct Ctx {
+/// The controller: what its reconciles need (its `Reconciler` impl is in `reconcile.rs`).
+pub struct ShootConditions {
     /// Garden client.
     pub client: kube::Client,
-    /// Process metrics.
-    pub metrics: Arc<Metrics>,
+    /// Parallel reconciles (`concurrentSyncs`).
+    pub concurrency: u16,
 }
 
-impl std::fmt::Debug for Ctx {
+impl std::fmt::Debug for ShootConditions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ctx").finish_non_exhaustive()
+        f.debug_struct("ShootConditions").finish_non_exhaustive()
     }
 }
 
-/// Starts the controller for one leadership term of the garden process.
-pub async fn start(garden: Arc<crate::context::GardenContext>) {
-    let ctx = Arc::new(Ctx {
-        client: garden.client.clone(),
-        metrics: garden.metrics.clone(),
-    });
-    let concurrency = garden.config.controllers.shoot_conditions.concurrent_syncs;
-    run_on(ctx, &garden.caches, concurrency, garden.stop.clone()).await;
-}
+impl GardenReconciler for ShootConditions {
+    fn from_garden(garden: &GardenContext) -> Option<Self> {
+        Some(Self {
+            client: garden.client.clone(),
+            concurrency: concurrency(i64::from(
+                garden.config.controllers.shoot_conditions.concurrent_syncs,
+            )),
+        })
+    }
 
-/// Runs the controller on informers of its own until `shutdown` is cancelled (a test runs one
-/// controller alone this way).
-pub async fn run(ctx: Arc<Ctx>, concurrent_syncs: u32, shutdown: CancellationToken) {
-    let caches = GardenCaches::new(ctx.client.clone(), &shutdown);
-    run_on(ctx, &caches, concurrent_syncs, shutdown).await;
-}
-
-/// Runs the controller on the shared informers `caches` until `shutdown` is cancelled.
-pub async fn run_on(
-    ctx: Arc<Ctx>,
-    caches: &GardenCaches,
-    concurrent_syncs: u32,
-    shutdown: CancellationToken,
-) {
-    let managed_seed_informer = caches.all::<ManagedSeed>();
-    let managed_seeds = managed_seed_informer.store();
-    // ManagedSeeds live in `garden`; the shared informer holds every namespace.
-    let managed_seed_events = managed_seed_informer
-        .touched_objects()
-        .try_filter(|managed_seed| {
-            std::future::ready(managed_seed.namespace().as_deref() == Some(namespaces::GARDEN))
+    fn triggers(&self, caches: &GardenCaches) -> Controller<Shoot> {
+        let managed_seed_informer = caches.all::<ManagedSeed>();
+        let managed_seeds = managed_seed_informer.store();
+        // ManagedSeeds live in `garden`; the shared informer holds every namespace.
+        let managed_seed_events =
+            managed_seed_informer
+                .touched_objects()
+                .try_filter(|managed_seed| {
+                    std::future::ready(
+                        managed_seed.namespace().as_deref() == Some(namespaces::GARDEN),
+                    )
+                });
+        let seeds = changes(&caches.all::<Seed>(), |seed: &Seed| {
+            key_of(&seed.conditions())
         });
-    let seeds = changes(&caches.all::<Seed>(), |seed: &Seed| {
-        key_of(&seed.conditions())
-    });
-    controller_on_transitions(
-        &caches.all::<Shoot>(),
-        |_: &Shoot| (),
-        |previous: Option<&()>, _: &()| previous.is_none(),
-    )
-    .watches_stream(managed_seed_events, |managed_seed: ManagedSeed| {
-        shoot_of(&managed_seed)
-    })
-    .watches_stream(seeds, move |seed: Seed| {
-        shoot_of_seed(&managed_seeds, &seed.name_any())
-    })
-    .run_with(
-        Runner::new(NAME, shutdown).concurrency(concurrent_syncs),
-        reconcile,
-        error_policy,
-        ctx,
-    )
-    .await;
+        controller_on_transitions(
+            &caches.all::<Shoot>(),
+            |_: &Shoot| (),
+            |previous: Option<&()>, _: &()| previous.is_none(),
+        )
+        .watches_stream(managed_seed_events, |managed_seed: ManagedSeed| {
+            shoot_of(&managed_seed)
+        })
+        .watches_stream(seeds, move |seed: Seed| {
+            shoot_of_seed(&managed_seeds, &seed.name_any())
+        })
+    }
 }
 
 /// The Shoot a ManagedSeed registers.

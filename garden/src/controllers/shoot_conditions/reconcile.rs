@@ -8,11 +8,11 @@ use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::{Seed, Shoot};
 use seedlet_api::seedmanagement::ManagedSeed;
-use seedlet_runtime::policy;
+use seedlet_runtime::controller::{Reason, Reconciler};
 use serde_json::json;
 
 use super::merge::merged_conditions;
-use super::{Ctx, NAME};
+use super::{NAME, ShootConditions};
 
 /// Errors of one conditions reconcile.
 #[derive(Debug, thiserror::Error)]
@@ -55,9 +55,8 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Error::MissingNamespace(_) => "ShootInvalid",
             Error::ListManagedSeeds { .. } => "ManagedSeedListError",
@@ -68,28 +67,28 @@ impl Error {
     }
 }
 
-/// Merges the managed seed's conditions into the Shoot (see the module docs). Idempotent.
-///
-/// # Errors
-/// Reads, an ambiguous ManagedSeed, the guarded status patch (409 on a concurrent change).
-pub async fn reconcile(shoot: Arc<Shoot>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let object = policy::object_key(shoot.as_ref());
-    let result = policy::measured(&ctx.metrics, NAME, &object, merge(&shoot, &ctx)).await;
-    result.map(|()| Action::await_change())
+impl Reconciler for ShootConditions {
+    type Object = Shoot;
+    type Error = Error;
+    const NAME: &'static str = NAME;
+
+    /// Merges the managed seed's conditions into the Shoot (see the module docs). Idempotent.
+    async fn reconcile(&self, shoot: Arc<Shoot>) -> Result<Action, Error> {
+        let result = merge(&shoot, self).await;
+        result.map(|()| Action::await_change())
+    }
+
+    /// Retry delay after a failure (the runtime logs it once).
+    fn retry_after(&self, _: &Error) -> Duration {
+        Duration::from_secs(5)
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.concurrency
+    }
 }
 
-/// Requeues after a short delay and logs the error once.
-pub fn error_policy(shoot: Arc<Shoot>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    policy::requeue_after_failure(
-        NAME,
-        &policy::object_key(shoot.as_ref()),
-        error.reason(),
-        error,
-        Duration::from_secs(5),
-    )
-}
-
-async fn merge(shoot: &Shoot, ctx: &Ctx) -> Result<(), Error> {
+async fn merge(shoot: &Shoot, ctx: &ShootConditions) -> Result<(), Error> {
     let name = shoot.name_any();
     let namespace = shoot
         .namespace()
@@ -122,7 +121,7 @@ async fn merge(shoot: &Shoot, ctx: &Ctx) -> Result<(), Error> {
 
 /// The Seed registered from the Shoot through a ManagedSeed in its namespace, if any.
 async fn seed_of(
-    ctx: &Ctx,
+    ctx: &ShootConditions,
     namespace: &str,
     shoot: &str,
     key: &str,

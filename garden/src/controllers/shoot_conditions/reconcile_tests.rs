@@ -1,6 +1,6 @@
-//! Reconcile tests against an in-process garden sandbox: [`reconcile`] is called directly on a
-//! real Shoot registered as a Seed through a real ManagedSeed, and the Shoot's conditions are
-//! read back.
+//! Reconcile tests against an in-process garden sandbox: the controller type's `reconcile` is
+//! called directly (through the `Reconciler` trait) on a real Shoot registered as a Seed through a
+//! real ManagedSeed, and the Shoot's conditions are read back.
 
 use std::sync::Arc;
 
@@ -8,15 +8,16 @@ use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use seedlet_api::core::{Seed, Shoot};
 use seedlet_api::seedmanagement::ManagedSeed;
+use seedlet_runtime::controller::{Reason as _, Reconciler as _};
 use serde_json::{Value, json};
 
-use super::{Ctx, reconcile};
+use super::ShootConditions;
 use crate::testing::{self, Env, create, seed};
 
-fn ctx(env: &Env) -> Arc<Ctx> {
-    Arc::new(Ctx {
+fn ctx(env: &Env) -> Arc<ShootConditions> {
+    Arc::new(ShootConditions {
         client: env.client.clone(),
-        metrics: Env::metrics(),
+        concurrency: 1,
     })
 }
 
@@ -78,7 +79,7 @@ async fn a_managed_seeds_conditions_are_merged_into_its_shoot_and_dropped_after(
     let s = shoot(&env).await;
     let ctx = ctx(&env);
 
-    reconcile(s, ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(s).await.unwrap();
     assert_eq!(
         types(&env).await,
         [
@@ -92,7 +93,7 @@ async fn a_managed_seeds_conditions_are_merged_into_its_shoot_and_dropped_after(
         .delete("ms", &DeleteParams::default())
         .await
         .unwrap();
-    reconcile(Arc::new(shoots(&env).get("s").await.unwrap()), ctx)
+    ctx.reconcile(Arc::new(shoots(&env).get("s").await.unwrap()))
         .await
         .unwrap();
     assert_eq!(types(&env).await, ["APIServerAvailable=True"]);
@@ -107,7 +108,7 @@ async fn two_managed_seeds_of_one_shoot_are_an_error_and_nothing_is_written() {
     let s = shoot(&env).await;
     let version = s.resource_version();
 
-    let error = reconcile(s, ctx(&env)).await.unwrap_err();
+    let error = ctx(&env).reconcile(s).await.unwrap_err();
     assert_eq!(error.reason(), "AmbiguousManagedSeed");
     assert_eq!(
         shoots(&env).get("s").await.unwrap().resource_version(),

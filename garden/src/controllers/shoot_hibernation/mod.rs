@@ -14,21 +14,24 @@ pub mod schedule;
 use std::sync::Arc;
 
 use jiff::SignedDuration;
+use kube::runtime::Controller;
 use seedlet_api::core::{HibernationSchedule, Shoot};
 use seedlet_runtime::clock::Clock;
-use seedlet_runtime::metrics::Metrics;
-use seedlet_runtime::watch::{RunWith, Runner};
-use tokio_util::sync::CancellationToken;
+use seedlet_runtime::watch::concurrency;
 
-pub use reconcile::{Error, error_policy, reconcile};
+pub use reconcile::Error;
+
+use crate::caches::{GardenCaches, controller_on_transitions};
+use crate::context::GardenContext;
+use crate::controllers::entry::GardenReconciler;
 
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "shoot-hibernation";
 /// Component of the Events this controller records.
 pub const EVENT_COMPONENT: &str = "shoot-hibernation-controller";
 
-/// Dependencies of the controller.
-pub struct Ctx {
+/// The controller: what its reconciles need (its `Reconciler` impl is in `reconcile.rs`).
+pub struct Hibernation {
     /// Garden client.
     pub client: kube::Client,
     /// Activations older than this before now are no longer acted upon.
@@ -37,64 +40,34 @@ pub struct Ctx {
     pub clock: Arc<dyn Clock>,
     /// `Hibernated` / `WokenUp` Events on the Shoot.
     pub events: seedlet_runtime::events::Recorder,
-    /// Process metrics.
-    pub metrics: Arc<Metrics>,
+    /// Parallel reconciles (`concurrentSyncs`).
+    pub concurrency: u16,
 }
 
-impl std::fmt::Debug for Ctx {
+impl std::fmt::Debug for Hibernation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ctx")
+        f.debug_struct("Hibernation")
             .field("trigger_deadline", &self.trigger_deadline)
             .finish_non_exhaustive()
     }
 }
 
-/// Starts the controller for one leadership term of the garden process.
-pub async fn start(garden: Arc<crate::context::GardenContext>) {
-    let config = &garden.config.controllers.shoot_hibernation;
-    let ctx = Arc::new(Ctx {
-        client: garden.client.clone(),
-        trigger_deadline: SignedDuration::try_from(config.trigger_deadline_duration.as_std())
-            .unwrap_or(SignedDuration::MAX),
-        clock: garden.clock.clone(),
-        events: garden.events.named(EVENT_COMPONENT),
-        metrics: garden.metrics.clone(),
-    });
-    run_on(
-        ctx,
-        &garden.caches,
-        config.concurrent_syncs,
-        garden.stop.clone(),
-    )
-    .await;
-}
+impl GardenReconciler for Hibernation {
+    fn from_garden(garden: &GardenContext) -> Option<Self> {
+        let config = &garden.config.controllers.shoot_hibernation;
+        Some(Self {
+            client: garden.client.clone(),
+            trigger_deadline: SignedDuration::try_from(config.trigger_deadline_duration.as_std())
+                .unwrap_or(SignedDuration::MAX),
+            clock: garden.clock.clone(),
+            events: garden.events.named(EVENT_COMPONENT),
+            concurrency: concurrency(i64::from(config.concurrent_syncs)),
+        })
+    }
 
-/// Runs the controller on informers of its own until `shutdown` is cancelled (a test runs one
-/// controller alone this way).
-pub async fn run(ctx: Arc<Ctx>, concurrent_syncs: u32, shutdown: CancellationToken) {
-    let caches = crate::caches::GardenCaches::new(ctx.client.clone(), &shutdown);
-    run_on(ctx, &caches, concurrent_syncs, shutdown).await;
-}
-
-/// Runs the controller on the shared informers `caches` until `shutdown` is cancelled.
-pub async fn run_on(
-    ctx: Arc<Ctx>,
-    caches: &crate::caches::GardenCaches,
-    concurrent_syncs: u32,
-    shutdown: CancellationToken,
-) {
-    crate::caches::controller_on_transitions(
-        &caches.all::<Shoot>(),
-        schedules_of,
-        schedules_changed,
-    )
-    .run_with(
-        Runner::new(NAME, shutdown).concurrency(concurrent_syncs),
-        reconcile,
-        error_policy,
-        ctx,
-    )
-    .await;
+    fn triggers(&self, caches: &GardenCaches) -> Controller<Shoot> {
+        controller_on_transitions(&caches.all::<Shoot>(), schedules_of, schedules_changed)
+    }
 }
 
 /// The Shoot's hibernation schedules.

@@ -9,12 +9,12 @@ use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::Shoot;
+use seedlet_runtime::controller::{Reason, Reconciler};
 use seedlet_runtime::events::EventType;
-use seedlet_runtime::policy;
 use serde_json::json;
 
 use super::schedule::{self, Action as ScheduleAction};
-use super::{Ctx, NAME, schedules_of};
+use super::{Hibernation, NAME, schedules_of};
 
 /// Errors of one hibernation reconcile.
 #[derive(Debug, thiserror::Error)]
@@ -42,9 +42,8 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Error::MissingNamespace(_) => "ShootInvalid",
             Error::PatchSpec { .. } => "ShootPatchError",
@@ -53,28 +52,28 @@ impl Error {
     }
 }
 
-/// Acts on a due schedule activation and requeues to the next one (see the module docs).
-/// Idempotent: a repeated run finds no activation after the trigger time it wrote.
-///
-/// # Errors
-/// When a write fails; the next run reads fresh state.
-pub async fn reconcile(shoot: Arc<Shoot>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let object = policy::object_key(shoot.as_ref());
-    policy::measured(&ctx.metrics, NAME, &object, hibernate(&shoot, &ctx)).await
+impl Reconciler for Hibernation {
+    type Object = Shoot;
+    type Error = Error;
+    const NAME: &'static str = NAME;
+
+    /// Acts on a due schedule activation and requeues to the next one (see the module docs).
+    /// Idempotent: a repeated run finds no activation after the trigger time it wrote.
+    async fn reconcile(&self, shoot: Arc<Shoot>) -> Result<Action, Error> {
+        hibernate(&shoot, self).await
+    }
+
+    /// Retry delay after a failure (the runtime logs it once).
+    fn retry_after(&self, _: &Error) -> Duration {
+        Duration::from_secs(5)
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.concurrency
+    }
 }
 
-/// Requeues after a short delay and logs the error once.
-pub fn error_policy(shoot: Arc<Shoot>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    policy::requeue_after_failure(
-        NAME,
-        &policy::object_key(shoot.as_ref()),
-        error.reason(),
-        error,
-        Duration::from_secs(5),
-    )
-}
-
-async fn hibernate(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {
+async fn hibernate(shoot: &Shoot, ctx: &Hibernation) -> Result<Action, Error> {
     let name = shoot.name_any();
     let namespace = shoot
         .namespace()
@@ -131,7 +130,7 @@ fn failed_and_up_to_date(shoot: &Shoot) -> bool {
 }
 
 async fn apply(
-    ctx: &Ctx,
+    ctx: &Hibernation,
     shoot: &Shoot,
     namespace: &str,
     name: &str,

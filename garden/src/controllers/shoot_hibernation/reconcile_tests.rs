@@ -1,5 +1,6 @@
-//! Reconcile tests against an in-process garden sandbox: [`reconcile`] is called directly on a
-//! real Shoot with hibernation schedules while a fake clock stands at chosen times.
+//! Reconcile tests against an in-process garden sandbox: the controller type's `reconcile` is
+//! called directly (through the `Reconciler` trait) on a real Shoot with hibernation schedules
+//! while a fake clock stands at chosen times.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,19 +10,20 @@ use k8s_openapi::api::core::v1::Event;
 use kube::Api;
 use kube::runtime::controller::Action;
 use seedlet_api::core::Shoot;
+use seedlet_runtime::controller::Reconciler as _;
 use serde_json::json;
 
+use super::Hibernation;
 use super::schedule::REQUEUE_SLACK;
-use super::{Ctx, reconcile};
 use crate::testing::{Env, create, ensure_namespace};
 
-fn ctx(env: &Env, trigger_deadline: SignedDuration) -> Arc<Ctx> {
-    Arc::new(Ctx {
+fn ctx(env: &Env, trigger_deadline: SignedDuration) -> Arc<Hibernation> {
+    Arc::new(Hibernation {
         client: env.client.clone(),
         trigger_deadline,
         clock: env.clock(),
         events: env.events(),
-        metrics: Env::metrics(),
+        concurrency: 1,
     })
 }
 
@@ -86,7 +88,7 @@ async fn a_due_start_hibernates_once_and_the_end_wakes_up() {
 
     let evening = day + 22.hours() + 30.minutes();
     env.clock.set(evening);
-    let action = reconcile(Arc::new(created), ctx.clone()).await.unwrap();
+    let action = ctx.clone().reconcile(Arc::new(created)).await.unwrap();
     assert_eq!(action, requeue(SignedDuration::from_mins(7 * 60 + 30)));
     let hibernated = stored(&env).await;
     assert_eq!(enabled(&hibernated), Some(true));
@@ -104,12 +106,12 @@ async fn a_due_start_hibernates_once_and_the_end_wakes_up() {
 
     // Again at the same time: the activation was acted upon, nothing is written.
     let version = hibernated.metadata.resource_version.clone();
-    reconcile(Arc::new(hibernated), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(Arc::new(hibernated)).await.unwrap();
     assert_eq!(stored(&env).await.metadata.resource_version, version);
 
     let morning = day + 30.hours() + 15.minutes();
     env.clock.set(morning);
-    reconcile(Arc::new(stored(&env).await), ctx).await.unwrap();
+    ctx.reconcile(Arc::new(stored(&env).await)).await.unwrap();
     let woken = stored(&env).await;
     assert_eq!(enabled(&woken), Some(false));
     assert_eq!(trigger_time(&woken), Some(morning));
@@ -122,7 +124,8 @@ async fn an_activation_older_than_the_trigger_deadline_is_skipped() {
     let (created, day) = shoot(&env).await;
     env.clock.set(day + 22.hours() + 30.minutes());
 
-    let action = reconcile(Arc::new(created), ctx(&env, SignedDuration::from_mins(10)))
+    let action = ctx(&env, SignedDuration::from_mins(10))
+        .reconcile(Arc::new(created))
         .await
         .unwrap();
     assert_eq!(action, requeue(SignedDuration::from_mins(7 * 60 + 30)));
@@ -158,7 +161,7 @@ async fn a_failed_up_to_date_shoot_only_requeues_and_a_bad_location_never_does()
         .unwrap();
     env.clock.set(day + 22.hours() + 30.minutes());
 
-    let action = reconcile(Arc::new(failed), ctx.clone()).await.unwrap();
+    let action = ctx.clone().reconcile(Arc::new(failed)).await.unwrap();
     assert_eq!(action, requeue(SignedDuration::from_mins(7 * 60 + 30)));
     assert_eq!(enabled(&stored(&env).await), None, "left to the user");
 
@@ -170,7 +173,7 @@ async fn a_failed_up_to_date_shoot_only_requeues_and_a_bad_location_never_does()
         )
         .await
         .unwrap();
-    reconcile(Arc::new(outdated), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(Arc::new(outdated)).await.unwrap();
     assert_eq!(enabled(&stored(&env).await), Some(true));
 
     let on_mars = shoots
@@ -183,7 +186,7 @@ async fn a_failed_up_to_date_shoot_only_requeues_and_a_bad_location_never_does()
         .await
         .unwrap();
     let version = on_mars.metadata.resource_version.clone();
-    let action = reconcile(Arc::new(on_mars), ctx).await.unwrap();
+    let action = ctx.reconcile(Arc::new(on_mars)).await.unwrap();
     assert_eq!(action, Action::await_change());
     assert_eq!(stored(&env).await.metadata.resource_version, version);
     env.shutdown().await;

@@ -33,22 +33,25 @@ pub mod window;
 use std::sync::Arc;
 
 use kube::ResourceExt;
+use kube::runtime::Controller;
 use seedlet_api::core::Shoot;
 use seedlet_api::names::{annotations, shoot_lifecycle};
 use seedlet_runtime::clock::Clock;
-use seedlet_runtime::metrics::Metrics;
-use seedlet_runtime::watch::{RunWith, Runner};
-use tokio_util::sync::CancellationToken;
+use seedlet_runtime::watch::concurrency;
 
-pub use reconcile::{Error, error_policy, reconcile};
+pub use reconcile::Error;
+
+use crate::caches::{GardenCaches, controller_on_transitions};
+use crate::context::GardenContext;
+use crate::controllers::entry::GardenReconciler;
 
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "shoot-maintenance";
 /// Component of the Events this controller records.
 pub const EVENT_COMPONENT: &str = "shoot-maintenance-controller";
 
-/// Dependencies of the controller.
-pub struct Ctx {
+/// The controller: what its reconciles need (its `Reconciler` impl is in `reconcile.rs`).
+pub struct Maintenance {
     /// Garden client.
     pub client: kube::Client,
     /// Adds the `restartControlPlanePods` task.
@@ -61,63 +64,33 @@ pub struct Ctx {
     pub clock: Arc<dyn Clock>,
     /// Maintenance Events on the Shoot.
     pub events: seedlet_runtime::events::Recorder,
-    /// Process metrics.
-    pub metrics: Arc<Metrics>,
+    /// Parallel reconciles (`concurrentSyncs`).
+    pub concurrency: u16,
 }
 
-impl std::fmt::Debug for Ctx {
+impl std::fmt::Debug for Maintenance {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ctx").finish_non_exhaustive()
+        f.debug_struct("Maintenance").finish_non_exhaustive()
     }
 }
 
-/// Starts the controller for one leadership term of the garden process.
-pub async fn start(garden: Arc<crate::context::GardenContext>) {
-    let config = &garden.config.controllers.shoot_maintenance;
-    let ctx = Arc::new(Ctx {
-        client: garden.client.clone(),
-        restart_control_plane: config.enable_shoot_control_plane_restarter,
-        restart_core_addons: config.enable_shoot_core_addon_restarter,
-        disable_nginx_ingress: garden.config.feature_gates.disable_nginx_ingress_in_shoot,
-        clock: garden.clock.clone(),
-        events: garden.events.named(EVENT_COMPONENT),
-        metrics: garden.metrics.clone(),
-    });
-    run_on(
-        ctx,
-        &garden.caches,
-        config.concurrent_syncs,
-        garden.stop.clone(),
-    )
-    .await;
-}
+impl GardenReconciler for Maintenance {
+    fn from_garden(garden: &GardenContext) -> Option<Self> {
+        let config = &garden.config.controllers.shoot_maintenance;
+        Some(Self {
+            client: garden.client.clone(),
+            restart_control_plane: config.enable_shoot_control_plane_restarter,
+            restart_core_addons: config.enable_shoot_core_addon_restarter,
+            disable_nginx_ingress: garden.config.feature_gates.disable_nginx_ingress_in_shoot,
+            clock: garden.clock.clone(),
+            events: garden.events.named(EVENT_COMPONENT),
+            concurrency: concurrency(i64::from(config.concurrent_syncs)),
+        })
+    }
 
-/// Runs the controller on informers of its own until `shutdown` is cancelled (a test runs one
-/// controller alone this way).
-pub async fn run(ctx: Arc<Ctx>, concurrent_syncs: u32, shutdown: CancellationToken) {
-    let caches = crate::caches::GardenCaches::new(ctx.client.clone(), &shutdown);
-    run_on(ctx, &caches, concurrent_syncs, shutdown).await;
-}
-
-/// Runs the controller on the shared informers `caches` until `shutdown` is cancelled.
-pub async fn run_on(
-    ctx: Arc<Ctx>,
-    caches: &crate::caches::GardenCaches,
-    concurrent_syncs: u32,
-    shutdown: CancellationToken,
-) {
-    crate::caches::controller_on_transitions(
-        &caches.all::<Shoot>(),
-        trigger_view,
-        maintenance_requested,
-    )
-    .run_with(
-        Runner::new(NAME, shutdown).concurrency(concurrent_syncs),
-        reconcile,
-        error_policy,
-        ctx,
-    )
-    .await;
+    fn triggers(&self, caches: &GardenCaches) -> Controller<Shoot> {
+        controller_on_transitions(&caches.all::<Shoot>(), trigger_view, maintenance_requested)
+    }
 }
 
 /// What the trigger looks at: whether `maintain` is listed, and the time window.

@@ -13,13 +13,13 @@ use kube::{Api, ResourceExt};
 use rand::Rng as _;
 use seedlet_api::core::{CloudProfile, NamespacedCloudProfile, Shoot};
 use seedlet_api::names::{annotations, shoot_lifecycle};
+use seedlet_runtime::controller::{Reason, Reconciler};
 use seedlet_runtime::events::EventType;
-use seedlet_runtime::policy;
 use serde_json::{Value, json};
 
 use super::run::{self, Outcome, Step};
 use super::window::Window;
-use super::{Ctx, NAME, cleanups, migrate, operation, rotation};
+use super::{Maintenance, NAME, cleanups, migrate, operation, rotation};
 
 /// Errors of one maintenance reconcile.
 #[derive(Debug, thiserror::Error)]
@@ -63,9 +63,8 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Error::MissingNamespace(_) => "ShootInvalid",
             Error::MissingCloudProfile(_) => "CloudProfileMissing",
@@ -76,29 +75,29 @@ impl Error {
     }
 }
 
-/// Maintains the Shoot when asked or inside its window and requeues to a random instant of the
-/// next window. Idempotent apart from the window: a second run inside the same window maintains
-/// again only when triggered (the trigger filter and the requeue keep that to once per window).
-///
-/// # Errors
-/// Profile read and Shoot write failures.
-pub async fn reconcile(shoot: Arc<Shoot>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let object = policy::object_key(shoot.as_ref());
-    policy::measured(&ctx.metrics, NAME, &object, maintain(&shoot, &ctx)).await
+impl Reconciler for Maintenance {
+    type Object = Shoot;
+    type Error = Error;
+    const NAME: &'static str = NAME;
+
+    /// Maintains the Shoot when asked or inside its window and requeues to a random instant of the
+    /// next window. Idempotent apart from the window: a second run inside the same window maintains
+    /// again only when triggered (the trigger filter and the requeue keep that to once per window).
+    async fn reconcile(&self, shoot: Arc<Shoot>) -> Result<Action, Error> {
+        maintain(&shoot, self).await
+    }
+
+    /// Retry delay after a failure (the runtime logs it once).
+    fn retry_after(&self, _: &Error) -> Duration {
+        Duration::from_secs(15)
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.concurrency
+    }
 }
 
-/// Requeues after a short delay and logs the error once.
-pub fn error_policy(shoot: Arc<Shoot>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    policy::requeue_after_failure(
-        NAME,
-        &policy::object_key(shoot.as_ref()),
-        error.reason(),
-        error,
-        Duration::from_secs(15),
-    )
-}
-
-async fn maintain(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {
+async fn maintain(shoot: &Shoot, ctx: &Maintenance) -> Result<Action, Error> {
     if shoot.metadata.deletion_timestamp.is_some() {
         return Ok(Action::await_change());
     }
@@ -200,7 +199,7 @@ async fn maintain(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {
 /// Moves a Shoot crossing Kubernetes 1.34 from its SecretBinding to a CredentialsBinding (§6.6)
 /// and records the outcome among the texts, before the 1.35 cleanups as upstream orders them.
 async fn migrate_binding(
-    ctx: &Ctx,
+    ctx: &Maintenance,
     namespace: &str,
     spec: &Value,
     maintained: &mut Value,
@@ -330,7 +329,7 @@ fn time_window(shoot: &Shoot) -> Window {
 /// The profile spec: a CloudProfile's `spec` or a NamespacedCloudProfile's merged
 /// `status.cloudProfileSpec`.
 async fn cloud_profile(
-    ctx: &Ctx,
+    ctx: &Maintenance,
     shoot: &Shoot,
     namespace: &str,
     key: &str,
@@ -495,7 +494,7 @@ fn shoot_patch(
     })
 }
 
-async fn publish_events(ctx: &Ctx, shoot: &Shoot, steps: &[Step]) {
+async fn publish_events(ctx: &Maintenance, shoot: &Shoot, steps: &[Step]) {
     for step in steps {
         let (reason, subject, outcome, kind) = match step {
             // Rotations are reported in lastMaintenance only.

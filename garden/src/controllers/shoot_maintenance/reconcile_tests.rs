@@ -1,5 +1,6 @@
-//! Reconcile tests against an in-process garden sandbox: [`reconcile`] is called directly on real
-//! Shoots and a real CloudProfile while a fake clock stands at a fixed time.
+//! Reconcile tests against an in-process garden sandbox: the controller type's `reconcile` is
+//! called directly (through the `Reconciler` trait) on real Shoots and a real CloudProfile while a
+//! fake clock stands at a fixed time.
 
 use std::sync::Arc;
 
@@ -8,25 +9,26 @@ use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::{CloudProfile, Shoot};
+use seedlet_runtime::controller::{Reason as _, Reconciler as _};
 use serde_json::{Value, json};
 
-use super::{Ctx, reconcile};
+use super::Maintenance;
 use crate::testing::{Env, create, ensure_namespace};
 
 const NOW: &str = "2025-06-01T21:10:00Z";
 /// A window that does not contain [`NOW`].
 const OUTSIDE: (&str, &str) = ("100000+0000", "110000+0000");
 
-fn ctx(env: &Env) -> Arc<Ctx> {
+fn ctx(env: &Env) -> Arc<Maintenance> {
     env.clock.set(NOW.parse::<Timestamp>().unwrap());
-    Arc::new(Ctx {
+    Arc::new(Maintenance {
         client: env.client.clone(),
         restart_control_plane: false,
         restart_core_addons: false,
         disable_nginx_ingress: false,
         clock: env.clock(),
         events: env.events(),
-        metrics: Env::metrics(),
+        concurrency: 1,
     })
 }
 
@@ -92,7 +94,7 @@ async fn a_shoot_asked_for_maintenance_gets_the_patch_update_annotations_and_sta
     )
     .await;
 
-    reconcile(asked, ctx(&env)).await.unwrap();
+    ctx(&env).reconcile(asked).await.unwrap();
     let maintained = shoots(&env).get("asked").await.unwrap();
     assert_eq!(version(&maintained), Some("1.31.2"));
     let annotations = maintained.annotations();
@@ -122,7 +124,7 @@ async fn a_shoot_outside_its_window_is_left_alone_and_requeued() {
     let outside = shoot(&env, "outside", json!({})).await;
     let version_before = outside.metadata.resource_version.clone();
 
-    let action = reconcile(outside, ctx(&env)).await.unwrap();
+    let action = ctx(&env).reconcile(outside).await.unwrap();
     assert_ne!(
         action,
         Action::await_change(),
@@ -145,7 +147,7 @@ async fn a_missing_cloud_profile_fails_with_its_reason_and_writes_nothing() {
     .await;
     let version_before = asked.metadata.resource_version.clone();
 
-    let error = reconcile(asked, ctx(&env)).await.unwrap_err();
+    let error = ctx(&env).reconcile(asked).await.unwrap_err();
     assert_eq!(error.reason(), "CloudProfileReadError");
     assert!(error.to_string().contains("CloudProfile local"), "{error}");
     assert_eq!(
@@ -182,7 +184,7 @@ async fn a_refused_dry_run_records_the_failure_and_the_next_clean_run_succeeds()
     )
     .await;
 
-    reconcile(asked, ctx(&env)).await.unwrap();
+    ctx(&env).reconcile(asked).await.unwrap();
     let refused = shoots(&env).get("frozen").await.unwrap();
     assert_eq!(version(&refused), Some("1.31.1"), "spec untouched");
     assert!(
@@ -223,7 +225,7 @@ async fn a_refused_dry_run_records_the_failure_and_the_next_clean_run_succeeds()
         .await
         .unwrap();
     let moved = Arc::new(shoots(&env).get("frozen").await.unwrap());
-    reconcile(moved, ctx(&env)).await.unwrap();
+    ctx(&env).reconcile(moved).await.unwrap();
     let clean = shoots(&env).get("frozen").await.unwrap();
     assert_eq!(
         last_maintenance(&clean),
@@ -260,7 +262,8 @@ async fn the_nginx_gate_disables_an_enabled_nginx_ingress_addon() {
     let mut gated = Arc::try_unwrap(ctx(&env)).expect("one owner");
     gated.disable_nginx_ingress = true;
 
-    reconcile(Arc::new(with_addon), Arc::new(gated))
+    Arc::new(gated)
+        .reconcile(Arc::new(with_addon))
         .await
         .unwrap();
     let maintained = shoots(&env).get("ingress").await.unwrap();

@@ -8,11 +8,11 @@ use kube::{Api, ResourceExt};
 use seedlet_api::conditions::{self, ConditionStatus};
 use seedlet_api::core::{Seed, Shoot};
 use seedlet_api::names::shoot_lifecycle;
-use seedlet_runtime::policy;
+use seedlet_runtime::controller::{Reason, Reconciler};
 use serde_json::json;
 
 use super::readiness::{self, constraints};
-use super::{Ctx, NAME};
+use super::{NAME, ShootMigration};
 
 /// Recheck delay while the destination seed is not ready.
 pub const UNREADY_RECHECK: Duration = Duration::from_secs(5);
@@ -45,9 +45,8 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Error::MissingNamespace(_) => "ShootInvalid",
             Error::ReadSeed { .. } => "SeedReadError",
@@ -56,27 +55,27 @@ impl Error {
     }
 }
 
-/// Keeps `ReadyForMigration` current (see the module docs). Idempotent: writes only changes.
-///
-/// # Errors
-/// Seed reads and the guarded status patch (409 when another writer changed the Shoot).
-pub async fn reconcile(shoot: Arc<Shoot>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let object = policy::object_key(shoot.as_ref());
-    policy::measured(&ctx.metrics, NAME, &object, readiness_of(&shoot, &ctx)).await
+impl Reconciler for ShootMigration {
+    type Object = Shoot;
+    type Error = Error;
+    const NAME: &'static str = NAME;
+
+    /// Keeps `ReadyForMigration` current (see the module docs). Idempotent: writes only changes.
+    async fn reconcile(&self, shoot: Arc<Shoot>) -> Result<Action, Error> {
+        readiness_of(&shoot, self).await
+    }
+
+    /// Retry delay after a failure (the runtime logs it once).
+    fn retry_after(&self, _: &Error) -> Duration {
+        UNREADY_RECHECK
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.concurrency
+    }
 }
 
-/// Requeues after a short delay and logs the error once.
-pub fn error_policy(shoot: Arc<Shoot>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    policy::requeue_after_failure(
-        NAME,
-        &policy::object_key(shoot.as_ref()),
-        error.reason(),
-        error,
-        UNREADY_RECHECK,
-    )
-}
-
-async fn readiness_of(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {
+async fn readiness_of(shoot: &Shoot, ctx: &ShootMigration) -> Result<Action, Error> {
     let name = shoot.name_any();
     let namespace = shoot
         .namespace()
@@ -118,7 +117,7 @@ async fn readiness_of(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {
 
 /// Writes the whole constraints list, guarded by the Shoot's `resourceVersion`.
 async fn write(
-    ctx: &Ctx,
+    ctx: &ShootMigration,
     shoot: &Shoot,
     namespace: &str,
     key: &str,

@@ -1,6 +1,6 @@
 //! Reconcile tests against an in-process garden sandbox: a migrating Shoot and its source and
-//! destination Seeds are real objects, [`reconcile`] is called directly and the Shoot's
-//! `ReadyForMigration` constraint is read back.
+//! destination Seeds are real objects, the controller type's `reconcile` is called directly
+//! (through the `Reconciler` trait) and the Shoot's `ReadyForMigration` constraint is read back.
 
 use std::sync::Arc;
 
@@ -11,17 +11,18 @@ use seedlet_api::core::{Seed, Shoot};
 use seedlet_api::names::shoot_lifecycle::{
     DESTINATION_SEED_READY, DESTINATION_SEED_UNREADY, READY_FOR_MIGRATION,
 };
+use seedlet_runtime::controller::{Reason as _, Reconciler as _};
 use serde_json::json;
 
 use super::reconcile::UNREADY_RECHECK;
-use super::{Ctx, Error, error_policy, reconcile};
+use super::{Error, ShootMigration};
 use crate::testing::{self, Env};
 
-fn ctx(env: &Env) -> Arc<Ctx> {
-    Arc::new(Ctx {
+fn ctx(env: &Env) -> Arc<ShootMigration> {
+    Arc::new(ShootMigration {
         client: env.client.clone(),
         clock: env.clock(),
-        metrics: Env::metrics(),
+        concurrency: 1,
     })
 }
 
@@ -103,7 +104,7 @@ async fn a_ready_destination_makes_the_shoot_ready_for_migration() {
     seed(&env, "dest", "True").await;
     let migrating = shoot(&env, "src", "dest").await;
 
-    let action = reconcile(migrating, ctx(&env)).await.unwrap();
+    let action = ctx(&env).reconcile(migrating).await.unwrap();
     assert_eq!(action, Action::await_change());
     assert_eq!(constraint(&env).await, pair("True", DESTINATION_SEED_READY));
     env.shutdown().await;
@@ -117,7 +118,7 @@ async fn an_unready_destination_is_reported_and_checked_again_soon() {
     seed(&env, "dest", "False").await;
     let migrating = shoot(&env, "src", "dest").await;
 
-    let action = reconcile(migrating, ctx.clone()).await.unwrap();
+    let action = ctx.clone().reconcile(migrating).await.unwrap();
     assert_eq!(action, Action::requeue(UNREADY_RECHECK));
     assert_eq!(
         constraint(&env).await,
@@ -126,7 +127,7 @@ async fn an_unready_destination_is_reported_and_checked_again_soon() {
 
     // Nothing changed: the recheck writes nothing.
     let written = stored(&env).await;
-    reconcile(Arc::new(written.clone()), ctx).await.unwrap();
+    ctx.reconcile(Arc::new(written.clone())).await.unwrap();
     assert_eq!(
         stored(&env).await.resource_version(),
         written.resource_version()
@@ -141,7 +142,7 @@ async fn the_constraint_leaves_once_the_shoot_no_longer_migrates() {
     seed(&env, "src", "True").await;
     seed(&env, "dest", "True").await;
     let migrating = shoot(&env, "src", "dest").await;
-    reconcile(migrating, ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(migrating).await.unwrap();
     let arrived = Api::<Shoot>::namespaced(env.client.clone(), "garden")
         .patch_status(
             "foo",
@@ -152,7 +153,7 @@ async fn the_constraint_leaves_once_the_shoot_no_longer_migrates() {
         .unwrap();
 
     assert_eq!(
-        reconcile(Arc::new(arrived), ctx).await.unwrap(),
+        ctx.reconcile(Arc::new(arrived)).await.unwrap(),
         Action::await_change()
     );
     assert_eq!(constraint(&env).await, None);
@@ -166,14 +167,14 @@ async fn a_missing_destination_seed_fails_with_seed_read_error() {
     seed(&env, "src", "True").await;
     let migrating = shoot(&env, "src", "gone").await;
 
-    let error = reconcile(migrating.clone(), ctx.clone()).await.unwrap_err();
+    let error = ctx.clone().reconcile(migrating.clone()).await.unwrap_err();
     assert!(
         matches!(&error, Error::ReadSeed { role: "destination", seed, .. } if seed == "gone"),
         "{error}"
     );
     assert_eq!(error.reason(), "SeedReadError");
     assert_eq!(
-        error_policy(migrating, &error, ctx),
+        ctx.error_policy(&migrating, &error),
         Action::requeue(UNREADY_RECHECK)
     );
     assert_eq!(constraint(&env).await, None);
@@ -196,15 +197,15 @@ async fn a_stale_copy_loses_the_constraint_write_with_a_conflict_and_is_requeued
         .await
         .unwrap();
 
-    let error = reconcile(stale.clone(), ctx.clone()).await.unwrap_err();
+    let error = ctx.clone().reconcile(stale.clone()).await.unwrap_err();
     assert!(matches!(error, Error::PatchConstraints { .. }), "{error}");
     assert_eq!(
-        error_policy(stale, &error, ctx.clone()),
+        ctx.clone().error_policy(&stale, &error),
         Action::requeue(seedlet_runtime::status::CONFLICT_REQUEUE)
     );
     assert_eq!(constraint(&env).await, None);
 
-    reconcile(Arc::new(stored(&env).await), ctx).await.unwrap();
+    ctx.reconcile(Arc::new(stored(&env).await)).await.unwrap();
     assert_eq!(constraint(&env).await, pair("True", DESTINATION_SEED_READY));
     env.shutdown().await;
 }
@@ -217,7 +218,7 @@ async fn a_shoot_without_namespace_is_invalid() {
         "spec": {"region": "local", "provider": {"type": "local", "workers": []}}}))
     .unwrap();
     shoot.metadata.namespace = None;
-    let error = reconcile(Arc::new(shoot), ctx(&env)).await.unwrap_err();
+    let error = ctx(&env).reconcile(Arc::new(shoot)).await.unwrap_err();
     assert_eq!(error.reason(), "ShootInvalid");
     env.shutdown().await;
 }

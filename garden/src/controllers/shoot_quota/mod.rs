@@ -15,81 +15,54 @@ mod reconcile_tests;
 use std::sync::Arc;
 use std::time::Duration;
 
+use kube::runtime::Controller;
 use seedlet_api::core::Shoot;
 use seedlet_runtime::clock::Clock;
-use seedlet_runtime::metrics::Metrics;
-use seedlet_runtime::watch::{RunWith, Runner};
-use tokio_util::sync::CancellationToken;
+use seedlet_runtime::watch::concurrency;
 
-pub use reconcile::{Error, error_policy, reconcile};
+pub use reconcile::Error;
+
+use crate::caches::{GardenCaches, controller_on_transitions};
+use crate::context::GardenContext;
+use crate::controllers::entry::GardenReconciler;
 
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "shoot-quota";
 
-/// Dependencies of the controller.
-pub struct Ctx {
+/// The controller: what its reconciles need (its `Reconciler` impl is in `reconcile.rs`).
+pub struct ShootQuota {
     /// Garden client.
     pub client: kube::Client,
     /// Check period per Shoot; also the reconcile timeout.
     pub sync_period: Duration,
     /// Time source.
     pub clock: Arc<dyn Clock>,
-    /// Process metrics.
-    pub metrics: Arc<Metrics>,
+    /// Parallel reconciles (`concurrentSyncs`).
+    pub concurrency: u16,
 }
 
-impl std::fmt::Debug for Ctx {
+impl std::fmt::Debug for ShootQuota {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ctx")
+        f.debug_struct("ShootQuota")
             .field("sync_period", &self.sync_period)
             .finish_non_exhaustive()
     }
 }
 
-/// Starts the controller for one leadership term of the garden process.
-pub async fn start(garden: Arc<crate::context::GardenContext>) {
-    let config = &garden.config.controllers.shoot_quota;
-    let ctx = Arc::new(Ctx {
-        client: garden.client.clone(),
-        sync_period: config.sync_period.as_std(),
-        clock: garden.clock.clone(),
-        metrics: garden.metrics.clone(),
-    });
-    run_on(
-        ctx,
-        &garden.caches,
-        config.concurrent_syncs,
-        garden.stop.clone(),
-    )
-    .await;
-}
+impl GardenReconciler for ShootQuota {
+    fn from_garden(garden: &GardenContext) -> Option<Self> {
+        let config = &garden.config.controllers.shoot_quota;
+        Some(Self {
+            client: garden.client.clone(),
+            sync_period: config.sync_period.as_std(),
+            clock: garden.clock.clone(),
+            concurrency: concurrency(i64::from(config.concurrent_syncs)),
+        })
+    }
 
-/// Runs the controller on informers of its own until `shutdown` is cancelled (a test runs one
-/// controller alone this way).
-pub async fn run(ctx: Arc<Ctx>, concurrent_syncs: u32, shutdown: CancellationToken) {
-    let caches = crate::caches::GardenCaches::new(ctx.client.clone(), &shutdown);
-    run_on(ctx, &caches, concurrent_syncs, shutdown).await;
-}
-
-/// Runs the controller on the shared informers `caches` until `shutdown` is cancelled.
-pub async fn run_on(
-    ctx: Arc<Ctx>,
-    caches: &crate::caches::GardenCaches,
-    concurrent_syncs: u32,
-    shutdown: CancellationToken,
-) {
-    crate::caches::controller_on_transitions(
-        &caches.all::<Shoot>(),
-        |_: &Shoot| (),
-        first_sighting,
-    )
-    .run_with(
-        Runner::new(NAME, shutdown).concurrency(concurrent_syncs),
-        reconcile,
-        error_policy,
-        ctx,
-    )
-    .await;
+    fn triggers(&self, caches: &GardenCaches) -> Controller<Shoot> {
+        controller_on_transitions(&caches.all::<Shoot>(), |_: &Shoot| (), first_sighting)
+    }
 }
 
 /// The trigger: only a Shoot's first sighting (creates, and every Shoot at start-up).

@@ -8,11 +8,11 @@ use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::{CredentialsBinding, Quota, QuotaReference, SecretBinding, Shoot};
 use seedlet_api::names::{annotations, shoot_lifecycle};
-use seedlet_runtime::policy;
+use seedlet_runtime::controller::{Reason, Reconciler};
 use serde_json::json;
 
 use super::expiry::{self, InvalidTimestamp};
-use super::{Ctx, NAME};
+use super::{NAME, ShootQuota};
 
 /// Errors of one quota reconcile.
 #[derive(Debug, thiserror::Error)]
@@ -72,9 +72,8 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Error::MissingNamespace(_) => "ShootInvalid",
             Error::ReadBinding { .. } => "BindingReadError",
@@ -86,37 +85,37 @@ impl Error {
     }
 }
 
-/// Keeps the expiration annotation current and deletes an expired Shoot; requeues every sync
-/// period. Idempotent.
-///
-/// # Errors
-/// Read and write failures, an unparsable annotation, the timeout.
-pub async fn reconcile(shoot: Arc<Shoot>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let object = policy::object_key(shoot.as_ref());
-    let bounded = async {
-        match tokio::time::timeout(ctx.sync_period, expire(&shoot, &ctx)).await {
-            Ok(result) => result,
-            Err(_) => Err(Error::Timeout {
-                shoot: shoot.name_any(),
-            }),
-        }
-    };
-    let result = policy::measured(&ctx.metrics, NAME, &object, bounded).await;
-    result.map(|()| Action::requeue(ctx.sync_period))
+impl Reconciler for ShootQuota {
+    type Object = Shoot;
+    type Error = Error;
+    const NAME: &'static str = NAME;
+
+    /// Keeps the expiration annotation current and deletes an expired Shoot; requeues every sync
+    /// period. Idempotent.
+    async fn reconcile(&self, shoot: Arc<Shoot>) -> Result<Action, Error> {
+        let bounded = async {
+            match tokio::time::timeout(self.sync_period, expire(&shoot, self)).await {
+                Ok(result) => result,
+                Err(_) => Err(Error::Timeout {
+                    shoot: shoot.name_any(),
+                }),
+            }
+        };
+        let result = bounded.await;
+        result.map(|()| Action::requeue(self.sync_period))
+    }
+
+    /// Retry delay after a failure (the runtime logs it once).
+    fn retry_after(&self, _: &Error) -> Duration {
+        self.sync_period.min(Duration::from_secs(5))
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.concurrency
+    }
 }
 
-/// Requeues after a short delay, capped at the sync period, and logs the error once.
-pub fn error_policy(shoot: Arc<Shoot>, error: &Error, ctx: Arc<Ctx>) -> Action {
-    policy::requeue_after_failure(
-        NAME,
-        &policy::object_key(shoot.as_ref()),
-        error.reason(),
-        error,
-        ctx.sync_period.min(Duration::from_secs(5)),
-    )
-}
-
-async fn expire(shoot: &Shoot, ctx: &Ctx) -> Result<(), Error> {
+async fn expire(shoot: &Shoot, ctx: &ShootQuota) -> Result<(), Error> {
     if shoot.metadata.deletion_timestamp.is_some() {
         return Ok(());
     }
@@ -193,7 +192,7 @@ async fn write<T>(
 
 /// The Quotas listed by the Shoot's SecretBinding, else its CredentialsBinding.
 async fn quotas_of(
-    ctx: &Ctx,
+    ctx: &ShootQuota,
     shoot: &Shoot,
     namespace: &str,
     key: &str,

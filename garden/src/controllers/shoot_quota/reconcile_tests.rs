@@ -1,6 +1,6 @@
-//! Reconcile tests against an in-process garden sandbox: [`reconcile`] is called directly on a
-//! real Shoot whose SecretBinding lists real Quotas, while a fake clock stands before and after
-//! the lifetime.
+//! Reconcile tests against an in-process garden sandbox: the controller type's `reconcile` is
+//! called directly (through the `Reconciler` trait) on a real Shoot whose SecretBinding lists real
+//! Quotas, while a fake clock stands before and after the lifetime.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,20 +9,21 @@ use jiff::{SignedDuration, Timestamp};
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::{Quota, SecretBinding, Shoot};
+use seedlet_runtime::controller::{Reason as _, Reconciler as _};
 use serde_json::{Value, json};
 
-use super::{Ctx, reconcile};
+use super::ShootQuota;
 use crate::testing::{Env, create, ensure_namespace};
 
 const NS: &str = "garden-dev";
 const SYNC: Duration = Duration::from_secs(60);
 
-fn ctx(env: &Env) -> Arc<Ctx> {
-    Arc::new(Ctx {
+fn ctx(env: &Env) -> Arc<ShootQuota> {
+    Arc::new(ShootQuota {
         client: env.client.clone(),
         sync_period: SYNC,
         clock: env.clock(),
-        metrics: Env::metrics(),
+        concurrency: 1,
     })
 }
 
@@ -78,7 +79,7 @@ async fn the_smallest_lifetime_is_annotated_and_an_expired_shoot_is_deleted() {
     let ctx = ctx(&env);
 
     env.clock.set(born + SignedDuration::from_hours(1));
-    let action = reconcile(Arc::new(created), ctx.clone()).await.unwrap();
+    let action = ctx.clone().reconcile(Arc::new(created)).await.unwrap();
     assert_eq!(action, Action::requeue(SYNC));
     let annotated = shoots(&env).get("s").await.unwrap();
     assert_eq!(
@@ -90,7 +91,7 @@ async fn the_smallest_lifetime_is_annotated_and_an_expired_shoot_is_deleted() {
     );
 
     env.clock.set(expires + SignedDuration::from_secs(1));
-    reconcile(Arc::new(annotated), ctx).await.unwrap();
+    ctx.reconcile(Arc::new(annotated)).await.unwrap();
     assert!(
         shoots(&env).get_opt("s").await.unwrap().is_none(),
         "deleted with the deletion confirmation"
@@ -103,7 +104,7 @@ async fn a_missing_quota_fails_with_its_reason_and_writes_nothing() {
     let env = Env::start().await;
     let created = shoot(&env, json!([{"name": "absent", "namespace": NS}])).await;
     let version = created.metadata.resource_version.clone();
-    let error = reconcile(Arc::new(created), ctx(&env)).await.unwrap_err();
+    let error = ctx(&env).reconcile(Arc::new(created)).await.unwrap_err();
     assert_eq!(error.reason(), "QuotaReadError");
     assert_eq!(
         shoots(&env)
@@ -143,7 +144,7 @@ async fn a_quota_without_a_lifetime_removes_the_expiration_annotation() {
         .unwrap();
     env.clock.set("2025-06-01T00:00:00Z".parse().unwrap());
 
-    let action = reconcile(Arc::new(expired), ctx(&env)).await.unwrap();
+    let action = ctx(&env).reconcile(Arc::new(expired)).await.unwrap();
     assert_eq!(action, Action::requeue(SYNC));
     let kept = shoots(&env).get("s").await.unwrap();
     assert!(

@@ -10,11 +10,11 @@ use kube::{Api, ResourceExt};
 use rand::Rng as _;
 use seedlet_api::core::Shoot;
 use seedlet_api::names::{annotations, shoot_lifecycle};
-use seedlet_runtime::policy;
+use seedlet_runtime::controller::{Reason, Reconciler};
 use serde_json::json;
 
 use super::decide::{Decision, decide};
-use super::{Ctx, NAME};
+use super::{NAME, ShootRetry};
 
 /// Errors of one retry reconcile.
 #[derive(Debug, thiserror::Error)]
@@ -37,9 +37,8 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Error::MissingNamespace(_) => "ShootInvalid",
             Error::Annotate { .. } => "ShootPatchError",
@@ -47,28 +46,28 @@ impl Error {
     }
 }
 
-/// Annotates a rate-limited failed Shoot for retry once the retry period passed, else requeues
-/// to that instant plus jitter. Idempotent (the annotation is set, not appended).
-///
-/// # Errors
-/// When the patch fails.
-pub async fn reconcile(shoot: Arc<Shoot>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let object = policy::object_key(shoot.as_ref());
-    policy::measured(&ctx.metrics, NAME, &object, retry(&shoot, &ctx)).await
+impl Reconciler for ShootRetry {
+    type Object = Shoot;
+    type Error = Error;
+    const NAME: &'static str = NAME;
+
+    /// Annotates a rate-limited failed Shoot for retry once the retry period passed, else requeues
+    /// to that instant plus jitter. Idempotent (the annotation is set, not appended).
+    async fn reconcile(&self, shoot: Arc<Shoot>) -> Result<Action, Error> {
+        retry(&shoot, self).await
+    }
+
+    /// Retry delay after a failure (the runtime logs it once).
+    fn retry_after(&self, _: &Error) -> Duration {
+        Duration::from_secs(5)
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.concurrency
+    }
 }
 
-/// Requeues after a short delay and logs the error once.
-pub fn error_policy(shoot: Arc<Shoot>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    policy::requeue_after_failure(
-        NAME,
-        &policy::object_key(shoot.as_ref()),
-        error.reason(),
-        error,
-        Duration::from_secs(5),
-    )
-}
-
-async fn retry(shoot: &Shoot, ctx: &Ctx) -> Result<Action, Error> {
+async fn retry(shoot: &Shoot, ctx: &ShootRetry) -> Result<Action, Error> {
     let jitter = random_jitter(ctx.retry_jitter_period);
     match decide(shoot, ctx.clock.now(), ctx.retry_period, jitter) {
         Decision::Ignore => Ok(Action::await_change()),

@@ -1,6 +1,6 @@
-//! Reconcile tests against an in-process garden sandbox: [`reconcile`] is called directly on a
-//! real Shoot that failed with a rate limit while a fake clock stands before and after the retry
-//! period.
+//! Reconcile tests against an in-process garden sandbox: the controller type's `reconcile` is
+//! called directly (through the `Reconciler` trait) on a real Shoot that failed with a rate limit
+//! while a fake clock stands before and after the retry period.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,21 +10,22 @@ use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::Shoot;
+use seedlet_runtime::controller::Reconciler as _;
 use serde_json::json;
 
-use super::{Ctx, reconcile};
+use super::ShootRetry;
 use crate::testing::{self, Env, ensure_namespace};
 
 const FAILED_AT: &str = "2025-01-01T00:00:00Z";
 
-fn ctx(env: &Env) -> Arc<Ctx> {
-    Arc::new(Ctx {
+fn ctx(env: &Env) -> Arc<ShootRetry> {
+    Arc::new(ShootRetry {
         client: env.client.clone(),
         retry_period: SignedDuration::from_mins(10),
         // No jitter: the requeue is exact.
         retry_jitter_period: SignedDuration::ZERO,
         clock: env.clock(),
-        metrics: Env::metrics(),
+        concurrency: 1,
     })
 }
 
@@ -63,12 +64,12 @@ async fn a_rate_limited_failure_is_retried_once_the_period_passed() {
     let failed_at: Timestamp = FAILED_AT.parse().unwrap();
 
     env.clock.set(failed_at + SignedDuration::from_mins(4));
-    let action = reconcile(shoot.clone(), ctx.clone()).await.unwrap();
+    let action = ctx.clone().reconcile(shoot.clone()).await.unwrap();
     assert_eq!(action, Action::requeue(Duration::from_secs(6 * 60)));
     assert_eq!(operation(&env).await, None);
 
     env.clock.set(failed_at + SignedDuration::from_mins(11));
-    reconcile(shoot, ctx).await.unwrap();
+    ctx.reconcile(shoot).await.unwrap();
     assert_eq!(operation(&env).await.as_deref(), Some("retry"));
     env.shutdown().await;
 }
@@ -79,7 +80,7 @@ async fn other_failures_are_not_retried() {
     let shoot = failed_shoot(&env, "ERR_INFRA_UNAUTHORIZED").await;
     env.clock
         .set(FAILED_AT.parse::<Timestamp>().unwrap() + SignedDuration::from_hours(1));
-    let action = reconcile(shoot, ctx(&env)).await.unwrap();
+    let action = ctx(&env).reconcile(shoot).await.unwrap();
     assert_eq!(action, Action::await_change());
     assert_eq!(operation(&env).await, None);
     env.shutdown().await;

@@ -10,71 +10,53 @@ pub mod reconcile;
 #[cfg(test)]
 mod reconcile_tests;
 
-use std::sync::Arc;
-
 use kube::ResourceExt;
+use kube::runtime::Controller;
 use seedlet_api::core::Shoot;
 use seedlet_api::names::shoot_lifecycle;
-use seedlet_runtime::metrics::Metrics;
-use seedlet_runtime::watch::{RunWith, Runner};
-use tokio_util::sync::CancellationToken;
+use seedlet_runtime::watch::concurrency;
 
 pub use label::{Health, shoot_health};
-pub use reconcile::{Error, error_policy, reconcile};
+
+use crate::caches::{GardenCaches, controller_on_transitions};
+use crate::context::GardenContext;
+use crate::controllers::entry::GardenReconciler;
+pub use reconcile::Error;
 
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "shoot-statuslabel";
 
-/// Dependencies of the controller.
-pub struct Ctx {
+/// The controller: what its reconciles need (its `Reconciler` impl is in `reconcile.rs`).
+pub struct StatusLabel {
     /// Garden client.
     pub client: kube::Client,
-    /// Process metrics.
-    pub metrics: Arc<Metrics>,
+    /// Parallel reconciles (`concurrentSyncs`).
+    pub concurrency: u16,
 }
 
-impl std::fmt::Debug for Ctx {
+impl std::fmt::Debug for StatusLabel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ctx").finish_non_exhaustive()
+        f.debug_struct("StatusLabel").finish_non_exhaustive()
     }
 }
 
-/// Starts the controller for one leadership term of the garden process.
-pub async fn start(garden: Arc<crate::context::GardenContext>) {
-    let ctx = Arc::new(Ctx {
-        client: garden.client.clone(),
-        metrics: garden.metrics.clone(),
-    });
-    let concurrency = garden
-        .config
-        .controllers
-        .shoot_status_label
-        .concurrent_syncs;
-    run_on(ctx, &garden.caches, concurrency, garden.stop.clone()).await;
-}
+impl GardenReconciler for StatusLabel {
+    fn from_garden(garden: &GardenContext) -> Option<Self> {
+        Some(Self {
+            client: garden.client.clone(),
+            concurrency: concurrency(i64::from(
+                garden
+                    .config
+                    .controllers
+                    .shoot_status_label
+                    .concurrent_syncs,
+            )),
+        })
+    }
 
-/// Runs the controller on informers of its own until `shutdown` is cancelled (a test runs one
-/// controller alone this way).
-pub async fn run(ctx: Arc<Ctx>, concurrent_syncs: u32, shutdown: CancellationToken) {
-    let caches = crate::caches::GardenCaches::new(ctx.client.clone(), &shutdown);
-    run_on(ctx, &caches, concurrent_syncs, shutdown).await;
-}
-
-/// Runs the controller on the shared informers `caches` until `shutdown` is cancelled.
-pub async fn run_on(
-    ctx: Arc<Ctx>,
-    caches: &crate::caches::GardenCaches,
-    concurrent_syncs: u32,
-    shutdown: CancellationToken,
-) {
-    crate::caches::controller_on_transitions(&caches.all::<Shoot>(), label_state, label_outdated)
-        .run_with(
-            Runner::new(NAME, shutdown).concurrency(concurrent_syncs),
-            reconcile,
-            error_policy,
-            ctx,
-        )
-        .await;
+    fn triggers(&self, caches: &GardenCaches) -> Controller<Shoot> {
+        controller_on_transitions(&caches.all::<Shoot>(), label_state, label_outdated)
+    }
 }
 
 /// The stored label and the computed one.

@@ -8,11 +8,11 @@ use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::Shoot;
 use seedlet_api::names::shoot_lifecycle;
-use seedlet_runtime::policy;
+use seedlet_runtime::controller::{Reason, Reconciler};
 use serde_json::json;
 
 use super::label::shoot_health;
-use super::{Ctx, NAME};
+use super::{NAME, StatusLabel};
 
 /// Errors of one status-label reconcile.
 #[derive(Debug, thiserror::Error)]
@@ -31,9 +31,8 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Error::MissingNamespace(_) => "ShootInvalid",
             Error::PatchLabel { .. } => "ShootPatchError",
@@ -41,29 +40,29 @@ impl Error {
     }
 }
 
-/// Sets `shoot.gardener.cloud/status` to the computed health when it is missing or differs.
-/// Idempotent; no requeue (the next change of the Shoot triggers again).
-///
-/// # Errors
-/// When the patch fails (NotFound = the Shoot is gone, which is success).
-pub async fn reconcile(shoot: Arc<Shoot>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let object = policy::object_key(shoot.as_ref());
-    let result = policy::measured(&ctx.metrics, NAME, &object, label(&shoot, &ctx)).await;
-    result.map(|()| Action::await_change())
+impl Reconciler for StatusLabel {
+    type Object = Shoot;
+    type Error = Error;
+    const NAME: &'static str = NAME;
+
+    /// Sets `shoot.gardener.cloud/status` to the computed health when it is missing or differs.
+    /// Idempotent; no requeue (the next change of the Shoot triggers again).
+    async fn reconcile(&self, shoot: Arc<Shoot>) -> Result<Action, Error> {
+        let result = label(&shoot, self).await;
+        result.map(|()| Action::await_change())
+    }
+
+    /// Retry delay after a failure (the runtime logs it once).
+    fn retry_after(&self, _: &Error) -> Duration {
+        Duration::from_secs(5)
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.concurrency
+    }
 }
 
-/// Requeues after a short delay and logs the error once.
-pub fn error_policy(shoot: Arc<Shoot>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    policy::requeue_after_failure(
-        NAME,
-        &policy::object_key(shoot.as_ref()),
-        error.reason(),
-        error,
-        Duration::from_secs(5),
-    )
-}
-
-async fn label(shoot: &Shoot, ctx: &Ctx) -> Result<(), Error> {
+async fn label(shoot: &Shoot, ctx: &StatusLabel) -> Result<(), Error> {
     let name = shoot.name_any();
     let namespace = shoot
         .namespace()

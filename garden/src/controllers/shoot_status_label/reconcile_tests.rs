@@ -1,20 +1,22 @@
-//! Reconcile tests against an in-process garden sandbox: [`reconcile`] is called directly on real
-//! Shoots and the `shoot.gardener.cloud/status` label is read back.
+//! Reconcile tests against an in-process garden sandbox: the controller type's `reconcile` is
+//! called directly (through the `Reconciler` trait) on real Shoots and the
+//! `shoot.gardener.cloud/status` label is read back.
 
 use std::sync::Arc;
 
 use kube::api::{Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use seedlet_api::core::Shoot;
+use seedlet_runtime::controller::Reconciler as _;
 use serde_json::{Value, json};
 
-use super::{Ctx, reconcile};
+use super::StatusLabel;
 use crate::testing::{self, Env, ensure_namespace};
 
-fn ctx(env: &Env) -> Arc<Ctx> {
-    Arc::new(Ctx {
+fn ctx(env: &Env) -> Arc<StatusLabel> {
+    Arc::new(StatusLabel {
         client: env.client.clone(),
-        metrics: Env::metrics(),
+        concurrency: 1,
     })
 }
 
@@ -64,7 +66,7 @@ async fn the_label_follows_the_worst_of_conditions_and_last_operation() {
         json!({"lastOperation": operation("Succeeded"), "conditions": [condition("True"), condition("Progressing")]}),
     )
     .await;
-    reconcile(progressing, ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(progressing).await.unwrap();
     assert_eq!(label(&env).await.as_deref(), Some("progressing"));
 
     let shoots: Api<Shoot> = Api::namespaced(env.client.clone(), "garden-dev");
@@ -73,7 +75,7 @@ async fn the_label_follows_the_worst_of_conditions_and_last_operation() {
         .patch_status("s", &PatchParams::default(), &Patch::Merge(&failed))
         .await
         .unwrap();
-    reconcile(Arc::new(failed), ctx).await.unwrap();
+    ctx.reconcile(Arc::new(failed)).await.unwrap();
     assert_eq!(label(&env).await.as_deref(), Some("unhealthy"));
     env.shutdown().await;
 }
@@ -82,7 +84,7 @@ async fn the_label_follows_the_worst_of_conditions_and_last_operation() {
 async fn a_stored_label_that_matches_is_not_rewritten() {
     let env = Env::start().await;
     let healthy = shoot(&env, json!({"lastOperation": operation("Succeeded")})).await;
-    reconcile(healthy, ctx(&env)).await.unwrap();
+    ctx(&env).reconcile(healthy).await.unwrap();
     let shoots: Api<Shoot> = Api::namespaced(env.client.clone(), "garden-dev");
     let labelled = shoots.get("s").await.unwrap();
     assert_eq!(
@@ -92,7 +94,8 @@ async fn a_stored_label_that_matches_is_not_rewritten() {
             .map(String::as_str),
         Some("healthy")
     );
-    reconcile(Arc::new(labelled.clone()), ctx(&env))
+    ctx(&env)
+        .reconcile(Arc::new(labelled.clone()))
         .await
         .unwrap();
     assert_eq!(

@@ -11,81 +11,67 @@ pub mod reconcile;
 mod reconcile_tests;
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use futures::{Stream, StreamExt};
 use kube::Api;
 use kube::ResourceExt;
+use kube::runtime::Controller;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher::{self, Event};
 use seedlet_api::common::LastOperation;
 use seedlet_api::core::{Shoot, ShootState};
-use seedlet_runtime::metrics::Metrics;
-use seedlet_runtime::watch::{RunWith, Runner};
-use tokio_util::sync::CancellationToken;
+use seedlet_runtime::watch::concurrency;
 
 use crate::caches::GardenCaches;
+use crate::context::GardenContext;
+use crate::controllers::entry::GardenReconciler;
 
 pub use reconcile::{
-    Error, FinalizerAction, Step, decide, error_policy, finalizer_action, is_relevant_transition,
-    reconcile,
+    Error, FinalizerAction, Step, decide, finalizer_action, is_relevant_transition,
 };
 
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "shootstate-finalizer";
 
-/// Dependencies of the controller.
-pub struct Ctx {
+/// The controller: what its reconciles need (its `Reconciler` impl is in `reconcile.rs`).
+pub struct ShootStateFinalizer {
     /// Garden client.
     pub client: kube::Client,
-    /// Process metrics.
-    pub metrics: Arc<Metrics>,
+    /// Parallel reconciles (`concurrentSyncs`).
+    pub concurrency: u16,
 }
 
-impl std::fmt::Debug for Ctx {
+impl std::fmt::Debug for ShootStateFinalizer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ctx").finish_non_exhaustive()
+        f.debug_struct("ShootStateFinalizer")
+            .finish_non_exhaustive()
     }
 }
 
-/// Starts the controller for one leadership term of the garden process.
-pub async fn start(garden: Arc<crate::context::GardenContext>) {
-    let ctx = Arc::new(Ctx {
-        client: garden.client.clone(),
-        metrics: garden.metrics.clone(),
-    });
-    let concurrency = seedlet_runtime::watch::concurrency(i64::from(
-        garden.config.controllers.shoot_state.concurrent_syncs,
-    ));
-    run(ctx, &garden.caches, concurrency, garden.stop.clone()).await;
-}
+impl GardenReconciler for ShootStateFinalizer {
+    fn from_garden(garden: &GardenContext) -> Option<Self> {
+        Some(Self {
+            client: garden.client.clone(),
+            concurrency: concurrency(i64::from(
+                garden.config.controllers.shoot_state.concurrent_syncs,
+            )),
+        })
+    }
 
-/// Runs the controller until `shutdown` is cancelled.
-pub async fn run(
-    ctx: Arc<Ctx>,
-    caches: &GardenCaches,
-    concurrency: u16,
-    shutdown: CancellationToken,
-) {
-    // Only this controller reads ShootStates: a watch and store of its own.
-    seedlet_runtime::watch::controller(
-        Api::<ShootState>::all(ctx.client.clone()),
-        watcher::Config::default(),
-    )
-    .watches_stream(
-        shoot_transitions(caches.all::<Shoot>().events()),
-        |shoot: Shoot| {
-            let namespace = shoot.namespace()?;
-            Some(ObjectRef::<ShootState>::new(&shoot.name_any()).within(&namespace))
-        },
-    )
-    .run_with(
-        Runner::new(NAME, shutdown.clone()).concurrency(concurrency),
-        reconcile,
-        error_policy,
-        ctx,
-    )
-    .await;
+    fn triggers(&self, caches: &GardenCaches) -> Controller<ShootState> {
+        // Only this controller reads ShootStates: a watch and store of its own.
+        seedlet_runtime::watch::controller(
+            Api::<ShootState>::all(self.client.clone()),
+            watcher::Config::default(),
+        )
+        .watches_stream(
+            shoot_transitions(caches.all::<Shoot>().events()),
+            |shoot: Shoot| {
+                let namespace = shoot.namespace()?;
+                Some(ObjectRef::<ShootState>::new(&shoot.name_any()).within(&namespace))
+            },
+        )
+    }
 }
 
 /// Shoots whose last operation changed in a way [`is_relevant_transition`] accepts (the first

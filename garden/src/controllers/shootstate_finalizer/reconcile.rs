@@ -18,10 +18,10 @@ use kube::{Api, ResourceExt};
 use seedlet_api::common::{LastOperation, LastOperationType};
 use seedlet_api::core::{Shoot, ShootState};
 use seedlet_api::names::{annotations, finalizers};
-use seedlet_runtime::policy;
+use seedlet_runtime::controller::{Reason, Reconciler, routine_failure};
 use serde_json::json;
 
-use super::{Ctx, NAME};
+use super::{NAME, ShootStateFinalizer};
 use seedlet_runtime::error_chain;
 
 /// Delay before a failed reconcile is retried.
@@ -77,9 +77,8 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Error::MissingNamespace { .. } => "ShootStateNamespaceMissing",
             Error::ReadShootState { .. } => "ShootStateReadError",
@@ -88,7 +87,9 @@ impl Error {
             Error::Delete { .. } => "ShootStateDeleteError",
         }
     }
+}
 
+impl Error {
     /// Whether the error is a lost guarded write (409 Conflict, or 422 from a JSON Patch `test`
     /// that no longer holds): the object changed under us, a retry on fresh state settles it.
     pub fn is_conflict(&self) -> bool {
@@ -173,33 +174,41 @@ pub fn is_relevant_transition(old: Option<&LastOperation>, new: Option<&LastOper
         || (restoring && new.type_ == Reconcile)
 }
 
-/// Removes a ShootState whose shoot is gone, or adds or removes the finalizer as the shoot's last
-/// operation demands; idempotent.
-///
-/// # Errors
-/// See [`Error`]; a lost guarded write is not one (quiet requeue after [`CONFLICT_DELAY`]).
-pub async fn reconcile(state: Arc<ShootState>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let result =
-        policy::measured(&ctx.metrics, NAME, &state.name_any(), update(&state, &ctx)).await;
-    match result {
-        Err(error) if error.is_conflict() => {
+impl Reconciler for ShootStateFinalizer {
+    type Object = ShootState;
+    type Error = Error;
+    const NAME: &'static str = NAME;
+
+    /// Removes a ShootState whose shoot is gone, or adds or removes the finalizer as the shoot's
+    /// last operation demands; idempotent.
+    async fn reconcile(&self, state: Arc<ShootState>) -> Result<Action, Error> {
+        update(&state, self).await.map(|()| Action::await_change())
+    }
+
+    fn retry_after(&self, _: &Error) -> Duration {
+        RETRY_DELAY
+    }
+
+    fn concurrency(&self) -> u16 {
+        self.concurrency
+    }
+
+    /// A lost guarded write is no failure: a debug line and a quiet retry on fresh state after
+    /// [`CONFLICT_DELAY`]; everything else takes the runtime's route.
+    fn error_policy(&self, state: &ShootState, error: &Error) -> Action {
+        if error.is_conflict() {
             tracing::debug!(
                 shoot_state = %state.name_any(),
-                error = %error_chain(&error),
+                error = %error_chain(error),
                 "shootstate changed while writing its finalizers, retrying on fresh state"
             );
-            Ok(Action::requeue(CONFLICT_DELAY))
+            return Action::requeue(CONFLICT_DELAY);
         }
-        other => other.map(|()| Action::await_change()),
+        routine_failure(self, state, error)
     }
 }
 
-/// Retries after [`RETRY_DELAY`] and logs the error once.
-pub fn error_policy(state: Arc<ShootState>, error: &Error, _ctx: Arc<Ctx>) -> Action {
-    policy::requeue_after_failure(NAME, &state.name_any(), error.reason(), error, RETRY_DELAY)
-}
-
-async fn update(state: &ShootState, ctx: &Ctx) -> Result<(), Error> {
+async fn update(state: &ShootState, ctx: &ShootStateFinalizer) -> Result<(), Error> {
     let name = state.name_any();
     let namespace = state
         .namespace()

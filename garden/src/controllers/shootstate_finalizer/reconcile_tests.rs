@@ -1,6 +1,6 @@
 //! Reconcile tests against an in-process garden sandbox: a ShootState and its Shoot are real
-//! objects, the Shoot's last operation is moved through migration and restore, [`reconcile`] is
-//! called directly and the ShootState's finalizers (or its absence) are read back.
+//! objects, the Shoot's last operation is moved through migration and restore, the controller's
+//! `reconcile` is called directly and the ShootState's finalizers (or its absence) are read back.
 
 use std::sync::Arc;
 
@@ -11,14 +11,15 @@ use seedlet_api::core::{Shoot, ShootState};
 use seedlet_api::names::finalizers;
 use serde_json::json;
 
+use super::ShootStateFinalizer;
 use super::reconcile::RETRY_DELAY;
-use super::{Ctx, error_policy, reconcile};
 use crate::testing::{self, Env, create};
+use seedlet_runtime::controller::{Reason as _, Reconciler as _};
 
-fn ctx(env: &Env) -> Arc<Ctx> {
-    Arc::new(Ctx {
+fn ctx(env: &Env) -> Arc<ShootStateFinalizer> {
+    Arc::new(ShootStateFinalizer {
         client: env.client.clone(),
-        metrics: Env::metrics(),
+        concurrency: 1,
     })
 }
 
@@ -67,22 +68,22 @@ async fn the_finalizer_protects_the_state_from_migration_until_the_restore_succe
     // Reconciling: nothing to protect.
     last_operation(&env, "Reconcile", "Succeeded").await;
     assert_eq!(
-        reconcile(state.clone(), ctx.clone()).await.unwrap(),
+        ctx.clone().reconcile(state.clone()).await.unwrap(),
         Action::await_change()
     );
     assert!(!ours(&stored(&env).await.unwrap()));
 
     last_operation(&env, "Migrate", "Processing").await;
-    reconcile(state.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(state.clone()).await.unwrap();
     assert!(ours(&stored(&env).await.unwrap()));
 
     last_operation(&env, "Restore", "Processing").await;
-    reconcile(state.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(state.clone()).await.unwrap();
     assert!(ours(&stored(&env).await.unwrap()), "kept while restoring");
 
     // The stale object handed in does not matter: the reconcile reads the ShootState fresh.
     last_operation(&env, "Restore", "Succeeded").await;
-    reconcile(state, ctx).await.unwrap();
+    ctx.reconcile(state).await.unwrap();
     assert!(!ours(&stored(&env).await.unwrap()));
     env.shutdown().await;
 }
@@ -93,7 +94,7 @@ async fn a_shoot_without_last_operation_leaves_the_state_alone() {
     testing::shoot(&env.client, "garden", "foo").await;
     let state = shoot_state(&env).await;
 
-    reconcile(state.clone(), ctx(&env)).await.unwrap();
+    ctx(&env).reconcile(state.clone()).await.unwrap();
     let after = stored(&env).await.unwrap();
     assert_eq!(after.resource_version(), state.resource_version());
     env.shutdown().await;
@@ -106,7 +107,7 @@ async fn the_state_of_a_shoot_that_is_gone_is_released_and_deleted() {
     testing::shoot(&env.client, "garden", "foo").await;
     let state = shoot_state(&env).await;
     last_operation(&env, "Migrate", "Processing").await;
-    reconcile(state.clone(), ctx.clone()).await.unwrap();
+    ctx.clone().reconcile(state.clone()).await.unwrap();
     assert!(ours(&stored(&env).await.unwrap()));
     let shoots = Api::<Shoot>::namespaced(env.client.clone(), "garden");
     shoots
@@ -120,7 +121,7 @@ async fn the_state_of_a_shoot_that_is_gone_is_released_and_deleted() {
     shoots.delete("foo", &Default::default()).await.unwrap();
     assert!(shoots.get_opt("foo").await.unwrap().is_none());
 
-    assert_eq!(reconcile(state, ctx).await.unwrap(), Action::await_change());
+    assert_eq!(ctx.reconcile(state).await.unwrap(), Action::await_change());
     assert!(stored(&env).await.is_none(), "released and deleted");
     env.shutdown().await;
 }
@@ -131,18 +132,20 @@ async fn a_shoot_state_without_namespace_fails_and_one_that_vanished_is_done() {
     let ctx = ctx(&env);
     let mut state: ShootState =
         serde_json::from_value(json!({"metadata": {"name": "foo"}, "spec": {}})).unwrap();
-    let error = reconcile(Arc::new(state.clone()), ctx.clone())
+    let error = ctx
+        .clone()
+        .reconcile(Arc::new(state.clone()))
         .await
         .unwrap_err();
     assert_eq!(error.reason(), "ShootStateNamespaceMissing");
     assert_eq!(
-        error_policy(Arc::new(state.clone()), &error, ctx.clone()),
+        ctx.clone().error_policy(&Arc::new(state.clone()), &error),
         Action::requeue(RETRY_DELAY)
     );
 
     state.metadata.namespace = Some("garden".into());
     assert_eq!(
-        reconcile(Arc::new(state), ctx).await.unwrap(),
+        ctx.reconcile(Arc::new(state)).await.unwrap(),
         Action::await_change()
     );
     env.shutdown().await;

@@ -1,54 +1,27 @@
 //! ControllerDeployment finalizer `core.gardener.cloud/controllerdeployment`: deletion waits until
 //! no ControllerRegistration lists the deployment in `spec.deployment.deploymentRefs`.
 
-use std::sync::Arc;
-
-use kube::runtime::controller::Action;
-use kube::{Api, ResourceExt};
+use kube::ResourceExt;
 use seedlet_api::core::{ControllerDeployment, ControllerRegistration};
 use seedlet_api::names::finalizers;
 
-use super::{Error, Step, ensure_unreferenced, list_all, with_finalizer};
-use crate::controllers::finalizers::{Ctx, DEPLOYMENT_NAME, RESYNC_PERIOD};
+use super::{Error, Finalized, list_all};
+use crate::controllers::finalizers::DEPLOYMENT_NAME;
 
-/// Adds the finalizer and releases the deployment once unreferenced.
-///
-/// # Errors
-/// See [`Error`]; a blocked deletion is [`Error::StillReferenced`].
-pub async fn reconcile(
-    deployment: Arc<ControllerDeployment>,
-    ctx: Arc<Ctx>,
-) -> Result<Action, Error> {
-    let started = std::time::Instant::now();
-    let api: Api<ControllerDeployment> = Api::all(ctx.client.clone());
-    let result = with_finalizer(
-        &api,
-        "ControllerDeployment",
-        finalizers::CONTROLLER_DEPLOYMENT,
-        deployment,
-        |step| async {
-            match step {
-                Step::Apply(_) => Ok(Action::requeue(RESYNC_PERIOD)),
-                Step::Cleanup(deployment) => {
-                    let registrations: Vec<ControllerRegistration> =
-                        list_all(&ctx.client, "ControllerRegistration").await?;
-                    let deployment_name = deployment.name_any();
-                    let names = registrations_of_deployment(&registrations, &deployment_name);
-                    ensure_unreferenced(
-                        "ControllerDeployment",
-                        &deployment_name,
-                        "ControllerRegistrations",
-                        names,
-                    )?;
-                    Ok(Action::await_change())
-                }
-            }
-        },
-    )
-    .await;
-    ctx.metrics
-        .reconciled(DEPLOYMENT_NAME, started.elapsed(), result.is_ok());
-    result
+impl Finalized for ControllerDeployment {
+    const NAME: &'static str = DEPLOYMENT_NAME;
+    const KIND: &'static str = "ControllerDeployment";
+    const FINALIZER: &'static str = finalizers::CONTROLLER_DEPLOYMENT;
+    const REFERRERS: &'static str = "ControllerRegistrations";
+
+    async fn referrers(&self, client: &kube::Client) -> Result<Vec<String>, Error> {
+        let registrations: Vec<ControllerRegistration> =
+            list_all(client, "ControllerRegistration").await?;
+        Ok(registrations_of_deployment(
+            &registrations,
+            &self.name_any(),
+        ))
+    }
 }
 
 /// Names of the registrations listing `deployment` in `spec.deployment.deploymentRefs`.

@@ -1,17 +1,23 @@
-//! The three finalizer reconcilers, one file each: Seeds ([`seed`]), ControllerRegistrations
-//! ([`registration`]) and ControllerDeployments ([`deployment`]).
+//! The finalizer controller ([`Finalizer`]), one per [`Finalized`] kind, each in its file: Seeds
+//! ([`seed`]), ControllerRegistrations ([`registration`]) and ControllerDeployments
+//! ([`deployment`]).
 
 pub mod deployment;
 pub mod registration;
 pub mod seed;
 
+use std::future::Future;
+use std::marker::PhantomData;
 use std::sync::Arc;
+use std::time::Duration;
 
 use kube::runtime::controller::Action;
 use kube::{Api, Resource, ResourceExt};
+use seedlet_runtime::controller::{Reason, Reconciler};
 use seedlet_runtime::error_chain;
+use serde::de::DeserializeOwned;
 
-use crate::controllers::finalizers::{Ctx, RETRY_DELAY};
+use crate::controllers::finalizers::{CONCURRENCY, RESYNC_PERIOD, RETRY_DELAY};
 
 /// Errors of the finalizer controllers.
 #[derive(Debug, thiserror::Error)]
@@ -56,9 +62,8 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// CamelCase reason for logs.
-    pub fn reason(&self) -> &'static str {
+impl Reason for Error {
+    fn reason(&self) -> &'static str {
         match self {
             Error::List { .. } => "ListError",
             Error::StillReferenced { .. } => "StillReferenced",
@@ -69,9 +74,100 @@ impl Error {
     }
 }
 
-/// Retries after [`RETRY_DELAY`] and logs the error once (blocked deletions at debug level: they
-/// are expected while references exist).
-pub fn error_policy<K: Resource>(object: Arc<K>, error: &Error, _ctx: Arc<Ctx>) -> Action {
+/// A kind whose finalizer stays until nothing references the object.
+pub trait Finalized:
+    Resource<DynamicType = (), Scope = kube::core::ClusterResourceScope>
+    + Clone
+    + DeserializeOwned
+    + std::fmt::Debug
+    + Send
+    + Sync
+    + 'static
+{
+    /// Controller name (logs, metrics label).
+    const NAME: &'static str;
+    /// Kind (errors).
+    const KIND: &'static str;
+    /// The finalizer the controller keeps.
+    const FINALIZER: &'static str;
+    /// Kind of the referrers, plural (errors).
+    const REFERRERS: &'static str;
+
+    /// Keeps what belongs to a live object carrying the finalizer; what to do next.
+    fn apply(&self, _client: &kube::Client) -> impl Future<Output = Result<Action, Error>> + Send {
+        async { Ok(Action::requeue(RESYNC_PERIOD)) }
+    }
+
+    /// The names of the objects that still reference this one.
+    fn referrers(
+        &self,
+        client: &kube::Client,
+    ) -> impl Future<Output = Result<Vec<String>, Error>> + Send;
+}
+
+/// The finalizer controller of kind `K`.
+pub struct Finalizer<K> {
+    /// Garden client.
+    pub client: kube::Client,
+    kind: PhantomData<fn() -> K>,
+}
+
+impl<K> Finalizer<K> {
+    /// The controller of `K` writing through `client`.
+    pub fn new(client: kube::Client) -> Self {
+        Self {
+            client,
+            kind: PhantomData,
+        }
+    }
+}
+
+impl<K: Finalized> std::fmt::Debug for Finalizer<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Finalizer")
+            .field("kind", &K::KIND)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K: Finalized> Reconciler for Finalizer<K> {
+    type Object = K;
+    type Error = Error;
+    const NAME: &'static str = K::NAME;
+
+    /// Adds the finalizer, keeps what belongs to the object, and releases it once unreferenced
+    /// (a blocked deletion is [`Error::StillReferenced`]).
+    async fn reconcile(&self, object: Arc<K>) -> Result<Action, Error> {
+        let api: Api<K> = Api::all(self.client.clone());
+        with_finalizer(&api, K::KIND, K::FINALIZER, object, |step| async {
+            match step {
+                Step::Apply(object) => object.apply(&self.client).await,
+                Step::Cleanup(object) => {
+                    let names = object.referrers(&self.client).await?;
+                    ensure_unreferenced(K::KIND, &object.name_any(), K::REFERRERS, names)?;
+                    Ok(Action::await_change())
+                }
+            }
+        })
+        .await
+    }
+
+    fn retry_after(&self, _: &Error) -> Duration {
+        RETRY_DELAY
+    }
+
+    fn concurrency(&self) -> u16 {
+        CONCURRENCY
+    }
+
+    fn error_policy(&self, object: &K, error: &Error) -> Action {
+        failure(object, error)
+    }
+}
+
+/// The error policy of the three: retries after [`RETRY_DELAY`] and logs the error once (blocked
+/// deletions at debug level: they are expected while references exist).
+pub fn failure<K: Resource>(object: &K, error: &Error) -> Action {
     if matches!(error, Error::StillReferenced { .. }) {
         tracing::debug!(name = %object.name_any(), error = %error_chain(error), "deletion blocked by references");
         return Action::requeue(RETRY_DELAY);

@@ -1,54 +1,27 @@
 //! ControllerRegistration finalizer `core.gardener.cloud/controllerregistration`: deletion waits
 //! until no ControllerInstallation references the registration.
 
-use std::sync::Arc;
-
-use kube::runtime::controller::Action;
-use kube::{Api, ResourceExt};
+use kube::ResourceExt;
 use seedlet_api::core::{ControllerInstallation, ControllerRegistration};
 use seedlet_api::names::finalizers;
 
-use super::{Error, Step, ensure_unreferenced, list_all, with_finalizer};
-use crate::controllers::finalizers::{Ctx, REGISTRATION_NAME, RESYNC_PERIOD};
+use super::{Error, Finalized, list_all};
+use crate::controllers::finalizers::REGISTRATION_NAME;
 
-/// Adds the finalizer and releases the registration once unreferenced.
-///
-/// # Errors
-/// See [`Error`]; a blocked deletion is [`Error::StillReferenced`].
-pub async fn reconcile(
-    registration: Arc<ControllerRegistration>,
-    ctx: Arc<Ctx>,
-) -> Result<Action, Error> {
-    let started = std::time::Instant::now();
-    let api: Api<ControllerRegistration> = Api::all(ctx.client.clone());
-    let result = with_finalizer(
-        &api,
-        "ControllerRegistration",
-        finalizers::CONTROLLER_REGISTRATION,
-        registration,
-        |step| async {
-            match step {
-                Step::Apply(_) => Ok(Action::requeue(RESYNC_PERIOD)),
-                Step::Cleanup(registration) => {
-                    let installations: Vec<ControllerInstallation> =
-                        list_all(&ctx.client, "ControllerInstallation").await?;
-                    let registration_name = registration.name_any();
-                    let names = installations_of_registration(&installations, &registration_name);
-                    ensure_unreferenced(
-                        "ControllerRegistration",
-                        &registration_name,
-                        "ControllerInstallations",
-                        names,
-                    )?;
-                    Ok(Action::await_change())
-                }
-            }
-        },
-    )
-    .await;
-    ctx.metrics
-        .reconciled(REGISTRATION_NAME, started.elapsed(), result.is_ok());
-    result
+impl Finalized for ControllerRegistration {
+    const NAME: &'static str = REGISTRATION_NAME;
+    const KIND: &'static str = "ControllerRegistration";
+    const FINALIZER: &'static str = finalizers::CONTROLLER_REGISTRATION;
+    const REFERRERS: &'static str = "ControllerInstallations";
+
+    async fn referrers(&self, client: &kube::Client) -> Result<Vec<String>, Error> {
+        let installations: Vec<ControllerInstallation> =
+            list_all(client, "ControllerInstallation").await?;
+        Ok(installations_of_registration(
+            &installations,
+            &self.name_any(),
+        ))
+    }
 }
 
 /// Names of the installations whose `spec.registrationRef.name` is `registration`.

@@ -2,49 +2,30 @@
 //! `seed-<name>`: while the Seed lives the namespace is ensured; deletion waits until no
 //! ControllerInstallation references the Seed.
 
-use std::sync::Arc;
-
+use kube::ResourceExt;
 use kube::runtime::controller::Action;
-use kube::{Api, ResourceExt};
 use seedlet_api::core::{ControllerInstallation, Seed};
 use seedlet_api::names::finalizers;
 
-use super::{Error, Step, ensure_unreferenced, list_all, with_finalizer};
-use crate::controllers::finalizers::{Ctx, RESYNC_PERIOD, SEED_NAME};
+use super::{Error, Finalized, list_all};
+use crate::controllers::finalizers::{RESYNC_PERIOD, SEED_NAME};
 
-/// Adds the finalizer, keeps the namespace, and releases the Seed once unreferenced.
-///
-/// # Errors
-/// See [`Error`]; a blocked deletion is [`Error::StillReferenced`].
-pub async fn reconcile(seed: Arc<Seed>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = std::time::Instant::now();
-    let api: Api<Seed> = Api::all(ctx.client.clone());
-    let result = with_finalizer(
-        &api,
-        "Seed",
-        finalizers::CONTROLLER_REGISTRATION,
-        seed,
-        |step| async {
-            match step {
-                Step::Apply(seed) => {
-                    crate::seed_namespace::ensure(&ctx.client, &seed).await?;
-                    Ok(Action::requeue(RESYNC_PERIOD))
-                }
-                Step::Cleanup(seed) => {
-                    let installations: Vec<ControllerInstallation> =
-                        list_all(&ctx.client, "ControllerInstallation").await?;
-                    let seed_name = seed.name_any();
-                    let names = installations_of_seed(&installations, &seed_name);
-                    ensure_unreferenced("Seed", &seed_name, "ControllerInstallations", names)?;
-                    Ok(Action::await_change())
-                }
-            }
-        },
-    )
-    .await;
-    ctx.metrics
-        .reconciled(SEED_NAME, started.elapsed(), result.is_ok());
-    result
+impl Finalized for Seed {
+    const NAME: &'static str = SEED_NAME;
+    const KIND: &'static str = "Seed";
+    const FINALIZER: &'static str = finalizers::CONTROLLER_REGISTRATION;
+    const REFERRERS: &'static str = "ControllerInstallations";
+
+    async fn apply(&self, client: &kube::Client) -> Result<Action, Error> {
+        crate::seed_namespace::ensure(client, self).await?;
+        Ok(Action::requeue(RESYNC_PERIOD))
+    }
+
+    async fn referrers(&self, client: &kube::Client) -> Result<Vec<String>, Error> {
+        let installations: Vec<ControllerInstallation> =
+            list_all(client, "ControllerInstallation").await?;
+        Ok(installations_of_seed(&installations, &self.name_any()))
+    }
 }
 
 /// Names of the installations whose `spec.seedRef.name` is `seed`.
