@@ -13,6 +13,7 @@ pub(crate) mod gostruct;
 pub(crate) mod gotime;
 mod gotype;
 pub(crate) mod goyaml;
+mod isprint;
 mod location;
 pub(crate) mod number;
 mod paths;
@@ -26,7 +27,6 @@ mod strings;
 pub(crate) mod template;
 mod text;
 mod toml;
-mod unassigned;
 pub(crate) mod value;
 mod wordcase;
 
