@@ -4,7 +4,8 @@
 //! regression case in `tests/fixtures/differential/*.json` with Helm's recorded answer, replayed by
 //! `recorded_disagreements_render_like_helm` without the reference binary (and checked against the reference by
 //! `recorded_answers_are_helms` when it is there). A case with a `known_difference` note is one left open on
-//! purpose: its replay requires the difference to persist, so fixing it means dropping the note.
+//! purpose: its replay requires the difference to persist, so fixing it means dropping the note. A case with
+//! `"same_error": true` must fail with Helm's very text (error texts are otherwise not compared).
 //!
 //! Knobs: `SEEDLET_DIFF_CASES` (generated cases, default 1000), `SEEDLET_DIFF_SEED` (default fixed, so CI sees
 //! the same cases), `SEEDLET_DIFF_RECORD=<dir>` writes every disagreement as a fixture file there.
@@ -418,6 +419,17 @@ fn recorded_disagreements_render_like_helm() {
         if !helm.agrees_with(&ours) {
             failures.push(format!(
                 "{}: helm {helm:?}\nseedlet {ours:?}",
+                file.display()
+            ));
+            continue;
+        }
+        // A case marked `same_error` holds seedlet to Helm's error text too, not only to failing.
+        if case["same_error"].as_bool() == Some(true)
+            && let (Outcome::Failed(theirs), Outcome::Failed(mine)) = (&helm, &ours)
+            && theirs != mine
+        {
+            failures.push(format!(
+                "{}: error texts differ\nhelm    {theirs}\nseedlet {mine}",
                 file.display()
             ));
         }

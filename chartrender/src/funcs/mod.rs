@@ -1,5 +1,6 @@
 //! Go builtins, Sprig and Helm functions registered as `f_<name>` globals on a minijinja environment.
 
+mod action_table;
 mod collections;
 mod compare;
 mod crypto;
@@ -7,6 +8,7 @@ mod dates;
 mod decimal;
 mod dsa;
 mod encoding;
+mod field_error;
 mod fields;
 pub(crate) mod gostring;
 pub(crate) mod gostruct;

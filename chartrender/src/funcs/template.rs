@@ -7,9 +7,10 @@ use std::sync::{Arc, LazyLock, Mutex};
 use minijinja::value::{Rest, Value};
 use minijinja::{Environment, Error, ErrorKind, State};
 
-use super::location::{self, CommandLocation};
+pub(crate) use super::action_table::{ActionTable, AliasPaths};
 use super::value::{GoMap, MUTATIONS, is_nil, to_go_string};
 use super::{arg_str, check_arguments, check_defined, fail, signature, want};
+use super::{field_error, location};
 use crate::gotmpl;
 use crate::meter::{self, Sink};
 
@@ -71,114 +72,6 @@ impl Drop for IncludeGuard {
                 }
             }
         });
-    }
-}
-
-/// The Go action source per template and line, and the file each `define` lives in, for error messages.
-#[derive(Debug, Default)]
-pub(crate) struct ActionTable {
-    actions: HashMap<String, Vec<(usize, String)>>,
-    /// Where the actions of each template in `actions` come from, in the same order: runs of actions with the Go
-    /// source they were found in (`None`: columns unknown). Columns are searched in that source only when an
-    /// error needs one, so a render that succeeds never pays for them.
-    sources: HashMap<String, Vec<SourceRun>>,
-    origins: HashMap<String, String>,
-    /// The field paths each template reads through `_p<n>` names ([`crate::gotmpl::Translated::aliases`]).
-    aliases: HashMap<String, AliasPaths>,
-}
-
-/// The field paths of one template's `_p<n>` names, by `n`.
-pub(crate) type AliasPaths = Arc<[Vec<String>]>;
-
-/// `count` consecutive actions of one template and the Go source text they were parsed from.
-#[derive(Debug)]
-struct SourceRun {
-    text: Option<Arc<str>>,
-    count: usize,
-}
-
-impl ActionTable {
-    /// Records the actions of template `name` (a file path or a define name), columns unknown.
-    #[cfg(test)]
-    pub(crate) fn add_actions(&mut self, name: &str, actions: Vec<(usize, String)>) {
-        self.add_run(name, actions, None);
-    }
-
-    /// Records the actions of template `name`, found in `text`, the Go source they come from (their columns are
-    /// looked up there when an error needs them).
-    pub(crate) fn add_located_actions(
-        &mut self,
-        name: &str,
-        actions: Vec<(usize, String)>,
-        text: &Arc<str>,
-    ) {
-        self.add_run(name, actions, Some(Arc::clone(text)));
-    }
-
-    fn add_run(&mut self, name: &str, actions: Vec<(usize, String)>, text: Option<Arc<str>>) {
-        let count = actions.len();
-        self.sources
-            .entry(name.to_string())
-            .or_default()
-            .push(SourceRun { text, count });
-        self.actions
-            .entry(name.to_string())
-            .or_default()
-            .extend(actions);
-    }
-
-    /// Where Go reports a failing call of `function` on `line` of template `name`: known only when that line
-    /// holds one action whose column is known and which calls `function` once.
-    fn locate(&self, name: &str, line: usize, function: &str) -> Option<CommandLocation> {
-        let actions = self.actions.get(name)?;
-        let mut on_line = actions.iter().enumerate().filter(|(_, (l, _))| *l == line);
-        let (index, (_, source)) = on_line.next()?;
-        if on_line.next().is_some() {
-            return None;
-        }
-        let column = self.column(name, index)?;
-        location::locate_call(source, line, column, function)
-    }
-
-    /// The column of action `index` of template `name` in its Go source, searched like the parser met them:
-    /// every earlier action of the same run takes its place first.
-    fn column(&self, name: &str, index: usize) -> Option<usize> {
-        let actions = self.actions.get(name)?;
-        let mut start = 0;
-        for run in self.sources.get(name)? {
-            if index < start + run.count {
-                let text = run.text.as_deref()?;
-                let columns =
-                    location::action_columns(text, actions.get(start..start + run.count)?);
-                return columns.get(index - start).copied().flatten();
-            }
-            start += run.count;
-        }
-        None
-    }
-
-    /// Records the field paths template `name` reads through `_p<n>` names (none: nothing is recorded).
-    pub(crate) fn set_aliases(&mut self, name: &str, paths: Vec<Vec<String>>) {
-        if paths.is_empty() {
-            self.aliases.remove(name);
-        } else {
-            self.aliases.insert(name.to_string(), paths.into());
-        }
-    }
-
-    /// The field paths template `name` reads through `_p<n>` names.
-    pub(crate) fn aliases(&self, name: &str) -> Option<AliasPaths> {
-        self.aliases.get(name).cloned()
-    }
-
-    /// Records that `define` is written in `file`.
-    pub(crate) fn set_origin(&mut self, define: &str, file: &str) {
-        self.origins.insert(define.to_string(), file.to_string());
-    }
-
-    /// The file template `name` is written in (itself for file templates).
-    pub(crate) fn origin<'a>(&'a self, name: &'a str) -> &'a str {
-        self.origins.get(name).map_or(name, String::as_str)
     }
 }
 
@@ -509,7 +402,12 @@ fn render_include(
             &mut sink,
         )
     })
-    .map_err(|e| fail(format!("error calling include: {}", describe(&e, actions))))?;
+    .map_err(|e| {
+        fail(format!(
+            "error calling include: {}",
+            describe(&e, actions, &args[1])
+        ))
+    })?;
     meter::check_exceeded()?;
     Ok(Value::from(sink.into_string()))
 }
@@ -591,7 +489,12 @@ fn tpl(state: &State, args: &[Value], actions: &Arc<ActionTable>) -> Result<Valu
         }
     });
     // Helm renders `tpl` like a template file, so `<no value>` is removed from its result too.
-    rendered.map_err(|e| fail(format!("error calling tpl: {}", describe(&e, actions))))?;
+    rendered.map_err(|e| {
+        fail(format!(
+            "error calling tpl: {}",
+            describe(&e, actions, &args[1])
+        ))
+    })?;
     meter::check_exceeded()?;
     Ok(Value::from(strip_no_value(sink.into_string())))
 }
@@ -624,8 +527,14 @@ pub(crate) fn strip_no_value(text: String) -> String {
     }
 }
 
-/// Describes a minijinja error like Go's `template: name:line: executing "name" at <action>: message`.
-pub(crate) fn describe(error: &Error, actions: &ActionTable) -> String {
+/// Describes a minijinja error like Go's `template: name:line: executing "name" at <action>: message`; `data` is
+/// what the failed execution had for `.` at its start (a broken field chain is traced from it).
+pub(crate) fn describe(error: &Error, actions: &ActionTable, data: &Value) -> String {
+    if field_error::is_undefined_failure(error)
+        && let Some(described) = describe_broken_chain(error, actions, data)
+    {
+        return described;
+    }
     let message = message(error);
     if let Some(user) = message.strip_prefix(USER_ERROR_PREFIX) {
         let location = user_location(error, actions, &["required", "fail"]);
@@ -677,6 +586,30 @@ pub(crate) fn describe(error: &Error, actions: &ActionTable) -> String {
     }
 }
 
+/// Go's text for an undefined value that a broken field chain gave ([`field_error`]), when the chain can be traced
+/// and found in the Go source (the translated text and the span come with the error: the environment runs in
+/// minijinja's debug mode, which costs nothing until an error).
+fn describe_broken_chain(error: &Error, actions: &ActionTable, data: &Value) -> Option<String> {
+    let name = error.name()?;
+    if name.starts_with(TPL_PREFIX) {
+        return None;
+    }
+    let aliases = actions.aliases(name);
+    let broken = field_error::broken_chain(
+        error.template_source()?,
+        error.range()?,
+        data,
+        aliases.as_deref(),
+    )?;
+    let line = error.line()?;
+    let (line, column, chain) = actions.locate_chain(name, line, &broken)?;
+    Some(format!(
+        "template: {}:{line}:{column}: executing {name:?} at <{chain}>: {}",
+        actions.origin(name),
+        broken.message
+    ))
+}
+
 /// `file:line:column` of the failing call of one of `functions` in Helm's `execution error at (…)`, or
 /// `file:line` when the call cannot be told on that line.
 fn user_location(error: &Error, actions: &ActionTable, functions: &[&str]) -> String {
@@ -706,18 +639,7 @@ pub(crate) fn message(error: &Error) -> String {
 
 /// The Go source of the action(s) on `line` of template `name`.
 pub(crate) fn action_at(actions: &ActionTable, name: &str, line: usize) -> Option<String> {
-    let on_line: Vec<&str> = actions
-        .actions
-        .get(name)?
-        .iter()
-        .filter(|(l, _)| *l == line)
-        .map(|(_, a)| a.as_str())
-        .collect();
-    if on_line.is_empty() {
-        None
-    } else {
-        Some(on_line.join(" "))
-    }
+    actions.on_line(name, line)
 }
 
 #[cfg(test)]
