@@ -61,22 +61,31 @@ impl ActionTable {
             .extend(actions);
     }
 
-    /// Where Go reports a failing call of `function` on `line` of template `name`: known only when that line
-    /// holds one action whose column is known and which calls `function` once.
+    /// Where Go reports a failing call of `function` on `line` of template `name`: the one call of `function` in
+    /// the line's actions, or with several the one `translated` points at (its index among the calls on the line of
+    /// the translated text, and their count), when the counts agree and no pipe on the line reorders the calls.
     pub(crate) fn locate(
         &self,
         name: &str,
         line: usize,
         function: &str,
+        translated: Option<(usize, usize)>,
     ) -> Option<CommandLocation> {
         let actions = self.actions.get(name)?;
-        let mut on_line = actions.iter().enumerate().filter(|(_, (l, _))| *l == line);
-        let (index, (_, source)) = on_line.next()?;
-        if on_line.next().is_some() {
-            return None;
+        let mut sites = Vec::new();
+        let mut piped = false;
+        for (index, (_, source)) in actions.iter().enumerate().filter(|(_, (l, _))| *l == line) {
+            let found = location::calls(source, line, self.column(name, index)?, function);
+            piped |= !found.is_empty() && source.contains('|');
+            sites.extend(found);
         }
-        let column = self.column(name, index)?;
-        location::locate_call(source, line, column, function)
+        match (sites.len(), translated) {
+            (1, _) => sites.pop(),
+            (count, Some((index, total))) if count == total && !piped && index < count => {
+                Some(sites.swap_remove(index))
+            }
+            _ => None,
+        }
     }
 
     /// Where Go reports the broken chain `broken` on `line` of template `name`: the line, column and text of the

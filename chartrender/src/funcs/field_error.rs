@@ -72,6 +72,24 @@ pub(crate) fn broken_chain(
     None
 }
 
+/// The field chain given to `f__map_arg` in the failed call at `span` (a nil map argument taken from a field), to
+/// be reported with `message`.
+pub(crate) fn refused_map_argument(
+    source: &str,
+    span: std::ops::Range<usize>,
+    aliases: Option<&[Vec<String>]>,
+    message: &str,
+) -> Option<BrokenChain> {
+    let call = source.get(span)?;
+    let inner = call.strip_prefix("f__map_arg(")?;
+    let (dot, fields) = chains_in(inner, aliases).into_iter().next()?;
+    Some(BrokenChain {
+        dot,
+        fields,
+        message: message.to_string(),
+    })
+}
+
 /// A value a chain starts from, and whether Go holds it as an `interface {}` (a map entry or a list element: its
 /// type reads `interface {}` in messages) or as itself (the data passed to a template).
 #[derive(Debug, Clone)]

@@ -25,34 +25,69 @@ pub(crate) fn failing_function(message: &str) -> Option<&str> {
 
 /// The single call of `function` in `action` (Go source of one action, starting at `line`:`column`), or `None`
 /// when it is not called there exactly once.
+#[cfg(test)]
 pub(crate) fn locate_call(
     action: &str,
     line: usize,
     column: usize,
     function: &str,
 ) -> Option<CommandLocation> {
-    let mut found = None;
-    for start in command_starts(action) {
-        let word_end = start + word_len(&action[start..]);
-        if &action[start..word_end] != function {
-            continue;
-        }
-        if found.is_some() {
-            return None;
-        }
-        found = Some(start);
-    }
-    let start = found?;
-    let before = &action[..start];
-    let (line, column) = match before.rfind('\n') {
-        Some(newline) => (line + before.matches('\n').count(), start - newline - 1),
-        None => (line, column + start),
+    let mut found = calls(action, line, column, function);
+    (found.len() == 1).then(|| found.pop()).flatten()
+}
+
+/// Every call of `function` in `action` (Go source of one action, starting at `line`:`column`), in source order.
+pub(crate) fn calls(
+    action: &str,
+    line: usize,
+    column: usize,
+    function: &str,
+) -> Vec<CommandLocation> {
+    command_starts(action)
+        .into_iter()
+        .filter(|&start| &action[start..start + word_len(&action[start..])] == function)
+        .map(|start| {
+            let before = &action[..start];
+            let (line, column) = match before.rfind('\n') {
+                Some(newline) => (line + before.matches('\n').count(), start - newline - 1),
+                None => (line, column + start),
+            };
+            CommandLocation {
+                line,
+                column,
+                command: command_text(&action[start..]),
+            }
+        })
+        .collect()
+}
+
+/// Which call of `function` the failing one is among those on its line of the translated template `source`:
+/// `(index, count)` of the `f_<function>(` calls on the line of `span` (before it, and in all).
+pub(crate) fn translated_call(
+    source: &str,
+    span: std::ops::Range<usize>,
+    function: &str,
+) -> Option<(usize, usize)> {
+    let start = span.start.min(source.len());
+    let line_start = source[..start].rfind('\n').map_or(0, |n| n + 1);
+    let line_end = source[start..]
+        .find('\n')
+        .map_or(source.len(), |n| start + n);
+    let call = format!("f_{function}(");
+    let line = &source[line_start..line_end];
+    let positions: Vec<usize> = line
+        .match_indices(&call)
+        .map(|(i, _)| line_start + i)
+        .filter(|&i| i == line_start || !source.as_bytes()[i - 1].is_ascii_alphanumeric())
+        .collect();
+    let index = positions.iter().filter(|&&i| i < start).count();
+    // The span starts at the call itself or inside its arguments.
+    let index = if positions.contains(&start) {
+        index
+    } else {
+        index.checked_sub(1)?
     };
-    Some(CommandLocation {
-        line,
-        column,
-        command: command_text(&action[start..]),
-    })
+    Some((index, positions.len()))
 }
 
 /// Byte offsets in `action` where a command may start: after `{{`/`{{-`, `(`, `|`, `:=`/`=`, or a control
@@ -288,6 +323,25 @@ mod tests {
             None,
             "a word inside a string is not a call"
         );
+    }
+
+    #[test]
+    fn translated_call_counts_the_calls_on_the_failing_line() {
+        let source = "{{ f_eq(1, 1) }}\n{{ f_eq(1, 1) }} {{ f_neq(1) }} {{ f_eq(f_eq(1, 1), f_eq(1, 1.0)) }}";
+        let at = |needle: &str, nth: usize| source.match_indices(needle).nth(nth).unwrap().0;
+        let cases = [
+            // (span start, function, (index, count) on the line)
+            (at("f_eq(1, 1) }} {{", 0), "f_eq", Some((0, 4))),
+            (at("f_eq(1, 1.0)", 0), "f_eq", Some((3, 4))),
+            (at("f_eq(f_eq", 0), "f_eq", Some((1, 4))),
+            (at("f_eq(1, 1) }}", 0), "f_eq", Some((0, 1))),
+            // A span inside the arguments belongs to the call it is in.
+            (at("1.0)", 0), "f_eq", Some((3, 4))),
+        ];
+        for (start, function, want) in cases {
+            let got = translated_call(source, start..start + 4, &function[2..]);
+            assert_eq!(got, want, "{start}");
+        }
     }
 
     #[test]

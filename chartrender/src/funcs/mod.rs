@@ -253,7 +253,7 @@ const FUNCTIONS: &[(&str, Func)] = &[
     ("f_mergeOverwrite", collections::merge_overwrite),
     ("f_mustMergeOverwrite", collections::merge_overwrite),
     ("f_deepCopy", collections::deep_copy_fn),
-    ("f_mustDeepCopy", collections::deep_copy_fn),
+    ("f_mustDeepCopy", collections::must_deep_copy_fn),
     // defaults, logic, types
     ("f_default", default),
     ("f_empty", empty),
@@ -313,6 +313,23 @@ pub(crate) fn takes_int(name: &str, index: usize) -> bool {
     signature::of(name).is_some_and(|signature| signature.param(index) == signature::Param::Int)
 }
 
+/// Whether argument `index` of the function `name` is a Go `map[string]interface {}` parameter.
+pub(crate) fn takes_map(name: &str, index: usize) -> bool {
+    signature::of(name).is_some_and(|signature| signature.param(index) == signature::Param::Map)
+}
+
+/// Whether the function `name` has a Go `map[string]interface {}` parameter.
+pub(crate) fn has_map_param(name: &str) -> bool {
+    static NAMES: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
+        FUNCTIONS
+            .iter()
+            .filter_map(|(global, _)| global.strip_prefix("f_"))
+            .filter(|name| (0..4).any(|index| takes_map(name, index)))
+            .collect()
+    });
+    NAMES.contains(name)
+}
+
 /// Whether `name` is a function templates may call.
 pub(crate) fn is_function(name: &str) -> bool {
     static NAMES: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
@@ -341,7 +358,7 @@ pub(crate) fn register(env: &mut Environment<'static>) {
             if let Some(measure) = nesting {
                 crate::nesting::check_arguments(name, measure, &args)?;
             }
-            let value = func(&args)?;
+            let value = func(&args).map_err(|error| call_error_named(error, name))?;
             if value.is_undefined() {
                 return Ok(value::missing());
             }
@@ -358,11 +375,38 @@ pub(crate) fn register(env: &mut Environment<'static>) {
         check_defined(state, &args)?;
         fields::field_chain(&args)
     });
+    // A field's value passed to a map parameter (the translator's `push_map_argument`): Go refuses a nil one.
+    env.add_function("f__map_arg", |state: &State, args: Rest<Value>| {
+        check_defined(state, &args)?;
+        match args.first() {
+            Some(value) if !value::is_nil(value) => Ok(value.clone()),
+            _ => Err(fail(
+                "wrong type for value; expected map[string]interface {}; got interface {}",
+            )),
+        }
+    });
     // The translator calls this at the start of every `range` iteration.
     env.add_function("f_tick", || {
         meter::check_deadline().map(|()| Value::from(""))
     });
     template::register_plain(env);
+}
+
+/// A function shared by several names (`append`, `push`, `mustAppend`) words its `error calling …:` errors with its
+/// own; Go names the function the template called.
+fn call_error_named(error: Error, name: &str) -> Error {
+    let Some(rest) = error
+        .detail()
+        .and_then(|d| d.strip_prefix("error calling "))
+    else {
+        return error;
+    };
+    match rest.split_once(": ") {
+        Some((called, text)) if called != name && !called.contains(' ') => {
+            fail(format!("error calling {name}: {text}"))
+        }
+        _ => error,
+    }
 }
 
 /// Fails when an argument is the value of a field of a non-map (Go fails evaluating it, before the call); the
@@ -631,6 +675,32 @@ fn semver_compare(args: &[Value]) -> Result<Value, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn call_errors_name_the_function_the_template_called() {
+        let cases = [
+            (
+                "error calling append: Cannot push on type string",
+                "mustPush",
+                "error calling mustPush: Cannot push on type string",
+            ),
+            ("error calling last: x", "last", "error calling last: x"),
+            (
+                "error calling include: template: a: b",
+                "include",
+                "error calling include: template: a: b",
+            ),
+            (
+                "wrong number of args for index: want 2 got 1",
+                "mustIndex",
+                "wrong number of args for index: want 2 got 1",
+            ),
+        ];
+        for (message, name, want) in cases {
+            let got = call_error_named(fail(message), name);
+            assert_eq!(got.detail(), Some(want), "{message}");
+        }
+    }
 
     #[test]
     fn math_uses_int64_like_sprig() {

@@ -25,8 +25,8 @@ pub(crate) enum Param {
     /// `float64`: numbers (an integer literal converts; the value kinds are not told apart here).
     Float,
     /// `map[string]interface {}` (or `chartutil.Values`, which is assignable). A nil argument is let through:
-    /// Go takes it from a variable or a parenthesized pipeline and refuses it from a field, which cannot be
-    /// told here.
+    /// Go takes it from a variable or a parenthesized pipeline and refuses it from a field, which the translator
+    /// tells apart (a field argument goes through `f__map_arg`).
     Map,
     /// `time.Time`.
     Time,

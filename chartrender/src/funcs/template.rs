@@ -530,9 +530,7 @@ pub(crate) fn strip_no_value(text: String) -> String {
 /// Describes a minijinja error like Go's `template: name:line: executing "name" at <action>: message`; `data` is
 /// what the failed execution had for `.` at its start (a broken field chain is traced from it).
 pub(crate) fn describe(error: &Error, actions: &ActionTable, data: &Value) -> String {
-    if field_error::is_undefined_failure(error)
-        && let Some(described) = describe_broken_chain(error, actions, data)
-    {
+    if let Some(described) = describe_broken_chain(error, actions, data) {
         return described;
     }
     let message = message(error);
@@ -560,9 +558,10 @@ pub(crate) fn describe(error: &Error, actions: &ActionTable, data: &Value) -> St
         name
     };
     let line = error.line().unwrap_or(0);
-    if let Some((function, at)) = location::failing_function(&message)
-        .and_then(|function| Some((function, actions.locate(name, line, function)?)))
-    {
+    if let Some((function, at)) = location::failing_function(&message).and_then(|function| {
+        let translated = translated_call(error, function);
+        Some((function, actions.locate(name, line, function, translated)?))
+    }) {
         // An argument count error is Go's about the function's name alone.
         let node = if message.starts_with("wrong number of args") {
             function
@@ -586,8 +585,8 @@ pub(crate) fn describe(error: &Error, actions: &ActionTable, data: &Value) -> St
     }
 }
 
-/// Go's text for an undefined value that a broken field chain gave ([`field_error`]), when the chain can be traced
-/// and found in the Go source (the translated text and the span come with the error: the environment runs in
+/// Go's text for an undefined value that a broken field chain gave ([`field_error`]) or for a nil map argument
+/// taken from a field, when the chain can be traced and found in the Go source (the translated text and the span come with the error: the environment runs in
 /// minijinja's debug mode, which costs nothing until an error).
 fn describe_broken_chain(error: &Error, actions: &ActionTable, data: &Value) -> Option<String> {
     let name = error.name()?;
@@ -595,12 +594,13 @@ fn describe_broken_chain(error: &Error, actions: &ActionTable, data: &Value) -> 
         return None;
     }
     let aliases = actions.aliases(name);
-    let broken = field_error::broken_chain(
-        error.template_source()?,
-        error.range()?,
-        data,
-        aliases.as_deref(),
-    )?;
+    let source = error.template_source()?;
+    let broken = if field_error::is_undefined_failure(error) {
+        field_error::broken_chain(source, error.range()?, data, aliases.as_deref())?
+    } else {
+        let message = error.detail()?;
+        field_error::refused_map_argument(source, error.range()?, aliases.as_deref(), message)?
+    };
     let line = error.line()?;
     let (line, column, chain) = actions.locate_chain(name, line, &broken)?;
     Some(format!(
@@ -610,14 +610,18 @@ fn describe_broken_chain(error: &Error, actions: &ActionTable, data: &Value) -> 
     ))
 }
 
+/// Which call of `function` on its line of the translated template failed (see [`ActionTable::locate`]).
+fn translated_call(error: &Error, function: &str) -> Option<(usize, usize)> {
+    location::translated_call(error.template_source()?, error.range()?, function)
+}
+
 /// `file:line:column` of the failing call of one of `functions` in Helm's `execution error at (…)`, or
 /// `file:line` when the call cannot be told on that line.
 fn user_location(error: &Error, actions: &ActionTable, functions: &[&str]) -> String {
     match (error.name(), error.line()) {
-        (Some(name), Some(line)) => match functions
-            .iter()
-            .find_map(|function| actions.locate(name, line, function))
-        {
+        (Some(name), Some(line)) => match functions.iter().find_map(|function| {
+            actions.locate(name, line, function, translated_call(error, function))
+        }) {
             Some(at) => format!("{}:{}:{}", actions.origin(name), at.line, at.column),
             None => format!("{}:{line}", actions.origin(name)),
         },
