@@ -63,7 +63,7 @@ impl ActionTable {
 
     /// Where Go reports a failing call of `function` on `line` of template `name`: the one call of `function` in
     /// the line's actions, or with several the one `translated` points at (its index among the calls on the line of
-    /// the translated text, and their count), when the counts agree and no pipe on the line reorders the calls.
+    /// the translated text, and their count), when the counts agree and no pipe reorders the calls of an action.
     pub(crate) fn locate(
         &self,
         name: &str,
@@ -76,12 +76,37 @@ impl ActionTable {
         let mut piped = false;
         for (index, (_, source)) in actions.iter().enumerate().filter(|(_, (l, _))| *l == line) {
             let found = location::calls(source, line, self.column(name, index)?, function);
-            piped |= !found.is_empty() && source.contains('|');
+            // A pipe puts the calls of one action in another order in the translation (`f x | f` is `f(f(x))`).
+            piped |= found.len() > 1 && source.contains('|');
             sites.extend(found);
         }
         match (sites.len(), translated) {
             (1, _) => sites.pop(),
             (count, Some((index, total))) if count == total && !piped && index < count => {
+                Some(sites.swap_remove(index))
+            }
+            _ => None,
+        }
+    }
+
+    /// Where Go reports a failed `range` on `line` of template `name` (see [`location::range_node`]): the one
+    /// `range` of the line, or the one `translated` points at among several.
+    pub(crate) fn locate_range(
+        &self,
+        name: &str,
+        line: usize,
+        translated: Option<(usize, usize)>,
+    ) -> Option<CommandLocation> {
+        let actions = self.actions.get(name)?;
+        let mut sites = Vec::new();
+        for (index, (_, source)) in actions.iter().enumerate().filter(|(_, (l, _))| *l == line) {
+            if let Some(site) = location::range_node(source, line, self.column(name, index)?) {
+                sites.push(site);
+            }
+        }
+        match (sites.len(), translated) {
+            (1, _) => sites.pop(),
+            (count, Some((index, total))) if count == total && index < count => {
                 Some(sites.swap_remove(index))
             }
             _ => None,

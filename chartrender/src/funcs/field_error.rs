@@ -343,7 +343,7 @@ pub(crate) fn locate_chain(
 
 /// The Go chain starting at `start` of `text`: its end, its variable name (`Some("")` for `$`), its fields and the
 /// offset Go reports for it.
-fn go_chain(text: &str, start: usize) -> (usize, Option<&str>, Vec<String>, usize) {
+pub(crate) fn go_chain(text: &str, start: usize) -> (usize, Option<&str>, Vec<String>, usize) {
     let bytes = text.as_bytes();
     let mut i = start;
     let mut variable = None;

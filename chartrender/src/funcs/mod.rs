@@ -385,6 +385,10 @@ pub(crate) fn register(env: &mut Environment<'static>) {
             )),
         }
     });
+    // A command that is `nil` (the translator's; Go fails when it executes one).
+    env.add_function("f_nil", || -> Result<Value, Error> {
+        Err(fail("nil is not a command"))
+    });
     // The translator calls this at the start of every `range` iteration.
     env.add_function("f_tick", || {
         meter::check_deadline().map(|()| Value::from(""))

@@ -558,8 +558,29 @@ pub(crate) fn describe(error: &Error, actions: &ActionTable, data: &Value) -> St
         name
     };
     let line = error.line().unwrap_or(0);
-    if let Some((function, at)) = location::failing_function(&message).and_then(|function| {
-        let translated = translated_call(error, function);
+    if let Some(described) = describe_refused_argument(error, actions, name, line, &message) {
+        return described;
+    }
+    if message.starts_with("range can't iterate over ")
+        && let Some(at) = actions.locate_range(
+            name,
+            line,
+            translated_call(error, &["range_values", "range_pairs"]),
+        )
+    {
+        return format!(
+            "template: {}:{}:{}: executing {name:?} at <{}>: {message}",
+            actions.origin(name),
+            at.line,
+            at.column,
+            at.command
+        );
+    }
+    // A `nil` command is found like a call of a function named `nil`.
+    let failing = location::failing_function(&message)
+        .or_else(|| (message == "nil is not a command").then_some("nil"));
+    if let Some((function, at)) = failing.and_then(|function| {
+        let translated = translated_call(error, &[function]);
         Some((function, actions.locate(name, line, function, translated)?))
     }) {
         // An argument count error is Go's about the function's name alone.
@@ -610,9 +631,29 @@ fn describe_broken_chain(error: &Error, actions: &ActionTable, data: &Value) -> 
     ))
 }
 
+/// Go's text for an argument the type check refused ([`signature::RefusedArgument`]): Go names the argument
+/// (`at <.Values.k>`), or the function for a piped value.
+fn describe_refused_argument(
+    error: &Error,
+    actions: &ActionTable,
+    name: &str,
+    line: usize,
+    message: &str,
+) -> Option<String> {
+    let refused = std::error::Error::source(error)?.downcast_ref::<signature::RefusedArgument>()?;
+    let call = error.template_source()?.get(error.range()?)?;
+    let function = call.strip_prefix("f_")?.split('(').next()?;
+    let at = actions.locate(name, line, function, translated_call(error, &[function]))?;
+    let (line, column, node) = location::argument_node(&at, refused.0)?;
+    Some(format!(
+        "template: {}:{line}:{column}: executing {name:?} at <{node}>: {message}",
+        actions.origin(name)
+    ))
+}
+
 /// Which call of `function` on its line of the translated template failed (see [`ActionTable::locate`]).
-fn translated_call(error: &Error, function: &str) -> Option<(usize, usize)> {
-    location::translated_call(error.template_source()?, error.range()?, function)
+fn translated_call(error: &Error, functions: &[&str]) -> Option<(usize, usize)> {
+    location::translated_call(error.template_source()?, error.range()?, functions)
 }
 
 /// `file:line:column` of the failing call of one of `functions` in Helm's `execution error at (…)`, or
@@ -620,7 +661,7 @@ fn translated_call(error: &Error, function: &str) -> Option<(usize, usize)> {
 fn user_location(error: &Error, actions: &ActionTable, functions: &[&str]) -> String {
     match (error.name(), error.line()) {
         (Some(name), Some(line)) => match functions.iter().find_map(|function| {
-            actions.locate(name, line, function, translated_call(error, function))
+            actions.locate(name, line, function, translated_call(error, &[function]))
         }) {
             Some(at) => format!("{}:{}:{}", actions.origin(name), at.line, at.column),
             None => format!("{}:{line}", actions.origin(name)),

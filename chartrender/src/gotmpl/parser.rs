@@ -564,7 +564,13 @@ impl<'s> Parser<'_, 's> {
             }
         };
         if let Some((Tok::Field(_, true), _)) = tokens.get(*pos) {
-            return Err(self.error(line, "unexpected . after term"));
+            let text = match tok {
+                Tok::Ident(word) | Tok::Number(word) => (*word).to_string(),
+                Tok::Str(value) => format!("{value:?}"),
+                Tok::Dot => ".".to_string(),
+                _ => String::new(),
+            };
+            return Err(self.error(line, format!("unexpected . after term {text:?}")));
         }
         Ok(term)
     }

@@ -427,7 +427,7 @@ impl Translator<'_> {
         }
         if matches!(head, Operand::Nil) {
             // Go fails when it executes such a command (not when parsing it).
-            out.push_str("f_fail(\"nil is not a command\")");
+            out.push_str("f_nil()");
             return Ok(out);
         }
         if count == 0 {
