@@ -23,10 +23,59 @@ const MAX_CANDIDATES: usize = 10_000;
 /// A chain of the failed expression that breaks: Go's message and the chain's fields (without its base).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct BrokenChain {
-    /// `_d<n>` of the base (`_p<n>` names are read as `_d0` and their path).
+    /// `_d<n>` of the base (`_p<n>` names are read as `_d0` and their path), or [`DECLARED`] or [`PIPELINE`].
     pub(crate) dot: usize,
     pub(crate) fields: Vec<String>,
     pub(crate) message: String,
+}
+
+/// [`BrokenChain::dot`] of a chain on a declared variable (`$x.a`).
+pub(crate) const DECLARED: usize = usize::MAX;
+/// [`BrokenChain::dot`] of a chain on a parenthesized pipeline (`(list 1).a`).
+pub(crate) const PIPELINE: usize = usize::MAX - 1;
+
+/// The chain of the failed `f__field(base, "a", "b")` call at `span` (a chain on a declared variable or a pipeline,
+/// which fails with Go's text itself), to be reported with `message`.
+pub(crate) fn field_call(
+    source: &str,
+    span: std::ops::Range<usize>,
+    message: &str,
+) -> Option<BrokenChain> {
+    let call = source.get(span)?.strip_prefix("f__field(")?;
+    let dot = if call.starts_with("_v.") {
+        DECLARED
+    } else if call.starts_with('(') {
+        PIPELINE
+    } else {
+        return None;
+    };
+    // The field names are the string literals after the base, up to the call's end.
+    let bytes = call.as_bytes();
+    let mut depth = 0usize;
+    let mut fields = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                let end = skip_string(bytes, i);
+                if depth == 0 {
+                    fields.push(call.get(i + 1..end - 1)?.to_string());
+                }
+                i = end;
+                continue;
+            }
+            b'(' => depth += 1,
+            b')' if depth == 0 => break,
+            b')' => depth -= 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    (!fields.is_empty()).then(|| BrokenChain {
+        dot,
+        fields,
+        message: message.to_string(),
+    })
 }
 
 /// The broken chain behind an undefined-value error in the translated `source` at `span`, with `data` as `_d0` and
@@ -308,6 +357,9 @@ pub(crate) fn locate_chain(
     column: usize,
     broken: &BrokenChain,
 ) -> Option<(usize, usize, String)> {
+    if broken.dot == PIPELINE {
+        return super::location::pipeline_chain(action, line, column, &broken.fields);
+    }
     let bytes = action.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
@@ -324,7 +376,11 @@ pub(crate) fn locate_chain(
         if free && matches!(b, b'$' | b'.') {
             let (end, variable, fields, position) = go_chain(action, i);
             let fits = fields == broken.fields
-                && (broken.dot != 0 || variable.is_none_or(|name| name.is_empty()));
+                && match broken.dot {
+                    0 => variable.is_none_or(str::is_empty),
+                    DECLARED => variable.is_some_and(|name| !name.is_empty()),
+                    _ => true,
+                };
             if fits {
                 let before = &action[..position];
                 let (line, column) = match before.rfind('\n') {

@@ -142,11 +142,12 @@ pub(crate) fn range_node(action: &str, line: usize, column: usize) -> Option<Com
 }
 
 /// Where Go reports a refused argument of the call at `call`: argument `index` (0-based, after the function
-/// name), or the function name when the refused value is the piped one. Its line, column and text.
+/// name), or the function name when the refused value is the piped one. Its line, column and text, and whether
+/// the node is the argument itself (not the last node of a parenthesized pipeline).
 pub(crate) fn argument_node(
     call: &CommandLocation,
     index: usize,
-) -> Option<(usize, usize, String)> {
+) -> Option<(usize, usize, String, bool)> {
     let raw = call.raw.as_str();
     let bytes = raw.as_bytes();
     let mut words: Vec<(usize, usize)> = Vec::new();
@@ -177,6 +178,7 @@ pub(crate) fn argument_node(
     }
     let (start, end) = *words.get(index + 1).or_else(|| words.first())?;
     let word = &raw[start..end];
+    let direct = !word.starts_with('(');
     let (position, text) = if word.starts_with('(') && word.ends_with(')') {
         last_node(raw, start + 1, end - 1)?
     } else if word.starts_with(['.', '$']) {
@@ -190,9 +192,56 @@ pub(crate) fn argument_node(
             call.line + before.matches('\n').count(),
             position - newline - 1,
             text,
+            direct,
         ),
-        None => (call.line, call.column + position, text),
+        None => (call.line, call.column + position, text, direct),
     })
+}
+
+/// Where Go reports a broken chain on a parenthesized pipeline (`(get $m "k").a.b` in `action`, starting at
+/// `line`:`column`): the last node it evaluated inside the parentheses. The first such chain with `fields`.
+pub(crate) fn pipeline_chain(
+    action: &str,
+    line: usize,
+    column: usize,
+    fields: &[String],
+) -> Option<(usize, usize, String)> {
+    let bytes = action.as_bytes();
+    let suffix: String = fields.iter().map(|f| format!(".{f}")).collect();
+    let mut opens = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' | b'`' | b'\'' => {
+                i = skip_quoted(bytes, i);
+                continue;
+            }
+            b'(' => opens.push(i),
+            b')' => {
+                let open = opens.pop()?;
+                let after = &action[i + 1..];
+                let ends = after[suffix.len().min(after.len())..]
+                    .bytes()
+                    .next()
+                    .is_none_or(|b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'.'));
+                if after.starts_with(&suffix) && ends {
+                    let (offset, text) = last_node(action, open + 1, i)?;
+                    let before = &action[..offset];
+                    return Some(match before.rfind('\n') {
+                        Some(newline) => (
+                            line + before.matches('\n').count(),
+                            offset - newline - 1,
+                            text,
+                        ),
+                        None => (line, column + offset, text),
+                    });
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// The last node Go evaluates in the pipeline `text[start..end]`: its offset in `text` and its text.

@@ -75,6 +75,19 @@ impl Drop for IncludeGuard {
     }
 }
 
+/// Marks an error already described in Go's words (a failure inside a `template` action), which the enclosing
+/// levels pass on unchanged.
+#[derive(Debug)]
+struct Described;
+
+impl std::fmt::Display for Described {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("described in Go's words")
+    }
+}
+
+impl std::error::Error for Described {}
+
 /// Name prefix under which a `tpl` string (the Go source follows) is compiled once and kept in a chart's
 /// environment through its loader.
 const TPL_PREFIX: &str = "\u{1}tpl:";
@@ -402,11 +415,13 @@ fn render_include(
             &mut sink,
         )
     })
-    .map_err(|e| {
-        fail(format!(
+    .map_err(|e| match call {
+        Call::Include => fail(format!(
             "error calling include: {}",
             describe(&e, actions, &args[1])
-        ))
+        )),
+        // Go runs a `template` action in place: its error is the inner one, as it is.
+        Call::Template => fail(describe(&e, actions, &args[1])).with_source(Described),
     })?;
     meter::check_exceeded()?;
     Ok(Value::from(sink.into_string()))
@@ -530,6 +545,9 @@ pub(crate) fn strip_no_value(text: String) -> String {
 /// Describes a minijinja error like Go's `template: name:line: executing "name" at <action>: message`; `data` is
 /// what the failed execution had for `.` at its start (a broken field chain is traced from it).
 pub(crate) fn describe(error: &Error, actions: &ActionTable, data: &Value) -> String {
+    if std::error::Error::source(error).is_some_and(|source| source.is::<Described>()) {
+        return error.detail().unwrap_or_default().to_string();
+    }
     if let Some(described) = describe_broken_chain(error, actions, data) {
         return described;
     }
@@ -620,7 +638,8 @@ fn describe_broken_chain(error: &Error, actions: &ActionTable, data: &Value) -> 
         field_error::broken_chain(source, error.range()?, data, aliases.as_deref())?
     } else {
         let message = error.detail()?;
-        field_error::refused_map_argument(source, error.range()?, aliases.as_deref(), message)?
+        field_error::refused_map_argument(source, error.range()?, aliases.as_deref(), message)
+            .or_else(|| field_error::field_call(source, error.range()?, message))?
     };
     let line = error.line()?;
     let (line, column, chain) = actions.locate_chain(name, line, &broken)?;
@@ -644,11 +663,41 @@ fn describe_refused_argument(
     let call = error.template_source()?.get(error.range()?)?;
     let function = call.strip_prefix("f_")?.split('(').next()?;
     let at = actions.locate(name, line, function, translated_call(error, &[function]))?;
-    let (line, column, node) = location::argument_node(&at, refused.0)?;
+    let (line, column, node, direct) = location::argument_node(&at, refused.0)?;
+    let message = direct
+        .then(|| literal_refused(&node, message))
+        .flatten()
+        .unwrap_or_else(|| message.to_string());
     Some(format!(
         "template: {}:{line}:{column}: executing {name:?} at <{node}>: {message}",
         actions.origin(name)
     ))
+}
+
+/// Go's own text when the refused argument is a constant written in the template (`"now"`, `1`, `true`): its
+/// engine converts constants by the parameter's kind, so it words the refusal otherwise.
+fn literal_refused(node: &str, message: &str) -> Option<String> {
+    let first = node.chars().next()?;
+    let second = node.chars().nth(1);
+    let literal = matches!(first, '"' | '`' | '\'' | '0'..='9')
+        || (matches!(first, '-' | '+' | '.')
+            && second.is_some_and(|c| c.is_ascii_digit() || c == '.'))
+        || node == "true"
+        || node == "false";
+    if !literal {
+        return None;
+    }
+    let wanted = message
+        .strip_prefix("wrong type for value; expected ")?
+        .split("; got ")
+        .next()?;
+    Some(match wanted {
+        "bool" => format!("expected bool; found {node}"),
+        "int" => format!("expected integer; found {node}"),
+        "string" => format!("expected string; found {node}"),
+        "float64" => format!("expected float; found {node}"),
+        other => format!("can't handle {node} for arg of type {other}"),
+    })
 }
 
 /// Which call of `function` on its line of the translated template failed (see [`ActionTable::locate`]).
