@@ -17,6 +17,9 @@ pub(crate) struct ActionTable {
     /// error needs one, so a render that succeeds never pays for them.
     sources: HashMap<String, Vec<SourceRun>>,
     origins: HashMap<String, String>,
+    /// The name Go gives a template where it differs from the one it runs under here (a `tpl` string runs under
+    /// an internal name and is named after the calling template's `.Template.Name`).
+    shown: HashMap<String, String>,
     /// The field paths each template reads through `_p<n>` names ([`crate::gotmpl::Translated::aliases`]).
     aliases: HashMap<String, AliasPaths>,
 }
@@ -169,6 +172,21 @@ impl ActionTable {
     /// Records that `define` is written in `file`.
     pub(crate) fn set_origin(&mut self, define: &str, file: &str) {
         self.origins.insert(define.to_string(), file.to_string());
+    }
+
+    /// Records that Go names template `name` `shown` in its messages.
+    pub(crate) fn set_shown(&mut self, name: &str, shown: &str) {
+        self.shown.insert(name.to_string(), shown.to_string());
+    }
+
+    /// The name Go gives template `name` in its messages.
+    pub(crate) fn shown<'a>(&'a self, name: &'a str) -> &'a str {
+        self.shown.get(name).map_or(name, String::as_str)
+    }
+
+    /// Whether actions of template `name` are recorded.
+    pub(crate) fn knows(&self, name: &str) -> bool {
+        self.actions.contains_key(name)
     }
 
     /// The file template `name` is written in (itself for file templates).

@@ -459,8 +459,14 @@ fn tpl(state: &State, args: &[Value], actions: &Arc<ActionTable>) -> Result<Valu
     let translated = match cached {
         Some(translated) => translated,
         None => {
-            let file = gotmpl::translate_file(state.name(), &source, &super::is_function)
-                .map_err(|e| fail(format!("error calling tpl: {e}")))?;
+            let file = gotmpl::translate_file(state.name(), &source, &super::is_function).map_err(
+                |e| {
+                    fail(format!(
+                        "error calling tpl: error during tpl function execution for {}: {e}",
+                        super::printf::quote_go(&source)
+                    ))
+                },
+            )?;
             let translated = Arc::new(TplSource {
                 body: file.body.source,
                 defines: file
@@ -504,14 +510,49 @@ fn tpl(state: &State, args: &[Value], actions: &Arc<ActionTable>) -> Result<Valu
         }
     });
     // Helm renders `tpl` like a template file, so `<no value>` is removed from its result too.
-    rendered.map_err(|e| {
-        fail(format!(
-            "error calling tpl: {}",
-            describe(&e, actions, &args[1])
-        ))
-    })?;
+    rendered.map_err(|e| tpl_error(&e, &source, &args[1], actions))?;
     meter::check_exceeded()?;
     Ok(Value::from(strip_no_value(sink.into_string())))
+}
+
+/// Helm's error for a failed `tpl` string: `error during tpl function execution for "…"` around Go's text of the
+/// failure inside it, where the string is a template named after the data's `.Template.Name` (its actions are
+/// found again by translating the string once more: this runs only on the failure path).
+fn tpl_error(error: &Error, source: &str, data: &Value, actions: &ActionTable) -> Error {
+    let shown = data
+        .get_attr("Template")
+        .and_then(|template| template.get_attr("Name"))
+        .ok()
+        .and_then(|name| name.as_str().map(str::to_string))
+        .unwrap_or_else(|| "tpl".to_string());
+    let mut table = ActionTable::default();
+    let text: Arc<str> = source.into();
+    if let (Some(name), Ok(file)) = (
+        error.name(),
+        gotmpl::translate_file(&shown, source, &super::is_function),
+    ) {
+        for (define, translated) in file.defines {
+            table.set_origin(&define, &shown);
+            table.add_located_actions(&define, translated.actions, &text);
+        }
+        if !table.knows(name) {
+            table.set_origin(name, &shown);
+            table.set_shown(name, &shown);
+            table.add_located_actions(name, file.body.actions, &text);
+        }
+    }
+    // An `include` inside the string was described against the chart's table already.
+    let inner = if error.name().is_some_and(|name| table.knows(name)) {
+        describe(error, &table, data)
+    } else {
+        describe(error, actions, data)
+    };
+    // Helm keeps the whole chain of a `required` or `fail` inside `tpl`.
+    let inner = inner.strip_prefix(USER_ERROR_PREFIX).unwrap_or(&inner);
+    fail(format!(
+        "error calling tpl: error during tpl function execution for {}: {inner}",
+        super::printf::quote_go(source)
+    ))
 }
 
 /// Renders template source (a `tpl` string) into `sink`.
@@ -570,11 +611,12 @@ pub(crate) fn describe(error: &Error, actions: &ActionTable, data: &Value) -> St
     let Some(name) = error.name() else {
         return message.to_string();
     };
-    let name = if name.starts_with(TPL_PREFIX) {
+    let name = if name.starts_with(TPL_PREFIX) && !actions.knows(name) {
         "tpl"
     } else {
         name
     };
+    let shown = actions.shown(name);
     let line = error.line().unwrap_or(0);
     if let Some(described) = describe_refused_argument(error, actions, name, line, &message) {
         return described;
@@ -587,7 +629,7 @@ pub(crate) fn describe(error: &Error, actions: &ActionTable, data: &Value) -> St
         )
     {
         return format!(
-            "template: {}:{}:{}: executing {name:?} at <{}>: {message}",
+            "template: {}:{}:{}: executing {shown:?} at <{}>: {message}",
             actions.origin(name),
             at.line,
             at.column,
@@ -609,7 +651,7 @@ pub(crate) fn describe(error: &Error, actions: &ActionTable, data: &Value) -> St
         };
         // Go names the file a `define` was parsed from in the location, the define in `executing`.
         return format!(
-            "template: {}:{}:{}: executing {name:?} at <{node}>: {message}",
+            "template: {}:{}:{}: executing {shown:?} at <{node}>: {message}",
             actions.origin(name),
             at.line,
             at.column
@@ -618,7 +660,7 @@ pub(crate) fn describe(error: &Error, actions: &ActionTable, data: &Value) -> St
     let file = actions.origin(name);
     match action_at(actions, name, line) {
         Some(action) => {
-            format!("template: {file}:{line}: executing {name:?} at <{action}>: {message}")
+            format!("template: {file}:{line}: executing {shown:?} at <{action}>: {message}")
         }
         None => format!("template: {file}:{line}: {message}"),
     }
@@ -629,7 +671,7 @@ pub(crate) fn describe(error: &Error, actions: &ActionTable, data: &Value) -> St
 /// minijinja's debug mode, which costs nothing until an error).
 fn describe_broken_chain(error: &Error, actions: &ActionTable, data: &Value) -> Option<String> {
     let name = error.name()?;
-    if name.starts_with(TPL_PREFIX) {
+    if name.starts_with(TPL_PREFIX) && !actions.knows(name) {
         return None;
     }
     let aliases = actions.aliases(name);
@@ -644,8 +686,9 @@ fn describe_broken_chain(error: &Error, actions: &ActionTable, data: &Value) -> 
     let line = error.line()?;
     let (line, column, chain) = actions.locate_chain(name, line, &broken)?;
     Some(format!(
-        "template: {}:{line}:{column}: executing {name:?} at <{chain}>: {}",
+        "template: {}:{line}:{column}: executing {:?} at <{chain}>: {}",
         actions.origin(name),
+        actions.shown(name),
         broken.message
     ))
 }
@@ -669,8 +712,9 @@ fn describe_refused_argument(
         .flatten()
         .unwrap_or_else(|| message.to_string());
     Some(format!(
-        "template: {}:{line}:{column}: executing {name:?} at <{node}>: {message}",
-        actions.origin(name)
+        "template: {}:{line}:{column}: executing {:?} at <{node}>: {message}",
+        actions.origin(name),
+        actions.shown(name)
     ))
 }
 
