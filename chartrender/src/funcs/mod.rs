@@ -6,6 +6,7 @@ mod compare;
 mod crypto;
 mod dates;
 mod decimal;
+mod describe;
 mod dsa;
 mod encoding;
 mod field_error;
