@@ -39,7 +39,7 @@ fn has_candidate(line: &str) -> bool {
         || may_have_numeric_key(line)
 }
 
-/// Whether `line` may hold a key go-yaml v2 reads as a number: a block key that starts like a number, or a
+/// Whether `line` may hold a key go-yaml v2 reads as a number: a block key that starts like a number, or one in a
 /// flow mapping (whose keys [`rewrite_flow`] looks at).
 fn may_have_numeric_key(line: &str) -> bool {
     let mut content = line.trim_start_matches([' ', '\t']);
@@ -54,7 +54,17 @@ fn may_have_numeric_key(line: &str) -> bool {
         .bytes()
         .next()
         .is_some_and(|b| b.is_ascii_digit() || matches!(b, b'+' | b'.'));
-    (numeric_start && content.contains(':')) || line.contains('{')
+    let numeric = |b: u8| b.is_ascii_digit() || matches!(b, b'+' | b'.' | b'-');
+    // In a flow mapping, a key starting like a number right after `{` or `,` (`{}` and `{a: 1}` are no candidates).
+    let flow_key = line.contains('{')
+        && line.match_indices(['{', ',']).any(|(at, _)| {
+            line[at + 1..]
+                .trim_start_matches([' ', '\t'])
+                .bytes()
+                .next()
+                .is_some_and(numeric)
+        });
+    (numeric_start && content.contains(':')) || flow_key
 }
 
 /// The YAML 1.2 booleans spelled other than `true`/`false`, which keep their spelling as keys there.
@@ -725,5 +735,9 @@ mod tests {
     #[test]
     fn text_without_candidates_is_borrowed() {
         assert!(matches!(as_yaml11("a: 1\nb: [x]\n"), Cow::Borrowed(_)));
+        assert!(matches!(
+            as_yaml11("a: {}\nb: {c: 1, d: x}\nTrueish: 2\n"),
+            Cow::Borrowed(_)
+        ));
     }
 }
