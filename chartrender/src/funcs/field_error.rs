@@ -31,6 +31,8 @@ pub(crate) struct BrokenChain {
 
 /// [`BrokenChain::dot`] of a chain on a declared variable (`$x.a`).
 pub(crate) const DECLARED: usize = usize::MAX;
+/// [`BrokenChain::dot`] of a chain on the key variable `_k<n>` of a `range`: `KEY + n`.
+pub(crate) const KEY: usize = 1 << 32;
 /// [`BrokenChain::dot`] of a chain on a parenthesized pipeline (`(list 1).a`).
 pub(crate) const PIPELINE: usize = usize::MAX - 1;
 
@@ -177,6 +179,8 @@ fn chains_in(expression: &str, aliases: Option<&[Vec<String>]>) -> Vec<(usize, V
             }
             let base = if let Some(n) = name.strip_prefix('d').and_then(|n| n.parse().ok()) {
                 Some((n, fields))
+            } else if let Some(n) = name.strip_prefix('k').and_then(|n| n.parse::<usize>().ok()) {
+                Some((KEY + n, fields))
             } else if let Some(n) = name.strip_prefix('p').and_then(|n| n.parse::<usize>().ok()) {
                 aliases.and_then(|paths| paths.get(n)).map(|path| {
                     let mut all = path.clone();
@@ -234,6 +238,9 @@ fn receivers_of(
     if depth > 64 {
         return None;
     }
+    if let Some(n) = dot.checked_sub(KEY).filter(|_| dot < PIPELINE) {
+        return keys_of(n, before, data, aliases, depth);
+    }
     let name = format!("_d{dot}");
     let with = before.rfind(&format!("{{% set {name} = "));
     let range = before.rfind(&format!(" {name} in f_range_"));
@@ -273,6 +280,41 @@ fn receivers_of(
             for item in items.try_iter().ok()? {
                 out.push(Receiver { value: item, boxed });
             }
+        }
+        if out.len() > MAX_CANDIDATES {
+            return None;
+        }
+    }
+    Some(out)
+}
+
+/// The keys `_k<n>` takes in the nearest `{% for _k<n>, _d<n> in f_range_pairs(…) %}` before `before` ends, when
+/// what it ranges over is a traceable chain: a list's indexes (Go's `int`) or a map's keys in order (`string`).
+fn keys_of(
+    n: usize,
+    before: &str,
+    data: &Value,
+    aliases: Option<&[Vec<String>]>,
+    depth: usize,
+) -> Option<Vec<Receiver>> {
+    let at = before.rfind(&format!(" _k{n}, _d{n} in f_range_pairs("))?;
+    let text = &before[at..];
+    let expression = text.get(text.find('(')? + 1..text.find(") %}")?)?;
+    let (base, fields) = whole_chain(expression, aliases)?;
+    let mut out = Vec::new();
+    for receiver in receivers_of(base, &before[..at], data, aliases, depth + 1)? {
+        let Ok(ranged) = walk(&receiver, &fields) else {
+            continue;
+        };
+        if is_nil(&ranged.value) {
+            continue;
+        }
+        let pairs = super::collections::range_pairs(std::slice::from_ref(&ranged.value)).ok()?;
+        for pair in pairs.try_iter().ok()? {
+            out.push(Receiver {
+                value: pair.get_item(&Value::from(0)).ok()?,
+                boxed: false,
+            });
         }
         if out.len() > MAX_CANDIDATES {
             return None;
@@ -379,6 +421,7 @@ pub(crate) fn locate_chain(
                 && match broken.dot {
                     0 => variable.is_none_or(str::is_empty),
                     DECLARED => variable.is_some_and(|name| !name.is_empty()),
+                    key if key >= KEY => variable.is_some_and(|name| !name.is_empty()),
                     _ => true,
                 };
             if fits {
@@ -519,6 +562,15 @@ mod tests {
             });
             assert_eq!(got, want, "{source}");
         }
+    }
+
+    #[test]
+    fn range_keys_are_indexes_or_map_keys() {
+        let source = "{% for _k1, _d1 in f_range_pairs(_d0.Values.l) %}{{ _k1.x }}{% endfor %}";
+        let start = source.find("_k1.x").unwrap();
+        let got = broken_chain(source, start..start + 5, &values(), None).unwrap();
+        assert_eq!(got.dot, KEY + 1);
+        assert_eq!(got.message, "can't evaluate field x in type int");
     }
 
     #[test]
