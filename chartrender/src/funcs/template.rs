@@ -272,8 +272,12 @@ impl minijinja::value::Object for ExecContext {
 
 /// `dot.<path>` as minijinja's attribute lookups compute it with lenient undefined values (a missing field is
 /// undefined, a field of an undefined value fails): the failure is carried as an invalid value, which fails the
-/// name's lookup with the very error the lookups would have raised, on the same line.
+/// name's lookup with the very error the lookups would have raised, on the same line. Nil data gives no value.
 fn resolve_path(dot: &Value, path: &[String]) -> Value {
+    // Go reads every field of nil template data (`include "d" .Values.missing`) as no value.
+    if is_nil(dot) {
+        return super::value::missing();
+    }
     let mut value = dot.clone();
     for name in path {
         value = match value.get_attr(name) {
