@@ -212,6 +212,11 @@ fn write_literal(out: &mut String, s: &str, content_indent: usize) {
             out.push('-');
             s
         }
+        // go-yaml keeps a string that is one line break whole (`+`), as it does two or more.
+        1 if s.len() == 1 => {
+            out.push('+');
+            ""
+        }
         1 => &s[..s.len() - 1],
         _ => {
             out.push('+');
@@ -578,6 +583,11 @@ mod tests {
         assert_eq!(
             yaml,
             "a: '- x'\nb: 'a: b'\nc: ' lead'\nd: '*star'\ne: |\n  line1\n  line2\nf: |-\n  x\n  y\n"
+        );
+        // A lone line break keeps its chomping (`+`), as Helm v3.11.3 writes it.
+        assert_eq!(
+            to_yaml(&json!({"k": "\n", "l": "\n\n"})),
+            "k: |2+\n\nl: |2+\n\n\n"
         );
     }
 
