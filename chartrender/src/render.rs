@@ -314,6 +314,9 @@ fn base_environment() -> Environment<'static> {
     env.set_keep_trailing_newline(true);
     // Strict: the plain undefined a field of a non-map gives fails where it is used (`funcs::value::missing`).
     env.set_undefined_behavior(UndefinedBehavior::Strict);
+    // Errors carry the translated text they happened in (read only on the failure path, for Go's text of a broken
+    // field chain: `funcs::field_error`); a render that succeeds does not pay for it.
+    env.set_debug(true);
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
     env.set_recursion_limit(1000);
     env.set_formatter(|out, _state, value| {
@@ -516,7 +519,7 @@ impl Compiled {
                     .value(),
                     &mut sink,
                 )
-                .map_err(|e| self.execute_error(&unit.path, &e, &session))?;
+                .map_err(|e| self.execute_error(unit, &e, &session))?;
             if let Some(exceeded) = session.exceeded() {
                 // Raw text passed the bound after the last emission or call.
                 return Err(RenderError::Limit {
@@ -694,11 +697,12 @@ impl Compiled {
 
     fn execute_error(
         &self,
-        path: &str,
+        unit: &Unit,
         error: &minijinja::Error,
         session: &Session,
     ) -> RenderError {
-        let described = template::describe(error, &self.actions);
+        let path = unit.path.as_str();
+        let described = template::describe(error, &self.actions, &unit.root);
         let line = error.line();
         if let Some(exceeded) = session.exceeded() {
             // Output bounds fail in the writer, whose error text says nothing of the limit.

@@ -9,7 +9,12 @@
 //! its line (a mapping value or a list item, comments allowed) is replaced, and so are the plain scalars of a flow
 //! collection (`[017, y]`, `{on: 1}`), on one line or spread over several up to its closing bracket (comments
 //! inside allowed, nesting bounded by yamlguard's flow depth); text inside block scalars (`|`, `>`) and quoted
-//! scalars is left alone. Multi-line plain scalars keep YAML 1.2's reading, and so do numeric keys.
+//! scalars is left alone. Multi-line plain scalars keep YAML 1.2's reading.
+//!
+//! Keys follow the same reading and then sigs.k8s.io/yaml's conversion of a non-string key to a JSON key: an
+//! integer in decimal (`0x1F:` is `"31"`, `1_0:` is `"10"`), a float through Go's `FormatFloat(f, 'g', -1, 32)`
+//! (`1e3:` is `"1000"`, `1234567.0:` is `"1.234567e+06"`, `.NaN:` is `".nan"`), a boolean as `"true"`/`"false"`
+//! (`True:` too). Keys Helm refuses (a null, an integer above `int64`) are left as strings.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -29,13 +34,115 @@ fn yaml11_bool(word: &str) -> Option<bool> {
 /// a word standing alone between non-letters) or text that may be a number read unlike YAML 1.2.
 fn has_candidate(line: &str) -> bool {
     line.split(|c: char| !c.is_ascii_alphabetic())
-        .any(|word| yaml11_bool(word).is_some())
+        .any(|word| yaml11_bool(word).is_some() || yaml12_bool_key(word).is_some())
         || NUMBER_CANDIDATE.is_match(line)
+        || may_have_numeric_key(line)
+}
+
+/// Whether `line` may hold a key go-yaml v2 reads as a number: a block key that starts like a number, or one in a
+/// flow mapping (whose keys [`rewrite_flow`] looks at).
+fn may_have_numeric_key(line: &str) -> bool {
+    let mut content = line.trim_start_matches([' ', '\t']);
+    while let Some(rest) = content
+        .strip_prefix('-')
+        .filter(|r| r.starts_with([' ', '\t']))
+    {
+        content = rest.trim_start_matches([' ', '\t']);
+    }
+    let unsigned = content.strip_prefix('-').unwrap_or(content);
+    let numeric_start = unsigned
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_digit() || matches!(b, b'+' | b'.'));
+    let numeric = |b: u8| b.is_ascii_digit() || matches!(b, b'+' | b'.' | b'-');
+    // In a flow mapping, a key starting like a number right after `{` or `,` (`{}` and `{a: 1}` are no candidates).
+    let flow_key = line.contains('{')
+        && line.match_indices(['{', ',']).any(|(at, _)| {
+            line[at + 1..]
+                .trim_start_matches([' ', '\t'])
+                .bytes()
+                .next()
+                .is_some_and(numeric)
+        });
+    (numeric_start && content.contains(':')) || flow_key
+}
+
+/// The YAML 1.2 booleans spelled other than `true`/`false`, which keep their spelling as keys there.
+fn yaml12_bool_key(word: &str) -> Option<bool> {
+    match word {
+        "True" | "TRUE" => Some(true),
+        "False" | "FALSE" => Some(false),
+        _ => None,
+    }
+}
+
+/// The JSON key sigs.k8s.io/yaml makes of the plain key `word` when go-yaml v2 reads it as a boolean or a number,
+/// or `None` when it stays the string it is (also for the keys Helm refuses: an integer above `int64`).
+fn yaml11_key(word: &str) -> Option<String> {
+    if let Some(b) = yaml11_bool(word).or_else(|| yaml12_bool_key(word)) {
+        return Some(b.to_string());
+    }
+    let key = match word {
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => ".inf".to_string(),
+        "-.inf" | "-.Inf" | "-.INF" => "-.inf".to_string(),
+        ".nan" | ".NaN" | ".NAN" => ".nan".to_string(),
+        _ => match yaml11_number(word)? {
+            Number::Integer(n) => i64::try_from(n).ok()?.to_string(),
+            // Go's ParseFloat refuses a value out of range, so go-yaml v2 keeps the string.
+            Number::Float(f) if f.is_finite() => go_float32_key(f),
+            Number::Float(_) => return None,
+        },
+    };
+    (key != word).then_some(key)
+}
+
+/// Go's `strconv.FormatFloat(f, 'g', -1, 32)` with `+Inf`, `-Inf`, `NaN` as `.inf`, `-.inf`, `.nan` (the spelling
+/// sigs.k8s.io/yaml gives a float key): the shortest digits that read back as the same `float32`, in exponent form
+/// when the exponent is below -4 or at least 6.
+fn go_float32_key(f: f64) -> String {
+    // `as` rounds to the nearest float32 and saturates to infinity, like Go's conversion.
+    #[allow(clippy::cast_possible_truncation)]
+    let x = f as f32;
+    if x.is_nan() {
+        return ".nan".to_string();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { ".inf" } else { "-.inf" }.to_string();
+    }
+    // Rust's `{:e}` writes the shortest round-trip digits: `-1.6777216e7`, `1e-6`, `0e0`.
+    let scientific = format!("{x:e}");
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", mantissa),
+    };
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    if digits == "0" {
+        return format!("{sign}0");
+    }
+    if !(-4..6).contains(&exponent) {
+        let exponent_sign = if exponent < 0 { '-' } else { '+' };
+        return format!("{sign}{mantissa}e{exponent_sign}{:02}", exponent.abs());
+    }
+    let point = exponent + 1;
+    let body = if point <= 0 {
+        format!("0.{}{digits}", "0".repeat(point.unsigned_abs() as usize))
+    } else if point as usize >= digits.len() {
+        format!("{digits}{}", "0".repeat(point as usize - digits.len()))
+    } else {
+        format!(
+            "{}.{}",
+            &digits[..point as usize],
+            &digits[point as usize..]
+        )
+    };
+    format!("{sign}{body}")
 }
 
 /// A block line: indentation and list dashes, an optional plain key, and the rest.
 static LINE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?P<lead>[ \t]*(?:-[ \t]+)*)(?:(?P<key>[A-Za-z0-9_][A-Za-z0-9_./-]*)(?P<colon>[ \t]*:)(?P<gap>[ \t]+|$))?(?P<rest>(?s:.*))$")
+    Regex::new(r"^(?P<lead>[ \t]*(?:-[ \t]+)*)(?:(?P<key>[A-Za-z0-9_.+-][A-Za-z0-9_./+-]*)(?P<colon>[ \t]*:)(?P<gap>[ \t]+|$))?(?P<rest>(?s:.*))$")
         .unwrap_or_else(|e| unreachable!("fixed pattern: {e}"))
 });
 
@@ -307,9 +414,11 @@ fn rewrite_line(body: &str) -> Cow<'_, str> {
     let mut changed = false;
     let mut out = String::from(lead);
     if let Some(key) = parts.name("key") {
-        match yaml11_bool(key.as_str()) {
-            Some(b) => {
-                out.push_str(if b { "\"true\"" } else { "\"false\"" });
+        match yaml11_key(key.as_str()) {
+            Some(json_key) => {
+                out.push('"');
+                out.push_str(&json_key);
+                out.push('"');
                 changed = true;
             }
             None => out.push_str(key.as_str()),
@@ -409,10 +518,9 @@ fn rewrite_flow(text: &str) -> Option<String> {
                 let after = text[i + len..].trim_start_matches([' ', '\t']);
                 let is_key = open.last() == Some(&true) && after.starts_with(':');
                 let replacement = match (yaml11_bool(word), is_key) {
-                    (Some(b), true) => Some(format!("\"{b}\"")),
+                    (_, true) => yaml11_key(word).map(|key| format!("\"{key}\"")),
                     (Some(b), false) => Some(b.to_string()),
                     (None, false) => yaml12_spelling(word),
-                    (None, true) => None,
                 };
                 changed |= replacement.is_some();
                 out.push_str(replacement.as_deref().unwrap_or(word));
@@ -581,8 +689,55 @@ mod tests {
         }
     }
 
+    /// Each key's reading checked against Helm v3.11.3 (`toJson .Values`).
+    #[test]
+    fn keys_become_json_keys_like_sigs_k8s_yaml() {
+        let cases = [
+            ("1_0", Some("10")),
+            ("017", Some("15")),
+            ("0x1F", Some("31")),
+            ("-0x1", Some("-1")),
+            ("+12", Some("12")),
+            ("0b101", Some("5")),
+            ("1e3", Some("1000")),
+            ("1.0e+2", Some("100")),
+            (".5", Some("0.5")),
+            ("0.1", None),
+            ("08", Some("8")),
+            ("-0.0", Some("-0")),
+            ("16777217.0", Some("1.6777216e+07")),
+            ("1234567.0", Some("1.234567e+06")),
+            ("0.000001", Some("1e-06")),
+            ("3.4028235e38", Some("3.4028235e+38")),
+            ("1e39", Some(".inf")),
+            ("+.Inf", Some(".inf")),
+            (".NaN", Some(".nan")),
+            ("True", Some("true")),
+            ("y", Some("true")),
+            ("OFF", Some("false")),
+            ("-9223372036854775808", None),
+            // Strings in go-yaml v2 too, or refused by Helm (left as they are).
+            ("1e400", None),
+            ("_1", None),
+            ("2001-12-14", None),
+            ("9223372036854775808", None),
+            ("a1", None),
+        ];
+        for (word, want) in cases {
+            assert_eq!(yaml11_key(word).as_deref(), want, "{word}");
+        }
+        assert_eq!(
+            as_yaml11("1e3: a\n- 017: b\n  -1: c\nm: {0x10: x, 1.5: [017]}\n.nan: d\nx1: 1\n"),
+            "\"1000\": a\n- \"15\": b\n  -1: c\nm: {\"16\": x, 1.5: [15]}\n.nan: d\nx1: 1\n"
+        );
+    }
+
     #[test]
     fn text_without_candidates_is_borrowed() {
         assert!(matches!(as_yaml11("a: 1\nb: [x]\n"), Cow::Borrowed(_)));
+        assert!(matches!(
+            as_yaml11("a: {}\nb: {c: 1, d: x}\nTrueish: 2\n"),
+            Cow::Borrowed(_)
+        ));
     }
 }

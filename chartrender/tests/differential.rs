@@ -4,10 +4,12 @@
 //! regression case in `tests/fixtures/differential/*.json` with Helm's recorded answer, replayed by
 //! `recorded_disagreements_render_like_helm` without the reference binary (and checked against the reference by
 //! `recorded_answers_are_helms` when it is there). A case with a `known_difference` note is one left open on
-//! purpose: its replay requires the difference to persist, so fixing it means dropping the note.
+//! purpose: its replay requires the difference to persist, so fixing it means dropping the note. A case with
+//! `"same_error": true` must fail with Helm's very text (error texts are otherwise not compared).
 //!
 //! Knobs: `SEEDLET_DIFF_CASES` (generated cases, default 1000), `SEEDLET_DIFF_SEED` (default fixed, so CI sees
-//! the same cases), `SEEDLET_DIFF_RECORD=<dir>` writes every disagreement as a fixture file there.
+//! the same cases), `SEEDLET_DIFF_RECORD=<dir>` writes every disagreement as a fixture file there,
+//! `SEEDLET_DIFF_SHOW_TEXTS=1` prints every error text that differs from Helm's (they are counted, not required).
 
 // Test code: a panic is the failure report.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -111,6 +113,8 @@ fn generated_templates_render_like_helm() {
     let cases: Vec<generate::Case> = (0..count).map(|i| generator.case(i)).collect();
     let mut disagreements = Vec::new();
     let (mut helm_failed, mut reference_runs) = (0usize, 0usize);
+    // Error texts are not required to agree here; how many do is reported.
+    let (mut both_failed, mut same_text) = (0usize, 0usize);
     for batch in cases.chunks(batch_size) {
         let ours: Vec<Outcome> = batch
             .iter()
@@ -149,13 +153,21 @@ fn generated_templates_render_like_helm() {
             if matches!(helm_outcome, Outcome::Failed(_)) {
                 helm_failed += 1;
             }
+            if let (Outcome::Failed(theirs), Outcome::Failed(mine)) = (&helm_outcome, &ours) {
+                both_failed += 1;
+                if theirs == mine {
+                    same_text += 1;
+                } else if std::env::var_os("SEEDLET_DIFF_SHOW_TEXTS").is_some() {
+                    eprintln!("error text differs:\n  helm    {theirs}\n  seedlet {mine}");
+                }
+            }
             if !helm_outcome.agrees_with(&ours) {
                 disagreements.push((case.clone(), helm_outcome, ours));
             }
         }
     }
     eprintln!(
-        "differential: {count} generated cases (seed {seed}), {helm_failed} failing in Helm, {reference_runs} reference runs, {} disagreements, {:.1}s",
+        "differential: {count} generated cases (seed {seed}), {helm_failed} failing in Helm ({same_text} of {both_failed} failing in both with Helm's very text), {reference_runs} reference runs, {} disagreements, {:.1}s",
         disagreements.len(),
         started.elapsed().as_secs_f64()
     );
@@ -418,6 +430,17 @@ fn recorded_disagreements_render_like_helm() {
         if !helm.agrees_with(&ours) {
             failures.push(format!(
                 "{}: helm {helm:?}\nseedlet {ours:?}",
+                file.display()
+            ));
+            continue;
+        }
+        // A case marked `same_error` holds seedlet to Helm's error text too, not only to failing.
+        if case["same_error"].as_bool() == Some(true)
+            && let (Outcome::Failed(theirs), Outcome::Failed(mine)) = (&helm, &ours)
+            && theirs != mine
+        {
+            failures.push(format!(
+                "{}: error texts differ\nhelm    {theirs}\nseedlet {mine}",
                 file.display()
             ));
         }

@@ -304,14 +304,13 @@ fn no_value_stays_in_include_results_and_leaves_file_output() {
     assert_eq!(documents[0]["len"], 15);
 }
 
-/// Helm v3.11.3's texts for the same templates, except the first: Go's argument conversion error names the
-/// argument (`2:22 … at <"now">: can't handle "now" for arg of type time.Time`), which is not located here.
+/// Helm v3.11.3's texts for the same templates.
 #[test]
 fn function_errors_name_template_line_and_go_message() {
     for (template, expected) in [
         (
             "a: 1\nb: {{ dateModify \"1h\" \"now\" }}",
-            "template: test/templates/t.yaml:2: executing \"test/templates/t.yaml\" at <{{ dateModify \"1h\" \"now\" }}>: wrong type for value; expected time.Time; got string",
+            "template: test/templates/t.yaml:2:22: executing \"test/templates/t.yaml\" at <\"now\">: can't handle \"now\" for arg of type time.Time",
         ),
         (
             "{{ randInt 5 5 }}",

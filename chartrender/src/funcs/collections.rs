@@ -21,10 +21,17 @@ fn list_of(name: &str, value: &Value) -> Result<Vec<Value>, Error> {
         )));
     }
     list_items(value).ok_or_else(|| {
-        fail(format!(
-            "{name}: cannot use type {} as a list",
-            super::value::type_of(value)
-        ))
+        let kind = super::gotype::kind_of(value);
+        // Sprig's own texts (the must- forms return them, the others panic with them).
+        let text = match name {
+            "append" => format!("Cannot push on type {kind}"),
+            "prepend" => format!("Cannot prepend on type {kind}"),
+            "concat" => format!("Cannot concat type {kind} as list"),
+            "compact" => format!("Cannot compact on type {kind}"),
+            "slice" => format!("list should be type of slice or array but {kind}"),
+            _ => format!("Cannot find {name} on type {kind}"),
+        };
+        fail(format!("error calling {name}: {text}"))
     })
 }
 
@@ -473,7 +480,23 @@ fn merge_value(target: &GoMap, key: String, value: Value, overwrite: bool) {
 
 /// `deepCopy v`
 pub(crate) fn deep_copy_fn(args: &[Value]) -> Result<Value, Error> {
-    want("deepCopy", args, 1)?;
+    deep_copy_named("deepCopy", args)
+}
+
+/// `mustDeepCopy v`
+pub(crate) fn must_deep_copy_fn(args: &[Value]) -> Result<Value, Error> {
+    deep_copy_named("mustDeepCopy", args)
+}
+
+/// Both copies: copystructure panics on Go's untyped nil (it asks the type of a zero `reflect.Value`), and the
+/// template engine turns the panic into the call's error.
+fn deep_copy_named(name: &str, args: &[Value]) -> Result<Value, Error> {
+    want(name, args, 1)?;
+    if is_nil(&args[0]) {
+        return Err(fail(format!(
+            "error calling {name}: reflect: call of reflect.Value.Type on zero Value"
+        )));
+    }
     Ok(deep_copy(&args[0]))
 }
 
@@ -498,9 +521,20 @@ pub(crate) fn index(args: &[Value]) -> Result<Value, Error> {
                     Some(s) => super::gostring::byte_len(s) as i64,
                     None => current.len().unwrap_or(0) as i64,
                 };
-                if position < 0 || position >= len {
+                if position < 0 || position > len {
                     return Err(fail(format!(
                         "error calling index: index out of range: {position}"
+                    )));
+                }
+                // Go 1.19's bound check lets the length itself through to reflect, which panics.
+                if position == len {
+                    let what = if current.as_str().is_some() {
+                        "string"
+                    } else {
+                        "slice"
+                    };
+                    return Err(fail(format!(
+                        "error calling index: reflect: {what} index out of range"
                     )));
                 }
                 if let Some(s) = current.as_str() {

@@ -30,7 +30,7 @@ fn write_map(
     first_inline: bool,
 ) {
     let mut keys: Vec<&String> = map.keys().collect();
-    keys.sort_by(|a, b| key_order(a, b));
+    sort_keys(&mut keys);
     for (i, key) in keys.into_iter().enumerate() {
         if i > 0 || !first_inline {
             push_indent(out, indent);
@@ -211,6 +211,11 @@ fn write_literal(out: &mut String, s: &str, content_indent: usize) {
         0 => {
             out.push('-');
             s
+        }
+        // go-yaml keeps a string that is one line break whole (`+`), as it does two or more.
+        1 if s.len() == 1 => {
+            out.push('+');
+            ""
         }
         1 => &s[..s.len() - 1],
         _ => {
@@ -433,7 +438,8 @@ pub(crate) fn resolves_to_non_string(s: &str) -> bool {
                     .unwrap_or(&plain)
                     .parse::<u64>()
                     .is_ok()
-                || (YAML_FLOAT.is_match(&plain) && plain.parse::<f64>().is_ok())
+                // Go's ParseFloat refuses a value out of range (`1e400` stays a string).
+                || (YAML_FLOAT.is_match(&plain) && plain.parse::<f64>().is_ok_and(f64::is_finite))
                 || plain
                     .strip_prefix("0b")
                     .is_some_and(|b| i64::from_str_radix(b, 2).is_ok())
@@ -449,7 +455,42 @@ fn is_base60_float(s: &str) -> bool {
     !s.is_empty() && BASE60_FLOAT.is_match(s)
 }
 
-/// go-yaml v2's map key order: letters before digits, digit runs compared numerically.
+/// Sorts map keys by [`key_order`] with a merge sort of its own. go-yaml v2's comparison is not a total order
+/// (`v1beta1` < `v2` < `v10` < `v1beta1`), so Helm, which sorts keys in Go's random map order, prints such sets
+/// in varying orders; here they come out in one fixed order, and a comparison that contradicts itself cannot make
+/// the sort panic as the standard library's sorts may.
+fn sort_keys(keys: &mut Vec<&String>) {
+    if keys.len() < 2 {
+        return;
+    }
+    // A fixed starting order: the keys' byte order.
+    keys.sort_unstable();
+    let mut scratch = keys.clone();
+    let mut width = 1;
+    while width < keys.len() {
+        for start in (0..keys.len()).step_by(2 * width) {
+            let middle = (start + width).min(keys.len());
+            let end = (start + 2 * width).min(keys.len());
+            let (mut left, mut right) = (start, middle);
+            for slot in &mut scratch[start..end] {
+                let take_right =
+                    left == middle || (right < end && key_order(keys[right], keys[left]).is_lt());
+                if take_right {
+                    *slot = keys[right];
+                    right += 1;
+                } else {
+                    *slot = keys[left];
+                    left += 1;
+                }
+            }
+        }
+        std::mem::swap(keys, &mut scratch);
+        width *= 2;
+    }
+}
+
+/// go-yaml v2's map key order: letters before digits, digit runs compared numerically (as Go's `int64`, which
+/// wraps past 19 digits).
 pub(crate) fn key_order(a: &str, b: &str) -> Ordering {
     let ar: Vec<char> = a.chars().collect();
     let br: Vec<char> = b.chars().collect();
@@ -484,15 +525,15 @@ pub(crate) fn key_order(a: &str, b: &str) -> Ordering {
         let mut ai = i;
         while ai < ar.len() && ar[ai].is_ascii_digit() {
             an = an
-                .saturating_mul(10)
-                .saturating_add(i64::from(ar[ai] as u8 - b'0'));
+                .wrapping_mul(10)
+                .wrapping_add(i64::from(ar[ai] as u8 - b'0'));
             ai += 1;
         }
         let mut bi = i;
         while bi < br.len() && br[bi].is_ascii_digit() {
             bn = bn
-                .saturating_mul(10)
-                .saturating_add(i64::from(br[bi] as u8 - b'0'));
+                .wrapping_mul(10)
+                .wrapping_add(i64::from(br[bi] as u8 - b'0'));
             bi += 1;
         }
         if an != bn {
@@ -543,6 +584,11 @@ mod tests {
             yaml,
             "a: '- x'\nb: 'a: b'\nc: ' lead'\nd: '*star'\ne: |\n  line1\n  line2\nf: |-\n  x\n  y\n"
         );
+        // A lone line break keeps its chomping (`+`), as Helm v3.11.3 writes it.
+        assert_eq!(
+            to_yaml(&json!({"k": "\n", "l": "\n\n"})),
+            "k: |2+\n\nl: |2+\n\n\n"
+        );
     }
 
     #[test]
@@ -567,9 +613,40 @@ mod tests {
 
     #[test]
     fn key_order_compares_digit_runs_numerically() {
-        let mut keys = vec!["a10", "a2", "b", "A"];
-        keys.sort_by(|a, b| key_order(a, b));
-        assert_eq!(keys, ["A", "a2", "a10", "b"]);
+        let cases: [(&[&str], &[&str]); 4] = [
+            (&["a10", "a2", "b", "A"], &["A", "a2", "a10", "b"]),
+            (
+                &["100", "5", "1000.5", "0.5", "-1"],
+                &["-1", "0.5", "5", "100", "1000.5"],
+            ),
+            // Go's int64 wraps: twenty digits compare below a sign.
+            (
+                &["-.inf", "-9223372036854775808"],
+                &["-9223372036854775808", "-.inf"],
+            ),
+            (&[], &[]),
+        ];
+        for (input, want) in cases {
+            let owned: Vec<String> = input.iter().map(|k| (*k).to_string()).collect();
+            let mut keys: Vec<&String> = owned.iter().collect();
+            sort_keys(&mut keys);
+            assert_eq!(keys, want, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn keys_whose_order_contradicts_itself_sort_in_one_fixed_order() {
+        // v1beta1 < v2 < v10 < v1beta1 by go-yaml v2's comparison.
+        let owned: Vec<String> = ["v10", "v1beta1", "v2", "10", "1e-06", "5"]
+            .iter()
+            .map(|k| (*k).to_string())
+            .collect();
+        let mut first: Vec<&String> = owned.iter().collect();
+        sort_keys(&mut first);
+        let mut second: Vec<&String> = owned.iter().rev().collect();
+        sort_keys(&mut second);
+        assert_eq!(first, second);
+        assert_eq!(first.len(), owned.len());
     }
 
     #[test]

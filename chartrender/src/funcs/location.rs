@@ -11,6 +11,8 @@ pub(crate) struct CommandLocation {
     pub(crate) line: usize,
     pub(crate) column: usize,
     pub(crate) command: String,
+    /// The Go source from the command's start to the end of its action.
+    pub(crate) raw: String,
 }
 
 /// The function a Go error message is about (`error calling eq: …` → `eq`), if it names one.
@@ -25,34 +27,290 @@ pub(crate) fn failing_function(message: &str) -> Option<&str> {
 
 /// The single call of `function` in `action` (Go source of one action, starting at `line`:`column`), or `None`
 /// when it is not called there exactly once.
+#[cfg(test)]
 pub(crate) fn locate_call(
     action: &str,
     line: usize,
     column: usize,
     function: &str,
 ) -> Option<CommandLocation> {
-    let mut found = None;
-    for start in command_starts(action) {
-        let word_end = start + word_len(&action[start..]);
-        if &action[start..word_end] != function {
-            continue;
-        }
-        if found.is_some() {
-            return None;
-        }
-        found = Some(start);
+    let mut found = calls(action, line, column, function);
+    (found.len() == 1).then(|| found.pop()).flatten()
+}
+
+/// Every call of `function` in `action` (Go source of one action, starting at `line`:`column`), in source order.
+pub(crate) fn calls(
+    action: &str,
+    line: usize,
+    column: usize,
+    function: &str,
+) -> Vec<CommandLocation> {
+    command_starts(action)
+        .into_iter()
+        .filter(|&start| &action[start..start + word_len(&action[start..])] == function)
+        .map(|start| {
+            let before = &action[..start];
+            let (line, column) = match before.rfind('\n') {
+                Some(newline) => (line + before.matches('\n').count(), start - newline - 1),
+                None => (line, column + start),
+            };
+            CommandLocation {
+                line,
+                column,
+                command: command_text(&action[start..]),
+                raw: action[start..].to_string(),
+            }
+        })
+        .collect()
+}
+
+/// Which call of `functions` the failing one is among those on its line of the translated template `source`:
+/// `(index, count)` of the `f_<function>(` calls on the line of `span` (before it, and in all).
+pub(crate) fn translated_call(
+    source: &str,
+    span: std::ops::Range<usize>,
+    functions: &[&str],
+) -> Option<(usize, usize)> {
+    let start = span.start.min(source.len());
+    let line_start = source[..start].rfind('\n').map_or(0, |n| n + 1);
+    let line_end = source[start..]
+        .find('\n')
+        .map_or(source.len(), |n| start + n);
+    let line = &source[line_start..line_end];
+    let mut positions: Vec<usize> = functions
+        .iter()
+        .flat_map(|function| {
+            let call = format!("f_{function}(");
+            line.match_indices(&call)
+                .map(|(i, _)| line_start + i)
+                .collect::<Vec<_>>()
+        })
+        .filter(|&i| i == line_start || !source.as_bytes()[i - 1].is_ascii_alphanumeric())
+        .collect();
+    positions.sort_unstable();
+    let index = positions.iter().filter(|&&i| i < start).count();
+    // The span starts at the call itself or inside its arguments.
+    let index = if positions.contains(&start) {
+        index
+    } else {
+        index.checked_sub(1)?
+    };
+    Some((index, positions.len()))
+}
+
+/// The node Go last evaluated in the pipeline of the `range` action `action` (Go source, starting at
+/// `line`:`column`), which names a failed iteration (`range can't iterate over 3` is reported at the `3` of
+/// `range seq 3`): the last argument of its last command, inside parentheses when that is a pipeline, or the
+/// command's function when it has no argument. `None` when `action` is no `range`.
+pub(crate) fn range_node(action: &str, line: usize, column: usize) -> Option<CommandLocation> {
+    let mut at = action.find("{{")? + 2;
+    at += usize::from(action[at..].starts_with('-'));
+    at += action[at..].len() - action[at..].trim_start().len();
+    if !action[at..].starts_with("range")
+        || !action[at + 5..].starts_with(|c: char| c.is_ascii_whitespace())
+    {
+        return None;
     }
-    let start = found?;
-    let before = &action[..start];
+    at += 5;
+    // Declarations: `$v :=`, `$k, $v :=`.
+    let after = &action[at..];
+    if let Some(assign) = after
+        .find(":=")
+        .filter(|&i| after[..i].trim_start().starts_with('$'))
+    {
+        at += assign + 2;
+    }
+    let close = action.rfind("}}")?;
+    let mut end = action[..close].trim_end().len();
+    if action[..end].ends_with('-')
+        && action[..end - 1].ends_with(|c: char| c.is_ascii_whitespace())
+    {
+        end -= 1;
+    }
+    let (offset, text) = last_node(action, at, end)?;
+    let before = &action[..offset];
     let (line, column) = match before.rfind('\n') {
-        Some(newline) => (line + before.matches('\n').count(), start - newline - 1),
-        None => (line, column + start),
+        Some(newline) => (line + before.matches('\n').count(), offset - newline - 1),
+        None => (line, column + offset),
     };
     Some(CommandLocation {
         line,
         column,
-        command: command_text(&action[start..]),
+        command: text,
+        raw: String::new(),
     })
+}
+
+/// Where Go reports a refused argument of the call at `call`: argument `index` (0-based, after the function
+/// name), or the function name when the refused value is the piped one. Its line, column and text, and whether
+/// the node is the argument itself (not the last node of a parenthesized pipeline).
+pub(crate) fn argument_node(
+    call: &CommandLocation,
+    index: usize,
+) -> Option<(usize, usize, String, bool)> {
+    let raw = call.raw.as_str();
+    let bytes = raw.as_bytes();
+    let mut words: Vec<(usize, usize)> = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b')' | b'|' => break,
+            b'}' if bytes.get(i + 1) == Some(&b'}') => break,
+            b' ' | b'\t' | b'\n' | b'\r' => i += 1,
+            b'(' => {
+                let close = matching_paren(bytes, i, bytes.len())?;
+                words.push((i, close + 1));
+                i = close + 1;
+            }
+            b'"' | b'`' | b'\'' => {
+                let close = skip_quoted(bytes, i);
+                words.push((i, close));
+                i = close;
+            }
+            _ => {
+                let close = i + raw[i..]
+                    .find([' ', '\t', '\n', '\r', '|', '(', ')', '}'])
+                    .unwrap_or(raw.len() - i);
+                words.push((i, close.max(i + 1)));
+                i = close.max(i + 1);
+            }
+        }
+    }
+    let (start, end) = *words.get(index + 1).or_else(|| words.first())?;
+    let word = &raw[start..end];
+    let direct = !word.starts_with('(');
+    let (position, text) = if word.starts_with('(') && word.ends_with(')') {
+        last_node(raw, start + 1, end - 1)?
+    } else if word.starts_with(['.', '$']) {
+        (super::field_error::go_chain(raw, start).3, word.to_string())
+    } else {
+        (start, word.to_string())
+    };
+    let before = &raw[..position];
+    Some(match before.rfind('\n') {
+        Some(newline) => (
+            call.line + before.matches('\n').count(),
+            position - newline - 1,
+            text,
+            direct,
+        ),
+        None => (call.line, call.column + position, text, direct),
+    })
+}
+
+/// Where Go reports a broken chain on a parenthesized pipeline (`(get $m "k").a.b` in `action`, starting at
+/// `line`:`column`): the last node it evaluated inside the parentheses. The first such chain with `fields`.
+pub(crate) fn pipeline_chain(
+    action: &str,
+    line: usize,
+    column: usize,
+    fields: &[String],
+) -> Option<(usize, usize, String)> {
+    let bytes = action.as_bytes();
+    let suffix: String = fields.iter().map(|f| format!(".{f}")).collect();
+    let mut opens = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' | b'`' | b'\'' => {
+                i = skip_quoted(bytes, i);
+                continue;
+            }
+            b'(' => opens.push(i),
+            b')' => {
+                let open = opens.pop()?;
+                let after = &action[i + 1..];
+                let ends = after[suffix.len().min(after.len())..]
+                    .bytes()
+                    .next()
+                    .is_none_or(|b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'.'));
+                if after.starts_with(&suffix) && ends {
+                    let (offset, text) = last_node(action, open + 1, i)?;
+                    let before = &action[..offset];
+                    return Some(match before.rfind('\n') {
+                        Some(newline) => (
+                            line + before.matches('\n').count(),
+                            offset - newline - 1,
+                            text,
+                        ),
+                        None => (line, column + offset, text),
+                    });
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The last node Go evaluates in the pipeline `text[start..end]`: its offset in `text` and its text.
+fn last_node(text: &str, start: usize, end: usize) -> Option<(usize, String)> {
+    let bytes = text.as_bytes();
+    // The words of the last command at the top level: (start, end) of each.
+    let mut words: Vec<(usize, usize)> = Vec::new();
+    let mut i = start;
+    while i < end {
+        match bytes[i] {
+            b'|' => words.clear(),
+            b' ' | b'\t' | b'\n' | b'\r' => {}
+            b'(' => {
+                let close = matching_paren(bytes, i, end)?;
+                words.push((i, close + 1));
+                i = close + 1;
+                continue;
+            }
+            b'"' | b'`' | b'\'' => {
+                let close = skip_quoted(bytes, i).min(end);
+                words.push((i, close));
+                i = close;
+                continue;
+            }
+            _ => {
+                let close = i + text[i..end]
+                    .find([' ', '\t', '\n', '\r', '|', '('])
+                    .unwrap_or(end - i);
+                words.push((i, close));
+                i = close;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    let (word_start, word_end) = *words.last()?;
+    if bytes[word_start] == b'(' && text[word_end..].trim_start().starts_with(['|', '}', ')']) {
+        return last_node(text, word_start + 1, word_end - 1);
+    }
+    let word = &text[word_start..word_end];
+    if word.starts_with(['.', '$']) {
+        let (_, _, _, position) = super::field_error::go_chain(text, word_start);
+        return Some((position, word.to_string()));
+    }
+    Some((word_start, word.to_string()))
+}
+
+/// The index of the `)` closing the `(` at `open`, before `end`.
+fn matching_paren(bytes: &[u8], open: usize, end: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut i = open;
+    while i < end {
+        match bytes[i] {
+            b'"' | b'`' | b'\'' => {
+                i = skip_quoted(bytes, i);
+                continue;
+            }
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// Byte offsets in `action` where a command may start: after `{{`/`{{-`, `(`, `|`, `:=`/`=`, or a control
@@ -288,6 +546,49 @@ mod tests {
             None,
             "a word inside a string is not a call"
         );
+    }
+
+    #[test]
+    fn translated_call_counts_the_calls_on_the_failing_line() {
+        let source = "{{ f_eq(1, 1) }}\n{{ f_eq(1, 1) }} {{ f_neq(1) }} {{ f_eq(f_eq(1, 1), f_eq(1, 1.0)) }}";
+        let at = |needle: &str, nth: usize| source.match_indices(needle).nth(nth).unwrap().0;
+        let cases = [
+            // (span start, function, (index, count) on the line)
+            (at("f_eq(1, 1) }} {{", 0), "f_eq", Some((0, 4))),
+            (at("f_eq(1, 1.0)", 0), "f_eq", Some((3, 4))),
+            (at("f_eq(f_eq", 0), "f_eq", Some((1, 4))),
+            (at("f_eq(1, 1) }}", 0), "f_eq", Some((0, 1))),
+            // A span inside the arguments belongs to the call it is in.
+            (at("1.0)", 0), "f_eq", Some((3, 4))),
+        ];
+        for (start, function, want) in cases {
+            let got = translated_call(source, start..start + 4, &[&function[2..]]);
+            assert_eq!(got, want, "{start}");
+        }
+    }
+
+    /// Nodes and columns as Helm v3.11.3 reports them for a `range` that cannot iterate.
+    #[test]
+    fn range_node_is_the_last_node_go_evaluated() {
+        let cases = [
+            ("{{ range seq 2 5 }}", 0, Some((1, 15, "5"))),
+            ("{{ range $e0 := seq 0 -}}", 2, Some((1, 22, "0"))),
+            (
+                "{{ range $k, $v := .Values.a }}",
+                0,
+                Some((1, 26, ".Values.a")),
+            ),
+            ("{{ range (list 1 | first) }}", 0, Some((1, 19, "first"))),
+            ("{{ range (seq 3) }}", 0, Some((1, 14, "3"))),
+            ("{{- range\n  $.Values.a }}", 0, Some((2, 3, "$.Values.a"))),
+            ("{{ ranger 3 }}", 0, None),
+            ("{{ if 3 }}", 0, None),
+        ];
+        for (action, column, want) in cases {
+            let got = range_node(action, 1, column).map(|l| (l.line, l.column, l.command));
+            let want = want.map(|(l, c, t)| (l, c, t.to_string()));
+            assert_eq!(got, want, "{action}");
+        }
     }
 
     #[test]

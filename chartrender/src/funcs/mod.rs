@@ -1,18 +1,22 @@
 //! Go builtins, Sprig and Helm functions registered as `f_<name>` globals on a minijinja environment.
 
+mod action_table;
 mod collections;
 mod compare;
 mod crypto;
 mod dates;
 mod decimal;
+mod describe;
 mod dsa;
 mod encoding;
+mod field_error;
 mod fields;
 pub(crate) mod gostring;
 pub(crate) mod gostruct;
 pub(crate) mod gotime;
 mod gotype;
 pub(crate) mod goyaml;
+mod isprint;
 mod location;
 pub(crate) mod number;
 mod paths;
@@ -26,7 +30,6 @@ mod strings;
 pub(crate) mod template;
 mod text;
 mod toml;
-mod unassigned;
 pub(crate) mod value;
 mod wordcase;
 
@@ -251,7 +254,7 @@ const FUNCTIONS: &[(&str, Func)] = &[
     ("f_mergeOverwrite", collections::merge_overwrite),
     ("f_mustMergeOverwrite", collections::merge_overwrite),
     ("f_deepCopy", collections::deep_copy_fn),
-    ("f_mustDeepCopy", collections::deep_copy_fn),
+    ("f_mustDeepCopy", collections::must_deep_copy_fn),
     // defaults, logic, types
     ("f_default", default),
     ("f_empty", empty),
@@ -311,6 +314,23 @@ pub(crate) fn takes_int(name: &str, index: usize) -> bool {
     signature::of(name).is_some_and(|signature| signature.param(index) == signature::Param::Int)
 }
 
+/// Whether argument `index` of the function `name` is a Go `map[string]interface {}` parameter.
+pub(crate) fn takes_map(name: &str, index: usize) -> bool {
+    signature::of(name).is_some_and(|signature| signature.param(index) == signature::Param::Map)
+}
+
+/// Whether the function `name` has a Go `map[string]interface {}` parameter.
+pub(crate) fn has_map_param(name: &str) -> bool {
+    static NAMES: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
+        FUNCTIONS
+            .iter()
+            .filter_map(|(global, _)| global.strip_prefix("f_"))
+            .filter(|name| (0..4).any(|index| takes_map(name, index)))
+            .collect()
+    });
+    NAMES.contains(name)
+}
+
 /// Whether `name` is a function templates may call.
 pub(crate) fn is_function(name: &str) -> bool {
     static NAMES: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
@@ -339,7 +359,7 @@ pub(crate) fn register(env: &mut Environment<'static>) {
             if let Some(measure) = nesting {
                 crate::nesting::check_arguments(name, measure, &args)?;
             }
-            let value = func(&args)?;
+            let value = func(&args).map_err(|error| call_error_named(error, name))?;
             if value.is_undefined() {
                 return Ok(value::missing());
             }
@@ -356,11 +376,42 @@ pub(crate) fn register(env: &mut Environment<'static>) {
         check_defined(state, &args)?;
         fields::field_chain(&args)
     });
+    // A field's value passed to a map parameter (the translator's `push_map_argument`): Go refuses a nil one.
+    env.add_function("f__map_arg", |state: &State, args: Rest<Value>| {
+        check_defined(state, &args)?;
+        match args.first() {
+            Some(value) if !value::is_nil(value) => Ok(value.clone()),
+            _ => Err(fail(
+                "wrong type for value; expected map[string]interface {}; got interface {}",
+            )),
+        }
+    });
+    // A command that is `nil` (the translator's; Go fails when it executes one).
+    env.add_function("f_nil", || -> Result<Value, Error> {
+        Err(fail("nil is not a command"))
+    });
     // The translator calls this at the start of every `range` iteration.
     env.add_function("f_tick", || {
         meter::check_deadline().map(|()| Value::from(""))
     });
     template::register_plain(env);
+}
+
+/// A function shared by several names (`append`, `push`, `mustAppend`) words its `error calling …:` errors with its
+/// own; Go names the function the template called.
+fn call_error_named(error: Error, name: &str) -> Error {
+    let Some(rest) = error
+        .detail()
+        .and_then(|d| d.strip_prefix("error calling "))
+    else {
+        return error;
+    };
+    match rest.split_once(": ") {
+        Some((called, text)) if called != name && !called.contains(' ') => {
+            fail(format!("error calling {name}: {text}"))
+        }
+        _ => error,
+    }
 }
 
 /// Fails when an argument is the value of a field of a non-map (Go fails evaluating it, before the call); the
@@ -629,6 +680,32 @@ fn semver_compare(args: &[Value]) -> Result<Value, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn call_errors_name_the_function_the_template_called() {
+        let cases = [
+            (
+                "error calling append: Cannot push on type string",
+                "mustPush",
+                "error calling mustPush: Cannot push on type string",
+            ),
+            ("error calling last: x", "last", "error calling last: x"),
+            (
+                "error calling include: template: a: b",
+                "include",
+                "error calling include: template: a: b",
+            ),
+            (
+                "wrong number of args for index: want 2 got 1",
+                "mustIndex",
+                "wrong number of args for index: want 2 got 1",
+            ),
+        ];
+        for (message, name, want) in cases {
+            let got = call_error_named(fail(message), name);
+            assert_eq!(got.detail(), Some(want), "{message}");
+        }
+    }
 
     #[test]
     fn math_uses_int64_like_sprig() {

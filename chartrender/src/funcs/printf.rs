@@ -171,10 +171,11 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
         },
         'q' => match (arg.as_str(), is_int) {
             (Some(s), _) => {
+                let s = truncate(s.to_string(), spec.precision);
                 if spec.sharp && !s.contains('`') {
                     format!("`{s}`")
                 } else {
-                    quote_go(s)
+                    quote_with(&s, spec.plus)
                 }
             }
             // A code point of the range that stands for stray bytes is private use: unprintable.
@@ -193,7 +194,7 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
                     .unwrap_or('\u{fffd}');
                 format!(
                     "'{}'",
-                    quote_go(&c.to_string())
+                    quote_with(&c.to_string(), spec.plus)
                         .trim_matches('"')
                         .replace("\\\"", "\"")
                         .replace('\'', "\\'")
@@ -256,10 +257,10 @@ fn format_bytes(verb: char, spec: &Spec, arg: &Value) -> String {
             false,
         ),
         'q' => pad(
-            quote_go(&truncate(
-                String::from_utf8_lossy(bytes).into_owned(),
-                spec.precision,
-            )),
+            quote_with(
+                &truncate(String::from_utf8_lossy(bytes).into_owned(), spec.precision),
+                spec.plus,
+            ),
             spec,
             false,
         ),
@@ -498,6 +499,11 @@ fn pad(body: String, spec: &Spec, numeric: bool) -> String {
 
 /// Go's `strconv.Quote`.
 pub(crate) fn quote_go(text: &str) -> String {
+    quote_with(text, false)
+}
+
+/// Go's `strconv.Quote`, or with `ascii_only` its `QuoteToASCII` (`%+q`): every character outside ASCII escaped.
+fn quote_with(text: &str, ascii_only: bool) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
     for c in text.chars() {
@@ -518,38 +524,19 @@ pub(crate) fn quote_go(text: &str) -> String {
             c if (c as u32) < 0x20 || c == '\u{7f}' => {
                 out.push_str(&format!("\\x{:02x}", c as u32))
             }
-            c if !go_is_print(c) && (c as u32) <= 0xffff => {
+            c if (ascii_only && !c.is_ascii() || !super::isprint::is_print(c))
+                && (c as u32) <= 0xffff =>
+            {
                 out.push_str(&format!("\\u{:04x}", c as u32))
             }
-            c if !go_is_print(c) => out.push_str(&format!("\\U{:08x}", c as u32)),
+            c if ascii_only && !c.is_ascii() || !super::isprint::is_print(c) => {
+                out.push_str(&format!("\\U{:08x}", c as u32))
+            }
             c => out.push(c),
         }
     }
     out.push('"');
     out
-}
-
-/// Go's `strconv.IsPrint` for the characters Rust can tell: controls, format characters (soft hyphen, zero-width
-/// and direction marks, BOM), the specials block's unassigned and non-characters, private use areas.
-fn go_is_print(c: char) -> bool {
-    let n = c as u32;
-    !(c.is_control()
-        || n == 0xad
-        || (0x600..=0x605).contains(&n)
-        || n == 0x61c
-        || n == 0x6dd
-        || n == 0x70f
-        || n == 0x180e
-        || (0x200b..=0x200f).contains(&n)
-        || (0x2028..=0x202e).contains(&n)
-        || (0x2060..=0x206f).contains(&n)
-        || n == 0xfeff
-        || (0xfff0..=0xfffb).contains(&n)
-        || (0xfffe..=0xffff).contains(&n)
-        || (0xe000..=0xf8ff).contains(&n)
-        || (0xf0000..=0x10ffff).contains(&n)
-        || (n & 0xfffe) == 0xfffe
-        || (n >= 0x1_0000 && super::unassigned::is_unassigned(n)))
 }
 
 #[cfg(test)]
@@ -660,6 +647,18 @@ mod tests {
         assert_eq!(
             f("%s", &[Value::from("a"), Value::from(1)]),
             "a%!(EXTRA int=1)"
+        );
+    }
+
+    #[test]
+    fn quote_with_ascii_only_escapes_every_other_character() {
+        assert_eq!(
+            quote_with("é\u{1f600}a\u{2028}", true),
+            "\"\\u00e9\\U0001f600a\\u2028\""
+        );
+        assert_eq!(
+            quote_with("é\u{1f600}a\u{2028}", false),
+            "\"é\u{1f600}a\\u2028\""
         );
     }
 

@@ -25,8 +25,8 @@ pub(crate) enum Param {
     /// `float64`: numbers (an integer literal converts; the value kinds are not told apart here).
     Float,
     /// `map[string]interface {}` (or `chartutil.Values`, which is assignable). A nil argument is let through:
-    /// Go takes it from a variable or a parenthesized pipeline and refuses it from a field, which cannot be
-    /// told here.
+    /// Go takes it from a variable or a parenthesized pipeline and refuses it from a field, which the translator
+    /// tells apart (a field argument goes through `f__map_arg`).
     Map,
     /// `time.Time`.
     Time,
@@ -133,19 +133,33 @@ impl Signature {
         for (i, arg) in args.iter().enumerate() {
             let param = self.param(i);
             if let Some(wanted) = refused(param, arg) {
-                return Err(fail(if is_nil(arg) {
+                let message = if is_nil(arg) {
                     format!("invalid value; expected {wanted}")
                 } else {
                     format!(
                         "wrong type for value; expected {wanted}; got {}",
                         type_of(arg)
                     )
-                }));
+                };
+                return Err(fail(message).with_source(RefusedArgument(i)));
             }
         }
         Ok(())
     }
 }
+
+/// Which argument of a call the type check refused (Go reports the error at that argument): carried as the
+/// error's source, read only when the error is described.
+#[derive(Debug)]
+pub(crate) struct RefusedArgument(pub(crate) usize);
+
+impl std::fmt::Display for RefusedArgument {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "argument {} refused", self.0)
+    }
+}
+
+impl std::error::Error for RefusedArgument {}
 
 /// The Go name of `param` when `arg` does not fit it.
 fn refused(param: Param, arg: &Value) -> Option<&'static str> {

@@ -7,7 +7,9 @@ use std::sync::{Arc, LazyLock, Mutex};
 use minijinja::value::{Rest, Value};
 use minijinja::{Environment, Error, ErrorKind, State};
 
-use super::location::{self, CommandLocation};
+pub(crate) use super::action_table::{ActionTable, AliasPaths};
+use super::describe::Described;
+pub(crate) use super::describe::{action_at, describe};
 use super::value::{GoMap, MUTATIONS, is_nil, to_go_string};
 use super::{arg_str, check_arguments, check_defined, fail, signature, want};
 use crate::gotmpl;
@@ -74,117 +76,9 @@ impl Drop for IncludeGuard {
     }
 }
 
-/// The Go action source per template and line, and the file each `define` lives in, for error messages.
-#[derive(Debug, Default)]
-pub(crate) struct ActionTable {
-    actions: HashMap<String, Vec<(usize, String)>>,
-    /// Where the actions of each template in `actions` come from, in the same order: runs of actions with the Go
-    /// source they were found in (`None`: columns unknown). Columns are searched in that source only when an
-    /// error needs one, so a render that succeeds never pays for them.
-    sources: HashMap<String, Vec<SourceRun>>,
-    origins: HashMap<String, String>,
-    /// The field paths each template reads through `_p<n>` names ([`crate::gotmpl::Translated::aliases`]).
-    aliases: HashMap<String, AliasPaths>,
-}
-
-/// The field paths of one template's `_p<n>` names, by `n`.
-pub(crate) type AliasPaths = Arc<[Vec<String>]>;
-
-/// `count` consecutive actions of one template and the Go source text they were parsed from.
-#[derive(Debug)]
-struct SourceRun {
-    text: Option<Arc<str>>,
-    count: usize,
-}
-
-impl ActionTable {
-    /// Records the actions of template `name` (a file path or a define name), columns unknown.
-    #[cfg(test)]
-    pub(crate) fn add_actions(&mut self, name: &str, actions: Vec<(usize, String)>) {
-        self.add_run(name, actions, None);
-    }
-
-    /// Records the actions of template `name`, found in `text`, the Go source they come from (their columns are
-    /// looked up there when an error needs them).
-    pub(crate) fn add_located_actions(
-        &mut self,
-        name: &str,
-        actions: Vec<(usize, String)>,
-        text: &Arc<str>,
-    ) {
-        self.add_run(name, actions, Some(Arc::clone(text)));
-    }
-
-    fn add_run(&mut self, name: &str, actions: Vec<(usize, String)>, text: Option<Arc<str>>) {
-        let count = actions.len();
-        self.sources
-            .entry(name.to_string())
-            .or_default()
-            .push(SourceRun { text, count });
-        self.actions
-            .entry(name.to_string())
-            .or_default()
-            .extend(actions);
-    }
-
-    /// Where Go reports a failing call of `function` on `line` of template `name`: known only when that line
-    /// holds one action whose column is known and which calls `function` once.
-    fn locate(&self, name: &str, line: usize, function: &str) -> Option<CommandLocation> {
-        let actions = self.actions.get(name)?;
-        let mut on_line = actions.iter().enumerate().filter(|(_, (l, _))| *l == line);
-        let (index, (_, source)) = on_line.next()?;
-        if on_line.next().is_some() {
-            return None;
-        }
-        let column = self.column(name, index)?;
-        location::locate_call(source, line, column, function)
-    }
-
-    /// The column of action `index` of template `name` in its Go source, searched like the parser met them:
-    /// every earlier action of the same run takes its place first.
-    fn column(&self, name: &str, index: usize) -> Option<usize> {
-        let actions = self.actions.get(name)?;
-        let mut start = 0;
-        for run in self.sources.get(name)? {
-            if index < start + run.count {
-                let text = run.text.as_deref()?;
-                let columns =
-                    location::action_columns(text, actions.get(start..start + run.count)?);
-                return columns.get(index - start).copied().flatten();
-            }
-            start += run.count;
-        }
-        None
-    }
-
-    /// Records the field paths template `name` reads through `_p<n>` names (none: nothing is recorded).
-    pub(crate) fn set_aliases(&mut self, name: &str, paths: Vec<Vec<String>>) {
-        if paths.is_empty() {
-            self.aliases.remove(name);
-        } else {
-            self.aliases.insert(name.to_string(), paths.into());
-        }
-    }
-
-    /// The field paths template `name` reads through `_p<n>` names.
-    pub(crate) fn aliases(&self, name: &str) -> Option<AliasPaths> {
-        self.aliases.get(name).cloned()
-    }
-
-    /// Records that `define` is written in `file`.
-    pub(crate) fn set_origin(&mut self, define: &str, file: &str) {
-        self.origins.insert(define.to_string(), file.to_string());
-    }
-
-    /// The file template `name` is written in (itself for file templates).
-    pub(crate) fn origin<'a>(&'a self, name: &'a str) -> &'a str {
-        self.origins.get(name).map_or(name, String::as_str)
-    }
-}
-
 /// Name prefix under which a `tpl` string (the Go source follows) is compiled once and kept in a chart's
 /// environment through its loader.
-const TPL_PREFIX: &str = "\u{1}tpl:";
+pub(crate) const TPL_PREFIX: &str = "\u{1}tpl:";
 
 /// How many distinct `tpl` strings one chart's environment keeps compiled; beyond that they are compiled per call.
 const TPL_TEMPLATES_PER_CHART: usize = 4096;
@@ -378,8 +272,12 @@ impl minijinja::value::Object for ExecContext {
 
 /// `dot.<path>` as minijinja's attribute lookups compute it with lenient undefined values (a missing field is
 /// undefined, a field of an undefined value fails): the failure is carried as an invalid value, which fails the
-/// name's lookup with the very error the lookups would have raised, on the same line.
+/// name's lookup with the very error the lookups would have raised, on the same line. Nil data gives no value.
 fn resolve_path(dot: &Value, path: &[String]) -> Value {
+    // Go reads every field of nil template data (`include "d" .Values.missing`) as no value.
+    if is_nil(dot) {
+        return super::value::missing();
+    }
     let mut value = dot.clone();
     for name in path {
         value = match value.get_attr(name) {
@@ -509,7 +407,14 @@ fn render_include(
             &mut sink,
         )
     })
-    .map_err(|e| fail(format!("error calling include: {}", describe(&e, actions))))?;
+    .map_err(|e| match call {
+        Call::Include => fail(format!(
+            "error calling include: {}",
+            describe(&e, actions, &args[1])
+        )),
+        // Go runs a `template` action in place: its error is the inner one, as it is.
+        Call::Template => fail(describe(&e, actions, &args[1])).with_source(Described),
+    })?;
     meter::check_exceeded()?;
     Ok(Value::from(sink.into_string()))
 }
@@ -546,8 +451,14 @@ fn tpl(state: &State, args: &[Value], actions: &Arc<ActionTable>) -> Result<Valu
     let translated = match cached {
         Some(translated) => translated,
         None => {
-            let file = gotmpl::translate_file(state.name(), &source, &super::is_function)
-                .map_err(|e| fail(format!("error calling tpl: {e}")))?;
+            let file = gotmpl::translate_file(state.name(), &source, &super::is_function).map_err(
+                |e| {
+                    fail(format!(
+                        "error calling tpl: error during tpl function execution for {}: {e}",
+                        super::printf::quote_go(&source)
+                    ))
+                },
+            )?;
             let translated = Arc::new(TplSource {
                 body: file.body.source,
                 defines: file
@@ -591,9 +502,49 @@ fn tpl(state: &State, args: &[Value], actions: &Arc<ActionTable>) -> Result<Valu
         }
     });
     // Helm renders `tpl` like a template file, so `<no value>` is removed from its result too.
-    rendered.map_err(|e| fail(format!("error calling tpl: {}", describe(&e, actions))))?;
+    rendered.map_err(|e| tpl_error(&e, &source, &args[1], actions))?;
     meter::check_exceeded()?;
     Ok(Value::from(strip_no_value(sink.into_string())))
+}
+
+/// Helm's error for a failed `tpl` string: `error during tpl function execution for "…"` around Go's text of the
+/// failure inside it, where the string is a template named after the data's `.Template.Name` (its actions are
+/// found again by translating the string once more: this runs only on the failure path).
+fn tpl_error(error: &Error, source: &str, data: &Value, actions: &ActionTable) -> Error {
+    let shown = data
+        .get_attr("Template")
+        .and_then(|template| template.get_attr("Name"))
+        .ok()
+        .and_then(|name| name.as_str().map(str::to_string))
+        .unwrap_or_else(|| "tpl".to_string());
+    let mut table = ActionTable::default();
+    let text: Arc<str> = source.into();
+    if let (Some(name), Ok(file)) = (
+        error.name(),
+        gotmpl::translate_file(&shown, source, &super::is_function),
+    ) {
+        for (define, translated) in file.defines {
+            table.set_origin(&define, &shown);
+            table.add_located_actions(&define, translated.actions, &text);
+        }
+        if !table.knows(name) {
+            table.set_origin(name, &shown);
+            table.set_shown(name, &shown);
+            table.add_located_actions(name, file.body.actions, &text);
+        }
+    }
+    // An `include` inside the string was described against the chart's table already.
+    let inner = if error.name().is_some_and(|name| table.knows(name)) {
+        describe(error, &table, data)
+    } else {
+        describe(error, actions, data)
+    };
+    // Helm keeps the whole chain of a `required` or `fail` inside `tpl`.
+    let inner = inner.strip_prefix(USER_ERROR_PREFIX).unwrap_or(&inner);
+    fail(format!(
+        "error calling tpl: error during tpl function execution for {}: {inner}",
+        super::printf::quote_go(source)
+    ))
 }
 
 /// Renders template source (a `tpl` string) into `sink`.
@@ -624,104 +575,9 @@ pub(crate) fn strip_no_value(text: String) -> String {
     }
 }
 
-/// Describes a minijinja error like Go's `template: name:line: executing "name" at <action>: message`.
-pub(crate) fn describe(error: &Error, actions: &ActionTable) -> String {
-    let message = message(error);
-    if let Some(user) = message.strip_prefix(USER_ERROR_PREFIX) {
-        let location = user_location(error, actions, &["required", "fail"]);
-        return format!("{USER_ERROR_PREFIX}execution error at ({location}): {user}");
-    }
-    if let Some(at) = message.find(USER_ERROR_PREFIX) {
-        // A nested include already described a `required`/`fail` failure: Helm names the outermost location,
-        // the call that led there, so each enclosing level puts its own in.
-        let inner = &message[at + USER_ERROR_PREFIX.len()..];
-        let user = inner
-            .strip_prefix("execution error at (")
-            .and_then(|rest| rest.split_once("): "))
-            .map_or(inner, |(_, user)| user);
-        let location = user_location(error, actions, &["include", "tpl"]);
-        return format!("{USER_ERROR_PREFIX}execution error at ({location}): {user}");
-    }
-    let Some(name) = error.name() else {
-        return message.to_string();
-    };
-    let name = if name.starts_with(TPL_PREFIX) {
-        "tpl"
-    } else {
-        name
-    };
-    let line = error.line().unwrap_or(0);
-    if let Some((function, at)) = location::failing_function(&message)
-        .and_then(|function| Some((function, actions.locate(name, line, function)?)))
-    {
-        // An argument count error is Go's about the function's name alone.
-        let node = if message.starts_with("wrong number of args") {
-            function
-        } else {
-            at.command.as_str()
-        };
-        // Go names the file a `define` was parsed from in the location, the define in `executing`.
-        return format!(
-            "template: {}:{}:{}: executing {name:?} at <{node}>: {message}",
-            actions.origin(name),
-            at.line,
-            at.column
-        );
-    }
-    let file = actions.origin(name);
-    match action_at(actions, name, line) {
-        Some(action) => {
-            format!("template: {file}:{line}: executing {name:?} at <{action}>: {message}")
-        }
-        None => format!("template: {file}:{line}: {message}"),
-    }
-}
-
-/// `file:line:column` of the failing call of one of `functions` in Helm's `execution error at (…)`, or
-/// `file:line` when the call cannot be told on that line.
-fn user_location(error: &Error, actions: &ActionTable, functions: &[&str]) -> String {
-    match (error.name(), error.line()) {
-        (Some(name), Some(line)) => match functions
-            .iter()
-            .find_map(|function| actions.locate(name, line, function))
-        {
-            Some(at) => format!("{}:{}:{}", actions.origin(name), at.line, at.column),
-            None => format!("{}:{line}", actions.origin(name)),
-        },
-        (Some(name), None) => actions.origin(name).to_string(),
-        _ => "template".to_string(),
-    }
-}
-
-/// The error text without minijinja's location suffix.
-pub(crate) fn message(error: &Error) -> String {
-    match (error.kind(), error.detail()) {
-        (ErrorKind::UndefinedError, _) => {
-            "nil pointer evaluating a field of a missing value".to_string()
-        }
-        (_, Some(detail)) => detail.to_string(),
-        (kind, None) => kind.to_string(),
-    }
-}
-
-/// The Go source of the action(s) on `line` of template `name`.
-pub(crate) fn action_at(actions: &ActionTable, name: &str, line: usize) -> Option<String> {
-    let on_line: Vec<&str> = actions
-        .actions
-        .get(name)?
-        .iter()
-        .filter(|(l, _)| *l == line)
-        .map(|(_, a)| a.as_str())
-        .collect();
-    if on_line.is_empty() {
-        None
-    } else {
-        Some(on_line.join(" "))
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::describe::message;
     use super::*;
 
     #[test]

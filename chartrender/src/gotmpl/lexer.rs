@@ -258,7 +258,7 @@ fn lex_action<'s>(source: &'s str, mut i: usize, line: &mut usize) -> ActionResu
             b'.' if bytes.get(i + 1).is_some_and(u8::is_ascii_digit)
                 && !previous_is_term(&tokens) =>
             {
-                let end = scan_number(bytes, i);
+                let end = number_end(source, i, tok_line)?;
                 tokens.push((Tok::Number(&source[i..end]), tok_line));
                 i = end;
             }
@@ -274,7 +274,7 @@ fn lex_action<'s>(source: &'s str, mut i: usize, line: &mut usize) -> ActionResu
                 }
             }
             b'0'..=b'9' | b'+' | b'-' => {
-                let end = scan_number(bytes, i);
+                let end = number_end(source, i, tok_line)?;
                 if end == i + 1 && !bytes[i].is_ascii_digit() {
                     return Err((
                         tok_line,
@@ -319,21 +319,74 @@ fn scan_identifier(bytes: &[u8], mut i: usize) -> usize {
     i
 }
 
-fn scan_number(bytes: &[u8], mut i: usize) -> usize {
-    if matches!(bytes.get(i), Some(b'+' | b'-')) {
-        i += 1;
+/// The end of the number at `i`, or Go's lexer error for it.
+fn number_end(source: &str, i: usize, line: usize) -> Result<usize, (usize, String)> {
+    match scan_number(source.as_bytes(), i) {
+        (end, true) => Ok(end),
+        (end, false) => Err((
+            line,
+            format!(
+                "bad number syntax: {:?}",
+                source.get(i..end).unwrap_or_default()
+            ),
+        )),
     }
-    while i < bytes.len() {
-        let c = bytes[i];
-        let exponent_sign =
-            matches!(c, b'+' | b'-') && matches!(bytes.get(i - 1), Some(b'e' | b'E' | b'p' | b'P'));
-        if c.is_ascii_alphanumeric() || c == b'_' || c == b'.' || exponent_sign {
-            i += 1;
-        } else {
-            break;
+}
+
+/// The end of the number at `i`, scanned as Go's lexer does (sign, base prefix, digits, fraction, exponent, `i`),
+/// and whether it ends well: a letter, digit or `_` right after it makes Go's token one character longer and a
+/// `bad number syntax` error (`100.name` gives `"100.n"`).
+fn scan_number(bytes: &[u8], mut i: usize) -> (usize, bool) {
+    let accept = |i: &mut usize, set: &[u8]| {
+        let hit = bytes.get(*i).is_some_and(|b| set.contains(b));
+        *i += usize::from(hit);
+        hit
+    };
+    let accept_run = |i: &mut usize, set: &[u8]| {
+        while bytes.get(*i).is_some_and(|b| set.contains(b)) {
+            *i += 1;
+        }
+    };
+    const DECIMAL: &[u8] = b"0123456789_";
+    const HEX: &[u8] = b"0123456789abcdefABCDEF_";
+    accept(&mut i, b"+-");
+    let mut digits = DECIMAL;
+    if accept(&mut i, b"0") {
+        if accept(&mut i, b"xX") {
+            digits = HEX;
+        } else if accept(&mut i, b"oO") {
+            digits = b"01234567_";
+        } else if accept(&mut i, b"bB") {
+            digits = b"01_";
         }
     }
-    i
+    accept_run(&mut i, digits);
+    if accept(&mut i, b".") {
+        accept_run(&mut i, digits);
+    }
+    let exponent: &[u8] = if digits == DECIMAL {
+        b"eE"
+    } else if digits == HEX {
+        b"pP"
+    } else {
+        b""
+    };
+    if accept(&mut i, exponent) {
+        accept(&mut i, b"+-");
+        accept_run(&mut i, DECIMAL);
+    }
+    accept(&mut i, b"i");
+    match bytes.get(i) {
+        Some(&b) if b == b'_' || b.is_ascii_alphanumeric() || b >= 0x80 => {
+            let width = std::str::from_utf8(&bytes[i..bytes.len().min(i + 4)])
+                .ok()
+                .or_else(|| std::str::from_utf8(&bytes[i..]).ok())
+                .and_then(|rest| rest.chars().next())
+                .map_or(1, char::len_utf8);
+            (i + width, false)
+        }
+        _ => (i, true),
+    }
 }
 
 /// Reads the `"…"` literal at `start`: its value (borrowed when it has no escapes) and the offset after it.
@@ -437,6 +490,33 @@ fn lex_char(source: &str, start: usize) -> Option<(u32, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each answer as Helm v3.11.3 gives it: the number Go's lexer takes, or the text of its error.
+    #[test]
+    fn numbers_end_where_gos_lexer_ends_them() {
+        let cases = [
+            ("1.5.a", Ok("1.5")),
+            ("0x1F ", Ok("0x1F")),
+            ("1e3)", Ok("1e3")),
+            ("-3", Ok("-3")),
+            (".5", Ok(".5")),
+            ("1_000", Ok("1_000")),
+            ("0b101|", Ok("0b101")),
+            ("0.a", Err("0.a")),
+            ("100.name", Err("100.n")),
+            ("12abc", Err("12a")),
+            // Taken whole; the parser refuses it as a number.
+            ("1e", Ok("1e")),
+            ("0x1g", Err("0x1g")),
+        ];
+        for (text, want) in cases {
+            let got = match scan_number(text.as_bytes(), 0) {
+                (end, true) => Ok(&text[..end]),
+                (end, false) => Err(&text[..end]),
+            };
+            assert_eq!(got, want, "{text}");
+        }
+    }
 
     fn texts(pieces: &[Piece]) -> Vec<String> {
         pieces

@@ -12,9 +12,15 @@ pub(crate) fn count_newlines(text: &str) -> usize {
     text.bytes().filter(|&b| b == b'\n').count()
 }
 
+/// What Helm keeps of a parse error's text: the part after its last `": "` (`bad number syntax: "1.n"` reads
+/// `"1.n"`), as its engine cuts Go's `template: name:line: message` chain.
+fn helm_message(message: &str) -> &str {
+    message.rsplit(": ").next().unwrap_or(message)
+}
+
 /// A template that Go's parser would reject, with the template name and line.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("parse error at ({template}:{line}): {message}")]
+#[error("parse error at ({template}:{line}): {}", helm_message(message))]
 pub struct ParseError {
     /// The template (file path or `define` name) being parsed.
     pub template: String,

@@ -87,6 +87,13 @@ pub(crate) enum Operand<'s> {
     Nil,
 }
 
+impl Operand<'_> {
+    /// Whether this is a field chain (`.a`, `$.a`, `$x.a`), whose value Go passes on as the `interface {}` it finds.
+    pub(crate) fn is_field_chain(&self) -> bool {
+        matches!(self, Operand::Field(path) | Operand::Variable(_, path) if !path.is_empty())
+    }
+}
+
 /// A parsed template file: its body and the templates it defines.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Parsed<'s> {
@@ -557,7 +564,13 @@ impl<'s> Parser<'_, 's> {
             }
         };
         if let Some((Tok::Field(_, true), _)) = tokens.get(*pos) {
-            return Err(self.error(line, "unexpected . after term"));
+            let text = match tok {
+                Tok::Ident(word) | Tok::Number(word) => (*word).to_string(),
+                Tok::Str(value) => format!("{value:?}"),
+                Tok::Dot => ".".to_string(),
+                _ => String::new(),
+            };
+            return Err(self.error(line, format!("unexpected . after term {text:?}")));
         }
         Ok(term)
     }

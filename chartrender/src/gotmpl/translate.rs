@@ -395,7 +395,7 @@ impl Translator<'_> {
                         ));
                     }
                     out.push('(');
-                    self.arguments(&mut out, rest, piped, &format!(" {name} "), line)?;
+                    self.arguments(&mut out, rest, piped, &format!(" {name} "), line, None)?;
                     out.push(')');
                 }
                 "not" => {
@@ -406,18 +406,19 @@ impl Translator<'_> {
                         ));
                     }
                     out.push_str("(not ");
-                    self.arguments(&mut out, rest, piped, "", line)?;
+                    self.arguments(&mut out, rest, piped, "", line, None)?;
                     out.push(')');
                 }
                 _ => {
                     out.push_str("f_");
                     out.push_str(name);
                     out.push('(');
+                    let maps = crate::funcs::has_map_param(name).then_some(*name);
                     match int_constants(name, rest) {
                         Some(converted) => {
-                            self.arguments(&mut out, &converted, piped, ", ", line)?;
+                            self.arguments(&mut out, &converted, piped, ", ", line, maps)?;
                         }
-                        None => self.arguments(&mut out, rest, piped, ", ", line)?,
+                        None => self.arguments(&mut out, rest, piped, ", ", line, maps)?,
                     }
                     out.push(')');
                 }
@@ -426,7 +427,7 @@ impl Translator<'_> {
         }
         if matches!(head, Operand::Nil) {
             // Go fails when it executes such a command (not when parsing it).
-            out.push_str("f_fail(\"nil is not a command\")");
+            out.push_str("f_nil()");
             return Ok(out);
         }
         if count == 0 {
@@ -455,12 +456,15 @@ impl Translator<'_> {
         out.push('.');
         out.push_str(method);
         out.push('(');
-        self.arguments(&mut out, rest, piped, ", ", line)?;
+        self.arguments(&mut out, rest, piped, ", ", line, None)?;
         out.push(')');
         Ok(out)
     }
 
-    /// Writes `args` and then the piped value, separated by `separator`.
+    /// Writes `args` and then the piped value, separated by `separator`. `maps` names the called function when it
+    /// has a map parameter: Go refuses a nil taken from a field (`hasKey .Values.missing "x"`) there, where it takes
+    /// one from a variable, a parenthesized pipeline or a pipe (which unwrap it), so such a field goes through
+    /// `f__map_arg`, which fails on nil.
     fn arguments(
         &self,
         out: &mut String,
@@ -468,12 +472,17 @@ impl Translator<'_> {
         piped: Option<String>,
         separator: &str,
         line: usize,
+        maps: Option<&str>,
     ) -> Result<(), ParseError> {
         for (i, arg) in args.iter().enumerate() {
             if i > 0 {
                 out.push_str(separator);
             }
+            let checked =
+                maps.is_some_and(|f| arg.is_field_chain() && crate::funcs::takes_map(f, i));
+            out.push_str(if checked { "f__map_arg(" } else { "" });
             self.operand(out, arg, line)?;
+            out.push_str(if checked { ")" } else { "" });
         }
         if let Some(piped) = piped {
             if !args.is_empty() {
@@ -667,7 +676,17 @@ mod tests {
     fn known(name: &str) -> bool {
         matches!(
             name,
-            "include" | "quote" | "default" | "eq" | "and" | "or" | "not" | "list" | "add"
+            "include"
+                | "quote"
+                | "default"
+                | "eq"
+                | "and"
+                | "or"
+                | "not"
+                | "list"
+                | "add"
+                | "hasKey"
+                | "keys"
         )
     }
 
@@ -770,6 +789,11 @@ mod tests {
                 r#"{% set _v = namespace() %}{% set _v.v1 = 1 %}{{ f__field(_v.v1, "a", "b") }}"#,
             ),
             ("{{ list.a }}", r#"{{ f__field((f_list()), "a") }}"#),
+            // A field given to a map parameter is checked for nil; a variable or a pipeline is not.
+            (
+                "{{ hasKey .m \"x\" }}{{ hasKey (.m) \"x\" }}{{ .m | keys }}",
+                r#"{{ f_hasKey(f__map_arg(_d0.m), "x") }}{{ f_hasKey((_d0.m), "x") }}{{ f_keys(_d0.m) }}"#,
+            ),
             // `$`, `.` and range variables stay attribute lookups.
             ("{{ $.a.b }}{{ .c }}", "{{ _d0.a.b }}{{ _d0.c }}"),
             (

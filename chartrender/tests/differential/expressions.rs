@@ -470,7 +470,12 @@ impl Generator {
                     "$.Template",
                     "$.Chart.Annotations",
                 ]);
-                let function = self.pick(&["typeOf", "kindOf"]);
+                // HelmVersion's fields are printed too: seedlet reports what the embedded engine reports.
+                let function = if object == "$.Capabilities.HelmVersion" {
+                    self.pick(&["typeOf", "kindOf", "toJson", "print"])
+                } else {
+                    self.pick(&["typeOf", "kindOf"])
+                };
                 format!("{function} {object}")
             }
             // Sprig's dig asserts a plain map: `.Values` is a `chartutil.Values`. (Never `.Values` as a whole for a

@@ -532,6 +532,14 @@ impl Generator {
             Kind::Dict => {
                 if self.chance(40) {
                     format!("$.Values.{}", scope.key)
+                } else if self.chance(10) {
+                    // A nil map: Go refuses it from a field for a map parameter and takes it from a pipeline.
+                    let missing = format!("$.Values.{}.missing", scope.key);
+                    if self.chance(50) {
+                        missing
+                    } else {
+                        paren(&missing)
+                    }
                 } else {
                     "(dict \"a\" 1 \"b\" \"two\")".to_string()
                 }

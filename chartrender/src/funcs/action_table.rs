@@ -1,0 +1,208 @@
+//! The Go source of every action of a chart's templates, by template and line, with the file each `define` is
+//! written in and the field paths each template reads through `_p<n>` names: what error messages need to name a
+//! failing action, its line and column (looked up only when an error happens).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::field_error;
+use super::location::{self, CommandLocation};
+
+/// The Go action source per template and line, and the file each `define` lives in, for error messages.
+#[derive(Debug, Default)]
+pub(crate) struct ActionTable {
+    actions: HashMap<String, Vec<(usize, String)>>,
+    /// Where the actions of each template in `actions` come from, in the same order: runs of actions with the Go
+    /// source they were found in (`None`: columns unknown). Columns are searched in that source only when an
+    /// error needs one, so a render that succeeds never pays for them.
+    sources: HashMap<String, Vec<SourceRun>>,
+    origins: HashMap<String, String>,
+    /// The name Go gives a template where it differs from the one it runs under here (a `tpl` string runs under
+    /// an internal name and is named after the calling template's `.Template.Name`).
+    shown: HashMap<String, String>,
+    /// The field paths each template reads through `_p<n>` names ([`crate::gotmpl::Translated::aliases`]).
+    aliases: HashMap<String, AliasPaths>,
+}
+
+/// The field paths of one template's `_p<n>` names, by `n`.
+pub(crate) type AliasPaths = Arc<[Vec<String>]>;
+
+/// `count` consecutive actions of one template and the Go source text they were parsed from.
+#[derive(Debug)]
+struct SourceRun {
+    text: Option<Arc<str>>,
+    count: usize,
+}
+
+impl ActionTable {
+    /// Records the actions of template `name` (a file path or a define name), columns unknown.
+    #[cfg(test)]
+    pub(crate) fn add_actions(&mut self, name: &str, actions: Vec<(usize, String)>) {
+        self.add_run(name, actions, None);
+    }
+
+    /// Records the actions of template `name`, found in `text`, the Go source they come from (their columns are
+    /// looked up there when an error needs them).
+    pub(crate) fn add_located_actions(
+        &mut self,
+        name: &str,
+        actions: Vec<(usize, String)>,
+        text: &Arc<str>,
+    ) {
+        self.add_run(name, actions, Some(Arc::clone(text)));
+    }
+
+    fn add_run(&mut self, name: &str, actions: Vec<(usize, String)>, text: Option<Arc<str>>) {
+        let count = actions.len();
+        self.sources
+            .entry(name.to_string())
+            .or_default()
+            .push(SourceRun { text, count });
+        self.actions
+            .entry(name.to_string())
+            .or_default()
+            .extend(actions);
+    }
+
+    /// Where Go reports a failing call of `function` on `line` of template `name`: the one call of `function` in
+    /// the line's actions, or with several the one `translated` points at (its index among the calls on the line of
+    /// the translated text, and their count), when the counts agree and no pipe reorders the calls of an action.
+    pub(crate) fn locate(
+        &self,
+        name: &str,
+        line: usize,
+        function: &str,
+        translated: Option<(usize, usize)>,
+    ) -> Option<CommandLocation> {
+        let actions = self.actions.get(name)?;
+        let mut sites = Vec::new();
+        let mut piped = false;
+        for (index, (_, source)) in actions.iter().enumerate().filter(|(_, (l, _))| *l == line) {
+            let found = location::calls(source, line, self.column(name, index)?, function);
+            // A pipe puts the calls of one action in another order in the translation (`f x | f` is `f(f(x))`).
+            piped |= found.len() > 1 && source.contains('|');
+            sites.extend(found);
+        }
+        match (sites.len(), translated) {
+            (1, _) => sites.pop(),
+            (count, Some((index, total))) if count == total && !piped && index < count => {
+                Some(sites.swap_remove(index))
+            }
+            _ => None,
+        }
+    }
+
+    /// Where Go reports a failed `range` on `line` of template `name` (see [`location::range_node`]): the one
+    /// `range` of the line, or the one `translated` points at among several.
+    pub(crate) fn locate_range(
+        &self,
+        name: &str,
+        line: usize,
+        translated: Option<(usize, usize)>,
+    ) -> Option<CommandLocation> {
+        let actions = self.actions.get(name)?;
+        let mut sites = Vec::new();
+        for (index, (_, source)) in actions.iter().enumerate().filter(|(_, (l, _))| *l == line) {
+            if let Some(site) = location::range_node(source, line, self.column(name, index)?) {
+                sites.push(site);
+            }
+        }
+        match (sites.len(), translated) {
+            (1, _) => sites.pop(),
+            (count, Some((index, total))) if count == total && index < count => {
+                Some(sites.swap_remove(index))
+            }
+            _ => None,
+        }
+    }
+
+    /// Where Go reports the broken chain `broken` on `line` of template `name`: the line, column and text of the
+    /// first chain with its fields in an action that covers that line and whose column is known.
+    pub(crate) fn locate_chain(
+        &self,
+        name: &str,
+        line: usize,
+        broken: &field_error::BrokenChain,
+    ) -> Option<(usize, usize, String)> {
+        let actions = self.actions.get(name)?;
+        actions
+            .iter()
+            .enumerate()
+            .filter(|(_, (start, source))| {
+                (*start..=*start + source.matches('\n').count()).contains(&line)
+            })
+            .find_map(|(index, (start, source))| {
+                let column = self.column(name, index)?;
+                field_error::locate_chain(source, *start, column, broken)
+                    .filter(|(found, _, _)| *found == line)
+            })
+    }
+
+    /// The column of action `index` of template `name` in its Go source, searched like the parser met them:
+    /// every earlier action of the same run takes its place first.
+    pub(crate) fn column(&self, name: &str, index: usize) -> Option<usize> {
+        let actions = self.actions.get(name)?;
+        let mut start = 0;
+        for run in self.sources.get(name)? {
+            if index < start + run.count {
+                let text = run.text.as_deref()?;
+                let columns =
+                    location::action_columns(text, actions.get(start..start + run.count)?);
+                return columns.get(index - start).copied().flatten();
+            }
+            start += run.count;
+        }
+        None
+    }
+
+    /// Records the field paths template `name` reads through `_p<n>` names (none: nothing is recorded).
+    pub(crate) fn set_aliases(&mut self, name: &str, paths: Vec<Vec<String>>) {
+        if paths.is_empty() {
+            self.aliases.remove(name);
+        } else {
+            self.aliases.insert(name.to_string(), paths.into());
+        }
+    }
+
+    /// The field paths template `name` reads through `_p<n>` names.
+    pub(crate) fn aliases(&self, name: &str) -> Option<AliasPaths> {
+        self.aliases.get(name).cloned()
+    }
+
+    /// Records that `define` is written in `file`.
+    pub(crate) fn set_origin(&mut self, define: &str, file: &str) {
+        self.origins.insert(define.to_string(), file.to_string());
+    }
+
+    /// Records that Go names template `name` `shown` in its messages.
+    pub(crate) fn set_shown(&mut self, name: &str, shown: &str) {
+        self.shown.insert(name.to_string(), shown.to_string());
+    }
+
+    /// The name Go gives template `name` in its messages.
+    pub(crate) fn shown<'a>(&'a self, name: &'a str) -> &'a str {
+        self.shown.get(name).map_or(name, String::as_str)
+    }
+
+    /// Whether actions of template `name` are recorded.
+    pub(crate) fn knows(&self, name: &str) -> bool {
+        self.actions.contains_key(name)
+    }
+
+    /// The file template `name` is written in (itself for file templates).
+    pub(crate) fn origin<'a>(&'a self, name: &'a str) -> &'a str {
+        self.origins.get(name).map_or(name, String::as_str)
+    }
+
+    /// The Go source of the action(s) on `line` of template `name`, joined by spaces.
+    pub(crate) fn on_line(&self, name: &str, line: usize) -> Option<String> {
+        let on_line: Vec<&str> = self
+            .actions
+            .get(name)?
+            .iter()
+            .filter(|(l, _)| *l == line)
+            .map(|(_, a)| a.as_str())
+            .collect();
+        (!on_line.is_empty()).then(|| on_line.join(" "))
+    }
+}
