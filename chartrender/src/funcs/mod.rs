@@ -33,7 +33,7 @@ mod wordcase;
 use std::collections::HashSet;
 use std::sync::LazyLock;
 
-use minijinja::value::{Rest, Value};
+use minijinja::value::Value;
 use minijinja::{Environment, Error, ErrorKind, State};
 
 use crate::meter;
@@ -330,16 +330,16 @@ pub(crate) fn register(env: &mut Environment<'static>) {
         let name = global.strip_prefix("f_").unwrap_or(global);
         let nesting = crate::nesting::measure_of(name);
         let signature = signature::of(name);
-        env.add_function(*global, move |state: &State, args: Rest<Value>| {
+        env.add_function(*global, move |state: &State, args: &[Value]| {
             meter::check_deadline()?;
-            check_defined(state, &args)?;
+            check_defined(state, args)?;
             if let Some(signature) = &signature {
-                signature.check(&args)?;
+                signature.check(args)?;
             }
             if let Some(measure) = nesting {
-                crate::nesting::check_arguments(name, measure, &args)?;
+                crate::nesting::check_arguments(name, measure, args)?;
             }
-            let value = func(&args)?;
+            let value = func(args)?;
             if value.is_undefined() {
                 return Ok(value::missing());
             }
@@ -352,9 +352,9 @@ pub(crate) fn register(env: &mut Environment<'static>) {
     }
     // The translator's field chains on declared variables and parenthesized pipelines (not callable from
     // templates: `is_function` does not know the name).
-    env.add_function("f__field", |state: &State, args: Rest<Value>| {
-        check_defined(state, &args)?;
-        fields::field_chain(&args)
+    env.add_function("f__field", |state: &State, args: &[Value]| {
+        check_defined(state, args)?;
+        fields::field_chain(args)
     });
     // The translator calls this at the start of every `range` iteration.
     env.add_function("f_tick", || {

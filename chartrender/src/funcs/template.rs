@@ -4,9 +4,10 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, LazyLock, Mutex};
 
-use minijinja::value::{Rest, Value};
+use minijinja::value::Value;
 use minijinja::{Environment, Error, ErrorKind, State};
 
+use super::gostring;
 use super::location::{self, CommandLocation};
 use super::value::{GoMap, MUTATIONS, is_nil, to_go_string};
 use super::{arg_str, check_arguments, check_defined, fail, signature, want};
@@ -74,7 +75,8 @@ impl Drop for IncludeGuard {
     }
 }
 
-/// The Go action source per template and line, and the file each `define` lives in, for error messages.
+/// The Go action source per template and line, and the file each `define` lives in, for error messages; the
+/// field paths and long literal texts the chart's translated templates read by name.
 #[derive(Debug, Default)]
 pub(crate) struct ActionTable {
     actions: HashMap<String, Vec<(usize, String)>>,
@@ -85,6 +87,10 @@ pub(crate) struct ActionTable {
     origins: HashMap<String, String>,
     /// The field paths each template reads through `_p<n>` names ([`crate::gotmpl::Translated::aliases`]).
     aliases: HashMap<String, AliasPaths>,
+    /// Long literal texts of the chart's templates by the name their translations print them under
+    /// ([`crate::gotmpl::Translated::texts`]). Kept here rather than as environment globals: adding a global
+    /// copied the shared function table (about 230 entries) for every chart, and freed it again with the chart.
+    texts: HashMap<String, Value>,
 }
 
 /// The field paths of one template's `_p<n>` names, by `n`.
@@ -171,6 +177,15 @@ impl ActionTable {
         self.aliases.get(name).cloned()
     }
 
+    /// Records the long literal texts `(name, text)` of a template.
+    pub(crate) fn add_texts(&mut self, texts: Vec<(String, String)>) {
+        self.texts.extend(
+            texts
+                .into_iter()
+                .map(|(name, text)| (name, Value::from(text))),
+        );
+    }
+
     /// Records that `define` is written in `file`.
     pub(crate) fn set_origin(&mut self, define: &str, file: &str) {
         self.origins.insert(define.to_string(), file.to_string());
@@ -212,43 +227,40 @@ pub(crate) fn register(env: &mut Environment<'static>, sources: HashMap<String, 
 /// environment shares one function table.
 pub(crate) fn register_plain(env: &mut Environment<'static>) {
     let include_signature = signature::of("include");
-    env.add_function("f_include", move |state: &State, args: Rest<Value>| {
-        check_arguments(state, &args, include_signature.as_ref())?;
-        include(state, &args, &chart_actions(state)?, Call::Include)
+    env.add_function("f_include", move |state: &State, args: &[Value]| {
+        check_arguments(state, args, include_signature.as_ref())?;
+        include(state, args, &*exec_context(state)?, Call::Include)
     });
-    env.add_function("f_template", |state: &State, args: Rest<Value>| {
-        check_defined(state, &args)?;
-        include(state, &args, &chart_actions(state)?, Call::Template)
+    env.add_function("f_template", |state: &State, args: &[Value]| {
+        check_defined(state, args)?;
+        include(state, args, &*exec_context(state)?, Call::Template)
     });
     let tpl_signature = signature::of("tpl");
-    env.add_function("f_tpl", move |state: &State, args: Rest<Value>| {
-        check_arguments(state, &args, tpl_signature.as_ref())?;
-        tpl(state, &args, &chart_actions(state)?)
+    env.add_function("f_tpl", move |state: &State, args: &[Value]| {
+        check_arguments(state, args, tpl_signature.as_ref())?;
+        tpl(state, args, &*exec_context(state)?)
     });
     let required_signature = signature::of("required");
-    env.add_function("f_required", move |state: &State, args: Rest<Value>| {
-        check_arguments(state, &args, required_signature.as_ref())?;
-        required(&args)
+    env.add_function("f_required", move |state: &State, args: &[Value]| {
+        check_arguments(state, args, required_signature.as_ref())?;
+        required(args)
     });
     let fail_signature = signature::of("fail");
-    env.add_function("f_fail", move |state: &State, args: Rest<Value>| {
-        check_arguments(state, &args, fail_signature.as_ref())?;
-        Err::<Value, _>(user_error(&arg_str(&args, 0)))
+    env.add_function("f_fail", move |state: &State, args: &[Value]| {
+        check_arguments(state, args, fail_signature.as_ref())?;
+        Err::<Value, _>(user_error(&arg_str(args, 0)))
     });
     let lookup_signature = signature::of("lookup");
-    env.add_function("f_lookup", move |state: &State, args: Rest<Value>| {
-        check_arguments(state, &args, lookup_signature.as_ref())?;
-        lookup(state, &args)
+    env.add_function("f_lookup", move |state: &State, args: &[Value]| {
+        check_arguments(state, args, lookup_signature.as_ref())?;
+        lookup(state, args)
     });
     let gethostbyname_signature = signature::of("getHostByName");
-    env.add_function(
-        "f_getHostByName",
-        move |state: &State, args: Rest<Value>| {
-            check_arguments(state, &args, gethostbyname_signature.as_ref())?;
-            want("getHostByName", &args, 1)?;
-            Ok::<_, Error>(Value::from(""))
-        },
-    );
+    env.add_function("f_getHostByName", move |state: &State, args: &[Value]| {
+        check_arguments(state, args, gethostbyname_signature.as_ref())?;
+        want("getHostByName", args, 1)?;
+        Ok::<_, Error>(Value::from(""))
+    });
 }
 
 /// Marker prefix for `required`/`fail` messages so the outermost error can report them like Helm.
@@ -309,19 +321,15 @@ fn lookup(state: &State, args: &[Value]) -> Result<Value, Error> {
     }
 }
 
-fn depth(state: &State) -> i64 {
-    state.lookup("_depth").and_then(|d| d.as_i64()).unwrap_or(0)
-}
-
 /// The name under which an execution context hands out itself.
 const EXEC_CONTEXT: &str = "_exec";
 
-/// The action table of the chart whose template is executing.
-fn chart_actions(state: &State) -> Result<Arc<ActionTable>, Error> {
+/// The context of the template executing now (its depth, include cache, `lookup` source and the chart's action
+/// table): one lookup for all of them.
+fn exec_context(state: &State) -> Result<Arc<ExecContext>, Error> {
     state
         .lookup(EXEC_CONTEXT)
         .and_then(|context| context.downcast_object::<ExecContext>())
-        .map(|context| Arc::clone(&context.actions))
         .ok_or_else(|| fail("no chart template is being executed"))
 }
 
@@ -363,6 +371,9 @@ impl minijinja::value::Object for ExecContext {
             "_cache" => self.cache.clone(),
             "_lookup" => self.lookup.clone(),
             EXEC_CONTEXT => Some(Value::from_dyn_object(Arc::clone(self))),
+            // Only functions have names that start with `f_` (variables live in `_v`, data in `_d<n>`).
+            _ if key.starts_with("f_") => crate::render::function(key),
+            _ if key.starts_with(gotmpl::TEXT_PREFIX) => self.actions.texts.get(key).cloned(),
             _ => {
                 let number: usize = key.strip_prefix(gotmpl::ALIAS_PREFIX)?.parse().ok()?;
                 let path = self.aliases.as_ref()?.get(number)?;
@@ -429,16 +440,14 @@ enum Call {
 fn include(
     state: &State,
     args: &[Value],
-    actions: &Arc<ActionTable>,
+    context: &ExecContext,
     call: Call,
 ) -> Result<Value, Error> {
     want("include", args, 2)?;
     meter::check_deadline()?;
-    let cache = state.lookup("_cache");
+    let cache = context.cache.as_ref();
     let key = cache_key(args[0].as_str().unwrap_or_default(), &args[1]);
-    let cached = cache
-        .as_ref()
-        .and_then(|c| c.downcast_object_ref::<IncludeCache>());
+    let cached = cache.and_then(|c| c.downcast_object_ref::<IncludeCache>());
     if let (Some(cache), Some(key)) = (cached, &key) {
         let entries = cache.entries.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(hit) = entries.get(key)
@@ -448,7 +457,7 @@ fn include(
         }
     }
     let epoch = MUTATIONS.load(Ordering::Relaxed);
-    let output = render_include(state, args, actions, cache.clone(), call)?;
+    let output = render_include(state, args, context, call)?;
     if let (Some(cache), Some(key)) = (cached, key)
         && epoch == MUTATIONS.load(Ordering::Relaxed)
     {
@@ -469,14 +478,14 @@ fn include(
 fn render_include(
     state: &State,
     args: &[Value],
-    actions: &Arc<ActionTable>,
-    cache: Option<Value>,
+    context: &ExecContext,
     call: Call,
 ) -> Result<Value, Error> {
     let name = args[0]
         .as_str()
         .map_or_else(|| arg_str(args, 0).into(), std::borrow::Cow::Borrowed);
-    let depth = depth(state);
+    let depth = context.depth;
+    let actions = &context.actions;
     let _open = match call {
         Call::Include => Some(IncludeGuard::open(&name)?),
         Call::Template => None,
@@ -500,8 +509,8 @@ fn render_include(
             ExecContext {
                 dot: args[1].clone(),
                 depth: depth + 1,
-                cache,
-                lookup: state.lookup("_lookup"),
+                cache: context.cache.clone(),
+                lookup: context.lookup.clone(),
                 aliases: actions.aliases(&name),
                 actions: Arc::clone(actions),
             }
@@ -519,20 +528,24 @@ fn render_include(
 struct TplSource {
     body: String,
     defines: Vec<(String, String)>,
+    /// Whether the translation holds stray byte characters (from `"\xc3"`-like literals): a render that uses it
+    /// has them, even when the translation came from the cache and no literal was unquoted in this render.
+    strays: bool,
 }
 
 static TPL_CACHE: LazyLock<Mutex<HashMap<String, Arc<TplSource>>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 const TPL_CACHE_ENTRIES: usize = 1024;
 
-fn tpl(state: &State, args: &[Value], actions: &Arc<ActionTable>) -> Result<Value, Error> {
+fn tpl(state: &State, args: &[Value], exec: &ExecContext) -> Result<Value, Error> {
     want("tpl", args, 2)?;
     meter::check_deadline()?;
     let source = arg_str(args, 0);
     if !source.contains("{{") {
         return Ok(Value::from(source));
     }
-    let depth = depth(state);
+    let depth = exec.depth;
+    let actions = &exec.actions;
     if depth >= MAX_INCLUDE_DEPTH {
         return Err(fail(format!(
             "error calling tpl: nesting deeper than {MAX_INCLUDE_DEPTH}"
@@ -548,13 +561,19 @@ fn tpl(state: &State, args: &[Value], actions: &Arc<ActionTable>) -> Result<Valu
         None => {
             let file = gotmpl::translate_file(state.name(), &source, &super::is_function)
                 .map_err(|e| fail(format!("error calling tpl: {e}")))?;
+            let defines: Vec<(String, String)> = file
+                .defines
+                .into_iter()
+                .map(|(name, define)| (name, define.source))
+                .collect();
+            let strays = gostring::holds_stray_range(&file.body.source)
+                || defines
+                    .iter()
+                    .any(|(_, define)| gostring::holds_stray_range(define));
             let translated = Arc::new(TplSource {
                 body: file.body.source,
-                defines: file
-                    .defines
-                    .into_iter()
-                    .map(|(name, define)| (name, define.source))
-                    .collect(),
+                defines,
+                strays,
             });
             let mut cache = TPL_CACHE.lock().unwrap_or_else(|p| p.into_inner());
             if cache.len() >= TPL_CACHE_ENTRIES {
@@ -564,11 +583,14 @@ fn tpl(state: &State, args: &[Value], actions: &Arc<ActionTable>) -> Result<Valu
             translated
         }
     };
+    if translated.strays {
+        meter::note_strays();
+    }
     let context = ExecContext {
         dot: args[1].clone(),
         depth: depth + 1,
         cache: None,
-        lookup: state.lookup("_lookup"),
+        lookup: exec.lookup.clone(),
         aliases: None,
         actions: Arc::clone(actions),
     }

@@ -4,7 +4,7 @@ mod lexer;
 mod parser;
 mod translate;
 
-pub(crate) use translate::{ALIAS_PREFIX, Translated};
+pub(crate) use translate::{ALIAS_PREFIX, TEXT_PREFIX, Translated};
 
 /// How many `\n` bytes `text` holds: a plain byte count that the compiler turns into vector code, where
 /// `matches('\n')` calls `memchr` once per line (a tenth of translating text-heavy templates).
@@ -42,8 +42,8 @@ pub(crate) fn translate_file(
     translate_file_with(name, source, is_function, None)
 }
 
-/// [`translate_file`] for a chart's template file number `file`: long literal texts are moved into globals
-/// named `_t<file>_<part>_<n>` ([`Translated::texts`]), which the chart's environment defines.
+/// [`translate_file`] for a chart's template file number `file`: long literal texts are moved out of the source
+/// under names `_t<file>_<part>_<n>` ([`Translated::texts`]), which the chart's execution context resolves.
 pub(crate) fn translate_chart_file(
     name: &str,
     source: &str,
@@ -59,7 +59,7 @@ fn translate_file_with(
     is_function: &dyn Fn(&str) -> bool,
     file: Option<usize>,
 ) -> Result<TranslatedFile, ParseError> {
-    let prefix = |part: usize| file.map(|file| format!("_t{file}_{part}"));
+    let prefix = |part: usize| file.map(|file| format!("{TEXT_PREFIX}{file}_{part}"));
     let parsed = parser::parse(name, source, is_function)?;
     let body = translate::translate(name, &parsed.body, prefix(0).as_deref())?;
     let defines = parsed
