@@ -160,7 +160,10 @@ static BLOCK_START: LazyLock<Regex> = LazyLock::new(|| {
 /// `text` with YAML 1.1 boolean keys written as `"true"`/`"false"`, boolean values as `true`/`false`, and numbers
 /// go-yaml v2 reads unlike YAML 1.2 in their YAML 1.2 spelling (`1_000` → `1000`, `017` → `15`).
 pub(crate) fn as_yaml11(text: &str) -> Cow<'_, str> {
-    if !text.lines().any(has_candidate) {
+    // One pass over the whole text: words and the number pattern never span a line break (a line break is a
+    // non-letter, and stands for a line start before `0`), so this is `lines().any(has_candidate)` without a
+    // regex search per line.
+    if !has_candidate(text) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);
