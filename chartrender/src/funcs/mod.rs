@@ -2,6 +2,7 @@
 
 mod collections;
 mod compare;
+pub(crate) mod context;
 mod crypto;
 mod dates;
 mod decimal;

@@ -7,6 +7,8 @@ use std::sync::{Arc, LazyLock, Mutex};
 use minijinja::value::Value;
 use minijinja::{Environment, Error, ErrorKind, State};
 
+pub(crate) use super::context::ExecContext;
+use super::context::exec_context;
 use super::gostring;
 use super::location::{self, CommandLocation};
 use super::value::{GoMap, MUTATIONS, is_nil, to_go_string};
@@ -186,6 +188,11 @@ impl ActionTable {
         );
     }
 
+    /// The long literal text printed under `name`.
+    pub(crate) fn text(&self, name: &str) -> Option<Value> {
+        self.texts.get(name).cloned()
+    }
+
     /// Records that `define` is written in `file`.
     pub(crate) fn set_origin(&mut self, define: &str, file: &str) {
         self.origins.insert(define.to_string(), file.to_string());
@@ -319,89 +326,6 @@ fn lookup(state: &State, args: &[Value]) -> Result<Value, Error> {
         Ok(None) => Ok(GoMap::value(Default::default())),
         Err(message) => Err(fail(format!("error calling lookup: {message}"))),
     }
-}
-
-/// The name under which an execution context hands out itself.
-const EXEC_CONTEXT: &str = "_exec";
-
-/// The context of the template executing now (its depth, include cache, `lookup` source and the chart's action
-/// table): one lookup for all of them.
-fn exec_context(state: &State) -> Result<Arc<ExecContext>, Error> {
-    state
-        .lookup(EXEC_CONTEXT)
-        .and_then(|context| context.downcast_object::<ExecContext>())
-        .ok_or_else(|| fail("no chart template is being executed"))
-}
-
-/// The context of one template execution: dot (`_d0`), the nesting depth of `include`/`tpl` calls, the render's
-/// include cache and the `lookup` source, and the chart's action table. A fixed set of fields, built for every file and every `include` more
-/// cheaply than minijinja's `context!` map, which serializes each value.
-#[derive(Debug)]
-pub(crate) struct ExecContext {
-    pub(crate) dot: Value,
-    pub(crate) depth: i64,
-    pub(crate) cache: Option<Value>,
-    pub(crate) lookup: Option<Value>,
-    /// The field paths the executed template reads through `_p<n>` names, resolved from `dot` when read.
-    pub(crate) aliases: Option<AliasPaths>,
-    /// The chart's action table (for `include`, `template` and `tpl`).
-    pub(crate) actions: Arc<ActionTable>,
-}
-
-impl ExecContext {
-    /// The context as a template value.
-    pub(crate) fn value(self) -> Value {
-        Value::from_object(self)
-    }
-}
-
-impl minijinja::value::Object for ExecContext {
-    fn repr(self: &Arc<Self>) -> minijinja::value::ObjectRepr {
-        minijinja::value::ObjectRepr::Map
-    }
-
-    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
-        self.get_value_by_str(key.as_str()?)
-    }
-
-    fn get_value_by_str(self: &Arc<Self>, key: &str) -> Option<Value> {
-        match key {
-            "_d0" => Some(self.dot.clone()),
-            "_depth" => Some(Value::from(self.depth)),
-            "_cache" => self.cache.clone(),
-            "_lookup" => self.lookup.clone(),
-            EXEC_CONTEXT => Some(Value::from_dyn_object(Arc::clone(self))),
-            // Only functions have names that start with `f_` (variables live in `_v`, data in `_d<n>`).
-            _ if key.starts_with("f_") => crate::render::function(key),
-            _ if key.starts_with(gotmpl::TEXT_PREFIX) => self.actions.texts.get(key).cloned(),
-            _ => {
-                let number: usize = key.strip_prefix(gotmpl::ALIAS_PREFIX)?.parse().ok()?;
-                let path = self.aliases.as_ref()?.get(number)?;
-                Some(resolve_path(&self.dot, path))
-            }
-        }
-    }
-
-    fn enumerate(self: &Arc<Self>) -> minijinja::value::Enumerator {
-        minijinja::value::Enumerator::Str(&["_d0", "_depth", "_cache", "_lookup", EXEC_CONTEXT])
-    }
-}
-
-/// `dot.<path>` as minijinja's attribute lookups compute it with lenient undefined values (a missing field is
-/// undefined, a field of an undefined value fails): the failure is carried as an invalid value, which fails the
-/// name's lookup with the very error the lookups would have raised, on the same line.
-fn resolve_path(dot: &Value, path: &[String]) -> Value {
-    let mut value = dot.clone();
-    for name in path {
-        value = match value.get_attr(name) {
-            Ok(value) => value,
-            Err(error) => return Value::from(error),
-        };
-        if value.kind() == minijinja::value::ValueKind::Invalid {
-            break;
-        }
-    }
-    value
 }
 
 /// Results of `include` calls within one render, keyed by template name and the identity of the map passed as
