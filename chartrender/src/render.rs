@@ -535,9 +535,11 @@ impl Compiled {
             .unwrap_or_else(|p| p.into_inner())
             .take()
             .filter(|prepared| prepared.inputs.same_as(&inputs));
-        let prepared = match reused {
-            Some(prepared) => prepared,
-            None => self.prepare(chart, inputs),
+        // Root data made for this render is read once per path, mostly: keeping what its paths gave pays off
+        // only from the render that reuses it on.
+        let (prepared, kept) = match reused {
+            Some(prepared) => (prepared, true),
+            None => (self.prepare(chart, inputs), false),
         };
         let mut out = BTreeMap::new();
         let session = Session::start(options.limits);
@@ -566,6 +568,7 @@ impl Compiled {
                         cache: Some(cache.clone()),
                         lookup: lookup.clone(),
                         aliases: unit.aliases.clone(),
+                        resolved: kept.then(|| Arc::clone(&unit.resolved)),
                         actions: Arc::clone(&self.actions),
                     }
                     .value(),
@@ -720,6 +723,7 @@ impl Compiled {
                 path,
                 root,
                 aliases,
+                resolved: Arc::default(),
             });
         }
         for (sub_name, sub) in enabled {

@@ -570,3 +570,50 @@ fn escaped_bytes_of_a_translated_chart_print_as_go_prints_them_on_every_render()
         assert_eq!(out.templates["test/templates/t.yaml"], "\u{FFFD}|1");
     }
 }
+
+/// Answers `lookup` with one ConfigMap, or nothing.
+#[derive(Debug)]
+struct OneConfigMap(bool);
+
+impl seedlet_chartrender::Lookup for OneConfigMap {
+    fn lookup(
+        &self,
+        _api_version: &str,
+        _kind: &str,
+        _namespace: &str,
+        _name: &str,
+    ) -> Result<Option<serde_json::Value>, String> {
+        Ok(self
+            .0
+            .then(|| serde_json::json!({"data": {"mode": "changed"}})))
+    }
+}
+
+#[test]
+fn field_paths_kept_from_an_unchanged_render_are_read_again_after_a_set() {
+    // The first two renders change no map, so the third reuses their root data and what its paths gave; its
+    // `lookup` answer (not part of what decides reuse) makes it `set` a value, which the reads after it see.
+    let chart = chart(
+        &[(
+            "t.yaml",
+            r#"{{ .Values.a.mode }}{{ $cm := lookup "v1" "ConfigMap" "ns" "x" }}{{ if $cm }}{{ $_ := set .Values.a "mode" $cm.data.mode }}{{ end }}-{{ .Values.a.mode }}"#,
+        )],
+        "a:\n  mode: orig\n",
+    );
+    let renderer = seedlet_chartrender::Renderer::new();
+    let render_with = |found: bool| {
+        let options = seedlet_chartrender::RenderOptions {
+            lookup: Some(std::sync::Arc::new(OneConfigMap(found))),
+            ..Default::default()
+        };
+        renderer.render(&chart, &options).unwrap().templates["test/templates/t.yaml"].clone()
+    };
+    assert_eq!(render_with(false), "orig-orig");
+    assert_eq!(render_with(false), "orig-orig");
+    assert_eq!(render_with(true), "orig-changed");
+    assert_eq!(
+        render_with(false),
+        "orig-orig",
+        "the changed root data is not kept"
+    );
+}

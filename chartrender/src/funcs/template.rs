@@ -436,6 +436,7 @@ fn render_include(
                 cache: context.cache.clone(),
                 lookup: context.lookup.clone(),
                 aliases: actions.aliases(&name),
+                resolved: None,
                 actions: Arc::clone(actions),
             }
             .value(),
@@ -516,6 +517,7 @@ fn tpl(state: &State, args: &[Value], exec: &ExecContext) -> Result<Value, Error
         cache: None,
         lookup: exec.lookup.clone(),
         aliases: None,
+        resolved: None,
         actions: Arc::clone(actions),
     }
     .value();
