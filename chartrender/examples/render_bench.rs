@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! cargo run --release -p seedlet-chartrender --example render_bench -- \
-//!     --reference ../shared/helm/helm-reference [--rounds 5] [--iterations 200] [--seedlet-only] [CHART[=VALUES] …]
+//!     --reference ../shared/helm/helm-reference [--rounds 5] [--iterations 200] [--seedlet-only]
+//!     [--only cold|cached] [CHART[=VALUES] …]
 //! ```
 //!
 //! Without charts it measures every archive in `benches/charts` (with `values-seed.yaml`) and the `ext-basic`
@@ -14,7 +15,8 @@
 //! see the same machine load. The table gives, per chart, the median over rounds of each median and the min and
 //! median over rounds of the per-round ratio Helm / seedlet. Before measuring, each chart's output is compared
 //! with Helm's (`HTPL_JSON=1`): templates whose text differs are counted in the `output` column.
-//! `--seedlet-only` skips Helm (for profiling seedlet's loop under a sampler).
+//! `--seedlet-only` skips Helm (for profiling seedlet's loop under a sampler); `--only cold` or `--only cached`
+//! runs only that half of seedlet's loop, so a profile holds one phase (the other column then shows 0).
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -46,11 +48,20 @@ struct Sample {
     ours_cached: f64,
 }
 
+/// One half of seedlet's loop.
+#[derive(Clone, Copy, PartialEq)]
+enum Phase {
+    Cold,
+    Cached,
+}
+
 struct Args {
     reference: Option<PathBuf>,
     rounds: usize,
     iterations: usize,
     seedlet_only: bool,
+    /// Which of seedlet's loops to run: both, or only the cold or the cached one.
+    only: Option<Phase>,
     charts: Vec<(PathBuf, Option<PathBuf>)>,
 }
 
@@ -60,6 +71,7 @@ fn parse_args() -> Result<Args, String> {
         rounds: 5,
         iterations: 200,
         seedlet_only: false,
+        only: None,
         charts: Vec::new(),
     };
     let mut it = std::env::args().skip(1);
@@ -70,6 +82,13 @@ fn parse_args() -> Result<Args, String> {
             "--rounds" => args.rounds = number(&value("--rounds")?)?,
             "--iterations" => args.iterations = number(&value("--iterations")?)?,
             "--seedlet-only" => args.seedlet_only = true,
+            "--only" => {
+                args.only = match value("--only")?.as_str() {
+                    "cold" => Some(Phase::Cold),
+                    "cached" => Some(Phase::Cached),
+                    other => return Err(format!("--only takes cold or cached, not {other:?}")),
+                }
+            }
             flag if flag.starts_with("--") => return Err(format!("unknown flag {flag}")),
             chart => {
                 let (chart, values) = match chart.split_once('=') {
@@ -247,16 +266,24 @@ fn time_median(iterations: usize, mut f: impl FnMut()) -> f64 {
     median(samples)
 }
 
-fn seedlet_bench(case: &Case, iterations: usize) -> (f64, f64) {
+fn seedlet_bench(case: &Case, iterations: usize, only: Option<Phase>) -> (f64, f64) {
     let limits = Limits::default();
-    let cold = time_median(iterations, || {
-        let chart = Chart::from_archive(black_box(&case.bytes), &limits).expect("chart loads");
-        black_box(
-            Renderer::new()
-                .render(&chart, &case.options)
-                .expect("chart renders"),
-        );
-    });
+    let run = |phase: Phase| only.is_none_or(|only| only == phase);
+    let cold = if !run(Phase::Cold) {
+        0.0
+    } else {
+        time_median(iterations, || {
+            let chart = Chart::from_archive(black_box(&case.bytes), &limits).expect("chart loads");
+            black_box(
+                Renderer::new()
+                    .render(&chart, &case.options)
+                    .expect("chart renders"),
+            );
+        })
+    };
+    if !run(Phase::Cached) {
+        return (cold, 0.0);
+    }
     let chart = Chart::from_archive(&case.bytes, &limits).expect("chart loads");
     let renderer = Renderer::new();
     let cached = time_median(iterations, || {
@@ -316,7 +343,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 (sample.helm_cold, sample.helm_cached) =
                     helm_bench(reference, case, args.iterations)?;
             }
-            (sample.ours_cold, sample.ours_cached) = seedlet_bench(case, args.iterations);
+            (sample.ours_cold, sample.ours_cached) =
+                seedlet_bench(case, args.iterations, args.only);
             eprintln!(
                 "round {} {}: Helm {} / {}, seedlet {} / {}",
                 round + 1,

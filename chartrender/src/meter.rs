@@ -35,12 +35,21 @@ pub(crate) struct Exceeded {
     pub(crate) message: String,
 }
 
+/// How many deadline checks share one read of the clock: a check runs before every function call and loop
+/// iteration, and reading the clock for each was 4 % of a cached render. A render overruns
+/// [`Limits::max_render_time`] by at most this many calls before it fails.
+const CHECKS_PER_CLOCK_READ: u32 = 16;
+
 #[derive(Debug)]
 struct Meter {
     limits: Limits,
     started: Instant,
     output: Cell<u64>,
     exceeded: RefCell<Option<Exceeded>>,
+    /// Deadline checks left before the next one reads the clock (the first one does).
+    checks_to_clock: Cell<u32>,
+    /// Whether text of this render may hold stray byte characters (`crate::funcs::gostring`).
+    strays: Cell<bool>,
 }
 
 thread_local! {
@@ -62,9 +71,16 @@ impl Session {
             started: Instant::now(),
             output: Cell::new(0),
             exceeded: RefCell::new(None),
+            checks_to_clock: Cell::new(0),
+            strays: Cell::new(false),
         });
         let previous = CURRENT.with(|current| current.replace(Some(Rc::clone(&meter))));
         Session { meter, previous }
+    }
+
+    /// Records that the chart being rendered holds stray byte characters in its translated templates.
+    pub(crate) fn note_strays(&self) {
+        self.meter.strays.set(true);
     }
 
     /// The first limit this render ran into, if any.
@@ -105,6 +121,27 @@ impl Drop for Session {
     }
 }
 
+/// Records that the current render made a stray byte character (`crate::funcs::gostring`); outside a render
+/// there is nothing to record, as [`strays_possible`] is always true there.
+pub(crate) fn note_strays() {
+    CURRENT.with(|current| {
+        if let Some(meter) = current.borrow().as_ref() {
+            meter.strays.set(true);
+        }
+    });
+}
+
+/// Whether text may hold stray byte characters: in a render, once it made one or its chart holds one; outside a
+/// render (single functions in tests, chart loading) always.
+pub(crate) fn strays_possible() -> bool {
+    CURRENT.with(|current| {
+        current
+            .borrow()
+            .as_ref()
+            .is_none_or(|meter| meter.strays.get())
+    })
+}
+
 /// Runs `f` with the limits of the current render (defaults and no start time outside one).
 fn with_limits<R>(f: impl FnOnce(&Limits, Option<Instant>) -> R) -> R {
     CURRENT.with(|current| match current.borrow().as_ref() {
@@ -143,20 +180,31 @@ pub(crate) fn check_exceeded() -> Result<(), Error> {
 }
 
 /// Fails once the render has run longer than [`Limits::max_render_time`] (or exceeded another
-/// limit, see [`check_exceeded`]).
+/// limit, see [`check_exceeded`]). The clock is read on every [`CHECKS_PER_CLOCK_READ`]th check.
 pub(crate) fn check_deadline() -> Result<(), Error> {
-    check_exceeded()?;
-    let over = with_limits(|limits, started| {
-        started
-            .filter(|s| s.elapsed() > limits.max_render_time)
-            .map(|_| limits.max_render_time)
+    let over = CURRENT.with(|current| {
+        let current = current.borrow();
+        let meter = current.as_ref()?;
+        if let Some(exceeded) = meter.exceeded.borrow().as_ref() {
+            return Some(Err(exceeded.message.clone()));
+        }
+        match meter.checks_to_clock.get() {
+            0 => meter.checks_to_clock.set(CHECKS_PER_CLOCK_READ - 1),
+            left => {
+                meter.checks_to_clock.set(left - 1);
+                return None;
+            }
+        }
+        (meter.started.elapsed() > meter.limits.max_render_time)
+            .then_some(Ok(meter.limits.max_render_time))
     });
     match over {
-        Some(bound) => Err(exceeded(
+        None => Ok(()),
+        Some(Err(message)) => Err(fail(message)),
+        Some(Ok(bound)) => Err(exceeded(
             RENDER_TIME,
             format!("rendering takes longer than {RENDER_TIME} = {bound:?}"),
         )),
-        None => Ok(()),
     }
 }
 
@@ -392,6 +440,25 @@ mod tests {
         assert_eq!(session.exceeded().map(|e| e.limit), Some(RENDER_TIME));
         drop(session);
         assert!(check_deadline().is_ok());
+    }
+
+    #[test]
+    fn deadline_is_seen_within_one_round_of_checks_that_skip_the_clock() {
+        let session = Session::start(Limits {
+            max_render_time: Duration::from_millis(1),
+            ..small()
+        });
+        assert!(check_deadline().is_ok(), "the first check reads the clock");
+        std::thread::sleep(Duration::from_millis(3));
+        let failed_at = (1..=CHECKS_PER_CLOCK_READ).find(|_| check_deadline().is_err());
+        assert_eq!(
+            failed_at,
+            Some(CHECKS_PER_CLOCK_READ),
+            "the clock is read again after {} checks that skip it",
+            CHECKS_PER_CLOCK_READ - 1
+        );
+        assert!(check_deadline().is_err(), "the failure repeats");
+        assert_eq!(session.exceeded().map(|e| e.limit), Some(RENDER_TIME));
     }
 
     #[test]

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use minijinja::value::Value;
 
+use crate::funcs::context::ResolvedPaths;
 use crate::funcs::template::AliasPaths;
 use crate::objects::Misses;
 use crate::render::RenderOptions;
@@ -23,6 +24,8 @@ pub(crate) struct Unit {
     pub(crate) root: Value,
     /// The field paths the template reads through `_p<n>` names.
     pub(crate) aliases: Option<AliasPaths>,
+    /// What those paths gave from `root`, kept with it (see [`ResolvedPaths`]).
+    pub(crate) resolved: Arc<ResolvedPaths>,
 }
 
 /// What the root data of a render is made from.

@@ -1,6 +1,7 @@
 //! Rendering: per-chart translation cache, template objects, execution order, output splitting and ordering.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::BuildHasherDefault;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, LazyLock, Mutex};
 
@@ -8,6 +9,7 @@ use minijinja::value::{Value, ValueKind};
 use minijinja::{Environment, UndefinedBehavior};
 
 use crate::chart::Chart;
+use crate::funcs::gostring;
 pub use crate::funcs::template::Lookup;
 use crate::funcs::template::{self, ActionTable, USER_ERROR_PREFIX};
 use crate::funcs::value::{GoMap, MUTATIONS, MapType, from_json, from_json_exact, write_go};
@@ -307,6 +309,45 @@ impl Renderer {
 /// in the execution context), so every renderer uses this one table.
 static BASE_ENVIRONMENT: LazyLock<Environment<'static>> = LazyLock::new(base_environment);
 
+/// The functions of [`BASE_ENVIRONMENT`] by name, in a hash map: minijinja looks a called name up in the
+/// execution context first and then in the environment's globals, a `BTreeMap` of about 230 names sharing the
+/// `f_` prefix (a dozen string comparisons per call, 5 % of a cached render), so the context answers for them
+/// from here ([`function`]).
+static FUNCTIONS: LazyLock<HashMap<&'static str, Value, BuildHasherDefault<NameHasher>>> =
+    LazyLock::new(|| {
+        BASE_ENVIRONMENT
+            .globals()
+            .filter(|(name, _)| name.starts_with("f_"))
+            .collect()
+    });
+
+/// The template function registered as `name` (`f_<go name>`).
+pub(crate) fn function(name: &str) -> Option<Value> {
+    FUNCTIONS.get(name).cloned()
+}
+
+/// FNV-1a over the bytes of a function name: short keys, a fixed set, no untrusted input to defend against.
+#[derive(Default)]
+struct NameHasher(u64);
+
+impl std::hash::Hasher for NameHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut hash = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &byte in bytes {
+            hash = (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        self.0 = hash;
+    }
+}
+
 fn base_environment() -> Environment<'static> {
     // No default filters, tests or globals: translated templates only call our `f_*` functions.
     let mut env = Environment::empty();
@@ -358,6 +399,9 @@ struct Compiled {
     pristine: Mutex<Option<Prepared>>,
     /// The last `.Capabilities.APIVersions` list, shared by the renders that pass the same one.
     api_versions: Mutex<Option<Arc<[String]>>>,
+    /// Whether the translated templates hold stray byte characters (`"\xc3"`-like literals, unquoted when
+    /// translating): every render of the chart then looks for them in what it prints.
+    strays: bool,
 }
 
 fn collect_templates<'a>(
@@ -383,6 +427,15 @@ fn collect_templates<'a>(
     }
 }
 
+/// Whether a translated template holds stray byte characters, in its source or its long texts.
+fn holds_strays(translated: &crate::gotmpl::Translated) -> bool {
+    gostring::holds_stray_range(&translated.source)
+        || translated
+            .texts
+            .iter()
+            .any(|(_, text)| gostring::holds_stray_range(text))
+}
+
 /// Helm's parse order: deeper paths first, then reverse lexical order; later definitions win.
 fn parse_order(paths: &mut [TemplateFile<'_>]) {
     paths.sort_by(|a, b| helm_order(&a.path, &b.path));
@@ -397,16 +450,18 @@ impl Compiled {
         // Every template is parsed and translated now (Helm parses them all, so a broken one fails any render);
         // minijinja compiles one when a render first reaches it, through the environment's loader.
         let mut sources: HashMap<String, String> = HashMap::new();
-        let mut texts = Vec::new();
         let mut actions = ActionTable::default();
+        let mut strays = false;
         for (file, translated) in templates.iter().zip(translate_all(&templates)) {
             let (text, translated) = translated?;
+            strays |= holds_strays(&translated.body);
             actions.add_located_actions(&file.path, translated.body.actions, &text);
             actions.set_aliases(&file.path, translated.body.aliases);
             sources.insert(file.path.clone(), translated.body.source);
-            texts.extend(translated.body.texts);
+            actions.add_texts(translated.body.texts);
             for (name, define) in translated.defines {
-                texts.extend(define.texts);
+                strays |= holds_strays(&define);
+                actions.add_texts(define.texts);
                 actions.add_located_actions(&name, define.actions, &text);
                 actions.set_origin(&name, &file.path);
                 actions.set_aliases(&name, define.aliases);
@@ -416,10 +471,6 @@ impl Compiled {
         let actions = Arc::new(actions);
         let mut env = BASE_ENVIRONMENT.clone();
         template::register(&mut env, sources);
-        // Long literal texts of the templates, which their translations print as globals.
-        for (name, text) in texts {
-            env.add_global(name, Value::from(text));
-        }
         Ok(Self {
             env,
             actions,
@@ -427,6 +478,7 @@ impl Compiled {
             coalesced: Mutex::new(None),
             pristine: Mutex::new(None),
             api_versions: Mutex::new(None),
+            strays,
         })
     }
 
@@ -486,12 +538,17 @@ impl Compiled {
             .unwrap_or_else(|p| p.into_inner())
             .take()
             .filter(|prepared| prepared.inputs.same_as(&inputs));
-        let prepared = match reused {
-            Some(prepared) => prepared,
-            None => self.prepare(chart, inputs),
+        // Root data made for this render is read once per path, mostly: keeping what its paths gave pays off
+        // only from the render that reuses it on.
+        let (prepared, kept) = match reused {
+            Some(prepared) => (prepared, true),
+            None => (self.prepare(chart, inputs), false),
         };
         let mut out = BTreeMap::new();
         let session = Session::start(options.limits);
+        if self.strays {
+            session.note_strays();
+        }
         let cache = Value::from_object(template::IncludeCache::default());
         let lookup = options
             .lookup
@@ -514,6 +571,7 @@ impl Compiled {
                         cache: Some(cache.clone()),
                         lookup: lookup.clone(),
                         aliases: unit.aliases.clone(),
+                        resolved: kept.then(|| Arc::clone(&unit.resolved)),
                         actions: Arc::clone(&self.actions),
                     }
                     .value(),
@@ -535,7 +593,7 @@ impl Compiled {
             let text = sink.into_string();
             session.count_output(text.len());
             // A stray byte (a character cut by `substr`, say) shows as U+FFFD, as a Go string read as UTF-8 does.
-            let text = match crate::funcs::gostring::printable(&text) {
+            let text = match gostring::printable(&text) {
                 std::borrow::Cow::Borrowed(_) => text,
                 std::borrow::Cow::Owned(printable) => printable,
             };
@@ -668,6 +726,7 @@ impl Compiled {
                 path,
                 root,
                 aliases,
+                resolved: Arc::default(),
             });
         }
         for (sub_name, sub) in enabled {

@@ -87,7 +87,7 @@ fn worth_sharing(templates: &[TemplateFile<'_>]) -> bool {
     // Every action opens with `{{`; a vectorised byte count over the text is cheap next to translating it.
     let braces: usize = templates
         .iter()
-        .map(|f| f.data.iter().filter(|&&b| b == b'{').count())
+        .map(|f| gotmpl::count_byte(f.data, b'{'))
         .sum();
     braces / 2 >= PARALLEL_TRANSLATE_ACTIONS
 }

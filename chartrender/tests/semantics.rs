@@ -539,3 +539,82 @@ fn globals_reach_grandchildren_and_only_subcharts_get_an_empty_global() {
         r#"{"a":{"b":{"global":{"g":1}},"global":{"g":1},"x":1},"global":{"g":1},"x":1}"#
     );
 }
+
+#[test]
+fn private_use_characters_pass_through_renders_that_made_no_stray_byte() {
+    // U+10FF80… stand for stray bytes only in a render that has stray bytes: a cut character here
+    // does not make the same characters in another render's values read as bytes.
+    let cut = render_one(r#"{{ "ü" | substr 0 1 }}|{{ "\xc3" }}"#, "").unwrap();
+    assert_eq!(cut, "\u{FFFD}|\u{FFFD}");
+    let private = "\u{10FF80}\u{10FFFF}";
+    let values = format!("text: \"{private}\"\n");
+    let plain = render_one("{{ .Values.text }}|{{ len .Values.text }}", &values).unwrap();
+    assert_eq!(plain, format!("{private}|8"));
+    // In the render that cuts a character, the same characters are read as the bytes they stand for.
+    let mixed = render_one(
+        r#"{{ .Values.text }}|{{ "ü" | substr 0 1 }}|{{ len .Values.text }}"#,
+        &values,
+    )
+    .unwrap();
+    assert_eq!(mixed, "\u{FFFD}\u{FFFD}|\u{FFFD}|2");
+}
+
+#[test]
+fn escaped_bytes_of_a_translated_chart_print_as_go_prints_them_on_every_render() {
+    // The `"\xc3"` literal is unquoted once, when the chart is translated; each render must still know that its
+    // templates hold a stray byte.
+    let chart = chart(&[("t.yaml", r#"{{ "\xc3" }}|{{ "\xc3" | len }}"#)], "");
+    let renderer = seedlet_chartrender::Renderer::new();
+    let options = seedlet_chartrender::RenderOptions::default();
+    for _ in 0..2 {
+        let out = renderer.render(&chart, &options).unwrap();
+        assert_eq!(out.templates["test/templates/t.yaml"], "\u{FFFD}|1");
+    }
+}
+
+/// Answers `lookup` with one ConfigMap, or nothing.
+#[derive(Debug)]
+struct OneConfigMap(bool);
+
+impl seedlet_chartrender::Lookup for OneConfigMap {
+    fn lookup(
+        &self,
+        _api_version: &str,
+        _kind: &str,
+        _namespace: &str,
+        _name: &str,
+    ) -> Result<Option<serde_json::Value>, String> {
+        Ok(self
+            .0
+            .then(|| serde_json::json!({"data": {"mode": "changed"}})))
+    }
+}
+
+#[test]
+fn field_paths_kept_from_an_unchanged_render_are_read_again_after_a_set() {
+    // The first two renders change no map, so the third reuses their root data and what its paths gave; its
+    // `lookup` answer (not part of what decides reuse) makes it `set` a value, which the reads after it see.
+    let chart = chart(
+        &[(
+            "t.yaml",
+            r#"{{ .Values.a.mode }}{{ $cm := lookup "v1" "ConfigMap" "ns" "x" }}{{ if $cm }}{{ $_ := set .Values.a "mode" $cm.data.mode }}{{ end }}-{{ .Values.a.mode }}"#,
+        )],
+        "a:\n  mode: orig\n",
+    );
+    let renderer = seedlet_chartrender::Renderer::new();
+    let render_with = |found: bool| {
+        let options = seedlet_chartrender::RenderOptions {
+            lookup: Some(std::sync::Arc::new(OneConfigMap(found))),
+            ..Default::default()
+        };
+        renderer.render(&chart, &options).unwrap().templates["test/templates/t.yaml"].clone()
+    };
+    assert_eq!(render_with(false), "orig-orig");
+    assert_eq!(render_with(false), "orig-orig");
+    assert_eq!(render_with(true), "orig-changed");
+    assert_eq!(
+        render_with(false),
+        "orig-orig",
+        "the changed root data is not kept"
+    );
+}

@@ -1,14 +1,18 @@
 //! The Go source of every action of a chart's templates, by template and line, with the file each `define` is
 //! written in and the field paths each template reads through `_p<n>` names: what error messages need to name a
-//! failing action, its line and column (looked up only when an error happens).
+//! failing action, its line and column (looked up only when an error happens); also the long literal texts the
+//! chart's translated templates print by name.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use minijinja::value::Value;
+
 use super::field_error;
 use super::location::{self, CommandLocation};
 
-/// The Go action source per template and line, and the file each `define` lives in, for error messages.
+/// The Go action source per template and line, and the file each `define` lives in, for error messages; the
+/// field paths and long literal texts the chart's translated templates read by name.
 #[derive(Debug, Default)]
 pub(crate) struct ActionTable {
     actions: HashMap<String, Vec<(usize, String)>>,
@@ -22,6 +26,10 @@ pub(crate) struct ActionTable {
     shown: HashMap<String, String>,
     /// The field paths each template reads through `_p<n>` names ([`crate::gotmpl::Translated::aliases`]).
     aliases: HashMap<String, AliasPaths>,
+    /// Long literal texts of the chart's templates by the name their translations print them under
+    /// ([`crate::gotmpl::Translated::texts`]). Kept here rather than as environment globals: adding a global
+    /// copied the shared function table (about 230 entries) for every chart, and freed it again with the chart.
+    texts: HashMap<String, Value>,
 }
 
 /// The field paths of one template's `_p<n>` names, by `n`.
@@ -167,6 +175,20 @@ impl ActionTable {
     /// The field paths template `name` reads through `_p<n>` names.
     pub(crate) fn aliases(&self, name: &str) -> Option<AliasPaths> {
         self.aliases.get(name).cloned()
+    }
+
+    /// Records the long literal texts `(name, text)` of a template.
+    pub(crate) fn add_texts(&mut self, texts: Vec<(String, String)>) {
+        self.texts.extend(
+            texts
+                .into_iter()
+                .map(|(name, text)| (name, Value::from(text))),
+        );
+    }
+
+    /// The long literal text printed under `name`.
+    pub(crate) fn text(&self, name: &str) -> Option<Value> {
+        self.texts.get(name).cloned()
     }
 
     /// Records that `define` is written in `file`.

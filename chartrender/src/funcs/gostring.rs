@@ -4,15 +4,16 @@
 //! see the byte: `len` counts it as one, `b64enc`/`sha256sum`/`printf "%x"` take the byte itself, `toJson` writes
 //! `\ufffd` as `encoding/json` does, `quote` writes `\xc3`, `upper`/`lower`/`toYaml` turn it into U+FFFD as Go's
 //! `strings.Map` and sigs.k8s.io/yaml do, and a rendered file prints U+FFFD for it. Real U+10FF80…U+10FFFF
-//! characters in chart text would be taken for bytes (they are private use, unassigned).
+//! characters are taken for bytes in a render that has stray characters (they are private use, unassigned).
+//!
+//! Whether a render has any is tracked per render ([`crate::meter::note_strays`]): a stray made while it runs, or
+//! one its chart's translated templates hold (a `"\xc3"` literal, see `Compiled::new`). A render without any
+//! skips the scans of outputs and arguments, which would cost it a pass over its text, and passes real
+//! U+10FF80… characters of its values through as what they are, whatever other renders of the process made.
 
 use std::borrow::Cow;
-use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Whether this process has made a stray character yet. Until it has, no text can hold one (short of a chart
-/// writing U+10FF80… itself, which then passes through as the character it is), so the scans of outputs and
-/// arguments are skipped: they would cost every render a pass over its text.
-static STRAYS_MADE: AtomicBool = AtomicBool::new(false);
+use crate::meter;
 
 /// The first stray character, standing for byte 0x80.
 const STRAY_FIRST: u32 = 0x10_FF80;
@@ -30,12 +31,15 @@ pub(crate) fn stray_byte(c: char) -> Option<u8> {
         .then(|| (code - STRAY_FIRST + 0x80) as u8)
 }
 
-/// Whether `text` holds a stray character: none before the process made one; then a byte search for 0xF4, which
-/// only text of the last planes has.
+/// Whether `text` holds a stray character: none in a render that made none and whose chart holds none; otherwise
+/// a byte search for 0xF4, which only text of the last planes has, before the character scan.
 pub(crate) fn has_stray(text: &str) -> bool {
-    STRAYS_MADE.load(Ordering::Relaxed)
-        && text.as_bytes().contains(&0xF4)
-        && text.chars().any(|c| stray_byte(c).is_some())
+    meter::strays_possible() && holds_stray_range(text)
+}
+
+/// Whether `text` holds a character of the stray range, made here or written as such.
+pub(crate) fn holds_stray_range(text: &str) -> bool {
+    text.as_bytes().contains(&0xF4) && text.chars().any(|c| stray_byte(c).is_some())
 }
 
 /// The Go string of `bytes`: valid UTF-8 as it is, every other byte as its stray character.
@@ -44,7 +48,7 @@ pub(crate) fn from_bytes(bytes: &[u8]) -> String {
     for chunk in bytes.utf8_chunks() {
         out.push_str(chunk.valid());
         if !chunk.invalid().is_empty() {
-            STRAYS_MADE.store(true, Ordering::Relaxed);
+            meter::note_strays();
             out.extend(chunk.invalid().iter().map(|&b| stray(b)));
         }
     }

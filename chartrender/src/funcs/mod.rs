@@ -3,6 +3,7 @@
 mod action_table;
 mod collections;
 mod compare;
+pub(crate) mod context;
 mod crypto;
 mod dates;
 mod decimal;
@@ -36,7 +37,7 @@ mod wordcase;
 use std::collections::HashSet;
 use std::sync::LazyLock;
 
-use minijinja::value::{Rest, Value};
+use minijinja::value::Value;
 use minijinja::{Environment, Error, ErrorKind, State};
 
 use crate::meter;
@@ -350,16 +351,16 @@ pub(crate) fn register(env: &mut Environment<'static>) {
         let name = global.strip_prefix("f_").unwrap_or(global);
         let nesting = crate::nesting::measure_of(name);
         let signature = signature::of(name);
-        env.add_function(*global, move |state: &State, args: Rest<Value>| {
+        env.add_function(*global, move |state: &State, args: &[Value]| {
             meter::check_deadline()?;
-            check_defined(state, &args)?;
+            check_defined(state, args)?;
             if let Some(signature) = &signature {
-                signature.check(&args)?;
+                signature.check(args)?;
             }
             if let Some(measure) = nesting {
-                crate::nesting::check_arguments(name, measure, &args)?;
+                crate::nesting::check_arguments(name, measure, args)?;
             }
-            let value = func(&args).map_err(|error| call_error_named(error, name))?;
+            let value = func(args).map_err(|error| call_error_named(error, name))?;
             if value.is_undefined() {
                 return Ok(value::missing());
             }
@@ -372,13 +373,13 @@ pub(crate) fn register(env: &mut Environment<'static>) {
     }
     // The translator's field chains on declared variables and parenthesized pipelines (not callable from
     // templates: `is_function` does not know the name).
-    env.add_function("f__field", |state: &State, args: Rest<Value>| {
-        check_defined(state, &args)?;
-        fields::field_chain(&args)
+    env.add_function("f__field", |state: &State, args: &[Value]| {
+        check_defined(state, args)?;
+        fields::field_chain(args)
     });
     // A field's value passed to a map parameter (the translator's `push_map_argument`): Go refuses a nil one.
-    env.add_function("f__map_arg", |state: &State, args: Rest<Value>| {
-        check_defined(state, &args)?;
+    env.add_function("f__map_arg", |state: &State, args: &[Value]| {
+        check_defined(state, args)?;
         match args.first() {
             Some(value) if !value::is_nil(value) => Ok(value.clone()),
             _ => Err(fail(

@@ -4,12 +4,15 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, LazyLock, Mutex};
 
-use minijinja::value::{Rest, Value};
+use minijinja::value::Value;
 use minijinja::{Environment, Error, ErrorKind, State};
 
 pub(crate) use super::action_table::{ActionTable, AliasPaths};
+pub(crate) use super::context::ExecContext;
+use super::context::exec_context;
 use super::describe::Described;
 pub(crate) use super::describe::{action_at, describe};
+use super::gostring;
 use super::value::{GoMap, MUTATIONS, is_nil, to_go_string};
 use super::{arg_str, check_arguments, check_defined, fail, signature, want};
 use crate::gotmpl;
@@ -106,43 +109,40 @@ pub(crate) fn register(env: &mut Environment<'static>, sources: HashMap<String, 
 /// environment shares one function table.
 pub(crate) fn register_plain(env: &mut Environment<'static>) {
     let include_signature = signature::of("include");
-    env.add_function("f_include", move |state: &State, args: Rest<Value>| {
-        check_arguments(state, &args, include_signature.as_ref())?;
-        include(state, &args, &chart_actions(state)?, Call::Include)
+    env.add_function("f_include", move |state: &State, args: &[Value]| {
+        check_arguments(state, args, include_signature.as_ref())?;
+        include(state, args, &*exec_context(state)?, Call::Include)
     });
-    env.add_function("f_template", |state: &State, args: Rest<Value>| {
-        check_defined(state, &args)?;
-        include(state, &args, &chart_actions(state)?, Call::Template)
+    env.add_function("f_template", |state: &State, args: &[Value]| {
+        check_defined(state, args)?;
+        include(state, args, &*exec_context(state)?, Call::Template)
     });
     let tpl_signature = signature::of("tpl");
-    env.add_function("f_tpl", move |state: &State, args: Rest<Value>| {
-        check_arguments(state, &args, tpl_signature.as_ref())?;
-        tpl(state, &args, &chart_actions(state)?)
+    env.add_function("f_tpl", move |state: &State, args: &[Value]| {
+        check_arguments(state, args, tpl_signature.as_ref())?;
+        tpl(state, args, &*exec_context(state)?)
     });
     let required_signature = signature::of("required");
-    env.add_function("f_required", move |state: &State, args: Rest<Value>| {
-        check_arguments(state, &args, required_signature.as_ref())?;
-        required(&args)
+    env.add_function("f_required", move |state: &State, args: &[Value]| {
+        check_arguments(state, args, required_signature.as_ref())?;
+        required(args)
     });
     let fail_signature = signature::of("fail");
-    env.add_function("f_fail", move |state: &State, args: Rest<Value>| {
-        check_arguments(state, &args, fail_signature.as_ref())?;
-        Err::<Value, _>(user_error(&arg_str(&args, 0)))
+    env.add_function("f_fail", move |state: &State, args: &[Value]| {
+        check_arguments(state, args, fail_signature.as_ref())?;
+        Err::<Value, _>(user_error(&arg_str(args, 0)))
     });
     let lookup_signature = signature::of("lookup");
-    env.add_function("f_lookup", move |state: &State, args: Rest<Value>| {
-        check_arguments(state, &args, lookup_signature.as_ref())?;
-        lookup(state, &args)
+    env.add_function("f_lookup", move |state: &State, args: &[Value]| {
+        check_arguments(state, args, lookup_signature.as_ref())?;
+        lookup(state, args)
     });
     let gethostbyname_signature = signature::of("getHostByName");
-    env.add_function(
-        "f_getHostByName",
-        move |state: &State, args: Rest<Value>| {
-            check_arguments(state, &args, gethostbyname_signature.as_ref())?;
-            want("getHostByName", &args, 1)?;
-            Ok::<_, Error>(Value::from(""))
-        },
-    );
+    env.add_function("f_getHostByName", move |state: &State, args: &[Value]| {
+        check_arguments(state, args, gethostbyname_signature.as_ref())?;
+        want("getHostByName", args, 1)?;
+        Ok::<_, Error>(Value::from(""))
+    });
 }
 
 /// Marker prefix for `required`/`fail` messages so the outermost error can report them like Helm.
@@ -203,94 +203,6 @@ fn lookup(state: &State, args: &[Value]) -> Result<Value, Error> {
     }
 }
 
-fn depth(state: &State) -> i64 {
-    state.lookup("_depth").and_then(|d| d.as_i64()).unwrap_or(0)
-}
-
-/// The name under which an execution context hands out itself.
-const EXEC_CONTEXT: &str = "_exec";
-
-/// The action table of the chart whose template is executing.
-fn chart_actions(state: &State) -> Result<Arc<ActionTable>, Error> {
-    state
-        .lookup(EXEC_CONTEXT)
-        .and_then(|context| context.downcast_object::<ExecContext>())
-        .map(|context| Arc::clone(&context.actions))
-        .ok_or_else(|| fail("no chart template is being executed"))
-}
-
-/// The context of one template execution: dot (`_d0`), the nesting depth of `include`/`tpl` calls, the render's
-/// include cache and the `lookup` source, and the chart's action table. A fixed set of fields, built for every file and every `include` more
-/// cheaply than minijinja's `context!` map, which serializes each value.
-#[derive(Debug)]
-pub(crate) struct ExecContext {
-    pub(crate) dot: Value,
-    pub(crate) depth: i64,
-    pub(crate) cache: Option<Value>,
-    pub(crate) lookup: Option<Value>,
-    /// The field paths the executed template reads through `_p<n>` names, resolved from `dot` when read.
-    pub(crate) aliases: Option<AliasPaths>,
-    /// The chart's action table (for `include`, `template` and `tpl`).
-    pub(crate) actions: Arc<ActionTable>,
-}
-
-impl ExecContext {
-    /// The context as a template value.
-    pub(crate) fn value(self) -> Value {
-        Value::from_object(self)
-    }
-}
-
-impl minijinja::value::Object for ExecContext {
-    fn repr(self: &Arc<Self>) -> minijinja::value::ObjectRepr {
-        minijinja::value::ObjectRepr::Map
-    }
-
-    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
-        self.get_value_by_str(key.as_str()?)
-    }
-
-    fn get_value_by_str(self: &Arc<Self>, key: &str) -> Option<Value> {
-        match key {
-            "_d0" => Some(self.dot.clone()),
-            "_depth" => Some(Value::from(self.depth)),
-            "_cache" => self.cache.clone(),
-            "_lookup" => self.lookup.clone(),
-            EXEC_CONTEXT => Some(Value::from_dyn_object(Arc::clone(self))),
-            _ => {
-                let number: usize = key.strip_prefix(gotmpl::ALIAS_PREFIX)?.parse().ok()?;
-                let path = self.aliases.as_ref()?.get(number)?;
-                Some(resolve_path(&self.dot, path))
-            }
-        }
-    }
-
-    fn enumerate(self: &Arc<Self>) -> minijinja::value::Enumerator {
-        minijinja::value::Enumerator::Str(&["_d0", "_depth", "_cache", "_lookup", EXEC_CONTEXT])
-    }
-}
-
-/// `dot.<path>` as minijinja's attribute lookups compute it with lenient undefined values (a missing field is
-/// undefined, a field of an undefined value fails): the failure is carried as an invalid value, which fails the
-/// name's lookup with the very error the lookups would have raised, on the same line. Nil data gives no value.
-fn resolve_path(dot: &Value, path: &[String]) -> Value {
-    // Go reads every field of nil template data (`include "d" .Values.missing`) as no value.
-    if is_nil(dot) {
-        return super::value::missing();
-    }
-    let mut value = dot.clone();
-    for name in path {
-        value = match value.get_attr(name) {
-            Ok(value) => value,
-            Err(error) => return Value::from(error),
-        };
-        if value.kind() == minijinja::value::ValueKind::Invalid {
-            break;
-        }
-    }
-    value
-}
-
 /// Results of `include` calls within one render, keyed by template name and the identity of the map passed as
 /// dot. An entry is used only while no map anywhere was mutated since it was stored, and calls that mutate maps
 /// themselves are never stored, so reuse cannot change the output.
@@ -327,16 +239,14 @@ enum Call {
 fn include(
     state: &State,
     args: &[Value],
-    actions: &Arc<ActionTable>,
+    context: &ExecContext,
     call: Call,
 ) -> Result<Value, Error> {
     want("include", args, 2)?;
     meter::check_deadline()?;
-    let cache = state.lookup("_cache");
+    let cache = context.cache.as_ref();
     let key = cache_key(args[0].as_str().unwrap_or_default(), &args[1]);
-    let cached = cache
-        .as_ref()
-        .and_then(|c| c.downcast_object_ref::<IncludeCache>());
+    let cached = cache.and_then(|c| c.downcast_object_ref::<IncludeCache>());
     if let (Some(cache), Some(key)) = (cached, &key) {
         let entries = cache.entries.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(hit) = entries.get(key)
@@ -346,7 +256,7 @@ fn include(
         }
     }
     let epoch = MUTATIONS.load(Ordering::Relaxed);
-    let output = render_include(state, args, actions, cache.clone(), call)?;
+    let output = render_include(state, args, context, call)?;
     if let (Some(cache), Some(key)) = (cached, key)
         && epoch == MUTATIONS.load(Ordering::Relaxed)
     {
@@ -367,14 +277,14 @@ fn include(
 fn render_include(
     state: &State,
     args: &[Value],
-    actions: &Arc<ActionTable>,
-    cache: Option<Value>,
+    context: &ExecContext,
     call: Call,
 ) -> Result<Value, Error> {
     let name = args[0]
         .as_str()
         .map_or_else(|| arg_str(args, 0).into(), std::borrow::Cow::Borrowed);
-    let depth = depth(state);
+    let depth = context.depth;
+    let actions = &context.actions;
     let _open = match call {
         Call::Include => Some(IncludeGuard::open(&name)?),
         Call::Template => None,
@@ -398,9 +308,10 @@ fn render_include(
             ExecContext {
                 dot: args[1].clone(),
                 depth: depth + 1,
-                cache,
-                lookup: state.lookup("_lookup"),
+                cache: context.cache.clone(),
+                lookup: context.lookup.clone(),
                 aliases: actions.aliases(&name),
+                resolved: None,
                 actions: Arc::clone(actions),
             }
             .value(),
@@ -424,20 +335,24 @@ fn render_include(
 struct TplSource {
     body: String,
     defines: Vec<(String, String)>,
+    /// Whether the translation holds stray byte characters (from `"\xc3"`-like literals): a render that uses it
+    /// has them, even when the translation came from the cache and no literal was unquoted in this render.
+    strays: bool,
 }
 
 static TPL_CACHE: LazyLock<Mutex<HashMap<String, Arc<TplSource>>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 const TPL_CACHE_ENTRIES: usize = 1024;
 
-fn tpl(state: &State, args: &[Value], actions: &Arc<ActionTable>) -> Result<Value, Error> {
+fn tpl(state: &State, args: &[Value], exec: &ExecContext) -> Result<Value, Error> {
     want("tpl", args, 2)?;
     meter::check_deadline()?;
     let source = arg_str(args, 0);
     if !source.contains("{{") {
         return Ok(Value::from(source));
     }
-    let depth = depth(state);
+    let depth = exec.depth;
+    let actions = &exec.actions;
     if depth >= MAX_INCLUDE_DEPTH {
         return Err(fail(format!(
             "error calling tpl: nesting deeper than {MAX_INCLUDE_DEPTH}"
@@ -459,13 +374,19 @@ fn tpl(state: &State, args: &[Value], actions: &Arc<ActionTable>) -> Result<Valu
                     ))
                 },
             )?;
+            let defines: Vec<(String, String)> = file
+                .defines
+                .into_iter()
+                .map(|(name, define)| (name, define.source))
+                .collect();
+            let strays = gostring::holds_stray_range(&file.body.source)
+                || defines
+                    .iter()
+                    .any(|(_, define)| gostring::holds_stray_range(define));
             let translated = Arc::new(TplSource {
                 body: file.body.source,
-                defines: file
-                    .defines
-                    .into_iter()
-                    .map(|(name, define)| (name, define.source))
-                    .collect(),
+                defines,
+                strays,
             });
             let mut cache = TPL_CACHE.lock().unwrap_or_else(|p| p.into_inner());
             if cache.len() >= TPL_CACHE_ENTRIES {
@@ -475,12 +396,16 @@ fn tpl(state: &State, args: &[Value], actions: &Arc<ActionTable>) -> Result<Valu
             translated
         }
     };
+    if translated.strays {
+        meter::note_strays();
+    }
     let context = ExecContext {
         dot: args[1].clone(),
         depth: depth + 1,
         cache: None,
-        lookup: state.lookup("_lookup"),
+        lookup: exec.lookup.clone(),
         aliases: None,
+        resolved: None,
         actions: Arc::clone(actions),
     }
     .value();

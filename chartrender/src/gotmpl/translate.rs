@@ -21,8 +21,8 @@ pub(crate) struct Translated {
     pub(crate) source: String,
     /// `(line, action source)` for every action, in source order.
     pub(crate) actions: Vec<(usize, String)>,
-    /// Long literal texts moved out of `source` (when asked for): `(global name, text)`; the source prints the
-    /// global instead, so minijinja's lexer, which walks template text character by character, never sees them.
+    /// Long literal texts moved out of `source` (when asked for): `(name, text)`; the source prints the
+    /// name instead, so minijinja's lexer, which walks template text character by character, never sees them.
     pub(crate) texts: Vec<(String, String)>,
     /// Field paths from the template's data (`_d0`) that the source names `_p<n>` (when asked for, see
     /// [`translate`]): entry `n` is the path of `_p<n>`, which the execution context resolves from its `_d0` when
@@ -32,6 +32,9 @@ pub(crate) struct Translated {
 
 /// Prefix of the names under which a translated chart template reads a field path from its data.
 pub(crate) const ALIAS_PREFIX: &str = "_p";
+
+/// Prefix of the names under which a translated chart template prints its long literal texts.
+pub(crate) const TEXT_PREFIX: &str = "_t";
 
 /// Literal text of at least this many bytes is moved out of the minijinja source when the caller asks for it.
 pub(crate) const EXTRACT_TEXT_BYTES: usize = 256;
@@ -53,8 +56,8 @@ fn needs_escape(text: &str) -> bool {
 
 /// Translates one template body (a file or a `define`).
 ///
-/// With `texts` (a prefix for global names), literal texts of [`EXTRACT_TEXT_BYTES`] or more become
-/// `{{ <prefix>_<n> }}` and are returned in [`Translated::texts`]; the caller defines those globals. Field paths
+/// With `texts` (a prefix for names), literal texts of [`EXTRACT_TEXT_BYTES`] or more become
+/// `{{ <prefix>_<n> }}` and are returned in [`Translated::texts`]; the caller's context resolves those names. Field paths
 /// from the data (`.Values.a.b`, `$.Release.Name`) then become one name each, `_p<n>`
 /// ([`Translated::aliases`]): minijinja compiles a name several times faster than a chain of attribute lookups
 /// (more than half of compiling a values-heavy template), and the caller's context resolves it with the same
