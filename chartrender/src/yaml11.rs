@@ -274,10 +274,13 @@ pub(crate) fn as_yaml11(text: &str) -> Cow<'_, str> {
     // whole text only the first line's key would be seen). Then the lines again without full-line comments, which
     // are never rewritten but often hold candidates (`no`, `on`, `_`): gardenlet's values file has them only in
     // comments, and rewriting it line by line was 5 % of a cold render.
+    // Comments after a value are left out too (dns-service's values file names a `set_dependency_…` script after an
+    // image tag): a line is rewritten only in its key and value, never in its comment.
     if !(has_candidate(text) || text.lines().any(may_have_numeric_key))
-        || !text
-            .lines()
-            .any(|line| !line.trim_start().starts_with('#') && has_candidate(line))
+        || !text.lines().any(|line| {
+            let content = before_comment(line);
+            !content.trim_start().is_empty() && has_candidate(content)
+        })
     {
         return Cow::Borrowed(text);
     }
@@ -329,6 +332,33 @@ pub(crate) fn as_yaml11(text: &str) -> Cow<'_, str> {
         out.push_str(ending);
     }
     Cow::Owned(out)
+}
+
+/// `line` without its comment: the text before the first `#` that opens the line or follows a space or tab outside
+/// quotes. Quotes are paired as they come, which a quote inside a plain scalar (`it's`) can misread; a cut is
+/// therefore made only when no quote follows it, so a `#` inside a quoted scalar that closes on this line never
+/// cuts (the line is kept whole), and one inside a scalar that goes on past the line cuts only quoted text, which
+/// is never rewritten.
+fn before_comment(line: &str) -> &str {
+    let bytes = line.as_bytes();
+    let mut quote = None;
+    for (i, &b) in bytes.iter().enumerate() {
+        match (quote, b) {
+            (Some(open), _) if b == open => quote = None,
+            (Some(_), _) => {}
+            (None, b'\'' | b'"') => quote = Some(b),
+            (None, b'#') if i == 0 || matches!(bytes[i - 1], b' ' | b'\t') => {
+                let comment = &bytes[i..];
+                return if comment.contains(&b'"') || comment.contains(&b'\'') {
+                    line
+                } else {
+                    &line[..i]
+                };
+            }
+            (None, _) => {}
+        }
+    }
+    line
 }
 
 /// When the value on `body` is a flow collection that stays open past the line, the length of `following` (the
@@ -744,6 +774,25 @@ mod tests {
     }
 
     #[test]
+    fn comments_are_cut_only_where_no_quote_can_hide_them() {
+        let cases = [
+            ("a: 1 # x_y", "a: 1 "),
+            ("# all comment", ""),
+            ("a: 1\t# x", "a: 1\t"),
+            ("a#b: 1", "a#b: 1"),
+            ("a: \"v\" # x_y", "a: \"v\" "),
+            ("a: 'it''s' # on", "a: 'it''s' "),
+            ("a: \"x # y\"", "a: \"x # y\""),
+            ("a: [it's, 'b # c', y]", "a: [it's, 'b # c', y]"),
+            ("a: \"open # on", "a: \"open # on"),
+            ("a: b", "a: b"),
+        ];
+        for (line, want) in cases {
+            assert_eq!(before_comment(line), want, "{line:?}");
+        }
+    }
+
+    #[test]
     fn text_without_candidates_is_borrowed() {
         assert!(matches!(as_yaml11("a: 1\nb: [x]\n"), Cow::Borrowed(_)));
         assert!(matches!(
@@ -755,6 +804,16 @@ mod tests {
         assert!(matches!(as_yaml11(commented), Cow::Borrowed(_)));
         // A candidate on a line that is not all comment still rewrites the text.
         assert_eq!(as_yaml11("# no\na: yes # on\n"), "# no\na: true # on\n");
+        // Candidates only in comments after values (dns-service's image tag line), after quoted values too.
+        let trailing = "image:\n  tag: \"v1\" # set_version, on 017\n  name: 'x' # y\n";
+        assert!(matches!(as_yaml11(trailing), Cow::Borrowed(_)));
+        // A `#` inside a word opens no comment: `_` in the key is still a candidate (the key stays a string).
+        assert!(matches!(as_yaml11("a#b_c: x\n"), Cow::Owned(_)));
+        assert_eq!(as_yaml11("a#b_c: x\n"), "a#b_c: x\n");
+        // A `#` followed by a quote may be inside a quoted scalar: the rest of the line is still looked at.
+        assert_eq!(as_yaml11("a: [\"x # q\", y]\n"), "a: [\"x # q\", true]\n");
+        assert_eq!(as_yaml11("a: [it's, 'b # c', y]\n"), "a: [it's, 'b # c', true]\n");
+        assert_eq!(as_yaml11("a: 'x' # b\nc: on # d\n"), "a: 'x' # b\nc: true # d\n");
         // A numeric block key below the first line is found by the first pass over the whole text too.
         assert!(matches!(as_yaml11("a: 1\n1e3: x\n"), Cow::Owned(_)));
     }
