@@ -33,11 +33,37 @@ fn yaml11_bool(word: &str) -> Option<bool> {
 /// Whether `line` may be rewritten: it holds a word go-yaml v2 reads as a boolean (a rewritten key or value is such
 /// a word standing alone between non-letters) or text that may be a number read unlike YAML 1.2.
 fn has_candidate(line: &str) -> bool {
-    line.split(|c: char| !c.is_ascii_alphabetic())
-        .any(|word| yaml11_bool(word).is_some() || yaml12_bool_key(word).is_some())
+    has_boolean_word(line)
         // Every match holds `_` or `0`: a byte scan first spares most lines the regex search.
         || (line.bytes().any(|b| b == b'_' || b == b'0') && NUMBER_CANDIDATE.is_match(line))
         || may_have_numeric_key(line)
+}
+
+/// Whether `text` holds one of the words [`yaml11_bool`] or [`yaml12_bool_key`] know as a whole run of ASCII letters.
+/// Runs are found byte by byte (a byte of a multi-byte character is no ASCII letter, as the character is not), and
+/// only runs of one to five letters are compared: splitting by characters and comparing every word was most of
+/// loading shoot-cert-service's values.
+fn has_boolean_word(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    while start < bytes.len() {
+        if !bytes[start].is_ascii_alphabetic() {
+            start += 1;
+            continue;
+        }
+        let end = bytes[start..]
+            .iter()
+            .position(|b| !b.is_ascii_alphabetic())
+            .map_or(bytes.len(), |n| start + n);
+        if end - start <= 5 {
+            let word = &text[start..end];
+            if yaml11_bool(word).is_some() || yaml12_bool_key(word).is_some() {
+                return true;
+            }
+        }
+        start = end;
+    }
+    false
 }
 
 /// Whether `line` may hold a key go-yaml v2 reads as a number: a block key that starts like a number, or one in a
@@ -771,6 +797,30 @@ mod tests {
             as_yaml11("1e3: a\n- 017: b\n  -1: c\nm: {0x10: x, 1.5: [017]}\n.nan: d\nx1: 1\n"),
             "\"1000\": a\n- \"15\": b\n  -1: c\nm: {\"16\": x, 1.5: [15]}\n.nan: d\nx1: 1\n"
         );
+    }
+
+    #[test]
+    fn boolean_words_are_found_only_as_whole_letter_runs() {
+        let cases = [
+            ("y", true),
+            ("a: Off", true),
+            ("x,no]", true),
+            ("é y", true),
+            ("TRUE: 1", true),
+            ("yesterday", false),
+            ("only", false),
+            ("éy", true),
+            ("a_on", true),
+            ("nothing here", false),
+            ("", false),
+        ];
+        for (text, want) in cases {
+            assert_eq!(has_boolean_word(text), want, "{text:?}");
+            let split = text
+                .split(|c: char| !c.is_ascii_alphabetic())
+                .any(|word| yaml11_bool(word).is_some() || yaml12_bool_key(word).is_some());
+            assert_eq!(split, want, "the character split agrees on {text:?}");
+        }
     }
 
     #[test]
