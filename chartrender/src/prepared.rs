@@ -12,8 +12,9 @@ use crate::render::RenderOptions;
 
 /// Helm's order of template paths: deeper paths first, then reverse lexical order.
 pub(crate) fn helm_order(a: &str, b: &str) -> std::cmp::Ordering {
-    // A byte count: `matches('/')` ran a searcher per comparison.
-    let depth = |p: &str| p.bytes().filter(|&c| c == b'/').count();
+    // A vectorised byte count: `matches('/')` ran a searcher per comparison, `filter(..).count()` took two bytes a
+    // step (1 % of a cold shoot-cert-service render: two sorts per render).
+    let depth = |p: &str| crate::gotmpl::count_byte(p.as_bytes(), b'/');
     depth(b).cmp(&depth(a)).then_with(|| b.cmp(a))
 }
 

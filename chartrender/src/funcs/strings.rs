@@ -277,7 +277,7 @@ fn indented(name: &str, args: &[Value], leading_newline: bool) -> Result<String,
     let text = args[1]
         .as_str()
         .map_or_else(|| arg_str(args, 1).into(), std::borrow::Cow::Borrowed);
-    let lines = text.bytes().filter(|b| *b == b'\n').count() + 1;
+    let lines = crate::gotmpl::count_newlines(&text) + 1;
     meter::check_bytes(
         name,
         text.len().saturating_add(lines.saturating_mul(width)) + 1,
