@@ -1,0 +1,254 @@
+//! Table tests of the YAML 1.1 rewrite (`super`), from go-yaml v2's and sigs.k8s.io/yaml's behaviour.
+
+use super::*;
+
+#[test]
+fn booleans_are_read_like_go_yaml_v2() {
+    let cases = [
+        ("y: 1\n", "\"true\": 1\n"),
+        (
+            "n: 1\nyes: 2\nOFF: 3\n",
+            "\"false\": 1\n\"true\": 2\n\"false\": 3\n",
+        ),
+        ("a: yes\nb: Off # c\n", "a: true\nb: false # c\n"),
+        (
+            "l:\n  - on\n  - no\n  - y: n\n",
+            "l:\n  - true\n  - false\n  - \"true\": false\n",
+        ),
+        // Not plain booleans: quoted, other words, inside text.
+        (
+            "a: \"yes\"\nb: 'on'\nc: yesterday\nd: yes please\n",
+            "a: \"yes\"\nb: 'on'\nc: yesterday\nd: yes please\n",
+        ),
+        // Block scalars keep their text; the next key is read again.
+        (
+            "s: |\n  y: 1\n  on\nn: x\n",
+            "s: |\n  y: 1\n  on\n\"false\": x\n",
+        ),
+        (
+            "s: >-\n  off\n\n  yes\nt: on\n",
+            "s: >-\n  off\n\n  yes\nt: true\n",
+        ),
+        // Comments stay as written.
+        ("# y: 1\na: 1\n", "# y: 1\na: 1\n"),
+        ("x-y: on\nport.name: N\n", "x-y: true\nport.name: false\n"),
+        // Lines without a candidate between rewritten ones are copied as they are.
+        (
+            "a: 1\nb: on\nc: 2 # x|\nd: n\n",
+            "a: 1\nb: true\nc: 2 # x|\nd: false\n",
+        ),
+    ];
+    for (input, want) in cases {
+        assert_eq!(as_yaml11(input), want, "{input:?}");
+    }
+}
+
+/// Each spelling's reading checked against Helm v3.11.3 (`typeOf` and the printed value of a values entry).
+#[test]
+fn numbers_are_read_like_go_yaml_v2() {
+    let cases = [
+        ("1_000", Some("1000")),
+        ("1__0", Some("10")),
+        ("1_", Some("1")),
+        ("-_1", Some("-1")),
+        ("017", Some("15")),
+        ("0_17", Some("15")),
+        ("00", Some("0")),
+        ("-0o17", Some("-15")),
+        ("0X1F", Some("31")),
+        ("0x_1F", Some("31")),
+        ("0B11", Some("3")),
+        ("0O17", Some("15")),
+        ("+0x10", Some("16")),
+        ("08", Some("8.0")),
+        ("09.5", Some("9.5")),
+        ("1_0.5", Some("10.5")),
+        ("1_000.000_1", Some("1000.0001")),
+        ("1_000e1", Some("10000.0")),
+        (".5_0", Some("0.5")),
+        ("0.5e1_0", Some("5000000000.0")),
+        ("9223372036854775808", None),
+        ("18446744073709551615", None),
+        ("18446744073709551616", Some("1.8446744073709552e19")),
+        // Already read alike, or strings in both.
+        ("42", None),
+        ("0", None),
+        ("-7", None),
+        ("0x1F", Some("31")),
+        ("1:30", None),
+        ("0o", None),
+        ("0x", None),
+        ("1e", None),
+        ("2001-12-14", None),
+        ("1.2.3", None),
+    ];
+    for (word, want) in cases {
+        assert_eq!(yaml12_spelling(word).as_deref(), want, "{word}");
+    }
+    assert_eq!(
+        as_yaml11("a: 1_000 # n\nl:\n  - 017\ns: \"017\"\nb: |\n  017\n"),
+        "a: 1000 # n\nl:\n  - 15\ns: \"017\"\nb: |\n  017\n"
+    );
+}
+
+/// Each line's reading checked against Helm v3.11.3 (`toJson .Values`).
+#[test]
+fn flow_collections_on_one_line_are_read_like_go_yaml_v2() {
+    let cases = [
+        ("l: [017, 1_000, 0X1F]\n", "l: [15, 1000, 31]\n"),
+        (
+            "m: {a: 017, y: on} # c\n",
+            "m: {a: 15, \"true\": true} # c\n",
+        ),
+        ("- [y, \"y\", 'n', no]\n", "- [true, \"y\", 'n', false]\n"),
+        ("c: [{a: [1_0]}, x]\n", "c: [{a: [10]}, x]\n"),
+        // Nothing to change, or not closed on the line.
+        ("a: [1, b, \"017\"]\n", "a: [1, b, \"017\"]\n"),
+    ];
+    for (input, want) in cases {
+        assert_eq!(as_yaml11(input), want, "{input:?}");
+    }
+}
+
+/// Each case checked against Helm v3.11.3 (`toJson .Values`).
+#[test]
+fn flow_collections_over_several_lines_are_read_like_go_yaml_v2() {
+    let cases = [
+        ("b: [017,\n  1_0]\n", "b: [15,\n  10]\n"),
+        (
+            "m: {\n  y: on, # y: on\n  a: [0x1F,\n    \"y\"]\n}\nn: off\n",
+            "m: {\n  \"true\": true, # y: on\n  a: [31,\n    \"y\"]\n}\n\"false\": false\n",
+        ),
+        (
+            "l:\n- [\n  'it''s ]', y\n  ]\nz: 017\n",
+            "l:\n- [\n  'it''s ]', true\n  ]\nz: 15\n",
+        ),
+        (
+            "x:\n  - {a: 1_0,\n     b: [y,\n  n]}\n  - 017\n",
+            "x:\n  - {a: 10,\n     b: [true,\n  false]}\n  - 15\n",
+        ),
+        // Never closed: left to the YAML 1.2 reading, line by line.
+        ("a: [017,\n  1_0\nb: 017\n", "a: [017,\n  1_0\nb: 15\n"),
+    ];
+    for (input, want) in cases {
+        assert_eq!(as_yaml11(input), want, "{input:?}");
+    }
+}
+
+/// Each key's reading checked against Helm v3.11.3 (`toJson .Values`).
+#[test]
+fn keys_become_json_keys_like_sigs_k8s_yaml() {
+    let cases = [
+        ("1_0", Some("10")),
+        ("017", Some("15")),
+        ("0x1F", Some("31")),
+        ("-0x1", Some("-1")),
+        ("+12", Some("12")),
+        ("0b101", Some("5")),
+        ("1e3", Some("1000")),
+        ("1.0e+2", Some("100")),
+        (".5", Some("0.5")),
+        ("0.1", None),
+        ("08", Some("8")),
+        ("-0.0", Some("-0")),
+        ("16777217.0", Some("1.6777216e+07")),
+        ("1234567.0", Some("1.234567e+06")),
+        ("0.000001", Some("1e-06")),
+        ("3.4028235e38", Some("3.4028235e+38")),
+        ("1e39", Some(".inf")),
+        ("+.Inf", Some(".inf")),
+        (".NaN", Some(".nan")),
+        ("True", Some("true")),
+        ("y", Some("true")),
+        ("OFF", Some("false")),
+        ("-9223372036854775808", None),
+        // Strings in go-yaml v2 too, or refused by Helm (left as they are).
+        ("1e400", None),
+        ("_1", None),
+        ("2001-12-14", None),
+        ("9223372036854775808", None),
+        ("a1", None),
+    ];
+    for (word, want) in cases {
+        assert_eq!(yaml11_key(word).as_deref(), want, "{word}");
+    }
+    assert_eq!(
+        as_yaml11("1e3: a\n- 017: b\n  -1: c\nm: {0x10: x, 1.5: [017]}\n.nan: d\nx1: 1\n"),
+        "\"1000\": a\n- \"15\": b\n  -1: c\nm: {\"16\": x, 1.5: [15]}\n.nan: d\nx1: 1\n"
+    );
+}
+
+#[test]
+fn boolean_words_are_found_only_as_whole_letter_runs() {
+    let cases = [
+        ("y", true),
+        ("a: Off", true),
+        ("x,no]", true),
+        ("é y", true),
+        ("TRUE: 1", true),
+        ("yesterday", false),
+        ("only", false),
+        ("éy", true),
+        ("a_on", true),
+        ("nothing here", false),
+        ("", false),
+    ];
+    for (text, want) in cases {
+        assert_eq!(has_boolean_word(text), want, "{text:?}");
+        let split = text
+            .split(|c: char| !c.is_ascii_alphabetic())
+            .any(|word| yaml11_bool(word).is_some() || yaml12_bool_key(word).is_some());
+        assert_eq!(split, want, "the character split agrees on {text:?}");
+    }
+}
+
+#[test]
+fn comments_are_cut_only_where_no_quote_can_hide_them() {
+    let cases = [
+        ("a: 1 # x_y", "a: 1 "),
+        ("# all comment", ""),
+        ("a: 1\t# x", "a: 1\t"),
+        ("a#b: 1", "a#b: 1"),
+        ("a: \"v\" # x_y", "a: \"v\" "),
+        ("a: 'it''s' # on", "a: 'it''s' "),
+        ("a: \"x # y\"", "a: \"x # y\""),
+        ("a: [it's, 'b # c', y]", "a: [it's, 'b # c', y]"),
+        ("a: \"open # on", "a: \"open # on"),
+        ("a: b", "a: b"),
+    ];
+    for (line, want) in cases {
+        assert_eq!(before_comment(line), want, "{line:?}");
+    }
+}
+
+#[test]
+fn text_without_candidates_is_borrowed() {
+    assert!(matches!(as_yaml11("a: 1\nb: [x]\n"), Cow::Borrowed(_)));
+    assert!(matches!(
+        as_yaml11("a: {}\nb: {c: 1, d: x}\nTrueish: 2\n"),
+        Cow::Borrowed(_)
+    ));
+    // Candidates in full-line comments only: nothing to rewrite.
+    let commented = "# no: on, 017, a_b\na: 1\n  # yes\n";
+    assert!(matches!(as_yaml11(commented), Cow::Borrowed(_)));
+    // A candidate on a line that is not all comment still rewrites the text.
+    assert_eq!(as_yaml11("# no\na: yes # on\n"), "# no\na: true # on\n");
+    // Candidates only in comments after values (dns-service's image tag line), after quoted values too.
+    let trailing = "image:\n  tag: \"v1\" # set_version, on 017\n  name: 'x' # y\n";
+    assert!(matches!(as_yaml11(trailing), Cow::Borrowed(_)));
+    // A `#` inside a word opens no comment: `_` in the key is still a candidate (the key stays a string).
+    assert!(matches!(as_yaml11("a#b_c: x\n"), Cow::Owned(_)));
+    assert_eq!(as_yaml11("a#b_c: x\n"), "a#b_c: x\n");
+    // A `#` followed by a quote may be inside a quoted scalar: the rest of the line is still looked at.
+    assert_eq!(as_yaml11("a: [\"x # q\", y]\n"), "a: [\"x # q\", true]\n");
+    assert_eq!(
+        as_yaml11("a: [it's, 'b # c', y]\n"),
+        "a: [it's, 'b # c', true]\n"
+    );
+    assert_eq!(
+        as_yaml11("a: 'x' # b\nc: on # d\n"),
+        "a: 'x' # b\nc: true # d\n"
+    );
+    // A numeric block key below the first line is found by the first pass over the whole text too.
+    assert!(matches!(as_yaml11("a: 1\n1e3: x\n"), Cow::Owned(_)));
+}
