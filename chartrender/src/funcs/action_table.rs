@@ -3,9 +3,9 @@
 //! failing action, its line and column (looked up only when an error happens); also the long literal texts the
 //! chart's translated templates print by name.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
+use foldhash::HashMap;
 use minijinja::value::Value;
 
 use super::field_error;

@@ -34,7 +34,6 @@ mod toml;
 pub(crate) mod value;
 mod wordcase;
 
-use std::collections::HashSet;
 use std::sync::LazyLock;
 
 use minijinja::value::Value;
@@ -322,7 +321,7 @@ pub(crate) fn takes_map(name: &str, index: usize) -> bool {
 
 /// Whether the function `name` has a Go `map[string]interface {}` parameter.
 pub(crate) fn has_map_param(name: &str) -> bool {
-    static NAMES: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
+    static NAMES: LazyLock<foldhash::HashSet<&'static str>> = LazyLock::new(|| {
         FUNCTIONS
             .iter()
             .filter_map(|(global, _)| global.strip_prefix("f_"))
@@ -334,7 +333,7 @@ pub(crate) fn has_map_param(name: &str) -> bool {
 
 /// Whether `name` is a function templates may call.
 pub(crate) fn is_function(name: &str) -> bool {
-    static NAMES: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
+    static NAMES: LazyLock<foldhash::HashSet<&'static str>> = LazyLock::new(|| {
         FUNCTIONS
             .iter()
             .filter_map(|(global, _)| global.strip_prefix("f_"))

@@ -8,7 +8,6 @@
 //!   `and`/`or`/`not` become minijinja's operators, which already return operands and short-circuit like Go.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use super::ParseError;
@@ -100,7 +99,7 @@ pub(crate) fn translate(
 #[derive(Default)]
 struct Aliases {
     paths: Vec<Vec<String>>,
-    numbers: HashMap<String, usize>,
+    numbers: foldhash::HashMap<String, usize>,
 }
 
 struct Translator<'a> {
