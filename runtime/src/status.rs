@@ -52,35 +52,47 @@ pub fn conflict_requeue(
     Some(kube::runtime::controller::Action::requeue(CONFLICT_REQUEUE))
 }
 
-/// Reads the latest `name`, merges the conditions returned by `updates` (given the stored ones)
-/// and writes them when they changed. Returns whether it wrote; a vanished object counts as done.
-/// Reads and the guarded write are retried in place on transient errors.
+/// How often [`update_conditions`] reads again and re-merges after losing the write to another
+/// writer of the same object before it gives the 409 to its caller.
+pub const CONFLICT_ATTEMPTS: usize = 4;
+
+/// Reads the latest `name`, merges `updates` (conditions by type) onto the stored ones and writes
+/// them when they changed. Returns whether it wrote; a vanished object counts as done. Reads and
+/// the guarded write are retried in place on transient errors; a lost race (409: another writer,
+/// e.g. a care controller, wrote its own conditions in between) is retried in place with a fresh
+/// read, up to [`CONFLICT_ATTEMPTS`] writes, as client-go's `RetryOnConflict` does — the merge is
+/// by type, so the other writer's conditions are kept, and the caller's reconcile (a chart render
+/// and apply for an installation) is not repeated for a race it does not depend on.
 ///
 /// # Errors
-/// Read or patch failures; 409 when another writer won the race (the caller requeues).
+/// Read or patch failures; 409 when the race was lost [`CONFLICT_ATTEMPTS`] times.
 pub async fn update_conditions<K>(
     api: &Api<K>,
     name: &str,
-    updates: impl FnOnce(&[Condition]) -> Vec<Condition>,
+    updates: &[Condition],
 ) -> Result<bool, kube::Error>
 where
     K: WithConditions + Resource + Clone + DeserializeOwned + Debug,
 {
-    let Some(latest) = retry::idempotent(&RetryPolicy::RECONCILE, || api.get_opt(name)).await?
-    else {
-        return Ok(false);
-    };
-    let existing = latest.conditions();
-    let merged = conditions::merge(existing, updates(existing));
-    if merged == existing {
-        return Ok(false);
-    }
-    // Guarded by the resourceVersion read above: a retry after a write that did land answers
-    // 409, which the caller treats as a lost race and requeues.
-    match patch_status_guarded(api, &latest, json!({"conditions": merged}), None).await {
-        Ok(()) => Ok(true),
-        Err(kube::Error::Api(status)) if status.is_not_found() => Ok(false),
-        Err(error) => Err(error),
+    let mut attempt = 1;
+    loop {
+        let Some(latest) = retry::idempotent(&RetryPolicy::RECONCILE, || api.get_opt(name)).await?
+        else {
+            return Ok(false);
+        };
+        let existing = latest.conditions();
+        let merged = conditions::merge(existing, updates.iter().cloned());
+        if merged == existing {
+            return Ok(false);
+        }
+        // Guarded by the resourceVersion read above: a retry after a write that did land answers
+        // 409, and the next read then finds nothing left to write.
+        match patch_status_guarded(api, &latest, json!({"conditions": merged}), None).await {
+            Ok(()) => return Ok(true),
+            Err(kube::Error::Api(status)) if status.is_not_found() => return Ok(false),
+            Err(error) if is_conflict(&error) && attempt < CONFLICT_ATTEMPTS => attempt += 1,
+            Err(error) => return Err(error),
+        }
     }
 }
 

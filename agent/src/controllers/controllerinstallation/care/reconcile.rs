@@ -83,8 +83,9 @@ async fn care(ci: &ControllerInstallation, ctx: &Care) -> Result<Action, Error> 
     let managed_resources: Api<ManagedResource> =
         Api::namespaced(ctx.seed.clone(), namespaces::GARDEN);
     let now = ctx.clock.now();
-    let write = |updates: Vec<Condition>| async {
-        update_conditions(&garden, &name, |_| updates)
+    let (garden, name) = (&garden, &name);
+    let write = move |updates: Vec<Condition>| async move {
+        update_conditions(garden, name, &updates)
             .await
             .map_err(|source| Error::WriteConditions {
                 name: name.clone(),
@@ -129,7 +130,10 @@ async fn care(ci: &ControllerInstallation, ctx: &Care) -> Result<Action, Error> 
                 kube::Error::Api(status) if status.is_not_found() => {
                     Ok(Action::requeue(MISSING_REQUEUE))
                 }
-                source => Err(Error::ReadManagedResource { name, source }),
+                source => Err(Error::ReadManagedResource {
+                    name: name.clone(),
+                    source,
+                }),
             }
         }
     }

@@ -74,7 +74,7 @@ impl Conditions {
         if self.installed_touched {
             updates.push(self.installed.clone());
         }
-        update_conditions(api, name, |_| updates).await
+        update_conditions(api, name, &updates).await
     }
 }
 

@@ -7,7 +7,9 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::Api;
 use kube::api::ListParams;
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
-use seedlet_api::core::{ControllerDeployment, ControllerDeploymentV1beta1, Seed};
+use seedlet_api::core::{
+    ControllerDeployment, ControllerDeploymentV1beta1, ControllerRegistration, Seed,
+};
 use seedlet_api::names::{labels, namespaces, objects};
 use seedlet_runtime::retry::{self, RetryPolicy};
 
@@ -23,10 +25,25 @@ pub async fn read_seed(ctx: &Installer, conditions: &mut Conditions) -> Result<S
     seed_or_condition(fetch_seed(ctx).await, &ctx.seed_name, conditions)
 }
 
-/// Our Seed from the garden (retried in place on 500).
+/// Our Seed from the shared store, else from the garden (retried in place on 500).
 pub async fn fetch_seed(ctx: &Installer) -> Result<Option<Seed>, kube::Error> {
+    if let Some(seed) = ctx.cached_seed() {
+        return Ok(Some(seed));
+    }
     let seeds = Api::<Seed>::all(ctx.garden());
     retry::idempotent(&RetryPolicy::RECONCILE, || seeds.get_opt(&ctx.seed_name)).await
+}
+
+/// A ControllerRegistration from the shared store, else from the garden (retried in place on 500).
+pub async fn fetch_registration(
+    ctx: &Installer,
+    name: &str,
+) -> Result<Option<ControllerRegistration>, kube::Error> {
+    if let Some(registration) = ctx.cached_registration(name) {
+        return Ok(Some(registration));
+    }
+    let registrations = Api::<ControllerRegistration>::all(ctx.garden());
+    retry::idempotent(&RetryPolicy::RECONCILE, || registrations.get_opt(name)).await
 }
 
 /// The ControllerDeployment through v1, falling back to v1beta1 when the garden does not serve v1.

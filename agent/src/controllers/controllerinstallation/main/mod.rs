@@ -21,8 +21,8 @@ pub mod write;
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::{Stream, TryStreamExt};
 use k8s_openapi::api::core::v1::Namespace;
@@ -272,8 +272,23 @@ pub struct Installer {
     pub discovery: Arc<capabilities::SeedDiscovery>,
     /// OCI chart pullers (HTTP clients and archive caches) by CA bundle.
     pub pullers: chart::Pullers,
+    /// The shared garden stores of the current garden client, read before the API server.
+    pub cached: Mutex<Option<CachedInputs>>,
     garden_identity: OnceCell<String>,
     garden_namespace_ready: AtomicBool,
+}
+
+/// The garden stores an install reads first: our Seed and the ControllerRegistrations, kept by
+/// the agent's shared informers, which also trigger the installations on their changes — a store
+/// is updated before its subscribers hear of the change, so a reconcile never reads an older
+/// object than the one that triggered it. A miss (a store not listed yet, or an object newer than
+/// its informer has seen) is read from the API server, so no condition is written from a gap.
+#[derive(Clone)]
+pub struct CachedInputs {
+    /// Our Seed.
+    pub seed: Store<Seed>,
+    /// All ControllerRegistrations.
+    pub registrations: Store<ControllerRegistration>,
 }
 
 impl std::fmt::Debug for Installer {
@@ -305,6 +320,7 @@ impl Installer {
             stop: agent.stop.clone(),
             renderer: Arc::new(Renderer::new()),
             pullers: chart::Pullers::default(),
+            cached: Mutex::new(None),
             garden_identity: OnceCell::new(),
             garden_namespace_ready: AtomicBool::new(false),
         }
@@ -313,6 +329,23 @@ impl Installer {
     /// The current garden client.
     pub fn garden(&self) -> kube::Client {
         self.garden.client()
+    }
+
+    /// Our Seed from the shared store, `None` when the store does not have it (yet).
+    pub fn cached_seed(&self) -> Option<Seed> {
+        let cached = self.cached.lock().unwrap_or_else(PoisonError::into_inner);
+        let seed = cached
+            .as_ref()?
+            .seed
+            .get(&ObjectRef::new(&self.seed_name))?;
+        Some(seed.as_ref().clone())
+    }
+
+    /// A ControllerRegistration from the shared store, `None` when the store does not have it.
+    pub fn cached_registration(&self, name: &str) -> Option<ControllerRegistration> {
+        let cached = self.cached.lock().unwrap_or_else(PoisonError::into_inner);
+        let registration = cached.as_ref()?.registrations.get(&ObjectRef::new(name))?;
+        Some(registration.as_ref().clone())
     }
 
     /// The garden cluster identity, read once; empty while unreadable.
@@ -373,8 +406,16 @@ async fn run_with(caches: Arc<GardenCaches>, installer: Arc<Installer>, metrics:
         .predicate_filter(relevant_change, PredicateConfig::default());
     // The Seed feeds the injected values and gates installation on `status.clusterIdentity`;
     // heartbeat writes (conditions) are filtered out by the predicate.
-    let seeds = caches
-        .seed()
+    let seed_informer = caches.seed();
+    let registration_informer = caches.registrations();
+    *installer
+        .cached
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner) = Some(CachedInputs {
+        seed: seed_informer.store(),
+        registrations: registration_informer.store(),
+    });
+    let seeds = seed_informer
         .applied_objects()
         .predicate_filter(seed_change, PredicateConfig::default());
     let by_seed = reader.clone();
@@ -406,12 +447,7 @@ async fn run_with(caches: Arc<GardenCaches>, installer: Arc<Installer>, metrics:
                 .collect::<Vec<_>>()
         })
         .watches_stream(
-            watcher(
-                Api::<ControllerRegistration>::all(garden),
-                watcher::Config::default(),
-            )
-            .backoff(seedlet_runtime::watch::watch_backoff())
-            .touched_objects(),
+            registration_informer.touched_objects(),
             move |registration| {
                 installations_using_registration(&by_registration, &registration.name_any())
             },
@@ -457,15 +493,17 @@ pub fn installation_of_namespace(name: &str) -> Option<ObjectRef<ControllerInsta
         .map(ObjectRef::new)
 }
 
-/// Predicate of installation events that need a reconcile: spec, deletion, finalizers.
-/// Status writes (ours, care's, required's) are dropped.
+/// Predicate of installation events that need a reconcile: spec, deletion, annotations (the
+/// `gardener.cloud/operation` ones). Status writes (ours, care's, required's) are dropped, and so
+/// are finalizer changes: the one that matters is ours, added by the reconcile that is already
+/// installing, and letting it through made every new installation render and apply twice in a
+/// row (the second pass queued behind the first, competing with other installations' first).
 pub fn relevant_change(ci: &ControllerInstallation) -> Option<u64> {
     let mut hasher = DefaultHasher::new();
     serde_json::to_string(&ci.spec)
         .unwrap_or_default()
         .hash(&mut hasher);
     ci.metadata.deletion_timestamp.is_some().hash(&mut hasher);
-    ci.finalizers().hash(&mut hasher);
     ci.annotations().hash(&mut hasher);
     Some(hasher.finish())
 }
@@ -539,6 +577,7 @@ async fn deployment_changes(
 
 #[cfg(test)]
 mod tests {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
     use seedlet_api::common::ObjectReference;
     use seedlet_api::core::ControllerInstallationSpec;
 
@@ -619,11 +658,18 @@ mod tests {
     }
 
     #[test]
-    fn status_changes_do_not_trigger_but_spec_changes_do() {
+    fn status_and_finalizer_changes_do_not_trigger_but_spec_changes_do() {
         let a = installation("a", "r1", Some("d1"));
         let mut b = a.clone();
         b.status = Some(Default::default());
         assert_eq!(relevant_change(&a), relevant_change(&b));
+        b.metadata.finalizers = Some(vec![
+            seedlet_api::names::finalizers::CONTROLLER_INSTALLATION.to_owned(),
+        ]);
+        assert_eq!(relevant_change(&a), relevant_change(&b));
+        let mut deleted = b.clone();
+        deleted.metadata.deletion_timestamp = Some(Time(jiff::Timestamp::UNIX_EPOCH));
+        assert_ne!(relevant_change(&b), relevant_change(&deleted));
         b.spec.deployment_ref = Some(ObjectReference {
             name: "d1".into(),
             resource_version: Some("2".into()),

@@ -20,7 +20,6 @@ use seedlet_api::core::{
 use seedlet_api::names::{finalizers, namespaces, reasons};
 use seedlet_chartrender::{Chart, GardenerInfo, RenderOptions, Rendered};
 use seedlet_runtime::finalizer;
-use seedlet_runtime::retry::{self, RetryPolicy};
 
 use super::conditions::{Conditions, registration_or_condition, seed_or_condition};
 use super::{Error, Installer, desired, fetch, values, write};
@@ -165,13 +164,10 @@ struct Inputs {
 /// instead of four, most of a first install's latency. They are judged afterwards in the order
 /// gardenlet reads them, so conditions and errors are those of sequential reads.
 async fn fetch_inputs(ci: &ControllerInstallation, ctx: &Installer) -> Inputs {
-    let registrations = Api::<ControllerRegistration>::all(ctx.garden());
     let registration_name = &ci.spec.registration_ref.name;
     let deployment_name = ci.spec.deployment_ref.as_ref().map(|r| r.name.clone());
     let (registration, seed, deployment, hosts_garden) = tokio::join!(
-        retry::idempotent(&RetryPolicy::RECONCILE, || {
-            registrations.get_opt(registration_name)
-        }),
+        fetch::fetch_registration(ctx, registration_name),
         fetch::fetch_seed(ctx),
         async {
             match deployment_name {

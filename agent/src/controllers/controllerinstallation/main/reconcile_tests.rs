@@ -42,6 +42,7 @@ fn ctx(env: &Env) -> Arc<Installer> {
         renderer: Arc::new(Renderer::new()),
         discovery: Arc::new(capabilities::SeedDiscovery::new(env.seed.clone())),
         pullers: chart::Pullers::default(),
+        cached: std::sync::Mutex::new(None),
         garden_identity: OnceCell::new(),
         garden_namespace_ready: AtomicBool::new(false),
     })
@@ -368,4 +369,40 @@ async fn deletion_removes_the_managed_resource_and_namespace_before_the_finalize
     );
     assert!(stored(&env).await.is_none(), "gone with its finalizer");
     env.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_seed_and_registration_come_from_the_shared_stores_and_a_miss_from_the_garden() {
+    let env = Env::start().await;
+    // The garden's Seed has no cluster identity yet; the store holds a newer copy that has one.
+    seed(&env, false).await;
+    registration_and_deployment(&env, &good_chart()).await;
+    let created = installation(&env, SEED).await;
+    let installer = ctx(&env);
+    let without_store = installer.reconcile(created.clone()).await;
+    assert!(
+        matches!(without_store, Err(Error::ClusterIdentityMissing { .. })),
+        "{without_store:?}"
+    );
+
+    let mut identified = Api::<Seed>::all(env.garden.clone())
+        .get(SEED)
+        .await
+        .unwrap();
+    identified.status.get_or_insert_default().cluster_identity = Some("seed-identity".into());
+    let (seeds, mut seed_writer) = kube::runtime::reflector::store::<Seed>();
+    seed_writer.apply_watcher_event(&kube::runtime::watcher::Event::Apply(identified));
+    // The registration store is empty: the registration is read from the garden.
+    let (registrations, _) =
+        kube::runtime::reflector::store::<seedlet_api::core::ControllerRegistration>();
+    *installer.cached.lock().unwrap() = Some(super::CachedInputs {
+        seed: seeds,
+        registrations,
+    });
+    installer.reconcile(fresh(&env).await).await.unwrap();
+    assert_eq!(
+        condition(&env, "Valid").await,
+        pair("True", reasons::REGISTRATION_VALID)
+    );
+    assert!(managed_resource(&env).await.is_some(), "managed resource");
 }

@@ -92,11 +92,9 @@ async fn required(ci: &ControllerInstallation, ctx: &Required) -> Result<Action,
         return Ok(Action::await_change());
     };
     let name = ci.name_any();
-    update_conditions(&Api::<ControllerInstallation>::all(garden), &name, |_| {
-        vec![next]
-    })
-    .await
-    .map_err(|source| Error::WriteCondition { name, source })?;
+    update_conditions(&Api::<ControllerInstallation>::all(garden), &name, &[next])
+        .await
+        .map_err(|source| Error::WriteCondition { name, source })?;
     Ok(Action::await_change())
 }
 

@@ -1,0 +1,156 @@
+//! `status::update_conditions` against a sandbox API server when another writer of the same
+//! object wins the race between its read and its guarded write: the lost write is read again and
+//! re-merged in place (both writers' conditions survive, the caller sees success), and a race lost
+//! on every attempt reaches the caller as the 409 after `CONFLICT_ATTEMPTS` writes.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll};
+
+use http::{Method, Request, Response};
+use kube::api::{Patch, PatchParams};
+use kube::client::{Body, ClientBuilder};
+use kube::{Api, Resource as _};
+use seedlet_api::conditions::Condition;
+use seedlet_api::core::{ControllerInstallation, ControllerInstallationSpec};
+use seedlet_runtime::status::{self, CONFLICT_ATTEMPTS};
+use seedlet_sandbox::Sandbox;
+use serde_json::json;
+
+/// A client whose status patches race another writer: before forwarding each of its first
+/// `races` status patches, a second client writes a condition of its own type (`Rival<n>`), so
+/// the patch's `resourceVersion` is stale when it arrives.
+#[derive(Clone)]
+struct Racing {
+    client: kube::Client,
+    rival: kube::Client,
+    races: usize,
+    patches: Arc<AtomicUsize>,
+}
+
+impl tower::Service<Request<Body>> for Racing {
+    type Response = Response<Body>;
+    type Error = kube::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<Body>, kube::Error>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), kube::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
+        let status_patch =
+            request.method() == Method::PATCH && request.uri().path().ends_with("/status");
+        let (client, rival, races) = (self.client.clone(), self.rival.clone(), self.races);
+        let patches = self.patches.clone();
+        Box::pin(async move {
+            if status_patch {
+                let patch = patches.fetch_add(1, Ordering::SeqCst);
+                if patch < races {
+                    rival_writes(&rival, &format!("Rival{patch}")).await;
+                }
+            }
+            client.send(request).await
+        })
+    }
+}
+
+const NAME: &str = "ext-a";
+
+fn now() -> jiff::Timestamp {
+    jiff::Timestamp::from_second(1_700_000_000).unwrap()
+}
+
+/// The other writer: appends a condition of `type_` (read-modify-write, unguarded).
+async fn rival_writes(client: &kube::Client, type_: &str) {
+    let api: Api<ControllerInstallation> = Api::all(client.clone());
+    let mut conditions = api
+        .get(NAME)
+        .await
+        .expect("rival reads")
+        .conditions()
+        .to_vec();
+    conditions.push(Condition::initialized(type_, now()));
+    api.patch_status(
+        NAME,
+        &PatchParams::default(),
+        &Patch::Merge(json!({"status": {"conditions": conditions}})),
+    )
+    .await
+    .expect("rival writes");
+}
+
+/// A sandbox with the garden CRDs and one ControllerInstallation; the racing client and its
+/// patch counter.
+async fn racing(races: usize) -> (Sandbox, Api<ControllerInstallation>, Arc<AtomicUsize>) {
+    let sandbox = Sandbox::builder().start().await.expect("sandbox");
+    let client = sandbox.client();
+    seedlet_sandbox::setup::install_crds(&client, seedlet_api::crds::garden_crds())
+        .await
+        .expect("garden CRDs");
+    let api: Api<ControllerInstallation> = Api::all(client.clone());
+    let mut installation = ControllerInstallation::new(NAME, ControllerInstallationSpec::default());
+    installation.meta_mut().resource_version = None;
+    api.create(&Default::default(), &installation)
+        .await
+        .expect("installation");
+    let patches = Arc::new(AtomicUsize::new(0));
+    let service = Racing {
+        client: client.clone(),
+        rival: client.clone(),
+        races,
+        patches: patches.clone(),
+    };
+    let racing = ClientBuilder::new(service, "default").build();
+    (sandbox, Api::all(racing), patches)
+}
+
+fn types(installation: &ControllerInstallation) -> Vec<&str> {
+    let mut types: Vec<_> = installation
+        .conditions()
+        .iter()
+        .map(|c| c.type_.as_str())
+        .collect();
+    types.sort_unstable();
+    types
+}
+
+#[tokio::test]
+async fn a_lost_race_is_read_again_and_both_writers_conditions_survive() {
+    let (sandbox, api, patches) = racing(2).await;
+    let wrote = status::update_conditions(&api, NAME, &[Condition::initialized("Valid", now())])
+        .await
+        .expect("written after two lost races");
+    assert!(wrote);
+    assert_eq!(
+        patches.load(Ordering::SeqCst),
+        3,
+        "two lost writes, one that landed"
+    );
+    let stored: Api<ControllerInstallation> = Api::all(sandbox.client());
+    assert_eq!(
+        types(&stored.get(NAME).await.unwrap()),
+        ["Rival0", "Rival1", "Valid"]
+    );
+    // Nothing left to change: no write at all.
+    let wrote = status::update_conditions(&api, NAME, &[Condition::initialized("Valid", now())])
+        .await
+        .unwrap();
+    assert!(!wrote);
+    assert_eq!(patches.load(Ordering::SeqCst), 3);
+}
+
+#[tokio::test]
+async fn a_race_lost_on_every_attempt_reaches_the_caller_as_a_conflict() {
+    let (sandbox, api, patches) = racing(usize::MAX).await;
+    let error = status::update_conditions(&api, NAME, &[Condition::initialized("Valid", now())])
+        .await
+        .expect_err("every write lost");
+    assert!(status::is_conflict(&error), "{error}");
+    assert_eq!(patches.load(Ordering::SeqCst), CONFLICT_ATTEMPTS);
+    let stored: Api<ControllerInstallation> = Api::all(sandbox.client());
+    let stored = stored.get(NAME).await.unwrap();
+    assert!(!types(&stored).contains(&"Valid"), "{:?}", types(&stored));
+    assert_eq!(types(&stored).len(), CONFLICT_ATTEMPTS);
+}
