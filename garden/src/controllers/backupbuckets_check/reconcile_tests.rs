@@ -80,6 +80,8 @@ async fn buckets_decide_the_condition(env: Env) {
     );
 
     bucket(&env, "b1").await;
+    // A Seed is checked at most once a second (`seed_check::MIN_CHECK_SPACING`).
+    env.clock.advance(SignedDuration::from_secs(1));
     ctx.clone().reconcile(s1.clone()).await.unwrap();
     assert_eq!(ready(&env).await.map(|c| c.0).as_deref(), Some("True"));
 
@@ -88,6 +90,7 @@ async fn buckets_decide_the_condition(env: Env) {
         .patch_status("b1", &PatchParams::default(), &Patch::Merge(&failing))
         .await
         .unwrap();
+    env.clock.advance(SignedDuration::from_secs(1));
     ctx.clone().reconcile(s1.clone()).await.unwrap();
     let message = "The following BackupBuckets have issues:\n* Name: b1, Error: access denied";
     assert_eq!(

@@ -5,8 +5,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use jiff::SignedDuration;
 use kube::Api;
 use kube::api::{Patch, PatchParams};
+use kube::runtime::controller::Action;
 use seedlet_api::core::{ControllerInstallation, Seed};
 use serde_json::{Value, json};
 
@@ -95,7 +97,20 @@ async fn installations_decide_extensions_ready(env: Env) {
         .patch_status("ci-s1", &PatchParams::default(), &Patch::Merge(&unhealthy))
         .await
         .unwrap();
-    ctx.reconcile(s1).await.unwrap();
+    // Within a second of the last check the Seed waits for the rest of that second.
+    let action = ctx.clone().reconcile(s1.clone()).await.unwrap();
+    assert_eq!(action, Action::requeue(Duration::from_secs(1)));
+    assert_eq!(
+        ready(&env).await.unwrap().0,
+        "True",
+        "not checked again yet"
+    );
+    env.clock.advance(SignedDuration::from_millis(400));
+    let action = ctx.clone().reconcile(s1.clone()).await.unwrap();
+    assert_eq!(action, Action::requeue(Duration::from_millis(600)));
+    env.clock.advance(SignedDuration::from_millis(600));
+    let action = ctx.reconcile(s1).await.unwrap();
+    assert_eq!(action, Action::requeue(Duration::from_secs(30)));
     let (status, reason, message) = ready(&env).await.unwrap();
     assert_eq!(
         (status.as_str(), reason.as_str()),
