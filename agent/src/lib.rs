@@ -41,6 +41,7 @@ pub mod controllers;
 pub mod daemon;
 pub mod extension_sync;
 pub mod garden_scope;
+pub mod managed_manifests;
 pub mod metrics;
 pub mod registration;
 pub mod resource_health;

@@ -25,8 +25,8 @@ use seedlet_config::gardenlet::ControlPlaneChart;
 use serde_json::{Value, json};
 
 use super::tasks::{FlowCtx, TaskError};
-use crate::controllers::controllerinstallation::main::{desired as ci_desired, write as ci_write};
 use crate::extension_sync::wait::{FIRST_PAUSE, WaitTiming};
+use crate::managed_manifests::{self, apply};
 
 /// Name of the ManagedResource (and prefix of its Secrets) and of the Helm release.
 pub const NAME: &str = "control-plane";
@@ -144,7 +144,7 @@ impl ChartSource {
                 seedlet_runtime::error_chain(&error)
             )
         })?;
-        ci_desired::manifest_data(&rendered.templates, None)
+        managed_manifests::manifest_data(&rendered.templates, None)
             .map_err(|error| format!("{FIELD}: {}", seedlet_runtime::error_chain(&error)))
     }
 }
@@ -187,10 +187,10 @@ pub async fn deploy(ctx: &FlowCtx, source: Arc<ChartSource>) -> Result<(), TaskE
         .await
         .map_err(|error| TaskError::plain(format!("{FIELD}: rendering failed: {error}")))?
         .map_err(TaskError::plain)?;
-    let secret = ci_desired::secret_name(NAME, &data);
+    let secret = managed_manifests::secret_name(NAME, &data);
     let labels = json!({"gardener.cloud/role": "controlplane"});
-    let desired = ci_desired::managed_resource(&ctx.namespace, NAME, &labels, &secret);
-    ci_write::apply_managed_resource(&ctx.seed, &ctx.namespace, NAME, &data, &desired)
+    let desired = managed_manifests::managed_resource(&ctx.namespace, NAME, &labels, &secret);
+    apply::apply_managed_resource(&ctx.seed, &ctx.namespace, NAME, &data, &desired)
         .await
         .map_err(|error| TaskError::plain(seedlet_runtime::error_chain(&error)))
 }
@@ -279,7 +279,7 @@ pub async fn destroy(ctx: &FlowCtx, timing: WaitTiming) -> Result<(), TaskError>
         ))
     })?;
     let secrets: Api<Secret> = Api::namespaced(ctx.seed.clone(), &ctx.namespace);
-    ci_write::delete_manifest_secrets(&secrets, NAME, None)
+    apply::delete_manifest_secrets(&secrets, NAME, None)
         .await
         .map_err(|error| TaskError::plain(seedlet_runtime::error_chain(&error)))
 }

@@ -161,7 +161,7 @@ pub enum Error {
         name: String,
         /// Cause.
         #[source]
-        source: desired::DataError,
+        source: crate::managed_manifests::DataError,
     },
     /// Ensuring the seed's `garden` namespace failed.
     #[error("creating namespace garden in the seed")]
@@ -381,6 +381,18 @@ impl Installer {
         }
         self.garden_namespace_ready.store(true, Ordering::Relaxed);
         Ok(())
+    }
+}
+
+impl From<crate::managed_manifests::apply::Error> for Error {
+    fn from(error: crate::managed_manifests::apply::Error) -> Self {
+        use crate::managed_manifests::apply::Error as Apply;
+        match error {
+            Apply::WriteSecret { name, source } => Self::WriteSecret { name, source },
+            Apply::WriteManagedResource { name, source } => {
+                Self::WriteManagedResource { name, source }
+            }
+        }
     }
 }
 

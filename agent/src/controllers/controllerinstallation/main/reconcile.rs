@@ -360,7 +360,7 @@ async fn render(
     };
     match desired::secret_data(&rendered.templates, &extension_namespace, &ctx.seed_name) {
         Ok(data) => Ok(ControlFlow::Continue(data)),
-        Err(desired::DataError::Yaml { template, message }) => {
+        Err(crate::managed_manifests::DataError::Yaml { template, message }) => {
             conditions.valid(
                 ConditionStatus::False,
                 reasons::CHART_CANNOT_BE_RENDERED,
@@ -370,7 +370,7 @@ async fn render(
             );
             Ok(ControlFlow::Break(Action::await_change()))
         }
-        Err(error @ desired::DataError::UnsupportedWorkload { .. }) => {
+        Err(error @ crate::managed_manifests::DataError::UnsupportedWorkload { .. }) => {
             conditions.valid(
                 ConditionStatus::True,
                 reasons::REGISTRATION_VALID,
