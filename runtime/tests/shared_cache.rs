@@ -3,63 +3,40 @@
 //! state, a subscriber that falls behind is resynced, and the subscriptions end with the caches.
 
 use std::collections::BTreeMap;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures::{Stream, StreamExt};
-use http::{Request, Response};
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
-use kube::client::{Body, ClientBuilder};
 use kube::runtime::watcher::{self, Event};
 use kube::{Api, ResourceExt};
 use seedlet_runtime::cache::{BUFFER, SharedCaches, View};
 use seedlet_sandbox::Sandbox;
+use seedlet_sandbox::setup::observed_client;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 /// A client that counts the watch requests it sends.
-#[derive(Clone)]
-struct Counting {
-    client: kube::Client,
-    watches: Arc<AtomicUsize>,
-}
-
-impl tower::Service<Request<Body>> for Counting {
-    type Response = Response<Body>;
-    type Error = kube::Error;
-    type Future = Pin<Box<dyn Future<Output = Result<Response<Body>, kube::Error>> + Send>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), kube::Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request<Body>) -> Self::Future {
-        if request
-            .uri()
-            .query()
-            .is_some_and(|query| query.contains("watch=true"))
-        {
-            self.watches.fetch_add(1, Ordering::SeqCst);
-        }
-        let client = self.client.clone();
-        Box::pin(async move { client.send(request).await })
-    }
-}
-
 fn counting(client: kube::Client) -> (kube::Client, Arc<AtomicUsize>) {
     let watches = Arc::new(AtomicUsize::new(0));
-    let namespace = client.default_namespace().to_owned();
-    let service = Counting {
+    let counted = watches.clone();
+    let client = observed_client(
         client,
-        watches: watches.clone(),
-    };
-    (ClientBuilder::new(service, namespace).build(), watches)
+        Arc::new(move |request| {
+            if request
+                .uri()
+                .query()
+                .is_some_and(|query| query.contains("watch=true"))
+            {
+                counted.fetch_add(1, Ordering::SeqCst);
+            }
+            Box::pin(async {})
+        }),
+    );
+    (client, watches)
 }
 
 fn config_map(name: &str, value: &str) -> ConfigMap {

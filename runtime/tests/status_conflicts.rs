@@ -3,58 +3,18 @@
 //! re-merged in place (both writers' conditions survive, the caller sees success), and a race lost
 //! on every attempt reaches the caller as the 409 after `CONFLICT_ATTEMPTS` writes.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::task::{Context, Poll};
 
-use http::{Method, Request, Response};
+use http::Method;
 use kube::api::{Patch, PatchParams};
-use kube::client::{Body, ClientBuilder};
 use kube::{Api, Resource as _};
 use seedlet_api::conditions::Condition;
 use seedlet_api::core::{ControllerInstallation, ControllerInstallationSpec};
 use seedlet_runtime::status::{self, CONFLICT_ATTEMPTS};
 use seedlet_sandbox::Sandbox;
+use seedlet_sandbox::setup::observed_client;
 use serde_json::json;
-
-/// A client whose status patches race another writer: before forwarding each of its first
-/// `races` status patches, a second client writes a condition of its own type (`Rival<n>`), so
-/// the patch's `resourceVersion` is stale when it arrives.
-#[derive(Clone)]
-struct Racing {
-    client: kube::Client,
-    rival: kube::Client,
-    races: usize,
-    patches: Arc<AtomicUsize>,
-}
-
-impl tower::Service<Request<Body>> for Racing {
-    type Response = Response<Body>;
-    type Error = kube::Error;
-    type Future = Pin<Box<dyn Future<Output = Result<Response<Body>, kube::Error>> + Send>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), kube::Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request<Body>) -> Self::Future {
-        let status_patch =
-            request.method() == Method::PATCH && request.uri().path().ends_with("/status");
-        let (client, rival, races) = (self.client.clone(), self.rival.clone(), self.races);
-        let patches = self.patches.clone();
-        Box::pin(async move {
-            if status_patch {
-                let patch = patches.fetch_add(1, Ordering::SeqCst);
-                if patch < races {
-                    rival_writes(&rival, &format!("Rival{patch}")).await;
-                }
-            }
-            client.send(request).await
-        })
-    }
-}
 
 const NAME: &str = "ext-a";
 
@@ -95,14 +55,25 @@ async fn racing(races: usize) -> (Sandbox, Api<ControllerInstallation>, Arc<Atom
     api.create(&Default::default(), &installation)
         .await
         .expect("installation");
+    // Before each of its first `races` status patches, another writer writes a condition of its
+    // own type (`Rival<n>`), so the patch's `resourceVersion` is stale when it arrives.
     let patches = Arc::new(AtomicUsize::new(0));
-    let service = Racing {
-        client: client.clone(),
-        rival: client.clone(),
-        races,
-        patches: patches.clone(),
-    };
-    let racing = ClientBuilder::new(service, "default").build();
+    let counted = patches.clone();
+    let rival = client.clone();
+    let racing = observed_client(
+        client,
+        Arc::new(move |request| {
+            let status_patch =
+                request.method() == Method::PATCH && request.uri().path().ends_with("/status");
+            let patch = status_patch.then(|| counted.fetch_add(1, Ordering::SeqCst));
+            let rival = rival.clone();
+            Box::pin(async move {
+                if let Some(patch) = patch.filter(|patch| *patch < races) {
+                    rival_writes(&rival, &format!("Rival{patch}")).await;
+                }
+            })
+        }),
+    );
     (sandbox, Api::all(racing), patches)
 }
 

@@ -244,3 +244,46 @@ where
     })
     .await;
 }
+
+/// What [`observed_client`] runs before each request is sent: it sees the request and returns a
+/// future that is awaited before the request goes out (tests count requests this way, or make
+/// another writer win a race).
+pub type BeforeRequest = std::sync::Arc<
+    dyn Fn(&http::Request<kube::client::Body>) -> futures::future::BoxFuture<'static, ()>
+        + Send
+        + Sync,
+>;
+
+/// A client that sends every request through `client` after `before` ran for it.
+pub fn observed_client(client: kube::Client, before: BeforeRequest) -> kube::Client {
+    let namespace = client.default_namespace().to_owned();
+    kube::client::ClientBuilder::new(Observed { client, before }, namespace).build()
+}
+
+#[derive(Clone)]
+struct Observed {
+    client: kube::Client,
+    before: BeforeRequest,
+}
+
+impl tower::Service<http::Request<kube::client::Body>> for Observed {
+    type Response = http::Response<kube::client::Body>;
+    type Error = kube::Error;
+    type Future = futures::future::BoxFuture<'static, Result<Self::Response, kube::Error>>;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), kube::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: http::Request<kube::client::Body>) -> Self::Future {
+        let before = (self.before)(&request);
+        let client = self.client.clone();
+        Box::pin(async move {
+            before.await;
+            client.send(request).await
+        })
+    }
+}
