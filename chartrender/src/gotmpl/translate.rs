@@ -9,6 +9,7 @@
 
 use std::cell::RefCell;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use super::ParseError;
 use super::parser::{Command, Node, Operand, Pipe};
@@ -22,7 +23,7 @@ pub(crate) struct Translated {
     pub(crate) actions: Vec<(usize, String)>,
     /// Long literal texts moved out of `source` (when asked for): `(name, text)`; the source prints the
     /// name instead, so minijinja's lexer, which walks template text character by character, never sees them.
-    pub(crate) texts: Vec<(String, String)>,
+    pub(crate) texts: Vec<(String, Arc<str>)>,
     /// Field paths from the template's data (`_d0`) that the source names `_p<n>` (when asked for, see
     /// [`translate`]): entry `n` is the path of `_p<n>`, which the execution context resolves from its `_d0` when
     /// the name is looked up.
@@ -104,7 +105,7 @@ struct Aliases {
 
 struct Translator<'a> {
     texts_prefix: Option<&'a str>,
-    texts: Vec<(String, String)>,
+    texts: Vec<(String, Arc<str>)>,
     name: &'a str,
     out: String,
     line: usize,
@@ -354,7 +355,8 @@ impl Translator<'_> {
             // The Go lines of the text are not emitted: the next node pads to its own line.
             let global = format!("{prefix}_{}", self.texts.len());
             self.push_all(&["{{ ", &global, " }}"]);
-            self.texts.push((global, text.to_string()));
+            // Copied once, into the shared form the execution context prints (often most of a CRD file).
+            self.texts.push((global, Arc::from(text)));
             return;
         }
         let needs_escape = needs_escape(text);
