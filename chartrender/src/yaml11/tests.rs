@@ -291,3 +291,45 @@ fn number_candidates_are_found_like_the_pattern_they_replace() {
         assert_eq!(pattern.is_match(text), want, "pattern on {text:?}");
     }
 }
+
+#[test]
+fn boolean_words_are_found_only_as_whole_runs_of_letters() {
+    // The word list, split by characters as the first version of the check did, gives the expected answer.
+    let reference = |text: &str| {
+        text.split(|c: char| !c.is_ascii_alphabetic())
+            .any(|word| yaml11_bool(word).is_some() || yaml12_bool_key(word).is_some())
+    };
+    let cases = [
+        ("", false),
+        ("y", true),
+        ("a: y", true),
+        ("ay: 1", false),
+        ("yy: 1", false),
+        ("key: yes", true),
+        ("key: yesno", false),
+        ("key: Yes1", true),
+        ("on", true),
+        ("onion: On", true),
+        ("onion: one", false),
+        ("OFF", true),
+        ("OFFSET", false),
+        ("True: 1", true),
+        ("true: 1", false),
+        ("TRUE", true),
+        ("Falsey", false),
+        ("x: FALSE # c", true),
+        ("n-1", true),
+        ("nn", false),
+        ("éno", true),
+        ("énoé", true),
+        ("äN", true),
+        ("no_way", true),
+        ("enabled: false", false),
+        ("port: 8080", false),
+        ("image: eu.gcr.io/gardener-project/cert", false),
+    ];
+    for (text, want) in cases {
+        assert_eq!(has_boolean_word(text), want, "{text:?}");
+        assert_eq!(reference(text), want, "reference on {text:?}");
+    }
+}
