@@ -214,12 +214,11 @@ static NUMBER: LazyLock<Regex> = LazyLock::new(|| {
 /// of a cold shoot-cert-service render. A byte of a multi-byte character is no ASCII letter, as the character is not.
 fn may_hold_number_candidate(text: &str) -> bool {
     let bytes = text.as_bytes();
-    // `contains` on bytes is a `memchr`.
-    if bytes.contains(&b'_') {
+    if memchr::memchr(b'_', bytes).is_some() {
         return true;
     }
     let mut at = 0;
-    while let Some(i) = bytes[at..].iter().position(|&b| b == b'0') {
+    while let Some(i) = memchr::memchr(b'0', &bytes[at..]) {
         let zero = at + i;
         let starts_word = zero == 0 || {
             let before = bytes[zero - 1];

@@ -44,7 +44,7 @@ pub(crate) const EXTRACT_TEXT_BYTES: usize = 256;
 fn needs_escape(text: &str) -> bool {
     let bytes = text.as_bytes();
     let mut at = 0;
-    while let Some(i) = text.get(at..).and_then(|rest| rest.find('{')) {
+    while let Some(i) = bytes.get(at..).and_then(|rest| memchr::memchr(b'{', rest)) {
         let brace = at + i;
         match bytes.get(brace + 1) {
             None | Some(b'{' | b'%' | b'#') => return true,
