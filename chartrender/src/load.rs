@@ -183,11 +183,35 @@ impl Budget {
     }
 }
 
-/// Decompressed bytes read ahead of the tar reader.
-const INFLATE_BUFFER_BYTES: usize = 32 * 1024;
-
 /// At most this much is reserved up front for a file, whatever size its header claims.
 const MAX_PREALLOCATED_BYTES: u64 = 1024 * 1024;
+
+/// At most this much is reserved up front for the inflated archive, whatever size its gzip trailer claims.
+const MAX_PREALLOCATED_ARCHIVE_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Inflates a gzip stream (its first member, as Helm's loader reads it) into one buffer, failing once more than
+/// `limit` bytes come out.
+fn inflate(bytes: &[u8], limit: u64) -> Result<Vec<u8>, LoadError> {
+    let fault = Cell::new(Fault::None);
+    // The archive is in memory already: the `bufread` decoder inflates straight from it, where the `read` one
+    // copies it through a zeroed 32 KiB buffer of its own first.
+    let mut decoder = BoundedReader {
+        inner: GzDecoder::new(bytes),
+        remaining: limit.saturating_add(1),
+        fault: &fault,
+    };
+    // The gzip trailer's size field (the inflated size modulo 2^32; not trusted, so bounded) saves growing the
+    // buffer step by step.
+    let claimed = bytes
+        .last_chunk::<4>()
+        .map_or(0, |size| u64::from(u32::from_le_bytes(*size)));
+    let reserve = claimed.min(limit).min(MAX_PREALLOCATED_ARCHIVE_BYTES);
+    let mut inflated = Vec::with_capacity(usize::try_from(reserve).unwrap_or(0));
+    decoder
+        .read_to_end(&mut inflated)
+        .map_err(|source| classify_io(source, &fault, limit))?;
+    Ok(inflated)
+}
 
 /// Unpacks a gzipped tar archive into files relative to the chart directory (first path component stripped).
 pub(crate) fn unpack_archive(
@@ -195,24 +219,18 @@ pub(crate) fn unpack_archive(
     budget: &mut Budget,
 ) -> Result<Vec<ChartFile>, LoadError> {
     let total_limit = budget.limits.max_total_bytes;
-    let fault = Cell::new(Fault::None);
-    // The archive is in memory already: the `bufread` decoder inflates straight from it, where the `read` one
-    // copies it through a zeroed 32 KiB buffer of its own first.
-    let decoder = BoundedReader {
-        inner: GzDecoder::new(bytes),
-        remaining: total_limit.saturating_add(1),
-        fault: &fault,
+    // Inflated in one piece and read from memory: the tar reader then seeks over padding (reading through a
+    // stream, it zeroed a 32 KiB buffer for every skip) and each file is one copy out of the buffer.
+    let inflated = inflate(bytes, total_limit)?;
+    let tar_error = |source| LoadError::Tar {
+        source: readable(source),
     };
-    // tar reads 512-byte headers and small chunks; inflating through a buffer keeps zlib on its fast path.
-    let mut archive =
-        tar::Archive::new(io::BufReader::with_capacity(INFLATE_BUFFER_BYTES, decoder));
-    let entries = archive
-        .entries()
-        .map_err(|source| classify_io(source, &fault, total_limit))?;
+    let mut archive = tar::Archive::new(InMemory(io::Cursor::new(inflated.as_slice())));
+    let entries = archive.entries_with_seek().map_err(tar_error)?;
     let mut files = Vec::new();
     for entry in entries {
         budget.entry()?;
-        let mut entry = entry.map_err(|source| classify_io(source, &fault, total_limit))?;
+        let mut entry = entry.map_err(tar_error)?;
         let raw_path = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
         let kind = entry.header().entry_type();
         match kind {
@@ -249,7 +267,7 @@ pub(crate) fn unpack_archive(
         (&mut entry)
             .take(max_file.saturating_add(1))
             .read_to_end(&mut data)
-            .map_err(|source| classify_io(source, &fault, total_limit))?;
+            .map_err(tar_error)?;
         if data.len() as u64 > max_file {
             return Err(LoadError::FileTooLarge {
                 path: relative,
@@ -391,6 +409,34 @@ fn entry_kind_name(kind: EntryType) -> &'static str {
     }
 }
 
+/// An inflated archive for the tar reader: seeking past its end fails as skipping past the end of a stream does
+/// (a cursor would allow it, and the reader would take the missing data for the end of the archive).
+struct InMemory<'a>(io::Cursor<&'a [u8]>);
+
+impl Read for InMemory<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+impl io::Seek for InMemory<'_> {
+    fn seek(&mut self, pos: io::SeekFrom) -> io::Result<u64> {
+        let len = self.0.get_ref().len() as u64;
+        let target = match pos {
+            io::SeekFrom::Start(at) => Some(at),
+            io::SeekFrom::Current(delta) => self.0.position().checked_add_signed(delta),
+            io::SeekFrom::End(delta) => len.checked_add_signed(delta),
+        };
+        match target {
+            Some(at) if at <= len => self.0.seek(io::SeekFrom::Start(at)),
+            _ => Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "unexpected EOF during skip",
+            )),
+        }
+    }
+}
+
 /// Which layer below the tar reader failed, recorded by [`BoundedReader`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Fault {
@@ -479,6 +525,32 @@ mod tests {
         assert!(safe_relative_path("C:/x").is_err());
         assert!(safe_relative_path("a\\..\\x").is_err());
         assert_eq!(safe_relative_path("./a//b/c.yaml").unwrap(), "a/b/c.yaml");
+    }
+
+    #[test]
+    fn seeking_past_the_end_of_an_inflated_archive_fails() {
+        use std::io::{Seek, SeekFrom};
+        let data = [7u8; 10];
+        let cases = [
+            (SeekFrom::Start(0), Some(0)),
+            (SeekFrom::Start(10), Some(10)),
+            (SeekFrom::Start(11), None),
+            (SeekFrom::Current(4), Some(4)),
+            (SeekFrom::Current(-1), None),
+            (SeekFrom::End(0), Some(10)),
+            (SeekFrom::End(1), None),
+            (SeekFrom::End(-3), Some(7)),
+        ];
+        for (pos, want) in cases {
+            let mut reader = InMemory(io::Cursor::new(&data[..]));
+            let got = reader.seek(pos).ok();
+            assert_eq!(got, want, "{pos:?}");
+        }
+        let mut reader = InMemory(io::Cursor::new(&data[..]));
+        reader.seek(SeekFrom::Start(8)).unwrap();
+        let mut rest = Vec::new();
+        reader.read_to_end(&mut rest).unwrap();
+        assert_eq!(rest, [7, 7]);
     }
 
     #[test]

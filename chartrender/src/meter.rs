@@ -19,6 +19,9 @@ use crate::load::Limits;
 
 /// Name of [`Limits::max_value_bytes`] in errors and in the agent configuration.
 pub(crate) const VALUE_BYTES: &str = "maxValueBytes";
+
+/// At most this much is reserved up front for a rendered file, whatever its template's size.
+const MAX_RESERVED_OUTPUT_BYTES: usize = 1024 * 1024;
 /// Name of [`Limits::max_value_items`].
 pub(crate) const VALUE_ITEMS: &str = "maxValueItems";
 /// Name of [`Limits::max_output_bytes`].
@@ -88,18 +91,22 @@ impl Session {
         self.meter.exceeded.borrow().clone()
     }
 
-    /// A writer for one rendered file, bounded by what is left of [`Limits::max_output_bytes`];
-    /// [`Session::count_output`] books what it wrote.
-    pub(crate) fn file_sink<'a>(&self, template: &'a str) -> Sink<'a> {
+    /// A writer for one rendered file, bounded by what is left of [`Limits::max_output_bytes`], with room for
+    /// `expected` bytes (the size of the template, a fair guess for a manifest); [`Session::count_output`] books
+    /// what it wrote.
+    pub(crate) fn file_sink<'a>(&self, template: &'a str, expected: usize) -> Sink<'a> {
         let left = self
             .meter
             .limits
             .max_output_bytes
             .saturating_sub(self.meter.output.get());
+        let limit = usize::try_from(left).unwrap_or(usize::MAX);
         Sink {
-            buffer: Vec::new(),
+            // Growing the buffer from empty copied a large file's output several times over (1 % of a cold
+            // shoot-cert-service render, whose 44 KB CRD file prints as it is).
+            buffer: Vec::with_capacity(expected.min(limit).min(MAX_RESERVED_OUTPUT_BYTES)),
             full: false,
-            limit: usize::try_from(left).unwrap_or(usize::MAX),
+            limit,
             owner: SinkOwner::File {
                 template,
                 limit: self.meter.limits.max_output_bytes,
@@ -475,10 +482,10 @@ mod tests {
     #[test]
     fn file_sink_counts_the_whole_chart() {
         let session = Session::start(small());
-        let mut first = session.file_sink("a.yaml");
+        let mut first = session.file_sink("a.yaml", 0);
         first.write_all(b"12345").unwrap();
         session.count_output(first.into_string().len());
-        let mut second = session.file_sink("b.yaml");
+        let mut second = session.file_sink("b.yaml", 1 << 20);
         second.write_all(b"123").unwrap();
         assert!(check_exceeded().is_ok());
         second.write_all(b"4").unwrap();

@@ -22,6 +22,8 @@ pub(crate) fn helm_order(a: &str, b: &str) -> std::cmp::Ordering {
 #[derive(Debug)]
 pub(crate) struct Unit {
     pub(crate) path: String,
+    /// The template file's size, which its output is reserved for.
+    pub(crate) size: usize,
     pub(crate) root: Value,
     /// The field paths the template reads through `_p<n>` names.
     pub(crate) aliases: Option<AliasPaths>,

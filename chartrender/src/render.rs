@@ -562,7 +562,7 @@ impl Compiled {
                     template: unit.path.clone(),
                     message: e.to_string(),
                 })?;
-            let mut sink = session.file_sink(&unit.path);
+            let mut sink = session.file_sink(&unit.path, unit.size);
             template
                 .render_captured_to(
                     template::ExecContext {
@@ -724,6 +724,7 @@ impl Compiled {
             let aliases = self.actions.aliases(&path);
             units.push(Unit {
                 path,
+                size: file.data.len(),
                 root,
                 aliases,
                 resolved: Arc::default(),

@@ -90,6 +90,35 @@ fn corrupt_tar_is_rejected() {
 }
 
 #[test]
+fn tar_streams_cut_short_inside_a_valid_gzip_are_rejected() {
+    // The tar stream ends inside a file's data, or in the padding after it: both are corrupt, not a shorter chart.
+    let mut tar = Vec::new();
+    raw_entry(
+        &mut tar,
+        "c/Chart.yaml",
+        tar::EntryType::Regular,
+        CHART_YAML.as_bytes(),
+        "",
+    );
+    raw_entry(
+        &mut tar,
+        "c/templates/a.yaml",
+        tar::EntryType::Regular,
+        &[b'x'; 700],
+        "",
+    );
+    let in_data = 512 * 3 + 300;
+    let in_padding = 512 * 3 + 700;
+    for cut in [in_data, in_padding] {
+        let err = load(&gzip(&tar[..cut])).unwrap_err();
+        assert!(
+            matches!(err, ChartError::Load(LoadError::Tar { .. })),
+            "cut at {cut}: {err:?}"
+        );
+    }
+}
+
+#[test]
 fn parent_directory_and_absolute_paths_are_rejected() {
     for name in [
         "c/../../etc/passwd",

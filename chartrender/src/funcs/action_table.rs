@@ -178,7 +178,7 @@ impl ActionTable {
     }
 
     /// Records the long literal texts `(name, text)` of a template.
-    pub(crate) fn add_texts(&mut self, texts: Vec<(String, String)>) {
+    pub(crate) fn add_texts(&mut self, texts: Vec<(String, Arc<str>)>) {
         self.texts.extend(
             texts
                 .into_iter()

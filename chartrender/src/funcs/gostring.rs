@@ -39,7 +39,7 @@ pub(crate) fn has_stray(text: &str) -> bool {
 
 /// Whether `text` holds a character of the stray range, made here or written as such.
 pub(crate) fn holds_stray_range(text: &str) -> bool {
-    text.as_bytes().contains(&0xF4) && text.chars().any(|c| stray_byte(c).is_some())
+    memchr::memchr(0xF4, text.as_bytes()).is_some() && text.chars().any(|c| stray_byte(c).is_some())
 }
 
 /// The Go string of `bytes`: valid UTF-8 as it is, every other byte as its stray character.

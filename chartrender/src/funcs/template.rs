@@ -490,10 +490,8 @@ pub(crate) const NO_VALUE: &str = "<no value>";
 /// Removes [`NO_VALUE`] as Helm does after rendering a file.
 pub(crate) fn strip_no_value(text: String) -> String {
     // `<` is rare in rendered manifests: finding it (memchr) first is cheaper than a substring search.
-    if text
-        .match_indices('<')
-        .any(|(at, _)| text[at..].starts_with(NO_VALUE))
-    {
+    let bytes = text.as_bytes();
+    if memchr::memchr_iter(b'<', bytes).any(|at| bytes[at..].starts_with(NO_VALUE.as_bytes())) {
         text.replace(NO_VALUE, "")
     } else {
         text

@@ -148,7 +148,7 @@ fn is_go_space(c: char) -> bool {
 fn find_open(source: &str, from: usize) -> Option<usize> {
     let bytes = source.as_bytes();
     let mut at = from;
-    while let Some(i) = source.get(at..)?.find('{') {
+    while let Some(i) = memchr::memchr(b'{', bytes.get(at..)?) {
         let brace = at + i;
         if bytes.get(brace + 1) == Some(&b'{') {
             return Some(brace);

@@ -9,6 +9,7 @@
 
 use std::cell::RefCell;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use super::ParseError;
 use super::parser::{Command, Node, Operand, Pipe};
@@ -22,7 +23,7 @@ pub(crate) struct Translated {
     pub(crate) actions: Vec<(usize, String)>,
     /// Long literal texts moved out of `source` (when asked for): `(name, text)`; the source prints the
     /// name instead, so minijinja's lexer, which walks template text character by character, never sees them.
-    pub(crate) texts: Vec<(String, String)>,
+    pub(crate) texts: Vec<(String, Arc<str>)>,
     /// Field paths from the template's data (`_d0`) that the source names `_p<n>` (when asked for, see
     /// [`translate`]): entry `n` is the path of `_p<n>`, which the execution context resolves from its `_d0` when
     /// the name is looked up.
@@ -43,7 +44,7 @@ pub(crate) const EXTRACT_TEXT_BYTES: usize = 256;
 fn needs_escape(text: &str) -> bool {
     let bytes = text.as_bytes();
     let mut at = 0;
-    while let Some(i) = text.get(at..).and_then(|rest| rest.find('{')) {
+    while let Some(i) = bytes.get(at..).and_then(|rest| memchr::memchr(b'{', rest)) {
         let brace = at + i;
         match bytes.get(brace + 1) {
             None | Some(b'{' | b'%' | b'#') => return true,
@@ -104,7 +105,7 @@ struct Aliases {
 
 struct Translator<'a> {
     texts_prefix: Option<&'a str>,
-    texts: Vec<(String, String)>,
+    texts: Vec<(String, Arc<str>)>,
     name: &'a str,
     out: String,
     line: usize,
@@ -354,7 +355,8 @@ impl Translator<'_> {
             // The Go lines of the text are not emitted: the next node pads to its own line.
             let global = format!("{prefix}_{}", self.texts.len());
             self.push_all(&["{{ ", &global, " }}"]);
-            self.texts.push((global, text.to_string()));
+            // Copied once, into the shared form the execution context prints (often most of a CRD file).
+            self.texts.push((global, Arc::from(text)));
             return;
         }
         let needs_escape = needs_escape(text);
@@ -671,149 +673,4 @@ fn push_string_literal(out: &mut String, value: &str) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::parser::parse;
-    use super::*;
-
-    fn known(name: &str) -> bool {
-        matches!(
-            name,
-            "include"
-                | "quote"
-                | "default"
-                | "eq"
-                | "and"
-                | "or"
-                | "not"
-                | "list"
-                | "add"
-                | "hasKey"
-                | "keys"
-        )
-    }
-
-    fn jinja(source: &str) -> String {
-        let parsed = parse("t", source, &known).unwrap();
-        translate("t", &parsed.body, None).unwrap().source
-    }
-
-    #[test]
-    fn translate_passes_the_piped_value_last() {
-        assert_eq!(
-            jinja(r#"{{ .Values.x | default "a" | quote }}"#),
-            r#"{{ f_quote(f_default("a", _d0.Values.x)) }}"#
-        );
-    }
-
-    #[test]
-    fn translate_maps_and_or_not_to_operators() {
-        assert_eq!(
-            jinja("{{ and .A (or .B .C) | not }}"),
-            "{{ (not (_d0.A and ((_d0.B or _d0.C)))) }}"
-        );
-    }
-
-    #[test]
-    fn translate_rebinds_dot_in_with_and_range() {
-        assert_eq!(
-            jinja("{{ with .A }}{{ .B }}{{ $.C }}{{ end }}"),
-            "{% set _d1 = _d0.A %}{% if _d1 %}{{ _d1.B }}{{ _d0.C }}{% endif %}"
-        );
-        assert_eq!(
-            jinja("{{ range $k, $v := .M }}{{ $k }}={{ $v.x }}{{ else }}none{{ end }}"),
-            "{% for _k1, _d1 in f_range_pairs(_d0.M) %}{{ f_tick() }}{{ _k1 }}={{ _d1.x }}{% else %}none{% endfor %}"
-        );
-    }
-
-    #[test]
-    fn translate_keeps_variables_in_a_namespace_with_go_scoping() {
-        let out = jinja("{{ $c := 0 }}{{ range .L }}{{ $c = add $c . }}{{ end }}{{ $c }}");
-        assert_eq!(
-            out,
-            "{% set _v = namespace() %}{% set _v.v1 = 0 %}{% for _d2 in f_range_values(_d0.L) %}{{ f_tick() }}{% set _v.v1 = f_add(_v.v1, _d2) %}{% endfor %}{{ _v.v1 }}"
-        );
-        let parsed = parse("t", "{{ if .A }}{{ $x := 1 }}{{ end }}{{ $x }}", &known).unwrap();
-        assert!(
-            translate("t", &parsed.body, None)
-                .unwrap_err()
-                .message
-                .contains("undefined variable")
-        );
-    }
-
-    #[test]
-    fn needs_escape_finds_minijinja_openers() {
-        let cases = [
-            ("", false),
-            ("plain: text", false),
-            ("json: {\"a\": 1}", false),
-            ("a {{ b", true),
-            ("a {% b", true),
-            ("a {# b", true),
-            ("ends with {", true),
-            ("{ {x} }", false),
-            ("{x{{", true),
-        ];
-        for (text, want) in cases {
-            assert_eq!(needs_escape(text), want, "{text:?}");
-        }
-    }
-
-    #[test]
-    fn translate_preserves_line_numbers_across_trimmed_newlines() {
-        let out = jinja("a\n{{- .X }}\n\n{{- .Y }}");
-        assert_eq!(out, "a{#\n#}{{ _d0.X }}{#\n\n#}{{ _d0.Y }}");
-    }
-
-    #[test]
-    fn translate_escapes_jinja_delimiters_in_text_and_calls_methods() {
-        assert_eq!(jinja("{% raw %} {#"), r#"{{ "{% raw %} {#" }}"#);
-        assert_eq!(
-            jinja(r#"{{ .Files.Get "a" }}"#),
-            r#"{{ _d0.Files.Get("a") }}"#
-        );
-        assert_eq!(
-            jinja(r#"{{ template "x" }}"#),
-            r#"{{ f_template("x", none) }}"#
-        );
-        assert_eq!(
-            jinja(r#"{{ (list 1 -2).x }}"#),
-            r#"{{ f__field((f_list(1, (-2))), "x") }}"#
-        );
-    }
-
-    #[test]
-    fn translate_chains_unwrapped_values_through_field_and_checks_declared_lookups() {
-        let cases = [
-            // Declared variables and pipelines are unwrapped by Go: their chains go through `f__field`.
-            (
-                "{{ $x := 1 }}{{ $x.a.b }}",
-                r#"{% set _v = namespace() %}{% set _v.v1 = 1 %}{{ f__field(_v.v1, "a", "b") }}"#,
-            ),
-            ("{{ list.a }}", r#"{{ f__field((f_list()), "a") }}"#),
-            // A field given to a map parameter is checked for nil; a variable or a pipeline is not.
-            (
-                "{{ hasKey .m \"x\" }}{{ hasKey (.m) \"x\" }}{{ .m | keys }}",
-                r#"{{ f_hasKey(f__map_arg(_d0.m), "x") }}{{ f_hasKey((_d0.m), "x") }}{{ f_keys(_d0.m) }}"#,
-            ),
-            // `$`, `.` and range variables stay attribute lookups.
-            ("{{ $.a.b }}{{ .c }}", "{{ _d0.a.b }}{{ _d0.c }}"),
-            (
-                "{{ range $v := .L }}{{ $v.a }}{{ end }}",
-                "{% for _d1 in f_range_values(_d0.L) %}{{ f_tick() }}{{ _d1.a }}{% endfor %}",
-            ),
-            // A declaration of a lookup tests the value, so a field of a non-map fails even if never read.
-            (
-                "{{ $x := .a.b }}",
-                "{% set _v = namespace() %}{% set _v.v1 = _d0.a.b %}{% if _v.v1 %}{% endif %}",
-            ),
-            (
-                "{{ $x := list }}",
-                "{% set _v = namespace() %}{% set _v.v1 = f_list() %}",
-            ),
-        ];
-        for (go, want) in cases {
-            assert_eq!(jinja(go), want, "{go}");
-        }
-    }
-}
+mod tests;

@@ -252,3 +252,84 @@ fn text_without_candidates_is_borrowed() {
     // A numeric block key below the first line is found by the first pass over the whole text too.
     assert!(matches!(as_yaml11("a: 1\n1e3: x\n"), Cow::Owned(_)));
 }
+
+#[test]
+fn number_candidates_are_found_like_the_pattern_they_replace() {
+    // `_|(?:^|[^0-9A-Za-z.])0[0-9XOB]`, the regex the byte scan replaces, gives the expected answer of every case.
+    let pattern = regex::Regex::new(r"_|(?:^|[^0-9A-Za-z.])0[0-9XOB]").unwrap();
+    let cases = [
+        ("", false),
+        ("a: 1", false),
+        ("a_b: 1", true),
+        ("0", false),
+        ("00", true),
+        ("07: x", true),
+        ("0X1F", true),
+        ("0x1f", false),
+        ("0O17", true),
+        ("0B101", true),
+        ("0b101", false),
+        ("a: 0.5", false),
+        ("a: 10", false),
+        ("a: 100", false),
+        ("a: 1.05", false),
+        ("v0.01", false),
+        ("a: 012", true),
+        ("a: -012", true),
+        ("a: [012]", true),
+        ("x\n09", true),
+        ("é09", true),
+        ("a0X", false),
+        ("tag: \"0.2.9\"", false),
+        ("tag: \"00.2\"", true),
+        ("port: 8080", false),
+        ("10250", false),
+        ("a: 0", false),
+    ];
+    for (text, want) in cases {
+        assert_eq!(may_hold_number_candidate(text), want, "{text:?}");
+        assert_eq!(pattern.is_match(text), want, "pattern on {text:?}");
+    }
+}
+
+#[test]
+fn boolean_words_are_found_only_as_whole_runs_of_letters() {
+    // The word list, split by characters as the first version of the check did, gives the expected answer.
+    let reference = |text: &str| {
+        text.split(|c: char| !c.is_ascii_alphabetic())
+            .any(|word| yaml11_bool(word).is_some() || yaml12_bool_key(word).is_some())
+    };
+    let cases = [
+        ("", false),
+        ("y", true),
+        ("a: y", true),
+        ("ay: 1", false),
+        ("yy: 1", false),
+        ("key: yes", true),
+        ("key: yesno", false),
+        ("key: Yes1", true),
+        ("on", true),
+        ("onion: On", true),
+        ("onion: one", false),
+        ("OFF", true),
+        ("OFFSET", false),
+        ("True: 1", true),
+        ("true: 1", false),
+        ("TRUE", true),
+        ("Falsey", false),
+        ("x: FALSE # c", true),
+        ("n-1", true),
+        ("nn", false),
+        ("éno", true),
+        ("énoé", true),
+        ("äN", true),
+        ("no_way", true),
+        ("enabled: false", false),
+        ("port: 8080", false),
+        ("image: eu.gcr.io/gardener-project/cert", false),
+    ];
+    for (text, want) in cases {
+        assert_eq!(has_boolean_word(text), want, "{text:?}");
+        assert_eq!(reference(text), want, "reference on {text:?}");
+    }
+}
