@@ -1,0 +1,342 @@
+//! One shared, store-less watch of the garden's ControllerInstallations, fanned out to every
+//! reader in the process.
+//!
+//! There is one installation per Seed and registration (30 500 at 500 seeds and 60
+//! registrations). No reader keeps them — scheduling, the extensions check, the two finalizer
+//! controllers and the seed authorizer's graph only map each change to a Seed, a registration or
+//! edges — so a shared store would cost more than it saves; but five watches of their own decoded
+//! every event five times. [`Installations`] runs one watch, decodes each event once (without
+//! `managedFields`) and hands the same `Arc` to every subscriber.
+//!
+//! A subscription ([`Installations::events`]) looks like a watcher's event stream:
+//! - a subscriber that joins before the shared watch's first list receives that list;
+//! - one that joins later lists the installations itself (pages of [`PAGE`]) before it receives
+//!   the shared events, so a late subscriber never disturbs the others (no store to replay from,
+//!   and no re-list of the shared watch). Events that arrive during its own list are queued and
+//!   delivered after it: they may repeat what the list showed, which change filters and the
+//!   graph's idempotent updates absorb;
+//! - after that every event of the shared watch, re-lists included (`Init` … `InitDone`).
+//!
+//! Each subscriber has a queue of [`BUFFER`] events and the watch waits for the slowest one, so
+//! memory stays bounded and nothing is dropped; a subscription that is dropped leaves. The
+//! subscribers are controllers' trigger streams (kube's scheduler drains them even while every
+//! reconcile slot is busy) and the graph's handler, which only takes its lock.
+//!
+//! [`Installations::changes`] is the change filter on top: an installation passes when its key
+//! changed or it was deleted, like `seedlet_runtime::triggers::changes`, but it remembers 64-bit
+//! hashes of the name and the key only (tens of thousands of installations per filter).
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use futures::{Stream, StreamExt as _};
+use kube::Api;
+use kube::api::ListParams;
+use kube::runtime::WatchStreamExt as _;
+use kube::runtime::watcher::{self, Event};
+use seedlet_api::core::ControllerInstallation;
+use seedlet_runtime::repeated::{Failure, RepeatedFailures};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// Events a subscriber may have queued before the shared watch waits for it.
+pub const BUFFER: usize = 256;
+
+/// Installations per list request of a late subscriber (as kube's watcher pages its lists).
+pub const PAGE: u32 = 500;
+
+/// The longest pause between two attempts of a late subscriber's failing list.
+const MAX_LIST_RETRY: Duration = Duration::from_secs(30);
+
+/// An installation event as the subscribers receive it: the object decoded once, shared.
+pub type SharedEvent = Event<Arc<ControllerInstallation>>;
+
+/// The shared watch of every ControllerInstallation in the garden, started by the first
+/// subscription and stopped with the token it was made with.
+pub struct Installations {
+    client: kube::Client,
+    stop: CancellationToken,
+    hub: Arc<Mutex<Hub>>,
+}
+
+/// The subscribers and how far the shared watch got.
+#[derive(Debug, Default)]
+struct Hub {
+    started: bool,
+    /// The shared watch began its first list: a subscriber joining now lists on its own.
+    listing: bool,
+    /// The shared watch ended (stopped): no more events for anyone.
+    ended: bool,
+    subscribers: Vec<mpsc::Sender<SharedEvent>>,
+}
+
+impl Installations {
+    /// The shared watch over `client`, ending when `stop` is cancelled.
+    pub fn new(client: kube::Client, stop: &CancellationToken) -> Self {
+        Self {
+            client,
+            stop: stop.child_token(),
+            hub: Arc::new(Mutex::new(Hub::default())),
+        }
+    }
+
+    /// A subscription shaped like a watcher's event stream (see the module docs). It never
+    /// yields an error (failures are logged by the shared watch and the subscriber's own list)
+    /// and ends when the shared watch ends.
+    pub fn events(&self) -> impl Stream<Item = Result<SharedEvent, watcher::Error>> + Send + use<> {
+        let (sender, receiver) = mpsc::channel(BUFFER);
+        let own_list = {
+            let mut hub = self.hub.lock().unwrap_or_else(PoisonError::into_inner);
+            if !hub.started {
+                hub.started = true;
+                tokio::spawn(watch(
+                    Api::all(self.client.clone()),
+                    self.hub.clone(),
+                    self.stop.clone(),
+                ));
+            }
+            if !hub.ended {
+                hub.subscribers.push(sender);
+            }
+            hub.listing
+        };
+        let list = own_list.then(|| Api::all(self.client.clone()));
+        let stop = self.stop.clone();
+        initial_list(list, PAGE, stop)
+            .chain(futures::stream::unfold(
+                receiver,
+                |mut receiver| async move {
+                    let event = receiver.recv().await?;
+                    Some((event, receiver))
+                },
+            ))
+            .map(Ok)
+    }
+
+    /// The installations whose `key` changed since this subscriber last saw them, plus deleted
+    /// ones (and every installation at its first sighting), for `Controller::watches_stream`.
+    pub fn changes<F>(
+        &self,
+        key: F,
+    ) -> impl Stream<Item = Result<ControllerInstallation, watcher::Error>> + Send + use<F>
+    where
+        F: Fn(&ControllerInstallation) -> String + Send + Sync + 'static,
+    {
+        let mut filter = ChangeFilter::default();
+        self.events().filter_map(move |event| {
+            let passed = event.ok().and_then(|event| filter.pass(event, &key));
+            futures::future::ready(passed.map(|object| Ok(ControllerInstallation::clone(&object))))
+        })
+    }
+}
+
+impl std::fmt::Debug for Installations {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let hub = self.hub.lock().unwrap_or_else(PoisonError::into_inner);
+        f.debug_struct("Installations")
+            .field("subscribers", &hub.subscribers.len())
+            .field("ended", &hub.ended)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Installations {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+/// The hashes a change filter remembers: of each installation's name, its key's hash.
+#[derive(Debug, Default)]
+struct ChangeFilter {
+    seen: HashMap<u64, u64>,
+}
+
+impl ChangeFilter {
+    /// The installation of `event` when it passes: first sighting, changed key, or deletion.
+    fn pass<F>(&mut self, event: SharedEvent, key: &F) -> Option<Arc<ControllerInstallation>>
+    where
+        F: Fn(&ControllerInstallation) -> String,
+    {
+        match event {
+            Event::Apply(object) | Event::InitApply(object) => {
+                let current = hash_of(&key(&object));
+                let previous = self.seen.insert(hash_of(&name_of(&object)), current);
+                (previous != Some(current)).then_some(object)
+            }
+            Event::Delete(object) => {
+                self.seen.remove(&hash_of(&name_of(&object)));
+                Some(object)
+            }
+            Event::Init | Event::InitDone => None,
+        }
+    }
+}
+
+fn name_of(installation: &ControllerInstallation) -> &str {
+    installation.metadata.name.as_deref().unwrap_or_default()
+}
+
+/// A 64-bit hash: two names (or keys) of one filter collide with odds of about 2^-64 per pair,
+/// and a collision of names only makes a change pass that could have been filtered.
+fn hash_of(text: &str) -> u64 {
+    let mut hasher = std::hash::DefaultHasher::new();
+    text.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// A late subscriber's own list (nothing when `api` is `None`): `Init`, the installations
+/// `page` at a time as they arrive (never the whole list in memory), `InitDone`. A failed page restarts
+/// the list (with `Init` again) after a growing pause.
+fn initial_list(
+    api: Option<Api<ControllerInstallation>>,
+    page: u32,
+    stop: CancellationToken,
+) -> impl Stream<Item = SharedEvent> + Send {
+    let lister = api.map(|api| Lister {
+        api,
+        page,
+        stop,
+        next: Some(None),
+        failures: RepeatedFailures::new(),
+    });
+    futures::stream::unfold(lister, |lister| async move {
+        let mut lister = lister?;
+        let events = lister.next_page().await?;
+        Some((events, Some(lister)))
+    })
+    .flat_map(futures::stream::iter)
+}
+
+/// Where a late subscriber's list stands.
+struct Lister {
+    api: Api<ControllerInstallation>,
+    /// Installations per list request.
+    page: u32,
+    stop: CancellationToken,
+    /// The next page: `Some(None)` the first, `Some(Some(token))` a continuation, `None` done.
+    next: Option<Option<String>>,
+    failures: RepeatedFailures,
+}
+
+impl Lister {
+    /// The events of the next page (empty after a failure); `None` once the list is complete
+    /// or the watch is stopped.
+    async fn next_page(&mut self) -> Option<Vec<SharedEvent>> {
+        let token = self.next.take()?;
+        let mut params = ListParams::default().limit(self.page);
+        if let Some(token) = &token {
+            params = params.continue_token(token);
+        }
+        let page = tokio::select! {
+            () = self.stop.cancelled() => return None,
+            page = self.api.list(&params) => page,
+        };
+        let page = match page {
+            Ok(page) => page,
+            Err(error) => {
+                let message = seedlet_runtime::error_chain(&error);
+                match self.failures.failed(&message) {
+                    Failure::New => {
+                        tracing::warn!(error = %message, "listing ControllerInstallations failed, retrying")
+                    }
+                    Failure::Repeated => {
+                        tracing::debug!(error = %message, "listing ControllerInstallations failed again")
+                    }
+                }
+                let pause =
+                    Duration::from_secs(1 << self.failures.count().min(5)).min(MAX_LIST_RETRY);
+                tokio::select! {
+                    () = self.stop.cancelled() => return None,
+                    () = tokio::time::sleep(pause) => {}
+                }
+                // A continue token may have expired: the list starts over.
+                self.next = Some(None);
+                return Some(Vec::new());
+            }
+        };
+        if let Some(count) = self.failures.succeeded() {
+            tracing::info!(
+                failures = count,
+                "listing ControllerInstallations works again"
+            );
+        }
+        let mut events = Vec::with_capacity(page.items.len() + 2);
+        if token.is_none() {
+            events.push(Event::Init);
+        }
+        events.extend(page.items.into_iter().map(|mut object| {
+            seedlet_runtime::watch::slim(&mut object);
+            Event::InitApply(Arc::new(object))
+        }));
+        match page.metadata.continue_.filter(|token| !token.is_empty()) {
+            Some(token) => self.next = Some(Some(token)),
+            None => events.push(Event::InitDone),
+        }
+        Some(events)
+    }
+}
+
+/// The shared watch: decodes each event once and sends it to every subscriber in turn.
+async fn watch(api: Api<ControllerInstallation>, hub: Arc<Mutex<Hub>>, stop: CancellationToken) {
+    let events = watcher::watcher(api, watcher::Config::default())
+        .backoff(seedlet_runtime::watch::watch_backoff())
+        .modify(seedlet_runtime::watch::slim);
+    let mut events = std::pin::pin!(events);
+    let mut failures = RepeatedFailures::new();
+    loop {
+        let event = tokio::select! {
+            () = stop.cancelled() => break,
+            event = events.next() => event,
+        };
+        let event = match event {
+            None => break,
+            Some(Ok(event)) => event,
+            Some(Err(error)) => {
+                let message = seedlet_runtime::error_chain(&error);
+                match failures.failed(&message) {
+                    Failure::New => {
+                        tracing::warn!(error = %message, "watching ControllerInstallations failed, retrying")
+                    }
+                    Failure::Repeated => {
+                        tracing::debug!(error = %message, "watching ControllerInstallations failed again")
+                    }
+                }
+                continue;
+            }
+        };
+        if !matches!(event, Event::Init) && failures.succeeded().is_some() {
+            tracing::info!("watching ControllerInstallations works again");
+        }
+        let event: SharedEvent = match event {
+            Event::Init => Event::Init,
+            Event::InitApply(object) => Event::InitApply(Arc::new(object)),
+            Event::InitDone => Event::InitDone,
+            Event::Apply(object) => Event::Apply(Arc::new(object)),
+            Event::Delete(object) => Event::Delete(Arc::new(object)),
+        };
+        let subscribers = {
+            let mut hub = hub.lock().unwrap_or_else(PoisonError::into_inner);
+            hub.listing = true;
+            hub.subscribers.retain(|sender| !sender.is_closed());
+            hub.subscribers.clone()
+        };
+        for subscriber in subscribers {
+            tokio::select! {
+                () = stop.cancelled() => break,
+                // A closed subscription is dropped from the hub with the next event.
+                _ = subscriber.send(event.clone()) => {}
+            }
+        }
+    }
+    let mut hub = hub.lock().unwrap_or_else(PoisonError::into_inner);
+    hub.ended = true;
+    hub.subscribers.clear();
+    tracing::debug!("shared ControllerInstallation watch stopped");
+}
+
+#[cfg(test)]
+#[path = "installations_tests.rs"]
+mod tests;
