@@ -84,34 +84,16 @@ impl Installations {
 
     /// A subscription shaped like a watcher's event stream (see the module docs). It never
     /// yields an error (failures are logged by the shared watch and the subscriber's own list)
-    /// and ends when the shared watch ends.
+    /// and ends when the shared watch ends. It joins at its first poll, so a stream that is
+    /// built but not yet polled (a controller waiting to run) holds up nobody.
     pub fn events(&self) -> impl Stream<Item = Result<SharedEvent, watcher::Error>> + Send + use<> {
-        let (sender, receiver) = mpsc::channel(BUFFER);
-        let own_list = {
-            let mut hub = self.hub.lock().unwrap_or_else(PoisonError::into_inner);
-            if !hub.started {
-                hub.started = true;
-                tokio::spawn(watch(
-                    Api::all(self.client.clone()),
-                    self.hub.clone(),
-                    self.stop.clone(),
-                ));
-            }
-            if !hub.ended {
-                hub.subscribers.push(sender);
-            }
-            hub.listing
+        let joining = Joining {
+            client: self.client.clone(),
+            hub: self.hub.clone(),
+            stop: self.stop.clone(),
         };
-        let list = own_list.then(|| Api::all(self.client.clone()));
-        let stop = self.stop.clone();
-        initial_list(list, PAGE, stop)
-            .chain(futures::stream::unfold(
-                receiver,
-                |mut receiver| async move {
-                    let event = receiver.recv().await?;
-                    Some((event, receiver))
-                },
-            ))
+        futures::stream::once(async move { joining.join() })
+            .flatten()
             .map(Ok)
     }
 
@@ -145,6 +127,44 @@ impl std::fmt::Debug for Installations {
 impl Drop for Installations {
     fn drop(&mut self) {
         self.stop.cancel();
+    }
+}
+
+/// What a subscription needs to join the hub.
+struct Joining {
+    client: kube::Client,
+    hub: Arc<Mutex<Hub>>,
+    stop: CancellationToken,
+}
+
+impl Joining {
+    /// Joins the hub (starting the shared watch if it is the first) and returns the events: its
+    /// own list first when the shared list has begun already.
+    fn join(self) -> impl Stream<Item = SharedEvent> + Send {
+        let (sender, receiver) = mpsc::channel(BUFFER);
+        let own_list = {
+            let mut hub = self.hub.lock().unwrap_or_else(PoisonError::into_inner);
+            if !hub.started {
+                hub.started = true;
+                tokio::spawn(watch(
+                    Api::all(self.client.clone()),
+                    self.hub.clone(),
+                    self.stop.clone(),
+                ));
+            }
+            if !hub.ended {
+                hub.subscribers.push(sender);
+            }
+            hub.listing
+        };
+        let list = own_list.then(|| Api::all(self.client));
+        initial_list(list, PAGE, self.stop).chain(futures::stream::unfold(
+            receiver,
+            |mut receiver| async move {
+                let event = receiver.recv().await?;
+                Some((event, receiver))
+            },
+        ))
     }
 }
 
