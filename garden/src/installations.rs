@@ -25,6 +25,12 @@
 //! [`Installations::changes`] is the change filter on top: an installation passes when its key
 //! changed or it was deleted, like `seedlet_runtime::triggers::changes`, but it remembers 64-bit
 //! hashes of the name and the key only (tens of thousands of installations per filter).
+//!
+//! Failures are not logged here: they reach the readers as stream errors, as a watch of their own
+//! would have delivered them. A failure of the shared watch goes to one subscriber that reports
+//! errors — a controller's trigger stream ([`Installations::changes`]), whose runner logs it as a
+//! WARN once per process and message, like every other watch failure — and a subscriber's own list
+//! yields its failures to that subscriber.
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -37,7 +43,6 @@ use kube::api::ListParams;
 use kube::runtime::WatchStreamExt as _;
 use kube::runtime::watcher::{self, Event};
 use seedlet_api::core::ControllerInstallation;
-use seedlet_runtime::repeated::{Failure, RepeatedFailures};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -52,6 +57,9 @@ const MAX_LIST_RETRY: Duration = Duration::from_secs(30);
 
 /// An installation event as the subscribers receive it: the object decoded once, shared.
 pub type SharedEvent = Event<Arc<ControllerInstallation>>;
+
+/// What a subscription yields: events, and the failures it is told about.
+type Item = Result<SharedEvent, watcher::Error>;
 
 /// The shared watch of every ControllerInstallation in the garden, started by the first
 /// subscription and stopped with the token it was made with.
@@ -69,7 +77,15 @@ struct Hub {
     listing: bool,
     /// The shared watch ended (stopped): no more events for anyone.
     ended: bool,
-    subscribers: Vec<mpsc::Sender<SharedEvent>>,
+    subscribers: Vec<Subscriber>,
+}
+
+/// One subscription's queue.
+#[derive(Debug, Clone)]
+struct Subscriber {
+    sender: mpsc::Sender<Item>,
+    /// Its reader logs the failures it is given (a controller's runner does).
+    reports_errors: bool,
 }
 
 impl Installations {
@@ -82,23 +98,17 @@ impl Installations {
         }
     }
 
-    /// A subscription shaped like a watcher's event stream (see the module docs). It never
-    /// yields an error (failures are logged by the shared watch and the subscriber's own list)
-    /// and ends when the shared watch ends. It joins at its first poll, so a stream that is
-    /// built but not yet polled (a controller waiting to run) holds up nobody.
-    pub fn events(&self) -> impl Stream<Item = Result<SharedEvent, watcher::Error>> + Send + use<> {
-        let joining = Joining {
-            client: self.client.clone(),
-            hub: self.hub.clone(),
-            stop: self.stop.clone(),
-        };
-        futures::stream::once(async move { joining.join() })
-            .flatten()
-            .map(Ok)
+    /// A subscription shaped like a watcher's event stream (see the module docs). Its errors
+    /// are those of its own list only (the shared watch's go to a [`Installations::changes`]
+    /// subscriber); it ends when the shared watch ends. It joins at its first poll, so a stream
+    /// that is built but not yet polled (a controller waiting to run) holds up nobody.
+    pub fn events(&self) -> impl Stream<Item = Item> + Send + use<> {
+        self.subscribe(false)
     }
 
     /// The installations whose `key` changed since this subscriber last saw them, plus deleted
     /// ones (and every installation at its first sighting), for `Controller::watches_stream`.
+    /// Failures of the shared watch may come through it, for the controller's runner to log.
     pub fn changes<F>(
         &self,
         key: F,
@@ -107,10 +117,25 @@ impl Installations {
         F: Fn(&ControllerInstallation) -> String + Send + Sync + 'static,
     {
         let mut filter = ChangeFilter::default();
-        self.events().filter_map(move |event| {
-            let passed = event.ok().and_then(|event| filter.pass(event, &key));
-            futures::future::ready(passed.map(|object| Ok(ControllerInstallation::clone(&object))))
+        self.subscribe(true).filter_map(move |item| {
+            let passed = match item {
+                Ok(event) => filter
+                    .pass(event, &key)
+                    .map(|object| Ok(ControllerInstallation::clone(&object))),
+                Err(error) => Some(Err(error)),
+            };
+            futures::future::ready(passed)
         })
+    }
+
+    fn subscribe(&self, reports_errors: bool) -> impl Stream<Item = Item> + Send + use<> {
+        let joining = Joining {
+            client: self.client.clone(),
+            hub: self.hub.clone(),
+            stop: self.stop.clone(),
+            reports_errors,
+        };
+        futures::stream::once(async move { joining.join() }).flatten()
     }
 }
 
@@ -135,12 +160,13 @@ struct Joining {
     client: kube::Client,
     hub: Arc<Mutex<Hub>>,
     stop: CancellationToken,
+    reports_errors: bool,
 }
 
 impl Joining {
     /// Joins the hub (starting the shared watch if it is the first) and returns the events: its
     /// own list first when the shared list has begun already.
-    fn join(self) -> impl Stream<Item = SharedEvent> + Send {
+    fn join(self) -> impl Stream<Item = Item> + Send {
         let (sender, receiver) = mpsc::channel(BUFFER);
         let own_list = {
             let mut hub = self.hub.lock().unwrap_or_else(PoisonError::into_inner);
@@ -153,7 +179,10 @@ impl Joining {
                 ));
             }
             if !hub.ended {
-                hub.subscribers.push(sender);
+                hub.subscribers.push(Subscriber {
+                    sender,
+                    reports_errors: self.reports_errors,
+                });
             }
             hub.listing
         };
@@ -214,18 +243,18 @@ fn initial_list(
     api: Option<Api<ControllerInstallation>>,
     page: u32,
     stop: CancellationToken,
-) -> impl Stream<Item = SharedEvent> + Send {
+) -> impl Stream<Item = Item> + Send {
     let lister = api.map(|api| Lister {
         api,
         page,
         stop,
         next: Some(None),
-        failures: RepeatedFailures::new(),
+        failures_in_a_row: 0,
     });
     futures::stream::unfold(lister, |lister| async move {
         let mut lister = lister?;
-        let events = lister.next_page().await?;
-        Some((events, Some(lister)))
+        let items = lister.next_page().await?;
+        Some((items, Some(lister)))
     })
     .flat_map(futures::stream::iter)
 }
@@ -238,13 +267,14 @@ struct Lister {
     stop: CancellationToken,
     /// The next page: `Some(None)` the first, `Some(Some(token))` a continuation, `None` done.
     next: Option<Option<String>>,
-    failures: RepeatedFailures,
+    /// Failed list requests since the last page that arrived (the back-off's exponent).
+    failures_in_a_row: u32,
 }
 
 impl Lister {
-    /// The events of the next page (empty after a failure); `None` once the list is complete
-    /// or the watch is stopped.
-    async fn next_page(&mut self) -> Option<Vec<SharedEvent>> {
+    /// The events of the next page, or its failure (after the back-off's pause); `None` once
+    /// the list is complete or the watch is stopped.
+    async fn next_page(&mut self) -> Option<Vec<Item>> {
         let token = self.next.take()?;
         let mut params = ListParams::default().limit(self.page);
         if let Some(token) = &token {
@@ -257,55 +287,42 @@ impl Lister {
         let page = match page {
             Ok(page) => page,
             Err(error) => {
-                let message = seedlet_runtime::error_chain(&error);
-                match self.failures.failed(&message) {
-                    Failure::New => {
-                        tracing::warn!(error = %message, "listing ControllerInstallations failed, retrying")
-                    }
-                    Failure::Repeated => {
-                        tracing::debug!(error = %message, "listing ControllerInstallations failed again")
-                    }
-                }
+                self.failures_in_a_row = self.failures_in_a_row.saturating_add(1);
                 let pause =
-                    Duration::from_secs(1 << self.failures.count().min(5)).min(MAX_LIST_RETRY);
+                    Duration::from_secs(1 << self.failures_in_a_row.min(5)).min(MAX_LIST_RETRY);
                 tokio::select! {
                     () = self.stop.cancelled() => return None,
                     () = tokio::time::sleep(pause) => {}
                 }
                 // A continue token may have expired: the list starts over.
                 self.next = Some(None);
-                return Some(Vec::new());
+                return Some(vec![Err(watcher::Error::InitialListFailed(error))]);
             }
         };
-        if let Some(count) = self.failures.succeeded() {
-            tracing::info!(
-                failures = count,
-                "listing ControllerInstallations works again"
-            );
-        }
-        let mut events = Vec::with_capacity(page.items.len() + 2);
+        self.failures_in_a_row = 0;
+        let mut items = Vec::with_capacity(page.items.len() + 2);
         if token.is_none() {
-            events.push(Event::Init);
+            items.push(Ok(Event::Init));
         }
-        events.extend(page.items.into_iter().map(|mut object| {
+        items.extend(page.items.into_iter().map(|mut object| {
             seedlet_runtime::watch::slim(&mut object);
-            Event::InitApply(Arc::new(object))
+            Ok(Event::InitApply(Arc::new(object)))
         }));
         match page.metadata.continue_.filter(|token| !token.is_empty()) {
             Some(token) => self.next = Some(Some(token)),
-            None => events.push(Event::InitDone),
+            None => items.push(Ok(Event::InitDone)),
         }
-        Some(events)
+        Some(items)
     }
 }
 
-/// The shared watch: decodes each event once and sends it to every subscriber in turn.
+/// The shared watch: decodes each event once and sends it to every subscriber in turn; a
+/// failure goes to one subscriber that reports errors (a debug line when there is none).
 async fn watch(api: Api<ControllerInstallation>, hub: Arc<Mutex<Hub>>, stop: CancellationToken) {
     let events = watcher::watcher(api, watcher::Config::default())
         .backoff(seedlet_runtime::watch::watch_backoff())
         .modify(seedlet_runtime::watch::slim);
     let mut events = std::pin::pin!(events);
-    let mut failures = RepeatedFailures::new();
     loop {
         let event = tokio::select! {
             () = stop.cancelled() => break,
@@ -315,21 +332,30 @@ async fn watch(api: Api<ControllerInstallation>, hub: Arc<Mutex<Hub>>, stop: Can
             None => break,
             Some(Ok(event)) => event,
             Some(Err(error)) => {
-                let message = seedlet_runtime::error_chain(&error);
-                match failures.failed(&message) {
-                    Failure::New => {
-                        tracing::warn!(error = %message, "watching ControllerInstallations failed, retrying")
+                let reporter = {
+                    let hub = hub.lock().unwrap_or_else(PoisonError::into_inner);
+                    hub.subscribers
+                        .iter()
+                        .find(|subscriber| {
+                            subscriber.reports_errors && !subscriber.sender.is_closed()
+                        })
+                        .map(|subscriber| subscriber.sender.clone())
+                };
+                match reporter {
+                    Some(reporter) => {
+                        tokio::select! {
+                            () = stop.cancelled() => break,
+                            _ = reporter.send(Err(error)) => {}
+                        }
                     }
-                    Failure::Repeated => {
-                        tracing::debug!(error = %message, "watching ControllerInstallations failed again")
-                    }
+                    None => tracing::debug!(
+                        error = %seedlet_runtime::error_chain(&error),
+                        "watching ControllerInstallations failed, retrying"
+                    ),
                 }
                 continue;
             }
         };
-        if !matches!(event, Event::Init) && failures.succeeded().is_some() {
-            tracing::info!("watching ControllerInstallations works again");
-        }
         let event: SharedEvent = match event {
             Event::Init => Event::Init,
             Event::InitApply(object) => Event::InitApply(Arc::new(object)),
@@ -340,14 +366,15 @@ async fn watch(api: Api<ControllerInstallation>, hub: Arc<Mutex<Hub>>, stop: Can
         let subscribers = {
             let mut hub = hub.lock().unwrap_or_else(PoisonError::into_inner);
             hub.listing = true;
-            hub.subscribers.retain(|sender| !sender.is_closed());
+            hub.subscribers
+                .retain(|subscriber| !subscriber.sender.is_closed());
             hub.subscribers.clone()
         };
         for subscriber in subscribers {
             tokio::select! {
                 () = stop.cancelled() => break,
                 // A closed subscription is dropped from the hub with the next event.
-                _ = subscriber.send(event.clone()) => {}
+                _ = subscriber.sender.send(Ok(event.clone())) => {}
             }
         }
     }

@@ -140,7 +140,7 @@ async fn a_late_subscriber_lists_page_by_page() {
         2,
         CancellationToken::new(),
     )
-    .map(|event| describe(&event))
+    .map(|item| describe(&item.expect("no failure")))
     .collect()
     .await;
     assert_eq!(
@@ -155,10 +155,38 @@ async fn a_late_subscriber_lists_page_by_page() {
             "init-done"
         ]
     );
-    let nothing: Vec<SharedEvent> = initial_list(None, 2, CancellationToken::new())
+    let nothing: Vec<Item> = initial_list(None, 2, CancellationToken::new())
         .collect()
         .await;
     assert!(nothing.is_empty(), "an early subscriber lists nothing");
+}
+
+#[tokio::test]
+async fn failures_reach_the_readers_that_report_them() {
+    // A garden that does not serve ControllerInstallations: every list fails with 404.
+    let sandbox = seedlet_sandbox::setup::start_with_crds("garden", Vec::new())
+        .await
+        .expect("garden sandbox");
+    let stop = CancellationToken::new();
+    let installations = Installations::new(sandbox.client(), &stop);
+    // The graph-like subscriber joins first and starts the shared watch.
+    let mut quiet = Box::pin(installations.events());
+    let mut controller = Box::pin(installations.changes(|_| String::new()));
+    let first = |item: Option<Result<_, watcher::Error>>| match item {
+        Some(Err(error)) => seedlet_runtime::error_chain(&error),
+        Some(Ok(_)) => "an object".to_owned(),
+        None => "the end".to_owned(),
+    };
+    let failure = tokio::time::timeout(Duration::from_secs(20), controller.next())
+        .await
+        .expect("a failure within 20 s");
+    let failure = first(failure);
+    assert!(failure.contains("404"), "{failure}");
+    // The early subscriber lists nothing of its own and is not told: nothing arrives.
+    let nothing = tokio::time::timeout(Duration::from_millis(500), quiet.next()).await;
+    assert!(nothing.is_err(), "no item for the quiet subscriber");
+    stop.cancel();
+    sandbox.shutdown().await;
 }
 
 fn object(name: &str, seed: &str) -> Arc<ControllerInstallation> {
