@@ -212,11 +212,11 @@ impl ChangeFilter {
         match event {
             Event::Apply(object) | Event::InitApply(object) => {
                 let current = hash_of(&key(&object));
-                let previous = self.seen.insert(hash_of(&name_of(&object)), current);
+                let previous = self.seen.insert(hash_of(name_of(&object)), current);
                 (previous != Some(current)).then_some(object)
             }
             Event::Delete(object) => {
-                self.seen.remove(&hash_of(&name_of(&object)));
+                self.seen.remove(&hash_of(name_of(&object)));
                 Some(object)
             }
             Event::Init | Event::InitDone => None,
