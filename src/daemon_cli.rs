@@ -1,11 +1,11 @@
-//! What the daemon commands share between `seedlet` (the all-in-one binary) and `seedlet-agent`
-//! (the slim agent binary, which links only the agent, its configuration and the runtime):
-//! loading a daemon configuration as `check-config` does, logging set-up, the component runtime,
-//! and running the agent.
+//! What the daemon commands share between `seedlet` (the all-in-one binary) and the slim
+//! daemon binaries `seedlet-agent` and `seedlet-garden` (each links only its daemon, the
+//! configuration and the runtime): loading a daemon configuration as `check-config` does,
+//! logging set-up and the component runtime. Running each daemon is in `agent_cli.rs` and
+//! `garden_cli.rs`, so that a slim binary includes only its own.
 
 use std::io::Write as _;
 use std::path::Path;
-use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
@@ -40,35 +40,6 @@ pub fn component_runtime(component: &'static str) -> anyhow::Result<tokio::runti
         .on_thread_start(move || seedlet_runtime::logging::set_thread_component(component))
         .build()
         .context("starting the async runtime")
-}
-
-/// `seedlet agent`: exit 2 when the configuration has a problem, else run until a signal.
-pub fn agent(path: &Path, log: LogOptions) -> anyhow::Result<ExitCode> {
-    let Some(seedlet_config::AnyConfig::Gardenlet(config)) =
-        daemon_config(path, seedlet_config::gardenlet::KIND)
-    else {
-        return Ok(ExitCode::from(EXIT_INVALID_CONFIG));
-    };
-    let mut config = *config;
-    config.apply_environment(|name| std::env::var(name).ok());
-    init_logging(
-        log.log_level.unwrap_or(config.log_level),
-        log.log_format.unwrap_or(config.log_format),
-    )?;
-    let ignored = config.ignored_fields();
-    if !ignored.is_empty() {
-        tracing::info!(
-            fields = %ignored.join(", "),
-            "configuration fields accepted but ignored by seedlet"
-        );
-    }
-    let runtime = component_runtime("agent")?;
-    runtime.block_on(async move {
-        seedlet_agent::run_agent(config, seedlet_runtime::process::shutdown_on_signals())
-            .await
-            .context("agent failed")
-    })?;
-    Ok(ExitCode::SUCCESS)
 }
 
 /// Loads a daemon's configuration the way `check-config` does (the same problems, the same

@@ -12,12 +12,14 @@ use anyhow::Context;
 use clap::{CommandFactory, Parser, Subcommand};
 use seedlet_config::{LogFormat, LogLevel};
 
+mod agent_cli;
 mod allocator;
 mod daemon_cli;
+mod garden_cli;
 
-use daemon_cli::{
-    EXIT_INVALID_CONFIG, LogOptions, agent, component_runtime, daemon_config, init_logging, report,
-};
+use agent_cli::agent;
+use daemon_cli::{EXIT_INVALID_CONFIG, LogOptions, component_runtime, init_logging, report};
+use garden_cli::garden;
 
 /// `seedlet version` and `--version`: crate version and the git commit recorded by `build.rs`.
 const VERSION: &str = concat!(
@@ -173,6 +175,10 @@ enum BenchCommand {
         /// Also write the JSON report to this file.
         #[arg(long, value_name = "FILE")]
         report: Option<PathBuf>,
+        /// The garden controller binary to measure (default: `seedlet-garden` beside this binary,
+        /// else `seedlet garden`), e.g. `target/release/seedlet-garden`.
+        #[arg(long, value_name = "FILE")]
+        garden_binary: Option<PathBuf>,
     },
 }
 
@@ -268,18 +274,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 log.log_level.unwrap_or(LogLevel::Error),
                 log.log_format.unwrap_or(LogFormat::Text),
             )?;
-            let binary = match agent_binary {
-                Some(binary) if binary.is_file() => binary,
-                Some(binary) => {
-                    anyhow::bail!("--agent-binary {}: no such file", binary.display())
-                }
-                // The slim agent binary beside this one, as operators run it; else `seedlet agent`.
-                None => {
-                    let seedlet = std::env::current_exe().context("locating the seedlet binary")?;
-                    let slim = seedlet.with_file_name("seedlet-agent");
-                    if slim.is_file() { slim } else { seedlet }
-                }
-            };
+            let binary = daemon_binary("agent", agent_binary)?;
             let overrides = seedlet_scale::Overrides {
                 shoots,
                 registrations,
@@ -310,6 +305,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     shoots,
                     dir,
                     report,
+                    garden_binary,
                 },
             log,
         } => {
@@ -317,11 +313,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 log.log_level.unwrap_or(LogLevel::Error),
                 log.log_format.unwrap_or(LogFormat::Text),
             )?;
-            let seedlet = std::env::current_exe().context("locating the seedlet binary")?;
+            let binary = daemon_binary("garden", garden_binary)?;
             let mut options = if quick {
-                seedlet_scale::garden::GardenOptions::quick(seedlet)
+                seedlet_scale::garden::GardenOptions::quick(binary)
             } else {
-                seedlet_scale::garden::GardenOptions::full(seedlet)
+                seedlet_scale::garden::GardenOptions::full(binary)
             };
             options.seeds = seeds.unwrap_or(options.seeds);
             options.registrations = registrations.unwrap_or(options.registrations);
@@ -339,6 +335,21 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 Ok(ExitCode::from(EXIT_INVALID_CONFIG))
             }
         },
+    }
+}
+
+/// The binary a bench runs `daemon` (`agent` or `garden`) with: `given` (`--agent-binary`,
+/// `--garden-binary`) when it exists; else the slim `seedlet-<daemon>` beside this binary, as
+/// operators run it; else this binary (`seedlet <daemon>`).
+fn daemon_binary(daemon: &str, given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    match given {
+        Some(binary) if binary.is_file() => Ok(binary),
+        Some(binary) => anyhow::bail!("--{daemon}-binary {}: no such file", binary.display()),
+        None => {
+            let seedlet = std::env::current_exe().context("locating the seedlet binary")?;
+            let slim = seedlet.with_file_name(format!("seedlet-{daemon}"));
+            Ok(if slim.is_file() { slim } else { seedlet })
+        }
     }
 }
 
@@ -419,33 +430,6 @@ fn sandbox(
             }
         }
     })
-}
-
-/// `seedlet garden`: exit 2 when the configuration has a problem, else run until a signal.
-fn garden(path: &Path, log: LogOptions) -> anyhow::Result<ExitCode> {
-    let Some(seedlet_config::AnyConfig::GardenController(config)) =
-        daemon_config(path, seedlet_config::garden::KIND)
-    else {
-        return Ok(ExitCode::from(EXIT_INVALID_CONFIG));
-    };
-    let config = *config;
-    init_logging(
-        log.log_level.unwrap_or(config.log_level),
-        log.log_format.unwrap_or(config.log_format),
-    )?;
-    if !config.ignored.is_empty() {
-        tracing::info!(
-            fields = %config.ignored.join(", "),
-            "configuration fields accepted but ignored by seedlet"
-        );
-    }
-    let runtime = component_runtime("garden")?;
-    runtime.block_on(async move {
-        seedlet_garden::run_garden(config, seedlet_runtime::process::shutdown_on_signals())
-            .await
-            .context("garden controller failed")
-    })?;
-    Ok(ExitCode::SUCCESS)
 }
 
 /// Checks each file; prints `OK: <kind> <file>` on stdout or each problem on its own line on stderr.

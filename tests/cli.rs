@@ -697,6 +697,45 @@ fn completion_prints_a_script_for_each_shell() {
     assert_eq!(seedlet(&["completion", "tcsh"]).status.code(), Some(2));
 }
 
+/// The slim garden binary takes the garden controller's flags and refuses a bad configuration
+/// like `seedlet garden` (exit 2, every problem by field path), without any other subcommand.
+#[test]
+fn slim_garden_binary_checks_its_configuration_like_seedlet_garden() {
+    let dir = tempfile::tempdir().expect("dir");
+    let config = dir.path().join("garden.yaml");
+    std::fs::write(
+        &config,
+        "apiVersion: seedlet.gardener.cloud/v1alpha1\nkind: GardenControllerConfiguration\nlogLevel: loud\n",
+    )
+    .expect("config");
+    let slim = Command::new(env!("CARGO_BIN_EXE_seedlet-garden"))
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .expect("runs");
+    let full = Command::new(env!("CARGO_BIN_EXE_seedlet"))
+        .arg("garden")
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .expect("runs");
+    assert_eq!(slim.status.code(), Some(2));
+    assert_eq!(full.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&slim.stderr),
+        String::from_utf8_lossy(&full.stderr)
+    );
+    assert!(String::from_utf8_lossy(&slim.stderr).contains("logLevel"));
+    let other = Command::new(env!("CARGO_BIN_EXE_seedlet-garden"))
+        .arg("agent")
+        .output()
+        .expect("runs");
+    assert!(
+        !other.status.success(),
+        "the slim binary has no other commands"
+    );
+}
+
 /// The slim agent binary takes the agent's flags and refuses a bad configuration like
 /// `seedlet agent` (exit 2, every problem by field path), without any other subcommand.
 #[test]

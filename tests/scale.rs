@@ -67,7 +67,9 @@ async fn quick_garden_run_loses_nothing_and_measures_everything() {
     let dir = tempfile::tempdir().expect("tempdir");
     let options = seedlet_scale::garden::GardenOptions {
         dir: Some(dir.path().to_owned()),
-        ..seedlet_scale::garden::GardenOptions::quick(PathBuf::from(env!("CARGO_BIN_EXE_seedlet")))
+        ..seedlet_scale::garden::GardenOptions::quick(PathBuf::from(env!(
+            "CARGO_BIN_EXE_seedlet-garden"
+        )))
     };
     let report = seedlet_scale::garden::run(&options)
         .await

@@ -19,7 +19,7 @@ use tokio::net::UnixDatagram;
 /// The units and the binary each starts.
 const UNITS: [(&str, &str); 2] = [
     ("seedlet-agent.service", "/usr/local/bin/seedlet-agent"),
-    ("seedlet-garden.service", "/usr/local/bin/seedlet"),
+    ("seedlet-garden.service", "/usr/local/bin/seedlet-garden"),
 ];
 const SEED_NAME: &str = "my-seed";
 const TOKEN_ID: &str = "abc123";
@@ -57,7 +57,7 @@ fn units_for_built_binary() -> tempfile::TempDir {
         let built = if installed.ends_with("seedlet-agent") {
             env!("CARGO_BIN_EXE_seedlet-agent")
         } else {
-            env!("CARGO_BIN_EXE_seedlet")
+            env!("CARGO_BIN_EXE_seedlet-garden")
         };
         let text = text.replace(installed, built);
         std::fs::write(dir.path().join(unit), text).expect("write unit");
@@ -218,14 +218,15 @@ struct Process {
 }
 
 impl Process {
-    /// Starts the built binary the unit runs: `seedlet-agent` for the agent, `seedlet` else.
+    /// Starts the built binary the unit runs: `seedlet-agent` for the agent, `seedlet-garden` for
+    /// the garden controller.
     fn spawn(name: &'static str, args: &[&str], env: &[(&str, &str)], dir: &Path) -> Process {
         let log = dir.join(format!("{name}.log"));
         let stderr = std::fs::File::create(&log).expect("log file");
         let binary = if name == "seedlet-agent" {
             env!("CARGO_BIN_EXE_seedlet-agent")
         } else {
-            env!("CARGO_BIN_EXE_seedlet")
+            env!("CARGO_BIN_EXE_seedlet-garden")
         };
         let child = Command::new(binary)
             .args(args)
@@ -523,8 +524,8 @@ async fn binaries_notify_ready_watchdog_and_stopping_like_under_systemd() {
     let garden_config = write("garden.yaml", &garden_config);
     let garden_socket = NotifySocket::file_socket(dir.path());
     let mut garden_process = Process::spawn(
-        "seedlet garden",
-        &["garden", "--config", &garden_config],
+        "seedlet-garden",
+        &["--config", &garden_config],
         &[
             ("KUBECONFIG", &garden_kubeconfig),
             ("NOTIFY_SOCKET", &garden_socket.address),

@@ -11,10 +11,11 @@
 //!
 //! Which kinds are shared: every kind a controller keeps a store of, and every kind read by a
 //! controller with a store of it and by others (the others then subscribe instead of watching).
-//! Kinds that no reader stores stay plain watches (`seedlet_runtime::triggers::changes`) —
-//! ControllerInstallations above all (one per Seed and registration, tens of thousands): a shared
-//! store of them would cost more than the watches it replaces. Every view is [`View::slim`]
-//! (whole objects without `managedFields`), the one view all readers can live with.
+//! Kinds that no reader stores stay plain watches (`seedlet_runtime::triggers::changes`), except
+//! ControllerInstallations (one per Seed and registration, tens of thousands, read by five
+//! readers): a shared store of them would cost more than it saves, so they have one shared watch
+//! without a store ([`crate::installations`], [`GardenCaches::installations`]). Every view is
+//! `View::slim` (whole objects without `managedFields`), the one view all readers can live with.
 //!
 //! Change filters stay with each subscriber: [`changes`] filters an informer's events the way
 //! `seedlet_runtime::triggers::changes` filters a watch.
@@ -32,18 +33,27 @@ use seedlet_runtime::watch::NoTriggerBackoff;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
+use crate::installations::Installations;
+
 /// The informers of the garden process: one per kind, cluster-wide, slim.
 #[derive(Debug)]
 pub struct GardenCaches {
     caches: SharedCaches,
+    installations: Installations,
 }
 
 impl GardenCaches {
     /// Informers over `client`, watching until `stop` is cancelled (or this is dropped).
     pub fn new(client: kube::Client, stop: &CancellationToken) -> Self {
         Self {
+            installations: Installations::new(client.clone(), stop),
             caches: SharedCaches::new(client, stop),
         }
+    }
+
+    /// The shared store-less watch of every ControllerInstallation, started on first use.
+    pub fn installations(&self) -> &Installations {
+        &self.installations
     }
 
     /// The informer of every `K` in the garden, started on first use.

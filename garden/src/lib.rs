@@ -9,6 +9,7 @@ pub mod cluster_identity;
 pub mod context;
 pub mod controllers;
 pub mod daemon;
+pub mod installations;
 pub mod seed_csr;
 pub mod seed_namespace;
 pub mod selector;

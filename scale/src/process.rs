@@ -43,19 +43,15 @@ pub struct MeasuredProcess {
 }
 
 impl MeasuredProcess {
-    /// Starts `binary [agent] --config config` (`seedlet agent` or the slim `seedlet-agent`), logging to `log`, and samples it every `interval`.
+    /// Starts `binary [agent] --config config` (`seedlet agent` or the slim `seedlet-agent`),
+    /// logging to `log`, and samples it every `interval`.
     pub fn spawn(
         binary: &Path,
         config: &Path,
         log: &Path,
         interval: Duration,
     ) -> Result<Self, Error> {
-        let mut args: Vec<OsString> = Vec::new();
-        // `seedlet-agent` is the agent alone; the all-in-one `seedlet` needs the subcommand.
-        if binary.file_stem().and_then(|name| name.to_str()) != Some("seedlet-agent") {
-            args.push("agent".into());
-        }
-        args.extend(["--config".into(), config.as_os_str().to_owned()]);
+        let args = daemon_args(binary, "agent", config);
         Self::spawn_component("agent", binary, &args, log, interval, &[])
     }
 
@@ -197,6 +193,19 @@ async fn sample_loop(
     }
 }
 
+/// The arguments that run `daemon` (`agent` or `garden`) from `binary` with `config`: the slim
+/// daemon binary (`seedlet-agent`, `seedlet-garden`) takes `--config` alone; any other binary is
+/// taken for the all-in-one `seedlet`, which needs the subcommand first.
+pub(crate) fn daemon_args(binary: &Path, daemon: &str, config: &Path) -> Vec<OsString> {
+    let slim = format!("seedlet-{daemon}");
+    let mut args: Vec<OsString> = Vec::new();
+    if binary.file_stem().and_then(|name| name.to_str()) != Some(slim.as_str()) {
+        args.push(daemon.into());
+    }
+    args.extend(["--config".into(), config.as_os_str().to_owned()]);
+    args
+}
+
 fn kib_to_mib(kib: u64) -> f64 {
     crate::stats::round2(kib as f64 / 1024.0)
 }
@@ -236,6 +245,51 @@ fn parse_cpu_seconds(stat: &str) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn slim_daemon_binaries_take_no_subcommand() {
+        let config = Path::new("/tmp/c.yaml");
+        for (binary, daemon, expected) in [
+            (
+                "/bin/seedlet-agent",
+                "agent",
+                vec!["--config", "/tmp/c.yaml"],
+            ),
+            (
+                "/bin/seedlet-garden",
+                "garden",
+                vec!["--config", "/tmp/c.yaml"],
+            ),
+            (
+                "/bin/seedlet",
+                "agent",
+                vec!["agent", "--config", "/tmp/c.yaml"],
+            ),
+            (
+                "/bin/seedlet",
+                "garden",
+                vec!["garden", "--config", "/tmp/c.yaml"],
+            ),
+            // The other daemon's slim binary is not this daemon's: it gets the subcommand.
+            (
+                "/bin/seedlet-agent",
+                "garden",
+                vec!["garden", "--config", "/tmp/c.yaml"],
+            ),
+            (
+                "target/debug/seedlet-garden",
+                "garden",
+                vec!["--config", "/tmp/c.yaml"],
+            ),
+        ] {
+            let expected: Vec<OsString> = expected.into_iter().map(OsString::from).collect();
+            assert_eq!(
+                daemon_args(Path::new(binary), daemon, config),
+                expected,
+                "{binary} {daemon}"
+            );
+        }
+    }
 
     #[test]
     fn status_fields_are_read_in_kib() {

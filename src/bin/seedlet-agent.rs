@@ -8,6 +8,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+#[path = "../agent_cli.rs"]
+mod agent_cli;
 #[path = "../allocator.rs"]
 mod allocator;
 #[path = "../daemon_cli.rs"]
@@ -27,7 +29,7 @@ struct Cli {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     allocator::return_freed_memory();
-    match daemon_cli::agent(&cli.config, cli.log) {
+    match agent_cli::agent(&cli.config, cli.log) {
         Ok(code) => code,
         Err(error) => {
             daemon_cli::report(&format!(

@@ -2,8 +2,8 @@
 //! when every watch has delivered its first complete list (before that the webhook answers 503,
 //! never from a partial graph). A kind the garden does not serve (its CRD absent) is skipped with
 //! one warning; Gardener would refuse to start instead. The kinds a controller keeps a store of
-//! come from the process's shared informers ([`crate::caches`]), the others from watches of
-//! their own.
+//! come from the process's shared informers ([`crate::caches`]), ControllerInstallations from
+//! the shared store-less watch ([`crate::installations`]), the others from watches of their own.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -443,6 +443,8 @@ fn events_of(caches: &GardenCaches, watched: &Watched, api: Api<DynamicObject>) 
         "secretbindings" => as_values(caches.all::<SecretBinding>().events()),
         "projects" => as_values(caches.all::<Project>().events()),
         "managedseeds" => as_values(caches.all::<ManagedSeed>().events()),
+        // Tens of thousands, stored by nobody: the shared store-less watch.
+        "controllerinstallations" => shared_as_values(caches.installations().events()),
         _ => as_values(
             watcher::watcher(api, watcher::Config::default())
                 .backoff(seedlet_runtime::watch::watch_backoff()),
@@ -456,6 +458,26 @@ where
     S: futures::Stream<Item = Result<Event<K>, watcher::Error>> + Send + 'static,
 {
     let json = |object: K| serde_json::to_value(object).unwrap_or(Value::Null);
+    events
+        .map(move |event| {
+            event.map(|event| match event {
+                Event::Init => Event::Init,
+                Event::InitApply(object) => Event::InitApply(json(object)),
+                Event::Apply(object) => Event::Apply(json(object)),
+                Event::Delete(object) => Event::Delete(json(object)),
+                Event::InitDone => Event::InitDone,
+            })
+        })
+        .boxed()
+}
+
+/// [`as_values`] for events whose objects are shared with other subscribers (serialized in place).
+fn shared_as_values<K, S>(events: S) -> ValueEvents
+where
+    K: serde::Serialize,
+    S: futures::Stream<Item = Result<Event<Arc<K>>, watcher::Error>> + Send + 'static,
+{
+    let json = |object: Arc<K>| serde_json::to_value(&*object).unwrap_or(Value::Null);
     events
         .map(move |event| {
             event.map(|event| match event {

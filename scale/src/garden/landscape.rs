@@ -1,7 +1,7 @@
 //! The garden of a garden run: the sandbox, its CRDs and bootstrap token, and the garden
-//! controller as a separate `seedlet garden` process whose webhooks the sandbox calls.
+//! controller as a separate `seedlet-garden` (or `seedlet garden`) process whose webhooks the
+//! sandbox calls.
 
-use std::ffi::OsString;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -105,14 +105,10 @@ impl GardenLandscape {
             component: "garden controller",
             source,
         })?;
-        let args: Vec<OsString> = vec![
-            "garden".into(),
-            "--config".into(),
-            config_path.into_os_string(),
-        ];
+        let args = crate::process::daemon_args(&options.garden_binary, "garden", &config_path);
         let mut process = MeasuredProcess::spawn_component(
             "garden controller",
-            &options.seedlet_binary,
+            &options.garden_binary,
             &args,
             &self.log,
             options.sample_interval,

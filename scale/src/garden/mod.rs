@@ -1,8 +1,8 @@
 //! `seedlet bench garden`: a garden with hundreds of seeds, measuring the garden controller.
 //!
-//! One garden sandbox; the garden controller as its own process (`seedlet garden`, so that its
-//! RSS and CPU are its own) serving the seed authorizer and SeedRestriction, which the sandbox
-//! calls for every seed request; `S` simulated seeds ([`seeds`]) each renewing its Lease every
+//! One garden sandbox; the garden controller as its own process (the slim `seedlet-garden`, or
+//! `seedlet garden` of the all-in-one binary, so that its RSS and CPU are its own) serving the
+//! seed authorizer and SeedRestriction, which the sandbox calls for every seed request; `S` simulated seeds ([`seeds`]) each renewing its Lease every
 //! 2 s with its own seed identity; shoots spread over the seeds; `M` ControllerRegistrations
 //! with policy Always (→ `S × (M + 1)` ControllerInstallations). Measured: CSR approval,
 //! registration created/changed → every seed's installation written, a stopped seed's last
@@ -41,8 +41,9 @@ pub struct GardenOptions {
     pub lease_period: Duration,
     /// The garden controller's `seedLifecycle.monitorPeriod`.
     pub monitor_period: Duration,
-    /// The `seedlet` binary (run as `seedlet garden --config`).
-    pub seedlet_binary: PathBuf,
+    /// The garden controller's binary: the slim `seedlet-garden` (run as `seedlet-garden
+    /// --config`), or any other name as the all-in-one `seedlet` (run as `seedlet garden --config`).
+    pub garden_binary: PathBuf,
     /// Where configs, kubeconfigs and the controller log go; a temporary directory when `None`.
     pub dir: Option<PathBuf>,
     /// How long each phase may take before the run fails.
@@ -53,7 +54,7 @@ pub struct GardenOptions {
 
 impl GardenOptions {
     /// The full run: 500 seeds, 60 registrations, 1000 shoots, 50 CSRs, 5 changes, 10 expiring.
-    pub fn full(seedlet_binary: PathBuf) -> Self {
+    pub fn full(garden_binary: PathBuf) -> Self {
         Self {
             seeds: 500,
             registrations: 60,
@@ -63,7 +64,7 @@ impl GardenOptions {
             expiring_seeds: 10,
             lease_period: Duration::from_secs(2),
             monitor_period: Duration::from_secs(10),
-            seedlet_binary,
+            garden_binary,
             dir: None,
             phase_timeout: Duration::from_secs(600),
             sample_interval: Duration::from_millis(500),
@@ -71,7 +72,7 @@ impl GardenOptions {
     }
 
     /// The CI run: 12 seeds, 4 registrations, 24 shoots, 4 CSRs, 2 changes, 2 expiring.
-    pub fn quick(seedlet_binary: PathBuf) -> Self {
+    pub fn quick(garden_binary: PathBuf) -> Self {
         Self {
             seeds: 12,
             registrations: 4,
@@ -81,7 +82,7 @@ impl GardenOptions {
             expiring_seeds: 2,
             monitor_period: Duration::from_secs(6),
             phase_timeout: Duration::from_secs(90),
-            ..Self::full(seedlet_binary)
+            ..Self::full(garden_binary)
         }
     }
 

@@ -194,13 +194,10 @@ impl GardenReconciler for Scheduling {
                 shared_changes(&caches.all::<Shoot>(), shoot_key),
                 shoot_seeds,
             )
-            // Installations: no reader keeps them (one per Seed and registration), a plain watch.
+            // Installations: no reader keeps them (one per Seed and registration), the shared
+            // store-less watch.
             .watches_stream(
-                changes(
-                    Api::<ControllerInstallation>::all(client),
-                    watcher::Config::default(),
-                    installation_key,
-                ),
+                caches.installations().changes(installation_key),
                 installation_seed,
             )
     }

@@ -11,10 +11,8 @@ pub mod reconcile;
 #[cfg(test)]
 mod reconcile_tests;
 
-use kube::Api;
 use kube::runtime::Controller;
 use kube::runtime::reflector::ObjectRef;
-use kube::runtime::watcher;
 use seedlet_api::conditions;
 use seedlet_api::core::{ControllerInstallation, Seed};
 use seedlet_api::names::condition_types;
@@ -23,7 +21,7 @@ use crate::caches::{GardenCaches, controller_on_changes};
 
 pub use reconcile::{Error, extensions_ready};
 
-use seedlet_runtime::triggers::{changes, key_of};
+use seedlet_runtime::triggers::key_of;
 
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "seed-extensions-check";
@@ -68,18 +66,14 @@ impl Judge for ExtensionsReady {
         reconcile::check(seed, check).await
     }
 
-    fn triggers(check: &Check, caches: &GardenCaches) -> Controller<Seed> {
+    fn triggers(_check: &Check, caches: &GardenCaches) -> Controller<Seed> {
         // Seed status changes (heartbeats, our own writes) must not trigger: the periodic requeue
         // covers the Seed itself.
         controller_on_changes(&caches.all::<Seed>(), |seed: &Seed| {
             key_of(&seed.metadata.deletion_timestamp.is_some())
         })
         .watches_stream(
-            changes(
-                Api::<ControllerInstallation>::all(check.client.clone()),
-                watcher::Config::default(),
-                installation_key,
-            ),
+            caches.installations().changes(installation_key),
             installation_seed,
         )
     }

@@ -16,15 +16,13 @@ mod reconcile_tests;
 
 use std::time::Duration;
 
-use kube::Api;
 use kube::runtime::Controller;
 use kube::runtime::reflector::ObjectRef;
-use kube::runtime::watcher;
 use kube::{Resource, ResourceExt};
 use seedlet_api::core::{
     ControllerDeployment, ControllerInstallation, ControllerRegistration, Seed,
 };
-use seedlet_runtime::triggers::{changes, key_of};
+use seedlet_runtime::triggers::key_of;
 
 pub use reconcile::{Error, Finalized, Finalizer};
 
@@ -70,26 +68,20 @@ impl<K: Watched> GardenReconciler for Finalizer<K> {
 }
 
 impl Watched for Seed {
-    fn triggers(client: &kube::Client, caches: &GardenCaches) -> Controller<Self> {
+    fn triggers(_client: &kube::Client, caches: &GardenCaches) -> Controller<Self> {
         controller_on_changes(&caches.all::<Seed>(), lifecycle_key).watches_stream(
-            changes(
-                Api::<ControllerInstallation>::all(client.clone()),
-                watcher::Config::default(),
-                |ci| key_of(&ci.seed_name()),
-            ),
+            caches.installations().changes(|ci| key_of(&ci.seed_name())),
             installation_seed,
         )
     }
 }
 
 impl Watched for ControllerRegistration {
-    fn triggers(client: &kube::Client, caches: &GardenCaches) -> Controller<Self> {
+    fn triggers(_client: &kube::Client, caches: &GardenCaches) -> Controller<Self> {
         controller(&caches.all::<ControllerRegistration>()).watches_stream(
-            changes(
-                Api::<ControllerInstallation>::all(client.clone()),
-                watcher::Config::default(),
-                |ci| key_of(&ci.spec.registration_ref.name),
-            ),
+            caches
+                .installations()
+                .changes(|ci| key_of(&ci.spec.registration_ref.name)),
             installation_registration,
         )
     }

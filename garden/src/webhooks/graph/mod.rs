@@ -9,8 +9,12 @@
 //! neighbours that only it kept alive.
 
 pub mod edges;
+mod ids;
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use ids::{Id, Ids};
 
 /// The kinds of vertices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -92,46 +96,59 @@ pub struct Update {
     pub edges: Vec<(Vertex, Vertex)>,
 }
 
-/// The directed graph.
+/// The directed graph. Each vertex is stored once (shared by the index and its node) and known by
+/// a `u32` id; adjacency is kept as sorted id sets in both directions. At 500 seeds the graph
+/// holds one vertex per ControllerInstallation (tens of thousands): with vertices as hash-map
+/// keys and neighbour sets of whole vertices, each installation's name was copied five times.
 #[derive(Debug, Default)]
 pub struct Graph {
-    out: HashMap<Vertex, HashSet<Vertex>>,
-    inc: HashMap<Vertex, HashSet<Vertex>>,
+    index: HashMap<Arc<Vertex>, Id>,
+    nodes: Vec<Option<Node>>,
+    /// Slots of removed vertices, reused by the next new ones.
+    free: Vec<Id>,
+}
+
+/// A vertex and its edges.
+#[derive(Debug)]
+struct Node {
+    vertex: Arc<Vertex>,
+    out: Ids,
+    inc: Ids,
 }
 
 impl Graph {
     /// Whether `vertex` exists.
     pub fn contains(&self, vertex: &Vertex) -> bool {
-        self.out.contains_key(vertex)
+        self.index.contains_key(vertex)
     }
 
     /// Number of vertices.
     pub fn len(&self) -> usize {
-        self.out.len()
+        self.index.len()
     }
 
     /// Whether the graph is empty.
     pub fn is_empty(&self) -> bool {
-        self.out.is_empty()
+        self.index.is_empty()
     }
 
     /// Whether a path leads from `from` to `to` along the edges; both must exist, and a vertex
     /// reaches itself.
     pub fn has_path(&self, from: &Vertex, to: &Vertex) -> bool {
-        if !self.contains(from) || !self.contains(to) {
+        let (Some(from), Some(to)) = (self.id(from), self.id(to)) else {
             return false;
-        }
+        };
         let mut seen = HashSet::new();
         let mut stack = vec![from];
-        while let Some(vertex) = stack.pop() {
-            if vertex == to {
+        while let Some(id) = stack.pop() {
+            if id == to {
                 return true;
             }
-            if !seen.insert(vertex) {
+            if !seen.insert(id) {
                 continue;
             }
-            if let Some(next) = self.out.get(vertex) {
-                stack.extend(next.iter());
+            if let Some(node) = self.node(id) {
+                stack.extend(node.out.iter());
             }
         }
         false
@@ -140,19 +157,20 @@ impl Graph {
     /// Every vertex from which a path leads to `to` (`to` included), sorted; empty when `to`
     /// does not exist. For a Seed vertex: everything that seed may reach through the graph.
     pub fn reaching(&self, to: &Vertex) -> Vec<&Vertex> {
-        let Some((to, _)) = self.inc.get_key_value(to) else {
+        let Some(to) = self.id(to) else {
             return Vec::new();
         };
-        let mut seen: HashSet<&Vertex> = HashSet::from([to]);
+        let mut seen: HashSet<Id> = HashSet::from([to]);
         let mut stack = vec![to];
-        while let Some(vertex) = stack.pop() {
-            for from in self.inc.get(vertex).into_iter().flatten() {
+        while let Some(id) = stack.pop() {
+            for from in self.node(id).into_iter().flat_map(|node| node.inc.iter()) {
                 if seen.insert(from) {
                     stack.push(from);
                 }
             }
         }
-        let mut reaching: Vec<&Vertex> = seen.into_iter().collect();
+        let mut reaching: Vec<&Vertex> =
+            seen.into_iter().filter_map(|id| self.vertex(id)).collect();
         reaching.sort();
         reaching
     }
@@ -160,9 +178,15 @@ impl Graph {
     /// Every edge `(from, to)`, sorted.
     pub fn edges(&self) -> Vec<(&Vertex, &Vertex)> {
         let mut edges: Vec<(&Vertex, &Vertex)> = self
-            .out
+            .nodes
             .iter()
-            .flat_map(|(from, to)| to.iter().map(move |to| (from, to)))
+            .flatten()
+            .flat_map(|node| {
+                node.out
+                    .iter()
+                    .filter_map(|to| self.vertex(to))
+                    .map(|to| (&*node.vertex, to))
+            })
             .collect();
         edges.sort();
         edges
@@ -173,16 +197,19 @@ impl Graph {
         if from == to {
             return;
         }
-        self.inc.entry(from.clone()).or_default();
-        self.out.entry(to.clone()).or_default();
-        self.inc.entry(to.clone()).or_default().insert(from.clone());
-        self.out.entry(from).or_default().insert(to);
+        let from = self.intern(from);
+        let to = self.intern(to);
+        if let Some(node) = self.node_mut(from) {
+            node.out.insert(to);
+        }
+        if let Some(node) = self.node_mut(to) {
+            node.inc.insert(from);
+        }
     }
 
     /// Ensures `vertex` exists without edges (an object that refers to nothing yet).
     pub fn add_vertex(&mut self, vertex: Vertex) {
-        self.inc.entry(vertex.clone()).or_default();
-        self.out.entry(vertex).or_default();
+        self.intern(vertex);
     }
 
     /// Applies one handler run: removes the edges it owns (pruning), then adds its edges.
@@ -190,31 +217,25 @@ impl Graph {
         let Some(vertex) = update.vertex else {
             return;
         };
-        let incoming: Vec<Vertex> = self
-            .inc
-            .get(&vertex)
-            .map(|from| {
-                from.iter()
-                    .filter(|v| update.incoming.contains(&v.kind))
-                    .cloned()
+        if let Some(id) = self.id(&vertex) {
+            let owned = |ids: &Ids, kinds: &[Kind]| -> Vec<Id> {
+                ids.iter()
+                    .filter(|&other| self.vertex(other).is_some_and(|v| kinds.contains(&v.kind)))
                     .collect()
-            })
-            .unwrap_or_default();
-        for from in incoming {
-            self.remove_edge_pruning(&from, &vertex, &from);
-        }
-        let outgoing: Vec<Vertex> = self
-            .out
-            .get(&vertex)
-            .map(|to| {
-                to.iter()
-                    .filter(|v| update.outgoing.contains(&v.kind))
-                    .cloned()
-                    .collect()
-            })
-            .unwrap_or_default();
-        for to in outgoing {
-            self.remove_edge_pruning(&vertex, &to, &to);
+            };
+            let (incoming, outgoing) = match self.node(id) {
+                Some(node) => (
+                    owned(&node.inc, update.incoming),
+                    owned(&node.out, update.outgoing),
+                ),
+                None => (Vec::new(), Vec::new()),
+            };
+            for from in incoming {
+                self.remove_edge_pruning(from, id, from);
+            }
+            for to in outgoing {
+                self.remove_edge_pruning(id, to, to);
+            }
         }
         for (from, to) in update.edges {
             self.add_edge(from, to);
@@ -226,44 +247,100 @@ impl Graph {
 
     /// Removes `vertex` and every neighbour whose only connection it was.
     pub fn delete_vertex(&mut self, vertex: &Vertex) {
-        let Some(outgoing) = self.out.remove(vertex) else {
+        let Some(id) = self.id(vertex) else {
             return;
         };
-        let incoming = self.inc.remove(vertex).unwrap_or_default();
-        for to in outgoing {
-            if let Some(set) = self.inc.get_mut(&to) {
-                set.remove(vertex);
+        let Some(node) = self.remove(id) else {
+            return;
+        };
+        for to in node.out.iter() {
+            if let Some(neighbour) = self.node_mut(to) {
+                neighbour.inc.remove(id);
             }
-            self.remove_if_edgeless(&to);
+            self.remove_if_edgeless(to);
         }
-        for from in incoming {
-            if let Some(set) = self.out.get_mut(&from) {
-                set.remove(vertex);
+        for from in node.inc.iter() {
+            if let Some(neighbour) = self.node_mut(from) {
+                neighbour.out.remove(id);
             }
-            self.remove_if_edgeless(&from);
+            self.remove_if_edgeless(from);
         }
     }
 
-    /// Removes `from → to`; `far` (one of the two) goes too when that edge was its only one.
-    fn remove_edge_pruning(&mut self, from: &Vertex, to: &Vertex, far: &Vertex) {
-        if let Some(set) = self.out.get_mut(from) {
-            set.remove(to);
+    fn id(&self, vertex: &Vertex) -> Option<Id> {
+        self.index.get(vertex).copied()
+    }
+
+    fn node(&self, id: Id) -> Option<&Node> {
+        self.nodes.get(id as usize).and_then(Option::as_ref)
+    }
+
+    fn node_mut(&mut self, id: Id) -> Option<&mut Node> {
+        self.nodes.get_mut(id as usize).and_then(Option::as_mut)
+    }
+
+    fn vertex(&self, id: Id) -> Option<&Vertex> {
+        self.node(id).map(|node| &*node.vertex)
+    }
+
+    /// The id of `vertex`, added without edges when new.
+    fn intern(&mut self, vertex: Vertex) -> Id {
+        if let Some(id) = self.id(&vertex) {
+            return id;
         }
-        if let Some(set) = self.inc.get_mut(to) {
-            set.remove(from);
+        let vertex = Arc::new(vertex);
+        let node = Node {
+            vertex: vertex.clone(),
+            out: Ids::default(),
+            inc: Ids::default(),
+        };
+        let id = match self.free.pop() {
+            Some(id) => {
+                self.nodes[id as usize] = Some(node);
+                id
+            }
+            None => {
+                // More than u32::MAX vertices would not fit in memory long before.
+                let id = Id::try_from(self.nodes.len()).unwrap_or(Id::MAX);
+                self.nodes.push(Some(node));
+                id
+            }
+        };
+        self.index.insert(vertex, id);
+        id
+    }
+
+    /// Takes `id`'s node out of the graph (its neighbours still list it).
+    fn remove(&mut self, id: Id) -> Option<Node> {
+        let node = self.nodes.get_mut(id as usize)?.take()?;
+        self.index.remove(&*node.vertex);
+        self.free.push(id);
+        Some(node)
+    }
+
+    /// Removes `from → to`; `far` (one of the two) goes too when that edge was its only one.
+    fn remove_edge_pruning(&mut self, from: Id, to: Id, far: Id) {
+        if let Some(node) = self.node_mut(from) {
+            node.out.remove(to);
+        }
+        if let Some(node) = self.node_mut(to) {
+            node.inc.remove(from);
         }
         self.remove_if_edgeless(far);
     }
 
-    fn remove_if_edgeless(&mut self, vertex: &Vertex) {
-        let edgeless = self.out.get(vertex).is_some_and(HashSet::is_empty)
-            && self.inc.get(vertex).is_some_and(HashSet::is_empty);
-        if edgeless {
-            self.out.remove(vertex);
-            self.inc.remove(vertex);
+    fn remove_if_edgeless(&mut self, id: Id) {
+        if self
+            .node(id)
+            .is_some_and(|node| node.out.is_empty() && node.inc.is_empty())
+        {
+            self.remove(id);
         }
     }
 }
+
+#[cfg(test)]
+mod model_tests;
 
 #[cfg(test)]
 mod tests {
