@@ -7,6 +7,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use crate::load::{self, Budget, ChartFile, Limits, LoadError};
+use crate::values_yaml::ValuesYamlError;
 
 /// Why a chart's content is invalid after it was unpacked.
 #[derive(Debug, thiserror::Error)]
@@ -43,6 +44,14 @@ pub enum ChartError {
         /// The YAML error.
         #[source]
         source: serde_yaml::Error,
+    },
+    /// `values.yaml` has a key Helm refuses (a null, an integer above `int64`), with sigs.k8s.io/yaml's message.
+    #[error("cannot load {path}: error converting YAML to JSON: {message}")]
+    ValuesKey {
+        /// The file, relative to the top chart.
+        path: String,
+        /// What sigs.k8s.io/yaml says of the key.
+        message: String,
     },
     /// `values.schema.json` is not valid JSON.
     #[error("parsing {path}")]
@@ -374,9 +383,15 @@ fn parsed_values(data: Vec<u8>, budget: &mut Budget) -> Result<serde_json::Value
     if let Some((_, values)) = budget.parsed_values.iter().find(|(seen, _)| *seen == data) {
         return Ok(values.clone());
     }
-    let values = parse_values_map(&data).map_err(|source| ChartError::Values {
-        path: "values.yaml".into(),
-        source,
+    let values = parse_values_map(&data).map_err(|e| match e {
+        ValuesYamlError::Yaml(source) => ChartError::Values {
+            path: "values.yaml".into(),
+            source,
+        },
+        ValuesYamlError::RefusedKey(message) => ChartError::ValuesKey {
+            path: "values.yaml".into(),
+            message,
+        },
     })?;
     budget.parsed_values.push((data, values.clone()));
     Ok(values)
@@ -415,12 +430,21 @@ pub(crate) fn from_yaml<T: serde::de::DeserializeOwned>(
     serde_yaml::from_slice(data)
 }
 
-/// Parses a values file: a map, with YAML 1.1 booleans read as Helm's parser reads them ([`crate::yaml11`]).
-pub(crate) fn parse_values_map(data: &[u8]) -> Result<serde_json::Value, serde_yaml::Error> {
-    match std::str::from_utf8(data) {
-        Ok(text) => parse_yaml_map(crate::yaml11::as_yaml11(text).as_bytes()),
-        Err(_) => parse_yaml_map(data),
+/// Parses a values file: a map, with YAML 1.1 booleans read as Helm's parser reads them ([`crate::yaml11`]) and
+/// the keys Helm refuses refused ([`crate::values_yaml`]).
+pub(crate) fn parse_values_map(data: &[u8]) -> Result<serde_json::Value, ValuesYamlError> {
+    let text = std::str::from_utf8(data).map(crate::yaml11::as_yaml11);
+    let data = match &text {
+        Ok(text) => text.as_bytes(),
+        Err(_) => data,
+    };
+    if let Some(map) = crate::blockyaml::parse_map(data) {
+        return Ok(map);
     }
+    if data.iter().all(u8::is_ascii_whitespace) {
+        return Ok(serde_json::Value::Object(serde_json::Map::new()));
+    }
+    as_map(crate::values_yaml::from_slice(data)?).map_err(ValuesYamlError::Yaml)
 }
 
 /// Parses a YAML document that must be a map (empty documents give an empty map).
@@ -428,11 +452,14 @@ pub(crate) fn parse_yaml_map(data: &[u8]) -> Result<serde_json::Value, serde_yam
     if let Some(map) = crate::blockyaml::parse_map(data) {
         return Ok(map);
     }
-    let value: serde_json::Value = if data.iter().all(u8::is_ascii_whitespace) {
-        serde_json::Value::Null
-    } else {
-        from_yaml(data)?
-    };
+    if data.iter().all(u8::is_ascii_whitespace) {
+        return Ok(serde_json::Value::Object(serde_json::Map::new()));
+    }
+    as_map(from_yaml(data)?)
+}
+
+/// A parsed document as a map: a null document is an empty map, any other non-map an error.
+fn as_map(value: serde_json::Value) -> Result<serde_json::Value, serde_yaml::Error> {
     match value {
         serde_json::Value::Null => Ok(serde_json::Value::Object(serde_json::Map::new())),
         serde_json::Value::Object(_) => Ok(value),

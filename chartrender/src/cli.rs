@@ -168,6 +168,14 @@ pub enum Error {
         #[source]
         source: serde_yaml::Error,
     },
+    /// A values file has a key Helm refuses (a null, an integer above `int64`), with sigs.k8s.io/yaml's message.
+    #[error("failed to parse {path}: error converting YAML to JSON: {message}")]
+    ValuesKey {
+        /// The file.
+        path: PathBuf,
+        /// What sigs.k8s.io/yaml says of the key.
+        message: String,
+    },
     /// The ControllerDeployment carries no usable chart.
     #[error("{path}: {message}")]
     Deployment {
@@ -226,7 +234,7 @@ pub fn run(args: &RenderArgs) -> Result<String, Error> {
         }
     };
     for path in &args.values {
-        let overlay = read_yaml(path)?;
+        let overlay = read_values(path)?;
         merge_values(&mut values, &overlay);
     }
     // Helm's order: --set-json, --set, --set-string, each over the values files.
@@ -303,6 +311,20 @@ fn read_yaml(path: &Path) -> Result<serde_json::Value, Error> {
         serde_json::json!({})
     } else {
         value
+    })
+}
+
+/// A values file (`-f`) read as Helm reads one: a map, YAML 1.1 scalars, the keys it refuses refused.
+fn read_values(path: &Path) -> Result<serde_json::Value, Error> {
+    crate::chart::parse_values_map(&read(path)?).map_err(|e| match e {
+        crate::values_yaml::ValuesYamlError::Yaml(source) => Error::Yaml {
+            path: path.to_path_buf(),
+            source,
+        },
+        crate::values_yaml::ValuesYamlError::RefusedKey(message) => Error::ValuesKey {
+            path: path.to_path_buf(),
+            message,
+        },
     })
 }
 

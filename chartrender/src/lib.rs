@@ -37,6 +37,7 @@ mod schema;
 pub mod set_values;
 mod translation;
 mod values;
+mod values_yaml;
 mod yaml11;
 
 pub use capabilities::{HELM_DEFAULT_KUBE_VERSION, helm_default_api_versions, version_set};

@@ -14,7 +14,8 @@
 //! Keys follow the same reading and then sigs.k8s.io/yaml's conversion of a non-string key to a JSON key: an
 //! integer in decimal (`0x1F:` is `"31"`, `1_0:` is `"10"`), a float through Go's `FormatFloat(f, 'g', -1, 32)`
 //! (`1e3:` is `"1000"`, `1234567.0:` is `"1.234567e+06"`, `.NaN:` is `".nan"`), a boolean as `"true"`/`"false"`
-//! (`True:` too). Keys Helm refuses (a null, an integer above `int64`) are left as strings.
+//! (`True:` too). Keys Helm refuses (a null, an integer above `int64`) are left for the parser, where
+//! [`crate::values_yaml`] refuses them as Helm does.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -127,7 +128,8 @@ fn yaml12_bool_key(word: &str) -> Option<bool> {
 }
 
 /// The JSON key sigs.k8s.io/yaml makes of the plain key `word` when go-yaml v2 reads it as a boolean or a number,
-/// or `None` when it stays the string it is (also for the keys Helm refuses: an integer above `int64`).
+/// or `None` when it stays as written (also for the keys Helm refuses: an integer above `int64`, which
+/// [`crate::values_yaml`] refuses).
 fn yaml11_key(word: &str) -> Option<String> {
     if let Some(b) = yaml11_bool(word).or_else(|| yaml12_bool_key(word)) {
         return Some(b.to_string());
@@ -149,7 +151,7 @@ fn yaml11_key(word: &str) -> Option<String> {
 /// Go's `strconv.FormatFloat(f, 'g', -1, 32)` with `+Inf`, `-Inf`, `NaN` as `.inf`, `-.inf`, `.nan` (the spelling
 /// sigs.k8s.io/yaml gives a float key): the shortest digits that read back as the same `float32`, in exponent form
 /// when the exponent is below -4 or at least 6.
-fn go_float32_key(f: f64) -> String {
+pub(crate) fn go_float32_key(f: f64) -> String {
     // `as` rounds to the nearest float32 and saturates to infinity, like Go's conversion.
     #[allow(clippy::cast_possible_truncation)]
     let x = f as f32;

@@ -185,3 +185,30 @@ fn render_fails_with_the_template_and_message() {
     );
     assert!(chain.contains("a provider token must be set"), "{chain}");
 }
+
+/// A `-f` values file with a key Helm refuses fails as `helm template -f` does (text from helm-reference).
+#[test]
+fn values_files_with_keys_helm_refuses_fail_with_helms_text() {
+    let dir = tempfile::tempdir().unwrap();
+    for (text, key) in [
+        ("~: 1\n", "%!s(<nil>), key: <nil>"),
+        (
+            "a:\n  0x8000000000000000: 1\n",
+            "uint64, key: 0x8000000000000000",
+        ),
+    ] {
+        let file = dir.path().join("user.yaml");
+        std::fs::write(&file, text).unwrap();
+        let mut args = args();
+        args.chart = Some(fixture("ext-basic"));
+        args.values = vec![file.clone()];
+        let err = run(&args).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "failed to parse {}: error converting YAML to JSON: Unsupported map key of type: {key}, value: 1",
+                file.display()
+            )
+        );
+    }
+}

@@ -21,7 +21,7 @@ mod isprint;
 mod location;
 pub(crate) mod number;
 mod paths;
-mod printf;
+pub(crate) mod printf;
 #[cfg(test)]
 mod properties;
 mod random;

@@ -1,5 +1,6 @@
 //! Go `text/template` support: lexer, parser and the translation into minijinja source.
 
+mod hexfloat;
 mod lexer;
 mod parser;
 mod translate;

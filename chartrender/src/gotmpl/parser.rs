@@ -636,10 +636,14 @@ pub(crate) fn parse_number<'s>(text: &str) -> Option<Operand<'s>> {
     if let Some(value) = integer {
         return Some(Operand::Int(if negative { -value } else { value }));
     }
-    if lower.starts_with("0x")
-        || lower
-            .bytes()
-            .any(|b| !(b.is_ascii_digit() || b == b'.' || b == b'e' || b == b'+' || b == b'-'))
+    if let Some(hex) = lower.strip_prefix("0x") {
+        // A hex literal that is no integer is a float only with a binary exponent (`0x1.8p1`).
+        let value = super::hexfloat::parse(hex)?;
+        return Some(Operand::Float(if negative { -value } else { value }));
+    }
+    if lower
+        .bytes()
+        .any(|b| !(b.is_ascii_digit() || b == b'.' || b == b'e' || b == b'+' || b == b'-'))
     {
         return None;
     }
@@ -744,5 +748,8 @@ mod tests {
         assert_eq!(parse_number("-2.5"), Some(Operand::Float(-2.5)));
         assert_eq!(parse_number("1e3"), Some(Operand::Float(1000.0)));
         assert_eq!(parse_number("1.2.3"), None);
+        assert_eq!(parse_number("-0x1.8p1"), Some(Operand::Float(-3.0)));
+        assert_eq!(parse_number("0X1P-2"), Some(Operand::Float(0.25)));
+        assert_eq!(parse_number("0x1.8"), None);
     }
 }
