@@ -3,7 +3,7 @@
 //! full), per control-plane namespace what changed since its last write, and the timing of its
 //! writes (spacing by the batch period, back-off after failures, the next snapshot). A reconcile
 //! of a namespace's Cluster asks [`Model::plan`] what to do and reports back to
-//! [`Model::finished`]; both are pure decisions over this state and the time given.
+//! [`Model::written`] or [`Model::failed`]; both are pure decisions over this state and the time given.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -14,7 +14,7 @@ use seedlet_runtime::error_chain;
 use seedlet_runtime::spacing::Spacing;
 
 use super::entries::{ExtensionItem, SecretItem};
-use super::reconcile::{Error, Job, Outcome};
+use super::reconcile::{Job, Outcome};
 use super::schedule::{self, Backup};
 use crate::cluster_shoot::ShootRef;
 
@@ -395,43 +395,35 @@ impl Model {
         })
     }
 
-    /// Records the result of `job`'s write at `now`: schedules the next snapshot, or marks the
-    /// job's work again behind a back-off. Returns when to look again (`None`: on the next
-    /// trigger), or the write's error.
-    ///
-    /// # Errors
-    /// The write's error, after its work was marked again.
-    pub fn finished(
-        &mut self,
-        job: Job,
-        result: Result<Outcome, Error>,
-        now: Instant,
-    ) -> Result<Option<Duration>, Error> {
-        let namespace = job.namespace.as_str();
-        let Some(state) = self.namespaces.get_mut(namespace) else {
+    /// Records a failed write of `job` at `now`: its work is marked again behind the
+    /// namespace's back-off, which grows with every failure, a lost race too (a writer that
+    /// keeps changing the ShootState must not turn the retries into a write loop).
+    pub fn failed(&mut self, job: Job, now: Instant) {
+        let Some(state) = self.namespaces.get_mut(job.namespace.as_str()) else {
             // The Cluster went while the write ran: nothing maps the namespace any more.
-            return result.map(|_| None);
+            return;
         };
-        let outcome = match result {
-            Ok(outcome) => outcome,
-            Err(error) => {
-                // Every failure grows the namespace's back-off, a lost race too: a writer that
-                // keeps changing the ShootState must not turn the retries into a write loop.
-                let delay = schedule::retry_delay(state.failures);
-                state.failures = state.failures.saturating_add(1);
-                state.not_before = Some(now + delay);
-                let pending = &mut state.pending;
-                pending
-                    .extensions
-                    .extend(job.extensions.into_iter().map(|(key, _)| key));
-                pending
-                    .secrets
-                    .extend(job.secrets.into_iter().map(|(name, _)| name));
-                pending.snapshot |= job.snapshot;
-                pending.requested = true;
-                return Err(error);
-            }
-        };
+        let delay = schedule::retry_delay(state.failures);
+        state.failures = state.failures.saturating_add(1);
+        state.not_before = Some(now + delay);
+        let pending = &mut state.pending;
+        pending
+            .extensions
+            .extend(job.extensions.into_iter().map(|(key, _)| key));
+        pending
+            .secrets
+            .extend(job.secrets.into_iter().map(|(name, _)| name));
+        pending.snapshot |= job.snapshot;
+        pending.requested = true;
+    }
+
+    /// Records what `job`'s write did at `now`: schedules the next snapshot, and marks the
+    /// extension objects whose change could not be prepared again behind a back-off. Returns
+    /// when to look again (`None`: on the next trigger).
+    pub fn written(&mut self, job: &Job, outcome: Outcome, now: Instant) -> Option<Duration> {
+        let namespace = job.namespace.as_str();
+        // No state: the Cluster went while the write ran.
+        let state = self.namespaces.get_mut(namespace)?;
         state.timestamp = Some(outcome.timestamp.clone());
         let mut retry = None;
         if outcome.failed.is_empty() {
@@ -460,18 +452,16 @@ impl Model {
             .get(namespace)
             .and_then(|state| state.next_snapshot)
             .map(|at| at.saturating_duration_since(now));
-        Ok(match (retry, snapshot) {
+        match (retry, snapshot) {
             (Some(retry), Some(snapshot)) => Some(retry.min(snapshot)),
             (retry, snapshot) => retry.or(snapshot),
-        })
+        }
     }
 
-    /// How long `namespace` backs off after its last failure, at `now`.
-    pub fn retry_in(&self, namespace: &str, now: Instant) -> Option<Duration> {
-        self.namespaces
-            .get(namespace)?
-            .not_before
-            .map(|at| at.saturating_duration_since(now))
+    /// The back-off `namespace` waits after its last failed write (`None` after a success).
+    pub fn retry_in(&self, namespace: &str) -> Option<Duration> {
+        let failures = self.namespaces.get(namespace)?.failures;
+        (failures > 0).then(|| schedule::retry_delay(failures - 1))
     }
 
     fn schedule_snapshot(&mut self, namespace: &str, timestamp: Option<&str>, now: Instant) {

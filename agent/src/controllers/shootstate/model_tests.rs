@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use seedlet_api::common::{LastOperation, LastOperationState, LastOperationType};
 use seedlet_runtime::clock::FakeClock;
 
+use super::super::reconcile::Error;
 use super::*;
 
 const NS: &str = "shoot--dev--foo";
@@ -63,22 +64,11 @@ fn names(job: &Job) -> Vec<&str> {
         .collect()
 }
 
-fn wrote(timestamp: Option<&str>) -> Result<Outcome, Error> {
-    Ok(Outcome {
+fn wrote(timestamp: Option<&str>) -> Outcome {
+    Outcome {
         wrote: true,
         timestamp: timestamp.map(str::to_owned),
         failed: Vec::new(),
-    })
-}
-
-fn write_failure(code: u16, reason: &str) -> Error {
-    Error::WriteShootState {
-        key: "garden-dev/foo".into(),
-        source: kube::Error::Api(
-            kube::core::Status::failure("m", reason)
-                .with_code(code)
-                .boxed(),
-        ),
     }
 }
 
@@ -107,7 +97,7 @@ fn writes_are_spaced_by_the_batch_period_and_a_quiet_shoot_writes_at_once() {
     let ms = |n: u64| start + Duration::from_millis(n);
     model.observe(Update::Cluster(NS.into(), shoot()), start);
     let job = written(model.plan(NS, &shoot(), start));
-    assert_eq!(model.finished(job, wrote(None), ms(5)).unwrap(), None);
+    assert_eq!(model.written(&job, wrote(None), ms(5)), None);
     // A change 10 ms after the write started waits for the rest of the period; a second one
     // inside it joins the same write.
     model.observe(worker(NS, "a", 1), ms(10));
@@ -120,7 +110,7 @@ fn writes_are_spaced_by_the_batch_period_and_a_quiet_shoot_writes_at_once() {
     );
     let job = written(model.plan(NS, &shoot(), ms(100)));
     assert_eq!(names(&job), ["a", "b"]);
-    model.finished(job, wrote(None), ms(105)).unwrap();
+    model.written(&job, wrote(None), ms(105));
     // Nothing changed: idle, no snapshot without a period.
     assert!(matches!(
         model.plan(NS, &shoot(), ms(150)),
@@ -132,33 +122,49 @@ fn writes_are_spaced_by_the_batch_period_and_a_quiet_shoot_writes_at_once() {
 }
 
 #[test]
-fn a_lost_write_race_is_retried_and_backs_off_like_any_failure() {
+fn every_failed_write_grows_the_back_off_and_keeps_the_work() {
     let mut model = model(None);
     let mut now = Instant::now();
     model.observe(Update::Cluster(NS.into(), shoot()), now);
     model.observe(worker(NS, "w", 1), now);
-    for failures in 1..=3u32 {
+    for failures in 1..=4u32 {
         let job = written(model.plan(NS, &shoot(), now));
         assert_eq!(names(&job), ["w"], "the job's work is marked again");
-        let error = model
-            .finished(job, Err(write_failure(409, "Conflict")), now)
-            .unwrap_err();
-        assert!(seedlet_runtime::status::conflict_in_chain(&error));
+        model.failed(job, now);
         let delay = schedule::retry_delay(failures - 1);
-        assert_eq!(model.retry_in(NS, now), Some(delay));
+        assert_eq!(model.retry_in(NS), Some(delay));
         // A trigger inside the back-off waits for its end.
         assert!(matches!(model.plan(NS, &shoot(), now), Plan::Wait(wait) if wait == delay));
         now += delay;
     }
+    // A write that succeeds ends the back-off.
     let job = written(model.plan(NS, &shoot(), now));
-    model
-        .finished(job, Err(write_failure(500, "InternalError")), now)
-        .unwrap_err();
+    assert_eq!(model.written(&job, wrote(None), now), None);
+    assert_eq!(model.retry_in(NS), None);
+}
+
+#[test]
+fn an_object_whose_change_could_not_be_prepared_is_retried_after_a_back_off() {
+    let mut model = model(None);
+    let now = Instant::now();
+    model.observe(Update::Cluster(NS.into(), shoot()), now);
+    model.observe(worker(NS, "w", 1), now);
+    let job = written(model.plan(NS, &shoot(), now));
+    let mut outcome = wrote(None);
+    outcome.failed.push((
+        ("Worker", "w".to_owned()),
+        Error::MissingResource {
+            kind: "ConfigMap".into(),
+            namespace: NS.into(),
+            name: "tf".into(),
+        },
+    ));
     assert_eq!(
-        model.retry_in(NS, now),
-        Some(schedule::retry_delay(3)),
-        "a writer that keeps winning the race cannot drive a write loop"
+        model.written(&job, outcome, now),
+        Some(schedule::retry_delay(0))
     );
+    let later = now + schedule::retry_delay(0);
+    assert_eq!(names(&written(model.plan(NS, &shoot(), later))), ["w"]);
 }
 
 #[test]
@@ -169,8 +175,9 @@ fn a_gone_cluster_drops_its_changes_and_a_write_finishing_after_it_schedules_not
     model.observe(worker(NS, "w", 1), now);
     let job = written(model.plan(NS, &shoot(), now));
     model.observe(Update::ClusterGone(NS.into()), now);
-    assert_eq!(model.finished(job, wrote(None), now).unwrap(), None);
-    assert_eq!(model.retry_in(NS, now), None);
+    assert_eq!(model.written(&job, wrote(None), now), None);
+    model.failed(job, now);
+    assert_eq!(model.retry_in(NS), None);
     // The Cluster is back: everything of the namespace is written again, at once.
     model.observe(Update::Cluster(NS.into(), shoot()), now);
     assert_eq!(names(&written(model.plan(NS, &shoot(), now))), ["w"]);
@@ -213,16 +220,12 @@ fn the_snapshot_is_due_after_the_first_write_without_a_timestamp_and_then_a_peri
     let job = written(model.plan(NS, &shoot(), now));
     assert!(!job.snapshot);
     // Never snapshotted: due at once (the reconcile is requeued right away).
-    assert_eq!(
-        model.finished(job, wrote(None), now).unwrap(),
-        Some(Duration::ZERO)
-    );
+    assert_eq!(model.written(&job, wrote(None), now), Some(Duration::ZERO));
     let later = now + PERIOD;
     let job = written(model.plan(NS, &shoot(), later));
     assert!(job.snapshot);
     let next = model
-        .finished(job, wrote(Some("2026-01-01T12:00:00Z")), later)
-        .unwrap()
+        .written(&job, wrote(Some("2026-01-01T12:00:00Z")), later)
         .expect("the next snapshot is scheduled");
     assert!(
         next > period - period / 24 && next < period + period / 24,

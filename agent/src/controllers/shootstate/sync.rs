@@ -71,9 +71,16 @@ impl Reconciler for ShootStateSync {
             Plan::Idle(Some(wait)) | Plan::Wait(wait) => return Ok(Action::requeue(wait)),
             Plan::Write(job) => job,
         };
-        let result = reconcile::run(&self.ctx, &job).await;
-        let next = self.model().finished(job, result, Instant::now())?;
-        Ok(next.map_or_else(Action::await_change, Action::requeue))
+        match reconcile::run(&self.ctx, &job).await {
+            Ok(outcome) => {
+                let next = self.model().written(&job, outcome, Instant::now());
+                Ok(next.map_or_else(Action::await_change, Action::requeue))
+            }
+            Err(error) => {
+                self.model().failed(job, Instant::now());
+                Err(error)
+            }
+        }
     }
 
     /// The first back-off step; [`ShootStateSync::error_policy`] uses the namespace's own.
@@ -91,7 +98,7 @@ impl Reconciler for ShootStateSync {
         let namespace = cluster.name_any();
         let delay = self
             .model()
-            .retry_in(&namespace, Instant::now())
+            .retry_in(&namespace)
             .unwrap_or_else(|| self.retry_after(error));
         if seedlet_runtime::status::conflict_in_chain(error) {
             tracing::debug!(namespace, error = %error_chain(error), "lost a shootstate write race, retrying");
@@ -104,5 +111,84 @@ impl Reconciler for ShootStateSync {
             error,
             delay,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use seedlet_runtime::clock::FakeClock;
+
+    use super::super::model::Update;
+    use super::*;
+
+    const NS: &str = "shoot--dev--foo";
+
+    fn sync() -> ShootStateSync {
+        let config = kube::Config::new("http://127.0.0.1:9".parse().expect("url"));
+        let client = kube::Client::try_from(config).expect("client");
+        let clock = Arc::new(FakeClock::new(jiff::Timestamp::UNIX_EPOCH));
+        let ctx = Ctx::new(
+            client.clone(),
+            client,
+            Arc::new(crate::metrics::AgentMetrics::new()),
+            clock.clone(),
+            "test",
+        );
+        let model = Model::new(Duration::from_millis(100), None, clock);
+        ShootStateSync::new(Arc::new(ctx), Arc::new(Mutex::new(model)), 1)
+    }
+
+    fn cluster() -> Cluster {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": NS},
+            "spec": {"cloudProfile": {}, "shoot": {"metadata": {"name": "foo", "namespace": "garden-dev"}}}
+        }))
+        .expect("cluster")
+    }
+
+    fn write_failure(code: u16, reason: &str) -> Error {
+        Error::WriteShootState {
+            key: "garden-dev/foo".into(),
+            source: kube::Error::Api(
+                kube::core::Status::failure("m", reason)
+                    .with_code(code)
+                    .boxed(),
+            ),
+        }
+    }
+
+    /// Fails one write of the namespace at `now` as the reconcile does, and returns the error
+    /// policy's action for `error`.
+    fn fail_once(sync: &ShootStateSync, error: &Error, now: Instant) -> Action {
+        let cluster = cluster();
+        let (namespace, shoot) = ShootRef::of_cluster(&cluster).expect("shoot");
+        let job = {
+            let mut model = sync.model();
+            model.observe(Update::Cluster(namespace.clone(), shoot.clone()), now);
+            match model.plan(&namespace, &shoot, now) {
+                Plan::Write(job) => job,
+                other => panic!("expected a write, got {other:?}"),
+            }
+        };
+        sync.model().failed(job, now);
+        sync.error_policy(&cluster, error)
+    }
+
+    #[tokio::test]
+    async fn a_lost_write_race_waits_for_the_growing_back_off_like_any_failure() {
+        let sync = sync();
+        // A minute apart: past the spacing and back-off of the failure before.
+        let start = Instant::now();
+        let at = |attempt: u32| start + Duration::from_secs(60) * attempt;
+        for attempt in 0..3 {
+            let action = fail_once(&sync, &write_failure(409, "Conflict"), at(attempt));
+            assert_eq!(
+                action,
+                Action::requeue(schedule::retry_delay(attempt)),
+                "a lost race is not retried at once: {attempt} earlier failures"
+            );
+        }
+        let action = fail_once(&sync, &write_failure(500, "InternalError"), at(3));
+        assert_eq!(action, Action::requeue(schedule::retry_delay(3)));
     }
 }
