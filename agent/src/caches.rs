@@ -2,13 +2,15 @@
 //! leadership term, and one over the garden per garden credential (a rotation swaps the client,
 //! and every controller on the garden restarts on the new one; the informers of the old one end
 //! with it). The garden kinds several controllers read — this seed's Shoots, its Seed,
-//! ControllerRegistrations and ControllerInstallations — are watched and stored once here.
+//! ControllerRegistrations and ControllerInstallations — are watched and stored once here, and so
+//! are the seed's Clusters (in the trimmed view of [`crate::cluster_view`]).
 
 use std::sync::{Arc, Mutex, PoisonError};
 
 use kube::Api;
 use kube::runtime::watcher;
 use seedlet_api::core::{ControllerInstallation, ControllerRegistration, Seed, Shoot};
+use seedlet_api::extensions::Cluster;
 use seedlet_runtime::cache::{Informer, SharedCaches, View};
 use tokio::sync::OnceCell;
 use tokio_util::sync::CancellationToken;
@@ -34,6 +36,16 @@ impl AgentCaches {
             stop: stop.clone(),
             garden: Mutex::new(None),
         }
+    }
+
+    /// The Clusters of the seed, each with only its embedded shoot's identity
+    /// ([`crate::cluster_view::identity_view`]): the Cluster teardown and the ShootState sync.
+    pub fn clusters(&self) -> Arc<Informer<Cluster>> {
+        self.seed.informer(
+            Api::all(self.seed.client().clone()),
+            &watcher::Config::default(),
+            View::new("shoot-identity", crate::cluster_view::identity_view),
+        )
     }
 
     /// The garden informers over `client`, the garden client of credential `generation`: the

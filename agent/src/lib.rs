@@ -36,6 +36,7 @@
 
 pub mod caches;
 pub mod cluster_shoot;
+pub mod cluster_view;
 pub mod context;
 pub mod controllers;
 pub mod daemon;

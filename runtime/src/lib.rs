@@ -7,6 +7,7 @@
 //! - [`watch`]: per-watch backoff, slim caches and [`watch::Runner`], which runs every controller;
 //! - [`cache`]: one watch and one store per kind and scope, shared by the controllers reading it;
 //! - [`controller`]: a controller as one type ([`controller::Reconciler`]) and what runs it;
+//! - [`spacing`]: at most one start of work per object and period, the first one at once;
 //! - [`status`]: the one conditions writer; [`finalizer`]: adding and removing a finalizer;
 //! - [`triggers`]: watch streams passing only relevant changes (and deletions);
 //! - [`systemd`]: the sd_notify protocol (READY, STOPPING, STATUS, WATCHDOG);
@@ -35,6 +36,7 @@ pub mod process;
 pub mod repeated;
 pub mod retry;
 pub mod server;
+pub mod spacing;
 pub mod status;
 pub mod systemd;
 pub mod triggers;

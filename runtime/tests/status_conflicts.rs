@@ -19,7 +19,7 @@ use serde_json::json;
 const NAME: &str = "ext-a";
 
 fn now() -> jiff::Timestamp {
-    jiff::Timestamp::from_second(1_700_000_000).unwrap()
+    jiff::Timestamp::from_second(1_700_000_000).expect("a time in range")
 }
 
 /// The other writer: appends a condition of `type_` (read-modify-write, unguarded).

@@ -20,7 +20,6 @@ pub mod desired;
 pub mod reconcile;
 #[cfg(test)]
 mod reconcile_tests;
-pub mod view;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -203,20 +202,17 @@ async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
     )
     .backoff(seedlet_runtime::watch::watch_backoff())
     .touched_objects();
-    // The teardown reads only the embedded shoot's identity: its cache does not keep the
-    // embedded CloudProfile, Seed and Shoot (most of the agent's cached bytes otherwise).
-    let cleanup = seedlet_runtime::watch::controller_with_view(
-        Api::<Cluster>::all(agent.seed.clone()),
-        watcher::Config::default(),
-        view::teardown_view,
-    )
-    .watches_stream(shoot_changes, |shoot: Shoot| cluster_of_shoot(&shoot))
-    .watches_stream(namespace_changes, |namespace: Namespace| {
-        namespace
-            .metadata
-            .name
-            .map(|name| ObjectRef::<Cluster>::new(&name))
-    });
+    // The teardown reads only the embedded shoot's identity: the shared Cluster informer keeps
+    // no embedded CloudProfile, Seed and Shoot (most of the agent's cached bytes otherwise).
+    let clusters = agent.caches.clusters();
+    let cleanup = Controller::for_stream(clusters.applied_objects(), clusters.store())
+        .watches_stream(shoot_changes, |shoot: Shoot| cluster_of_shoot(&shoot))
+        .watches_stream(namespace_changes, |namespace: Namespace| {
+            namespace
+                .metadata
+                .name
+                .map(|name| ObjectRef::<Cluster>::new(&name))
+        });
     let cleanup = seedlet_runtime::controller::run(
         cleanup,
         Arc::new(ClusterTeardown(ctx)),

@@ -13,22 +13,33 @@
 //! (6 h) ± 1/24 of it, timed by the ShootState's `gardener.cloud/timestamp`; `concurrentSyncs: 0`
 //! switches the snapshot off. A restart re-lists everything, so nothing observed before it is
 //! lost.
+//!
+//! It is a [`Reconciler`](seedlet_runtime::controller::Reconciler) of Clusters ([`sync`]) from the
+//! shared Cluster informer. The extension objects and Secrets are not stored in full: their
+//! watches reduce each event to a compact item ([`entries`]) and apply it to the sync's
+//! [`model::Model`] before they trigger the reconcile of the namespace's Cluster; the batching is
+//! a per-namespace spacing in the reconcile ([`seedlet_runtime::spacing`]), the snapshot a requeue
+//! to its due time.
 
 pub mod entries;
+pub mod model;
 pub mod persist;
-pub mod queue;
 pub mod reconcile;
 #[cfg(test)]
 mod reconcile_tests;
 pub mod schedule;
 pub mod state;
+pub mod sync;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use futures::stream::{self, BoxStream};
 use futures::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
+use kube::runtime::controller::Controller;
+use kube::runtime::reflector::ObjectRef;
 use kube::runtime::{WatchStreamExt, watcher};
 use seedlet_api::extensions::{
     BackupEntry, Cluster, ContainerRuntime, ControlPlane, DNSRecord, Extension, ExtensionObject,
@@ -37,8 +48,10 @@ use seedlet_api::extensions::{
 use seedlet_api::names::technical_id;
 use seedlet_config::GardenletConfiguration;
 
-pub use queue::{Queue, Settings, Source, Update};
+pub use model::{Model, Source, Update};
+pub use sync::ShootStateSync;
 
+use crate::caches::GardenCaches;
 use crate::cluster_shoot::ShootRef;
 use crate::context::AgentContext;
 use entries::{ExtensionItem, SecretItem};
@@ -46,20 +59,32 @@ use entries::{ExtensionItem, SecretItem};
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "shootstate";
 
+/// Timing and parallelism of the sync.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// At most one write per ShootState per this period.
+    pub batch_period: Duration,
+    /// Full snapshot period; `None` switches the snapshot off.
+    pub snapshot_period: Option<Duration>,
+    /// Writes in flight at once (different ShootStates).
+    pub concurrency: u16,
+}
+
 impl Settings {
-    /// The loop settings of `config.controllers.shootState`.
+    /// The settings of `config.controllers.shootState`.
     pub fn from_config(config: &GardenletConfiguration) -> Self {
         let shoot_state = &config.controllers.shoot_state;
         let snapshot = shoot_state.concurrent_syncs > 0 && !shoot_state.sync_period.is_zero();
         Self {
             batch_period: shoot_state.event_batch_period.as_std(),
             snapshot_period: snapshot.then(|| shoot_state.sync_period.as_std()),
-            concurrency: usize::try_from(shoot_state.concurrent_syncs.max(1)).unwrap_or(1),
+            concurrency: seedlet_runtime::watch::concurrency(shoot_state.concurrent_syncs.into()),
         }
     }
 }
 
-/// Runs the sync until `ctx.stop` is cancelled, restarting it when the garden client is swapped.
+/// Runs the sync until `ctx.stop` is cancelled, restarting it (with a fresh model, from fresh
+/// lists) when the garden client is swapped.
 pub async fn run(agent: Arc<AgentContext>) {
     let batch_period = Settings::from_config(&agent.config).batch_period;
     if !batch_period.is_zero() {
@@ -68,27 +93,88 @@ pub async fn run(agent: Arc<AgentContext>) {
         // is above the default write budget (10/s at the default 100 ms).
         seedlet_runtime::budget::allow_rate(NAME, 1.0 / batch_period.as_secs_f64() + 1.0);
     }
-    let garden = agent.garden.clone();
-    garden
-        .run_with_current(|client| run_on(agent.clone(), client))
+    agent
+        .run_on_garden(|caches| run_on(agent.clone(), caches))
         .await;
 }
 
-async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
+async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
+    let settings = Settings::from_config(&agent.config);
     let ctx = Arc::new(reconcile::Ctx::new(
         agent.seed.clone(),
-        garden,
+        caches.client().clone(),
         agent.metrics.clone(),
         agent.clock.clone(),
         agent.field_manager,
     ));
-    let settings = Settings::from_config(&agent.config);
-    Queue::new(ctx, settings)
-        .run(updates(&agent.seed), agent.stop.clone())
-        .await;
+    let model = Arc::new(Mutex::new(Model::new(
+        settings.batch_period,
+        settings.snapshot_period,
+        agent.clock.clone(),
+    )));
+    let clusters = agent.caches.clusters();
+    let controller = Controller::for_stream(
+        observed_clusters(clusters.events(), model.clone()),
+        clusters.store(),
+    )
+    .reconcile_on(triggers(updates(&agent.seed), model.clone()));
+    let sync = ShootStateSync::new(ctx, model, settings.concurrency);
+    seedlet_runtime::controller::run(
+        controller,
+        Arc::new(sync),
+        agent.stop.clone(),
+        agent.metrics.common(),
+    )
+    .await;
 }
 
-/// All watches of the seed, merged into one stream of [`Update`]s.
+/// The Cluster events applied to `model`, passing on every Cluster that exists (its reconcile
+/// trigger).
+pub fn observed_clusters(
+    events: impl Stream<Item = Result<watcher::Event<Cluster>, watcher::Error>> + Send + 'static,
+    model: Arc<Mutex<Model>>,
+) -> impl Stream<Item = Result<Cluster, watcher::Error>> + Send + 'static {
+    events.filter_map(move |event| {
+        let (update, passed) = match event {
+            Ok(watcher::Event::Apply(cluster) | watcher::Event::InitApply(cluster)) => {
+                (cluster_updates(cluster.clone(), true), Some(Ok(cluster)))
+            }
+            Ok(watcher::Event::Delete(cluster)) => (cluster_updates(cluster, false), None),
+            Ok(watcher::Event::Init) => (Some(Update::Relist(Source::Cluster)), None),
+            Ok(watcher::Event::InitDone) => (Some(Update::Listed(Source::Cluster)), None),
+            Err(error) => (None, Some(Err(error))),
+        };
+        if let Some(update) = update {
+            observe(&model, update);
+        }
+        futures::future::ready(passed)
+    })
+}
+
+/// The reconcile triggers of `updates`: each is applied to `model` first, then the Clusters of
+/// the namespaces it marked are to be reconciled.
+pub fn triggers(
+    updates: impl Stream<Item = Update> + Send + 'static,
+    model: Arc<Mutex<Model>>,
+) -> impl Stream<Item = ObjectRef<Cluster>> + Send + 'static {
+    updates.flat_map(move |update| {
+        stream::iter(
+            observe(&model, update)
+                .into_iter()
+                .map(|namespace| ObjectRef::new(&namespace)),
+        )
+    })
+}
+
+fn observe(model: &Mutex<Model>, update: Update) -> Vec<String> {
+    model
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .observe(update, Instant::now())
+}
+
+/// The watches of the extension objects and persisted Secrets of the seed, merged into one stream
+/// of [`Update`]s.
 pub fn updates(seed: &kube::Client) -> impl Stream<Item = Update> + Send + 'static {
     let streams: Vec<BoxStream<'static, Update>> = vec![
         extension_updates::<BackupEntry>(seed),
@@ -105,12 +191,6 @@ pub fn updates(seed: &kube::Client) -> impl Stream<Item = Update> + Send + 'stat
             watcher::Config::default().labels(&entries::persisted_selector()),
             Source::Secret,
             secret_updates,
-        ),
-        watch(
-            Api::<Cluster>::all(seed.clone()),
-            watcher::Config::default(),
-            Source::Cluster,
-            cluster_updates,
         ),
     ];
     stream::select_all(streams)

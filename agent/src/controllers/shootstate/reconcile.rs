@@ -192,16 +192,11 @@ pub struct Outcome {
 /// when it changed; a snapshot always writes, to move its timestamp. Creates the ShootState when
 /// missing unless the shoot is deleting — seedlet runs no shoot flow that would create it.
 /// Idempotent; a concurrent writer makes the patch fail with a conflict, and the caller retries
-/// on fresh state.
+/// on fresh state. The writes are charged to the write budget of the running controller.
 ///
 /// # Errors
 /// See [`Error`].
 pub async fn run(ctx: &Ctx, job: &Job) -> Result<Outcome, Error> {
-    // The queue is not a watch::Runner: charge the writes to this controller here.
-    seedlet_runtime::budget::scoped(super::NAME, write_job(ctx, job)).await
-}
-
-async fn write_job(ctx: &Ctx, job: &Job) -> Result<Outcome, Error> {
     let key = format!("{}/{}", job.shoot.namespace, job.shoot.name);
 
     let api: Api<ShootState> = Api::namespaced(ctx.garden.clone(), &job.shoot.namespace);

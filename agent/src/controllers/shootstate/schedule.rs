@@ -1,7 +1,8 @@
-//! Pure timing decisions of the ShootState sync: when a batch of changes may be written, how long
-//! to back off after a failure, and when the periodic full snapshot is due (spec §3.2).
+//! Pure timing decisions of the ShootState sync: how long to back off after a failure, and when
+//! the periodic full snapshot is due (spec §3.2). The batch period's spacing of writes is
+//! [`seedlet_runtime::spacing::Spacing`].
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
 use seedlet_api::common::LastOperationType;
@@ -15,16 +16,6 @@ pub const NOT_READY_DELAY: Duration = Duration::from_secs(600);
 pub const RETRY_BASE: Duration = Duration::from_millis(200);
 /// Longest retry delay.
 pub const RETRY_MAX: Duration = Duration::from_secs(10);
-
-/// When the next batch for a ShootState may be written: now, or one batch period after the
-/// previous write started, whichever is later. The first change after a quiet period is written
-/// at once; a burst yields at most one write per period.
-pub fn flush_at(now: Instant, last_start: Option<Instant>, period: Duration) -> Instant {
-    match last_start {
-        Some(last) => now.max(last + period),
-        None => now,
-    }
-}
 
 /// Back-off after `attempt` consecutive failures (0 = first failure).
 pub fn retry_delay(attempt: u32) -> Duration {
@@ -238,17 +229,6 @@ mod tests {
             backup(&deleting, None, now(), 6 * HOUR, 0.3).unwrap(),
             Backup::Never
         );
-    }
-
-    #[test]
-    fn flush_is_immediate_after_a_quiet_period_and_spaced_by_the_period_in_a_burst() {
-        let start = Instant::now();
-        let period = Duration::from_millis(100);
-        assert_eq!(flush_at(start, None, period), start);
-        let later = start + Duration::from_secs(1);
-        assert_eq!(flush_at(later, Some(start), period), later);
-        let soon = start + Duration::from_millis(10);
-        assert_eq!(flush_at(soon, Some(start), period), start + period);
     }
 
     #[test]

@@ -92,9 +92,9 @@ async fn care(ci: &ControllerInstallation, ctx: &Care) -> Result<Action, Error> 
                 source,
             })
     };
-    match retry::idempotent(&RetryPolicy::RECONCILE, || managed_resources.get(&name)).await {
+    match retry::idempotent(&RetryPolicy::RECONCILE, || managed_resources.get(name)).await {
         Ok(mr) => {
-            let updates = care_conditions(&mr, &name, ci.conditions(), now);
+            let updates = care_conditions(&mr, name, ci.conditions(), now);
             write(updates.to_vec()).await?;
             let before = conditions::find(ci.conditions(), condition_types::INSTALLED)
                 .map(|c| (&c.status, c.reason.as_str()));

@@ -1,16 +1,17 @@
-//! What the Cluster teardown's cache keeps of a Cluster: only the embedded shoot's identity
-//! instead of the whole embedded CloudProfile, Seed and Shoot (every other cache drops just
-//! `metadata.managedFields`, [`seedlet_runtime::watch::slim`]).
+//! What the shared Cluster informer of the seed keeps of a Cluster: only the embedded shoot's
+//! identity instead of the whole embedded CloudProfile, Seed and Shoot (every other cache drops
+//! just `metadata.managedFields`, [`seedlet_runtime::watch::slim`]). Its two readers, the Cluster
+//! teardown and the ShootState sync, read a Cluster only through `ShootRef::of_cluster`.
 
 use seedlet_api::extensions::Cluster;
 use seedlet_runtime::watch::slim;
 use serde_json::{Map, Value};
 
-/// The Cluster as the teardown reads it (through `ShootRef::of_cluster`): its own metadata
-/// without managedFields, and of the embedded shoot only `metadata.{name,namespace,
+/// The Cluster as the teardown and the ShootState sync read it (through `ShootRef::of_cluster`):
+/// its own metadata without managedFields, and of the embedded shoot only `metadata.{name,namespace,
 /// deletionTimestamp}` and `status.lastOperation`. The embedded CloudProfile and Seed, the rest of
 /// the shoot and the providers' configs were about nine tenths of the cached bytes.
-pub fn teardown_view(cluster: &mut Cluster) {
+pub fn identity_view(cluster: &mut Cluster) {
     slim(cluster);
     cluster.spec.cloud_profile = Value::Null;
     cluster.spec.seed = None;
@@ -18,7 +19,7 @@ pub fn teardown_view(cluster: &mut Cluster) {
     cluster.spec.shoot = shoot_identity(shoot);
 }
 
-/// The identity of an embedded shoot: what [`teardown_view`] keeps.
+/// The identity of an embedded shoot: what [`identity_view`] keeps.
 fn shoot_identity(mut shoot: Value) -> Value {
     let mut kept = Map::new();
     if let Some(metadata) = shoot.get_mut("metadata").and_then(Value::as_object_mut) {
@@ -84,11 +85,11 @@ mod tests {
     }
 
     #[test]
-    fn teardown_view_reads_as_the_same_shoot_ref_as_the_full_cluster() {
+    fn identity_view_reads_as_the_same_shoot_ref_as_the_full_cluster() {
         for deleting in [false, true] {
             let full = cluster(full_shoot(deleting));
             let mut view = full.clone();
-            teardown_view(&mut view);
+            identity_view(&mut view);
             assert_eq!(ShootRef::of_cluster(&view), ShootRef::of_cluster(&full));
             assert!(ShootRef::of_cluster(&view).is_some());
             assert_eq!(view.metadata.name, full.metadata.name);
@@ -98,9 +99,9 @@ mod tests {
     }
 
     #[test]
-    fn teardown_view_drops_the_embedded_profile_seed_and_shoot_body() {
+    fn identity_view_drops_the_embedded_profile_seed_and_shoot_body() {
         let mut view = cluster(full_shoot(false));
-        teardown_view(&mut view);
+        identity_view(&mut view);
         assert_eq!(view.spec.cloud_profile, Value::Null);
         assert!(view.spec.seed.is_none());
         assert_eq!(
@@ -115,10 +116,10 @@ mod tests {
     }
 
     #[test]
-    fn teardown_view_of_a_cluster_without_shoot_identity_stays_without_one() {
+    fn identity_view_of_a_cluster_without_shoot_identity_stays_without_one() {
         let full = cluster(json!({"spec": {}}));
         let mut view = full.clone();
-        teardown_view(&mut view);
+        identity_view(&mut view);
         assert!(ShootRef::of_cluster(&view).is_none());
         assert!(ShootRef::of_cluster(&full).is_none());
     }
