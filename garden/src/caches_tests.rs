@@ -4,14 +4,9 @@
 //! kinds listed in `STORELESS`.
 
 use std::collections::BTreeMap;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use http::{Request, Response};
-use kube::client::{Body, ClientBuilder};
 use tokio_util::sync::CancellationToken;
 
 use crate::testing::Env;
@@ -23,36 +18,6 @@ const STORELESS: &[&str] = &["/api/v1/serviceaccounts"];
 
 /// Watch requests per path and selectors.
 type Watches = Arc<Mutex<BTreeMap<String, usize>>>;
-
-/// A client that records the watch requests it sends.
-#[derive(Clone)]
-struct Recording {
-    client: kube::Client,
-    watches: Watches,
-}
-
-impl tower::Service<Request<Body>> for Recording {
-    type Response = Response<Body>;
-    type Error = kube::Error;
-    type Future = Pin<Box<dyn Future<Output = Result<Response<Body>, kube::Error>> + Send>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), kube::Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request<Body>) -> Self::Future {
-        if let Some(scope) = watch_scope(request.uri()) {
-            *self
-                .watches
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .entry(scope)
-                .or_default() += 1;
-        }
-        let client = self.client.clone();
-        Box::pin(async move { client.send(request).await })
-    }
-}
 
 /// `path?selectors` of a watch request (`None` for other requests): what tells two scopes apart.
 fn watch_scope(uri: &http::Uri) -> Option<String> {
@@ -89,14 +54,24 @@ fn watch_scopes_keep_path_and_selectors_only() {
     }
 }
 
+/// A client that records the watch requests it sends, per path and selectors.
 fn recording(client: kube::Client) -> (kube::Client, Watches) {
     let watches = Watches::default();
-    let namespace = client.default_namespace().to_owned();
-    let service = Recording {
+    let recorded = watches.clone();
+    let client = seedlet_sandbox::setup::observed_client(
         client,
-        watches: watches.clone(),
-    };
-    (ClientBuilder::new(service, namespace).build(), watches)
+        Arc::new(move |request| {
+            if let Some(scope) = watch_scope(request.uri()) {
+                *recorded
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .entry(scope)
+                    .or_default() += 1;
+            }
+            Box::pin(async {})
+        }),
+    );
+    (client, watches)
 }
 
 fn snapshot(watches: &Watches) -> BTreeMap<String, usize> {

@@ -4,22 +4,44 @@
 //! to wait, returns `Action::requeue` of that wait without doing anything: a trigger inside the
 //! period runs early, is told the same deadline and requeues to it, so nothing starves and the
 //! work is done once at the end of the period with everything that arrived in between.
+//!
+//! Time is the caller's: an [`Instant`] of the monotonic clock (the ShootState sync), or a
+//! [`jiff::Timestamp`] of a controller's [`crate::clock::Clock`] (the garden's Seed checks, whose
+//! tests move a fake clock).
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
+
+/// A point in time a [`Spacing`] measures periods between.
+pub trait Moment: Copy {
+    /// How long after `earlier` this is; `None` when it is before `earlier`.
+    fn since(self, earlier: Self) -> Option<Duration>;
+}
+
+impl Moment for Instant {
+    fn since(self, earlier: Self) -> Option<Duration> {
+        self.checked_duration_since(earlier)
+    }
+}
+
+impl Moment for jiff::Timestamp {
+    fn since(self, earlier: Self) -> Option<Duration> {
+        Duration::try_from(self.duration_since(earlier)).ok()
+    }
+}
 
 /// Objects remembered before the entries whose period is over are dropped.
 pub const DEFAULT_CAPACITY: usize = 4096;
 
 /// When work on each object last started, to space the next start by a period.
 #[derive(Debug, Clone)]
-pub struct Spacing {
+pub struct Spacing<T = Instant> {
     period: Duration,
     capacity: usize,
-    last: HashMap<String, Instant>,
+    last: HashMap<String, T>,
 }
 
-impl Spacing {
+impl<T: Moment> Spacing<T> {
     /// Starts of one object at least `period` apart; a zero period spaces nothing.
     pub fn new(period: Duration) -> Self {
         Self {
@@ -37,7 +59,7 @@ impl Spacing {
     /// `None` when work on `key` may start at `now` (recorded as its last start), else how long
     /// until its period is over. An entry from the future (a start recorded with a later `now`)
     /// counts as over: the wait is never longer than one period.
-    pub fn wait(&mut self, key: &str, now: Instant) -> Option<Duration> {
+    pub fn wait(&mut self, key: &str, now: T) -> Option<Duration> {
         if self.period.is_zero() {
             return None;
         }
@@ -74,8 +96,8 @@ impl Spacing {
 }
 
 /// What is left at `now` of the period that began `at`.
-fn remaining(at: Instant, now: Instant, period: Duration) -> Option<Duration> {
-    let elapsed = now.checked_duration_since(at)?;
+fn remaining<T: Moment>(at: T, now: T, period: Duration) -> Option<Duration> {
+    let elapsed = now.since(at)?;
     period.checked_sub(elapsed).filter(|left| !left.is_zero())
 }
 
@@ -108,6 +130,19 @@ mod tests {
                 "{key} at {at} ms"
             );
         }
+    }
+
+    #[test]
+    fn timestamps_of_a_clock_are_spaced_too_and_a_clock_that_went_back_starts_anew() {
+        let at = |ms: i64| jiff::Timestamp::from_millisecond(1_700_000_000_000 + ms).unwrap();
+        let mut spacing = Spacing::new(Duration::from_secs(1));
+        assert_eq!(spacing.wait("seed", at(0)), None);
+        assert_eq!(
+            spacing.wait("seed", at(400)),
+            Some(Duration::from_millis(600))
+        );
+        assert_eq!(spacing.wait("seed", at(-500)), None);
+        assert_eq!(spacing.wait("seed", at(1500)), None);
     }
 
     #[test]

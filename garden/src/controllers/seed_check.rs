@@ -12,7 +12,6 @@
 //! storm). A trigger inside the spacing waits for its end instead, so the last change of a burst is
 //! judged at most that late and the Seed is written about once per spacing during it.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -20,6 +19,7 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 use kube::ResourceExt as _;
+use seedlet_runtime::spacing::Spacing;
 
 use kube::runtime::Controller;
 use kube::runtime::controller::Action;
@@ -101,39 +101,6 @@ impl std::fmt::Debug for Check {
 /// The least time between two checks of one Seed (see the module docs).
 pub const MIN_CHECK_SPACING: Duration = Duration::from_secs(1);
 
-/// Seeds remembered before old entries are dropped (any older than the spacing).
-const SPACING_ENTRIES: usize = 4096;
-
-/// When each Seed was last checked, to space its checks by [`MIN_CHECK_SPACING`].
-#[derive(Debug, Default)]
-pub struct Spacing {
-    last: Mutex<HashMap<String, Timestamp>>,
-}
-
-impl Spacing {
-    /// `None` when `seed` may be checked at `now` (recorded as its last check), else how long to
-    /// wait for the end of its spacing. A clock that went back counts as a new check.
-    pub fn wait(&self, seed: &str, now: Timestamp) -> Option<Duration> {
-        let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(wait) = last.get(seed).and_then(|at| remaining(*at, now)) {
-            return Some(wait);
-        }
-        if last.len() >= SPACING_ENTRIES {
-            last.retain(|_, at| remaining(*at, now).is_some());
-        }
-        last.insert(seed.to_owned(), now);
-        None
-    }
-}
-
-/// What is left of the spacing that began `at`, at `now`.
-fn remaining(at: Timestamp, now: Timestamp) -> Option<Duration> {
-    let elapsed = Duration::try_from(now.duration_since(at)).ok()?;
-    MIN_CHECK_SPACING
-        .checked_sub(elapsed)
-        .filter(|left| !left.is_zero())
-}
-
 /// One Seed condition check: its name, settings, triggers and the check itself.
 pub trait Judge: Send + Sync + 'static {
     /// Controller name (logs, metrics label).
@@ -155,7 +122,7 @@ pub trait Judge: Send + Sync + 'static {
 pub struct SeedCheck<J> {
     /// Its dependencies.
     pub check: Check,
-    spacing: Spacing,
+    spacing: Mutex<Spacing<Timestamp>>,
     judge: PhantomData<fn() -> J>,
 }
 
@@ -164,7 +131,7 @@ impl<J> SeedCheck<J> {
     pub fn new(check: Check) -> Self {
         Self {
             check,
-            spacing: Spacing::default(),
+            spacing: Mutex::new(Spacing::new(MIN_CHECK_SPACING)),
             judge: PhantomData,
         }
     }
@@ -187,7 +154,12 @@ impl<J: Judge> Reconciler for SeedCheck<J> {
     /// Checks one Seed (at most once per [`MIN_CHECK_SPACING`]); looks again after the sync
     /// period.
     async fn reconcile(&self, seed: Arc<Seed>) -> Result<Action, J::Error> {
-        if let Some(wait) = self.spacing.wait(&seed.name_any(), self.check.clock.now()) {
+        let wait = self
+            .spacing
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .wait(&seed.name_any(), self.check.clock.now());
+        if let Some(wait) = wait {
             return Ok(Action::requeue(wait));
         }
         J::check(&seed, &self.check).await?;
@@ -211,48 +183,5 @@ impl<J: Judge> GardenReconciler for SeedCheck<J> {
 
     fn triggers(&self, caches: &GardenCaches) -> Controller<Seed> {
         J::triggers(&self.check, caches)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn at(millis: i64) -> Timestamp {
-        Timestamp::from_millisecond(1_700_000_000_000 + millis).unwrap()
-    }
-
-    #[test]
-    fn a_seed_is_checked_at_most_once_per_spacing() {
-        let spacing = Spacing::default();
-        // (seed, time in ms, expected wait in ms)
-        let steps: [(&str, i64, Option<u64>); 7] = [
-            ("a", 0, None),
-            ("a", 0, Some(1000)),
-            ("a", 400, Some(600)),
-            ("b", 400, None),
-            ("a", 1000, None),
-            ("a", 1999, Some(1)),
-            // A clock that went back starts a new spacing.
-            ("a", 500, None),
-        ];
-        for (seed, time, expected) in steps {
-            assert_eq!(
-                spacing.wait(seed, at(time)),
-                expected.map(Duration::from_millis),
-                "{seed} at {time} ms"
-            );
-        }
-    }
-
-    #[test]
-    fn old_entries_are_dropped_when_many_seeds_were_seen() {
-        let spacing = Spacing::default();
-        for index in 0..SPACING_ENTRIES {
-            assert_eq!(spacing.wait(&format!("s{index}"), at(0)), None);
-        }
-        assert_eq!(spacing.wait("late", at(5000)), None);
-        let remembered = spacing.last.lock().unwrap().len();
-        assert_eq!(remembered, 1, "only the late seed is within its spacing");
     }
 }
