@@ -6,6 +6,7 @@
 
 use std::io::Write as _;
 use std::path::Path;
+use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
@@ -30,6 +31,17 @@ pub struct LogOptions {
 /// Writes one line to stderr; a closed stderr loses it instead of panicking like `eprintln!`.
 pub fn report(line: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
+/// The exit code of a daemon run: its own, or a failure after the error chain on stderr.
+pub fn exit_code(run: anyhow::Result<ExitCode>) -> ExitCode {
+    run.unwrap_or_else(|error| {
+        report(&format!(
+            "error: {}",
+            seedlet_runtime::error_chain(error.as_ref())
+        ));
+        ExitCode::FAILURE
+    })
 }
 
 /// A multi-threaded tokio runtime whose threads log as `component` (see

@@ -202,16 +202,7 @@ enum SandboxCommand {
 fn main() -> ExitCode {
     allocator::return_freed_memory();
     let cli = Cli::parse();
-    match run(cli) {
-        Ok(code) => code,
-        Err(error) => {
-            report(&format!(
-                "error: {}",
-                seedlet_runtime::error_chain(error.as_ref())
-            ));
-            ExitCode::FAILURE
-        }
-    }
+    daemon_cli::exit_code(run(cli))
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {

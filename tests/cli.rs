@@ -701,38 +701,11 @@ fn completion_prints_a_script_for_each_shell() {
 /// like `seedlet garden` (exit 2, every problem by field path), without any other subcommand.
 #[test]
 fn slim_garden_binary_checks_its_configuration_like_seedlet_garden() {
-    let dir = tempfile::tempdir().expect("dir");
-    let config = dir.path().join("garden.yaml");
-    std::fs::write(
-        &config,
+    slim_binary_checks_its_configuration_like_seedlet(
+        env!("CARGO_BIN_EXE_seedlet-garden"),
+        "garden",
         "apiVersion: seedlet.gardener.cloud/v1alpha1\nkind: GardenControllerConfiguration\nlogLevel: loud\n",
-    )
-    .expect("config");
-    let slim = Command::new(env!("CARGO_BIN_EXE_seedlet-garden"))
-        .arg("--config")
-        .arg(&config)
-        .output()
-        .expect("runs");
-    let full = Command::new(env!("CARGO_BIN_EXE_seedlet"))
-        .arg("garden")
-        .arg("--config")
-        .arg(&config)
-        .output()
-        .expect("runs");
-    assert_eq!(slim.status.code(), Some(2));
-    assert_eq!(full.status.code(), Some(2));
-    assert_eq!(
-        String::from_utf8_lossy(&slim.stderr),
-        String::from_utf8_lossy(&full.stderr)
-    );
-    assert!(String::from_utf8_lossy(&slim.stderr).contains("logLevel"));
-    let other = Command::new(env!("CARGO_BIN_EXE_seedlet-garden"))
-        .arg("agent")
-        .output()
-        .expect("runs");
-    assert!(
-        !other.status.success(),
-        "the slim binary has no other commands"
+        "agent",
     );
 }
 
@@ -740,37 +713,46 @@ fn slim_garden_binary_checks_its_configuration_like_seedlet_garden() {
 /// `seedlet agent` (exit 2, every problem by field path), without any other subcommand.
 #[test]
 fn slim_agent_binary_checks_its_configuration_like_seedlet_agent() {
-    let dir = tempfile::tempdir().expect("dir");
-    let config = dir.path().join("agent.yaml");
-    std::fs::write(
-        &config,
+    slim_binary_checks_its_configuration_like_seedlet(
+        env!("CARGO_BIN_EXE_seedlet-agent"),
+        "agent",
         "apiVersion: gardenlet.config.gardener.cloud/v1alpha1\nkind: GardenletConfiguration\nlogLevel: loud\n",
-    )
-    .expect("config");
-    let slim = Command::new(env!("CARGO_BIN_EXE_seedlet-agent"))
+        "sandbox",
+    );
+}
+
+/// `slim --config FILE` and `seedlet <command> --config FILE` on `config` (a bad `logLevel`) both
+/// exit 2 with the same report naming the field; `slim <other>` fails: no other subcommands.
+fn slim_binary_checks_its_configuration_like_seedlet(
+    slim: &str,
+    command: &str,
+    config: &str,
+    other: &str,
+) {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("config.yaml");
+    std::fs::write(&path, config).expect("config");
+    let slim_run = Command::new(slim)
         .arg("--config")
-        .arg(&config)
+        .arg(&path)
         .output()
         .expect("runs");
     let full = Command::new(env!("CARGO_BIN_EXE_seedlet"))
-        .arg("agent")
+        .arg(command)
         .arg("--config")
-        .arg(&config)
+        .arg(&path)
         .output()
         .expect("runs");
-    assert_eq!(slim.status.code(), Some(2));
+    assert_eq!(slim_run.status.code(), Some(2));
     assert_eq!(full.status.code(), Some(2));
     assert_eq!(
-        String::from_utf8_lossy(&slim.stderr),
+        String::from_utf8_lossy(&slim_run.stderr),
         String::from_utf8_lossy(&full.stderr)
     );
-    assert!(String::from_utf8_lossy(&slim.stderr).contains("logLevel"));
-    let help = Command::new(env!("CARGO_BIN_EXE_seedlet-agent"))
-        .arg("sandbox")
-        .output()
-        .expect("runs");
+    assert!(String::from_utf8_lossy(&slim_run.stderr).contains("logLevel"));
+    let other = Command::new(slim).arg(other).output().expect("runs");
     assert!(
-        !help.status.success(),
+        !other.status.success(),
         "the slim binary has no other commands"
     );
 }

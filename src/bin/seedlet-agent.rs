@@ -29,14 +29,5 @@ struct Cli {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     allocator::return_freed_memory();
-    match agent_cli::agent(&cli.config, cli.log) {
-        Ok(code) => code,
-        Err(error) => {
-            daemon_cli::report(&format!(
-                "error: {}",
-                seedlet_runtime::error_chain(error.as_ref())
-            ));
-            ExitCode::FAILURE
-        }
-    }
+    daemon_cli::exit_code(agent_cli::agent(&cli.config, cli.log))
 }

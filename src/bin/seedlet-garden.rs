@@ -30,14 +30,5 @@ struct Cli {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     allocator::return_freed_memory();
-    match garden_cli::garden(&cli.config, cli.log) {
-        Ok(code) => code,
-        Err(error) => {
-            daemon_cli::report(&format!(
-                "error: {}",
-                seedlet_runtime::error_chain(error.as_ref())
-            ));
-            ExitCode::FAILURE
-        }
-    }
+    daemon_cli::exit_code(garden_cli::garden(&cli.config, cli.log))
 }
