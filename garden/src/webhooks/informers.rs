@@ -454,30 +454,30 @@ fn events_of(caches: &GardenCaches, watched: &Watched, api: Api<DynamicObject>) 
 
 fn as_values<K, S>(events: S) -> ValueEvents
 where
-    K: serde::Serialize,
+    K: serde::Serialize + 'static,
     S: futures::Stream<Item = Result<Event<K>, watcher::Error>> + Send + 'static,
 {
-    let json = |object: K| serde_json::to_value(object).unwrap_or(Value::Null);
-    events
-        .map(move |event| {
-            event.map(|event| match event {
-                Event::Init => Event::Init,
-                Event::InitApply(object) => Event::InitApply(json(object)),
-                Event::Apply(object) => Event::Apply(json(object)),
-                Event::Delete(object) => Event::Delete(json(object)),
-                Event::InitDone => Event::InitDone,
-            })
-        })
-        .boxed()
+    events_as_values(events, |object: K| {
+        serde_json::to_value(object).unwrap_or(Value::Null)
+    })
 }
 
 /// [`as_values`] for events whose objects are shared with other subscribers (serialized in place).
 fn shared_as_values<K, S>(events: S) -> ValueEvents
 where
-    K: serde::Serialize,
+    K: serde::Serialize + 'static,
     S: futures::Stream<Item = Result<Event<Arc<K>>, watcher::Error>> + Send + 'static,
 {
-    let json = |object: Arc<K>| serde_json::to_value(&*object).unwrap_or(Value::Null);
+    events_as_values(events, |object: Arc<K>| {
+        serde_json::to_value(&*object).unwrap_or(Value::Null)
+    })
+}
+
+/// Every object of `events` turned into JSON by `json`, the events kept as they are.
+fn events_as_values<O: 'static, S>(events: S, json: fn(O) -> Value) -> ValueEvents
+where
+    S: futures::Stream<Item = Result<Event<O>, watcher::Error>> + Send + 'static,
+{
     events
         .map(move |event| {
             event.map(|event| match event {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use crate::managed_manifests::{DataError, managed_resource, manifest_data, manifest_secret};
+use crate::managed_manifests::{DataError, managed_resource, manifest_data};
 use seedlet_api::names::{annotations, labels, namespaces};
 
 /// The extension namespace as applied (spec §2.4).
@@ -58,14 +58,6 @@ pub fn secret_data(
     seed: &str,
 ) -> Result<BTreeMap<String, String>, DataError> {
     manifest_data(templates, Some((extension_namespace, seed)))
-}
-
-/// The immutable manifest Secret in the seed's `garden` namespace.
-pub fn desired_secret(
-    name: &str,
-    data: &BTreeMap<String, String>,
-) -> k8s_openapi::api::core::v1::Secret {
-    manifest_secret(namespaces::GARDEN, name, data)
 }
 
 /// The ManagedResource `garden/<CI>` as applied: labels, the reference annotation of the
@@ -279,7 +271,11 @@ mod tests {
             mr["metadata"]["labels"]["controllerregistration-name"],
             "reg"
         );
-        let secret = desired_secret("ci-abcd1234", &BTreeMap::new());
+        let secret = crate::managed_manifests::manifest_secret(
+            namespaces::GARDEN,
+            "ci-abcd1234",
+            &BTreeMap::new(),
+        );
         assert_eq!(secret.immutable, Some(true));
         assert_eq!(
             secret.metadata.labels.unwrap()["resources.gardener.cloud/garbage-collectable-reference"],
