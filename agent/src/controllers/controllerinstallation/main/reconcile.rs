@@ -160,9 +160,10 @@ struct Inputs {
     hosts_garden: Result<bool, Error>,
 }
 
-/// Reads the registration, Seed, deployment and Gardens in the seed together: one round trip
-/// instead of four, most of a first install's latency. They are judged afterwards in the order
-/// gardenlet reads them, so conditions and errors are those of sequential reads.
+/// Reads the registration, Seed, deployment and Gardens in the seed together (registration and
+/// Seed from the shared stores, the garden only on a miss): at most one round trip instead of
+/// four. They are judged afterwards in the order gardenlet reads them, so conditions and errors
+/// are those of sequential reads.
 async fn fetch_inputs(ci: &ControllerInstallation, ctx: &Installer) -> Inputs {
     let registration_name = &ci.spec.registration_ref.name;
     let deployment_name = ci.spec.deployment_ref.as_ref().map(|r| r.name.clone());
