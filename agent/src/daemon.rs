@@ -499,6 +499,7 @@ impl Agent {
                     if let Some(failures) = registration_failures.succeeded() {
                         tracing::info!(failures, "registered the seed after failed attempts");
                     }
+                    publish_cluster_identity(&client.client(), &shared.seed, &seed).await;
                     let note = registered_note(self.settings.leader_election.as_ref());
                     events
                         .publish(
@@ -702,5 +703,32 @@ mod tests {
             "{alone}"
         );
         assert!(!alone.contains("unknown"), "{alone}");
+    }
+}
+
+/// Publishes the seed cluster's identity on a freshly registered Seed that has none (see
+/// [`crate::cluster_identity::publish_if_unset`]). A failure only delays installations: the Seed
+/// controller writes the identity in its first reconcile and reports its own errors, so it is
+/// logged at debug level here.
+async fn publish_cluster_identity(
+    garden: &kube::Client,
+    seed_client: &kube::Client,
+    seed: &seedlet_api::core::Seed,
+) {
+    if crate::cluster_identity::has_identity(seed) {
+        return;
+    }
+    let published = match crate::cluster_identity::ensure(seed_client).await {
+        Ok(identity) => crate::cluster_identity::publish_if_unset(garden, seed, &identity).await,
+        Err(error) => Err(error),
+    };
+    match published {
+        Ok(true) => {
+            tracing::debug!(seed = %kube::ResourceExt::name_any(seed), "published the seed cluster identity")
+        }
+        Ok(false) => {}
+        Err(error) => {
+            tracing::debug!(seed = %kube::ResourceExt::name_any(seed), error = %error_chain(&error), "publishing the seed cluster identity failed, the Seed controller will")
+        }
     }
 }

@@ -50,13 +50,17 @@ pub async fn apply_managed_resource(
 ) -> Result<(), Error> {
     let secrets: Api<Secret> = Api::namespaced(seed.clone(), namespace);
     let secret_name = super::secret_name(name, data);
-    match secrets
-        .create(
-            &PostParams::default(),
-            &super::manifest_secret(namespace, &secret_name, data),
-        )
-        .await
-    {
+    let managed_resources_api: Api<ManagedResource> = Api::namespaced(seed.clone(), namespace);
+    // The Secret's create and the ManagedResource's read are independent: one round trip.
+    let secret = super::manifest_secret(namespace, &secret_name, data);
+    let create_params = PostParams::default();
+    let (created, existing) = tokio::join!(
+        secrets.create(&create_params, &secret),
+        retry::idempotent(&RetryPolicy::RECONCILE, || {
+            managed_resources_api.get_opt(name)
+        })
+    );
+    match created {
         Ok(_) => {}
         // Content-addressed and immutable: an existing Secret of this name has this data.
         Err(kube::Error::Api(status)) if status.is_already_exists() => {}
@@ -67,13 +71,7 @@ pub async fn apply_managed_resource(
             });
         }
     }
-
-    let managed_resources_api: Api<ManagedResource> = Api::namespaced(seed.clone(), namespace);
-    let existing = retry::idempotent(&RetryPolicy::RECONCILE, || {
-        managed_resources_api.get_opt(name)
-    })
-    .await
-    .map_err(|source| Error::WriteManagedResource {
+    let existing = existing.map_err(|source| Error::WriteManagedResource {
         name: name.to_owned(),
         source,
     })?;

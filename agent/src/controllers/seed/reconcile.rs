@@ -10,13 +10,13 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_api::common::{LastOperationState, LastOperationType};
 use seedlet_api::core::{BackupBucket, GardenerInfo, Seed};
-use seedlet_api::names::{finalizers, namespaces, objects};
+use seedlet_api::names::{finalizers, namespaces};
 use seedlet_runtime::controller::{Reconciler, routine_failure};
 use seedlet_runtime::events::EventType;
 use seedlet_runtime::repeated::Failure;
@@ -108,7 +108,9 @@ async fn update(cached: &Seed, ctx: &SeedStatus) -> Result<Action, Error> {
         return super::delete::run(&seed, ctx).await;
     }
     let now = ctx.clock.now();
-    let cluster_identity = ensure_cluster_identity(&ctx.seed).await?;
+    let cluster_identity = crate::cluster_identity::ensure(&ctx.seed)
+        .await
+        .map_err(Error::ClusterIdentity)?;
     if let Some(clash) = another_agent::clash(&seed, &ctx.gardener.id, &cluster_identity) {
         report_clash(&seed, &clash, ctx).await;
         ctx.claim.set_claimed_by_another(true);
@@ -339,72 +341,6 @@ pub fn status_patch(seed: &Seed, desired: &DesiredStatus) -> Option<Value> {
     (!patch.is_empty()).then(|| json!({"status": patch}))
 }
 
-/// The seed cluster identity from `kube-system/cluster-identity`; when the ConfigMap is missing it
-/// is created like gardenlet does, with the `kube-system` namespace UID as identity (random per
-/// cluster), or a random identity if that namespace has no UID.
-async fn ensure_cluster_identity(seed: &kube::Client) -> Result<String, Error> {
-    let config_maps: Api<ConfigMap> = Api::namespaced(seed.clone(), namespaces::KUBE_SYSTEM);
-    if let Some(identity) = config_maps
-        .get_opt(objects::CLUSTER_IDENTITY)
-        .await
-        .map_err(Error::ClusterIdentity)?
-        .as_ref()
-        .and_then(identity_of)
-    {
-        return Ok(identity);
-    }
-    let kube_system = Api::<Namespace>::all(seed.clone())
-        .get_opt(namespaces::KUBE_SYSTEM)
-        .await
-        .map_err(Error::ClusterIdentity)?;
-    let identity = kube_system
-        .and_then(|namespace| namespace.metadata.uid)
-        .filter(|uid| !uid.is_empty())
-        .unwrap_or_else(random_identity);
-    let config_map = ConfigMap {
-        metadata: kube::api::ObjectMeta {
-            name: Some(objects::CLUSTER_IDENTITY.to_owned()),
-            namespace: Some(namespaces::KUBE_SYSTEM.to_owned()),
-            ..Default::default()
-        },
-        data: Some(BTreeMap::from([(
-            objects::CLUSTER_IDENTITY_KEY.to_owned(),
-            identity.clone(),
-        )])),
-        immutable: Some(true),
-        ..Default::default()
-    };
-    let params = PostParams {
-        field_manager: Some(crate::context::FIELD_MANAGER.to_owned()),
-        ..PostParams::default()
-    };
-    match config_maps.create(&params, &config_map).await {
-        Ok(_) => Ok(identity),
-        // Someone else created it meanwhile: theirs wins.
-        Err(kube::Error::Api(status)) if status.is_already_exists() => config_maps
-            .get(objects::CLUSTER_IDENTITY)
-            .await
-            .map_err(Error::ClusterIdentity)
-            .map(|config_map| identity_of(&config_map).unwrap_or(identity)),
-        Err(source) => Err(Error::ClusterIdentity(source)),
-    }
-}
-
-/// The non-empty identity stored in the ConfigMap.
-pub fn identity_of(config_map: &ConfigMap) -> Option<String> {
-    config_map
-        .data
-        .as_ref()?
-        .get(objects::CLUSTER_IDENTITY_KEY)
-        .filter(|identity| !identity.is_empty())
-        .cloned()
-}
-
-fn random_identity() -> String {
-    let bytes: [u8; 16] = rand::random();
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -451,29 +387,5 @@ mod tests {
             status_patch(&seed, &newer),
             Some(json!({"status": {"observedGeneration": 4}}))
         );
-    }
-
-    #[test]
-    fn identity_of_ignores_missing_and_empty_values() {
-        let mut config_map = ConfigMap::default();
-        assert_eq!(identity_of(&config_map), None);
-        config_map.data = Some(BTreeMap::from([(
-            "cluster-identity".to_owned(),
-            String::new(),
-        )]));
-        assert_eq!(identity_of(&config_map), None);
-        config_map.data = Some(BTreeMap::from([(
-            "cluster-identity".to_owned(),
-            "x".to_owned(),
-        )]));
-        assert_eq!(identity_of(&config_map).as_deref(), Some("x"));
-    }
-
-    #[test]
-    fn random_identity_is_32_hex_digits() {
-        let identity = random_identity();
-        assert_eq!(identity.len(), 32);
-        assert!(identity.chars().all(|c| c.is_ascii_hexdigit()));
-        assert_ne!(identity, random_identity());
     }
 }

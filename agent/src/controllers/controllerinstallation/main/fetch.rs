@@ -25,9 +25,14 @@ pub async fn read_seed(ctx: &Installer, conditions: &mut Conditions) -> Result<S
     seed_or_condition(fetch_seed(ctx).await, &ctx.seed_name, conditions)
 }
 
-/// Our Seed from the shared store, else from the garden (retried in place on 500).
+/// Our Seed from the shared store, else from the garden (retried in place on 500). A stored
+/// Seed without `status.clusterIdentity` is read again from the garden: the identity is written
+/// right after registration, and the store may not have seen that write yet.
 pub async fn fetch_seed(ctx: &Installer) -> Result<Option<Seed>, kube::Error> {
-    if let Some(seed) = ctx.cached_seed() {
+    if let Some(seed) = ctx
+        .cached_seed()
+        .filter(crate::cluster_identity::has_identity)
+    {
         return Ok(Some(seed));
     }
     let seeds = Api::<Seed>::all(ctx.garden());

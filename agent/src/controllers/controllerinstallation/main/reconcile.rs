@@ -65,16 +65,20 @@ async fn dispatch(ci: &ControllerInstallation, ctx: &Installer) -> Result<Action
     }
     let name = ci.name_any();
     let api: Api<ControllerInstallation> = Api::all(ctx.garden());
-    finalizer::ensure(&api, ci, finalizers::CONTROLLER_INSTALLATION)
-        .await
-        .map_err(|source| Error::Finalizer {
-            name: name.clone(),
-            source,
-        })?;
+    // The reads do not depend on the finalizer, so they share its round trip; nothing is
+    // written in the seed before the finalizer is on.
+    let (ensured, inputs) = tokio::join!(
+        finalizer::ensure(&api, ci, finalizers::CONTROLLER_INSTALLATION),
+        fetch_inputs(ci, ctx)
+    );
+    ensured.map_err(|source| Error::Finalizer {
+        name: name.clone(),
+        source,
+    })?;
 
     let now = ctx.clock.now();
     let mut conditions = Conditions::load(ci, now);
-    let result = install(ci, ctx, &mut conditions).await;
+    let result = install(ci, ctx, inputs, &mut conditions).await;
     let written = conditions.write(&api, &name).await;
     if let (Ok(true), Some((kind, reason, message))) = (&written, conditions.installed_event()) {
         ctx.events
@@ -91,11 +95,11 @@ async fn dispatch(ci: &ControllerInstallation, ctx: &Installer) -> Result<Action
 async fn install(
     ci: &ControllerInstallation,
     ctx: &Installer,
+    mut inputs: Inputs,
     conditions: &mut Conditions,
 ) -> Result<Action, Error> {
     let name = ci.name_any();
     let registration_name = ci.spec.registration_ref.name.clone();
-    let mut inputs = fetch_inputs(ci, ctx).await;
     let hosts_garden = std::mem::replace(&mut inputs.hosts_garden, Ok(false));
     let ControlFlow::Continue((seed, deployment, helm)) =
         resolve_references(inputs, &registration_name, &ctx.seed_name, conditions)?
@@ -108,18 +112,27 @@ async fn install(
         return Ok(Action::await_change());
     };
 
-    write::ensure_namespace(ctx, ci, &registration_name, &seed, hosts_garden?).await?;
-    let chart_values = chart_values(ctx, &name, &seed, &deployment, &deployment_values).await?;
-    let data = match render(
-        ctx,
-        &helm,
-        &name,
-        &registration_name,
-        chart_values,
-        conditions,
-    )
-    .await?
-    {
+    let hosts_garden = hosts_garden?;
+    // The namespace is applied while the chart renders (gardenlet applies it first, whatever the
+    // render's outcome; both finish before their results are judged, the namespace's first).
+    let (namespace, rendered) = tokio::join!(
+        write::ensure_namespace(ctx, ci, &registration_name, &seed, hosts_garden),
+        async {
+            let chart_values =
+                chart_values(ctx, &name, &seed, &deployment, &deployment_values).await?;
+            render(
+                ctx,
+                &helm,
+                &name,
+                &registration_name,
+                chart_values,
+                conditions,
+            )
+            .await
+        }
+    );
+    namespace?;
+    let data = match rendered? {
         ControlFlow::Continue(data) => data,
         ControlFlow::Break(action) => return Ok(action),
     };

@@ -406,3 +406,32 @@ async fn the_seed_and_registration_come_from_the_shared_stores_and_a_miss_from_t
     );
     assert!(managed_resource(&env).await.is_some(), "managed resource");
 }
+
+#[tokio::test]
+async fn a_stored_seed_without_identity_is_read_again_from_the_garden() {
+    let env = Env::start().await;
+    // The garden's Seed has its identity; the store still holds the copy from before it.
+    seed(&env, true).await;
+    registration_and_deployment(&env, &good_chart()).await;
+    let created = installation(&env, SEED).await;
+    let installer = ctx(&env);
+    let mut stale = Api::<Seed>::all(env.garden.clone())
+        .get(SEED)
+        .await
+        .unwrap();
+    stale.status.get_or_insert_default().cluster_identity = None;
+    let (seeds, mut seed_writer) = kube::runtime::reflector::store::<Seed>();
+    seed_writer.apply_watcher_event(&kube::runtime::watcher::Event::Apply(stale));
+    let (registrations, _) =
+        kube::runtime::reflector::store::<seedlet_api::core::ControllerRegistration>();
+    *installer.cached.lock().unwrap() = Some(super::CachedInputs {
+        seed: seeds,
+        registrations,
+    });
+    installer.reconcile(created).await.unwrap();
+    assert_eq!(
+        condition(&env, "Valid").await,
+        pair("True", reasons::REGISTRATION_VALID)
+    );
+    assert!(managed_resource(&env).await.is_some(), "managed resource");
+}

@@ -1,4 +1,5 @@
-//! The writes of an install in the seed: the extension namespace, then the manifest Secret and
+//! The writes of an install in the seed: the extension namespace (applied while the chart
+//! renders), then the manifest Secret and
 //! the ManagedResource `garden/<installation>` (through [`crate::managed_manifests::apply`]).
 
 use std::collections::BTreeMap;
