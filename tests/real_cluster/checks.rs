@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 use base64::Engine as _;
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{Namespace, Secret};
+use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams};
-use seedlet_api::core::{ControllerInstallation, Seed, Shoot, ShootState};
+use seedlet_api::core::{ControllerInstallation, Seed};
 use serde_json::{Value, json};
 
 use super::daemons::{Daemon, repeated};
@@ -22,7 +22,6 @@ use super::landscape::{
 /// The extension chart the installation step registers (a ConfigMap with the greeting, a
 /// Deployment with `replicaCount` replicas and an extra ConfigMap).
 const CHART: &[u8] = include_bytes!("../fixtures/charts/ext-small-v1.tgz");
-const PROJECT_NAMESPACE: &str = "garden-dev";
 
 pub use seedlet_testkit::create_object as create;
 
@@ -224,7 +223,7 @@ pub async fn seeds_reach_only_their_own(garden: &Garden, a: &SeedCluster, b: &Se
     let _ = &garden.admin;
 }
 
-fn dynamic(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
+pub fn dynamic(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
     ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural)
 }
 
@@ -382,279 +381,6 @@ fn registration(name: &str, policy: &str, resources: &[(&str, &str)]) -> Value {
         "metadata": {"name": name},
         "spec": {"resources": resources,
                  "deployment": {"policy": policy, "deploymentRefs": [{"name": name}]}}})
-}
-
-/// Project, CloudProfile and Shoot `real` on `seed`: the Cluster, the control-plane namespace and
-/// (once an extension reports state) the ShootState appear; deleting the Shoot removes the
-/// extension object, the namespace, the Cluster, the ShootState and the Shoot itself. Returns
-/// (creation → Cluster and namespace, deletion → everything gone).
-pub async fn shoot_lifecycle(
-    garden: &kube::Client,
-    seed: &SeedCluster,
-    other: &SeedCluster,
-) -> (Duration, Duration) {
-    let agent = [&seed.agent];
-    let objects = [
-        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Project",
-            "metadata": {"name": "dev"}, "spec": {"namespace": PROJECT_NAMESPACE}}),
-        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "CloudProfile",
-            "metadata": {"name": "local"},
-            "spec": {"type": "local", "kubernetes": {"versions": [{"version": "1.32.0"}]},
-                     "regions": [{"name": "local"}],
-                     "machineImages": [{"name": "local", "versions": [{"version": "1.0.0"}]}],
-                     "machineTypes": [{"name": "local", "cpu": "1", "gpu": "0", "memory": "1Gi", "usable": true}]}}),
-    ];
-    crate::charts::apply_all(garden, &objects).await;
-    let namespaces: Api<Namespace> = Api::all(garden.clone());
-    wait("the Project's namespace", CONVERGE, &agent, || async {
-        namespaces
-            .get_opt(PROJECT_NAMESPACE)
-            .await
-            .ok()
-            .flatten()
-            .is_some()
-    })
-    .await;
-    // A NamespacedCloudProfile: the garden controller writes its status (the merged profile)
-    // under the chart's RBAC; the Shoot uses it, so the seed reads it by name.
-    let namespaced_profiles: Api<DynamicObject> = Api::namespaced_with(
-        garden.clone(),
-        PROJECT_NAMESPACE,
-        &dynamic(
-            "core.gardener.cloud",
-            "v1beta1",
-            "NamespacedCloudProfile",
-            "namespacedcloudprofiles",
-        ),
-    );
-    crate::charts::apply_all(
-        garden,
-        &[
-            json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "NamespacedCloudProfile",
-            "metadata": {"name": "custom", "namespace": PROJECT_NAMESPACE},
-            "spec": {"parent": {"kind": "CloudProfile", "name": "local"},
-                     "machineTypes": [{"name": "big", "cpu": "8", "gpu": "0", "memory": "32Gi"}]}}),
-        ],
-    )
-    .await;
-    wait(
-        "the NamespacedCloudProfile's status",
-        CONVERGE,
-        &agent,
-        || async {
-            namespaced_profiles
-                .get_opt("custom")
-                .await
-                .ok()
-                .flatten()
-                .is_some_and(|p| p.data["status"]["cloudProfileSpec"]["machineTypes"].is_array())
-        },
-    )
-    .await;
-    let started = Instant::now();
-    let shoots: Api<Shoot> = Api::namespaced(garden.clone(), PROJECT_NAMESPACE);
-    create::<Shoot>(
-        shoots.clone(),
-        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
-            "metadata": {"name": "real", "namespace": PROJECT_NAMESPACE},
-            "spec": {"cloudProfile": {"kind": "NamespacedCloudProfile", "name": "custom"}, "provider": {"type": "local"},
-                     "region": "local", "networking": {"type": "calico"},
-                     "kubernetes": {"version": "1.32.0"}, "seedName": seed.name}}),
-    )
-    .await;
-    let technical_id = "shoot--dev--real";
-    let clusters: Api<DynamicObject> = Api::all_with(
-        seed.admin.clone(),
-        &dynamic(
-            "extensions.gardener.cloud",
-            "v1alpha1",
-            "Cluster",
-            "clusters",
-        ),
-    );
-    let seed_namespaces: Api<Namespace> = Api::all(seed.admin.clone());
-    wait(
-        "the Shoot's Cluster (with the merged profile) and namespace",
-        CONVERGE,
-        &agent,
-        || async {
-            clusters
-                .get_opt(technical_id)
-                .await
-                .ok()
-                .flatten()
-                .is_some_and(|cluster| {
-                    cluster.data["spec"]["cloudProfile"]
-                        .to_string()
-                        .contains("\"big\"")
-                })
-                && seed_namespaces
-                    .get_opt(technical_id)
-                    .await
-                    .ok()
-                    .flatten()
-                    .is_some()
-        },
-    )
-    .await;
-    let created = started.elapsed();
-
-    // An extension reports state: the agent writes it into the garden's ShootState.
-    let extensions: Api<DynamicObject> = Api::namespaced_with(
-        seed.admin.clone(),
-        technical_id,
-        &dynamic(
-            "extensions.gardener.cloud",
-            "v1alpha1",
-            "Extension",
-            "extensions",
-        ),
-    );
-    extensions
-        .patch(
-            "small",
-            &PatchParams::apply("real-cluster-test"),
-            &Patch::Apply(
-                json!({"apiVersion": "extensions.gardener.cloud/v1alpha1", "kind": "Extension",
-                "metadata": {"name": "small", "namespace": technical_id},
-                "spec": {"type": "small-v1"}}),
-            ),
-        )
-        .await
-        .expect("extension created");
-    extensions
-        .patch_status(
-            "small",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"status": {"state": {"generation": 1}}})),
-        )
-        .await
-        .expect("extension state");
-    let states: Api<ShootState> = Api::namespaced(garden.clone(), PROJECT_NAMESPACE);
-    wait("the ShootState", CONVERGE, &agent, || async {
-        states.get_opt("real").await.ok().flatten().is_some()
-    })
-    .await;
-
-    let care = super::care::extension_report_reaches_the_shoot(garden, seed, technical_id).await;
-    println!("real-cluster: extension health report → Shoot conditions in {care:?}");
-
-    // The other seed may not read this Shoot's state; the Shoot's own seed may.
-    for (reader, allowed) in [(seed, true), (other, false)] {
-        let yaml = stored_kubeconfig(&reader.admin)
-            .await
-            .expect("stored kubeconfig");
-        let client = client_from_yaml(&yaml).await;
-        let answer = Api::<ShootState>::namespaced(client, PROJECT_NAMESPACE)
-            .get("real")
-            .await;
-        assert_eq!(
-            answer.is_ok(),
-            allowed,
-            "{} reads the ShootState: {answer:?}",
-            reader.name
-        );
-        assert!(
-            allowed || forbidden(answer),
-            "{}: 403 for another seed's ShootState",
-            reader.name
-        );
-    }
-
-    // A Bastion for the Shoot: the agent deploys the extension Bastion into the control-plane
-    // namespace (no bastion extension runs here to answer it); the Shoot's deletion takes it along.
-    create::<seedlet_api::operations::Bastion>(
-        Api::namespaced(garden.clone(), PROJECT_NAMESPACE),
-        json!({"apiVersion": "operations.gardener.cloud/v1alpha1", "kind": "Bastion",
-            "metadata": {"name": "real-bastion", "namespace": PROJECT_NAMESPACE},
-            "spec": {"shootRef": {"name": "real"}, "seedName": seed.name, "providerType": "local",
-                     "sshPublicKey": "ssh-ed25519 AAAAC3Nza user@host",
-                     "ingress": [{"ipBlock": {"cidr": "192.0.2.0/24"}}]}}),
-    )
-    .await;
-    let extension_bastions: Api<DynamicObject> = Api::namespaced_with(
-        seed.admin.clone(),
-        technical_id,
-        &dynamic(
-            "extensions.gardener.cloud",
-            "v1alpha1",
-            "Bastion",
-            "bastions",
-        ),
-    );
-    wait("the extension Bastion", CONVERGE, &agent, || async {
-        extension_bastions
-            .get_opt("real-bastion")
-            .await
-            .ok()
-            .flatten()
-            .is_some()
-    })
-    .await;
-    let garden_bastions: Api<seedlet_api::operations::Bastion> =
-        Api::namespaced(garden.clone(), PROJECT_NAMESPACE);
-
-    let deleting = Instant::now();
-    shoots
-        .delete("real", &Default::default())
-        .await
-        .expect("shoot deleted");
-    wait_state(
-        "Shoot, Bastion, Cluster, namespace, extension and ShootState gone",
-        CONVERGE,
-        &agent,
-        || async {
-            let left = [
-                (
-                    "Shoot",
-                    shoots.get_opt("real").await.ok().flatten().is_some(),
-                ),
-                (
-                    "Cluster",
-                    clusters
-                        .get_opt(technical_id)
-                        .await
-                        .ok()
-                        .flatten()
-                        .is_some(),
-                ),
-                (
-                    "namespace",
-                    seed_namespaces
-                        .get_opt(technical_id)
-                        .await
-                        .ok()
-                        .flatten()
-                        .is_some(),
-                ),
-                (
-                    "ShootState",
-                    states.get_opt("real").await.ok().flatten().is_some(),
-                ),
-                (
-                    "Bastion",
-                    garden_bastions
-                        .get_opt("real-bastion")
-                        .await
-                        .ok()
-                        .flatten()
-                        .is_some(),
-                ),
-            ];
-            let left: Vec<&str> = left
-                .iter()
-                .filter(|(_, there)| *there)
-                .map(|(what, _)| *what)
-                .collect();
-            if left.is_empty() {
-                Ok(())
-            } else {
-                Err(format!("still there: {}", left.join(", ")))
-            }
-        },
-    )
-    .await;
-    (created, deleting.elapsed())
 }
 
 /// Asks for a new certificate with `gardener.cloud/operation=renew` on the stored kubeconfig

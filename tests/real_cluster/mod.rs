@@ -19,6 +19,7 @@ mod daemons;
 mod discovery;
 mod landscape;
 mod shoot_flow;
+mod shoot_lifecycle;
 use crate::registry;
 
 use checks::{create, gardenlet_ready, wait};
@@ -128,7 +129,7 @@ async fn a_real_garden_with_structured_authorization_runs_two_seeds_end_to_end()
 
     // A Shoot: Cluster, namespace, ShootState (the other seed: 403), a Bastion; deleted:
     // everything gone in seed and garden.
-    let (created, deleted) = checks::shoot_lifecycle(&admin, &seed_a, &seed_b).await;
+    let (created, deleted) = shoot_lifecycle::shoot_lifecycle(&admin, &seed_a, &seed_b).await;
     println!(
         "real-cluster: Shoot → Cluster+namespace in {created:?}; deletion → Bastion, Cluster, namespace, ShootState and Shoot gone in {deleted:?}"
     );
