@@ -471,6 +471,7 @@ impl Measured {
                 version: env!("CARGO_PKG_VERSION").to_owned(),
             },
             parameters: Parameters {
+                agent_binary: options.agent_binary.display().to_string(),
                 shoots: options.shoots,
                 registrations: options.registrations,
                 extension_objects: options.extension_objects,

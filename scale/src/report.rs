@@ -55,6 +55,8 @@ pub struct Machine {
 /// What a run created.
 #[derive(Clone, Debug, Serialize)]
 pub struct Parameters {
+    /// The agent binary that ran (`--agent-binary`).
+    pub agent_binary: String,
     /// Shoots (with Cluster sync).
     pub shoots: usize,
     /// ControllerRegistrations with charts (policy Always).
@@ -243,7 +245,8 @@ impl Report {
         let a = &self.agent;
         let _ = writeln!(
             text,
-            "  agent: {}, growth {:+.1} MiB, CPU {:.1} s",
+            "  agent ({}): {}, growth {:+.1} MiB, CPU {:.1} s",
+            p.agent_binary,
             a.rss_summary(),
             a.rss_growth_mib,
             a.cpu_seconds

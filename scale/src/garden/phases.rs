@@ -204,6 +204,7 @@ impl Measured {
                 version: env!("CARGO_PKG_VERSION").to_owned(),
             },
             parameters: GardenParameters {
+                garden_binary: options.garden_binary.display().to_string(),
                 seeds: options.seeds,
                 registrations: options.registrations,
                 shoots: options.shoots,

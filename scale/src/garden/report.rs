@@ -42,6 +42,8 @@ pub struct GardenReport {
 /// What a garden run created.
 #[derive(Clone, Debug, Serialize)]
 pub struct GardenParameters {
+    /// The garden controller binary that ran (`--garden-binary`).
+    pub garden_binary: String,
     /// Simulated seeds.
     pub seeds: usize,
     /// ControllerRegistrations with policy Always (plus one OnDemand provider registration).
@@ -169,7 +171,8 @@ impl GardenReport {
         let g = &self.garden_controller;
         let _ = writeln!(
             text,
-            "  garden controller: {}, CPU {:.1} s",
+            "  garden controller ({}): {}, CPU {:.1} s",
+            p.garden_binary,
             g.rss_summary(),
             g.cpu_seconds
         );
