@@ -71,7 +71,8 @@ pub trait Reconciler: Send + Sync + 'static {
     }
 }
 
-/// A lost write race retried at once (a debug line); any other failure logged once per object
+/// A lost write race retried at once (a debug line), a seed authorizer graph lag retried quietly
+/// (see [`policy`]); any other failure logged once per object
 /// and message (WARN, then debug while it repeats) and retried after
 /// [`Reconciler::retry_after`].
 pub fn routine_failure<R: Reconciler + ?Sized>(

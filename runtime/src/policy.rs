@@ -2,6 +2,13 @@
 //! loudly to log and when to retry. A lost write race is routine (debug line, retry at once); a
 //! failure is a WARN line once per object and distinct message while it persists, then debug
 //! lines until the object reconciles again (one INFO line says so).
+//!
+//! A 403 of Gardener's seed authorizer saying `no relationship found` is routine for a moment:
+//! the authorizer's graph learns of a new object from its own watch, and a seed agent that saw the
+//! object on its watch first may ask before the graph has the edge (gardenlet meets the same race
+//! and controller-runtime's per-item back-off, starting at 5 ms, hides it). Such a failure is
+//! retried quietly after [`AUTHORIZER_LAG_REQUEUE`], doubling, [`AUTHORIZER_LAG_ATTEMPTS`] times;
+//! a denial that outlasts them is a failure like any other.
 
 use std::collections::HashMap;
 use std::fmt::Display;
@@ -18,6 +25,34 @@ use crate::repeated::{Failure, RepeatedFailures};
 fn failures() -> &'static Mutex<HashMap<(String, String), RepeatedFailures>> {
     static FAILURES: OnceLock<Mutex<HashMap<(String, String), RepeatedFailures>>> = OnceLock::new();
     FAILURES.get_or_init(Mutex::default)
+}
+
+/// The quiet retries of an authorizer graph lag so far, per `(controller, object)`, until the
+/// object reconciles again.
+fn authorizer_lags() -> &'static Mutex<HashMap<(String, String), u32>> {
+    static LAGS: OnceLock<Mutex<HashMap<(String, String), u32>>> = OnceLock::new();
+    LAGS.get_or_init(Mutex::default)
+}
+
+/// First delay after a `no relationship found` 403 (then 100, 200, 400 ms).
+pub const AUTHORIZER_LAG_REQUEUE: Duration = Duration::from_millis(50);
+/// Quiet retries of a `no relationship found` 403 before it is handled as a failure.
+pub const AUTHORIZER_LAG_ATTEMPTS: u32 = 4;
+
+/// Whether a 403 whose message says the seed authorizer found no relationship (its graph has not
+/// seen the object yet, or there is none) is anywhere in `error`'s source chain.
+pub fn authorizer_lag_in_chain(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut current = Some(error);
+    while let Some(error) = current {
+        if let Some(kube::Error::Api(status)) = error.downcast_ref::<kube::Error>()
+            && status.code == 403
+            && status.message.contains("no relationship found")
+        {
+            return true;
+        }
+        current = error.source();
+    }
+    false
 }
 
 /// How logs name `object`: `namespace/name`, or `name` for a cluster-scoped object.
@@ -49,8 +84,12 @@ pub async fn measured<T, E>(
 /// does this for the reconciled object; a controller that logs a failure shared by many objects
 /// under one name calls it for that name.
 pub fn recovered(controller: &str, object: &str) {
-    let mut failures = failures().lock().unwrap_or_else(PoisonError::into_inner);
     let key = (controller.to_owned(), object.to_owned());
+    authorizer_lags()
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .remove(&key);
+    let mut failures = failures().lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(count) = failures.remove(&key).and_then(|mut run| run.succeeded()) {
         tracing::info!(controller, object, failures = count, "reconciled again");
     }
@@ -69,6 +108,10 @@ pub fn requeue_after_failure(
     if let Some(action) = crate::status::conflict_requeue(object, error) {
         return action;
     }
+    if let Some(delay) = authorizer_lag_retry(controller, object, error) {
+        tracing::debug!(controller, object = %object, error = %crate::error_chain(error), "the seed authorizer does not know the object yet, retrying");
+        return Action::requeue(delay);
+    }
     let message = crate::error_chain(error).to_string();
     let news = failures()
         .lock()
@@ -85,6 +128,30 @@ pub fn requeue_after_failure(
         }
     }
     Action::requeue(delay)
+}
+
+/// The delay of the next quiet retry when `error` is an authorizer graph lag and `object` has
+/// quiet retries left; `None` otherwise.
+fn authorizer_lag_retry(
+    controller: &str,
+    object: &dyn Display,
+    error: &(dyn std::error::Error + 'static),
+) -> Option<Duration> {
+    if !authorizer_lag_in_chain(error) {
+        return None;
+    }
+    let mut lags = authorizer_lags()
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    let attempts = lags
+        .entry((controller.to_owned(), object.to_string()))
+        .or_default();
+    if *attempts >= AUTHORIZER_LAG_ATTEMPTS {
+        return None;
+    }
+    let delay = AUTHORIZER_LAG_REQUEUE * 2u32.pow(*attempts);
+    *attempts += 1;
+    Some(delay)
 }
 
 #[cfg(test)]
@@ -130,5 +197,48 @@ mod tests {
             encoded.contains("seedlet_reconcile_errors_total{controller=\"policy-test\"} 1"),
             "the reconciles are counted: {encoded}"
         );
+    }
+
+    fn forbidden(message: &str) -> kube::Error {
+        kube::Error::Api(
+            kube::core::Status::failure(message, "Forbidden")
+                .with_code(403)
+                .boxed(),
+        )
+    }
+
+    #[test]
+    fn only_the_authorizers_no_relationship_403_is_a_graph_lag() {
+        let lag = forbidden(
+            "controllerinstallations.core.gardener.cloud \"a\" is forbidden: User \"gardener.cloud:system:seed:local\" cannot patch resource: no relationship found",
+        );
+        assert!(authorizer_lag_in_chain(&lag));
+        assert!(!authorizer_lag_in_chain(&forbidden(
+            "secrets is forbidden: RBAC"
+        )));
+        assert!(!authorizer_lag_in_chain(&Boom(1)));
+    }
+
+    #[test]
+    fn a_graph_lag_is_retried_quietly_doubling_then_fails_like_any_error() {
+        let delay = Duration::from_secs(5);
+        let lag = forbidden("x is forbidden: no relationship found");
+        let delays: Vec<Action> = (0..6)
+            .map(|_| requeue_after_failure("policy-lag-test", &"a", "Forbidden", &lag, delay))
+            .collect();
+        let expected: Vec<Action> = [50, 100, 200, 400]
+            .map(|ms| Action::requeue(Duration::from_millis(ms)))
+            .into_iter()
+            .chain([Action::requeue(delay), Action::requeue(delay)])
+            .collect();
+        assert_eq!(delays, expected);
+        assert!(failing("policy-lag-test", "a"), "then it is a failure");
+        recovered("policy-lag-test", "a");
+        assert_eq!(
+            requeue_after_failure("policy-lag-test", &"a", "Forbidden", &lag, delay),
+            Action::requeue(Duration::from_millis(50)),
+            "a success starts the quiet retries afresh"
+        );
+        assert!(!failing("policy-lag-test", "a"));
     }
 }
