@@ -7,6 +7,7 @@ use std::sync::{Arc, Condvar, LazyLock, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use crate::gotmpl::{self, ParseError};
+use crate::precompile::EarlyCompiler;
 
 /// A template file with the chart path it belongs to.
 pub(crate) struct TemplateFile<'a> {
@@ -95,9 +96,17 @@ fn worth_sharing(templates: &[TemplateFile<'_>]) -> bool {
 /// Each template's Go source and translation, in the order of `templates`. Files are independent, so a chart
 /// with enough template text is shared with the helper thread: both claim files (largest first) until none
 /// is left, and this thread then waits only for the files the helper started, and only for a while. Under a busy
-/// CPU the helper may not run at all, or stop in the middle of a file, and this thread translates everything. The caller applies the results in order, so the first
-/// error in parse order is the one reported, as in sequential translation.
-pub(crate) fn translate_all(templates: &[TemplateFile<'_>]) -> Vec<Translation> {
+/// CPU the helper may not run at all, or stop in the middle of a file, and this thread translates everything. The
+/// caller applies the results in order, so the first error in parse order is the one reported, as in sequential
+/// translation.
+///
+/// This thread claims the largest file before handing the chart to the helper, so the longest translation starts at
+/// once. With `early`, the helper compiles the files it translated once none is left to claim (the bodies of the
+/// files a render executes, in execution order, then their `define`s), while this thread is still translating.
+pub(crate) fn translate_all(
+    templates: &[TemplateFile<'_>],
+    early: Option<Arc<EarlyCompiler>>,
+) -> Vec<Translation> {
     // `from_utf8` checks ASCII a word at a time; the lossy conversion walks byte by byte even over valid text.
     let text = |file: &TemplateFile<'_>| -> Arc<str> {
         match std::str::from_utf8(file.data) {
@@ -131,15 +140,30 @@ pub(crate) fn translate_all(templates: &[TemplateFile<'_>]) -> Vec<Translation> 
         done: Condvar::new(),
     });
     let shared = Arc::clone(&work);
+    // Claimed before the helper can start: translating the largest file is the longest part of the work.
+    let first = work.claim();
     let job: Job = Box::new(move || {
+        let mut to_compile = Vec::new();
         while let Some(i) = shared.claim() {
             let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| shared.translate(i)));
+            if let (Some(_), Ok(Ok(translated))) = (&early, &outcome) {
+                to_compile.push((
+                    shared.order[i],
+                    compile_list(&shared.files[i].0, translated),
+                ));
+            }
             shared
                 .helped
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .push((i, outcome));
             shared.done.notify_one();
+        }
+        if let Some(early) = early {
+            // A panic while compiling leaves the rest to the render, which compiles each template it reaches.
+            let _ = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                compile_early(&early, to_compile);
+            }));
         }
     });
     let handed = helper
@@ -151,7 +175,7 @@ pub(crate) fn translate_all(templates: &[TemplateFile<'_>]) -> Vec<Translation> 
         (0..templates.len()).map(|_| None).collect();
     let mut own = 0;
     let started = Instant::now();
-    while let Some(i) = work.claim() {
+    for i in first.into_iter().chain(std::iter::from_fn(|| work.claim())) {
         results[i] = Some(work.translate(i));
         own += 1;
     }
@@ -190,6 +214,36 @@ pub(crate) fn translate_all(templates: &[TemplateFile<'_>]) -> Vec<Translation> 
         in_order[order[claim]] = result;
     }
     in_order.into_iter().flatten().collect()
+}
+
+/// A template to compile early: its name and minijinja source.
+type Early = (String, String);
+
+/// A file's templates to compile early: its body (none for a partial) and its `define`s.
+type FileTemplates = (Option<Early>, Vec<Early>);
+
+/// What of a translated file is worth compiling early: the file's body unless it is a partial (`_`-prefixed,
+/// never executed), and its `define`s.
+fn compile_list(path: &str, translated: &gotmpl::TranslatedFile) -> FileTemplates {
+    let partial = path
+        .rsplit('/')
+        .next()
+        .is_some_and(|base| base.starts_with('_'));
+    let body = (!partial).then(|| (path.to_string(), translated.body.source.clone()));
+    let defines = translated
+        .defines
+        .iter()
+        .map(|(name, define)| (name.clone(), define.source.clone()))
+        .collect();
+    (body, defines)
+}
+
+/// Compiles the listed templates (by position in parse order), every file's body before any `define`.
+fn compile_early(early: &EarlyCompiler, mut files: Vec<(usize, FileTemplates)>) {
+    files.sort_by_key(|(i, _)| *i);
+    let bodies = files.iter().filter_map(|(_, (body, _))| body.as_ref());
+    let defines = files.iter().flat_map(|(_, (_, defines))| defines);
+    early.compile_all(bodies.chain(defines));
 }
 
 #[cfg(test)]
@@ -241,7 +295,7 @@ mod tests {
             file("c/templates/a.yaml", big),
             file("c/templates/b.yaml", big),
         ];
-        let results = translate_all(&files);
+        let results = translate_all(&files, None);
         let _ = release.send(());
         assert_eq!(results.len(), 2);
         for result in &results {
@@ -277,7 +331,7 @@ mod tests {
                 ),
                 file("c/templates/d.yaml", big),
             ];
-            let results = translate_all(&files);
+            let results = translate_all(&files, None);
             assert_eq!(results.len(), 4);
             let error = results[1].as_ref().unwrap_err();
             assert_eq!(error.template, "c/templates/b.yaml");
