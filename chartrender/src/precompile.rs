@@ -20,6 +20,8 @@ pub(crate) struct ChartTranslation {
     pub(crate) actions: ActionTable,
     /// Whether the translated templates hold stray byte characters (`"\xc3"`-like literals).
     pub(crate) strays: bool,
+    /// Whether the translation helper took part.
+    pub(crate) helped: bool,
 }
 
 /// Translates `templates` (in parse order) into an environment made from `base`: the source table its loader reads,
@@ -46,7 +48,7 @@ pub(crate) fn translate_chart(
     };
     let mut actions = ActionTable::default();
     let mut strays = false;
-    let translations = translate_all(templates, Some(Arc::clone(&early)));
+    let (translations, helped) = translate_all(templates, Some(Arc::clone(&early)));
     for (file, translated) in templates.iter().zip(translations) {
         let (text, translated) = translated?;
         strays |= holds_strays(&translated.body);
@@ -79,6 +81,7 @@ pub(crate) fn translate_chart(
         env,
         actions,
         strays,
+        helped,
     })
 }
 

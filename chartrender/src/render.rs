@@ -267,6 +267,16 @@ pub struct Renderer {
     cache: Mutex<HashMap<String, Arc<Compiled>>>,
 }
 
+impl Drop for Renderer {
+    /// Charts translated with the helper thread's help are freed on it (see [`crate::translation::drop_on_helper`]).
+    fn drop(&mut self) {
+        let cache = self.cache.get_mut().unwrap_or_else(|p| p.into_inner());
+        if cache.values().any(|compiled| compiled.helped) {
+            crate::translation::drop_on_helper(std::mem::take(cache));
+        }
+    }
+}
+
 /// Charts kept translated at once; beyond this the cache starts over.
 const CACHE_CHARTS: usize = 64;
 
@@ -403,6 +413,8 @@ struct Compiled {
     /// Whether the translated templates hold stray byte characters (`"\xc3"`-like literals, unquoted when
     /// translating): every render of the chart then looks for them in what it prints.
     strays: bool,
+    /// Whether the translation helper thread took part in translating the chart.
+    helped: bool,
 }
 
 fn collect_templates<'a>(
@@ -446,6 +458,7 @@ impl Compiled {
             env,
             actions,
             strays,
+            helped,
         } = translate_chart(&templates, &BASE_ENVIRONMENT)?;
         let actions = Arc::new(actions);
         Ok(Self {
@@ -456,6 +469,7 @@ impl Compiled {
             pristine: Mutex::new(None),
             api_versions: Mutex::new(None),
             strays,
+            helped,
         })
     }
 

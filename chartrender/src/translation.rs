@@ -50,6 +50,17 @@ static HELPER: LazyLock<Option<Mutex<mpsc::Sender<Job>>>> = LazyLock::new(|| {
         .map(|_| Mutex::new(sender))
 });
 
+/// Hands `value` to the helper thread to be freed there (here when there is no helper): a renderer whose charts
+/// were translated with the helper's help frees them off its caller's path. For a chart translated on one thread
+/// waking the helper costs more than the freeing (measured on the bench charts).
+pub(crate) fn drop_on_helper<T: Send + 'static>(value: T) {
+    let Some(helper) = HELPER.as_ref() else {
+        return;
+    };
+    let job: Job = Box::new(move || drop(value));
+    let _ = helper.lock().unwrap_or_else(|p| p.into_inner()).send(job);
+}
+
 /// A template's Go source (as UTF-8) and its translation, or why it does not parse.
 pub(crate) type Translation = Result<(Arc<str>, gotmpl::TranslatedFile), ParseError>;
 
@@ -103,10 +114,12 @@ fn worth_sharing(templates: &[TemplateFile<'_>]) -> bool {
 /// This thread claims the largest file before handing the chart to the helper, so the longest translation starts at
 /// once. With `early`, the helper compiles the files it translated once none is left to claim (the bodies of the
 /// files a render executes, in execution order, then their `define`s), while this thread is still translating.
+///
+/// The flag says whether the helper was handed a share of the work.
 pub(crate) fn translate_all(
     templates: &[TemplateFile<'_>],
     early: Option<Arc<EarlyCompiler>>,
-) -> Vec<Translation> {
+) -> (Vec<Translation>, bool) {
     // `from_utf8` checks ASCII a word at a time; the lossy conversion walks byte by byte even over valid text.
     let text = |file: &TemplateFile<'_>| -> Arc<str> {
         match std::str::from_utf8(file.data) {
@@ -116,7 +129,7 @@ pub(crate) fn translate_all(
     };
     let helper = HELPER.as_ref().filter(|_| worth_sharing(templates));
     let Some(helper) = helper else {
-        return templates
+        let translations = templates
             .iter()
             .enumerate()
             .map(|(i, file)| {
@@ -126,6 +139,7 @@ pub(crate) fn translate_all(
                 Ok((text, translated))
             })
             .collect();
+        return (translations, false);
     };
     let mut order: Vec<usize> = (0..templates.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(templates[i].data.len()));
@@ -213,7 +227,7 @@ pub(crate) fn translate_all(
         let result = result.map(|r| r.map(|translated| (Arc::clone(text), translated)));
         in_order[order[claim]] = result;
     }
-    in_order.into_iter().flatten().collect()
+    (in_order.into_iter().flatten().collect(), true)
 }
 
 /// A template to compile early: its name and minijinja source.
@@ -295,7 +309,7 @@ mod tests {
             file("c/templates/a.yaml", big),
             file("c/templates/b.yaml", big),
         ];
-        let results = translate_all(&files, None);
+        let (results, _) = translate_all(&files, None);
         let _ = release.send(());
         assert_eq!(results.len(), 2);
         for result in &results {
@@ -303,6 +317,24 @@ mod tests {
                 &*result.as_ref().unwrap().0,
                 std::str::from_utf8(big).unwrap()
             );
+        }
+    }
+
+    #[test]
+    fn values_handed_to_the_helper_are_dropped() {
+        struct Signal(mpsc::Sender<std::thread::ThreadId>);
+        impl Drop for Signal {
+            fn drop(&mut self) {
+                let _ = self.0.send(std::thread::current().id());
+            }
+        }
+        let (sender, dropped) = mpsc::channel();
+        drop_on_helper(Signal(sender));
+        let on = dropped
+            .recv_timeout(Duration::from_secs(30))
+            .expect("dropped");
+        if HELPER.is_some() {
+            assert_ne!(on, std::thread::current().id());
         }
     }
 
@@ -331,7 +363,7 @@ mod tests {
                 ),
                 file("c/templates/d.yaml", big),
             ];
-            let results = translate_all(&files, None);
+            let (results, _) = translate_all(&files, None);
             assert_eq!(results.len(), 4);
             let error = results[1].as_ref().unwrap_err();
             assert_eq!(error.template, "c/templates/b.yaml");
