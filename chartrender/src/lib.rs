@@ -31,6 +31,7 @@ mod meter;
 mod nesting;
 mod objects;
 pub mod oci;
+mod precompile;
 mod prepared;
 mod render;
 mod schema;

@@ -17,8 +17,9 @@ use crate::gotmpl::ParseError;
 use crate::load::Limits;
 use crate::meter::{self, Session};
 use crate::objects::{self, Files};
+use crate::precompile::{ChartTranslation, translate_chart};
 use crate::prepared::{Inputs, Prepared, ReleaseKey, Shared, Unit, helm_order};
-use crate::translation::{TemplateFile, translate_all};
+use crate::translation::TemplateFile;
 use crate::values;
 
 /// Why rendering failed.
@@ -266,6 +267,16 @@ pub struct Renderer {
     cache: Mutex<HashMap<String, Arc<Compiled>>>,
 }
 
+impl Drop for Renderer {
+    /// Charts translated with the helper thread's help are freed on it (see [`crate::translation::drop_on_helper`]).
+    fn drop(&mut self) {
+        let cache = self.cache.get_mut().unwrap_or_else(|p| p.into_inner());
+        if cache.values().any(|compiled| compiled.helped) {
+            crate::translation::drop_on_helper(std::mem::take(cache));
+        }
+    }
+}
+
 /// Charts kept translated at once; beyond this the cache starts over.
 const CACHE_CHARTS: usize = 64;
 
@@ -386,7 +397,7 @@ fn base_environment() -> Environment<'static> {
 /// A chart translated into one minijinja environment (templates of the chart and all subcharts).
 #[derive(Debug)]
 struct Compiled {
-    env: Environment<'static>,
+    env: Arc<Environment<'static>>,
     actions: Arc<ActionTable>,
     /// `.Files` per chart path (`name`, `name/charts/sub`, …).
     files: HashMap<String, Value>,
@@ -402,6 +413,8 @@ struct Compiled {
     /// Whether the translated templates hold stray byte characters (`"\xc3"`-like literals, unquoted when
     /// translating): every render of the chart then looks for them in what it prints.
     strays: bool,
+    /// Whether the translation helper thread took part in translating the chart.
+    helped: bool,
 }
 
 fn collect_templates<'a>(
@@ -427,15 +440,6 @@ fn collect_templates<'a>(
     }
 }
 
-/// Whether a translated template holds stray byte characters, in its source or its long texts.
-fn holds_strays(translated: &crate::gotmpl::Translated) -> bool {
-    gostring::holds_stray_range(&translated.source)
-        || translated
-            .texts
-            .iter()
-            .any(|(_, text)| gostring::holds_stray_range(text))
-}
-
 /// Helm's parse order: deeper paths first, then reverse lexical order; later definitions win.
 fn parse_order(paths: &mut [TemplateFile<'_>]) {
     paths.sort_by(|a, b| helm_order(&a.path, &b.path));
@@ -448,29 +452,15 @@ impl Compiled {
         collect_templates(chart, chart.name(), &mut templates, &mut files);
         parse_order(&mut templates);
         // Every template is parsed and translated now (Helm parses them all, so a broken one fails any render);
-        // minijinja compiles one when a render first reaches it, through the environment's loader.
-        let mut sources: HashMap<String, String> = HashMap::new();
-        let mut actions = ActionTable::default();
-        let mut strays = false;
-        for (file, translated) in templates.iter().zip(translate_all(&templates)) {
-            let (text, translated) = translated?;
-            strays |= holds_strays(&translated.body);
-            actions.add_located_actions(&file.path, translated.body.actions, &text);
-            actions.set_aliases(&file.path, translated.body.aliases);
-            sources.insert(file.path.clone(), translated.body.source);
-            actions.add_texts(translated.body.texts);
-            for (name, define) in translated.defines {
-                strays |= holds_strays(&define);
-                actions.add_texts(define.texts);
-                actions.add_located_actions(&name, define.actions, &text);
-                actions.set_origin(&name, &file.path);
-                actions.set_aliases(&name, define.aliases);
-                sources.insert(name, define.source);
-            }
-        }
+        // minijinja compiles one when a render first reaches it, through the environment's loader, or earlier on
+        // the translation helper.
+        let ChartTranslation {
+            env,
+            actions,
+            strays,
+            helped,
+        } = translate_chart(&templates, &BASE_ENVIRONMENT)?;
         let actions = Arc::new(actions);
-        let mut env = BASE_ENVIRONMENT.clone();
-        template::register(&mut env, sources);
         Ok(Self {
             env,
             actions,
@@ -479,6 +469,7 @@ impl Compiled {
             pristine: Mutex::new(None),
             api_versions: Mutex::new(None),
             strays,
+            helped,
         })
     }
 

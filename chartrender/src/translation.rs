@@ -7,6 +7,7 @@ use std::sync::{Arc, Condvar, LazyLock, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use crate::gotmpl::{self, ParseError};
+use crate::precompile::EarlyCompiler;
 
 /// A template file with the chart path it belongs to.
 pub(crate) struct TemplateFile<'a> {
@@ -48,6 +49,17 @@ static HELPER: LazyLock<Option<Mutex<mpsc::Sender<Job>>>> = LazyLock::new(|| {
         .ok()
         .map(|_| Mutex::new(sender))
 });
+
+/// Hands `value` to the helper thread to be freed there (here when there is no helper): a renderer whose charts
+/// were translated with the helper's help frees them off its caller's path. For a chart translated on one thread
+/// waking the helper costs more than the freeing (measured on the bench charts).
+pub(crate) fn drop_on_helper<T: Send + 'static>(value: T) {
+    let Some(helper) = HELPER.as_ref() else {
+        return;
+    };
+    let job: Job = Box::new(move || drop(value));
+    let _ = helper.lock().unwrap_or_else(|p| p.into_inner()).send(job);
+}
 
 /// A template's Go source (as UTF-8) and its translation, or why it does not parse.
 pub(crate) type Translation = Result<(Arc<str>, gotmpl::TranslatedFile), ParseError>;
@@ -95,9 +107,19 @@ fn worth_sharing(templates: &[TemplateFile<'_>]) -> bool {
 /// Each template's Go source and translation, in the order of `templates`. Files are independent, so a chart
 /// with enough template text is shared with the helper thread: both claim files (largest first) until none
 /// is left, and this thread then waits only for the files the helper started, and only for a while. Under a busy
-/// CPU the helper may not run at all, or stop in the middle of a file, and this thread translates everything. The caller applies the results in order, so the first
-/// error in parse order is the one reported, as in sequential translation.
-pub(crate) fn translate_all(templates: &[TemplateFile<'_>]) -> Vec<Translation> {
+/// CPU the helper may not run at all, or stop in the middle of a file, and this thread translates everything. The
+/// caller applies the results in order, so the first error in parse order is the one reported, as in sequential
+/// translation.
+///
+/// This thread claims the largest file before handing the chart to the helper, so the longest translation starts at
+/// once. With `early`, the helper compiles the files it translated once none is left to claim (the bodies of the
+/// files a render executes, in execution order, then their `define`s), while this thread is still translating.
+///
+/// The flag says whether the helper was handed a share of the work.
+pub(crate) fn translate_all(
+    templates: &[TemplateFile<'_>],
+    early: Option<Arc<EarlyCompiler>>,
+) -> (Vec<Translation>, bool) {
     // `from_utf8` checks ASCII a word at a time; the lossy conversion walks byte by byte even over valid text.
     let text = |file: &TemplateFile<'_>| -> Arc<str> {
         match std::str::from_utf8(file.data) {
@@ -107,7 +129,7 @@ pub(crate) fn translate_all(templates: &[TemplateFile<'_>]) -> Vec<Translation> 
     };
     let helper = HELPER.as_ref().filter(|_| worth_sharing(templates));
     let Some(helper) = helper else {
-        return templates
+        let translations = templates
             .iter()
             .enumerate()
             .map(|(i, file)| {
@@ -117,6 +139,7 @@ pub(crate) fn translate_all(templates: &[TemplateFile<'_>]) -> Vec<Translation> 
                 Ok((text, translated))
             })
             .collect();
+        return (translations, false);
     };
     let mut order: Vec<usize> = (0..templates.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(templates[i].data.len()));
@@ -131,15 +154,30 @@ pub(crate) fn translate_all(templates: &[TemplateFile<'_>]) -> Vec<Translation> 
         done: Condvar::new(),
     });
     let shared = Arc::clone(&work);
+    // Claimed before the helper can start: translating the largest file is the longest part of the work.
+    let first = work.claim();
     let job: Job = Box::new(move || {
+        let mut to_compile = Vec::new();
         while let Some(i) = shared.claim() {
             let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| shared.translate(i)));
+            if let (Some(_), Ok(Ok(translated))) = (&early, &outcome) {
+                to_compile.push((
+                    shared.order[i],
+                    compile_list(&shared.files[i].0, translated),
+                ));
+            }
             shared
                 .helped
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .push((i, outcome));
             shared.done.notify_one();
+        }
+        if let Some(early) = early {
+            // A panic while compiling leaves the rest to the render, which compiles each template it reaches.
+            let _ = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                compile_early(&early, to_compile);
+            }));
         }
     });
     let handed = helper
@@ -151,7 +189,7 @@ pub(crate) fn translate_all(templates: &[TemplateFile<'_>]) -> Vec<Translation> 
         (0..templates.len()).map(|_| None).collect();
     let mut own = 0;
     let started = Instant::now();
-    while let Some(i) = work.claim() {
+    for i in first.into_iter().chain(std::iter::from_fn(|| work.claim())) {
         results[i] = Some(work.translate(i));
         own += 1;
     }
@@ -189,7 +227,37 @@ pub(crate) fn translate_all(templates: &[TemplateFile<'_>]) -> Vec<Translation> 
         let result = result.map(|r| r.map(|translated| (Arc::clone(text), translated)));
         in_order[order[claim]] = result;
     }
-    in_order.into_iter().flatten().collect()
+    (in_order.into_iter().flatten().collect(), true)
+}
+
+/// A template to compile early: its name and minijinja source.
+type Early = (String, String);
+
+/// A file's templates to compile early: its body (none for a partial) and its `define`s.
+type FileTemplates = (Option<Early>, Vec<Early>);
+
+/// What of a translated file is worth compiling early: the file's body unless it is a partial (`_`-prefixed,
+/// never executed), and its `define`s.
+fn compile_list(path: &str, translated: &gotmpl::TranslatedFile) -> FileTemplates {
+    let partial = path
+        .rsplit('/')
+        .next()
+        .is_some_and(|base| base.starts_with('_'));
+    let body = (!partial).then(|| (path.to_string(), translated.body.source.clone()));
+    let defines = translated
+        .defines
+        .iter()
+        .map(|(name, define)| (name.clone(), define.source.clone()))
+        .collect();
+    (body, defines)
+}
+
+/// Compiles the listed templates (by position in parse order), every file's body before any `define`.
+fn compile_early(early: &EarlyCompiler, mut files: Vec<(usize, FileTemplates)>) {
+    files.sort_by_key(|(i, _)| *i);
+    let bodies = files.iter().filter_map(|(_, (body, _))| body.as_ref());
+    let defines = files.iter().flat_map(|(_, (_, defines))| defines);
+    early.compile_all(bodies.chain(defines));
 }
 
 #[cfg(test)]
@@ -241,7 +309,7 @@ mod tests {
             file("c/templates/a.yaml", big),
             file("c/templates/b.yaml", big),
         ];
-        let results = translate_all(&files);
+        let (results, _) = translate_all(&files, None);
         let _ = release.send(());
         assert_eq!(results.len(), 2);
         for result in &results {
@@ -249,6 +317,24 @@ mod tests {
                 &*result.as_ref().unwrap().0,
                 std::str::from_utf8(big).unwrap()
             );
+        }
+    }
+
+    #[test]
+    fn values_handed_to_the_helper_are_dropped() {
+        struct Signal(mpsc::Sender<std::thread::ThreadId>);
+        impl Drop for Signal {
+            fn drop(&mut self) {
+                let _ = self.0.send(std::thread::current().id());
+            }
+        }
+        let (sender, dropped) = mpsc::channel();
+        drop_on_helper(Signal(sender));
+        let on = dropped
+            .recv_timeout(Duration::from_secs(30))
+            .expect("dropped");
+        if HELPER.is_some() {
+            assert_ne!(on, std::thread::current().id());
         }
     }
 
@@ -277,7 +363,7 @@ mod tests {
                 ),
                 file("c/templates/d.yaml", big),
             ];
-            let results = translate_all(&files);
+            let (results, _) = translate_all(&files, None);
             assert_eq!(results.len(), 4);
             let error = results[1].as_ref().unwrap_err();
             assert_eq!(error.template, "c/templates/b.yaml");

@@ -618,3 +618,33 @@ fn field_paths_kept_from_an_unchanged_render_are_read_again_after_a_set() {
         "the changed root data is not kept"
     );
 }
+
+#[test]
+fn the_last_definition_wins_when_templates_are_compiled_while_translating() {
+    // Two files large enough to be translated with the helper thread (which compiles what it translated early)
+    // define the same name; Helm keeps the definition parsed last (reverse lexical order: `x1.yaml`'s).
+    // `x1.yaml` is the larger: the calling thread translates it, and the helper translates (and compiles) `x2.yaml`.
+    let body = |word: &str, lines: usize| {
+        let lines = "{{ .Values.a }}\n".repeat(lines);
+        format!("{{{{ define \"shared\" }}}}{word}{{{{ end }}}}{lines}")
+    };
+    let (one, two) = (body("one", 700), body("two", 600));
+    for (x1, x2) in [
+        (one.as_str(), two.as_str()),
+        (
+            "{{ define \"shared\" }}one{{ end }}",
+            "{{ define \"shared\" }}two{{ end }}",
+        ),
+    ] {
+        let chart = chart(
+            &[
+                ("x1.yaml", x1),
+                ("x2.yaml", x2),
+                ("use.yaml", "{{ include \"shared\" . }}"),
+            ],
+            "a: 1\n",
+        );
+        let out = render(&chart, serde_json::json!({})).unwrap();
+        assert_eq!(out.templates["test/templates/use.yaml"], "one");
+    }
+}

@@ -89,11 +89,11 @@ const TPL_TEMPLATES_PER_CHART: usize = 4096;
 /// Sets the loader that compiles the chart's translated templates (`sources`, by template name) when a render first
 /// asks for them and `tpl` strings once per chart. Compiling on first use skips the `define`s no rendered template
 /// reaches.
-pub(crate) fn register(env: &mut Environment<'static>, sources: HashMap<String, String>) {
+pub(crate) fn register(env: &mut Environment<'static>, sources: Arc<crate::precompile::Sources>) {
     let loaded = std::sync::atomic::AtomicUsize::new(0);
     env.set_loader(move |name| {
         let Some(source) = name.strip_prefix(TPL_PREFIX) else {
-            return Ok(sources.get(name).cloned());
+            return Ok(sources.get(name));
         };
         if loaded.fetch_add(1, Ordering::Relaxed) >= TPL_TEMPLATES_PER_CHART {
             return Ok(None);
