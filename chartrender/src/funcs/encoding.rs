@@ -163,16 +163,33 @@ fn escape_html(text: &str) -> String {
 pub(crate) fn from_yaml(args: &[Value]) -> Result<Value, Error> {
     want("fromYaml", args, 1)?;
     let text = arg_str(args, 0);
-    let parsed: Result<serde_json::Value, _> =
-        crate::chart::from_yaml(crate::yaml11::as_yaml11(&text).as_bytes());
-    Ok(match parsed {
+    Ok(match parse_yaml(&text) {
         Ok(serde_json::Value::Object(map)) => from_json(&serde_json::Value::Object(map)),
         Ok(serde_json::Value::Null) => from_json(&serde_json::json!({})),
         Ok(other) => error_map(format!(
             "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
             json_kind(&other)
         )),
-        Err(e) => error_map(format!("error converting YAML to JSON: {e}")),
+        Err(YamlError::Syntax(e)) => error_map(format!("error converting YAML to JSON: {e}")),
+        Err(YamlError::RefusedKey(message)) => {
+            error_map(format!("error converting YAML to JSON: {message}"))
+        }
+    })
+}
+
+/// Why [`parse_yaml`] read no value.
+enum YamlError {
+    Syntax(serde_yaml::Error),
+    /// A key sigs.k8s.io/yaml has no JSON spelling for (`~:`, an integer above `int64`): its message.
+    RefusedKey(String),
+}
+
+/// A YAML document read as Helm's parser reads it for `fromYaml`/`fromYamlArray`: YAML 1.1 scalars, and map keys
+/// turned into JSON keys or refused as for values files ([`crate::values_yaml`]).
+fn parse_yaml(text: &str) -> Result<serde_json::Value, YamlError> {
+    crate::values_yaml::from_slice(crate::yaml11::as_yaml11(text).as_bytes()).map_err(|e| match e {
+        crate::values_yaml::ValuesYamlError::Yaml(e) => YamlError::Syntax(e),
+        crate::values_yaml::ValuesYamlError::RefusedKey(message) => YamlError::RefusedKey(message),
     })
 }
 
@@ -180,16 +197,17 @@ pub(crate) fn from_yaml(args: &[Value]) -> Result<Value, Error> {
 pub(crate) fn from_yaml_array(args: &[Value]) -> Result<Value, Error> {
     want("fromYamlArray", args, 1)?;
     let text = arg_str(args, 0);
-    let parsed: Result<serde_json::Value, _> =
-        crate::chart::from_yaml(crate::yaml11::as_yaml11(&text).as_bytes());
-    Ok(match parsed {
+    Ok(match parse_yaml(&text) {
         Ok(value @ serde_json::Value::Array(_)) => from_json(&value),
         Ok(serde_json::Value::Null) => Value::from(Vec::<Value>::new()),
         Ok(other) => Value::from(vec![Value::from(format!(
             "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type []interface {{}}",
             json_kind(&other)
         ))]),
-        Err(e) => Value::from(vec![Value::from(e.to_string())]),
+        Err(YamlError::Syntax(e)) => Value::from(vec![Value::from(e.to_string())]),
+        Err(YamlError::RefusedKey(message)) => Value::from(vec![Value::from(format!(
+            "error converting YAML to JSON: {message}"
+        ))]),
     })
 }
 
