@@ -71,6 +71,15 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
     fn visit_u64<E>(self, n: u64) -> Result<Value, E> {
         Ok(Value::Number(n.into()))
     }
+    // Beyond 64 bits go-yaml v2 reads a float (`100000000000000000000` is 1e+20), as for keys.
+    #[allow(clippy::cast_precision_loss)]
+    fn visit_i128<E>(self, n: i128) -> Result<Value, E> {
+        Ok(Number::from_f64(n as f64).map_or(Value::Null, Value::Number))
+    }
+    #[allow(clippy::cast_precision_loss)]
+    fn visit_u128<E>(self, n: u128) -> Result<Value, E> {
+        Ok(Number::from_f64(n as f64).map_or(Value::Null, Value::Number))
+    }
     fn visit_f64<E>(self, f: f64) -> Result<Value, E> {
         Ok(Number::from_f64(f).map_or(Value::Null, Value::Number))
     }
@@ -389,6 +398,10 @@ mod tests {
             (
                 "a: [1, {b: ~}]\n",
                 serde_json::json!({"a": [1, {"b": null}]}),
+            ),
+            (
+                "a: 100000000000000000000\nb: [-100000000000000000000]\n",
+                serde_json::json!({"a": 1e20, "b": [-1e20]}),
             ),
         ] {
             assert_eq!(from_slice(text.as_bytes()).unwrap(), json, "{text}");
