@@ -153,9 +153,7 @@ fn yaml11_key(word: &str) -> Option<String> {
 /// left bare in decimal for the parser to refuse.
 fn written_key(word: &str) -> Option<String> {
     let key = yaml11_key(word)?;
-    let refused = key
-        .parse::<u64>()
-        .is_ok_and(|n| i64::try_from(n).is_err());
+    let refused = key.parse::<u64>().is_ok_and(|n| i64::try_from(n).is_err());
     Some(if refused { key } else { format!("\"{key}\"") })
 }
 
