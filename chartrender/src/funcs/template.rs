@@ -41,6 +41,48 @@ thread_local! {
     static OPEN_INCLUDES: std::cell::RefCell<HashMap<String, usize>> = std::cell::RefCell::new(HashMap::new());
 }
 
+thread_local! {
+    /// While a `tpl` string renders: the file whose templates its template set lacks, and the names the string
+    /// `define`s itself ([`TplScope`]).
+    static TPL_SCOPE: std::cell::RefCell<Option<(String, Vec<String>)>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The template set a `tpl` string renders in, as Helm v3.11.3 builds it: the string is parsed under the name of
+/// the data's `.Template.Name`, and then every chart file not already in the set, so the file of that name (the one
+/// calling `tpl`, usually) is not parsed and the templates it `define`s are unknown inside the string, also to
+/// templates the string includes. The previous scope comes back when the guard is dropped.
+struct TplScope {
+    previous: Option<(String, Vec<String>)>,
+}
+
+impl TplScope {
+    fn enter(file: Option<String>, own: &[(String, String)]) -> Self {
+        let scope = file.map(|file| (file, own.iter().map(|(name, _)| name.clone()).collect()));
+        Self {
+            previous: TPL_SCOPE
+                .with(|current| std::mem::replace(&mut *current.borrow_mut(), scope)),
+        }
+    }
+
+    /// Whether template `name` is left out of the current `tpl` string's template set: a `define` written in the
+    /// hidden file and not in the string.
+    fn hides(name: &str, actions: &ActionTable) -> bool {
+        TPL_SCOPE.with(|current| {
+            current.borrow().as_ref().is_some_and(|(file, own)| {
+                let origin = actions.origin(name);
+                origin != name && origin == file && !own.iter().any(|o| o == name)
+            })
+        })
+    }
+}
+
+impl Drop for TplScope {
+    fn drop(&mut self) {
+        let previous = self.previous.take();
+        TPL_SCOPE.with(|current| *current.borrow_mut() = previous);
+    }
+}
+
 /// One open `include` call of a name, counted in [`OPEN_INCLUDES`] until dropped.
 struct IncludeGuard {
     name: String,
@@ -294,7 +336,17 @@ fn render_include(
             "rendering template has a nested reference name: {name}: nesting deeper than {MAX_INCLUDE_DEPTH}"
         )));
     }
-    let template = state.env().get_template(&name).map_err(|e| {
+    let template = state.env().get_template(&name).and_then(|template| {
+        if TplScope::hides(&name, actions) {
+            Err(Error::new(
+                ErrorKind::TemplateNotFound,
+                "left out of the tpl string's set",
+            ))
+        } else {
+            Ok(template)
+        }
+    });
+    let template = template.map_err(|e| {
         if e.kind() == ErrorKind::TemplateNotFound {
             fail(format!("error calling include: template: no template {name:?} associated with template \"gotpl\""))
         } else {
@@ -409,6 +461,12 @@ fn tpl(state: &State, args: &[Value], exec: &ExecContext) -> Result<Value, Error
         actions: Arc::clone(actions),
     }
     .value();
+    let hidden = args[1]
+        .get_attr("Template")
+        .and_then(|template| template.get_attr("Name"))
+        .ok()
+        .and_then(|name| name.as_str().map(str::to_string));
+    let _scope = TplScope::enter(hidden, &translated.defines);
     let mut sink = Sink::value("tpl", None);
     let rendered = nested(|| {
         if translated.defines.is_empty() {
