@@ -98,11 +98,13 @@ fn read_number(
     digits.parse::<usize>().ok().map(|n| n.min(1_000_000))
 }
 
-fn bad_verb(verb: char, arg: &Value) -> String {
+/// Go's `%!verb(type=value)` for an operand the verb does not take: the value is printed with `%v` and the
+/// directive's flags, width included (`%08d` of "ab" is `%!d(string=000000ab)`); the whole is not padded.
+fn bad_verb(verb: char, spec: &Spec, arg: &Value) -> String {
     if is_nil(arg) {
         return format!("%!{verb}(<nil>)");
     }
-    format!("%!{verb}({}={})", type_of(arg), go_string(arg))
+    format!("%!{verb}({}={})", type_of(arg), format_one('v', spec, arg))
 }
 
 /// An element of a list or map: a nil one prints as `<nil>` whatever the verb.
@@ -121,8 +123,9 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
     if arg.kind() == ValueKind::Bytes {
         return format_bytes(verb, spec, arg);
     }
-    // fmt applies other verbs than %v to each element of a list or map (keys sorted), padding each.
-    if verb != 'v' {
+    // fmt applies the verb to each element of a list or map (keys sorted), padding each; `%v` without a width
+    // prints as the value's Go text.
+    if verb != 'v' || (spec.width.is_some() && !spec.sharp) {
         if let Some(items) = (arg.kind() == ValueKind::Seq)
             .then(|| list_items(arg))
             .flatten()
@@ -167,7 +170,7 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
             ValueKind::String | ValueKind::Seq | ValueKind::Map | ValueKind::Bytes => {
                 truncate(go_string(arg), spec.precision)
             }
-            _ => return pad(bad_verb(verb, arg), spec, false),
+            _ => return bad_verb(verb, spec, arg),
         },
         'q' => match (arg.as_str(), is_int) {
             (Some(s), _) => {
@@ -200,11 +203,11 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
                         .replace('\'', "\\'")
                 )
             }
-            _ => return pad(bad_verb(verb, arg), spec, false),
+            _ => return bad_verb(verb, spec, arg),
         },
         't' => match arg.kind() {
             ValueKind::Bool => arg.is_true().to_string(),
-            _ => return pad(bad_verb(verb, arg), spec, false),
+            _ => return bad_verb(verb, spec, arg),
         },
         'd' | 'b' | 'o' | 'O' | 'x' | 'X' | 'c' | 'U' if is_int => {
             let n = arg.as_i64().unwrap_or(0);
@@ -231,13 +234,13 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
         'x' | 'X' if is_float => float_with(spec, f64::try_from(arg.clone()).unwrap_or(0.0), verb),
         'e' | 'E' | 'f' | 'F' | 'g' | 'G' if is_float || is_int => {
             let f = if is_int {
-                return pad(bad_verb(verb, arg), spec, false);
+                return bad_verb(verb, spec, arg);
             } else {
                 f64::try_from(arg.clone()).unwrap_or(0.0)
             };
             float_with(spec, f, verb)
         }
-        _ => return pad(bad_verb(verb, arg), spec, false),
+        _ => return bad_verb(verb, spec, arg),
     };
     let numeric = (is_int || is_float)
         && matches!(
@@ -494,7 +497,9 @@ fn pad(body: String, spec: &Spec, numeric: bool) -> String {
         let (sign, digits) = body.split_at(split);
         return format!("{sign}{}{digits}", "0".repeat(fill));
     }
-    " ".repeat(fill) + &body
+    // Go pads anything else with zeros too when asked (`%08s` of "ab" is `000000ab`).
+    let fill_char = if spec.zero { "0" } else { " " };
+    fill_char.repeat(fill) + &body
 }
 
 /// Go's `strconv.Quote`.
