@@ -241,6 +241,8 @@ impl<'s> Parser<'_, 's> {
                 let pipe = self.pipeline(rest, line, true)?;
                 self.range_depth += 1;
                 let (body, end) = self.list(depth + 1)?;
+                // Go leaves the range before its `else` list: `{{break}}` there belongs to an enclosing range.
+                self.range_depth -= 1;
                 let otherwise = match end {
                     End::Closed(_) => None,
                     End::Else(else_line, tokens) => {
@@ -249,7 +251,6 @@ impl<'s> Parser<'_, 's> {
                     }
                     End::Eof => return Err(self.error(self.end_line, "unexpected EOF")),
                 };
-                self.range_depth -= 1;
                 nodes.push(Node::Range {
                     pipe,
                     body,

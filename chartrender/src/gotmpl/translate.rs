@@ -77,6 +77,7 @@ pub(crate) fn translate(
         dot: "_d0".to_string(),
         counter: 0,
         uses_namespace: false,
+        break_flags: Vec::new(),
         actions: Vec::new(),
         aliases: texts.map(|_| RefCell::new(Aliases::default())),
     };
@@ -117,6 +118,26 @@ struct Translator<'a> {
     actions: Vec<(usize, String)>,
     /// Field paths from `_d0` named `_p<n>` (`None`: paths are written out).
     aliases: Option<RefCell<Aliases>>,
+    /// Per enclosing `range`, innermost last: the `_v` slot a `break` sets, for a `range` with an `else` whose
+    /// body breaks ([`breaks_here`]).
+    break_flags: Vec<Option<String>>,
+}
+
+/// Whether `nodes` (a `range` body or `else` list) hold a `break` of their own: not one inside a nested `range`,
+/// which Go's nested range stops at (a `break` in a range's `else` list ends that range statement, the list's
+/// rest skipped, and the enclosing loop goes on).
+///
+/// minijinja runs a `for` loop's `else` after a `break` in the first iteration too (it counts the iterations
+/// started), where Go runs it only for an empty range, so such a loop records its breaks in a `_v` slot; and a
+/// `break` in minijinja's `else` leaves the enclosing loop, so an `else` list that breaks runs in a loop of one.
+fn breaks_here(nodes: &[Node<'_>]) -> bool {
+    nodes.iter().any(|node| match node {
+        Node::Break { .. } => true,
+        Node::Branch {
+            body, otherwise, ..
+        } => breaks_here(body) || otherwise.as_deref().is_some_and(breaks_here),
+        _ => false,
+    })
 }
 
 impl Translator<'_> {
@@ -233,6 +254,12 @@ impl Translator<'_> {
                 let expr = self.pipe(pipe, *line)?;
                 let n = self.fresh();
                 let (key, element) = (format!("_k{n}"), format!("_d{n}"));
+                let break_flag =
+                    (otherwise.is_some() && breaks_here(body)).then(|| format!("_v.b{n}"));
+                if let Some(flag) = &break_flag {
+                    self.uses_namespace = true;
+                    self.push_all(&["{% set ", flag, " = false %}"]);
+                }
                 self.scopes.push(Vec::new());
                 match pipe.vars.as_slice() {
                     [] => {
@@ -260,12 +287,29 @@ impl Translator<'_> {
                 // Checks the render's deadline on every iteration, on the line of the `range`.
                 self.emit(TICK);
                 let outer_dot = std::mem::replace(&mut self.dot, element);
+                self.break_flags.push(break_flag.clone());
                 self.block(body)?;
+                self.break_flags.pop();
                 self.dot = outer_dot;
                 self.scopes.pop();
                 if let Some(otherwise) = otherwise {
                     self.emit("{% else %}");
+                    if let Some(flag) = &break_flag {
+                        self.push_all(&["{% if not ", flag, " %}"]);
+                    }
+                    let breaks = breaks_here(otherwise);
+                    if breaks {
+                        self.emit("{% for _once in [0] %}");
+                    }
+                    self.break_flags.push(None);
                     self.block(otherwise)?;
+                    self.break_flags.pop();
+                    if breaks {
+                        self.emit("{% endfor %}");
+                    }
+                    if break_flag.is_some() {
+                        self.emit("{% endif %}");
+                    }
                 }
                 self.emit("{% endfor %}");
             }
@@ -291,6 +335,9 @@ impl Translator<'_> {
             }
             Node::Break { line } => {
                 self.pad_to(*line);
+                if let Some(Some(flag)) = self.break_flags.last().cloned() {
+                    self.push_all(&["{% set ", &flag, " = true %}"]);
+                }
                 self.emit("{% break %}");
             }
             Node::Continue { line } => {
