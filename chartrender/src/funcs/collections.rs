@@ -511,11 +511,43 @@ pub(crate) fn index(args: &[Value]) -> Result<Value, Error> {
             return Err(fail("error calling index: index of untyped nil"));
         }
         current = match current.kind() {
+            // A missing key is the element type's zero value: "" in a `map[string]string` (`split`'s result).
             ValueKind::Map => match GoMap::of(&current) {
-                Some(map) => map.get(&key_string(key)).unwrap_or(Value::UNDEFINED),
+                Some(map) => map.get(&key_string(key)).unwrap_or_else(|| {
+                    if map.go_type() == MapType::Strings {
+                        Value::from("")
+                    } else {
+                        Value::UNDEFINED
+                    }
+                }),
                 None => current.get_item(key).unwrap_or(Value::UNDEFINED),
             },
             ValueKind::Seq | ValueKind::String | ValueKind::Bytes => {
+                // Go takes only an integer position: a float64 (every number of a values file) is refused.
+                if is_nil(key) {
+                    return Err(fail(
+                        "error calling index: cannot index slice/array with nil",
+                    ));
+                }
+                let key_type = super::value::type_of(key);
+                if !matches!(
+                    key_type,
+                    "int"
+                        | "int8"
+                        | "int16"
+                        | "int32"
+                        | "int64"
+                        | "uint"
+                        | "uint8"
+                        | "uint16"
+                        | "uint32"
+                        | "uint64"
+                        | "uintptr"
+                ) {
+                    return Err(fail(format!(
+                        "error calling index: cannot index slice/array with type {key_type}"
+                    )));
+                }
                 let position = to_i64(key);
                 let len = match current.as_str() {
                     Some(s) => super::gostring::byte_len(s) as i64,
@@ -547,7 +579,7 @@ pub(crate) fn index(args: &[Value]) -> Result<Value, Error> {
             }
             _ => {
                 return Err(fail(format!(
-                    "error calling index: cannot index slice/array with type {}",
+                    "error calling index: can't index item of type {}",
                     super::value::type_of(&current)
                 )));
             }
