@@ -506,9 +506,14 @@ pub(crate) fn index(args: &[Value]) -> Result<Value, Error> {
         .split_first()
         .ok_or_else(|| fail("wrong number of args for index: want at least 1 got 0"))?;
     let mut current = target.clone();
-    for key in keys {
+    for (depth, key) in keys.iter().enumerate() {
+        // Go checks the item it was given for an untyped nil, and every item reached by a key for a nil interface.
         if is_nil(&current) {
-            return Err(fail("error calling index: index of untyped nil"));
+            return Err(fail(if depth == 0 {
+                "error calling index: index of untyped nil"
+            } else {
+                "error calling index: index of nil pointer"
+            }));
         }
         current = match current.kind() {
             // A missing key is the element type's zero value: "" in a `map[string]string` (`split`'s result).
