@@ -13,7 +13,7 @@ use super::context::exec_context;
 use super::describe::Described;
 pub(crate) use super::describe::{action_at, describe};
 use super::gostring;
-use super::value::{GoMap, MUTATIONS, is_nil, to_go_string};
+use super::value::{GoMap, MUTATIONS, MapType, is_nil, to_go_string};
 use super::{arg_str, check_arguments, check_defined, fail, signature, want};
 use crate::gotmpl;
 use crate::meter::{self, Sink};
@@ -451,8 +451,35 @@ fn tpl(state: &State, args: &[Value], exec: &ExecContext) -> Result<Value, Error
     if translated.strays {
         meter::note_strays();
     }
+    // Helm's tpl takes its data as a `chartutil.Values`, so a plain map passed in is seen as one inside, and it
+    // sets the data's `Template` to a new `chartutil.Values` of the same name and base path (a change the caller
+    // sees too). The root's `Template` is one already.
+    let dot = match GoMap::of(&args[1]) {
+        Some(map) => {
+            if let Some(template) = map.get("Template")
+                && GoMap::of(&template).is_some_and(|t| t.go_type() != MapType::Values)
+            {
+                let entries = ["Name", "BasePath"]
+                    .into_iter()
+                    .filter_map(|key| Some((key.to_string(), template.get_attr(key).ok()?)))
+                    .collect();
+                map.update(|data| {
+                    data.insert(
+                        "Template".to_string(),
+                        GoMap::typed(entries, MapType::Values),
+                    )
+                });
+            }
+            if map.go_type() == MapType::Plain {
+                GoMap::view(&args[1], MapType::Values)
+            } else {
+                args[1].clone()
+            }
+        }
+        None => args[1].clone(),
+    };
     let context = ExecContext {
-        dot: args[1].clone(),
+        dot,
         depth: depth + 1,
         cache: None,
         lookup: exec.lookup.clone(),
