@@ -141,7 +141,7 @@ fn arg_index(
     }
     *reordered = true;
     let ahead: String = chars.clone().skip(1).take_while(|&c| c != ']').collect();
-    let closed = chars.clone().skip(1 + ahead.chars().count()).next() == Some(']');
+    let closed = chars.clone().nth(1 + ahead.chars().count()) == Some(']');
     if !closed {
         // No closing bracket: Go skips the `[` alone.
         chars.next();
