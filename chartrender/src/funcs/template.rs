@@ -400,6 +400,7 @@ fn tpl(state: &State, args: &[Value], exec: &ExecContext) -> Result<Value, Error
     want("tpl", args, 2)?;
     meter::check_deadline()?;
     let source = arg_str(args, 0);
+    check_template_paths(&args[1], &source)?;
     if !source.contains("{{") {
         return Ok(Value::from(source));
     }
@@ -470,8 +471,8 @@ fn tpl(state: &State, args: &[Value], exec: &ExecContext) -> Result<Value, Error
                     )
                 });
             }
-            if map.go_type() == MapType::Plain {
-                GoMap::view(&args[1], MapType::Values)
+            if super::value::map_type(&args[1]) == Some(MapType::Plain) {
+                super::value::retyped(&args[1], MapType::Values)
             } else {
                 args[1].clone()
             }
@@ -515,6 +516,29 @@ fn tpl(state: &State, args: &[Value], exec: &ExecContext) -> Result<Value, Error
     rendered.map_err(|e| tpl_error(&e, &source, &args[1], actions))?;
     meter::check_exceeded()?;
     Ok(Value::from(strip_no_value(sink.into_string())))
+}
+
+/// Helm's tpl reads `Template.BasePath` and `Template.Name` of its data with `chartutil.Values.PathValue` before it
+/// parses the string: `Template` must be a map and each key present and no map itself, or the call fails with
+/// `"BasePath" is not a value`.
+fn check_template_paths(data: &Value, source: &str) -> Result<(), Error> {
+    let template = data
+        .get_attr("Template")
+        .ok()
+        .filter(|t| super::value::map_type(t).is_some_and(|go_type| go_type != MapType::Strings));
+    for (key, shown) in [("BasePath", "Basepath"), ("Name", "Name")] {
+        let present = template.as_ref().and_then(|t| {
+            GoMap::of(t)
+                .and_then(|map| map.get(key))
+                .filter(|v| super::value::map_type(v) != Some(MapType::Plain))
+        });
+        if present.is_none() {
+            return Err(fail(format!(
+                "error calling tpl: cannot retrieve Template.{shown} from values inside tpl function: {source}: {key:?} is not a value"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Helm's error for a failed `tpl` string: `error during tpl function execution for "…"` around Go's text of the
