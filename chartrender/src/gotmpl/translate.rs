@@ -118,9 +118,18 @@ struct Translator<'a> {
     actions: Vec<(usize, String)>,
     /// Field paths from `_d0` named `_p<n>` (`None`: paths are written out).
     aliases: Option<RefCell<Aliases>>,
-    /// Per enclosing `range`, innermost last: the `_v` slot a `break` sets, for a `range` with an `else` whose
-    /// body breaks ([`breaks_here`]).
-    break_flags: Vec<Option<String>>,
+    /// The enclosing `range` bodies and `else` lists, innermost last ([`LoopFrame`]).
+    break_flags: Vec<LoopFrame>,
+}
+
+/// Where a `break` or `continue` is translated ([`breaks_here`]).
+#[derive(Clone)]
+enum LoopFrame {
+    /// A `range` body; the `_v` slot a `break` sets when the `range` has an `else` and the body breaks.
+    Body(Option<String>),
+    /// A `range`'s `else` list: run in a loop of one when it breaks, where a `continue` sets the `_v` slot (when
+    /// given) and leaves that loop, to continue the enclosing loop after it.
+    Else(Option<String>),
 }
 
 /// Whether `nodes` (a `range` body or `else` list) hold a `break` of their own: not one inside a nested `range`,
@@ -129,14 +138,28 @@ struct Translator<'a> {
 ///
 /// minijinja runs a `for` loop's `else` after a `break` in the first iteration too (it counts the iterations
 /// started), where Go runs it only for an empty range, so such a loop records its breaks in a `_v` slot; and a
-/// `break` in minijinja's `else` leaves the enclosing loop, so an `else` list that breaks runs in a loop of one.
+/// `break` in minijinja's `else` leaves the enclosing loop, so an `else` list that breaks runs in a loop of one
+/// (whose `continue`s leave it through a `_v` slot and continue the enclosing loop after it, as Go's do).
 fn breaks_here(nodes: &[Node<'_>]) -> bool {
+    jumps_here(nodes, &|node| matches!(node, Node::Break { .. }))
+}
+
+/// Whether `nodes` hold a `continue` of their own (see [`breaks_here`]).
+fn continues_here(nodes: &[Node<'_>]) -> bool {
+    jumps_here(nodes, &|node| matches!(node, Node::Continue { .. }))
+}
+
+fn jumps_here(nodes: &[Node<'_>], is_jump: &dyn Fn(&Node<'_>) -> bool) -> bool {
     nodes.iter().any(|node| match node {
-        Node::Break { .. } => true,
         Node::Branch {
             body, otherwise, ..
-        } => breaks_here(body) || otherwise.as_deref().is_some_and(breaks_here),
-        _ => false,
+        } => {
+            jumps_here(body, is_jump)
+                || otherwise
+                    .as_deref()
+                    .is_some_and(|nodes| jumps_here(nodes, is_jump))
+        }
+        node => is_jump(node),
     })
 }
 
@@ -287,7 +310,7 @@ impl Translator<'_> {
                 // Checks the render's deadline on every iteration, on the line of the `range`.
                 self.emit(TICK);
                 let outer_dot = std::mem::replace(&mut self.dot, element);
-                self.break_flags.push(break_flag.clone());
+                self.break_flags.push(LoopFrame::Body(break_flag.clone()));
                 self.block(body)?;
                 self.break_flags.pop();
                 self.dot = outer_dot;
@@ -298,14 +321,24 @@ impl Translator<'_> {
                         self.push_all(&["{% if not ", flag, " %}"]);
                     }
                     let breaks = breaks_here(otherwise);
+                    let continue_flag =
+                        (breaks && continues_here(otherwise)).then(|| format!("_v.c{n}"));
+                    if let Some(flag) = &continue_flag {
+                        self.uses_namespace = true;
+                        self.push_all(&["{% set ", flag, " = false %}"]);
+                    }
                     if breaks {
                         self.emit("{% for _once in [0] %}");
                     }
-                    self.break_flags.push(None);
+                    self.break_flags
+                        .push(LoopFrame::Else(continue_flag.clone()));
                     self.block(otherwise)?;
                     self.break_flags.pop();
                     if breaks {
                         self.emit("{% endfor %}");
+                    }
+                    if let Some(flag) = &continue_flag {
+                        self.push_all(&["{% if ", flag, " %}{% continue %}{% endif %}"]);
                     }
                     if break_flag.is_some() {
                         self.emit("{% endif %}");
@@ -335,14 +368,19 @@ impl Translator<'_> {
             }
             Node::Break { line } => {
                 self.pad_to(*line);
-                if let Some(Some(flag)) = self.break_flags.last().cloned() {
+                if let Some(LoopFrame::Body(Some(flag))) = self.break_flags.last().cloned() {
                     self.push_all(&["{% set ", &flag, " = true %}"]);
                 }
                 self.emit("{% break %}");
             }
             Node::Continue { line } => {
                 self.pad_to(*line);
-                self.emit("{% continue %}");
+                match self.break_flags.last().cloned() {
+                    Some(LoopFrame::Else(Some(flag))) => {
+                        self.push_all(&["{% set ", &flag, " = true %}{% break %}"]);
+                    }
+                    _ => self.emit("{% continue %}"),
+                }
             }
         }
         Ok(())
