@@ -271,81 +271,7 @@ impl Translator<'_> {
                 otherwise,
                 line,
                 source,
-            } => {
-                self.pad_to(*line);
-                self.actions.push((*line, (*source).to_string()));
-                let expr = self.pipe(pipe, *line)?;
-                let n = self.fresh();
-                let (key, element) = (format!("_k{n}"), format!("_d{n}"));
-                let break_flag =
-                    (otherwise.is_some() && breaks_here(body)).then(|| format!("_v.b{n}"));
-                if let Some(flag) = &break_flag {
-                    self.uses_namespace = true;
-                    self.push_all(&["{% set ", flag, " = false %}"]);
-                }
-                self.scopes.push(Vec::new());
-                match pipe.vars.as_slice() {
-                    [] => {
-                        self.push_all(&["{% for ", &element, " in f_range_values(", &expr, ") %}"]);
-                    }
-                    [value] => {
-                        self.bind(value, &element);
-                        self.push_all(&["{% for ", &element, " in f_range_values(", &expr, ") %}"]);
-                    }
-                    [index, value] => {
-                        self.bind(index, &key);
-                        self.bind(value, &element);
-                        self.push_all(&[
-                            "{% for ",
-                            &key,
-                            ", ",
-                            &element,
-                            " in f_range_pairs(",
-                            &expr,
-                            ") %}",
-                        ]);
-                    }
-                    _ => return Err(self.error(*line, "too many declarations in range")),
-                }
-                // Checks the render's deadline on every iteration, on the line of the `range`.
-                self.emit(TICK);
-                let outer_dot = std::mem::replace(&mut self.dot, element);
-                self.break_flags.push(LoopFrame::Body(break_flag.clone()));
-                self.block(body)?;
-                self.break_flags.pop();
-                self.dot = outer_dot;
-                self.scopes.pop();
-                if let Some(otherwise) = otherwise {
-                    self.emit("{% else %}");
-                    if let Some(flag) = &break_flag {
-                        self.push_all(&["{% if not ", flag, " %}"]);
-                    }
-                    let breaks = breaks_here(otherwise);
-                    let continue_flag =
-                        (breaks && continues_here(otherwise)).then(|| format!("_v.c{n}"));
-                    if let Some(flag) = &continue_flag {
-                        self.uses_namespace = true;
-                        self.push_all(&["{% set ", flag, " = false %}"]);
-                    }
-                    if breaks {
-                        self.emit("{% for _once in [0] %}");
-                    }
-                    self.break_flags
-                        .push(LoopFrame::Else(continue_flag.clone()));
-                    self.block(otherwise)?;
-                    self.break_flags.pop();
-                    if breaks {
-                        self.emit("{% endfor %}");
-                    }
-                    if let Some(flag) = &continue_flag {
-                        self.push_all(&["{% if ", flag, " %}{% continue %}{% endif %}"]);
-                    }
-                    if break_flag.is_some() {
-                        self.emit("{% endif %}");
-                    }
-                }
-                self.emit("{% endfor %}");
-            }
+            } => self.range(pipe, body, otherwise.as_deref(), *line, source)?,
             Node::Template {
                 name,
                 pipe,
@@ -383,6 +309,90 @@ impl Translator<'_> {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// A `range`: a minijinja `for` over `f_range_values`/`f_range_pairs`, with the `else` list and the `break`
+    /// bookkeeping of [`breaks_here`].
+    fn range(
+        &mut self,
+        pipe: &Pipe,
+        body: &[Node],
+        otherwise: Option<&[Node]>,
+        line: usize,
+        source: &str,
+    ) -> Result<(), ParseError> {
+        self.pad_to(line);
+        self.actions.push((line, source.to_string()));
+        let expr = self.pipe(pipe, line)?;
+        let n = self.fresh();
+        let (key, element) = (format!("_k{n}"), format!("_d{n}"));
+        let break_flag = (otherwise.is_some() && breaks_here(body)).then(|| format!("_v.b{n}"));
+        if let Some(flag) = &break_flag {
+            self.uses_namespace = true;
+            self.push_all(&["{% set ", flag, " = false %}"]);
+        }
+        self.scopes.push(Vec::new());
+        match pipe.vars.as_slice() {
+            [] => {
+                self.push_all(&["{% for ", &element, " in f_range_values(", &expr, ") %}"]);
+            }
+            [value] => {
+                self.bind(value, &element);
+                self.push_all(&["{% for ", &element, " in f_range_values(", &expr, ") %}"]);
+            }
+            [index, value] => {
+                self.bind(index, &key);
+                self.bind(value, &element);
+                self.push_all(&[
+                    "{% for ",
+                    &key,
+                    ", ",
+                    &element,
+                    " in f_range_pairs(",
+                    &expr,
+                    ") %}",
+                ]);
+            }
+            _ => return Err(self.error(line, "too many declarations in range")),
+        }
+        // Checks the render's deadline on every iteration, on the line of the `range`.
+        self.emit(TICK);
+        let outer_dot = std::mem::replace(&mut self.dot, element);
+        self.break_flags.push(LoopFrame::Body(break_flag.clone()));
+        self.block(body)?;
+        self.break_flags.pop();
+        self.dot = outer_dot;
+        self.scopes.pop();
+        if let Some(otherwise) = otherwise {
+            self.emit("{% else %}");
+            if let Some(flag) = &break_flag {
+                self.push_all(&["{% if not ", flag, " %}"]);
+            }
+            let breaks = breaks_here(otherwise);
+            let continue_flag = (breaks && continues_here(otherwise)).then(|| format!("_v.c{n}"));
+            if let Some(flag) = &continue_flag {
+                self.uses_namespace = true;
+                self.push_all(&["{% set ", flag, " = false %}"]);
+            }
+            if breaks {
+                self.emit("{% for _once in [0] %}");
+            }
+            self.break_flags
+                .push(LoopFrame::Else(continue_flag.clone()));
+            self.block(otherwise)?;
+            self.break_flags.pop();
+            if breaks {
+                self.emit("{% endfor %}");
+            }
+            if let Some(flag) = &continue_flag {
+                self.push_all(&["{% if ", flag, " %}{% continue %}{% endif %}"]);
+            }
+            if break_flag.is_some() {
+                self.emit("{% endif %}");
+            }
+        }
+        self.emit("{% endfor %}");
         Ok(())
     }
 
