@@ -63,10 +63,9 @@ impl Files {
             .collect()
     }
 
+    /// `AsConfig` (`encode` false) and `AsSecrets` (contents in base64): the files by base name as YAML, `{}` for
+    /// none (Helm's file set is never nil, so it never takes its empty-string branch).
     fn as_map(&self, encode: bool) -> String {
-        if self.entries.is_empty() {
-            return String::new();
-        }
         let map: serde_json::Map<String, serde_json::Value> = self
             .entries
             .iter()
@@ -464,6 +463,9 @@ mod tests {
         assert_eq!(files.lines("files/b.txt").len(), 3);
         assert_eq!(files.glob("files/*.json").entries.len(), 1);
         assert_eq!(files.text("missing"), "");
+        // Helm's file set is never nil, so no files still encode as an empty YAML map.
+        assert_eq!(files.glob("none/*").as_map(false), "{}");
+        assert_eq!(files.glob("none/*").as_map(true), "{}");
     }
 
     #[test]

@@ -1,6 +1,6 @@
-//! Reads a values document into JSON in the same parse, turning map keys into strings as sigs.k8s.io/yaml does
-//! with the keys go-yaml v2 hands it: strings stay, integers and booleans are spelled out, floats take Go's
-//! 32-bit shortest form. Two kinds of key have no JSON spelling there, and Helm refuses the whole file: a null key
+//! Reads a values document (the first of a stream, as go-yaml v2 does) into JSON in the same parse, turning map
+//! keys into strings as sigs.k8s.io/yaml does with the keys go-yaml v2 hands it: strings stay, integers and
+//! booleans are spelled out, floats take Go's 32-bit shortest form. Two kinds of key have no JSON spelling there, and Helm refuses the whole file: a null key
 //! (`~:`, `null:`) and an unsigned integer above `int64` (`9223372036854775808:`, `0x8000000000000000:`). Such a
 //! key is reported with sigs.k8s.io/yaml's text, which prints the key's type, the key and its value with Go's
 //! `%+#v` ([`go_syntax`]).
@@ -28,8 +28,11 @@ pub(crate) fn from_slice(data: &[u8]) -> Result<Value, ValuesYamlError> {
     seedlet_yamlguard::check(data)
         .map_err(|e| ValuesYamlError::Yaml(<serde_yaml::Error as de::Error>::custom(e)))?;
     let refusal = RefCell::new(None);
-    let result =
-        ValueSeed { refusal: &refusal }.deserialize(serde_yaml::Deserializer::from_slice(data));
+    // go-yaml v2's Unmarshal reads the first document and never looks at the rest (not even for errors).
+    let result = match serde_yaml::Deserializer::from_slice(data).next() {
+        Some(document) => ValueSeed { refusal: &refusal }.deserialize(document),
+        None => Ok(Value::Null),
+    };
     match (result, refusal.into_inner()) {
         (Ok(value), _) => Ok(value),
         (Err(_), Some(message)) => Err(ValuesYamlError::RefusedKey(message)),
@@ -70,6 +73,15 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
     }
     fn visit_u64<E>(self, n: u64) -> Result<Value, E> {
         Ok(Value::Number(n.into()))
+    }
+    // Beyond 64 bits go-yaml v2 reads a float (`100000000000000000000` is 1e+20), as for keys.
+    #[allow(clippy::cast_precision_loss)]
+    fn visit_i128<E>(self, n: i128) -> Result<Value, E> {
+        Ok(Number::from_f64(n as f64).map_or(Value::Null, Value::Number))
+    }
+    #[allow(clippy::cast_precision_loss)]
+    fn visit_u128<E>(self, n: u128) -> Result<Value, E> {
+        Ok(Number::from_f64(n as f64).map_or(Value::Null, Value::Number))
     }
     fn visit_f64<E>(self, f: f64) -> Result<Value, E> {
         Ok(Number::from_f64(f).map_or(Value::Null, Value::Number))
@@ -390,6 +402,15 @@ mod tests {
                 "a: [1, {b: ~}]\n",
                 serde_json::json!({"a": [1, {"b": null}]}),
             ),
+            (
+                "a: 100000000000000000000\nb: [-100000000000000000000]\n",
+                serde_json::json!({"a": 1e20, "b": [-1e20]}),
+            ),
+            // Only the first document counts, as in go-yaml v2.
+            ("a: 1\n---\nb: 2\n", serde_json::json!({"a": 1})),
+            ("a: 1\n---\n[\n", serde_json::json!({"a": 1})),
+            ("---\n# c\n---\nb: 2\n", serde_json::Value::Null),
+            ("", serde_json::Value::Null),
         ] {
             assert_eq!(from_slice(text.as_bytes()).unwrap(), json, "{text}");
         }

@@ -14,8 +14,8 @@
 //! Keys follow the same reading and then sigs.k8s.io/yaml's conversion of a non-string key to a JSON key: an
 //! integer in decimal (`0x1F:` is `"31"`, `1_0:` is `"10"`), a float through Go's `FormatFloat(f, 'g', -1, 32)`
 //! (`1e3:` is `"1000"`, `1234567.0:` is `"1.234567e+06"`, `.NaN:` is `".nan"`), a boolean as `"true"`/`"false"`
-//! (`True:` too). Keys Helm refuses (a null, an integer above `int64`) are left for the parser, where
-//! [`crate::values_yaml`] refuses them as Helm does.
+//! (`True:` too). Keys Helm refuses (a null, an integer above `int64` in any base) are left for the parser, or
+//! spelled in decimal for it, where [`crate::values_yaml`] refuses them as Helm does.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -128,8 +128,9 @@ fn yaml12_bool_key(word: &str) -> Option<bool> {
 }
 
 /// The JSON key sigs.k8s.io/yaml makes of the plain key `word` when go-yaml v2 reads it as a boolean or a number,
-/// or `None` when it stays as written (also for the keys Helm refuses: an integer above `int64`, which
-/// [`crate::values_yaml`] refuses).
+/// or `None` when it stays as written. An integer above `int64` (Helm refuses it as a key) is spelled in decimal,
+/// which the YAML 1.2 parser reads as the `u64` that [`crate::values_yaml`] refuses: `01000000000000000000000:`
+/// is octal 2^63 to go-yaml v2 and a 22-digit decimal to YAML 1.2.
 fn yaml11_key(word: &str) -> Option<String> {
     if let Some(b) = yaml11_bool(word).or_else(|| yaml12_bool_key(word)) {
         return Some(b.to_string());
@@ -139,13 +140,21 @@ fn yaml11_key(word: &str) -> Option<String> {
         "-.inf" | "-.Inf" | "-.INF" => "-.inf".to_string(),
         ".nan" | ".NaN" | ".NAN" => ".nan".to_string(),
         _ => match yaml11_number(word)? {
-            Number::Integer(n) => i64::try_from(n).ok()?.to_string(),
+            Number::Integer(n) => n.to_string(),
             // Go's ParseFloat refuses a value out of range, so go-yaml v2 keeps the string.
             Number::Float(f) if f.is_finite() => go_float32_key(f),
             Number::Float(_) => return None,
         },
     };
     (key != word).then_some(key)
+}
+
+/// The text that replaces the plain key `word` ([`yaml11_key`]): the JSON key quoted, except an integer above `int64`,
+/// left bare in decimal for the parser to refuse.
+fn written_key(word: &str) -> Option<String> {
+    let key = yaml11_key(word)?;
+    let refused = key.parse::<u64>().is_ok_and(|n| i64::try_from(n).is_err());
+    Some(if refused { key } else { format!("\"{key}\"") })
 }
 
 /// Go's `strconv.FormatFloat(f, 'g', -1, 32)` with `+Inf`, `-Inf`, `NaN` as `.inf`, `-.inf`, `.nan` (the spelling
@@ -526,11 +535,9 @@ fn rewrite_line(body: &str) -> Cow<'_, str> {
     let mut changed = false;
     let mut out = String::from(lead);
     if let Some(key) = parts.name("key") {
-        match yaml11_key(key.as_str()) {
-            Some(json_key) => {
-                out.push('"');
-                out.push_str(&json_key);
-                out.push('"');
+        match written_key(key.as_str()) {
+            Some(written) => {
+                out.push_str(&written);
                 changed = true;
             }
             None => out.push_str(key.as_str()),
@@ -630,7 +637,7 @@ fn rewrite_flow(text: &str) -> Option<String> {
                 let after = text[i + len..].trim_start_matches([' ', '\t']);
                 let is_key = open.last() == Some(&true) && after.starts_with(':');
                 let replacement = match (yaml11_bool(word), is_key) {
-                    (_, true) => yaml11_key(word).map(|key| format!("\"{key}\"")),
+                    (_, true) => written_key(word),
                     (Some(b), false) => Some(b.to_string()),
                     (None, false) => yaml12_spelling(word),
                 };

@@ -68,7 +68,8 @@ fn doubling_fails_for_every_concatenating_function() {
         "nindent 0 (print $s $s)",
         "regexReplaceAll \"x\" $s \"xx\"",
         "include \"double\" $s",
-        "tpl \"{{ . }}{{ . }}\" $s",
+        // tpl's data is a chartutil.Values holding `Template` (Helm reads its name and base path first).
+        "tpl \"{{ .s }}{{ .s }}\" (dict \"s\" $s \"Template\" $.Template)",
         "toYaml (list $s $s)",
     ] {
         let template = format!(

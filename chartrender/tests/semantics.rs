@@ -40,11 +40,18 @@ fn with_rebinds_dot_and_dollar_stays_root() {
 }
 
 #[test]
-fn else_if_and_else_with_chains_pick_the_first_true_branch() {
-    let template = "{{ if eq .Values.m \"a\" }}A{{ else if eq .Values.m \"b\" }}B{{ else with .Values.w }}W{{ . }}{{ else }}O{{ end }}";
+fn else_if_chains_pick_the_first_true_branch_and_else_with_is_refused() {
+    let template = "{{ if eq .Values.m \"a\" }}A{{ else if eq .Values.m \"b\" }}B{{ else if .Values.w }}W{{ .Values.w }}{{ else }}O{{ end }}";
     assert_eq!(render_one(template, "m: b\n").unwrap(), "B");
     assert_eq!(render_one(template, "m: z\nw: 1\n").unwrap(), "W1");
     assert_eq!(render_one(template, "m: z\n").unwrap(), "O");
+    // Helm v3.11.3 is built with Go 1.19, whose parser has no `{{else with}}` (Go 1.23 added it).
+    let err = render_one(
+        "{{ with .Values.a }}a{{ else with .Values.w }}w{{ end }}",
+        "w: 1\n",
+    )
+    .unwrap_err();
+    assert!(err.contains("unexpected <with> in else"), "{err}");
 }
 
 #[test]

@@ -506,16 +506,53 @@ pub(crate) fn index(args: &[Value]) -> Result<Value, Error> {
         .split_first()
         .ok_or_else(|| fail("wrong number of args for index: want at least 1 got 0"))?;
     let mut current = target.clone();
-    for key in keys {
+    for (depth, key) in keys.iter().enumerate() {
+        // Go checks the item it was given for an untyped nil, and every item reached by a key for a nil interface.
         if is_nil(&current) {
-            return Err(fail("error calling index: index of untyped nil"));
+            return Err(fail(if depth == 0 {
+                "error calling index: index of untyped nil"
+            } else {
+                "error calling index: index of nil pointer"
+            }));
         }
         current = match current.kind() {
+            // A missing key is the element type's zero value: "" in a `map[string]string` (`split`'s result).
             ValueKind::Map => match GoMap::of(&current) {
-                Some(map) => map.get(&key_string(key)).unwrap_or(Value::UNDEFINED),
+                Some(map) => map.get(&key_string(key)).unwrap_or_else(|| {
+                    if map.go_type() == MapType::Strings {
+                        Value::from("")
+                    } else {
+                        Value::UNDEFINED
+                    }
+                }),
                 None => current.get_item(key).unwrap_or(Value::UNDEFINED),
             },
             ValueKind::Seq | ValueKind::String | ValueKind::Bytes => {
+                // Go takes only an integer position: a float64 (every number of a values file) is refused.
+                if is_nil(key) {
+                    return Err(fail(
+                        "error calling index: cannot index slice/array with nil",
+                    ));
+                }
+                let key_type = super::value::type_of(key);
+                if !matches!(
+                    key_type,
+                    "int"
+                        | "int8"
+                        | "int16"
+                        | "int32"
+                        | "int64"
+                        | "uint"
+                        | "uint8"
+                        | "uint16"
+                        | "uint32"
+                        | "uint64"
+                        | "uintptr"
+                ) {
+                    return Err(fail(format!(
+                        "error calling index: cannot index slice/array with type {key_type}"
+                    )));
+                }
                 let position = to_i64(key);
                 let len = match current.as_str() {
                     Some(s) => super::gostring::byte_len(s) as i64,
@@ -547,7 +584,7 @@ pub(crate) fn index(args: &[Value]) -> Result<Value, Error> {
             }
             _ => {
                 return Err(fail(format!(
-                    "error calling index: cannot index slice/array with type {}",
+                    "error calling index: can't index item of type {}",
                     super::value::type_of(&current)
                 )));
             }

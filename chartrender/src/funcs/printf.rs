@@ -15,12 +15,15 @@ pub(crate) fn sprintf(format: &str, args: &[Value]) -> Result<String, Error> {
     let mut out = String::new();
     let mut chars = format.chars().peekable();
     let mut next_arg = 0;
+    // An explicit argument index (`%[2]d`) anywhere turns the check for extra arguments off, as in Go.
+    let mut reordered = false;
     while let Some(c) = chars.next() {
         if c != '%' {
             out.push(c);
             continue;
         }
         let mut spec = Spec::default();
+        let mut good_index = true;
         while let Some(&flag) = chars.peek() {
             match flag {
                 '-' => spec.minus = true,
@@ -32,10 +35,66 @@ pub(crate) fn sprintf(format: &str, args: &[Value]) -> Result<String, Error> {
             }
             chars.next();
         }
-        spec.width = read_number(&mut chars, args, &mut next_arg);
+        let mut after_index = arg_index(
+            &mut chars,
+            args.len(),
+            &mut next_arg,
+            &mut reordered,
+            &mut good_index,
+        );
+        let starred = chars.peek() == Some(&'*');
+        if starred {
+            chars.next();
+            match star_argument(args, &mut next_arg) {
+                Some(width) => {
+                    // A negative width pads on the right.
+                    if width < 0 {
+                        spec.minus = true;
+                        spec.zero = false;
+                    }
+                    spec.width = Some(width.unsigned_abs() as usize);
+                }
+                None => out.push_str("%!(BADWIDTH)"),
+            }
+        } else {
+            spec.width = read_number(&mut chars);
+        }
+        if after_index && spec.width.is_some() && !starred {
+            good_index = false;
+        }
+        after_index &= !starred;
         if chars.peek() == Some(&'.') {
             chars.next();
-            spec.precision = Some(read_number(&mut chars, args, &mut next_arg).unwrap_or(0));
+            if after_index {
+                good_index = false;
+            }
+            after_index = arg_index(
+                &mut chars,
+                args.len(),
+                &mut next_arg,
+                &mut reordered,
+                &mut good_index,
+            );
+            let starred = chars.peek() == Some(&'*');
+            if starred {
+                chars.next();
+                match star_argument(args, &mut next_arg).filter(|p| *p >= 0) {
+                    Some(precision) => spec.precision = Some(precision as usize),
+                    None => out.push_str("%!(BADPREC)"),
+                }
+            } else {
+                spec.precision = Some(read_number(&mut chars).unwrap_or(0));
+            }
+            after_index &= !starred;
+        }
+        if !after_index {
+            arg_index(
+                &mut chars,
+                args.len(),
+                &mut next_arg,
+                &mut reordered,
+                &mut good_index,
+            );
         }
         let Some(verb) = chars.next() else {
             out.push_str("%!(NOVERB)");
@@ -43,6 +102,10 @@ pub(crate) fn sprintf(format: &str, args: &[Value]) -> Result<String, Error> {
         };
         if verb == '%' {
             out.push('%');
+            continue;
+        }
+        if !good_index {
+            out.push_str(&format!("%!{verb}(BADINDEX)"));
             continue;
         }
         let Some(arg) = args.get(next_arg) else {
@@ -54,7 +117,7 @@ pub(crate) fn sprintf(format: &str, args: &[Value]) -> Result<String, Error> {
         meter::check_bytes("printf", out.len().saturating_add(text.len()))?;
         out.push_str(&text);
     }
-    if next_arg < args.len() {
+    if !reordered && next_arg < args.len() {
         let extra: Vec<String> = args[next_arg..]
             .iter()
             .map(|a| format!("{}={}", type_of(a), go_string(a)))
@@ -62,6 +125,46 @@ pub(crate) fn sprintf(format: &str, args: &[Value]) -> Result<String, Error> {
         out.push_str(&format!("%!(EXTRA {})", extra.join(", ")));
     }
     Ok(out)
+}
+
+/// Go's explicit argument index `[n]` at the front of `chars`: moves `next_arg` to argument n (1-based) and
+/// returns true, or marks the directive's index bad (`%!d(BADINDEX)`) when n is no argument; false without one.
+fn arg_index(
+    chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
+    count: usize,
+    next_arg: &mut usize,
+    reordered: &mut bool,
+    good_index: &mut bool,
+) -> bool {
+    if chars.peek() != Some(&'[') {
+        return false;
+    }
+    *reordered = true;
+    let ahead: String = chars.clone().skip(1).take_while(|&c| c != ']').collect();
+    let closed = chars.clone().nth(1 + ahead.chars().count()) == Some(']');
+    if !closed {
+        // No closing bracket: Go skips the `[` alone.
+        chars.next();
+        *good_index = false;
+        return false;
+    }
+    for _ in 0..ahead.chars().count() + 2 {
+        chars.next();
+    }
+    match ahead.parse::<usize>() {
+        Ok(n) if (1..=count).contains(&n) => {
+            *next_arg = n - 1;
+            true
+        }
+        Ok(_) => {
+            *good_index = false;
+            true
+        }
+        Err(_) => {
+            *good_index = false;
+            false
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -75,17 +178,20 @@ struct Spec {
     precision: Option<usize>,
 }
 
-fn read_number(
-    chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
-    args: &[Value],
-    next_arg: &mut usize,
-) -> Option<usize> {
-    if chars.peek() == Some(&'*') {
-        chars.next();
-        let value = args.get(*next_arg).and_then(Value::as_i64).unwrap_or(0);
-        *next_arg += 1;
-        return Some(value.clamp(0, 1_000_000) as usize);
-    }
+/// A `*` width or precision taken from the arguments: Go's `intFromArg`, which takes an integer of at most a
+/// million either way and moves past the argument if there is one; `None` is `%!(BADWIDTH)`/`%!(BADPREC)`.
+fn star_argument(args: &[Value], next_arg: &mut usize) -> Option<i64> {
+    let arg = args.get(*next_arg)?;
+    *next_arg += 1;
+    let integer = arg.kind() == ValueKind::Number
+        && super::value::type_of(arg) != "float64"
+        && arg.is_integer();
+    arg.as_i64()
+        .filter(|n| integer && (-1_000_000..=1_000_000).contains(n))
+}
+
+/// A width or precision written in digits.
+fn read_number(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Option<usize> {
     let mut digits = String::new();
     while let Some(&d) = chars.peek() {
         if !d.is_ascii_digit() {
@@ -98,11 +204,13 @@ fn read_number(
     digits.parse::<usize>().ok().map(|n| n.min(1_000_000))
 }
 
-fn bad_verb(verb: char, arg: &Value) -> String {
+/// Go's `%!verb(type=value)` for an operand the verb does not take: the value is printed with `%v` and the
+/// directive's flags, width included (`%08d` of "ab" is `%!d(string=000000ab)`); the whole is not padded.
+fn bad_verb(verb: char, spec: &Spec, arg: &Value) -> String {
     if is_nil(arg) {
         return format!("%!{verb}(<nil>)");
     }
-    format!("%!{verb}({}={})", type_of(arg), go_string(arg))
+    format!("%!{verb}({}={})", type_of(arg), format_one('v', spec, arg))
 }
 
 /// An element of a list or map: a nil one prints as `<nil>` whatever the verb.
@@ -121,8 +229,9 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
     if arg.kind() == ValueKind::Bytes {
         return format_bytes(verb, spec, arg);
     }
-    // fmt applies other verbs than %v to each element of a list or map (keys sorted), padding each.
-    if verb != 'v' {
+    // fmt applies the verb to each element of a list or map (keys sorted), padding each; `%v` without a width
+    // prints as the value's Go text.
+    if verb != 'v' || (spec.width.is_some() && !spec.sharp) {
         if let Some(items) = (arg.kind() == ValueKind::Seq)
             .then(|| list_items(arg))
             .flatten()
@@ -167,7 +276,7 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
             ValueKind::String | ValueKind::Seq | ValueKind::Map | ValueKind::Bytes => {
                 truncate(go_string(arg), spec.precision)
             }
-            _ => return pad(bad_verb(verb, arg), spec, false),
+            _ => return bad_verb(verb, spec, arg),
         },
         'q' => match (arg.as_str(), is_int) {
             (Some(s), _) => {
@@ -200,11 +309,11 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
                         .replace('\'', "\\'")
                 )
             }
-            _ => return pad(bad_verb(verb, arg), spec, false),
+            _ => return bad_verb(verb, spec, arg),
         },
         't' => match arg.kind() {
             ValueKind::Bool => arg.is_true().to_string(),
-            _ => return pad(bad_verb(verb, arg), spec, false),
+            _ => return bad_verb(verb, spec, arg),
         },
         'd' | 'b' | 'o' | 'O' | 'x' | 'X' | 'c' | 'U' if is_int => {
             let n = arg.as_i64().unwrap_or(0);
@@ -231,13 +340,13 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
         'x' | 'X' if is_float => float_with(spec, f64::try_from(arg.clone()).unwrap_or(0.0), verb),
         'e' | 'E' | 'f' | 'F' | 'g' | 'G' if is_float || is_int => {
             let f = if is_int {
-                return pad(bad_verb(verb, arg), spec, false);
+                return bad_verb(verb, spec, arg);
             } else {
                 f64::try_from(arg.clone()).unwrap_or(0.0)
             };
             float_with(spec, f, verb)
         }
-        _ => return pad(bad_verb(verb, arg), spec, false),
+        _ => return bad_verb(verb, spec, arg),
     };
     let numeric = (is_int || is_float)
         && matches!(
@@ -494,7 +603,9 @@ fn pad(body: String, spec: &Spec, numeric: bool) -> String {
         let (sign, digits) = body.split_at(split);
         return format!("{sign}{}{digits}", "0".repeat(fill));
     }
-    " ".repeat(fill) + &body
+    // Go pads anything else with zeros too when asked (`%08s` of "ab" is `000000ab`).
+    let fill_char = if spec.zero { "0" } else { " " };
+    fill_char.repeat(fill) + &body
 }
 
 /// Go's `strconv.Quote`.

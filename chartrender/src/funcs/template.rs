@@ -13,7 +13,7 @@ use super::context::exec_context;
 use super::describe::Described;
 pub(crate) use super::describe::{action_at, describe};
 use super::gostring;
-use super::value::{GoMap, MUTATIONS, is_nil, to_go_string};
+use super::value::{GoMap, MUTATIONS, MapType, is_nil, to_go_string};
 use super::{arg_str, check_arguments, check_defined, fail, signature, want};
 use crate::gotmpl;
 use crate::meter::{self, Sink};
@@ -39,6 +39,48 @@ fn nested<R>(render: impl FnOnce() -> R) -> R {
 thread_local! {
     /// Open `include` calls per template name on this thread (a render and its nested includes run on one thread).
     static OPEN_INCLUDES: std::cell::RefCell<HashMap<String, usize>> = std::cell::RefCell::new(HashMap::new());
+}
+
+thread_local! {
+    /// While a `tpl` string renders: the file whose templates its template set lacks, and the names the string
+    /// `define`s itself ([`TplScope`]).
+    static TPL_SCOPE: std::cell::RefCell<Option<(String, Vec<String>)>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The template set a `tpl` string renders in, as Helm v3.11.3 builds it: the string is parsed under the name of
+/// the data's `.Template.Name`, and then every chart file not already in the set, so the file of that name (the one
+/// calling `tpl`, usually) is not parsed and the templates it `define`s are unknown inside the string, also to
+/// templates the string includes. The previous scope comes back when the guard is dropped.
+struct TplScope {
+    previous: Option<(String, Vec<String>)>,
+}
+
+impl TplScope {
+    fn enter(file: Option<String>, own: &[(String, String)]) -> Self {
+        let scope = file.map(|file| (file, own.iter().map(|(name, _)| name.clone()).collect()));
+        Self {
+            previous: TPL_SCOPE
+                .with(|current| std::mem::replace(&mut *current.borrow_mut(), scope)),
+        }
+    }
+
+    /// Whether template `name` is left out of the current `tpl` string's template set: a `define` written in the
+    /// hidden file and not in the string.
+    fn hides(name: &str, actions: &ActionTable) -> bool {
+        TPL_SCOPE.with(|current| {
+            current.borrow().as_ref().is_some_and(|(file, own)| {
+                let origin = actions.origin(name);
+                origin != name && origin == file && !own.iter().any(|o| o == name)
+            })
+        })
+    }
+}
+
+impl Drop for TplScope {
+    fn drop(&mut self) {
+        let previous = self.previous.take();
+        TPL_SCOPE.with(|current| *current.borrow_mut() = previous);
+    }
 }
 
 /// One open `include` call of a name, counted in [`OPEN_INCLUDES`] until dropped.
@@ -294,7 +336,17 @@ fn render_include(
             "rendering template has a nested reference name: {name}: nesting deeper than {MAX_INCLUDE_DEPTH}"
         )));
     }
-    let template = state.env().get_template(&name).map_err(|e| {
+    let template = state.env().get_template(&name).and_then(|template| {
+        if TplScope::hides(&name, actions) {
+            Err(Error::new(
+                ErrorKind::TemplateNotFound,
+                "left out of the tpl string's set",
+            ))
+        } else {
+            Ok(template)
+        }
+    });
+    let template = template.map_err(|e| {
         if e.kind() == ErrorKind::TemplateNotFound {
             fail(format!("error calling include: template: no template {name:?} associated with template \"gotpl\""))
         } else {
@@ -348,6 +400,7 @@ fn tpl(state: &State, args: &[Value], exec: &ExecContext) -> Result<Value, Error
     want("tpl", args, 2)?;
     meter::check_deadline()?;
     let source = arg_str(args, 0);
+    check_template_paths(&args[1], &source)?;
     if !source.contains("{{") {
         return Ok(Value::from(source));
     }
@@ -399,8 +452,35 @@ fn tpl(state: &State, args: &[Value], exec: &ExecContext) -> Result<Value, Error
     if translated.strays {
         meter::note_strays();
     }
+    // Helm's tpl takes its data as a `chartutil.Values`, so a plain map passed in is seen as one inside, and it
+    // sets the data's `Template` to a new `chartutil.Values` of the same name and base path (a change the caller
+    // sees too). The root's `Template` is one already.
+    let dot = match GoMap::of(&args[1]) {
+        Some(map) => {
+            if let Some(template) = map.get("Template")
+                && GoMap::of(&template).is_some_and(|t| t.go_type() != MapType::Values)
+            {
+                let entries = ["Name", "BasePath"]
+                    .into_iter()
+                    .filter_map(|key| Some((key.to_string(), template.get_attr(key).ok()?)))
+                    .collect();
+                map.update(|data| {
+                    data.insert(
+                        "Template".to_string(),
+                        GoMap::typed(entries, MapType::Values),
+                    )
+                });
+            }
+            if super::value::map_type(&args[1]) == Some(MapType::Plain) {
+                super::value::retyped(&args[1], MapType::Values)
+            } else {
+                args[1].clone()
+            }
+        }
+        None => args[1].clone(),
+    };
     let context = ExecContext {
-        dot: args[1].clone(),
+        dot,
         depth: depth + 1,
         cache: None,
         lookup: exec.lookup.clone(),
@@ -409,6 +489,12 @@ fn tpl(state: &State, args: &[Value], exec: &ExecContext) -> Result<Value, Error
         actions: Arc::clone(actions),
     }
     .value();
+    let hidden = args[1]
+        .get_attr("Template")
+        .and_then(|template| template.get_attr("Name"))
+        .ok()
+        .and_then(|name| name.as_str().map(str::to_string));
+    let _scope = TplScope::enter(hidden, &translated.defines);
     let mut sink = Sink::value("tpl", None);
     let rendered = nested(|| {
         if translated.defines.is_empty() {
@@ -430,6 +516,29 @@ fn tpl(state: &State, args: &[Value], exec: &ExecContext) -> Result<Value, Error
     rendered.map_err(|e| tpl_error(&e, &source, &args[1], actions))?;
     meter::check_exceeded()?;
     Ok(Value::from(strip_no_value(sink.into_string())))
+}
+
+/// Helm's tpl reads `Template.BasePath` and `Template.Name` of its data with `chartutil.Values.PathValue` before it
+/// parses the string: `Template` must be a map and each key present and no map itself, or the call fails with
+/// `"BasePath" is not a value`.
+fn check_template_paths(data: &Value, source: &str) -> Result<(), Error> {
+    let template = data
+        .get_attr("Template")
+        .ok()
+        .filter(|t| super::value::map_type(t).is_some_and(|go_type| go_type != MapType::Strings));
+    for (key, shown) in [("BasePath", "Basepath"), ("Name", "Name")] {
+        let present = template.as_ref().and_then(|t| {
+            GoMap::of(t)
+                .and_then(|map| map.get(key))
+                .filter(|v| super::value::map_type(v) != Some(MapType::Plain))
+        });
+        if present.is_none() {
+            return Err(fail(format!(
+                "error calling tpl: cannot retrieve Template.{shown} from values inside tpl function: {source}: {key:?} is not a value"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Helm's error for a failed `tpl` string: `error during tpl function execution for "…"` around Go's text of the

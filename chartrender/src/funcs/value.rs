@@ -219,6 +219,14 @@ impl Object for GoMapView {
 }
 
 /// The Go type of a map value (`None` for the renderer's own map objects such as `.Files`).
+/// The map `value` (a [`GoMap`] or a view of one) seen as Go type `go_type`.
+pub(crate) fn retyped(value: &Value, go_type: MapType) -> Value {
+    let map = value
+        .downcast_object_ref::<GoMapView>()
+        .map_or_else(|| value.clone(), |view| view.map.clone());
+    GoMap::view(&map, go_type)
+}
+
 pub(crate) fn map_type(value: &Value) -> Option<MapType> {
     match value.downcast_object_ref::<GoMapView>() {
         Some(view) => Some(view.go_type),

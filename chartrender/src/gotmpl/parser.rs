@@ -241,6 +241,8 @@ impl<'s> Parser<'_, 's> {
                 let pipe = self.pipeline(rest, line, true)?;
                 self.range_depth += 1;
                 let (body, end) = self.list(depth + 1)?;
+                // Go leaves the range before its `else` list: `{{break}}` there belongs to an enclosing range.
+                self.range_depth -= 1;
                 let otherwise = match end {
                     End::Closed(_) => None,
                     End::Else(else_line, tokens) => {
@@ -249,7 +251,6 @@ impl<'s> Parser<'_, 's> {
                     }
                     End::Eof => return Err(self.error(self.end_line, "unexpected EOF")),
                 };
-                self.range_depth -= 1;
                 nodes.push(Node::Range {
                     pipe,
                     body,
@@ -340,13 +341,17 @@ impl<'s> Parser<'_, 's> {
             End::Eof => return Err(self.error(self.end_line, "unexpected EOF")),
             End::Else(else_line, tokens) => match tokens.first() {
                 None => Some(self.expect_end(depth)?),
-                // `{{else if …}}` / `{{else with …}}`: a nested branch sharing our `{{end}}`.
-                Some((Tok::Ident(word), _)) if *word == "if" || *word == "with" => {
-                    let nested =
-                        self.branch(*word == "with", &tokens[1..], else_line, source, depth)?;
+                // `{{else if …}}`: a nested branch sharing our `{{end}}`. Go 1.19's parser, which Helm v3.11.3 is
+                // built with, knows no `{{else with …}}` (Go 1.23 added it).
+                Some((Tok::Ident("if"), _)) => {
+                    let nested = self.branch(false, &tokens[1..], else_line, source, depth)?;
                     Some(vec![nested])
                 }
-                Some(_) => return Err(self.error(else_line, "unexpected tokens after else")),
+                Some((token, _)) => {
+                    return Err(
+                        self.error(else_line, format!("unexpected {} in else", go_item(token)))
+                    );
+                }
             },
         };
         Ok(Node::Branch {
@@ -600,6 +605,36 @@ fn describe(tok: &Tok<'_>) -> String {
         Tok::Str(value) => format!("string {value:?}"),
         Tok::Number(text) => format!("number {text}"),
         Tok::Char(_) => "character constant".into(),
+    }
+}
+
+/// A token as Go's parser prints an unexpected item: a keyword in angle brackets (`<with>`), anything else as its
+/// source text quoted, cut after 10 characters (`"abcdefghij"...`).
+fn go_item(tok: &Tok<'_>) -> String {
+    const KEYWORDS: &[&str] = &[
+        "block", "break", "continue", "define", "else", "end", "if", "nil", "range", "template",
+        "with",
+    ];
+    let text = match tok {
+        Tok::Ident(word) if KEYWORDS.contains(word) => return format!("<{word}>"),
+        Tok::Dot => return "<.>".into(),
+        Tok::Ident(text) | Tok::Number(text) => (*text).to_string(),
+        Tok::Field(name, _) => format!(".{name}"),
+        Tok::Variable(name) => format!("${name}"),
+        Tok::Str(value) => format!("{value:?}"),
+        Tok::Char(code) => char::from_u32(*code).map_or_else(String::new, |c| format!("{c:?}")),
+        Tok::Declare => ":=".into(),
+        Tok::Assign => "=".into(),
+        Tok::Comma => ",".into(),
+        Tok::Pipe => "|".into(),
+        Tok::LeftParen => "(".into(),
+        Tok::RightParen => ")".into(),
+    };
+    if text.chars().count() > 10 {
+        let cut: String = text.chars().take(10).collect();
+        format!("{cut:?}...")
+    } else {
+        format!("{text:?}")
     }
 }
 

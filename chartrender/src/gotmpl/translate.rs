@@ -77,6 +77,7 @@ pub(crate) fn translate(
         dot: "_d0".to_string(),
         counter: 0,
         uses_namespace: false,
+        break_flags: Vec::new(),
         actions: Vec::new(),
         aliases: texts.map(|_| RefCell::new(Aliases::default())),
     };
@@ -117,6 +118,49 @@ struct Translator<'a> {
     actions: Vec<(usize, String)>,
     /// Field paths from `_d0` named `_p<n>` (`None`: paths are written out).
     aliases: Option<RefCell<Aliases>>,
+    /// The enclosing `range` bodies and `else` lists, innermost last ([`LoopFrame`]).
+    break_flags: Vec<LoopFrame>,
+}
+
+/// Where a `break` or `continue` is translated ([`breaks_here`]).
+#[derive(Clone)]
+enum LoopFrame {
+    /// A `range` body; the `_v` slot a `break` sets when the `range` has an `else` and the body breaks.
+    Body(Option<String>),
+    /// A `range`'s `else` list: run in a loop of one when it breaks, where a `continue` sets the `_v` slot (when
+    /// given) and leaves that loop, to continue the enclosing loop after it.
+    Else(Option<String>),
+}
+
+/// Whether `nodes` (a `range` body or `else` list) hold a `break` of their own: not one inside a nested `range`,
+/// which Go's nested range stops at (a `break` in a range's `else` list ends that range statement, the list's
+/// rest skipped, and the enclosing loop goes on).
+///
+/// minijinja runs a `for` loop's `else` after a `break` in the first iteration too (it counts the iterations
+/// started), where Go runs it only for an empty range, so such a loop records its breaks in a `_v` slot; and a
+/// `break` in minijinja's `else` leaves the enclosing loop, so an `else` list that breaks runs in a loop of one
+/// (whose `continue`s leave it through a `_v` slot and continue the enclosing loop after it, as Go's do).
+fn breaks_here(nodes: &[Node<'_>]) -> bool {
+    jumps_here(nodes, &|node| matches!(node, Node::Break { .. }))
+}
+
+/// Whether `nodes` hold a `continue` of their own (see [`breaks_here`]).
+fn continues_here(nodes: &[Node<'_>]) -> bool {
+    jumps_here(nodes, &|node| matches!(node, Node::Continue { .. }))
+}
+
+fn jumps_here(nodes: &[Node<'_>], is_jump: &dyn Fn(&Node<'_>) -> bool) -> bool {
+    nodes.iter().any(|node| match node {
+        Node::Branch {
+            body, otherwise, ..
+        } => {
+            jumps_here(body, is_jump)
+                || otherwise
+                    .as_deref()
+                    .is_some_and(|nodes| jumps_here(nodes, is_jump))
+        }
+        node => is_jump(node),
+    })
 }
 
 impl Translator<'_> {
@@ -227,48 +271,7 @@ impl Translator<'_> {
                 otherwise,
                 line,
                 source,
-            } => {
-                self.pad_to(*line);
-                self.actions.push((*line, (*source).to_string()));
-                let expr = self.pipe(pipe, *line)?;
-                let n = self.fresh();
-                let (key, element) = (format!("_k{n}"), format!("_d{n}"));
-                self.scopes.push(Vec::new());
-                match pipe.vars.as_slice() {
-                    [] => {
-                        self.push_all(&["{% for ", &element, " in f_range_values(", &expr, ") %}"]);
-                    }
-                    [value] => {
-                        self.bind(value, &element);
-                        self.push_all(&["{% for ", &element, " in f_range_values(", &expr, ") %}"]);
-                    }
-                    [index, value] => {
-                        self.bind(index, &key);
-                        self.bind(value, &element);
-                        self.push_all(&[
-                            "{% for ",
-                            &key,
-                            ", ",
-                            &element,
-                            " in f_range_pairs(",
-                            &expr,
-                            ") %}",
-                        ]);
-                    }
-                    _ => return Err(self.error(*line, "too many declarations in range")),
-                }
-                // Checks the render's deadline on every iteration, on the line of the `range`.
-                self.emit(TICK);
-                let outer_dot = std::mem::replace(&mut self.dot, element);
-                self.block(body)?;
-                self.dot = outer_dot;
-                self.scopes.pop();
-                if let Some(otherwise) = otherwise {
-                    self.emit("{% else %}");
-                    self.block(otherwise)?;
-                }
-                self.emit("{% endfor %}");
-            }
+            } => self.range(pipe, body, otherwise.as_deref(), *line, source)?,
             Node::Template {
                 name,
                 pipe,
@@ -291,13 +294,105 @@ impl Translator<'_> {
             }
             Node::Break { line } => {
                 self.pad_to(*line);
+                if let Some(LoopFrame::Body(Some(flag))) = self.break_flags.last().cloned() {
+                    self.push_all(&["{% set ", &flag, " = true %}"]);
+                }
                 self.emit("{% break %}");
             }
             Node::Continue { line } => {
                 self.pad_to(*line);
-                self.emit("{% continue %}");
+                match self.break_flags.last().cloned() {
+                    Some(LoopFrame::Else(Some(flag))) => {
+                        self.push_all(&["{% set ", &flag, " = true %}{% break %}"]);
+                    }
+                    _ => self.emit("{% continue %}"),
+                }
             }
         }
+        Ok(())
+    }
+
+    /// A `range`: a minijinja `for` over `f_range_values`/`f_range_pairs`, with the `else` list and the `break`
+    /// bookkeeping of [`breaks_here`].
+    fn range(
+        &mut self,
+        pipe: &Pipe,
+        body: &[Node],
+        otherwise: Option<&[Node]>,
+        line: usize,
+        source: &str,
+    ) -> Result<(), ParseError> {
+        self.pad_to(line);
+        self.actions.push((line, source.to_string()));
+        let expr = self.pipe(pipe, line)?;
+        let n = self.fresh();
+        let (key, element) = (format!("_k{n}"), format!("_d{n}"));
+        let break_flag = (otherwise.is_some() && breaks_here(body)).then(|| format!("_v.b{n}"));
+        if let Some(flag) = &break_flag {
+            self.uses_namespace = true;
+            self.push_all(&["{% set ", flag, " = false %}"]);
+        }
+        self.scopes.push(Vec::new());
+        match pipe.vars.as_slice() {
+            [] => {
+                self.push_all(&["{% for ", &element, " in f_range_values(", &expr, ") %}"]);
+            }
+            [value] => {
+                self.bind(value, &element);
+                self.push_all(&["{% for ", &element, " in f_range_values(", &expr, ") %}"]);
+            }
+            [index, value] => {
+                self.bind(index, &key);
+                self.bind(value, &element);
+                self.push_all(&[
+                    "{% for ",
+                    &key,
+                    ", ",
+                    &element,
+                    " in f_range_pairs(",
+                    &expr,
+                    ") %}",
+                ]);
+            }
+            _ => return Err(self.error(line, "too many declarations in range")),
+        }
+        // Checks the render's deadline on every iteration, on the line of the `range`.
+        self.emit(TICK);
+        let outer_dot = std::mem::replace(&mut self.dot, element);
+        self.break_flags.push(LoopFrame::Body(break_flag.clone()));
+        self.block(body)?;
+        self.break_flags.pop();
+        self.dot = outer_dot;
+        self.scopes.pop();
+        if let Some(otherwise) = otherwise {
+            self.emit("{% else %}");
+            if let Some(flag) = &break_flag {
+                self.push_all(&["{% if not ", flag, " %}"]);
+            }
+            let breaks = breaks_here(otherwise);
+            let continue_flag = (breaks && continues_here(otherwise)).then(|| format!("_v.c{n}"));
+            if let Some(flag) = &continue_flag {
+                self.uses_namespace = true;
+                self.push_all(&["{% set ", flag, " = false %}"]);
+            }
+            if breaks {
+                self.emit("{% for _once in [0] %}");
+            }
+            self.break_flags
+                .push(LoopFrame::Else(continue_flag.clone()));
+            self.block(otherwise)?;
+            self.break_flags.pop();
+            if breaks {
+                self.emit("{% endfor %}");
+            }
+            if let Some(flag) = &continue_flag {
+                self.push_all(&["{% if ", flag, " %}{% continue %}{% endif %}"]);
+            }
+            if break_flag.is_some() {
+                self.emit("{% endif %}");
+            }
+        }
+        self.emit("{% endfor %}");
         Ok(())
     }
 

@@ -168,6 +168,10 @@ fn keys_become_json_keys_like_sigs_k8s_yaml() {
         ("2001-12-14", None),
         ("9223372036854775808", None),
         ("a1", None),
+        // Integers above `int64` in another base: spelled in decimal, which the parser reads as a `u64`.
+        ("01000000000000000000000", Some("9223372036854775808")),
+        ("0x8000000000000000", Some("9223372036854775808")),
+        ("01777777777777777777777", Some("18446744073709551615")),
     ];
     for (word, want) in cases {
         assert_eq!(yaml11_key(word).as_deref(), want, "{word}");
@@ -175,6 +179,11 @@ fn keys_become_json_keys_like_sigs_k8s_yaml() {
     assert_eq!(
         as_yaml11("1e3: a\n- 017: b\n  -1: c\nm: {0x10: x, 1.5: [017]}\n.nan: d\nx1: 1\n"),
         "\"1000\": a\n- \"15\": b\n  -1: c\nm: {\"16\": x, 1.5: [15]}\n.nan: d\nx1: 1\n"
+    );
+    // A refused key stays bare for the parser, in a block line and in a flow mapping alike.
+    assert_eq!(
+        as_yaml11("01000000000000000000000: a\nm: {0X8000000000000000: b, 017: c}\n"),
+        "9223372036854775808: a\nm: {9223372036854775808: b, \"15\": c}\n"
     );
 }
 

@@ -6,7 +6,7 @@ use super::{Generator, KEYS, Kind, Scope, WORDS, go_quote};
 impl Generator {
     pub(super) fn str_expr(&mut self, scope: &mut Scope, d: usize) -> String {
         let s = self.arg(Kind::Str, scope, d);
-        match self.below(44) {
+        match self.below(52) {
             0 => format!("upper {s}"),
             1 => format!("lower {s}"),
             2 => format!("title {s}"),
@@ -109,6 +109,52 @@ impl Generator {
                 let a = self.arg(Kind::Any, scope, d);
                 format!("toPrettyJson {a}")
             }
+            44 => format!(
+                "{} {s}",
+                self.pick(&[
+                    "trimAll \"a\"",
+                    "abbrevboth 2 6",
+                    "wrapWith 4 \"|\"",
+                    "nindent 1",
+                    "osBase",
+                    "osDir",
+                    "osExt",
+                    "osClean"
+                ])
+            ),
+            45 => format!("regexReplaceAllLiteral \"[lo]+\" {s} \"${{1}}\""),
+            46 => format!("b32dec (b32enc {s})"),
+            47 => {
+                let a = self.arg(Kind::Any, scope, d);
+                format!(
+                    "{} {a}",
+                    self.pick(&["toRawJson", "mustToJson", "toString"])
+                )
+            }
+            48 => {
+                let layout = self.pick(&["2006-01-02", "Jan 2 15:04 MST", "15:04:05.000", "Mon"]);
+                let day = self.pick(&["2024-05-06", "1999-12-31", "2024-02-29"]);
+                match self.below(4) {
+                    0 => format!("toDate \"2006-01-02\" \"{day}\" | date \"{layout}\""),
+                    1 => format!(
+                        "dateInZone \"{layout}\" (toDate \"2006-01-02\" \"{day}\") \"{}\"",
+                        self.pick(&["UTC", "Europe/Berlin", "Asia/Tokyo"])
+                    ),
+                    2 => format!(
+                        "toDate \"2006-01-02\" \"{day}\" | dateModify \"{}\" | htmlDate",
+                        self.pick(&["-90m", "25h", "1h30m"])
+                    ),
+                    _ => format!("unixEpoch (toDate \"2006-01-02\" \"{day}\")"),
+                }
+            }
+            49 => {
+                let n = self.pick(&["2", "1", "0", "-1"]);
+                format!("splitn \",\" {n} {s} | toJson")
+            }
+            50 => format!(
+                "printf \"{}\" {s} {s}",
+                self.pick(&["%-8s|%8s", "%.2s%5.1q", "%x %X", "%v %[1]q", "%08s %c"])
+            ),
             _ => format!("{} {s}", self.pick(&["b32enc", "squote", "toString"])),
         }
     }
@@ -342,7 +388,18 @@ impl Generator {
 
     pub(super) fn dict_expr(&mut self, scope: &mut Scope, d: usize) -> String {
         let m = self.arg(Kind::Dict, scope, d);
-        match self.below(16) {
+        match self.below(17) {
+            16 => match self.below(3) {
+                0 => "lookup \"v1\" \"Secret\" \"ns\" \"name\"".to_string(),
+                1 => format!(
+                    "urlParse \"{}\"",
+                    self.pick(&["https://u:p@h:8/p?q=1#f", "x", "/a/b?c", "mailto:a@b"])
+                ),
+                _ => {
+                    let s = self.arg(Kind::Str, scope, d);
+                    format!("split \"{}\" {s}", self.pick(&[",", "l", "."]))
+                }
+            },
             0 | 1 => {
                 let a = self.arg(Kind::Any, scope, d);
                 let b = self.arg(Kind::Any, scope, d);
@@ -399,10 +456,23 @@ impl Generator {
     }
 
     pub(super) fn any_expr(&mut self, scope: &mut Scope, d: usize) -> String {
-        match self.below(17) {
+        match self.below(19) {
             0 => {
                 let m = self.arg(Kind::Dict, scope, d);
                 format!("index {m} \"{}\"", self.pick(KEYS))
+            }
+            17 => {
+                let m = self.arg(Kind::Dict, scope, d);
+                format!("index {m} \"nested\" \"{}\"", self.pick(KEYS))
+            }
+            18 => {
+                let a = self.arg(Kind::Int, scope, d);
+                let b = self.arg(Kind::Int, scope, d);
+                match self.below(3) {
+                    0 => format!("biggest {a} {b}"),
+                    1 => format!("tuple {a} {b}"),
+                    _ => format!("toDecimal \"{}\"", self.pick(&["0777", "17", "x", "-010"])),
+                }
             }
             1 => {
                 let l = self.arg(Kind::List, scope, d);

@@ -265,7 +265,7 @@ impl Generator {
 
     fn piece(&mut self, scope: &mut Scope) -> String {
         let nested = scope.depth < 3;
-        let choice = self.below(if nested { 15 } else { 9 });
+        let choice = self.below(if nested { 16 } else { 9 });
         match choice {
             0 => self
                 .pick(&["\n", "a: ", "  ", "- x\n", "# note\n", "k: v\n", " "])
@@ -307,11 +307,17 @@ impl Generator {
                     }
                 } else if scope.in_range && self.chance(50) {
                     let cond = self.expr(Kind::Bool, scope, 1);
-                    // Not `break`: a `range … else` after a loop left by `break` is a known difference.
-                    let word = "continue";
+                    let word = self.pick(&["continue", "break"]);
                     format!("{{{{ if {cond} }}}}{{{{ {word} }}}}{{{{ end }}}}")
                 } else {
-                    "{{/* a comment */}}".to_string()
+                    // Comments, with the trim markers Gardener's charts put around them.
+                    self.pick(&[
+                        "{{/* a comment */}}",
+                        "{{- /* trims before */}}",
+                        "{{/* trims after */ -}}",
+                        "{{- /* trims\nboth */ -}}",
+                    ])
+                    .to_string()
                 }
             }
             8 => {
@@ -320,7 +326,93 @@ impl Generator {
             }
             9 | 10 => self.if_block(scope),
             11 => self.with_block(scope),
+            12 => self.construct(scope),
             _ => self.range_block(scope),
+        }
+    }
+
+    /// Helm-specific actions Gardener's charts use: `include` into pipelines, `tpl` of an `include`, `block`,
+    /// `required`, `lookup` (empty offline), the root objects' methods.
+    fn construct(&mut self, scope: &mut Scope) -> String {
+        let (o, c) = (self.open(), self.close());
+        match self.below(6) {
+            0 => match scope.defines.first().cloned() {
+                Some(name) => {
+                    let tail = self.pick(&[
+                        "| indent 2 | trim",
+                        "| quote",
+                        "| trimSuffix \"\\n\" | upper",
+                        "| sha256sum | trunc 8",
+                        "| fromYaml | toJson",
+                    ]);
+                    format!("{o}include \"{name}\" $ {tail}{c}\n")
+                }
+                None => format!("{o}\"no define\" | quote{c}"),
+            },
+            // Helm leaves the calling file's defines out of a tpl string's templates, unless the data names
+            // another file: mostly that, so most of these cases render.
+            1 => match scope.defines.last().cloned() {
+                Some(name) => {
+                    let data = if self.chance(75) {
+                        "(merge (dict \"Template\" (dict \"Name\" \"other.yaml\" \"BasePath\" \"t\")) $)"
+                    } else {
+                        "$"
+                    };
+                    format!(
+                        "{o}tpl {} {data} | nindent 2{c}",
+                        go_quote(&format!("{{{{ include \"{name}\" . }}}}"))
+                    )
+                }
+                None => format!("{o}tpl \"{{{{ .Release.Name }}}}\" ${c}"),
+            },
+            2 => {
+                // A block defines its template for the whole chart: a name of this case's own.
+                // Its body is a template of its own: no outer variables, and `.` is the root.
+                let name = format!("{}.block{}", scope.key, self.below(1000));
+                let mut inner = Scope {
+                    vars: Vec::new(),
+                    dot: None,
+                    in_range: false,
+                    depth: 3,
+                    ..scope.clone()
+                };
+                let e = self.output(&mut inner);
+                format!("{{{{ block \"{name}\" $ }}}}[{{{{ {e} }}}}]{{{{ end }}}}")
+            }
+            3 => {
+                let e = self.expr(Kind::Any, scope, 2);
+                format!(
+                    "{o}required \"a value is needed\" {} | toJson{c}",
+                    paren(&e)
+                )
+            }
+            4 => {
+                let (api, kind, ns, name) = match self.below(3) {
+                    0 => ("v1", "Secret", "ns", "s"),
+                    1 => ("apps/v1", "Deployment", "", ""),
+                    _ => ("v1", "ConfigMap", "ns", ""),
+                };
+                let tail = self.pick(&["| toJson", "| len", ".data | toJson", "| kindOf"]);
+                if let Some(field) = tail.strip_prefix('.') {
+                    format!("{o}(lookup \"{api}\" \"{kind}\" \"{ns}\" \"{name}\").{field}{c}")
+                } else {
+                    format!("{o}lookup \"{api}\" \"{kind}\" \"{ns}\" \"{name}\" {tail}{c}")
+                }
+            }
+            _ => {
+                let call = self.pick(&[
+                    "$.Capabilities.APIVersions.Has \"apps/v1\"",
+                    "$.Capabilities.APIVersions.Has \"policy/v1beta1/PodDisruptionBudget\"",
+                    "$.Capabilities.KubeVersion.Version",
+                    "$.Files.Get \"missing.txt\" | quote",
+                    "$.Files.Glob \"*.json\" | len",
+                    "($.Files.Glob \"files/*\").AsConfig",
+                    "$.Files.Lines \"x\" | len",
+                    "$.Template.BasePath",
+                    "semverCompare \">=1.20-0\" $.Capabilities.KubeVersion.GitVersion",
+                ]);
+                format!("{o}{call}{c}")
+            }
         }
     }
 

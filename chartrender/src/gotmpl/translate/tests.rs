@@ -54,6 +54,25 @@ fn translate_rebinds_dot_in_with_and_range() {
 }
 
 #[test]
+fn a_range_with_an_else_records_its_own_breaks_only() {
+    // minijinja would run the `else` after a `break` in the first iteration; Go runs it only for an empty range.
+    assert_eq!(
+        jinja("{{ range .L }}{{ break }}{{ else }}none{{ end }}"),
+        "{% set _v = namespace() %}{% set _v.b1 = false %}{% for _d1 in f_range_values(_d0.L) %}{{ f_tick() }}{% set _v.b1 = true %}{% break %}{% else %}{% if not _v.b1 %}none{% endif %}{% endfor %}"
+    );
+    // A break in an `else` list ends that range statement: the list runs in a loop of one.
+    assert_eq!(
+        jinja("{{ range .L }}{{ range .M }}{{ else }}{{ break }}x{{ end }}{{ end }}"),
+        "{% for _d1 in f_range_values(_d0.L) %}{{ f_tick() }}{% for _d2 in f_range_values(_d1.M) %}{{ f_tick() }}{% else %}{% for _once in [0] %}{% break %}x{% endfor %}{% endfor %}{% endfor %}"
+    );
+    // A break of a nested range, or of a range without an else, is left as it is.
+    assert_eq!(
+        jinja("{{ range .L }}{{ range .M }}{{ break }}{{ end }}{{ else }}none{{ end }}"),
+        "{% for _d1 in f_range_values(_d0.L) %}{{ f_tick() }}{% for _d2 in f_range_values(_d1.M) %}{{ f_tick() }}{% break %}{% endfor %}{% else %}none{% endfor %}"
+    );
+}
+
+#[test]
 fn translate_keeps_variables_in_a_namespace_with_go_scoping() {
     let out = jinja("{{ $c := 0 }}{{ range .L }}{{ $c = add $c . }}{{ end }}{{ $c }}");
     assert_eq!(
