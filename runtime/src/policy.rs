@@ -34,10 +34,10 @@ fn authorizer_lags() -> &'static Mutex<HashMap<(String, String), u32>> {
     LAGS.get_or_init(Mutex::default)
 }
 
-/// First delay after a `no relationship found` 403 (then 100, 200, 400 ms).
-pub const AUTHORIZER_LAG_REQUEUE: Duration = Duration::from_millis(50);
+/// First delay after a `no relationship found` 403 (then 20, 40, … ms).
+pub const AUTHORIZER_LAG_REQUEUE: Duration = Duration::from_millis(10);
 /// Quiet retries of a `no relationship found` 403 before it is handled as a failure.
-pub const AUTHORIZER_LAG_ATTEMPTS: u32 = 4;
+pub const AUTHORIZER_LAG_ATTEMPTS: u32 = 6;
 
 /// Whether a 403 whose message says the seed authorizer found no relationship (its graph has not
 /// seen the object yet, or there is none) is anywhere in `error`'s source chain.
@@ -223,10 +223,10 @@ mod tests {
     fn a_graph_lag_is_retried_quietly_doubling_then_fails_like_any_error() {
         let delay = Duration::from_secs(5);
         let lag = forbidden("x is forbidden: no relationship found");
-        let delays: Vec<Action> = (0..6)
+        let delays: Vec<Action> = (0..8)
             .map(|_| requeue_after_failure("policy-lag-test", &"a", "Forbidden", &lag, delay))
             .collect();
-        let expected: Vec<Action> = [50, 100, 200, 400]
+        let expected: Vec<Action> = [10, 20, 40, 80, 160, 320]
             .map(|ms| Action::requeue(Duration::from_millis(ms)))
             .into_iter()
             .chain([Action::requeue(delay), Action::requeue(delay)])
@@ -236,7 +236,7 @@ mod tests {
         recovered("policy-lag-test", "a");
         assert_eq!(
             requeue_after_failure("policy-lag-test", &"a", "Forbidden", &lag, delay),
-            Action::requeue(Duration::from_millis(50)),
+            Action::requeue(Duration::from_millis(10)),
             "a success starts the quiet retries afresh"
         );
         assert!(!failing("policy-lag-test", "a"));
