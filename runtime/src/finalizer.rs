@@ -46,6 +46,39 @@ where
     write(api, object, &finalizers).await.map(Some)
 }
 
+/// Like [`ensure`], but a lost race (409: another writer changed the object since it was read —
+/// often only its status, as the care controllers of a new object do) is retried in place with a
+/// fresh read, up to [`crate::status::CONFLICT_ATTEMPTS`] writes, as client-go's
+/// `RetryOnConflict` does: the caller's reconcile goes on instead of waiting for a requeue.
+///
+/// # Errors
+/// The API error of the patch or the read; 409 when the race was lost on every attempt.
+pub async fn ensure_retrying<K>(
+    api: &Api<K>,
+    object: &K,
+    finalizer: &str,
+) -> Result<bool, kube::Error>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+{
+    let mut fresh: Option<K> = None;
+    let mut attempt = 1;
+    loop {
+        let current = fresh.as_ref().unwrap_or(object);
+        match ensured(api, current, finalizer).await {
+            Ok(written) => return Ok(written.is_some()),
+            Err(error)
+                if crate::status::is_conflict(&error)
+                    && attempt < crate::status::CONFLICT_ATTEMPTS =>
+            {
+                attempt += 1;
+                fresh = Some(api.get(&object.name_any()).await?);
+            }
+            Err(error) => return Err(error),
+        }
+    }
+}
+
 /// Removes `finalizer` from `object` if present. Returns whether it wrote. A vanished object
 /// counts as done. Idempotent.
 ///

@@ -1,7 +1,8 @@
 //! `status::update_conditions` against a sandbox API server when another writer of the same
 //! object wins the race between its read and its guarded write: the lost write is read again and
 //! re-merged in place (both writers' conditions survive, the caller sees success), and a race lost
-//! on every attempt reaches the caller as the 409 after `CONFLICT_ATTEMPTS` writes.
+//! on every attempt reaches the caller as the 409 after `CONFLICT_ATTEMPTS` writes. The same for
+//! `finalizer::ensure_retrying`, whose guarded finalizer patch loses to a status write.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -124,4 +125,58 @@ async fn a_race_lost_on_every_attempt_reaches_the_caller_as_a_conflict() {
     let stored = stored.get(NAME).await.unwrap();
     assert!(!types(&stored).contains(&"Valid"), "{:?}", types(&stored));
     assert_eq!(types(&stored).len(), CONFLICT_ATTEMPTS);
+}
+
+/// A client whose first `races` finalizer patches (PATCH of the object itself) are preceded by a
+/// rival's status write, so their `resourceVersion` is stale when they arrive.
+async fn racing_finalizer(
+    races: usize,
+) -> (Sandbox, Api<ControllerInstallation>, Arc<AtomicUsize>) {
+    let (sandbox, _, _) = racing(0).await;
+    let client = sandbox.client();
+    let patches = Arc::new(AtomicUsize::new(0));
+    let counted = patches.clone();
+    let rival = client.clone();
+    let racing = observed_client(
+        client,
+        Arc::new(move |request| {
+            let object_patch =
+                request.method() == Method::PATCH && !request.uri().path().ends_with("/status");
+            let patch = object_patch.then(|| counted.fetch_add(1, Ordering::SeqCst));
+            let rival = rival.clone();
+            Box::pin(async move {
+                if let Some(patch) = patch.filter(|patch| *patch < races) {
+                    rival_writes(&rival, &format!("Rival{patch}")).await;
+                }
+            })
+        }),
+    );
+    (sandbox, Api::all(racing), patches)
+}
+
+#[tokio::test]
+async fn a_finalizer_write_that_lost_a_race_is_read_again_and_written() {
+    let (sandbox, api, patches) = racing_finalizer(2).await;
+    let read = api.get(NAME).await.unwrap();
+    let wrote = seedlet_runtime::finalizer::ensure_retrying(&api, &read, "ours")
+        .await
+        .expect("written after two lost races");
+    assert!(wrote);
+    assert_eq!(patches.load(Ordering::SeqCst), 3, "two lost, one landed");
+    let stored: Api<ControllerInstallation> = Api::all(sandbox.client());
+    let stored = stored.get(NAME).await.unwrap();
+    assert_eq!(stored.metadata.finalizers, Some(vec!["ours".to_owned()]));
+    assert_eq!(
+        types(&stored),
+        ["Rival0", "Rival1"],
+        "the rival's writes stay"
+    );
+
+    let (_sandbox, api, patches) = racing_finalizer(usize::MAX).await;
+    let read = api.get(NAME).await.unwrap();
+    let error = seedlet_runtime::finalizer::ensure_retrying(&api, &read, "ours")
+        .await
+        .expect_err("every write lost");
+    assert!(status::is_conflict(&error), "{error}");
+    assert_eq!(patches.load(Ordering::SeqCst), CONFLICT_ATTEMPTS);
 }

@@ -68,7 +68,7 @@ async fn dispatch(ci: &ControllerInstallation, ctx: &Installer) -> Result<Action
     // The reads do not depend on the finalizer, so they share its round trip; nothing is
     // written in the seed before the finalizer is on.
     let (ensured, inputs) = tokio::join!(
-        finalizer::ensure(&api, ci, finalizers::CONTROLLER_INSTALLATION),
+        finalizer::ensure_retrying(&api, ci, finalizers::CONTROLLER_INSTALLATION),
         fetch_inputs(ci, ctx)
     );
     ensured.map_err(|source| Error::Finalizer {
