@@ -59,6 +59,8 @@ fn cases() -> Vec<Case> {
                     .unwrap()
                     .to_string(),
                 values,
+                // The render's own limits: those given to `Chart::from_dir` bound only loading.
+                limits: fixture_limits(),
                 ..RenderOptions::default()
             };
             // Charts that fail to parse are still loadable; only rendering reports the error.
