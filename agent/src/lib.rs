@@ -43,6 +43,7 @@ pub mod controllers;
 pub mod daemon;
 pub mod extension_sync;
 pub mod garden_scope;
+pub mod gardener_identity;
 pub mod managed_manifests;
 pub mod metrics;
 pub mod registration;

@@ -136,7 +136,7 @@ async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
     // (upstream's default): one write per task, some 30 tasks for a flow that extensions answer
     // at once. Bounded by the flow, above the default budget (5/s, burst 10).
     seedlet_runtime::budget::allow_rate(NAME, FLOW_WRITES_PER_SECOND);
-    let identity = crate::controllers::seed::reconcile::gardener_info();
+    let identity = crate::gardener_identity::gardener_info();
     let settings = decide::Settings {
         sync_period,
         respect_sync_period_overwrite: config.respect_sync_period_overwrite.unwrap_or(false),
