@@ -35,6 +35,7 @@
 //! [`seedlet_runtime::process::CONTROLLER_RESTART_DELAY`].
 
 pub mod caches;
+pub mod chart_limits;
 pub mod cluster_identity;
 pub mod cluster_shoot;
 pub mod cluster_view;
