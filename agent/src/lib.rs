@@ -50,6 +50,7 @@ pub mod metrics;
 pub mod registration;
 pub mod resource_health;
 pub mod seed_claim;
+pub mod shoot_flow_switches;
 pub mod sources;
 pub mod startup_backoff;
 #[cfg(test)]

@@ -178,7 +178,7 @@ async fn sync(shoot: &Shoot, ctx: &ClusterSync) -> Result<Action, Error> {
     if shoot.metadata.deletion_timestamp.is_some() {
         return super::delete::delete_shoot(shoot, ctx).await;
     }
-    if crate::controllers::shoot::decide::is_migrating(shoot) {
+    if crate::shoot_flow_switches::is_migrating(shoot) {
         // During a migration the source seed's migrate flow owns the seed side (and removes
         // the namespace and Cluster), and the destination takes over only after the hand-over
         // (spec §6): neither seed's sync may (re)create anything meanwhile.
