@@ -27,7 +27,7 @@ use seedlet_api::operations::Bastion;
 use seedlet_runtime::controller::Reconciler;
 use serde_json::json;
 
-use super::desired::{self, is_scheduled_to};
+use super::desired::is_scheduled_to;
 use super::reconcile::{Error, seed_error};
 use super::{CLEANUP_NAME, ClusterSync, ClusterTeardown};
 use crate::cluster_shoot::ShootRef;
@@ -187,7 +187,7 @@ pub async fn show_deletion(
         name: technical_id.to_owned(),
         source,
     })?;
-    let Some(diff) = desired::merge_diff(&current.spec.shoot, &embedded) else {
+    let Some(diff) = crate::merge_patch::merge_diff(&current.spec.shoot, &embedded) else {
         return Ok(());
     };
     let params = PatchParams {

@@ -258,7 +258,7 @@ async fn sync(shoot: &Shoot, ctx: &ClusterSync) -> Result<Action, Error> {
         Some(current) => {
             let old = serde_json::to_value(&current.spec).map_err(encode)?;
             let new = serde_json::to_value(&spec).map_err(encode)?;
-            if let Some(diff) = desired::merge_diff(&old, &new) {
+            if let Some(diff) = crate::merge_patch::merge_diff(&old, &new) {
                 let patch = json!({"spec": diff});
                 clusters
                     .patch(&technical_id, &patch_params(ctx), &Patch::Merge(&patch))
@@ -285,7 +285,7 @@ async fn ensure_namespace(
             .await
             .map_err(seed_error("reading", "Namespace", name))?;
     let registrations = ctx.registrations.state();
-    let types = desired::required_extension_types(shoot, &registrations);
+    let types = crate::required_extensions::required_extension_types(shoot, &registrations);
     let current_labels = existing
         .as_ref()
         .map(|namespace| namespace.labels().clone())

@@ -358,9 +358,7 @@ async fn sync_cluster(ctx: &Shoots, shoot: &Shoot, technical_id: &str) -> Result
         return Ok(());
     };
     let embedded = embed(shoot).map_err(|e| flow_error(e.to_string()))?;
-    let Some(diff) =
-        crate::controllers::cluster::desired::merge_diff(&current.spec.shoot, &embedded)
-    else {
+    let Some(diff) = crate::merge_patch::merge_diff(&current.spec.shoot, &embedded) else {
         return Ok(());
     };
     let params = PatchParams {
