@@ -21,7 +21,6 @@ use super::desired::{self, is_scheduled_to};
 use super::{ClusterSync, NAME};
 use seedlet_runtime::controller::{Reason, Reconciler};
 
-pub use super::delete::NAMESPACE_POLL;
 /// Retry delay of failed reconciles (capped at the sync period).
 pub const RETRY_DELAY: Duration = Duration::from_secs(5);
 /// Delay before re-reading a shoot that changed under a write (its watch event usually
@@ -125,6 +124,29 @@ impl Reason for Error {
             Error::Encode { .. } => "ClusterEncodeError",
             Error::DeleteShootState { .. } => "ShootStateDeleteError",
             Error::Seed { .. } => "SeedWriteError",
+        }
+    }
+}
+
+impl From<crate::shoot_teardown::Error> for Error {
+    /// The teardown steps' errors keep their text and reason as the Cluster controller's.
+    fn from(error: crate::shoot_teardown::Error) -> Self {
+        use crate::shoot_teardown::Error as Teardown;
+        match error {
+            Teardown::ReadGarden { kind, key, source } => Self::ReadGarden { kind, key, source },
+            Teardown::Encode { name, source } => Self::Encode { name, source },
+            Teardown::DeleteShootState { key, source } => Self::DeleteShootState { key, source },
+            Teardown::Seed {
+                step,
+                kind,
+                name,
+                source,
+            } => Self::Seed {
+                step,
+                kind,
+                name,
+                source,
+            },
         }
     }
 }
