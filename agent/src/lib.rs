@@ -53,6 +53,7 @@ pub mod required_extensions;
 pub mod resource_health;
 pub mod seed_claim;
 pub mod shoot_flow_switches;
+pub mod shoot_state;
 pub mod shoot_teardown;
 pub mod sources;
 pub mod startup_backoff;
