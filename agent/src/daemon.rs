@@ -679,33 +679,6 @@ fn garden_events(client: &GardenClient, clock: &Arc<dyn Clock>) -> Recorder {
         .with_clock(clock.clone())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_registration_note_names_the_lease_holder_or_the_host() {
-        let election = seedlet_config::LeaderElection {
-            leader_elect: true,
-            ..Default::default()
-        };
-        let mut settings =
-            leader_election::Settings::from_config(&election).expect("leader election on");
-        settings.identity = "agent-0_00000000000000ff".to_owned();
-        let note = registered_note(Some(&settings));
-        assert!(
-            note.ends_with("(leader agent-0_00000000000000ff)"),
-            "{note}"
-        );
-        let alone = registered_note(None);
-        assert!(
-            alone.ends_with(&format!("(leader {})", leader_election::host_name())),
-            "{alone}"
-        );
-        assert!(!alone.contains("unknown"), "{alone}");
-    }
-}
-
 /// Publishes the seed cluster's identity on a freshly registered Seed that has none (see
 /// [`crate::cluster_identity::publish_if_unset`]). A failure only delays installations: the Seed
 /// controller writes the identity in its first reconcile and reports its own errors, so it is
@@ -730,5 +703,32 @@ async fn publish_cluster_identity(
         Err(error) => {
             tracing::debug!(seed = %kube::ResourceExt::name_any(seed), error = %error_chain(&error), "publishing the seed cluster identity failed, the Seed controller will")
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_registration_note_names_the_lease_holder_or_the_host() {
+        let election = seedlet_config::LeaderElection {
+            leader_elect: true,
+            ..Default::default()
+        };
+        let mut settings =
+            leader_election::Settings::from_config(&election).expect("leader election on");
+        settings.identity = "agent-0_00000000000000ff".to_owned();
+        let note = registered_note(Some(&settings));
+        assert!(
+            note.ends_with("(leader agent-0_00000000000000ff)"),
+            "{note}"
+        );
+        let alone = registered_note(None);
+        assert!(
+            alone.ends_with(&format!("(leader {})", leader_election::host_name())),
+            "{alone}"
+        );
+        assert!(!alone.contains("unknown"), "{alone}");
     }
 }
