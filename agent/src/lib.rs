@@ -35,6 +35,7 @@
 //! [`seedlet_runtime::process::CONTROLLER_RESTART_DELAY`].
 
 pub mod caches;
+pub mod chart_limits;
 pub mod cluster_identity;
 pub mod cluster_shoot;
 pub mod cluster_view;
@@ -43,11 +44,17 @@ pub mod controllers;
 pub mod daemon;
 pub mod extension_sync;
 pub mod garden_scope;
+pub mod gardener_identity;
 pub mod managed_manifests;
+pub mod merge_patch;
 pub mod metrics;
 pub mod registration;
+pub mod required_extensions;
 pub mod resource_health;
 pub mod seed_claim;
+pub mod shoot_flow_switches;
+pub mod shoot_state;
+pub mod shoot_teardown;
 pub mod sources;
 pub mod startup_backoff;
 #[cfg(test)]

@@ -1,10 +1,13 @@
-//! What goes when a shoot goes: gardenlet's delete flow as far as a seedlet seed holds anything
-//! of the shoot (gardenlet-shoot-flow §5.1, §5.3 step 6, §5.4). For a deleting shoot of this seed
-//! that carries our `gardener` finalizer: wait until the garden's Bastions of the shoot are gone,
-//! show the deletion to extensions in the Cluster, delete the control-plane namespace (and with
-//! it every extension object in it) and wait for it, delete the Cluster, delete the garden
-//! ShootState, and only then remove the finalizer, so the Shoot cannot disappear before its seed
-//! side is cleaned up.
+//! The Cluster controller's deletions: the delete flow of a deleting shoot of this seed when the
+//! Shoot controller is switched off (`controllers.shoot.enabled: false`, gardenlet-shoot-flow
+//! §5.1, §5.3 step 6, §5.4), and the Cluster teardown. For a deleting shoot that carries our
+//! `gardener` finalizer the flow waits until the garden's Bastions of the shoot are gone, shows
+//! the deletion to extensions in the Cluster, deletes the control-plane namespace (and with it
+//! every extension object in it) and waits for it, deletes the Cluster, deletes the garden
+//! ShootState, and only then removes the finalizer, so the Shoot cannot disappear before its seed
+//! side is cleaned up. With the Shoot controller on, its delete flow runs these steps and the
+//! shoot sync only shows the deletion in the Cluster. The steps themselves are
+//! [`crate::shoot_teardown`]'s.
 //!
 //! The Cluster-side teardown ([`super::ClusterTeardown`]) covers what that flow cannot see: a Cluster
 //! whose shoot moved to another seed, got a new technical ID, or vanished without the finalizer
@@ -15,57 +18,24 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::ObjectRef;
 use kube::{Api, ResourceExt};
-use seedlet_api::core::{Shoot, ShootState};
-use seedlet_api::extensions::{Cluster, embed};
-use seedlet_api::names::{annotations, finalizers};
-use seedlet_api::operations::Bastion;
+use seedlet_api::core::Shoot;
+use seedlet_api::extensions::Cluster;
+use seedlet_api::names::finalizers;
 use seedlet_runtime::controller::Reconciler;
-use serde_json::json;
 
-use super::desired::{self, is_scheduled_to};
-use super::reconcile::{Error, seed_error};
+use super::desired::is_scheduled_to;
+use super::reconcile::Error;
 use super::{CLEANUP_NAME, ClusterSync, ClusterTeardown};
 use crate::cluster_shoot::ShootRef;
-
-/// Poll interval while a control-plane namespace terminates (a namespace watch also triggers).
-pub const NAMESPACE_POLL: Duration = Duration::from_secs(2);
-/// Poll interval while the garden still holds Bastions of a deleting shoot: one list of the
-/// project namespace's Bastions per second, only while the shoot is being deleted (the garden
-/// removes a deleting shoot's Bastions within about a second; at 5 s a Shoot with a Bastion took
-/// 16 s to go on a real garden).
-pub const BASTION_POLL: Duration = Duration::from_secs(1);
-
-/// What the seed-side deletion steps need: borrowed from the Cluster sync's context, or from the
-/// Shoot controller's delete flow, which runs the same steps as its last tasks.
-#[derive(Clone, Copy)]
-pub struct Clients<'a> {
-    /// Seed client.
-    pub seed: &'a kube::Client,
-    /// Garden client.
-    pub garden: &'a kube::Client,
-    /// Our Seed's name.
-    pub seed_name: &'a str,
-    /// Field manager of our writes.
-    pub field_manager: &'static str,
-    /// Time source (deletion confirmation timestamps).
-    pub clock: &'a dyn seedlet_runtime::clock::Clock,
-}
-
-impl std::fmt::Debug for Clients<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Clients")
-            .field("seed", &self.seed_name)
-            .finish_non_exhaustive()
-    }
-}
+use crate::shoot_teardown::{
+    BASTION_POLL, Clients, bastions_of, delete_shoot_state, has_finalizer, show_deletion, teardown,
+};
 
 impl ClusterSync {
-    /// The clients of the seed-side deletion steps.
+    /// The clients of the seed-side teardown steps.
     pub fn clients(&self) -> Clients<'_> {
         Clients {
             seed: &self.seed,
@@ -128,169 +98,6 @@ pub async fn delete_shoot(shoot: &Shoot, ctx: &ClusterSync) -> Result<Action, Er
         tracing::info!(shoot = %key, "shoot cleaned up in the seed, finalizer removed");
     }
     Ok(Action::await_change())
-}
-
-/// Whether the shoot carries our (gardenlet's) finalizer.
-pub fn has_finalizer(shoot: &Shoot) -> bool {
-    shoot.finalizers().iter().any(|f| f == finalizers::GARDENER)
-}
-
-/// The names of the garden's Bastions in `namespace` that point at shoot `name` (listed by this
-/// seed's `spec.seedName`, as the seed authorizer demands; unfiltered where the garden cannot
-/// select that field).
-pub async fn bastions_of(
-    ctx: Clients<'_>,
-    namespace: &str,
-    name: &str,
-) -> Result<Vec<String>, Error> {
-    let api: Api<Bastion> = Api::namespaced(ctx.garden.clone(), namespace);
-    let selected = ListParams::default().fields(&format!("spec.seedName={}", ctx.seed_name));
-    let listed = match api.list(&selected).await {
-        Err(kube::Error::Api(status)) if status.code == 400 => {
-            api.list(&ListParams::default()).await
-        }
-        other => other,
-    };
-    let listed = listed.map_err(|source| Error::ReadGarden {
-        kind: "Bastion",
-        key: namespace.to_owned(),
-        source,
-    })?;
-    Ok(listed
-        .items
-        .iter()
-        .filter(|bastion| {
-            bastion.spec.shoot_ref.name == name
-                && bastion.spec.seed_name.as_deref() == Some(ctx.seed_name)
-        })
-        .map(ResourceExt::name_any)
-        .collect())
-}
-
-/// A shoot-only sync of the Cluster (spec §1.4: `cloudProfile` and `seed` untouched), so that
-/// extensions see the deletion timestamp before their objects are deleted.
-pub async fn show_deletion(
-    ctx: Clients<'_>,
-    shoot: &Shoot,
-    technical_id: &str,
-) -> Result<(), Error> {
-    let clusters: Api<Cluster> = Api::all(ctx.seed.clone());
-    let Some(current) = clusters.get_opt(technical_id).await.map_err(seed_error(
-        "reading",
-        "Cluster",
-        technical_id,
-    ))?
-    else {
-        return Ok(());
-    };
-    let embedded = embed(shoot).map_err(|source| Error::Encode {
-        name: technical_id.to_owned(),
-        source,
-    })?;
-    let Some(diff) = desired::merge_diff(&current.spec.shoot, &embedded) else {
-        return Ok(());
-    };
-    let params = PatchParams {
-        field_manager: Some(ctx.field_manager.to_owned()),
-        ..PatchParams::default()
-    };
-    let patch = json!({"spec": {"shoot": diff}});
-    match clusters
-        .patch(technical_id, &params, &Patch::Merge(&patch))
-        .await
-    {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(status)) if status.is_not_found() => Ok(()),
-        Err(source) => Err(seed_error("patching", "Cluster", technical_id)(source)),
-    }
-}
-
-/// Deletes the control-plane namespace `name`, and the Cluster once the namespace is gone.
-/// `Some(requeue)` while the namespace still terminates, `None` when both are gone. Idempotent.
-///
-/// # Errors
-/// Seed API errors other than NotFound.
-pub async fn teardown(ctx: Clients<'_>, name: &str) -> Result<Option<Action>, Error> {
-    if !delete_namespace(ctx, name).await? {
-        return Ok(Some(Action::requeue(NAMESPACE_POLL)));
-    }
-    delete_cluster(ctx, name).await?;
-    Ok(None)
-}
-
-/// Deletes the control-plane namespace `name` unless it already terminates; true once it is
-/// gone.
-///
-/// # Errors
-/// Seed API errors other than NotFound.
-pub async fn delete_namespace(ctx: Clients<'_>, name: &str) -> Result<bool, Error> {
-    let namespaces: Api<Namespace> = Api::all(ctx.seed.clone());
-    let Some(namespace) =
-        namespaces
-            .get_opt(name)
-            .await
-            .map_err(seed_error("reading", "Namespace", name))?
-    else {
-        return Ok(true);
-    };
-    if namespace.metadata.deletion_timestamp.is_none() {
-        match namespaces.delete(name, &DeleteParams::default()).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(status)) if status.is_not_found() => return Ok(true),
-            Err(source) => return Err(seed_error("deleting", "Namespace", name)(source)),
-        }
-    }
-    Ok(false)
-}
-
-/// Deletes Cluster `name` (NotFound counts as done).
-///
-/// # Errors
-/// Seed API errors other than NotFound.
-pub async fn delete_cluster(ctx: Clients<'_>, name: &str) -> Result<(), Error> {
-    match Api::<Cluster>::all(ctx.seed.clone())
-        .delete(name, &DeleteParams::default())
-        .await
-    {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(status)) if status.is_not_found() => Ok(()),
-        Err(source) => Err(seed_error("deleting", "Cluster", name)(source)),
-    }
-}
-
-/// Gardener's ShootState deletion (spec §3.2 `Delete`): confirm with
-/// `confirmation.gardener.cloud/deletion=true` and a timestamp, then DELETE; a missing
-/// ShootState counts as done. Runs after the Cluster is gone, so the ShootState sync (keyed by
-/// the Cluster) cannot write it again.
-pub async fn delete_shoot_state(
-    ctx: Clients<'_>,
-    namespace: &str,
-    name: &str,
-    key: &str,
-) -> Result<(), Error> {
-    let states: Api<ShootState> = Api::namespaced(ctx.garden.clone(), namespace);
-    let delete_error = |source| Error::DeleteShootState {
-        key: key.to_owned(),
-        source,
-    };
-    let stamp = crate::extension_sync::operation::timestamp(ctx.clock.now());
-    let confirm = json!({"metadata": {"annotations": {
-        (annotations::CONFIRMATION_DELETION): "true",
-        (annotations::TIMESTAMP): stamp,
-    }}});
-    match states
-        .patch(name, &PatchParams::default(), &Patch::Merge(&confirm))
-        .await
-    {
-        Ok(_) => {}
-        Err(kube::Error::Api(status)) if status.is_not_found() => return Ok(()),
-        Err(source) => return Err(delete_error(source)),
-    }
-    match states.delete(name, &DeleteParams::default()).await {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(status)) if status.is_not_found() => Ok(()),
-        Err(source) => Err(delete_error(source)),
-    }
 }
 
 impl Reconciler for ClusterTeardown {
@@ -421,11 +228,5 @@ mod tests {
         for (shoot, expected, case) in cases {
             assert_eq!(keeps(shoot.as_ref(), "local", id), expected, "{case}");
         }
-    }
-
-    #[test]
-    fn our_finalizer_is_found_among_others() {
-        assert!(has_finalizer(&shoot("local", "x", false, true)));
-        assert!(!has_finalizer(&shoot("local", "x", false, false)));
     }
 }

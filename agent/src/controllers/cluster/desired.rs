@@ -1,19 +1,14 @@
 //! Pure Cluster-sync decisions: which shoots belong to this seed, their technical ID, the desired
-//! `Cluster` spec, the control-plane namespace's labels and annotations (spec §1.6), and the JSON
-//! merge patch between two documents.
+//! `Cluster` spec, the control-plane namespace's labels and annotations (spec §1.6).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{Hash, Hasher};
 
-use seedlet_api::core::{ControllerRegistration, Project, Seed, Shoot};
+use seedlet_api::core::{Project, Seed, Shoot};
 use seedlet_api::extensions::{ClusterSpec, embed};
 use seedlet_api::names::{annotations, labels};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-/// Kind of the extension resource whose registrations may auto-enable for shoots.
-const EXTENSION_KIND: &str = "Extension";
-/// Cluster type of shoots in `autoEnable`.
-const CLUSTER_TYPE_SHOOT: &str = "shoot";
 /// High-availability failure tolerance that spreads over zones.
 const FAILURE_TOLERANCE_ZONE: &str = "zone";
 /// Zones a `zone` control plane spreads over.
@@ -61,30 +56,6 @@ pub fn cluster_spec(
         seed: Some(embed(seed)?),
         shoot: embed(shoot)?,
     })
-}
-
-/// Extension types the shoot needs: registrations of kind `Extension` auto-enabled for shoots,
-/// plus `spec.extensions[]`, minus those the shoot disables.
-pub fn required_extension_types(
-    shoot: &Shoot,
-    registrations: &[impl AsRef<ControllerRegistration>],
-) -> BTreeSet<String> {
-    let mut types: BTreeSet<String> = registrations
-        .iter()
-        .flat_map(|registration| registration.as_ref().spec.resources.iter())
-        .filter(|resource| {
-            resource.kind == EXTENSION_KIND && resource.auto_enabled_for(CLUSTER_TYPE_SHOOT)
-        })
-        .map(|resource| resource.type_.clone())
-        .collect();
-    for extension in &shoot.spec.extensions {
-        if extension.is_disabled() {
-            types.remove(&extension.type_);
-        } else {
-            types.insert(extension.type_.clone());
-        }
-    }
-    types
 }
 
 /// The namespace labels of spec §1.6 as a merge-patch map: desired values, and `null` for
@@ -204,39 +175,8 @@ pub fn choose_zones(zones: &[String], count: usize, key: &str) -> Vec<String> {
     chosen
 }
 
-/// The JSON merge patch (RFC 7396) turning `old` into `new`: changed and added keys with their
-/// new values, removed keys as `null`; `None` when equal.
-pub fn merge_diff(old: &Value, new: &Value) -> Option<Value> {
-    if old == new {
-        return None;
-    }
-    let (Value::Object(old), Value::Object(new)) = (old, new) else {
-        return Some(new.clone());
-    };
-    let mut patch = Map::new();
-    for (key, value) in new {
-        match old.get(key) {
-            Some(previous) => {
-                if let Some(change) = merge_diff(previous, value) {
-                    patch.insert(key.clone(), change);
-                }
-            }
-            None => {
-                patch.insert(key.clone(), value.clone());
-            }
-        }
-    }
-    for key in old.keys() {
-        if !new.contains_key(key) {
-            patch.insert(key.clone(), Value::Null);
-        }
-    }
-    (!patch.is_empty()).then_some(Value::Object(patch))
-}
-
 #[cfg(test)]
 mod tests {
-    use seedlet_api::core::ControllerRegistrationSpec;
     use seedlet_api::names::technical_id;
     use serde_json::json;
 
@@ -313,34 +253,6 @@ mod tests {
         assert_eq!(spec.shoot["apiVersion"], "core.gardener.cloud/v1beta1");
         assert_eq!(spec.seed.as_ref().unwrap()["kind"], "Seed");
         assert_eq!(spec.shoot["status"]["uid"], "u1");
-    }
-
-    #[test]
-    fn required_extension_types_add_auto_enabled_and_drop_disabled() {
-        let registration = |type_: &str, auto: bool| {
-            let resource: seedlet_api::core::ControllerResource = serde_json::from_value(json!({
-                "kind": "Extension", "type": type_,
-                "autoEnable": if auto { json!(["shoot"]) } else { json!([]) }
-            }))
-            .unwrap();
-            ControllerRegistration::new(
-                type_,
-                ControllerRegistrationSpec {
-                    resources: vec![resource],
-                    ..Default::default()
-                },
-            )
-        };
-        let registrations = vec![
-            std::sync::Arc::new(registration("auto", true)),
-            std::sync::Arc::new(registration("always", true)),
-            std::sync::Arc::new(registration("manual", false)),
-        ];
-        let types = required_extension_types(&base_shoot(), &registrations);
-        assert_eq!(
-            types.into_iter().collect::<Vec<_>>(),
-            ["always", "shoot-dns"]
-        );
     }
 
     #[test]
@@ -424,16 +336,5 @@ mod tests {
         assert_eq!(choose_zones(&zones, 3, "x"), ["a", "b"]);
         assert_eq!(choose_zones(&zones, 1, "k"), choose_zones(&zones, 1, "k"));
         assert!(choose_zones(&[], 1, "k").is_empty());
-    }
-
-    #[test]
-    fn merge_diff_nulls_removed_keys_and_is_none_when_equal() {
-        let old = json!({"a": 1, "b": {"c": 2, "d": 3}, "e": [1]});
-        let new = json!({"a": 1, "b": {"c": 5}, "e": [1, 2], "f": true});
-        assert_eq!(
-            merge_diff(&old, &new),
-            Some(json!({"b": {"c": 5, "d": null}, "e": [1, 2], "f": true}))
-        );
-        assert_eq!(merge_diff(&new, &new), None);
     }
 }

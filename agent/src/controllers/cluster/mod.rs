@@ -41,13 +41,12 @@ pub use reconcile::Error;
 use crate::caches::GardenCaches;
 use crate::context::AgentContext;
 use crate::garden_scope;
+use crate::shoot_flow_switches;
 
 /// Controller name (logs, metrics label) of the shoot → Cluster sync.
 pub const NAME: &str = "cluster";
 /// Controller name (metrics label) of the Cluster teardown.
 pub const CLEANUP_NAME: &str = "cluster-cleanup";
-/// Requeue period when `controllers.shoot.syncPeriod` is unset (gardenlet's default).
-pub const DEFAULT_SYNC_PERIOD: Duration = Duration::from_secs(3600);
 /// Parallel shoot reconciles when `controllers.shoot.concurrentSyncs` is unset.
 pub const DEFAULT_CONCURRENT_SYNCS: u16 = 5;
 
@@ -109,11 +108,9 @@ async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
     let garden = caches.client().clone();
     // The Cluster embeds the Shoot, status included, so it is rewritten once per Shoot write:
     // as often as the Shoot controller's flows report progress (one write per finished task).
-    seedlet_runtime::budget::allow_rate(NAME, crate::controllers::shoot::FLOW_WRITES_PER_SECOND);
+    seedlet_runtime::budget::allow_rate(NAME, shoot_flow_switches::FLOW_WRITES_PER_SECOND);
     let shoot_config = agent.config.controllers.shoot.as_ref();
-    let sync_period = shoot_config
-        .and_then(|shoot| shoot.sync_period)
-        .map_or(DEFAULT_SYNC_PERIOD, |period| period.as_std());
+    let sync_period = shoot_flow_switches::sync_period(&agent.config);
     let concurrency = shoot_config
         .and_then(|shoot| shoot.concurrent_syncs)
         .filter(|syncs| *syncs > 0)
@@ -163,7 +160,7 @@ async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
         projects,
         registrations,
         sync_period,
-        shoot_flow_deletes: crate::controllers::shoot::enabled(&agent.config),
+        shoot_flow_deletes: shoot_flow_switches::enabled(&agent.config),
     });
     let mapper_inputs = || (shoots.clone(), agent.seed_name.clone());
     let (by_seed, seed_a) = mapper_inputs();

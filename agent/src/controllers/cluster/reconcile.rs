@@ -21,7 +21,6 @@ use super::desired::{self, is_scheduled_to};
 use super::{ClusterSync, NAME};
 use seedlet_runtime::controller::{Reason, Reconciler};
 
-pub use super::delete::NAMESPACE_POLL;
 /// Retry delay of failed reconciles (capped at the sync period).
 pub const RETRY_DELAY: Duration = Duration::from_secs(5);
 /// Delay before re-reading a shoot that changed under a write (its watch event usually
@@ -129,6 +128,29 @@ impl Reason for Error {
     }
 }
 
+impl From<crate::shoot_teardown::Error> for Error {
+    /// The teardown steps' errors keep their text and reason as the Cluster controller's.
+    fn from(error: crate::shoot_teardown::Error) -> Self {
+        use crate::shoot_teardown::Error as Teardown;
+        match error {
+            Teardown::ReadGarden { kind, key, source } => Self::ReadGarden { kind, key, source },
+            Teardown::Encode { name, source } => Self::Encode { name, source },
+            Teardown::DeleteShootState { key, source } => Self::DeleteShootState { key, source },
+            Teardown::Seed {
+                step,
+                kind,
+                name,
+                source,
+            } => Self::Seed {
+                step,
+                kind,
+                name,
+                source,
+            },
+        }
+    }
+}
+
 /// The [`Error::Seed`] of `step` on seed object `kind` `name`.
 pub fn seed_error(
     step: &'static str,
@@ -178,7 +200,7 @@ async fn sync(shoot: &Shoot, ctx: &ClusterSync) -> Result<Action, Error> {
     if shoot.metadata.deletion_timestamp.is_some() {
         return super::delete::delete_shoot(shoot, ctx).await;
     }
-    if crate::controllers::shoot::decide::is_migrating(shoot) {
+    if crate::shoot_flow_switches::is_migrating(shoot) {
         // During a migration the source seed's migrate flow owns the seed side (and removes
         // the namespace and Cluster), and the destination takes over only after the hand-over
         // (spec §6): neither seed's sync may (re)create anything meanwhile.
@@ -258,7 +280,7 @@ async fn sync(shoot: &Shoot, ctx: &ClusterSync) -> Result<Action, Error> {
         Some(current) => {
             let old = serde_json::to_value(&current.spec).map_err(encode)?;
             let new = serde_json::to_value(&spec).map_err(encode)?;
-            if let Some(diff) = desired::merge_diff(&old, &new) {
+            if let Some(diff) = crate::merge_patch::merge_diff(&old, &new) {
                 let patch = json!({"spec": diff});
                 clusters
                     .patch(&technical_id, &patch_params(ctx), &Patch::Merge(&patch))
@@ -285,7 +307,7 @@ async fn ensure_namespace(
             .await
             .map_err(seed_error("reading", "Namespace", name))?;
     let registrations = ctx.registrations.state();
-    let types = desired::required_extension_types(shoot, &registrations);
+    let types = crate::required_extensions::required_extension_types(shoot, &registrations);
     let current_labels = existing
         .as_ref()
         .map(|namespace| namespace.labels().clone())

@@ -16,9 +16,8 @@ use seedlet_api::extensions::Cluster;
 use seedlet_api::operations::Bastion;
 use serde_json::json;
 
-use super::delete::BASTION_POLL;
-use super::reconcile::NAMESPACE_POLL;
 use super::{ClusterSync, ClusterTeardown};
+use crate::shoot_teardown::{BASTION_POLL, NAMESPACE_POLL};
 use crate::testing::{Env, FIELD_MANAGER, SEED, create, ensure_namespace};
 use seedlet_runtime::controller::Reconciler as _;
 

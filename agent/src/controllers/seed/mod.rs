@@ -75,7 +75,7 @@ impl std::fmt::Debug for SeedStatus {
 /// Runs the controller until `ctx.stop` is cancelled, restarting its watch when the garden client
 /// is swapped.
 pub async fn run(agent: Arc<AgentContext>) {
-    let gardener = reconcile::gardener_info();
+    let gardener = crate::gardener_identity::gardener_info();
     agent
         .run_on_garden(|caches| run_on(agent.clone(), caches, gardener.clone()))
         .await;

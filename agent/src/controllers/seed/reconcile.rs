@@ -296,17 +296,6 @@ async fn write_backup_bucket(ctx: &SeedStatus, name: &str, bucket: &Value) -> Re
         .map_err(error("patching"))
 }
 
-/// The agent's `status.gardener`: id = a unique identity of this process (host name plus random
-/// suffix, as for leader election), name `seedlet-agent`, version of this build. Computed once per
-/// run so that it stays stable across reconciles.
-pub fn gardener_info() -> GardenerInfo {
-    GardenerInfo {
-        id: seedlet_runtime::leader_election::default_identity(),
-        name: crate::context::FIELD_MANAGER.to_owned(),
-        version: env!("CARGO_PKG_VERSION").to_owned(),
-    }
-}
-
 /// The merge patch setting the fields of `desired` that differ from the Seed's status, or `None`
 /// when all are current.
 pub fn status_patch(seed: &Seed, desired: &DesiredStatus) -> Option<Value> {

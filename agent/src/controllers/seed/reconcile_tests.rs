@@ -34,7 +34,7 @@ fn ctx_with_seed(env: &Env, seed: kube::Client, kubernetes_version_check: bool) 
         seed_name: SEED.to_owned(),
         garden: env.garden.clone(),
         sync_period: SYNC,
-        gardener: super::reconcile::gardener_info(),
+        gardener: crate::gardener_identity::gardener_info(),
         clashes: Default::default(),
         claim: Default::default(),
     })

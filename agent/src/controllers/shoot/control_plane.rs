@@ -69,9 +69,8 @@ impl ChartSource {
             .as_ref()?
             .control_plane_chart
             .clone()?;
-        let limits = crate::controllers::controllerinstallation::main::chart::limits(
-            &config.controllers.controller_installation.chart_limits,
-        );
+        let limits =
+            crate::chart_limits::limits(&config.controllers.controller_installation.chart_limits);
         Some(Arc::new(ChartSource::new(chart, limits)))
     }
 

@@ -13,6 +13,8 @@ use seedlet_api::names::{
     annotations, condition_types, namespaces, parses_as_true, shoot_lifecycle,
 };
 
+use crate::shoot_flow_switches::is_migrating;
+
 /// How long after a reconcile inside the window the window counts as used
 /// (`MaintenanceTimeWindowDurationMaximum`).
 pub const MAINTENANCE_WINDOW_MAXIMUM: SignedDuration = SignedDuration::from_hours(6);
@@ -31,12 +33,6 @@ pub fn responsible_seed(shoot: &Shoot) -> Option<&str> {
         Some(status) if status != spec => Some(status),
         _ => Some(spec),
     }
-}
-
-/// Whether `spec.seedName` and `status.seedName` are both set and differ (a migration).
-pub fn is_migrating(shoot: &Shoot) -> bool {
-    let status = shoot.status.as_ref().and_then(|s| s.seed_name.as_deref());
-    matches!((shoot.spec.seed_name.as_deref(), status), (Some(a), Some(b)) if a != b)
 }
 
 /// The operation type (§1.3), first match wins.

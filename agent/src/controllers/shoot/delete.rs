@@ -6,8 +6,8 @@
 //!
 //! A shoot that never started an operation (`status.uid` empty) skips the gate and the
 //! operation start; its flow finds no extension objects and finishes within seconds. With
-//! `controllers.shoot.enabled: false` the Cluster sync runs its own, shorter deletion instead
-//! (`controllers/cluster/delete.rs`).
+//! `controllers.shoot.enabled: false` the Cluster sync runs its own, shorter deletion instead.
+//! The seed-side steps (Bastions, Cluster, namespace, ShootState) are [`crate::shoot_teardown`]'s.
 
 use std::sync::Arc;
 
@@ -24,12 +24,7 @@ use super::reconcile::{self, Error, Gate, Reporting, drive, gate, patch_status, 
 use super::tasks::{FlowCtx, Shared, TaskError};
 use super::{Shoots, status};
 use crate::cluster_shoot::stored_technical_id;
-use crate::controllers::cluster::delete::{self as cluster_delete, BASTION_POLL, Clients};
-
-/// Whether the shoot carries our finalizer.
-fn has_finalizer(shoot: &Shoot) -> bool {
-    shoot.finalizers().iter().any(|f| f == finalizers::GARDENER)
-}
+use crate::shoot_teardown::{self, BASTION_POLL, Clients, has_finalizer};
 
 /// Whether the shoot ever started an operation (`status.uid` set, spec §5.1).
 pub fn was_operated(shoot: &Shoot) -> bool {
@@ -58,7 +53,7 @@ fn clients(ctx: &Shoots) -> Clients<'_> {
     }
 }
 
-fn cluster_error(key: &str, error: &crate::controllers::cluster::Error) -> Error {
+fn teardown_error(key: &str, error: &shoot_teardown::Error) -> Error {
     Error::Flow {
         key: key.to_owned(),
         message: seedlet_runtime::error_chain(error),
@@ -80,9 +75,9 @@ pub async fn run(shoot: &Arc<Shoot>, ctx: &Shoots) -> Result<Action, Error> {
     let shoots: Api<Shoot> = Api::namespaced(ctx.garden.clone(), &namespace);
     // The garden's bastion controller deletes the shoot's Bastions and this agent's bastion
     // controller their extension objects; nothing is deleted before they are gone.
-    let bastions = cluster_delete::bastions_of(clients(ctx), &namespace, &name)
+    let bastions = shoot_teardown::bastions_of(clients(ctx), &namespace, &name)
         .await
-        .map_err(|error| cluster_error(&key, &error))?;
+        .map_err(|error| teardown_error(&key, &error))?;
     if !bastions.is_empty() {
         tracing::debug!(shoot = %key, ?bastions, "waiting for the shoot's bastions to go");
         return Ok(Action::requeue(BASTION_POLL));
@@ -139,9 +134,9 @@ pub async fn run(shoot: &Arc<Shoot>, ctx: &Shoots) -> Result<Action, Error> {
         event: ("DeleteError", "Delete"),
     };
     // Upstream shows the deletion to the extensions by a Cluster sync before the flow.
-    cluster_delete::show_deletion(clients(ctx), shoot, &technical_id)
+    shoot_teardown::show_deletion(clients(ctx), shoot, &technical_id)
         .await
-        .map_err(|error| cluster_error(&key, &error))?;
+        .map_err(|error| teardown_error(&key, &error))?;
     let facts = match delete_flow::facts(&flow_ctx).await {
         Ok(facts) => facts,
         Err(error) => {
@@ -190,7 +185,7 @@ async fn finalize(
     let name = shoot.name_any();
     let namespace = shoot.namespace().unwrap_or_default();
     if let Some(technical_id) = technical_id
-        && let Err(error) = cluster_delete::delete_cluster(clients(ctx), technical_id).await
+        && let Err(error) = shoot_teardown::delete_cluster(clients(ctx), technical_id).await
     {
         let description = format!(
             "Could not delete Cluster resource in seed: {}",
@@ -223,11 +218,11 @@ async fn finalize(
                 &description,
             )
             .await;
-        return Err(cluster_error(key, &error));
+        return Err(teardown_error(key, &error));
     }
-    cluster_delete::delete_shoot_state(clients(ctx), &namespace, &name, key)
+    shoot_teardown::delete_shoot_state(clients(ctx), &namespace, &name, key)
         .await
-        .map_err(|error| cluster_error(key, &error))?;
+        .map_err(|error| teardown_error(key, &error))?;
     ctx.events
         .publish(
             shoot.as_ref(),

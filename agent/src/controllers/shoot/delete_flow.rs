@@ -28,9 +28,9 @@ use seedlet_runtime::flow::{Flow, TaskId};
 use super::desired;
 use super::flow::{DEFAULT_RETRY, DEFAULT_WAIT, INFRASTRUCTURE_WAIT, WORKER_WAIT, task};
 use super::tasks::{self, FlowCtx, TaskError};
-use crate::controllers::cluster::delete::{self as cluster_delete, Clients};
 use crate::extension_sync::wait::{self, WaitTiming};
 use crate::extension_sync::{object, operation};
+use crate::shoot_teardown::{self, Clients};
 
 /// Retry of the force-delete flow's delete tasks (5 s for at most 30 s, as the delete flow's).
 pub const DEFAULT_RETRY_FORCE: seedlet_runtime::flow::Retry = DEFAULT_RETRY;
@@ -626,7 +626,7 @@ fn finish(
     before_namespace.push(internal);
     let namespace = flow.add(
         task(ids::NAMESPACE, ctx, |ctx| async move {
-            cluster_delete::delete_namespace(clients(&ctx), &ctx.namespace)
+            shoot_teardown::delete_namespace(clients(&ctx), &ctx.namespace)
                 .await
                 .map(|_| ())
                 .map_err(|error| TaskError::plain(seedlet_runtime::error_chain(&error)))
@@ -648,7 +648,7 @@ fn finish(
     );
 }
 
-/// The Cluster sync's deletion steps' clients for a flow context.
+/// The teardown steps' clients for a flow context.
 pub fn clients(ctx: &FlowCtx) -> Clients<'_> {
     Clients {
         seed: &ctx.seed,
@@ -667,7 +667,7 @@ pub async fn delete_shoot_state(ctx: &FlowCtx) -> Result<(), TaskError> {
     let namespace = ctx.shoot.namespace().unwrap_or_default();
     let name = ctx.shoot.name_any();
     let key = format!("{namespace}/{name}");
-    cluster_delete::delete_shoot_state(clients(ctx), &namespace, &name, &key)
+    shoot_teardown::delete_shoot_state(clients(ctx), &namespace, &name, &key)
         .await
         .map_err(|error| TaskError::plain(seedlet_runtime::error_chain(&error)))
 }
@@ -676,7 +676,7 @@ pub(super) async fn wait_namespace_gone(ctx: &FlowCtx) -> Result<(), TaskError> 
     let started = tokio::time::Instant::now();
     let mut pause = wait::FIRST_PAUSE;
     loop {
-        if cluster_delete::delete_namespace(clients(ctx), &ctx.namespace)
+        if shoot_teardown::delete_namespace(clients(ctx), &ctx.namespace)
             .await
             .map_err(|error| TaskError::plain(seedlet_runtime::error_chain(&error)))?
         {

@@ -21,8 +21,8 @@ use seedlet_runtime::flow::Flow;
 use super::delete_flow::{self, DEFAULT_RETRY_FORCE, clients, destroy, names, wait_gone};
 use super::flow::task;
 use super::tasks::{FlowCtx, TaskError};
-use crate::controllers::cluster::delete as cluster_delete;
 use crate::extension_sync::wait::WaitTiming;
+use crate::shoot_teardown;
 
 /// The flow's name (progress, errors).
 pub const FLOW_NAME: &str = "Shoot cluster force deletion";
@@ -92,7 +92,7 @@ async fn all_kinds(ctx: Arc<FlowCtx>, wait: bool) -> Result<(), TaskError> {
     results.into_iter().collect()
 }
 
-fn plain(error: &crate::controllers::cluster::Error) -> TaskError {
+fn plain(error: &shoot_teardown::Error) -> TaskError {
     TaskError::plain(seedlet_runtime::error_chain(error))
 }
 
@@ -128,7 +128,7 @@ pub fn flow(ctx: &Arc<FlowCtx>, namespace_alive: bool) -> Flow<TaskError> {
     before_cluster.extend([extensions_gone, managed]);
     let cluster = flow.add(
         task(ids::CLUSTER, ctx, |ctx| async move {
-            cluster_delete::delete_cluster(clients(&ctx), &ctx.namespace)
+            shoot_teardown::delete_cluster(clients(&ctx), &ctx.namespace)
                 .await
                 .map_err(|error| plain(&error))
         })
@@ -137,7 +137,7 @@ pub fn flow(ctx: &Arc<FlowCtx>, namespace_alive: bool) -> Flow<TaskError> {
     );
     let namespace = flow.add(
         task(ids::NAMESPACE, ctx, |ctx| async move {
-            cluster_delete::delete_namespace(clients(&ctx), &ctx.namespace)
+            shoot_teardown::delete_namespace(clients(&ctx), &ctx.namespace)
                 .await
                 .map(|_| ())
                 .map_err(|error| plain(&error))

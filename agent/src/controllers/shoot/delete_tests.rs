@@ -27,7 +27,7 @@ const ID: &str = "shoot--dev--s";
 const PROVIDER_FINALIZER: &str = "test.seedlet/provider";
 
 fn ctx(env: &Env) -> Arc<Shoots> {
-    let identity = crate::controllers::seed::reconcile::gardener_info();
+    let identity = crate::gardener_identity::gardener_info();
     Arc::new(Shoots {
         field_manager: FIELD_MANAGER,
         metrics: Env::metrics(),
@@ -57,7 +57,7 @@ fn ctx(env: &Env) -> Arc<Shoots> {
 /// with `status.uid` when `operated`; the seed has its namespace and Cluster.
 async fn landscape(env: &Env, operated: bool) {
     let seed = crate::testing::seed(&env.garden).await;
-    let identity = crate::controllers::seed::reconcile::gardener_info();
+    let identity = crate::gardener_identity::gardener_info();
     let condition = |type_: &str| {
         json!({"type": type_, "status": "True", "reason": "Ready", "message": "",
                "lastTransitionTime": "2025-01-01T00:00:00Z", "lastUpdateTime": "2025-01-01T00:00:00Z"})

@@ -32,7 +32,7 @@ use super::migrate_flow::{self, Facts};
 use super::reconcile::{Error, patch_status};
 use super::tasks::{FlowCtx, Shared, TaskError};
 use super::{Shoots, decide, status};
-use crate::controllers::shootstate;
+use crate::shoot_state;
 
 const TYPE: LastOperationType = LastOperationType::Migrate;
 
@@ -287,7 +287,7 @@ async fn run_flow(
         shared: std::sync::Mutex::new(Shared::default()),
         control_plane_chart: ctx.control_plane_chart.clone(),
     });
-    let state = Arc::new(shootstate::reconcile::Ctx::new(
+    let state = Arc::new(shoot_state::io::Ctx::new(
         ctx.seed.clone(),
         ctx.garden.clone(),
         ctx.metrics.clone(),
@@ -358,9 +358,7 @@ async fn sync_cluster(ctx: &Shoots, shoot: &Shoot, technical_id: &str) -> Result
         return Ok(());
     };
     let embedded = embed(shoot).map_err(|e| flow_error(e.to_string()))?;
-    let Some(diff) =
-        crate::controllers::cluster::desired::merge_diff(&current.spec.shoot, &embedded)
-    else {
+    let Some(diff) = crate::merge_patch::merge_diff(&current.spec.shoot, &embedded) else {
         return Ok(());
     };
     let params = PatchParams {

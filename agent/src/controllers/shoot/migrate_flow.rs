@@ -26,8 +26,8 @@ use seedlet_runtime::flow::{Flow, Retry, Task, TaskId};
 use super::flow::{DEFAULT_WAIT, INFRASTRUCTURE_WAIT, WORKER_WAIT, extensions_by_lifecycle};
 use super::migrate_tasks as t;
 use super::tasks::{FlowCtx, TaskError};
-use crate::controllers::shootstate;
 use crate::extension_sync::wait::WaitTiming;
+use crate::shoot_state;
 
 /// Retry of the migrate flow's deploy and destroy tasks (5 s for at most 10 min).
 pub const MIGRATE_RETRY: Retry = Retry::new(Duration::from_secs(5), Duration::from_secs(600));
@@ -242,7 +242,7 @@ pub fn migrate(
     ctx: &Arc<FlowCtx>,
     name: &str,
     facts: Facts,
-    state: Arc<shootstate::reconcile::Ctx>,
+    state: Arc<shoot_state::io::Ctx>,
 ) -> Flow<TaskError> {
     let workerless = ctx.shoot.is_workerless();
     let mut flow = Flow::new(name);
@@ -283,7 +283,7 @@ pub fn migrate(
             async move {
                 let shoot_namespace = ctx.shoot.metadata.namespace.clone().unwrap_or_default();
                 let shoot_name = super::desired::shoot_name(&ctx.shoot).to_owned();
-                shootstate::persist::persist(&state, &shoot_namespace, &shoot_name, &ctx.namespace)
+                shoot_state::persist::persist(&state, &shoot_namespace, &shoot_name, &ctx.namespace)
                     .await
                     .map_err(|error| TaskError::plain(seedlet_runtime::error_chain(&error)))
             }
@@ -522,7 +522,7 @@ mod tests {
             shared: std::sync::Mutex::default(),
             control_plane_chart: None,
         });
-        let state = Arc::new(shootstate::reconcile::Ctx::new(
+        let state = Arc::new(shoot_state::io::Ctx::new(
             client.clone(),
             client,
             Arc::new(crate::metrics::AgentMetrics::default()),

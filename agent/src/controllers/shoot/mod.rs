@@ -42,13 +42,12 @@ pub use reconcile::Error;
 
 use crate::caches::GardenCaches;
 use crate::context::AgentContext;
+use crate::shoot_flow_switches;
 
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "shoot";
 /// `controllers.shoot.retryDuration` default.
 pub const DEFAULT_RETRY_DURATION: Duration = Duration::from_secs(12 * 3600);
-/// The Shoot writes per second a flow may make (burst twice that): one per finished task.
-pub const FLOW_WRITES_PER_SECOND: f64 = 20.0;
 /// `controllers.shoot.concurrentSyncs` default for this controller (spec §8).
 pub const DEFAULT_CONCURRENT_SYNCS: u16 = 20;
 
@@ -96,21 +95,11 @@ impl std::fmt::Debug for Shoots {
     }
 }
 
-/// Whether the controller runs (`controllers.shoot.enabled`, default true).
-pub fn enabled(config: &seedlet_config::GardenletConfiguration) -> bool {
-    config
-        .controllers
-        .shoot
-        .as_ref()
-        .and_then(|s| s.enabled)
-        .unwrap_or(true)
-}
-
 /// Runs the controller until the leadership term ends, restarting it when the garden client is
 /// swapped; when it is switched off it only waits for the end of the term (a controller that
 /// returns early counts as crashed and would be restarted every few seconds).
 pub async fn run(agent: Arc<AgentContext>) {
-    if !enabled(&agent.config) {
+    if !shoot_flow_switches::enabled(&agent.config) {
         tracing::info!("shoot controller disabled (controllers.shoot.enabled: false)");
         agent.stop.cancelled().await;
         return;
@@ -123,11 +112,7 @@ pub async fn run(agent: Arc<AgentContext>) {
 async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
     let garden = caches.client().clone();
     let config = agent.config.controllers.shoot.clone().unwrap_or_default();
-    let sync_period = config
-        .sync_period
-        .map_or(crate::controllers::cluster::DEFAULT_SYNC_PERIOD, |p| {
-            p.as_std()
-        });
+    let sync_period = shoot_flow_switches::sync_period(&agent.config);
     let concurrency = config.concurrent_syncs.filter(|syncs| *syncs > 0).map_or(
         DEFAULT_CONCURRENT_SYNCS,
         seedlet_runtime::watch::concurrency,
@@ -135,8 +120,8 @@ async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
     // A flow writes the Shoot's status after every task while progressReportPeriod is unset
     // (upstream's default): one write per task, some 30 tasks for a flow that extensions answer
     // at once. Bounded by the flow, above the default budget (5/s, burst 10).
-    seedlet_runtime::budget::allow_rate(NAME, FLOW_WRITES_PER_SECOND);
-    let identity = crate::controllers::seed::reconcile::gardener_info();
+    seedlet_runtime::budget::allow_rate(NAME, shoot_flow_switches::FLOW_WRITES_PER_SECOND);
+    let identity = crate::gardener_identity::gardener_info();
     let settings = decide::Settings {
         sync_period,
         respect_sync_period_overwrite: config.respect_sync_period_overwrite.unwrap_or(false),

@@ -105,7 +105,7 @@ async fn run(shoot: Arc<Shoot>, ctx: &Shoots) -> Result<Action, Error> {
     }
     // A migrating shoot migrates even while it is being deleted (the operation type is Migrate,
     // spec §1.3); the destination deletes it after the restore.
-    if decide::is_migrating(&shoot) {
+    if crate::shoot_flow_switches::is_migrating(&shoot) {
         let seed = seed(ctx).await?;
         return super::migrate::run(shoot, ctx, seed).await;
     }

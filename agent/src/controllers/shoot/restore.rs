@@ -23,8 +23,8 @@ use seedlet_api::names::annotations;
 use serde_json::{Value, json};
 
 use super::tasks::{FlowCtx, TaskError};
-use crate::controllers::shootstate::entries::SecretPayload;
 use crate::extension_sync::{object, operation};
+use crate::shoot_state::entries::SecretPayload;
 
 /// The ShootState of a restoring run, read on first use.
 pub type RestoreState = Arc<tokio::sync::OnceCell<Arc<ShootStateSpec>>>;

@@ -21,14 +21,11 @@
 //! a per-namespace spacing in the reconcile ([`seedlet_runtime::spacing`]), the snapshot a requeue
 //! to its due time.
 
-pub mod entries;
 pub mod model;
-pub mod persist;
 pub mod reconcile;
 #[cfg(test)]
 mod reconcile_tests;
 pub mod schedule;
-pub mod state;
 pub mod sync;
 
 use std::sync::{Arc, Mutex, PoisonError};
@@ -54,7 +51,7 @@ pub use sync::ShootStateSync;
 use crate::caches::GardenCaches;
 use crate::cluster_shoot::ShootRef;
 use crate::context::AgentContext;
-use entries::{ExtensionItem, SecretItem};
+use crate::shoot_state::entries::{self, ExtensionItem, SecretItem};
 
 /// Controller name (logs, metrics label).
 pub const NAME: &str = "shootstate";

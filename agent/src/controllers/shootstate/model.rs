@@ -13,10 +13,10 @@ use seedlet_runtime::clock::Clock;
 use seedlet_runtime::error_chain;
 use seedlet_runtime::spacing::Spacing;
 
-use super::entries::{ExtensionItem, SecretItem};
 use super::reconcile::{Job, Outcome};
 use super::schedule::{self, Backup};
 use crate::cluster_shoot::ShootRef;
+use crate::shoot_state::entries::{ExtensionItem, SecretItem};
 
 /// Where an update came from (for re-list bookkeeping).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

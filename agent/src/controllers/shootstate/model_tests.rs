@@ -41,7 +41,7 @@ fn worker(namespace: &str, name: &str, mark: u64) -> Update {
         name: name.into(),
         namespace: namespace.into(),
         purpose: None,
-        state: Some(crate::controllers::shootstate::state::StateText::of(
+        state: Some(crate::shoot_state::state::StateText::of(
             &serde_json::json!({ "mark": mark }),
         )),
         resources: Vec::new(),

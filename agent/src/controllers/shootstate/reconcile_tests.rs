@@ -9,9 +9,9 @@ use seedlet_api::core::ShootState;
 use seedlet_api::extensions::Extension;
 use serde_json::{Value, json};
 
-use super::entries::{ExtensionItem, SecretItem};
 use super::reconcile::{Ctx, Error, Job, run};
 use crate::cluster_shoot::ShootRef;
+use crate::shoot_state::entries::{ExtensionItem, SecretItem};
 use crate::testing::{Env, FIELD_MANAGER, create, ensure_namespace};
 
 /// The shoot's control-plane namespace in the seed.
@@ -293,7 +293,7 @@ async fn a_write_guarded_by_a_stale_resource_version_is_a_conflict() {
     )
     .await
     .unwrap();
-    let patch = super::entries::spec_patch(
+    let patch = crate::shoot_state::entries::spec_patch(
         &read.spec,
         read.metadata.resource_version.as_deref(),
         &Default::default(),

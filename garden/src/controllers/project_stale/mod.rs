@@ -4,7 +4,8 @@
 //! injected clock. Triggered by Project creation and by updates other than activity-only ones
 //! (generation or observedGeneration changes), and every `staleSyncPeriod`.
 //!
-//! [`activity`](crate::controllers::project_activity) writes the activity this check reads.
+//! The project activity controller (`project-activity`) writes the `status.lastActivityTimestamp`
+//! this check reads; the two share no code.
 
 pub mod decide;
 pub mod in_use;

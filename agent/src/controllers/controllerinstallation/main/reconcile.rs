@@ -348,7 +348,9 @@ async fn render(
         release_name: registration_name.to_owned(),
         namespace: extension_namespace.clone(),
         values: chart_values,
-        limits: super::chart::limits(&ctx.config.controllers.controller_installation.chart_limits),
+        limits: crate::chart_limits::limits(
+            &ctx.config.controllers.controller_installation.chart_limits,
+        ),
         ..RenderOptions::default()
     };
     let rendered = match render_on_seed(ctx, bytes, options).await {

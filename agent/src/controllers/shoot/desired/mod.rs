@@ -122,7 +122,7 @@ pub fn extensions(
         .filter(|resource| resource.kind == "Extension")
         .map(|resource| resource.type_.as_str())
         .collect();
-    crate::controllers::cluster::desired::required_extension_types(shoot, registrations)
+    crate::required_extensions::required_extension_types(shoot, registrations)
         .into_iter()
         .filter(|type_| registered.contains(type_.as_str()))
         .map(|type_| {

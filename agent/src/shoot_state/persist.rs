@@ -12,7 +12,7 @@ use seedlet_api::core::{ShootState, ShootStateSpec};
 use seedlet_api::names::annotations;
 
 use super::entries;
-use super::reconcile::{Ctx, Error, snapshot};
+use super::io::{Ctx, Error, snapshot};
 
 /// `previous` with every entry of `computed` upserted (gardener by name, extensions by kind,
 /// name and purpose, resources by apiVersion, kind and name); nothing is removed.
