@@ -13,7 +13,7 @@
 //! the Seed's BackupBucket and the Shoot's BackupEntry (see `backup`), with the example
 //! extension's backup controller played by the demo (`backup_provider`).
 
-mod backup;
+pub mod backup;
 pub mod backup_provider;
 mod bastion;
 pub mod bastion_provider;

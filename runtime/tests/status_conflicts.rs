@@ -42,9 +42,25 @@ async fn rival_writes(client: &kube::Client, type_: &str) {
     .expect("rival writes");
 }
 
+/// Which writes the rival races: status patches (conditions) or patches of the object itself
+/// (finalizers).
+#[derive(Clone, Copy)]
+enum Raced {
+    Status,
+    Object,
+}
+
 /// A sandbox with the garden CRDs and one ControllerInstallation; the racing client and its
 /// patch counter.
 async fn racing(races: usize) -> (Sandbox, Api<ControllerInstallation>, Arc<AtomicUsize>) {
+    racing_on(Raced::Status, races).await
+}
+
+/// Like [`racing`], racing the `raced` patches.
+async fn racing_on(
+    raced: Raced,
+    races: usize,
+) -> (Sandbox, Api<ControllerInstallation>, Arc<AtomicUsize>) {
     let sandbox = Sandbox::builder().start().await.expect("sandbox");
     let client = sandbox.client();
     seedlet_sandbox::setup::install_crds(&client, seedlet_api::crds::garden_crds())
@@ -56,7 +72,7 @@ async fn racing(races: usize) -> (Sandbox, Api<ControllerInstallation>, Arc<Atom
     api.create(&Default::default(), &installation)
         .await
         .expect("installation");
-    // Before each of its first `races` status patches, another writer writes a condition of its
+    // Before each of its first `races` raced patches, another writer writes a condition of its
     // own type (`Rival<n>`), so the patch's `resourceVersion` is stale when it arrives.
     let patches = Arc::new(AtomicUsize::new(0));
     let counted = patches.clone();
@@ -64,9 +80,13 @@ async fn racing(races: usize) -> (Sandbox, Api<ControllerInstallation>, Arc<Atom
     let racing = observed_client(
         client,
         Arc::new(move |request| {
-            let status_patch =
-                request.method() == Method::PATCH && request.uri().path().ends_with("/status");
-            let patch = status_patch.then(|| counted.fetch_add(1, Ordering::SeqCst));
+            let status = request.uri().path().ends_with("/status");
+            let counts = request.method() == Method::PATCH
+                && match raced {
+                    Raced::Status => status,
+                    Raced::Object => !status,
+                };
+            let patch = counts.then(|| counted.fetch_add(1, Ordering::SeqCst));
             let rival = rival.clone();
             Box::pin(async move {
                 if let Some(patch) = patch.filter(|patch| *patch < races) {
@@ -127,36 +147,9 @@ async fn a_race_lost_on_every_attempt_reaches_the_caller_as_a_conflict() {
     assert_eq!(types(&stored).len(), CONFLICT_ATTEMPTS);
 }
 
-/// A client whose first `races` finalizer patches (PATCH of the object itself) are preceded by a
-/// rival's status write, so their `resourceVersion` is stale when they arrive.
-async fn racing_finalizer(
-    races: usize,
-) -> (Sandbox, Api<ControllerInstallation>, Arc<AtomicUsize>) {
-    let (sandbox, _, _) = racing(0).await;
-    let client = sandbox.client();
-    let patches = Arc::new(AtomicUsize::new(0));
-    let counted = patches.clone();
-    let rival = client.clone();
-    let racing = observed_client(
-        client,
-        Arc::new(move |request| {
-            let object_patch =
-                request.method() == Method::PATCH && !request.uri().path().ends_with("/status");
-            let patch = object_patch.then(|| counted.fetch_add(1, Ordering::SeqCst));
-            let rival = rival.clone();
-            Box::pin(async move {
-                if let Some(patch) = patch.filter(|patch| *patch < races) {
-                    rival_writes(&rival, &format!("Rival{patch}")).await;
-                }
-            })
-        }),
-    );
-    (sandbox, Api::all(racing), patches)
-}
-
 #[tokio::test]
 async fn a_finalizer_write_that_lost_a_race_is_read_again_and_written() {
-    let (sandbox, api, patches) = racing_finalizer(2).await;
+    let (sandbox, api, patches) = racing_on(Raced::Object, 2).await;
     let read = api.get(NAME).await.unwrap();
     let wrote = seedlet_runtime::finalizer::ensure_retrying(&api, &read, "ours")
         .await
@@ -172,7 +165,7 @@ async fn a_finalizer_write_that_lost_a_race_is_read_again_and_written() {
         "the rival's writes stay"
     );
 
-    let (_sandbox, api, patches) = racing_finalizer(usize::MAX).await;
+    let (_sandbox, api, patches) = racing_on(Raced::Object, usize::MAX).await;
     let read = api.get(NAME).await.unwrap();
     let error = seedlet_runtime::finalizer::ensure_retrying(&api, &read, "ours")
         .await

@@ -123,6 +123,11 @@ impl Landscape {
         garden_setup::store_bootstrap_kubeconfig(&seed, &bootstrap)
             .await
             .map_err(Error::Landscape)?;
+        // The Seed's `spec.backup` names these credentials, as in `seedlet sandbox`: without them
+        // the agent's BackupBucket controller fails (and logs it) in every run.
+        seedlet_landscape::backup::store_credentials(&garden, &self.state.path("backups"))
+            .await
+            .map_err(Error::Landscape)?;
 
         // Seeds behind the seed authorizer and SeedRestriction, as in `seedlet sandbox`.
         let webhook_tls =
