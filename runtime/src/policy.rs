@@ -42,17 +42,10 @@ pub const AUTHORIZER_LAG_ATTEMPTS: u32 = 6;
 /// Whether a 403 whose message says the seed authorizer found no relationship (its graph has not
 /// seen the object yet, or there is none) is anywhere in `error`'s source chain.
 pub fn authorizer_lag_in_chain(error: &(dyn std::error::Error + 'static)) -> bool {
-    let mut current = Some(error);
-    while let Some(error) = current {
-        if let Some(kube::Error::Api(status)) = error.downcast_ref::<kube::Error>()
-            && status.code == 403
-            && status.message.contains("no relationship found")
-        {
-            return true;
-        }
-        current = error.source();
-    }
-    false
+    crate::status::kube_error_in_chain(error, |error| {
+        matches!(error, kube::Error::Api(status)
+            if status.code == 403 && status.message.contains("no relationship found"))
+    })
 }
 
 /// How logs name `object`: `namespace/name`, or `name` for a cluster-scoped object.

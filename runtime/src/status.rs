@@ -29,9 +29,17 @@ pub fn is_conflict(error: &kube::Error) -> bool {
 /// under concurrent controllers, healed by an immediate retry with fresh state, and not worth more
 /// than a debug line ([`CONFLICT_REQUEUE`]).
 pub fn conflict_in_chain(error: &(dyn std::error::Error + 'static)) -> bool {
+    kube_error_in_chain(error, is_conflict)
+}
+
+/// Whether a kube error for which `matches` holds is anywhere in `error`'s source chain.
+pub fn kube_error_in_chain(
+    error: &(dyn std::error::Error + 'static),
+    matches: impl Fn(&kube::Error) -> bool,
+) -> bool {
     let mut current = Some(error);
     while let Some(error) = current {
-        if error.downcast_ref::<kube::Error>().is_some_and(is_conflict) {
+        if error.downcast_ref::<kube::Error>().is_some_and(&matches) {
             return true;
         }
         current = error.source();
