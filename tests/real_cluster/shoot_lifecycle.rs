@@ -116,6 +116,15 @@ fn clusters(seed: &SeedCluster) -> Api<DynamicObject> {
     )
 }
 
+/// The seed's extension objects of `kind` in the Shoot's control-plane namespace.
+fn in_control_plane(seed: &SeedCluster, kind: &str, plural: &str) -> Api<DynamicObject> {
+    Api::namespaced_with(
+        seed.admin.clone(),
+        TECHNICAL_ID,
+        &dynamic("extensions.gardener.cloud", "v1alpha1", kind, plural),
+    )
+}
+
 /// Creates Shoot `real` (on the NamespacedCloudProfile) and waits for its Cluster, which must
 /// carry the merged profile, and its control-plane namespace; returns how long that took.
 async fn shoot_reaches_the_seed(
@@ -164,16 +173,7 @@ async fn extension_state_reaches_the_garden(
     seed: &SeedCluster,
     agent: &[&Daemon],
 ) {
-    let extensions: Api<DynamicObject> = Api::namespaced_with(
-        seed.admin.clone(),
-        TECHNICAL_ID,
-        &dynamic(
-            "extensions.gardener.cloud",
-            "v1alpha1",
-            "Extension",
-            "extensions",
-        ),
-    );
+    let extensions = in_control_plane(seed, "Extension", "extensions");
     extensions
         .patch(
             "small",
@@ -238,16 +238,7 @@ async fn bastion_reaches_the_seed(garden: &kube::Client, seed: &SeedCluster, age
                      "ingress": [{"ipBlock": {"cidr": "192.0.2.0/24"}}]}}),
     )
     .await;
-    let extension_bastions: Api<DynamicObject> = Api::namespaced_with(
-        seed.admin.clone(),
-        TECHNICAL_ID,
-        &dynamic(
-            "extensions.gardener.cloud",
-            "v1alpha1",
-            "Bastion",
-            "bastions",
-        ),
-    );
+    let extension_bastions = in_control_plane(seed, "Bastion", "bastions");
     wait("the extension Bastion", CONVERGE, agent, || async {
         exists(&extension_bastions, BASTION).await
     })
