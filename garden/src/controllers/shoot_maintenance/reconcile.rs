@@ -15,6 +15,7 @@ use seedlet_api::core::{CloudProfile, NamespacedCloudProfile, Shoot};
 use seedlet_api::names::{annotations, shoot_lifecycle};
 use seedlet_runtime::controller::{Reason, Reconciler};
 use seedlet_runtime::events::EventType;
+use seedlet_runtime::status::{self, CONFLICT_ATTEMPTS};
 use serde_json::{Value, json};
 
 use super::run::{self, Outcome, Step};
@@ -63,6 +64,18 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// Whether a guarded write lost to another writer of the Shoot (409 Conflict).
+    fn is_conflict(&self) -> bool {
+        match self {
+            Error::PatchStatus { source, .. } | Error::PatchShoot { source, .. } => {
+                status::is_conflict(source)
+            }
+            _ => false,
+        }
+    }
+}
+
 impl Reason for Error {
     fn reason(&self) -> &'static str {
         match self {
@@ -97,14 +110,42 @@ impl Reconciler for Maintenance {
     }
 }
 
+/// Maintains `shoot`, starting over from a fresh read when a guarded write loses to another writer
+/// (the agent writes a busy Shoot's status many times a minute): a conflict is neither a refusal to
+/// record as `Failed` nor a failure to wait 15 s for, and the whole run is planned again from what
+/// is stored, up to [`CONFLICT_ATTEMPTS`] times; then the 409 goes to the runtime, which requeues.
 async fn maintain(shoot: &Shoot, ctx: &Maintenance) -> Result<Action, Error> {
-    if shoot.metadata.deletion_timestamp.is_some() {
-        return Ok(Action::await_change());
-    }
     let name = shoot.name_any();
     let namespace = shoot
         .namespace()
         .ok_or_else(|| Error::MissingNamespace(name.clone()))?;
+    let shoots: Api<Shoot> = Api::namespaced(ctx.client.clone(), &namespace);
+    let mut fresh = None;
+    let mut attempt = 1;
+    loop {
+        let current = fresh.as_ref().unwrap_or(shoot);
+        match maintain_once(current, ctx, &shoots, &namespace).await {
+            Err(error) if error.is_conflict() && attempt < CONFLICT_ATTEMPTS => {
+                attempt += 1;
+                // A failed read leaves the conflict to the runtime's requeue.
+                fresh = Some(shoots.get(&name).await.map_err(|_| error)?);
+            }
+            outcome => return outcome,
+        }
+    }
+}
+
+/// One maintenance run on `shoot` as read.
+async fn maintain_once(
+    shoot: &Shoot,
+    ctx: &Maintenance,
+    shoots: &Api<Shoot>,
+    namespace: &str,
+) -> Result<Action, Error> {
+    if shoot.metadata.deletion_timestamp.is_some() {
+        return Ok(Action::await_change());
+    }
+    let name = shoot.name_any();
     let key = format!("{namespace}/{name}");
     let now = ctx.clock.now();
     let window = time_window(shoot);
@@ -120,7 +161,7 @@ async fn maintain(shoot: &Shoot, ctx: &Maintenance) -> Result<Action, Error> {
         return Ok(requeue);
     }
     tracing::info!(shoot = %key, requested, "maintaining shoot");
-    let profile = cloud_profile(ctx, shoot, &namespace, &key).await?;
+    let profile = cloud_profile(ctx, shoot, namespace, &key).await?;
     let spec = serde_json::to_value(&shoot.spec).unwrap_or(Value::Null);
     let Plan {
         spec: mut maintained_spec,
@@ -128,8 +169,7 @@ async fn maintain(shoot: &Shoot, ctx: &Maintenance) -> Result<Action, Error> {
         mut texts,
         mut annotations,
     } = plan(shoot, &spec, &profile, now, ctx.disable_nginx_ingress);
-    migrate_binding(ctx, &namespace, &spec, &mut maintained_spec, &mut texts).await;
-    let shoots: Api<Shoot> = Api::namespaced(ctx.client.clone(), &namespace);
+    migrate_binding(ctx, namespace, &spec, &mut maintained_spec, &mut texts).await;
     operation::add_tasks(
         &mut annotations,
         ctx.restart_control_plane,
@@ -146,11 +186,18 @@ async fn maintain(shoot: &Shoot, ctx: &Maintenance) -> Result<Action, Error> {
         dry_run: true,
         ..PatchParams::default()
     };
-    if let Err(refusal) = shoots.patch(&name, &dry_run, &Patch::Merge(&planned)).await {
-        record_refusal(&shoots, shoot, &refusal, now, &key).await?;
-        return Ok(requeue);
+    match shoots.patch(&name, &dry_run, &Patch::Merge(&planned)).await {
+        Ok(_) => {}
+        // The Shoot changed since it was read: not a refusal of the maintained spec.
+        Err(source) if status::is_conflict(&source) => {
+            return Err(Error::PatchShoot { shoot: key, source });
+        }
+        Err(refusal) => {
+            record_refusal(shoots, shoot, &refusal, now, &key).await?;
+            return Ok(requeue);
+        }
     }
-    let resource_version = write_last_maintenance(&shoots, shoot, &steps, &texts, now, &key)
+    let resource_version = write_last_maintenance(shoots, shoot, &steps, &texts, now, &key)
         .await?
         .or_else(|| shoot.resource_version());
     let patch = shoot_patch(
@@ -165,6 +212,9 @@ async fn maintain(shoot: &Shoot, ctx: &Maintenance) -> Result<Action, Error> {
         .await
     {
         let error = Error::PatchShoot { shoot: key, source };
+        if error.is_conflict() {
+            return Err(error);
+        }
         ctx.events
             .publish(
                 shoot,

@@ -289,6 +289,43 @@ async fn the_nginx_gate_disables_an_enabled_nginx_ingress_addon() {
 }
 
 /// `status.lastMaintenance` as JSON (`null` when unset).
+/// The agent writes a busy Shoot's status between the cache's copy and the maintenance writes: the
+/// guarded dry run then loses with a 409, which is no refusal. The run reads the Shoot again and
+/// maintains it; nothing is recorded as `Failed`.
+#[tokio::test]
+async fn a_stale_copy_is_read_again_not_recorded_as_a_refused_maintenance() {
+    let env = Env::start().await;
+    profile(&env).await;
+    let stale = shoot(
+        &env,
+        "busy",
+        json!({"gardener.cloud/operation": "maintain"}),
+    )
+    .await;
+    let progress = json!({"status": {"lastOperation": {
+        "type": "Reconcile", "state": "Processing", "description": "", "progress": 40,
+        "lastUpdateTime": "2025-06-01T21:05:00Z"}}});
+    shoots(&env)
+        .patch_status("busy", &PatchParams::default(), &Patch::Merge(&progress))
+        .await
+        .unwrap();
+
+    ctx(&env).reconcile(stale).await.unwrap();
+    let maintained = shoots(&env).get("busy").await.unwrap();
+    assert_eq!(version(&maintained), Some("1.31.2"));
+    assert_eq!(last_maintenance(&maintained)["state"], "Succeeded");
+    let operation = maintained
+        .status
+        .as_ref()
+        .and_then(|s| s.last_operation.as_ref());
+    assert_eq!(
+        operation.map(|o| o.progress),
+        Some(40),
+        "the other writer's status is kept"
+    );
+    env.shutdown().await;
+}
+
 fn last_maintenance(shoot: &Shoot) -> serde_json::Value {
     let last = shoot
         .status
