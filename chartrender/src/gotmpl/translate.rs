@@ -13,6 +13,9 @@ use std::sync::Arc;
 
 use super::ParseError;
 use super::parser::{Command, Node, Operand, Pipe};
+use emit::{
+    is_plain_name, push_decimal, push_field_chain, push_path, push_string_literal, string_literal,
+};
 
 /// A translated template: minijinja source plus the Go action source for each line (for error messages).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -71,7 +74,7 @@ pub(crate) fn translate(
         texts_prefix: texts,
         texts: Vec::new(),
         name,
-        out: String::new(),
+        out: String::with_capacity(estimated_len(nodes, texts.is_some()).min(MAX_PRESIZED_SOURCE)),
         line: 1,
         scopes: vec![vec![(String::new(), "_d0".to_string())]],
         dot: "_d0".to_string(),
@@ -97,11 +100,50 @@ pub(crate) fn translate(
     })
 }
 
+/// At most this many bytes are reserved up front for a translation.
+const MAX_PRESIZED_SOURCE: usize = 64 * 1024;
+
+/// About how long the translation of `nodes` gets (a little more, rather than less): texts as they are (or a
+/// name when moved out), actions about twice their Go source. Reserved once, the output grew a few times per
+/// template before.
+fn estimated_len(nodes: &[Node], moves_texts: bool) -> usize {
+    nodes
+        .iter()
+        .map(|node| match node {
+            Node::Text { text, .. } if moves_texts && text.len() >= EXTRACT_TEXT_BYTES => 24,
+            Node::Text { text, .. } => text.len() + 8,
+            Node::Action { source, .. } | Node::Template { source, .. } => 2 * source.len() + 8,
+            Node::Branch {
+                source,
+                body,
+                otherwise,
+                ..
+            }
+            | Node::Range {
+                source,
+                body,
+                otherwise,
+                ..
+            } => {
+                2 * source.len()
+                    + 48
+                    + estimated_len(body, moves_texts)
+                    + otherwise
+                        .as_deref()
+                        .map_or(0, |nodes| estimated_len(nodes, moves_texts))
+            }
+            Node::Break { .. } | Node::Continue { .. } => 48,
+        })
+        .sum()
+}
+
 /// The field paths a template reads through `_p<n>` names, and the number of each.
 #[derive(Default)]
 struct Aliases {
     paths: Vec<Vec<String>>,
     numbers: foldhash::HashMap<String, usize>,
+    /// Scratch space for the key of a path in `numbers`.
+    key: String,
 }
 
 struct Translator<'a> {
@@ -600,16 +642,31 @@ impl Translator<'_> {
             && !path.is_empty()
             && path.iter().all(|name| is_plain_name(name))
         {
-            let key = path.join(".");
             let mut aliases = aliases.borrow_mut();
-            let next = aliases.paths.len();
-            let number = *aliases.numbers.entry(key).or_insert(next);
-            if number == next {
-                aliases
-                    .paths
-                    .push(path.iter().map(|name| (*name).to_string()).collect());
+            let Aliases {
+                paths,
+                numbers,
+                key,
+            } = &mut *aliases;
+            // The key is built in a reused buffer and copied only for a new path: most reads repeat a path.
+            key.clear();
+            for (i, name) in path.iter().enumerate() {
+                if i > 0 {
+                    key.push('.');
+                }
+                key.push_str(name);
             }
-            let _ = write!(out, "{ALIAS_PREFIX}{number}");
+            let number = match numbers.get(key.as_str()) {
+                Some(&number) => number,
+                None => {
+                    let number = paths.len();
+                    numbers.insert(key.clone(), number);
+                    paths.push(path.iter().map(|name| (*name).to_string()).collect());
+                    number
+                }
+            };
+            out.push_str(ALIAS_PREFIX);
+            push_decimal(out, number);
             return;
         }
         out.push_str(base);
@@ -709,63 +766,7 @@ fn int_constants<'s>(name: &str, args: &[Operand<'s>]) -> Option<Vec<Operand<'s>
 /// prints nothing), so loops that call no other function still stop.
 const TICK: &str = "{{ f_tick() }}";
 
-/// Appends Go's field chain `path` on the unwrapped value `base` (a declared variable or a parenthesized
-/// pipeline): `f__field(base, "a", "b")`.
-fn push_field_chain(out: &mut String, base: &str, path: &[&str]) {
-    out.push_str("f__field(");
-    out.push_str(base);
-    for name in path {
-        out.push_str(", ");
-        push_string_literal(out, name);
-    }
-    out.push(')');
-}
-
-/// Appends `.a.b` for `path`, using subscripts for names that are not plain ASCII identifiers.
-fn push_path(out: &mut String, path: &[&str]) {
-    for name in path {
-        if is_plain_name(name) {
-            out.push('.');
-            out.push_str(name);
-        } else {
-            out.push('[');
-            push_string_literal(out, name);
-            out.push(']');
-        }
-    }
-}
-
-/// Whether `name` can follow a `.` in minijinja source (an ASCII identifier).
-fn is_plain_name(name: &str) -> bool {
-    name.bytes().all(|b| b == b'_' || b.is_ascii_alphanumeric())
-        && !name.starts_with(|c: char| c.is_ascii_digit())
-}
-
-/// A minijinja string literal for `value` (no raw newlines, so tags stay on one line).
-pub(crate) fn string_literal(value: &str) -> String {
-    let mut out = String::with_capacity(value.len() + 2);
-    push_string_literal(&mut out, value);
-    out
-}
-
-/// Appends the minijinja string literal for `value` to `out`.
-fn push_string_literal(out: &mut String, value: &str) {
-    out.push('"');
-    for c in value.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
+mod emit;
 
 #[cfg(test)]
 mod tests;
