@@ -259,7 +259,15 @@ impl Translator<'_> {
             Node::Action { pipe, line, source } => {
                 self.pad_to(*line);
                 self.actions.push((*line, (*source).to_string()));
-                if pipe.vars.is_empty() {
+                if let ([], [command]) = (pipe.vars.as_slice(), pipe.commands.as_slice()) {
+                    // The common single command is written in place rather than built apart and copied.
+                    let mut out = std::mem::take(&mut self.out);
+                    out.push_str("{{ ");
+                    let written = self.command_into(&mut out, command, None, *line);
+                    out.push_str(" }}");
+                    self.out = out;
+                    written?;
+                } else if pipe.vars.is_empty() {
                     let expr = self.pipe(pipe, *line)?;
                     self.push_all(&["{{ ", &expr, " }}"]);
                 } else {
@@ -520,12 +528,24 @@ impl Translator<'_> {
         piped: Option<String>,
         line: usize,
     ) -> Result<String, ParseError> {
+        let mut out = String::with_capacity(64 + piped.as_ref().map_or(0, String::len));
+        self.command_into(&mut out, command, piped, line)?;
+        Ok(out)
+    }
+
+    /// Appends the expression for one command (with the value piped into it) to `out`.
+    fn command_into(
+        &self,
+        out: &mut String,
+        command: &Command,
+        piped: Option<String>,
+        line: usize,
+    ) -> Result<(), ParseError> {
         let (head, rest) = command
             .args
             .split_first()
             .ok_or_else(|| self.error(line, "empty command"))?;
         let count = rest.len() + usize::from(piped.is_some());
-        let mut out = String::with_capacity(64 + piped.as_ref().map_or(0, String::len));
         if let Operand::Function(name) = head {
             match *name {
                 "and" | "or" => {
@@ -536,7 +556,7 @@ impl Translator<'_> {
                         ));
                     }
                     out.push('(');
-                    self.arguments(&mut out, rest, piped, &format!(" {name} "), line, None)?;
+                    self.arguments(out, rest, piped, &format!(" {name} "), line, None)?;
                     out.push(')');
                 }
                 "not" => {
@@ -547,7 +567,7 @@ impl Translator<'_> {
                         ));
                     }
                     out.push_str("(not ");
-                    self.arguments(&mut out, rest, piped, "", line, None)?;
+                    self.arguments(out, rest, piped, "", line, None)?;
                     out.push(')');
                 }
                 _ => {
@@ -557,23 +577,23 @@ impl Translator<'_> {
                     let maps = crate::funcs::has_map_param(name).then_some(*name);
                     match int_constants(name, rest) {
                         Some(converted) => {
-                            self.arguments(&mut out, &converted, piped, ", ", line, maps)?;
+                            self.arguments(out, &converted, piped, ", ", line, maps)?;
                         }
-                        None => self.arguments(&mut out, rest, piped, ", ", line, maps)?,
+                        None => self.arguments(out, rest, piped, ", ", line, maps)?,
                     }
                     out.push(')');
                 }
             }
-            return Ok(out);
+            return Ok(());
         }
         if matches!(head, Operand::Nil) {
             // Go fails when it executes such a command (not when parsing it).
             out.push_str("f_nil()");
-            return Ok(out);
+            return Ok(());
         }
         if count == 0 {
-            self.operand(&mut out, head, line)?;
-            return Ok(out);
+            self.operand(out, head, line)?;
+            return Ok(());
         }
         // A field with arguments is a method call on its parent (`.Files.Get "x"`, `$caps.APIVersions.Has "v"`).
         let (base, path) = match head {
@@ -591,15 +611,15 @@ impl Translator<'_> {
             return Err(self.error(line, "can't give argument to non-function"));
         };
         match base {
-            Some(base) => self.push_chain(&mut out, base, parents),
-            None => push_path(&mut out, parents),
+            Some(base) => self.push_chain(out, base, parents),
+            None => push_path(out, parents),
         }
         out.push('.');
         out.push_str(method);
         out.push('(');
-        self.arguments(&mut out, rest, piped, ", ", line, None)?;
+        self.arguments(out, rest, piped, ", ", line, None)?;
         out.push(')');
-        Ok(out)
+        Ok(())
     }
 
     /// Writes `args` and then the piped value, separated by `separator`. `maps` names the called function when it
