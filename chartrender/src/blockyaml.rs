@@ -279,12 +279,17 @@ fn scalar(rest: &str) -> Option<Value> {
 
 /// The plain scalar of `rest`: up to a comment, trailing spaces dropped; `None` if it holds a mapping indicator.
 fn plain(rest: &str) -> Option<&str> {
-    let end = rest.find(" #").unwrap_or(rest.len());
+    // Single bytes found with memchr and their neighbour checked: a substring search sets up a searcher per call,
+    // which cost more than the rest of reading the scalar.
+    let bytes = rest.as_bytes();
+    let end = memchr::memchr_iter(b'#', bytes)
+        .find(|&at| at > 0 && bytes[at - 1] == b' ')
+        .map_or(rest.len(), |at| at - 1);
     let text = rest[..end].trim_end_matches(' ');
-    if text.contains(": ") || text.ends_with(':') {
-        return None;
-    }
-    Some(text)
+    let text_bytes = text.as_bytes();
+    let mapping = memchr::memchr_iter(b':', text_bytes)
+        .any(|at| text_bytes.get(at + 1).is_none_or(|&b| b == b' '));
+    (!mapping).then_some(text)
 }
 
 /// The value `serde_yaml` makes of the plain scalar `text` (its untagged scalar rules), or `None` for the integer
@@ -375,6 +380,34 @@ mod tests {
             assert_eq!(parse_yaml11_map(text), None, "{text:?}");
         }
         assert!(parse_yaml11_map("a: x # no\n").is_some());
+    }
+
+    #[test]
+    fn plain_scalars_end_at_a_comment_and_refuse_mapping_indicators() {
+        // The reading with substring searches that `plain` replaces.
+        fn searched(rest: &str) -> Option<&str> {
+            let end = rest.find(" #").unwrap_or(rest.len());
+            let text = rest[..end].trim_end_matches(' ');
+            (!(text.contains(": ") || text.ends_with(':'))).then_some(text)
+        }
+        for rest in [
+            "x",
+            "x # c",
+            "x#y # c",
+            "a: b",
+            "a:b",
+            "a:",
+            "a: # c",
+            "http://x:80/y",
+            "# c",
+            "x  #c #d",
+            "a:b:",
+            "x :",
+            "#",
+            "x #",
+        ] {
+            assert_eq!(plain(rest), searched(rest), "{rest:?}");
+        }
     }
 
     #[test]

@@ -348,7 +348,12 @@ static BLOCK_START: LazyLock<Regex> = LazyLock::new(|| {
 /// Whether [`as_yaml11`] may rewrite `line`: its key and value (not its comment) hold a candidate. A text none of
 /// whose lines may change is its own YAML 1.1 reading.
 pub(crate) fn line_may_change(line: &str) -> bool {
-    let content = before_comment(line);
+    // Without a `#` there is no comment to cut (most lines of a values file).
+    let content = if memchr::memchr(b'#', line.as_bytes()).is_some() {
+        before_comment(line)
+    } else {
+        line
+    };
     !content.trim_start().is_empty() && has_candidate(content)
 }
 
