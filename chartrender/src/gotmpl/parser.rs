@@ -579,26 +579,23 @@ impl<'s> Parser<'_, 's> {
     }
 }
 
-/// `first` (if any) and the names of the fields attached at `pos` (`.a.b` after a term), which are consumed.
-/// Counted before they are collected, so the path is allocated once at its size (no path at all when empty):
-/// growing a vector per field chain was a tenth of parsing a chart's templates.
+/// `first` (if any) and the names of the fields attached at `pos` (`.a.b` after a term), which are consumed;
+/// counted first, so the path is allocated once at its size (growing it was a tenth of parsing a chart).
 fn fields_after<'s>(
     first: Option<&'s str>,
     tokens: &[(Tok<'s>, usize)],
     pos: &mut usize,
 ) -> Vec<&'s str> {
-    let attached = tokens[(*pos).min(tokens.len())..]
+    let attached = tokens[*pos..]
         .iter()
-        .take_while(|(tok, _)| matches!(tok, Tok::Field(_, true)))
-        .count();
-    let mut path = Vec::with_capacity(attached + usize::from(first.is_some()));
+        .take_while(|(tok, _)| matches!(tok, Tok::Field(_, true)));
+    let mut path = Vec::with_capacity(attached.clone().count() + usize::from(first.is_some()));
     path.extend(first);
-    for (tok, _) in &tokens[*pos..*pos + attached] {
-        if let Tok::Field(name, _) = tok {
-            path.push(*name);
-        }
-    }
-    *pos += attached;
+    path.extend(attached.filter_map(|(tok, _)| match tok {
+        Tok::Field(name, _) => Some(*name),
+        _ => None,
+    }));
+    *pos += path.len() - usize::from(first.is_some());
     path
 }
 
