@@ -15,6 +15,21 @@ const MAX_DEPTH: usize = 64;
 
 /// The document as a map, or `None` when it is not in the subset read here (or not a map at all).
 pub(crate) fn parse_map(data: &[u8]) -> Option<Value> {
+    parse_map_where(data, |_| true)
+}
+
+/// [`parse_map`] of a values file's YAML 1.1 reading ([`crate::yaml11::as_yaml11`]), or `None` as there, or when
+/// that reading may differ from the text: when any line is one `as_yaml11` may rewrite. Otherwise `as_yaml11`
+/// leaves the text as it is, and this spares it its two passes over the text (it checks the lines only after a
+/// first pass over the whole text found a candidate, which values files nearly always hold in some comment).
+pub(crate) fn parse_yaml11_map(text: &str) -> Option<Value> {
+    parse_map_where(text.as_bytes(), |line| {
+        !crate::yaml11::line_may_change(line)
+    })
+}
+
+/// [`parse_map`], giving up as well when a line (comments and blank lines included) fails `line_ok`.
+fn parse_map_where(data: &[u8], line_ok: impl Fn(&str) -> bool) -> Option<Value> {
     if !data
         .iter()
         .all(|&b| b == b'\n' || (0x20..0x7f).contains(&b))
@@ -22,8 +37,11 @@ pub(crate) fn parse_map(data: &[u8]) -> Option<Value> {
         return None;
     }
     let text = std::str::from_utf8(data).ok()?;
-    let mut lines = Vec::new();
+    let mut lines = Vec::with_capacity(crate::gotmpl::count_newlines(text) + 1);
     for line in text.split('\n') {
+        if !line_ok(line) {
+            return None;
+        }
         let content = line.trim_start_matches(' ');
         if content.is_empty() || content.starts_with('#') {
             continue;
@@ -185,13 +203,20 @@ fn split_key(content: &str) -> Option<(String, &str)> {
 
 /// A plain key read as the same string by every YAML resolver: a letter or `_` first, then word characters,
 /// `.`, `/`, `-`; none of the null and boolean words.
+///
+/// Of [`resolve_plain`]'s rules only those words apply to such a key: it has no sign, no leading digit and no
+/// leading `.`, so it is no integer, and Rust's float syntax takes a letter first only in `inf`, `infinity` and
+/// `nan`, which [`float`] refuses as not finite. Comparing the words spares resolving (and allocating) every key.
 fn plain_key(key: &str) -> bool {
     let mut bytes = key.bytes();
     bytes
         .next()
         .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
         && bytes.all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/' | b'-'))
-        && resolve_plain(key) == Some(Value::String(key.to_string()))
+        && !matches!(
+            key,
+            "null" | "Null" | "NULL" | "true" | "True" | "TRUE" | "false" | "False" | "FALSE"
+        )
 }
 
 /// A quoted scalar at the start of `text` (no escapes, on one line) and what follows its closing quote.
@@ -254,12 +279,17 @@ fn scalar(rest: &str) -> Option<Value> {
 
 /// The plain scalar of `rest`: up to a comment, trailing spaces dropped; `None` if it holds a mapping indicator.
 fn plain(rest: &str) -> Option<&str> {
-    let end = rest.find(" #").unwrap_or(rest.len());
+    // Single bytes found with memchr and their neighbour checked: a substring search sets up a searcher per call,
+    // which cost more than the rest of reading the scalar.
+    let bytes = rest.as_bytes();
+    let end = memchr::memchr_iter(b'#', bytes)
+        .find(|&at| at > 0 && bytes[at - 1] == b' ')
+        .map_or(rest.len(), |at| at - 1);
     let text = rest[..end].trim_end_matches(' ');
-    if text.contains(": ") || text.ends_with(':') {
-        return None;
-    }
-    Some(text)
+    let text_bytes = text.as_bytes();
+    let mapping = memchr::memchr_iter(b':', text_bytes)
+        .any(|at| text_bytes.get(at + 1).is_none_or(|&b| b == b' '));
+    (!mapping).then_some(text)
 }
 
 /// The value `serde_yaml` makes of the plain scalar `text` (its untagged scalar rules), or `None` for the integer
@@ -338,6 +368,57 @@ mod tests {
             let fast = parse_map(text.as_bytes());
             assert!(fast.is_some(), "not accepted: {text:?}");
             assert_eq!(fast, full(text), "{text:?}");
+        }
+        // Lines YAML 1.1 reads otherwise, in their value or key (not their comment), leave the direct reading.
+        for text in [
+            "a: yes\n",
+            "on: 1\n",
+            "a: 1_000\n",
+            "a: x # it's on\n",
+            "l:\n- n\n",
+        ] {
+            assert_eq!(parse_yaml11_map(text), None, "{text:?}");
+        }
+        assert!(parse_yaml11_map("a: x # no\n").is_some());
+    }
+
+    #[test]
+    fn plain_scalars_end_at_a_comment_and_refuse_mapping_indicators() {
+        // The reading with substring searches that `plain` replaces.
+        fn searched(rest: &str) -> Option<&str> {
+            let end = rest.find(" #").unwrap_or(rest.len());
+            let text = rest[..end].trim_end_matches(' ');
+            (!(text.contains(": ") || text.ends_with(':'))).then_some(text)
+        }
+        for rest in [
+            "x",
+            "x # c",
+            "x#y # c",
+            "a: b",
+            "a:b",
+            "a:",
+            "a: # c",
+            "http://x:80/y",
+            "# c",
+            "x  #c #d",
+            "a:b:",
+            "x :",
+            "#",
+            "x #",
+        ] {
+            assert_eq!(plain(rest), searched(rest), "{rest:?}");
+        }
+    }
+
+    #[test]
+    fn plain_keys_are_those_resolved_as_their_own_text() {
+        for key in [
+            "a", "image", "_x", "e5", "E", "inf", "Inf", "infinity", "INFINITY", "nan", "NaN",
+            "null", "Null", "NULL", "nULL", "true", "True", "TRUE", "tRUE", "false", "False",
+            "FALSE", "yes", "on", "a.b/c-d", "x1_0",
+        ] {
+            let resolved = resolve_plain(key) == Some(Value::String(key.to_string()));
+            assert_eq!(plain_key(key), resolved, "{key:?}");
         }
     }
 
@@ -426,8 +507,12 @@ mod tests {
         // use.
         let files = corpus();
         let mut accepted = 0;
-        for (name, text) in &files {
-            let text = crate::yaml11::as_yaml11(text);
+        for (name, original) in &files {
+            let text = crate::yaml11::as_yaml11(original);
+            // Read without the rewrite only where the rewrite changes nothing.
+            if let Some(direct) = parse_yaml11_map(original) {
+                assert_eq!(Some(direct), parse_map(text.as_bytes()), "{name}");
+            }
             if let Some(fast) = parse_map(text.as_bytes()) {
                 accepted += 1;
                 assert_eq!(Some(fast), full(&text), "{name}");

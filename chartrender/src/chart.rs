@@ -317,7 +317,10 @@ impl Chart {
             metadata.dependencies = parsed.dependencies;
         }
         let values = match values {
-            Some(data) => parsed_values(data, budget)?,
+            Some(data) => {
+                let has_subcharts = !(sub_dirs.is_empty() && sub_archives.is_empty());
+                parsed_values(data, has_subcharts, budget)?
+            }
             None => serde_json::Value::Object(serde_json::Map::new()),
         };
         let schema = schema
@@ -379,7 +382,14 @@ fn subchart_digest(parent: &str, name: &str) -> String {
 }
 
 /// `values.yaml` parsed, or the copy of an identical file parsed earlier in the same load.
-fn parsed_values(data: Vec<u8>, budget: &mut Budget) -> Result<serde_json::Value, ChartError> {
+/// A chart's parsed `values.yaml`, from the load's earlier parse of the same text if there was one. A parse is
+/// kept for later charts of the load (a copy of the values and the text) only where there may be some: the chart
+/// has subcharts, or is one (the load already kept values). The usual lone chart keeps nothing.
+fn parsed_values(
+    data: Vec<u8>,
+    has_subcharts: bool,
+    budget: &mut Budget,
+) -> Result<serde_json::Value, ChartError> {
     if let Some((_, values)) = budget.parsed_values.iter().find(|(seen, _)| *seen == data) {
         return Ok(values.clone());
     }
@@ -393,7 +403,9 @@ fn parsed_values(data: Vec<u8>, budget: &mut Budget) -> Result<serde_json::Value
             message,
         },
     })?;
-    budget.parsed_values.push((data, values.clone()));
+    if has_subcharts || !budget.parsed_values.is_empty() {
+        budget.parsed_values.push((data, values.clone()));
+    }
     Ok(values)
 }
 
@@ -433,7 +445,13 @@ pub(crate) fn from_yaml<T: serde::de::DeserializeOwned>(
 /// Parses a values file: a map, with YAML 1.1 booleans read as Helm's parser reads them ([`crate::yaml11`]) and
 /// the keys Helm refuses refused ([`crate::values_yaml`]).
 pub(crate) fn parse_values_map(data: &[u8]) -> Result<serde_json::Value, ValuesYamlError> {
-    let text = std::str::from_utf8(data).map(crate::yaml11::as_yaml11);
+    let text = std::str::from_utf8(data);
+    if let Ok(text) = text
+        && let Some(map) = crate::blockyaml::parse_yaml11_map(text)
+    {
+        return Ok(map);
+    }
+    let text = text.map(crate::yaml11::as_yaml11);
     let data = match &text {
         Ok(text) => text.as_bytes(),
         Err(_) => data,
@@ -540,14 +558,18 @@ mod tests {
     fn identical_values_files_are_parsed_once_per_load() {
         let mut budget = Budget::new(Limits::default());
         let text = b"a: yes\nb: [1, 2]\n".to_vec();
-        let first = parsed_values(text.clone(), &mut budget).unwrap();
-        let second = parsed_values(text, &mut budget).unwrap();
-        let other = parsed_values(b"a: no\n".to_vec(), &mut budget).unwrap();
+        let first = parsed_values(text.clone(), true, &mut budget).unwrap();
+        let second = parsed_values(text, false, &mut budget).unwrap();
+        let other = parsed_values(b"a: no\n".to_vec(), false, &mut budget).unwrap();
         assert_eq!(first, serde_json::json!({"a": true, "b": [1, 2]}));
         assert_eq!(second, first);
         assert_eq!(other, serde_json::json!({"a": false}));
         assert_eq!(budget.parsed_values.len(), 2);
-        assert!(parsed_values(b"- 1\n".to_vec(), &mut budget).is_err());
+        assert!(parsed_values(b"- 1\n".to_vec(), false, &mut budget).is_err());
+        // A lone chart's values are not kept.
+        let mut alone = Budget::new(Limits::default());
+        parsed_values(b"a: 1\n".to_vec(), false, &mut alone).unwrap();
+        assert!(alone.parsed_values.is_empty());
     }
 
     #[test]

@@ -183,8 +183,8 @@ impl Budget {
     }
 }
 
-/// At most this much is reserved up front for a file, whatever size its header claims.
-const MAX_PREALLOCATED_BYTES: u64 = 1024 * 1024;
+/// The UTF-8 byte order mark, dropped from the start of a file.
+const BOM: &[u8] = &[0xEF, 0xBB, 0xBF];
 
 /// At most this much is reserved up front for the inflated archive, whatever size its gzip trailer claims.
 const MAX_PREALLOCATED_ARCHIVE_BYTES: u64 = 8 * 1024 * 1024;
@@ -192,6 +192,66 @@ const MAX_PREALLOCATED_ARCHIVE_BYTES: u64 = 8 * 1024 * 1024;
 /// Inflates a gzip stream (its first member, as Helm's loader reads it) into one buffer, failing once more than
 /// `limit` bytes come out.
 fn inflate(bytes: &[u8], limit: u64) -> Result<Vec<u8>, LoadError> {
+    // The gzip trailer's size field (the inflated size modulo 2^32; not trusted, so bounded) saves growing the
+    // buffer step by step.
+    let claimed = bytes
+        .last_chunk::<4>()
+        .map_or(0, |size| u64::from(u32::from_le_bytes(*size)));
+    let reserve =
+        usize::try_from(claimed.min(limit).min(MAX_PREALLOCATED_ARCHIVE_BYTES)).unwrap_or(0);
+    if let Some(inflated) = inflate_in_one_call(bytes, reserve) {
+        return Ok(inflated);
+    }
+    inflate_streaming(bytes, limit, reserve)
+}
+
+/// The common case of [`inflate`] in one call of the inflater into a buffer of the size the trailer claims: no
+/// zero-filled buffer, no copies through the decoder's window, no gzip state machine. `None` for anything but a
+/// plain well-formed first member that fits `capacity` (header CRC, an inflater error, a short or lying trailer,
+/// a larger stream): [`inflate_streaming`] then reads it all again and reports exactly what it always reported.
+/// What comes out here is what the streaming decoder gives for the same member, which it verifies the same way.
+fn inflate_in_one_call(bytes: &[u8], capacity: usize) -> Option<Vec<u8>> {
+    const FEXTRA: u8 = 1 << 2;
+    const FNAME: u8 = 1 << 3;
+    const FCOMMENT: u8 = 1 << 4;
+    let header = bytes.get(..10)?;
+    // Magic, deflate, and no flags but the extra field, name and comment (Helm writes the first and the last).
+    if header[..3] != [0x1f, 0x8b, 8]
+        || header[3] & !(FEXTRA | FNAME | FCOMMENT) != 0
+        || capacity == 0
+    {
+        return None;
+    }
+    let flags = header[3];
+    let mut at = 10;
+    if flags & FEXTRA != 0 {
+        let xlen = bytes.get(at..at + 2)?;
+        at += 2 + usize::from(u16::from_le_bytes([xlen[0], xlen[1]]));
+    }
+    for flag in [FNAME, FCOMMENT] {
+        if flags & flag != 0 {
+            at += memchr::memchr(0, bytes.get(at..)?)? + 1;
+        }
+    }
+    let body = bytes.get(at..)?;
+    let mut inflater = flate2::Decompress::new(false);
+    let mut inflated = Vec::with_capacity(capacity);
+    let status = inflater
+        .decompress_vec(body, &mut inflated, flate2::FlushDecompress::Finish)
+        .ok()?;
+    if status != flate2::Status::StreamEnd {
+        return None;
+    }
+    let end = usize::try_from(inflater.total_in()).ok()?;
+    let trailer = body.get(end..end.checked_add(8)?)?;
+    let mut crc = flate2::Crc::new();
+    crc.update(&inflated);
+    let (sum, amount) = trailer.split_at(4);
+    (sum == crc.sum().to_le_bytes() && amount == crc.amount().to_le_bytes()).then_some(inflated)
+}
+
+/// [`inflate`] through the streaming gzip decoder, which bounds the output and names every fault.
+fn inflate_streaming(bytes: &[u8], limit: u64, reserve: usize) -> Result<Vec<u8>, LoadError> {
     let fault = Cell::new(Fault::None);
     // The archive is in memory already: the `bufread` decoder inflates straight from it, where the `read` one
     // copies it through a zeroed 32 KiB buffer of its own first.
@@ -200,13 +260,7 @@ fn inflate(bytes: &[u8], limit: u64) -> Result<Vec<u8>, LoadError> {
         remaining: limit.saturating_add(1),
         fault: &fault,
     };
-    // The gzip trailer's size field (the inflated size modulo 2^32; not trusted, so bounded) saves growing the
-    // buffer step by step.
-    let claimed = bytes
-        .last_chunk::<4>()
-        .map_or(0, |size| u64::from(u32::from_le_bytes(*size)));
-    let reserve = claimed.min(limit).min(MAX_PREALLOCATED_ARCHIVE_BYTES);
-    let mut inflated = Vec::with_capacity(usize::try_from(reserve).unwrap_or(0));
+    let mut inflated = Vec::with_capacity(reserve);
     decoder
         .read_to_end(&mut inflated)
         .map_err(|source| classify_io(source, &fault, limit))?;
@@ -230,7 +284,7 @@ pub(crate) fn unpack_archive(
     let mut files = Vec::new();
     for entry in entries {
         budget.entry()?;
-        let mut entry = entry.map_err(tar_error)?;
+        let entry = entry.map_err(tar_error)?;
         let raw_path = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
         let kind = entry.header().entry_type();
         match kind {
@@ -256,28 +310,27 @@ pub(crate) fn unpack_archive(
             continue;
         };
         let max_file = budget.limits.max_file_bytes;
-        // The header's size (bounded: the header is not trusted) saves growing the vector step by step.
-        let expected = entry
-            .header()
-            .size()
-            .unwrap_or(0)
-            .min(max_file)
-            .min(MAX_PREALLOCATED_BYTES);
-        let mut data = Vec::with_capacity(usize::try_from(expected).unwrap_or(0));
-        (&mut entry)
-            .take(max_file.saturating_add(1))
-            .read_to_end(&mut data)
-            .map_err(tar_error)?;
-        if data.len() as u64 > max_file {
+        // A regular entry's data is the `size` bytes at its file position (sparse entries were refused above), cut
+        // short where the archive ends as reading the entry would be: copied straight out of the inflated archive,
+        // where reading it zero-filled the new vector first and copied it through the tar reader in pieces. The
+        // reader seeks over the data to the next header as it does over a directory's.
+        let start = usize::try_from(entry.raw_file_position())
+            .unwrap_or(usize::MAX)
+            .min(inflated.len());
+        let available = (inflated.len() - start) as u64;
+        let len = entry.size().min(available);
+        if len > max_file {
             return Err(LoadError::FileTooLarge {
                 path: relative,
                 limit: max_file,
             });
         }
-        budget.bytes(data.len() as u64)?;
+        budget.bytes(len)?;
+        // `len` is at most what is left of the in-memory archive, so it fits a `usize`.
+        let data = &inflated[start..start + len as usize];
         files.push(ChartFile {
             name: inside.to_string(),
-            data: strip_bom(data),
+            data: data.strip_prefix(BOM).unwrap_or(data).to_vec(),
         });
     }
     Ok(files)
@@ -392,7 +445,7 @@ fn has_drive_prefix(path: &str) -> bool {
 }
 
 fn strip_bom(mut data: Vec<u8>) -> Vec<u8> {
-    if data.starts_with(&[0xEF, 0xBB, 0xBF]) {
+    if data.starts_with(BOM) {
         data.drain(..3);
     }
     data

@@ -2,8 +2,9 @@
 //! translation helper: the templates the helper translated are compiled there while the calling thread still
 //! translates its own files, so the caller compiles only its own when a render first reaches them.
 
-use std::collections::HashMap;
 use std::collections::hash_map::Entry;
+
+use foldhash::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -34,7 +35,10 @@ pub(crate) fn translate_chart(
     let mut env = base.clone();
     template::register(&mut env, Arc::clone(&table));
     let early = Arc::new(EarlyCompiler::new(env, Arc::clone(&table)));
-    let mut sources: HashMap<String, String> = HashMap::new();
+    // Hashed with foldhash and sized for the files (defines come on top): a template name is no attacker's key
+    // to a chart that runs its own templates anyway, and SipHash and regrowing were most of this table's cost.
+    let mut sources: HashMap<String, String> =
+        HashMap::with_capacity_and_hasher(2 * templates.len(), Default::default());
     // Names defined more than once (the body of a file counts as a definition of its path).
     let mut overridden = Vec::new();
     let mut define = |name: String, source: String| match sources.entry(name) {
@@ -237,7 +241,7 @@ mod tests {
                 sources.offer(name, "early");
             }
             let overridden: Vec<String> = overridden.iter().map(|s| s.to_string()).collect();
-            let final_table = HashMap::from([("a".to_string(), "final".to_string())]);
+            let final_table = HashMap::from_iter([("a".to_string(), "final".to_string())]);
             assert_eq!(sources.seal(final_table, &overridden), want, "case {i}");
             assert_eq!(sources.get("a").as_deref(), Some("final"), "case {i}");
             assert_eq!(sources.get("b"), None, "case {i}");
@@ -247,11 +251,11 @@ mod tests {
     #[test]
     fn a_sealed_table_ignores_late_offers() {
         let sources = Sources::default();
-        sources.seal(HashMap::from([("a".into(), "final".into())]), &[]);
+        sources.seal(HashMap::from_iter([("a".into(), "final".into())]), &[]);
         sources.offer("a", "late");
         sources.offer("b", "late");
         assert_eq!(sources.get("a").as_deref(), Some("final"));
         assert_eq!(sources.get("b"), None);
-        assert!(!sources.seal(HashMap::new(), &["a".to_string()]));
+        assert!(!sources.seal(HashMap::default(), &["a".to_string()]));
     }
 }

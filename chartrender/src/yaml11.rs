@@ -345,6 +345,18 @@ static BLOCK_START: LazyLock<Regex> = LazyLock::new(|| {
         .unwrap_or_else(|e| unreachable!("fixed pattern: {e}"))
 });
 
+/// Whether [`as_yaml11`] may rewrite `line`: its key and value (not its comment) hold a candidate. A text none of
+/// whose lines may change is its own YAML 1.1 reading.
+pub(crate) fn line_may_change(line: &str) -> bool {
+    // Without a `#` there is no comment to cut (most lines of a values file).
+    let content = if memchr::memchr(b'#', line.as_bytes()).is_some() {
+        before_comment(line)
+    } else {
+        line
+    };
+    !content.trim_start().is_empty() && has_candidate(content)
+}
+
 /// `text` with YAML 1.1 boolean keys written as `"true"`/`"false"`, boolean values as `true`/`false`, and numbers
 /// go-yaml v2 reads unlike YAML 1.2 in their YAML 1.2 spelling (`1_000` → `1000`, `017` → `15`).
 pub(crate) fn as_yaml11(text: &str) -> Cow<'_, str> {
@@ -357,10 +369,7 @@ pub(crate) fn as_yaml11(text: &str) -> Cow<'_, str> {
     // Comments after a value are left out too (dns-service's values file names a `set_dependency_…` script after an
     // image tag): a line is rewritten only in its key and value, never in its comment.
     if !(has_candidate(text) || text.lines().any(may_have_numeric_key))
-        || !text.lines().any(|line| {
-            let content = before_comment(line);
-            !content.trim_start().is_empty() && has_candidate(content)
-        })
+        || !text.lines().any(line_may_change)
     {
         return Cow::Borrowed(text);
     }

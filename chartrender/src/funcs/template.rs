@@ -598,19 +598,50 @@ pub(crate) const NO_VALUE: &str = "<no value>";
 
 /// Removes [`NO_VALUE`] as Helm does after rendering a file.
 pub(crate) fn strip_no_value(text: String) -> String {
-    // `<` is rare in rendered manifests: finding it (memchr) first is cheaper than a substring search.
+    // `<` is rare in rendered manifests: finding it (memchr) is cheaper than a substring search, for the check and
+    // for the removal (`str::replace` searched the whole file again with a general substring searcher). The
+    // marker starts with its only `<`, so its occurrences never overlap and are those `str::replace` removes.
     let bytes = text.as_bytes();
-    if memchr::memchr_iter(b'<', bytes).any(|at| bytes[at..].starts_with(NO_VALUE.as_bytes())) {
-        text.replace(NO_VALUE, "")
-    } else {
-        text
+    let is_marker = |at: usize| bytes[at..].starts_with(NO_VALUE.as_bytes());
+    let Some(first) = memchr::memchr_iter(b'<', bytes).find(|&at| is_marker(at)) else {
+        return text;
+    };
+    let mut out = String::with_capacity(text.len() - NO_VALUE.len());
+    out.push_str(&text[..first]);
+    let after_first = first + NO_VALUE.len();
+    let mut kept_from = after_first;
+    for at in memchr::memchr_iter(b'<', &bytes[after_first..]).map(|at| at + after_first) {
+        if is_marker(at) {
+            out.push_str(&text[kept_from..at]);
+            kept_from = at + NO_VALUE.len();
+        }
     }
+    out.push_str(&text[kept_from..]);
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::describe::message;
     use super::*;
+
+    #[test]
+    fn strip_no_value_removes_every_marker_as_replace_does() {
+        for text in [
+            "",
+            "plain",
+            "<no value>",
+            "a: <no value>\nb: <<no value>>\nc: <no valu\n",
+            "<no value><no value>x<no value",
+            "é <no value> ü <",
+        ] {
+            assert_eq!(
+                strip_no_value(text.to_string()),
+                text.replace(NO_VALUE, ""),
+                "{text:?}"
+            );
+        }
+    }
 
     #[test]
     fn required_fails_on_nil_and_empty_strings_only() {

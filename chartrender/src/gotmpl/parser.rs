@@ -511,12 +511,10 @@ impl<'s> Parser<'_, 's> {
         let term = match tok {
             Tok::Dot => Operand::Field(Vec::new()),
             Tok::Field(name, _) => {
-                let mut path = vec![*name];
-                path.extend(fields(tokens, pos));
-                return Ok(Operand::Field(path));
+                return Ok(Operand::Field(fields_after(Some(*name), tokens, pos)));
             }
             Tok::Variable(name) => {
-                let path = fields(tokens, pos);
+                let path = fields_after(None, tokens, pos);
                 return Ok(Operand::Variable(name, path));
             }
             Tok::LeftParen => {
@@ -525,7 +523,7 @@ impl<'s> Parser<'_, 's> {
                     Some((Tok::RightParen, _)) => *pos += 1,
                     _ => return Err(self.error(line, "unclosed left paren")),
                 }
-                let path = fields(tokens, pos);
+                let path = fields_after(None, tokens, pos);
                 return Ok(Operand::Chain(
                     Box::new(Pipe {
                         vars: Vec::new(),
@@ -541,7 +539,7 @@ impl<'s> Parser<'_, 's> {
                 "nil" => Operand::Nil,
                 // A function followed by fields (`list.a`) is a chain on its result, as Go parses it.
                 name if (self.is_function)(name) => {
-                    let path = fields(tokens, pos);
+                    let path = fields_after(None, tokens, pos);
                     if path.is_empty() {
                         Operand::Function(name)
                     } else {
@@ -581,12 +579,23 @@ impl<'s> Parser<'_, 's> {
     }
 }
 
-fn fields<'s>(tokens: &[(Tok<'s>, usize)], pos: &mut usize) -> Vec<&'s str> {
-    let mut path = Vec::new();
-    while let Some((Tok::Field(name, true), _)) = tokens.get(*pos) {
-        path.push(*name);
-        *pos += 1;
-    }
+/// `first` (if any) and the names of the fields attached at `pos` (`.a.b` after a term), which are consumed;
+/// counted first, so the path is allocated once at its size (growing it was a tenth of parsing a chart).
+fn fields_after<'s>(
+    first: Option<&'s str>,
+    tokens: &[(Tok<'s>, usize)],
+    pos: &mut usize,
+) -> Vec<&'s str> {
+    let attached = tokens[*pos..]
+        .iter()
+        .take_while(|(tok, _)| matches!(tok, Tok::Field(_, true)));
+    let mut path = Vec::with_capacity(attached.clone().count() + usize::from(first.is_some()));
+    path.extend(first);
+    path.extend(attached.filter_map(|(tok, _)| match tok {
+        Tok::Field(name, _) => Some(*name),
+        _ => None,
+    }));
+    *pos += path.len() - usize::from(first.is_some());
     path
 }
 

@@ -13,6 +13,9 @@ use std::sync::Arc;
 
 use super::ParseError;
 use super::parser::{Command, Node, Operand, Pipe};
+use emit::{
+    is_plain_name, push_decimal, push_field_chain, push_path, push_string_literal, string_literal,
+};
 
 /// A translated template: minijinja source plus the Go action source for each line (for error messages).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -71,7 +74,7 @@ pub(crate) fn translate(
         texts_prefix: texts,
         texts: Vec::new(),
         name,
-        out: String::new(),
+        out: String::with_capacity(estimated_len(nodes, texts.is_some()).min(MAX_PRESIZED_SOURCE)),
         line: 1,
         scopes: vec![vec![(String::new(), "_d0".to_string())]],
         dot: "_d0".to_string(),
@@ -97,11 +100,50 @@ pub(crate) fn translate(
     })
 }
 
+/// At most this many bytes are reserved up front for a translation.
+const MAX_PRESIZED_SOURCE: usize = 64 * 1024;
+
+/// About how long the translation of `nodes` gets (a little more, rather than less): texts as they are (or a
+/// name when moved out), actions about twice their Go source. Reserved once, the output grew a few times per
+/// template before.
+fn estimated_len(nodes: &[Node], moves_texts: bool) -> usize {
+    nodes
+        .iter()
+        .map(|node| match node {
+            Node::Text { text, .. } if moves_texts && text.len() >= EXTRACT_TEXT_BYTES => 24,
+            Node::Text { text, .. } => text.len() + 8,
+            Node::Action { source, .. } | Node::Template { source, .. } => 2 * source.len() + 8,
+            Node::Branch {
+                source,
+                body,
+                otherwise,
+                ..
+            }
+            | Node::Range {
+                source,
+                body,
+                otherwise,
+                ..
+            } => {
+                2 * source.len()
+                    + 48
+                    + estimated_len(body, moves_texts)
+                    + otherwise
+                        .as_deref()
+                        .map_or(0, |nodes| estimated_len(nodes, moves_texts))
+            }
+            Node::Break { .. } | Node::Continue { .. } => 48,
+        })
+        .sum()
+}
+
 /// The field paths a template reads through `_p<n>` names, and the number of each.
 #[derive(Default)]
 struct Aliases {
     paths: Vec<Vec<String>>,
     numbers: foldhash::HashMap<String, usize>,
+    /// Scratch space for the key of a path in `numbers`.
+    key: String,
 }
 
 struct Translator<'a> {
@@ -217,7 +259,15 @@ impl Translator<'_> {
             Node::Action { pipe, line, source } => {
                 self.pad_to(*line);
                 self.actions.push((*line, (*source).to_string()));
-                if pipe.vars.is_empty() {
+                if let ([], [command]) = (pipe.vars.as_slice(), pipe.commands.as_slice()) {
+                    // The common single command is written in place rather than built apart and copied.
+                    let mut out = std::mem::take(&mut self.out);
+                    out.push_str("{{ ");
+                    let written = self.command_into(&mut out, command, None, *line);
+                    out.push_str(" }}");
+                    self.out = out;
+                    written?;
+                } else if pipe.vars.is_empty() {
                     let expr = self.pipe(pipe, *line)?;
                     self.push_all(&["{{ ", &expr, " }}"]);
                 } else {
@@ -478,12 +528,24 @@ impl Translator<'_> {
         piped: Option<String>,
         line: usize,
     ) -> Result<String, ParseError> {
+        let mut out = String::with_capacity(64 + piped.as_ref().map_or(0, String::len));
+        self.command_into(&mut out, command, piped, line)?;
+        Ok(out)
+    }
+
+    /// Appends the expression for one command (with the value piped into it) to `out`.
+    fn command_into(
+        &self,
+        out: &mut String,
+        command: &Command,
+        piped: Option<String>,
+        line: usize,
+    ) -> Result<(), ParseError> {
         let (head, rest) = command
             .args
             .split_first()
             .ok_or_else(|| self.error(line, "empty command"))?;
         let count = rest.len() + usize::from(piped.is_some());
-        let mut out = String::with_capacity(64 + piped.as_ref().map_or(0, String::len));
         if let Operand::Function(name) = head {
             match *name {
                 "and" | "or" => {
@@ -494,7 +556,7 @@ impl Translator<'_> {
                         ));
                     }
                     out.push('(');
-                    self.arguments(&mut out, rest, piped, &format!(" {name} "), line, None)?;
+                    self.arguments(out, rest, piped, &format!(" {name} "), line, None)?;
                     out.push(')');
                 }
                 "not" => {
@@ -505,7 +567,7 @@ impl Translator<'_> {
                         ));
                     }
                     out.push_str("(not ");
-                    self.arguments(&mut out, rest, piped, "", line, None)?;
+                    self.arguments(out, rest, piped, "", line, None)?;
                     out.push(')');
                 }
                 _ => {
@@ -515,23 +577,23 @@ impl Translator<'_> {
                     let maps = crate::funcs::has_map_param(name).then_some(*name);
                     match int_constants(name, rest) {
                         Some(converted) => {
-                            self.arguments(&mut out, &converted, piped, ", ", line, maps)?;
+                            self.arguments(out, &converted, piped, ", ", line, maps)?;
                         }
-                        None => self.arguments(&mut out, rest, piped, ", ", line, maps)?,
+                        None => self.arguments(out, rest, piped, ", ", line, maps)?,
                     }
                     out.push(')');
                 }
             }
-            return Ok(out);
+            return Ok(());
         }
         if matches!(head, Operand::Nil) {
             // Go fails when it executes such a command (not when parsing it).
             out.push_str("f_nil()");
-            return Ok(out);
+            return Ok(());
         }
         if count == 0 {
-            self.operand(&mut out, head, line)?;
-            return Ok(out);
+            self.operand(out, head, line)?;
+            return Ok(());
         }
         // A field with arguments is a method call on its parent (`.Files.Get "x"`, `$caps.APIVersions.Has "v"`).
         let (base, path) = match head {
@@ -549,15 +611,15 @@ impl Translator<'_> {
             return Err(self.error(line, "can't give argument to non-function"));
         };
         match base {
-            Some(base) => self.push_chain(&mut out, base, parents),
-            None => push_path(&mut out, parents),
+            Some(base) => self.push_chain(out, base, parents),
+            None => push_path(out, parents),
         }
         out.push('.');
         out.push_str(method);
         out.push('(');
-        self.arguments(&mut out, rest, piped, ", ", line, None)?;
+        self.arguments(out, rest, piped, ", ", line, None)?;
         out.push(')');
-        Ok(out)
+        Ok(())
     }
 
     /// Writes `args` and then the piped value, separated by `separator`. `maps` names the called function when it
@@ -600,16 +662,31 @@ impl Translator<'_> {
             && !path.is_empty()
             && path.iter().all(|name| is_plain_name(name))
         {
-            let key = path.join(".");
             let mut aliases = aliases.borrow_mut();
-            let next = aliases.paths.len();
-            let number = *aliases.numbers.entry(key).or_insert(next);
-            if number == next {
-                aliases
-                    .paths
-                    .push(path.iter().map(|name| (*name).to_string()).collect());
+            let Aliases {
+                paths,
+                numbers,
+                key,
+            } = &mut *aliases;
+            // The key is built in a reused buffer and copied only for a new path: most reads repeat a path.
+            key.clear();
+            for (i, name) in path.iter().enumerate() {
+                if i > 0 {
+                    key.push('.');
+                }
+                key.push_str(name);
             }
-            let _ = write!(out, "{ALIAS_PREFIX}{number}");
+            let number = match numbers.get(key.as_str()) {
+                Some(&number) => number,
+                None => {
+                    let number = paths.len();
+                    numbers.insert(key.clone(), number);
+                    paths.push(path.iter().map(|name| (*name).to_string()).collect());
+                    number
+                }
+            };
+            out.push_str(ALIAS_PREFIX);
+            push_decimal(out, number);
             return;
         }
         out.push_str(base);
@@ -709,63 +786,7 @@ fn int_constants<'s>(name: &str, args: &[Operand<'s>]) -> Option<Vec<Operand<'s>
 /// prints nothing), so loops that call no other function still stop.
 const TICK: &str = "{{ f_tick() }}";
 
-/// Appends Go's field chain `path` on the unwrapped value `base` (a declared variable or a parenthesized
-/// pipeline): `f__field(base, "a", "b")`.
-fn push_field_chain(out: &mut String, base: &str, path: &[&str]) {
-    out.push_str("f__field(");
-    out.push_str(base);
-    for name in path {
-        out.push_str(", ");
-        push_string_literal(out, name);
-    }
-    out.push(')');
-}
-
-/// Appends `.a.b` for `path`, using subscripts for names that are not plain ASCII identifiers.
-fn push_path(out: &mut String, path: &[&str]) {
-    for name in path {
-        if is_plain_name(name) {
-            out.push('.');
-            out.push_str(name);
-        } else {
-            out.push('[');
-            push_string_literal(out, name);
-            out.push(']');
-        }
-    }
-}
-
-/// Whether `name` can follow a `.` in minijinja source (an ASCII identifier).
-fn is_plain_name(name: &str) -> bool {
-    name.bytes().all(|b| b == b'_' || b.is_ascii_alphanumeric())
-        && !name.starts_with(|c: char| c.is_ascii_digit())
-}
-
-/// A minijinja string literal for `value` (no raw newlines, so tags stay on one line).
-pub(crate) fn string_literal(value: &str) -> String {
-    let mut out = String::with_capacity(value.len() + 2);
-    push_string_literal(&mut out, value);
-    out
-}
-
-/// Appends the minijinja string literal for `value` to `out`.
-fn push_string_literal(out: &mut String, value: &str) {
-    out.push('"');
-    for c in value.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
+mod emit;
 
 #[cfg(test)]
 mod tests;
