@@ -379,10 +379,12 @@ fn skip_quoted(bytes: &[u8], start: usize) -> usize {
     bytes.len()
 }
 
-/// Length of the identifier-like word at the start of `text` (letters, digits, `_`, `.`, `$`).
+/// Length of the identifier-like word at the start of `text` (letters, digits, `_`, `.`, `$`). Every byte of a
+/// non-ASCII character counts, as in Go's identifiers (and the template lexer's): a word then always ends on a
+/// character boundary, and a scan that steps over it never lands inside a character.
 fn word_len(text: &str) -> usize {
     text.bytes()
-        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'$'))
+        .take_while(|&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'$') || b >= 0x80)
         .count()
 }
 
@@ -483,6 +485,19 @@ pub(crate) fn action_columns(text: &str, actions: &[(usize, String)]) -> Vec<Opt
 
 #[cfg(test)]
 mod tests {
+    /// Found by `tests/fuzz_bounds.rs` (`{{.\u{113c2}N}}` in a failing template): a word with a character outside
+    /// ASCII made the scan slice inside the character and panic while it located the failing action.
+    #[test]
+    fn command_starts_step_over_characters_outside_ascii() {
+        for (action, want) in [
+            ("{{.\u{113c2}N}}", vec![2]),
+            ("{{ include\u{e9} . }}", vec![3]),
+            ("{{ f \"\u{e9}\" | g\u{113c2} }}", vec![3, 12]),
+        ] {
+            assert_eq!(super::command_starts(action), want, "{action}");
+        }
+    }
+
     use super::*;
 
     #[test]
