@@ -48,35 +48,28 @@ where
 
 /// Like [`ensure`], but a lost race (409: another writer changed the object since it was read —
 /// often only its status, as the care controllers of a new object do) is retried in place with a
-/// fresh read, up to [`crate::status::CONFLICT_ATTEMPTS`] writes, as client-go's
-/// `RetryOnConflict` does: the caller's reconcile goes on instead of waiting for a requeue.
+/// fresh read ([`crate::status::retry_on_fresh_copy`]): the caller's reconcile goes on instead of
+/// waiting for a requeue.
 ///
 /// # Errors
-/// The API error of the patch or the read; 409 when the race was lost on every attempt.
+/// The API error of the patch; 409 when the race was lost on every attempt or the fresh read
+/// failed.
 pub async fn ensure_retrying<K>(
     api: &Api<K>,
     object: &K,
     finalizer: &str,
 ) -> Result<bool, kube::Error>
 where
-    K: Resource + Clone + DeserializeOwned + Debug,
+    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync,
 {
-    let mut fresh: Option<K> = None;
-    let mut attempt = 1;
-    loop {
-        let current = fresh.as_ref().unwrap_or(object);
-        match ensured(api, current, finalizer).await {
-            Ok(written) => return Ok(written.is_some()),
-            Err(error)
-                if crate::status::is_conflict(&error)
-                    && attempt < crate::status::CONFLICT_ATTEMPTS =>
-            {
-                attempt += 1;
-                fresh = Some(api.get(&object.name_any()).await?);
-            }
-            Err(error) => return Err(error),
-        }
-    }
+    crate::status::retry_on_fresh_copy(api, object, |current| {
+        Box::pin(async move {
+            ensured(api, &current, finalizer)
+                .await
+                .map(|written| written.is_some())
+        })
+    })
+    .await
 }
 
 /// Removes `finalizer` from `object` if present. Returns whether it wrote. A vanished object

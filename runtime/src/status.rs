@@ -6,6 +6,7 @@
 use std::fmt::Debug;
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use kube::api::{Patch, PatchParams};
 use kube::{Api, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
@@ -63,6 +64,40 @@ pub fn conflict_requeue(
 /// How often [`update_conditions`] reads again and re-merges after losing the write to another
 /// writer of the same object before it gives the 409 to its caller.
 pub const CONFLICT_ATTEMPTS: usize = 4;
+
+/// Runs `attempt` on `object` and, each time it loses a race (a 409 anywhere in its error's chain:
+/// another writer changed the object since it was read), again on a fresh copy read from `api`, up
+/// to [`CONFLICT_ATTEMPTS`] attempts, as client-go's `RetryOnConflict` does. For a reconcile whose
+/// guarded write decides what happens next: the runtime's conflict requeue would run it again from
+/// the shared cache, which may still hold the stale copy. Returns the last attempt's outcome; when
+/// the fresh read fails, the conflict goes to the caller (its requeue reads again).
+///
+/// # Errors
+/// The last attempt's error; a 409 when the race was lost [`CONFLICT_ATTEMPTS`] times or the fresh
+/// read failed.
+pub async fn retry_on_fresh_copy<'env, K, T, E>(
+    api: &Api<K>,
+    object: &K,
+    // Each attempt owns its copy, and its future is boxed rather than an async closure's: the
+    // futures of async closures cannot be required to be `Send` yet, and reconciles must be.
+    mut attempt: impl FnMut(K) -> BoxFuture<'env, Result<T, E>>,
+) -> Result<T, E>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+    E: std::error::Error + 'static,
+{
+    let mut current = object.clone();
+    let mut attempts = 1;
+    loop {
+        match attempt(current).await {
+            Err(error) if conflict_in_chain(&error) && attempts < CONFLICT_ATTEMPTS => {
+                attempts += 1;
+                current = api.get(&object.name_any()).await.map_err(|_| error)?;
+            }
+            outcome => return outcome,
+        }
+    }
+}
 
 /// Reads the latest `name`, merges `updates` (conditions by type) onto the stored ones and writes
 /// them when they changed. Returns whether it wrote; a vanished object counts as done. Reads and

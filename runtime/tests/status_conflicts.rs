@@ -2,14 +2,16 @@
 //! object wins the race between its read and its guarded write: the lost write is read again and
 //! re-merged in place (both writers' conditions survive, the caller sees success), and a race lost
 //! on every attempt reaches the caller as the 409 after `CONFLICT_ATTEMPTS` writes. The same for
-//! `finalizer::ensure_retrying`, whose guarded finalizer patch loses to a status write.
+//! `finalizer::ensure_retrying`, whose guarded finalizer patch loses to a status write, and for
+//! `status::retry_on_fresh_copy`, which it runs on: a conflict inside a caller's error is tried again
+//! on a fresh copy, and a fresh read that fails leaves the conflict to the caller.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use http::Method;
 use kube::api::{Patch, PatchParams};
-use kube::{Api, Resource as _};
+use kube::{Api, Resource as _, ResourceExt as _};
 use seedlet_api::conditions::Condition;
 use seedlet_api::core::{ControllerInstallation, ControllerInstallationSpec};
 use seedlet_runtime::status::{self, CONFLICT_ATTEMPTS};
@@ -172,4 +174,92 @@ async fn a_finalizer_write_that_lost_a_race_is_read_again_and_written() {
         .expect_err("every write lost");
     assert!(status::is_conflict(&error), "{error}");
     assert_eq!(patches.load(Ordering::SeqCst), CONFLICT_ATTEMPTS);
+}
+
+/// A caller's error that wraps the API error, as controllers' error enums do.
+#[derive(Debug, thiserror::Error)]
+#[error("labelling installation")]
+struct Labelling(#[source] kube::Error);
+
+/// Labels `installation` with a merge patch guarded by the resourceVersion it was read with.
+async fn label_guarded(
+    api: &Api<ControllerInstallation>,
+    installation: &ControllerInstallation,
+) -> Result<String, Labelling> {
+    let patch = json!({"metadata": {
+        "resourceVersion": installation.meta().resource_version,
+        "labels": {"labelled": "yes"},
+    }});
+    api.patch(NAME, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map(|_| {
+            installation
+                .meta()
+                .resource_version
+                .clone()
+                .unwrap_or_default()
+        })
+        .map_err(Labelling)
+}
+
+#[tokio::test]
+async fn a_conflict_in_a_callers_error_is_tried_again_on_a_fresh_copy() {
+    let (sandbox, api, patches) = racing_on(Raced::Object, 2).await;
+    let read = api.get(NAME).await.unwrap();
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let written_with = status::retry_on_fresh_copy(&api, &read, |current| {
+        let (api, seen) = (api.clone(), seen.clone());
+        Box::pin(async move {
+            seen.lock()
+                .unwrap()
+                .push(current.meta().resource_version.clone());
+            label_guarded(&api, &current).await
+        })
+    })
+    .await
+    .expect("written after two lost races");
+    assert_eq!(patches.load(Ordering::SeqCst), 3, "two lost, one landed");
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 3);
+    assert_eq!(
+        seen[0],
+        read.meta().resource_version,
+        "the caller's copy first"
+    );
+    assert_ne!(seen[1], seen[0], "then a fresh read");
+    assert_ne!(seen[2], seen[1], "and another");
+    assert_eq!(Some(written_with), seen[2]);
+    let stored: Api<ControllerInstallation> = Api::all(sandbox.client());
+    let stored = stored.get(NAME).await.unwrap();
+    assert_eq!(
+        stored.labels().get("labelled").map(String::as_str),
+        Some("yes")
+    );
+}
+
+#[tokio::test]
+async fn a_fresh_read_that_fails_leaves_the_conflict_to_the_caller() {
+    let (sandbox, api, _patches) = racing_on(Raced::Object, 0).await;
+    let read = api.get(NAME).await.unwrap();
+    let attempts = Arc::new(AtomicUsize::new(0));
+    let error = status::retry_on_fresh_copy(&api, &read, |_current| {
+        let (client, attempts) = (sandbox.client(), attempts.clone());
+        Box::pin(async move {
+            attempts.fetch_add(1, Ordering::SeqCst);
+            // Another writer deletes the object after this attempt read it, and the attempt's
+            // guarded write lost: the read that follows answers 404.
+            let stored: Api<ControllerInstallation> = Api::all(client);
+            stored.delete(NAME, &Default::default()).await.unwrap();
+            let conflict = kube::core::Status::failure("changed", "Conflict").with_code(409);
+            Err::<(), _>(Labelling(kube::Error::Api(conflict.boxed())))
+        })
+    })
+    .await
+    .expect_err("the race is not won");
+    assert!(status::conflict_in_chain(&error), "{error}");
+    assert_eq!(
+        attempts.load(Ordering::SeqCst),
+        1,
+        "no copy to try again on"
+    );
 }

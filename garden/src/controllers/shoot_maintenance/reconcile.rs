@@ -15,7 +15,7 @@ use seedlet_api::core::{CloudProfile, NamespacedCloudProfile, Shoot};
 use seedlet_api::names::{annotations, shoot_lifecycle};
 use seedlet_runtime::controller::{Reason, Reconciler};
 use seedlet_runtime::events::EventType;
-use seedlet_runtime::status::{self, CONFLICT_ATTEMPTS};
+use seedlet_runtime::status;
 use serde_json::{Value, json};
 
 use super::run::{self, Outcome, Step};
@@ -64,18 +64,6 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// Whether a guarded write lost to another writer of the Shoot (409 Conflict).
-    fn is_conflict(&self) -> bool {
-        match self {
-            Error::PatchStatus { source, .. } | Error::PatchShoot { source, .. } => {
-                status::is_conflict(source)
-            }
-            _ => false,
-        }
-    }
-}
-
 impl Reason for Error {
     fn reason(&self) -> &'static str {
         match self {
@@ -113,26 +101,18 @@ impl Reconciler for Maintenance {
 /// Maintains `shoot`, starting over from a fresh read when a guarded write loses to another writer
 /// (the agent writes a busy Shoot's status many times a minute): a conflict is neither a refusal to
 /// record as `Failed` nor a failure to wait 15 s for, and the whole run is planned again from what
-/// is stored, up to [`CONFLICT_ATTEMPTS`] times; then the 409 goes to the runtime, which requeues.
+/// is stored, up to [`status::CONFLICT_ATTEMPTS`] times; then the 409 goes to the runtime, which requeues.
 async fn maintain(shoot: &Shoot, ctx: &Maintenance) -> Result<Action, Error> {
     let name = shoot.name_any();
     let namespace = shoot
         .namespace()
         .ok_or_else(|| Error::MissingNamespace(name.clone()))?;
     let shoots: Api<Shoot> = Api::namespaced(ctx.client.clone(), &namespace);
-    let mut fresh = None;
-    let mut attempt = 1;
-    loop {
-        let current = fresh.as_ref().unwrap_or(shoot);
-        match maintain_once(current, ctx, &shoots, &namespace).await {
-            Err(error) if error.is_conflict() && attempt < CONFLICT_ATTEMPTS => {
-                attempt += 1;
-                // A failed read leaves the conflict to the runtime's requeue.
-                fresh = Some(shoots.get(&name).await.map_err(|_| error)?);
-            }
-            outcome => return outcome,
-        }
-    }
+    let (api, namespace) = (&shoots, namespace.as_str());
+    status::retry_on_fresh_copy(api, shoot, |current| {
+        Box::pin(async move { maintain_once(&current, ctx, api, namespace).await })
+    })
+    .await
 }
 
 /// One maintenance run on `shoot` as read.
@@ -212,7 +192,7 @@ async fn maintain_once(
         .await
     {
         let error = Error::PatchShoot { shoot: key, source };
-        if error.is_conflict() {
+        if status::conflict_in_chain(&error) {
             return Err(error);
         }
         ctx.events
