@@ -25,7 +25,7 @@ const SECRET_TYPE_TLS: &str = "kubernetes.io/tls";
 /// Secret `type` inferred for other legacy entries.
 const SECRET_TYPE_OPAQUE: &str = "Opaque";
 
-/// What the sync needs to know about one extension object.
+/// What the sync needs to know about one extension object: its identity and [`ExtensionData`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct ExtensionItem {
     /// Kind, one of [`KINDS`].
@@ -34,6 +34,14 @@ pub struct ExtensionItem {
     pub name: String,
     /// Control-plane namespace (BackupEntry: parsed from its name).
     pub namespace: String,
+    /// What the ShootState entry is made of.
+    pub data: ExtensionData,
+}
+
+/// What the sync keeps of one extension object besides its identity (the sync's model keys it by
+/// namespace, kind and name, so these are not stored twice for the 20 000 objects of a large seed).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExtensionData {
     /// `spec.purpose`, if any.
     pub purpose: Option<String>,
     /// `status.state`, as compact text.
@@ -73,27 +81,36 @@ impl ExtensionItem {
             kind,
             name,
             namespace,
-            purpose: object.purpose().map(str::to_owned),
-            state: status
-                .and_then(|status| status.state.as_ref())
-                .map(StateText::of),
-            resources: status
-                .map(|status| status.resources.clone())
-                .unwrap_or_default(),
-            deleting: meta.deletion_timestamp.is_some(),
-            paused,
+            data: ExtensionData {
+                purpose: object.purpose().map(str::to_owned),
+                state: status
+                    .and_then(|status| status.state.as_ref())
+                    .map(StateText::of),
+                resources: status
+                    .map(|status| status.resources.clone())
+                    .unwrap_or_default(),
+                deleting: meta.deletion_timestamp.is_some(),
+                paused,
+            },
         })
     }
 
-    /// The `spec.extensions[]` entry, or `None` when the object contributes nothing (deleting, or
-    /// neither state nor resources).
+    /// The `spec.extensions[]` entry ([`ExtensionData::entry`]).
     pub fn entry(&self) -> Option<ExtensionResourceState> {
+        self.data.entry(self.kind, &self.name)
+    }
+}
+
+impl ExtensionData {
+    /// The `spec.extensions[]` entry of the object `kind`/`name`, or `None` when it contributes
+    /// nothing (deleting, or neither state nor resources).
+    pub fn entry(&self, kind: &str, name: &str) -> Option<ExtensionResourceState> {
         if self.deleting || (self.state.is_none() && self.resources.is_empty()) {
             return None;
         }
         Some(ExtensionResourceState {
-            kind: self.kind.to_owned(),
-            name: Some(self.name.clone()),
+            kind: kind.to_owned(),
+            name: Some(name.to_owned()),
             purpose: self.purpose.clone(),
             state: self.state.as_ref().map(StateText::value),
             resources: self.resources.clone(),
@@ -530,12 +547,12 @@ mod tests {
         assert_eq!(entry.kind, "Infrastructure");
         assert_eq!(entry.purpose, None);
         assert_eq!(entry.state, Some(json!({"vpc": "1"})));
-        item.deleting = true;
+        item.data.deleting = true;
         assert_eq!(item.entry(), None);
-        item.deleting = false;
-        item.state = None;
+        item.data.deleting = false;
+        item.data.state = None;
         assert_eq!(item.entry(), None);
-        item.resources = vec![reference("tf")];
+        item.data.resources = vec![reference("tf")];
         assert!(item.entry().is_some());
     }
 
@@ -557,8 +574,8 @@ mod tests {
         }))
         .unwrap();
         let item = ExtensionItem::of(&osc).unwrap();
-        assert_eq!(item.purpose.as_deref(), Some("provision"));
-        assert!(item.paused);
+        assert_eq!(item.data.purpose.as_deref(), Some("provision"));
+        assert!(item.data.paused);
         assert!(!pauses_sync("reconcile"));
     }
 

@@ -16,7 +16,7 @@ use seedlet_runtime::spacing::Spacing;
 use super::reconcile::{Job, Outcome};
 use super::schedule::{self, Backup};
 use crate::cluster_shoot::ShootRef;
-use crate::shoot_state::entries::{ExtensionItem, SecretItem};
+use crate::shoot_state::entries::{ExtensionData, ExtensionItem, SecretItem};
 
 /// Where an update came from (for re-list bookkeeping).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -62,13 +62,14 @@ pub enum Update {
     Listed(Source),
 }
 
-type ExtensionKey = (String, &'static str, String);
+/// An extension object within its namespace: kind and name.
+pub type ObjectKey = (&'static str, String);
 type SecretKey = (String, String);
 
 /// What changed in a namespace since its last write.
 #[derive(Debug, Default)]
 struct Pending {
-    extensions: BTreeSet<(&'static str, String)>,
+    extensions: BTreeSet<ObjectKey>,
     secrets: BTreeSet<String>,
     snapshot: bool,
     /// The whole namespace was marked (a new Cluster): write even when it holds nothing, to
@@ -113,9 +114,12 @@ pub struct Model {
     snapshot_period: Option<Duration>,
     clock: Arc<dyn Clock>,
     spacing: Spacing,
-    extensions: BTreeMap<ExtensionKey, ExtensionItem>,
+    /// The extension objects by namespace: a namespace's objects are found without a scan (a
+    /// new Cluster marks all of them), and its name is kept once, not with each object.
+    extensions: BTreeMap<String, BTreeMap<ObjectKey, ExtensionData>>,
     secrets: BTreeMap<SecretKey, SecretItem>,
-    seen_extensions: HashMap<&'static str, BTreeSet<ExtensionKey>>,
+    /// Per kind being re-listed: the names it listed, by namespace.
+    seen_extensions: HashMap<&'static str, BTreeMap<String, BTreeSet<String>>>,
     seen_secrets: Option<BTreeSet<SecretKey>>,
     seen_clusters: Option<BTreeSet<String>>,
     namespaces: BTreeMap<String, Namespace>,
@@ -124,7 +128,10 @@ pub struct Model {
 impl std::fmt::Debug for Model {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Model")
-            .field("extensions", &self.extensions.len())
+            .field(
+                "extensions",
+                &self.extensions.values().map(BTreeMap::len).sum::<usize>(),
+            )
             .field("secrets", &self.secrets.len())
             .field("namespaces", &self.namespaces.len())
             .finish_non_exhaustive()
@@ -157,27 +164,35 @@ impl Model {
     /// so Cluster updates return none).
     pub fn observe(&mut self, update: Update, now: Instant) -> Vec<String> {
         match update {
-            Update::Extension(item) => {
-                let key = (item.namespace.clone(), item.kind, item.name.clone());
-                if let Some(seen) = self.seen_extensions.get_mut(item.kind) {
-                    seen.insert(key.clone());
+            Update::Extension(ExtensionItem {
+                kind,
+                name,
+                namespace,
+                data,
+            }) => {
+                if let Some(seen) = self.seen_extensions.get_mut(kind) {
+                    seen.entry(namespace.clone())
+                        .or_default()
+                        .insert(name.clone());
                 }
-                if self.extensions.get(&key) == Some(&item) {
+                let objects = self.extensions.entry(namespace.clone()).or_default();
+                let key = (kind, name);
+                if objects.get(&key) == Some(&data) {
                     return Vec::new();
                 }
-                self.extensions.insert(key.clone(), item);
-                vec![self.mark_extension(key)]
+                objects.insert(key.clone(), data);
+                vec![self.mark_extension(namespace, key)]
             }
             Update::ExtensionGone {
                 namespace,
                 kind,
                 name,
             } => {
-                let key = (namespace, kind, name);
-                if self.extensions.remove(&key).is_none() {
+                let key = (kind, name);
+                if !self.forget_extension(&namespace, &key) {
                     return Vec::new();
                 }
-                vec![self.mark_extension(key)]
+                vec![self.mark_extension(namespace, key)]
             }
             Update::Secret(item) => {
                 let key = (item.namespace.clone(), item.entry.name.clone());
@@ -211,7 +226,7 @@ impl Model {
             Update::Relist(source) => {
                 match source {
                     Source::Extension(kind) => {
-                        self.seen_extensions.insert(kind, BTreeSet::new());
+                        self.seen_extensions.insert(kind, BTreeMap::new());
                     }
                     Source::Secret => self.seen_secrets = Some(BTreeSet::new()),
                     Source::Cluster => self.seen_clusters = Some(BTreeSet::new()),
@@ -254,15 +269,23 @@ impl Model {
                 let Some(seen) = self.seen_extensions.remove(kind) else {
                     return Vec::new();
                 };
-                let gone: Vec<ExtensionKey> = self
+                let gone: Vec<(String, ObjectKey)> = self
                     .extensions
-                    .keys()
-                    .filter(|key| key.1 == kind && !seen.contains(*key))
-                    .cloned()
+                    .iter()
+                    .flat_map(|(namespace, objects)| {
+                        let listed = seen.get(namespace);
+                        objects
+                            .keys()
+                            .filter(move |(of_kind, name)| {
+                                *of_kind == kind
+                                    && !listed.is_some_and(|names| names.contains(name))
+                            })
+                            .map(move |key| (namespace.clone(), key.clone()))
+                    })
                     .collect();
-                for key in gone {
-                    self.extensions.remove(&key);
-                    marked.insert(self.mark_extension(key));
+                for (namespace, key) in gone {
+                    self.forget_extension(&namespace, &key);
+                    marked.insert(self.mark_extension(namespace, key));
                 }
             }
             Source::Secret => {
@@ -308,8 +331,20 @@ impl Model {
             .pending
     }
 
-    fn mark_extension(&mut self, (namespace, kind, name): ExtensionKey) -> String {
-        self.pending(&namespace).extensions.insert((kind, name));
+    /// Removes the object `key` of `namespace`; returns whether it was there.
+    fn forget_extension(&mut self, namespace: &str, key: &ObjectKey) -> bool {
+        let Some(objects) = self.extensions.get_mut(namespace) else {
+            return false;
+        };
+        let removed = objects.remove(key).is_some();
+        if objects.is_empty() {
+            self.extensions.remove(namespace);
+        }
+        removed
+    }
+
+    fn mark_extension(&mut self, namespace: String, key: ObjectKey) -> String {
+        self.pending(&namespace).extensions.insert(key);
         namespace
     }
 
@@ -319,12 +354,11 @@ impl Model {
     }
 
     fn mark_namespace(&mut self, namespace: &str) {
-        let extensions: Vec<(&'static str, String)> = self
+        let extensions: Vec<ObjectKey> = self
             .extensions
-            .keys()
-            .filter(|key| key.0 == namespace)
-            .map(|key| (key.1, key.2.clone()))
-            .collect();
+            .get(namespace)
+            .map(|objects| objects.keys().cloned().collect())
+            .unwrap_or_default();
         let secrets: Vec<String> = self
             .secrets
             .keys()
@@ -364,15 +398,13 @@ impl Model {
             return Plan::Wait(wait);
         }
         let pending = std::mem::take(&mut state.pending);
+        let objects = self.extensions.get(namespace);
         let extensions = pending
             .extensions
             .into_iter()
-            .map(|(kind, name)| {
-                let item = self
-                    .extensions
-                    .get(&(namespace.to_owned(), kind, name.clone()))
-                    .cloned();
-                ((kind, name), item)
+            .map(|key| {
+                let data = objects.and_then(|objects| objects.get(&key)).cloned();
+                (key, data)
             })
             .collect();
         let secrets = pending

@@ -40,13 +40,15 @@ fn worker(namespace: &str, name: &str, mark: u64) -> Update {
         kind: "Worker",
         name: name.into(),
         namespace: namespace.into(),
-        purpose: None,
-        state: Some(crate::shoot_state::state::StateText::of(
-            &serde_json::json!({ "mark": mark }),
-        )),
-        resources: Vec::new(),
-        deleting: false,
-        paused: false,
+        data: ExtensionData {
+            purpose: None,
+            state: Some(crate::shoot_state::state::StateText::of(
+                &serde_json::json!({ "mark": mark }),
+            )),
+            resources: Vec::new(),
+            deleting: false,
+            paused: false,
+        },
     })
 }
 
@@ -209,6 +211,47 @@ fn a_relist_removes_what_it_did_not_list_and_marks_those_namespaces() {
         Vec::<&str>::new(),
         "a new Cluster brings its namespace (now empty) in again"
     );
+}
+
+/// `worker`'s object as another kind.
+fn of_kind(kind: &'static str, update: Update) -> Update {
+    match update {
+        Update::Extension(item) => Update::Extension(ExtensionItem { kind, ..item }),
+        other => other,
+    }
+}
+
+#[test]
+fn objects_are_told_apart_by_namespace_kind_and_name_and_a_relist_touches_only_its_kind() {
+    let mut model = model(None);
+    let now = Instant::now();
+    let other = "shoot--dev--bar";
+    model.observe(worker(NS, "a", 1), now);
+    model.observe(of_kind("Network", worker(NS, "a", 1)), now);
+    model.observe(worker(other, "a", 1), now);
+    // The same name in another namespace, and another kind of the same name, are other objects.
+    assert_eq!(model.observe(worker(other, "a", 2), now), [other]);
+    assert_eq!(model.observe(worker(NS, "a", 1), now), Vec::<String>::new());
+    // A Worker re-list that lists nothing removes both Workers and leaves the Network.
+    model.observe(Update::Relist(Source::Extension("Worker")), now);
+    assert_eq!(
+        model.observe(Update::Listed(Source::Extension("Worker")), now),
+        [other, NS],
+    );
+    model.observe(Update::Cluster(NS.into(), shoot()), now);
+    let job = written(model.plan(NS, &shoot(), now));
+    let entries: Vec<_> = job
+        .extensions
+        .iter()
+        .map(|((kind, name), data)| (*kind, name.as_str(), data.is_some()))
+        .collect();
+    assert_eq!(entries, [("Network", "a", true), ("Worker", "a", false)]);
+    // The other namespace's removal is still to be written; only the Network is left.
+    model.observe(Update::Cluster(other.into(), shoot()), now);
+    let job = written(model.plan(other, &shoot(), now));
+    assert_eq!(names(&job), ["a"]);
+    assert!(job.extensions[0].1.is_none(), "written as gone");
+    assert!(format!("{model:?}").contains("extensions: 1,"), "{model:?}");
 }
 
 #[test]

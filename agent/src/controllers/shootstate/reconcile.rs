@@ -12,8 +12,9 @@ use seedlet_api::names::annotations;
 
 pub use crate::shoot_state::io::{Ctx, Error};
 
+use super::model::ObjectKey;
 use crate::cluster_shoot::ShootRef;
-use crate::shoot_state::entries::{self, Change, ExtensionItem, SecretItem};
+use crate::shoot_state::entries::{self, Change, ExtensionData, SecretItem};
 use crate::shoot_state::io::{copies, snapshot};
 
 /// The work for one ShootState.
@@ -24,7 +25,7 @@ pub struct Job {
     /// The shoot (ShootState key).
     pub shoot: ShootRef,
     /// Changed extension objects by (kind, name); `None` = gone.
-    pub extensions: Vec<((&'static str, String), Option<ExtensionItem>)>,
+    pub extensions: Vec<(ObjectKey, Option<ExtensionData>)>,
     /// Changed persisted Secrets by name; `None` = gone.
     pub secrets: Vec<(String, Option<SecretItem>)>,
     /// Whether to write a full snapshot instead (covers every change).
@@ -40,7 +41,7 @@ pub struct Outcome {
     pub timestamp: Option<String>,
     /// Extension objects whose change could not be prepared (e.g. a referenced object is
     /// missing); their entries were left as they were, the rest of the batch was written.
-    pub failed: Vec<((&'static str, String), Error)>,
+    pub failed: Vec<(ObjectKey, Error)>,
 }
 
 /// Runs one job: reads the ShootState, applies the batch (or computes the snapshot) and writes it
@@ -144,14 +145,14 @@ pub async fn run(ctx: &Ctx, job: &Job) -> Result<Outcome, Error> {
 
 /// The changes of an incremental job, and the objects whose change could not be prepared (they
 /// must not hold up the rest of the batch); paused objects are left alone.
-async fn changes(ctx: &Ctx, job: &Job) -> (Vec<Change>, Vec<((&'static str, String), Error)>) {
+async fn changes(ctx: &Ctx, job: &Job) -> (Vec<Change>, Vec<(ObjectKey, Error)>) {
     let mut changes = Vec::new();
     let mut failed = Vec::new();
-    for ((kind, name), item) in &job.extensions {
-        if item.as_ref().is_some_and(|item| item.paused) {
+    for ((kind, name), data) in &job.extensions {
+        if data.as_ref().is_some_and(|data| data.paused) {
             continue;
         }
-        match item.as_ref().and_then(ExtensionItem::entry) {
+        match data.as_ref().and_then(|data| data.entry(kind, name)) {
             Some(entry) => match copies(ctx, &job.namespace, &entry.resources).await {
                 Ok(resources) => changes.push(Change::UpsertExtension { entry, resources }),
                 Err(error) => failed.push(((*kind, name.clone()), error)),

@@ -88,7 +88,7 @@ fn job(
         shoot: shoot(false),
         extensions: extensions
             .into_iter()
-            .map(|(name, item)| (("Extension", name.to_owned()), item))
+            .map(|(name, item)| (("Extension", name.to_owned()), item.map(|item| item.data)))
             .collect(),
         secrets: secrets
             .into_iter()
