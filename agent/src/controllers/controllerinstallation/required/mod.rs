@@ -7,8 +7,9 @@
 pub mod reconcile;
 #[cfg(test)]
 mod reconcile_tests;
+mod type_counts;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::channel::mpsc::UnboundedSender;
@@ -29,6 +30,7 @@ use crate::context::AgentContext;
 use seedlet_runtime::metrics::Metrics;
 
 pub use reconcile::Error;
+use type_counts::{TypeCounts, object_id};
 
 /// Controller name (metrics label, logs).
 pub const NAME: &str = "controllerinstallation-required";
@@ -174,46 +176,45 @@ async fn watch_kind(
     let mut events = std::pin::pin!(
         watcher(api, watcher::Config::default()).backoff(seedlet_runtime::watch::watch_backoff())
     );
-    let mut objects: HashMap<String, String> = HashMap::new();
-    let mut initial: HashMap<String, String> = HashMap::new();
+    let mut objects = TypeCounts::default();
+    let mut initial = TypeCounts::default();
     loop {
         let event = tokio::select! {
             () = stop.cancelled() => return,
             event = events.next() => event,
         };
         let Some(event) = event else { return };
-        match event {
-            Ok(watcher::Event::Init) => initial.clear(),
+        let changed = match event {
+            Ok(watcher::Event::Init) => {
+                initial = TypeCounts::default();
+                false
+            }
             Ok(watcher::Event::InitApply(object)) => {
-                if let Some(type_) = counted_type(&object) {
-                    initial.insert(key(&object), type_);
-                }
-                continue;
+                initial.set(id(&object), counted_type(&object).as_deref());
+                false
             }
-            Ok(watcher::Event::InitDone) => objects = std::mem::take(&mut initial),
-            Ok(watcher::Event::Apply(object)) => match counted_type(&object) {
-                Some(type_) => {
-                    objects.insert(key(&object), type_);
-                }
-                None => {
-                    objects.remove(&key(&object));
-                }
-            },
-            Ok(watcher::Event::Delete(object)) => {
-                objects.remove(&key(&object));
+            Ok(watcher::Event::InitDone) => {
+                objects = std::mem::take(&mut initial);
+                true
             }
+            Ok(watcher::Event::Apply(object)) => {
+                objects.set(id(&object), counted_type(&object).as_deref())
+            }
+            Ok(watcher::Event::Delete(object)) => objects.remove(id(&object)),
             Err(watcher::Error::InitialListFailed(kube::Error::Api(status)))
                 if status.code == 404 =>
             {
                 // The kind is not served in the seed: no objects of it exist.
-                objects.clear();
+                objects = TypeCounts::default();
+                true
             }
             Err(error) => {
                 tracing::debug!(kind, error = %seedlet_runtime::error_chain(&error), "watching extension kind failed, retrying");
-                continue;
+                false
             }
-        }
-        if kinds.store(kind, objects.values().cloned().collect()) {
+        };
+        // The first list (or a missing CRD) makes the kind known, with or without objects.
+        if changed && kinds.store(kind, objects.types()) {
             // A closed channel means the controller stopped; the loop ends with the stop token.
             let _ = sender.unbounded_send(());
         }
@@ -232,12 +233,8 @@ pub fn extension_resource(kind: &str) -> ApiResource {
     ApiResource::from_gvk_with_plural(&gvk, &plural)
 }
 
-fn key(object: &DynamicObject) -> String {
-    format!(
-        "{}/{}",
-        object.namespace().unwrap_or_default(),
-        object.name_any()
-    )
+fn id(object: &DynamicObject) -> type_counts::ObjectId {
+    object_id(object.metadata.namespace.as_deref(), &object.name_any())
 }
 
 /// The `spec.type` of an object that counts (class `shoot`/`seed`, unset = `shoot`; not `garden`).
