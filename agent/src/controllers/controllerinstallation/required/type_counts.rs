@@ -80,7 +80,7 @@ mod tests {
     fn the_type_set_changes_only_when_a_type_appears_or_disappears() {
         let (a, b, c) = (object_id(Some("ns"), "a"), object_id(Some("ns"), "b"), 3);
         let mut counts = TypeCounts::default();
-        // (step, object, type, set changed, types after)
+        // (object, its type, whether the set changed, the types after)
         let steps: [(ObjectId, Option<&str>, bool, &[&str]); 9] = [
             (a, Some("aws"), true, &["aws"]),
             (a, Some("aws"), false, &["aws"]),
