@@ -39,21 +39,21 @@ where
     F: Fn(&K) -> String + Send + Sync + 'static,
     S: Stream<Item = Result<Event<K>, watcher::Error>> + Send + 'static,
 {
-    // Only a hash of each key is kept: keys can be whole specs (a Seed's), and a garden
-    // controller filters tens of thousands of objects in several watches.
-    let mut seen: HashMap<String, u64> = HashMap::new();
+    // Only hashes are kept, of each object's identity and of its key: keys can be whole specs (a
+    // Seed's), and a garden controller filters tens of thousands of objects in several watches.
+    let mut seen: HashMap<ObjectId, u64> = HashMap::new();
     events.filter_map(move |event| {
         let out = match event {
             Err(error) => Some(Err(error)),
             Ok(Event::Apply(object) | Event::InitApply(object)) => {
-                let id = crate::policy::object_key(&object);
+                let id = id_of(&object);
                 let current = hash_of(&key(&object));
                 let changed = seen.get(&id) != Some(&current);
                 seen.insert(id, current);
                 changed.then_some(Ok(object))
             }
             Ok(Event::Delete(object)) => {
-                seen.remove(&crate::policy::object_key(&object));
+                seen.remove(&id_of(&object));
                 Some(Ok(object))
             }
             Ok(Event::Init | Event::InitDone) => None,
@@ -78,18 +78,19 @@ where
     P: Fn(Option<&T>, &T) -> bool + Send + Sync + 'static,
     S: Stream<Item = Result<Event<K>, watcher::Error>> + Send + 'static,
 {
-    let mut seen: HashMap<String, T> = HashMap::new();
+    let mut seen: HashMap<ObjectId, T> = HashMap::new();
     events.filter_map(move |event| {
         let out = match event {
             Err(error) => Some(Err(error)),
             Ok(Event::Apply(object) | Event::InitApply(object)) => {
                 let current = view(&object);
-                let passes = pass(seen.get(&crate::policy::object_key(&object)), &current);
-                seen.insert(crate::policy::object_key(&object), current);
+                let id = id_of(&object);
+                let passes = pass(seen.get(&id), &current);
+                seen.insert(id, current);
                 passes.then_some(Ok(object))
             }
             Ok(Event::Delete(object)) => {
-                seen.remove(&crate::policy::object_key(&object));
+                seen.remove(&id_of(&object));
                 Some(Ok(object))
             }
             Ok(Event::Init | Event::InitDone) => None,
@@ -123,6 +124,27 @@ where
 
 /// A 64-bit hash of a change key (equal keys, equal hashes; a collision between two states of one
 /// object is as unlikely as 2^-64).
+/// An object's identity as a 64-bit hash of its namespace and name: what the filters here and
+/// other per-object bookkeeping keep instead of the names (a collision among the 20 000 objects of
+/// a large seed's watch is about as likely as 10⁻¹¹).
+pub type ObjectId = u64;
+
+/// The [`ObjectId`] of `namespace`/`name`.
+pub fn object_id(namespace: Option<&str>, name: &str) -> ObjectId {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::hash::DefaultHasher::new();
+    (namespace, name).hash(&mut hasher);
+    hasher.finish()
+}
+
+fn id_of<K: Resource>(object: &K) -> ObjectId {
+    let meta = object.meta();
+    object_id(
+        meta.namespace.as_deref(),
+        meta.name.as_deref().unwrap_or_default(),
+    )
+}
+
 fn hash_of(key: &str) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut hasher = std::hash::DefaultHasher::new();
@@ -139,6 +161,14 @@ pub fn key_of<T: serde::Serialize>(parts: &T) -> String {
 mod tests {
     use super::*;
     use kube::ResourceExt;
+
+    #[test]
+    fn objects_are_told_apart_by_namespace_and_name() {
+        assert_ne!(object_id(Some("x"), "a"), object_id(Some("y"), "a"));
+        assert_ne!(object_id(None, "a"), object_id(Some(""), "a"));
+        assert_ne!(object_id(Some("a"), "b"), object_id(Some("ab"), ""));
+        assert_eq!(object_id(Some("x"), "a"), object_id(Some("x"), "a"));
+    }
 
     #[test]
     fn key_of_differs_when_any_part_differs() {

@@ -4,19 +4,9 @@
 //! 2 500 copies for each of 500 changes a second on a seed of 2 500 shoots.)
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-/// An object's identity as a 64-bit hash of its namespace and name, like the change filters
-/// keep: a collision among a kind's objects is as good as impossible (about 10⁻¹¹ for 20 000).
-pub type ObjectId = u64;
-
-/// The [`ObjectId`] of `namespace`/`name`.
-pub fn object_id(namespace: Option<&str>, name: &str) -> ObjectId {
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    (namespace, name).hash(&mut hasher);
-    hasher.finish()
-}
+pub use seedlet_runtime::triggers::{ObjectId, object_id};
 
 /// The counted type of every object of one kind, and how many objects have each type.
 #[derive(Debug, Default)]
@@ -101,13 +91,5 @@ mod tests {
         assert!(counts.remove(c));
         assert!(types(&counts).is_empty());
         assert!(counts.objects.is_empty() && counts.counts.is_empty());
-    }
-
-    #[test]
-    fn objects_are_told_apart_by_namespace_and_name() {
-        assert_ne!(object_id(Some("x"), "a"), object_id(Some("y"), "a"));
-        assert_ne!(object_id(None, "a"), object_id(Some(""), "a"));
-        assert_ne!(object_id(Some("a"), "b"), object_id(Some("ab"), ""));
-        assert_eq!(object_id(Some("x"), "a"), object_id(Some("x"), "a"));
     }
 }
