@@ -58,27 +58,28 @@ fn coalesce_from(chart: &Chart, defaults: Json, supplied: &Json) -> Json {
         .cloned()
         .unwrap_or(Json::Object(Map::new()));
     for (name, sub) in subcharts(chart) {
+        // Taken out rather than copied: the subchart's coalesced values take its place below.
         let mut supplied_sub = result
-            .get(&name)
+            .get_mut(&name)
             .filter(|v| v.is_object())
-            .cloned()
-            .unwrap_or(Json::Object(Map::new()));
+            .map(Json::take)
+            .unwrap_or_else(|| Json::Object(Map::new()));
         // The parent's globals reach the subchart's own subcharts too: pass them down with its values.
         let mut passed_globals = supplied_sub
-            .get("global")
-            .cloned()
-            .filter(Json::is_object)
-            .unwrap_or(Json::Object(Map::new()));
+            .get_mut("global")
+            .filter(|v| v.is_object())
+            .map(Json::take)
+            .unwrap_or_else(|| Json::Object(Map::new()));
         merge_values(&mut passed_globals, &globals);
         if let Some(map) = supplied_sub.as_object_mut() {
             map.insert("global".into(), passed_globals);
         }
         let mut sub_values = coalesce(sub, &supplied_sub);
         let mut sub_globals = sub_values
-            .get("global")
-            .cloned()
-            .filter(Json::is_object)
-            .unwrap_or(Json::Object(Map::new()));
+            .get_mut("global")
+            .filter(|v| v.is_object())
+            .map(Json::take)
+            .unwrap_or_else(|| Json::Object(Map::new()));
         // Parent globals win over the subchart's own.
         merge_values(&mut sub_globals, &globals);
         if let Some(map) = sub_values.as_object_mut() {
