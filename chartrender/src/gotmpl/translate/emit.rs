@@ -20,12 +20,12 @@ pub(super) fn push_decimal(out: &mut String, mut n: usize) {
 }
 
 /// Appends Go's field chain `path` on the unwrapped value `base` (a declared variable or a parenthesized
-/// pipeline): `f__field(base, "a", "b")`.
+/// pipeline): `f__field(base,"a","b")`.
 pub(super) fn push_field_chain(out: &mut String, base: &str, path: &[&str]) {
     out.push_str("f__field(");
     out.push_str(base);
     for name in path {
-        out.push_str(", ");
+        out.push(',');
         push_string_literal(out, name);
     }
     out.push(')');
