@@ -15,7 +15,8 @@ use std::sync::Arc;
 use super::ParseError;
 use super::parser::{Command, Node, Operand, Pipe};
 use emit::{
-    is_plain_name, push_decimal, push_field_chain, push_path, push_string_literal, string_literal,
+    is_plain_name, needs_escape, push_decimal, push_field_chain, push_path, push_string_literal,
+    space_before_sign, span_in, string_literal,
 };
 
 /// A translated template: minijinja source plus the Go action source for each line (for error messages).
@@ -43,44 +44,6 @@ pub(crate) const TEXT_PREFIX: &str = "_t";
 
 /// Literal text of at least this many bytes is moved out of the minijinja source when the caller asks for it.
 pub(crate) const EXTRACT_TEXT_BYTES: usize = 256;
-
-/// The byte range of `part` in `text`, of which it is a slice (the parser's nodes borrow their sources from the
-/// template text); an empty range for anything else.
-fn span_in(text: &str, part: &str) -> Range<usize> {
-    let start = part.as_ptr().addr().wrapping_sub(text.as_ptr().addr());
-    match start.checked_add(part.len()) {
-        Some(end) if end <= text.len() => start..end,
-        _ => 0..0,
-    }
-}
-
-/// Puts a space before the expression starting at `start` in `out` when it starts with a sign: tags are written
-/// without the spaces minijinja's lexer steps over one token at a time, and `{{-` or `{{+` would be whitespace
-/// control (numbers are written in parentheses, so this is for what may come to start with a sign).
-fn space_before_sign(out: &mut String, start: usize) {
-    if out
-        .as_bytes()
-        .get(start)
-        .is_some_and(|b| matches!(b, b'-' | b'+'))
-    {
-        out.insert(start, ' ');
-    }
-}
-
-/// Whether Go template text would read as minijinja syntax (`{{`, `{%`, `{#`, or a `{` that the next output
-/// completes), in one pass over the `{` bytes.
-fn needs_escape(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    let mut at = 0;
-    while let Some(i) = bytes.get(at..).and_then(|rest| memchr::memchr(b'{', rest)) {
-        let brace = at + i;
-        match bytes.get(brace + 1) {
-            None | Some(b'{' | b'%' | b'#') => return true,
-            Some(_) => at = brace + 1,
-        }
-    }
-    false
-}
 
 /// Translates one template body (a file or a `define`).
 ///
