@@ -1,6 +1,7 @@
 //! Translating all Go templates of a chart into minijinja source, shared with a helper thread when the chart
 //! has enough template text (Helm parses templates one after another).
 
+use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, LazyLock, Mutex, mpsc};
@@ -61,7 +62,8 @@ pub(crate) fn drop_on_helper<T: Send + 'static>(value: T) {
     let _ = helper.lock().unwrap_or_else(|p| p.into_inner()).send(job);
 }
 
-/// A template's Go source (as UTF-8) and its translation, or why it does not parse.
+/// A template's Go source (as UTF-8; empty when the template has no action) and its translation, or why it does
+/// not parse.
 pub(crate) type Translation = Result<(Arc<str>, gotmpl::TranslatedFile), ParseError>;
 
 type Outcome = std::thread::Result<Result<gotmpl::TranslatedFile, ParseError>>;
@@ -133,9 +135,23 @@ pub(crate) fn translate_all(
             .iter()
             .enumerate()
             .map(|(i, file)| {
-                let text = text(file);
-                let translated =
-                    gotmpl::translate_chart_file(&file.path, &text, &crate::funcs::is_function, i)?;
+                // Translated from the chart's own bytes; the text is copied out only for a file with actions, whose
+                // error messages look their columns up in it (a CRD file is often all text, and tens of KB).
+                let source = match std::str::from_utf8(file.data) {
+                    Ok(source) => Cow::Borrowed(source),
+                    Err(_) => String::from_utf8_lossy(file.data),
+                };
+                let translated = gotmpl::translate_chart_file(
+                    &file.path,
+                    &source,
+                    &crate::funcs::is_function,
+                    i,
+                )?;
+                let text: Arc<str> = if translated.has_actions() {
+                    source.as_ref().into()
+                } else {
+                    "".into()
+                };
                 Ok((text, translated))
             })
             .collect();
@@ -336,6 +352,34 @@ mod tests {
         if HELPER.is_some() {
             assert_ne!(on, std::thread::current().id());
         }
+    }
+
+    #[test]
+    fn only_the_text_of_a_file_with_actions_is_kept() {
+        // Alone on this thread: the source kept is the file's text where it has actions (the helper path keeps every
+        // file's), and the translation is the one made from the text itself.
+        let files = vec![
+            file("c/templates/crd.yaml", b"kind: CRD\nspec: {}\n"),
+            file("c/templates/a.yaml", b"a: {{ .Values.a }}\n"),
+            file("c/templates/_d.tpl", b"{{ define \"d\" }}{{ .x }}{{ end }}"),
+        ];
+        let (results, helped) = translate_all(&files, None);
+        assert!(!helped);
+        for (file, result) in files.iter().zip(&results) {
+            let (text, translated) = result.as_ref().unwrap();
+            let source = std::str::from_utf8(file.data).unwrap();
+            let want =
+                gotmpl::translate_chart_file(&file.path, source, &crate::funcs::is_function, 0)
+                    .unwrap();
+            assert_eq!(
+                translated.has_actions(),
+                !want.body.actions.is_empty() || !want.defines.is_empty()
+            );
+            assert_eq!(&**text, if translated.has_actions() { source } else { "" });
+        }
+        assert!(!results[0].as_ref().unwrap().1.has_actions());
+        assert!(results[1].as_ref().unwrap().1.has_actions());
+        assert!(results[2].as_ref().unwrap().1.has_actions());
     }
 
     fn file(path: &str, data: &'static [u8]) -> TemplateFile<'static> {

@@ -28,8 +28,59 @@ pub fn merge_values(base: &mut Json, overlay: &Json) {
     }
 }
 
+/// [`merge_values`] of an overlay the caller owns: its entries move into `base` instead of being copied.
+fn merge_owned(base: &mut Json, overlay: Json) {
+    match (base, overlay) {
+        (Json::Object(base_map), Json::Object(overlay_map)) => {
+            for (key, value) in overlay_map {
+                if value.is_null() {
+                    base_map.remove(&key);
+                    continue;
+                }
+                match base_map.get_mut(&key) {
+                    Some(existing) if existing.is_object() && value.is_object() => {
+                        merge_owned(existing, value);
+                    }
+                    _ => {
+                        base_map.insert(key, strip_nulls_owned(value));
+                    }
+                }
+            }
+        }
+        (base, overlay) => *base = strip_nulls_owned(overlay),
+    }
+}
+
+/// [`strip_nulls`] of a value the caller owns.
+fn strip_nulls_owned(value: Json) -> Json {
+    if holds_null_entry(&value) {
+        without_nulls(&value)
+    } else {
+        value
+    }
+}
+
 /// Removes `null` map entries recursively (a supplied `null` only ever means "delete the default").
 fn strip_nulls(value: &Json) -> Json {
+    // Values nearly never hold a null entry: a clone copies each map's hash table as it is, where building the map
+    // again hashed every key anew (SipHash; a chart's globals are merged into every subchart's values this way).
+    if !holds_null_entry(value) {
+        return value.clone();
+    }
+    without_nulls(value)
+}
+
+/// Whether `value` is a map with a `null` entry at any depth of maps (lists are not looked into, as by
+/// [`without_nulls`]).
+fn holds_null_entry(value: &Json) -> bool {
+    match value {
+        Json::Object(map) => map.values().any(|v| v.is_null() || holds_null_entry(v)),
+        _ => false,
+    }
+}
+
+/// [`strip_nulls`] by building every map again.
+fn without_nulls(value: &Json) -> Json {
     match value {
         Json::Object(map) => Json::Object(
             map.iter()
@@ -47,38 +98,55 @@ pub(crate) fn coalesce(chart: &Chart, supplied: &Json) -> Json {
     coalesce_from(chart, imported_defaults(chart, supplied), supplied)
 }
 
+/// [`coalesce`] of values the caller owns (a subchart's section of its parent's): their entries move into the
+/// result instead of being copied.
+fn coalesce_owned(chart: &Chart, supplied: Json) -> Json {
+    let mut result = imported_defaults(chart, &supplied);
+    if !result.is_object() {
+        result = Json::Object(Map::new());
+    }
+    merge_owned(&mut result, supplied);
+    subchart_scopes(chart, result)
+}
+
 fn coalesce_from(chart: &Chart, defaults: Json, supplied: &Json) -> Json {
     let mut result = defaults;
     if !result.is_object() {
         result = Json::Object(Map::new());
     }
     merge_values(&mut result, supplied);
+    subchart_scopes(chart, result)
+}
+
+/// `result` (a chart's values merged with the supplied ones) with each subchart's section coalesced in turn.
+fn subchart_scopes(chart: &Chart, mut result: Json) -> Json {
     let globals = result
         .get("global")
         .cloned()
         .unwrap_or(Json::Object(Map::new()));
     for (name, sub) in subcharts(chart) {
+        // Taken out rather than copied: the subchart's coalesced values take its place below.
         let mut supplied_sub = result
-            .get(&name)
+            .get_mut(&name)
             .filter(|v| v.is_object())
-            .cloned()
-            .unwrap_or(Json::Object(Map::new()));
+            .map(Json::take)
+            .unwrap_or_else(|| Json::Object(Map::new()));
         // The parent's globals reach the subchart's own subcharts too: pass them down with its values.
         let mut passed_globals = supplied_sub
-            .get("global")
-            .cloned()
-            .filter(Json::is_object)
-            .unwrap_or(Json::Object(Map::new()));
+            .get_mut("global")
+            .filter(|v| v.is_object())
+            .map(Json::take)
+            .unwrap_or_else(|| Json::Object(Map::new()));
         merge_values(&mut passed_globals, &globals);
         if let Some(map) = supplied_sub.as_object_mut() {
             map.insert("global".into(), passed_globals);
         }
-        let mut sub_values = coalesce(sub, &supplied_sub);
+        let mut sub_values = coalesce_owned(sub, supplied_sub);
         let mut sub_globals = sub_values
-            .get("global")
-            .cloned()
-            .filter(Json::is_object)
-            .unwrap_or(Json::Object(Map::new()));
+            .get_mut("global")
+            .filter(|v| v.is_object())
+            .map(Json::take)
+            .unwrap_or_else(|| Json::Object(Map::new()));
         // Parent globals win over the subchart's own.
         merge_values(&mut sub_globals, &globals);
         if let Some(map) = sub_values.as_object_mut() {
@@ -386,6 +454,58 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn merging_owned_values_gives_what_merging_borrowed_ones_gives() {
+        let bases = [
+            json!({}),
+            json!({"a": 1, "b": {"c": 2, "d": {"e": 3}}, "f": [1], "g": "x"}),
+            json!("not a map"),
+        ];
+        let overlays = [
+            json!({"b": {"c": null, "d": {"x": 1, "e": {"deep": null, "y": 2}}}, "f": null, "h": {"i": null}}),
+            json!({"a": {"now": "a map"}, "g": [null], "z": 0}),
+            json!({"global": {"image": {"tag": "v1"}}, "b": 7}),
+            json!(3),
+        ];
+        for base in &bases {
+            for overlay in &overlays {
+                let mut borrowed = base.clone();
+                merge_values(&mut borrowed, overlay);
+                let mut owned = base.clone();
+                merge_owned(&mut owned, overlay.clone());
+                assert_eq!(
+                    owned.to_string(),
+                    borrowed.to_string(),
+                    "{base} + {overlay}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn strip_nulls_clones_values_without_null_entries_as_rebuilding_them_gives() {
+        let cases = [
+            json!({"a": 1, "b": {"c": [null, 2], "d": "x"}, "e": []}),
+            json!({"a": null, "b": {"c": null, "d": {"e": null, "f": 1}}, "g": [{"h": null}]}),
+            json!({"b": {"d": {"e": null}}}),
+            json!([null, {"a": null}]),
+            json!(null),
+            json!("text"),
+        ];
+        for value in cases {
+            let stripped = strip_nulls(&value);
+            assert_eq!(stripped, without_nulls(&value), "{value}");
+            // Same keys in the same order.
+            assert_eq!(
+                stripped.to_string(),
+                without_nulls(&value).to_string(),
+                "{value}"
+            );
+        }
+        assert!(!holds_null_entry(&json!({"a": [null]})));
+        assert!(holds_null_entry(&json!({"a": {"b": null}})));
+    }
 
     #[test]
     fn merge_values_merges_maps_replaces_scalars_and_deletes_nulls() {

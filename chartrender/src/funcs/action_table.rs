@@ -3,6 +3,7 @@
 //! failing action, its line and column (looked up only when an error happens); also the long literal texts the
 //! chart's translated templates print by name.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use foldhash::HashMap;
@@ -15,11 +16,10 @@ use super::location::{self, CommandLocation};
 /// field paths and long literal texts the chart's translated templates read by name.
 #[derive(Debug, Default)]
 pub(crate) struct ActionTable {
-    actions: HashMap<String, Vec<(usize, String)>>,
-    /// Where the actions of each template in `actions` come from, in the same order: runs of actions with the Go
-    /// source they were found in (`None`: columns unknown). Columns are searched in that source only when an
-    /// error needs one, so a render that succeeds never pays for them.
-    sources: HashMap<String, Vec<SourceRun>>,
+    /// The actions of each template, in runs of the Go source they were found in. An action is kept as its line
+    /// and its place in that source, which only an error reads: copying every action's text out was a string
+    /// allocated and freed per action of every cold render.
+    runs: HashMap<String, Vec<SourceRun>>,
     origins: HashMap<String, String>,
     /// The name Go gives a template where it differs from the one it runs under here (a `tpl` string runs under
     /// an internal name and is named after the calling template's `.Template.Name`).
@@ -33,43 +33,80 @@ pub(crate) struct ActionTable {
 }
 
 /// The field paths of one template's `_p<n>` names, by `n`.
-pub(crate) type AliasPaths = Arc<[Vec<String>]>;
+/// A path is its field names joined by `.` ([`crate::gotmpl::Translated::aliases`]).
+pub(crate) type AliasPaths = Arc<[String]>;
 
-/// `count` consecutive actions of one template and the Go source text they were parsed from.
+/// Consecutive actions of one template and the Go source text they were parsed from: each action's line and byte
+/// range in `text`. Columns are searched in that text only when an error needs one (`located`; otherwise they are
+/// unknown), so a render that succeeds never pays for them.
 #[derive(Debug)]
 struct SourceRun {
-    text: Option<Arc<str>>,
-    count: usize,
+    text: Arc<str>,
+    located: bool,
+    actions: Vec<(usize, Range<usize>)>,
+}
+
+impl SourceRun {
+    fn sources(&self) -> impl Iterator<Item = (usize, &str)> {
+        self.actions
+            .iter()
+            .map(|(line, range)| (*line, self.text.get(range.clone()).unwrap_or_default()))
+    }
 }
 
 impl ActionTable {
-    /// Records the actions of template `name` (a file path or a define name), columns unknown.
+    /// Records the actions `(line, Go source)` of template `name` (a file path or a define name), columns unknown.
     #[cfg(test)]
     pub(crate) fn add_actions(&mut self, name: &str, actions: Vec<(usize, String)>) {
-        self.add_run(name, actions, None);
+        let mut text = String::new();
+        let mut spans = Vec::new();
+        for (line, source) in actions {
+            spans.push((line, text.len()..text.len() + source.len()));
+            text.push_str(&source);
+        }
+        self.add_run(name, text.into(), false, spans);
     }
 
-    /// Records the actions of template `name`, found in `text`, the Go source they come from (their columns are
-    /// looked up there when an error needs them).
+    /// Records the actions of template `name`, found in `text`, the Go source they come from, as their lines and
+    /// byte ranges in it (their columns are looked up there when an error needs them).
     pub(crate) fn add_located_actions(
         &mut self,
         name: &str,
-        actions: Vec<(usize, String)>,
+        actions: Vec<(usize, Range<usize>)>,
         text: &Arc<str>,
     ) {
-        self.add_run(name, actions, Some(Arc::clone(text)));
+        self.add_run(name, Arc::clone(text), true, actions);
     }
 
-    fn add_run(&mut self, name: &str, actions: Vec<(usize, String)>, text: Option<Arc<str>>) {
-        let count = actions.len();
-        self.sources
-            .entry(name.to_string())
-            .or_default()
-            .push(SourceRun { text, count });
-        self.actions
-            .entry(name.to_string())
-            .or_default()
-            .extend(actions);
+    fn add_run(
+        &mut self,
+        name: &str,
+        text: Arc<str>,
+        located: bool,
+        actions: Vec<(usize, Range<usize>)>,
+    ) {
+        let run = SourceRun {
+            text,
+            located,
+            actions,
+        };
+        match self.runs.get_mut(name) {
+            Some(runs) => runs.push(run),
+            None => {
+                self.runs.insert(name.to_string(), vec![run]);
+            }
+        }
+    }
+
+    /// The actions `(line, Go source)` of template `name` in order (read on the failure path only).
+    fn actions(&self, name: &str) -> Option<Vec<(usize, &str)>> {
+        Some(
+            self.runs
+                .get(name)?
+                .iter()
+                .flat_map(|run| run.sources())
+                .collect(),
+        )
     }
 
     /// Where Go reports a failing call of `function` on `line` of template `name`: the one call of `function` in
@@ -82,7 +119,7 @@ impl ActionTable {
         function: &str,
         translated: Option<(usize, usize)>,
     ) -> Option<CommandLocation> {
-        let actions = self.actions.get(name)?;
+        let actions = self.actions(name)?;
         let mut sites = Vec::new();
         let mut piped = false;
         for (index, (_, source)) in actions.iter().enumerate().filter(|(_, (l, _))| *l == line) {
@@ -108,7 +145,7 @@ impl ActionTable {
         line: usize,
         translated: Option<(usize, usize)>,
     ) -> Option<CommandLocation> {
-        let actions = self.actions.get(name)?;
+        let actions = self.actions(name)?;
         let mut sites = Vec::new();
         for (index, (_, source)) in actions.iter().enumerate().filter(|(_, (l, _))| *l == line) {
             if let Some(site) = location::range_node(source, line, self.column(name, index)?) {
@@ -132,7 +169,7 @@ impl ActionTable {
         line: usize,
         broken: &field_error::BrokenChain,
     ) -> Option<(usize, usize, String)> {
-        let actions = self.actions.get(name)?;
+        let actions = self.actions(name)?;
         actions
             .iter()
             .enumerate()
@@ -149,22 +186,23 @@ impl ActionTable {
     /// The column of action `index` of template `name` in its Go source, searched like the parser met them:
     /// every earlier action of the same run takes its place first.
     pub(crate) fn column(&self, name: &str, index: usize) -> Option<usize> {
-        let actions = self.actions.get(name)?;
         let mut start = 0;
-        for run in self.sources.get(name)? {
-            if index < start + run.count {
-                let text = run.text.as_deref()?;
-                let columns =
-                    location::action_columns(text, actions.get(start..start + run.count)?);
+        for run in self.runs.get(name)? {
+            if index < start + run.actions.len() {
+                if !run.located {
+                    return None;
+                }
+                let actions: Vec<(usize, &str)> = run.sources().collect();
+                let columns = location::action_columns(&run.text, &actions);
                 return columns.get(index - start).copied().flatten();
             }
-            start += run.count;
+            start += run.actions.len();
         }
         None
     }
 
     /// Records the field paths template `name` reads through `_p<n>` names (none: nothing is recorded).
-    pub(crate) fn set_aliases(&mut self, name: &str, paths: Vec<Vec<String>>) {
+    pub(crate) fn set_aliases(&mut self, name: &str, paths: Vec<String>) {
         if paths.is_empty() {
             self.aliases.remove(name);
         } else {
@@ -208,7 +246,7 @@ impl ActionTable {
 
     /// Whether actions of template `name` are recorded.
     pub(crate) fn knows(&self, name: &str) -> bool {
-        self.actions.contains_key(name)
+        self.runs.contains_key(name)
     }
 
     /// The file template `name` is written in (itself for file templates).
@@ -219,11 +257,10 @@ impl ActionTable {
     /// The Go source of the action(s) on `line` of template `name`, joined by spaces.
     pub(crate) fn on_line(&self, name: &str, line: usize) -> Option<String> {
         let on_line: Vec<&str> = self
-            .actions
-            .get(name)?
-            .iter()
+            .actions(name)?
+            .into_iter()
             .filter(|(l, _)| *l == line)
-            .map(|(_, a)| a.as_str())
+            .map(|(_, a)| a)
             .collect();
         (!on_line.is_empty()).then(|| on_line.join(" "))
     }

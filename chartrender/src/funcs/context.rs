@@ -91,13 +91,13 @@ impl minijinja::value::Object for ExecContext {
 /// `dot.<path>` as minijinja's attribute lookups compute it with lenient undefined values (a missing field is
 /// undefined, a field of an undefined value fails): the failure is carried as an invalid value, which fails the
 /// name's lookup with the very error the lookups would have raised, on the same line. Nil data gives no value.
-fn resolve_path(dot: &Value, path: &[String]) -> Value {
+fn resolve_path(dot: &Value, path: &str) -> Value {
     // Go reads every field of nil template data (`include "d" .Values.missing`) as no value.
     if is_nil(dot) {
         return super::value::missing();
     }
     let mut value = dot.clone();
-    for name in path {
+    for name in path.split('.') {
         value = match value.get_attr(name) {
             Ok(value) => value,
             Err(error) => return Value::from(error),
@@ -160,13 +160,13 @@ mod tests {
     fn resolved_paths_are_read_again_once_a_map_changed() {
         let inner = GoMap::value(BTreeMap::from([("b".to_string(), Value::from(1))]));
         let root = GoMap::value(BTreeMap::from([("a".to_string(), inner.clone())]));
-        let path = ["a".to_string(), "b".to_string()];
+        let path = "a.b";
         let resolved = ResolvedPaths::default();
         let resolutions = std::cell::Cell::new(0);
         let read = || {
             resolved.get_or_resolve(0, || {
                 resolutions.set(resolutions.get() + 1);
-                resolve_path(&root, &path)
+                resolve_path(&root, path)
             })
         };
         // Other tests change maps on other threads, which also (rightly) makes the values be read again: the

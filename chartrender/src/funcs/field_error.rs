@@ -86,7 +86,7 @@ pub(crate) fn broken_chain(
     source: &str,
     span: std::ops::Range<usize>,
     data: &Value,
-    aliases: Option<&[Vec<String>]>,
+    aliases: Option<&[String]>,
 ) -> Option<BrokenChain> {
     // The span may cover only the last lookups of a chain (`.z.w` of `_d1.x.z.w`): it is widened to whole chains.
     let bytes = source.as_bytes();
@@ -128,7 +128,7 @@ pub(crate) fn broken_chain(
 pub(crate) fn refused_map_argument(
     source: &str,
     span: std::ops::Range<usize>,
-    aliases: Option<&[Vec<String>]>,
+    aliases: Option<&[String]>,
     message: &str,
 ) -> Option<BrokenChain> {
     let call = source.get(span)?;
@@ -151,7 +151,7 @@ struct Receiver {
 
 /// The chains (`_d<n>` base, fields) of a translated expression, in text order; `_p<n>` names are `_d0` with
 /// their recorded path. Method calls (`_d0.Files.Get(…)`) and text inside string literals are left out.
-fn chains_in(expression: &str, aliases: Option<&[Vec<String>]>) -> Vec<(usize, Vec<String>)> {
+fn chains_in(expression: &str, aliases: Option<&[String]>) -> Vec<(usize, Vec<String>)> {
     let bytes = expression.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
@@ -183,7 +183,7 @@ fn chains_in(expression: &str, aliases: Option<&[Vec<String>]>) -> Vec<(usize, V
                 Some((KEY + n, fields))
             } else if let Some(n) = name.strip_prefix('p').and_then(|n| n.parse::<usize>().ok()) {
                 aliases.and_then(|paths| paths.get(n)).map(|path| {
-                    let mut all = path.clone();
+                    let mut all = path_fields(path);
                     all.extend(fields);
                     (0, all)
                 })
@@ -199,6 +199,11 @@ fn chains_in(expression: &str, aliases: Option<&[Vec<String>]>) -> Vec<(usize, V
         i += 1;
     }
     out
+}
+
+/// The field names of an alias path (names joined by `.`).
+fn path_fields(path: &str) -> Vec<String> {
+    path.split('.').map(str::to_string).collect()
 }
 
 fn is_word(b: u8) -> bool {
@@ -226,7 +231,7 @@ fn receivers_of(
     dot: usize,
     before: &str,
     data: &Value,
-    aliases: Option<&[Vec<String>]>,
+    aliases: Option<&[String]>,
     depth: usize,
 ) -> Option<Vec<Receiver>> {
     if dot == 0 {
@@ -294,7 +299,7 @@ fn keys_of(
     n: usize,
     before: &str,
     data: &Value,
-    aliases: Option<&[Vec<String>]>,
+    aliases: Option<&[String]>,
     depth: usize,
 ) -> Option<Vec<Receiver>> {
     let at = before.rfind(&format!(" _k{n}, _d{n} in f_range_pairs("))?;
@@ -324,7 +329,7 @@ fn keys_of(
 }
 
 /// `_d<n>.a.b` or `_p<n>.a.b` as a whole (the bound expression of a `with` or `range`).
-fn whole_chain(expression: &str, aliases: Option<&[Vec<String>]>) -> Option<(usize, Vec<String>)> {
+fn whole_chain(expression: &str, aliases: Option<&[String]>) -> Option<(usize, Vec<String>)> {
     let expression = expression.trim();
     let chains = chains_in(expression, aliases);
     let whole = expression.starts_with('_')
@@ -339,7 +344,7 @@ fn whole_chain(expression: &str, aliases: Option<&[Vec<String>]>) -> Option<(usi
     let n: usize = digits.parse().ok()?;
     match kind {
         "d" => Some((n, Vec::new())),
-        "p" => Some((0, aliases?.get(n)?.clone())),
+        "p" => Some((0, path_fields(aliases?.get(n)?))),
         _ => None,
     }
 }
@@ -575,7 +580,7 @@ mod tests {
 
     #[test]
     fn aliases_stand_for_their_paths_from_the_data() {
-        let paths = vec![vec!["Values".to_string(), "s".to_string()]];
+        let paths = vec!["Values.s".to_string()];
         let got = broken_chain("{{ _p0.x }}", 3..8, &values(), Some(&paths)).unwrap();
         assert_eq!(got.fields, ["Values", "s", "x"]);
         assert_eq!(got.message, "can't evaluate field x in type interface {}");

@@ -458,7 +458,7 @@ fn collapse_spaces(text: &str) -> String {
 
 /// The column of each action of `actions` (line, Go source) in `text`, searched from the start of its line (the
 /// first occurrence not already taken by an earlier action on that line).
-pub(crate) fn action_columns(text: &str, actions: &[(usize, String)]) -> Vec<Option<usize>> {
+pub(crate) fn action_columns(text: &str, actions: &[(usize, &str)]) -> Vec<Option<usize>> {
     let line_starts: Vec<usize> = std::iter::once(0)
         .chain(text.match_indices('\n').map(|(i, _)| i + 1))
         .collect();
@@ -473,7 +473,7 @@ pub(crate) fn action_columns(text: &str, actions: &[(usize, String)]) -> Vec<Opt
                 .map(|(_, end)| *end)
                 .max()
                 .unwrap_or(start);
-            let at = from + text.get(from..)?.find(source.as_str())?;
+            let at = from + text.get(from..)?.find(source)?;
             if text[start..at].contains('\n') {
                 return None;
             }
@@ -610,11 +610,11 @@ mod tests {
     fn action_columns_find_each_action_on_its_line() {
         let text = "a: {{ x }}\n{{ y }} b {{ y }}\n  {{\n z }}";
         let actions = [
-            (1, "{{ x }}".to_string()),
-            (2, "{{ y }}".to_string()),
-            (2, "{{ y }}".to_string()),
-            (3, "{{\n z }}".to_string()),
-            (4, "{{ missing }}".to_string()),
+            (1, "{{ x }}"),
+            (2, "{{ y }}"),
+            (2, "{{ y }}"),
+            (3, "{{\n z }}"),
+            (4, "{{ missing }}"),
         ];
         assert_eq!(
             action_columns(text, &actions),

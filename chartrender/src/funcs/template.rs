@@ -683,17 +683,9 @@ mod tests {
         let first: Arc<str> = "a\n  {{ x }}\n".into();
         let second: Arc<str> = "{{ y }} {{ z }}\n{{ y }}\n".into();
         let mut table = ActionTable::default();
-        table.add_located_actions("t", vec![(2, "{{ x }}".into())], &first);
+        table.add_located_actions("t", vec![(2, 4..11)], &first);
         table.add_actions("t", vec![(7, "{{ w }}".into())]);
-        table.add_located_actions(
-            "t",
-            vec![
-                (1, "{{ y }}".into()),
-                (1, "{{ z }}".into()),
-                (2, "{{ y }}".into()),
-            ],
-            &second,
-        );
+        table.add_located_actions("t", vec![(1, 0..7), (1, 8..15), (2, 16..23)], &second);
         // (action index, column): the run's own source, unknown for a run without one, and a repeated
         // action found after its earlier occurrence.
         let cases = [

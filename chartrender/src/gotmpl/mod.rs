@@ -54,6 +54,13 @@ pub(crate) struct TranslatedFile {
     pub(crate) defines: Vec<(String, Translated)>,
 }
 
+impl TranslatedFile {
+    /// Whether the file's body or any of its defines holds an action.
+    pub(crate) fn has_actions(&self) -> bool {
+        !self.body.actions.is_empty() || self.defines.iter().any(|(_, d)| !d.actions.is_empty())
+    }
+}
+
 /// Parses Go template `source` and translates it and its defines into minijinja.
 pub(crate) fn translate_file(
     name: &str,
@@ -82,13 +89,13 @@ fn translate_file_with(
 ) -> Result<TranslatedFile, ParseError> {
     let prefix = |part: usize| file.map(|file| format!("{TEXT_PREFIX}{file}_{part}"));
     let parsed = parser::parse(name, source, is_function)?;
-    let body = translate::translate(name, &parsed.body, prefix(0).as_deref())?;
+    let body = translate::translate(name, source, &parsed.body, prefix(0).as_deref())?;
     let defines = parsed
         .defines
         .iter()
         .enumerate()
         .map(|(i, (define, nodes))| {
-            let translated = translate::translate(name, nodes, prefix(i + 1).as_deref())?;
+            let translated = translate::translate(name, source, nodes, prefix(i + 1).as_deref())?;
             Ok((define.to_string(), translated))
         })
         .collect::<Result<Vec<_>, ParseError>>()?;

@@ -9,12 +9,14 @@
 
 use std::cell::RefCell;
 use std::fmt::Write as _;
+use std::ops::Range;
 use std::sync::Arc;
 
 use super::ParseError;
 use super::parser::{Command, Node, Operand, Pipe};
 use emit::{
-    is_plain_name, push_decimal, push_field_chain, push_path, push_string_literal, string_literal,
+    is_plain_name, needs_escape, push_decimal, push_field_chain, push_path, push_string_literal,
+    space_before_sign, span_in, string_literal,
 };
 
 /// A translated template: minijinja source plus the Go action source for each line (for error messages).
@@ -22,15 +24,16 @@ use emit::{
 pub(crate) struct Translated {
     /// minijinja template source.
     pub(crate) source: String,
-    /// `(line, action source)` for every action, in source order.
-    pub(crate) actions: Vec<(usize, String)>,
+    /// `(line, byte range)` of every action in the template text it was translated from, in source order.
+    pub(crate) actions: Vec<(usize, Range<usize>)>,
     /// Long literal texts moved out of `source` (when asked for): `(name, text)`; the source prints the
     /// name instead, so minijinja's lexer, which walks template text character by character, never sees them.
     pub(crate) texts: Vec<(String, Arc<str>)>,
     /// Field paths from the template's data (`_d0`) that the source names `_p<n>` (when asked for, see
     /// [`translate`]): entry `n` is the path of `_p<n>`, which the execution context resolves from its `_d0` when
-    /// the name is looked up.
-    pub(crate) aliases: Vec<Vec<String>>,
+    /// the name is looked up. A path is its field names joined by `.` (plain names, which hold no `.`): one string
+    /// a path, where a list of names was an allocation per name, made and freed on every cold render.
+    pub(crate) aliases: Vec<String>,
 }
 
 /// Prefix of the names under which a translated chart template reads a field path from its data.
@@ -42,21 +45,6 @@ pub(crate) const TEXT_PREFIX: &str = "_t";
 /// Literal text of at least this many bytes is moved out of the minijinja source when the caller asks for it.
 pub(crate) const EXTRACT_TEXT_BYTES: usize = 256;
 
-/// Whether Go template text would read as minijinja syntax (`{{`, `{%`, `{#`, or a `{` that the next output
-/// completes), in one pass over the `{` bytes.
-fn needs_escape(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    let mut at = 0;
-    while let Some(i) = bytes.get(at..).and_then(|rest| memchr::memchr(b'{', rest)) {
-        let brace = at + i;
-        match bytes.get(brace + 1) {
-            None | Some(b'{' | b'%' | b'#') => return true,
-            Some(_) => at = brace + 1,
-        }
-    }
-    false
-}
-
 /// Translates one template body (a file or a `define`).
 ///
 /// With `texts` (a prefix for names), literal texts of [`EXTRACT_TEXT_BYTES`] or more become
@@ -67,10 +55,12 @@ fn needs_escape(text: &str) -> bool {
 /// lookups when it is read.
 pub(crate) fn translate(
     name: &str,
+    text: &str,
     nodes: &[Node],
     texts: Option<&str>,
 ) -> Result<Translated, ParseError> {
     let mut translator = Translator {
+        text,
         texts_prefix: texts,
         texts: Vec::new(),
         name,
@@ -140,13 +130,15 @@ fn estimated_len(nodes: &[Node], moves_texts: bool) -> usize {
 /// The field paths a template reads through `_p<n>` names, and the number of each.
 #[derive(Default)]
 struct Aliases {
-    paths: Vec<Vec<String>>,
+    paths: Vec<String>,
     numbers: foldhash::HashMap<String, usize>,
     /// Scratch space for the key of a path in `numbers`.
     key: String,
 }
 
 struct Translator<'a> {
+    /// The template text `nodes` were parsed from (their sources are slices of it).
+    text: &'a str,
     texts_prefix: Option<&'a str>,
     texts: Vec<(String, Arc<str>)>,
     name: &'a str,
@@ -157,7 +149,7 @@ struct Translator<'a> {
     dot: String,
     counter: usize,
     uses_namespace: bool,
-    actions: Vec<(usize, String)>,
+    actions: Vec<(usize, Range<usize>)>,
     /// Field paths from `_d0` named `_p<n>` (`None`: paths are written out).
     aliases: Option<RefCell<Aliases>>,
     /// The enclosing `range` bodies and `else` lists, innermost last ([`LoopFrame`]).
@@ -226,6 +218,13 @@ impl Translator<'_> {
         }
     }
 
+    /// Appends an output tag printing `expr`, without the spaces minijinja's lexer would step over one by one.
+    fn push_output(&mut self, expr: &str) {
+        let start = self.out.len() + 2;
+        self.push_all(&["{{", expr, "}}"]);
+        space_before_sign(&mut self.out, start);
+    }
+
     /// Pads with a newline-only comment so the next output starts on Go line `line`.
     fn pad_to(&mut self, line: usize) {
         if line > self.line {
@@ -236,6 +235,11 @@ impl Translator<'_> {
             self.out.push_str("#}");
             self.line = line;
         }
+    }
+
+    /// Records the action with Go source `source` on `line`, by its place in the template text.
+    fn action(&mut self, line: usize, source: &str) {
+        self.actions.push((line, span_in(self.text, source)));
     }
 
     fn fresh(&mut self) -> usize {
@@ -258,18 +262,20 @@ impl Translator<'_> {
             }
             Node::Action { pipe, line, source } => {
                 self.pad_to(*line);
-                self.actions.push((*line, (*source).to_string()));
+                self.action(*line, source);
                 if let ([], [command]) = (pipe.vars.as_slice(), pipe.commands.as_slice()) {
                     // The common single command is written in place rather than built apart and copied.
                     let mut out = std::mem::take(&mut self.out);
-                    out.push_str("{{ ");
+                    out.push_str("{{");
+                    let start = out.len();
                     let written = self.command_into(&mut out, command, None, *line);
-                    out.push_str(" }}");
+                    space_before_sign(&mut out, start);
+                    out.push_str("}}");
                     self.out = out;
                     written?;
                 } else if pipe.vars.is_empty() {
                     let expr = self.pipe(pipe, *line)?;
-                    self.push_all(&["{{ ", &expr, " }}"]);
+                    self.push_output(&expr);
                 } else {
                     self.declaration(pipe, *line)?;
                 }
@@ -283,7 +289,7 @@ impl Translator<'_> {
                 source,
             } => {
                 self.pad_to(*line);
-                self.actions.push((*line, (*source).to_string()));
+                self.action(*line, source);
                 self.scopes.push(Vec::new());
                 let condition = if pipe.vars.is_empty() {
                     self.pipe(pipe, *line)?
@@ -293,26 +299,18 @@ impl Translator<'_> {
                 let outer_dot = self.dot.clone();
                 if *rebind {
                     let name = format!("_d{}", self.fresh());
-                    self.push_all(&[
-                        "{% set ",
-                        &name,
-                        " = ",
-                        &condition,
-                        " %}{% if ",
-                        &name,
-                        " %}",
-                    ]);
+                    self.push_all(&["{% set ", &name, " = ", &condition, " %}{%if ", &name, "%}"]);
                     self.dot = name;
                 } else {
-                    self.push_all(&["{% if ", &condition, " %}"]);
+                    self.push_all(&["{%if ", &condition, "%}"]);
                 }
                 self.block(body)?;
                 self.dot = outer_dot;
                 if let Some(otherwise) = otherwise {
-                    self.emit("{% else %}");
+                    self.emit("{%else%}");
                     self.block(otherwise)?;
                 }
-                self.emit("{% endif %}");
+                self.emit("{%endif%}");
                 self.scopes.pop();
             }
             Node::Range {
@@ -329,17 +327,17 @@ impl Translator<'_> {
                 source,
             } => {
                 self.pad_to(*line);
-                self.actions.push((*line, (*source).to_string()));
+                self.action(*line, source);
                 let argument = match pipe {
                     Some(pipe) => self.pipe(pipe, *line)?,
                     None => "none".to_string(),
                 };
                 self.push_all(&[
-                    "{{ f_template(",
+                    "{{f_template(",
                     &string_literal(name),
-                    ", ",
+                    ",",
                     &argument,
-                    ") }}",
+                    ")}}",
                 ]);
             }
             Node::Break { line } => {
@@ -347,15 +345,15 @@ impl Translator<'_> {
                 if let Some(LoopFrame::Body(Some(flag))) = self.break_flags.last().cloned() {
                     self.push_all(&["{% set ", &flag, " = true %}"]);
                 }
-                self.emit("{% break %}");
+                self.emit("{%break%}");
             }
             Node::Continue { line } => {
                 self.pad_to(*line);
                 match self.break_flags.last().cloned() {
                     Some(LoopFrame::Else(Some(flag))) => {
-                        self.push_all(&["{% set ", &flag, " = true %}{% break %}"]);
+                        self.push_all(&["{% set ", &flag, " = true %}{%break%}"]);
                     }
-                    _ => self.emit("{% continue %}"),
+                    _ => self.emit("{%continue%}"),
                 }
             }
         }
@@ -373,7 +371,7 @@ impl Translator<'_> {
         source: &str,
     ) -> Result<(), ParseError> {
         self.pad_to(line);
-        self.actions.push((line, source.to_string()));
+        self.action(line, source);
         let expr = self.pipe(pipe, line)?;
         let n = self.fresh();
         let (key, element) = (format!("_k{n}"), format!("_d{n}"));
@@ -415,9 +413,9 @@ impl Translator<'_> {
         self.dot = outer_dot;
         self.scopes.pop();
         if let Some(otherwise) = otherwise {
-            self.emit("{% else %}");
+            self.emit("{%else%}");
             if let Some(flag) = &break_flag {
-                self.push_all(&["{% if not ", flag, " %}"]);
+                self.push_all(&["{%if not ", flag, "%}"]);
             }
             let breaks = breaks_here(otherwise);
             let continue_flag = (breaks && continues_here(otherwise)).then(|| format!("_v.c{n}"));
@@ -433,16 +431,16 @@ impl Translator<'_> {
             self.block(otherwise)?;
             self.break_flags.pop();
             if breaks {
-                self.emit("{% endfor %}");
+                self.emit("{%endfor%}");
             }
             if let Some(flag) = &continue_flag {
-                self.push_all(&["{% if ", flag, " %}{% continue %}{% endif %}"]);
+                self.push_all(&["{%if ", flag, "%}{%continue%}{%endif%}"]);
             }
             if break_flag.is_some() {
-                self.emit("{% endif %}");
+                self.emit("{%endif%}");
             }
         }
-        self.emit("{% endfor %}");
+        self.emit("{%endfor%}");
         Ok(())
     }
 
@@ -485,7 +483,7 @@ impl Translator<'_> {
         if ends_in_attribute_lookup(pipe) {
             // Go evaluates the field chain here: testing the value is minijinja's cheapest use of it, and fails
             // (strict undefined) for a field of a non-map even when the variable is never read.
-            self.push_all(&["{% if ", &target, " %}{% endif %}"]);
+            self.push_all(&["{%if ", &target, "%}{%endif%}"]);
         }
         if !pipe.assign {
             self.bind(var, &target);
@@ -499,7 +497,7 @@ impl Translator<'_> {
         {
             // The Go lines of the text are not emitted: the next node pads to its own line.
             let global = format!("{prefix}_{}", self.texts.len());
-            self.push_all(&["{{ ", &global, " }}"]);
+            self.push_all(&["{{", &global, "}}"]);
             // Copied once, into the shared form the execution context prints (often most of a CRD file).
             self.texts.push((global, Arc::from(text)));
             return;
@@ -507,7 +505,7 @@ impl Translator<'_> {
         let needs_escape = needs_escape(text);
         if needs_escape {
             let literal = text.replace('\\', "\\\\").replace('"', "\\\"");
-            self.emit(&format!("{{{{ \"{literal}\" }}}}"));
+            self.emit(&format!("{{{{\"{literal}\"}}}}"));
         } else {
             self.emit(text);
         }
@@ -577,9 +575,9 @@ impl Translator<'_> {
                     let maps = crate::funcs::has_map_param(name).then_some(*name);
                     match int_constants(name, rest) {
                         Some(converted) => {
-                            self.arguments(out, &converted, piped, ", ", line, maps)?;
+                            self.arguments(out, &converted, piped, ",", line, maps)?;
                         }
-                        None => self.arguments(out, rest, piped, ", ", line, maps)?,
+                        None => self.arguments(out, rest, piped, ",", line, maps)?,
                     }
                     out.push(')');
                 }
@@ -617,7 +615,7 @@ impl Translator<'_> {
         out.push('.');
         out.push_str(method);
         out.push('(');
-        self.arguments(out, rest, piped, ", ", line, None)?;
+        self.arguments(out, rest, piped, ",", line, None)?;
         out.push(')');
         Ok(())
     }
@@ -681,7 +679,7 @@ impl Translator<'_> {
                 None => {
                     let number = paths.len();
                     numbers.insert(key.clone(), number);
-                    paths.push(path.iter().map(|name| (*name).to_string()).collect());
+                    paths.push(key.clone());
                     number
                 }
             };
@@ -784,7 +782,7 @@ fn int_constants<'s>(name: &str, args: &[Operand<'s>]) -> Option<Vec<Operand<'s>
 
 /// Emitted at the start of each loop body: a call that fails once the render's time is up (it
 /// prints nothing), so loops that call no other function still stop.
-const TICK: &str = "{{ f_tick() }}";
+const TICK: &str = "{{f_tick()}}";
 
 mod emit;
 

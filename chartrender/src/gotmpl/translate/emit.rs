@@ -1,6 +1,8 @@
-//! Small writers of minijinja source text for the translator: names, field paths, string literals, numbers.
+//! Small writers of minijinja source text for the translator: names, field paths, string literals, numbers, tag
+//! spacing, and where an action sits in its template text.
 
 use std::fmt::Write as _;
+use std::ops::Range;
 
 /// Appends `n` in decimal, without the formatting machinery (an alias name is written for every field read).
 pub(super) fn push_decimal(out: &mut String, mut n: usize) {
@@ -20,12 +22,12 @@ pub(super) fn push_decimal(out: &mut String, mut n: usize) {
 }
 
 /// Appends Go's field chain `path` on the unwrapped value `base` (a declared variable or a parenthesized
-/// pipeline): `f__field(base, "a", "b")`.
+/// pipeline): `f__field(base,"a","b")`.
 pub(super) fn push_field_chain(out: &mut String, base: &str, path: &[&str]) {
     out.push_str("f__field(");
     out.push_str(base);
     for name in path {
-        out.push_str(", ");
+        out.push(',');
         push_string_literal(out, name);
     }
     out.push(')');
@@ -75,4 +77,42 @@ pub(super) fn push_string_literal(out: &mut String, value: &str) {
         }
     }
     out.push('"');
+}
+
+/// The byte range of `part` in `text`, of which it is a slice (the parser's nodes borrow their sources from the
+/// template text); an empty range for anything else.
+pub(super) fn span_in(text: &str, part: &str) -> Range<usize> {
+    let start = part.as_ptr().addr().wrapping_sub(text.as_ptr().addr());
+    match start.checked_add(part.len()) {
+        Some(end) if end <= text.len() => start..end,
+        _ => 0..0,
+    }
+}
+
+/// Puts a space before the expression starting at `start` in `out` when it starts with a sign: tags are written
+/// without the spaces minijinja's lexer steps over one token at a time, and `{{-` or `{{+` would be whitespace
+/// control (numbers are written in parentheses, so this is for what may come to start with a sign).
+pub(super) fn space_before_sign(out: &mut String, start: usize) {
+    if out
+        .as_bytes()
+        .get(start)
+        .is_some_and(|b| matches!(b, b'-' | b'+'))
+    {
+        out.insert(start, ' ');
+    }
+}
+
+/// Whether Go template text would read as minijinja syntax (`{{`, `{%`, `{#`, or a `{` that the next output
+/// completes), in one pass over the `{` bytes.
+pub(super) fn needs_escape(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while let Some(i) = bytes.get(at..).and_then(|rest| memchr::memchr(b'{', rest)) {
+        let brace = at + i;
+        match bytes.get(brace + 1) {
+            None | Some(b'{' | b'%' | b'#') => return true,
+            Some(_) => at = brace + 1,
+        }
+    }
+    false
 }
