@@ -231,19 +231,25 @@ fn may_hold_number_candidate(text: &str) -> bool {
     let mut at = 0;
     while let Some(i) = memchr::memchr(b'0', &bytes[at..]) {
         let zero = at + i;
-        let starts_word = zero == 0 || {
-            let before = bytes[zero - 1];
-            !(before.is_ascii_alphanumeric() || before == b'.')
-        };
-        let base_or_digit = bytes
-            .get(zero + 1)
-            .is_some_and(|&b| b.is_ascii_digit() || matches!(b, b'X' | b'O' | b'B'));
-        if starts_word && base_or_digit {
+        if zero_starts_number_candidate(bytes, zero) {
             return true;
         }
         at = zero + 1;
     }
     false
+}
+
+/// Whether the `0` at `bytes[zero]` starts a word and a digit or a base letter (`X`, `O`, `B`)
+/// follows it: the start of a number candidate.
+fn zero_starts_number_candidate(bytes: &[u8], zero: usize) -> bool {
+    let starts_word = zero == 0 || {
+        let before = bytes[zero - 1];
+        !(before.is_ascii_alphanumeric() || before == b'.')
+    };
+    starts_word
+        && bytes
+            .get(zero + 1)
+            .is_some_and(|&b| b.is_ascii_digit() || matches!(b, b'X' | b'O' | b'B'))
 }
 
 /// go-yaml v2's float syntax (`yamlStyleFloat`), tried after the integer forms.
@@ -395,15 +401,7 @@ fn surely_unchanged(line: &str) -> bool {
             if byte != b'0' {
                 return false;
             }
-            // As in `may_hold_number_candidate`: a `0` starting a word, then a digit or a base letter.
-            let starts_word = at == 0 || {
-                let before = bytes[at - 1];
-                !(before.is_ascii_alphanumeric() || before == b'.')
-            };
-            let base_or_digit = bytes
-                .get(at + 1)
-                .is_some_and(|&b| b.is_ascii_digit() || matches!(b, b'X' | b'O' | b'B'));
-            if starts_word && base_or_digit {
+            if zero_starts_number_candidate(bytes, at) {
                 return false;
             }
         } else if class == WORD_START && !after_letter {
