@@ -48,22 +48,27 @@ fn has_boolean_word(text: &str) -> bool {
     let mut after_letter = false;
     for (at, &byte) in bytes.iter().enumerate() {
         let class = BYTE_CLASS[usize::from(byte)];
-        if class == WORD_START && !after_letter {
-            let run = bytes[at..]
-                .iter()
-                .take(6)
-                .take_while(|b| b.is_ascii_alphabetic())
-                .count();
-            if run <= 5 {
-                let word = &text[at..at + run];
-                if yaml11_bool(word).is_some() || yaml12_bool_key(word).is_some() {
-                    return true;
-                }
-            }
+        if class == WORD_START && !after_letter && boolean_word_at(text, at) {
+            return true;
         }
         after_letter = class != 0;
     }
     false
+}
+
+/// Whether the run of ASCII letters starting at byte `at` of `text` is one of the words [`yaml11_bool`] or
+/// [`yaml12_bool_key`] know (none is longer than five letters, so a longer run is measured no further).
+fn boolean_word_at(text: &str, at: usize) -> bool {
+    let run = text.as_bytes()[at..]
+        .iter()
+        .take(6)
+        .take_while(|b| b.is_ascii_alphabetic())
+        .count();
+    if run > 5 {
+        return false;
+    }
+    let word = &text[at..at + run];
+    yaml11_bool(word).is_some() || yaml12_bool_key(word).is_some()
 }
 
 /// [`BYTE_CLASS`] of an ASCII letter.
@@ -404,19 +409,8 @@ fn surely_unchanged(line: &str) -> bool {
             if zero_starts_number_candidate(bytes, at) {
                 return false;
             }
-        } else if class == WORD_START && !after_letter {
-            // As in `has_boolean_word`.
-            let run = bytes[at..]
-                .iter()
-                .take(6)
-                .take_while(|b| b.is_ascii_alphabetic())
-                .count();
-            if run <= 5 {
-                let word = &line[at..at + run];
-                if yaml11_bool(word).is_some() || yaml12_bool_key(word).is_some() {
-                    return false;
-                }
-            }
+        } else if class == WORD_START && !after_letter && boolean_word_at(line, at) {
+            return false;
         }
         after_letter = class & (LETTER | WORD_START) != 0;
     }
