@@ -38,7 +38,7 @@ fn parse_map_where(data: &[u8], line_ok: impl Fn(&str) -> bool) -> Option<Value>
     }
     let text = std::str::from_utf8(data).ok()?;
     let mut lines = Vec::with_capacity(crate::gotmpl::count_newlines(text) + 1);
-    for line in text.split('\n') {
+    for line in crate::gotmpl::split_ascii(text, b'\n') {
         if !line_ok(line) {
             return None;
         }
@@ -183,9 +183,7 @@ fn split_key(content: &str) -> Option<(String, &str)> {
         let (key, after) = quoted(content, quote)?;
         (key, after.strip_prefix(':')?)
     } else {
-        let colon = content
-            .match_indices(':')
-            .map(|(i, _)| i)
+        let colon = memchr::memchr_iter(b':', content.as_bytes())
             .find(|&i| matches!(content.as_bytes().get(i + 1), None | Some(b' ')))?;
         let key = &content[..colon];
         if !plain_key(key) {

@@ -14,11 +14,13 @@ pub fn merge_values(base: &mut Json, overlay: &Json) {
                     base_map.remove(key);
                     continue;
                 }
+                // One lookup for a key the base has (replaced in place, where `insert` keeps its position too).
                 match base_map.get_mut(key) {
                     Some(existing) if existing.is_object() && value.is_object() => {
                         merge_values(existing, value)
                     }
-                    _ => {
+                    Some(existing) => *existing = strip_nulls(value),
+                    None => {
                         base_map.insert(key.clone(), strip_nulls(value));
                     }
                 }
@@ -41,7 +43,8 @@ fn merge_owned(base: &mut Json, overlay: Json) {
                     Some(existing) if existing.is_object() && value.is_object() => {
                         merge_owned(existing, value);
                     }
-                    _ => {
+                    Some(existing) => *existing = strip_nulls_owned(value),
+                    None => {
                         base_map.insert(key, strip_nulls_owned(value));
                     }
                 }
@@ -454,6 +457,22 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_merged_key_the_base_has_keeps_its_place() {
+        let base = json!({"a": 1, "b": {"x": 1}, "c": 3, "d": {"y": 1}});
+        let overlay = json!({"d": {"z": 2}, "a": {"n": null, "m": 1}, "b": 5, "e": 6});
+        let want = json!({"a": {"m": 1}, "b": 5, "c": 3, "d": {"y": 1, "z": 2}, "e": 6});
+        let mut borrowed = base.clone();
+        merge_values(&mut borrowed, &overlay);
+        let mut owned = base;
+        merge_owned(&mut owned, overlay);
+        for merged in [borrowed, owned] {
+            assert_eq!(merged, want);
+            let keys: Vec<&String> = merged.as_object().unwrap().keys().collect();
+            assert_eq!(keys, ["a", "b", "c", "d", "e"]);
+        }
+    }
 
     #[test]
     fn merging_owned_values_gives_what_merging_borrowed_ones_gives() {

@@ -97,7 +97,8 @@ fn resolve_path(dot: &Value, path: &str) -> Value {
         return super::value::missing();
     }
     let mut value = dot.clone();
-    for name in path.split('.') {
+    // Names hold no `.` (see [`crate::gotmpl::Translated::aliases`]).
+    for name in gotmpl::split_ascii(path, b'.') {
         value = match value.get_attr(name) {
             Ok(value) => value,
             Err(error) => return Value::from(error),
@@ -151,6 +152,7 @@ impl ResolvedPaths {
 
 #[cfg(test)]
 mod tests {
+
     use std::collections::BTreeMap;
 
     use super::*;

@@ -85,7 +85,7 @@ pub(crate) fn translate(
         texts: translator.texts,
         aliases: translator
             .aliases
-            .map(|aliases| aliases.into_inner().paths)
+            .map(|aliases| aliases.into_inner().into_paths())
             .unwrap_or_default(),
     })
 }
@@ -130,10 +130,22 @@ fn estimated_len(nodes: &[Node], moves_texts: bool) -> usize {
 /// The field paths a template reads through `_p<n>` names, and the number of each.
 #[derive(Default)]
 struct Aliases {
-    paths: Vec<String>,
+    /// Each path read so far and its number (the paths are listed in number order only at the end, so a new path
+    /// is copied once, into this map).
     numbers: foldhash::HashMap<String, usize>,
     /// Scratch space for the key of a path in `numbers`.
     key: String,
+}
+
+impl Aliases {
+    /// The paths by number: entry `n` is the path of `_p<n>`.
+    fn into_paths(self) -> Vec<String> {
+        let mut paths = vec![String::new(); self.numbers.len()];
+        for (path, number) in self.numbers {
+            paths[number] = path;
+        }
+        paths
+    }
 }
 
 struct Translator<'a> {
@@ -661,11 +673,7 @@ impl Translator<'_> {
             && path.iter().all(|name| is_plain_name(name))
         {
             let mut aliases = aliases.borrow_mut();
-            let Aliases {
-                paths,
-                numbers,
-                key,
-            } = &mut *aliases;
+            let Aliases { numbers, key } = &mut *aliases;
             // The key is built in a reused buffer and copied only for a new path: most reads repeat a path.
             key.clear();
             for (i, name) in path.iter().enumerate() {
@@ -677,9 +685,8 @@ impl Translator<'_> {
             let number = match numbers.get(key.as_str()) {
                 Some(&number) => number,
                 None => {
-                    let number = paths.len();
+                    let number = numbers.len();
                     numbers.insert(key.clone(), number);
-                    paths.push(key.clone());
                     number
                 }
             };
