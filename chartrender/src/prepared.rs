@@ -24,7 +24,12 @@ pub(crate) struct Unit {
     pub(crate) path: String,
     /// The template file's size, which its output is reserved for.
     pub(crate) size: usize,
+    /// The root data (`.`) of the template's chart: one map shared by all templates of a chart, as in Helm, so
+    /// what one template sets on `.` the templates executed after it see.
     pub(crate) root: Value,
+    /// The template's `.Template` (`Name`, `BasePath`), put into `root` just before the template executes
+    /// ([`crate::funcs::value::GoMap::put_own_entry`]), as Helm's engine does.
+    pub(crate) template: Value,
     /// The field paths the template reads through `_p<n>` names.
     pub(crate) aliases: Option<AliasPaths>,
     /// What those paths gave from `root`, kept with it (see [`ResolvedPaths`]).

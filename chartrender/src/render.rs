@@ -540,7 +540,6 @@ impl Compiled {
         if self.strays {
             session.note_strays();
         }
-        let cache = Value::from_object(template::IncludeCache::default());
         let lookup = options
             .lookup
             .as_ref()
@@ -554,12 +553,17 @@ impl Compiled {
                     message: e.to_string(),
                 })?;
             let mut sink = session.file_sink(&unit.path, unit.size);
+            if let Some(root) = GoMap::of(&unit.root) {
+                root.put_own_entry("Template", unit.template.clone());
+            }
+            // One include cache per template: `.` is shared by a chart's templates, but its `.Template` differs.
+            let cache = Value::from_object(template::IncludeCache::default());
             template
                 .render_captured_to(
                     template::ExecContext {
                         dot: unit.root.clone(),
                         depth: 0,
-                        cache: Some(cache.clone()),
+                        cache: Some(cache),
                         lookup: lookup.clone(),
                         aliases: unit.aliases.clone(),
                         resolved: kept.then(|| Arc::clone(&unit.resolved)),
@@ -644,7 +648,9 @@ impl Compiled {
         }
     }
 
-    /// Prepares the root data (`.`) of every template to execute in `chart` and its enabled subcharts.
+    /// Prepares the root data (`.`) of every template to execute in `chart` and its enabled subcharts, and
+    /// returns the chart's root data. As in Helm's engine, the templates of one chart share one root map, and
+    /// `.Subcharts.<name>` is the root map of subchart `<name>` (its templates' `.`).
     #[allow(clippy::too_many_arguments)]
     fn collect_units(
         &self,
@@ -656,72 +662,12 @@ impl Compiled {
         values_json: &serde_json::Value,
         shared: &Shared,
         units: &mut Vec<Unit>,
-    ) {
-        let chart_value = objects::chart_object(chart, name, is_root);
-        let mut subchart_values = BTreeMap::new();
-        let mut enabled = Vec::new();
+    ) -> Value {
+        let mut subchart_roots = BTreeMap::new();
         for (sub_name, sub) in values::subcharts(chart) {
             if !values::subchart_enabled(chart, &sub_name, &sub.metadata.name, values_json) {
                 continue;
             }
-            subchart_values.insert(
-                sub_name.clone(),
-                objects::chart_object(sub, &sub_name, false),
-            );
-            enabled.push((sub_name, sub));
-        }
-        let subcharts = GoMap::value(subchart_values);
-        let files = self
-            .files
-            .get(chart_path)
-            .cloned()
-            .unwrap_or_else(|| Value::from_object(Files::default()));
-        let base_path = Value::from(format!("{chart_path}/templates"));
-        // Helm's `.Values` is a `chartutil.Values`: the same map, seen under that type.
-        let typed_values = if GoMap::of(values).is_some() {
-            GoMap::view(values, MapType::Values)
-        } else {
-            values.clone()
-        };
-        for file in &chart.templates {
-            let base_name = file.name.rsplit('/').next().unwrap_or(&file.name);
-            if base_name.starts_with('_') {
-                continue;
-            }
-            let path = format!("{chart_path}/{}", file.name);
-            let template = GoMap::typed(
-                [
-                    ("Name".to_string(), Value::from(path.as_str())),
-                    ("BasePath".to_string(), base_path.clone()),
-                ]
-                .into_iter()
-                .collect(),
-                MapType::Values,
-            );
-            let root = GoMap::typed(
-                [
-                    ("Values".to_string(), typed_values.clone()),
-                    ("Release".to_string(), shared.release.clone()),
-                    ("Chart".to_string(), chart_value.clone()),
-                    ("Capabilities".to_string(), shared.capabilities.clone()),
-                    ("Files".to_string(), files.clone()),
-                    ("Subcharts".to_string(), subcharts.clone()),
-                    ("Template".to_string(), template),
-                ]
-                .into_iter()
-                .collect(),
-                MapType::Values,
-            );
-            let aliases = self.actions.aliases(&path);
-            units.push(Unit {
-                path,
-                size: file.data.len(),
-                root,
-                aliases,
-                resolved: Arc::default(),
-            });
-        }
-        for (sub_name, sub) in enabled {
             let sub_json = values_json
                 .get(&sub_name)
                 .cloned()
@@ -733,7 +679,7 @@ impl Compiled {
                 .filter(|v| !v.is_undefined())
                 .unwrap_or_else(|| from_json(&sub_json));
             let sub_path = format!("{chart_path}/charts/{sub_name}");
-            self.collect_units(
+            let sub_root = self.collect_units(
                 sub,
                 &sub_name,
                 &sub_path,
@@ -743,7 +689,58 @@ impl Compiled {
                 shared,
                 units,
             );
+            subchart_roots.insert(sub_name, sub_root);
         }
+        let files = self
+            .files
+            .get(chart_path)
+            .cloned()
+            .unwrap_or_else(|| Value::from_object(Files::default()));
+        // Helm's `.Values` is a `chartutil.Values`: the same map, seen under that type.
+        let typed_values = if GoMap::of(values).is_some() {
+            GoMap::view(values, MapType::Values)
+        } else {
+            values.clone()
+        };
+        // Helm's engine keeps a chart's root data as a `map[string]interface {}` (so `.Subcharts.<name>` is one),
+        // and its templates see it as a `chartutil.Values`.
+        let root = GoMap::value(BTreeMap::from([
+            ("Values".to_string(), typed_values),
+            ("Release".to_string(), shared.release.clone()),
+            (
+                "Chart".to_string(),
+                objects::chart_object(chart, name, is_root),
+            ),
+            ("Capabilities".to_string(), shared.capabilities.clone()),
+            ("Files".to_string(), files),
+            ("Subcharts".to_string(), GoMap::value(subchart_roots)),
+        ]));
+        let typed_root = GoMap::view(&root, MapType::Values);
+        let base_path = Value::from(format!("{chart_path}/templates"));
+        for file in &chart.templates {
+            let base_name = file.name.rsplit('/').next().unwrap_or(&file.name);
+            if base_name.starts_with('_') {
+                continue;
+            }
+            let path = format!("{chart_path}/{}", file.name);
+            let template = GoMap::typed(
+                BTreeMap::from([
+                    ("Name".to_string(), Value::from(path.as_str())),
+                    ("BasePath".to_string(), base_path.clone()),
+                ]),
+                MapType::Values,
+            );
+            let aliases = self.actions.aliases(&path);
+            units.push(Unit {
+                path,
+                size: file.data.len(),
+                root: typed_root.clone(),
+                template,
+                aliases,
+                resolved: Arc::default(),
+            });
+        }
+        root
     }
 
     fn execute_error(

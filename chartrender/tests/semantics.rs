@@ -655,3 +655,34 @@ fn the_last_definition_wins_when_templates_are_compiled_while_translating() {
         assert_eq!(out.templates["test/templates/use.yaml"], "one");
     }
 }
+
+/// Helm's engine gives the templates of one chart one root map, setting `.Template` before each, and names each
+/// subchart's root map under `.Subcharts` (`tests/fixtures/own/shared-root`; the texts are Helm v3.11.3's).
+#[test]
+fn templates_of_a_chart_share_their_root_data_and_subcharts_name_theirs() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/own/shared-root");
+    let chart = seedlet_chartrender::Chart::from_dir(&dir, &seedlet_chartrender::Limits::default())
+        .unwrap();
+    let out = render(&chart, serde_json::json!({})).unwrap().templates;
+    assert_eq!(
+        out["shared-root/templates/a.yaml"],
+        "a: from-b shared-root/templates/a.yaml vb true\n\
+         keys-a: Capabilities,Chart,Files,Release,Subcharts,Template,Values,leak\n\
+         sub: s  map[string]interface {} shared-root/charts/s/templates/c.yaml by-c\n\
+         template: chartutil.Values shared-root/templates\n"
+    );
+    assert_eq!(
+        out["shared-root/templates/b.yaml"],
+        "b: shared-root/templates/b.yaml \n\
+         keys-b: Capabilities,Chart,Files,Release,Subcharts,Template,Values,leak\n"
+    );
+    assert_eq!(
+        out["shared-root/charts/s/templates/d.yaml"],
+        "d:  shared-root/charts/s/templates/d.yaml map[string]interface {}\n"
+    );
+    assert_eq!(
+        out["shared-root/charts/s/templates/c.yaml"],
+        "c:  shared-root/charts/s/templates/c.yaml \n"
+    );
+}

@@ -130,6 +130,23 @@ impl GoMap {
         self.get(key).is_some()
     }
 
+    /// Sets `key` to `value` without counting a change ([`MUTATIONS`]): for the entries the renderer itself puts
+    /// into a chart's shared root data before each template (`.Template`), which Helm's engine sets the same way.
+    /// What is kept while no map changes is kept per template (its resolved paths, its include cache), so a
+    /// template never sees another template's entry through them.
+    pub(crate) fn put_own_entry(&self, key: &str, value: Value) {
+        let mut entries = match self.entries.write() {
+            Ok(entries) => entries,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        match entries.get_mut(key) {
+            Some(entry) => *entry = value,
+            None => {
+                entries.insert(key.to_string(), value);
+            }
+        }
+    }
+
     /// Runs `change` on the entries under the write lock.
     pub(crate) fn update<R>(&self, change: impl FnOnce(&mut BTreeMap<String, Value>) -> R) -> R {
         MUTATIONS.fetch_add(1, Ordering::Relaxed);
