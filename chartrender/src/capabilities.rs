@@ -3,6 +3,7 @@
 //! Helm derives from a cluster's discovery ([`version_set`], Helm's `action.GetVersionSet`).
 
 use std::collections::BTreeSet;
+use std::sync::{Arc, LazyLock};
 
 /// `.Capabilities.KubeVersion` of Helm v3.11's engine without a cluster (`chartutil.DefaultCapabilities`:
 /// `v1.20.0` unless the binary is linked with other values; the release binaries built by Helm's Makefile
@@ -67,6 +68,19 @@ const HELM_DEFAULT_API_VERSIONS: &[&str] = &[
     "apiextensions.k8s.io/v1",
 ];
 
+/// [`helm_default_api_versions`] as one shared list: a constant like Helm's own default version set.
+static SHARED_DEFAULT_API_VERSIONS: LazyLock<Arc<[String]>> =
+    LazyLock::new(|| helm_default_api_versions().into());
+
+/// `api_versions` as a shared list: Helm's default set without copying its strings, any other list copied.
+pub(crate) fn shared_api_versions(api_versions: &[String]) -> Arc<[String]> {
+    if **SHARED_DEFAULT_API_VERSIONS == *api_versions {
+        Arc::clone(&SHARED_DEFAULT_API_VERSIONS)
+    } else {
+        api_versions.into()
+    }
+}
+
 /// `.Capabilities.APIVersions` of `helm template` (Helm v3.11's default version set); group/versions only,
 /// no `group/version/Kind` entries.
 pub fn helm_default_api_versions() -> Vec<String> {
@@ -101,6 +115,20 @@ pub fn version_set(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_default_versions_are_handed_out_shared_and_any_other_list_copied() {
+        assert_eq!(
+            **SHARED_DEFAULT_API_VERSIONS,
+            helm_default_api_versions()[..]
+        );
+        let defaults = shared_api_versions(&helm_default_api_versions());
+        assert!(Arc::ptr_eq(&defaults, &SHARED_DEFAULT_API_VERSIONS));
+        let other = vec!["v1".to_string(), "apps/v1".to_string()];
+        let copied = shared_api_versions(&other);
+        assert_eq!(*copied, other[..]);
+        assert!(!Arc::ptr_eq(&copied, &SHARED_DEFAULT_API_VERSIONS));
+    }
 
     fn strings(items: &[&str]) -> Vec<String> {
         items.iter().map(|s| (*s).to_owned()).collect()

@@ -22,13 +22,13 @@ pub(crate) struct Files {
 }
 
 impl Files {
-    /// Builds the object from `(path, bytes)` pairs.
-    pub(crate) fn new(entries: impl IntoIterator<Item = (String, Vec<u8>)>) -> Self {
+    /// Builds the object from `(path, bytes)` pairs (each file's bytes copied once, into their shared form).
+    pub(crate) fn new<'a>(entries: impl IntoIterator<Item = (&'a str, &'a [u8])>) -> Self {
         Self {
             entries: Arc::new(
                 entries
                     .into_iter()
-                    .map(|(k, v)| (k, Arc::from(v)))
+                    .map(|(k, v)| (k.to_owned(), Arc::from(v)))
                     .collect(),
             ),
         }
@@ -456,8 +456,8 @@ mod tests {
     #[test]
     fn files_as_config_uses_base_names_and_yaml() {
         let files = Files::new([
-            ("files/a.json".to_string(), b"{}".to_vec()),
-            ("files/b.txt".to_string(), b"x\ny\n".to_vec()),
+            ("files/a.json", &b"{}"[..]),
+            ("files/b.txt", &b"x\ny\n"[..]),
         ]);
         assert_eq!(files.as_map(false), "a.json: '{}'\nb.txt: |\n  x\n  y");
         assert_eq!(files.lines("files/b.txt").len(), 3);

@@ -426,7 +426,10 @@ fn collect_templates<'a>(
     files.insert(
         chart_path.to_string(),
         Value::from_object(Files::new(
-            chart.files.iter().map(|f| (f.name.clone(), f.data.clone())),
+            chart
+                .files
+                .iter()
+                .map(|f| (f.name.as_str(), f.data.as_slice())),
         )),
     );
     for file in &chart.templates {
@@ -500,7 +503,7 @@ impl Compiled {
         match last.as_ref() {
             Some(list) if **list == *api_versions => Arc::clone(list),
             _ => {
-                let list: Arc<[String]> = api_versions.into();
+                let list = crate::capabilities::shared_api_versions(api_versions);
                 *last = Some(Arc::clone(&list));
                 list
             }

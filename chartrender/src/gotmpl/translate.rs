@@ -140,7 +140,8 @@ struct Aliases {
 impl Aliases {
     /// The paths by number: entry `n` is the path of `_p<n>`.
     fn into_paths(self) -> Vec<String> {
-        let mut paths = vec![String::new(); self.numbers.len()];
+        let mut paths = Vec::with_capacity(self.numbers.len());
+        paths.resize_with(self.numbers.len(), String::new);
         for (path, number) in self.numbers {
             paths[number] = path;
         }
