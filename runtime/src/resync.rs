@@ -305,9 +305,15 @@ mod tests {
         assert_eq!(reconciles.len(), 41, "every object: {reconciles:?}");
         for (name, count) in &reconciles {
             if name == "soon" {
-                assert!(*count >= 9, "a shorter requeue stays its own timer: {count}");
+                assert!(
+                    *count >= 9,
+                    "a shorter requeue stays its own timer: {count}"
+                );
             } else {
-                assert_eq!(*count, 3, "{name}: once per period, its requeue left to the resync");
+                assert_eq!(
+                    *count, 3,
+                    "{name}: once per period, its requeue left to the resync"
+                );
             }
         }
     }
