@@ -329,7 +329,8 @@ async fn watch<K, S>(
                 dispatch.listed = true;
                 Some(Change::Listed)
             }
-            Event::Apply(object) => Some(Change::Applied(ObjectRef::from_obj(&object))),
+            // By namespace and name: the store lookup ignores `extra`.
+            Event::Apply(object) => Some(Change::Applied(crate::controller::object_ref(&object))),
             Event::Delete(object) => Some(Change::Deleted(Arc::new(object))),
         };
         if let (Some(change), Some(sender)) = (change, dispatch.sender.as_ref()) {

@@ -7,6 +7,7 @@
 //! - [`watch`]: per-watch backoff, slim caches and [`watch::Runner`], which runs every controller;
 //! - [`cache`]: one watch and one store per kind and scope, shared by the controllers reading it;
 //! - [`controller`]: a controller as one type ([`controller::Reconciler`]) and what runs it;
+//! - [`resync`]: a controller's periodic resync of every stored object, without a timer each;
 //! - [`spacing`]: at most one start of work per object and period, the first one at once;
 //! - [`status`]: the one conditions writer; [`finalizer`]: adding and removing a finalizer;
 //! - [`triggers`]: watch streams passing only relevant changes (and deletions);
@@ -34,6 +35,7 @@ pub mod periodic;
 pub mod policy;
 pub mod process;
 pub mod repeated;
+pub mod resync;
 pub mod retry;
 pub mod server;
 pub mod spacing;

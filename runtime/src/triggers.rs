@@ -118,7 +118,7 @@ where
         .backoff(crate::watch::watch_backoff())
         .modify(crate::watch::slim)
         .reflect(writer);
-    kube::runtime::Controller::for_stream(filter_transitions(events, view, pass), reader)
+    crate::controller::for_stream(filter_transitions(events, view, pass), reader)
         .trigger_backoff(crate::watch::NoTriggerBackoff)
 }
 

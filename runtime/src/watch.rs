@@ -66,7 +66,7 @@ where
         .modify(view)
         .reflect(writer)
         .applied_objects();
-    Controller::for_stream(objects, reader).trigger_backoff(NoTriggerBackoff)
+    crate::controller::for_stream(objects, reader).trigger_backoff(NoTriggerBackoff)
 }
 
 /// Drops what no controller reads from a cached object: `metadata.managedFields`.

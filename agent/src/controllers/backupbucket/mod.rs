@@ -25,7 +25,6 @@ mod reconcile_tests;
 use std::sync::Arc;
 
 use futures::TryStreamExt;
-use kube::runtime::controller::Controller;
 use kube::runtime::reflector::{self, ObjectRef};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
@@ -126,7 +125,7 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
         seed_name: agent.seed_name.clone(),
         garden,
     });
-    let controller = Controller::for_stream(buckets, reader).watches_stream(
+    let controller = seedlet_runtime::controller::for_stream(buckets, reader).watches_stream(
         futures::StreamExt::map(extension_events, Ok::<_, watcher::Error>),
         |object: extensions::BackupBucket| Some(ObjectRef::new(&object.name_any())),
     );

@@ -26,7 +26,6 @@ mod reconcile_tests;
 use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt};
-use kube::runtime::controller::Controller;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
@@ -161,7 +160,7 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
     });
     let (by_bucket, bucket_seed) = (reader.clone(), seed_name.clone());
     let (by_name, name_seed) = (reader.clone(), seed_name);
-    let controller = Controller::for_stream(entries, reader)
+    let controller = seedlet_runtime::controller::for_stream(entries, reader)
         .watches_stream(
             bucket_events.map(Ok::<_, watcher::Error>),
             move |bucket: BackupBucket| {
@@ -249,7 +248,7 @@ pub fn entries_of_bucket(
         .state()
         .iter()
         .filter(|entry| entry.spec.bucket_name == bucket && desired::is_ours(entry, seed))
-        .map(|entry| ObjectRef::from_obj(entry.as_ref()))
+        .map(|entry| seedlet_runtime::controller::object_ref(entry.as_ref()))
         .collect()
 }
 
@@ -263,7 +262,7 @@ pub fn entries_named(
         .state()
         .iter()
         .filter(|entry| entry.name_any() == name && desired::is_ours(entry, seed))
-        .map(|entry| ObjectRef::from_obj(entry.as_ref()))
+        .map(|entry| seedlet_runtime::controller::object_ref(entry.as_ref()))
         .collect()
 }
 

@@ -18,7 +18,6 @@ mod reconcile_tests;
 use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt};
-use kube::runtime::controller::Controller;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
@@ -116,7 +115,7 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
         garden,
     });
     let by_name = reader.clone();
-    let controller = Controller::for_stream(bastions, reader).watches_stream(
+    let controller = seedlet_runtime::controller::for_stream(bastions, reader).watches_stream(
         extension_events.map(Ok::<_, watcher::Error>),
         move |object: extensions::Bastion| bastions_named(&by_name, &seed_name, &object.name_any()),
     );
@@ -145,6 +144,6 @@ pub fn bastions_named(
         .state()
         .iter()
         .filter(|b| b.name_any() == name && b.spec.seed_name.as_deref() == Some(seed))
-        .map(|b| ObjectRef::from_obj(b.as_ref()))
+        .map(|b| seedlet_runtime::controller::object_ref(b.as_ref()))
         .collect()
 }

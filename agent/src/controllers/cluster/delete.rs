@@ -119,6 +119,12 @@ impl Reconciler for ClusterTeardown {
     fn concurrency(&self) -> u16 {
         self.0.concurrency
     }
+
+    /// A kept Cluster is checked again each `controllers.shoot.syncPeriod`, by the runtime's
+    /// resync.
+    fn resync_period(&self) -> Option<Duration> {
+        Some(self.0.sync_period)
+    }
 }
 
 async fn cleanup(cluster: &Cluster, ctx: &ClusterSync) -> Result<Action, Error> {

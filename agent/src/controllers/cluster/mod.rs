@@ -12,8 +12,8 @@
 //!
 //! A second controller watches the Clusters (plus shoot and control-plane namespace events): a
 //! Cluster whose shoot is gone, scheduled elsewhere or deleting without our finalizer loses its
-//! namespace first and is deleted once the namespace is gone. Both requeue every
-//! `controllers.shoot.syncPeriod` (1 h).
+//! namespace first and is deleted once the namespace is gone. Both look at every object again each
+//! `controllers.shoot.syncPeriod` (1 h; the runtime's resync, spread over the period).
 
 pub mod delete;
 pub mod desired;
@@ -27,7 +27,6 @@ use std::time::Duration;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::Api;
-use kube::runtime::controller::Controller;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use seedlet_api::core::{
@@ -168,7 +167,7 @@ async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
     let (by_namespaced, seed_c) = mapper_inputs();
     let (by_project, seed_d) = mapper_inputs();
     let (by_registration, seed_e) = mapper_inputs();
-    let shoot_sync = Controller::for_stream(shoot_events, shoots)
+    let shoot_sync = seedlet_runtime::controller::for_stream(shoot_events, shoots)
         .watches_stream(seed_events, move |_: Seed| {
             shoots_of_seed(&by_seed.state(), &seed_a)
         })
@@ -202,14 +201,15 @@ async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
     // The teardown reads only the embedded shoot's identity: the shared Cluster informer keeps
     // no embedded CloudProfile, Seed and Shoot (most of the agent's cached bytes otherwise).
     let clusters = agent.caches.clusters();
-    let cleanup = Controller::for_stream(clusters.applied_objects(), clusters.store())
-        .watches_stream(shoot_changes, |shoot: Shoot| cluster_of_shoot(&shoot))
-        .watches_stream(namespace_changes, |namespace: Namespace| {
-            namespace
-                .metadata
-                .name
-                .map(|name| ObjectRef::<Cluster>::new(&name))
-        });
+    let cleanup =
+        seedlet_runtime::controller::for_stream(clusters.applied_objects(), clusters.store())
+            .watches_stream(shoot_changes, |shoot: Shoot| cluster_of_shoot(&shoot))
+            .watches_stream(namespace_changes, |namespace: Namespace| {
+                namespace
+                    .metadata
+                    .name
+                    .map(|name| ObjectRef::<Cluster>::new(&name))
+            });
     let cleanup = seedlet_runtime::controller::run(
         cleanup,
         Arc::new(ClusterTeardown(ctx)),
@@ -221,7 +221,7 @@ async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
 
 fn refs<'a>(shoots: impl Iterator<Item = &'a Arc<Shoot>>) -> Vec<ObjectRef<Shoot>> {
     shoots
-        .map(|shoot| ObjectRef::from_obj(shoot.as_ref()))
+        .map(|shoot| seedlet_runtime::controller::object_ref(shoot.as_ref()))
         .collect()
 }
 

@@ -185,6 +185,11 @@ impl Reconciler for ClusterSync {
     fn concurrency(&self) -> u16 {
         self.concurrency
     }
+
+    /// Every shoot is synced again each `controllers.shoot.syncPeriod`, by the runtime's resync.
+    fn resync_period(&self) -> Option<Duration> {
+        Some(self.sync_period)
+    }
 }
 
 async fn sync(shoot: &Shoot, ctx: &ClusterSync) -> Result<Action, Error> {

@@ -29,7 +29,6 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Secret;
 use kube::core::PartialObjectMeta;
-use kube::runtime::controller::Controller;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{PredicateConfig, WatchStreamExt, watcher};
 use kube::{Api, Client, ResourceExt};
@@ -117,7 +116,7 @@ pub async fn run(ctx: Arc<AgentContext>) {
     .backoff(seedlet_runtime::watch::watch_backoff())
     .touched_objects();
     let store = reader.clone();
-    let controller = Controller::for_stream(managed_resources, reader)
+    let controller = seedlet_runtime::controller::for_stream(managed_resources, reader)
         .watches_stream(secrets, move |secret| {
             referencing_managed_resources(&store, &secret)
         })
@@ -156,7 +155,7 @@ pub fn referencing_managed_resources(
                 .iter()
                 .any(|reference| reference.name == name)
         })
-        .map(|mr| ObjectRef::from_obj(mr.as_ref()))
+        .map(|mr| seedlet_runtime::controller::object_ref(mr.as_ref()))
         .collect()
 }
 

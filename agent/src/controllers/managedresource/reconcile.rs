@@ -54,6 +54,11 @@ impl Reconciler for Applier {
     fn concurrency(&self) -> u16 {
         self.concurrency
     }
+
+    /// Every ManagedResource is applied again each `syncPeriod`, by the runtime's resync.
+    fn resync_period(&self) -> Option<Duration> {
+        Some(self.sync_period)
+    }
 }
 
 fn key(mr: &ManagedResource) -> String {

@@ -28,7 +28,6 @@ use std::sync::Arc;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Endpoints, Namespace};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
-use kube::runtime::controller::Controller;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
@@ -153,7 +152,7 @@ pub async fn run(agent: Arc<AgentContext>) {
         |cluster: &Cluster| key_of(&reconcile::shoot_network_texts(&cluster.spec.shoot)),
     );
     let all = reader.clone();
-    let controller = Controller::for_stream(namespaces, reader)
+    let controller = seedlet_runtime::controller::for_stream(namespaces, reader)
         .watches_stream(endpoints, move |_: Endpoints| every_namespace(&all))
         .watches_stream(policies, |policy: NetworkPolicy| {
             policy
@@ -183,6 +182,6 @@ fn every_namespace(namespaces: &Store<Namespace>) -> Vec<ObjectRef<Namespace>> {
     namespaces
         .state()
         .iter()
-        .map(|namespace| ObjectRef::from_obj(namespace.as_ref()))
+        .map(|namespace| seedlet_runtime::controller::object_ref(namespace.as_ref()))
         .collect()
 }

@@ -25,7 +25,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kube::runtime::WatchStreamExt;
-use kube::runtime::controller::Controller;
 use seedlet_api::core::{GardenerInfo, Seed};
 
 pub use io::Error;
@@ -103,7 +102,7 @@ async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>, gardener: G
         claim: agent.seed_claim.clone(),
     });
     seedlet_runtime::controller::run(
-        Controller::for_stream(seeds, reader),
+        seedlet_runtime::controller::for_stream(seeds, reader),
         reconciler,
         agent.stop.clone(),
         agent.metrics.common(),

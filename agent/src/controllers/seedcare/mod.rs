@@ -21,7 +21,6 @@ use std::time::Duration;
 use futures::StreamExt;
 use kube::Api;
 use kube::ResourceExt;
-use kube::runtime::controller::Controller;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use seedlet_api::common::{LastOperationState, LastOperationType};
@@ -112,7 +111,7 @@ async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
         sync_period,
         threshold,
     });
-    let controller = Controller::for_stream(seeds, reader)
+    let controller = seedlet_runtime::controller::for_stream(seeds, reader)
         .watches_stream(managed_resources, move |_: ManagedResource| {
             Some(ObjectRef::<Seed>::new(&seed_name))
         });

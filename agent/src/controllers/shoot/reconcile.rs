@@ -97,6 +97,13 @@ impl Reconciler for Shoots {
     fn concurrency(&self) -> u16 {
         self.concurrency
     }
+
+    /// A shoot reconciled outside a confined maintenance window comes again after
+    /// `controllers.shoot.syncPeriod`: the runtime's resync. A shoot's own longer period
+    /// (`shoot.gardener.cloud/sync-period`) and the next maintenance window stay its own requeue.
+    fn resync_period(&self) -> Option<Duration> {
+        Some(self.settings.sync_period)
+    }
 }
 
 async fn run(shoot: Arc<Shoot>, ctx: &Shoots) -> Result<Action, Error> {

@@ -10,7 +10,8 @@
 //! Triggers: a Shoot's first sighting, its last operation turning Succeeded (not for a deletion),
 //! its `status.seedName` getting set, its hibernation or technical ID changing; changes of the
 //! health reports of extension objects and of ManagedResources in control-plane namespaces. Every
-//! Shoot is requeued after `controllers.shootCare.syncPeriod` (1 m), which also bounds a pass.
+//! Shoot is looked at again each `controllers.shootCare.syncPeriod` (1 m; the runtime's resync,
+//! spread over the period), which also bounds a pass.
 
 pub mod checks;
 pub mod constraints;
@@ -29,7 +30,6 @@ use std::time::Duration;
 use futures::StreamExt;
 use futures::stream::{self, BoxStream};
 use k8s_openapi::api::core::v1::Namespace;
-use kube::runtime::controller::Controller;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use kube::{Api, ResourceExt};
@@ -133,7 +133,7 @@ async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
             .collect(),
     });
     let by_namespace = shoots.clone();
-    let controller = Controller::for_stream(shoot_events, shoots).watches_stream(
+    let controller = seedlet_runtime::controller::for_stream(shoot_events, shoots).watches_stream(
         seed_changes(&agent.seed),
         move |namespace: Namespace| {
             shoot_of_namespace(&by_namespace.state(), &namespace.name_any())
@@ -192,7 +192,7 @@ pub fn shoot_of_namespace(shoots: &[Arc<Shoot>], namespace: &str) -> Option<Obje
     shoots
         .iter()
         .find(|shoot| stored_technical_id(shoot) == Some(namespace))
-        .map(|shoot| ObjectRef::from_obj(shoot.as_ref()))
+        .map(|shoot| seedlet_runtime::controller::object_ref(shoot.as_ref()))
 }
 
 /// Control-plane namespaces (as bare Namespace objects, which the controller's triggers need)

@@ -90,6 +90,11 @@ impl Reconciler for ShootCare {
     fn concurrency(&self) -> u16 {
         self.concurrency
     }
+
+    /// Every Shoot is looked at again each `syncPeriod`, by the runtime's resync.
+    fn resync_period(&self) -> Option<Duration> {
+        Some(self.sync_period)
+    }
 }
 
 async fn care(cached: &Shoot, ctx: &ShootCare) -> Result<Action, Error> {

@@ -18,7 +18,6 @@ mod reconcile_tests;
 
 use std::sync::Arc;
 
-use kube::runtime::controller::Controller;
 use seedlet_config::gardenlet::{FORCE_RESTORE_FEATURE_GATE, ShootMigrationController};
 
 pub use reconcile::Error;
@@ -97,7 +96,8 @@ async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
         .clone()
         .unwrap_or_default();
     let informer = caches.shoots().await;
-    let controller = Controller::for_stream(informer.applied_objects(), informer.store());
+    let controller =
+        seedlet_runtime::controller::for_stream(informer.applied_objects(), informer.store());
     let reconciler = Arc::new(ShootMigration {
         concurrency: seedlet_runtime::watch::concurrency(i64::from(block.concurrent_syncs)),
         seed_name: agent.seed_name.clone(),

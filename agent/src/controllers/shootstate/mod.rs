@@ -35,7 +35,6 @@ use futures::stream::{self, BoxStream};
 use futures::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
-use kube::runtime::controller::Controller;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::{WatchStreamExt, watcher};
 use seedlet_api::extensions::{
@@ -110,7 +109,7 @@ async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
         agent.clock.clone(),
     )));
     let clusters = agent.caches.clusters();
-    let controller = Controller::for_stream(
+    let controller = seedlet_runtime::controller::for_stream(
         observed_clusters(clusters.events(), model.clone()),
         clusters.store(),
     )

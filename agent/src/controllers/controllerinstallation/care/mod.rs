@@ -14,7 +14,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
-use kube::runtime::controller::Controller;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::{PredicateConfig, WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
@@ -102,7 +101,8 @@ async fn run_with(caches: Arc<GardenCaches>, care: Arc<Care>, metrics: Arc<Metri
     .touched_objects()
     .predicate_filter(managed_resource_change, PredicateConfig::default())
     .filter_map(|mr| futures::future::ready(mr.ok().and_then(|mr| installation_of(&mr))));
-    let controller = Controller::for_stream(installations, reader).reconcile_on(managed_resources);
+    let controller = seedlet_runtime::controller::for_stream(installations, reader)
+        .reconcile_on(managed_resources);
     seedlet_runtime::controller::run(controller, care, ctx.stop.clone(), metrics).await;
 }
 

@@ -72,6 +72,11 @@ impl Reconciler for Care {
     fn concurrency(&self) -> u16 {
         self.concurrency
     }
+
+    /// Every installation's care runs again each `syncPeriod`, by the runtime's resync.
+    fn resync_period(&self) -> Option<Duration> {
+        Some(self.sync_period)
+    }
 }
 
 async fn care(ci: &ControllerInstallation, ctx: &Care) -> Result<Action, Error> {

@@ -28,7 +28,6 @@ use futures::{Stream, TryStreamExt};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::PostParams;
 use kube::core::PartialObjectMeta;
-use kube::runtime::controller::Controller;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::{PredicateConfig, WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
@@ -447,7 +446,7 @@ async fn run_with(caches: Arc<GardenCaches>, installer: Arc<Installer>, metrics:
         Api::<PartialObjectMeta<Namespace>>::all(seed_client),
         watcher::Config::default(),
     ));
-    let controller = Controller::for_stream(installations, reader)
+    let controller = seedlet_runtime::controller::for_stream(installations, reader)
         .watches_stream(deployment_changes(&garden).await, move |deployment| {
             installations_using_deployment(&by_deployment, &deployment.name_any())
         })
@@ -455,7 +454,7 @@ async fn run_with(caches: Arc<GardenCaches>, installer: Arc<Installer>, metrics:
             by_seed
                 .state()
                 .iter()
-                .map(|ci| ObjectRef::from_obj(ci.as_ref()))
+                .map(|ci| seedlet_runtime::controller::object_ref(ci.as_ref()))
                 .collect::<Vec<_>>()
         })
         .watches_stream(
@@ -550,7 +549,7 @@ pub fn installations_using_deployment(
                 .as_ref()
                 .is_some_and(|r| r.name == deployment)
         })
-        .map(|ci| ObjectRef::from_obj(ci.as_ref()))
+        .map(|ci| seedlet_runtime::controller::object_ref(ci.as_ref()))
         .collect()
 }
 
@@ -563,7 +562,7 @@ pub fn installations_using_registration(
         .state()
         .iter()
         .filter(|ci| ci.spec.registration_ref.name == registration)
-        .map(|ci| ObjectRef::from_obj(ci.as_ref()))
+        .map(|ci| seedlet_runtime::controller::object_ref(ci.as_ref()))
         .collect()
 }
 

@@ -15,7 +15,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 use futures::channel::mpsc::UnboundedSender;
 use futures::{StreamExt, TryStreamExt};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
-use kube::runtime::controller::Controller;
 use kube::runtime::{PredicateConfig, WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
 use serde_json::Value;
@@ -152,7 +151,8 @@ async fn run_with(
         let next = changes.lock().await.next().await;
         next.map(|()| ((), changes))
     });
-    let controller = Controller::for_stream(installations, reader).reconcile_all_on(triggers);
+    let controller =
+        seedlet_runtime::controller::for_stream(installations, reader).reconcile_all_on(triggers);
     seedlet_runtime::controller::run(controller, required, ctx.stop.clone(), metrics).await;
 }
 
