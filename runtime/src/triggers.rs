@@ -122,8 +122,6 @@ where
         .trigger_backoff(crate::watch::NoTriggerBackoff)
 }
 
-/// A 64-bit hash of a change key (equal keys, equal hashes; a collision between two states of one
-/// object is as unlikely as 2^-64).
 /// An object's identity as a 64-bit hash of its namespace and name: what the filters here and
 /// other per-object bookkeeping keep instead of the names (a collision among the 20 000 objects of
 /// a large seed's watch is about as likely as 10⁻¹¹).
@@ -145,6 +143,8 @@ fn id_of<K: Resource>(object: &K) -> ObjectId {
     )
 }
 
+/// A 64-bit hash of a change key (equal keys, equal hashes; a collision between two states of one
+/// object is as unlikely as 2^-64).
 fn hash_of(key: &str) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut hasher = std::hash::DefaultHasher::new();

@@ -29,7 +29,8 @@ use crate::context::AgentContext;
 use seedlet_runtime::metrics::Metrics;
 
 pub use reconcile::Error;
-use type_counts::{TypeCounts, object_id};
+use seedlet_runtime::triggers::{ObjectId, object_id};
+use type_counts::TypeCounts;
 
 /// Controller name (metrics label, logs).
 pub const NAME: &str = "controllerinstallation-required";
@@ -233,7 +234,7 @@ pub fn extension_resource(kind: &str) -> ApiResource {
     ApiResource::from_gvk_with_plural(&gvk, &plural)
 }
 
-fn id(object: &DynamicObject) -> type_counts::ObjectId {
+fn id(object: &DynamicObject) -> ObjectId {
     object_id(object.metadata.namespace.as_deref(), &object.name_any())
 }
 

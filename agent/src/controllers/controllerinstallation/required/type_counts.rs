@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
-pub use seedlet_runtime::triggers::{ObjectId, object_id};
+use seedlet_runtime::triggers::ObjectId;
 
 /// The counted type of every object of one kind, and how many objects have each type.
 #[derive(Debug, Default)]
@@ -61,6 +61,7 @@ impl TypeCounts {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use seedlet_runtime::triggers::object_id;
 
     fn types(counts: &TypeCounts) -> Vec<String> {
         counts.types().into_iter().collect()
