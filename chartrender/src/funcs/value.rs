@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, RwLock};
+use std::sync::{Arc, LazyLock, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use minijinja::value::{Enumerator, Object, ObjectRepr, StringInput, Value, ValueKind};
 use minijinja::{Environment, State};
@@ -101,28 +101,30 @@ impl GoMap {
         }
     }
 
+    /// The entries under the read lock. A panic while the lock was held (a failed template function) leaves the
+    /// entries as they were, so a poisoned lock is used as it is.
+    fn read_entries(&self) -> RwLockReadGuard<'_, BTreeMap<String, Value>> {
+        self.entries.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The entries under the write lock (poisoned or not, as in [`Self::read_entries`]).
+    fn write_entries(&self) -> RwLockWriteGuard<'_, BTreeMap<String, Value>> {
+        self.entries.write().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// A copy of the entries (the lock is not held while the caller works on them).
     pub(crate) fn snapshot(&self) -> BTreeMap<String, Value> {
-        self.entries
-            .read()
-            .map(|entries| entries.clone())
-            .unwrap_or_else(|poisoned| poisoned.into_inner().clone())
+        self.read_entries().clone()
     }
 
     /// The values, without their keys.
     pub(crate) fn values(&self) -> Vec<Value> {
-        match self.entries.read() {
-            Ok(entries) => entries.values().cloned().collect(),
-            Err(poisoned) => poisoned.into_inner().values().cloned().collect(),
-        }
+        self.read_entries().values().cloned().collect()
     }
 
     /// Looks up one key.
     pub(crate) fn get(&self, key: &str) -> Option<Value> {
-        match self.entries.read() {
-            Ok(entries) => entries.get(key).cloned(),
-            Err(poisoned) => poisoned.into_inner().get(key).cloned(),
-        }
+        self.read_entries().get(key).cloned()
     }
 
     /// Whether `key` is present (even with a nil value).
@@ -135,10 +137,7 @@ impl GoMap {
     /// What is kept while no map changes is kept per template (its resolved paths, its include cache), so a
     /// template never sees another template's entry through them.
     pub(crate) fn put_own_entry(&self, key: &str, value: Value) {
-        let mut entries = match self.entries.write() {
-            Ok(entries) => entries,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let mut entries = self.write_entries();
         match entries.get_mut(key) {
             Some(entry) => *entry = value,
             None => {
@@ -150,17 +149,11 @@ impl GoMap {
     /// Runs `change` on the entries under the write lock.
     pub(crate) fn update<R>(&self, change: impl FnOnce(&mut BTreeMap<String, Value>) -> R) -> R {
         MUTATIONS.fetch_add(1, Ordering::Relaxed);
-        match self.entries.write() {
-            Ok(mut entries) => change(&mut entries),
-            Err(poisoned) => change(&mut poisoned.into_inner()),
-        }
+        change(&mut self.write_entries())
     }
 
     pub(crate) fn len(&self) -> usize {
-        match self.entries.read() {
-            Ok(entries) => entries.len(),
-            Err(poisoned) => poisoned.into_inner().len(),
-        }
+        self.read_entries().len()
     }
 }
 
