@@ -9,8 +9,8 @@ use std::sync::Arc;
 use foldhash::HashMap;
 use minijinja::value::Value;
 
-use super::field_error;
 use super::location::{self, CommandLocation};
+use super::{call_order, field_error};
 
 /// The Go action source per template and line, and the file each `define` lives in, for error messages; the
 /// field paths and long literal texts the chart's translated templates read by name.
@@ -123,10 +123,21 @@ impl ActionTable {
         let mut sites = Vec::new();
         let mut piped = false;
         for (index, (_, source)) in actions.iter().enumerate().filter(|(_, (l, _))| *l == line) {
-            let found = location::calls(source, line, self.column(name, index)?, function);
-            // A pipe puts the calls of one action in another order in the translation (`f x | f` is `f(f(x))`).
-            piped |= found.len() > 1 && source.contains('|');
-            sites.extend(found);
+            let column = self.column(name, index)?;
+            let mut starts = location::call_starts(source, function);
+            // A pipe puts the calls of one action in another order in the translation (`f x | f` is `f(f(x))`):
+            // they are matched in that order, or not at all when it cannot be told.
+            if starts.len() > 1 && source.contains('|') {
+                match call_order::in_translated_order(source, &starts) {
+                    Some(ordered) => starts = ordered,
+                    None => piped = true,
+                }
+            }
+            sites.extend(
+                starts
+                    .into_iter()
+                    .map(|start| location::call_at(source, line, column, start)),
+            );
         }
         match (sites.len(), translated) {
             (1, _) => sites.pop(),

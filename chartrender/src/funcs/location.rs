@@ -34,34 +34,33 @@ pub(crate) fn locate_call(
     column: usize,
     function: &str,
 ) -> Option<CommandLocation> {
-    let mut found = calls(action, line, column, function);
-    (found.len() == 1).then(|| found.pop()).flatten()
+    match call_starts(action, function)[..] {
+        [start] => Some(call_at(action, line, column, start)),
+        _ => None,
+    }
 }
 
-/// Every call of `function` in `action` (Go source of one action, starting at `line`:`column`), in source order.
-pub(crate) fn calls(
-    action: &str,
-    line: usize,
-    column: usize,
-    function: &str,
-) -> Vec<CommandLocation> {
+/// The byte offsets in `action` of the commands calling `function`, in source order.
+pub(crate) fn call_starts(action: &str, function: &str) -> Vec<usize> {
     command_starts(action)
         .into_iter()
         .filter(|&start| &action[start..start + word_len(&action[start..])] == function)
-        .map(|start| {
-            let before = &action[..start];
-            let (line, column) = match before.rfind('\n') {
-                Some(newline) => (line + before.matches('\n').count(), start - newline - 1),
-                None => (line, column + start),
-            };
-            CommandLocation {
-                line,
-                column,
-                command: command_text(&action[start..]),
-                raw: action[start..].to_string(),
-            }
-        })
         .collect()
+}
+
+/// The command starting at byte `start` of `action` (Go source of one action, starting at `line`:`column`).
+pub(crate) fn call_at(action: &str, line: usize, column: usize, start: usize) -> CommandLocation {
+    let before = &action[..start];
+    let (line, column) = match before.rfind('\n') {
+        Some(newline) => (line + before.matches('\n').count(), start - newline - 1),
+        None => (line, column + start),
+    };
+    CommandLocation {
+        line,
+        column,
+        command: command_text(&action[start..]),
+        raw: action[start..].to_string(),
+    }
 }
 
 /// Which call of `functions` the failing one is among those on its line of the translated template `source`:
@@ -290,7 +289,7 @@ fn last_node(text: &str, start: usize, end: usize) -> Option<(usize, String)> {
 }
 
 /// The index of the `)` closing the `(` at `open`, before `end`.
-fn matching_paren(bytes: &[u8], open: usize, end: usize) -> Option<usize> {
+pub(super) fn matching_paren(bytes: &[u8], open: usize, end: usize) -> Option<usize> {
     let mut depth = 0usize;
     let mut i = open;
     while i < end {
@@ -363,7 +362,7 @@ fn command_starts(action: &str) -> Vec<usize> {
 }
 
 /// The index after the literal starting at `start` (escapes honoured in `"` and `'` literals).
-fn skip_quoted(bytes: &[u8], start: usize) -> usize {
+pub(super) fn skip_quoted(bytes: &[u8], start: usize) -> usize {
     let quote = bytes[start];
     let mut i = start + 1;
     while i < bytes.len() {

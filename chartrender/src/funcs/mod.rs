@@ -1,6 +1,7 @@
 //! Go builtins, Sprig and Helm functions registered as `f_<name>` globals on a minijinja environment.
 
 mod action_table;
+mod call_order;
 mod collections;
 mod compare;
 pub(crate) mod context;
