@@ -9,7 +9,8 @@
 //!
 //! Knobs: `SEEDLET_DIFF_CASES` (generated cases, default 1000), `SEEDLET_DIFF_SEED` (default fixed, so CI sees
 //! the same cases), `SEEDLET_DIFF_RECORD=<dir>` writes every disagreement as a fixture file there,
-//! `SEEDLET_DIFF_SHOW_TEXTS=1` prints every error text that differs from Helm's (they are counted, not required).
+//! `SEEDLET_DIFF_SHOW_TEXTS=1` prints every error text that differs from Helm's (they are counted, not required;
+//! with `SEEDLET_DIFF_RECORD` their cases are written there too, as `text-` files).
 
 // Test code: a panic is the failure report.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -112,6 +113,7 @@ fn generated_templates_render_like_helm() {
     let mut generator = generate::Generator::new(seed);
     let cases: Vec<generate::Case> = (0..count).map(|i| generator.case(i)).collect();
     let mut disagreements = Vec::new();
+    let mut text_differences = Vec::new();
     let (mut helm_failed, mut reference_runs) = (0usize, 0usize);
     // Error texts are not required to agree here; how many do is reported.
     let (mut both_failed, mut same_text) = (0usize, 0usize);
@@ -159,6 +161,7 @@ fn generated_templates_render_like_helm() {
                     same_text += 1;
                 } else if std::env::var_os("SEEDLET_DIFF_SHOW_TEXTS").is_some() {
                     eprintln!("error text differs:\n  helm    {theirs}\n  seedlet {mine}");
+                    text_differences.push((case.clone(), helm_outcome.clone(), mine.clone()));
                 }
             }
             if !helm_outcome.agrees_with(&ours) {
@@ -178,6 +181,13 @@ fn generated_templates_render_like_helm() {
             let mut json = fixture_json(case, helm);
             // For triage only; the replay reads Helm's answer.
             json["seedlet"] = format!("{ours:?}").into();
+            std::fs::write(file, serde_json::to_string_pretty(&json).unwrap()).unwrap();
+        }
+        // With `SEEDLET_DIFF_SHOW_TEXTS`, the cases failing with another text than Helm's too (`text-` files).
+        for (case, helm, ours) in &text_differences {
+            let file = Path::new(&dir).join(format!("text-seed{seed}-{}.json", case.key));
+            let mut json = fixture_json(case, helm);
+            json["seedlet"] = ours.as_str().into();
             std::fs::write(file, serde_json::to_string_pretty(&json).unwrap()).unwrap();
         }
     }

@@ -127,7 +127,7 @@ pub(crate) fn parse<'s>(
             defines: parser.defines,
         }),
         End::Closed(line) => Err(parser.error(line, "unexpected {{end}}")),
-        End::Else(line, _) => Err(parser.error(line, "unexpected {{else}}")),
+        End::Else(line, ..) => Err(parser.error(line, "unexpected {{else}}")),
     }
 }
 
@@ -135,8 +135,9 @@ pub(crate) fn parse<'s>(
 enum End<'s> {
     Eof,
     Closed(usize),
-    /// `{{else}}` (tokens after `else`, e.g. `if x`).
-    Else(usize, Vec<(Tok<'s>, usize)>),
+    /// `{{else}}`: its line, the tokens after `else` (e.g. `if x`) and its source (a nested `{{else if}}` branch
+    /// is recorded under its own action, where a failure in its pipeline is located).
+    Else(usize, Vec<(Tok<'s>, usize)>, &'s str),
 }
 
 struct Parser<'a, 's> {
@@ -231,7 +232,7 @@ impl<'s> Parser<'_, 's> {
                 self.expect_empty(rest, line, "end")?;
                 Ok(Some(End::Closed(line)))
             }
-            "else" => Ok(Some(End::Else(line, rest.to_vec()))),
+            "else" => Ok(Some(End::Else(line, rest.to_vec(), source))),
             "if" | "with" => {
                 let node = self.branch(keyword == "with", rest, line, source, depth)?;
                 nodes.push(node);
@@ -245,7 +246,7 @@ impl<'s> Parser<'_, 's> {
                 self.range_depth -= 1;
                 let otherwise = match end {
                     End::Closed(_) => None,
-                    End::Else(else_line, tokens) => {
+                    End::Else(else_line, tokens, _) => {
                         self.expect_empty(&tokens, else_line, "else")?;
                         Some(self.expect_end(depth)?)
                     }
@@ -339,12 +340,12 @@ impl<'s> Parser<'_, 's> {
         let otherwise = match end {
             End::Closed(_) => None,
             End::Eof => return Err(self.error(self.end_line, "unexpected EOF")),
-            End::Else(else_line, tokens) => match tokens.first() {
+            End::Else(else_line, tokens, else_source) => match tokens.first() {
                 None => Some(self.expect_end(depth)?),
                 // `{{else if …}}`: a nested branch sharing our `{{end}}`. Go 1.19's parser, which Helm v3.11.3 is
                 // built with, knows no `{{else with …}}` (Go 1.23 added it).
                 Some((Tok::Ident("if"), _)) => {
-                    let nested = self.branch(false, &tokens[1..], else_line, source, depth)?;
+                    let nested = self.branch(false, &tokens[1..], else_line, else_source, depth)?;
                     Some(vec![nested])
                 }
                 Some((token, _)) => {
@@ -368,7 +369,7 @@ impl<'s> Parser<'_, 's> {
         let (body, end) = self.list(depth + 1)?;
         match end {
             End::Closed(_) => Ok(body),
-            End::Else(line, _) => Err(self.error(line, "unexpected {{else}}")),
+            End::Else(line, ..) => Err(self.error(line, "unexpected {{else}}")),
             End::Eof => Err(self.error(self.end_line, "unexpected EOF")),
         }
     }
