@@ -193,9 +193,7 @@ pub(crate) fn slice(args: &[Value]) -> Result<Value, Error> {
             "error calling slice: list should be type of slice or array but string",
         ));
     }
-    if is_nil(target) {
-        return Err(fail("error calling slice: Cannot slice on type <nil>"));
-    }
+    // Nil panics in Sprig's reflection like in the other list functions ([`list_of`]).
     let items = list_of("slice", target)?;
     // Sprig answers an untyped nil here (`rest`/`initial` answer a nil list).
     if items.is_empty() {
@@ -250,6 +248,12 @@ pub(crate) fn step_values(start: i64, stop: i64, step: i64) -> Result<Vec<i64>, 
 pub(crate) fn chunk(args: &[Value]) -> Result<Value, Error> {
     want("chunk", args, 2)?;
     let size = to_i64(&args[0]);
+    if is_nil(&args[1]) {
+        // Sprig reads the list's reflected type first, which panics for nil ([`list_of`]).
+        return Err(fail(
+            "error calling chunk: runtime error: invalid memory address or nil pointer dereference",
+        ));
+    }
     let items = list_items(&args[1]).ok_or_else(|| {
         fail(format!(
             "error calling chunk: Cannot chunk type {}",

@@ -113,6 +113,7 @@ pub(crate) fn parse<'s>(
     let end_line = 1 + super::count_newlines(source);
     let mut parser = Parser {
         name,
+        source,
         pieces,
         pos: 0,
         defines: Vec::new(),
@@ -142,6 +143,8 @@ enum End<'s> {
 
 struct Parser<'a, 's> {
     name: &'a str,
+    /// The whole template text, which the tokens borrow from (error texts quote literals as written).
+    source: &'s str,
     pieces: Vec<Piece<'s>>,
     pos: usize,
     defines: Vec<(Cow<'s, str>, Vec<Node<'s>>)>,
@@ -567,14 +570,20 @@ impl<'s> Parser<'_, 's> {
                 return Err(self.error(line, format!("unexpected {} in operand", describe(other))));
             }
         };
-        if let Some((Tok::Field(_, true), _)) = tokens.get(*pos) {
+        if let Some((Tok::Field(field, true), _)) = tokens.get(*pos) {
+            // Go quotes the term as written: a string or character literal with its own quotes and escapes.
             let text = match tok {
                 Tok::Ident(word) | Tok::Number(word) => (*word).to_string(),
-                Tok::Str(value) => format!("{value:?}"),
+                Tok::Str(value) => literal_before(self.source, field)
+                    .map_or_else(|| crate::funcs::printf::quote_go(value), str::to_string),
+                Tok::Char(_) => literal_before(self.source, field)
+                    .unwrap_or_default()
+                    .to_string(),
                 Tok::Dot => ".".to_string(),
                 _ => String::new(),
             };
-            return Err(self.error(line, format!("unexpected . after term {text:?}")));
+            let text = crate::funcs::printf::quote_go(&text);
+            return Err(self.error(line, format!("unexpected . after term {text}")));
         }
         Ok(term)
     }
@@ -598,6 +607,36 @@ fn fields_after<'s>(
     }));
     *pos += path.len() - usize::from(first.is_some());
     path
+}
+
+/// The string or character literal of `source` that ends right before the `.` of the field name `field` (a
+/// slice of `source`), as written: `"a\"b"`, `` `raw` ``, `'c'`. A quote inside a `"` or `'` literal is always
+/// escaped, so the opening one is the first quote before the end that follows an even run of backslashes.
+fn literal_before<'s>(source: &'s str, field: &str) -> Option<&'s str> {
+    let offset = (field.as_ptr() as usize).checked_sub(source.as_ptr() as usize)?;
+    let end = offset
+        .checked_sub(1)
+        .filter(|&dot| source.as_bytes().get(dot) == Some(&b'.'))?;
+    let bytes = source.as_bytes();
+    let quote = *bytes.get(end.checked_sub(1)?)?;
+    if !matches!(quote, b'"' | b'`' | b'\'') {
+        return None;
+    }
+    let mut at = end - 1;
+    loop {
+        at = at.checked_sub(1)?;
+        if bytes[at] != quote {
+            continue;
+        }
+        let backslashes = bytes[..at]
+            .iter()
+            .rev()
+            .take_while(|&&b| b == b'\\')
+            .count();
+        if quote == b'`' || backslashes % 2 == 0 {
+            return source.get(at..end);
+        }
+    }
 }
 
 fn describe(tok: &Tok<'_>) -> String {
