@@ -133,7 +133,7 @@ fn describe_broken_chain(error: &Error, actions: &ActionTable, data: &Value) -> 
 }
 
 /// Go's text for an argument the type check refused ([`signature::RefusedArgument`]): Go names the argument
-/// (`at <.Values.k>`), or the function for a piped value.
+/// (`at <.Values.k>`), or for a piped value the node it evaluated last ([`location::argument_node`]).
 fn describe_refused_argument(
     error: &Error,
     actions: &ActionTable,

@@ -141,7 +141,7 @@ pub(crate) fn range_node(action: &str, line: usize, column: usize) -> Option<Com
 }
 
 /// Where Go reports a refused argument of the call at `call`: argument `index` (0-based, after the function
-/// name), or the function name when the refused value is the piped one. Its line, column and text, and whether
+/// name), or for the piped value the node Go evaluated last (in the last argument, or the function name). Its line, column and text, and whether
 /// the node is the argument itself (not the last node of a parenthesized pipeline).
 pub(crate) fn argument_node(
     call: &CommandLocation,
@@ -175,9 +175,12 @@ pub(crate) fn argument_node(
             }
         }
     }
-    let (start, end) = *words.get(index + 1).or_else(|| words.first())?;
+    // A refused piped value (no explicit argument at `index`) is reported at the node Go evaluated last: the
+    // last explicit argument's (its last node when it is a parenthesized pipeline), or the function's name.
+    let explicit = words.get(index + 1);
+    let (start, end) = *explicit.or_else(|| words.last())?;
     let word = &raw[start..end];
-    let direct = !word.starts_with('(');
+    let direct = explicit.is_some() && !word.starts_with('(');
     let (position, text) = if word.starts_with('(') && word.ends_with(')') {
         last_node(raw, start + 1, end - 1)?
     } else if word.starts_with(['.', '$']) {
