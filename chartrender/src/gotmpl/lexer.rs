@@ -53,15 +53,38 @@ pub(crate) enum Piece<'s> {
 }
 
 /// Splits `source` into pieces (the template name is only used in errors).
+#[cfg(test)]
 pub(crate) fn lex<'s>(name: &str, source: &'s str) -> Result<Vec<Piece<'s>>, ParseError> {
-    let bytes = source.as_bytes();
+    match lex_until_error(name, source) {
+        (pieces, None) => Ok(pieces),
+        (_, Some(error)) => Err(error),
+    }
+}
+
+/// Splits `source` into pieces up to the first lexical error, and that error. Go's lexer runs ahead of its parser
+/// item by item, so a parse error before the lexical one is the one reported: the parser reads these pieces and
+/// reports the lexical error only when it reaches it.
+pub(crate) fn lex_until_error<'s>(
+    name: &str,
+    source: &'s str,
+) -> (Vec<Piece<'s>>, Option<ParseError>) {
     // Every action opens with two `{` and adds at most one text before it: sized once from a count of `{` (bounded,
     // as `{` may be common in text), where growing the list step by step moved it half a dozen times. `{` is rare,
     // so memchr jumps from one to the next (a byte-by-byte count took as long as lexing a 44 KB CRD file).
-    let opens = memchr::memchr_iter(b'{', bytes)
+    let opens = memchr::memchr_iter(b'{', source.as_bytes())
         .take(MAX_PRESIZED_PIECES)
         .count();
     let mut pieces = Vec::with_capacity(opens + 1);
+    let error = lex_into(name, source, &mut pieces).err();
+    (pieces, error)
+}
+
+fn lex_into<'s>(
+    name: &str,
+    source: &'s str,
+    pieces: &mut Vec<Piece<'s>>,
+) -> Result<(), ParseError> {
+    let bytes = source.as_bytes();
     let mut pos = 0;
     let mut line = 1;
     let mut trim_next_text = false;
@@ -143,7 +166,7 @@ pub(crate) fn lex<'s>(name: &str, source: &'s str) -> Result<Vec<Piece<'s>>, Par
         trim_next_text = right_trim;
         pos = end;
     }
-    Ok(pieces)
+    Ok(())
 }
 
 /// At most this many tokens are reserved up front for an action.

@@ -109,12 +109,13 @@ pub(crate) fn parse<'s>(
     source: &'s str,
     is_function: &dyn Fn(&str) -> bool,
 ) -> Result<Parsed<'s>, ParseError> {
-    let pieces = super::lexer::lex(name, source)?;
+    let (pieces, lex_error) = super::lexer::lex_until_error(name, source);
     let end_line = 1 + super::count_newlines(source);
     let mut parser = Parser {
         name,
         source,
         pieces,
+        lex_error,
         pos: 0,
         defines: Vec::new(),
         is_function,
@@ -146,6 +147,8 @@ struct Parser<'a, 's> {
     /// The whole template text, which the tokens borrow from (error texts quote literals as written).
     source: &'s str,
     pieces: Vec<Piece<'s>>,
+    /// The lexical error after the last piece, reported when the parser reaches it.
+    lex_error: Option<ParseError>,
     pos: usize,
     defines: Vec<(Cow<'s, str>, Vec<Node<'s>>)>,
     is_function: &'a dyn Fn(&str) -> bool,
@@ -194,6 +197,9 @@ impl<'s> Parser<'_, 's> {
                     }
                 }
             }
+        }
+        if let Some(error) = self.lex_error.take() {
+            return Err(error);
         }
         Ok((nodes, End::Eof))
     }
