@@ -201,7 +201,8 @@ pub(crate) fn argument_node(
 }
 
 /// Where Go reports a broken chain on a parenthesized pipeline (`(get $m "k").a.b` in `action`, starting at
-/// `line`:`column`): the last node it evaluated inside the parentheses. The first such chain with `fields`.
+/// `line`:`column`): the last node it evaluated inside the parentheses; or on a function's result (`list.a`): the
+/// function. The first such chain with `fields`.
 pub(crate) fn pipeline_chain(
     action: &str,
     line: usize,
@@ -210,6 +211,15 @@ pub(crate) fn pipeline_chain(
 ) -> Option<(usize, usize, String)> {
     let bytes = action.as_bytes();
     let suffix: String = fields.iter().map(|f| format!(".{f}")).collect();
+    // Whether the chain `suffix` follows at `at`, and nothing of a longer chain after it.
+    let chained_at = |at: usize| {
+        let after = &action[at..];
+        after.starts_with(&suffix)
+            && after[suffix.len().min(after.len())..]
+                .bytes()
+                .next()
+                .is_none_or(|b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'.'))
+    };
     let mut opens = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
@@ -219,14 +229,31 @@ pub(crate) fn pipeline_chain(
                 continue;
             }
             b'(' => opens.push(i),
+            // A function name (not a field, variable or keyword's continuation) with the chain right after it.
+            b if (b.is_ascii_alphabetic() || b == b'_')
+                && (i == 0
+                    || !(bytes[i - 1].is_ascii_alphanumeric()
+                        || matches!(bytes[i - 1], b'_' | b'.' | b'$'))) =>
+            {
+                let end = action[i..]
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .map_or(action.len(), |n| i + n);
+                if chained_at(end) {
+                    let before = &action[..i];
+                    let text = action[i..end].to_string();
+                    return Some(match before.rfind('\n') {
+                        Some(newline) => {
+                            (line + before.matches('\n').count(), i - newline - 1, text)
+                        }
+                        None => (line, column + i, text),
+                    });
+                }
+                i = end;
+                continue;
+            }
             b')' => {
                 let open = opens.pop()?;
-                let after = &action[i + 1..];
-                let ends = after[suffix.len().min(after.len())..]
-                    .bytes()
-                    .next()
-                    .is_none_or(|b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'.'));
-                if after.starts_with(&suffix) && ends {
+                if chained_at(i + 1) {
                     let (offset, text) = last_node(action, open + 1, i)?;
                     let before = &action[..offset];
                     return Some(match before.rfind('\n') {

@@ -495,8 +495,9 @@ impl Translator<'_> {
         self.push_all(&["{% set ", &target, " = ", &expr, " %}"]);
         if ends_in_attribute_lookup(pipe) {
             // Go evaluates the field chain here: testing the value is minijinja's cheapest use of it, and fails
-            // (strict undefined) for a field of a non-map even when the variable is never read.
-            self.push_all(&["{%if ", &target, "%}{%endif%}"]);
+            // (strict undefined) for a field of a non-map even when the variable is never read. The chain itself is
+            // tested (a field chain reads and changes nothing), so a failure points at it and is told in Go's words.
+            self.push_all(&["{%if ", &expr, "%}{%endif%}"]);
         }
         if !pipe.assign {
             self.bind(var, &target);

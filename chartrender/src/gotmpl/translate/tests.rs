@@ -150,10 +150,11 @@ fn translate_chains_unwrapped_values_through_field_and_checks_declared_lookups()
             "{{ range $v := .L }}{{ $v.a }}{{ end }}",
             "{% for _d1 in f_range_values(_d0.L) %}{{f_tick()}}{{_d1.a}}{%endfor%}",
         ),
-        // A declaration of a lookup tests the value, so a field of a non-map fails even if never read.
+        // A declaration of a lookup tests the chain, so a field of a non-map fails even if never read (and the
+        // failure points at the chain).
         (
             "{{ $x := .a.b }}",
-            "{% set _v = namespace() %}{% set _v.v1 = _d0.a.b %}{%if _v.v1%}{%endif%}",
+            "{% set _v = namespace() %}{% set _v.v1 = _d0.a.b %}{%if _d0.a.b%}{%endif%}",
         ),
         (
             "{{ $x := list }}",
