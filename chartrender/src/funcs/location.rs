@@ -276,8 +276,9 @@ pub(crate) fn pipeline_chain(
 /// The last node Go evaluates in the pipeline `text[start..end]`: its offset in `text` and its text.
 fn last_node(text: &str, start: usize, end: usize) -> Option<(usize, String)> {
     let bytes = text.as_bytes();
-    // The words of the last command at the top level: (start, end) of each.
-    let mut words: Vec<(usize, usize)> = Vec::new();
+    // The words of the last command at the top level: (start, end) of each, and for a chain on a parenthesized
+    // pipeline (`(f x).a`) the index of its `)`: Go evaluates the fields without moving on to a new node.
+    let mut words: Vec<(usize, usize, Option<usize>)> = Vec::new();
     let mut i = start;
     while i < end {
         match bytes[i] {
@@ -285,13 +286,13 @@ fn last_node(text: &str, start: usize, end: usize) -> Option<(usize, String)> {
             b' ' | b'\t' | b'\n' | b'\r' => {}
             b'(' => {
                 let close = matching_paren(bytes, i, end)?;
-                words.push((i, close + 1));
+                words.push((i, close + 1, None));
                 i = close + 1;
                 continue;
             }
             b'"' | b'`' | b'\'' => {
                 let close = skip_quoted(bytes, i).min(end);
-                words.push((i, close));
+                words.push((i, close, None));
                 i = close;
                 continue;
             }
@@ -299,14 +300,23 @@ fn last_node(text: &str, start: usize, end: usize) -> Option<(usize, String)> {
                 let close = i + text[i..end]
                     .find([' ', '\t', '\n', '\r', '|', '('])
                     .unwrap_or(end - i);
-                words.push((i, close));
+                match words.last_mut() {
+                    Some(last) if bytes[i] == b'.' && last.1 == i && bytes[last.0] == b'(' => {
+                        last.2 = Some(i - 1);
+                        last.1 = close;
+                    }
+                    _ => words.push((i, close, None)),
+                }
                 i = close;
                 continue;
             }
         }
         i += 1;
     }
-    let (word_start, word_end) = *words.last()?;
+    let (word_start, word_end, chained) = *words.last()?;
+    if let Some(close) = chained {
+        return last_node(text, word_start + 1, close);
+    }
     if bytes[word_start] == b'(' && text[word_end..].trim_start().starts_with(['|', '}', ')']) {
         return last_node(text, word_start + 1, word_end - 1);
     }
