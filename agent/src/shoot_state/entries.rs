@@ -44,7 +44,7 @@ pub struct ExtensionItem {
 pub struct ExtensionData {
     /// `spec.purpose`, if any (boxed, like `resources`: no spare capacity, a smaller entry).
     pub purpose: Option<Box<str>>,
-    /// `status.state`, as compact text.
+    /// `status.state`, as compact text, deflated where that is shorter.
     pub state: Option<StateText>,
     /// `status.resources`.
     pub resources: Box<[NamedResourceReference]>,
