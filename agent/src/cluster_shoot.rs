@@ -22,10 +22,19 @@ pub struct ShootRef {
 
 impl ShootRef {
     /// The control-plane namespace (= Cluster name) and the shoot of a Cluster; `None` when the
-    /// Cluster has no name or embeds no shoot name and namespace.
+    /// Cluster has no name or embeds no shoot name and namespace. Reads a Cluster of the shared
+    /// informer too, whose `spec.shoot` is the embedded shoot's identity as JSON text
+    /// ([`crate::cluster_view::identity_view`]).
     pub fn of_cluster(cluster: &Cluster) -> Option<(String, ShootRef)> {
         let name = cluster.metadata.name.clone()?;
-        let shoot = &cluster.spec.shoot;
+        let identity;
+        let shoot = match &cluster.spec.shoot {
+            serde_json::Value::String(text) => {
+                identity = serde_json::from_str::<serde_json::Value>(text).ok()?;
+                &identity
+            }
+            shoot => shoot,
+        };
         let metadata = shoot.get("metadata")?;
         let text = |value: Option<&serde_json::Value>| value?.as_str().map(str::to_owned);
         let last_operation = shoot

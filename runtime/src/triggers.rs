@@ -8,6 +8,7 @@ use std::fmt::Debug;
 
 use futures::{Stream, StreamExt};
 use kube::runtime::WatchStreamExt;
+use kube::runtime::reflector::store::Writer;
 use kube::runtime::watcher::{self, Event};
 use kube::{Api, Resource};
 use serde::de::DeserializeOwned;
@@ -39,27 +40,85 @@ where
     F: Fn(&K) -> String + Send + Sync + 'static,
     S: Stream<Item = Result<Event<K>, watcher::Error>> + Send + 'static,
 {
-    // Only hashes are kept, of each object's identity and of its key: keys can be whole specs (a
-    // Seed's), and a garden controller filters tens of thousands of objects in several watches.
-    let mut seen: HashMap<ObjectId, u64> = HashMap::new();
+    let mut seen = ChangeKeys::default();
     events.filter_map(move |event| {
         let out = match event {
             Err(error) => Some(Err(error)),
-            Ok(Event::Apply(object) | Event::InitApply(object)) => {
-                let id = id_of(&object);
-                let current = hash_of(&key(&object));
-                let changed = seen.get(&id) != Some(&current);
-                seen.insert(id, current);
-                changed.then_some(Ok(object))
+            Ok(event) => {
+                let passes = seen.passes(&event, &key);
+                passed_object(event, passes).map(Ok)
             }
-            Ok(Event::Delete(object)) => {
-                seen.remove(&id_of(&object));
-                Some(Ok(object))
-            }
-            Ok(Event::Init | Event::InitDone) => None,
         };
         futures::future::ready(out)
     })
+}
+
+/// [`filter_changes`] for a controller whose store keeps less of an object than its change key
+/// reads: the key is taken from the whole object, then `view` trims it, `writer` stores the
+/// trimmed object, and the trimmed objects that pass go on to the controller. (A
+/// `.modify(view).reflect(writer)` in front of [`filter_changes`] would let the key read only
+/// what the store keeps.)
+pub fn filter_changes_and_store<K, F, S>(
+    events: S,
+    key: F,
+    view: fn(&mut K),
+    mut writer: Writer<K>,
+) -> impl Stream<Item = Result<K, watcher::Error>> + Send + 'static
+where
+    K: Resource + Clone + Debug + Send + Sync + 'static,
+    K::DynamicType: Eq + std::hash::Hash + Clone + Send + Sync,
+    F: Fn(&K) -> String + Send + Sync + 'static,
+    S: Stream<Item = Result<Event<K>, watcher::Error>> + Send + 'static,
+{
+    let mut seen = ChangeKeys::default();
+    events.filter_map(move |event| {
+        let out = match event {
+            Err(error) => Some(Err(error)),
+            Ok(event) => {
+                let passes = seen.passes(&event, &key);
+                let event = event.modify(view);
+                writer.apply_watcher_event(&event);
+                passed_object(event, passes).map(Ok)
+            }
+        };
+        futures::future::ready(out)
+    })
+}
+
+/// What [`filter_changes`] keeps of each object it saw: hashes of its identity and of its key
+/// (keys can be whole specs, a Seed's, and a garden controller filters tens of thousands of
+/// objects in several watches).
+#[derive(Debug, Default)]
+struct ChangeKeys {
+    seen: HashMap<ObjectId, u64>,
+}
+
+impl ChangeKeys {
+    /// Records `event` and says whether its object passes: an applied object whose key changed
+    /// since it was last seen (or that was never seen), and every deleted object.
+    fn passes<K: Resource>(&mut self, event: &Event<K>, key: impl Fn(&K) -> String) -> bool {
+        match event {
+            Event::Apply(object) | Event::InitApply(object) => {
+                let current = hash_of(&key(object));
+                self.seen.insert(id_of(object), current) != Some(current)
+            }
+            Event::Delete(object) => {
+                self.seen.remove(&id_of(object));
+                true
+            }
+            Event::Init | Event::InitDone => false,
+        }
+    }
+}
+
+/// The object of `event` if it `passes` (markers carry none).
+fn passed_object<K>(event: Event<K>, passes: bool) -> Option<K> {
+    match event {
+        Event::Apply(object) | Event::InitApply(object) | Event::Delete(object) if passes => {
+            Some(object)
+        }
+        _ => None,
+    }
 }
 
 /// Objects of `events` for which `pass(previous view, current view)` holds, where a view is what
@@ -186,6 +245,71 @@ mod tests {
             data: Some([("v".to_owned(), value.to_owned())].into()),
             ..Default::default()
         }
+    }
+
+    fn only_the_name(config_map: &mut k8s_openapi::api::core::v1::ConfigMap) {
+        *config_map = k8s_openapi::api::core::v1::ConfigMap {
+            metadata: kube::api::ObjectMeta {
+                name: config_map.metadata.name.take(),
+                namespace: config_map.metadata.namespace.take(),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+    }
+
+    #[tokio::test]
+    async fn filter_changes_and_store_keys_the_whole_object_and_stores_the_view() {
+        let events = futures::stream::iter(vec![
+            Ok(Event::Init),
+            Ok(Event::InitApply(config_map("a", "x"))),
+            Ok(Event::InitApply(config_map("b", "x"))),
+            Ok(Event::InitDone),
+            Ok(Event::Apply(config_map("a", "x"))),
+            Ok(Event::Apply(config_map("a", "y"))),
+            Ok(Event::Delete(config_map("b", "x"))),
+        ]);
+        let key = |cm: &k8s_openapi::api::core::v1::ConfigMap| key_of(&cm.data);
+        let (store, writer) = kube::runtime::reflector::store();
+        let passed: Vec<(String, bool)> =
+            filter_changes_and_store(events, key, only_the_name, writer)
+                .map(|item| {
+                    let cm = item.expect("no error");
+                    (cm.name_any(), cm.data.is_none())
+                })
+                .collect()
+                .await;
+        // The unchanged `a=x` does not pass, its change to `y` does; the objects passed on are
+        // the trimmed ones.
+        let names: Vec<&str> = passed.iter().map(|(name, _)| name.as_str()).collect();
+        assert_eq!(names, ["a", "b", "a", "b"]);
+        assert!(passed.iter().all(|(_, trimmed)| *trimmed));
+        let stored = store.state();
+        assert_eq!(stored.len(), 1);
+        assert_eq!(stored[0].name_any(), "a");
+        assert!(stored[0].data.is_none(), "the store keeps the view");
+    }
+
+    #[tokio::test]
+    async fn filter_changes_passes_changed_keys_first_sightings_and_deletions() {
+        let events = futures::stream::iter(vec![
+            Ok(Event::InitApply(config_map("a", "x"))),
+            Ok(Event::InitDone),
+            Ok(Event::Apply(config_map("a", "x"))),
+            Ok(Event::Apply(config_map("a", "y"))),
+            Ok(Event::Delete(config_map("a", "y"))),
+            Ok(Event::Apply(config_map("a", "y"))),
+        ]);
+        let key = |cm: &k8s_openapi::api::core::v1::ConfigMap| key_of(&cm.data);
+        let passed: Vec<String> = filter_changes(events, key)
+            .map(|item| {
+                let cm = item.expect("no error");
+                format!("{}={}", cm.name_any(), cm.data.unwrap_or_default()["v"])
+            })
+            .collect()
+            .await;
+        // After its deletion, `a` is new again.
+        assert_eq!(passed, ["a=x", "a=y", "a=y", "a=y"]);
     }
 
     #[tokio::test]

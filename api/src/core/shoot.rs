@@ -335,5 +335,29 @@ mod tests {
             size <= 512,
             "spec.kubernetes takes {size} bytes with only the version set"
         );
+        // one per worker pool of every cached Shoot: under jemalloc's 1 024-byte size class
+        let size = std::mem::size_of::<crate::core::Worker>();
+        assert!(
+            size <= 896,
+            "a worker pool takes {size} bytes before any field is set"
+        );
+    }
+
+    #[test]
+    fn boxed_worker_sections_read_and_write_as_before() {
+        let pool = serde_json::json!({
+            "name": "pool", "machine": {"type": "m"}, "minimum": 1, "maximum": 2,
+            "machineControllerManager": {"machineDrainTimeout": "2h", "nodeConditions": ["A"]},
+            "clusterAutoscaler": {"scaleDownUtilizationThreshold": 0.5, "maxNodeProvisionTime": "20m"},
+        });
+        let worker: crate::core::Worker = serde_json::from_value(pool.clone()).unwrap();
+        assert_eq!(
+            worker
+                .machine_controller_manager
+                .as_ref()
+                .and_then(|settings| settings.machine_drain_timeout.as_deref()),
+            Some("2h")
+        );
+        assert_eq!(serde_json::to_value(&worker).unwrap(), pool);
     }
 }

@@ -32,7 +32,7 @@ use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
 use seedlet_api::extensions::Cluster;
-use seedlet_runtime::triggers::{changes, filter_changes, key_of};
+use seedlet_runtime::triggers::{changes, filter_changes_and_store, key_of};
 use tokio::sync::watch;
 
 pub use reconcile::Error;
@@ -111,21 +111,17 @@ pub async fn run(agent: Arc<AgentContext>) {
     });
     let seed = agent.seed.clone();
     let (reader, writer) = reflector::store::<Namespace>();
-    let namespaces = filter_changes(
+    // The change key reads labels, phase and deletion of the whole Namespace; the store keeps
+    // only the name ([`keep_what_is_read`]).
+    let namespaces = filter_changes_and_store(
         watcher::watcher(
             Api::<Namespace>::all(seed.clone()),
             watcher::Config::default(),
         )
-        .backoff(seedlet_runtime::watch::watch_backoff())
-        .modify(keep_what_is_read)
-        .reflect(writer),
-        |namespace: &Namespace| {
-            key_of(&(
-                namespace.labels(),
-                namespace.status.as_ref().and_then(|s| s.phase.clone()),
-                namespace.metadata.deletion_timestamp.is_some(),
-            ))
-        },
+        .backoff(seedlet_runtime::watch::watch_backoff()),
+        namespace_change,
+        keep_what_is_read,
+        writer,
     );
     let endpoints = changes(
         Api::<Endpoints>::namespaced(seed.clone(), "default"),
@@ -167,15 +163,23 @@ pub async fn run(agent: Arc<AgentContext>) {
         .await;
 }
 
-/// The stored Namespace keeps what the change key and the mappers read (name, labels, phase,
-/// deletion): a seed has a namespace per shoot, and the reconcile reads its namespace afresh.
+/// What starts a namespace's reconcile besides its creation and deletion: its labels (they
+/// select the policies), its phase and the start of its deletion.
+fn namespace_change(namespace: &Namespace) -> String {
+    key_of(&(
+        namespace.labels(),
+        namespace.status.as_ref().and_then(|s| s.phase.clone()),
+        namespace.metadata.deletion_timestamp.is_some(),
+    ))
+}
+
+/// The stored Namespace keeps only its name, all that its readers use (the reconcile reads its
+/// namespace afresh, the mappers and the queue name it): a seed has a namespace per shoot, and
+/// the labels the Cluster sync sets on each of them were most of the cached bytes.
 fn keep_what_is_read(namespace: &mut Namespace) {
-    seedlet_runtime::watch::slim(namespace);
-    namespace.metadata.annotations = None;
-    namespace.spec = None;
-    if let Some(status) = &mut namespace.status {
-        status.conditions = None;
-    }
+    let name = namespace.metadata.name.take();
+    *namespace = Namespace::default();
+    namespace.metadata.name = name;
 }
 
 fn every_namespace(namespaces: &Store<Namespace>) -> Vec<ObjectRef<Namespace>> {
@@ -184,4 +188,66 @@ fn every_namespace(namespaces: &Store<Namespace>) -> Vec<ObjectRef<Namespace>> {
         .iter()
         .map(|namespace| seedlet_runtime::controller::object_ref(namespace.as_ref()))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use k8s_openapi::api::core::v1::NamespaceStatus;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+    use super::*;
+
+    fn namespace(labels: &[(&str, &str)], phase: &str, deleting: bool) -> Namespace {
+        let mut namespace = Namespace::default();
+        namespace.metadata.name = Some("shoot--dev--a".to_owned());
+        namespace.metadata.resource_version = Some("7".to_owned());
+        namespace.metadata.labels = Some(
+            labels
+                .iter()
+                .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+                .collect::<BTreeMap<_, _>>(),
+        );
+        namespace.metadata.annotations = Some([("a".to_owned(), "b".to_owned())].into());
+        namespace.status = Some(NamespaceStatus {
+            phase: Some(phase.to_owned()),
+            ..NamespaceStatus::default()
+        });
+        if deleting {
+            namespace.metadata.deletion_timestamp = Some(Time(jiff::Timestamp::UNIX_EPOCH));
+        }
+        namespace
+    }
+
+    #[test]
+    fn the_stored_namespace_keeps_only_the_name_its_readers_use() {
+        let mut stored = namespace(&[("gardener.cloud/role", "shoot")], "Active", true);
+        keep_what_is_read(&mut stored);
+        assert_eq!(stored.name_any(), "shoot--dev--a");
+        assert_eq!(
+            seedlet_runtime::controller::object_ref(&stored),
+            ObjectRef::<Namespace>::new("shoot--dev--a")
+        );
+        let mut expected = Namespace::default();
+        expected.metadata.name = Some("shoot--dev--a".to_owned());
+        assert_eq!(stored, expected);
+    }
+
+    #[test]
+    fn a_namespace_changes_with_its_labels_phase_or_deletion_only() {
+        let role = [("gardener.cloud/role", "shoot")];
+        let base = namespace_change(&namespace(&role, "Active", false));
+        let mut other_annotations = namespace(&role, "Active", false);
+        other_annotations.metadata.annotations = None;
+        other_annotations.metadata.resource_version = Some("8".to_owned());
+        assert_eq!(namespace_change(&other_annotations), base);
+        for changed in [
+            namespace(&[("gardener.cloud/role", "extension")], "Active", false),
+            namespace(&role, "Terminating", false),
+            namespace(&role, "Active", true),
+        ] {
+            assert_ne!(namespace_change(&changed), base);
+        }
+    }
 }

@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use futures::{Stream, StreamExt, future};
 use kube::runtime::watcher;
 use seedlet_api::core::Shoot;
+use seedlet_runtime::triggers::{ObjectId, object_id};
 
 use super::{decide, migrate};
 
@@ -24,19 +25,17 @@ struct Sighting {
     handed_over: bool,
 }
 
-/// What was last seen of each Shoot (by namespace and name).
+/// What was last seen of each Shoot, by the hash of its namespace and name ([`ObjectId`]: two
+/// strings per Shoot were most of the map).
 #[derive(Debug, Default)]
 pub struct Seen {
-    shoots: HashMap<(String, String), Sighting>,
+    shoots: HashMap<ObjectId, Sighting>,
 }
 
 impl Seen {
     /// Records `shoot` and says whether it starts a reconcile.
     pub fn passes(&mut self, shoot: &Shoot) -> bool {
-        let key = (
-            shoot.metadata.namespace.clone().unwrap_or_default(),
-            shoot.metadata.name.clone().unwrap_or_default(),
-        );
+        let key = id_of(shoot);
         let now = Sighting {
             generation: shoot.metadata.generation,
             deleting: shoot.metadata.deletion_timestamp.is_some(),
@@ -56,17 +55,20 @@ impl Seen {
 
     /// Forgets a deleted Shoot.
     pub fn forget(&mut self, shoot: &Shoot) {
-        let key = (
-            shoot.metadata.namespace.clone().unwrap_or_default(),
-            shoot.metadata.name.clone().unwrap_or_default(),
-        );
-        self.shoots.remove(&key);
+        self.shoots.remove(&id_of(shoot));
     }
 
     /// Forgets everything (a relist starts: every listed Shoot passes again, like a restart).
     pub fn clear(&mut self) {
         self.shoots.clear();
     }
+}
+
+fn id_of(shoot: &Shoot) -> ObjectId {
+    object_id(
+        shoot.metadata.namespace.as_deref(),
+        shoot.metadata.name.as_deref().unwrap_or_default(),
+    )
 }
 
 /// The Shoots of `events` that start a reconcile (errors pass through for the controller).

@@ -45,7 +45,7 @@ fn worker(namespace: &str, name: &str, mark: u64) -> Update {
             state: Some(crate::shoot_state::state::StateText::of(
                 &serde_json::json!({ "mark": mark }),
             )),
-            resources: Vec::new(),
+            resources: Box::default(),
             deleting: false,
             paused: false,
         },
@@ -278,4 +278,43 @@ fn the_snapshot_is_due_after_the_first_write_without_a_timestamp_and_then_a_peri
         model.plan(NS, &shoot(), later + PERIOD),
         Plan::Idle(Some(_))
     ));
+}
+
+fn data(mark: u64) -> ExtensionData {
+    match worker(NS, "w", mark) {
+        Update::Extension(item) => item.data,
+        _ => unreachable!("worker() builds an extension update"),
+    }
+}
+
+#[test]
+fn namespace_objects_stay_sorted_through_inserts_replacements_and_removals() {
+    let key = |kind: &'static str, name: &str| (kind, name.to_owned());
+    let mut objects = NamespaceObjects::default();
+    objects.insert(key("Worker", "b"), data(1));
+    objects.insert(key("Infrastructure", "z"), data(2));
+    objects.insert(key("Worker", "a"), data(3));
+    objects.insert(key("Worker", "b"), data(4));
+    let keys = |objects: &NamespaceObjects| objects.keys().cloned().collect::<Vec<_>>();
+    assert_eq!(
+        keys(&objects),
+        [
+            key("Infrastructure", "z"),
+            key("Worker", "a"),
+            key("Worker", "b")
+        ]
+    );
+    assert_eq!(objects.get(&key("Worker", "b")), Some(&data(4)), "replaced");
+    assert_eq!(objects.get(&key("Worker", "a")), Some(&data(3)));
+    assert_eq!(objects.get(&key("Worker", "c")), None);
+    assert_eq!(objects.0.capacity(), 3, "room for exactly the objects");
+    assert!(objects.remove(&key("Worker", "a")));
+    assert!(!objects.remove(&key("Worker", "a")));
+    assert_eq!(
+        keys(&objects),
+        [key("Infrastructure", "z"), key("Worker", "b")]
+    );
+    assert_eq!(objects.len(), 2);
+    assert!(objects.remove(&key("Infrastructure", "z")) && objects.remove(&key("Worker", "b")));
+    assert!(objects.is_empty());
 }
