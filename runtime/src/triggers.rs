@@ -40,17 +40,7 @@ where
     F: Fn(&K) -> String + Send + Sync + 'static,
     S: Stream<Item = Result<Event<K>, watcher::Error>> + Send + 'static,
 {
-    let mut seen = ChangeKeys::default();
-    events.filter_map(move |event| {
-        let out = match event {
-            Err(error) => Some(Err(error)),
-            Ok(event) => {
-                let passes = seen.passes(&event, &key);
-                passed_object(event, passes).map(Ok)
-            }
-        };
-        futures::future::ready(out)
-    })
+    filter_events(events, key, |event| event)
 }
 
 /// [`filter_changes`] for a controller whose store keeps less of an object than its change key
@@ -70,15 +60,33 @@ where
     F: Fn(&K) -> String + Send + Sync + 'static,
     S: Stream<Item = Result<Event<K>, watcher::Error>> + Send + 'static,
 {
+    filter_events(events, key, move |event| {
+        let event = event.modify(view);
+        writer.apply_watcher_event(&event);
+        event
+    })
+}
+
+/// The objects of `events` whose change key passes ([`ChangeKeys::passes`], keyed on each event as
+/// it comes), as `then` leaves each event (a view of it; the key has been taken by then).
+fn filter_events<K, F, S, M>(
+    events: S,
+    key: F,
+    mut then: M,
+) -> impl Stream<Item = Result<K, watcher::Error>> + Send + 'static
+where
+    K: Resource + Clone + Debug + Send + Sync + 'static,
+    F: Fn(&K) -> String + Send + Sync + 'static,
+    S: Stream<Item = Result<Event<K>, watcher::Error>> + Send + 'static,
+    M: FnMut(Event<K>) -> Event<K> + Send + 'static,
+{
     let mut seen = ChangeKeys::default();
     events.filter_map(move |event| {
         let out = match event {
             Err(error) => Some(Err(error)),
             Ok(event) => {
                 let passes = seen.passes(&event, &key);
-                let event = event.modify(view);
-                writer.apply_watcher_event(&event);
-                passed_object(event, passes).map(Ok)
+                passed_object(then(event), passes).map(Ok)
             }
         };
         futures::future::ready(out)
