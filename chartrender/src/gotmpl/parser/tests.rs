@@ -1,0 +1,100 @@
+//! Tests of the Go template parser (`super`).
+
+use super::*;
+
+fn known(name: &str) -> bool {
+    matches!(name, "include" | "quote" | "default" | "eq" | "and")
+}
+
+fn parse_ok(source: &str) -> Parsed<'_> {
+    parse("t", source, &known).unwrap()
+}
+
+#[test]
+fn parse_builds_pipelines_with_arguments() {
+    let parsed = parse_ok(r#"{{ include "x" . | quote }}"#);
+    let Node::Action { pipe, .. } = &parsed.body[0] else {
+        panic!("expected action")
+    };
+    assert_eq!(pipe.commands.len(), 2);
+    assert_eq!(pipe.commands[0].args[0], Operand::Function("include"));
+    assert_eq!(pipe.commands[0].args[2], Operand::Field(vec![]));
+}
+
+#[test]
+fn parse_treats_spaced_fields_as_new_arguments() {
+    let parsed = parse_ok("{{ quote $ .A }}");
+    let Node::Action { pipe, .. } = &parsed.body[0] else {
+        panic!("expected action")
+    };
+    assert_eq!(pipe.commands[0].args.len(), 3);
+}
+
+#[test]
+fn parse_nests_else_if_into_the_else_branch() {
+    let parsed = parse_ok("{{ if .A }}a{{ else if .B }}b{{ else }}c{{ end }}");
+    let Node::Branch {
+        otherwise: Some(otherwise),
+        ..
+    } = &parsed.body[0]
+    else {
+        panic!("expected branch")
+    };
+    assert!(matches!(
+        &otherwise[0],
+        Node::Branch {
+            otherwise: Some(_),
+            ..
+        }
+    ));
+}
+
+#[test]
+fn parse_collects_defines_and_blocks() {
+    let parsed = parse_ok(r#"{{ define "a" }}x{{ end }}{{ block "b" . }}y{{ end }}"#);
+    assert_eq!(parsed.defines.len(), 2);
+    assert!(matches!(&parsed.body[0], Node::Template { name, .. } if name == "b"));
+}
+
+#[test]
+fn parse_reads_range_declarations_and_chains() {
+    let parsed = parse_ok("{{ range $k, $v := .M }}{{ ($v).x.y }}{{ break }}{{ end }}");
+    let Node::Range { pipe, body, .. } = &parsed.body[0] else {
+        panic!("expected range")
+    };
+    assert_eq!(pipe.vars, ["k", "v"]);
+    assert!(
+        matches!(&body[0], Node::Action { pipe, .. } if matches!(&pipe.commands[0].args[0], Operand::Chain(_, path) if path.len() == 2))
+    );
+}
+
+#[test]
+fn parse_reports_unexpected_eof_at_the_last_line() {
+    let err = parse("t", "a\n{{ if .X }}\nb\n", &known).unwrap_err();
+    assert_eq!((err.line, err.message.as_str()), (4, "unexpected EOF"));
+}
+
+#[test]
+fn parse_rejects_unknown_functions_and_stray_ends() {
+    assert!(
+        parse("t", "{{ nope 1 }}", &known)
+            .unwrap_err()
+            .message
+            .contains("\"nope\" not defined")
+    );
+    assert!(parse("t", "{{ end }}", &known).is_err());
+    assert!(parse("t", "{{ break }}", &known).is_err());
+    assert!(parse("t", "{{ 1 2 }}", &known).is_err());
+}
+
+#[test]
+fn parse_number_reads_go_literals() {
+    assert_eq!(parse_number("0x1F"), Some(Operand::Int(31)));
+    assert_eq!(parse_number("1_000"), Some(Operand::Int(1000)));
+    assert_eq!(parse_number("-2.5"), Some(Operand::Float(-2.5)));
+    assert_eq!(parse_number("1e3"), Some(Operand::Float(1000.0)));
+    assert_eq!(parse_number("1.2.3"), None);
+    assert_eq!(parse_number("-0x1.8p1"), Some(Operand::Float(-3.0)));
+    assert_eq!(parse_number("0X1P-2"), Some(Operand::Float(0.25)));
+    assert_eq!(parse_number("0x1.8"), None);
+}
