@@ -28,6 +28,7 @@ fn list_of(name: &str, value: &Value) -> Result<Vec<Value>, Error> {
             "prepend" => format!("Cannot prepend on type {kind}"),
             "concat" => format!("Cannot concat type {kind} as list"),
             "compact" => format!("Cannot compact on type {kind}"),
+            "chunk" => format!("Cannot chunk type {kind}"),
             "slice" => format!("list should be type of slice or array but {kind}"),
             _ => format!("Cannot find {name} on type {kind}"),
         };
@@ -248,18 +249,7 @@ pub(crate) fn step_values(start: i64, stop: i64, step: i64) -> Result<Vec<i64>, 
 pub(crate) fn chunk(args: &[Value]) -> Result<Value, Error> {
     want("chunk", args, 2)?;
     let size = to_i64(&args[0]);
-    if is_nil(&args[1]) {
-        // Sprig reads the list's reflected type first, which panics for nil ([`list_of`]).
-        return Err(fail(
-            "error calling chunk: runtime error: invalid memory address or nil pointer dereference",
-        ));
-    }
-    let items = list_items(&args[1]).ok_or_else(|| {
-        fail(format!(
-            "error calling chunk: Cannot chunk type {}",
-            super::value::kind_of(&args[1])
-        ))
-    })?;
+    let items = list_of("chunk", &args[1])?;
     if size <= 0 {
         return Err(fail(
             "error calling chunk: runtime error: integer divide by zero",

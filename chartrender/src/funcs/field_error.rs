@@ -430,11 +430,7 @@ pub(crate) fn locate_chain(
                     _ => true,
                 };
             if fits {
-                let before = &action[..position];
-                let (line, column) = match before.rfind('\n') {
-                    Some(newline) => (line + before.matches('\n').count(), position - newline - 1),
-                    None => (line, column + position),
-                };
+                let (line, column) = super::location::position_in(action, line, column, position);
                 return Some((line, column, action[i..end].to_string()));
             }
             i = end.max(i + 1);

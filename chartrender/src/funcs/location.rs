@@ -48,13 +48,19 @@ pub(crate) fn call_starts(action: &str, function: &str) -> Vec<usize> {
         .collect()
 }
 
+/// The line and column (Go's: bytes from the line's start, counted from 0) of byte `at` of `text`, a piece of
+/// template source that starts at `line`:`column`.
+pub(super) fn position_in(text: &str, line: usize, column: usize, at: usize) -> (usize, usize) {
+    let before = &text[..at];
+    match before.rfind('\n') {
+        Some(newline) => (line + before.matches('\n').count(), at - newline - 1),
+        None => (line, column + at),
+    }
+}
+
 /// The command starting at byte `start` of `action` (Go source of one action, starting at `line`:`column`).
 pub(crate) fn call_at(action: &str, line: usize, column: usize, start: usize) -> CommandLocation {
-    let before = &action[..start];
-    let (line, column) = match before.rfind('\n') {
-        Some(newline) => (line + before.matches('\n').count(), start - newline - 1),
-        None => (line, column + start),
-    };
+    let (line, column) = position_in(action, line, column, start);
     CommandLocation {
         line,
         column,
@@ -127,11 +133,7 @@ pub(crate) fn range_node(action: &str, line: usize, column: usize) -> Option<Com
         end -= 1;
     }
     let (offset, text) = last_node(action, at, end)?;
-    let before = &action[..offset];
-    let (line, column) = match before.rfind('\n') {
-        Some(newline) => (line + before.matches('\n').count(), offset - newline - 1),
-        None => (line, column + offset),
-    };
+    let (line, column) = position_in(action, line, column, offset);
     Some(CommandLocation {
         line,
         column,
@@ -141,8 +143,9 @@ pub(crate) fn range_node(action: &str, line: usize, column: usize) -> Option<Com
 }
 
 /// Where Go reports a refused argument of the call at `call`: argument `index` (0-based, after the function
-/// name), or for the piped value the node Go evaluated last (in the last argument, or the function name). Its line, column and text, and whether
-/// the node is the argument itself (not the last node of a parenthesized pipeline).
+/// name), or for the piped value the node Go evaluated last (in the last argument, or the function name). Its
+/// line, column and text, and whether the node is the argument itself (not the last node of a parenthesized
+/// pipeline).
 pub(crate) fn argument_node(
     call: &CommandLocation,
     index: usize,
@@ -188,16 +191,8 @@ pub(crate) fn argument_node(
     } else {
         (start, word.to_string())
     };
-    let before = &raw[..position];
-    Some(match before.rfind('\n') {
-        Some(newline) => (
-            call.line + before.matches('\n').count(),
-            position - newline - 1,
-            text,
-            direct,
-        ),
-        None => (call.line, call.column + position, text, direct),
-    })
+    let (line, column) = position_in(raw, call.line, call.column, position);
+    Some((line, column, text, direct))
 }
 
 /// Where Go reports a broken chain on a parenthesized pipeline (`(get $m "k").a.b` in `action`, starting at
@@ -239,14 +234,8 @@ pub(crate) fn pipeline_chain(
                     .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                     .map_or(action.len(), |n| i + n);
                 if chained_at(end) {
-                    let before = &action[..i];
-                    let text = action[i..end].to_string();
-                    return Some(match before.rfind('\n') {
-                        Some(newline) => {
-                            (line + before.matches('\n').count(), i - newline - 1, text)
-                        }
-                        None => (line, column + i, text),
-                    });
+                    let (line, column) = position_in(action, line, column, i);
+                    return Some((line, column, action[i..end].to_string()));
                 }
                 i = end;
                 continue;
@@ -255,15 +244,8 @@ pub(crate) fn pipeline_chain(
                 let open = opens.pop()?;
                 if chained_at(i + 1) {
                     let (offset, text) = last_node(action, open + 1, i)?;
-                    let before = &action[..offset];
-                    return Some(match before.rfind('\n') {
-                        Some(newline) => (
-                            line + before.matches('\n').count(),
-                            offset - newline - 1,
-                            text,
-                        ),
-                        None => (line, column + offset, text),
-                    });
+                    let (line, column) = position_in(action, line, column, offset);
+                    return Some((line, column, text));
                 }
             }
             _ => {}
