@@ -202,7 +202,8 @@ pub fn object_id(namespace: Option<&str>, name: &str) -> ObjectId {
     hasher.finish()
 }
 
-fn id_of<K: Resource>(object: &K) -> ObjectId {
+/// The [`ObjectId`] of a stored object (its namespace and name).
+pub fn id_of<K: Resource>(object: &K) -> ObjectId {
     let meta = object.meta();
     object_id(
         meta.namespace.as_deref(),

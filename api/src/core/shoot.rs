@@ -335,7 +335,7 @@ mod tests {
             size <= 512,
             "spec.kubernetes takes {size} bytes with only the version set"
         );
-        // one per worker pool of every cached Shoot: under jemalloc's 1 024-byte size class
+        // one per worker pool of every cached Shoot: within jemalloc's 896-byte size class
         let size = std::mem::size_of::<crate::core::Worker>();
         assert!(
             size <= 896,

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use futures::{Stream, StreamExt, future};
 use kube::runtime::watcher;
 use seedlet_api::core::Shoot;
-use seedlet_runtime::triggers::{ObjectId, object_id};
+use seedlet_runtime::triggers::{ObjectId, id_of};
 
 use super::{decide, migrate};
 
@@ -62,13 +62,6 @@ impl Seen {
     pub fn clear(&mut self) {
         self.shoots.clear();
     }
-}
-
-fn id_of(shoot: &Shoot) -> ObjectId {
-    object_id(
-        shoot.metadata.namespace.as_deref(),
-        shoot.metadata.name.as_deref().unwrap_or_default(),
-    )
 }
 
 /// The Shoots of `events` that start a reconcile (errors pass through for the controller).

@@ -29,7 +29,7 @@ use crate::context::AgentContext;
 use seedlet_runtime::metrics::Metrics;
 
 pub use reconcile::Error;
-use seedlet_runtime::triggers::{ObjectId, object_id};
+use seedlet_runtime::triggers::id_of;
 use type_counts::TypeCounts;
 
 /// Controller name (metrics label, logs).
@@ -191,7 +191,7 @@ async fn watch_kind(
                 false
             }
             Ok(watcher::Event::InitApply(object)) => {
-                initial.set(id(&object), counted_type(&object).as_deref());
+                initial.set(id_of(&object), counted_type(&object).as_deref());
                 false
             }
             Ok(watcher::Event::InitDone) => {
@@ -199,9 +199,9 @@ async fn watch_kind(
                 true
             }
             Ok(watcher::Event::Apply(object)) => {
-                objects.set(id(&object), counted_type(&object).as_deref())
+                objects.set(id_of(&object), counted_type(&object).as_deref())
             }
-            Ok(watcher::Event::Delete(object)) => objects.remove(id(&object)),
+            Ok(watcher::Event::Delete(object)) => objects.remove(id_of(&object)),
             Err(watcher::Error::InitialListFailed(kube::Error::Api(status)))
                 if status.code == 404 =>
             {
@@ -232,10 +232,6 @@ pub fn extension_resource(kind: &str) -> ApiResource {
         None => format!("{lower}s"),
     };
     ApiResource::from_gvk_with_plural(&gvk, &plural)
-}
-
-fn id(object: &DynamicObject) -> ObjectId {
-    object_id(object.metadata.namespace.as_deref(), &object.name_any())
 }
 
 /// The `spec.type` of an object that counts (class `shoot`/`seed`, unset = `shoot`; not `garden`).
