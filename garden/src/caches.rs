@@ -25,11 +25,10 @@ use std::sync::Arc;
 
 use futures::Stream;
 use kube::Resource;
-use kube::runtime::Controller;
 use kube::runtime::watcher;
 use seedlet_runtime::cache::{Informer, SharedCaches};
+use seedlet_runtime::controller::Triggers;
 use seedlet_runtime::triggers::{filter_changes, filter_transitions};
-use seedlet_runtime::watch::NoTriggerBackoff;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
@@ -71,23 +70,21 @@ impl GardenCaches {
 }
 
 /// A controller of the objects of `informer`, triggered by every change of them.
-pub fn controller<K>(informer: &Informer<K>) -> Controller<K>
+pub fn controller<K>(informer: &Informer<K>) -> Triggers<K>
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
-    Controller::for_stream(informer.applied_objects(), informer.store())
-        .trigger_backoff(NoTriggerBackoff)
+    Triggers::for_stream(informer.applied_objects(), informer.store())
 }
 
 /// A controller of the objects of `informer`, triggered when `key` of one changes (and by every
 /// first sighting and deletion; see `seedlet_runtime::triggers::filter_changes`).
-pub fn controller_on_changes<K, F>(informer: &Informer<K>, key: F) -> Controller<K>
+pub fn controller_on_changes<K, F>(informer: &Informer<K>, key: F) -> Triggers<K>
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     F: Fn(&K) -> String + Send + Sync + 'static,
 {
-    Controller::for_stream(filter_changes(informer.events(), key), informer.store())
-        .trigger_backoff(NoTriggerBackoff)
+    Triggers::for_stream(filter_changes(informer.events(), key), informer.store())
 }
 
 /// A controller of the objects of `informer`, triggered by the transitions `pass` accepts
@@ -96,22 +93,21 @@ pub fn controller_on_transitions<K, T, V, P>(
     informer: &Informer<K>,
     view: V,
     pass: P,
-) -> Controller<K>
+) -> Triggers<K>
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     T: Send + 'static,
     V: Fn(&K) -> T + Send + Sync + 'static,
     P: Fn(Option<&T>, &T) -> bool + Send + Sync + 'static,
 {
-    Controller::for_stream(
+    Triggers::for_stream(
         filter_transitions(informer.events(), view, pass),
         informer.store(),
     )
-    .trigger_backoff(NoTriggerBackoff)
 }
 
 /// The objects of `informer` whose `key` changed since last seen, plus deleted ones: a
-/// subscriber-side change filter for `Controller::watches_stream`.
+/// subscriber-side change filter for `Triggers::watches_stream`.
 pub fn changes<K, F>(
     informer: &Informer<K>,
     key: F,

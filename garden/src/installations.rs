@@ -107,7 +107,7 @@ impl Installations {
     }
 
     /// The installations whose `key` changed since this subscriber last saw them, plus deleted
-    /// ones (and every installation at its first sighting), for `Controller::watches_stream`.
+    /// ones (and every installation at its first sighting), for `Triggers::watches_stream`.
     /// Failures of the shared watch may come through it, for the controller's runner to log.
     pub fn changes<F>(
         &self,

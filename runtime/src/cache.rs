@@ -276,7 +276,7 @@ where
     }
 
     /// Every object on its first sighting and after each change (no deletions), for
-    /// `Controller::for_stream` with [`Informer::store`].
+    /// `Triggers::for_stream` with [`Informer::store`].
     pub fn applied_objects(&self) -> impl Stream<Item = Result<K, watcher::Error>> + Send + use<K> {
         self.events().applied_objects()
     }

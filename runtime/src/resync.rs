@@ -288,7 +288,7 @@ mod tests {
         writer.apply_watcher_event(&Event::InitApply(config_map("soon")));
         writer.apply_watcher_event(&Event::InitDone);
         // No change ever comes: every reconcile is the resync's or a requeue's.
-        let controller = crate::controller::for_stream(futures::stream::pending(), store);
+        let controller = crate::controller::Triggers::for_stream(futures::stream::pending(), store);
         let counter = std::sync::Arc::new(Counter::default());
         let stop = CancellationToken::new();
         let running = tokio::spawn(crate::controller::run(

@@ -173,7 +173,7 @@ pub fn controller_on_transitions<K, T, V, P>(
     config: watcher::Config,
     view: V,
     pass: P,
-) -> kube::runtime::Controller<K>
+) -> crate::controller::Triggers<K>
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     T: Send + 'static,
@@ -185,8 +185,7 @@ where
         .backoff(crate::watch::watch_backoff())
         .modify(crate::watch::slim)
         .reflect(writer);
-    crate::controller::for_stream(filter_transitions(events, view, pass), reader)
-        .trigger_backoff(crate::watch::NoTriggerBackoff)
+    crate::controller::Triggers::for_stream(filter_transitions(events, view, pass), reader)
 }
 
 /// An object's identity as a 64-bit hash of its namespace and name: what the filters here and

@@ -16,14 +16,18 @@ use std::future::Future;
 use std::sync::Arc;
 
 use futures::StreamExt as _;
-use kube::runtime::controller::{self, Action, Controller};
-use kube::runtime::utils::{Backoff, ResetTimerBackoff};
+use kube::runtime::controller::{self, Action};
+use kube::runtime::reflector::ObjectRef;
+use kube::runtime::utils::{Backoff, CancelableJoinHandle, ResetTimerBackoff};
 use kube::runtime::{WatchStreamExt, reflector, watcher};
 use kube::{Api, Resource};
 use rand::Rng;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
+use crate::controller::Triggers;
+use crate::controller::queue::Queue;
 use crate::repeated::{Failure, RepeatedFailures};
 
 /// First delay after a failed watch.
@@ -38,25 +42,23 @@ pub fn watch_backoff() -> ResetTimerBackoff<Exponential> {
     ResetTimerBackoff::new(Exponential::default(), RESET_AFTER)
 }
 
-/// A controller over `api` whose own watch backs off with [`watch_backoff`] and that adds no
-/// backoff of its own on top (see [`NoTriggerBackoff`]); use it instead of `Controller::new`.
+/// The triggers of a controller over `api`: its own watch, backing off with [`watch_backoff`].
 /// Its cache keeps whole objects but `managedFields` ([`slim`]); [`controller_with_view`] keeps a
 /// view of its own.
-pub fn controller<K>(api: Api<K>, config: watcher::Config) -> Controller<K>
+pub fn controller<K>(api: Api<K>, config: watcher::Config) -> Triggers<K>
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
     controller_with_view(api, config, slim)
 }
 
-/// A controller over `api` whose cache holds the objects after `view` (e.g. [`slim`]); like
-/// [`controller`], its watch backs off with [`watch_backoff`] and the controller adds no trigger
-/// backoff on top.
+/// The triggers of a controller over `api` whose cache holds the objects after `view` (e.g.
+/// [`slim`]); like [`controller`], its watch backs off with [`watch_backoff`].
 pub fn controller_with_view<K>(
     api: Api<K>,
     config: watcher::Config,
     view: fn(&mut K),
-) -> Controller<K>
+) -> Triggers<K>
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
@@ -66,7 +68,7 @@ where
         .modify(view)
         .reflect(writer)
         .applied_objects();
-    crate::controller::for_stream(objects, reader).trigger_backoff(NoTriggerBackoff)
+    Triggers::for_stream(objects, reader)
 }
 
 /// Drops what no controller reads from a cached object: `metadata.managedFields`.
@@ -80,7 +82,7 @@ pub fn concurrency(configured: i64) -> u16 {
     u16::try_from(configured.max(1)).unwrap_or(u16::MAX)
 }
 
-/// Runs a built [`Controller`]: its name (logs), the concurrency, and the token whose
+/// Runs a controller's [`Triggers`]: its name (logs), the concurrency, and the token whose
 /// cancellation shuts it down gracefully (in-flight reconciles finish). Every controller of both
 /// daemons is run through it; reconcile metrics are recorded by the reconcilers themselves.
 #[derive(Debug, Clone)]
@@ -107,10 +109,13 @@ impl Runner {
         self
     }
 
-    /// Runs `controller` until the stop token is cancelled (or its trigger streams end).
+    /// Runs a controller on `triggers` until the stop token is cancelled (or its trigger streams
+    /// end): their requests through the controller's [`queue`](crate::controller::queue) into
+    /// kube-runtime's applier, each reconcile spawned as its own task and charged to the
+    /// controller's write budget.
     pub async fn run<K, C, E, F, Fut>(
         self,
-        controller: Controller<K>,
+        triggers: Triggers<K>,
         reconcile: F,
         error_policy: fn(Arc<K>, &E, Arc<C>) -> Action,
         ctx: Arc<C>,
@@ -128,13 +133,28 @@ impl Runner {
         } = self;
         let kind = K::kind(&()).into_owned();
         let mut watch_failures = RepeatedFailures::new();
+        let (store, requests) = triggers.into_parts();
+        let queue = Queue::new(Queue::<K>::limit(concurrency));
+        let requests = queue.gate(requests).take_until(stop.cancelled_owned());
+        let started = queue.clone();
         // Every write of a reconcile is charged to this controller's budget.
-        let reconcile = move |object, ctx| crate::budget::scoped(name, reconcile(object, ctx));
-        controller
-            .with_config(controller::Config::default().concurrency(concurrency))
-            .graceful_shutdown_on(stop.cancelled_owned())
-            .run(reconcile, error_policy, ctx)
+        let reconcile = move |object: Arc<K>, ctx| {
+            started.started(&crate::controller::object_ref(object.as_ref()));
+            CancelableJoinHandle::spawn(
+                crate::budget::scoped(name, reconcile(object, ctx)).in_current_span(),
+                &tokio::runtime::Handle::current(),
+            )
+        };
+        let config = controller::Config::default().concurrency(concurrency);
+        controller::applier(reconcile, error_policy, ctx, store, requests, config)
             .for_each(|result| {
+                if let Err(controller::Error::ObjectNotFound(gone)) = &result {
+                    let reference = ObjectRef::<K>::new(&gone.name);
+                    queue.started(&match gone.namespace.as_deref() {
+                        Some(namespace) => reference.within(namespace),
+                        None => reference,
+                    });
+                }
                 report_watch(name, &kind, &result, &mut watch_failures);
                 futures::future::ready(())
             })
@@ -256,7 +276,7 @@ pub trait RunWith<K> {
         Fut: Future<Output = Result<Action, E>> + Send + 'static;
 }
 
-impl<K> RunWith<K> for Controller<K>
+impl<K> RunWith<K> for Triggers<K>
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
@@ -275,26 +295,6 @@ where
     {
         runner.run(self, reconcile, error_policy, ctx)
     }
-}
-
-/// The trigger backoff of every controller: none. kube-runtime applies a controller's trigger
-/// backoff to the merged stream of all its triggers, so one failing watch stalls every other
-/// trigger of that controller for the whole delay, and the stalls compound with each watch's own
-/// backoff: after a 4 s garden outage the fault suite saw catch-up take up to 25 s. Every trigger
-/// stream here is a watch with its own [`watch_backoff`], which is where backing off belongs.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NoTriggerBackoff;
-
-impl Iterator for NoTriggerBackoff {
-    type Item = Duration;
-
-    fn next(&mut self) -> Option<Duration> {
-        Some(Duration::ZERO)
-    }
-}
-
-impl Backoff for NoTriggerBackoff {
-    fn reset(&mut self) {}
 }
 
 /// Doubling delays from [`MIN_DELAY`] to [`MAX_DELAY`], each with up to 20 % jitter so that

@@ -10,10 +10,10 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::PostParams;
-use kube::runtime::controller::{Action, Controller};
+use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use seedlet_runtime::cache::SharedCaches;
-use seedlet_runtime::controller::{self, Reason, Reconciler};
+use seedlet_runtime::controller::{self, Reason, Reconciler, Triggers};
 use seedlet_runtime::metrics::Metrics;
 use seedlet_sandbox::Sandbox;
 use tokio_util::sync::CancellationToken;
@@ -102,7 +102,7 @@ async fn run_reconciles_measures_and_retries_as_the_runtime_decides() {
     let recorder = Arc::new(Recorder::default());
     let metrics = Arc::new(Metrics::new("test"));
     let running = tokio::spawn(controller::run(
-        Controller::for_stream(informer.applied_objects(), informer.store()),
+        Triggers::for_stream(informer.applied_objects(), informer.store()),
         recorder.clone(),
         stop.clone(),
         metrics.clone(),

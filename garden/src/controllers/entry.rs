@@ -7,8 +7,8 @@
 
 use std::sync::Arc;
 
-use kube::runtime::Controller;
 use seedlet_runtime::controller::Reconciler;
+use seedlet_runtime::controller::Triggers;
 use seedlet_runtime::metrics::Metrics;
 use tokio_util::sync::CancellationToken;
 
@@ -23,7 +23,7 @@ pub trait GardenReconciler: Reconciler + Sized {
 
     /// What triggers its reconciles: a controller over the shared informers of `caches`, plus
     /// watches of its own for kinds no other reader keeps.
-    fn triggers(&self, caches: &GardenCaches) -> Controller<Self::Object>;
+    fn triggers(&self, caches: &GardenCaches) -> Triggers<Self::Object>;
 }
 
 /// The line of [`super::builtin`] that runs `R` once per leadership term.

@@ -21,9 +21,9 @@ use jiff::Timestamp;
 use kube::ResourceExt as _;
 use seedlet_runtime::spacing::Spacing;
 
-use kube::runtime::Controller;
 use kube::runtime::controller::Action;
 use seedlet_api::core::Seed;
+use seedlet_runtime::controller::Triggers;
 
 use seedlet_config::ConditionThreshold;
 use seedlet_runtime::clock::Clock;
@@ -115,7 +115,7 @@ pub trait Judge: Send + Sync + 'static {
     fn check(seed: &Seed, check: &Check) -> impl Future<Output = Result<(), Self::Error>> + Send;
 
     /// What triggers a check, over the shared informers `caches`.
-    fn triggers(check: &Check, caches: &GardenCaches) -> Controller<Seed>;
+    fn triggers(check: &Check, caches: &GardenCaches) -> Triggers<Seed>;
 }
 
 /// The controller of the check `J`.
@@ -181,7 +181,7 @@ impl<J: Judge> GardenReconciler for SeedCheck<J> {
         Some(Self::new(Check::new(garden, J::settings(&garden.config))))
     }
 
-    fn triggers(&self, caches: &GardenCaches) -> Controller<Seed> {
+    fn triggers(&self, caches: &GardenCaches) -> Triggers<Seed> {
         J::triggers(&self.check, caches)
     }
 }

@@ -125,10 +125,11 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
         seed_name: agent.seed_name.clone(),
         garden,
     });
-    let controller = seedlet_runtime::controller::for_stream(buckets, reader).watches_stream(
-        futures::StreamExt::map(extension_events, Ok::<_, watcher::Error>),
-        |object: extensions::BackupBucket| Some(ObjectRef::new(&object.name_any())),
-    );
+    let controller = seedlet_runtime::controller::Triggers::for_stream(buckets, reader)
+        .watches_stream(
+            futures::StreamExt::map(extension_events, Ok::<_, watcher::Error>),
+            |object: extensions::BackupBucket| Some(ObjectRef::new(&object.name_any())),
+        );
     seedlet_runtime::controller::run(controller, ctx, agent.stop.clone(), agent.metrics.common())
         .await;
 }

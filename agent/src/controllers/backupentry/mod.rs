@@ -160,7 +160,7 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
     });
     let (by_bucket, bucket_seed) = (reader.clone(), seed_name.clone());
     let (by_name, name_seed) = (reader.clone(), seed_name);
-    let controller = seedlet_runtime::controller::for_stream(entries, reader)
+    let controller = seedlet_runtime::controller::Triggers::for_stream(entries, reader)
         .watches_stream(
             bucket_events.map(Ok::<_, watcher::Error>),
             move |bucket: BackupBucket| {

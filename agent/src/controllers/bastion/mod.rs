@@ -115,10 +115,13 @@ async fn run_on(agent: Arc<AgentContext>, garden: kube::Client) {
         garden,
     });
     let by_name = reader.clone();
-    let controller = seedlet_runtime::controller::for_stream(bastions, reader).watches_stream(
-        extension_events.map(Ok::<_, watcher::Error>),
-        move |object: extensions::Bastion| bastions_named(&by_name, &seed_name, &object.name_any()),
-    );
+    let controller = seedlet_runtime::controller::Triggers::for_stream(bastions, reader)
+        .watches_stream(
+            extension_events.map(Ok::<_, watcher::Error>),
+            move |object: extensions::Bastion| {
+                bastions_named(&by_name, &seed_name, &object.name_any())
+            },
+        );
     seedlet_runtime::controller::run(controller, ctx, agent.stop.clone(), agent.metrics.common())
         .await;
 }

@@ -167,7 +167,7 @@ async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
     let (by_namespaced, seed_c) = mapper_inputs();
     let (by_project, seed_d) = mapper_inputs();
     let (by_registration, seed_e) = mapper_inputs();
-    let shoot_sync = seedlet_runtime::controller::for_stream(shoot_events, shoots)
+    let shoot_sync = seedlet_runtime::controller::Triggers::for_stream(shoot_events, shoots)
         .watches_stream(seed_events, move |_: Seed| {
             shoots_of_seed(&by_seed.state(), &seed_a)
         })
@@ -201,15 +201,17 @@ async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
     // The teardown reads only the embedded shoot's identity: the shared Cluster informer keeps
     // no embedded CloudProfile, Seed and Shoot (most of the agent's cached bytes otherwise).
     let clusters = agent.caches.clusters();
-    let cleanup =
-        seedlet_runtime::controller::for_stream(clusters.applied_objects(), clusters.store())
-            .watches_stream(shoot_changes, |shoot: Shoot| cluster_of_shoot(&shoot))
-            .watches_stream(namespace_changes, |namespace: Namespace| {
-                namespace
-                    .metadata
-                    .name
-                    .map(|name| ObjectRef::<Cluster>::new(&name))
-            });
+    let cleanup = seedlet_runtime::controller::Triggers::for_stream(
+        clusters.applied_objects(),
+        clusters.store(),
+    )
+    .watches_stream(shoot_changes, |shoot: Shoot| cluster_of_shoot(&shoot))
+    .watches_stream(namespace_changes, |namespace: Namespace| {
+        namespace
+            .metadata
+            .name
+            .map(|name| ObjectRef::<Cluster>::new(&name))
+    });
     let cleanup = seedlet_runtime::controller::run(
         cleanup,
         Arc::new(ClusterTeardown(ctx)),

@@ -116,7 +116,7 @@ pub async fn run(ctx: Arc<AgentContext>) {
     .backoff(seedlet_runtime::watch::watch_backoff())
     .touched_objects();
     let store = reader.clone();
-    let controller = seedlet_runtime::controller::for_stream(managed_resources, reader)
+    let controller = seedlet_runtime::controller::Triggers::for_stream(managed_resources, reader)
         .watches_stream(secrets, move |secret| {
             referencing_managed_resources(&store, &secret)
         })

@@ -148,7 +148,7 @@ pub async fn run(agent: Arc<AgentContext>) {
         |cluster: &Cluster| key_of(&reconcile::shoot_network_texts(&cluster.spec.shoot)),
     );
     let all = reader.clone();
-    let controller = seedlet_runtime::controller::for_stream(namespaces, reader)
+    let controller = seedlet_runtime::controller::Triggers::for_stream(namespaces, reader)
         .watches_stream(endpoints, move |_: Endpoints| every_namespace(&all))
         .watches_stream(policies, |policy: NetworkPolicy| {
             policy

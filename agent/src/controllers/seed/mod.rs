@@ -102,7 +102,7 @@ async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>, gardener: G
         claim: agent.seed_claim.clone(),
     });
     seedlet_runtime::controller::run(
-        seedlet_runtime::controller::for_stream(seeds, reader),
+        seedlet_runtime::controller::Triggers::for_stream(seeds, reader),
         reconciler,
         agent.stop.clone(),
         agent.metrics.common(),

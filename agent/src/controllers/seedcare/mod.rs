@@ -111,7 +111,7 @@ async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
         sync_period,
         threshold,
     });
-    let controller = seedlet_runtime::controller::for_stream(seeds, reader)
+    let controller = seedlet_runtime::controller::Triggers::for_stream(seeds, reader)
         .watches_stream(managed_resources, move |_: ManagedResource| {
             Some(ObjectRef::<Seed>::new(&seed_name))
         });

@@ -164,7 +164,7 @@ async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
         stop: agent.stop.clone(),
         control_plane_chart: control_plane::ChartSource::configured(&agent.config),
     });
-    let controller = seedlet_runtime::controller::for_stream(shoot_events, shoots)
+    let controller = seedlet_runtime::controller::Triggers::for_stream(shoot_events, shoots)
         .watches_stream(seed_events, |_: Seed| std::iter::empty())
         .watches_stream(registration_events, |_: ControllerRegistration| {
             std::iter::empty()

@@ -133,12 +133,10 @@ async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
             .collect(),
     });
     let by_namespace = shoots.clone();
-    let controller = seedlet_runtime::controller::for_stream(shoot_events, shoots).watches_stream(
-        seed_changes(&agent.seed),
-        move |namespace: Namespace| {
+    let controller = seedlet_runtime::controller::Triggers::for_stream(shoot_events, shoots)
+        .watches_stream(seed_changes(&agent.seed), move |namespace: Namespace| {
             shoot_of_namespace(&by_namespace.state(), &namespace.name_any())
-        },
-    );
+        });
     seedlet_runtime::controller::run(controller, ctx, agent.stop.clone(), agent.metrics.common())
         .await;
 }

@@ -96,8 +96,10 @@ async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
         .clone()
         .unwrap_or_default();
     let informer = caches.shoots().await;
-    let controller =
-        seedlet_runtime::controller::for_stream(informer.applied_objects(), informer.store());
+    let controller = seedlet_runtime::controller::Triggers::for_stream(
+        informer.applied_objects(),
+        informer.store(),
+    );
     let reconciler = Arc::new(ShootMigration {
         concurrency: seedlet_runtime::watch::concurrency(i64::from(block.concurrent_syncs)),
         seed_name: agent.seed_name.clone(),

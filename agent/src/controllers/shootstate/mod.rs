@@ -109,7 +109,7 @@ async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
         agent.clock.clone(),
     )));
     let clusters = agent.caches.clusters();
-    let controller = seedlet_runtime::controller::for_stream(
+    let controller = seedlet_runtime::controller::Triggers::for_stream(
         observed_clusters(clusters.events(), model.clone()),
         clusters.store(),
     )

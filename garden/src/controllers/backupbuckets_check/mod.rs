@@ -12,10 +12,10 @@ pub mod reconcile;
 mod reconcile_tests;
 
 use kube::ResourceExt;
-use kube::runtime::Controller;
 use kube::runtime::reflector::ObjectRef;
 use seedlet_api::core::{BackupBucket, Seed};
 use seedlet_api::names::condition_types;
+use seedlet_runtime::controller::Triggers;
 use seedlet_runtime::triggers::key_of;
 
 use crate::caches::{GardenCaches, changes, controller_on_changes};
@@ -57,7 +57,7 @@ impl Judge for BackupBucketsReady {
         reconcile::check(seed, check).await
     }
 
-    fn triggers(_check: &Check, caches: &GardenCaches) -> Controller<Seed> {
+    fn triggers(_check: &Check, caches: &GardenCaches) -> Triggers<Seed> {
         controller_on_changes(&caches.all::<Seed>(), |seed: &Seed| {
             key_of(&(seed.uid(), seed.metadata.deletion_timestamp.is_some()))
         })

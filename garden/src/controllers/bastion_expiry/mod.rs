@@ -14,11 +14,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kube::ResourceExt;
-use kube::runtime::Controller;
 use kube::runtime::reflector::{ObjectRef, Store};
 use seedlet_api::core::Shoot;
 use seedlet_api::operations::Bastion;
 use seedlet_runtime::clock::Clock;
+use seedlet_runtime::controller::Triggers;
 use seedlet_runtime::triggers::key_of;
 use seedlet_runtime::watch::concurrency;
 
@@ -62,7 +62,7 @@ impl GardenReconciler for BastionExpiry {
         })
     }
 
-    fn triggers(&self, caches: &GardenCaches) -> Controller<Bastion> {
+    fn triggers(&self, caches: &GardenCaches) -> Triggers<Bastion> {
         let bastion_informer = caches.all::<Bastion>();
         let shoots = changes(&caches.all::<Shoot>(), |shoot: &Shoot| {
             key_of(&(

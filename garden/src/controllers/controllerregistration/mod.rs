@@ -24,7 +24,6 @@ use std::collections::BTreeSet;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::Api;
-use kube::runtime::Controller;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use seedlet_api::conditions;
@@ -33,6 +32,7 @@ use seedlet_api::core::{
     ControllerRegistration, Seed, Shoot,
 };
 use seedlet_api::names::{condition_types, labels, namespaces};
+use seedlet_runtime::controller::Triggers;
 use seedlet_runtime::watch::concurrency;
 
 pub use reconcile::Error;
@@ -138,7 +138,7 @@ impl GardenReconciler for Scheduling {
     }
 
     /// Triggers over `caches`, whose stores `self.caches` must be.
-    fn triggers(&self, caches: &GardenCaches) -> Controller<Seed> {
+    fn triggers(&self, caches: &GardenCaches) -> Triggers<Seed> {
         let client = self.client.clone();
         let seed_informer = caches.all::<Seed>();
         let reader = seed_informer.store();

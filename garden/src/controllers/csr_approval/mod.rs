@@ -11,7 +11,7 @@ pub mod reconcile;
 mod reconcile_tests;
 
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
-use kube::runtime::Controller;
+use seedlet_runtime::controller::Triggers;
 use seedlet_runtime::watch::concurrency;
 
 pub use rbac::ensure_bootstrapper_rbac;
@@ -52,7 +52,7 @@ impl GardenReconciler for CsrApproval {
         })
     }
 
-    fn triggers(&self, caches: &GardenCaches) -> Controller<CertificateSigningRequest> {
+    fn triggers(&self, caches: &GardenCaches) -> Triggers<CertificateSigningRequest> {
         controller(&caches.all::<CertificateSigningRequest>())
     }
 }

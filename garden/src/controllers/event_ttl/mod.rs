@@ -18,9 +18,10 @@ use jiff::SignedDuration;
 use k8s_openapi::api::core::v1::Event;
 use kube::api::DeleteParams;
 use kube::runtime::controller::Action;
-use kube::runtime::{Controller, WatchStreamExt, watcher};
+use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
 use seedlet_runtime::clock::Clock;
+use seedlet_runtime::controller::Triggers;
 use seedlet_runtime::controller::{Reason, Reconciler};
 use seedlet_runtime::policy;
 use seedlet_runtime::triggers::filter_changes;
@@ -96,7 +97,7 @@ impl GardenReconciler for EventTtl {
         })
     }
 
-    fn triggers(&self, _caches: &GardenCaches) -> Controller<Event> {
+    fn triggers(&self, _caches: &GardenCaches) -> Triggers<Event> {
         // Only this controller reads Events: a watch and store of its own.
         let (reader, writer) = kube::runtime::reflector::store::<Event>();
         // Constant key: first sightings (creations, start-up replay) and deletions only.
@@ -110,7 +111,7 @@ impl GardenReconciler for EventTtl {
             .reflect(writer),
             |_| String::new(),
         );
-        Controller::for_stream(events, reader)
+        Triggers::for_stream(events, reader)
     }
 }
 

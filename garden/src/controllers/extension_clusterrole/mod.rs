@@ -12,8 +12,9 @@ pub mod subjects;
 use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::rbac::v1::ClusterRole;
 use kube::runtime::reflector::ObjectRef;
-use kube::runtime::{Controller, WatchStreamExt, watcher};
+use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
+use seedlet_runtime::controller::Triggers;
 use seedlet_runtime::triggers::{changes, filter_changes, key_of};
 
 pub use reconcile::Error;
@@ -47,7 +48,7 @@ impl GardenReconciler for ExtensionClusterRoles {
         })
     }
 
-    fn triggers(&self, _caches: &GardenCaches) -> Controller<ClusterRole> {
+    fn triggers(&self, _caches: &GardenCaches) -> Triggers<ClusterRole> {
         // Only this controller reads these ClusterRoles and ServiceAccounts: watches of its own.
         let client = self.client.clone();
         let (reader, writer) = kube::runtime::reflector::store();
@@ -72,7 +73,7 @@ impl GardenReconciler for ExtensionClusterRoles {
             |sa: &ServiceAccount| key_of(sa.labels()),
         );
         let store = reader.clone();
-        Controller::for_stream(roles, reader).watches_stream(accounts, move |sa: ServiceAccount| {
+        Triggers::for_stream(roles, reader).watches_stream(accounts, move |sa: ServiceAccount| {
             let namespace = sa.namespace().unwrap_or_default();
             if !subjects::is_extension_service_account(&namespace, &sa.name_any()) {
                 return Vec::new();

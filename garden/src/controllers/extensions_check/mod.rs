@@ -11,11 +11,11 @@ pub mod reconcile;
 #[cfg(test)]
 mod reconcile_tests;
 
-use kube::runtime::Controller;
 use kube::runtime::reflector::ObjectRef;
 use seedlet_api::conditions;
 use seedlet_api::core::{ControllerInstallation, Seed};
 use seedlet_api::names::condition_types;
+use seedlet_runtime::controller::Triggers;
 
 use crate::caches::{GardenCaches, controller_on_changes};
 
@@ -66,7 +66,7 @@ impl Judge for ExtensionsReady {
         reconcile::check(seed, check).await
     }
 
-    fn triggers(_check: &Check, caches: &GardenCaches) -> Controller<Seed> {
+    fn triggers(_check: &Check, caches: &GardenCaches) -> Triggers<Seed> {
         // Seed status changes (heartbeats, our own writes) must not trigger: the periodic requeue
         // covers the Seed itself.
         controller_on_changes(&caches.all::<Seed>(), |seed: &Seed| {

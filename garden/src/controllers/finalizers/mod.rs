@@ -16,12 +16,12 @@ mod reconcile_tests;
 
 use std::time::Duration;
 
-use kube::runtime::Controller;
 use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
 use seedlet_api::core::{
     ControllerDeployment, ControllerInstallation, ControllerRegistration, Seed,
 };
+use seedlet_runtime::controller::Triggers;
 use seedlet_runtime::triggers::key_of;
 
 pub use reconcile::{Error, Finalized, Finalizer};
@@ -54,7 +54,7 @@ pub type DeploymentFinalizer = Finalizer<ControllerDeployment>;
 /// A finalized kind and what triggers its controller.
 pub trait Watched: Finalized {
     /// Its triggers over the shared informers `caches` (plus watches of its own over `client`).
-    fn triggers(client: &kube::Client, caches: &GardenCaches) -> Controller<Self>;
+    fn triggers(client: &kube::Client, caches: &GardenCaches) -> Triggers<Self>;
 }
 
 impl<K: Watched> GardenReconciler for Finalizer<K> {
@@ -62,13 +62,13 @@ impl<K: Watched> GardenReconciler for Finalizer<K> {
         Some(Self::new(garden.client.clone()))
     }
 
-    fn triggers(&self, caches: &GardenCaches) -> Controller<K> {
+    fn triggers(&self, caches: &GardenCaches) -> Triggers<K> {
         K::triggers(&self.client, caches)
     }
 }
 
 impl Watched for Seed {
-    fn triggers(_client: &kube::Client, caches: &GardenCaches) -> Controller<Self> {
+    fn triggers(_client: &kube::Client, caches: &GardenCaches) -> Triggers<Self> {
         controller_on_changes(&caches.all::<Seed>(), lifecycle_key).watches_stream(
             caches.installations().changes(|ci| key_of(&ci.seed_name())),
             installation_seed,
@@ -77,7 +77,7 @@ impl Watched for Seed {
 }
 
 impl Watched for ControllerRegistration {
-    fn triggers(_client: &kube::Client, caches: &GardenCaches) -> Controller<Self> {
+    fn triggers(_client: &kube::Client, caches: &GardenCaches) -> Triggers<Self> {
         controller(&caches.all::<ControllerRegistration>()).watches_stream(
             caches
                 .installations()
@@ -88,7 +88,7 @@ impl Watched for ControllerRegistration {
 }
 
 impl Watched for ControllerDeployment {
-    fn triggers(_client: &kube::Client, caches: &GardenCaches) -> Controller<Self> {
+    fn triggers(_client: &kube::Client, caches: &GardenCaches) -> Triggers<Self> {
         controller(&caches.all::<ControllerDeployment>()).watches_stream(
             crate::caches::changes(&caches.all::<ControllerRegistration>(), |r| {
                 key_of(&r.deployment_name())

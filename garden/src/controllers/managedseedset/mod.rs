@@ -21,7 +21,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kube::api::ObjectMeta;
-use kube::runtime::Controller;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use kube::{Api, ResourceExt};
@@ -29,6 +28,7 @@ use seedlet_api::core::{Seed, Shoot};
 use seedlet_api::names::condition_types;
 use seedlet_api::seedmanagement::{ManagedSeed, ManagedSeedSet};
 use seedlet_runtime::clock::Clock;
+use seedlet_runtime::controller::Triggers;
 use seedlet_runtime::triggers::key_of;
 use seedlet_runtime::watch::concurrency;
 
@@ -80,7 +80,7 @@ impl GardenReconciler for ManagedSeedSets {
         })
     }
 
-    fn triggers(&self, caches: &GardenCaches) -> Controller<ManagedSeedSet> {
+    fn triggers(&self, caches: &GardenCaches) -> Triggers<ManagedSeedSet> {
         let managed_seed_informer = caches.all::<ManagedSeed>();
         let managed_seeds = managed_seed_informer.store();
         let managed_seed_events = changes(&managed_seed_informer, managed_seed_key);

@@ -15,12 +15,12 @@ mod reconcile_tests;
 
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::rbac::v1::RoleBinding;
-use kube::runtime::Controller;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::{Project, Shoot};
 use seedlet_config::garden_projects::ProjectQuota;
+use seedlet_runtime::controller::Triggers;
 use seedlet_runtime::events::Recorder;
 use seedlet_runtime::triggers::{changes, key_of};
 use seedlet_runtime::watch::concurrency;
@@ -63,7 +63,7 @@ impl GardenReconciler for Projects {
         })
     }
 
-    fn triggers(&self, caches: &GardenCaches) -> Controller<Project> {
+    fn triggers(&self, caches: &GardenCaches) -> Triggers<Project> {
         let project_informer = caches.all::<Project>();
         let reader = project_informer.store();
         // Only first sightings and deletions pass (constant key).

@@ -17,10 +17,11 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::{Controller, watcher};
+use kube::runtime::watcher;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::{BackupEntry, Project, Quota, Shoot};
 use seedlet_runtime::clock::Clock;
+use seedlet_runtime::controller::Triggers;
 use seedlet_runtime::controller::{Reason, Reconciler};
 use seedlet_runtime::error_chain;
 use seedlet_runtime::watch::concurrency;
@@ -95,7 +96,7 @@ impl GardenReconciler for ProjectActivity {
         })
     }
 
-    fn triggers(&self, caches: &GardenCaches) -> Controller<Project> {
+    fn triggers(&self, caches: &GardenCaches) -> Triggers<Project> {
         let project_informer = caches.all::<Project>();
         let reader = project_informer.store();
         // The Projects only feed the store: their own changes are no activity.
@@ -120,7 +121,7 @@ impl GardenReconciler for ProjectActivity {
             reader.clone(),
             reader.clone(),
         );
-        Controller::for_stream(projects, reader)
+        Triggers::for_stream(projects, reader)
             .watches_stream(shoots, move |o: Shoot| project_of(&a, o.namespace()))
             .watches_stream(entries, move |o: BackupEntry| project_of(&b, o.namespace()))
             .watches_stream(secrets, move |o: Secret| project_of(&c, o.namespace()))

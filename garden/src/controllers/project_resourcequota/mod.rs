@@ -15,9 +15,10 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::{Namespace, ResourceQuota};
 use kube::api::{ListParams, Patch, PatchParams};
 use kube::runtime::controller::Action;
-use kube::runtime::{Controller, WatchStreamExt, watcher};
+use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
 use seedlet_api::core::Shoot;
+use seedlet_runtime::controller::Triggers;
 use seedlet_runtime::controller::{Reason, Reconciler};
 use seedlet_runtime::error_chain;
 use seedlet_runtime::triggers::{filter_changes, key_of};
@@ -84,7 +85,7 @@ impl GardenReconciler for ProjectResourceQuotas {
         })
     }
 
-    fn triggers(&self, _caches: &GardenCaches) -> Controller<ResourceQuota> {
+    fn triggers(&self, _caches: &GardenCaches) -> Triggers<ResourceQuota> {
         // Only this controller reads ResourceQuotas: a watch and store of its own.
         let (reader, writer) = kube::runtime::reflector::store();
         let quotas = filter_changes(
@@ -102,7 +103,7 @@ impl GardenReconciler for ProjectResourceQuotas {
                 ))
             },
         );
-        Controller::for_stream(quotas, reader)
+        Triggers::for_stream(quotas, reader)
     }
 }
 

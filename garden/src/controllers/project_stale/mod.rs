@@ -16,9 +16,9 @@ mod reconcile_tests;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kube::runtime::Controller;
 use seedlet_api::core::Project;
 use seedlet_runtime::clock::Clock;
+use seedlet_runtime::controller::Triggers;
 use seedlet_runtime::triggers::key_of;
 use seedlet_runtime::watch::concurrency;
 
@@ -68,7 +68,7 @@ impl GardenReconciler for StaleProjects {
         })
     }
 
-    fn triggers(&self, caches: &GardenCaches) -> Controller<Project> {
+    fn triggers(&self, caches: &GardenCaches) -> Triggers<Project> {
         crate::caches::controller_on_changes(&caches.all::<Project>(), trigger_key)
     }
 }

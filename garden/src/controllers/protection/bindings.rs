@@ -7,11 +7,11 @@
 use std::time::Duration;
 
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
-use kube::runtime::controller::Controller;
 use kube::runtime::reflector::ObjectRef;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::{CredentialsBinding, Quota, QuotaReference, SecretBinding, Shoot};
 use seedlet_api::security::CredentialsReference;
+use seedlet_runtime::controller::Triggers;
 use seedlet_runtime::triggers::key_of;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -380,7 +380,7 @@ impl<B: Binding> Protected for B {
         release(&self.view(), &others, ctx).await
     }
 
-    fn watches(controller: Controller<Self>, caches: &GardenCaches) -> Controller<Self> {
+    fn watches(controller: Triggers<Self>, caches: &GardenCaches) -> Triggers<Self> {
         let named_by = B::USERS.named_by;
         controller.watches_stream(
             crate::caches::changes(&caches.all::<Shoot>(), move |shoot| {

@@ -3,7 +3,6 @@
 
 use std::time::Duration;
 
-use kube::runtime::controller::Controller;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Api, ResourceExt};
@@ -11,6 +10,7 @@ use seedlet_api::core::{
     CloudProfile, CredentialsBinding, ExposureClass, NamespacedCloudProfile, Quota, SecretBinding,
     Shoot,
 };
+use seedlet_runtime::controller::Triggers;
 use seedlet_runtime::triggers::key_of;
 
 use crate::caches::{GardenCaches, changes};
@@ -66,7 +66,7 @@ impl Protected for CloudProfile {
         Ok(users::cloud_profile(&self.name_any(), &children, &shoots))
     }
 
-    fn watches(controller: Controller<Self>, caches: &GardenCaches) -> Controller<Self> {
+    fn watches(controller: Triggers<Self>, caches: &GardenCaches) -> Triggers<Self> {
         let children = changes(&caches.all::<NamespacedCloudProfile>(), |profile| {
             users::parent_name(profile).unwrap_or_default().to_owned()
         });
@@ -107,7 +107,7 @@ impl Protected for NamespacedCloudProfile {
         super::ncp_status::update(self, ctx).await.map(|()| None)
     }
 
-    fn watches(controller: Controller<Self>, caches: &GardenCaches) -> Controller<Self> {
+    fn watches(controller: Triggers<Self>, caches: &GardenCaches) -> Triggers<Self> {
         // Every change of a parent recomputes its children's status.
         let store = controller.store();
         controller
@@ -151,7 +151,7 @@ impl Protected for ExposureClass {
         Ok(users::exposure_class(&self.name_any(), &shoots))
     }
 
-    fn watches(controller: Controller<Self>, caches: &GardenCaches) -> Controller<Self> {
+    fn watches(controller: Triggers<Self>, caches: &GardenCaches) -> Triggers<Self> {
         controller.watches_stream(
             shoot_changes(caches, |shoot| {
                 users::exposure_class_name(shoot)
@@ -183,7 +183,7 @@ impl Protected for Quota {
         ))
     }
 
-    fn watches(controller: Controller<Self>, caches: &GardenCaches) -> Controller<Self> {
+    fn watches(controller: Triggers<Self>, caches: &GardenCaches) -> Triggers<Self> {
         let controller = watch_listings::<SecretBinding>(controller, caches);
         watch_listings::<CredentialsBinding>(controller, caches)
     }
@@ -192,9 +192,9 @@ impl Protected for Quota {
 /// Triggers the Quotas a binding of kind `B` lists, when the list changes and when the binding
 /// goes.
 fn watch_listings<B: Binding>(
-    controller: Controller<Quota>,
+    controller: Triggers<Quota>,
     caches: &GardenCaches,
-) -> Controller<Quota> {
+) -> Triggers<Quota> {
     let bindings = changes(&caches.all::<B>(), |binding| key_of(&binding.quotas()));
     controller.watches_stream(bindings, |binding| {
         quota_refs(binding.quotas(), binding.namespace())

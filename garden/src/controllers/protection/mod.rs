@@ -28,13 +28,13 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kube::runtime::controller::Controller;
 use kube::{Api, Resource};
 use seedlet_api::core::{
     CloudProfile, CredentialsBinding, ExposureClass, NamespacedCloudProfile, Quota, SecretBinding,
 };
 use seedlet_config::garden::GardenControllers;
 use seedlet_runtime::clock::Clock;
+use seedlet_runtime::controller::Triggers;
 use seedlet_runtime::events::{EventType, Recorder};
 use seedlet_runtime::watch::concurrency;
 use serde::Serialize;
@@ -123,7 +123,7 @@ pub trait Protected:
 
     /// Adds the secondary triggers (referrers) to the controller of this kind.
     /// Kinds other controllers read come from the shared informers `caches`.
-    fn watches(controller: Controller<Self>, caches: &GardenCaches) -> Controller<Self>;
+    fn watches(controller: Triggers<Self>, caches: &GardenCaches) -> Triggers<Self>;
 }
 
 /// The protection controller of kind `K`.
@@ -174,7 +174,7 @@ impl<K: Configured> GardenReconciler for Protection<K> {
         ))
     }
 
-    fn triggers(&self, caches: &GardenCaches) -> Controller<K> {
+    fn triggers(&self, caches: &GardenCaches) -> Triggers<K> {
         K::watches(crate::caches::controller(&caches.all::<K>()), caches)
     }
 }

@@ -16,11 +16,11 @@ pub mod refs;
 use std::fmt::Debug;
 use std::marker::PhantomData;
 
-use kube::runtime::Controller;
 use kube::{Api, ResourceExt};
 use seedlet_api::core::{ControllerDeployment, Seed, Shoot};
 use seedlet_api::names::finalizers;
 use seedlet_config::garden::GardenControllers;
+use seedlet_runtime::controller::Triggers;
 use seedlet_runtime::watch::concurrency;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -154,7 +154,7 @@ impl<K: Referrer> GardenReconciler for References<K> {
         ))
     }
 
-    fn triggers(&self, caches: &GardenCaches) -> Controller<K> {
+    fn triggers(&self, caches: &GardenCaches) -> Triggers<K> {
         crate::caches::controller_on_changes(&caches.all::<K>(), |object: &K| {
             let value = serde_json::to_value(object).unwrap_or_default();
             format!(

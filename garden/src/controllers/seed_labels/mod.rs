@@ -16,12 +16,12 @@ mod reconcile_tests;
 use std::marker::PhantomData;
 
 use futures::TryStreamExt as _;
-use kube::runtime::Controller;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Resource, ResourceExt};
 use seedlet_api::core::{BackupEntry, Seed, Shoot};
 use seedlet_api::seedmanagement::ManagedSeed;
 use seedlet_runtime::cache::Informer;
+use seedlet_runtime::controller::Triggers;
 
 use crate::caches::GardenCaches;
 use crate::context::GardenContext;
@@ -62,7 +62,7 @@ impl<K: Resource<DynamicType = ()>> std::fmt::Debug for SeedLabels<K> {
 /// A kind with seed labels and what triggers its reconciles.
 pub trait Labelled: SeedScoped {
     /// Its triggers over the shared informers `caches`.
-    fn triggers(caches: &GardenCaches) -> Controller<Self>;
+    fn triggers(caches: &GardenCaches) -> Triggers<Self>;
 }
 
 impl<K: Labelled> GardenReconciler for SeedLabels<K> {
@@ -70,26 +70,26 @@ impl<K: Labelled> GardenReconciler for SeedLabels<K> {
         Some(Self::new(garden.client.clone()))
     }
 
-    fn triggers(&self, caches: &GardenCaches) -> Controller<K> {
+    fn triggers(&self, caches: &GardenCaches) -> Triggers<K> {
         K::triggers(caches)
     }
 }
 
 impl Labelled for Shoot {
-    fn triggers(caches: &GardenCaches) -> Controller<Self> {
+    fn triggers(caches: &GardenCaches) -> Triggers<Self> {
         crate::caches::controller(&caches.all::<Self>())
     }
 }
 
 impl Labelled for BackupEntry {
-    fn triggers(caches: &GardenCaches) -> Controller<Self> {
+    fn triggers(caches: &GardenCaches) -> Triggers<Self> {
         crate::caches::controller(&caches.all::<Self>())
     }
 }
 
 /// Seeds, also triggered by the ManagedSeed `garden/<seed>` that registers one.
 impl Labelled for Seed {
-    fn triggers(caches: &GardenCaches) -> Controller<Self> {
+    fn triggers(caches: &GardenCaches) -> Triggers<Self> {
         // The ManagedSeeds of `garden` (the shared informer holds every namespace).
         let managed_seeds = caches
             .all::<ManagedSeed>()
@@ -105,7 +105,7 @@ impl Labelled for Seed {
 
 /// ManagedSeeds, also triggered when a Shoot changes seeds.
 impl Labelled for ManagedSeed {
-    fn triggers(caches: &GardenCaches) -> Controller<Self> {
+    fn triggers(caches: &GardenCaches) -> Triggers<Self> {
         let controller = on_label_changes(&caches.all::<ManagedSeed>(), |managed| {
             managed.shoot_name().map(str::to_owned)
         });
@@ -123,7 +123,7 @@ impl Labelled for ManagedSeed {
 fn on_label_changes<K: SeedScoped>(
     informer: &Informer<K>,
     reference: fn(&K) -> Option<String>,
-) -> Controller<K> {
+) -> Triggers<K> {
     crate::caches::controller_on_transitions(
         informer,
         move |object: &K| {

@@ -12,9 +12,9 @@ mod reconcile_tests;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kube::runtime::Controller;
 use seedlet_api::core::Seed;
 use seedlet_runtime::clock::Clock;
+use seedlet_runtime::controller::Triggers;
 
 pub use reconcile::Error;
 
@@ -83,7 +83,7 @@ impl GardenReconciler for SeedLifecycle {
         })
     }
 
-    fn triggers(&self, caches: &GardenCaches) -> Controller<Seed> {
+    fn triggers(&self, caches: &GardenCaches) -> Triggers<Seed> {
         controller(&caches.all::<Seed>())
     }
 }

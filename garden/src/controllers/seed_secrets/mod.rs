@@ -16,10 +16,10 @@ mod reconcile_tests;
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 use kube::ResourceExt;
-use kube::runtime::Controller;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use seedlet_api::core::Seed;
+use seedlet_runtime::controller::Triggers;
 use seedlet_runtime::triggers::{changes, key_of};
 use seedlet_runtime::watch::concurrency;
 
@@ -58,7 +58,7 @@ impl GardenReconciler for SeedSecrets {
         })
     }
 
-    fn triggers(&self, caches: &GardenCaches) -> Controller<Seed> {
+    fn triggers(&self, caches: &GardenCaches) -> Triggers<Seed> {
         let seed_informer = caches.all::<Seed>();
         let secrets = changes(
             Api::<Secret>::namespaced(self.client.clone(), seedlet_api::names::namespaces::GARDEN),

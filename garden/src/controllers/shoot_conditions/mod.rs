@@ -13,11 +13,11 @@ mod reconcile_tests;
 
 use futures::TryStreamExt as _;
 use kube::ResourceExt;
-use kube::runtime::Controller;
 use kube::runtime::reflector::{ObjectRef, Store};
 use seedlet_api::core::{Seed, Shoot};
 use seedlet_api::names::namespaces;
 use seedlet_api::seedmanagement::ManagedSeed;
+use seedlet_runtime::controller::Triggers;
 use seedlet_runtime::triggers::key_of;
 use seedlet_runtime::watch::concurrency;
 
@@ -54,7 +54,7 @@ impl GardenReconciler for ShootConditions {
         })
     }
 
-    fn triggers(&self, caches: &GardenCaches) -> Controller<Shoot> {
+    fn triggers(&self, caches: &GardenCaches) -> Triggers<Shoot> {
         let managed_seed_informer = caches.all::<ManagedSeed>();
         let managed_seeds = managed_seed_informer.store();
         // ManagedSeeds live in `garden`; the shared informer holds every namespace.

@@ -14,9 +14,9 @@ pub mod schedule;
 use std::sync::Arc;
 
 use jiff::SignedDuration;
-use kube::runtime::Controller;
 use seedlet_api::core::{HibernationSchedule, Shoot};
 use seedlet_runtime::clock::Clock;
+use seedlet_runtime::controller::Triggers;
 use seedlet_runtime::watch::concurrency;
 
 pub use reconcile::Error;
@@ -65,7 +65,7 @@ impl GardenReconciler for Hibernation {
         })
     }
 
-    fn triggers(&self, caches: &GardenCaches) -> Controller<Shoot> {
+    fn triggers(&self, caches: &GardenCaches) -> Triggers<Shoot> {
         controller_on_transitions(&caches.all::<Shoot>(), schedules_of, schedules_changed)
     }
 }

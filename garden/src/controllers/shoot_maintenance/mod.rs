@@ -33,10 +33,10 @@ pub mod window;
 use std::sync::Arc;
 
 use kube::ResourceExt;
-use kube::runtime::Controller;
 use seedlet_api::core::Shoot;
 use seedlet_api::names::{annotations, shoot_lifecycle};
 use seedlet_runtime::clock::Clock;
+use seedlet_runtime::controller::Triggers;
 use seedlet_runtime::watch::concurrency;
 
 pub use reconcile::Error;
@@ -88,7 +88,7 @@ impl GardenReconciler for Maintenance {
         })
     }
 
-    fn triggers(&self, caches: &GardenCaches) -> Controller<Shoot> {
+    fn triggers(&self, caches: &GardenCaches) -> Triggers<Shoot> {
         controller_on_transitions(&caches.all::<Shoot>(), trigger_view, maintenance_requested)
     }
 }

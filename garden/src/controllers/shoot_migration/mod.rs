@@ -14,9 +14,9 @@ mod reconcile_tests;
 
 use std::sync::Arc;
 
-use kube::runtime::Controller;
 use seedlet_api::core::Shoot;
 use seedlet_runtime::clock::Clock;
+use seedlet_runtime::controller::Triggers;
 use seedlet_runtime::watch::concurrency;
 
 pub use reconcile::Error;
@@ -55,7 +55,7 @@ impl GardenReconciler for ShootMigration {
         })
     }
 
-    fn triggers(&self, caches: &GardenCaches) -> Controller<Shoot> {
+    fn triggers(&self, caches: &GardenCaches) -> Triggers<Shoot> {
         controller_on_transitions(&caches.all::<Shoot>(), readiness::view, readiness::relevant)
     }
 }

@@ -15,9 +15,9 @@ mod reconcile_tests;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kube::runtime::Controller;
 use seedlet_api::core::Shoot;
 use seedlet_runtime::clock::Clock;
+use seedlet_runtime::controller::Triggers;
 use seedlet_runtime::watch::concurrency;
 
 pub use reconcile::Error;
@@ -60,7 +60,7 @@ impl GardenReconciler for ShootQuota {
         })
     }
 
-    fn triggers(&self, caches: &GardenCaches) -> Controller<Shoot> {
+    fn triggers(&self, caches: &GardenCaches) -> Triggers<Shoot> {
         controller_on_transitions(&caches.all::<Shoot>(), |_: &Shoot| (), first_sighting)
     }
 }

@@ -11,9 +11,9 @@ pub mod reconcile;
 mod reconcile_tests;
 
 use kube::ResourceExt;
-use kube::runtime::Controller;
 use seedlet_api::core::Shoot;
 use seedlet_api::names::shoot_lifecycle;
+use seedlet_runtime::controller::Triggers;
 use seedlet_runtime::watch::concurrency;
 
 pub use label::{Health, shoot_health};
@@ -54,7 +54,7 @@ impl GardenReconciler for StatusLabel {
         })
     }
 
-    fn triggers(&self, caches: &GardenCaches) -> Controller<Shoot> {
+    fn triggers(&self, caches: &GardenCaches) -> Triggers<Shoot> {
         controller_on_transitions(&caches.all::<Shoot>(), label_state, label_outdated)
     }
 }

@@ -15,11 +15,11 @@ use std::collections::HashMap;
 use futures::{Stream, StreamExt};
 use kube::Api;
 use kube::ResourceExt;
-use kube::runtime::Controller;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher::{self, Event};
 use seedlet_api::common::LastOperation;
 use seedlet_api::core::{Shoot, ShootState};
+use seedlet_runtime::controller::Triggers;
 use seedlet_runtime::watch::concurrency;
 
 use crate::caches::GardenCaches;
@@ -58,7 +58,7 @@ impl GardenReconciler for ShootStateFinalizer {
         })
     }
 
-    fn triggers(&self, caches: &GardenCaches) -> Controller<ShootState> {
+    fn triggers(&self, caches: &GardenCaches) -> Triggers<ShootState> {
         // Only this controller reads ShootStates: a watch and store of its own.
         seedlet_runtime::watch::controller(
             Api::<ShootState>::all(self.client.clone()),

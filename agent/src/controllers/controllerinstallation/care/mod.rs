@@ -101,7 +101,7 @@ async fn run_with(caches: Arc<GardenCaches>, care: Arc<Care>, metrics: Arc<Metri
     .touched_objects()
     .predicate_filter(managed_resource_change, PredicateConfig::default())
     .filter_map(|mr| futures::future::ready(mr.ok().and_then(|mr| installation_of(&mr))));
-    let controller = seedlet_runtime::controller::for_stream(installations, reader)
+    let controller = seedlet_runtime::controller::Triggers::for_stream(installations, reader)
         .reconcile_on(managed_resources);
     seedlet_runtime::controller::run(controller, care, ctx.stop.clone(), metrics).await;
 }

@@ -446,7 +446,7 @@ async fn run_with(caches: Arc<GardenCaches>, installer: Arc<Installer>, metrics:
         Api::<PartialObjectMeta<Namespace>>::all(seed_client),
         watcher::Config::default(),
     ));
-    let controller = seedlet_runtime::controller::for_stream(installations, reader)
+    let controller = seedlet_runtime::controller::Triggers::for_stream(installations, reader)
         .watches_stream(deployment_changes(&garden).await, move |deployment| {
             installations_using_deployment(&by_deployment, &deployment.name_any())
         })

@@ -152,8 +152,8 @@ async fn run_with(
         let next = changes.lock().await.next().await;
         next.map(|()| ((), changes))
     });
-    let controller =
-        seedlet_runtime::controller::for_stream(installations, reader).reconcile_all_on(triggers);
+    let controller = seedlet_runtime::controller::Triggers::for_stream(installations, reader)
+        .reconcile_all_on(triggers);
     seedlet_runtime::controller::run(controller, required, ctx.stop.clone(), metrics).await;
 }
 

@@ -6,35 +6,35 @@
 //! failing watches (through [`Runner`]) and the periodic resync of a controller that declares one
 //! ([`Reconciler::resync_period`], [`crate::resync`]).
 //!
-//! A controller's `mod.rs` builds its triggers (a `kube::runtime::Controller` over shared
-//! informers, see [`crate::cache`]) and hands them to [`run`] with the reconciler:
+//! A controller's `mod.rs` builds its [`Triggers`] (over shared informers, see [`crate::cache`])
+//! and hands them to [`run`] with the reconciler:
 //!
 //! ```ignore
-//! let controller = controller::for_stream(informer.applied_objects(), informer.store());
-//! seedlet_runtime::controller::run(controller, Arc::new(reconciler), stop, metrics).await;
+//! let triggers = Triggers::for_stream(informer.applied_objects(), informer.store());
+//! seedlet_runtime::controller::run(triggers, Arc::new(reconciler), stop, metrics).await;
 //! ```
 //!
-//! [`for_stream`] is kube's `Controller::for_stream` whose requests name their objects without
-//! `extra` (resourceVersion and uid): kube-runtime keeps a queued request's reference twice, and
-//! nothing reads `extra` of it (a reconcile gets the object from the store; `ObjectRef`'s `Eq` and
-//! `Hash` ignore `extra`). [`object_ref`] makes such a reference for mappers.
+//! The requests wait in the controller's own [`queue`] and reach kube-runtime's scheduler a few at
+//! a time, so that a burst of requests does not leave the scheduler's tables at the burst's size.
 
 use std::fmt::Debug;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::{Stream, TryStreamExt as _};
 use kube::Resource;
-use kube::runtime::controller::{Action, Controller};
-use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::watcher;
+use kube::runtime::controller::Action;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 use crate::metrics::Metrics;
 use crate::policy;
 use crate::watch::Runner;
+
+pub(crate) mod queue;
+mod triggers;
+
+pub use triggers::{Triggers, object_ref};
 
 /// The CamelCase reason of a failure, as a condition or Event shows it.
 pub trait Reason {
@@ -140,61 +140,33 @@ fn error_policy<R: Reconciler>(
     running.reconciler.error_policy(&object, error)
 }
 
-/// Runs `reconciler` on the triggers of `controller` until `stop` is cancelled (in-flight
+/// Runs `reconciler` on `triggers` until `stop` is cancelled (in-flight
 /// reconciles finish): [`Reconciler::concurrency`] at once, every reconcile measured in
 /// `metrics` under [`Reconciler::NAME`] and charged to its write budget, every failure through
 /// [`Reconciler::error_policy`], every stored object once per [`Reconciler::resync_period`].
 pub async fn run<R: Reconciler>(
-    controller: Controller<R::Object>,
+    triggers: Triggers<R::Object>,
     reconciler: Arc<R>,
     stop: CancellationToken,
     metrics: Arc<Metrics>,
 ) {
-    let controller = match reconciler.resync_period() {
+    let triggers = match reconciler.resync_period() {
         Some(period) => {
-            let resyncs = crate::resync::spread(controller.store(), period, R::NAME, stop.clone());
-            controller.reconcile_on(resyncs)
+            let resyncs = crate::resync::spread(triggers.store(), period, R::NAME, stop.clone());
+            triggers.reconcile_on(resyncs)
         }
-        None => controller,
+        None => triggers,
     };
     let runner = Runner::new(R::NAME, stop).concurrency(reconciler.concurrency());
     let running = Arc::new(Running {
         reconciler,
         metrics,
     });
-    // Backing off belongs to each watch (`watch::NoTriggerBackoff` says why).
-    let controller = controller.trigger_backoff(crate::watch::NoTriggerBackoff);
     runner
-        .run(controller, reconcile::<R>, error_policy::<R>, running)
+        .run(triggers, reconcile::<R>, error_policy::<R>, running)
         .await;
 }
 
-/// kube's `Controller::for_stream`: reconciles every object `trigger` yields, reading it from
-/// `store`, but its requests name the objects without `extra` (see the module docs). Only the
-/// trigger's copy of an object loses its resourceVersion and uid; the store keeps them.
-pub fn for_stream<K>(
-    trigger: impl Stream<Item = Result<K, watcher::Error>> + Send + 'static,
-    store: Store<K>,
-) -> Controller<K>
-where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
-{
-    let trigger = trigger.map_ok(|mut object| {
-        let meta = object.meta_mut();
-        meta.resource_version = None;
-        meta.uid = None;
-        object
-    });
-    Controller::for_stream(trigger, store)
-}
-
-/// The reference of `object` by namespace and name only, without kube's `extra`
-/// (resourceVersion and uid), which nothing in a controller's queue reads.
-pub fn object_ref<K: Resource<DynamicType = ()>>(object: &K) -> ObjectRef<K> {
-    let meta = object.meta();
-    let reference = ObjectRef::new(meta.name.as_deref().unwrap_or_default());
-    match meta.namespace.as_deref() {
-        Some(namespace) => reference.within(namespace),
-        None => reference,
-    }
-}
+#[cfg(test)]
+#[path = "run_tests.rs"]
+mod run_tests;
