@@ -18,8 +18,9 @@
 //! shared Cluster informer. The extension objects and Secrets are not stored in full: their
 //! watches reduce each event to a compact item ([`entries`]) and apply it to the sync's
 //! [`model::Model`] before they trigger the reconcile of the namespace's Cluster; the batching is
-//! a per-namespace spacing in the reconcile ([`seedlet_runtime::spacing`]), the snapshot a requeue
-//! to its due time.
+//! a per-namespace spacing in the reconcile ([`seedlet_runtime::spacing`]); the snapshot is
+//! written by the first reconcile after it is due, which the controller's resync (a sixteenth of
+//! the snapshot period) brings at the latest ([`sync`]).
 
 pub mod model;
 pub mod reconcile;
@@ -114,7 +115,7 @@ async fn run_on(agent: Arc<AgentContext>, caches: Arc<GardenCaches>) {
         clusters.store(),
     )
     .reconcile_on(triggers(updates(&agent.seed), model.clone()));
-    let sync = ShootStateSync::new(ctx, model, settings.concurrency);
+    let sync = ShootStateSync::new(ctx, model, settings.concurrency, settings.snapshot_period);
     seedlet_runtime::controller::run(
         controller,
         Arc::new(sync),

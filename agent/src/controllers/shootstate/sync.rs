@@ -2,6 +2,14 @@
 //! control-plane namespace): a reconcile writes that shoot's ShootState from the sync's
 //! [`Model`], spaced to one write per batch period and backing off after failures (see
 //! [`Model::plan`]); the runtime runs it like every other controller.
+//!
+//! The periodic snapshot is no timer per namespace: the controller resyncs every Cluster once per
+//! [`SNAPSHOT_RESYNC_FRACTION`]th of the snapshot period, and a reconcile that finds the snapshot
+//! due writes it; a wait longer than the resync is left to it ([`ShootStateSync::after`]). A
+//! kube-runtime timer per namespace held a delay-queue slot and a hash-map entry with the
+//! namespace's name twice — 2 500 of them on a seed of 2 500 shoots, for something due every
+//! 6 h. A snapshot comes at most one resync (22.5 min of a 6 h period) after it is due; gardenlet
+//! jitters its own by more.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
@@ -17,11 +25,16 @@ use super::reconcile::{self, Ctx, Error};
 use super::schedule;
 use crate::cluster_shoot::ShootRef;
 
+/// The resync is this fraction of the snapshot period.
+pub const SNAPSHOT_RESYNC_FRACTION: u32 = 16;
+
 /// The reconciler: the write's dependencies and the model its watches feed.
 pub struct ShootStateSync {
     ctx: Arc<Ctx>,
     model: Arc<Mutex<Model>>,
     concurrency: u16,
+    /// Every Cluster reconciled again after this (`None`: no snapshots, no resync).
+    resync: Option<Duration>,
 }
 
 impl std::fmt::Debug for ShootStateSync {
@@ -35,11 +48,28 @@ impl std::fmt::Debug for ShootStateSync {
 
 impl ShootStateSync {
     /// The sync writing with `ctx` from `model`, `concurrency` ShootStates at once.
-    pub fn new(ctx: Arc<Ctx>, model: Arc<Mutex<Model>>, concurrency: u16) -> Self {
+    /// A sync writing from `model`, `concurrency` namespaces at once, with a snapshot every
+    /// `snapshot_period` (`None`: never).
+    pub fn new(
+        ctx: Arc<Ctx>,
+        model: Arc<Mutex<Model>>,
+        concurrency: u16,
+        snapshot_period: Option<Duration>,
+    ) -> Self {
         Self {
             ctx,
             model,
             concurrency,
+            resync: snapshot_period.map(|period| period / SNAPSHOT_RESYNC_FRACTION),
+        }
+    }
+
+    /// What to do about a namespace that has nothing to write for `wait`: look again then, unless
+    /// the resync comes first (a snapshot due in hours is the resync's, not a timer's).
+    fn after(&self, wait: Duration) -> Action {
+        match self.resync {
+            Some(resync) if wait > resync => Action::await_change(),
+            _ => Action::requeue(wait),
         }
     }
 
@@ -68,13 +98,13 @@ impl Reconciler for ShootStateSync {
         };
         let job = match self.model().plan(&namespace, &shoot, Instant::now()) {
             Plan::Idle(None) => return Ok(Action::await_change()),
-            Plan::Idle(Some(wait)) | Plan::Wait(wait) => return Ok(Action::requeue(wait)),
+            Plan::Idle(Some(wait)) | Plan::Wait(wait) => return Ok(self.after(wait)),
             Plan::Write(job) => job,
         };
         match reconcile::run(&self.ctx, &job).await {
             Ok(outcome) => {
                 let next = self.model().written(&job, outcome, Instant::now());
-                Ok(next.map_or_else(Action::await_change, Action::requeue))
+                Ok(next.map_or_else(Action::await_change, |wait| self.after(wait)))
             }
             Err(error) => {
                 self.model().failed(job, Instant::now());
@@ -90,6 +120,10 @@ impl Reconciler for ShootStateSync {
 
     fn concurrency(&self) -> u16 {
         self.concurrency
+    }
+
+    fn resync_period(&self) -> Option<Duration> {
+        self.resync
     }
 
     /// A failed write retries after the namespace's back-off, which grows with every failure, a
@@ -135,7 +169,7 @@ mod tests {
             "test",
         );
         let model = Model::new(Duration::from_millis(100), None, clock);
-        ShootStateSync::new(Arc::new(ctx), Arc::new(Mutex::new(model)), 1)
+        ShootStateSync::new(Arc::new(ctx), Arc::new(Mutex::new(model)), 1, None)
     }
 
     fn cluster() -> Cluster {
@@ -190,5 +224,40 @@ mod tests {
         }
         let action = fail_once(&sync, &write_failure(500, "InternalError"), at(3));
         assert_eq!(action, Action::requeue(schedule::retry_delay(3)));
+    }
+
+    #[tokio::test]
+    async fn a_wait_longer_than_the_resync_is_left_to_the_resync() {
+        let six_hours = Duration::from_secs(6 * 3600);
+        let resync = six_hours / SNAPSHOT_RESYNC_FRACTION;
+        let with_snapshots = ShootStateSync {
+            resync: Some(resync),
+            ..sync()
+        };
+        assert_eq!(with_snapshots.resync_period(), Some(resync));
+        let cases = [
+            (
+                &with_snapshots,
+                Duration::from_millis(100),
+                Action::requeue(Duration::from_millis(100)),
+            ),
+            (&with_snapshots, resync, Action::requeue(resync)),
+            (
+                &with_snapshots,
+                resync + Duration::from_secs(1),
+                Action::await_change(),
+            ),
+            (&with_snapshots, six_hours, Action::await_change()),
+        ];
+        for (sync, wait, expected) in cases {
+            assert_eq!(sync.after(wait), expected, "{wait:?}");
+        }
+        let without = sync();
+        assert_eq!(without.resync_period(), None);
+        assert_eq!(
+            without.after(six_hours),
+            Action::requeue(six_hours),
+            "no resync: a timer"
+        );
     }
 }
