@@ -126,6 +126,7 @@ mod tests {
     use kube::runtime::watcher::Event;
 
     use super::*;
+    use crate::controller::Never;
 
     const PERIOD: Duration = Duration::from_secs(64);
 
@@ -240,16 +241,6 @@ mod tests {
     #[derive(Default)]
     struct Counter {
         reconciles: std::sync::Mutex<BTreeMap<String, usize>>,
-    }
-
-    #[derive(Debug, thiserror::Error)]
-    #[error("never")]
-    struct Never;
-
-    impl crate::controller::Reason for Never {
-        fn reason(&self) -> &'static str {
-            "Never"
-        }
     }
 
     impl crate::controller::Reconciler for Counter {

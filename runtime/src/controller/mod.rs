@@ -170,3 +170,16 @@ pub async fn run<R: Reconciler>(
 #[cfg(test)]
 #[path = "run_tests.rs"]
 mod run_tests;
+
+/// The error of test reconcilers that never fail.
+#[cfg(test)]
+#[derive(Debug, thiserror::Error)]
+#[error("never")]
+pub(crate) struct Never;
+
+#[cfg(test)]
+impl Reason for Never {
+    fn reason(&self) -> &'static str {
+        "Never"
+    }
+}

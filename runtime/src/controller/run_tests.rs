@@ -14,7 +14,7 @@ use kube::runtime::reflector::{self, ObjectRef};
 use kube::runtime::watcher::Event;
 use tokio_util::sync::CancellationToken;
 
-use super::{Reason, Reconciler, Triggers, run};
+use super::{Never, Reconciler, Triggers, run};
 
 fn config_map(name: &str) -> ConfigMap {
     ConfigMap {
@@ -32,16 +32,6 @@ fn config_map(name: &str) -> ConfigMap {
 struct Counting {
     reconciles: Mutex<BTreeMap<String, usize>>,
     again: mpsc::UnboundedSender<ObjectRef<ConfigMap>>,
-}
-
-#[derive(Debug, thiserror::Error)]
-#[error("never")]
-struct Never;
-
-impl Reason for Never {
-    fn reason(&self) -> &'static str {
-        "Never"
-    }
 }
 
 impl Reconciler for Counting {
