@@ -7,8 +7,7 @@
 
 use std::sync::Arc;
 
-use seedlet_runtime::controller::Reconciler;
-use seedlet_runtime::controller::Triggers;
+use seedlet_runtime::controller::{Reconciler, Triggers};
 use seedlet_runtime::metrics::Metrics;
 use tokio_util::sync::CancellationToken;
 

@@ -23,11 +23,10 @@ use seedlet_runtime::spacing::Spacing;
 
 use kube::runtime::controller::Action;
 use seedlet_api::core::Seed;
-use seedlet_runtime::controller::Triggers;
+use seedlet_runtime::controller::{Reason, Reconciler, Triggers};
 
 use seedlet_config::ConditionThreshold;
 use seedlet_runtime::clock::Clock;
-use seedlet_runtime::controller::{Reason, Reconciler};
 
 use crate::caches::GardenCaches;
 use crate::context::GardenContext;
