@@ -17,7 +17,6 @@ use std::sync::Arc;
 
 use futures::StreamExt as _;
 use kube::runtime::controller::{self, Action};
-use kube::runtime::reflector::ObjectRef;
 use kube::runtime::utils::{Backoff, CancelableJoinHandle, ResetTimerBackoff};
 use kube::runtime::{WatchStreamExt, reflector, watcher};
 use kube::{Api, Resource};
@@ -28,6 +27,7 @@ use tracing::Instrument as _;
 
 use crate::controller::Triggers;
 use crate::controller::queue::Queue;
+use crate::controller::triggers::reference;
 use crate::repeated::{Failure, RepeatedFailures};
 
 /// First delay after a failed watch.
@@ -134,7 +134,7 @@ impl Runner {
         let kind = K::kind(&()).into_owned();
         let mut watch_failures = RepeatedFailures::new();
         let (store, requests) = triggers.into_parts();
-        let queue = Queue::new(Queue::<K>::limit(concurrency));
+        let queue = Queue::for_concurrency(concurrency);
         let requests = queue.gate(requests).take_until(stop.cancelled_owned());
         let started = queue.clone();
         // Every write of a reconcile is charged to this controller's budget.
@@ -149,11 +149,7 @@ impl Runner {
         controller::applier(reconcile, error_policy, ctx, store, requests, config)
             .for_each(|result| {
                 if let Err(controller::Error::ObjectNotFound(gone)) = &result {
-                    let reference = ObjectRef::<K>::new(&gone.name);
-                    queue.started(&match gone.namespace.as_deref() {
-                        Some(namespace) => reference.within(namespace),
-                        None => reference,
-                    });
+                    queue.started(&reference(gone.namespace.as_deref(), &gone.name));
                 }
                 report_watch(name, &kind, &result, &mut watch_failures);
                 futures::future::ready(())

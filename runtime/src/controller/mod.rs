@@ -32,7 +32,7 @@ use crate::policy;
 use crate::watch::Runner;
 
 pub(crate) mod queue;
-mod triggers;
+pub(crate) mod triggers;
 
 pub use triggers::{Triggers, object_ref};
 

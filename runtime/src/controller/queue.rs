@@ -1,5 +1,5 @@
 //! The queue in front of kube-runtime's scheduler: a controller's requests wait here, in order
-//! and once per object, and at most [`Queue::limit`] of them are handed on to the scheduler at a
+//! and once per object, and at most [`hand_on_limit`] of them are handed on to the scheduler at a
 //! time, each until its reconcile starts.
 //!
 //! Why: kube-runtime's scheduler keeps a delay-queue slab, a hash map of scheduled requests and a
@@ -35,6 +35,12 @@ const DRAIN_PER_POLL: usize = 1024;
 
 /// Capacity a drained queue may keep; above it, it gives its memory back.
 const KEPT_CAPACITY: usize = 64;
+
+/// How many requests a controller with `concurrency` parallel reconciles hands on: enough that
+/// every worker finds its next object in the scheduler when it is done.
+pub(crate) fn hand_on_limit(concurrency: u16) -> usize {
+    2 * usize::from(concurrency) + 8
+}
 
 /// The shared half of a controller's queue: told when a reconcile starts (or its object is gone),
 /// which lets the next waiting request through.
@@ -102,10 +108,9 @@ impl<K: Resource<DynamicType = ()>> Queue<K> {
         }
     }
 
-    /// How many requests a controller with `concurrency` parallel reconciles hands on: enough that
-    /// every worker finds its next object in the scheduler when it is done.
-    pub(crate) fn limit(concurrency: u16) -> usize {
-        2 * usize::from(concurrency) + 8
+    /// The queue of a controller with `concurrency` parallel reconciles ([`hand_on_limit`]).
+    pub(crate) fn for_concurrency(concurrency: u16) -> Self {
+        Self::new(hand_on_limit(concurrency))
     }
 
     fn lock(&self) -> MutexGuard<'_, State<K>> {

@@ -5,9 +5,31 @@ use kube::runtime::controller::{ReconcileReason, ReconcileRequest};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 
-use super::{KEPT_CAPACITY, Queue};
+use super::{Gated, KEPT_CAPACITY, Queue, hand_on_limit};
 
 type Item = Result<ReconcileRequest<ConfigMap>, watcher::Error>;
+type Sender = mpsc::UnboundedSender<Item>;
+
+/// A queue handing on `limit`, its gated stream, and the sender of its triggers.
+fn gated_queue(
+    limit: usize,
+) -> (
+    Sender,
+    Queue<ConfigMap>,
+    Gated<ConfigMap, mpsc::UnboundedReceiver<Item>>,
+) {
+    let (sender, receiver) = mpsc::unbounded();
+    let queue = Queue::new(limit);
+    let gated = queue.gate(receiver);
+    (sender, queue, gated)
+}
+
+/// Sends a request for each of `names` to the triggers.
+fn send(sender: &Sender, names: &[&str]) {
+    for name in names {
+        sender.unbounded_send(request(name)).expect("send");
+    }
+}
 
 fn reference(name: &str) -> ObjectRef<ConfigMap> {
     ObjectRef::new(name).within("default")
@@ -40,12 +62,8 @@ fn oks(names: &[&str]) -> Vec<Result<String, String>> {
 
 #[test]
 fn hands_on_at_most_the_limit_until_reconciles_start_in_order_of_arrival() {
-    let (sender, receiver) = mpsc::unbounded();
-    let queue = Queue::<ConfigMap>::new(2);
-    let mut gated = queue.gate(receiver);
-    for name in ["a", "b", "c", "d"] {
-        sender.unbounded_send(request(name)).expect("send");
-    }
+    let (sender, queue, mut gated) = gated_queue(2);
+    send(&sender, &["a", "b", "c", "d"]);
     assert_eq!(ready_names(&mut gated), oks(&["a", "b"]));
     queue.started(&reference("b"));
     assert_eq!(ready_names(&mut gated), oks(&["c"]));
@@ -56,21 +74,16 @@ fn hands_on_at_most_the_limit_until_reconciles_start_in_order_of_arrival() {
 
 #[test]
 fn a_request_for_a_waiting_or_handed_on_object_is_merged_and_taken_again_once_it_started() {
-    let (sender, receiver) = mpsc::unbounded();
-    let queue = Queue::<ConfigMap>::new(1);
-    let mut gated = queue.gate(receiver);
-    for name in ["a", "b", "a", "b", "a"] {
-        sender.unbounded_send(request(name)).expect("send");
-    }
+    let (sender, queue, mut gated) = gated_queue(1);
+    send(&sender, &["a", "b", "a", "b", "a"]);
     assert_eq!(ready_names(&mut gated), oks(&["a"]));
     // "a" is handed on, "b" waits once.
-    sender.unbounded_send(request("a")).expect("send");
-    sender.unbounded_send(request("b")).expect("send");
+    send(&sender, &["a", "b"]);
     assert_eq!(ready_names(&mut gated), oks(&[]));
     queue.started(&reference("a"));
     assert_eq!(ready_names(&mut gated), oks(&["b"]));
     // "a" is being reconciled: a change now is a new request, handed on after "b" started.
-    sender.unbounded_send(request("a")).expect("send");
+    send(&sender, &["a"]);
     assert_eq!(ready_names(&mut gated), oks(&[]));
     queue.started(&reference("b"));
     assert_eq!(ready_names(&mut gated), oks(&["a"]));
@@ -79,11 +92,8 @@ fn a_request_for_a_waiting_or_handed_on_object_is_merged_and_taken_again_once_it
 
 #[test]
 fn a_failing_watch_is_reported_at_once_even_when_requests_wait() {
-    let (sender, receiver) = mpsc::unbounded();
-    let queue = Queue::<ConfigMap>::new(1);
-    let mut gated = queue.gate(receiver);
-    sender.unbounded_send(request("a")).expect("send");
-    sender.unbounded_send(request("b")).expect("send");
+    let (sender, _queue, mut gated) = gated_queue(1);
+    send(&sender, &["a", "b"]);
     sender
         .unbounded_send(Err(watcher::Error::NoResourceVersion))
         .expect("send");
@@ -95,10 +105,8 @@ fn a_failing_watch_is_reported_at_once_even_when_requests_wait() {
 
 #[test]
 fn a_burst_is_given_back_once_it_drained_and_the_handed_on_set_stays_at_the_limit() {
-    let (sender, receiver) = mpsc::unbounded();
-    let limit = Queue::<ConfigMap>::limit(1);
-    let queue = Queue::<ConfigMap>::new(limit);
-    let mut gated = queue.gate(receiver);
+    let limit = hand_on_limit(1);
+    let (sender, queue, mut gated) = gated_queue(limit);
     for n in 0..5_000 {
         sender
             .unbounded_send(request(&format!("o-{n}")))
@@ -131,11 +139,8 @@ fn a_burst_is_given_back_once_it_drained_and_the_handed_on_set_stays_at_the_limi
 
 #[test]
 fn the_stream_ends_when_its_triggers_end_and_nothing_waits() {
-    let (sender, receiver) = mpsc::unbounded();
-    let queue = Queue::<ConfigMap>::new(1);
-    let mut gated = queue.gate(receiver);
-    sender.unbounded_send(request("a")).expect("send");
-    sender.unbounded_send(request("b")).expect("send");
+    let (sender, queue, mut gated) = gated_queue(1);
+    send(&sender, &["a", "b"]);
     drop(sender);
     assert_eq!(ready_names(&mut gated), oks(&["a"]));
     queue.started(&reference("a"));

@@ -138,8 +138,19 @@ fn without_extra<K: Resource<DynamicType = ()>>(mut reference: ObjectRef<K>) -> 
 /// (resourceVersion and uid), which nothing in a controller's queue reads.
 pub fn object_ref<K: Resource<DynamicType = ()>>(object: &K) -> ObjectRef<K> {
     let meta = object.meta();
-    let reference = ObjectRef::new(meta.name.as_deref().unwrap_or_default());
-    match meta.namespace.as_deref() {
+    reference(
+        meta.namespace.as_deref(),
+        meta.name.as_deref().unwrap_or_default(),
+    )
+}
+
+/// The reference to `name` in `namespace` (`None`: cluster-scoped), without `extra`.
+pub(crate) fn reference<K: Resource<DynamicType = ()>>(
+    namespace: Option<&str>,
+    name: &str,
+) -> ObjectRef<K> {
+    let reference = ObjectRef::new(name);
+    match namespace {
         Some(namespace) => reference.within(namespace),
         None => reference,
     }
