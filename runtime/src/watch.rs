@@ -149,7 +149,7 @@ impl Runner {
         controller::applier(reconcile, error_policy, ctx, store, requests, config)
             .for_each(|result| {
                 if let Err(controller::Error::ObjectNotFound(gone)) = &result {
-                    queue.started(&reference(gone.namespace.as_deref(), &gone.name));
+                    queue.not_found(&reference(gone.namespace.as_deref(), &gone.name));
                 }
                 report_watch(name, &kind, &result, &mut watch_failures);
                 futures::future::ready(())

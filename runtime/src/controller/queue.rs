@@ -16,8 +16,14 @@
 //! request is handed on once the reconcile started, and the scheduler holds it until the running
 //! one ends); a timer of the scheduler is brought forward by a request handed on for the same
 //! object. Requests come out in the order they first arrived.
+//!
+//! A request for an object handed on but not yet started is merged into the handed-on one, since
+//! the reconcile reads the store when it starts. When it does not start because the object was not
+//! in the store (kube's applier reports `ObjectNotFound`), a request merged meanwhile — the
+//! object's creation, seen by its watch just after the lookup missed — waits again at the front
+//! ([`Queue::not_found`]) instead of being lost with the miss.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
@@ -25,7 +31,7 @@ use std::task::{Context, Poll, Waker};
 use futures::Stream;
 use futures::stream::{Fuse, StreamExt as _};
 use kube::Resource;
-use kube::runtime::controller::ReconcileRequest;
+use kube::runtime::controller::{ReconcileReason, ReconcileRequest};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 
@@ -61,8 +67,9 @@ struct State<K: Resource<DynamicType = ()>> {
     waiting: VecDeque<ReconcileRequest<K>>,
     /// The objects of `waiting`, to merge a second request into the first.
     waiting_objects: HashSet<ObjectRef<K>>,
-    /// Objects handed on to the scheduler whose reconcile has not started yet.
-    handed_on: HashSet<ObjectRef<K>>,
+    /// Objects handed on to the scheduler whose reconcile has not started yet, each with whether
+    /// a request for it came since (see [`Queue::not_found`]).
+    handed_on: HashMap<ObjectRef<K>, bool>,
     limit: usize,
     /// The task polling the [`Gated`] stream, woken when a reconcile starts.
     waker: Option<Waker>,
@@ -70,9 +77,11 @@ struct State<K: Resource<DynamicType = ()>> {
 
 impl<K: Resource<DynamicType = ()>> State<K> {
     fn push(&mut self, request: ReconcileRequest<K>) {
-        if self.handed_on.contains(&request.obj_ref)
-            || self.waiting_objects.contains(&request.obj_ref)
-        {
+        if let Some(asked_again) = self.handed_on.get_mut(&request.obj_ref) {
+            *asked_again = true;
+            return;
+        }
+        if self.waiting_objects.contains(&request.obj_ref) {
             return;
         }
         self.waiting_objects.insert(request.obj_ref.clone());
@@ -89,7 +98,7 @@ impl<K: Resource<DynamicType = ()>> State<K> {
             self.waiting = VecDeque::new();
             self.waiting_objects = HashSet::new();
         }
-        self.handed_on.insert(request.obj_ref.clone());
+        self.handed_on.insert(request.obj_ref.clone(), false);
         Some(request)
     }
 }
@@ -101,7 +110,7 @@ impl<K: Resource<DynamicType = ()>> Queue<K> {
             state: Arc::new(Mutex::new(State {
                 waiting: VecDeque::new(),
                 waiting_objects: HashSet::new(),
-                handed_on: HashSet::new(),
+                handed_on: HashMap::new(),
                 limit: limit.max(1),
                 waker: None,
             })),
@@ -121,12 +130,36 @@ impl<K: Resource<DynamicType = ()>> Queue<K> {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// The reconcile of `object` started (or will not, its object being gone): the next waiting
-    /// request may be handed on, and a new request for `object` is taken again.
+    /// The reconcile of `object` started: the next waiting request may be handed on, and a new
+    /// request for `object` is taken again. Requests merged since it was handed on are served by
+    /// this reconcile, which read the store after them.
     pub(crate) fn started(&self, object: &ObjectRef<K>) {
         let mut state = self.lock();
-        if state.handed_on.remove(object)
-            && !state.waiting.is_empty()
+        if state.handed_on.remove(object).is_some() {
+            Self::wake_if_waiting(state);
+        }
+    }
+
+    /// The reconcile of `object` did not start, its object not being in the store when the
+    /// scheduler's turn came: its place is free, and a request merged into it since waits again,
+    /// first in line (its watch saw the object after the lookup missed it).
+    pub(crate) fn not_found(&self, object: &ObjectRef<K>) {
+        let mut state = self.lock();
+        let Some(asked_again) = state.handed_on.remove(object) else {
+            return;
+        };
+        if asked_again {
+            state.waiting_objects.insert(object.clone());
+            state.waiting.push_front(ReconcileRequest {
+                obj_ref: object.clone(),
+                reason: ReconcileReason::Unknown,
+            });
+        }
+        Self::wake_if_waiting(state);
+    }
+
+    fn wake_if_waiting(mut state: MutexGuard<'_, State<K>>) {
+        if !state.waiting.is_empty()
             && let Some(waker) = state.waker.take()
         {
             drop(state);

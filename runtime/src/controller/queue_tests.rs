@@ -147,3 +147,28 @@ fn the_stream_ends_when_its_triggers_end_and_nothing_waits() {
     assert_eq!(ready_names(&mut gated), oks(&["b"]));
     assert!(matches!(gated.next().now_or_never(), Some(None)), "ended");
 }
+
+#[test]
+fn a_request_merged_into_one_whose_object_was_not_found_waits_again_first_in_line() {
+    let (sender, queue, mut gated) = gated_queue(1);
+    send(&sender, &["late", "gone", "next"]);
+    assert_eq!(ready_names(&mut gated), oks(&["late"]));
+    // The applier's lookup of "late" missed; its watch then saw it created, and the request for
+    // it merged into the handed-on one before the miss was reported.
+    send(&sender, &["late"]);
+    assert_eq!(ready_names(&mut gated), oks(&[]));
+    queue.not_found(&reference("late"));
+    assert_eq!(ready_names(&mut gated), oks(&["late"]));
+    queue.started(&reference("late"));
+    // No request came for "gone" after its miss: it is not asked for again.
+    assert_eq!(ready_names(&mut gated), oks(&["gone"]));
+    queue.not_found(&reference("gone"));
+    assert_eq!(ready_names(&mut gated), oks(&["next"]));
+    queue.started(&reference("next"));
+    assert_eq!(ready_names(&mut gated), oks(&[]));
+    assert_eq!(
+        queue.sizes(),
+        (0, queue.sizes().1, 0),
+        "nothing waits or is handed on"
+    );
+}
