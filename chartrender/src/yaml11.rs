@@ -10,6 +10,9 @@
 //! collection (`[017, y]`, `{on: 1}`), on one line or spread over several up to its closing bracket (comments
 //! inside allowed, nesting bounded by yamlguard's flow depth); text inside block scalars (`|`, `>`) and quoted
 //! scalars is left alone. Multi-line plain scalars keep YAML 1.2's reading.
+//! A value tagged `!!bool`, `!!int` or `!!float` is read alike when its text is of the tag's kind (`!!bool yes`,
+//! `!!int 017`); go-yaml v2 resolves the text first and then checks the tag, so `!!int yes` stays for the parser
+//! to refuse.
 //!
 //! Keys follow the same reading and then sigs.k8s.io/yaml's conversion of a non-string key to a JSON key: an
 //! integer in decimal (`0x1F:` is `"31"`, `1_0:` is `"10"`), a float through Go's `FormatFloat(f, 'g', -1, 32)`
@@ -262,6 +265,28 @@ static YAML_FLOAT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
         .unwrap_or_else(|e| unreachable!("fixed pattern: {e}"))
 });
+
+/// The tag go-yaml v2's `resolve` gives the scalar text `word` when it checks it against an explicit core tag
+/// (`!!int x` fails as "cannot decode !!str `x` as a !!int"): `!!null`, `!!bool`, `!!int`, `!!float`, `!!merge` or
+/// `!!str`. Timestamps are only tried for untagged scalars and `!!timestamp`, so they are strings here.
+pub(crate) fn go_yaml_plain_tag(word: &str) -> &'static str {
+    match word {
+        "" | "~" | "null" | "Null" | "NULL" => return "!!null",
+        "true" | "True" | "TRUE" | "false" | "False" | "FALSE" => return "!!bool",
+        ".nan" | ".NaN" | ".NAN" | ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF"
+        | "-.inf" | "-.Inf" | "-.INF" => return "!!float",
+        "<<" => return "!!merge",
+        _ => {}
+    }
+    if yaml11_bool(word).is_some() {
+        return "!!bool";
+    }
+    match yaml11_number(word) {
+        Some(Number::Integer(_)) => "!!int",
+        Some(Number::Float(_)) => "!!float",
+        None => "!!str",
+    }
+}
 
 /// A number as go-yaml v2 resolves a plain scalar.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -616,7 +641,14 @@ fn rewrite_line(body: &str) -> Cow<'_, str> {
     }
     // A value: after a key, or a list item's whole content.
     let is_value = parts.name("key").is_some() || lead.trim_end().ends_with('-');
-    match REST.captures(rest).filter(|_| is_value) {
+    // go-yaml v2 resolves the text of a scalar tagged `!!bool`, `!!int` or `!!float` as a plain one and then
+    // checks the tag (`!!bool yes` is true, `!!int 0x1F` is 31), so the tag stays and its scalar is read alike.
+    // A text of another kind than its tag is left for the parser, which refuses it (`!!int yes`).
+    let (tag, rest) = split_core_tag(rest);
+    out.push_str(tag);
+    let kind = tag.trim_end();
+    let (booleans, numbers) = (kind != "!!int" && kind != "!!float", kind != "!!bool");
+    match REST.captures(rest).filter(|_| is_value && booleans) {
         Some(value) if yaml11_bool(&value["word"]).is_some() => {
             let b = yaml11_bool(&value["word"]).unwrap_or(false);
             out.push_str(if b { "true" } else { "false" });
@@ -625,7 +657,7 @@ fn rewrite_line(body: &str) -> Cow<'_, str> {
         }
         _ => match NUMBER
             .captures(rest)
-            .filter(|_| is_value)
+            .filter(|_| is_value && numbers)
             .and_then(|value| Some((yaml12_spelling(&value["word"])?, value)))
         {
             Some((spelling, value)) => {
@@ -633,7 +665,7 @@ fn rewrite_line(body: &str) -> Cow<'_, str> {
                 out.push_str(&value["tail"]);
                 changed = true;
             }
-            None => match rewrite_flow(rest).filter(|_| is_value) {
+            None => match rewrite_flow(rest).filter(|_| is_value && tag.is_empty()) {
                 Some(flow) => {
                     out.push_str(&flow);
                     changed = true;
@@ -647,6 +679,19 @@ fn rewrite_line(body: &str) -> Cow<'_, str> {
     } else {
         Cow::Borrowed(body)
     }
+}
+
+/// `text` split after a leading `!!bool`, `!!int` or `!!float` tag and its blanks, or `("", text)`.
+fn split_core_tag(text: &str) -> (&str, &str) {
+    for tag in ["!!bool", "!!int", "!!float"] {
+        if let Some(after) = text.strip_prefix(tag) {
+            let value = after.trim_start_matches([' ', '\t']);
+            if value.len() < after.len() {
+                return text.split_at(text.len() - value.len());
+            }
+        }
+    }
+    ("", text)
 }
 
 /// A flow collection that opens and closes on this line (`[017, y]`, `{on: 1_000}`) with its plain scalars read

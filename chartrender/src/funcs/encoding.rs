@@ -6,7 +6,7 @@ use minijinja::value::Value;
 use sha2::Digest as _;
 
 use super::value::{from_json, to_json};
-use super::{arg_str, fail, gostring, goyaml, want};
+use super::{arg_str, fail, gostring, goyaml, want, yaml_errors};
 
 /// `b64enc s`
 pub(crate) fn b64enc(args: &[Value]) -> Result<Value, Error> {
@@ -172,50 +172,12 @@ pub(crate) fn from_yaml(args: &[Value]) -> Result<Value, Error> {
         )),
         Err(YamlError::Syntax(e)) => error_map(format!(
             "error converting YAML to JSON: {}",
-            go_yaml_error(&e.to_string())
+            yaml_errors::go_yaml_text(&e.to_string(), &text)
         )),
         Err(YamlError::RefusedKey(message)) => {
             error_map(format!("error converting YAML to JSON: {message}"))
         }
     })
-}
-
-/// go-yaml v2's text for a syntax error that `message` (serde_yaml's text of the same libyaml error) describes:
-/// `yaml: line N: PROBLEM`, where N is the problem's 0-based line, plus one for a scanner error, and the line is
-/// left out when it is 0. serde_yaml writes `PROBLEM at line L column C, while CONTEXT at …` with 1-based
-/// positions. A scanner error is one whose context is `while scanning …`, or a `… not allowed in this context`
-/// without a context. Texts that are no libyaml problem are kept.
-fn go_yaml_error(message: &str) -> String {
-    let (head, context) = match message.split_once(", while ") {
-        Some((head, context)) => (head, Some(context)),
-        None => (message, None),
-    };
-    let (problem, line) = match head.rsplit_once(" at line ") {
-        Some((problem, position)) => {
-            let line = position
-                .split_once(" column ")
-                .and_then(|(line, _)| line.parse::<usize>().ok());
-            match line {
-                Some(line) => (problem, line.saturating_sub(1)),
-                None => return message.to_string(),
-            }
-        }
-        None => (head.split(" at position ").next().unwrap_or(head), 0),
-    };
-    let libyaml = context.is_some()
-        || problem.starts_with("did not find expected")
-        || problem.starts_with("found ")
-        || problem.ends_with("not allowed in this context");
-    if !libyaml {
-        return message.to_string();
-    }
-    let scanner = context.map_or(problem.ends_with("in this context"), |c| {
-        c.starts_with("scanning")
-    });
-    match line + usize::from(scanner && line != 0) {
-        0 => format!("yaml: {problem}"),
-        line => format!("yaml: line {line}: {problem}"),
-    }
 }
 
 /// Why [`parse_yaml`] read no value.
@@ -247,7 +209,7 @@ pub(crate) fn from_yaml_array(args: &[Value]) -> Result<Value, Error> {
         ))]),
         Err(YamlError::Syntax(e)) => Value::from(vec![Value::from(format!(
             "error converting YAML to JSON: {}",
-            go_yaml_error(&e.to_string())
+            yaml_errors::go_yaml_text(&e.to_string(), &text)
         ))]),
         Err(YamlError::RefusedKey(message)) => Value::from(vec![Value::from(format!(
             "error converting YAML to JSON: {message}"
@@ -326,51 +288,6 @@ fn json_kind(value: &serde_json::Value) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn yaml_errors_read_like_go_yaml_v2() {
-        // serde_yaml's texts of the documents in the comments, and go-yaml v2's (Helm v3.11.3's fromYaml).
-        for (serde, go) in [
-            // `a: [1, 2`: a parser error on the 0-based line 1.
-            (
-                "did not find expected ',' or ']' at line 2 column 1, while parsing a flow sequence at line 1 column 4",
-                "yaml: line 1: did not find expected ',' or ']'",
-            ),
-            // `a: b: c`: a scanner error on line 0.
-            (
-                "mapping values are not allowed in this context at line 1 column 5",
-                "yaml: mapping values are not allowed in this context",
-            ),
-            // `a: 1\n b: 2`: a scanner error on the 0-based line 1 is reported on line 2.
-            (
-                "mapping values are not allowed in this context at line 2 column 3",
-                "yaml: line 2: mapping values are not allowed in this context",
-            ),
-            (
-                "found a tab character that violates indentation at line 2 column 1, while scanning a plain scalar at line 1 column 4",
-                "yaml: line 2: found a tab character that violates indentation",
-            ),
-            (
-                "found unexpected end of stream at line 1 column 6, while scanning a quoted scalar at line 1 column 4",
-                "yaml: found unexpected end of stream",
-            ),
-            (
-                "found character that cannot start any token, while scanning for the next token",
-                "yaml: found character that cannot start any token",
-            ),
-            (
-                "did not find expected '-' indicator at line 2 column 1, while parsing a block collection",
-                "yaml: line 1: did not find expected '-' indicator",
-            ),
-            // Not libyaml's: kept.
-            (
-                "unknown anchor at line 1 column 4",
-                "unknown anchor at line 1 column 4",
-            ),
-        ] {
-            assert_eq!(super::go_yaml_error(serde), go, "{serde}");
-        }
-    }
-
     use super::*;
 
     fn s(v: &str) -> Value {

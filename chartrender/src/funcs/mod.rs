@@ -34,6 +34,7 @@ mod text;
 mod toml;
 pub(crate) mod value;
 mod wordcase;
+mod yaml_errors;
 
 use std::sync::LazyLock;
 

@@ -407,3 +407,47 @@ fn surely_unchanged_lines_are_unchanged_for_the_general_check() {
     // The shortcut does take most lines of a values file.
     assert!(clear > lines.len() / 10, "{clear} of {}", lines.len());
 }
+
+#[test]
+fn scalars_with_a_core_tag_are_read_like_plain_ones() {
+    // go-yaml v2 resolves the text and then checks the tag (Helm v3.11.3: `fromYaml "a: !!bool yes"` is
+    // `{"a":true}`, `!!int 017` is 15); other tags and texts stay for the parser.
+    let cases = [
+        ("a: !!bool yes\n", "a: !!bool true\n"),
+        ("- !!bool Off # c\n", "- !!bool false # c\n"),
+        ("a: !!int 017\n", "a: !!int 15\n"),
+        ("a: !!float 1_000\n", "a: !!float 1000\n"),
+        ("a: !!bool x\n", "a: !!bool x\n"),
+        ("a: !!str yes\n", "a: !!str yes\n"),
+        ("a: !!boolean yes\n", "a: !!boolean yes\n"),
+        ("a: !!int yes\n", "a: !!int yes\n"),
+        ("a: !!bool 017\n", "a: !!bool 017\n"),
+    ];
+    for (input, expected) in cases {
+        assert_eq!(as_yaml11(input), expected, "{input:?}");
+    }
+}
+
+#[test]
+fn explicit_tags_check_the_tag_go_yaml_v2_resolves_the_text_to() {
+    for (word, tag) in [
+        ("", "!!null"),
+        ("~", "!!null"),
+        ("NULL", "!!null"),
+        ("yes", "!!bool"),
+        ("False", "!!bool"),
+        ("017", "!!int"),
+        ("0x1F", "!!int"),
+        ("1_000", "!!int"),
+        ("1.5", "!!float"),
+        (".5", "!!float"),
+        ("-.inf", "!!float"),
+        (".NaN", "!!float"),
+        ("<<", "!!merge"),
+        ("x", "!!str"),
+        ("2001-12-14", "!!str"),
+        ("1:30", "!!str"),
+    ] {
+        assert_eq!(go_yaml_plain_tag(word), tag, "{word:?}");
+    }
+}
