@@ -13,6 +13,7 @@
 //! A value tagged `!!bool`, `!!int` or `!!float` is read alike when its text is of the tag's kind (`!!bool yes`,
 //! `!!int 017`); go-yaml v2 resolves the text first and then checks the tag, so `!!int yes` stays for the parser
 //! to refuse.
+//! A `!!binary` value is decoded into its string, as go-yaml v2 does ([`binary`]).
 //!
 //! Keys follow the same reading and then sigs.k8s.io/yaml's conversion of a non-string key to a JSON key: an
 //! integer in decimal (`0x1F:` is `"31"`, `1_0:` is `"10"`), a float through Go's `FormatFloat(f, 'g', -1, 32)`
@@ -24,6 +25,8 @@ use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use regex::Regex;
+
+mod binary;
 
 /// The go-yaml v2 boolean spelled `word`, if it is one that YAML 1.2 reads as a string.
 fn yaml11_bool(word: &str) -> Option<bool> {
@@ -453,8 +456,10 @@ pub(crate) fn as_yaml11(text: &str) -> Cow<'_, str> {
     // comments, and rewriting it line by line was 5 % of a cold render.
     // Comments after a value are left out too (dns-service's values file names a `set_dependency_…` script after an
     // image tag): a line is rewritten only in its key and value, never in its comment.
-    if !(has_candidate(text) || text.lines().any(may_have_numeric_key))
-        || !text.lines().any(line_may_change)
+    let binary = text.contains(binary::TAG);
+    if !binary
+        && (!(has_candidate(text) || text.lines().any(may_have_numeric_key))
+            || !text.lines().any(line_may_change))
     {
         return Cow::Borrowed(text);
     }
@@ -475,6 +480,21 @@ pub(crate) fn as_yaml11(text: &str) -> Cow<'_, str> {
                 continue;
             }
             block = None;
+        }
+        if binary && body.contains(binary::TAG) {
+            if binary::opens_block(body) {
+                let content_end = binary::block_content_end(text, at, indent);
+                if let Some(line) = binary::block_line(body, &text[at..content_end]) {
+                    out.push_str(&line);
+                    out.push_str(ending);
+                    at = content_end;
+                    continue;
+                }
+            } else if let Some(line) = binary::value_line(body) {
+                out.push_str(&line);
+                out.push_str(ending);
+                continue;
+            }
         }
         // The regexes run only where they can match: a block scalar opens with `|` or `>`, and a line is
         // rewritten only when it holds a boolean word or a number candidate (values files are long, their
