@@ -485,13 +485,14 @@ pub(crate) fn as_yaml11(text: &str) -> Cow<'_, str> {
             if binary::opens_block(body) {
                 let content_end = binary::block_content_end(text, at, indent);
                 if let Some(line) = binary::block_line(body, &text[at..content_end]) {
-                    out.push_str(&line);
+                    // The key is read like any other (`on: !!binary aGk=` is the key "true").
+                    out.push_str(&rewrite_line(&line));
                     out.push_str(ending);
                     at = content_end;
                     continue;
                 }
             } else if let Some(line) = binary::value_line(body) {
-                out.push_str(&line);
+                out.push_str(&rewrite_line(&line));
                 out.push_str(ending);
                 continue;
             }

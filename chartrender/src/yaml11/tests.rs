@@ -451,3 +451,20 @@ fn explicit_tags_check_the_tag_go_yaml_v2_resolves_the_text_to() {
         assert_eq!(go_yaml_plain_tag(word), tag, "{word:?}");
     }
 }
+
+#[test]
+fn binary_values_are_decoded_under_keys_read_like_go_yaml_v2() {
+    let cases = [
+        ("a: !!binary aGk=\n", "a: \"hi\"\n"),
+        ("on: !!binary aGk=\n", "\"true\": \"hi\"\n"),
+        (
+            "a: !!binary |\n  aGVs\n  bG8=\nb: yes\n",
+            "a: \"hello\"\nb: true\n",
+        ),
+        // Not base64: left for the parser, which keeps the text.
+        ("a: !!binary aGk\n", "a: !!binary aGk\n"),
+    ];
+    for (input, expected) in cases {
+        assert_eq!(as_yaml11(input), expected, "{input:?}");
+    }
+}
