@@ -273,16 +273,8 @@ static YAML_FLOAT: LazyLock<Regex> = LazyLock::new(|| {
 /// (`!!int x` fails as "cannot decode !!str `x` as a !!int"): `!!null`, `!!bool`, `!!int`, `!!float`, `!!merge` or
 /// `!!str`. Timestamps are only tried for untagged scalars and `!!timestamp`, so they are strings here.
 pub(crate) fn go_yaml_plain_tag(word: &str) -> &'static str {
-    match word {
-        "" | "~" | "null" | "Null" | "NULL" => return "!!null",
-        "true" | "True" | "TRUE" | "false" | "False" | "FALSE" => return "!!bool",
-        ".nan" | ".NaN" | ".NAN" | ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF"
-        | "-.inf" | "-.Inf" | "-.INF" => return "!!float",
-        "<<" => return "!!merge",
-        _ => {}
-    }
-    if yaml11_bool(word).is_some() {
-        return "!!bool";
+    if let Some(tag) = crate::funcs::goyaml::resolve_table_tag(word) {
+        return tag;
     }
     match yaml11_number(word) {
         Some(Number::Integer(_)) => "!!int",
@@ -667,8 +659,11 @@ fn rewrite_line(body: &str) -> Cow<'_, str> {
     // A text of another kind than its tag is left for the parser, which refuses it (`!!int yes`).
     let (tag, rest) = split_core_tag(rest);
     out.push_str(tag);
-    let kind = tag.trim_end();
-    let (booleans, numbers) = (kind != "!!int" && kind != "!!float", kind != "!!bool");
+    let (booleans, numbers) = match tag.trim_end() {
+        "!!bool" => (true, false),
+        "!!int" | "!!float" => (false, true),
+        _ => (true, true),
+    };
     match REST.captures(rest).filter(|_| is_value && booleans) {
         Some(value) if yaml11_bool(&value["word"]).is_some() => {
             let b = yaml11_bool(&value["word"]).unwrap_or(false);

@@ -414,15 +414,25 @@ static TIMESTAMP: LazyLock<Regex> = LazyLock::new(|| {
         .expect("the timestamp pattern is a valid regex")
 });
 
+/// The tag go-yaml v2's resolve table (`resolveMap`) gives the plain scalar `s`: its null, boolean and special
+/// float spellings and the merge key; `None` for every other text.
+pub(crate) fn resolve_table_tag(s: &str) -> Option<&'static str> {
+    Some(match s {
+        "" | "~" | "null" | "Null" | "NULL" => "!!null",
+        "y" | "Y" | "yes" | "Yes" | "YES" | "on" | "On" | "ON" | "true" | "True" | "TRUE" | "n"
+        | "N" | "no" | "No" | "NO" | "off" | "Off" | "OFF" | "false" | "False" | "FALSE" => {
+            "!!bool"
+        }
+        ".nan" | ".NaN" | ".NAN" | ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF"
+        | "-.inf" | "-.Inf" | "-.INF" => "!!float",
+        "<<" => "!!merge",
+        _ => return None,
+    })
+}
+
 /// Whether go-yaml v2 would read the plain scalar `s` as something other than a string (null, bool, number, …).
 pub(crate) fn resolves_to_non_string(s: &str) -> bool {
-    const SPECIAL: &[&str] = &[
-        "", "~", "null", "Null", "NULL", "y", "Y", "yes", "Yes", "YES", "on", "On", "ON", "true",
-        "True", "TRUE", "n", "N", "no", "No", "NO", "off", "Off", "OFF", "false", "False", "FALSE",
-        ".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf",
-        "-.Inf", "-.INF", "<<",
-    ];
-    if SPECIAL.contains(&s) {
+    if resolve_table_tag(s).is_some() {
         return true;
     }
     match s.as_bytes().first() {

@@ -6,7 +6,7 @@
 /// go-yaml v2's text for the failure serde_yaml describes with `message` while reading `text` (the string given to
 /// `fromYaml`, before the YAML 1.1 rewrite), without sigs.k8s.io/yaml's `error converting YAML to JSON: `.
 pub(super) fn go_yaml_text(message: &str, text: &str) -> String {
-    if let Some(go) = unknown_anchor(message, &crate::yaml11::as_yaml11(text)) {
+    if let Some(go) = unknown_anchor(message, text) {
         return go;
     }
     if let Some(go) = tag_mismatch(message) {
@@ -16,13 +16,14 @@ pub(super) fn go_yaml_text(message: &str, text: &str) -> String {
 }
 
 /// `yaml: unknown anchor 'NAME' referenced` (no line: go-yaml v2's decoder, not its parser, finds it) for
-/// serde_yaml's `unknown anchor at line L column C`, where the alias `*NAME` starts. The name is read from `text`
-/// as libyaml scans anchors: ASCII letters, digits, `_` and `-`.
+/// serde_yaml's `unknown anchor at line L column C`, where the alias `*NAME` starts in the text serde_yaml read
+/// (`text` after the YAML 1.1 rewrite). The name is read as libyaml scans anchors: ASCII letters, digits, `_` and
+/// `-`.
 fn unknown_anchor(message: &str, text: &str) -> Option<String> {
     let position = message.strip_prefix("unknown anchor at line ")?;
     let (line, column) = position.split_once(" column ")?;
     let (line, column) = (line.parse::<usize>().ok()?, column.parse::<usize>().ok()?);
-    let alias = text
+    let alias = crate::yaml11::as_yaml11(text)
         .split('\n')
         .nth(line.checked_sub(1)?)?
         .chars()

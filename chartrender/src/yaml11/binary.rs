@@ -44,16 +44,17 @@ fn decoded(base64: &str) -> Option<String> {
 /// `line` with its `!!binary` value decoded, if it holds one that decodes.
 pub(super) fn value_line(line: &str) -> Option<String> {
     let parts = VALUE.captures(line)?;
+    // A quoted value takes no escape (the pattern allows none): its text is what stands between the quotes.
     let value = &parts["value"];
-    let text = match value.as_bytes()[0] {
-        b'\'' => value[1..value.len() - 1].replace("''", "'"),
-        b'"' => value[1..value.len() - 1].to_string(),
-        _ => value.to_string(),
+    let text = if value.starts_with(['\'', '"']) {
+        &value[1..value.len() - 1]
+    } else {
+        value
     };
     Some(format!(
         "{}{}{}",
         &parts["head"],
-        decoded(&text)?,
+        decoded(text)?,
         &parts["tail"]
     ))
 }
@@ -108,6 +109,8 @@ mod tests {
             ("a: !!binary '%%'", None),
             ("a: !!binary", None),
             ("a: \"x !!binary aGk=\"", None),
+            // Quotes inside quotes are part of the text, which is then no base64.
+            ("a: !!binary '\"aGk=\"'", None),
         ] {
             assert_eq!(value_line(line).as_deref(), expected, "{line:?}");
         }
