@@ -41,32 +41,46 @@ pub(crate) fn translate_chart(
         HashMap::with_capacity_and_hasher(2 * templates.len(), Default::default());
     // Names defined more than once (the body of a file counts as a definition of its path).
     let mut overridden = Vec::new();
-    let mut define = |name: String, source: String| match sources.entry(name) {
-        Entry::Occupied(mut entry) => {
-            overridden.push(entry.key().clone());
-            entry.insert(source);
-        }
-        Entry::Vacant(entry) => {
-            entry.insert(source);
-        }
-    };
     let mut actions = ActionTable::default();
     let mut strays = false;
     let (translations, helped) = translate_all(templates, Some(Arc::clone(&early)));
     for (file, translated) in templates.iter().zip(translations) {
-        let (text, translated) = translated?;
+        let (text, mut translated) = translated?;
         strays |= holds_strays(&translated.body);
         actions.add_located_actions(&file.path, translated.body.actions, &text);
         actions.set_aliases(&file.path, translated.body.aliases);
-        define(file.path.clone(), translated.body.source);
+        match sources.entry(file.path.clone()) {
+            Entry::Occupied(mut entry) => {
+                overridden.push(entry.key().clone());
+                entry.insert(translated.body.source);
+            }
+            Entry::Vacant(entry) => {
+                entry.insert(translated.body.source);
+            }
+        }
         actions.add_texts(translated.body.texts);
+        let empty_defines = std::mem::take(&mut translated.empty_defines);
         for (name, body) in translated.defines {
             strays |= holds_strays(&body);
             actions.add_texts(body.texts);
+            let empty = empty_defines.contains(&name);
+            if sources.contains_key(&name) {
+                let before = actions.origin(&name).to_string();
+                actions
+                    .definitions_mut()
+                    .note_again(&name, &before, &file.path, empty);
+                overridden.push(name.clone());
+                // Go's `associate`: an empty body does not replace a definition parsed before it.
+                if empty {
+                    continue;
+                }
+            } else {
+                actions.definitions_mut().note_first(&name, empty);
+            }
             actions.add_located_actions(&name, body.actions, &text);
             actions.set_origin(&name, &file.path);
             actions.set_aliases(&name, body.aliases);
-            define(name, body.source);
+            sources.insert(name, body.source);
         }
     }
     // The helper's environment is kept when it is out of it and compiled no name from a definition that may not

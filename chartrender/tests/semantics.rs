@@ -686,3 +686,31 @@ fn templates_of_a_chart_share_their_root_data_and_subcharts_name_theirs() {
         "c:  shared-root/charts/s/templates/c.yaml \n"
     );
 }
+
+/// A `tpl` string renders in Helm's set for it: the string first, then every chart file but the calling one, each
+/// `define` replacing the one before unless its body is empty (`tests/fixtures/own/tpl-template-set`; the texts are
+/// Helm v3.11.3's). So the calling file's definitions give way to another file's, the string's own give way to
+/// another file's, and an empty `define` keeps the earlier body, in the chart's set too.
+#[test]
+fn tpl_strings_render_in_helms_template_set_for_them() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/own/tpl-template-set");
+    let chart = seedlet_chartrender::Chart::from_dir(&dir, &seedlet_chartrender::Limits::default())
+        .unwrap();
+    let out = render(&chart, serde_json::json!({})).unwrap().templates;
+    assert_eq!(
+        out["tpl-template-set/templates/Last.yaml"],
+        "include-x: x from Last\n\
+         tpl-x: x from _helpers 1\n\
+         tpl-own-y: y from _helpers\n\
+         tpl-own-z: z from the string\n\
+         include-e: e from _helpers text\n\
+         tpl-e: e from _helpers text\n\
+         include-blank: blank from Last\n\
+         tpl-blank: [ ]\n"
+    );
+    assert_eq!(
+        out["tpl-template-set/templates/other.yaml"],
+        "other-tpl-x: x from Last\nother-tpl-blank: blank from Last\n"
+    );
+}

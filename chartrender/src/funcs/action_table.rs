@@ -10,6 +10,7 @@ use foldhash::HashMap;
 use minijinja::value::Value;
 
 use super::location::{self, CommandLocation};
+use super::tpl_set::Definitions;
 use super::{call_order, field_error};
 
 /// The Go action source per template and line, and the file each `define` lives in, for error messages; the
@@ -30,6 +31,8 @@ pub(crate) struct ActionTable {
     /// ([`crate::gotmpl::Translated::texts`]). Kept here rather than as environment globals: adding a global
     /// copied the shared function table (about 230 entries) for every chart, and freed it again with the chart.
     texts: HashMap<String, Value>,
+    /// Definitions beyond the winners, for the template sets of `tpl` strings.
+    definitions: Definitions,
 }
 
 /// The field paths of one template's `_p<n>` names, by `n`.
@@ -243,6 +246,21 @@ impl ActionTable {
     /// Records that `define` is written in `file`.
     pub(crate) fn set_origin(&mut self, define: &str, file: &str) {
         self.origins.insert(define.to_string(), file.to_string());
+    }
+
+    /// The Go source of chart file `file`, as its actions were found in.
+    pub(crate) fn file_text(&self, file: &str) -> Option<&str> {
+        self.runs.get(file)?.first().map(|run| &*run.text)
+    }
+
+    /// The chart's definitions beyond the winners ([`Definitions`]).
+    pub(crate) fn definitions(&self) -> &Definitions {
+        &self.definitions
+    }
+
+    /// [`Self::definitions`], to note them while the chart is translated.
+    pub(crate) fn definitions_mut(&mut self) -> &mut Definitions {
+        &mut self.definitions
     }
 
     /// Records that Go names template `name` `shown` in its messages.

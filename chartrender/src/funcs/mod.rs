@@ -32,6 +32,7 @@ mod strings;
 pub(crate) mod template;
 mod text;
 mod toml;
+pub(crate) mod tpl_set;
 pub(crate) mod value;
 mod wordcase;
 mod yaml_errors;

@@ -13,6 +13,7 @@ use super::context::exec_context;
 use super::describe::Described;
 pub(crate) use super::describe::{action_at, describe};
 use super::gostring;
+use super::tpl_set::{self, TplScope};
 use super::value::{GoMap, MUTATIONS, MapType, is_nil, to_go_string};
 use super::{arg_str, check_arguments, check_defined, fail, signature, want};
 use crate::gotmpl;
@@ -39,48 +40,6 @@ fn nested<R>(render: impl FnOnce() -> R) -> R {
 thread_local! {
     /// Open `include` calls per template name on this thread (a render and its nested includes run on one thread).
     static OPEN_INCLUDES: std::cell::RefCell<HashMap<String, usize>> = std::cell::RefCell::new(HashMap::new());
-}
-
-thread_local! {
-    /// While a `tpl` string renders: the file whose templates its template set lacks, and the names the string
-    /// `define`s itself ([`TplScope`]).
-    static TPL_SCOPE: std::cell::RefCell<Option<(String, Vec<String>)>> = const { std::cell::RefCell::new(None) };
-}
-
-/// The template set a `tpl` string renders in, as Helm v3.11.3 builds it: the string is parsed under the name of
-/// the data's `.Template.Name`, and then every chart file not already in the set, so the file of that name (the one
-/// calling `tpl`, usually) is not parsed and the templates it `define`s are unknown inside the string, also to
-/// templates the string includes. The previous scope comes back when the guard is dropped.
-struct TplScope {
-    previous: Option<(String, Vec<String>)>,
-}
-
-impl TplScope {
-    fn enter(file: Option<String>, own: &[(String, String)]) -> Self {
-        let scope = file.map(|file| (file, own.iter().map(|(name, _)| name.clone()).collect()));
-        Self {
-            previous: TPL_SCOPE
-                .with(|current| std::mem::replace(&mut *current.borrow_mut(), scope)),
-        }
-    }
-
-    /// Whether template `name` is left out of the current `tpl` string's template set: a `define` written in the
-    /// hidden file and not in the string.
-    fn hides(name: &str, actions: &ActionTable) -> bool {
-        TPL_SCOPE.with(|current| {
-            current.borrow().as_ref().is_some_and(|(file, own)| {
-                let origin = actions.origin(name);
-                origin != name && origin == file && !own.iter().any(|o| o == name)
-            })
-        })
-    }
-}
-
-impl Drop for TplScope {
-    fn drop(&mut self) {
-        let previous = self.previous.take();
-        TPL_SCOPE.with(|current| *current.borrow_mut() = previous);
-    }
 }
 
 /// One open `include` call of a name, counted in [`OPEN_INCLUDES`] until dropped.
@@ -387,6 +346,8 @@ fn render_include(
 struct TplSource {
     body: String,
     defines: Vec<(String, String)>,
+    /// The names among `defines` whose body is empty in Go's sense.
+    empty_defines: Vec<String>,
     /// Whether the translation holds stray byte characters (from `"\xc3"`-like literals): a render that uses it
     /// has them, even when the translation came from the cache and no literal was unquoted in this render.
     strays: bool,
@@ -427,6 +388,7 @@ fn tpl(state: &State, args: &[Value], exec: &ExecContext) -> Result<Value, Error
                     ))
                 },
             )?;
+            let empty_defines = file.empty_defines;
             let defines: Vec<(String, String)> = file
                 .defines
                 .into_iter()
@@ -439,6 +401,7 @@ fn tpl(state: &State, args: &[Value], exec: &ExecContext) -> Result<Value, Error
             let translated = Arc::new(TplSource {
                 body: file.body.source,
                 defines,
+                empty_defines,
                 strays,
             });
             let mut cache = TPL_CACHE.lock().unwrap_or_else(|p| p.into_inner());
@@ -494,18 +457,34 @@ fn tpl(state: &State, args: &[Value], exec: &ExecContext) -> Result<Value, Error
         .and_then(|template| template.get_attr("Name"))
         .ok()
         .and_then(|name| name.as_str().map(str::to_string));
-    let _scope = TplScope::enter(hidden, &translated.defines);
+    let mut set = tpl_set::resolve(
+        actions,
+        hidden.as_deref(),
+        &translated.defines,
+        &translated.empty_defines,
+        |file, name| {
+            let text = actions.file_text(file)?;
+            let file = gotmpl::translate_file(file, text, &super::is_function).ok()?;
+            let mut defines = file.defines.into_iter();
+            defines
+                .find(|(define, _)| define == name)
+                .map(|(_, d)| d.source)
+        },
+    );
+    let replaced = std::mem::take(&mut set.replaced);
+    let _scope = TplScope::enter(hidden, set);
     let mut sink = Sink::value("tpl", None);
     let rendered = nested(|| {
-        if translated.defines.is_empty() {
+        if replaced.is_empty() {
             match state.env().get_template(&format!("{TPL_PREFIX}{source}")) {
                 Ok(template) => template.render_captured_to(context, &mut sink).map(drop),
                 Err(_) => render_source(state.env(), &translated.body, context, &mut sink),
             }
         } else {
-            // Helm parses the string into a copy of the chart's templates, so its defines are visible to it.
+            // Helm parses the string and then the chart's files into one set ([`tpl_set`]): the definitions that
+            // set holds in place of the chart's are added to a copy of the chart's environment.
             let mut env = state.env().clone();
-            for (name, define) in &translated.defines {
+            for (name, define) in &replaced {
                 env.add_template_owned(name.clone(), define.clone())
                     .map_err(|e| fail(format!("error calling tpl: {e}")))?;
             }

@@ -77,6 +77,9 @@ pub(crate) struct TranslatedFile {
     pub(crate) body: Translated,
     /// `(name, template)` for every `define`/`block`.
     pub(crate) defines: Vec<(String, Translated)>,
+    /// The names among `defines` whose body is empty in Go's sense ([`parser::is_empty_tree`]): such a body does
+    /// not replace a definition of the name parsed before it (usually none).
+    pub(crate) empty_defines: Vec<String>,
 }
 
 impl TranslatedFile {
@@ -124,7 +127,17 @@ fn translate_file_with(
             Ok((define.to_string(), translated))
         })
         .collect::<Result<Vec<_>, ParseError>>()?;
-    Ok(TranslatedFile { body, defines })
+    let empty_defines = parsed
+        .defines
+        .iter()
+        .filter(|(_, nodes)| parser::is_empty_tree(nodes))
+        .map(|(define, _)| define.to_string())
+        .collect();
+    Ok(TranslatedFile {
+        body,
+        defines,
+        empty_defines,
+    })
 }
 
 #[cfg(test)]

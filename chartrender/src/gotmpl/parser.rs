@@ -133,6 +133,14 @@ pub(crate) fn parse<'s>(
     }
 }
 
+/// Go's `parse.IsEmptyTree` (Go 1.19): a template body that holds only blank text and comments, which a later
+/// definition of the same name replaces and which does not replace an earlier one.
+pub(crate) fn is_empty_tree(nodes: &[Node<'_>]) -> bool {
+    nodes
+        .iter()
+        .all(|node| matches!(node, Node::Text { text, .. } if text.trim().is_empty()))
+}
+
 /// How a node list ended.
 enum End<'s> {
     Eof,
@@ -278,8 +286,8 @@ impl<'s> Parser<'_, 's> {
                 if depth > 0 {
                     return Err(self.error(line, "unexpected define inside a control structure"));
                 }
-                let body = self.expect_end(depth)?;
-                self.defines.push((name, body));
+                let (body, end_line) = self.expect_end_at(depth)?;
+                self.add_define(name, body, end_line)?;
                 Ok(None)
             }
             "block" => {
@@ -289,8 +297,8 @@ impl<'s> Parser<'_, 's> {
                 } else {
                     None
                 };
-                let body = self.expect_end(depth)?;
-                self.defines.push((name.clone(), body));
+                let (body, end_line) = self.expect_end_at(depth)?;
+                self.add_define(name.clone(), body, end_line)?;
                 nodes.push(Node::Template {
                     name,
                     pipe,
@@ -375,12 +383,41 @@ impl<'s> Parser<'_, 's> {
     }
 
     fn expect_end(&mut self, depth: usize) -> Result<Vec<Node<'s>>, ParseError> {
+        self.expect_end_at(depth).map(|(body, _)| body)
+    }
+
+    /// [`Self::expect_end`] with the line of the closing `{{end}}`.
+    fn expect_end_at(&mut self, depth: usize) -> Result<(Vec<Node<'s>>, usize), ParseError> {
         let (body, end) = self.list(depth + 1)?;
         match end {
-            End::Closed(_) => Ok(body),
+            End::Closed(line) => Ok((body, line)),
             End::Else(line, ..) => Err(self.error(line, "unexpected {{else}}")),
             End::Eof => Err(self.error(self.end_line, "unexpected EOF")),
         }
+    }
+
+    /// Adds a `define`/`block` body as Go's parser does within one file: a name defined before by an empty body
+    /// ([`is_empty_tree`]) takes the new one, an empty body leaves an earlier one in place, and a second body that
+    /// is not empty is an error at the line of its `{{end}}`.
+    fn add_define(
+        &mut self,
+        name: Cow<'s, str>,
+        body: Vec<Node<'s>>,
+        end_line: usize,
+    ) -> Result<(), ParseError> {
+        let Some(index) = self.defines.iter().position(|(known, _)| *known == name) else {
+            self.defines.push((name, body));
+            return Ok(());
+        };
+        if is_empty_tree(&self.defines[index].1) {
+            self.defines[index].1 = body;
+        } else if !is_empty_tree(&body) {
+            return Err(self.error(
+                end_line,
+                format!("template: multiple definition of template {name:?}"),
+            ));
+        }
+        Ok(())
     }
 
     fn expect_empty(

@@ -98,3 +98,68 @@ fn parse_number_reads_go_literals() {
     assert_eq!(parse_number("0X1P-2"), Some(Operand::Float(0.25)));
     assert_eq!(parse_number("0x1.8"), None);
 }
+
+/// Go's `(*parse.Tree).add` within one file: an empty body gives way, a second body that is not empty is an error at
+/// its `{{end}}`'s line (texts from Helm v3.11.3's engine).
+#[test]
+fn a_name_defined_twice_in_one_file_follows_gos_empty_tree_rule() {
+    let defined = |source| -> Result<Vec<String>, String> {
+        let parsed = parse("t", source, &known).map_err(|e| e.to_string())?;
+        Ok(parsed
+            .defines
+            .iter()
+            .map(|(name, body)| match body.first() {
+                Some(Node::Text { text, .. }) => format!("{name}={}", text.trim()),
+                Some(_) => format!("{name}=<action>"),
+                None => format!("{name}="),
+            })
+            .collect())
+    };
+    let cases: [(&str, Result<Vec<&str>, &str>); 6] = [
+        (
+            "{{define \"d\"}}one{{end}}{{define \"d\"}} {{/* c */}} {{end}}",
+            Ok(vec!["d=one"]),
+        ),
+        (
+            "{{define \"d\"}} {{end}}{{define \"d\"}}two{{end}}",
+            Ok(vec!["d=two"]),
+        ),
+        (
+            "{{define \"d\"}}{{end}}{{define \"e\"}}e{{end}}{{define \"d\"}}{{.}}{{end}}",
+            Ok(vec!["d=<action>", "e=e"]),
+        ),
+        (
+            "{{define \"g\"}}one{{end}}\n{{define \"g\"}}\ntwo\n{{end}}",
+            Err("parse error at (t:4): multiple definition of template \"g\""),
+        ),
+        (
+            "{{block \"g\" .}}one{{end}}\n{{define \"g\"}}two{{end}}",
+            Err("parse error at (t:2): multiple definition of template \"g\""),
+        ),
+        (
+            "{{define \"g\"}}one{{end}}{{define \"h\"}}two{{end}}",
+            Ok(vec!["g=one", "h=two"]),
+        ),
+    ];
+    for (source, want) in cases {
+        let want = want
+            .map(|names| names.into_iter().map(String::from).collect())
+            .map_err(String::from);
+        assert_eq!(defined(source), want, "{source}");
+    }
+}
+
+#[test]
+fn empty_trees_hold_only_blank_text() {
+    for (source, empty) in [
+        ("", true),
+        (" \n\t", true),
+        ("{{/* note */}}  ", true),
+        ("{{- /* note */ -}}\u{a0}", true),
+        ("x", false),
+        ("{{ . }}", false),
+        ("{{ if . }}{{ end }}", false),
+    ] {
+        assert_eq!(is_empty_tree(&parse_ok(source).body), empty, "{source:?}");
+    }
+}
