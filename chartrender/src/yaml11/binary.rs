@@ -30,15 +30,26 @@ static BLOCK: LazyLock<Regex> = LazyLock::new(|| {
         .unwrap_or_else(|e| unreachable!("fixed pattern: {e}"))
 });
 
-/// The double-quoted YAML spelling of the bytes `base64` decodes to (bytes that are no UTF-8 kept as
-/// [`crate::funcs::gostring`] keeps them), or `None` when it is no valid base64.
+/// The double-quoted YAML spelling of the bytes `base64` decodes to, or `None` when it is no valid base64.
+///
+/// Helm reads YAML through sigs.k8s.io/yaml, which turns go-yaml v2's result into JSON before decoding it, and
+/// `encoding/json` writes every byte that is no UTF-8 as U+FFFD: `!!binary /w==` is the three bytes of U+FFFD in
+/// Helm's values, not the byte 0xFF.
 fn decoded(base64: &str) -> Option<String> {
     let compact: String = base64
         .chars()
         .filter(|c| !matches!(c, '\n' | '\r'))
         .collect();
     let bytes = GO_STD.decode(compact).ok()?;
-    serde_json::to_string(&crate::funcs::gostring::from_bytes(&bytes)).ok()
+    let mut text = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        text.push_str(chunk.valid());
+        text.extend(std::iter::repeat_n(
+            char::REPLACEMENT_CHARACTER,
+            chunk.invalid().len(),
+        ));
+    }
+    serde_json::to_string(&text).ok()
 }
 
 /// `line` with its `!!binary` value decoded, if it holds one that decodes.
@@ -104,6 +115,10 @@ mod tests {
             ("- !!binary aGk= # c", Some("- \"hi\" # c")),
             ("a: !!binary 'aGk='", Some("a: \"hi\"")),
             ("a: !!binary \"aGk=\"", Some("a: \"hi\"")),
+            // Bytes that are no UTF-8 become U+FFFD each, as sigs.k8s.io/yaml's JSON step writes them.
+            ("a: !!binary /w==", Some("a: \"\u{fffd}\"")),
+            ("a: !!binary 4oJh", Some("a: \"\u{fffd}\u{fffd}a\"")),
+            ("a: !!binary w6k=", Some("a: \"\u{e9}\"")),
             // Go's decoder wants the padding.
             ("a: !!binary aGk", None),
             ("a: !!binary '%%'", None),
