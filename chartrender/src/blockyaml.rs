@@ -506,7 +506,9 @@ mod tests {
         let files = corpus();
         let mut accepted = 0;
         for (name, original) in &files {
-            let text = crate::yaml11::as_yaml11(original);
+            let Ok(text) = crate::yaml11::as_yaml11(original) else {
+                continue;
+            };
             // Read without the rewrite only where the rewrite changes nothing.
             if let Some(direct) = parse_yaml11_map(original) {
                 assert_eq!(Some(direct), parse_map(text.as_bytes()), "{name}");

@@ -45,12 +45,13 @@ pub enum ChartError {
         #[source]
         source: serde_yaml::Error,
     },
-    /// `values.yaml` has a key Helm refuses (a null, an integer above `int64`), with sigs.k8s.io/yaml's message.
+    /// `values.yaml` has a key or value Helm refuses (a null key, an integer key above `int64`, a `!!binary` value
+    /// that is no base64), with sigs.k8s.io/yaml's message.
     #[error("cannot load {path}: error converting YAML to JSON: {message}")]
-    ValuesKey {
+    ValuesRefused {
         /// The file, relative to the top chart.
         path: String,
-        /// What sigs.k8s.io/yaml says of the key.
+        /// What sigs.k8s.io/yaml says of the key or value.
         message: String,
     },
     /// `values.schema.json` is not valid JSON.
@@ -398,7 +399,7 @@ fn parsed_values(
             path: "values.yaml".into(),
             source,
         },
-        ValuesYamlError::RefusedKey(message) => ChartError::ValuesKey {
+        ValuesYamlError::Refused(message) => ChartError::ValuesRefused {
             path: "values.yaml".into(),
             message,
         },
@@ -451,11 +452,13 @@ pub(crate) fn parse_values_map(data: &[u8]) -> Result<serde_json::Value, ValuesY
     {
         return Ok(map);
     }
-    let text = text.map(crate::yaml11::as_yaml11);
-    let data = match &text {
-        Ok(text) => text.as_bytes(),
-        Err(_) => data,
+    let rewritten = match text {
+        Ok(text) => Some(
+            crate::yaml11::as_yaml11(text).map_err(|e| ValuesYamlError::Refused(e.to_string()))?,
+        ),
+        Err(_) => None,
     };
+    let data = rewritten.as_deref().map_or(data, str::as_bytes);
     if let Some(map) = crate::blockyaml::parse_map(data) {
         return Ok(map);
     }

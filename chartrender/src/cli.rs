@@ -168,12 +168,13 @@ pub enum Error {
         #[source]
         source: serde_yaml::Error,
     },
-    /// A values file has a key Helm refuses (a null, an integer above `int64`), with sigs.k8s.io/yaml's message.
+    /// A values file has a key or value Helm refuses (a null key, an integer key above `int64`, a `!!binary` value
+    /// that is no base64), with sigs.k8s.io/yaml's message.
     #[error("failed to parse {path}: error converting YAML to JSON: {message}")]
-    ValuesKey {
+    ValuesRefused {
         /// The file.
         path: PathBuf,
-        /// What sigs.k8s.io/yaml says of the key.
+        /// What sigs.k8s.io/yaml says of the key or value.
         message: String,
     },
     /// The ControllerDeployment carries no usable chart.
@@ -321,7 +322,7 @@ fn read_values(path: &Path) -> Result<serde_json::Value, Error> {
             path: path.to_path_buf(),
             source,
         },
-        crate::values_yaml::ValuesYamlError::RefusedKey(message) => Error::ValuesKey {
+        crate::values_yaml::ValuesYamlError::Refused(message) => Error::ValuesRefused {
             path: path.to_path_buf(),
             message,
         },

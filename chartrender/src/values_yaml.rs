@@ -19,8 +19,9 @@ use serde_json::{Map, Number, Value};
 pub(crate) enum ValuesYamlError {
     /// Not YAML, or not what the reader takes.
     Yaml(serde_yaml::Error),
-    /// A key Helm refuses: sigs.k8s.io/yaml's message (`Unsupported map key of type: …`).
-    RefusedKey(String),
+    /// A key or value Helm refuses: the message sigs.k8s.io/yaml gives after `error converting YAML to JSON: `
+    /// (`Unsupported map key of type: …`, `yaml: !!binary value contains invalid base64 data`).
+    Refused(String),
 }
 
 /// Parses `data` (already rewritten for YAML 1.1) as one YAML document read into JSON.
@@ -35,7 +36,7 @@ pub(crate) fn from_slice(data: &[u8]) -> Result<Value, ValuesYamlError> {
     };
     match (result, refusal.into_inner()) {
         (Ok(value), _) => Ok(value),
-        (Err(_), Some(message)) => Err(ValuesYamlError::RefusedKey(message)),
+        (Err(_), Some(message)) => Err(ValuesYamlError::Refused(message)),
         (Err(e), None) => Err(ValuesYamlError::Yaml(e)),
     }
 }
@@ -353,7 +354,7 @@ mod tests {
 
     fn refusal(text: &str) -> Option<String> {
         match from_slice(text.as_bytes()) {
-            Err(ValuesYamlError::RefusedKey(message)) => Some(message),
+            Err(ValuesYamlError::Refused(message)) => Some(message),
             _ => None,
         }
     }

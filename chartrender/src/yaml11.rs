@@ -28,6 +28,8 @@ use regex::Regex;
 
 mod binary;
 
+pub(crate) use binary::InvalidBase64;
+
 /// The go-yaml v2 boolean spelled `word`, if it is one that YAML 1.2 reads as a string.
 fn yaml11_bool(word: &str) -> Option<bool> {
     match word {
@@ -437,9 +439,10 @@ fn surely_unchanged(line: &str) -> bool {
     true
 }
 
-/// `text` with YAML 1.1 boolean keys written as `"true"`/`"false"`, boolean values as `true`/`false`, and numbers
-/// go-yaml v2 reads unlike YAML 1.2 in their YAML 1.2 spelling (`1_000` → `1000`, `017` → `15`).
-pub(crate) fn as_yaml11(text: &str) -> Cow<'_, str> {
+/// `text` with YAML 1.1 boolean keys written as `"true"`/`"false"`, boolean values as `true`/`false`, numbers
+/// go-yaml v2 reads unlike YAML 1.2 in their YAML 1.2 spelling (`1_000` → `1000`, `017` → `15`) and `!!binary`
+/// values decoded ([`binary`]), or go-yaml's refusal of a `!!binary` value that is no base64.
+pub(crate) fn as_yaml11(text: &str) -> Result<Cow<'_, str>, InvalidBase64> {
     // First one pass over the whole text: words and the number pattern never span a line break (a line break is a
     // non-letter, and stands for a line start before `0`), so this is `lines().any(has_candidate)` without a
     // regex search per line, except for numeric keys: a block key is looked for at every line start (over the
@@ -453,7 +456,7 @@ pub(crate) fn as_yaml11(text: &str) -> Cow<'_, str> {
         && (!(has_candidate(text) || text.lines().any(may_have_numeric_key))
             || !text.lines().any(line_may_change))
     {
-        return Cow::Borrowed(text);
+        return Ok(Cow::Borrowed(text));
     }
     let mut out = String::with_capacity(text.len() + 16);
     // Indentation of the line that opened a block scalar: deeper (or blank) lines are its content.
@@ -473,20 +476,27 @@ pub(crate) fn as_yaml11(text: &str) -> Cow<'_, str> {
             }
             block = None;
         }
+        let flow_decoded;
+        let mut body = body;
         if binary && body.contains(binary::TAG) {
             if binary::opens_block(body) {
                 let content_end = binary::block_content_end(text, at, indent);
                 if let Some(line) = binary::block_line(body, &text[at..content_end]) {
                     // The key is read like any other (`on: !!binary aGk=` is the key "true").
-                    out.push_str(&rewrite_line(&line));
+                    out.push_str(&rewrite_line(&line?));
                     out.push_str(ending);
                     at = content_end;
                     continue;
                 }
             } else if let Some(line) = binary::value_line(body) {
-                out.push_str(&rewrite_line(&line));
+                out.push_str(&rewrite_line(&line?));
                 out.push_str(ending);
                 continue;
+            } else if body.contains(['[', '{'])
+                && let Some(decoded) = binary::flow_values(body)
+            {
+                flow_decoded = decoded?;
+                body = &flow_decoded;
             }
         }
         // The regexes run only where they can match: a block scalar opens with `|` or `>`, and a line is
@@ -502,12 +512,15 @@ pub(crate) fn as_yaml11(text: &str) -> Cow<'_, str> {
         if body.contains(['[', '{'])
             && let Some(end) = open_flow_end(body, &text[at..])
         {
-            let unit = &text[line_end - line.len()..at + end];
+            let mut unit = Cow::Borrowed(&text[line_end - line.len()..at + end]);
             at += end;
-            if has_candidate(unit) {
-                out.push_str(&rewrite_line(unit));
+            if binary && let Some(decoded) = binary::flow_values(&unit) {
+                unit = Cow::Owned(decoded?);
+            }
+            if has_candidate(&unit) {
+                out.push_str(&rewrite_line(&unit));
             } else {
-                out.push_str(unit);
+                out.push_str(&unit);
             }
             continue;
         }
@@ -518,7 +531,7 @@ pub(crate) fn as_yaml11(text: &str) -> Cow<'_, str> {
         }
         out.push_str(ending);
     }
-    Cow::Owned(out)
+    Ok(Cow::Owned(out))
 }
 
 /// `line` without its comment: the text before the first `#` that opens the line or follows a space or tab outside

@@ -174,7 +174,7 @@ pub(crate) fn from_yaml(args: &[Value]) -> Result<Value, Error> {
             "error converting YAML to JSON: {}",
             yaml_errors::go_yaml_text(&e.to_string(), &text)
         )),
-        Err(YamlError::RefusedKey(message)) => {
+        Err(YamlError::Refused(message)) => {
             error_map(format!("error converting YAML to JSON: {message}"))
         }
     })
@@ -183,16 +183,18 @@ pub(crate) fn from_yaml(args: &[Value]) -> Result<Value, Error> {
 /// Why [`parse_yaml`] read no value.
 enum YamlError {
     Syntax(serde_yaml::Error),
-    /// A key sigs.k8s.io/yaml has no JSON spelling for (`~:`, an integer above `int64`): its message.
-    RefusedKey(String),
+    /// A key sigs.k8s.io/yaml has no JSON spelling for (`~:`, an integer above `int64`) or a `!!binary` value that
+    /// is no base64: the message after `error converting YAML to JSON: `.
+    Refused(String),
 }
 
 /// A YAML document read as Helm's parser reads it for `fromYaml`/`fromYamlArray`: YAML 1.1 scalars, and map keys
 /// turned into JSON keys or refused as for values files ([`crate::values_yaml`]).
 fn parse_yaml(text: &str) -> Result<serde_json::Value, YamlError> {
-    crate::values_yaml::from_slice(crate::yaml11::as_yaml11(text).as_bytes()).map_err(|e| match e {
+    let text = crate::yaml11::as_yaml11(text).map_err(|e| YamlError::Refused(e.to_string()))?;
+    crate::values_yaml::from_slice(text.as_bytes()).map_err(|e| match e {
         crate::values_yaml::ValuesYamlError::Yaml(e) => YamlError::Syntax(e),
-        crate::values_yaml::ValuesYamlError::RefusedKey(message) => YamlError::RefusedKey(message),
+        crate::values_yaml::ValuesYamlError::Refused(message) => YamlError::Refused(message),
     })
 }
 
@@ -211,7 +213,7 @@ pub(crate) fn from_yaml_array(args: &[Value]) -> Result<Value, Error> {
             "error converting YAML to JSON: {}",
             yaml_errors::go_yaml_text(&e.to_string(), &text)
         ))]),
-        Err(YamlError::RefusedKey(message)) => Value::from(vec![Value::from(format!(
+        Err(YamlError::Refused(message)) => Value::from(vec![Value::from(format!(
             "error converting YAML to JSON: {message}"
         ))]),
     })

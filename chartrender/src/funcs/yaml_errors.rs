@@ -24,6 +24,7 @@ fn unknown_anchor(message: &str, text: &str) -> Option<String> {
     let (line, column) = position.split_once(" column ")?;
     let (line, column) = (line.parse::<usize>().ok()?, column.parse::<usize>().ok()?);
     let alias = crate::yaml11::as_yaml11(text)
+        .ok()?
         .split('\n')
         .nth(line.checked_sub(1)?)?
         .chars()

@@ -1,7 +1,8 @@
 //! `!!binary` scalars as go-yaml v2 reads them: the base64 text (Go's standard encoding; line breaks skipped, as
 //! Go's decoder skips them) is decoded into the string's bytes, so `a: !!binary aGk=` is `a: "hi"`. Rewritten
-//! before parsing, like the rest of [`super`]: a value on its key's or list item's line (plain or quoted) and a
-//! literal block (`!!binary |`). Text that is no valid base64 is left for the parser, which keeps it as text.
+//! before parsing, like the rest of [`super`]: a value on its key's or list item's line (plain or quoted), a
+//! literal or folded block (`!!binary |`, `!!binary >`) and a value inside a flow collection (`[!!binary aGk=]`).
+//! Text that is no valid base64 is go-yaml's error ([`InvalidBase64`]), which Helm reports for the whole document.
 
 use std::sync::LazyLock;
 
@@ -24,23 +25,32 @@ static VALUE: LazyLock<Regex> = LazyLock::new(|| {
         .unwrap_or_else(|e| unreachable!("fixed pattern: {e}"))
 });
 
-/// A literal block scalar tagged `!!binary`: `key: !!binary |` (chomping indicators allowed).
+/// A block scalar tagged `!!binary`: `key: !!binary |` or `>` (chomping indicators allowed).
 static BLOCK: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r##"^(?P<head>[ \t]*(?:-[ \t]+)*(?:[^'"#:]+:[ \t]+)?)!!binary[ \t]+\|[-+]?[ \t]*(?:#.*)?$"##)
+    Regex::new(r##"^(?P<head>[ \t]*(?:-[ \t]+)*(?:[^'"#:]+:[ \t]+)?)!!binary[ \t]+(?P<style>[|>])[-+]?[ \t]*(?:#.*)?$"##)
         .unwrap_or_else(|e| unreachable!("fixed pattern: {e}"))
 });
 
-/// The double-quoted YAML spelling of the bytes `base64` decodes to, or `None` when it is no valid base64.
+/// go-yaml v2's refusal of a `!!binary` value that is no valid base64, in its words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("yaml: !!binary value contains invalid base64 data")]
+pub(crate) struct InvalidBase64;
+
+/// What a line or flow text holding `!!binary` reads as: `None` when it holds no value this module rewrites, else
+/// the text with the value decoded, or go-yaml's refusal.
+pub(super) type Rewritten = Option<Result<String, InvalidBase64>>;
+
+/// The double-quoted YAML spelling of the bytes `base64` decodes to.
 ///
 /// Helm reads YAML through sigs.k8s.io/yaml, which turns go-yaml v2's result into JSON before decoding it, and
 /// `encoding/json` writes every byte that is no UTF-8 as U+FFFD: `!!binary /w==` is the three bytes of U+FFFD in
 /// Helm's values, not the byte 0xFF.
-fn decoded(base64: &str) -> Option<String> {
+fn decoded(base64: &str) -> Result<String, InvalidBase64> {
     let compact: String = base64
         .chars()
         .filter(|c| !matches!(c, '\n' | '\r'))
         .collect();
-    let bytes = GO_STD.decode(compact).ok()?;
+    let bytes = GO_STD.decode(compact).map_err(|_| InvalidBase64)?;
     let mut text = String::with_capacity(bytes.len());
     for chunk in bytes.utf8_chunks() {
         text.push_str(chunk.valid());
@@ -49,11 +59,11 @@ fn decoded(base64: &str) -> Option<String> {
             chunk.invalid().len(),
         ));
     }
-    serde_json::to_string(&text).ok()
+    serde_json::to_string(&text).map_err(|_| InvalidBase64)
 }
 
-/// `line` with its `!!binary` value decoded, if it holds one that decodes.
-pub(super) fn value_line(line: &str) -> Option<String> {
+/// `line` with its `!!binary` value decoded, if it holds one filling the rest of the line.
+pub(super) fn value_line(line: &str) -> Rewritten {
     let parts = VALUE.captures(line)?;
     // A quoted value takes no escape (the pattern allows none): its text is what stands between the quotes.
     let value = &parts["value"];
@@ -62,25 +72,104 @@ pub(super) fn value_line(line: &str) -> Option<String> {
     } else {
         value
     };
-    Some(format!(
-        "{}{}{}",
-        &parts["head"],
-        decoded(text)?,
-        &parts["tail"]
-    ))
+    Some(decoded(text).map(|decoded| format!("{}{decoded}{}", &parts["head"], &parts["tail"])))
 }
 
-/// For a `line` that opens a literal `!!binary` block whose content is `content` (the lines indented deeper, blank
-/// ones included): the line with the decoded string in its place.
-pub(super) fn block_line(line: &str, content: &str) -> Option<String> {
+/// For a `line` that opens a `!!binary` block whose content is `content` (the lines indented deeper, blank ones
+/// included): the line with the decoded string in its place.
+pub(super) fn block_line(line: &str, content: &str) -> Rewritten {
     let parts = BLOCK.captures(line)?;
     // The indentation goes; anything else on a line (a space inside the text) makes it invalid, as in Go.
-    let text: String = content
+    let lines: Vec<&str> = content
         .lines()
         .map(|line| line.trim_start_matches(' '))
-        .collect::<Vec<_>>()
-        .join("\n");
-    Some(format!("{}{}", &parts["head"], decoded(&text)?))
+        .collect();
+    let text = if &parts["style"] == ">" {
+        folded(&lines)
+    } else {
+        lines.join("\n")
+    };
+    Some(decoded(&text).map(|decoded| format!("{}{decoded}", &parts["head"])))
+}
+
+/// The lines of a folded block as YAML folds them: a line break between two lines of text is a space, a blank line
+/// a line break (so base64 over several lines is no base64 here, as in Go).
+fn folded(lines: &[&str]) -> String {
+    let mut text = String::new();
+    let mut after_text = false;
+    for line in lines {
+        if line.trim().is_empty() {
+            text.push('\n');
+            after_text = false;
+        } else {
+            if after_text {
+                text.push(' ');
+            }
+            text.push_str(line);
+            after_text = true;
+        }
+    }
+    text
+}
+
+/// `text` (a line, or a flow collection over several lines) with each `!!binary` value inside a flow collection
+/// decoded: a tag outside quotes and comments, followed by blanks and a plain value (up to a blank, `,`, `]` or `}`)
+/// or a quoted one without escapes.
+pub(super) fn flow_values(text: &str) -> Rewritten {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    let mut quote = None;
+    let mut found = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        match (quote, b) {
+            (Some(open), _) if b == open => quote = None,
+            (Some(b'"'), b'\\') => i += 1,
+            (Some(_), _) => {}
+            (None, b'\'' | b'"') => quote = Some(b),
+            (None, b'#') if i == 0 || matches!(bytes[i - 1], b' ' | b'\t') => {
+                i = text[i..].find('\n').map_or(bytes.len(), |n| i + n);
+                continue;
+            }
+            (None, b'!') if text[i..].starts_with(TAG) => {
+                let after = &text[i + TAG.len()..];
+                let value_start = after.len() - after.trim_start_matches([' ', '\t']).len();
+                let value = &after[value_start..];
+                let (inner, taken) = if let Some(rest) = value.strip_prefix(['\'', '"']) {
+                    let close = value.as_bytes()[0] as char;
+                    match rest.find(close) {
+                        Some(end) if !rest[..end].contains('\\') => (&rest[..end], end + 2),
+                        _ => return None,
+                    }
+                } else {
+                    let end = value
+                        .find([' ', '\t', '\n', '\r', ',', ']', '}'])
+                        .unwrap_or(value.len());
+                    (&value[..end], end)
+                };
+                if value_start == 0 || taken == 0 {
+                    return None;
+                }
+                out.push_str(&text[copied..i]);
+                match decoded(inner) {
+                    Ok(decoded) => out.push_str(&decoded),
+                    Err(e) => return Some(Err(e)),
+                }
+                i += TAG.len() + value_start + taken;
+                copied = i;
+                found = true;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    found.then(|| {
+        out.push_str(&text[copied..]);
+        Ok(out)
+    })
 }
 
 /// Where the content of a block scalar that starts at byte `from` of `text` ends: after the lines that are blank or
@@ -110,35 +199,84 @@ mod tests {
 
     #[test]
     fn binary_values_are_decoded_like_go_yaml_v2() {
+        let bad = Some(Err(InvalidBase64));
         for (line, expected) in [
-            ("a: !!binary aGk=", Some("a: \"hi\"")),
-            ("- !!binary aGk= # c", Some("- \"hi\" # c")),
-            ("a: !!binary 'aGk='", Some("a: \"hi\"")),
-            ("a: !!binary \"aGk=\"", Some("a: \"hi\"")),
+            ("a: !!binary aGk=", Some(Ok("a: \"hi\""))),
+            ("- !!binary aGk= # c", Some(Ok("- \"hi\" # c"))),
+            ("a: !!binary 'aGk='", Some(Ok("a: \"hi\""))),
+            ("a: !!binary \"aGk=\"", Some(Ok("a: \"hi\""))),
             // Bytes that are no UTF-8 become U+FFFD each, as sigs.k8s.io/yaml's JSON step writes them.
-            ("a: !!binary /w==", Some("a: \"\u{fffd}\"")),
-            ("a: !!binary 4oJh", Some("a: \"\u{fffd}\u{fffd}a\"")),
-            ("a: !!binary w6k=", Some("a: \"\u{e9}\"")),
+            ("a: !!binary /w==", Some(Ok("a: \"\u{fffd}\""))),
+            ("a: !!binary 4oJh", Some(Ok("a: \"\u{fffd}\u{fffd}a\""))),
+            ("a: !!binary w6k=", Some(Ok("a: \"\u{e9}\""))),
             // Go's decoder wants the padding.
-            ("a: !!binary aGk", None),
-            ("a: !!binary '%%'", None),
+            ("a: !!binary aGk", bad),
+            ("a: !!binary '%%'", bad),
+            // Quotes inside quotes are part of the text, which is then no base64.
+            ("a: !!binary '\"aGk=\"'", bad),
             ("a: !!binary", None),
             ("a: \"x !!binary aGk=\"", None),
-            // Quotes inside quotes are part of the text, which is then no base64.
-            ("a: !!binary '\"aGk=\"'", None),
         ] {
-            assert_eq!(value_line(line).as_deref(), expected, "{line:?}");
+            let got = value_line(line);
+            assert_eq!(
+                got.as_ref().map(|r| r.as_deref().map_err(|e| *e)),
+                expected,
+                "{line:?}"
+            );
         }
     }
 
     #[test]
-    fn literal_blocks_are_decoded_and_folded_ones_kept() {
-        assert_eq!(
-            block_line("a: !!binary |", "  aGVs\n  bG8=\n").as_deref(),
-            Some("a: \"hello\"")
-        );
-        assert!(opens_block("- !!binary |-"));
-        assert!(!opens_block("a: !!binary >"));
-        assert_eq!(block_line("a: !!binary |", "  aGVs\n  bG8\n"), None);
+    fn literal_and_folded_blocks_are_decoded() {
+        let bad = Some(Err(InvalidBase64));
+        for (line, content, expected) in [
+            (
+                "a: !!binary |",
+                "  aGVs\n  bG8=\n",
+                Some(Ok("a: \"hello\"")),
+            ),
+            ("- !!binary |-", "  aGk=\n", Some(Ok("- \"hi\""))),
+            ("a: !!binary |", "  aGVs\n  bG8\n", bad),
+            ("a: !!binary >", "  aGk=\n", Some(Ok("a: \"hi\""))),
+            // Folding joins the lines with a space, which is no base64; a blank line folds into a line break.
+            ("a: !!binary >", "  aGVs\n  bG8=\n", bad),
+            (
+                "a: !!binary >",
+                "  aGVs\n\n  bG8=\n",
+                Some(Ok("a: \"hello\"")),
+            ),
+            ("a: !!binary", "  aGk=\n", None),
+        ] {
+            let got = block_line(line, content);
+            assert_eq!(
+                got.as_ref().map(|r| r.as_deref().map_err(|e| *e)),
+                expected,
+                "{line:?} {content:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn flow_values_are_decoded_outside_quotes_and_comments() {
+        let bad = Some(Err(InvalidBase64));
+        for (text, expected) in [
+            ("[!!binary aGk=, 1]", Some(Ok("[\"hi\", 1]"))),
+            ("{a: !!binary aGk=}", Some(Ok("{a: \"hi\"}"))),
+            (
+                "[!!binary 'aGk=',!!binary \"aGk=\"]",
+                Some(Ok("[\"hi\",\"hi\"]")),
+            ),
+            ("['!!binary aGk=', \"x\\\" !!binary y\"]", None),
+            ("[a, # !!binary x\n b]", None),
+            ("[!!binary aGk]", bad),
+            ("[!!binary]", None),
+        ] {
+            let got = flow_values(text);
+            assert_eq!(
+                got.as_ref().map(|r| r.as_deref().map_err(|e| *e)),
+                expected,
+                "{text:?}"
+            );
+        }
     }
 }

@@ -2,6 +2,11 @@
 
 use super::*;
 
+/// [`as_yaml11`] of a text it does not refuse.
+fn yaml11_of(text: &str) -> Cow<'_, str> {
+    as_yaml11(text).unwrap_or_else(|e| panic!("{text:?}: {e}"))
+}
+
 #[test]
 fn booleans_are_read_like_go_yaml_v2() {
     let cases = [
@@ -39,7 +44,7 @@ fn booleans_are_read_like_go_yaml_v2() {
         ),
     ];
     for (input, want) in cases {
-        assert_eq!(as_yaml11(input), want, "{input:?}");
+        assert_eq!(yaml11_of(input), want, "{input:?}");
     }
 }
 
@@ -86,7 +91,7 @@ fn numbers_are_read_like_go_yaml_v2() {
         assert_eq!(yaml12_spelling(word).as_deref(), want, "{word}");
     }
     assert_eq!(
-        as_yaml11("a: 1_000 # n\nl:\n  - 017\ns: \"017\"\nb: |\n  017\n"),
+        yaml11_of("a: 1_000 # n\nl:\n  - 017\ns: \"017\"\nb: |\n  017\n"),
         "a: 1000 # n\nl:\n  - 15\ns: \"017\"\nb: |\n  017\n"
     );
 }
@@ -106,7 +111,7 @@ fn flow_collections_on_one_line_are_read_like_go_yaml_v2() {
         ("a: [1, b, \"017\"]\n", "a: [1, b, \"017\"]\n"),
     ];
     for (input, want) in cases {
-        assert_eq!(as_yaml11(input), want, "{input:?}");
+        assert_eq!(yaml11_of(input), want, "{input:?}");
     }
 }
 
@@ -131,7 +136,7 @@ fn flow_collections_over_several_lines_are_read_like_go_yaml_v2() {
         ("a: [017,\n  1_0\nb: 017\n", "a: [017,\n  1_0\nb: 15\n"),
     ];
     for (input, want) in cases {
-        assert_eq!(as_yaml11(input), want, "{input:?}");
+        assert_eq!(yaml11_of(input), want, "{input:?}");
     }
 }
 
@@ -177,12 +182,12 @@ fn keys_become_json_keys_like_sigs_k8s_yaml() {
         assert_eq!(yaml11_key(word).as_deref(), want, "{word}");
     }
     assert_eq!(
-        as_yaml11("1e3: a\n- 017: b\n  -1: c\nm: {0x10: x, 1.5: [017]}\n.nan: d\nx1: 1\n"),
+        yaml11_of("1e3: a\n- 017: b\n  -1: c\nm: {0x10: x, 1.5: [017]}\n.nan: d\nx1: 1\n"),
         "\"1000\": a\n- \"15\": b\n  -1: c\nm: {\"16\": x, 1.5: [15]}\n.nan: d\nx1: 1\n"
     );
     // A refused key stays bare for the parser, in a block line and in a flow mapping alike.
     assert_eq!(
-        as_yaml11("01000000000000000000000: a\nm: {0X8000000000000000: b, 017: c}\n"),
+        yaml11_of("01000000000000000000000: a\nm: {0X8000000000000000: b, 017: c}\n"),
         "9223372036854775808: a\nm: {9223372036854775808: b, \"15\": c}\n"
     );
 }
@@ -232,34 +237,34 @@ fn comments_are_cut_only_where_no_quote_can_hide_them() {
 
 #[test]
 fn text_without_candidates_is_borrowed() {
-    assert!(matches!(as_yaml11("a: 1\nb: [x]\n"), Cow::Borrowed(_)));
+    assert!(matches!(yaml11_of("a: 1\nb: [x]\n"), Cow::Borrowed(_)));
     assert!(matches!(
-        as_yaml11("a: {}\nb: {c: 1, d: x}\nTrueish: 2\n"),
+        yaml11_of("a: {}\nb: {c: 1, d: x}\nTrueish: 2\n"),
         Cow::Borrowed(_)
     ));
     // Candidates in full-line comments only: nothing to rewrite.
     let commented = "# no: on, 017, a_b\na: 1\n  # yes\n";
-    assert!(matches!(as_yaml11(commented), Cow::Borrowed(_)));
+    assert!(matches!(yaml11_of(commented), Cow::Borrowed(_)));
     // A candidate on a line that is not all comment still rewrites the text.
-    assert_eq!(as_yaml11("# no\na: yes # on\n"), "# no\na: true # on\n");
+    assert_eq!(yaml11_of("# no\na: yes # on\n"), "# no\na: true # on\n");
     // Candidates only in comments after values (dns-service's image tag line), after quoted values too.
     let trailing = "image:\n  tag: \"v1\" # set_version, on 017\n  name: 'x' # y\n";
-    assert!(matches!(as_yaml11(trailing), Cow::Borrowed(_)));
+    assert!(matches!(yaml11_of(trailing), Cow::Borrowed(_)));
     // A `#` inside a word opens no comment: `_` in the key is still a candidate (the key stays a string).
-    assert!(matches!(as_yaml11("a#b_c: x\n"), Cow::Owned(_)));
-    assert_eq!(as_yaml11("a#b_c: x\n"), "a#b_c: x\n");
+    assert!(matches!(yaml11_of("a#b_c: x\n"), Cow::Owned(_)));
+    assert_eq!(yaml11_of("a#b_c: x\n"), "a#b_c: x\n");
     // A `#` followed by a quote may be inside a quoted scalar: the rest of the line is still looked at.
-    assert_eq!(as_yaml11("a: [\"x # q\", y]\n"), "a: [\"x # q\", true]\n");
+    assert_eq!(yaml11_of("a: [\"x # q\", y]\n"), "a: [\"x # q\", true]\n");
     assert_eq!(
-        as_yaml11("a: [it's, 'b # c', y]\n"),
+        yaml11_of("a: [it's, 'b # c', y]\n"),
         "a: [it's, 'b # c', true]\n"
     );
     assert_eq!(
-        as_yaml11("a: 'x' # b\nc: on # d\n"),
+        yaml11_of("a: 'x' # b\nc: on # d\n"),
         "a: 'x' # b\nc: true # d\n"
     );
     // A numeric block key below the first line is found by the first pass over the whole text too.
-    assert!(matches!(as_yaml11("a: 1\n1e3: x\n"), Cow::Owned(_)));
+    assert!(matches!(yaml11_of("a: 1\n1e3: x\n"), Cow::Owned(_)));
 }
 
 #[test]
@@ -424,7 +429,7 @@ fn scalars_with_a_core_tag_are_read_like_plain_ones() {
         ("a: !!bool 017\n", "a: !!bool 017\n"),
     ];
     for (input, expected) in cases {
-        assert_eq!(as_yaml11(input), expected, "{input:?}");
+        assert_eq!(yaml11_of(input), expected, "{input:?}");
     }
 }
 
@@ -461,10 +466,25 @@ fn binary_values_are_decoded_under_keys_read_like_go_yaml_v2() {
             "a: !!binary |\n  aGVs\n  bG8=\nb: yes\n",
             "a: \"hello\"\nb: true\n",
         ),
-        // Not base64: left for the parser, which keeps the text.
-        ("a: !!binary aGk\n", "a: !!binary aGk\n"),
+        (
+            "a: !!binary >\n  aGk=\nb: [!!binary aGk=, 'x !!binary y', {c: !!binary \"aGk=\"}]\n",
+            "a: \"hi\"\nb: [\"hi\", 'x !!binary y', {c: \"hi\"}]\n",
+        ),
+        (
+            "b: [\n  !!binary aGk=, # c !!binary x\n  on]\n",
+            "b: [\n  \"hi\", # c !!binary x\n  true]\n",
+        ),
     ];
     for (input, expected) in cases {
-        assert_eq!(as_yaml11(input), expected, "{input:?}");
+        assert_eq!(yaml11_of(input), expected, "{input:?}");
+    }
+    // Text that is no base64 is go-yaml's error for the whole document.
+    for input in [
+        "a: !!binary aGk\n",
+        "a: !!binary >\n  aGVs\n  bG8=\n",
+        "a: [1, !!binary '%%']\n",
+        "a: !!binary |\n  aGVs\n  bG8\n",
+    ] {
+        assert_eq!(as_yaml11(input), Err(InvalidBase64), "{input:?}");
     }
 }
