@@ -329,21 +329,59 @@ fn render_include(
             &mut sink,
         )
     })
-    .map_err(|e| match call {
-        Call::Include => fail(format!(
-            "error calling include: {}",
-            describe(&e, actions, &args[1])
-        )),
-        // Go runs a `template` action in place: its error is the inner one, as it is.
-        Call::Template => fail(describe(&e, actions, &args[1])).with_source(Described),
+    .map_err(|e| {
+        let described = describe_in_tpl_scope(&e, actions, &args[1]);
+        match call {
+            Call::Include => fail(format!("error calling include: {described}")),
+            // Go runs a `template` action in place: its error is the inner one, as it is.
+            Call::Template => fail(described).with_source(Described),
+        }
     })?;
     meter::check_exceeded()?;
     Ok(Value::from(sink.into_string()))
 }
 
+/// [`describe`] of a failure in an included template, which may be one the `tpl` string rendering `define`s: the
+/// chart's table does not know those, the string's own does ([`tpl_table`]; built on the failure path only).
+fn describe_in_tpl_scope(error: &Error, actions: &ActionTable, data: &Value) -> String {
+    if let Some(name) = error.name()
+        && !actions.knows(name)
+        && let Some((source, shown)) = TplScope::current()
+    {
+        let table = tpl_table(&source, &shown, None);
+        if table.knows(name) {
+            return describe(error, &table, data);
+        }
+    }
+    describe(error, actions, data)
+}
+
+/// The actions of a `tpl` string parsed under the name `shown`: its `define`s, and its body under `body_name` (the
+/// name it ran under) unless a define has that name.
+fn tpl_table(source: &str, shown: &str, body_name: Option<&str>) -> ActionTable {
+    let mut table = ActionTable::default();
+    let text: Arc<str> = source.into();
+    if let Ok(file) = gotmpl::translate_file(shown, source, &super::is_function) {
+        for (define, translated) in file.defines {
+            table.set_origin(&define, shown);
+            table.add_located_actions(&define, translated.actions, &text);
+        }
+        if let Some(name) = body_name
+            && !table.knows(name)
+        {
+            table.set_origin(name, shown);
+            table.set_shown(name, shown);
+            table.add_located_actions(name, file.body.actions, &text);
+        }
+    }
+    table
+}
+
 /// A translated `tpl` source: its body and the templates it `define`s.
 #[derive(Debug)]
 struct TplSource {
+    /// The Go source, shared with the string's scope while it renders.
+    source: Arc<str>,
     body: String,
     defines: Vec<(String, String)>,
     /// The names among `defines` whose body is empty in Go's sense.
@@ -399,6 +437,7 @@ fn tpl(state: &State, args: &[Value], exec: &ExecContext) -> Result<Value, Error
                     .iter()
                     .any(|(_, define)| gostring::holds_stray_range(define));
             let translated = Arc::new(TplSource {
+                source: source.as_str().into(),
                 body: file.body.source,
                 defines,
                 empty_defines,
@@ -472,7 +511,7 @@ fn tpl(state: &State, args: &[Value], exec: &ExecContext) -> Result<Value, Error
         },
     );
     let replaced = std::mem::take(&mut set.replaced);
-    let _scope = TplScope::enter(hidden, set);
+    let _scope = TplScope::enter(hidden, set, Arc::clone(&translated.source));
     let mut sink = Sink::value("tpl", None);
     let rendered = nested(|| {
         if replaced.is_empty() {
@@ -530,22 +569,10 @@ fn tpl_error(error: &Error, source: &str, data: &Value, actions: &ActionTable) -
         .ok()
         .and_then(|name| name.as_str().map(str::to_string))
         .unwrap_or_else(|| "tpl".to_string());
-    let mut table = ActionTable::default();
-    let text: Arc<str> = source.into();
-    if let (Some(name), Ok(file)) = (
-        error.name(),
-        gotmpl::translate_file(&shown, source, &super::is_function),
-    ) {
-        for (define, translated) in file.defines {
-            table.set_origin(&define, &shown);
-            table.add_located_actions(&define, translated.actions, &text);
-        }
-        if !table.knows(name) {
-            table.set_origin(name, &shown);
-            table.set_shown(name, &shown);
-            table.add_located_actions(name, file.body.actions, &text);
-        }
-    }
+    let table = match error.name() {
+        Some(name) => tpl_table(source, &shown, Some(name)),
+        None => ActionTable::default(),
+    };
     // An `include` inside the string was described against the chart's table already.
     let inner = if error.name().is_some_and(|name| table.knows(name)) {
         describe(error, &table, data)

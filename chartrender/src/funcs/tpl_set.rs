@@ -10,6 +10,7 @@
 //! translation reads field paths through names the action table keeps for the winner only.
 
 use std::cell::RefCell;
+use std::sync::Arc;
 
 use foldhash::HashMap;
 
@@ -123,19 +124,31 @@ pub(crate) fn resolve(
     set
 }
 
+/// A `tpl` string rendering: the file its set leaves out (the string's name), the names the set settles, and the
+/// string itself (for the failure path).
+struct Scope {
+    hidden: String,
+    settled: Vec<String>,
+    source: Arc<str>,
+}
+
 thread_local! {
-    /// While a `tpl` string renders: the file its set leaves out, and the names the set settles ([`TplScope`]).
-    static TPL_SCOPE: RefCell<Option<(String, Vec<String>)>> = const { RefCell::new(None) };
+    /// The `tpl` string rendering on this thread ([`TplScope`]).
+    static TPL_SCOPE: RefCell<Option<Scope>> = const { RefCell::new(None) };
 }
 
 /// The `tpl` string rendering on this thread, until dropped (the previous one then comes back).
 pub(crate) struct TplScope {
-    previous: Option<(String, Vec<String>)>,
+    previous: Option<Scope>,
 }
 
 impl TplScope {
-    pub(crate) fn enter(hidden: Option<String>, set: TplSet) -> Self {
-        let scope = hidden.map(|file| (file, set.settled));
+    pub(crate) fn enter(hidden: Option<String>, set: TplSet, source: Arc<str>) -> Self {
+        let scope = hidden.map(|hidden| Scope {
+            hidden,
+            settled: set.settled,
+            source,
+        });
         Self {
             previous: TPL_SCOPE
                 .with(|current| std::mem::replace(&mut *current.borrow_mut(), scope)),
@@ -146,10 +159,19 @@ impl TplScope {
     /// neither the string nor another file defines.
     pub(crate) fn hides(name: &str, actions: &ActionTable) -> bool {
         TPL_SCOPE.with(|current| {
-            current.borrow().as_ref().is_some_and(|(file, settled)| {
+            current.borrow().as_ref().is_some_and(|scope| {
                 let origin = actions.origin(name);
-                origin != name && origin == file && !settled.iter().any(|s| s == name)
+                origin != name && origin == scope.hidden && !scope.settled.iter().any(|s| s == name)
             })
+        })
+    }
+
+    /// The `tpl` string rendering on this thread and the name it is parsed under, if one is.
+    pub(crate) fn current() -> Option<(Arc<str>, String)> {
+        TPL_SCOPE.with(|current| {
+            let current = current.borrow();
+            let scope = current.as_ref()?;
+            Some((Arc::clone(&scope.source), scope.hidden.clone()))
         })
     }
 }
@@ -280,7 +302,7 @@ mod tests {
             };
             let set = resolve(&actions, Some("A"), &owned(own), &own_empty, translate);
             assert_eq!(set.replaced, owned(replaced), "{case}");
-            let _scope = TplScope::enter(Some("A".into()), set);
+            let _scope = TplScope::enter(Some("A".into()), set, "".into());
             for (name, ..) in defines {
                 assert_eq!(
                     TplScope::hides(name, &actions),

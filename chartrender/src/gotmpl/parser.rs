@@ -1,6 +1,7 @@
 //! Go `text/template` parser: pieces from the lexer into a tree of nodes plus named `define`s.
 
 use std::borrow::Cow;
+use std::hash::BuildHasher;
 
 use super::ParseError;
 use super::lexer::{Piece, Tok};
@@ -118,6 +119,7 @@ pub(crate) fn parse<'s>(
         lex_error,
         pos: 0,
         defines: Vec::new(),
+        define_hashes: foldhash::HashSet::default(),
         is_function,
         end_line,
         range_depth: 0,
@@ -159,6 +161,8 @@ struct Parser<'a, 's> {
     lex_error: Option<ParseError>,
     pos: usize,
     defines: Vec<(Cow<'s, str>, Vec<Node<'s>>)>,
+    /// Hashes of the names in `defines`.
+    define_hashes: foldhash::HashSet<u64>,
     is_function: &'a dyn Fn(&str) -> bool,
     end_line: usize,
     range_depth: usize,
@@ -405,7 +409,14 @@ impl<'s> Parser<'_, 's> {
         body: Vec<Node<'s>>,
         end_line: usize,
     ) -> Result<(), ParseError> {
-        let Some(index) = self.defines.iter().position(|(known, _)| *known == name) else {
+        // A set of the names' hashes spares the search for a name not seen before (almost every one).
+        let hash = foldhash::fast::FixedState::default().hash_one(name.as_ref());
+        let index = if self.define_hashes.insert(hash) {
+            None
+        } else {
+            self.defines.iter().position(|(known, _)| *known == name)
+        };
+        let Some(index) = index else {
             self.defines.push((name, body));
             return Ok(());
         };
