@@ -142,6 +142,19 @@ impl ActionTable {
                     .map(|start| location::call_at(source, line, column, start)),
             );
         }
+        if sites.is_empty() {
+            // Named as an argument (`print not`): Go calls it there, and names it.
+            for (index, (_, source)) in actions.iter().enumerate().filter(|(_, (l, _))| *l == line)
+            {
+                let column = self.column(name, index)?;
+                sites.extend(
+                    location::word_starts(source, function)
+                        .into_iter()
+                        .map(|start| location::call_at(source, line, column, start)),
+                );
+            }
+            return (sites.len() == 1).then(|| sites.pop()).flatten();
+        }
         match (sites.len(), translated) {
             (1, _) => sites.pop(),
             (count, Some((index, total))) if count == total && !piped && index < count => {

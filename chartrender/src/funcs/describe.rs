@@ -75,15 +75,17 @@ pub(crate) fn describe(error: &Error, actions: &ActionTable, data: &Value) -> St
             at.command
         );
     }
-    // A `nil` command is found like a call of a function named `nil`.
+    // A `nil` command is found like a call of a function named `nil`, an operand given arguments like a call of it.
+    let not_a_function = message.strip_prefix("can't give argument to non-function ");
     let failing = location::failing_function(&message)
-        .or_else(|| (message == "nil is not a command").then_some("nil"));
+        .or_else(|| (message == "nil is not a command").then_some("nil"))
+        .or(not_a_function);
     if let Some((function, at)) = failing.and_then(|function| {
         let translated = translated_call(error, &[function]);
         Some((function, actions.locate(name, line, function, translated)?))
     }) {
         // An argument count error is Go's about the function's name alone.
-        let node = if message.starts_with("wrong number of args") {
+        let node = if message.starts_with("wrong number of args") || not_a_function.is_some() {
             function
         } else {
             at.command.as_str()

@@ -40,6 +40,31 @@ pub(crate) fn locate_call(
     }
 }
 
+/// The byte offsets in `action` where `function` is named as a word outside literals, in source order: where Go
+/// calls it as an argument (`print not`), when no command calls it.
+pub(crate) fn word_starts(action: &str, function: &str) -> Vec<usize> {
+    let bytes = action.as_bytes();
+    let mut starts = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' | b'`' | b'\'' => i = skip_quoted(bytes, i),
+            _ => {
+                let len = word_len(&action[i..]);
+                if len == 0 {
+                    i += 1;
+                    continue;
+                }
+                if &action[i..i + len] == function {
+                    starts.push(i);
+                }
+                i += len;
+            }
+        }
+    }
+    starts
+}
+
 /// The byte offsets in `action` of the commands calling `function`, in source order.
 pub(crate) fn call_starts(action: &str, function: &str) -> Vec<usize> {
     command_starts(action)
@@ -371,7 +396,12 @@ fn command_starts(action: &str) -> Vec<usize> {
                         i += len;
                         continue;
                     }
-                    starts.push(i);
+                    // A variable being declared or assigned (`$x := 3`, `$i, $v := …`) starts no command.
+                    let after = action[i + len..].trim_start_matches([' ', '\t']);
+                    let declared = word.starts_with('$') && after.starts_with([':', '=', ',']);
+                    if !declared {
+                        starts.push(i);
+                    }
                 }
                 expecting = false;
                 i += len;

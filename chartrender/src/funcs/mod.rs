@@ -389,6 +389,11 @@ pub(crate) fn register(env: &mut Environment<'static>) {
             )),
         }
     });
+    // A command Go's executor refuses and its parser accepts (the translator's: a constant given arguments,
+    // `and` without any), which fails only when it runs.
+    env.add_function("f_exec_error", |message: &str| -> Result<Value, Error> {
+        Err(fail(message))
+    });
     // A command that is `nil` (the translator's; Go fails when it executes one).
     env.add_function("f_nil", || -> Result<Value, Error> {
         Err(fail("nil is not a command"))

@@ -532,22 +532,25 @@ impl<'s> Parser<'_, 's> {
             if args.is_empty() {
                 return Err(self.error(line, "missing value for command"));
             }
-            if args.len() > 1
-                && !matches!(
-                    args[0],
-                    Operand::Function(_)
-                        | Operand::Field(_)
-                        | Operand::Variable(..)
-                        | Operand::Chain(..)
-                )
-            {
-                return Err(self.error(line, "can't give argument to non-function"));
-            }
-            if let Operand::Field(path) | Operand::Variable(_, path) = &args[0]
-                && args.len() > 1
-                && path.is_empty()
-            {
-                return Err(self.error(line, "can't give argument to non-function"));
+            // Go's `checkPipeline`: only the first command may start with a constant or `.`. (A constant given
+            // arguments in the first is Go's error when it runs: the translation fails there.)
+            let constant_or_dot = match &args[0] {
+                Operand::Bool(_)
+                | Operand::Nil
+                | Operand::Int(_)
+                | Operand::Float(_)
+                | Operand::Str(_) => true,
+                Operand::Field(path) => path.is_empty(),
+                _ => false,
+            };
+            if !commands.is_empty() && constant_or_dot {
+                return Err(self.error(
+                    line,
+                    format!(
+                        "non executable command in pipeline stage {}",
+                        commands.len() + 1
+                    ),
+                ));
             }
             commands.push(Command { args });
             match tokens.get(*pos) {

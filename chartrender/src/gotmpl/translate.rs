@@ -45,6 +45,30 @@ pub(crate) const TEXT_PREFIX: &str = "_t";
 /// Literal text of at least this many bytes is moved out of the minijinja source when the caller asks for it.
 pub(crate) const EXTRACT_TEXT_BYTES: usize = 256;
 
+/// Appends a call that fails with `message` when it runs: a command Go's parser accepts and its executor refuses
+/// (`{{ 3 4 }}`, `{{ and }}`), which fails only if it is reached, as in Go.
+fn push_exec_error(out: &mut String, message: &str) {
+    out.push_str("f_exec_error(");
+    push_string_literal(out, message);
+    out.push(')');
+}
+
+/// Go's text for an operand that takes no arguments and no piped value, as its `can't give argument to
+/// non-function` error names it: a constant, `.` or a variable alone (a number as Go formats its value, where Go
+/// keeps the literal's spelling).
+fn non_function_text(head: &Operand<'_>) -> Option<String> {
+    Some(match head {
+        Operand::Int(value) => value.to_string(),
+        Operand::Float(value) => value.to_string(),
+        Operand::Str(value) => format!("{value:?}"),
+        Operand::Bool(value) => value.to_string(),
+        Operand::Nil => "nil".to_string(),
+        Operand::Field(path) if path.is_empty() => ".".to_string(),
+        Operand::Variable(name, path) if path.is_empty() => format!("${name}"),
+        _ => return None,
+    })
+}
+
 /// Translates one template body (a file or a `define`).
 ///
 /// With `texts` (a prefix for names), literal texts of [`EXTRACT_TEXT_BYTES`] or more become
@@ -562,10 +586,11 @@ impl Translator<'_> {
             match *name {
                 "and" | "or" => {
                     if count == 0 {
-                        return Err(self.error(
-                            line,
-                            format!("wrong number of args for {name}: want at least 1 got 0"),
-                        ));
+                        push_exec_error(
+                            out,
+                            &format!("wrong number of args for {name}: want at least 1 got 0"),
+                        );
+                        return Ok(());
                     }
                     out.push('(');
                     self.arguments(out, rest, piped, &format!(" {name} "), line, None)?;
@@ -573,10 +598,11 @@ impl Translator<'_> {
                 }
                 "not" => {
                     if count != 1 {
-                        return Err(self.error(
-                            line,
-                            format!("wrong number of args for not: want 1 got {count}"),
-                        ));
+                        push_exec_error(
+                            out,
+                            &format!("wrong number of args for not: want 1 got {count}"),
+                        );
+                        return Ok(());
                     }
                     out.push_str("(not ");
                     self.arguments(out, rest, piped, "", line, None)?;
@@ -596,6 +622,13 @@ impl Translator<'_> {
                     out.push(')');
                 }
             }
+            return Ok(());
+        }
+        if count > 0
+            && let Some(text) = non_function_text(head)
+        {
+            // Go fails when it executes such a command (not when parsing it), naming the operand.
+            push_exec_error(out, &format!("can't give argument to non-function {text}"));
             return Ok(());
         }
         if matches!(head, Operand::Nil) {
@@ -721,12 +754,11 @@ impl Translator<'_> {
                 }
             }
             Operand::Function(name) => match *name {
-                "and" | "or" | "not" => {
-                    return Err(self.error(
-                        line,
-                        format!("wrong number of args for {name}: want at least 1 got 0"),
-                    ));
-                }
+                "and" | "or" => push_exec_error(
+                    out,
+                    &format!("wrong number of args for {name}: want at least 1 got 0"),
+                ),
+                "not" => push_exec_error(out, "wrong number of args for not: want 1 got 0"),
                 _ => {
                     out.push_str("f_");
                     out.push_str(name);
