@@ -164,6 +164,26 @@ impl ActionTable {
         }
     }
 
+    /// Where `method` (`.Name`) is called on `line` of template `name`, when it is called there once.
+    pub(crate) fn locate_method(
+        &self,
+        name: &str,
+        line: usize,
+        method: &str,
+    ) -> Option<CommandLocation> {
+        let actions = self.actions(name)?;
+        let mut sites = Vec::new();
+        for (index, (_, source)) in actions.iter().enumerate().filter(|(_, (l, _))| *l == line) {
+            let column = self.column(name, index)?;
+            sites.extend(
+                location::method_starts(source, method)
+                    .into_iter()
+                    .map(|start| location::call_at(source, line, column, start)),
+            );
+        }
+        (sites.len() == 1).then(|| sites.pop()).flatten()
+    }
+
     /// Where Go reports a failed `range` on `line` of template `name` (see [`location::range_node`]): the one
     /// `range` of the line, or the one `translated` points at among several.
     pub(crate) fn locate_range(

@@ -145,8 +145,17 @@ fn describe_refused_argument(
 ) -> Option<String> {
     let refused = std::error::Error::source(error)?.downcast_ref::<signature::RefusedArgument>()?;
     let call = error.template_source()?.get(error.range()?)?;
-    let function = call.strip_prefix("f_")?.split('(').next()?;
-    let at = actions.locate(name, line, function, translated_call(error, &[function]))?;
+    let at = match call.strip_prefix("f_") {
+        Some(call) => {
+            let function = call.split('(').next()?;
+            actions.locate(name, line, function, translated_call(error, &[function]))?
+        }
+        // A method call (`(semver "1.2.3").Compare "x"`): Go names its argument after the method's name.
+        None => {
+            let method = format!(".{}", method_called(call)?);
+            actions.locate_method(name, line, &method)?
+        }
+    };
     let (line, column, node, direct) = location::argument_node(&at, refused.0)?;
     let message = direct
         .then(|| literal_refused(&node, message))
@@ -157,6 +166,16 @@ fn describe_refused_argument(
         actions.origin(name),
         actions.shown(name)
     ))
+}
+
+/// The method a translated call `….Name(…)` calls: the last `.Name` before the call's own parenthesis.
+fn method_called(call: &str) -> Option<&str> {
+    let open = call.rfind('(')?;
+    let before = &call[..open];
+    let dot = before.rfind('.')?;
+    let name = &before[dot + 1..];
+    (!name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+        .then_some(name)
 }
 
 /// Go's own text when the refused argument is a constant written in the template (`"now"`, `1`, `true`): its

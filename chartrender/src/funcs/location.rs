@@ -65,6 +65,29 @@ pub(crate) fn word_starts(action: &str, function: &str) -> Vec<usize> {
     starts
 }
 
+/// The byte offsets in `action` of `method` (`.Name`) ending a field chain outside literals, in source order
+/// (`$v.Compare`, `(semver "1").Compare`).
+pub(crate) fn method_starts(action: &str, method: &str) -> Vec<usize> {
+    let bytes = action.as_bytes();
+    let mut starts = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' | b'`' | b'\'' => i = skip_quoted(bytes, i),
+            _ => {
+                let end = i + method.len();
+                if action[i..].starts_with(method) && word_len(&action[end..]) == 0 {
+                    starts.push(i);
+                    i = end;
+                } else {
+                    i += 1;
+                }
+            }
+        }
+    }
+    starts
+}
+
 /// The byte offsets in `action` of the commands calling `function`, in source order.
 pub(crate) fn call_starts(action: &str, function: &str) -> Vec<usize> {
     command_starts(action)
@@ -550,6 +573,18 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn method_starts_find_a_method_ending_a_chain_outside_literals() {
+        for (action, method, want) in [
+            ("{{ $v.Compare \"x\" }}", ".Compare", vec![5]),
+            ("{{ (semver \"1\").Compare .x }}", ".Compare", vec![15]),
+            ("{{ $v.CompareX 1 }}", ".Compare", vec![]),
+            ("{{ print \".Compare\" $v.Compare }}", ".Compare", vec![22]),
+        ] {
+            assert_eq!(method_starts(action, method), want, "{action}");
+        }
+    }
 
     #[test]
     fn failing_function_reads_go_messages() {

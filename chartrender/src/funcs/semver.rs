@@ -230,6 +230,7 @@ impl Object for GoSemver {
                         super::value::type_of(arg)
                     ),
                 )
+                .with_source(super::signature::RefusedArgument(0))
             })
         };
         let text = || -> Result<String, Error> {
@@ -244,6 +245,7 @@ impl Object for GoSemver {
                         super::value::type_of(arg)
                     ),
                 )
+                .with_source(super::signature::RefusedArgument(0))
             })
         };
         match method {
