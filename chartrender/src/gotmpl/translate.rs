@@ -15,8 +15,8 @@ use std::sync::Arc;
 use super::ParseError;
 use super::parser::{Command, Node, Operand, Pipe};
 use emit::{
-    is_plain_name, needs_escape, push_decimal, push_field_chain, push_path, push_string_literal,
-    space_before_sign, span_in, string_literal,
+    is_plain_name, needs_escape, non_function_text, push_decimal, push_exec_error,
+    push_field_chain, push_path, push_string_literal, space_before_sign, span_in, string_literal,
 };
 
 /// A translated template: minijinja source plus the Go action source for each line (for error messages).
@@ -44,30 +44,6 @@ pub(crate) const TEXT_PREFIX: &str = "_t";
 
 /// Literal text of at least this many bytes is moved out of the minijinja source when the caller asks for it.
 pub(crate) const EXTRACT_TEXT_BYTES: usize = 256;
-
-/// Appends a call that fails with `message` when it runs: a command Go's parser accepts and its executor refuses
-/// (`{{ 3 4 }}`, `{{ and }}`), which fails only if it is reached, as in Go.
-fn push_exec_error(out: &mut String, message: &str) {
-    out.push_str("f_exec_error(");
-    push_string_literal(out, message);
-    out.push(')');
-}
-
-/// Go's text for an operand that takes no arguments and no piped value, as its `can't give argument to
-/// non-function` error names it: a constant, `.` or a variable alone (a number as Go formats its value, where Go
-/// keeps the literal's spelling).
-fn non_function_text(head: &Operand<'_>) -> Option<String> {
-    Some(match head {
-        Operand::Int(value) => value.to_string(),
-        Operand::Float(value) => value.to_string(),
-        Operand::Str(value) => format!("{value:?}"),
-        Operand::Bool(value) => value.to_string(),
-        Operand::Nil => "nil".to_string(),
-        Operand::Field(path) if path.is_empty() => ".".to_string(),
-        Operand::Variable(name, path) if path.is_empty() => format!("${name}"),
-        _ => return None,
-    })
-}
 
 /// Translates one template body (a file or a `define`).
 ///

@@ -1,8 +1,10 @@
 //! Small writers of minijinja source text for the translator: names, field paths, string literals, numbers, tag
-//! spacing, and where an action sits in its template text.
+//! spacing, calls that fail when they run, and where an action sits in its template text.
 
 use std::fmt::Write as _;
 use std::ops::Range;
+
+use super::Operand;
 
 /// Appends `n` in decimal, without the formatting machinery (an alias name is written for every field read).
 pub(super) fn push_decimal(out: &mut String, mut n: usize) {
@@ -115,4 +117,28 @@ pub(super) fn needs_escape(text: &str) -> bool {
         }
     }
     false
+}
+
+/// Appends a call that fails with `message` when it runs: a command Go's parser accepts and its executor refuses
+/// (`{{ 3 4 }}`, `{{ and }}`), which fails only if it is reached, as in Go.
+pub(super) fn push_exec_error(out: &mut String, message: &str) {
+    out.push_str("f_exec_error(");
+    push_string_literal(out, message);
+    out.push(')');
+}
+
+/// Go's text for an operand that takes no arguments and no piped value, as its `can't give argument to
+/// non-function` error names it: a constant, `.` or a variable alone (a number as Go formats its value, where Go
+/// keeps the literal's spelling).
+pub(super) fn non_function_text(head: &Operand<'_>) -> Option<String> {
+    Some(match head {
+        Operand::Int(value) => value.to_string(),
+        Operand::Float(value) => value.to_string(),
+        Operand::Str(value) => format!("{value:?}"),
+        Operand::Bool(value) => value.to_string(),
+        Operand::Nil => "nil".to_string(),
+        Operand::Field(path) if path.is_empty() => ".".to_string(),
+        Operand::Variable(name, path) if path.is_empty() => format!("${name}"),
+        _ => return None,
+    })
 }
