@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::ops::Range;
 
-use super::Operand;
+use super::{Operand, Pipe};
 
 /// Appends `n` in decimal, without the formatting machinery (an alias name is written for every field read).
 pub(super) fn push_decimal(out: &mut String, mut n: usize) {
@@ -128,7 +128,7 @@ pub(super) fn push_exec_error(out: &mut String, message: &str) {
 }
 
 /// Go's text for an operand that takes no arguments and no piped value, as its `can't give argument to
-/// non-function` error names it: a constant, `.` or a variable alone (a number as Go formats its value, where Go
+/// non-function` error names it: a constant, `.`, a variable alone or a parenthesized pipeline (a number as Go formats its value, where Go
 /// keeps the literal's spelling).
 pub(super) fn non_function_text(head: &Operand<'_>) -> Option<String> {
     Some(match head {
@@ -139,6 +139,44 @@ pub(super) fn non_function_text(head: &Operand<'_>) -> Option<String> {
         Operand::Nil => "nil".to_string(),
         Operand::Field(path) if path.is_empty() => ".".to_string(),
         Operand::Variable(name, path) if path.is_empty() => format!("${name}"),
+        Operand::Chain(pipe, path) if path.is_empty() => go_pipe_text(pipe),
         _ => return None,
     })
+}
+
+/// Go's text of a pipeline as its errors print it: the declared variables, then the commands joined by ` | `, the
+/// operands of each by a space (constants as [`non_function_text`] writes them).
+fn go_pipe_text(pipe: &Pipe<'_>) -> String {
+    let mut text = String::new();
+    if !pipe.vars.is_empty() {
+        let vars: Vec<String> = pipe.vars.iter().map(|var| format!("${var}")).collect();
+        text.push_str(&vars.join(", "));
+        text.push_str(if pipe.assign { " = " } else { " := " });
+    }
+    let commands: Vec<String> = pipe
+        .commands
+        .iter()
+        .map(|command| {
+            let operands: Vec<String> = command.args.iter().map(go_operand_text).collect();
+            operands.join(" ")
+        })
+        .collect();
+    text.push_str(&commands.join(" | "));
+    text
+}
+
+fn go_operand_text(operand: &Operand<'_>) -> String {
+    let fields = |path: &[&str]| {
+        path.iter()
+            .map(|field| format!(".{field}"))
+            .collect::<String>()
+    };
+    match operand {
+        Operand::Field(path) if path.is_empty() => ".".to_string(),
+        Operand::Field(path) => fields(path),
+        Operand::Variable(name, path) => format!("${name}{}", fields(path)),
+        Operand::Chain(pipe, path) => format!("({}){}", go_pipe_text(pipe), fields(path)),
+        Operand::Function(name) => (*name).to_string(),
+        constant => non_function_text(constant).unwrap_or_default(),
+    }
 }

@@ -213,3 +213,26 @@ fn alias_paths_are_their_names_joined_by_dots() {
         ["Values.a.b", "Release.Name", "Values.x"]
     );
 }
+
+#[test]
+fn operands_given_arguments_are_named_as_go_prints_them() {
+    let known = |name: &str| matches!(name, "print" | "quote");
+    for (source, want) in [
+        ("{{ 3 4 }}", Some("3")),
+        ("{{ \"a\" 4 }}", Some("\"a\"")),
+        ("{{ . 4 }}", Some(".")),
+        ("{{ $ 4 }}", Some("$")),
+        ("{{ nil 4 }}", Some("nil")),
+        ("{{ (print 1 .a $.b | quote) 4 }}", Some("print 1 .a $.b | quote")),
+        ("{{ ((3)) 4 }}", Some("(3)")),
+        ("{{ .a 4 }}", None),
+        ("{{ print 4 }}", None),
+    ] {
+        let parsed = super::super::parser::parse("t", source, &known).unwrap();
+        let Node::Action { pipe, .. } = &parsed.body[0] else {
+            panic!("{source}: no action")
+        };
+        let head = &pipe.commands[0].args[0];
+        assert_eq!(super::emit::non_function_text(head).as_deref(), want, "{source}");
+    }
+}
