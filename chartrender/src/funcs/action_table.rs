@@ -144,16 +144,7 @@ impl ActionTable {
         }
         if sites.is_empty() {
             // Named as an argument (`print not`): Go calls it there, and names it.
-            for (index, (_, source)) in actions.iter().enumerate().filter(|(_, (l, _))| *l == line)
-            {
-                let column = self.column(name, index)?;
-                sites.extend(
-                    location::word_starts(source, function)
-                        .into_iter()
-                        .map(|start| location::call_at(source, line, column, start)),
-                );
-            }
-            return (sites.len() == 1).then(|| sites.pop()).flatten();
+            return self.only_site(name, line, |source| location::word_starts(source, function));
         }
         match (sites.len(), translated) {
             (1, _) => sites.pop(),
@@ -171,12 +162,22 @@ impl ActionTable {
         line: usize,
         method: &str,
     ) -> Option<CommandLocation> {
+        self.only_site(name, line, |source| location::method_starts(source, method))
+    }
+
+    /// The one place on `line` of template `name` that `starts` finds in the actions there, if there is one.
+    fn only_site(
+        &self,
+        name: &str,
+        line: usize,
+        starts: impl Fn(&str) -> Vec<usize>,
+    ) -> Option<CommandLocation> {
         let actions = self.actions(name)?;
         let mut sites = Vec::new();
         for (index, (_, source)) in actions.iter().enumerate().filter(|(_, (l, _))| *l == line) {
             let column = self.column(name, index)?;
             sites.extend(
-                location::method_starts(source, method)
+                starts(source)
                     .into_iter()
                     .map(|start| location::call_at(source, line, column, start)),
             );

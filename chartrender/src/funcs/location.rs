@@ -43,47 +43,39 @@ pub(crate) fn locate_call(
 /// The byte offsets in `action` where `function` is named as a word outside literals, in source order: where Go
 /// calls it as an argument (`print not`), when no command calls it.
 pub(crate) fn word_starts(action: &str, function: &str) -> Vec<usize> {
-    let bytes = action.as_bytes();
-    let mut starts = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'"' | b'`' | b'\'' => i = skip_quoted(bytes, i),
-            _ => {
-                let len = word_len(&action[i..]);
-                if len == 0 {
-                    i += 1;
-                    continue;
-                }
-                if &action[i..i + len] == function {
-                    starts.push(i);
-                }
-                i += len;
-            }
-        }
-    }
-    starts
+    starts_outside_literals(action, |rest| {
+        let len = word_len(rest);
+        (len > 0 && &rest[..len] == function, len)
+    })
 }
 
 /// The byte offsets in `action` of `method` (`.Name`) ending a field chain outside literals, in source order
 /// (`$v.Compare`, `(semver "1").Compare`).
 pub(crate) fn method_starts(action: &str, method: &str) -> Vec<usize> {
+    starts_outside_literals(action, |rest| {
+        let found = rest.starts_with(method) && word_len(&rest[method.len()..]) == 0;
+        (found, if found { method.len() } else { 0 })
+    })
+}
+
+/// The byte offsets in `action`, outside literals, where `look(rest)` finds what it looks for; it answers whether
+/// `rest` starts with it and how many bytes to step over (at least one character).
+fn starts_outside_literals(action: &str, look: impl Fn(&str) -> (bool, usize)) -> Vec<usize> {
     let bytes = action.as_bytes();
     let mut starts = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
-        match bytes[i] {
-            b'"' | b'`' | b'\'' => i = skip_quoted(bytes, i),
-            _ => {
-                let end = i + method.len();
-                if action[i..].starts_with(method) && word_len(&action[end..]) == 0 {
-                    starts.push(i);
-                    i = end;
-                } else {
-                    i += 1;
-                }
-            }
+        if matches!(bytes[i], b'"' | b'`' | b'\'') {
+            i = skip_quoted(bytes, i);
+            continue;
         }
+        let rest = &action[i..];
+        let (found, step) = look(rest);
+        if found {
+            starts.push(i);
+        }
+        let one = rest.chars().next().map_or(1, char::len_utf8);
+        i += step.max(one);
     }
     starts
 }
@@ -581,6 +573,7 @@ mod tests {
             ("{{ (semver \"1\").Compare .x }}", ".Compare", vec![15]),
             ("{{ $v.CompareX 1 }}", ".Compare", vec![]),
             ("{{ print \".Compare\" $v.Compare }}", ".Compare", vec![22]),
+            ("{{ é.x $v.Compare }}", ".Compare", vec![10]),
         ] {
             assert_eq!(method_starts(action, method), want, "{action}");
         }

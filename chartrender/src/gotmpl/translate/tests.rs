@@ -223,7 +223,10 @@ fn operands_given_arguments_are_named_as_go_prints_them() {
         ("{{ . 4 }}", Some(".")),
         ("{{ $ 4 }}", Some("$")),
         ("{{ nil 4 }}", Some("nil")),
-        ("{{ (print 1 .a $.b | quote) 4 }}", Some("print 1 .a $.b | quote")),
+        (
+            "{{ (print 1 .a $.b | quote) 4 }}",
+            Some("print 1 .a $.b | quote"),
+        ),
         ("{{ ((3)) 4 }}", Some("(3)")),
         ("{{ .a 4 }}", None),
         ("{{ print 4 }}", None),
@@ -233,6 +236,10 @@ fn operands_given_arguments_are_named_as_go_prints_them() {
             panic!("{source}: no action")
         };
         let head = &pipe.commands[0].args[0];
-        assert_eq!(super::emit::non_function_text(head).as_deref(), want, "{source}");
+        assert_eq!(
+            super::emit::non_function_text(head).as_deref(),
+            want,
+            "{source}"
+        );
     }
 }
