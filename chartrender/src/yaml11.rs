@@ -478,8 +478,6 @@ pub(crate) fn as_yaml11(text: &str) -> Result<Cow<'_, str>, InvalidBase64> {
             }
             block = None;
         }
-        let flow_decoded;
-        let mut body = body;
         if binary && body.contains(binary::TAG) {
             if binary::opens_block(body) {
                 let content_end = binary::block_content_end(text, at, indent);
@@ -494,11 +492,6 @@ pub(crate) fn as_yaml11(text: &str) -> Result<Cow<'_, str>, InvalidBase64> {
                 out.push_str(&rewrite_line(&line?));
                 out.push_str(ending);
                 continue;
-            } else if body.contains(['[', '{'])
-                && let Some(decoded) = binary::flow_values(body)
-            {
-                flow_decoded = decoded?;
-                body = &flow_decoded;
             }
         }
         // The regexes run only where they can match: a block scalar opens with `|` or `>`, and a line is
@@ -514,11 +507,8 @@ pub(crate) fn as_yaml11(text: &str) -> Result<Cow<'_, str>, InvalidBase64> {
         if body.contains(['[', '{'])
             && let Some(end) = open_flow_end(body, &text[at..])
         {
-            let mut unit = Cow::Borrowed(&text[line_end - line.len()..at + end]);
+            let unit = flow_binaries_decoded(&text[line_end - line.len()..at + end], binary)?;
             at += end;
-            if binary && let Some(decoded) = binary::flow_values(&unit) {
-                unit = Cow::Owned(decoded?);
-            }
             if has_candidate(&unit) {
                 out.push_str(&rewrite_line(&unit));
             } else {
@@ -526,14 +516,27 @@ pub(crate) fn as_yaml11(text: &str) -> Result<Cow<'_, str>, InvalidBase64> {
             }
             continue;
         }
-        if has_candidate(body) {
-            out.push_str(&rewrite_line(body));
+        let body = flow_binaries_decoded(body, binary && body.contains(['[', '{']))?;
+        if has_candidate(&body) {
+            out.push_str(&rewrite_line(&body));
         } else {
-            out.push_str(body);
+            out.push_str(&body);
         }
         out.push_str(ending);
     }
     Ok(Cow::Owned(out))
+}
+
+/// `text` (a line, or a flow collection over several lines) with the `!!binary` values of its flow collections
+/// decoded ([`binary::flow_values`]), when `may_hold` them.
+fn flow_binaries_decoded(text: &str, may_hold: bool) -> Result<Cow<'_, str>, InvalidBase64> {
+    if !(may_hold && text.contains(binary::TAG)) {
+        return Ok(Cow::Borrowed(text));
+    }
+    Ok(match binary::flow_values(text) {
+        Some(decoded) => Cow::Owned(decoded?),
+        None => Cow::Borrowed(text),
+    })
 }
 
 /// `line` without its comment: the text before the first `#` that opens the line or follows a space or tab outside
@@ -573,6 +576,11 @@ struct FlowScan {
 }
 
 impl FlowScan {
+    /// Whether the next byte stands outside quotes and comments.
+    fn outside(&self) -> bool {
+        self.quote.is_none() && !self.comment
+    }
+
     /// Steps over byte `b` at `i` of `bytes`: `Some(true)` when it closes the outermost collection, `None` when the
     /// nesting passes yamlguard's bound.
     fn step(&mut self, bytes: &[u8], i: usize, b: u8, depth: &mut usize) -> Option<bool> {

@@ -15,8 +15,9 @@ use std::sync::Arc;
 use super::ParseError;
 use super::parser::{Command, Node, Operand, Pipe};
 use emit::{
-    is_plain_name, needs_escape, non_function_text, push_decimal, push_exec_error,
-    push_field_chain, push_path, push_string_literal, space_before_sign, span_in, string_literal,
+    builtin_arity_error, is_plain_name, needs_escape, non_function_text, push_decimal,
+    push_exec_error, push_field_chain, push_path, push_string_literal, space_before_sign, span_in,
+    string_literal,
 };
 
 /// A translated template: minijinja source plus the Go action source for each line (for error messages).
@@ -559,27 +560,17 @@ impl Translator<'_> {
             .ok_or_else(|| self.error(line, "empty command"))?;
         let count = rest.len() + usize::from(piped.is_some());
         if let Operand::Function(name) = head {
+            if let Some(message) = builtin_arity_error(name, count) {
+                push_exec_error(out, &message);
+                return Ok(());
+            }
             match *name {
                 "and" | "or" => {
-                    if count == 0 {
-                        push_exec_error(
-                            out,
-                            &format!("wrong number of args for {name}: want at least 1 got 0"),
-                        );
-                        return Ok(());
-                    }
                     out.push('(');
                     self.arguments(out, rest, piped, &format!(" {name} "), line, None)?;
                     out.push(')');
                 }
                 "not" => {
-                    if count != 1 {
-                        push_exec_error(
-                            out,
-                            &format!("wrong number of args for not: want 1 got {count}"),
-                        );
-                        return Ok(());
-                    }
                     out.push_str("(not ");
                     self.arguments(out, rest, piped, "", line, None)?;
                     out.push(')');
@@ -729,13 +720,9 @@ impl Translator<'_> {
                     push_field_chain(out, &base, path);
                 }
             }
-            Operand::Function(name) => match *name {
-                "and" | "or" => push_exec_error(
-                    out,
-                    &format!("wrong number of args for {name}: want at least 1 got 0"),
-                ),
-                "not" => push_exec_error(out, "wrong number of args for not: want 1 got 0"),
-                _ => {
+            Operand::Function(name) => match builtin_arity_error(name, 0) {
+                Some(message) => push_exec_error(out, &message),
+                None => {
                     out.push_str("f_");
                     out.push_str(name);
                     out.push_str("()");

@@ -19,15 +19,20 @@ const GO_STD: GeneralPurpose = GeneralPurpose::new(
     GeneralPurposeConfig::new().with_decode_allow_trailing_bits(true),
 );
 
+/// A line up to its `!!binary` tag and the blanks after it: indentation, list item dashes and a plain key (`head`).
+const TAGGED: &str = r##"^(?P<head>[ \t]*(?:-[ \t]+)*(?:[^'"#:]+:[ \t]+)?)!!binary[ \t]+"##;
+
 /// A value tagged `!!binary` filling the rest of its line: plain base64, or quoted without escapes.
 static VALUE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r##"^(?P<head>[ \t]*(?:-[ \t]+)*(?:[^'"#:]+:[ \t]+)?)!!binary[ \t]+(?P<value>[A-Za-z0-9+/=]+|'[^']*'|"[^"\\]*")(?P<tail>[ \t]*(?:#.*)?)$"##)
-        .unwrap_or_else(|e| unreachable!("fixed pattern: {e}"))
+    Regex::new(&format!(
+        r##"{TAGGED}(?P<value>[A-Za-z0-9+/=]+|'[^']*'|"[^"\\]*")(?P<tail>[ \t]*(?:#.*)?)$"##
+    ))
+    .unwrap_or_else(|e| unreachable!("fixed pattern: {e}"))
 });
 
 /// A block scalar tagged `!!binary`: `key: !!binary |` or `>` (chomping indicators allowed).
 static BLOCK: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r##"^(?P<head>[ \t]*(?:-[ \t]+)*(?:[^'"#:]+:[ \t]+)?)!!binary[ \t]+(?P<style>[|>])[-+]?[ \t]*(?:#.*)?$"##)
+    Regex::new(&format!(r##"{TAGGED}(?P<style>[|>])[-+]?[ \t]*(?:#.*)?$"##))
         .unwrap_or_else(|e| unreachable!("fixed pattern: {e}"))
 });
 
@@ -113,63 +118,61 @@ fn folded(lines: &[&str]) -> String {
 }
 
 /// `text` (a line, or a flow collection over several lines) with each `!!binary` value inside a flow collection
-/// decoded: a tag outside quotes and comments, followed by blanks and a plain value (up to a blank, `,`, `]` or `}`)
-/// or a quoted one without escapes.
+/// decoded: a tag outside quotes and comments (as [`super::FlowScan`] walks them), followed by blanks and a value
+/// ([`flow_value`]).
 pub(super) fn flow_values(text: &str) -> Rewritten {
     let bytes = text.as_bytes();
     let mut out = String::with_capacity(text.len());
     let mut copied = 0;
-    let mut quote = None;
-    let mut found = false;
+    let mut scan = super::FlowScan::default();
+    let mut depth = 0;
     let mut i = 0;
     while i < bytes.len() {
-        let b = bytes[i];
-        match (quote, b) {
-            (Some(open), _) if b == open => quote = None,
-            (Some(b'"'), b'\\') => i += 1,
-            (Some(_), _) => {}
-            (None, b'\'' | b'"') => quote = Some(b),
-            (None, b'#') if i == 0 || matches!(bytes[i - 1], b' ' | b'\t') => {
-                i = text[i..].find('\n').map_or(bytes.len(), |n| i + n);
-                continue;
+        let mut next = i + 1;
+        if scan.outside() && text[i..].starts_with(TAG) {
+            let (value, taken) = flow_value(&text[i + TAG.len()..])?;
+            out.push_str(&text[copied..i]);
+            match decoded(value) {
+                Ok(decoded) => out.push_str(&decoded),
+                Err(e) => return Some(Err(e)),
             }
-            (None, b'!') if text[i..].starts_with(TAG) => {
-                let after = &text[i + TAG.len()..];
-                let value_start = after.len() - after.trim_start_matches([' ', '\t']).len();
-                let value = &after[value_start..];
-                let (inner, taken) = if let Some(rest) = value.strip_prefix(['\'', '"']) {
-                    let close = value.as_bytes()[0] as char;
-                    match rest.find(close) {
-                        Some(end) if !rest[..end].contains('\\') => (&rest[..end], end + 2),
-                        _ => return None,
-                    }
-                } else {
-                    let end = value
-                        .find([' ', '\t', '\n', '\r', ',', ']', '}'])
-                        .unwrap_or(value.len());
-                    (&value[..end], end)
-                };
-                if value_start == 0 || taken == 0 {
-                    return None;
-                }
-                out.push_str(&text[copied..i]);
-                match decoded(inner) {
-                    Ok(decoded) => out.push_str(&decoded),
-                    Err(e) => return Some(Err(e)),
-                }
-                i += TAG.len() + value_start + taken;
-                copied = i;
-                found = true;
-                continue;
-            }
-            _ => {}
+            next = i + TAG.len() + taken;
+            copied = next;
         }
-        i += 1;
+        // The walk steps over the tag and its value too, so quotes and comments after them are seen as they are.
+        for at in i..next {
+            scan.step(bytes, at, bytes[at], &mut depth)?;
+        }
+        i = next;
     }
-    found.then(|| {
+    (copied > 0).then(|| {
         out.push_str(&text[copied..]);
         Ok(out)
     })
+}
+
+/// The value after a `!!binary` tag inside a flow collection (`after` starts right after the tag): a plain one up
+/// to a blank, `,`, `]` or `}`, or a quoted one without escapes; and how many bytes the blanks before it and the
+/// value take.
+fn flow_value(after: &str) -> Option<(&str, usize)> {
+    let value_start = after.len() - after.trim_start_matches([' ', '\t']).len();
+    let value = &after[value_start..];
+    let (inner, taken) = match value.strip_prefix(['\'', '"']) {
+        Some(rest) => {
+            let close = char::from(value.as_bytes()[0]);
+            let end = rest
+                .find(close)
+                .filter(|&end| !rest[..end].contains('\\'))?;
+            (&rest[..end], end + 2)
+        }
+        None => {
+            let end = value
+                .find([' ', '\t', '\n', '\r', ',', ']', '}'])
+                .unwrap_or(value.len());
+            (&value[..end], end)
+        }
+    };
+    (value_start > 0 && taken > 0).then_some((inner, value_start + taken))
 }
 
 /// Where the content of a block scalar that starts at byte `from` of `text` ends: after the lines that are blank or

@@ -127,6 +127,17 @@ pub(super) fn push_exec_error(out: &mut String, message: &str) {
     out.push(')');
 }
 
+/// Go's refusal of a call of the builtin `and`, `or` or `not` with `count` arguments, if it refuses one.
+pub(super) fn builtin_arity_error(name: &str, count: usize) -> Option<String> {
+    match name {
+        "and" | "or" if count == 0 => Some(format!(
+            "wrong number of args for {name}: want at least 1 got 0"
+        )),
+        "not" if count != 1 => Some(format!("wrong number of args for not: want 1 got {count}")),
+        _ => None,
+    }
+}
+
 /// Go's text for an operand that takes no arguments and no piped value, as its `can't give argument to
 /// non-function` error names it: a constant, `.`, a variable alone or a parenthesized pipeline (a number as Go formats its value, where Go
 /// keeps the literal's spelling).
